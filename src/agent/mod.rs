@@ -1,0 +1,66 @@
+//! The agent: one loop that serves every frontend. It owns the conversation, sends it to
+//! the model, runs the tool calls the model makes (after applying the approval policy),
+//! and reports everything as [`Event`]s. Frontends talk to it only through an
+//! [`AgentHandle`]: [`Op`]s in, [`Event`]s out.
+//!
+//! It must not know about terminals or how events are drawn.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use crate::protocol::{Event, Op};
+use crate::skills::Catalog;
+
+/// How calls that change things are approved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalMode {
+    /// Edits and commands need approval (the default).
+    #[default]
+    Suggest,
+    /// Edits inside the project are approved; commands need approval.
+    AutoEdit,
+    /// Everything is approved.
+    FullAuto,
+}
+
+/// Who can answer approval requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approver {
+    /// A frontend that shows [`Event::ApprovalRequest`] and answers with [`Op::Approval`].
+    Frontend,
+    /// Nobody (print and pipe modes): calls that need approval are denied at once.
+    Nobody,
+}
+
+/// The frontend's end of a running agent.
+#[derive(Debug)]
+pub struct AgentHandle {
+    /// Send operations here.
+    pub ops: mpsc::UnboundedSender<Op>,
+    /// Events arrive here, in order; the channel closes after
+    /// [`Event::ShutdownComplete`].
+    pub events: mpsc::UnboundedReceiver<Event>,
+}
+
+/// What frontends may read about the session besides the event stream.
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    /// Model id at start.
+    pub model: String,
+    /// The project directory.
+    pub workdir: PathBuf,
+    /// `$HARNESS9_HOME`.
+    pub home: PathBuf,
+    /// The approval mode.
+    pub approval_mode: ApprovalMode,
+    /// The skills catalog (for completion, `/skills`, slash commands).
+    pub catalog: Arc<Catalog>,
+    /// The model's context window, when known.
+    pub context_window: Option<u64>,
+    /// Warnings from start-up (skills that did not load, config problems). Frontends
+    /// show them once.
+    pub startup_warnings: Vec<String>,
+}

@@ -1,0 +1,14 @@
+//! harness9: a terminal coding agent for any OpenAI-compatible endpoint, with Agent Skills.
+//!
+//! The core (`agent`, `llm`, `tools`, `skills`, `prompt`, `config`, `protocol`, `input`)
+//! never touches the terminal; the frontends (`tui`, `repl`, `print`) send
+//! [`protocol::Op`]s and render [`protocol::Event`]s. `main.rs` turns arguments into a
+//! config, picks a frontend and maps errors to exit codes.
+
+pub mod agent;
+pub mod input;
+pub mod llm;
+pub mod protocol;
+pub mod skills;
+pub mod tools;
+pub mod tui;

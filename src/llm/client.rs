@@ -1,0 +1,5 @@
+//! LLM client (being written).
+
+/// The Chat Completions client (placeholder until it lands).
+#[derive(Debug)]
+pub struct Client;

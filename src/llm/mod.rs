@@ -1,0 +1,236 @@
+//! The model client: everything that knows HTTP, Server-Sent Events and the wire names of
+//! the OpenAI-compatible Chat Completions API lives under this module, and nothing outside
+//! it does. Callers hand it provider-neutral [`Message`]s and [`ToolSpec`]s and get back a
+//! [`Completion`] plus [`StreamEvent`]s as the answer streams in.
+//!
+//! Provider differences are data ([`ProviderConfig`]), not copies of the client. This
+//! module must not know about tools' behaviour, skills, the agent loop or terminals.
+
+pub mod client;
+pub mod error;
+pub mod retry;
+pub mod sse;
+pub mod wire;
+
+use std::time::Duration;
+
+pub use client::Client;
+pub use error::LlmError;
+
+use crate::protocol::Usage;
+
+/// One message of a conversation, independent of any wire format.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// The system prompt.
+    System {
+        /// Prompt text.
+        content: String,
+    },
+    /// What the user said (or an expanded skill invocation).
+    User {
+        /// Message text.
+        content: String,
+    },
+    /// What the model said, with the tools it asked for.
+    Assistant {
+        /// Visible answer text (may be empty).
+        content: String,
+        /// Reasoning the provider streamed, kept so it can be sent back when the
+        /// provider requires it ([`ReasoningEcho`]).
+        reasoning: Option<String>,
+        /// Tool calls in the order the model made them.
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call.
+    Tool {
+        /// The id of the call this answers.
+        tool_call_id: String,
+        /// The output the model sees.
+        content: String,
+    },
+}
+
+/// A tool call made by the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    /// The provider's id for the call (generated when the provider sent none).
+    pub id: String,
+    /// Tool name as the model wrote it.
+    pub name: String,
+    /// The JSON arguments as text, exactly as streamed (`{}` when the model sent none).
+    pub arguments: String,
+}
+
+/// A tool as the model sees it: name, description and JSON-schema parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// Tool name.
+    pub name: String,
+    /// What it does and when to use it.
+    pub description: String,
+    /// JSON schema of the arguments object.
+    pub parameters: serde_json::Value,
+}
+
+/// One request: what to send, provider-neutral.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatRequest<'a> {
+    /// Model id.
+    pub model: &'a str,
+    /// The whole conversation, system prompt first.
+    pub messages: &'a [Message],
+    /// Tools offered to the model (may be empty).
+    pub tools: &'a [ToolSpec],
+}
+
+/// What streams out of a request while it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// Answer text.
+    Text(String),
+    /// Reasoning text (`reasoning_content` or `reasoning` deltas).
+    Reasoning(String),
+    /// The attempt failed and will be retried after `delay`: drop what streamed so far.
+    Retrying {
+        /// The attempt about to be made (2 for the first retry).
+        attempt: u32,
+        /// Wait before it.
+        delay: Duration,
+        /// What went wrong, for people.
+        reason: String,
+    },
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FinishReason {
+    /// A natural end of the answer.
+    Stop,
+    /// The model wants tools run.
+    ToolCalls,
+    /// The output token limit was hit.
+    Length,
+    /// The provider filtered the answer.
+    ContentFilter,
+    /// Any other value the provider sent, kept as is.
+    Other(String),
+}
+
+/// A finished model response.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Completion {
+    /// The whole answer text.
+    pub text: String,
+    /// The whole reasoning text, when any was streamed.
+    pub reasoning: Option<String>,
+    /// Tool calls in index order, arguments complete.
+    pub tool_calls: Vec<ToolCall>,
+    /// Why the model stopped, when the provider said.
+    pub finish_reason: Option<FinishReason>,
+    /// Usage as the provider reported it, or `None` when it sent none.
+    pub usage: Option<Usage>,
+}
+
+/// Whether reasoning text goes back to the provider in later requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReasoningEcho {
+    /// Do not send reasoning back (most providers).
+    #[default]
+    Omit,
+    /// Send it back as `reasoning_content` on assistant messages (providers that
+    /// require it after tool calls).
+    AsReasoningContent,
+}
+
+/// How the response is requested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StreamMode {
+    /// `stream: true` and Server-Sent Events (the default).
+    #[default]
+    Sse,
+    /// `stream: false` and one JSON body, for servers that cannot stream.
+    NonStreaming,
+}
+
+/// Whether `stream_options.include_usage` is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UsageReporting {
+    /// Ask the server for a final usage chunk (the default).
+    #[default]
+    Request,
+    /// Do not send `stream_options` (servers that reject it).
+    Omit,
+}
+
+/// Retry schedule for transient failures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (0 = no retries).
+    pub max_retries: u32,
+    /// Delay before the first retry; doubles each time, with jitter.
+    pub base_delay: Duration,
+    /// Upper bound for one computed delay.
+    pub max_delay: Duration,
+    /// Upper bound for a server's Retry-After; longer waits are not honoured and the
+    /// error is returned instead.
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 4,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(20),
+            max_retry_after: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Everything that differs between providers, as data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderConfig {
+    /// A name for messages ("openai", "ollama", or the host).
+    pub name: String,
+    /// Base URL up to and including the API version, e.g. `https://api.openai.com/v1`;
+    /// requests go to `{base_url}/chat/completions`.
+    pub base_url: String,
+    /// Bearer token, if any.
+    pub api_key: Option<String>,
+    /// Where the key came from, for error messages ("OPENAI_API_KEY").
+    pub api_key_source: String,
+    /// Extra headers sent with every request.
+    pub extra_headers: Vec<(String, String)>,
+    /// Whether to ask for usage in the stream.
+    pub usage_reporting: UsageReporting,
+    /// Streaming or not.
+    pub stream_mode: StreamMode,
+    /// Whether reasoning goes back in later requests.
+    pub reasoning_echo: ReasoningEcho,
+    /// Retry schedule.
+    pub retry: RetryPolicy,
+    /// Fail an attempt when no bytes arrive for this long.
+    pub idle_timeout: Duration,
+    /// Fail an attempt when the connection is not made within this long.
+    pub connect_timeout: Duration,
+}
+
+impl ProviderConfig {
+    /// A provider at `base_url` with default settings and no key.
+    pub fn new(name: impl Into<String>, base_url: impl Into<String>) -> Self {
+        ProviderConfig {
+            name: name.into(),
+            base_url: base_url.into(),
+            api_key: None,
+            api_key_source: "OPENAI_API_KEY".to_string(),
+            extra_headers: Vec::new(),
+            usage_reporting: UsageReporting::default(),
+            stream_mode: StreamMode::default(),
+            reasoning_echo: ReasoningEcho::default(),
+            retry: RetryPolicy::default(),
+            idle_timeout: Duration::from_secs(120),
+            connect_timeout: Duration::from_secs(15),
+        }
+    }
+}

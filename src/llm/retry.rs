@@ -1,0 +1,1 @@
+//! LLM retry (being written).

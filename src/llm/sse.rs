@@ -1,0 +1,1 @@
+//! LLM sse (being written).

@@ -1,0 +1,1 @@
+//! LLM wire (being written).

@@ -1,0 +1,2 @@
+//! The `harness9` binary.
+fn main() {}

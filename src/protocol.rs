@@ -1,0 +1,344 @@
+//! The contract between the core and every frontend: frontends send [`Op`]s to the agent
+//! and render the [`Event`]s it sends back. Nothing else crosses that line.
+//!
+//! This module owns the message enums and the small value types they carry (usage,
+//! approval requests and decisions, error kinds, turn outcomes). It must not know how a
+//! frontend draws anything, how the model is reached, or how a tool does its work.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// What a frontend asks the agent to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// Start a turn with this user message (already routed: a plain prompt or an
+    /// expanded skill). Input sent while a turn runs is queued and starts after it.
+    UserInput {
+        /// The text sent to the model as the user message.
+        text: String,
+    },
+    /// The answer to an [`Event::ApprovalRequest`].
+    Approval {
+        /// The `call_id` of the request being answered.
+        call_id: String,
+        /// What the user decided.
+        decision: ApprovalDecision,
+    },
+    /// Stop the running turn: abort the request in flight and kill any running tool.
+    /// What was streamed so far stays in history, marked as interrupted.
+    Interrupt,
+    /// Forget the conversation and start a new one (same system prompt).
+    NewConversation,
+    /// Use another model from the next request on.
+    SetModel {
+        /// The model id as the endpoint knows it.
+        model: String,
+    },
+    /// End the session: interrupt any running turn, then send [`Event::ShutdownComplete`].
+    Shutdown,
+}
+
+/// A user's answer to an approval request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    /// Run this one call.
+    Approve,
+    /// Run it, and from now on approve the same kind of call without asking: commands
+    /// with the same first word (prefix), or every edit inside the project.
+    ApproveForSession,
+    /// Do not run it; the model is told, with the reason when one is given.
+    Deny {
+        /// Optional words for the model about why.
+        reason: Option<String>,
+    },
+}
+
+/// What a tool call is about to do, as shown to the person asked to approve it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalRequestKind {
+    /// Run a shell command.
+    Command {
+        /// The command line.
+        command: String,
+        /// Where it runs.
+        cwd: PathBuf,
+    },
+    /// Create, overwrite or edit a file.
+    Edit {
+        /// The file that changes.
+        path: PathBuf,
+        /// A unified diff of the change, when it could be computed in advance.
+        diff: Option<String>,
+        /// True when the path lies outside the project directory.
+        outside_project: bool,
+    },
+    /// Read something outside the project directory.
+    ReadOutside {
+        /// The path outside the project.
+        path: PathBuf,
+    },
+}
+
+/// Token counts for a request, a turn or a session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    /// Tokens sent to the model (prompt).
+    pub input_tokens: u64,
+    /// Tokens the model produced (completion).
+    pub output_tokens: u64,
+    /// Of `input_tokens`, how many the provider served from its prompt cache.
+    pub cached_input_tokens: u64,
+    /// True when at least part of these counts is our estimate (about 4 bytes per
+    /// token) because the provider sent no usage.
+    pub estimated: bool,
+}
+
+impl Usage {
+    /// Adds another count to this one; the sum is an estimate if either part was.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+        self.estimated |= other.estimated;
+    }
+
+    /// Input plus output tokens.
+    pub fn total(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+}
+
+/// The classes of failure a user or a script needs to tell apart. Each maps to one
+/// exit code in print and pipe modes (see docs/HEADLESS.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The API key was refused (401/403).
+    Auth,
+    /// The endpoint does not know the model (404 naming the model).
+    ModelNotFound,
+    /// The request was refused as malformed (400/422).
+    BadRequest,
+    /// The conversation no longer fits the model's context window.
+    ContextTooLong,
+    /// Too many requests (429) even after waiting and retrying.
+    RateLimit,
+    /// The account's quota or credit is exhausted.
+    Quota,
+    /// The provider failed (5xx) on every attempt.
+    Server,
+    /// The endpoint could not be reached, or the connection broke, on every attempt.
+    Network,
+    /// No bytes arrived for longer than the idle timeout.
+    Timeout,
+    /// The endpoint answered with something that is not a chat completion.
+    Protocol,
+    /// `--max-turns` was reached before the model finished.
+    MaxTurns,
+    /// The user interrupted the turn.
+    Interrupted,
+    /// Anything else inside harness9 (a bug, an I/O failure).
+    Internal,
+}
+
+impl ErrorKind {
+    /// The stable snake_case name used in JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Auth => "auth",
+            ErrorKind::ModelNotFound => "model_not_found",
+            ErrorKind::BadRequest => "bad_request",
+            ErrorKind::ContextTooLong => "context_too_long",
+            ErrorKind::RateLimit => "rate_limit",
+            ErrorKind::Quota => "quota",
+            ErrorKind::Server => "server",
+            ErrorKind::Network => "network",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Protocol => "protocol",
+            ErrorKind::MaxTurns => "max_turns",
+            ErrorKind::Interrupted => "interrupted",
+            ErrorKind::Internal => "internal",
+        }
+    }
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum TurnOutcome {
+    /// The model answered without asking for more tools.
+    Completed,
+    /// The user interrupted; what was streamed stays in history.
+    Interrupted,
+    /// `--max-turns` model requests were made and the model still wanted tools.
+    MaxTurnsReached {
+        /// The limit that was reached.
+        limit: u32,
+    },
+    /// The turn failed; the session goes on.
+    Failed {
+        /// What kind of failure, for exit codes and scripts.
+        kind: ErrorKind,
+        /// A message for people: what failed, where, and what to do.
+        message: String,
+    },
+}
+
+/// Where a tool call stands, for frontends that show live status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    /// Finished and the model gets its output.
+    Ok,
+    /// Finished with an error the model sees (bad arguments, a failing command...).
+    Error,
+    /// Not run: the approval was denied or nobody could approve it.
+    Denied,
+    /// Stopped by an interrupt.
+    Interrupted,
+}
+
+/// Why the agent skipped asking for approval and denied a call by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AutoDenyReason {
+    /// Print or pipe mode: nobody can answer, and the approval mode did not allow it.
+    NobodyToAsk,
+}
+
+/// What the agent tells frontends. Every variant is rendered by every frontend (or
+/// deliberately ignored with a reason in that frontend).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The session is ready; sent once, first.
+    SessionConfigured {
+        /// Model id in use.
+        model: String,
+        /// The project directory.
+        workdir: PathBuf,
+        /// How many skills are in the index.
+        skills: usize,
+        /// The model's context window in tokens, when known.
+        context_window: Option<u64>,
+    },
+    /// A turn started for this user input.
+    TurnStarted {
+        /// The user message as sent to the model.
+        text: String,
+    },
+    /// A piece of the assistant's answer.
+    TextDelta {
+        /// The new text.
+        text: String,
+    },
+    /// A piece of the model's reasoning (show dimmed).
+    ReasoningDelta {
+        /// The new reasoning text.
+        text: String,
+    },
+    /// The request is retried; drop what was streamed since the last `RequestStarted`.
+    Retrying {
+        /// The attempt about to be made (2 for the first retry).
+        attempt: u32,
+        /// How long the agent waits before it.
+        delay_ms: u64,
+        /// What went wrong, for people.
+        reason: String,
+    },
+    /// A model request is about to be sent (one per model round trip).
+    RequestStarted {
+        /// 1-based index of the request within the turn.
+        request: u32,
+    },
+    /// A tool call is about to run (after approval, if one was needed).
+    ToolCallBegin {
+        /// The model's id for the call.
+        call_id: String,
+        /// Tool name.
+        name: String,
+        /// The main argument in a few words (path, pattern, command).
+        summary: String,
+    },
+    /// Live output of a running tool (bash), line by line.
+    ToolOutputDelta {
+        /// The call this output belongs to.
+        call_id: String,
+        /// One or more complete lines.
+        text: String,
+    },
+    /// A tool call finished.
+    ToolCallEnd {
+        /// The model's id for the call.
+        call_id: String,
+        /// Tool name.
+        name: String,
+        /// How it ended.
+        status: ToolStatus,
+        /// A short summary for people (first lines of output, or the error).
+        summary: String,
+        /// A unified diff, for calls that changed a file.
+        diff: Option<String>,
+    },
+    /// A call needs a yes or no; answer with [`Op::Approval`].
+    ApprovalRequest {
+        /// Id to answer with.
+        call_id: String,
+        /// Tool name.
+        tool: String,
+        /// What the call would do.
+        request: ApprovalRequestKind,
+    },
+    /// A call that needed approval was denied without asking (print and pipe modes).
+    AutoDenied {
+        /// The call.
+        call_id: String,
+        /// Tool name.
+        tool: String,
+        /// What the call would have done.
+        request: ApprovalRequestKind,
+        /// Why nobody was asked.
+        reason: AutoDenyReason,
+    },
+    /// Token counts after a model request.
+    Usage {
+        /// This turn so far.
+        turn: Usage,
+        /// The whole session so far.
+        session: Usage,
+        /// Input tokens of the latest request (how full the context is).
+        context_tokens: u64,
+    },
+    /// Something the user should know that does not stop the turn (a skill that
+    /// could not load, a setting ignored...).
+    Warning {
+        /// The warning, with what to do about it.
+        message: String,
+    },
+    /// A turn ended.
+    TurnComplete {
+        /// How it ended.
+        outcome: TurnOutcome,
+        /// The assistant's final text of the turn (may be empty).
+        final_text: String,
+        /// Usage for the turn.
+        usage: Usage,
+        /// Model requests made in the turn.
+        requests: u32,
+    },
+    /// The conversation was cleared after [`Op::NewConversation`].
+    ConversationCleared,
+    /// The model was switched after [`Op::SetModel`].
+    ModelChanged {
+        /// The new model id.
+        model: String,
+    },
+    /// The agent stopped after [`Op::Shutdown`]; no events follow.
+    ShutdownComplete {
+        /// Usage for the whole session.
+        usage: Usage,
+    },
+}

@@ -1,0 +1,1 @@
+//! Tool bash (being written).

@@ -1,0 +1,1 @@
+//! Tool edit_file (being written).

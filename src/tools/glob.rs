@@ -1,0 +1,1 @@
+//! Tool glob (being written).

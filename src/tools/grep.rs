@@ -1,0 +1,1 @@
+//! Tool grep (being written).

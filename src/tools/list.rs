@@ -1,0 +1,1 @@
+//! Tool list (being written).

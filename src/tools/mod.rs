@@ -1,0 +1,197 @@
+//! Tools the model can call: one [`Tool`] trait, one [`ToolRegistry`], one file per tool
+//! with its tests beside it. Adding a tool is one file and one line in
+//! [`ToolRegistry::with_builtins`].
+//!
+//! A tool declares what a call would touch ([`Tool::access`]) so the agent can apply the
+//! approval mode before running it, then runs it. A result is either output for the model
+//! ([`ToolOutput`], which may be an error the model can recover from) or a fatal
+//! [`ToolFatal`]. This module must not know about the model client, frontends or
+//! terminals; it knows the project directory and a cancellation token, nothing more.
+
+pub mod bash;
+pub mod edit_file;
+pub mod glob;
+pub mod grep;
+pub mod list;
+pub mod path;
+pub mod read_file;
+pub mod truncate;
+pub mod use_skill;
+pub mod write_file;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use crate::llm::ToolSpec;
+use crate::protocol::ApprovalRequestKind;
+
+/// The future a tool call returns.
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolFatal>> + Send + 'a>>;
+
+/// What a tool call is about to do, for the approval policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    /// Reads inside the project only: always allowed.
+    ReadOnly,
+    /// Needs a decision: what it would do, as shown to the user.
+    NeedsApproval(ApprovalRequestKind),
+}
+
+/// Everything a tool may use while it runs.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The project directory (canonical); relative paths resolve against it.
+    pub workdir: PathBuf,
+    /// Cancelled when the user interrupts: long-running tools must stop promptly and
+    /// kill what they started.
+    pub cancel: CancellationToken,
+    /// Limits on what a tool returns.
+    pub limits: ToolLimits,
+    /// Live output lines (bash), sent as they are produced. `None` when nobody listens.
+    pub live_output: Option<UnboundedSender<String>>,
+}
+
+/// Size and time limits for tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolLimits {
+    /// Largest tool output handed to the model, in bytes; longer output is truncated
+    /// with a marker saying how much was cut.
+    pub max_output_bytes: usize,
+    /// Largest file `read_file` reads, in bytes.
+    pub max_read_bytes: u64,
+    /// Default timeout for `bash`, in seconds (the model may ask for less or more, up to
+    /// `max_bash_timeout_secs`).
+    pub default_bash_timeout_secs: u64,
+    /// Upper bound on a `bash` timeout, in seconds.
+    pub max_bash_timeout_secs: u64,
+}
+
+impl Default for ToolLimits {
+    fn default() -> Self {
+        ToolLimits {
+            max_output_bytes: 30_000,
+            max_read_bytes: 2 * 1024 * 1024,
+            default_bash_timeout_secs: 120,
+            max_bash_timeout_secs: 600,
+        }
+    }
+}
+
+/// A finished call: text for the model plus optional display data for frontends.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolOutput {
+    /// What the model sees.
+    pub content: String,
+    /// True when this is an error the model should correct (bad arguments, no match,
+    /// command failed to start...). The agent reports it with status `error`.
+    pub is_error: bool,
+    /// A unified diff for calls that changed a file (shown by frontends).
+    pub diff: Option<String>,
+}
+
+impl ToolOutput {
+    /// A successful result.
+    pub fn ok(content: impl Into<String>) -> Self {
+        ToolOutput { content: content.into(), is_error: false, diff: None }
+    }
+
+    /// An error the model can recover from.
+    pub fn error(content: impl Into<String>) -> Self {
+        ToolOutput { content: content.into(), is_error: true, diff: None }
+    }
+
+    /// Attach a diff for frontends.
+    pub fn with_diff(mut self, diff: String) -> Self {
+        self.diff = Some(diff);
+        self
+    }
+}
+
+/// A failure that is not the model's to fix: the turn fails.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolFatal {
+    /// The call was interrupted by the user.
+    #[error("interrupted")]
+    Interrupted,
+    /// An internal failure (a bug or an I/O failure outside the tool's remit).
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// One tool.
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by.
+    fn name(&self) -> &str;
+    /// One or two precise sentences: what it does and when to use it.
+    fn description(&self) -> &str;
+    /// JSON schema of the arguments object.
+    fn parameters(&self) -> serde_json::Value;
+    /// What a call with these arguments would touch. Arguments that do not parse are
+    /// `ReadOnly` here: `run` reports the problem to the model.
+    fn access(&self, args: &serde_json::Value, ctx: &ToolContext) -> Access;
+    /// A few words naming the main argument (path, pattern, command) for frontends.
+    fn summary(&self, args: &serde_json::Value) -> String;
+    /// Run the call. Invalid arguments are an `Ok(ToolOutput::error(..))`.
+    fn run<'a>(&'a self, args: serde_json::Value, ctx: &'a ToolContext) -> ToolFuture<'a>;
+}
+
+/// The tools of a session, in a fixed order (so requests are byte-identical).
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.tools.iter().map(|t| t.name())).finish()
+    }
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        ToolRegistry::default()
+    }
+
+    /// The built-in coding tools.
+    pub fn with_builtins() -> Self {
+        // The tools helper registers: ReadFile, WriteFile, EditFile, Glob, List, Grep, Bash.
+        ToolRegistry::new()
+    }
+
+    /// Adds a tool at the end; a tool with the same name is replaced in place.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        if let Some(slot) = self.tools.iter_mut().find(|t| t.name() == tool.name()) {
+            *slot = tool;
+        } else {
+            self.tools.push(tool);
+        }
+    }
+
+    /// The tool with this name.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name)
+    }
+
+    /// Names in registry order.
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.iter().map(|t| t.name()).collect()
+    }
+
+    /// The specs sent to the model, in registry order.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools
+            .iter()
+            .map(|t| ToolSpec {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                parameters: t.parameters(),
+            })
+            .collect()
+    }
+}

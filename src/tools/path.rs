@@ -1,0 +1,1 @@
+//! Tool path (being written).

@@ -1,0 +1,1 @@
+//! Tool read_file (being written).

@@ -1,0 +1,1 @@
+//! Tool truncate (being written).

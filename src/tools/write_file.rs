@@ -1,0 +1,1 @@
+//! Tool write_file (being written).

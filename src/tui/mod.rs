@@ -1,0 +1,1 @@
+//! The full-screen-less inline TUI (being written).
