@@ -1,14 +1,20 @@
 //! harness9: a terminal coding agent for any OpenAI-compatible endpoint, with Agent Skills.
 //!
-//! The core (`agent`, `llm`, `tools`, `skills`, `prompt`, `config`, `protocol`, `input`)
-//! never touches the terminal; the frontends (`tui`, `repl`, `print`) send
+//! The core (`agent`, `llm`, `tools`, `skills`, `prompt`, `config`, `protocol`, `input`,
+//! `session`) never touches the terminal; the frontends (`tui`, `repl`, `print`) send
 //! [`protocol::Op`]s and render [`protocol::Event`]s. `main.rs` turns arguments into a
 //! config, picks a frontend and maps errors to exit codes.
 
 pub mod agent;
+pub mod cli;
+pub mod config;
 pub mod input;
 pub mod llm;
+pub mod print;
+pub mod prompt;
 pub mod protocol;
+pub mod repl;
+
 pub mod skills;
 pub mod tools;
 pub mod tui;

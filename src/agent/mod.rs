@@ -5,6 +5,9 @@
 //!
 //! It must not know about terminals or how events are drawn.
 
+pub mod approval;
+// LEAD-WIP: `mod runner; pub mod turn; pub use runner::spawn;` join once llm::Client::complete lands.
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -12,6 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::protocol::{Event, Op};
 use crate::skills::Catalog;
+use crate::tools::{ToolLimits, ToolRegistry};
 
 /// How calls that change things are approved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -64,3 +68,30 @@ pub struct SessionInfo {
     /// show them once.
     pub startup_warnings: Vec<String>,
 }
+
+/// The fixed parts of a session, assembled by `session::build`.
+pub struct AgentSetup {
+    /// The model client.
+    pub client: Arc<crate::llm::Client>,
+    /// Model id at start.
+    pub model: String,
+    /// The system prompt, built once.
+    pub system_prompt: String,
+    /// The session's tools.
+    pub tools: ToolRegistry,
+    /// The project directory.
+    pub workdir: PathBuf,
+    /// Approval mode.
+    pub approval_mode: ApprovalMode,
+    /// Who answers approval requests.
+    pub approver: Approver,
+    /// Cap on model requests per turn.
+    pub max_turns: u32,
+    /// Tool limits.
+    pub tool_limits: ToolLimits,
+    /// The model's context window, when known.
+    pub context_window: Option<u64>,
+    /// Skills in the index.
+    pub skills_in_index: usize,
+}
+

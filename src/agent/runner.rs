@@ -1,0 +1,147 @@
+//! The agent's dispatcher: receives [`Op`]s, queues work, runs one turn at a time on its
+//! own task, routes approval answers and interrupts to the running turn, and shuts down
+//! cleanly. It must not know how events are drawn.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::approval::ApprovalPolicy;
+use crate::agent::turn::{PendingApprovals, SessionState, TurnContext, run_turn};
+use crate::agent::{AgentHandle, AgentSetup};
+use crate::llm::{Message, ToolSpec};
+use crate::protocol::{Event, Op, Usage};
+
+/// Work queued while a turn runs, done in order.
+enum Work {
+    Turn(String),
+    Clear,
+    SetModel(String),
+}
+
+/// Starts the agent on the current tokio runtime.
+pub fn spawn(setup: AgentSetup) -> AgentHandle {
+    let (ops_tx, ops_rx) = mpsc::unbounded_channel();
+    let (events_tx, events_rx) = mpsc::unbounded_channel();
+    tokio::spawn(run(Arc::new(setup), ops_rx, events_tx));
+    AgentHandle { ops: ops_tx, events: events_rx }
+}
+
+type TurnTask = tokio::task::JoinHandle<SessionState>;
+
+async fn run(
+    setup: Arc<AgentSetup>,
+    mut ops: mpsc::UnboundedReceiver<Op>,
+    events: mpsc::UnboundedSender<Event>,
+) {
+    let _ = events.send(Event::SessionConfigured {
+        model: setup.model.clone(),
+        workdir: setup.workdir.clone(),
+        skills: setup.skills_in_index,
+        context_window: setup.context_window,
+    });
+    let specs: Arc<[ToolSpec]> = setup.tools.specs().into();
+    let pending: PendingApprovals = Arc::default();
+    let mut state = Some(SessionState {
+        messages: vec![Message::System { content: setup.system_prompt.clone() }],
+        model: setup.model.clone(),
+        usage: Usage::default(),
+        policy: ApprovalPolicy::new(setup.approval_mode, setup.approver),
+    });
+    let mut queue: VecDeque<Work> = VecDeque::new();
+    let mut running: Option<(TurnTask, CancellationToken)> = None;
+    let mut shutting_down = false;
+
+    loop {
+        // Start queued work while idle.
+        while running.is_none() && !shutting_down {
+            let Some(work) = queue.pop_front() else { break };
+            let Some(mut st) = state.take() else { break };
+            match work {
+                Work::Clear => {
+                    st.messages.truncate(1);
+                    state = Some(st);
+                    let _ = events.send(Event::ConversationCleared);
+                }
+                Work::SetModel(model) => {
+                    st.model = model.clone();
+                    state = Some(st);
+                    let _ = events.send(Event::ModelChanged { model });
+                }
+                Work::Turn(text) => {
+                    let cancel = CancellationToken::new();
+                    let (setup, specs, events, pending, token) =
+                        (setup.clone(), specs.clone(), events.clone(), pending.clone(), cancel.clone());
+                    let task = tokio::spawn(async move {
+                        let ctx = TurnContext { setup: &setup, specs: &specs, events: &events, cancel: token, pending };
+                        run_turn(&mut st, &ctx, text).await;
+                        st
+                    });
+                    running = Some((task, cancel));
+                }
+            }
+        }
+        if shutting_down && running.is_none() {
+            let usage = state.as_ref().map(|s| s.usage).unwrap_or_default();
+            let _ = events.send(Event::ShutdownComplete { usage });
+            return;
+        }
+
+        let op = match running.as_mut() {
+            Some((task, _)) => tokio::select! {
+                joined = task => {
+                    running = None;
+                    match joined {
+                        Ok(st) => state = Some(st),
+                        Err(e) => {
+                            // A panicking turn loses its state; start a fresh one so the
+                            // session goes on, and say so.
+                            let _ = events.send(Event::Warning { message: format!("internal error in the turn ({e}); the conversation was reset") });
+                            state = Some(SessionState {
+                                messages: vec![Message::System { content: setup.system_prompt.clone() }],
+                                model: setup.model.clone(),
+                                usage: Usage::default(),
+                                policy: ApprovalPolicy::new(setup.approval_mode, setup.approver),
+                            });
+                        }
+                    }
+                    continue;
+                }
+                op = ops.recv() => op,
+            },
+            None => ops.recv().await,
+        };
+        match op {
+            None | Some(Op::Shutdown) => {
+                shutting_down = true;
+                queue.clear();
+                if let Some((_, cancel)) = &running {
+                    cancel.cancel();
+                }
+            }
+            Some(Op::Interrupt) => {
+                if let Some((_, cancel)) = &running {
+                    cancel.cancel();
+                }
+            }
+            Some(Op::Approval { call_id, decision }) => {
+                let sender = pending.lock().ok().and_then(|mut p| p.remove(&call_id));
+                match sender {
+                    Some(tx) => {
+                        let _ = tx.send(decision);
+                    }
+                    None => {
+                        let _ = events.send(Event::Warning {
+                            message: format!("no approval is pending for call {call_id}; ignored"),
+                        });
+                    }
+                }
+            }
+            Some(Op::UserInput { text }) => queue.push_back(Work::Turn(text)),
+            Some(Op::NewConversation) => queue.push_back(Work::Clear),
+            Some(Op::SetModel { model }) => queue.push_back(Work::SetModel(model)),
+        }
+    }
+}

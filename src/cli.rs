@@ -1,0 +1,166 @@
+//! Command-line arguments (clap). This module owns the flag names users script against
+//! (documented in README.md and docs/HEADLESS.md) and turns them into config
+//! [`Overrides`]. It must not read files, the environment or the terminal.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::agent::ApprovalMode;
+use crate::config::Overrides;
+use crate::print::OutputFormat;
+
+/// harness9: a terminal coding agent for any OpenAI-compatible endpoint, with Agent Skills.
+///
+/// With stdin and stdout on a terminal it opens the TUI; otherwise it reads one prompt
+/// per line from stdin. `-p PROMPT` runs one prompt and exits.
+#[derive(Debug, Parser)]
+#[command(name = "harness9", version, about, long_about = None)]
+pub struct Cli {
+    /// Run one prompt and exit (print mode). Piped stdin is appended as context.
+    #[arg(short = 'p', long = "print", value_name = "PROMPT")]
+    pub print: Option<String>,
+
+    /// Output format for print and pipe modes.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+
+    /// Model id (overrides HARNESS9_MODEL and config.toml).
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// Endpoint base URL, e.g. http://127.0.0.1:8080/v1 (overrides OPENAI_BASE_URL).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Project directory (default: the current directory).
+    #[arg(short = 'C', long = "cwd", value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Most model requests in one turn before it stops.
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+
+    /// What runs without asking: suggest (read only), auto-edit (edits in the project),
+    /// full-auto (everything).
+    #[arg(long, value_enum)]
+    pub approval_mode: Option<ApprovalModeArg>,
+
+    /// Extra skills root, searched before the project and user roots (repeatable).
+    #[arg(long = "skills-dir", value_name = "DIR")]
+    pub skills_dirs: Vec<PathBuf>,
+
+    /// Use the line REPL even on a terminal.
+    #[arg(long)]
+    pub no_tui: bool,
+
+    /// TUI in the alternate screen instead of inline.
+    #[arg(long)]
+    pub alt_screen: bool,
+
+    /// Show tool activity on stderr in text output.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    /// A subcommand instead of a session.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// `--approval-mode` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApprovalModeArg {
+    /// Edits and commands need approval.
+    Suggest,
+    /// Edits inside the project run; commands need approval.
+    AutoEdit,
+    /// Everything runs.
+    FullAuto,
+}
+
+impl From<ApprovalModeArg> for ApprovalMode {
+    fn from(value: ApprovalModeArg) -> Self {
+        match value {
+            ApprovalModeArg::Suggest => ApprovalMode::Suggest,
+            ApprovalModeArg::AutoEdit => ApprovalMode::AutoEdit,
+            ApprovalModeArg::FullAuto => ApprovalMode::FullAuto,
+        }
+    }
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Inspect and check skills.
+    Skills {
+        /// What to do.
+        #[command(subcommand)]
+        action: SkillsAction,
+    },
+}
+
+/// `harness9 skills ...`.
+#[derive(Debug, Subcommand)]
+pub enum SkillsAction {
+    /// Every skill found, with its root, path, status and index budget use.
+    List {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A skill's metadata and body.
+    Show {
+        /// Skill name.
+        name: String,
+    },
+    /// Check skills against the Agent Skills specification (exit 1 on problems).
+    Validate {
+        /// SKILL.md files or directories (default: every discovered root).
+        paths: Vec<PathBuf>,
+    },
+}
+
+impl Cli {
+    /// The config overrides these flags carry.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            workdir: self.cwd.clone(),
+            max_turns: self.max_turns,
+            approval_mode: self.approval_mode.map(Into::into),
+            skills_dirs: self.skills_dirs.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_parse_into_overrides() {
+        let cli = Cli::try_parse_from([
+            "harness9", "-p", "fix it", "--model", "m", "--base-url", "http://x/v1", "-C", "/tmp",
+            "--max-turns", "3", "--approval-mode", "auto-edit", "--skills-dir", "a", "--skills-dir",
+            "b", "--output-format", "stream-json",
+        ])
+        .unwrap();
+        assert_eq!(cli.print.as_deref(), Some("fix it"));
+        assert_eq!(cli.output_format, OutputFormat::StreamJson);
+        let o = cli.overrides();
+        assert_eq!(o.approval_mode, Some(ApprovalMode::AutoEdit));
+        assert_eq!(o.skills_dirs, vec![PathBuf::from("a"), PathBuf::from("b")]);
+        assert_eq!(o.max_turns, Some(3));
+    }
+
+    #[test]
+    fn skills_subcommands_parse() {
+        let cli = Cli::try_parse_from(["harness9", "skills", "validate", "x/SKILL.md"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Some(Command::Skills { action: SkillsAction::Validate { ref paths } }) if paths.len() == 1
+        ));
+        assert!(Cli::try_parse_from(["harness9", "--approval-mode", "yolo"]).is_err());
+    }
+}

@@ -1,0 +1,523 @@
+//! Configuration: one resolved [`Config`] built from, in order of precedence, command-line
+//! overrides, the environment, `$HARNESS9_HOME/config.toml` and defaults.
+//!
+//! This module owns the config file format, the environment variable names and the
+//! defaults. It reads the environment through a lookup function so tests never touch the
+//! process environment. It must not know about frontends or terminals, and it makes no
+//! network request except the optional local Ollama probe in [`probe_ollama`].
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::agent::ApprovalMode;
+use crate::llm::{ProviderConfig, ReasoningEcho, StreamMode, UsageReporting};
+use crate::tools::ToolLimits;
+
+/// Default model when none is configured.
+pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+/// Default endpoint when only a key is configured.
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+/// Where a local Ollama serves its OpenAI-compatible API.
+pub const OLLAMA_ADDR: &str = "127.0.0.1:11434";
+/// Default cap on model requests per turn.
+pub const DEFAULT_MAX_TURNS: u32 = 50;
+
+/// Why the configuration cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The config file exists but cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The config file is not valid TOML or has unknown keys.
+    #[error("{path} is invalid: {message}\n  see docs/CONFIG.md for the keys it accepts")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message.
+        message: String,
+    },
+    /// A value is out of range or of the wrong form.
+    #[error("invalid {what}: {message}")]
+    Invalid {
+        /// Which setting.
+        what: String,
+        /// What is wrong and what is expected.
+        message: String,
+    },
+    /// The project directory does not exist.
+    #[error("project directory {path} does not exist or is not a directory")]
+    Workdir {
+        /// The directory given.
+        path: PathBuf,
+    },
+    /// No endpoint is configured and none was found.
+    #[error(
+        "no model endpoint configured.\n  Set OPENAI_API_KEY (and OPENAI_BASE_URL for a provider other than OpenAI),\n  or pass --base-url URL (e.g. http://127.0.0.1:8080/v1 for a local server),\n  or set base_url in {config_path},\n  or start Ollama on {OLLAMA_ADDR}."
+    )]
+    NoEndpoint {
+        /// The config file the user could edit.
+        config_path: PathBuf,
+    },
+}
+
+/// The `config.toml` file. Every key is optional.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// Model id.
+    pub model: Option<String>,
+    /// Endpoint base URL (up to `/v1`).
+    pub base_url: Option<String>,
+    /// Name of the environment variable holding the API key (default OPENAI_API_KEY).
+    pub api_key_env: Option<String>,
+    /// A name for the provider in messages.
+    pub provider_name: Option<String>,
+    /// `suggest`, `auto-edit` or `full-auto`.
+    pub approval_mode: Option<ApprovalMode>,
+    /// Cap on model requests per turn.
+    pub max_turns: Option<u32>,
+    /// The model's context window in tokens.
+    pub context_window: Option<u64>,
+    /// Send `stream_options.include_usage` (default true).
+    pub include_usage: Option<bool>,
+    /// Stream responses (default true).
+    pub stream: Option<bool>,
+    /// Send reasoning back as `reasoning_content` (default false).
+    pub send_reasoning: Option<bool>,
+    /// Seconds without bytes before an attempt fails.
+    pub idle_timeout_secs: Option<u64>,
+    /// Retries after the first attempt.
+    pub max_retries: Option<u32>,
+    /// Extra HTTP headers for every request.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Extra skill roots (after `--skills-dir`, before the project roots).
+    #[serde(default)]
+    pub skills_dirs: Vec<PathBuf>,
+    /// Character budget for the skills index in the system prompt.
+    pub skills_index_budget: Option<usize>,
+    /// Default `bash` timeout in seconds.
+    pub bash_timeout_secs: Option<u64>,
+}
+
+impl FileConfig {
+    /// Reads `path`; a missing file is an empty config.
+    pub fn load(path: &Path) -> Result<FileConfig, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileConfig::default()),
+            Err(source) => return Err(ConfigError::Read { path: path.to_path_buf(), source }),
+        };
+        toml::from_str(&text)
+            .map_err(|e| ConfigError::Parse { path: path.to_path_buf(), message: e.to_string() })
+    }
+}
+
+/// Values given on the command line (they win over everything else).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Overrides {
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--base-url`.
+    pub base_url: Option<String>,
+    /// `-C/--cwd`.
+    pub workdir: Option<PathBuf>,
+    /// `--max-turns`.
+    pub max_turns: Option<u32>,
+    /// `--approval-mode`.
+    pub approval_mode: Option<ApprovalMode>,
+    /// `--skills-dir` (repeatable), highest precedence first.
+    pub skills_dirs: Vec<PathBuf>,
+}
+
+/// Whether the run needs a model endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndpointNeed {
+    /// A session: an endpoint must be configured or found.
+    Required,
+    /// Subcommands that never call the model (`skills ...`): the endpoint is left empty
+    /// when none is configured.
+    None,
+}
+
+/// Whether to look for a local Ollama when nothing else is configured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OllamaProbe {
+    /// Try 127.0.0.1:11434.
+    Enabled,
+    /// Never (tests).
+    Disabled,
+}
+
+/// The resolved configuration of a run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Model id.
+    pub model: String,
+    /// Endpoint and its quirks.
+    pub provider: ProviderConfig,
+    /// The project directory (canonical).
+    pub workdir: PathBuf,
+    /// `$HARNESS9_HOME` (default `~/.harness9`).
+    pub home: PathBuf,
+    /// The user's home directory, when known.
+    pub user_home: Option<PathBuf>,
+    /// Approval mode.
+    pub approval_mode: ApprovalMode,
+    /// Cap on model requests per turn.
+    pub max_turns: u32,
+    /// The model's context window in tokens, when known.
+    pub context_window: Option<u64>,
+    /// Skill roots given on the command line and in the config file, in precedence order.
+    pub skills_dirs: Vec<PathBuf>,
+    /// Configured index budget (characters), if any.
+    pub skills_index_budget: Option<usize>,
+    /// Tool limits.
+    pub tool_limits: ToolLimits,
+}
+
+impl Config {
+    /// Resolves the configuration. `env` looks up environment variables.
+    pub fn resolve(
+        overrides: &Overrides,
+        env: &dyn Fn(&str) -> Option<String>,
+        need: EndpointNeed,
+        probe: OllamaProbe,
+    ) -> Result<Config, ConfigError> {
+        let user_home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+        let home = match env("HARNESS9_HOME").filter(|h| !h.is_empty()) {
+            Some(h) => PathBuf::from(h),
+            None => user_home.clone().unwrap_or_else(|| PathBuf::from(".")).join(".harness9"),
+        };
+        let config_path = home.join("config.toml");
+        let file = FileConfig::load(&config_path)?;
+
+        let workdir_raw = match &overrides.workdir {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir()
+                .map_err(|_| ConfigError::Workdir { path: PathBuf::from(".") })?,
+        };
+        let workdir = workdir_raw
+            .canonicalize()
+            .ok()
+            .filter(|p| p.is_dir())
+            .ok_or(ConfigError::Workdir { path: workdir_raw.clone() })?;
+
+        let api_key_env = file.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
+        let api_key = env(&api_key_env).filter(|k| !k.trim().is_empty());
+        let configured_url = overrides
+            .base_url
+            .clone()
+            .or_else(|| env("OPENAI_BASE_URL").filter(|u| !u.is_empty()))
+            .or_else(|| file.base_url.clone());
+        let mut model = overrides
+            .model
+            .clone()
+            .or_else(|| env("HARNESS9_MODEL").filter(|m| !m.is_empty()))
+            .or_else(|| file.model.clone());
+
+        let base_url = match (configured_url, &api_key) {
+            (Some(url), _) => url,
+            (None, Some(_)) => DEFAULT_BASE_URL.to_string(),
+            (None, None) if need == EndpointNeed::None => String::new(),
+            (None, None) => match probe {
+                OllamaProbe::Enabled => match probe_ollama(Duration::from_millis(150)) {
+                    Some(found) => {
+                        if model.is_none() {
+                            model = found.first_model;
+                        }
+                        found.base_url
+                    }
+                    None => return Err(ConfigError::NoEndpoint { config_path }),
+                },
+                OllamaProbe::Disabled => return Err(ConfigError::NoEndpoint { config_path }),
+            },
+        };
+        if need == EndpointNeed::Required {
+            validate_url(&base_url)?;
+        }
+        let model = model.unwrap_or_else(|| DEFAULT_MODEL.to_string());
+
+        let mut provider = ProviderConfig::new(
+            file.provider_name.clone().unwrap_or_else(|| provider_name_for(&base_url)),
+            base_url.trim_end_matches('/'),
+        );
+        provider.api_key = api_key;
+        provider.api_key_source = api_key_env;
+        provider.extra_headers = file.headers.into_iter().collect();
+        if file.include_usage == Some(false) {
+            provider.usage_reporting = UsageReporting::Omit;
+        }
+        if file.stream == Some(false) {
+            provider.stream_mode = StreamMode::NonStreaming;
+        }
+        if file.send_reasoning == Some(true) {
+            provider.reasoning_echo = ReasoningEcho::AsReasoningContent;
+        }
+        if let Some(secs) = file.idle_timeout_secs {
+            if secs == 0 {
+                return Err(ConfigError::Invalid {
+                    what: "idle_timeout_secs".into(),
+                    message: "must be at least 1".into(),
+                });
+            }
+            provider.idle_timeout = Duration::from_secs(secs);
+        }
+        if let Some(n) = file.max_retries {
+            provider.retry.max_retries = n;
+        }
+        if let Some(secs) = env("HARNESS9_IDLE_TIMEOUT_MS").and_then(|v| v.parse::<u64>().ok()) {
+            provider.idle_timeout = Duration::from_millis(secs.max(1));
+        }
+
+        let max_turns = overrides.max_turns.or(file.max_turns).unwrap_or(DEFAULT_MAX_TURNS);
+        if max_turns == 0 {
+            return Err(ConfigError::Invalid {
+                what: "max turns".into(),
+                message: "must be at least 1".into(),
+            });
+        }
+        let mut skills_dirs = overrides.skills_dirs.clone();
+        skills_dirs.extend(file.skills_dirs.iter().map(|d| expand_home(d, user_home.as_deref())));
+        let mut tool_limits = ToolLimits::default();
+        if let Some(secs) = file.bash_timeout_secs {
+            tool_limits.default_bash_timeout_secs = secs.clamp(1, tool_limits.max_bash_timeout_secs);
+        }
+
+        Ok(Config {
+            context_window: file.context_window.or_else(|| known_context_window(&model)),
+            model,
+            provider,
+            workdir,
+            home,
+            user_home,
+            approval_mode: overrides
+                .approval_mode
+                .or(file.approval_mode)
+                .unwrap_or_default(),
+            max_turns,
+            skills_dirs,
+            skills_index_budget: file.skills_index_budget,
+            tool_limits,
+        })
+    }
+}
+
+fn validate_url(url: &str) -> Result<(), ConfigError> {
+    if url.starts_with("http://") || url.starts_with("https://") {
+        Ok(())
+    } else {
+        Err(ConfigError::Invalid {
+            what: "base URL".into(),
+            message: format!("{url:?} must start with http:// or https:// (e.g. https://api.openai.com/v1)"),
+        })
+    }
+}
+
+fn expand_home(path: &Path, home: Option<&Path>) -> PathBuf {
+    match (path.strip_prefix("~"), home) {
+        (Ok(rest), Some(home)) => home.join(rest),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// A short provider name from a base URL, for messages.
+pub fn provider_name_for(base_url: &str) -> String {
+    let host = base_url
+        .split("://")
+        .nth(1)
+        .unwrap_or(base_url)
+        .split(['/', ':'])
+        .next()
+        .unwrap_or(base_url);
+    match host {
+        "api.openai.com" => "openai".into(),
+        "openrouter.ai" => "openrouter".into(),
+        "api.deepseek.com" => "deepseek".into(),
+        _ if base_url.contains(":11434") => "ollama".into(),
+        _ => host.to_string(),
+    }
+}
+
+/// Context windows of well-known model families, in tokens.
+pub fn known_context_window(model: &str) -> Option<u64> {
+    let m = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+    let table: &[(&str, u64)] = &[
+        ("gpt-4.1", 1_047_576),
+        ("gpt-4o", 128_000),
+        ("gpt-5", 400_000),
+        ("o3", 200_000),
+        ("o4", 200_000),
+        ("claude", 200_000),
+        ("deepseek", 128_000),
+        ("qwen", 131_072),
+        ("llama3", 131_072),
+        ("gemini", 1_048_576),
+    ];
+    table.iter().find(|(prefix, _)| m.starts_with(prefix)).map(|(_, n)| *n)
+}
+
+/// A local Ollama found by [`probe_ollama`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OllamaFound {
+    /// Its OpenAI-compatible base URL.
+    pub base_url: String,
+    /// The first model it lists, if any.
+    pub first_model: Option<String>,
+}
+
+/// Checks whether Ollama answers on 127.0.0.1:11434 (a short plain-HTTP GET of
+/// `/v1/models`), within `timeout`.
+pub fn probe_ollama(timeout: Duration) -> Option<OllamaFound> {
+    let addr: SocketAddr = OLLAMA_ADDR.parse().ok()?;
+    let mut stream = TcpStream::connect_timeout(&addr, timeout).ok()?;
+    stream.set_read_timeout(Some(timeout * 4)).ok()?;
+    stream.set_write_timeout(Some(timeout)).ok()?;
+    stream
+        .write_all(b"GET /v1/models HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .ok()?;
+    let mut response = Vec::new();
+    let _ = stream.take(1 << 20).read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response);
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    if !head.starts_with("HTTP/1.") || !head.contains(" 200") {
+        return None;
+    }
+    let first_model = serde_json::from_str::<serde_json::Value>(body).ok().and_then(|v| {
+        v.get("data")?.get(0)?.get("id")?.as_str().map(str::to_string)
+    });
+    Some(OllamaFound { base_url: format!("http://{OLLAMA_ADDR}/v1"), first_model })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: BTreeMap<String, String> =
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |k: &str| map.get(k).cloned()
+    }
+
+    fn home_with(config: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.toml"), config).unwrap();
+        dir
+    }
+
+    #[test]
+    fn flags_beat_env_beat_file_beat_defaults() {
+        let home = home_with("model = \"file-model\"\nbase_url = \"http://file/v1\"\nmax_turns = 7\n");
+        let h = home.path().to_str().unwrap();
+        let wd = tempfile::tempdir().unwrap();
+        let over = Overrides { workdir: Some(wd.path().into()), ..Default::default() };
+
+        let env = env_of(&[("HARNESS9_HOME", h)]);
+        let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+        assert_eq!(c.model, "file-model");
+        assert_eq!(c.provider.base_url, "http://file/v1");
+        assert_eq!(c.max_turns, 7);
+
+        let env = env_of(&[
+            ("HARNESS9_HOME", h),
+            ("HARNESS9_MODEL", "env-model"),
+            ("OPENAI_BASE_URL", "http://env/v1/"),
+        ]);
+        let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+        assert_eq!(c.model, "env-model");
+        assert_eq!(c.provider.base_url, "http://env/v1");
+
+        let over = Overrides {
+            model: Some("flag-model".into()),
+            base_url: Some("http://flag/v1".into()),
+            max_turns: Some(3),
+            ..over
+        };
+        let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+        assert_eq!((c.model.as_str(), c.provider.base_url.as_str()), ("flag-model", "http://flag/v1"));
+        assert_eq!(c.max_turns, 3);
+    }
+
+    #[test]
+    fn key_alone_means_openai_and_no_endpoint_says_what_to_set() {
+        let home = home_with("");
+        let h = home.path().to_str().unwrap();
+        let wd = tempfile::tempdir().unwrap();
+        let over = Overrides { workdir: Some(wd.path().into()), ..Default::default() };
+        let env = env_of(&[("HARNESS9_HOME", h), ("OPENAI_API_KEY", "sk-test")]);
+        let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+        assert_eq!(c.provider.base_url, DEFAULT_BASE_URL);
+        assert_eq!(c.provider.api_key.as_deref(), Some("sk-test"));
+        assert_eq!(c.model, DEFAULT_MODEL);
+
+        let env = env_of(&[("HARNESS9_HOME", h)]);
+        let err = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap_err().to_string();
+        assert!(err.contains("OPENAI_API_KEY") && err.contains("--base-url"), "{err}");
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_reported_with_the_file() {
+        let home = home_with("modle = \"x\"\n");
+        let h = home.path().to_str().unwrap();
+        let env = env_of(&[("HARNESS9_HOME", h), ("OPENAI_API_KEY", "k")]);
+        let err = Config::resolve(&Overrides::default(), &env, EndpointNeed::Required, OllamaProbe::Disabled)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("config.toml") && err.contains("modle"), "{err}");
+
+        let home = home_with("base_url = \"localhost:8080\"\n");
+        let h = home.path().to_str().unwrap();
+        let env = env_of(&[("HARNESS9_HOME", h)]);
+        let err = Config::resolve(&Overrides::default(), &env, EndpointNeed::Required, OllamaProbe::Disabled)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("http://"), "{err}");
+    }
+
+    #[test]
+    fn provider_quirks_come_from_the_file() {
+        let home = home_with(
+            "base_url = \"http://x/v1\"\ninclude_usage = false\nstream = false\nsend_reasoning = true\napi_key_env = \"MY_KEY\"\n[headers]\nX-Title = \"harness9\"\n",
+        );
+        let h = home.path().to_str().unwrap();
+        let env = env_of(&[("HARNESS9_HOME", h), ("MY_KEY", "secret")]);
+        let wd = tempfile::tempdir().unwrap();
+        let over = Overrides { workdir: Some(wd.path().into()), ..Default::default() };
+        let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+        assert_eq!(c.provider.usage_reporting, UsageReporting::Omit);
+        assert_eq!(c.provider.stream_mode, StreamMode::NonStreaming);
+        assert_eq!(c.provider.reasoning_echo, ReasoningEcho::AsReasoningContent);
+        assert_eq!(c.provider.api_key.as_deref(), Some("secret"));
+        assert_eq!(c.provider.api_key_source, "MY_KEY");
+        assert_eq!(c.provider.extra_headers, vec![("X-Title".to_string(), "harness9".to_string())]);
+    }
+
+    #[test]
+    fn missing_workdir_is_an_error() {
+        let env = env_of(&[("OPENAI_API_KEY", "k")]);
+        let over = Overrides { workdir: Some("/definitely/not/here".into()), ..Default::default() };
+        assert!(matches!(
+            Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled),
+            Err(ConfigError::Workdir { .. })
+        ));
+    }
+
+    #[test]
+    fn provider_names_and_windows() {
+        assert_eq!(provider_name_for("https://api.openai.com/v1"), "openai");
+        assert_eq!(provider_name_for("http://127.0.0.1:11434/v1"), "ollama");
+        assert_eq!(provider_name_for("http://127.0.0.1:9/v1"), "127.0.0.1");
+        assert_eq!(known_context_window("openai/gpt-4o-mini"), Some(128_000));
+        assert_eq!(known_context_window("mystery"), None);
+    }
+}

@@ -1,0 +1,416 @@
+//! Headless output: renders agent [`Event`]s for print mode (`-p`) and pipe mode in the
+//! three documented formats (`text`, `json`, `stream-json`; see docs/HEADLESS.md), and
+//! runs a one-shot print-mode session.
+//!
+//! It owns the JSON schema scripts parse. It writes plain bytes to the writers it is
+//! given and never touches terminal modes; it must not know how the agent works inside.
+
+use std::io::{self, Write};
+use std::time::Instant;
+
+use serde_json::json;
+
+use crate::agent::AgentHandle;
+use crate::protocol::{ApprovalRequestKind, ErrorKind, Event, Op, ToolStatus, TurnOutcome, Usage};
+
+/// Version of the JSON output schema (bumped on incompatible changes).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// `--output-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// Plain text: the answer on stdout, activity and problems on stderr.
+    #[default]
+    Text,
+    /// One JSON object per turn, at its end.
+    Json,
+    /// One JSON event per line, as they happen.
+    StreamJson,
+}
+
+/// How text answers reach stdout in the text format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextDelivery {
+    /// Stream deltas as they arrive (pipe mode).
+    Stream,
+    /// Print only the final answer of the turn (print mode).
+    FinalOnly,
+}
+
+/// Whether tool activity is written to stderr in the text format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activity {
+    /// Tool calls, retries and usage on stderr.
+    Shown,
+    /// Only warnings, denials and errors on stderr.
+    Hidden,
+}
+
+/// The end of one turn, as a frontend reports it to main.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnReport {
+    /// How the turn ended.
+    pub outcome: TurnOutcome,
+    /// Final answer text.
+    pub final_text: String,
+    /// Usage of the turn.
+    pub usage: Usage,
+}
+
+impl TurnReport {
+    /// The error kind of a turn that did not complete.
+    pub fn error_kind(&self) -> Option<ErrorKind> {
+        match &self.outcome {
+            TurnOutcome::Completed => None,
+            TurnOutcome::Interrupted => Some(ErrorKind::Interrupted),
+            TurnOutcome::MaxTurnsReached { .. } => Some(ErrorKind::MaxTurns),
+            TurnOutcome::Failed { kind, .. } => Some(*kind),
+        }
+    }
+}
+
+/// Renders events in one output format.
+pub struct HeadlessRenderer<O: Write, E: Write> {
+    format: OutputFormat,
+    delivery: TextDelivery,
+    activity: Activity,
+    out: O,
+    err: E,
+    turn_started: Instant,
+    /// Whether the text format left stdout mid-line.
+    mid_line: bool,
+    header_written: bool,
+    model: String,
+}
+
+impl<O: Write, E: Write> HeadlessRenderer<O, E> {
+    /// A renderer writing answers to `out` and diagnostics to `err`.
+    pub fn new(format: OutputFormat, delivery: TextDelivery, activity: Activity, out: O, err: E) -> Self {
+        HeadlessRenderer {
+            format,
+            delivery,
+            activity,
+            out,
+            err,
+            turn_started: Instant::now(),
+            mid_line: false,
+            header_written: false,
+            model: String::new(),
+        }
+    }
+
+    /// Writes a warning that did not come through the agent (start-up warnings).
+    pub fn warning(&mut self, message: &str) -> io::Result<()> {
+        match self.format {
+            OutputFormat::StreamJson => {
+                self.json_line(&json!({"type": "warning", "message": message}))
+            }
+            _ => {
+                writeln!(self.err, "warning: {message}")?;
+                self.err.flush()
+            }
+        }
+    }
+
+    /// Writes a user-facing error that is not a turn outcome (unknown command...).
+    pub fn error(&mut self, message: &str) -> io::Result<()> {
+        match self.format {
+            OutputFormat::StreamJson => self.json_line(&json!({"type": "error", "message": message})),
+            _ => {
+                writeln!(self.err, "error: {message}")?;
+                self.err.flush()
+            }
+        }
+    }
+
+    /// Renders one event; returns the turn report when the event ends a turn.
+    pub fn render(&mut self, event: &Event) -> io::Result<Option<TurnReport>> {
+        if let Event::SessionConfigured { model, .. } = event {
+            self.model = model.clone();
+        }
+        if let Event::TurnStarted { .. } = event {
+            self.turn_started = Instant::now();
+        }
+        match self.format {
+            OutputFormat::StreamJson => self.render_stream_json(event)?,
+            OutputFormat::Json => {}
+            OutputFormat::Text => self.render_text(event)?,
+        }
+        let Event::TurnComplete { outcome, final_text, usage, requests } = event else {
+            return Ok(None);
+        };
+        let report = TurnReport { outcome: outcome.clone(), final_text: final_text.clone(), usage: *usage };
+        match self.format {
+            OutputFormat::Text => self.finish_text_turn(&report)?,
+            OutputFormat::Json | OutputFormat::StreamJson => {
+                let result = self.result_object(&report, *requests);
+                self.json_line(&result)?;
+            }
+        }
+        Ok(Some(report))
+    }
+
+    fn result_object(&self, report: &TurnReport, requests: u32) -> serde_json::Value {
+        let error = match &report.outcome {
+            TurnOutcome::Completed => serde_json::Value::Null,
+            TurnOutcome::Interrupted => json!({"kind": "interrupted", "message": "interrupted by the user"}),
+            TurnOutcome::MaxTurnsReached { limit } => json!({
+                "kind": "max_turns",
+                "message": format!("stopped after {limit} model requests (--max-turns)"),
+            }),
+            TurnOutcome::Failed { kind, message } => json!({"kind": kind.as_str(), "message": message}),
+        };
+        json!({
+            "type": "result",
+            "schema_version": SCHEMA_VERSION,
+            "result": report.final_text,
+            "is_error": report.outcome != TurnOutcome::Completed,
+            "error": error,
+            "turns": requests,
+            "usage": report.usage,
+            "duration_ms": u64::try_from(self.turn_started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            "model": self.model,
+        })
+    }
+
+    fn json_line(&mut self, value: &serde_json::Value) -> io::Result<()> {
+        serde_json::to_writer(&mut self.out, value)?;
+        self.out.write_all(b"\n")?;
+        self.out.flush()
+    }
+
+    fn render_stream_json(&mut self, event: &Event) -> io::Result<()> {
+        if !self.header_written {
+            self.header_written = true;
+            self.json_line(&json!({"type": "start", "schema_version": SCHEMA_VERSION}))?;
+        }
+        let value = serde_json::to_value(event)?;
+        self.json_line(&value)
+    }
+
+    fn end_line(&mut self) -> io::Result<()> {
+        if self.mid_line {
+            self.out.write_all(b"\n")?;
+            self.out.flush()?;
+            self.mid_line = false;
+        }
+        Ok(())
+    }
+
+    fn render_text(&mut self, event: &Event) -> io::Result<()> {
+        let shown = self.activity == Activity::Shown;
+        match event {
+            Event::TextDelta { text } if self.delivery == TextDelivery::Stream => {
+                self.out.write_all(text.as_bytes())?;
+                self.out.flush()?;
+                self.mid_line = !text.ends_with('\n');
+            }
+            Event::Retrying { attempt, delay_ms, reason } => {
+                self.end_line()?;
+                writeln!(self.err, "retrying (attempt {attempt} in {delay_ms} ms): {reason}")?;
+            }
+            Event::ToolCallBegin { name, summary, .. } if shown => {
+                self.end_line()?;
+                writeln!(self.err, "→ {name} {summary}")?;
+            }
+            Event::ToolCallEnd { name, status, summary, .. } => {
+                let first = summary.lines().next().unwrap_or("");
+                match status {
+                    ToolStatus::Ok if shown => writeln!(self.err, "  ✓ {first}")?,
+                    ToolStatus::Error if shown => writeln!(self.err, "  ✗ {name}: {first}")?,
+                    ToolStatus::Interrupted if shown => writeln!(self.err, "  ✗ {name}: interrupted")?,
+                    _ => {}
+                }
+            }
+            Event::AutoDenied { tool, request, .. } => {
+                self.end_line()?;
+                writeln!(self.err, "harness9: denied {tool}: {}", describe_request(request))?;
+            }
+            Event::Warning { message } => {
+                self.end_line()?;
+                writeln!(self.err, "warning: {message}")?;
+            }
+            Event::Usage { session, .. } if shown => {
+                let est = if session.estimated { " (estimated)" } else { "" };
+                writeln!(
+                    self.err,
+                    "  tokens: {} in, {} out{est}",
+                    session.input_tokens, session.output_tokens
+                )?;
+            }
+            _ => {}
+        }
+        self.err.flush()
+    }
+
+    fn finish_text_turn(&mut self, report: &TurnReport) -> io::Result<()> {
+        match self.delivery {
+            TextDelivery::Stream => self.end_line()?,
+            TextDelivery::FinalOnly => {
+                if !report.final_text.is_empty() {
+                    self.out.write_all(report.final_text.as_bytes())?;
+                    if !report.final_text.ends_with('\n') {
+                        self.out.write_all(b"\n")?;
+                    }
+                    self.out.flush()?;
+                }
+            }
+        }
+        match &report.outcome {
+            TurnOutcome::Completed => {}
+            TurnOutcome::Interrupted => writeln!(self.err, "error: interrupted")?,
+            TurnOutcome::MaxTurnsReached { limit } => writeln!(
+                self.err,
+                "error: stopped after {limit} model requests without a final answer; raise --max-turns to allow more"
+            )?,
+            TurnOutcome::Failed { message, .. } => writeln!(self.err, "error: {message}")?,
+        }
+        self.err.flush()
+    }
+
+    /// The writers back (tests).
+    pub fn into_inner(self) -> (O, E) {
+        (self.out, self.err)
+    }
+}
+
+/// One line describing what an approval request was about.
+pub fn describe_request(request: &ApprovalRequestKind) -> String {
+    match request {
+        ApprovalRequestKind::Command { command, .. } => {
+            format!("command `{command}` needs approval; allow commands with --approval-mode full-auto")
+        }
+        ApprovalRequestKind::Edit { path, outside_project: false, .. } => format!(
+            "edit of {} needs approval; allow edits with --approval-mode auto-edit",
+            path.display()
+        ),
+        ApprovalRequestKind::Edit { path, .. } => format!(
+            "edit of {} (outside the project) needs approval; allow it with --approval-mode full-auto",
+            path.display()
+        ),
+        ApprovalRequestKind::ReadOutside { path } => format!(
+            "reading {} (outside the project) needs approval; allow it with --approval-mode full-auto",
+            path.display()
+        ),
+    }
+}
+
+/// Runs one prompt to completion and shuts the agent down. Ctrl-C interrupts the turn.
+pub async fn run_once<O: Write, E: Write>(
+    mut handle: AgentHandle,
+    prompt: String,
+    renderer: &mut HeadlessRenderer<O, E>,
+) -> io::Result<TurnReport> {
+    let _ = handle.ops.send(Op::UserInput { text: prompt });
+    let mut report = None;
+    let mut interrupted = false;
+    loop {
+        let event = tokio::select! {
+            event = handle.events.recv() => event,
+            _ = tokio::signal::ctrl_c(), if !interrupted => {
+                interrupted = true;
+                let _ = handle.ops.send(Op::Interrupt);
+                continue;
+            }
+        };
+        let Some(event) = event else { break };
+        if let Some(r) = renderer.render(&event)? {
+            report = Some(r);
+            let _ = handle.ops.send(Op::Shutdown);
+        }
+        if matches!(event, Event::ShutdownComplete { .. }) {
+            break;
+        }
+    }
+    Ok(report.unwrap_or(TurnReport {
+        outcome: TurnOutcome::Failed {
+            kind: ErrorKind::Internal,
+            message: "the agent stopped before the turn ended".into(),
+        },
+        final_text: String::new(),
+        usage: Usage::default(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render_all(format: OutputFormat, events: &[Event]) -> (String, String) {
+        let mut r = HeadlessRenderer::new(format, TextDelivery::Stream, Activity::Shown, Vec::new(), Vec::new());
+        for e in events {
+            r.render(e).unwrap();
+        }
+        let (o, e) = r.into_inner();
+        (String::from_utf8(o).unwrap(), String::from_utf8(e).unwrap())
+    }
+
+    fn turn() -> Vec<Event> {
+        vec![
+            Event::TurnStarted { text: "hi".into() },
+            Event::TextDelta { text: "Hel".into() },
+            Event::TextDelta { text: "lo".into() },
+            Event::ToolCallBegin { call_id: "c1".into(), name: "read_file".into(), summary: "a.rs".into() },
+            Event::ToolCallEnd {
+                call_id: "c1".into(),
+                name: "read_file".into(),
+                status: ToolStatus::Ok,
+                summary: "1 line".into(),
+                diff: None,
+            },
+            Event::TurnComplete {
+                outcome: TurnOutcome::Completed,
+                final_text: "Hello".into(),
+                usage: Usage { input_tokens: 5, output_tokens: 2, ..Default::default() },
+                requests: 2,
+            },
+        ]
+    }
+
+    #[test]
+    fn text_streams_answer_to_stdout_and_activity_to_stderr() {
+        let (out, err) = render_all(OutputFormat::Text, &turn());
+        assert_eq!(out, "Hello\n");
+        assert!(err.contains("→ read_file a.rs") && err.contains("✓ 1 line"), "{err}");
+    }
+
+    #[test]
+    fn json_is_one_object_with_the_documented_fields() {
+        let (out, _) = render_all(OutputFormat::Json, &turn());
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 1);
+        let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!(v["schema_version"], SCHEMA_VERSION);
+        assert_eq!(v["result"], "Hello");
+        assert_eq!(v["is_error"], false);
+        assert_eq!(v["turns"], 2);
+        assert_eq!(v["usage"]["input_tokens"], 5);
+        assert!(v["duration_ms"].is_u64());
+    }
+
+    #[test]
+    fn stream_json_starts_with_schema_version_and_ends_with_result() {
+        let (out, _) = render_all(OutputFormat::StreamJson, &turn());
+        let values: Vec<serde_json::Value> =
+            out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(values[0]["schema_version"], SCHEMA_VERSION);
+        assert_eq!(values[2]["type"], "text_delta");
+        assert_eq!(values.last().unwrap()["type"], "result");
+    }
+
+    #[test]
+    fn failures_carry_their_kind() {
+        let events = [Event::TurnComplete {
+            outcome: TurnOutcome::Failed { kind: ErrorKind::Auth, message: "401 from x".into() },
+            final_text: String::new(),
+            usage: Usage::default(),
+            requests: 1,
+        }];
+        let (out, _) = render_all(OutputFormat::Json, &events);
+        let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(v["is_error"], true);
+        assert_eq!(v["error"]["kind"], "auth");
+        let (_, err) = render_all(OutputFormat::Text, &events);
+        assert!(err.contains("error: 401 from x"));
+    }
+}

@@ -1,0 +1,98 @@
+//! Session assembly: from a resolved [`Config`] to everything a frontend needs to start
+//! the agent (skills discovery, the system prompt, the tool registry, the model client)
+//! and what it may show besides events ([`SessionInfo`]).
+//!
+//! This is the one place that wires the core's parts together. It must not know about
+//! terminals or how a frontend draws.
+
+use std::sync::Arc;
+
+use crate::agent::{self, AgentHandle, AgentSetup, Approver, SessionInfo};
+use crate::config::Config;
+use crate::llm::{Client, LlmError};
+use crate::skills::{Catalog, DiscoveryOptions};
+use crate::tools::ToolRegistry;
+use crate::tools::use_skill::UseSkill;
+
+/// Where to look for skills, from the config.
+pub fn discovery_options(config: &Config) -> DiscoveryOptions {
+    DiscoveryOptions {
+        flag_dirs: config.skills_dirs.clone(),
+        workdir: config.workdir.clone(),
+        harness9_home: config.home.clone(),
+        user_home: config.user_home.clone(),
+    }
+}
+
+/// Discovers the skills the config points at.
+pub fn discover_skills(config: &Config) -> Catalog {
+    Catalog::discover(&discovery_options(config))
+}
+
+/// The index budget in characters for this config.
+pub fn index_budget(config: &Config) -> usize {
+    crate::skills::index_budget(config.context_window, config.skills_index_budget)
+}
+
+/// A session ready to start.
+pub struct Prepared {
+    /// The agent's fixed parts.
+    pub setup: AgentSetup,
+    /// What frontends may show.
+    pub info: SessionInfo,
+}
+
+impl Prepared {
+    /// Starts the agent on the current tokio runtime.
+    pub fn spawn(self) -> (AgentHandle, SessionInfo) {
+        (agent::spawn(self.setup), self.info)
+    }
+}
+
+/// Builds a session: discovers skills, builds the prompt once, registers tools.
+pub fn prepare(config: &Config, approver: Approver) -> Result<Prepared, LlmError> {
+    let catalog = Arc::new(discover_skills(config));
+    let mut warnings: Vec<String> = catalog.warnings().iter().map(ToString::to_string).collect();
+    let index = catalog.index(index_budget(config));
+    if !index.shortened.is_empty() {
+        warnings.push(format!(
+            "the skills index is over its budget of {} characters; shortened the descriptions of {} skill(s): {} (raise skills_index_budget in config.toml to keep them whole)",
+            index.budget_chars,
+            index.shortened.len(),
+            index.shortened.join(", ")
+        ));
+    }
+    let system_prompt = crate::prompt::build(&config.workdir, index.text.as_deref());
+
+    let mut tools = ToolRegistry::with_builtins();
+    let skills_in_index = if index.text.is_some() {
+        tools.register(Arc::new(UseSkill::new(catalog.clone())));
+        catalog.skills().iter().filter(|s| s.model_invocable()).count()
+    } else {
+        0
+    };
+    let client = Client::new(config.provider.clone())?;
+    let setup = AgentSetup {
+        client: Arc::new(client),
+        model: config.model.clone(),
+        system_prompt,
+        tools,
+        workdir: config.workdir.clone(),
+        approval_mode: config.approval_mode,
+        approver,
+        max_turns: config.max_turns,
+        tool_limits: config.tool_limits,
+        context_window: config.context_window,
+        skills_in_index,
+    };
+    let info = SessionInfo {
+        model: config.model.clone(),
+        workdir: config.workdir.clone(),
+        home: config.home.clone(),
+        approval_mode: config.approval_mode,
+        catalog,
+        context_window: config.context_window,
+        startup_warnings: warnings,
+    };
+    Ok(Prepared { setup, info })
+}
