@@ -195,3 +195,125 @@ impl ToolRegistry {
             .collect()
     }
 }
+
+/// Parses a tool's arguments into its private argument struct. Arguments are first
+/// checked against the tool's JSON schema (`parameters`) so that a missing field or a
+/// wrong type comes back as an error the model can act on, naming the field and the
+/// expected shape. `null` counts as `{}`.
+pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(
+    tool: &str,
+    args: &serde_json::Value,
+    schema: &serde_json::Value,
+) -> Result<T, ToolOutput> {
+    let empty = serde_json::Value::Object(serde_json::Map::new());
+    let args = if args.is_null() { &empty } else { args };
+    let invalid = |problem: String| {
+        ToolOutput::error(format!(
+            "Invalid arguments for {tool}: {problem}. Expected {}.",
+            schema_shape(schema)
+        ))
+    };
+    let Some(object) = args.as_object() else {
+        return Err(invalid(format!("arguments must be a JSON object, got {}", json_kind(args))));
+    };
+    let properties = schema.get("properties").and_then(|p| p.as_object());
+    let required = schema.get("required").and_then(|r| r.as_array());
+    for name in required.into_iter().flatten().filter_map(|n| n.as_str()) {
+        if !object.contains_key(name) {
+            return Err(invalid(format!("missing field `{name}`")));
+        }
+    }
+    for (name, value) in object {
+        let expected = properties
+            .and_then(|p| p.get(name))
+            .and_then(|p| p.get("type"))
+            .and_then(|t| t.as_str());
+        if let Some(expected) = expected
+            && !value.is_null()
+            && !json_type_matches(value, expected)
+        {
+            return Err(invalid(format!(
+                "field `{name}` must be {}, got {}",
+                with_article(expected),
+                json_kind(value)
+            )));
+        }
+    }
+    serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))
+}
+
+fn json_type_matches(value: &serde_json::Value, expected: &str) -> bool {
+    match expected {
+        "string" => value.is_string(),
+        "integer" => value.is_u64() || value.is_i64(),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        _ => true,
+    }
+}
+
+fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(n) if n.is_f64() => "a number",
+        serde_json::Value::Number(_) => "an integer",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+fn with_article(kind: &str) -> String {
+    match kind {
+        "integer" | "array" | "object" => format!("an {kind}"),
+        _ => format!("a {kind}"),
+    }
+}
+
+/// `{"path": string, "offset"?: integer}` for a schema: the shape the model should send.
+fn schema_shape(schema: &serde_json::Value) -> String {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(|r| r.as_array())
+        .map(|r| r.iter().filter_map(|n| n.as_str()).collect())
+        .unwrap_or_default();
+    let fields: Vec<String> = schema
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .map(|p| {
+            p.iter()
+                .map(|(name, prop)| {
+                    let kind = prop.get("type").and_then(|t| t.as_str()).unwrap_or("any");
+                    let optional = if required.contains(&name.as_str()) { "" } else { "?" };
+                    format!("\"{name}\"{optional}: {kind}")
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("{{{}}}", fields.join(", "))
+}
+
+/// Runs blocking file-system work off the async threads.
+pub(crate) async fn run_blocking<T, F>(work: F) -> Result<T, ToolFatal>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ToolFatal::Internal(format!("tool task failed: {e}")))
+}
+
+/// A context for tool tests: canonical `workdir`, default limits, nobody listening.
+#[cfg(test)]
+pub(crate) fn test_context(workdir: &std::path::Path) -> ToolContext {
+    ToolContext {
+        workdir: std::fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_path_buf()),
+        cancel: CancellationToken::new(),
+        limits: ToolLimits::default(),
+        live_output: None,
+    }
+}

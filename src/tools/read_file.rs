@@ -1,1 +1,440 @@
-//! Tool read_file (being written).
+//! The `read_file` tool: a text file with line numbers, a window of it (offset/limit),
+//! never a binary file and never more than the read and output limits allow.
+//!
+//! It knows how to read and number lines; path resolution lives in `path.rs`, and it
+//! knows nothing of approval policy beyond declaring reads outside the project.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::path::{Location, ResolvedPath, resolve};
+use super::{Access, Tool, ToolContext, ToolFuture, ToolOutput, parse_args, run_blocking};
+use crate::protocol::ApprovalRequestKind;
+
+/// Lines returned when the model gives no limit.
+const DEFAULT_LIMIT: u64 = 2000;
+/// Longer lines are cut (minified files would otherwise eat the output budget).
+const MAX_LINE_BYTES: usize = 2000;
+/// Bytes inspected for NUL to decide a file is binary.
+const BINARY_SNIFF_BYTES: usize = 8192;
+/// Room kept in the output budget for the closing note.
+const NOTE_RESERVE: usize = 200;
+
+/// Reads a text file with line numbers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadFile;
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    path: String,
+    offset: Option<u64>,
+    limit: Option<u64>,
+}
+
+impl Tool for ReadFile {
+    fn name(&self) -> &str {
+        "read_file"
+    }
+
+    fn description(&self) -> &str {
+        "Read a text file. Output lines are numbered (\"    12\\tcode\"); the number and tab \
+         are not part of the file. Reads up to 2000 lines; use offset/limit for more or for \
+         large files. Refuses binary files."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the project root or absolute."},
+                "offset": {"type": "integer", "description": "First line to read, 1-based (default 1)."},
+                "limit": {"type": "integer", "description": "Maximum number of lines (default 2000)."}
+            },
+            "required": ["path"]
+        })
+    }
+
+    fn access(&self, args: &Value, ctx: &ToolContext) -> Access {
+        match parse_args::<Args>(self.name(), args, &self.parameters()) {
+            Ok(args) => read_access(&resolve(&ctx.workdir, &args.path)),
+            Err(_) => Access::ReadOnly,
+        }
+    }
+
+    fn summary(&self, args: &Value) -> String {
+        let path = args.get("path").and_then(Value::as_str).unwrap_or("?");
+        match args.get("offset").and_then(Value::as_u64) {
+            Some(offset) if offset > 1 => format!("{path} from line {offset}"),
+            _ => path.to_string(),
+        }
+    }
+
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let args: Args = match parse_args(self.name(), &args, &self.parameters()) {
+                Ok(args) => args,
+                Err(output) => return Ok(output),
+            };
+            let resolved = resolve(&ctx.workdir, &args.path);
+            let limits = ctx.limits;
+            run_blocking(move || read(&resolved, &args, limits)).await
+        })
+    }
+}
+
+/// `ReadOnly` inside the project, an approval request outside it.
+pub(crate) fn read_access(path: &ResolvedPath) -> Access {
+    match path.location {
+        Location::Inside => Access::ReadOnly,
+        Location::Outside => Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
+            path: path.abs.clone(),
+        }),
+    }
+}
+
+fn read(path: &ResolvedPath, args: &Args, limits: super::ToolLimits) -> ToolOutput {
+    let shown = &path.display;
+    let meta = match std::fs::metadata(&path.abs) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return ToolOutput::error(format!("File not found: {shown}"));
+        }
+        Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
+    };
+    if meta.is_dir() {
+        return ToolOutput::error(format!(
+            "{shown} is a directory; use the list tool to see its contents"
+        ));
+    }
+    let windowed = args.offset.is_some() || args.limit.is_some();
+    if meta.len() > limits.max_read_bytes && !windowed {
+        return ToolOutput::error(format!(
+            "{shown} is {} bytes, over the {} byte read limit. Read a part with offset and \
+             limit (e.g. offset=1, limit=500), or find the lines you need with grep.",
+            meta.len(),
+            limits.max_read_bytes
+        ));
+    }
+    let offset = args.offset.unwrap_or(1).max(1);
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    if limit == 0 {
+        return ToolOutput::error("limit must be at least 1");
+    }
+    let file = match File::open(&path.abs) {
+        Ok(file) => file,
+        Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
+    };
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    match looks_binary(&mut reader) {
+        Ok(true) => {
+            return ToolOutput::error(format!(
+                "{shown} looks like a binary file (it contains NUL bytes); read_file only \
+                 reads text"
+            ));
+        }
+        Ok(false) => {}
+        Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
+    }
+    match number_lines(&mut reader, offset, limit, limits.max_output_bytes) {
+        Ok(window) => render(
+            shown,
+            offset,
+            &window,
+            meta.len() <= limits.max_read_bytes,
+            reader,
+        ),
+        Err(e) => ToolOutput::error(format!("Cannot read {shown}: {e}")),
+    }
+}
+
+/// True when the first bytes contain a NUL. Leaves the bytes in the reader's buffer.
+fn looks_binary(reader: &mut BufReader<File>) -> std::io::Result<bool> {
+    let buffered = reader.fill_buf()?;
+    Ok(buffered[..buffered.len().min(BINARY_SNIFF_BYTES)].contains(&0))
+}
+
+/// The lines read for the model.
+struct Window {
+    text: String,
+    /// Line number of the last line shown; at the end of the file, its line count.
+    last_line: u64,
+    /// Why reading stopped before the end of the file, if it did.
+    stop: Stop,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Stop {
+    EndOfFile,
+    LimitReached,
+    OutputFull,
+}
+
+fn number_lines(
+    reader: &mut BufReader<File>,
+    offset: u64,
+    limit: u64,
+    max_output: usize,
+) -> std::io::Result<Window> {
+    let budget = max_output.saturating_sub(NOTE_RESERVE);
+    let mut text = String::new();
+    let mut line = Vec::new();
+    let mut number = 0u64;
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            return Ok(Window {
+                text,
+                last_line: number,
+                stop: Stop::EndOfFile,
+            });
+        }
+        number += 1;
+        if number < offset {
+            continue;
+        }
+        if number >= offset + limit {
+            return Ok(Window {
+                text,
+                last_line: number - 1,
+                stop: Stop::LimitReached,
+            });
+        }
+        let rendered = render_line(number, &line);
+        if text.len() + rendered.len() > budget && number > offset {
+            return Ok(Window {
+                text,
+                last_line: number - 1,
+                stop: Stop::OutputFull,
+            });
+        }
+        text.push_str(&rendered);
+    }
+}
+
+fn render_line(number: u64, raw: &[u8]) -> String {
+    let mut content = raw.strip_suffix(b"\n").unwrap_or(raw);
+    content = content.strip_suffix(b"\r").unwrap_or(content);
+    let lossy = String::from_utf8_lossy(content);
+    if lossy.len() > MAX_LINE_BYTES {
+        let cut = lossy.floor_char_boundary(MAX_LINE_BYTES);
+        format!(
+            "{number:>6}\t{} [... line cut: {} more bytes]\n",
+            &lossy[..cut],
+            lossy.len() - cut
+        )
+    } else {
+        format!("{number:>6}\t{lossy}\n")
+    }
+}
+
+fn render(
+    shown: &str,
+    offset: u64,
+    window: &Window,
+    count_rest: bool,
+    mut reader: BufReader<File>,
+) -> ToolOutput {
+    if window.text.is_empty() {
+        if window.last_line == 0 {
+            return ToolOutput::ok(format!("{shown} is empty."));
+        }
+        return ToolOutput::error(format!(
+            "offset {offset} is past the end of {shown}, which has {} lines",
+            window.last_line
+        ));
+    }
+    let mut out = window.text.clone();
+    if window.stop != Stop::EndOfFile {
+        // The line that stopped us was already read; count it and, for files within the
+        // read limit, the rest, so the model knows how much remains.
+        let total = if count_rest {
+            count_lines(&mut reader).ok()
+        } else {
+            None
+        };
+        let next = window.last_line + 1;
+        let why = if window.stop == Stop::OutputFull {
+            "output limit reached; "
+        } else {
+            ""
+        };
+        let of_total = match total {
+            Some(rest) => format!(" of {}", window.last_line + 1 + rest),
+            None => String::new(),
+        };
+        out.push_str(&format!(
+            "[{why}showing lines {offset}-{}{of_total}; more remain: continue with offset={next}]\n",
+            window.last_line
+        ));
+    }
+    ToolOutput::ok(out)
+}
+
+/// Counts the remaining lines (a final line without newline counts).
+fn count_lines(reader: &mut BufReader<File>) -> std::io::Result<u64> {
+    let mut count = 0u64;
+    let mut last = b'\n';
+    let mut buf = [0u8; 64 * 1024];
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        count += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        last = buf[n - 1];
+    }
+    if last != b'\n' {
+        count += 1;
+    }
+    Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::test_context;
+
+    async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
+        ReadFile.run(args, ctx).await.unwrap()
+    }
+
+    fn numbered(n: usize) -> String {
+        (1..=n).map(|i| format!("line {i}\n")).collect()
+    }
+
+    #[tokio::test]
+    async fn reads_with_line_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "alpha\r\nbeta\ngamma").unwrap();
+        let out = call(&test_context(dir.path()), json!({"path": "a.txt"})).await;
+        assert!(!out.is_error);
+        assert_eq!(out.content, "     1\talpha\n     2\tbeta\n     3\tgamma\n");
+    }
+
+    #[tokio::test]
+    async fn offset_and_limit_report_what_remains() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), numbered(10)).unwrap();
+        let ctx = test_context(dir.path());
+        let out = call(&ctx, json!({"path": "a.txt", "offset": 3, "limit": 2})).await;
+        assert_eq!(
+            out.content,
+            "     3\tline 3\n     4\tline 4\n\
+             [showing lines 3-4 of 10; more remain: continue with offset=5]\n"
+        );
+        let out = call(&ctx, json!({"path": "a.txt", "offset": 9})).await;
+        assert_eq!(out.content, "     9\tline 9\n    10\tline 10\n");
+        let out = call(&ctx, json!({"path": "a.txt", "offset": 11})).await;
+        assert!(out.is_error);
+        assert!(out.content.contains("past the end"), "{}", out.content);
+    }
+
+    #[tokio::test]
+    async fn refuses_binary_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("b.bin"), b"ELF\x00\x01\x02").unwrap();
+        let out = call(&test_context(dir.path()), json!({"path": "b.bin"})).await;
+        assert!(out.is_error);
+        assert!(out.content.contains("binary"), "{}", out.content);
+    }
+
+    #[tokio::test]
+    async fn large_files_need_a_window() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("big.txt"), numbered(1000)).unwrap();
+        let mut ctx = test_context(dir.path());
+        ctx.limits.max_read_bytes = 100;
+        let out = call(&ctx, json!({"path": "big.txt"})).await;
+        assert!(out.is_error);
+        assert!(out.content.contains("offset and limit"), "{}", out.content);
+        let out = call(&ctx, json!({"path": "big.txt", "offset": 500, "limit": 1})).await;
+        assert!(!out.is_error);
+        // Over the read limit, the rest is not counted.
+        assert_eq!(
+            out.content,
+            "   500\tline 500\n[showing lines 500-500; more remain: continue with offset=501]\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn output_budget_stops_early_with_next_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), numbered(1000)).unwrap();
+        let mut ctx = test_context(dir.path());
+        ctx.limits.max_output_bytes = 1000;
+        let out = call(&ctx, json!({"path": "a.txt"})).await;
+        assert!(out.content.len() <= 1000);
+        let note = out.content.lines().last().unwrap();
+        let shown = out.content.lines().count() - 1;
+        assert_eq!(
+            note,
+            format!(
+                "[output limit reached; showing lines 1-{shown} of 1000; more remain: \
+                 continue with offset={}]",
+                shown + 1
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn long_lines_are_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("min.js"), "x".repeat(5000)).unwrap();
+        let out = call(&test_context(dir.path()), json!({"path": "min.js"})).await;
+        assert!(out.content.ends_with(" [... line cut: 3000 more bytes]\n"));
+    }
+
+    #[tokio::test]
+    async fn errors_the_model_can_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("empty.txt"), "").unwrap();
+        let ctx = test_context(dir.path());
+        let out = call(&ctx, json!({})).await;
+        assert!(out.is_error);
+        assert!(
+            out.content.contains("missing field `path`"),
+            "{}",
+            out.content
+        );
+        assert!(out.content.contains("\"path\": string"), "{}", out.content);
+        let out = call(&ctx, json!({"path": "empty.txt", "offset": "3"})).await;
+        assert!(
+            out.content
+                .contains("field `offset` must be an integer, got a string")
+        );
+        let out = call(&ctx, json!({"path": "nope.txt"})).await;
+        assert_eq!(out.content, "File not found: nope.txt");
+        let out = call(&ctx, json!({"path": "sub"})).await;
+        assert!(out.content.contains("is a directory"));
+        let out = call(&ctx, json!({"path": "empty.txt"})).await;
+        assert_eq!(
+            (out.is_error, out.content.as_str()),
+            (false, "empty.txt is empty.")
+        );
+    }
+
+    #[test]
+    fn access_depends_on_location() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = test_context(dir.path());
+        assert_eq!(
+            ReadFile.access(&json!({"path": "src/x.rs"}), &ctx),
+            Access::ReadOnly
+        );
+        assert_eq!(
+            ReadFile.access(&json!({"path": "/etc/hosts"}), &ctx),
+            Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
+                path: "/etc/hosts".into()
+            })
+        );
+        assert_eq!(ReadFile.access(&json!({"path": 3}), &ctx), Access::ReadOnly);
+        assert_eq!(
+            ReadFile.summary(&json!({"path": "a.rs", "offset": 40})),
+            "a.rs from line 40"
+        );
+    }
+}
