@@ -1,1 +1,8 @@
-//! The full-screen-less inline TUI (being written).
+//! The terminal frontend (being written): cells, Markdown and code rendering so far.
+
+#![allow(dead_code)]
+
+mod cells;
+mod highlight;
+mod markdown;
+mod wrap;

@@ -1,0 +1,395 @@
+//! The conversation cells: what one user message, answer, reasoning, tool call or notice
+//! looks like, as width-independent styled lines (the screen wraps them).
+//!
+//! Cells are pure data plus a `lines` method; they know nothing about the screen, the
+//! agent or input handling. Running cells (a tool still going) are drawn in the live
+//! area; finished ones are committed once and never drawn again.
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::markdown::{Streaming, render_markdown};
+use super::wrap::sanitize;
+use crate::protocol::ToolStatus;
+
+/// Lines of tool output shown under a finished call.
+const RESULT_LINES: usize = 5;
+/// Lines of live output shown under a running call.
+const LIVE_LINES: usize = 5;
+/// Lines of a diff shown before it is cut.
+const DIFF_LINES: usize = 60;
+/// Lines of reasoning kept visible once it is collapsed.
+const REASONING_LINES: usize = 2;
+
+/// Spinner frames, one per tick.
+pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// How loud a notice is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeKind {
+    /// Neutral information (conversation cleared, model switched).
+    Info,
+    /// Something to know; work goes on.
+    Warning,
+    /// Something failed.
+    Error,
+}
+
+/// Where a tool call stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolState {
+    /// Still running.
+    Running,
+    /// Finished.
+    Done(ToolStatus),
+}
+
+/// One tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCell {
+    /// The model's id for the call.
+    pub call_id: String,
+    /// Tool name.
+    pub name: String,
+    /// The main argument in a few words.
+    pub summary: String,
+    /// Running or finished.
+    pub state: ToolState,
+    /// Live output (kept to the last few lines) while running; the result after.
+    pub output: Vec<String>,
+    /// The unified diff of an edit.
+    pub diff: Option<String>,
+}
+
+impl ToolCell {
+    /// A call that just started.
+    pub fn running(call_id: &str, name: &str, summary: &str) -> Self {
+        ToolCell {
+            call_id: call_id.to_string(),
+            name: name.to_string(),
+            summary: summary.to_string(),
+            state: ToolState::Running,
+            output: Vec::new(),
+            diff: None,
+        }
+    }
+
+    /// Appends live output, keeping only the last lines that can be shown.
+    pub fn push_output(&mut self, text: &str) {
+        for line in sanitize(text).lines() {
+            self.output.push(line.to_string());
+        }
+        let excess = self.output.len().saturating_sub(LIVE_LINES);
+        self.output.drain(..excess);
+    }
+
+    /// Marks the call finished with its result summary and diff.
+    pub fn finish(&mut self, status: ToolStatus, summary: &str, diff: Option<String>) {
+        self.state = ToolState::Done(status);
+        self.output = sanitize(summary).lines().map(str::to_string).collect();
+        self.diff = diff;
+    }
+
+    /// The lines of this call; `spinner` is the frame shown while it runs.
+    pub fn lines(&self, spinner: &str) -> Vec<Line<'static>> {
+        let (icon, icon_style, note) = match self.state {
+            ToolState::Running => (spinner, Style::new().fg(Color::Yellow), ""),
+            ToolState::Done(ToolStatus::Ok) => ("✓", Style::new().fg(Color::Green), ""),
+            ToolState::Done(ToolStatus::Error) => ("✗", Style::new().fg(Color::Red), ""),
+            ToolState::Done(ToolStatus::Denied) => ("⊘", Style::new().fg(Color::Yellow), " denied"),
+            ToolState::Done(ToolStatus::Interrupted) => {
+                ("■", Style::new().fg(Color::Yellow), " interrupted")
+            }
+        };
+        let mut header = vec![
+            Span::styled(format!("{icon} "), icon_style),
+            Span::styled(self.name.clone(), Style::new().add_modifier(Modifier::BOLD)),
+        ];
+        if !self.summary.is_empty() {
+            header.push(Span::raw(" "));
+            header.push(Span::raw(sanitize(&self.summary).replace('\n', " ")));
+        }
+        if !note.is_empty() {
+            header.push(Span::styled(note, icon_style));
+        }
+        let mut lines = vec![Line::from(header)];
+
+        let limit = match self.state {
+            ToolState::Running => LIVE_LINES,
+            ToolState::Done(_) => RESULT_LINES,
+        };
+        let body_style = match self.state {
+            ToolState::Done(ToolStatus::Error) => Style::new().fg(Color::Red),
+            _ => Style::new().fg(Color::DarkGray),
+        };
+        let shown = self.output.len().min(limit);
+        for (i, text) in self.output.iter().take(shown).enumerate() {
+            let lead = if i == 0 { "  └ " } else { "    " };
+            lines.push(Line::from(vec![
+                Span::styled(lead, Style::new().fg(Color::DarkGray)),
+                Span::styled(text.clone(), body_style),
+            ]));
+        }
+        if self.output.len() > shown {
+            lines.push(more_line(self.output.len() - shown));
+        }
+        if let Some(diff) = &self.diff {
+            lines.extend(diff_lines(diff, DIFF_LINES));
+        }
+        lines
+    }
+}
+
+fn more_line(hidden: usize) -> Line<'static> {
+    let s = if hidden == 1 { "" } else { "s" };
+    Line::styled(
+        format!("    … {hidden} more line{s}"),
+        Style::new().fg(Color::DarkGray),
+    )
+}
+
+/// A unified diff coloured line by line, cut after `limit` lines.
+pub fn diff_lines(diff: &str, limit: usize) -> Vec<Line<'static>> {
+    let diff = sanitize(diff);
+    let all: Vec<&str> = diff.lines().collect();
+    let mut lines: Vec<Line<'static>> = all
+        .iter()
+        .take(limit)
+        .map(|l| {
+            let style = if l.starts_with("+++") || l.starts_with("---") {
+                Style::new().add_modifier(Modifier::BOLD)
+            } else if l.starts_with('+') {
+                Style::new().fg(Color::Green)
+            } else if l.starts_with('-') {
+                Style::new().fg(Color::Red)
+            } else if l.starts_with("@@") {
+                Style::new().fg(Color::Cyan)
+            } else {
+                Style::new()
+            };
+            Line::from(vec![Span::raw("    "), Span::styled(l.to_string(), style)])
+        })
+        .collect();
+    if all.len() > limit {
+        lines.push(more_line(all.len() - limit));
+    }
+    lines
+}
+
+/// A finished piece of the conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HistoryCell {
+    /// What the user typed.
+    User {
+        /// The text as typed (for skills, the `/name args` line).
+        text: String,
+    },
+    /// An answer (complete Markdown source).
+    Assistant {
+        /// The Markdown source.
+        markdown: String,
+    },
+    /// The model's reasoning, shown collapsed.
+    Reasoning {
+        /// The full reasoning text.
+        text: String,
+    },
+    /// A finished tool call.
+    Tool(ToolCell),
+    /// A warning, an error or a piece of information.
+    Notice {
+        /// How loud it is.
+        kind: NoticeKind,
+        /// The message, with what to do about it.
+        message: String,
+    },
+    /// Lines built elsewhere (help, skill list, usage).
+    Plain(Vec<Line<'static>>),
+}
+
+impl HistoryCell {
+    /// The cell's lines, without the blank separator line.
+    pub fn lines(&self) -> Vec<Line<'static>> {
+        match self {
+            HistoryCell::User { text } => user_lines(text),
+            HistoryCell::Assistant { markdown } => render_markdown(markdown, Streaming::Complete),
+            HistoryCell::Reasoning { text } => reasoning_lines(text),
+            HistoryCell::Tool(tool) => tool.lines(SPINNER[0]),
+            HistoryCell::Notice { kind, message } => notice_lines(*kind, message),
+            HistoryCell::Plain(lines) => lines.clone(),
+        }
+    }
+}
+
+/// A user message: a marker, then the text as typed.
+pub fn user_lines(text: &str) -> Vec<Line<'static>> {
+    let marker = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+    sanitize(text)
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let lead = if i == 0 { "› " } else { "  " };
+            Line::from(vec![Span::styled(lead, marker), Span::raw(l.to_string())])
+        })
+        .collect()
+}
+
+/// Reasoning, collapsed to a header and its first lines, dimmed.
+pub fn reasoning_lines(text: &str) -> Vec<Line<'static>> {
+    let dim = Style::new()
+        .fg(Color::DarkGray)
+        .add_modifier(Modifier::ITALIC);
+    let text = sanitize(text);
+    let words = text.split_whitespace().count();
+    let body: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut lines = vec![Line::styled(format!("∴ Thought ({words} words)"), dim)];
+    for l in body.iter().take(REASONING_LINES) {
+        lines.push(Line::styled(format!("  {}", l.trim()), dim));
+    }
+    if body.len() > REASONING_LINES {
+        lines.push(more_line(body.len() - REASONING_LINES));
+    }
+    lines
+}
+
+/// A notice: an icon and the message.
+pub fn notice_lines(kind: NoticeKind, message: &str) -> Vec<Line<'static>> {
+    let (icon, style) = match kind {
+        NoticeKind::Info => ("·", Style::new().fg(Color::DarkGray)),
+        NoticeKind::Warning => ("⚠", Style::new().fg(Color::Yellow)),
+        NoticeKind::Error => ("✗", Style::new().fg(Color::Red)),
+    };
+    sanitize(message)
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let lead = if i == 0 {
+                format!("{icon} ")
+            } else {
+                "  ".to_string()
+            };
+            Line::from(vec![
+                Span::styled(lead, style),
+                Span::styled(l.to_string(), style),
+            ])
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use insta::assert_snapshot;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use ratatui::widgets::{Paragraph, Wrap};
+
+    /// Draws lines on a TestBackend of the given size and returns the screen as text.
+    pub(crate) fn screen(lines: Vec<Line<'static>>, width: u16, height: u16) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        terminal
+            .draw(|f| f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), f.area()))
+            .unwrap();
+        terminal.backend().to_string()
+    }
+
+    #[test]
+    fn user_cell() {
+        let cell = HistoryCell::User {
+            text: "fix the failing test\nin crate foo".into(),
+        };
+        assert_snapshot!(screen(cell.lines(), 40, 3));
+    }
+
+    #[test]
+    fn assistant_cell_with_code() {
+        let cell = HistoryCell::Assistant {
+            markdown: "## Plan\n\nI will **edit** `main.go`:\n\n- rename `x`\n- add a [test](https://go.dev)\n\n```go\nfunc main() {\n\tfmt.Println(\"hi\") // greet\n}\n```\n".into(),
+        };
+        let lines = cell.lines();
+        let code = lines
+            .iter()
+            .find(|l| l.to_string().starts_with("func"))
+            .unwrap();
+        assert_eq!(
+            code.spans[0].style.fg,
+            Some(Color::Magenta),
+            "keyword coloured"
+        );
+        assert_snapshot!(screen(lines, 50, 12));
+    }
+
+    #[test]
+    fn reasoning_cell_is_collapsed() {
+        let cell = HistoryCell::Reasoning {
+            text: "First I look at the tests.\nThen the code.\nThen I decide.\nFinally act.".into(),
+        };
+        assert_snapshot!(screen(cell.lines(), 40, 5));
+    }
+
+    #[test]
+    fn tool_cell_running_ok_and_error() {
+        let mut tool = ToolCell::running("c1", "bash", "cargo test");
+        tool.push_output("line 1\nline 2\n");
+        let running = screen(tool.lines(SPINNER[3]), 40, 4);
+        assert_snapshot!("tool_running", running);
+
+        let mut ok = tool.clone();
+        ok.finish(ToolStatus::Ok, "test result: ok. 3 passed", None);
+        assert_snapshot!("tool_ok", screen(HistoryCell::Tool(ok).lines(), 40, 3));
+
+        let mut err = tool.clone();
+        err.finish(
+            ToolStatus::Error,
+            "exit status 101\nerror[E0308]: mismatched types",
+            None,
+        );
+        assert_snapshot!("tool_error", screen(HistoryCell::Tool(err).lines(), 40, 4));
+    }
+
+    #[test]
+    fn tool_cell_with_diff() {
+        let mut tool = ToolCell::running("c2", "edit_file", "main.go");
+        tool.finish(
+            ToolStatus::Ok,
+            "edited main.go",
+            Some("--- a/main.go\n+++ b/main.go\n@@ -1,3 +1,3 @@\n package main\n-var x = 1\n+var count = 1\n".into()),
+        );
+        let lines = HistoryCell::Tool(tool).lines();
+        let added = lines
+            .iter()
+            .find(|l| l.to_string().contains("+var count"))
+            .unwrap();
+        assert_eq!(added.spans[1].style.fg, Some(Color::Green));
+        let removed = lines
+            .iter()
+            .find(|l| l.to_string().contains("-var x"))
+            .unwrap();
+        assert_eq!(removed.spans[1].style.fg, Some(Color::Red));
+        assert_snapshot!(screen(lines, 40, 9));
+    }
+
+    #[test]
+    fn long_tool_output_is_cut() {
+        let mut tool = ToolCell::running("c3", "grep", "TODO");
+        tool.finish(ToolStatus::Ok, "1\n2\n3\n4\n5\n6\n7\n8", None);
+        let text: Vec<String> = tool.lines("").iter().map(|l| l.to_string()).collect();
+        assert_eq!(text.last().map(String::as_str), Some("    … 3 more lines"));
+    }
+
+    #[test]
+    fn warning_and_error_notices() {
+        let warn = HistoryCell::Notice {
+            kind: NoticeKind::Warning,
+            message: "skill `x` skipped: missing description\nadd `description:` to its SKILL.md"
+                .into(),
+        };
+        let err = HistoryCell::Notice {
+            kind: NoticeKind::Error,
+            message: "auth: the API key was refused; set OPENAI_API_KEY".into(),
+        };
+        let mut lines = warn.lines();
+        lines.extend(err.lines());
+        assert_snapshot!(screen(lines, 60, 3));
+    }
+}

@@ -1,0 +1,196 @@
+//! Text shaping shared by every cell: making untrusted text safe to draw (no control
+//! characters reach the terminal, tabs become spaces) and word-wrapping styled lines to
+//! a width, keeping a line's leading indent on its continuation rows.
+//!
+//! It knows nothing about cells, Markdown or the screen; callers hand it lines.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use unicode_segmentation::UnicodeSegmentation;
+use unicode_width::UnicodeWidthStr;
+
+/// How many columns a tab becomes.
+const TAB_WIDTH: usize = 4;
+
+/// Returns `text` with tabs expanded to spaces and every other control character
+/// (escape sequences from tool output included) removed, except newlines.
+pub fn sanitize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push('\n'),
+            '\t' => out.push_str(&" ".repeat(TAB_WIDTH)),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Display width of a line in terminal columns.
+pub fn line_width(line: &Line<'_>) -> usize {
+    line.spans.iter().map(|s| s.content.width()).sum()
+}
+
+/// Wraps every line to `width` columns (see [`wrap_line`]).
+pub fn wrap_lines(lines: &[Line<'static>], width: u16) -> Vec<Line<'static>> {
+    let mut out = Vec::with_capacity(lines.len());
+    for line in lines {
+        out.extend(wrap_line(line, width));
+    }
+    out
+}
+
+/// One grapheme with its style and width.
+struct Piece<'a> {
+    text: &'a str,
+    style: Style,
+    width: usize,
+}
+
+/// Wraps one styled line to `width` columns: breaks after spaces where it can, inside a
+/// word when a word is longer than the row, and indents continuation rows like the
+/// line's own leading spaces (up to half the width).
+pub fn wrap_line(line: &Line<'static>, width: u16) -> Vec<Line<'static>> {
+    let width = usize::from(width.max(1));
+    if line_width(line) <= width {
+        return vec![line.clone()];
+    }
+    let pieces: Vec<Piece<'_>> = line
+        .spans
+        .iter()
+        .flat_map(|span| {
+            let style = span.style;
+            span.content.graphemes(true).map(move |g| Piece {
+                text: g,
+                style,
+                width: g.width(),
+            })
+        })
+        .collect();
+    let indent = pieces
+        .iter()
+        .take_while(|p| p.text == " ")
+        .count()
+        .min(width / 2);
+
+    let mut rows: Vec<Vec<&Piece<'_>>> = Vec::new();
+    let mut row: Vec<&Piece<'_>> = Vec::new();
+    let mut row_width = 0usize;
+    let mut row_start_len = 0usize; // pieces in `row` that are indent
+    let mut break_at: Option<usize> = None; // index in `row` after a space
+    for piece in &pieces {
+        if row_width + piece.width > width && row.len() > row_start_len {
+            let tail: Vec<&Piece<'_>> = match break_at {
+                _ if piece.text == " " => Vec::new(),
+                Some(at) if at > row_start_len && at < row.len() => row.split_off(at),
+                _ => Vec::new(),
+            };
+            while row.last().is_some_and(|p| p.text == " ") && row.len() > row_start_len {
+                row.pop();
+            }
+            rows.push(std::mem::take(&mut row));
+            row.extend(pieces.iter().take(indent));
+            row_start_len = row.len();
+            row_width = indent;
+            break_at = None;
+            for p in tail {
+                if p.text == " " && row.len() == row_start_len {
+                    continue;
+                }
+                row_width += p.width;
+                row.push(p);
+                if p.text == " " {
+                    break_at = Some(row.len());
+                }
+            }
+            if piece.text == " " && row.len() == row_start_len {
+                continue;
+            }
+        }
+        row_width += piece.width;
+        row.push(piece);
+        if piece.text == " " {
+            break_at = Some(row.len());
+        }
+    }
+    if row.len() > row_start_len || rows.is_empty() {
+        rows.push(row);
+    }
+    rows.into_iter()
+        .map(|row| {
+            let mut spans: Vec<Span<'static>> = Vec::new();
+            for p in row {
+                match spans.last_mut() {
+                    Some(last) if last.style == p.style => {
+                        last.content.to_mut().push_str(p.text);
+                    }
+                    _ => spans.push(Span::styled(p.text.to_string(), p.style)),
+                }
+            }
+            let mut out = Line::from(spans).style(line.style);
+            out.alignment = line.alignment;
+            out
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::style::Stylize;
+
+    fn texts(lines: &[Line<'_>]) -> Vec<String> {
+        lines.iter().map(|l| l.to_string()).collect()
+    }
+
+    #[test]
+    fn sanitize_drops_escape_sequences_and_expands_tabs() {
+        assert_eq!(sanitize("a\x1b[31mb\tc\r\nd"), "a[31mb    c\nd");
+    }
+
+    #[test]
+    fn short_lines_are_untouched() {
+        let line = Line::from("hello world");
+        assert_eq!(texts(&wrap_line(&line, 20)), vec!["hello world"]);
+    }
+
+    #[test]
+    fn wraps_at_spaces() {
+        let line = Line::from("the quick brown fox jumps");
+        assert_eq!(
+            texts(&wrap_line(&line, 10)),
+            vec!["the quick", "brown fox", "jumps"]
+        );
+    }
+
+    #[test]
+    fn breaks_long_words() {
+        let line = Line::from("abcdefghijkl");
+        assert_eq!(texts(&wrap_line(&line, 5)), vec!["abcde", "fghij", "kl"]);
+    }
+
+    #[test]
+    fn keeps_indent_on_continuation_rows() {
+        let line = Line::from("  one two three four");
+        assert_eq!(
+            texts(&wrap_line(&line, 10)),
+            vec!["  one two", "  three", "  four"]
+        );
+    }
+
+    #[test]
+    fn keeps_styles_across_rows() {
+        let line = Line::from(vec!["aaa ".into(), "bbb ccc".bold()]);
+        let rows = wrap_line(&line, 7);
+        assert_eq!(texts(&rows), vec!["aaa bbb", "ccc"]);
+        assert_eq!(rows[1].spans[0].style, Style::new().bold());
+    }
+
+    #[test]
+    fn wide_characters_count_double() {
+        let line = Line::from("日本語テキスト");
+        let rows = wrap_line(&line, 6);
+        assert_eq!(texts(&rows), vec!["日本語", "テキス", "ト"]);
+    }
+}
