@@ -1,1 +1,681 @@
-//! Tool edit_file (being written).
+//! The `edit_file` tool: replaces an exact string in a file (once, or everywhere with
+//! `replace_all`), writes atomically and returns a unified diff.
+//!
+//! When the string is not found, the error names the most similar region of the file
+//! (line numbers, its text, and how it differs) so the model can fix whitespace or
+//! indentation; when it is found several times, it says how many and where. Writing and
+//! diffing are shared with `write_file`; this module knows nothing of approval policy
+//! beyond declaring the edit.
+
+use std::collections::HashMap;
+use std::io;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use similar::TextDiff;
+
+use super::path::{ResolvedPath, resolve};
+use super::truncate::truncate_head_tail;
+use super::write_file::{edit_access, file_diff, write_atomic};
+use super::{Access, Tool, ToolContext, ToolFuture, ToolOutput, parse_args, run_blocking};
+
+/// Lines of a closest-match region shown to the model.
+const MAX_REGION_LINES: usize = 40;
+/// Characters of one region line shown to the model.
+const MAX_REGION_LINE_CHARS: usize = 200;
+/// Below this similarity, nothing in the file is called a match.
+const MIN_SIMILARITY: f64 = 0.3;
+/// Match lines listed when a string occurs several times.
+const MAX_LISTED_MATCHES: usize = 20;
+
+/// Replaces exact text in a file.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EditFile;
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    path: String,
+    old_string: String,
+    new_string: String,
+    replace_all: Option<bool>,
+}
+
+impl Tool for EditFile {
+    fn name(&self) -> &str {
+        "edit_file"
+    }
+
+    fn description(&self) -> &str {
+        "Replace exact text in an existing file. old_string must match the file exactly \
+         (whitespace and indentation included, no line-number prefixes) and occur once, \
+         unless replace_all is true; include enough surrounding lines to make it unique. \
+         Returns a unified diff."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the project root or absolute."},
+                "old_string": {"type": "string", "description": "Exact text to replace."},
+                "new_string": {"type": "string", "description": "Replacement text."},
+                "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."}
+            },
+            "required": ["path", "old_string", "new_string"]
+        })
+    }
+
+    fn access(&self, args: &Value, ctx: &ToolContext) -> Access {
+        let Ok(args) = parse_args::<Args>(self.name(), args, &self.parameters()) else {
+            return Access::ReadOnly;
+        };
+        let path = resolve(&ctx.workdir, &args.path);
+        let diff = std::fs::read_to_string(&path.abs).ok().and_then(|old| {
+            let new = apply_edit(&old, &args.old_string, &args.new_string, mode(&args)).ok()?;
+            let diff = file_diff(&path.display, Some(&old), &new.text);
+            Some(truncate_head_tail(&diff.text, ctx.limits.max_output_bytes))
+        });
+        edit_access(&path, diff)
+    }
+
+    fn summary(&self, args: &Value) -> String {
+        args.get("path")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string()
+    }
+
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let args: Args = match parse_args(self.name(), &args, &self.parameters()) {
+                Ok(args) => args,
+                Err(output) => return Ok(output),
+            };
+            let path = resolve(&ctx.workdir, &args.path);
+            let max_output = ctx.limits.max_output_bytes;
+            run_blocking(move || edit(&path, &args, max_output)).await
+        })
+    }
+}
+
+/// One occurrence or all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Once,
+    All,
+}
+
+fn mode(args: &Args) -> Mode {
+    if args.replace_all == Some(true) {
+        Mode::All
+    } else {
+        Mode::Once
+    }
+}
+
+fn edit(path: &ResolvedPath, args: &Args, max_output: usize) -> ToolOutput {
+    let shown = &path.display;
+    let old = match std::fs::read_to_string(&path.abs) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return ToolOutput::error(format!(
+                "File not found: {shown}. To create a file, use write_file."
+            ));
+        }
+        Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+            return ToolOutput::error(format!(
+                "{shown} is not UTF-8 text; edit_file only edits text files"
+            ));
+        }
+        Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
+    };
+    let edited = match apply_edit(&old, &args.old_string, &args.new_string, mode(args)) {
+        Ok(edited) => edited,
+        Err(e) => return ToolOutput::error(e.message(shown)),
+    };
+    if let Err(e) = write_atomic(&path.abs, edited.text.as_bytes()) {
+        return ToolOutput::error(format!("Cannot write {shown}: {e}"));
+    }
+    let diff = file_diff(shown, Some(&old), &edited.text);
+    let diff_text = truncate_head_tail(&diff.text, max_output.saturating_sub(200));
+    let occurrences = if edited.count == 1 {
+        "1 occurrence".to_string()
+    } else {
+        format!("{} occurrences", edited.count)
+    };
+    let crlf = if edited.crlf {
+        " (matched with CRLF line endings)"
+    } else {
+        ""
+    };
+    let content = format!(
+        "Edited {shown}: replaced {occurrences}{crlf}, +{} -{} lines.\n{diff_text}",
+        diff.added, diff.removed
+    );
+    ToolOutput::ok(content).with_diff(diff_text)
+}
+
+/// The file's new text after a successful edit.
+#[derive(Debug)]
+struct Edited {
+    text: String,
+    count: usize,
+    /// The match needed the file's CRLF line endings.
+    crlf: bool,
+}
+
+/// Why an edit could not be applied.
+#[derive(Debug, PartialEq, thiserror::Error)]
+enum EditError {
+    #[error("old_string is empty")]
+    EmptyOld,
+    #[error("old_string and new_string are identical")]
+    NoChange,
+    #[error("old_string not found")]
+    NotFound {
+        closest: Option<Closest>,
+        has_line_numbers: bool,
+    },
+    #[error("old_string found {count} times")]
+    Ambiguous { count: usize, lines: Vec<usize> },
+}
+
+impl EditError {
+    /// The message for the model.
+    fn message(&self, shown: &str) -> String {
+        match self {
+            EditError::EmptyOld => "old_string is empty. Give the exact text to replace; \
+                 to create or overwrite a whole file, use write_file."
+                .to_string(),
+            EditError::NoChange => {
+                "old_string and new_string are identical; nothing to change.".to_string()
+            }
+            EditError::Ambiguous { count, lines } => {
+                let listed: Vec<String> = lines.iter().map(usize::to_string).collect();
+                let more = if *count > lines.len() { ", ..." } else { "" };
+                format!(
+                    "old_string occurs {count} times in {shown} (at lines {}{more}). Include \
+                     more surrounding lines to make it unique, or set replace_all to true to \
+                     replace every occurrence.",
+                    listed.join(", ")
+                )
+            }
+            EditError::NotFound {
+                closest,
+                has_line_numbers,
+            } => {
+                let mut msg = format!("old_string was not found in {shown}.");
+                if *has_line_numbers {
+                    msg.push_str(
+                        " It seems to include line-number prefixes from read_file; leave \
+                         them out.",
+                    );
+                }
+                match closest {
+                    Some(closest) => msg.push_str(&closest.describe()),
+                    None => msg.push_str(
+                        " Nothing in the file resembles it; read the file to see its \
+                         current content.",
+                    ),
+                }
+                msg
+            }
+        }
+    }
+}
+
+/// The region of the file most similar to a string that was not found.
+#[derive(Debug, Clone, PartialEq)]
+struct Closest {
+    /// 1-based first and last line of the region.
+    first_line: usize,
+    last_line: usize,
+    /// 0.0 to 1.0.
+    similarity: f64,
+    /// The region equals old_string once all whitespace is ignored.
+    whitespace_only: bool,
+    /// The region as numbered lines (capped).
+    region: String,
+    /// A line diff from old_string to the region (- yours, + file), when short.
+    diff: Option<String>,
+}
+
+impl Closest {
+    fn describe(&self) -> String {
+        let how = if self.whitespace_only {
+            "it differs only in whitespace or indentation".to_string()
+        } else {
+            format!("{:.0}% similar", self.similarity * 100.0)
+        };
+        let lines = if self.first_line == self.last_line {
+            format!("line {}", self.first_line)
+        } else {
+            format!("lines {}-{}", self.first_line, self.last_line)
+        };
+        let mut out = format!(" The closest match is at {lines} ({how}):\n{}", self.region);
+        if let Some(diff) = &self.diff {
+            out.push_str("Differences (- your old_string, + the file):\n");
+            out.push_str(diff);
+        }
+        out.push_str("Copy the text exactly as it is in the file and try again.");
+        out
+    }
+}
+
+fn apply_edit(content: &str, old: &str, new: &str, mode: Mode) -> Result<Edited, EditError> {
+    if old.is_empty() {
+        return Err(EditError::EmptyOld);
+    }
+    if old == new {
+        return Err(EditError::NoChange);
+    }
+    let mut attempt = replace(content, old, new, mode, false);
+    if matches!(attempt, Err(EditError::NotFound { .. }))
+        && content.contains("\r\n")
+        && old.contains('\n')
+        && !old.contains("\r\n")
+    {
+        let (old_crlf, new_crlf) = (old.replace('\n', "\r\n"), new.replace('\n', "\r\n"));
+        if content.contains(&old_crlf) {
+            attempt = replace(content, &old_crlf, &new_crlf, mode, true);
+        }
+    }
+    match attempt {
+        Err(EditError::NotFound { .. }) => Err(EditError::NotFound {
+            closest: closest_region(content, old),
+            has_line_numbers: has_line_number_prefixes(old),
+        }),
+        other => other,
+    }
+}
+
+fn replace(
+    content: &str,
+    old: &str,
+    new: &str,
+    mode: Mode,
+    crlf: bool,
+) -> Result<Edited, EditError> {
+    let offsets: Vec<usize> = content.match_indices(old).map(|(at, _)| at).collect();
+    match (offsets.len(), mode) {
+        (0, _) => Err(EditError::NotFound {
+            closest: None,
+            has_line_numbers: false,
+        }),
+        (1, _) | (_, Mode::All) => Ok(Edited {
+            text: content.replace(old, new),
+            count: offsets.len(),
+            crlf,
+        }),
+        (count, Mode::Once) => Err(EditError::Ambiguous {
+            count,
+            lines: line_numbers(content, &offsets[..count.min(MAX_LISTED_MATCHES)]),
+        }),
+    }
+}
+
+/// 1-based line numbers of sorted byte offsets.
+fn line_numbers(content: &str, offsets: &[usize]) -> Vec<usize> {
+    let mut lines = Vec::with_capacity(offsets.len());
+    let (mut line, mut pos) = (1, 0);
+    for &offset in offsets {
+        line += content.as_bytes()[pos..offset]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        pos = offset;
+        lines.push(line);
+    }
+    lines
+}
+
+/// True when every non-empty line starts like read_file output (`   12\t`).
+fn has_line_number_prefixes(old: &str) -> bool {
+    let mut lines = old.lines().filter(|l| !l.trim().is_empty()).peekable();
+    lines.peek().is_some()
+        && lines.all(|l| {
+            let rest = l.trim_start();
+            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            digits > 0 && rest[digits..].starts_with('\t')
+        })
+}
+
+/// Character bigrams of a line with whitespace removed (plus one for the line start, so
+/// one-character lines count too).
+fn bigrams(line: &str) -> impl Iterator<Item = u64> + '_ {
+    let mut prev = '\n';
+    line.chars().filter(|c| !c.is_whitespace()).map(move |c| {
+        let key = (u64::from(prev) << 32) | u64::from(c);
+        prev = c;
+        key
+    })
+}
+
+/// Finds the window of lines (as many as old_string has) with the highest Dice
+/// similarity of whitespace-free character bigrams: one rolling pass over the file.
+fn closest_region(content: &str, old: &str) -> Option<Closest> {
+    let file_lines: Vec<&str> = content.lines().collect();
+    let old_lines: Vec<&str> = old.lines().collect();
+    if file_lines.is_empty() || old_lines.is_empty() {
+        return None;
+    }
+    let width = old_lines.len().min(file_lines.len());
+    let mut wanted: HashMap<u64, u32> = HashMap::new();
+    let mut wanted_total = 0u64;
+    for key in old_lines.iter().flat_map(|l| bigrams(l)) {
+        *wanted.entry(key).or_default() += 1;
+        wanted_total += 1;
+    }
+    let mut window: HashMap<u64, u32> = HashMap::new();
+    let (mut window_total, mut common) = (0u64, 0u64);
+    let mut best: Option<(f64, usize)> = None;
+    for end in 0..file_lines.len() {
+        for key in bigrams(file_lines[end]) {
+            let have = window.entry(key).or_default();
+            if *have < wanted.get(&key).copied().unwrap_or(0) {
+                common += 1;
+            }
+            *have += 1;
+            window_total += 1;
+        }
+        if end >= width {
+            for key in bigrams(file_lines[end - width]) {
+                let have = window.entry(key).or_default();
+                if *have <= wanted.get(&key).copied().unwrap_or(0) {
+                    common -= 1;
+                }
+                *have -= 1;
+                window_total -= 1;
+            }
+        }
+        if end + 1 >= width {
+            let total = window_total + wanted_total;
+            let score = if total == 0 {
+                0.0
+            } else {
+                2.0 * common as f64 / total as f64
+            };
+            if best.is_none_or(|(s, _)| score > s) {
+                best = Some((score, end + 1 - width));
+            }
+        }
+    }
+    let (similarity, start) = best?;
+    if similarity < MIN_SIMILARITY {
+        return None;
+    }
+    let region_lines = &file_lines[start..start + width];
+    let squash = |lines: &[&str]| -> String {
+        lines
+            .iter()
+            .flat_map(|l| l.chars())
+            .filter(|c| !c.is_whitespace())
+            .collect()
+    };
+    let region_text = region_lines.join("\n");
+    let mut region = String::new();
+    for (i, line) in region_lines.iter().take(MAX_REGION_LINES).enumerate() {
+        let shown = match line.char_indices().nth(MAX_REGION_LINE_CHARS) {
+            Some((cut, _)) => format!("{} [...]", &line[..cut]),
+            None => line.to_string(),
+        };
+        region.push_str(&format!("{:>6}\t{shown}\n", start + i + 1));
+    }
+    if region_lines.len() > MAX_REGION_LINES {
+        region.push_str(&format!(
+            "[... {} more lines]\n",
+            region_lines.len() - MAX_REGION_LINES
+        ));
+    }
+    let old_text = old_lines.join("\n");
+    let diff = (width <= MAX_REGION_LINES && old_text.len() <= 8 * 1024).then(|| {
+        TextDiff::from_lines(&format!("{old_text}\n"), &format!("{region_text}\n"))
+            .unified_diff()
+            .context_radius(1)
+            .to_string()
+    });
+    Some(Closest {
+        first_line: start + 1,
+        last_line: start + width,
+        similarity,
+        whitespace_only: squash(region_lines) == squash(&old_lines),
+        region,
+        diff: diff.filter(|d| !d.is_empty()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ApprovalRequestKind;
+    use crate::tools::test_context;
+    use std::fs;
+
+    const SOURCE: &str = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n\nfn other() {\n    let x = 1;\n}\n";
+
+    async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
+        EditFile.run(args, ctx).await.unwrap()
+    }
+
+    fn setup() -> (tempfile::TempDir, ToolContext) {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("main.rs"), SOURCE).unwrap();
+        let ctx = test_context(dir.path());
+        (dir, ctx)
+    }
+
+    fn file(ctx: &ToolContext) -> String {
+        fs::read_to_string(ctx.workdir.join("main.rs")).unwrap()
+    }
+
+    #[tokio::test]
+    async fn replaces_a_unique_match_and_returns_a_diff() {
+        let (_d, ctx) = setup();
+        let out = call(
+            &ctx,
+            json!({"path": "main.rs", "old_string": "println!(\"{x}\");", "new_string": "dbg!(x);"}),
+        )
+        .await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(file(&ctx), SOURCE.replace("println!(\"{x}\");", "dbg!(x);"));
+        let diff = out.diff.clone().unwrap();
+        assert!(
+            diff.starts_with("--- a/main.rs\n+++ b/main.rs\n@@ -1,6 +1,6 @@\n"),
+            "{diff}"
+        );
+        assert!(diff.contains("-    println!(\"{x}\");\n+    dbg!(x);\n"));
+        assert_eq!(
+            out.content,
+            format!("Edited main.rs: replaced 1 occurrence, +1 -1 lines.\n{diff}")
+        );
+    }
+
+    #[tokio::test]
+    async fn several_matches_need_replace_all() {
+        let (_d, ctx) = setup();
+        let args =
+            json!({"path": "main.rs", "old_string": "let x = 1;", "new_string": "let x = 2;"});
+        let out = call(&ctx, args.clone()).await;
+        assert!(out.is_error);
+        assert!(
+            out.content
+                .contains("occurs 2 times in main.rs (at lines 2, 7)"),
+            "{}",
+            out.content
+        );
+        assert_eq!(file(&ctx), SOURCE);
+        let mut all = args;
+        all["replace_all"] = json!(true);
+        let out = call(&ctx, all).await;
+        assert!(
+            out.content
+                .starts_with("Edited main.rs: replaced 2 occurrences, +2 -2 lines.")
+        );
+        assert_eq!(file(&ctx).matches("let x = 2;").count(), 2);
+    }
+
+    #[tokio::test]
+    async fn not_found_names_the_closest_match_with_whitespace_hint() {
+        let (_d, ctx) = setup();
+        let out = call(
+            &ctx,
+            json!({"path": "main.rs", "old_string": "fn other() {\n  let x = 1;\n}", "new_string": "x"}),
+        )
+        .await;
+        assert!(out.is_error);
+        assert!(
+            out.content.starts_with(
+                "old_string was not found in main.rs. The closest match is at lines 6-8 \
+                 (it differs only in whitespace or indentation):\n     6\tfn other() {\n     7\t    let x = 1;\n"
+            ),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content.contains("-  let x = 1;\n+    let x = 1;\n"),
+            "{}",
+            out.content
+        );
+        assert_eq!(file(&ctx), SOURCE);
+    }
+
+    #[tokio::test]
+    async fn not_found_with_a_typo_gives_similarity_and_line() {
+        let (_d, ctx) = setup();
+        let out = call(
+            &ctx,
+            json!({"path": "main.rs", "old_string": "    printn!(\"{x}\");", "new_string": "x"}),
+        )
+        .await;
+        assert!(
+            out.content.contains("The closest match is at line 3 ("),
+            "{}",
+            out.content
+        );
+        assert!(out.content.contains("% similar"));
+        let out = call(
+            &ctx,
+            json!({"path": "main.rs", "old_string": "zzzz qqqq", "new_string": "x"}),
+        )
+        .await;
+        assert!(
+            out.content.contains("Nothing in the file resembles it"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[tokio::test]
+    async fn line_number_prefixes_are_pointed_out() {
+        let (_d, ctx) = setup();
+        let out = call(
+            &ctx,
+            json!({"path": "main.rs", "old_string": "     2\t    let x = 1;\n     3\t    println!(\"{x}\");", "new_string": "x"}),
+        )
+        .await;
+        assert!(
+            out.content.contains("line-number prefixes"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[tokio::test]
+    async fn crlf_files_match_lf_old_strings() {
+        let (_d, ctx) = setup();
+        fs::write(ctx.workdir.join("main.rs"), "a\r\nb\r\nc\r\n").unwrap();
+        let out = call(
+            &ctx,
+            json!({"path": "main.rs", "old_string": "a\nb", "new_string": "x\ny"}),
+        )
+        .await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(file(&ctx), "x\r\ny\r\nc\r\n");
+    }
+
+    #[tokio::test]
+    async fn errors_the_model_can_fix() {
+        let (_d, ctx) = setup();
+        let out = call(&ctx, json!({"path": "main.rs", "old_string": "x"})).await;
+        assert!(
+            out.content.contains("missing field `new_string`"),
+            "{}",
+            out.content
+        );
+        let out = call(
+            &ctx,
+            json!({"path": "main.rs", "old_string": "", "new_string": "x"}),
+        )
+        .await;
+        assert!(out.content.starts_with("old_string is empty"));
+        let out = call(
+            &ctx,
+            json!({"path": "main.rs", "old_string": "x", "new_string": "x"}),
+        )
+        .await;
+        assert!(out.content.contains("identical"));
+        let out = call(
+            &ctx,
+            json!({"path": "nope.rs", "old_string": "x", "new_string": "y"}),
+        )
+        .await;
+        assert!(out.content.contains("File not found: nope.rs"));
+        let out = call(
+            &ctx,
+            json!({"path": "main.rs", "old_string": "x", "new_string": "y", "replace_all": "yes"}),
+        )
+        .await;
+        assert!(
+            out.content
+                .contains("field `replace_all` must be a boolean, got a string")
+        );
+        fs::write(ctx.workdir.join("bin"), b"\xff\xfe").unwrap();
+        let out = call(
+            &ctx,
+            json!({"path": "bin", "old_string": "x", "new_string": "y"}),
+        )
+        .await;
+        assert!(out.content.contains("not UTF-8"), "{}", out.content);
+    }
+
+    #[test]
+    fn access_carries_the_diff_in_advance() {
+        let (_d, ctx) = setup();
+        let access = EditFile.access(
+            &json!({"path": "main.rs", "old_string": "fn other", "new_string": "fn renamed"}),
+            &ctx,
+        );
+        let Access::NeedsApproval(ApprovalRequestKind::Edit {
+            path,
+            diff,
+            outside_project,
+        }) = access
+        else {
+            panic!("expected an edit request: {access:?}");
+        };
+        assert_eq!(path, ctx.workdir.join("main.rs"));
+        assert!(diff.unwrap().contains("-fn other() {\n+fn renamed() {\n"));
+        assert!(!outside_project);
+        // Nothing written by access().
+        assert_eq!(file(&ctx), SOURCE);
+        let failing = EditFile.access(
+            &json!({"path": "main.rs", "old_string": "absent", "new_string": "y"}),
+            &ctx,
+        );
+        assert!(matches!(
+            failing,
+            Access::NeedsApproval(ApprovalRequestKind::Edit { diff: None, .. })
+        ));
+    }
+
+    #[test]
+    fn closest_region_in_a_large_file() {
+        let mut content: String = (0..20_000)
+            .map(|i| format!("let value_{i} = compute({i});\n"))
+            .collect();
+        content.push_str("    target_line_here(alpha, beta);\n");
+        let closest = closest_region(&content, "target_line_here(alpha,beta);").unwrap();
+        assert_eq!(closest.first_line, 20_001);
+        assert!(closest.whitespace_only);
+    }
+}
