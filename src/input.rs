@@ -1,2 +1,246 @@
 //! The one input router shared by the TUI, the REPL and pipe mode: turns a line of user
-//! input into a built-in command, a skill invocation or a plain prompt.
+//! input into a built-in command, a skill invocation or a plain prompt, and offers
+//! completions for `/` commands. It knows the catalog of skills and nothing of
+//! terminals, the agent loop or the model.
+//!
+//! Rules, in order:
+//! 1. A blank line is [`Routed::Empty`]; a line whose first non-blank character is not
+//!    `/` is a [`Routed::Prompt`], unchanged.
+//! 2. `/name` where `name` is a built-in ([`BUILTINS`]) runs the built-in: built-ins
+//!    take precedence over a skill of the same name (that skill stays reachable as
+//!    `/skill NAME`).
+//! 3. `/skill NAME args` and `/NAME args` invoke a skill: the prompt is the body with
+//!    templates expanded, or body + `"\n\n"` + args (see [`crate::skills::template`]).
+//!    Skills with `user-invocable: false` cannot be slash-invoked.
+//! 4. A first word holding a second `/` (`/usr/bin/foo is broken`, `//x`) is a path,
+//!    not a command: the line is a prompt.
+//! 5. Anything else is an unknown command: [`Routed::Error`] with close matches.
+
+use crate::skills::{Catalog, Skill, invocation_prompt};
+
+/// Built-in commands: name (without `/`) and a one-line description.
+pub const BUILTINS: &[(&str, &str)] = &[
+    ("help", "Show commands and skills"),
+    ("skills", "List the available skills"),
+    ("skill", "Run a skill: /skill NAME [args]"),
+    ("clear", "Start a new conversation"),
+    ("model", "Show the model, or switch: /model NAME"),
+    ("usage", "Show token usage for this session"),
+    ("exit", "Quit"),
+    ("quit", "Quit"),
+];
+
+/// True when `name` is a built-in command.
+pub fn is_builtin(name: &str) -> bool {
+    BUILTINS.iter().any(|(n, _)| *n == name)
+}
+
+/// A built-in command for the frontend to carry out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Builtin {
+    /// `/help`.
+    Help,
+    /// `/skills`.
+    Skills,
+    /// `/clear`.
+    Clear,
+    /// `/exit` or `/quit`.
+    Exit,
+    /// `/model` (show) or `/model NAME` (switch).
+    Model(Option<String>),
+    /// `/usage`.
+    Usage,
+}
+
+/// What a line of input means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Routed {
+    /// Nothing to do (blank line).
+    Empty,
+    /// Send this text to the model as the user's message.
+    Prompt(String),
+    /// Send `prompt` (the skill's body, expanded) as the user's message.
+    Skill {
+        /// The skill's name.
+        name: String,
+        /// The user message to send.
+        prompt: String,
+    },
+    /// Carry out a built-in command.
+    Builtin(Builtin),
+    /// Show this message to the user (stderr or a notice); the session goes on.
+    Error(String),
+}
+
+/// Routes one line of input.
+pub fn route(line: &str, catalog: &Catalog) -> Routed {
+    let line = line.trim_end_matches(['\n', '\r']);
+    let trimmed = line.trim_start();
+    if trimmed.trim_end().is_empty() {
+        return Routed::Empty;
+    }
+    let Some(command) = trimmed.strip_prefix('/') else {
+        return Routed::Prompt(line.to_string());
+    };
+    let (word, rest) = split_word(command);
+    if word.is_empty() {
+        return Routed::Error("`/` must be followed by a command; type /help".to_string());
+    }
+    let builtin = match word {
+        "help" => Some(Builtin::Help),
+        "skills" => Some(Builtin::Skills),
+        "clear" => Some(Builtin::Clear),
+        "exit" | "quit" => Some(Builtin::Exit),
+        "usage" => Some(Builtin::Usage),
+        "model" => Some(Builtin::Model((!rest.is_empty()).then(|| rest.to_string()))),
+        _ => None,
+    };
+    if let Some(b) = builtin {
+        return Routed::Builtin(b);
+    }
+    if word == "skill" {
+        let (name, args) = split_word(rest);
+        if name.is_empty() {
+            return Routed::Error("usage: /skill NAME [args] (/skills lists them)".to_string());
+        }
+        return match catalog.get(name) {
+            Some(skill) => invoke(skill, args),
+            None => Routed::Error(unknown(&format!("no skill named `{name}`"), name, catalog)),
+        };
+    }
+    if let Some(skill) = catalog.get(word) {
+        return invoke(skill, rest);
+    }
+    if word.contains('/') {
+        return Routed::Prompt(line.to_string());
+    }
+    Routed::Error(unknown(
+        &format!("unknown command `/{word}`"),
+        word,
+        catalog,
+    ))
+}
+
+fn split_word(s: &str) -> (&str, &str) {
+    let s = s.trim_start();
+    match s.find(char::is_whitespace) {
+        Some(i) => (&s[..i], s[i..].trim()),
+        None => (s, ""),
+    }
+}
+
+fn invoke(skill: &Skill, args: &str) -> Routed {
+    if !skill.user_invocable() {
+        return Routed::Error(format!(
+            "skill `{}` cannot be run as a slash command (it sets `user-invocable: false`); \
+             the model loads it when needed",
+            skill.name
+        ));
+    }
+    match invocation_prompt(skill, args) {
+        Ok(prompt) => Routed::Skill {
+            name: skill.name.clone(),
+            prompt,
+        },
+        Err(e) => Routed::Error(format!("cannot run skill `{}`: {e}", skill.name)),
+    }
+}
+
+fn unknown(what: &str, word: &str, catalog: &Catalog) -> String {
+    let matches = close_matches(word, catalog);
+    if matches.is_empty() {
+        format!("{what}; type /help for commands, /skills for skills")
+    } else {
+        let list: Vec<String> = matches.iter().map(|m| format!("/{m}")).collect();
+        format!(
+            "{what}. Did you mean {}? (/help lists commands, /skills lists skills)",
+            list.join(", ")
+        )
+    }
+}
+
+/// Up to five command or skill names close to `word`: prefixes first, then by edit
+/// distance (transpositions count once).
+pub fn close_matches(word: &str, catalog: &Catalog) -> Vec<String> {
+    let w = word.to_lowercase();
+    let limit = match w.chars().count() {
+        0..=3 => 1,
+        4..=6 => 2,
+        _ => 3,
+    };
+    let mut scored: Vec<(usize, String)> = BUILTINS
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(catalog.user_invocable_names())
+        .filter_map(|name| {
+            let n = name.to_lowercase();
+            let d = if n.starts_with(&w) || (w.len() >= 3 && w.starts_with(&n)) {
+                0
+            } else {
+                edit_distance(&w, &n)
+            };
+            (d <= limit).then(|| (d, name.to_string()))
+        })
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(5).map(|(_, n)| n).collect()
+}
+
+/// Optimal string alignment distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev2 = vec![0usize; b.len() + 1];
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0usize; b.len() + 1];
+    for i in 1..=a.len() {
+        cur[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                cur[j] = cur[j].min(prev2[j - 2] + 1);
+            }
+        }
+        std::mem::swap(&mut prev2, &mut prev);
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// Completions for what the user typed after `/` (a leading `/` is ignored): built-ins
+/// first (in [`BUILTINS`] order), then slash-invocable skills by name, as (name without
+/// `/`, one-line description). After `skill ` it completes skill names, returned as
+/// `skill NAME`. Nothing once arguments are being typed.
+pub fn completions(prefix: &str, catalog: &Catalog) -> Vec<(String, String)> {
+    let p = prefix.strip_prefix('/').unwrap_or(prefix);
+    if let Some(q) = p.strip_prefix("skill ") {
+        let q = q.trim_start();
+        if q.contains(char::is_whitespace) {
+            return Vec::new();
+        }
+        return catalog
+            .skills()
+            .iter()
+            .filter(|s| s.user_invocable() && s.name.starts_with(q))
+            .map(|s| (format!("skill {}", s.name), s.one_line_description()))
+            .collect();
+    }
+    if p.contains(char::is_whitespace) {
+        return Vec::new();
+    }
+    let mut out: Vec<(String, String)> = BUILTINS
+        .iter()
+        .filter(|(n, _)| n.starts_with(p))
+        .map(|(n, d)| (n.to_string(), d.to_string()))
+        .collect();
+    out.extend(
+        catalog
+            .skills()
+            .iter()
+            .filter(|s| s.user_invocable() && s.name.starts_with(p) && !is_builtin(&s.name))
+            .map(|s| (s.name.clone(), s.one_line_description())),
+    );
+    out
+}

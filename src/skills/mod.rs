@@ -1,11 +1,231 @@
 //! Agent Skills: folders holding a `SKILL.md` that teach the model a way of doing a job.
 //! This module owns discovery below the skill roots, frontmatter parsing, the catalog
 //! (winners, shadowed and invalid skills, warnings), the index section of the system
-//! prompt, body loading and template expansion.
+//! prompt, body loading, template expansion and the `skills` subcommands' output.
 //!
 //! It must not know about the model client, the agent loop or terminals: frontends and
 //! the prompt builder read the catalog; the `use_skill` tool and the input router call it.
+//! The only outside name it knows is the list of built-in slash commands (from `input`),
+//! to warn when a skill's name collides with one.
+//!
+//! Start-up reads only each `SKILL.md`'s frontmatter (bounded); the body is read by
+//! [`Skill::load_body`] when the skill is used.
 
-/// The skills found at start-up (placeholder until discovery lands).
-#[derive(Debug, Default)]
-pub struct Catalog {}
+mod catalog;
+pub mod cli;
+mod discovery;
+pub mod frontmatter;
+mod index;
+pub mod template;
+pub mod validate;
+mod warning;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub use catalog::{Catalog, DiscoveryStats, InvalidSkill};
+pub use discovery::{MAX_DEPTH, MAX_DIRS_PER_ROOT};
+pub use frontmatter::Frontmatter;
+pub use index::{DEFAULT_INDEX_BUDGET, INDEX_HEADER, SkillIndex, index_budget};
+pub use template::invocation_prompt;
+pub use warning::{SkillWarning, WarningKind};
+
+/// Where to look for skills. Roots, highest precedence first: each `flag_dirs` entry;
+/// then `{workdir}/skills`, `{workdir}/.agents/skills`, `{workdir}/.claude/skills`; then
+/// `{harness9_home}/skills`, `{user_home}/.agents/skills`, `{user_home}/.claude/skills`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DiscoveryOptions {
+    /// `--skills-dir` values in the order given (relative ones resolve against `workdir`).
+    pub flag_dirs: Vec<PathBuf>,
+    /// The project directory.
+    pub workdir: PathBuf,
+    /// `$HARNESS9_HOME` (default `~/.harness9`).
+    pub harness9_home: PathBuf,
+    /// The user's home directory, when known.
+    pub user_home: Option<PathBuf>,
+}
+
+impl DiscoveryOptions {
+    /// Every root in precedence order (whether or not it exists).
+    pub fn roots(&self) -> Vec<SkillRoot> {
+        let mut roots: Vec<SkillRoot> = self
+            .flag_dirs
+            .iter()
+            .map(|d| SkillRoot {
+                path: self.workdir.join(d),
+                kind: RootKind::Flag,
+            })
+            .collect();
+        for sub in ["skills", ".agents/skills", ".claude/skills"] {
+            roots.push(SkillRoot {
+                path: self.workdir.join(sub),
+                kind: RootKind::Project,
+            });
+        }
+        roots.push(SkillRoot {
+            path: self.harness9_home.join("skills"),
+            kind: RootKind::User,
+        });
+        if let Some(home) = &self.user_home {
+            for sub in [".agents/skills", ".claude/skills"] {
+                roots.push(SkillRoot {
+                    path: home.join(sub),
+                    kind: RootKind::User,
+                });
+            }
+        }
+        roots
+    }
+
+    /// The roots that exist as directories, in precedence order (for `skills validate`
+    /// without paths).
+    pub fn existing_roots(&self) -> Vec<PathBuf> {
+        self.roots()
+            .into_iter()
+            .filter(|r| r.path.is_dir())
+            .map(|r| r.path)
+            .collect()
+    }
+}
+
+/// Which kind of root a skill came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RootKind {
+    /// A `--skills-dir` directory.
+    Flag,
+    /// A directory inside the project.
+    Project,
+    /// A directory in the user's home.
+    User,
+}
+
+impl RootKind {
+    /// `flag`, `project` or `user`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RootKind::Flag => "flag",
+            RootKind::Project => "project",
+            RootKind::User => "user",
+        }
+    }
+}
+
+impl fmt::Display for RootKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A skills root: a directory searched for skills.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SkillRoot {
+    /// The root directory as configured.
+    pub path: PathBuf,
+    /// Its kind.
+    pub kind: RootKind,
+}
+
+/// How a discovered skill stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SkillStatus {
+    /// Loaded cleanly.
+    Ok,
+    /// Loaded, with warnings (see [`Catalog::warnings`]).
+    Warning,
+    /// A skill with the same name and higher precedence wins.
+    Shadowed {
+        /// The winner's `SKILL.md`.
+        by: PathBuf,
+    },
+}
+
+impl SkillStatus {
+    /// `ok`, `warning` or `shadowed`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SkillStatus::Ok => "ok",
+            SkillStatus::Warning => "warning",
+            SkillStatus::Shadowed { .. } => "shadowed",
+        }
+    }
+}
+
+/// One skill: its identity, where it lives and its frontmatter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skill {
+    /// The `name` field.
+    pub name: String,
+    /// The `description` field, exactly as YAML reads it (may hold newlines).
+    pub description: String,
+    /// The skill's directory (the one holding `SKILL.md`), as found below its root.
+    pub dir: PathBuf,
+    /// The `SKILL.md` file.
+    pub path: PathBuf,
+    /// The root it was found under.
+    pub root: SkillRoot,
+    /// Every frontmatter field, typed (its `name`/`description` duplicate the above).
+    pub frontmatter: Frontmatter,
+    /// Ok, loaded with warnings, or shadowed.
+    pub status: SkillStatus,
+}
+
+impl Skill {
+    /// False when `user-invocable: false`: no slash command.
+    pub fn user_invocable(&self) -> bool {
+        self.frontmatter.user_invocable
+    }
+
+    /// False when `disable-model-invocation: true`: not in the index, not loadable by
+    /// `use_skill`.
+    pub fn model_invocable(&self) -> bool {
+        !self.frontmatter.disable_model_invocation
+    }
+
+    /// The description on one line (whitespace runs collapsed), as the index shows it.
+    pub fn one_line_description(&self) -> String {
+        self.description
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Reads the body: everything after the closing `---` line, CRLF normalised, with
+    /// surrounding whitespace trimmed. Reads the file now (not at discovery).
+    pub fn load_body(&self) -> Result<String, SkillError> {
+        load_body_from(&self.path)
+    }
+}
+
+/// Reads the body of any `SKILL.md` (see [`Skill::load_body`]).
+pub fn load_body_from(path: &Path) -> Result<String, SkillError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SkillError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let (_, body) = frontmatter::split(&text).map_err(|e| SkillError::Frontmatter {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    Ok(body.trim().to_string())
+}
+
+/// A failure using a skill.
+#[derive(Debug, thiserror::Error)]
+pub enum SkillError {
+    /// The `SKILL.md` could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file no longer has a frontmatter block.
+    #[error("{}: {reason}", path.display())]
+    Frontmatter {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}

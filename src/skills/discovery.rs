@@ -1,0 +1,276 @@
+//! The walk below one skills root: finds directories holding a `SKILL.md` and hands each
+//! opened file to a visitor, in a deterministic order (entries sorted by name).
+//!
+//! It searches to a bounded depth and a bounded number of directories, includes hidden
+//! folders (`.curated/`), skips `.git`, `node_modules` and `target`, does not descend into
+//! a skill's own directory, follows a symlinked directory once (canonical paths, no
+//! loops) and reports directories that hold no skill at all. It knows nothing of
+//! frontmatter or precedence.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use super::warning::{SkillWarning, WarningKind};
+
+/// How many directory levels below a root are searched for skill directories.
+pub const MAX_DEPTH: usize = 8;
+/// How many directories are searched below one root.
+pub const MAX_DIRS_PER_ROOT: usize = 100_000;
+/// Directory names never searched.
+const SKIPPED: [&str; 3] = [".git", "node_modules", "target"];
+
+/// The file name that makes a directory a skill.
+pub const SKILL_FILE: &str = "SKILL.md";
+
+/// One `SKILL.md` found, opened.
+pub struct Site {
+    /// The skill directory, as reached from the root.
+    pub dir: PathBuf,
+    /// `dir/SKILL.md`.
+    pub path: PathBuf,
+    /// The open file.
+    pub file: File,
+    /// The `root_index` given to [`Walker::walk_root`].
+    pub root_index: usize,
+}
+
+/// Walks roots, remembering what it has seen so a directory reached twice (through a
+/// symlink or two roots) is visited once.
+pub struct Walker<'v> {
+    visit: &'v mut dyn FnMut(Site),
+    /// Problems found while walking.
+    pub warnings: Vec<SkillWarning>,
+    /// Directories read, over all roots.
+    pub dirs_visited: usize,
+    seen_roots: HashSet<PathBuf>,
+    seen_skills: HashSet<PathBuf>,
+    followed: HashSet<PathBuf>,
+    dirs_this_root: usize,
+    root_index: usize,
+}
+
+/// What a subtree yielded.
+#[derive(Clone, Copy)]
+struct Yield {
+    skills: usize,
+    /// A warning already covers this subtree.
+    reported: bool,
+}
+
+impl<'v> Walker<'v> {
+    /// A walker calling `visit` for every `SKILL.md` found.
+    pub fn new(visit: &'v mut dyn FnMut(Site)) -> Self {
+        Walker {
+            visit,
+            warnings: Vec::new(),
+            dirs_visited: 0,
+            seen_roots: HashSet::new(),
+            seen_skills: HashSet::new(),
+            followed: HashSet::new(),
+            dirs_this_root: 0,
+            root_index: 0,
+        }
+    }
+
+    /// Searches one root. A root that does not exist is skipped silently; a root that is
+    /// itself a skill directory is that one skill. Sites found carry `root_index`.
+    /// Returns how many skills were found.
+    pub fn walk_root(&mut self, root: &Path, root_index: usize) -> usize {
+        self.root_index = root_index;
+        let canonical = match std::fs::canonicalize(root) {
+            Ok(c) => c,
+            Err(e) if e.kind() == ErrorKind::NotFound => return 0,
+            Err(e) => {
+                self.warn(
+                    root,
+                    WarningKind::Unreadable {
+                        error: e.to_string(),
+                    },
+                );
+                return 0;
+            }
+        };
+        if !canonical.is_dir() {
+            self.warn(root, WarningKind::RootNotDirectory);
+            return 0;
+        }
+        if !self.seen_roots.insert(canonical.clone()) {
+            return 0;
+        }
+        self.dirs_this_root = 0;
+        if let Some(y) = self.try_skill(root, &canonical) {
+            return y.skills;
+        }
+        let mut empties = Vec::new();
+        let y = self.children(root, &canonical, 1, &mut empties);
+        for dir in empties {
+            self.warn(&dir, WarningKind::NoSkillMd);
+        }
+        y.skills
+    }
+
+    fn warn(&mut self, path: &Path, kind: WarningKind) {
+        self.warnings.push(SkillWarning {
+            path: path.to_path_buf(),
+            kind,
+        });
+    }
+
+    /// Opens `dir/SKILL.md`. `None` when there is none (search below instead).
+    fn try_skill(&mut self, dir: &Path, canonical: &Path) -> Option<Yield> {
+        let path = dir.join(SKILL_FILE);
+        match File::open(&path) {
+            Ok(file) => {
+                if self.seen_skills.insert(canonical.to_path_buf()) {
+                    (self.visit)(Site {
+                        dir: dir.to_path_buf(),
+                        path,
+                        file,
+                        root_index: self.root_index,
+                    });
+                }
+                Some(Yield {
+                    skills: 1,
+                    reported: false,
+                })
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => None,
+            Err(e) => {
+                self.warn(
+                    &path,
+                    WarningKind::Unreadable {
+                        error: e.to_string(),
+                    },
+                );
+                Some(Yield {
+                    skills: 0,
+                    reported: true,
+                })
+            }
+        }
+    }
+
+    /// Searches the subdirectories of `dir` (at `depth` below the root). Directories whose
+    /// whole subtree holds no skill are collected in `empties` (topmost only).
+    fn children(
+        &mut self,
+        dir: &Path,
+        canonical: &Path,
+        depth: usize,
+        empties: &mut Vec<PathBuf>,
+    ) -> Yield {
+        let mut out = Yield {
+            skills: 0,
+            reported: false,
+        };
+        let entries = match std::fs::read_dir(dir) {
+            Ok(rd) => rd,
+            Err(e) => {
+                self.warn(
+                    dir,
+                    WarningKind::Unreadable {
+                        error: e.to_string(),
+                    },
+                );
+                return Yield {
+                    skills: 0,
+                    reported: true,
+                };
+            }
+        };
+        self.dirs_visited += 1;
+        let mut subdirs: Vec<(std::ffi::OsString, bool)> = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if SKIPPED.iter().any(|s| name == *s) {
+                continue;
+            }
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => subdirs.push((name, false)),
+                Ok(t) if t.is_symlink() => subdirs.push((name, true)),
+                _ => {}
+            }
+        }
+        subdirs.sort();
+        for (name, is_link) in subdirs {
+            let path = dir.join(&name);
+            let child_canonical = if is_link {
+                match self.follow(&path, canonical) {
+                    Some(target) => target,
+                    None => continue,
+                }
+            } else {
+                canonical.join(&name)
+            };
+            if self.dirs_this_root >= MAX_DIRS_PER_ROOT {
+                self.warn(
+                    dir,
+                    WarningKind::DirLimit {
+                        limit: MAX_DIRS_PER_ROOT,
+                    },
+                );
+                out.reported = true;
+                break;
+            }
+            self.dirs_this_root += 1;
+            if let Some(y) = self.try_skill(&path, &child_canonical) {
+                out.skills += y.skills;
+                out.reported |= y.reported;
+                continue;
+            }
+            if depth >= MAX_DEPTH {
+                let kind = if has_subdirectory(&path) {
+                    WarningKind::DepthLimit { limit: MAX_DEPTH }
+                } else {
+                    WarningKind::NoSkillMd
+                };
+                self.warn(&path, kind);
+                out.reported = true;
+                continue;
+            }
+            let mut below = Vec::new();
+            let y = self.children(&path, &child_canonical, depth + 1, &mut below);
+            out.skills += y.skills;
+            out.reported |= y.reported;
+            if y.skills == 0 && !y.reported {
+                empties.push(path);
+            } else {
+                empties.extend(below);
+            }
+        }
+        out
+    }
+
+    /// Resolves a symlink found in `parent` (canonical). `None` for links to non-
+    /// directories, links back to an ancestor and targets already followed; broken links
+    /// are reported.
+    fn follow(&mut self, link: &Path, parent: &Path) -> Option<PathBuf> {
+        let target = match std::fs::canonicalize(link) {
+            Ok(t) => t,
+            Err(e) => {
+                self.warn(
+                    link,
+                    WarningKind::Unreadable {
+                        error: format!("broken link: {e}"),
+                    },
+                );
+                return None;
+            }
+        };
+        if !target.is_dir() || parent.starts_with(&target) {
+            return None;
+        }
+        self.followed.insert(target.clone()).then_some(target)
+    }
+}
+
+fn has_subdirectory(dir: &Path) -> bool {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .any(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        })
+        .unwrap_or(false)
+}

@@ -1,0 +1,296 @@
+//! Template expansion in skill bodies, and the prompt a slash invocation sends.
+//!
+//! Placeholders: `$ARGUMENTS` / `${ARGUMENTS}` (all arguments as typed), `$ARGUMENTS[N]`
+//! and `$N` (the N-th argument, 0-based, split shell-style), `${SKILL_DIR}`,
+//! `${CLAUDE_SKILL_DIR}` and `{baseDir}` (the skill's directory). One left-to-right pass:
+//! substituted text is never scanned again. `$N` and `$ARGUMENTS[N]` without a matching
+//! argument stay as written (bodies are full of `$5.00` and `awk '{print $1}'`), and so
+//! does any other `$`. A backslash before a placeholder (`\$ARGUMENTS`, `\$1`) keeps the
+//! placeholder literally and drops the backslash; other backslashes are kept.
+//! This module knows nothing of discovery or the model.
+
+use std::path::Path;
+
+use super::{Skill, SkillError};
+
+/// Expands the placeholders of `body` with `args` (the text typed after the command)
+/// and `skill_dir`.
+pub fn expand(body: &str, args: &str, skill_dir: &Path) -> String {
+    expand_report(body, args, skill_dir).0
+}
+
+/// The prompt a `/name args` invocation sends: the body with placeholders substituted
+/// when it uses the arguments, else the body + `"\n\n"` + args (just the body when there
+/// are no args). Reads the body now.
+pub fn invocation_prompt(skill: &Skill, args: &str) -> Result<String, SkillError> {
+    let body = skill.load_body()?;
+    Ok(prompt_from_body(&body, args, &skill.dir))
+}
+
+/// [`invocation_prompt`] for a body already read.
+pub fn prompt_from_body(body: &str, args: &str, skill_dir: &Path) -> String {
+    let args = args.trim();
+    let (text, used_args) = expand_report(body, args, skill_dir);
+    if args.is_empty() || used_args {
+        text
+    } else {
+        format!("{text}\n\n{args}")
+    }
+}
+
+/// One recognised placeholder.
+enum Placeholder {
+    AllArgs,
+    Arg(usize),
+    /// An index too large to be an argument: never substituted.
+    HugeIndex,
+    Dir,
+}
+
+/// Expands and tells whether any argument placeholder was substituted.
+fn expand_report(body: &str, args: &str, skill_dir: &Path) -> (String, bool) {
+    let args = args.trim();
+    let argv = shell_split(args);
+    let dir = skill_dir.display().to_string();
+    let mut out = String::with_capacity(body.len() + args.len());
+    let mut used_args = false;
+    let mut rest = body;
+    while let Some(i) = rest.find(['$', '\\', '{']) {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        if let Some(after) = tail.strip_prefix('\\') {
+            match placeholder(after) {
+                Some((_, len)) => {
+                    out.push_str(&after[..len]);
+                    rest = &after[len..];
+                }
+                None => {
+                    out.push('\\');
+                    rest = after;
+                }
+            }
+            continue;
+        }
+        if let Some(after) = tail.strip_prefix("{baseDir}") {
+            out.push_str(&dir);
+            rest = after;
+            continue;
+        }
+        let Some((p, len)) = placeholder(tail) else {
+            // A `{` or `$` that starts nothing: keep it.
+            out.push_str(&tail[..1]);
+            rest = &tail[1..];
+            continue;
+        };
+        let replacement = match p {
+            Placeholder::AllArgs => Some(args),
+            Placeholder::Arg(n) => argv.get(n).map(String::as_str),
+            Placeholder::HugeIndex => None,
+            Placeholder::Dir => Some(dir.as_str()),
+        };
+        match replacement {
+            Some(r) => {
+                used_args |= !matches!(p, Placeholder::Dir);
+                out.push_str(r);
+            }
+            None => out.push_str(&tail[..len]),
+        }
+        rest = &tail[len..];
+    }
+    out.push_str(rest);
+    (out, used_args)
+}
+
+/// The placeholder at the start of `s` (which starts with `$`) and its length in bytes.
+fn placeholder(s: &str) -> Option<(Placeholder, usize)> {
+    let after = s.strip_prefix('$')?;
+    for (text, p) in [
+        ("{ARGUMENTS}", Placeholder::AllArgs),
+        ("{SKILL_DIR}", Placeholder::Dir),
+        ("{CLAUDE_SKILL_DIR}", Placeholder::Dir),
+    ] {
+        if after.starts_with(text) {
+            return Some((p, 1 + text.len()));
+        }
+    }
+    if let Some(a) = after.strip_prefix("ARGUMENTS") {
+        if let Some(inner) = a.strip_prefix('[') {
+            let digits = inner.bytes().take_while(u8::is_ascii_digit).count();
+            if digits > 0 && inner[digits..].starts_with(']') {
+                let len = 1 + "ARGUMENTS[".len() + digits + 1;
+                return Some((index(&inner[..digits]), len));
+            }
+        }
+        let ident = a
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_');
+        return (!ident).then_some((Placeholder::AllArgs, 1 + "ARGUMENTS".len()));
+    }
+    let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+    (digits > 0).then(|| (index(&after[..digits]), 1 + digits))
+}
+
+fn index(digits: &str) -> Placeholder {
+    digits
+        .parse()
+        .map_or(Placeholder::HugeIndex, Placeholder::Arg)
+}
+
+/// Splits arguments like a POSIX shell would, without expansions: whitespace separates,
+/// `'...'` is literal, `"..."` allows `\"`, `\\`, `\$` and `` \` ``, a backslash outside
+/// quotes escapes the next character. An unclosed quote runs to the end.
+pub fn shell_split(args: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = args.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if in_word {
+                    out.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    cur.push(c);
+                }
+            }
+            '"' => {
+                in_word = true;
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' if matches!(chars.peek(), Some('"' | '\\' | '$' | '`')) => {
+                            if let Some(n) = chars.next() {
+                                cur.push(n);
+                            }
+                        }
+                        c => cur.push(c),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        out.push(cur);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn x(body: &str, args: &str) -> String {
+        expand(body, args, Path::new("/s/dir"))
+    }
+
+    #[test]
+    fn all_arguments() {
+        assert_eq!(
+            x("Fix $ARGUMENTS now", "main.go tests"),
+            "Fix main.go tests now"
+        );
+        assert_eq!(x("Fix ${ARGUMENTS}.", "a b"), "Fix a b.");
+        assert_eq!(x("Fix $ARGUMENTS", ""), "Fix ");
+        assert_eq!(x("$ARGUMENTSX stays", "a"), "$ARGUMENTSX stays");
+    }
+
+    #[test]
+    fn indexed_arguments_are_zero_based_and_shell_quoted() {
+        let args = r#"main.go "two words" 'it''s' x\ y"#;
+        assert_eq!(x("$0|$1|$2|$3", args), "main.go|two words|its|x y");
+        assert_eq!(
+            x("$ARGUMENTS[1] and $ARGUMENTS[0]", args),
+            "two words and main.go"
+        );
+    }
+
+    #[test]
+    fn missing_arguments_stay_untouched() {
+        assert_eq!(x("costs $5.00", ""), "costs $5.00");
+        assert_eq!(x("awk '{print $1}'", ""), "awk '{print $1}'");
+        assert_eq!(
+            x("awk '{print $1}' $ARGUMENTS[3]", "a"),
+            "awk '{print $1}' $ARGUMENTS[3]"
+        );
+        assert_eq!(
+            x("$99999999999999999999999 $", "a"),
+            "$99999999999999999999999 $"
+        );
+        assert_eq!(x("price: $ alone, $$, $x", "a"), "price: $ alone, $$, $x");
+    }
+
+    #[test]
+    fn one_pass_only() {
+        assert_eq!(x("A=$0 B=$1", "$1 ${SKILL_DIR}"), "A=$1 B=${SKILL_DIR}");
+        assert_eq!(x("$ARGUMENTS", "$ARGUMENTS"), "$ARGUMENTS");
+    }
+
+    #[test]
+    fn backslash_escapes_a_placeholder_only() {
+        assert_eq!(x(r"\$ARGUMENTS is $ARGUMENTS", "a"), "$ARGUMENTS is a");
+        assert_eq!(x(r"\$1 \${SKILL_DIR}", "a b"), "$1 ${SKILL_DIR}");
+        assert_eq!(x(r"echo \$HOME \n C:\dir", "a"), r"echo \$HOME \n C:\dir");
+        assert_eq!(x(r"\\", ""), r"\\");
+    }
+
+    #[test]
+    fn skill_dir_forms() {
+        assert_eq!(
+            x(
+                "${SKILL_DIR}/a ${CLAUDE_SKILL_DIR}/b {baseDir}/c {other}",
+                ""
+            ),
+            "/s/dir/a /s/dir/b /s/dir/c {other}"
+        );
+    }
+
+    #[test]
+    fn unicode_is_preserved() {
+        assert_eq!(x("清理 $0 — ok", "main.go"), "清理 main.go — ok");
+    }
+
+    #[test]
+    fn prompt_appends_args_unless_the_body_uses_them() {
+        let d = Path::new("/s");
+        assert_eq!(
+            prompt_from_body("Body", "clean main.go", d),
+            "Body\n\nclean main.go"
+        );
+        assert_eq!(prompt_from_body("Body", "  ", d), "Body");
+        assert_eq!(prompt_from_body("Do $ARGUMENTS", "x", d), "Do x");
+        assert_eq!(
+            prompt_from_body("awk '{print $1}'", "x", d),
+            "awk '{print $1}'\n\nx"
+        );
+        assert_eq!(prompt_from_body("at ${SKILL_DIR}", "x", d), "at /s\n\nx");
+    }
+
+    #[test]
+    fn shell_split_cases() {
+        assert_eq!(shell_split(""), Vec::<String>::new());
+        assert_eq!(
+            shell_split(r#"a "b \"c\"" '' d"#),
+            vec!["a", r#"b "c""#, "", "d"]
+        );
+        assert_eq!(shell_split("'unclosed rest"), vec!["unclosed rest"]);
+    }
+}

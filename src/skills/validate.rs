@@ -1,0 +1,1 @@
+//! Spec checks (stub).

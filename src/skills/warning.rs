@@ -1,0 +1,137 @@
+//! Warnings about skills found (or not) at discovery: each names the path, the reason and
+//! what to do. Discovery never fails; every problem becomes one of these, shown to the
+//! user and logged. This module knows nothing of how they are displayed.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// One problem found while discovering skills.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillWarning {
+    /// The file or directory concerned.
+    pub path: PathBuf,
+    /// What is wrong.
+    pub kind: WarningKind,
+}
+
+/// What is wrong, with the data needed to say what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WarningKind {
+    /// A directory below a skills root holds no `SKILL.md` (nor does anything below it).
+    NoSkillMd,
+    /// A required frontmatter field is missing or empty: the skill is skipped.
+    MissingField {
+        /// `name` or `description`.
+        field: &'static str,
+    },
+    /// The file has no usable frontmatter block: the skill is skipped.
+    BadFrontmatter {
+        /// Why (no opening `---`, no closing `---`, not UTF-8).
+        reason: String,
+    },
+    /// The file or directory could not be read.
+    Unreadable {
+        /// The I/O error.
+        error: String,
+    },
+    /// The YAML did not parse; fields were read line by line and the skill loaded.
+    YamlFallback {
+        /// The YAML parser's message.
+        error: String,
+        /// The field whose unquoted value holds `: `, when spotted.
+        field: Option<String>,
+    },
+    /// A field has a value of the wrong type and was ignored.
+    BadField {
+        /// The field name.
+        field: String,
+        /// What was expected.
+        expected: &'static str,
+    },
+    /// A skill with the same name and higher precedence wins; this one is shadowed.
+    Shadowed {
+        /// The shared name.
+        name: String,
+        /// The winner's `SKILL.md`.
+        winner: PathBuf,
+    },
+    /// The skill's name is also a built-in slash command, which takes precedence.
+    BuiltinCollision {
+        /// The shared name.
+        name: String,
+    },
+    /// A skills root exists but is not a directory.
+    RootNotDirectory,
+    /// Directories below this one were not searched: too deep.
+    DepthLimit {
+        /// The depth limit below a root.
+        limit: usize,
+    },
+    /// The search of this root stopped: too many directories.
+    DirLimit {
+        /// The directory limit per root.
+        limit: usize,
+    },
+}
+
+impl fmt::Display for SkillWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = self.path.display();
+        match &self.kind {
+            WarningKind::NoSkillMd => write!(
+                f,
+                "{p}: no SKILL.md in this directory or below it; skipped (add a SKILL.md or \
+                 move the folder out of the skills directory)"
+            ),
+            WarningKind::MissingField { field } => write!(
+                f,
+                "{p}: frontmatter has no `{field}`; skill skipped (add `{field}: ...` between \
+                 the `---` lines)"
+            ),
+            WarningKind::BadFrontmatter { reason } => write!(
+                f,
+                "{p}: {reason}; skill skipped (start the file with `---`, then `name:` and \
+                 `description:`, then a closing `---`)"
+            ),
+            WarningKind::Unreadable { error } => write!(f, "{p}: cannot read: {error}; skipped"),
+            WarningKind::YamlFallback { error, field } => {
+                let field = field.as_deref().unwrap_or("description");
+                write!(
+                    f,
+                    "{p}: frontmatter is not valid YAML ({error}); read it line by line. Quote \
+                     the value of `{field}`, e.g. {field}: \"Use when: ...\" (or use a `>-` block)"
+                )
+            }
+            WarningKind::BadField { field, expected } => {
+                write!(
+                    f,
+                    "{p}: `{field}` should be {expected}; the field is ignored"
+                )
+            }
+            WarningKind::Shadowed { name, winner } => write!(
+                f,
+                "{p}: skill `{name}` is shadowed by {} (higher precedence); rename one of them \
+                 to use both",
+                winner.display()
+            ),
+            WarningKind::BuiltinCollision { name } => write!(
+                f,
+                "{p}: skill `{name}` has the name of a built-in command; `/{name}` runs the \
+                 built-in, use `/skill {name}` for the skill (or rename it)"
+            ),
+            WarningKind::RootNotDirectory => {
+                write!(f, "{p}: skills root is not a directory; skipped")
+            }
+            WarningKind::DepthLimit { limit } => write!(
+                f,
+                "{p}: not searched for skills (more than {limit} levels below the root); move \
+                 the skills higher or pass the folder with --skills-dir"
+            ),
+            WarningKind::DirLimit { limit } => write!(
+                f,
+                "{p}: search stopped after {limit} directories; pass a narrower folder with \
+                 --skills-dir"
+            ),
+        }
+    }
+}
