@@ -1,5 +1,497 @@
-//! LLM client (being written).
+//! The Chat Completions client: sends one provider-neutral request, reads the answer as
+//! Server-Sent Events (or one JSON body), reports text and reasoning as they arrive,
+//! retries transient failures and returns a [`Completion`] or a classified [`LlmError`].
+//! It owns the HTTP details (headers, timeouts, cancellation) and the stream state; it
+//! must not know about the agent loop, tools' behaviour or terminals.
 
-/// The Chat Completions client (placeholder until it lands).
+use std::sync::Once;
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use tokio::time::timeout;
+use tokio_util::sync::CancellationToken;
+
+use super::error::Site;
+use super::retry::{Jitter, delay_before_retry, parse_retry_after};
+use super::sse::{SseEvent, SseParser};
+use super::wire::{ChatChunk, RequestBody, ToolCallAccumulator, finish_reason};
+use super::{ChatRequest, Completion, FinishReason, LlmError, ProviderConfig, StreamEvent};
+use super::{StreamMode, ToolCall};
+use crate::protocol::Usage;
+
+/// Longest SSE line accepted (a whole tool-call argument can arrive in one line).
+const MAX_SSE_LINE: usize = 16 << 20;
+/// Longest error body read from a failed response.
+const MAX_ERROR_BODY: usize = 64 << 10;
+/// Longest non-streaming body read.
+const MAX_JSON_BODY: usize = 64 << 20;
+
+/// A client for one provider. Cheap to share behind an `Arc`.
 #[derive(Debug)]
-pub struct Client;
+pub struct Client {
+    config: ProviderConfig,
+    site: Site,
+    headers: HeaderMap,
+    http: reqwest::Client,
+}
+
+fn install_crypto_provider() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // Fails only when a provider is already installed, which is what we want.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+impl Client {
+    /// A client for `config`. Fails when the base URL or a header cannot be used.
+    pub fn new(config: ProviderConfig) -> Result<Client, LlmError> {
+        let base_url = config.base_url.trim_end_matches('/').to_string();
+        let site = Site {
+            provider: config.name.clone(),
+            endpoint: format!("{base_url}/chat/completions"),
+            base_url: base_url.clone(),
+            key_source: config.api_key_source.clone(),
+            key_sent: config.api_key.is_some(),
+            api_key: config.api_key.clone(),
+        };
+        let url = reqwest::Url::parse(&site.endpoint).map_err(|e| {
+            LlmError::config(
+                &site,
+                &format!("the base URL `{base_url}` is not a URL ({e})"),
+            )
+        })?;
+        let headers = request_headers(&config, &site)?;
+
+        install_crypto_provider();
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .tcp_nodelay(true);
+        if url.scheme() == "http" {
+            // Plain HTTP (local servers): skip loading the system's root certificates,
+            // which is most of the start-up cost of a TLS-capable client.
+            builder = builder.tls_certs_only(Vec::new());
+        }
+        let http = builder.build().map_err(|e| {
+            LlmError::config(&site, &format!("could not set up the HTTP client: {e}"))
+        })?;
+        Ok(Client {
+            config,
+            site,
+            headers,
+            http,
+        })
+    }
+
+    /// The provider settings this client uses.
+    pub fn config(&self) -> &ProviderConfig {
+        &self.config
+    }
+
+    /// The URL requests go to.
+    pub fn endpoint(&self) -> &str {
+        &self.site.endpoint
+    }
+
+    /// Sends `req` and returns the finished answer. Text and reasoning are reported
+    /// through `on_event` as they stream in, and [`StreamEvent::Retrying`] before each
+    /// retry (the caller drops what streamed in the failed attempt). When `cancel` fires
+    /// the request is dropped at once and an [`ErrorKind::Interrupted`] error returned.
+    ///
+    /// [`ErrorKind::Interrupted`]: crate::protocol::ErrorKind::Interrupted
+    pub async fn complete(
+        &self,
+        req: ChatRequest<'_>,
+        cancel: &CancellationToken,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<Completion, LlmError> {
+        let body = RequestBody::new(&req, &self.config)
+            .to_bytes()
+            .map_err(|e| LlmError::internal(&self.site, req.model, &e.to_string()))?;
+        let mut jitter = Jitter::from_clock();
+        let mut attempt = 1u32;
+        loop {
+            let result = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => Err(LlmError::interrupted(&self.site, req.model)),
+                r = self.attempt(&body, req.model, on_event) => r,
+            };
+            let error = match result {
+                Ok(completion) => return Ok(completion),
+                Err(e) => e,
+            };
+            if error.kind() == crate::protocol::ErrorKind::Interrupted {
+                return Err(error.with_attempts(attempt));
+            }
+            let Some(delay) = delay_before_retry(&self.config.retry, &error, attempt, &mut jitter)
+            else {
+                return Err(error.with_attempts(attempt));
+            };
+            tracing::debug!(attempt, ?delay, error = %error, "retrying model request");
+            on_event(StreamEvent::Retrying {
+                attempt: attempt + 1,
+                delay,
+                reason: error.short_reason(),
+            });
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => {
+                    return Err(LlmError::interrupted(&self.site, req.model).with_attempts(attempt));
+                }
+                _ = tokio::time::sleep(delay) => {}
+            }
+            attempt += 1;
+        }
+    }
+
+    /// One attempt: send, check the status, read the answer.
+    async fn attempt(
+        &self,
+        body: &[u8],
+        model: &str,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<Completion, LlmError> {
+        let idle = self.config.idle_timeout;
+        let send = self
+            .http
+            .post(&self.site.endpoint)
+            .headers(self.headers.clone())
+            .body(body.to_vec())
+            .send();
+        let mut response = match timeout(idle, send).await {
+            Err(_) => {
+                return Err(LlmError::timeout(
+                    &self.site,
+                    model,
+                    idle,
+                    "response headers",
+                ));
+            }
+            Ok(Err(e)) => return Err(LlmError::network(&self.site, model, &error_chain(&e))),
+            Ok(Ok(r)) => r,
+        };
+
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| parse_retry_after(v, SystemTime::now()));
+            // A body that cannot be read still leaves a useful status error.
+            let body = self
+                .read_body(&mut response, model, MAX_ERROR_BODY)
+                .await
+                .unwrap_or_default();
+            let text = String::from_utf8_lossy(&body);
+            return Err(LlmError::http(
+                &self.site,
+                model,
+                status.as_u16(),
+                &text,
+                retry_after,
+            ));
+        }
+
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let streaming = self.config.stream_mode == StreamMode::Sse
+            && !(content_type.contains("json") && !content_type.contains("event-stream"));
+        if streaming {
+            self.read_stream(&mut response, model, on_event).await
+        } else {
+            let body = self.read_body(&mut response, model, MAX_JSON_BODY).await?;
+            self.parse_json_body(&body, model, on_event)
+        }
+    }
+
+    /// Reads a whole body, chunk by chunk under the idle timeout, up to `limit` bytes.
+    async fn read_body(
+        &self,
+        response: &mut reqwest::Response,
+        model: &str,
+        limit: usize,
+    ) -> Result<Vec<u8>, LlmError> {
+        let idle = self.config.idle_timeout;
+        let mut body = Vec::new();
+        while let Some(chunk) = self.next_chunk(response, model, idle).await? {
+            body.extend_from_slice(&chunk);
+            if body.len() >= limit {
+                body.truncate(limit);
+                break;
+            }
+        }
+        Ok(body)
+    }
+
+    async fn next_chunk(
+        &self,
+        response: &mut reqwest::Response,
+        model: &str,
+        idle: Duration,
+    ) -> Result<Option<impl std::ops::Deref<Target = [u8]>>, LlmError> {
+        match timeout(idle, response.chunk()).await {
+            Err(_) => Err(LlmError::timeout(&self.site, model, idle, "the answer")),
+            Ok(Err(e)) => Err(LlmError::network(
+                &self.site,
+                model,
+                &format!("the connection broke: {}", error_chain(&e)),
+            )),
+            Ok(Ok(chunk)) => Ok(chunk),
+        }
+    }
+
+    async fn read_stream(
+        &self,
+        response: &mut reqwest::Response,
+        model: &str,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<Completion, LlmError> {
+        let idle = self.config.idle_timeout;
+        let mut parser = SseParser::new(MAX_SSE_LINE);
+        let mut state = StreamState::default();
+        while let Some(chunk) = self.next_chunk(response, model, idle).await? {
+            if state.head.len() < 512 {
+                state.head.extend(chunk.iter().take(512 - state.head.len()));
+            }
+            let events = parser
+                .feed(&chunk)
+                .map_err(|e| LlmError::protocol(&self.site, model, &e.to_string()))?;
+            for event in events {
+                if state.handle(event, &self.site, model, on_event)? == Flow::Done {
+                    return Ok(state.into_completion());
+                }
+            }
+        }
+        let events = parser
+            .finish()
+            .map_err(|e| LlmError::protocol(&self.site, model, &e.to_string()))?;
+        for event in events {
+            if state.handle(event, &self.site, model, on_event)? == Flow::Done {
+                return Ok(state.into_completion());
+            }
+        }
+        if state.finish.is_some() {
+            Ok(state.into_completion())
+        } else if state.events == 0 && !state.head.is_empty() {
+            // Not an event stream at all: maybe one JSON body with a wrong content type.
+            Err(self.not_a_stream(&state.head, model))
+        } else {
+            Err(LlmError::cut(&self.site, model))
+        }
+    }
+
+    fn not_a_stream(&self, head: &[u8], model: &str) -> LlmError {
+        let text = String::from_utf8_lossy(head);
+        LlmError::protocol(
+            &self.site,
+            model,
+            &format!("expected an event stream, got: {}", text.trim()),
+        )
+    }
+
+    /// A non-streaming body: `choices[0].message`, or an error object.
+    fn parse_json_body(
+        &self,
+        body: &[u8],
+        model: &str,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<Completion, LlmError> {
+        let chunk: ChatChunk = serde_json::from_slice(body).map_err(|e| {
+            let head = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
+            LlmError::protocol(
+                &self.site,
+                model,
+                &format!("the body is not chat-completion JSON ({e}): {head}"),
+            )
+        })?;
+        if let Some(error) = &chunk.error {
+            return Err(LlmError::in_stream(&self.site, model, error));
+        }
+        let Some(choice) = chunk
+            .choices
+            .into_iter()
+            .find(|c| c.index.unwrap_or(0) == 0)
+        else {
+            return Err(LlmError::protocol(
+                &self.site,
+                model,
+                "the body has no choices",
+            ));
+        };
+        let message = choice.message.or(choice.delta).unwrap_or_default();
+        let text = message.content.clone().unwrap_or_default();
+        let reasoning = message.reasoning_text().map(str::to_string);
+        if let Some(r) = &reasoning {
+            on_event(StreamEvent::Reasoning(r.clone()));
+        }
+        if !text.is_empty() {
+            on_event(StreamEvent::Text(text.clone()));
+        }
+        let mut calls = ToolCallAccumulator::new();
+        message.tool_calls.iter().for_each(|d| calls.push(d));
+        Ok(Completion {
+            text,
+            reasoning,
+            tool_calls: calls.finish(),
+            finish_reason: choice.finish_reason.as_deref().and_then(finish_reason),
+            usage: chunk.usage.as_ref().map(|u| u.to_usage()),
+        })
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Flow {
+    More,
+    Done,
+}
+
+/// What one streamed answer has gathered so far.
+#[derive(Debug, Default)]
+struct StreamState {
+    text: String,
+    reasoning: String,
+    calls: ToolCallAccumulator,
+    finish: Option<FinishReason>,
+    usage: Option<Usage>,
+    events: usize,
+    /// The first bytes of the body, for a message when it is not an event stream.
+    head: Vec<u8>,
+}
+
+impl StreamState {
+    fn handle(
+        &mut self,
+        event: SseEvent,
+        site: &Site,
+        model: &str,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<Flow, LlmError> {
+        self.events += 1;
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            return Ok(Flow::Done);
+        }
+        if data.is_empty() {
+            return Ok(Flow::More);
+        }
+        let is_error_event = event.event.as_deref() == Some("error");
+        let chunk: ChatChunk = match serde_json::from_str(data) {
+            Ok(chunk) => chunk,
+            Err(_) if is_error_event => {
+                return Err(LlmError::in_stream(site, model, &serde_json::json!(data)));
+            }
+            Err(e) => {
+                let head: String = data.chars().take(200).collect();
+                return Err(LlmError::protocol(
+                    site,
+                    model,
+                    &format!("a stream event is not chat-completion JSON ({e}): {head}"),
+                ));
+            }
+        };
+        if let Some(error) = &chunk.error {
+            return Err(LlmError::in_stream(site, model, error));
+        }
+        if is_error_event {
+            let value: serde_json::Value = serde_json::from_str(data).unwrap_or_default();
+            return Err(LlmError::in_stream(site, model, &value));
+        }
+        if let Some(usage) = &chunk.usage {
+            self.usage = Some(usage.to_usage());
+        }
+        for choice in chunk.choices {
+            if choice.index.unwrap_or(0) != 0 {
+                continue;
+            }
+            if let Some(delta) = choice.delta.or(choice.message) {
+                if let Some(r) = delta.reasoning_text() {
+                    self.reasoning.push_str(r);
+                    on_event(StreamEvent::Reasoning(r.to_string()));
+                }
+                if let Some(t) = delta.content.as_deref().filter(|t| !t.is_empty()) {
+                    self.text.push_str(t);
+                    on_event(StreamEvent::Text(t.to_string()));
+                }
+                delta.tool_calls.iter().for_each(|d| self.calls.push(d));
+            }
+            if let Some(reason) = choice.finish_reason.as_deref().and_then(finish_reason) {
+                self.finish = Some(reason);
+            }
+        }
+        Ok(Flow::More)
+    }
+
+    fn into_completion(self) -> Completion {
+        let tool_calls: Vec<ToolCall> = self.calls.finish();
+        Completion {
+            text: self.text,
+            reasoning: (!self.reasoning.is_empty()).then_some(self.reasoning),
+            tool_calls,
+            finish_reason: self.finish,
+            usage: self.usage,
+        }
+    }
+}
+
+/// The headers of every request: content type, accept, auth and the extra ones.
+fn request_headers(config: &ProviderConfig, site: &Site) -> Result<HeaderMap, LlmError> {
+    let mut headers = HeaderMap::new();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(
+        ACCEPT,
+        HeaderValue::from_static(match config.stream_mode {
+            StreamMode::Sse => "text/event-stream",
+            StreamMode::NonStreaming => "application/json",
+        }),
+    );
+    if let Some(key) = &config.api_key {
+        let mut value = HeaderValue::from_str(&format!("Bearer {}", key.trim())).map_err(|_| {
+            LlmError::config(
+                site,
+                &format!(
+                    "the API key from {} contains characters that cannot go in a header",
+                    config.api_key_source
+                ),
+            )
+        })?;
+        value.set_sensitive(true);
+        headers.insert(AUTHORIZATION, value);
+    }
+    for (name, value) in &config.extra_headers {
+        let bad = |what: &str| {
+            LlmError::config(
+                site,
+                &format!(
+                    "extra header `{name}` has an invalid {what}; fix extra_headers in config"
+                ),
+            )
+        };
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad("name"))?;
+        let value = HeaderValue::from_str(value).map_err(|_| bad("value"))?;
+        headers.insert(name, value);
+    }
+    Ok(headers)
+}
+
+/// The innermost causes of a reqwest error, which say what actually went wrong
+/// ("Connection refused") rather than "error sending request".
+fn error_chain(error: &reqwest::Error) -> String {
+    let mut parts = vec![error.to_string()];
+    let mut source = std::error::Error::source(error);
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = s.source();
+    }
+    if error.is_timeout() {
+        parts.push("connection timed out".into());
+    }
+    parts.last().cloned().unwrap_or_default()
+}

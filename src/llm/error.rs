@@ -1,6 +1,467 @@
-//! LLM errors (being written).
+//! Model-request failures: one error type that carries its [`ErrorKind`], the provider,
+//! the endpoint, the HTTP status when there was one and the provider's own words, and
+//! that says in its `Display` what failed, where, and what to do. Classification of HTTP
+//! statuses and error bodies (quota, context length, unknown model...) lives here. It
+//! must not know how requests are sent or retried, and it never holds the API key.
 
-/// A classified model-request failure (placeholder until the client lands).
+use std::time::Duration;
+
+use super::wire::ErrorInfo;
+use crate::protocol::ErrorKind;
+
+/// Longest provider message kept in an error (bodies can be whole HTML pages).
+const MAX_MESSAGE_CHARS: usize = 400;
+
+/// Where a request went, for error messages. Built once per client.
+#[derive(Debug, Clone)]
+pub(crate) struct Site {
+    pub provider: String,
+    pub endpoint: String,
+    pub base_url: String,
+    pub key_source: String,
+    pub key_sent: bool,
+    /// Only used to scrub the key out of messages; never stored in an error.
+    pub api_key: Option<String>,
+}
+
+/// A classified model-request failure.
 #[derive(Debug, thiserror::Error)]
-#[error("llm error")]
-pub struct LlmError;
+#[error("{}", self.describe())]
+pub struct LlmError {
+    kind: ErrorKind,
+    provider: String,
+    endpoint: String,
+    base_url: String,
+    key_source: String,
+    key_sent: bool,
+    model: String,
+    status: Option<u16>,
+    message: String,
+    attempts: u32,
+    retry_after: Option<Duration>,
+    cut: bool,
+}
+
+impl LlmError {
+    fn at(site: &Site, model: &str, kind: ErrorKind, message: &str) -> LlmError {
+        LlmError {
+            kind,
+            provider: site.provider.clone(),
+            endpoint: site.endpoint.clone(),
+            base_url: site.base_url.clone(),
+            key_source: site.key_source.clone(),
+            key_sent: site.key_sent,
+            model: model.to_string(),
+            status: None,
+            message: clean_message(message, site.api_key.as_deref()),
+            attempts: 1,
+            retry_after: None,
+            cut: false,
+        }
+    }
+
+    /// A non-success HTTP answer, classified from its status and body.
+    pub(crate) fn http(
+        site: &Site,
+        model: &str,
+        status: u16,
+        body: &str,
+        retry_after: Option<Duration>,
+    ) -> LlmError {
+        let info = ErrorInfo::from_body(body);
+        let kind = classify_http(status, &info);
+        let mut e = LlmError::at(site, model, kind, &info.message);
+        e.status = Some(status);
+        e.retry_after = retry_after;
+        e
+    }
+
+    /// An error object the provider sent inside a stream or a 200 body.
+    pub(crate) fn in_stream(site: &Site, model: &str, error: &serde_json::Value) -> LlmError {
+        let info = ErrorInfo::from_error_value(error);
+        let kind = classify_stream(&info);
+        let mut e = LlmError::at(site, model, kind, &info.message);
+        e.status = info.status.filter(|s| (400..600).contains(s));
+        e
+    }
+
+    /// The endpoint could not be reached or the connection broke.
+    pub(crate) fn network(site: &Site, model: &str, detail: &str) -> LlmError {
+        LlmError::at(site, model, ErrorKind::Network, detail)
+    }
+
+    /// The stream ended before the model finished.
+    pub(crate) fn cut(site: &Site, model: &str) -> LlmError {
+        let mut e = LlmError::at(
+            site,
+            model,
+            ErrorKind::Network,
+            "the stream ended before the model finished its answer",
+        );
+        e.cut = true;
+        e
+    }
+
+    /// No bytes for longer than the idle timeout.
+    pub(crate) fn timeout(site: &Site, model: &str, idle: Duration, waiting_for: &str) -> LlmError {
+        let detail = format!(
+            "no data for {} while waiting for {waiting_for}",
+            human_duration(idle)
+        );
+        LlmError::at(site, model, ErrorKind::Timeout, &detail)
+    }
+
+    /// The answer is not a chat completion.
+    pub(crate) fn protocol(site: &Site, model: &str, detail: &str) -> LlmError {
+        LlmError::at(site, model, ErrorKind::Protocol, detail)
+    }
+
+    /// The caller cancelled the request.
+    pub(crate) fn interrupted(site: &Site, model: &str) -> LlmError {
+        LlmError::at(site, model, ErrorKind::Interrupted, "")
+    }
+
+    /// The provider settings cannot make a valid request (bad header, bad URL).
+    pub(crate) fn config(site: &Site, detail: &str) -> LlmError {
+        LlmError::at(site, "", ErrorKind::BadRequest, detail)
+    }
+
+    /// A failure inside harness9 (the request could not be serialized).
+    pub(crate) fn internal(site: &Site, model: &str, detail: &str) -> LlmError {
+        LlmError::at(site, model, ErrorKind::Internal, detail)
+    }
+
+    pub(crate) fn with_attempts(mut self, attempts: u32) -> LlmError {
+        self.attempts = attempts;
+        self
+    }
+
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The provider name from the config.
+    pub fn provider(&self) -> &str {
+        &self.provider
+    }
+
+    /// The URL the request went to.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// The HTTP status, when the server answered with one.
+    pub fn status(&self) -> Option<u16> {
+        self.status
+    }
+
+    /// The provider's own message (or the failure detail), trimmed and without the key.
+    pub fn provider_message(&self) -> &str {
+        &self.message
+    }
+
+    /// How many attempts were made before giving up.
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// The server's Retry-After, when it sent one.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
+
+    /// Whether another attempt may succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self.kind,
+            ErrorKind::Network | ErrorKind::Timeout | ErrorKind::Server | ErrorKind::RateLimit
+        )
+    }
+
+    /// A short reason for a retry notice.
+    pub(crate) fn short_reason(&self) -> String {
+        match self.status {
+            Some(s) => format!("{} (HTTP {s})", self.what()),
+            None => self.what(),
+        }
+    }
+
+    fn what(&self) -> String {
+        match self.kind {
+            ErrorKind::Auth => "the API key was refused".into(),
+            ErrorKind::ModelNotFound => format!("model `{}` was not found", self.model),
+            ErrorKind::BadRequest => "the request was rejected".into(),
+            ErrorKind::ContextTooLong => {
+                format!("the conversation is too long for model `{}`", self.model)
+            }
+            ErrorKind::RateLimit => "the provider is rate-limiting requests".into(),
+            ErrorKind::Quota => "the account's quota or credit is exhausted".into(),
+            ErrorKind::Server => "the provider failed".into(),
+            ErrorKind::Network if self.cut => "the connection broke mid-answer".into(),
+            ErrorKind::Network => "the endpoint could not be reached".into(),
+            ErrorKind::Timeout => "the endpoint stopped sending (idle timeout)".into(),
+            ErrorKind::Protocol => "the answer is not a chat completion".into(),
+            ErrorKind::Interrupted => "the request was interrupted".into(),
+            ErrorKind::MaxTurns | ErrorKind::Internal => "the request failed".into(),
+        }
+    }
+
+    fn todo(&self) -> String {
+        match self.kind {
+            ErrorKind::Auth if self.key_sent => format!(
+                "Check {} (the API key harness9 sends to this endpoint)",
+                self.key_source
+            ),
+            ErrorKind::Auth => format!("No API key was sent: set {}", self.key_source),
+            ErrorKind::ModelNotFound => {
+                "Pick a model the endpoint serves: --model or HARNESS9_MODEL".into()
+            }
+            ErrorKind::BadRequest => "The endpoint refused the request as sent; if it rejects \
+                 stream_options or tools, change the provider settings in config.toml"
+                .into(),
+            ErrorKind::ContextTooLong => {
+                "Start a new conversation, or pick a model with a larger context window".into()
+            }
+            ErrorKind::RateLimit => "Wait a minute and try again".into(),
+            ErrorKind::Quota => format!(
+                "Add credit or raise the quota of the account behind {}",
+                self.key_source
+            ),
+            ErrorKind::Server => "The provider is having trouble; try again later".into(),
+            ErrorKind::Network => format!(
+                "Is the server running at {}? Check --base-url or OPENAI_BASE_URL",
+                self.base_url
+            ),
+            ErrorKind::Timeout => {
+                "The server may be overloaded or the model very slow; try again".into()
+            }
+            ErrorKind::Protocol => "Check that --base-url points at an OpenAI-compatible API \
+                 (it usually ends in /v1)"
+                .into(),
+            ErrorKind::Interrupted | ErrorKind::MaxTurns | ErrorKind::Internal => String::new(),
+        }
+    }
+
+    fn describe(&self) -> String {
+        let mut s = format!("{}: {} at {}", self.provider, self.what(), self.endpoint);
+        if let Some(status) = self.status {
+            s.push_str(&format!(" (HTTP {status})"));
+        }
+        if self.attempts > 1 {
+            s.push_str(&format!(" after {} attempts", self.attempts));
+        }
+        if !self.message.is_empty() {
+            s.push_str(": ");
+            s.push_str(&self.message);
+        }
+        let todo = self.todo();
+        if !todo.is_empty() {
+            if !s.ends_with('.') {
+                s.push('.');
+            }
+            s.push(' ');
+            s.push_str(&todo);
+            s.push('.');
+        }
+        s
+    }
+}
+
+fn human_duration(d: Duration) -> String {
+    if d.as_millis() < 1000 || d.subsec_millis() != 0 {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{} s", d.as_secs())
+    }
+}
+
+/// Trims, shortens and scrubs the key out of a provider message.
+fn clean_message(message: &str, api_key: Option<&str>) -> String {
+    let mut m = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some(key) = api_key.filter(|k| k.len() >= 4) {
+        m = m.replace(key, "[api key]");
+    }
+    if m.chars().count() > MAX_MESSAGE_CHARS {
+        m = m.chars().take(MAX_MESSAGE_CHARS).collect::<String>() + "…";
+    }
+    m
+}
+
+fn haystack(info: &ErrorInfo) -> String {
+    let mut s = info.message.to_lowercase();
+    for c in &info.codes {
+        s.push(' ');
+        s.push_str(&c.to_lowercase());
+    }
+    s
+}
+
+fn mentions_quota(text: &str) -> bool {
+    ["insufficient_quota", "quota", "billing", "credit"]
+        .iter()
+        .any(|w| text.contains(w))
+}
+
+fn mentions_context(text: &str) -> bool {
+    [
+        "context_length_exceeded",
+        "context length",
+        "maximum context",
+        "context window",
+        "prompt is too long",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
+}
+
+/// The kind of a non-success HTTP answer.
+pub(crate) fn classify_http(status: u16, info: &ErrorInfo) -> ErrorKind {
+    let text = haystack(info);
+    match status {
+        402 => ErrorKind::Quota,
+        429 | 403 if mentions_quota(&text) => ErrorKind::Quota,
+        400..=499 if text.contains("insufficient_quota") => ErrorKind::Quota,
+        400..=499 if mentions_context(&text) => ErrorKind::ContextTooLong,
+        401 | 403 => ErrorKind::Auth,
+        404 if text.contains("model") => ErrorKind::ModelNotFound,
+        404 => ErrorKind::Protocol,
+        408 => ErrorKind::Timeout,
+        429 => ErrorKind::RateLimit,
+        400..=499 => ErrorKind::BadRequest,
+        500..=599 => ErrorKind::Server,
+        _ => ErrorKind::Protocol,
+    }
+}
+
+/// The kind of an error object found inside a stream.
+pub(crate) fn classify_stream(info: &ErrorInfo) -> ErrorKind {
+    if let Some(status) = info.status.filter(|s| (400..600).contains(s)) {
+        return classify_http(status, info);
+    }
+    let text = haystack(info);
+    if mentions_quota(&text) {
+        ErrorKind::Quota
+    } else if mentions_context(&text) {
+        ErrorKind::ContextTooLong
+    } else if text.contains("rate_limit") || text.contains("rate limit") {
+        ErrorKind::RateLimit
+    } else if text.contains("model_not_found") {
+        ErrorKind::ModelNotFound
+    } else if text.contains("invalid_api_key") || text.contains("authentication") {
+        ErrorKind::Auth
+    } else if text.contains("invalid_request") {
+        ErrorKind::BadRequest
+    } else {
+        ErrorKind::Server
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site() -> Site {
+        Site {
+            provider: "openai".into(),
+            endpoint: "https://api.example.com/v1/chat/completions".into(),
+            base_url: "https://api.example.com/v1".into(),
+            key_source: "OPENAI_API_KEY".into(),
+            key_sent: true,
+            api_key: Some("sk-secret-123".into()),
+        }
+    }
+
+    fn http(status: u16, body: &str) -> LlmError {
+        LlmError::http(&site(), "gpt-x", status, body, None)
+    }
+
+    #[test]
+    fn statuses_are_classified() {
+        assert_eq!(http(401, "{}").kind(), ErrorKind::Auth);
+        assert_eq!(http(403, "forbidden").kind(), ErrorKind::Auth);
+        assert_eq!(
+            http(404, r#"{"error":{"message":"The model `gpt-x` does not exist","code":"model_not_found"}}"#).kind(),
+            ErrorKind::ModelNotFound
+        );
+        assert_eq!(http(404, "Not Found").kind(), ErrorKind::Protocol);
+        assert_eq!(
+            http(400, r#"{"error":{"message":"bad"}}"#).kind(),
+            ErrorKind::BadRequest
+        );
+        assert_eq!(http(422, "unprocessable").kind(), ErrorKind::BadRequest);
+        assert_eq!(
+            http(400, r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#).kind(),
+            ErrorKind::ContextTooLong
+        );
+        assert_eq!(http(429, "slow down").kind(), ErrorKind::RateLimit);
+        assert_eq!(
+            http(429, r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota"}}"#).kind(),
+            ErrorKind::Quota
+        );
+        assert_eq!(http(402, "pay up").kind(), ErrorKind::Quota);
+        assert_eq!(http(503, "overloaded").kind(), ErrorKind::Server);
+    }
+
+    #[test]
+    fn only_transient_kinds_are_retryable() {
+        assert!(http(500, "").is_retryable());
+        assert!(http(429, "").is_retryable());
+        assert!(!http(401, "").is_retryable());
+        assert!(!http(429, "quota").is_retryable());
+        assert!(LlmError::cut(&site(), "m").is_retryable());
+    }
+
+    #[test]
+    fn in_stream_errors_are_classified() {
+        let e = LlmError::in_stream(
+            &site(),
+            "m",
+            &serde_json::json!({"message": "Overloaded", "type": "overloaded_error"}),
+        );
+        assert_eq!(e.kind(), ErrorKind::Server);
+        let e = LlmError::in_stream(
+            &site(),
+            "m",
+            &serde_json::json!({"message": "x", "code": 429}),
+        );
+        assert_eq!((e.kind(), e.status()), (ErrorKind::RateLimit, Some(429)));
+        let e = LlmError::in_stream(&site(), "m", &serde_json::json!("context_length_exceeded"));
+        assert_eq!(e.kind(), ErrorKind::ContextTooLong);
+    }
+
+    #[test]
+    fn display_says_what_where_status_and_what_to_do_without_the_key() {
+        let e = http(
+            401,
+            r#"{"error":{"message":"Incorrect API key provided: sk-secret-123"}}"#,
+        )
+        .with_attempts(1);
+        let s = e.to_string();
+        assert!(s.contains("the API key was refused"), "{s}");
+        assert!(
+            s.contains("https://api.example.com/v1/chat/completions"),
+            "{s}"
+        );
+        assert!(s.contains("HTTP 401"), "{s}");
+        assert!(s.contains("Check OPENAI_API_KEY"), "{s}");
+        assert!(!s.contains("sk-secret-123"), "{s}");
+
+        let s = http(404, r#"{"error":{"message":"model not found"}}"#).to_string();
+        assert!(s.contains("--model or HARNESS9_MODEL"), "{s}");
+        let s = LlmError::network(&site(), "m", "Connection refused")
+            .with_attempts(5)
+            .to_string();
+        assert!(s.contains("after 5 attempts"), "{s}");
+        assert!(
+            s.contains("Is the server running at https://api.example.com/v1?"),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn long_bodies_are_shortened() {
+        let body = "x".repeat(10_000);
+        assert!(http(502, &body).provider_message().chars().count() <= MAX_MESSAGE_CHARS + 1);
+    }
+}

@@ -1,1 +1,757 @@
-//! LLM wire (being written).
+//! The Chat Completions wire format: the request body we send and the lenient shapes we
+//! accept back (streamed chunks and the non-streaming body), plus the accumulator that
+//! merges streamed tool-call pieces into whole calls. Only this file knows the JSON field
+//! names. Every response field is optional and unknown values are kept, because
+//! "OpenAI-compatible" servers differ in the details. It must not know about HTTP,
+//! retries or how events are shown.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use super::{
+    ChatRequest, FinishReason, Message, ProviderConfig, ReasoningEcho, StreamMode, ToolCall,
+    UsageReporting,
+};
+use crate::protocol::Usage;
+
+// ---------------------------------------------------------------------------------------
+// Request
+// ---------------------------------------------------------------------------------------
+
+/// The request body, borrowing from the caller's conversation.
+#[derive(Debug, Serialize)]
+pub struct RequestBody<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
+}
+
+#[derive(Debug, Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    /// `null` only for an assistant message that has tool calls and no text.
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireToolCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunctionCall<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireFunctionCall<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+impl<'a> RequestBody<'a> {
+    /// The body for `req` as `config` wants it sent.
+    pub fn new(req: &ChatRequest<'a>, config: &ProviderConfig) -> Self {
+        let stream = config.stream_mode == StreamMode::Sse;
+        let stream_options = (stream && config.usage_reporting == UsageReporting::Request)
+            .then_some(StreamOptions {
+                include_usage: true,
+            });
+        RequestBody {
+            model: req.model,
+            messages: req
+                .messages
+                .iter()
+                .map(|m| WireMessage::new(m, config.reasoning_echo))
+                .collect(),
+            tools: req
+                .tools
+                .iter()
+                .map(|t| WireTool {
+                    kind: "function",
+                    function: WireFunction {
+                        name: &t.name,
+                        description: &t.description,
+                        parameters: &t.parameters,
+                    },
+                })
+                .collect(),
+            stream,
+            stream_options,
+        }
+    }
+
+    /// The body as JSON bytes.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, serde_json::Error> {
+        serde_json::to_vec(self)
+    }
+}
+
+impl<'a> WireMessage<'a> {
+    fn new(message: &'a Message, echo: ReasoningEcho) -> Self {
+        let plain = |role, content: &'a str| WireMessage {
+            role,
+            content: Some(content),
+            reasoning_content: None,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        };
+        match message {
+            Message::System { content } => plain("system", content),
+            Message::User { content } => plain("user", content),
+            Message::Tool {
+                tool_call_id,
+                content,
+            } => WireMessage {
+                tool_call_id: Some(tool_call_id),
+                ..plain("tool", content)
+            },
+            Message::Assistant {
+                content,
+                reasoning,
+                tool_calls,
+            } => WireMessage {
+                role: "assistant",
+                content: (!(content.is_empty() && !tool_calls.is_empty()))
+                    .then_some(content.as_str()),
+                reasoning_content: match echo {
+                    ReasoningEcho::AsReasoningContent => reasoning.as_deref(),
+                    ReasoningEcho::Omit => None,
+                },
+                tool_calls: tool_calls
+                    .iter()
+                    .map(|c| WireToolCall {
+                        id: &c.id,
+                        kind: "function",
+                        function: WireFunctionCall {
+                            name: &c.name,
+                            arguments: &c.arguments,
+                        },
+                    })
+                    .collect(),
+                tool_call_id: None,
+            },
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Responses
+// ---------------------------------------------------------------------------------------
+
+/// One streamed chunk, or the whole non-streaming body: both have `choices`, `usage` and
+/// possibly `error`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ChatChunk {
+    /// The choices (we only ask for one).
+    #[serde(deserialize_with = "null_as_default")]
+    pub choices: Vec<Choice>,
+    /// Token counts, usually in a last chunk with no choices.
+    pub usage: Option<WireUsage>,
+    /// An error the provider reported instead of (or in the middle of) an answer.
+    pub error: Option<Value>,
+}
+
+/// One choice of a chunk.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Choice {
+    /// Which choice this is (0 when absent).
+    #[serde(deserialize_with = "lenient_u32")]
+    pub index: Option<u32>,
+    /// What this chunk adds (streaming).
+    pub delta: Option<Delta>,
+    /// The whole message (non-streaming).
+    pub message: Option<Delta>,
+    /// Why the model stopped, on the last chunk.
+    #[serde(deserialize_with = "lenient_string")]
+    pub finish_reason: Option<String>,
+}
+
+/// A message or a piece of one.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Delta {
+    /// Answer text.
+    #[serde(deserialize_with = "lenient_string")]
+    pub content: Option<String>,
+    /// Reasoning text (DeepSeek, vLLM, ...).
+    #[serde(deserialize_with = "lenient_string")]
+    pub reasoning_content: Option<String>,
+    /// Reasoning text (OpenRouter, Ollama, ...).
+    #[serde(deserialize_with = "lenient_string")]
+    pub reasoning: Option<String>,
+    /// Tool-call pieces.
+    #[serde(deserialize_with = "null_as_default")]
+    pub tool_calls: Vec<ToolCallDelta>,
+}
+
+impl Delta {
+    /// The reasoning text of this piece, from whichever field the provider uses.
+    pub fn reasoning_text(&self) -> Option<&str> {
+        [&self.reasoning_content, &self.reasoning]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .find(|s| !s.is_empty())
+    }
+}
+
+/// A piece of one tool call.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct ToolCallDelta {
+    /// Which call this piece belongs to.
+    #[serde(deserialize_with = "lenient_u32")]
+    pub index: Option<u32>,
+    /// The call's id, usually on the first piece only.
+    #[serde(deserialize_with = "lenient_string")]
+    pub id: Option<String>,
+    /// Name and arguments.
+    pub function: Option<FunctionDelta>,
+}
+
+/// The function part of a tool-call piece.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct FunctionDelta {
+    /// The tool name.
+    #[serde(deserialize_with = "lenient_string")]
+    pub name: Option<String>,
+    /// A piece of the JSON arguments text (an object is accepted and re-serialized).
+    #[serde(deserialize_with = "arguments_text")]
+    pub arguments: Option<String>,
+}
+
+/// Usage as the wire carries it.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct WireUsage {
+    /// Prompt tokens.
+    #[serde(deserialize_with = "lenient_u64")]
+    pub prompt_tokens: Option<u64>,
+    /// Completion tokens.
+    #[serde(deserialize_with = "lenient_u64")]
+    pub completion_tokens: Option<u64>,
+    /// OpenAI-style cache details.
+    pub prompt_tokens_details: Option<PromptTokensDetails>,
+    /// DeepSeek-style cache hits.
+    #[serde(deserialize_with = "lenient_u64")]
+    pub prompt_cache_hit_tokens: Option<u64>,
+}
+
+/// `usage.prompt_tokens_details`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct PromptTokensDetails {
+    /// Prompt tokens served from the provider's cache.
+    #[serde(deserialize_with = "lenient_u64")]
+    pub cached_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    /// The provider-neutral usage (not an estimate).
+    pub fn to_usage(&self) -> Usage {
+        let cached = self
+            .prompt_tokens_details
+            .as_ref()
+            .and_then(|d| d.cached_tokens)
+            .or(self.prompt_cache_hit_tokens)
+            .unwrap_or(0);
+        Usage {
+            input_tokens: self.prompt_tokens.unwrap_or(0),
+            output_tokens: self.completion_tokens.unwrap_or(0),
+            cached_input_tokens: cached,
+            estimated: false,
+        }
+    }
+}
+
+/// Reads a finish_reason; empty strings mean "not yet".
+pub fn finish_reason(raw: &str) -> Option<FinishReason> {
+    Some(match raw {
+        "" => return None,
+        "stop" => FinishReason::Stop,
+        "tool_calls" | "function_call" => FinishReason::ToolCalls,
+        "length" => FinishReason::Length,
+        "content_filter" => FinishReason::ContentFilter,
+        other => FinishReason::Other(other.to_string()),
+    })
+}
+
+/// What an error object says, pulled out of the shapes providers use:
+/// `{"error": {"message", "type", "code"}}`, `{"error": "text"}`, `{"message": ...}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ErrorInfo {
+    /// The human message.
+    pub message: String,
+    /// `type` and `code` strings, for classification.
+    pub codes: Vec<String>,
+    /// A numeric `code` that looks like an HTTP status.
+    pub status: Option<u16>,
+}
+
+impl ErrorInfo {
+    /// Reads an `error` value (object or string).
+    pub fn from_error_value(value: &Value) -> ErrorInfo {
+        match value {
+            Value::String(s) => ErrorInfo {
+                message: s.clone(),
+                ..ErrorInfo::default()
+            },
+            Value::Object(map) => {
+                let mut info = ErrorInfo::default();
+                for key in ["message", "detail", "msg"] {
+                    if let Some(Value::String(s)) = map.get(key) {
+                        info.message = s.clone();
+                        break;
+                    }
+                }
+                if info.message.is_empty() {
+                    if let Some(inner) = map.get("error") {
+                        return ErrorInfo::from_error_value(inner);
+                    }
+                    info.message = value.to_string();
+                }
+                for key in ["type", "code", "status"] {
+                    match map.get(key) {
+                        Some(Value::String(s)) => info.codes.push(s.clone()),
+                        Some(Value::Number(n)) => {
+                            info.status = n.as_u64().and_then(|n| u16::try_from(n).ok())
+                        }
+                        _ => {}
+                    }
+                }
+                info
+            }
+            other => ErrorInfo {
+                message: other.to_string(),
+                ..ErrorInfo::default()
+            },
+        }
+    }
+
+    /// Reads an HTTP error body: JSON with an `error` (or a bare message), or text.
+    pub fn from_body(body: &str) -> ErrorInfo {
+        match serde_json::from_str::<Value>(body) {
+            Ok(Value::Object(map)) if map.contains_key("error") => {
+                ErrorInfo::from_error_value(&map["error"])
+            }
+            Ok(v @ Value::Object(_)) => ErrorInfo::from_error_value(&v),
+            _ => ErrorInfo {
+                message: body.trim().to_string(),
+                ..ErrorInfo::default()
+            },
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Tool-call accumulation
+// ---------------------------------------------------------------------------------------
+
+#[derive(Debug, Default)]
+struct PartialCall {
+    index: Option<u32>,
+    id: Option<String>,
+    name: String,
+    arguments: String,
+}
+
+/// Merges tool-call pieces into whole calls: by `index`, or by `id` when the index is
+/// missing, or onto the latest call when both are missing.
+#[derive(Debug, Default)]
+pub struct ToolCallAccumulator {
+    calls: Vec<PartialCall>,
+}
+
+impl ToolCallAccumulator {
+    /// An empty accumulator.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// True when no piece has arrived.
+    pub fn is_empty(&self) -> bool {
+        self.calls.is_empty()
+    }
+
+    /// Adds one piece.
+    pub fn push(&mut self, delta: &ToolCallDelta) {
+        let slot = self.slot_for(delta);
+        let call = &mut self.calls[slot];
+        if call.id.is_none() {
+            call.id = delta.id.clone().filter(|id| !id.is_empty());
+        }
+        if call.index.is_none() {
+            call.index = delta.index;
+        }
+        if let Some(f) = &delta.function {
+            if let Some(name) = f.name.as_deref().filter(|n| !n.is_empty()) {
+                // Some servers repeat the whole name on every piece; others stream it.
+                if call.name != name {
+                    call.name.push_str(name);
+                }
+            }
+            if let Some(args) = &f.arguments {
+                call.arguments.push_str(args);
+            }
+        }
+    }
+
+    fn slot_for(&mut self, delta: &ToolCallDelta) -> usize {
+        let id = delta.id.as_deref().filter(|id| !id.is_empty());
+        let found = match (delta.index, id) {
+            // Same index but another id: a server that numbers every call 0.
+            (Some(index), Some(id)) => self.calls.iter().rposition(|c| {
+                c.index == Some(index) && c.id.as_deref().is_none_or(|known| known == id)
+            }),
+            (Some(index), None) => self.calls.iter().rposition(|c| c.index == Some(index)),
+            (None, Some(id)) => self.calls.iter().position(|c| c.id.as_deref() == Some(id)),
+            (None, None) => self.calls.len().checked_sub(1),
+        };
+        found.unwrap_or_else(|| {
+            self.calls.push(PartialCall::default());
+            self.calls.len() - 1
+        })
+    }
+
+    /// The whole calls in index order (arrival order where there is no index), with
+    /// `{}` for empty arguments and `call_<n>` ids where the server sent none.
+    pub fn finish(self) -> Vec<ToolCall> {
+        let mut calls: Vec<PartialCall> = self
+            .calls
+            .into_iter()
+            .filter(|c| !(c.name.is_empty() && c.arguments.trim().is_empty() && c.id.is_none()))
+            .collect();
+        if calls.iter().all(|c| c.index.is_some()) {
+            calls.sort_by_key(|c| c.index);
+        }
+        calls
+            .into_iter()
+            .enumerate()
+            .map(|(n, c)| ToolCall {
+                id: c.id.unwrap_or_else(|| format!("call_{n}")),
+                name: c.name,
+                arguments: if c.arguments.trim().is_empty() {
+                    "{}".to_string()
+                } else {
+                    c.arguments
+                },
+            })
+            .collect()
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Lenient field readers
+// ---------------------------------------------------------------------------------------
+
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// Strings stay strings, numbers and booleans become their text, anything else is absent.
+fn lenient_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::String(s) => Some(s),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    })
+}
+
+/// Arguments as text: a string as is, an object or array serialized, null absent.
+fn arguments_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::String(s) => Some(s),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    })
+}
+
+fn lenient_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::Number(n) => n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64)),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    })
+}
+
+fn lenient_u32<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    Ok(lenient_u64(d)?.and_then(|n| u32::try_from(n).ok()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::ToolSpec;
+    use serde_json::json;
+
+    fn chunk(v: Value) -> ChatChunk {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn body(req: &ChatRequest<'_>, cfg: &ProviderConfig) -> Value {
+        serde_json::from_slice(&RequestBody::new(req, cfg).to_bytes().unwrap()).unwrap()
+    }
+
+    fn conversation() -> Vec<Message> {
+        vec![
+            Message::System {
+                content: "sys".into(),
+            },
+            Message::User {
+                content: "hi".into(),
+            },
+            Message::Assistant {
+                content: String::new(),
+                reasoning: Some("think".into()),
+                tool_calls: vec![ToolCall {
+                    id: "c1".into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"a"}"#.into(),
+                }],
+            },
+            Message::Tool {
+                tool_call_id: "c1".into(),
+                content: "text".into(),
+            },
+        ]
+    }
+
+    #[test]
+    fn request_body_shape() {
+        let messages = conversation();
+        let tools = vec![ToolSpec {
+            name: "read_file".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type": "object"}),
+        }];
+        let req = ChatRequest {
+            model: "m",
+            messages: &messages,
+            tools: &tools,
+        };
+        let cfg = ProviderConfig::new("p", "http://x/v1");
+        assert_eq!(
+            body(&req, &cfg),
+            json!({
+                "model": "m",
+                "messages": [
+                    {"role": "system", "content": "sys"},
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": "c1", "type": "function",
+                         "function": {"name": "read_file", "arguments": "{\"path\":\"a\"}"}}
+                    ]},
+                    {"role": "tool", "content": "text", "tool_call_id": "c1"},
+                ],
+                "tools": [{"type": "function", "function": {
+                    "name": "read_file", "description": "Read a file",
+                    "parameters": {"type": "object"}}}],
+                "stream": true,
+                "stream_options": {"include_usage": true},
+            })
+        );
+    }
+
+    #[test]
+    fn request_options_follow_the_provider_config() {
+        let messages = conversation();
+        let req = ChatRequest {
+            model: "m",
+            messages: &messages,
+            tools: &[],
+        };
+        let mut cfg = ProviderConfig::new("p", "http://x/v1");
+        cfg.usage_reporting = UsageReporting::Omit;
+        cfg.reasoning_echo = ReasoningEcho::AsReasoningContent;
+        let v = body(&req, &cfg);
+        assert!(v.get("stream_options").is_none());
+        assert!(v.get("tools").is_none());
+        assert_eq!(v["messages"][2]["reasoning_content"], "think");
+
+        cfg.usage_reporting = UsageReporting::Request;
+        cfg.stream_mode = StreamMode::NonStreaming;
+        let v = body(&req, &cfg);
+        assert_eq!(v["stream"], false);
+        assert!(v.get("stream_options").is_none());
+    }
+
+    #[test]
+    fn chunks_are_read_leniently() {
+        let c = chunk(json!({
+            "choices": [{"index": 0, "delta": {"content": "hi", "reasoning": "r",
+                "tool_calls": null, "role": "assistant", "extra": [1]},
+                "finish_reason": "weird_reason", "logprobs": null}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 2,
+                "prompt_tokens_details": {"cached_tokens": 4}},
+            "system_fingerprint": "x"
+        }));
+        let choice = &c.choices[0];
+        let delta = choice.delta.as_ref().unwrap();
+        assert_eq!(delta.content.as_deref(), Some("hi"));
+        assert_eq!(delta.reasoning_text(), Some("r"));
+        assert_eq!(
+            finish_reason(choice.finish_reason.as_deref().unwrap()),
+            Some(FinishReason::Other("weird_reason".into()))
+        );
+        let usage = c.usage.unwrap().to_usage();
+        assert_eq!(
+            (
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cached_input_tokens
+            ),
+            (10, 2, 4)
+        );
+        let empty = chunk(json!({"choices": null, "usage": null}));
+        assert!(empty.choices.is_empty() && empty.usage.is_none());
+        assert_eq!(finish_reason(""), None);
+        assert_eq!(finish_reason("tool_calls"), Some(FinishReason::ToolCalls));
+    }
+
+    #[test]
+    fn error_objects_in_every_shape() {
+        let info = ErrorInfo::from_body(
+            r#"{"error":{"message":"You exceeded your quota","type":"insufficient_quota","code":429}}"#,
+        );
+        assert_eq!(info.message, "You exceeded your quota");
+        assert_eq!(info.codes, vec!["insufficient_quota".to_string()]);
+        assert_eq!(info.status, Some(429));
+        assert_eq!(
+            ErrorInfo::from_body("<html>bad gateway</html>").message,
+            "<html>bad gateway</html>"
+        );
+        assert_eq!(ErrorInfo::from_body(r#"{"error":"nope"}"#).message, "nope");
+        assert_eq!(
+            ErrorInfo::from_body(r#"{"detail":"Not Found"}"#).message,
+            "Not Found"
+        );
+    }
+
+    fn piece(
+        index: Option<u32>,
+        id: Option<&str>,
+        name: Option<&str>,
+        args: &str,
+    ) -> ToolCallDelta {
+        ToolCallDelta {
+            index,
+            id: id.map(Into::into),
+            function: Some(FunctionDelta {
+                name: name.map(Into::into),
+                arguments: Some(args.into()),
+            }),
+        }
+    }
+
+    #[test]
+    fn tool_calls_merge_by_index_in_pieces_and_in_parallel() {
+        let mut acc = ToolCallAccumulator::new();
+        acc.push(&piece(Some(0), Some("a"), Some("read_file"), ""));
+        acc.push(&piece(Some(1), Some("b"), Some("glob"), "{\"pat"));
+        acc.push(&piece(Some(0), None, None, "{\"path\""));
+        acc.push(&piece(Some(1), None, None, "tern\":\"*\"}"));
+        acc.push(&piece(Some(0), None, None, ":\"x\"}"));
+        let calls = acc.finish();
+        assert_eq!(
+            calls,
+            vec![
+                ToolCall {
+                    id: "a".into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"x"}"#.into()
+                },
+                ToolCall {
+                    id: "b".into(),
+                    name: "glob".into(),
+                    arguments: r#"{"pattern":"*"}"#.into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn tool_calls_without_index_fall_back_to_id_then_latest() {
+        let mut acc = ToolCallAccumulator::new();
+        acc.push(&piece(None, Some("a"), Some("list"), "{"));
+        acc.push(&piece(None, Some("b"), Some("glob"), "{}"));
+        acc.push(&piece(None, Some("a"), None, "}"));
+        acc.push(&piece(None, None, None, ""));
+        let calls = acc.finish();
+        assert_eq!(calls[0].arguments, "{}");
+        assert_eq!(calls[0].name, "list");
+        assert_eq!(calls[1].id, "b");
+        assert_eq!(calls.len(), 2);
+    }
+
+    #[test]
+    fn empty_arguments_and_missing_ids() {
+        let mut acc = ToolCallAccumulator::new();
+        acc.push(&piece(Some(0), None, Some("list"), ""));
+        acc.push(&piece(Some(1), None, Some("glob"), "  "));
+        let calls = acc.finish();
+        assert_eq!(calls[0].id, "call_0");
+        assert_eq!(calls[1].id, "call_1");
+        assert!(calls.iter().all(|c| c.arguments == "{}"));
+    }
+
+    #[test]
+    fn same_index_with_new_id_is_a_new_call_and_repeated_names_are_not_doubled() {
+        let mut acc = ToolCallAccumulator::new();
+        acc.push(&piece(Some(0), Some("a"), Some("list"), "{}"));
+        acc.push(&piece(Some(0), Some("b"), Some("glob"), "{}"));
+        acc.push(&piece(Some(0), Some("b"), Some("glob"), ""));
+        let calls = acc.finish();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[1].name, "glob");
+    }
+
+    #[test]
+    fn non_streaming_body_and_object_arguments() {
+        let c = chunk(
+            json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "x", "type": "function",
+                 "function": {"name": "read_file", "arguments": {"path": "a"}}}]}}]}),
+        );
+        let msg = c.choices[0].message.as_ref().unwrap();
+        let mut acc = ToolCallAccumulator::new();
+        msg.tool_calls.iter().for_each(|d| acc.push(d));
+        assert_eq!(acc.finish()[0].arguments, r#"{"path":"a"}"#);
+    }
+}

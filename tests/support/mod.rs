@@ -1,0 +1,809 @@
+//! A scripted loopback HTTP/1.1 server that plays an OpenAI-compatible Chat Completions
+//! endpoint for tests, with a small DSL that reads like a spec:
+//!
+//! ```ignore
+//! let server = MockServer::start(vec![
+//!     sse(vec![text("Hel"), text("lo"), usage(10, 2), finish("stop")]),
+//!     sse(vec![tool_call(0, "call_1", "read_file", r#"{"path":"a"}"#).split_args(3),
+//!              finish("tool_calls")]),
+//!     http_error(429).header("Retry-After", "1"),
+//!     sse(vec![text("partial"), finish("stop")]).cut_after(1),
+//! ]);
+//! let base_url = server.url(); // http://127.0.0.1:PORT/v1
+//! ```
+//!
+//! Every request to `.../chat/completions` takes the next reply of an ordered queue
+//! (`push` adds more while it runs); when the queue is empty it answers "done" so that a
+//! binary under test never hangs. Other paths get a 404. Every request is recorded. The
+//! server runs on its own thread with its own runtime, so it works from `#[test]` and
+//! `#[tokio::test]` alike, and stays up until the `MockServer` is dropped.
+
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
+
+// ---------------------------------------------------------------------------------------
+// Stream items
+// ---------------------------------------------------------------------------------------
+
+/// One item of a scripted event stream; most become one `data:` event.
+#[derive(Debug, Clone)]
+pub struct Ev(EvKind);
+
+#[derive(Debug, Clone)]
+enum EvKind {
+    Frames(Vec<Vec<u8>>),
+    ToolCall {
+        index: Option<u32>,
+        id: Option<String>,
+        name: String,
+        args: String,
+        piece: Option<usize>,
+    },
+}
+
+fn data_frame(value: &Value) -> Vec<u8> {
+    format!("data: {value}\n\n").into_bytes()
+}
+
+fn chunk_with(choice_delta: Value, finish: Option<&str>) -> Value {
+    json!({
+        "id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0,
+        "model": "mock",
+        "choices": [{"index": 0, "delta": choice_delta, "finish_reason": finish}],
+    })
+}
+
+/// An answer-text delta.
+pub fn text(s: &str) -> Ev {
+    Ev(EvKind::Frames(vec![data_frame(&chunk_with(
+        json!({"content": s}),
+        None,
+    ))]))
+}
+
+/// A reasoning delta in `reasoning_content` (DeepSeek, vLLM).
+pub fn reasoning(s: &str) -> Ev {
+    Ev(EvKind::Frames(vec![data_frame(&chunk_with(
+        json!({"reasoning_content": s}),
+        None,
+    ))]))
+}
+
+/// A reasoning delta in `reasoning` (OpenRouter, Ollama).
+pub fn reasoning_field(s: &str) -> Ev {
+    Ev(EvKind::Frames(vec![data_frame(&chunk_with(
+        json!({"reasoning": s}),
+        None,
+    ))]))
+}
+
+/// A whole tool call at `index` in one chunk; see [`Ev::split_args`] and [`Ev::no_id`].
+pub fn tool_call(index: u32, id: &str, name: &str, args: &str) -> Ev {
+    Ev(EvKind::ToolCall {
+        index: Some(index),
+        id: Some(id.to_string()),
+        name: name.to_string(),
+        args: args.to_string(),
+        piece: None,
+    })
+}
+
+/// A tool call whose deltas carry no `index` (only the id).
+pub fn tool_call_no_index(id: &str, name: &str, args: &str) -> Ev {
+    Ev(EvKind::ToolCall {
+        index: None,
+        id: Some(id.to_string()),
+        name: name.to_string(),
+        args: args.to_string(),
+        piece: None,
+    })
+}
+
+/// A chunk with only a finish_reason ("stop", "tool_calls", "length", anything).
+pub fn finish(reason: &str) -> Ev {
+    Ev(EvKind::Frames(vec![data_frame(&chunk_with(
+        json!({}),
+        Some(reason),
+    ))]))
+}
+
+/// A usage chunk (empty choices), as `stream_options.include_usage` produces.
+pub fn usage(prompt_tokens: u64, completion_tokens: u64) -> Ev {
+    usage_cached(prompt_tokens, completion_tokens, 0)
+}
+
+/// A usage chunk with `prompt_tokens_details.cached_tokens`.
+pub fn usage_cached(prompt_tokens: u64, completion_tokens: u64, cached_tokens: u64) -> Ev {
+    chunk(json!({
+        "id": "chatcmpl-mock", "object": "chat.completion.chunk", "choices": [],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens,
+                  "prompt_tokens_details": {"cached_tokens": cached_tokens}},
+    }))
+}
+
+/// An error object inside the stream: `{"error": {"message", "type": "server_error"}}`.
+pub fn stream_error(message: &str) -> Ev {
+    error_object(json!({"message": message, "type": "server_error"}))
+}
+
+/// `{"error": value}` as a stream event.
+pub fn error_object(value: Value) -> Ev {
+    chunk(json!({ "error": value }))
+}
+
+/// Any JSON value as one `data:` event.
+pub fn chunk(value: Value) -> Ev {
+    Ev(EvKind::Frames(vec![data_frame(&value)]))
+}
+
+/// Bytes written verbatim (no `data:` framing added).
+pub fn raw(bytes: impl Into<Vec<u8>>) -> Ev {
+    Ev(EvKind::Frames(vec![bytes.into()]))
+}
+
+/// A `: comment` keep-alive.
+pub fn comment(s: &str) -> Ev {
+    raw(format!(": {s}\n\n"))
+}
+
+/// `data: [DONE]` (added at the end of every [`sse`] reply unless `without_done`).
+pub fn done() -> Ev {
+    raw("data: [DONE]\n\n")
+}
+
+impl Ev {
+    /// For a tool call: send the name first, then the arguments in pieces of at most
+    /// `bytes` bytes (split on character boundaries), one chunk each.
+    pub fn split_args(mut self, bytes: usize) -> Ev {
+        if let EvKind::ToolCall { piece, .. } = &mut self.0 {
+            *piece = Some(bytes.max(1));
+        }
+        self
+    }
+
+    /// For a tool call: send no id, so the client has to make one up.
+    pub fn no_id(mut self) -> Ev {
+        if let EvKind::ToolCall { id, .. } = &mut self.0 {
+            *id = None;
+        }
+        self
+    }
+
+    fn into_frames(self) -> Vec<Vec<u8>> {
+        match self.0 {
+            EvKind::Frames(frames) => frames,
+            EvKind::ToolCall {
+                index,
+                id,
+                name,
+                args,
+                piece,
+            } => {
+                let call = |first: bool, args: &str| {
+                    let mut c = serde_json::Map::new();
+                    if let Some(i) = index {
+                        c.insert("index".into(), json!(i));
+                    }
+                    if let Some(id) = &id {
+                        if first || index.is_none() {
+                            c.insert("id".into(), json!(id));
+                        }
+                    }
+                    if first {
+                        c.insert("type".into(), json!("function"));
+                        c.insert("function".into(), json!({"name": name, "arguments": args}));
+                    } else {
+                        c.insert("function".into(), json!({ "arguments": args }));
+                    }
+                    data_frame(&chunk_with(json!({"tool_calls": [Value::Object(c)]}), None))
+                };
+                match piece {
+                    None => vec![call(true, &args)],
+                    Some(n) => {
+                        let mut frames = vec![call(true, "")];
+                        frames.extend(split_chars(&args, n).iter().map(|p| call(false, p)));
+                        frames
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Splits `s` into pieces of at most `n` bytes (more when one character is longer).
+pub fn split_chars(s: &str, n: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for ch in s.chars() {
+        if !cur.is_empty() && cur.len() + ch.len_utf8() > n {
+            out.push(std::mem::take(&mut cur));
+        }
+        cur.push(ch);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// Replies
+// ---------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    Chunked,
+    CloseDelimited,
+    ContentLength,
+}
+
+/// One scripted HTTP answer.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    frames: Vec<Vec<u8>>,
+    framing: Framing,
+    delay_headers: Duration,
+    delay_frames: Duration,
+    cut_after: Option<usize>,
+    stall_after: Option<usize>,
+    piece: Option<usize>,
+}
+
+/// A 200 event stream of these items, then `data: [DONE]`.
+pub fn sse(items: Vec<Ev>) -> Reply {
+    let mut frames: Vec<Vec<u8>> = items.into_iter().flat_map(Ev::into_frames).collect();
+    frames.extend(done().into_frames());
+    Reply {
+        status: 200,
+        headers: vec![
+            ("Content-Type".into(), "text/event-stream".into()),
+            ("Cache-Control".into(), "no-cache".into()),
+        ],
+        frames,
+        framing: Framing::Chunked,
+        delay_headers: Duration::ZERO,
+        delay_frames: Duration::ZERO,
+        cut_after: None,
+        stall_after: None,
+        piece: None,
+    }
+}
+
+/// An HTTP error with a JSON error body `{"error":{"message":"mock error STATUS",...}}`;
+/// change it with [`Reply::body`] or [`Reply::json_body`].
+pub fn http_error(status: u16) -> Reply {
+    json_reply(json!({"error": {
+        "message": format!("mock error {status}"), "type": "mock_error", "code": null}}))
+    .status(status)
+}
+
+/// A 200 `application/json` body (a non-streaming answer, or anything else).
+pub fn json_reply(value: Value) -> Reply {
+    Reply {
+        status: 200,
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        frames: vec![value.to_string().into_bytes()],
+        framing: Framing::ContentLength,
+        delay_headers: Duration::ZERO,
+        delay_frames: Duration::ZERO,
+        cut_after: None,
+        stall_after: None,
+        piece: None,
+    }
+}
+
+/// A non-streaming chat completion with this text, finish_reason "stop" and usage.
+pub fn json_text(text: &str) -> Reply {
+    json_reply(json!({
+        "id": "chatcmpl-mock", "object": "chat.completion", "model": "mock",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
+    }))
+}
+
+/// A non-streaming chat completion with tool calls `(id, name, arguments)`.
+pub fn json_tool_calls(calls: &[(&str, &str, &str)]) -> Reply {
+    let calls: Vec<Value> = calls
+        .iter()
+        .map(|(id, name, args)| {
+            json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}})
+        })
+        .collect();
+    json_reply(json!({
+        "id": "chatcmpl-mock", "object": "chat.completion", "model": "mock",
+        "choices": [{"index": 0, "finish_reason": "tool_calls",
+                     "message": {"role": "assistant", "content": null, "tool_calls": calls}}],
+    }))
+}
+
+impl Reply {
+    /// Any status, body bytes and content type.
+    pub fn raw(status: u16, content_type: &str, body: impl Into<Vec<u8>>) -> Reply {
+        let mut r = json_reply(Value::Null).status(status);
+        r.headers = vec![("Content-Type".into(), content_type.into())];
+        r.frames = vec![body.into()];
+        r
+    }
+
+    /// Change the status code.
+    pub fn status(mut self, status: u16) -> Reply {
+        self.status = status;
+        self
+    }
+
+    /// Add a response header.
+    pub fn header(mut self, name: &str, value: &str) -> Reply {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// Replace the body with this text (keeps the content type).
+    pub fn body(mut self, body: &str) -> Reply {
+        self.frames = vec![body.as_bytes().to_vec()];
+        self.framing = Framing::ContentLength;
+        self
+    }
+
+    /// Replace the body with this JSON.
+    pub fn json_body(self, value: Value) -> Reply {
+        self.body(&value.to_string())
+    }
+
+    /// Wait this long between stream events.
+    pub fn delay_ms(mut self, ms: u64) -> Reply {
+        self.delay_frames = Duration::from_millis(ms);
+        self
+    }
+
+    /// Wait this long before sending the status line and headers.
+    pub fn delay_headers_ms(mut self, ms: u64) -> Reply {
+        self.delay_headers = Duration::from_millis(ms);
+        self
+    }
+
+    /// Close the connection after `n` events, mid-body (no [DONE], no final chunk).
+    pub fn cut_after(mut self, n: usize) -> Reply {
+        self.cut_after = Some(n);
+        self
+    }
+
+    /// Stop sending after `n` events but keep the connection open until the client
+    /// goes away or the server is dropped.
+    pub fn stall_after(mut self, n: usize) -> Reply {
+        self.stall_after = Some(n);
+        self
+    }
+
+    /// Write the body in TCP writes of at most `bytes` bytes, so events and UTF-8
+    /// characters are split across reads.
+    pub fn pieces(mut self, bytes: usize) -> Reply {
+        self.piece = Some(bytes.max(1));
+        self
+    }
+
+    /// Without the final `data: [DONE]` (a stream that ends at EOF).
+    pub fn without_done(mut self) -> Reply {
+        if self.frames.last().map(Vec::as_slice) == Some(b"data: [DONE]\n\n".as_slice()) {
+            self.frames.pop();
+        }
+        self
+    }
+
+    /// End the body by closing the connection instead of chunked encoding.
+    pub fn close_delimited(mut self) -> Reply {
+        self.framing = Framing::CloseDelimited;
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Recorded requests
+// ---------------------------------------------------------------------------------------
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    /// `POST`, `GET`...
+    pub method: String,
+    /// The path, e.g. `/v1/chat/completions`.
+    pub path: String,
+    /// Headers in arrival order, names lowercased.
+    pub headers: Vec<(String, String)>,
+    /// The body parsed as JSON (`Value::Null` when it is not JSON).
+    pub body: Value,
+    /// The body as text.
+    pub raw_body: String,
+    /// When the whole request had arrived.
+    pub received_at: Instant,
+}
+
+impl RecordedRequest {
+    /// The first header with this name (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The `messages` array of a chat request (empty when absent).
+    pub fn messages(&self) -> Vec<Value> {
+        self.body["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The server
+// ---------------------------------------------------------------------------------------
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<Reply>,
+    requests: Vec<RecordedRequest>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The scripted server; stops when dropped.
+pub struct MockServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    shutdown: CancellationToken,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl MockServer {
+    /// Starts a server on 127.0.0.1 that answers chat requests with `replies` in order.
+    pub fn start(replies: Vec<Reply>) -> MockServer {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                queue: replies.into(),
+                requests: Vec::new(),
+            }),
+            changed: Condvar::new(),
+        });
+        let shutdown = CancellationToken::new();
+        let thread = {
+            let shared = shared.clone();
+            let shutdown = shutdown.clone();
+            std::thread::Builder::new()
+                .name("mock-llm-server".into())
+                .spawn(move || {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .unwrap();
+                    rt.block_on(serve(listener, shared, shutdown));
+                })
+                .unwrap()
+        };
+        MockServer {
+            addr,
+            shared,
+            shutdown,
+            thread: Some(thread),
+        }
+    }
+
+    /// The base URL to configure: `http://127.0.0.1:PORT/v1`.
+    pub fn url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The socket address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Adds a reply at the end of the queue.
+    pub fn push(&self, reply: Reply) {
+        self.shared.lock().queue.push_back(reply);
+    }
+
+    /// Scripted replies not yet used.
+    pub fn remaining(&self) -> usize {
+        self.shared.lock().queue.len()
+    }
+
+    /// Every request received so far, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.lock().requests.clone()
+    }
+
+    /// Chat-completion requests only.
+    pub fn chat_requests(&self) -> Vec<RecordedRequest> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.path.ends_with("/chat/completions"))
+            .collect()
+    }
+
+    /// Waits until at least `n` requests arrived and returns them all; panics after
+    /// `timeout` with what did arrive.
+    pub fn wait_for_requests(&self, n: usize, timeout: Duration) -> Vec<RecordedRequest> {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.shared.lock();
+        while state.requests.len() < n {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                panic!(
+                    "mock server: waited {timeout:?} for {n} requests, got {}: {:?}",
+                    state.requests.len(),
+                    state.requests.iter().map(|r| &r.path).collect::<Vec<_>>()
+                );
+            }
+            state = self
+                .shared
+                .changed
+                .wait_timeout(state, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        state.requests.clone()
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+async fn serve(listener: std::net::TcpListener, shared: Arc<Shared>, shutdown: CancellationToken) {
+    let listener = TcpListener::from_std(listener).unwrap();
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            accepted = listener.accept() => {
+                if let Ok((stream, _)) = accepted {
+                    let _ = stream.set_nodelay(true);
+                    tokio::spawn(handle(stream, shared.clone(), shutdown.clone()));
+                }
+            }
+        }
+    }
+}
+
+/// Default answer once the script has run out.
+fn fallback(request: &RecordedRequest) -> Reply {
+    if request.body.get("stream") == Some(&Value::Bool(false)) {
+        json_text("done")
+    } else {
+        sse(vec![text("done"), finish("stop")])
+    }
+}
+
+async fn handle(mut stream: TcpStream, shared: Arc<Shared>, shutdown: CancellationToken) {
+    let Some(request) = read_request(&mut stream).await else {
+        return;
+    };
+    let reply = {
+        let mut state = shared.lock();
+        let reply = if request.path.ends_with("/chat/completions") {
+            state
+                .queue
+                .pop_front()
+                .unwrap_or_else(|| fallback(&request))
+        } else {
+            http_error(404).json_body(json!({"error": {"message": "mock: no such path"}}))
+        };
+        state.requests.push(request);
+        shared.changed.notify_all();
+        reply
+    };
+    tokio::select! {
+        _ = shutdown.cancelled() => {}
+        _ = write_reply(&mut stream, reply) => {}
+    }
+}
+
+async fn read_request(stream: &mut TcpStream) -> Option<RecordedRequest> {
+    let mut buf = Vec::new();
+    let mut tmp = [0u8; 8192];
+    let head_end = loop {
+        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break p + 4;
+        }
+        let n = stream.read(&mut tmp).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&tmp[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut first = lines.next()?.split(' ');
+    let method = first.next()?.to_string();
+    let path = first.next()?.to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let get = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    let mut body = buf[head_end..].to_vec();
+    if let Some(len) = get("content-length").and_then(|v| v.parse::<usize>().ok()) {
+        while body.len() < len {
+            let n = stream.read(&mut tmp).await.ok()?;
+            if n == 0 {
+                return None;
+            }
+            body.extend_from_slice(&tmp[..n]);
+        }
+        body.truncate(len);
+    } else if get("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
+        loop {
+            if let Some(decoded) = decode_chunked(&body) {
+                body = decoded;
+                break;
+            }
+            let n = stream.read(&mut tmp).await.ok()?;
+            if n == 0 {
+                return None;
+            }
+            body.extend_from_slice(&tmp[..n]);
+        }
+    }
+    let raw_body = String::from_utf8_lossy(&body).into_owned();
+    Some(RecordedRequest {
+        method,
+        path,
+        headers,
+        body: serde_json::from_str(&raw_body).unwrap_or(Value::Null),
+        raw_body,
+        received_at: Instant::now(),
+    })
+}
+
+/// The decoded body once the whole chunked body is in `buf`.
+fn decode_chunked(buf: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut rest = buf;
+    loop {
+        let line_end = rest.windows(2).position(|w| w == b"\r\n")?;
+        let size_text = String::from_utf8_lossy(&rest[..line_end]);
+        let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
+        rest = &rest[line_end + 2..];
+        if size == 0 {
+            return Some(out);
+        }
+        if rest.len() < size + 2 {
+            return None;
+        }
+        out.extend_from_slice(&rest[..size]);
+        rest = &rest[size + 2..];
+    }
+}
+
+fn reason_phrase(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        422 => "Unprocessable Entity",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        _ => "Mock",
+    }
+}
+
+async fn write_reply(stream: &mut TcpStream, reply: Reply) {
+    if !reply.delay_headers.is_zero() {
+        tokio::time::sleep(reply.delay_headers).await;
+    }
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\n",
+        reply.status,
+        reason_phrase(reply.status)
+    );
+    for (n, v) in &reply.headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    match reply.framing {
+        Framing::Chunked => head.push_str("Transfer-Encoding: chunked\r\n"),
+        Framing::ContentLength => {
+            let len: usize = reply.frames.iter().map(Vec::len).sum();
+            head.push_str(&format!("Content-Length: {len}\r\n"));
+        }
+        Framing::CloseDelimited => {}
+    }
+    head.push_str("Connection: close\r\n\r\n");
+    if stream.write_all(head.as_bytes()).await.is_err() {
+        return;
+    }
+    let _ = stream.flush().await;
+
+    for (i, frame) in reply.frames.iter().enumerate() {
+        if reply.cut_after == Some(i) {
+            return; // dropping the stream closes the connection mid-body
+        }
+        if reply.stall_after == Some(i) {
+            stall(stream).await;
+            return;
+        }
+        if i > 0 && !reply.delay_frames.is_zero() {
+            tokio::time::sleep(reply.delay_frames).await;
+        }
+        let pieces: Vec<&[u8]> = match reply.piece {
+            Some(n) => frame.chunks(n).collect(),
+            None => vec![frame.as_slice()],
+        };
+        for piece in pieces.into_iter().filter(|p| !p.is_empty()) {
+            let ok = match reply.framing {
+                Framing::Chunked => {
+                    let mut out = format!("{:x}\r\n", piece.len()).into_bytes();
+                    out.extend_from_slice(piece);
+                    out.extend_from_slice(b"\r\n");
+                    stream.write_all(&out).await.is_ok()
+                }
+                _ => stream.write_all(piece).await.is_ok(),
+            };
+            if !ok || stream.flush().await.is_err() {
+                return;
+            }
+        }
+    }
+    if reply.cut_after == Some(reply.frames.len()) {
+        return;
+    }
+    if reply.stall_after == Some(reply.frames.len()) {
+        stall(stream).await;
+        return;
+    }
+    if reply.framing == Framing::Chunked {
+        let _ = stream.write_all(b"0\r\n\r\n").await;
+    }
+    let _ = stream.flush().await;
+    let _ = stream.shutdown().await;
+}
+
+/// Keeps the connection open, sending nothing, until the client closes it.
+async fn stall(stream: &mut TcpStream) {
+    let mut tmp = [0u8; 1024];
+    while let Ok(n) = stream.read(&mut tmp).await {
+        if n == 0 {
+            return;
+        }
+    }
+}
