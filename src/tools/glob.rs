@@ -1,1 +1,340 @@
-//! Tool glob (being written).
+//! The `glob` tool: finds files by glob pattern, gitignore-aware, sorted by path, capped.
+//!
+//! Also owns what `list` and `grep` share with it: the project walker configuration
+//! ([`project_walker`]: `.gitignore`/`.ignore` respected even outside a git repository,
+//! hidden files included, `.git` skipped) and the glob semantics ([`PathGlob`]: a pattern
+//! without `/` matches file names at any depth). It knows nothing of approval policy
+//! beyond declaring reads outside the project.
+
+use std::path::Path;
+
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::WalkBuilder;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::path::{ResolvedPath, display_relative, resolve};
+use super::read_file::read_access;
+use super::{
+    Access, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput, parse_args, run_blocking,
+};
+
+/// Paths returned at most.
+const MAX_RESULTS: usize = 200;
+
+/// Finds files by glob pattern.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Glob;
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    pattern: String,
+    path: Option<String>,
+}
+
+impl Tool for Glob {
+    fn name(&self) -> &str {
+        "glob"
+    }
+
+    fn description(&self) -> &str {
+        "Find files by glob pattern, skipping gitignored files. A pattern without '/' \
+         matches file names at any depth (\"*.rs\"); with '/', it matches the path from \
+         the search directory (\"src/**/*.rs\"). Returns matching paths sorted."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Glob: * ? [abc] {a,b}, ** for any depth."},
+                "path": {"type": "string", "description": "Directory to search (default: project root)."}
+            },
+            "required": ["pattern"]
+        })
+    }
+
+    fn access(&self, args: &Value, ctx: &ToolContext) -> Access {
+        match parse_args::<Args>(self.name(), args, &self.parameters()) {
+            Ok(args) => read_access(&resolve(&ctx.workdir, args.path.as_deref().unwrap_or(""))),
+            Err(_) => Access::ReadOnly,
+        }
+    }
+
+    fn summary(&self, args: &Value) -> String {
+        let pattern = args.get("pattern").and_then(Value::as_str).unwrap_or("?");
+        match args.get("path").and_then(Value::as_str) {
+            Some(path) if !path.is_empty() && path != "." => format!("{pattern} in {path}"),
+            _ => pattern.to_string(),
+        }
+    }
+
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let args: Args = match parse_args(self.name(), &args, &self.parameters()) {
+                Ok(args) => args,
+                Err(output) => return Ok(output),
+            };
+            let root = resolve(&ctx.workdir, args.path.as_deref().unwrap_or(""));
+            let (workdir, cancel) = (ctx.workdir.clone(), ctx.cancel.clone());
+            run_blocking(move || find(&root, &args.pattern, &workdir, &cancel)).await?
+        })
+    }
+}
+
+/// A glob as the tools understand it: without `/` it matches the file name at any depth,
+/// with `/` the whole path relative to the search root (`*` stays within one folder).
+#[derive(Debug, Clone)]
+pub(crate) struct PathGlob {
+    matcher: GlobMatcher,
+    name_only: bool,
+}
+
+impl PathGlob {
+    /// Compiles `pattern`; the error is a message for the model.
+    pub(crate) fn new(pattern: &str) -> Result<Self, String> {
+        let pattern = pattern.trim();
+        let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
+        if pattern.is_empty() {
+            return Err("the glob pattern is empty".to_string());
+        }
+        if pattern.starts_with('/') || pattern.split('/').any(|part| part == "..") {
+            return Err(format!(
+                "the glob pattern {pattern:?} must be relative to the search directory; \
+                 put the directory in `path` instead"
+            ));
+        }
+        let glob = GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| format!("invalid glob pattern {pattern:?}: {e}"))?;
+        Ok(PathGlob {
+            matcher: glob.compile_matcher(),
+            name_only: !pattern.contains('/'),
+        })
+    }
+
+    /// Whether `relative` (a path below the search root) matches.
+    pub(crate) fn is_match(&self, relative: &Path) -> bool {
+        if self.name_only {
+            relative
+                .file_name()
+                .is_some_and(|name| self.matcher.is_match(name))
+        } else {
+            self.matcher.is_match(relative)
+        }
+    }
+}
+
+/// The walker every file-finding tool uses: sorted by name, `.gitignore`, `.ignore` and
+/// git excludes respected (also outside a git repository), hidden files included, `.git`
+/// folders skipped, symlinks not followed.
+pub(crate) fn project_walker(root: &Path) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(root);
+    builder
+        .hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(|entry| entry.file_name() != ".git");
+    builder
+}
+
+/// Checks that a search root exists and is a directory (or, when `files_ok`, a file).
+pub(crate) fn check_root(root: &ResolvedPath, files_ok: bool) -> Result<(), ToolOutput> {
+    match std::fs::metadata(&root.abs) {
+        Ok(meta) if meta.is_dir() || (files_ok && meta.is_file()) => Ok(()),
+        Ok(_) => Err(ToolOutput::error(format!(
+            "{} is not a directory",
+            root.display
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ToolOutput::error(format!(
+            "No such directory: {}",
+            root.display
+        ))),
+        Err(e) => Err(ToolOutput::error(format!(
+            "Cannot read {}: {e}",
+            root.display
+        ))),
+    }
+}
+
+/// How to name a search root in messages.
+pub(crate) fn place(root: &ResolvedPath) -> &str {
+    if root.display == "." {
+        "the project"
+    } else {
+        &root.display
+    }
+}
+
+fn find(
+    root: &ResolvedPath,
+    pattern: &str,
+    workdir: &Path,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolFatal> {
+    let glob = match PathGlob::new(pattern) {
+        Ok(glob) => glob,
+        Err(message) => return Ok(ToolOutput::error(message)),
+    };
+    if let Err(output) = check_root(root, false) {
+        return Ok(output);
+    }
+    let mut found = Vec::new();
+    let mut unreadable = 0usize;
+    for entry in project_walker(&root.abs).build() {
+        if cancel.is_cancelled() {
+            return Err(ToolFatal::Interrupted);
+        }
+        let Ok(entry) = entry else {
+            unreadable += 1;
+            continue;
+        };
+        if entry.file_type().is_none_or(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(relative) = entry.path().strip_prefix(&root.abs) else {
+            continue;
+        };
+        if glob.is_match(relative) {
+            found.push(display_relative(entry.path(), workdir));
+        }
+    }
+    found.sort();
+    let mut out = String::new();
+    if found.is_empty() {
+        out.push_str(&format!("No files match {pattern:?} in {}.\n", place(root)));
+    }
+    for path in found.iter().take(MAX_RESULTS) {
+        out.push_str(path);
+        out.push('\n');
+    }
+    if found.len() > MAX_RESULTS {
+        out.push_str(&format!(
+            "[{MAX_RESULTS} of {} matches shown; narrow the pattern or the path]\n",
+            found.len()
+        ));
+    }
+    if unreadable > 0 {
+        out.push_str(&format!("[{unreadable} paths could not be read]\n"));
+    }
+    Ok(ToolOutput::ok(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ApprovalRequestKind;
+    use crate::tools::test_context;
+    use std::fs;
+
+    async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
+        Glob.run(args, ctx).await.unwrap()
+    }
+
+    fn tree(files: &[&str]) -> (tempfile::TempDir, ToolContext) {
+        let dir = tempfile::tempdir().unwrap();
+        for file in files {
+            let path = dir.path().join(file);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, "x").unwrap();
+        }
+        let ctx = test_context(dir.path());
+        (dir, ctx)
+    }
+
+    #[tokio::test]
+    async fn name_patterns_match_at_any_depth_sorted_and_gitignore_aware() {
+        let (_d, ctx) = tree(&[
+            "src/main.rs",
+            "src/a/b.rs",
+            "src.rs",
+            "target/debug/gen.rs",
+            ".github/x.rs",
+            ".git/hooks/h.rs",
+            "notes.md",
+        ]);
+        fs::write(ctx.workdir.join(".gitignore"), "target/\n").unwrap();
+        let out = call(&ctx, json!({"pattern": "*.rs"})).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(
+            out.content,
+            ".github/x.rs\nsrc.rs\nsrc/a/b.rs\nsrc/main.rs\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn path_patterns_and_search_directory() {
+        let (_d, ctx) = tree(&["src/main.rs", "src/a/b.rs", "tests/t.rs"]);
+        let out = call(&ctx, json!({"pattern": "src/*.rs"})).await;
+        assert_eq!(out.content, "src/main.rs\n");
+        let out = call(&ctx, json!({"pattern": "src/**/*.rs"})).await;
+        assert_eq!(out.content, "src/a/b.rs\nsrc/main.rs\n");
+        // Relative to `path`, displayed relative to the project.
+        let out = call(&ctx, json!({"pattern": "a/*.rs", "path": "src"})).await;
+        assert_eq!(out.content, "src/a/b.rs\n");
+        let out = call(&ctx, json!({"pattern": "*.{md,txt}"})).await;
+        assert_eq!(
+            out.content,
+            "No files match \"*.{md,txt}\" in the project.\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn results_are_capped_with_a_note() {
+        let names: Vec<String> = (0..MAX_RESULTS + 5)
+            .map(|i| format!("f{i:04}.txt"))
+            .collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let (_d, ctx) = tree(&refs);
+        let out = call(&ctx, json!({"pattern": "*.txt"})).await;
+        let lines: Vec<&str> = out.content.lines().collect();
+        assert_eq!(lines.len(), MAX_RESULTS + 1);
+        assert_eq!(lines[0], "f0000.txt");
+        assert_eq!(
+            lines[MAX_RESULTS],
+            format!(
+                "[{MAX_RESULTS} of {} matches shown; narrow the pattern or the path]",
+                MAX_RESULTS + 5
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn errors_the_model_can_fix() {
+        let (_d, ctx) = tree(&["a.txt"]);
+        let out = call(&ctx, json!({"pattern": "a[", "path": "."})).await;
+        assert!(
+            out.is_error && out.content.contains("invalid glob pattern"),
+            "{}",
+            out.content
+        );
+        let out = call(&ctx, json!({"pattern": "/etc/*"})).await;
+        assert!(out.is_error && out.content.contains("put the directory in `path`"));
+        let out = call(&ctx, json!({"pattern": "*", "path": "missing"})).await;
+        assert_eq!(out.content, "No such directory: missing");
+        let out = call(&ctx, json!({"path": "."})).await;
+        assert!(out.content.contains("missing field `pattern`"));
+    }
+
+    #[test]
+    fn access_outside_needs_approval() {
+        let (_d, ctx) = tree(&[]);
+        assert_eq!(
+            Glob.access(&json!({"pattern": "*"}), &ctx),
+            Access::ReadOnly
+        );
+        assert_eq!(
+            Glob.access(&json!({"pattern": "*", "path": "/usr"}), &ctx),
+            Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
+                path: "/usr".into()
+            })
+        );
+        assert_eq!(
+            Glob.summary(&json!({"pattern": "*.rs", "path": "src"})),
+            "*.rs in src"
+        );
+    }
+}
