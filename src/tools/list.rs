@@ -1,1 +1,244 @@
-//! Tool list (being written).
+//! The `list` tool: a directory's contents as an indented tree (folders end with `/`),
+//! gitignore-aware, to a given depth, capped.
+//!
+//! It shares the walker with `glob` and knows nothing of approval policy beyond
+//! declaring reads outside the project.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::glob::{check_root, place, project_walker};
+use super::path::{ResolvedPath, resolve};
+use super::read_file::read_access;
+use super::{
+    Access, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput, parse_args, run_blocking,
+};
+
+/// Depth when the model gives none.
+const DEFAULT_DEPTH: usize = 2;
+/// Deepest listing allowed.
+const MAX_DEPTH: usize = 10;
+/// Entries shown at most.
+const MAX_ENTRIES: usize = 400;
+/// Entries counted at most after the cap (for the note).
+const MAX_COUNTED: usize = 10_000;
+
+/// Lists a directory as a tree.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct List;
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    path: Option<String>,
+    depth: Option<u64>,
+}
+
+impl Tool for List {
+    fn name(&self) -> &str {
+        "list"
+    }
+
+    fn description(&self) -> &str {
+        "List a directory as an indented tree, skipping gitignored files; folders end \
+         with '/'."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Directory (default: project root)."},
+                "depth": {"type": "integer", "description": "Levels to descend, 1-10 (default 2)."}
+            }
+        })
+    }
+
+    fn access(&self, args: &Value, ctx: &ToolContext) -> Access {
+        match parse_args::<Args>(self.name(), args, &self.parameters()) {
+            Ok(args) => read_access(&resolve(&ctx.workdir, args.path.as_deref().unwrap_or(""))),
+            Err(_) => Access::ReadOnly,
+        }
+    }
+
+    fn summary(&self, args: &Value) -> String {
+        match args.get("path").and_then(Value::as_str) {
+            Some(path) if !path.is_empty() => path.to_string(),
+            _ => ".".to_string(),
+        }
+    }
+
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let args: Args = match parse_args(self.name(), &args, &self.parameters()) {
+                Ok(args) => args,
+                Err(output) => return Ok(output),
+            };
+            let root = resolve(&ctx.workdir, args.path.as_deref().unwrap_or(""));
+            let depth = match args.depth {
+                None => DEFAULT_DEPTH,
+                Some(d) if (1..=MAX_DEPTH as u64).contains(&d) => d as usize,
+                Some(d) => {
+                    return Ok(ToolOutput::error(format!(
+                        "depth must be between 1 and {MAX_DEPTH}, got {d}"
+                    )));
+                }
+            };
+            let cancel = ctx.cancel.clone();
+            run_blocking(move || list(&root, depth, &cancel)).await?
+        })
+    }
+}
+
+fn list(
+    root: &ResolvedPath,
+    depth: usize,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolFatal> {
+    if let Err(output) = check_root(root, false) {
+        return Ok(output);
+    }
+    let mut out = String::new();
+    let mut shown = 0usize;
+    let mut total = 0usize;
+    let mut unreadable = 0usize;
+    for entry in project_walker(&root.abs).max_depth(Some(depth)).build() {
+        if cancel.is_cancelled() {
+            return Err(ToolFatal::Interrupted);
+        }
+        let Ok(entry) = entry else {
+            unreadable += 1;
+            continue;
+        };
+        if entry.depth() == 0 {
+            continue;
+        }
+        total += 1;
+        if shown < MAX_ENTRIES {
+            shown += 1;
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            let indent = "  ".repeat(entry.depth() - 1);
+            let name = entry.file_name().to_string_lossy();
+            out.push_str(&format!(
+                "{indent}{name}{}\n",
+                if is_dir { "/" } else { "" }
+            ));
+        } else if total >= MAX_COUNTED {
+            break;
+        }
+    }
+    if total == 0 {
+        return Ok(ToolOutput::ok(format!(
+            "{} is empty (or all of it is ignored).\n",
+            place(root)
+        )));
+    }
+    if total > shown {
+        let counted = if total >= MAX_COUNTED {
+            format!("more than {MAX_COUNTED}")
+        } else {
+            total.to_string()
+        };
+        out.push_str(&format!(
+            "[{shown} of {counted} entries shown; list a subfolder or use a smaller depth]\n"
+        ));
+    }
+    if unreadable > 0 {
+        out.push_str(&format!("[{unreadable} paths could not be read]\n"));
+    }
+    Ok(ToolOutput::ok(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ApprovalRequestKind;
+    use crate::tools::test_context;
+    use std::fs;
+
+    async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
+        List.run(args, ctx).await.unwrap()
+    }
+
+    fn tree(files: &[&str]) -> (tempfile::TempDir, ToolContext) {
+        let dir = tempfile::tempdir().unwrap();
+        for file in files {
+            let path = dir.path().join(file);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, "x").unwrap();
+        }
+        let ctx = test_context(dir.path());
+        (dir, ctx)
+    }
+
+    #[tokio::test]
+    async fn lists_a_tree_to_the_default_depth_skipping_ignored() {
+        let (_d, ctx) = tree(&[
+            "Cargo.toml",
+            "src/lib.rs",
+            "src/tools/mod.rs",
+            "target/debug/x",
+            ".git/HEAD",
+            ".gitignore",
+        ]);
+        fs::write(ctx.workdir.join(".gitignore"), "/target\n").unwrap();
+        let out = call(&ctx, json!({})).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(
+            out.content,
+            ".gitignore\nCargo.toml\nsrc/\n  lib.rs\n  tools/\n"
+        );
+        let out = call(&ctx, json!({"path": "src", "depth": 5})).await;
+        assert_eq!(out.content, "lib.rs\ntools/\n  mod.rs\n");
+    }
+
+    #[tokio::test]
+    async fn caps_entries_with_a_note() {
+        let names: Vec<String> = (0..MAX_ENTRIES + 3).map(|i| format!("d/f{i:04}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let (_d, ctx) = tree(&refs);
+        let out = call(&ctx, json!({"depth": 2})).await;
+        let lines: Vec<&str> = out.content.lines().collect();
+        assert_eq!(lines.len(), MAX_ENTRIES + 1);
+        assert_eq!(lines[0], "d/");
+        assert_eq!(
+            lines[MAX_ENTRIES],
+            format!(
+                "[{MAX_ENTRIES} of {} entries shown; list a subfolder or use a smaller depth]",
+                MAX_ENTRIES + 4
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn errors_and_empty_directories() {
+        let (_d, ctx) = tree(&["file.txt"]);
+        fs::create_dir(ctx.workdir.join("empty")).unwrap();
+        let out = call(&ctx, json!({"path": "empty"})).await;
+        assert_eq!(
+            (out.is_error, out.content.as_str()),
+            (false, "empty is empty (or all of it is ignored).\n")
+        );
+        let out = call(&ctx, json!({"path": "file.txt"})).await;
+        assert_eq!(out.content, "file.txt is not a directory");
+        let out = call(&ctx, json!({"depth": 0})).await;
+        assert!(out.is_error && out.content.contains("between 1 and 10"));
+        let out = call(&ctx, json!({"depth": "deep"})).await;
+        assert!(
+            out.content
+                .contains("field `depth` must be an integer, got a string")
+        );
+    }
+
+    #[test]
+    fn access_outside_needs_approval() {
+        let (_d, ctx) = tree(&[]);
+        assert_eq!(List.access(&json!({}), &ctx), Access::ReadOnly);
+        assert_eq!(
+            List.access(&json!({"path": ".."}), &ctx),
+            Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
+                path: ctx.workdir.parent().unwrap().to_path_buf()
+            })
+        );
+    }
+}
