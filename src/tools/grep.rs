@@ -1,1 +1,372 @@
-//! Tool grep (being written).
+//! The `grep` tool: searches file contents by regular expression with ripgrep's crates
+//! (`grep-regex`, `grep-searcher`, and the shared gitignore-aware walker), skipping
+//! binary files, answering `path:line:text`, capped.
+//!
+//! It knows nothing of approval policy beyond declaring reads outside the project.
+
+use std::io;
+use std::path::Path;
+
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::glob::{PathGlob, check_root, place, project_walker};
+use super::path::{ResolvedPath, display_relative, resolve};
+use super::read_file::read_access;
+use super::truncate::truncate_head_tail;
+use super::{
+    Access, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput, parse_args, run_blocking,
+};
+
+/// Matches returned when the model gives no `max_results`.
+const DEFAULT_MAX_RESULTS: usize = 100;
+/// Upper bound on `max_results`.
+const MAX_RESULTS_CAP: usize = 1000;
+/// Characters of a matching line shown.
+const MAX_LINE_CHARS: usize = 300;
+
+/// Searches file contents by regex.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Grep;
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    pattern: String,
+    path: Option<String>,
+    glob: Option<String>,
+    case_insensitive: Option<bool>,
+    max_results: Option<u64>,
+}
+
+/// What to search for and where, after validation.
+struct Query {
+    matcher: RegexMatcher,
+    glob: Option<PathGlob>,
+    max_results: usize,
+}
+
+impl Tool for Grep {
+    fn name(&self) -> &str {
+        "grep"
+    }
+
+    fn description(&self) -> &str {
+        "Search file contents with a regular expression (Rust regex syntax), skipping \
+         gitignored and binary files. Returns matching lines as path:line:text."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Regex; escape literal ( ) [ ] { } . * + ? with \\."},
+                "path": {"type": "string", "description": "File or directory to search (default: project root)."},
+                "glob": {"type": "string", "description": "Only files matching this glob, e.g. \"*.rs\" or \"src/**/*.ts\"."},
+                "case_insensitive": {"type": "boolean", "description": "Ignore case (default false)."},
+                "max_results": {"type": "integer", "description": "Maximum matching lines (default 100)."}
+            },
+            "required": ["pattern"]
+        })
+    }
+
+    fn access(&self, args: &Value, ctx: &ToolContext) -> Access {
+        match parse_args::<Args>(self.name(), args, &self.parameters()) {
+            Ok(args) => read_access(&resolve(&ctx.workdir, args.path.as_deref().unwrap_or(""))),
+            Err(_) => Access::ReadOnly,
+        }
+    }
+
+    fn summary(&self, args: &Value) -> String {
+        let pattern = args.get("pattern").and_then(Value::as_str).unwrap_or("?");
+        let place = args
+            .get("path")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty());
+        let glob = args.get("glob").and_then(Value::as_str);
+        match (place, glob) {
+            (Some(path), _) => format!("{pattern} in {path}"),
+            (None, Some(glob)) => format!("{pattern} in {glob}"),
+            (None, None) => pattern.to_string(),
+        }
+    }
+
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let args: Args = match parse_args(self.name(), &args, &self.parameters()) {
+                Ok(args) => args,
+                Err(output) => return Ok(output),
+            };
+            let query = match query(&args) {
+                Ok(query) => query,
+                Err(message) => return Ok(ToolOutput::error(message)),
+            };
+            let root = resolve(&ctx.workdir, args.path.as_deref().unwrap_or(""));
+            let (workdir, cancel) = (ctx.workdir.clone(), ctx.cancel.clone());
+            let max_output = ctx.limits.max_output_bytes;
+            let pattern = args.pattern;
+            run_blocking(move || {
+                search(&root, &pattern, &query, &workdir, &cancel).map(|out| ToolOutput {
+                    content: truncate_head_tail(&out.content, max_output),
+                    ..out
+                })
+            })
+            .await?
+        })
+    }
+}
+
+fn query(args: &Args) -> Result<Query, String> {
+    let matcher = RegexMatcherBuilder::new()
+        .case_insensitive(args.case_insensitive == Some(true))
+        .line_terminator(Some(b'\n'))
+        .build(&args.pattern)
+        .map_err(|e| {
+            format!(
+                "invalid regex {:?}: {e}. Escape literal ( ) [ ] {{ }} . * + ? with a backslash.",
+                args.pattern
+            )
+        })?;
+    let glob = args.glob.as_deref().map(PathGlob::new).transpose()?;
+    let max_results = match args.max_results {
+        None => DEFAULT_MAX_RESULTS,
+        Some(0) => return Err("max_results must be at least 1".to_string()),
+        Some(n) => usize::try_from(n)
+            .unwrap_or(MAX_RESULTS_CAP)
+            .min(MAX_RESULTS_CAP),
+    };
+    Ok(Query {
+        matcher,
+        glob,
+        max_results,
+    })
+}
+
+fn search(
+    root: &ResolvedPath,
+    pattern: &str,
+    query: &Query,
+    workdir: &Path,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolFatal> {
+    if let Err(output) = check_root(root, true) {
+        return Ok(output);
+    }
+    let mut searcher = SearcherBuilder::new()
+        .binary_detection(BinaryDetection::quit(0))
+        .line_number(true)
+        .build();
+    let mut out = String::new();
+    let mut found = 0usize;
+    let mut more = false;
+    let mut unreadable = 0usize;
+    for entry in project_walker(&root.abs).build() {
+        if cancel.is_cancelled() {
+            return Err(ToolFatal::Interrupted);
+        }
+        let Ok(entry) = entry else {
+            unreadable += 1;
+            continue;
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        if let (Some(glob), Ok(relative)) = (&query.glob, entry.path().strip_prefix(&root.abs))
+            && entry.depth() > 0
+            && !glob.is_match(relative)
+        {
+            continue;
+        }
+        // One more than the room left, to know whether more matches exist.
+        let mut sink = FileMatches {
+            lines: Vec::new(),
+            binary: false,
+            limit: query.max_results - found + 1,
+        };
+        if searcher
+            .search_path(&query.matcher, entry.path(), &mut sink)
+            .is_err()
+        {
+            unreadable += 1;
+            continue;
+        }
+        if sink.binary {
+            continue;
+        }
+        let shown = display_relative(entry.path(), workdir);
+        for (line, text) in sink.lines {
+            if found == query.max_results {
+                more = true;
+                break;
+            }
+            found += 1;
+            out.push_str(&format!("{shown}:{line}:{text}\n"));
+        }
+        if more {
+            break;
+        }
+    }
+    if found == 0 {
+        out.push_str(&format!("No matches for {pattern:?} in {}.\n", place(root)));
+    }
+    if more {
+        out.push_str(&format!(
+            "[stopped after {found} matches; more exist: narrow the pattern, path or glob, or \
+             raise max_results]\n"
+        ));
+    }
+    if unreadable > 0 {
+        out.push_str(&format!("[{unreadable} paths could not be read]\n"));
+    }
+    Ok(ToolOutput::ok(out))
+}
+
+/// Collects one file's matching lines; a file found to be binary is marked and dropped.
+struct FileMatches {
+    lines: Vec<(u64, String)>,
+    binary: bool,
+    limit: usize,
+}
+
+impl Sink for FileMatches {
+    type Error = io::Error;
+
+    fn matched(&mut self, _searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        let text = String::from_utf8_lossy(mat.bytes());
+        let text = text.trim_end_matches(['\n', '\r']);
+        let text = match text.char_indices().nth(MAX_LINE_CHARS) {
+            Some((cut, _)) => format!("{} [...]", &text[..cut]),
+            None => text.to_string(),
+        };
+        self.lines.push((mat.line_number().unwrap_or(0), text));
+        Ok(self.lines.len() < self.limit)
+    }
+
+    fn binary_data(&mut self, _searcher: &Searcher, _offset: u64) -> Result<bool, io::Error> {
+        self.binary = true;
+        Ok(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ApprovalRequestKind;
+    use crate::tools::test_context;
+    use std::fs;
+
+    async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
+        Grep.run(args, ctx).await.unwrap()
+    }
+
+    fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, ToolContext) {
+        let dir = tempfile::tempdir().unwrap();
+        for (file, content) in files {
+            let path = dir.path().join(file);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, content).unwrap();
+        }
+        let ctx = test_context(dir.path());
+        (dir, ctx)
+    }
+
+    #[tokio::test]
+    async fn finds_lines_skipping_ignored_and_binary_files() {
+        let (_d, ctx) = tree(&[
+            ("src/a.rs", "fn alpha() {}\nfn beta() {}\n"),
+            ("src/b.rs", "// nothing\nfn gamma() {}\r\n"),
+            ("target/gen.rs", "fn ignored() {}\n"),
+            ("blob.bin", "fn binary()\0\n"),
+            (".gitignore", "target/\n"),
+        ]);
+        let out = call(&ctx, json!({"pattern": "fn \\w+\\(\\)"})).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(
+            out.content,
+            "src/a.rs:1:fn alpha() {}\nsrc/a.rs:2:fn beta() {}\nsrc/b.rs:2:fn gamma() {}\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn glob_path_and_case_filters() {
+        let (_d, ctx) = tree(&[
+            ("src/a.rs", "Hello\n"),
+            ("src/a.md", "hello\n"),
+            ("docs/b.md", "HELLO\n"),
+        ]);
+        let out = call(
+            &ctx,
+            json!({"pattern": "hello", "case_insensitive": true, "glob": "*.md"}),
+        )
+        .await;
+        assert_eq!(out.content, "docs/b.md:1:HELLO\nsrc/a.md:1:hello\n");
+        let out = call(&ctx, json!({"pattern": "hello", "path": "src"})).await;
+        assert_eq!(out.content, "src/a.md:1:hello\n");
+        let out = call(
+            &ctx,
+            json!({"pattern": "Hello", "path": "src/a.rs", "glob": "*.md"}),
+        )
+        .await;
+        assert_eq!(out.content, "src/a.rs:1:Hello\n");
+        let out = call(&ctx, json!({"pattern": "absent"})).await;
+        assert_eq!(
+            (out.is_error, out.content.as_str()),
+            (false, "No matches for \"absent\" in the project.\n")
+        );
+    }
+
+    #[tokio::test]
+    async fn results_are_capped_with_a_note() {
+        let many: String = (1..=50).map(|i| format!("hit {i}\n")).collect();
+        let (_d, ctx) = tree(&[("a.txt", &many), ("b.txt", "hit b\n")]);
+        let out = call(&ctx, json!({"pattern": "hit", "max_results": 3})).await;
+        assert_eq!(
+            out.content,
+            "a.txt:1:hit 1\na.txt:2:hit 2\na.txt:3:hit 3\n[stopped after 3 matches; more exist: \
+             narrow the pattern, path or glob, or raise max_results]\n"
+        );
+        // Exactly at the cap: no note.
+        let out = call(&ctx, json!({"pattern": "hit b", "max_results": 1})).await;
+        assert_eq!(out.content, "b.txt:1:hit b\n");
+    }
+
+    #[tokio::test]
+    async fn errors_the_model_can_fix() {
+        let (_d, ctx) = tree(&[("a.txt", "x\n")]);
+        let out = call(&ctx, json!({"pattern": "foo("})).await;
+        assert!(
+            out.is_error && out.content.contains("invalid regex"),
+            "{}",
+            out.content
+        );
+        let out = call(&ctx, json!({"pattern": "x", "glob": "a["})).await;
+        assert!(out.is_error && out.content.contains("invalid glob"));
+        let out = call(&ctx, json!({"pattern": "x", "max_results": -1})).await;
+        assert!(out.is_error, "{}", out.content);
+        let out = call(&ctx, json!({"pattern": "x", "path": "nope"})).await;
+        assert_eq!(out.content, "No such directory: nope");
+        let out = call(&ctx, json!({"glob": "*"})).await;
+        assert!(out.content.contains("missing field `pattern`"));
+    }
+
+    #[test]
+    fn access_outside_needs_approval() {
+        let (_d, ctx) = tree(&[]);
+        assert_eq!(
+            Grep.access(&json!({"pattern": "x"}), &ctx),
+            Access::ReadOnly
+        );
+        assert_eq!(
+            Grep.access(&json!({"pattern": "x", "path": "/etc"}), &ctx),
+            Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
+                path: "/etc".into()
+            })
+        );
+        assert_eq!(
+            Grep.summary(&json!({"pattern": "TODO", "glob": "*.rs"})),
+            "TODO in *.rs"
+        );
+    }
+}
