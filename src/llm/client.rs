@@ -199,8 +199,8 @@ impl Client {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_ascii_lowercase();
-        let streaming = self.config.stream_mode == StreamMode::Sse
-            && !(content_type.contains("json") && !content_type.contains("event-stream"));
+        let json_body = content_type.contains("json") && !content_type.contains("event-stream");
+        let streaming = self.config.stream_mode == StreamMode::Sse && !json_body;
         if streaming {
             self.read_stream(&mut response, model, on_event).await
         } else {

@@ -24,10 +24,13 @@ pub(crate) struct Site {
     pub api_key: Option<String>,
 }
 
-/// A classified model-request failure.
+/// A classified model-request failure (boxed: it travels through every `Result`).
 #[derive(Debug, thiserror::Error)]
-#[error("{}", self.describe())]
-pub struct LlmError {
+#[error("{}", self.0.describe())]
+pub struct LlmError(Box<Details>);
+
+#[derive(Debug)]
+struct Details {
     kind: ErrorKind,
     provider: String,
     endpoint: String,
@@ -44,7 +47,7 @@ pub struct LlmError {
 
 impl LlmError {
     fn at(site: &Site, model: &str, kind: ErrorKind, message: &str) -> LlmError {
-        LlmError {
+        LlmError(Box::new(Details {
             kind,
             provider: site.provider.clone(),
             endpoint: site.endpoint.clone(),
@@ -57,7 +60,7 @@ impl LlmError {
             attempts: 1,
             retry_after: None,
             cut: false,
-        }
+        }))
     }
 
     /// A non-success HTTP answer, classified from its status and body.
@@ -71,8 +74,8 @@ impl LlmError {
         let info = ErrorInfo::from_body(body);
         let kind = classify_http(status, &info);
         let mut e = LlmError::at(site, model, kind, &info.message);
-        e.status = Some(status);
-        e.retry_after = retry_after;
+        e.0.status = Some(status);
+        e.0.retry_after = retry_after;
         e
     }
 
@@ -81,7 +84,7 @@ impl LlmError {
         let info = ErrorInfo::from_error_value(error);
         let kind = classify_stream(&info);
         let mut e = LlmError::at(site, model, kind, &info.message);
-        e.status = info.status.filter(|s| (400..600).contains(s));
+        e.0.status = info.status.filter(|s| (400..600).contains(s));
         e
     }
 
@@ -98,7 +101,7 @@ impl LlmError {
             ErrorKind::Network,
             "the stream ended before the model finished its answer",
         );
-        e.cut = true;
+        e.0.cut = true;
         e
     }
 
@@ -132,61 +135,63 @@ impl LlmError {
     }
 
     pub(crate) fn with_attempts(mut self, attempts: u32) -> LlmError {
-        self.attempts = attempts;
+        self.0.attempts = attempts;
         self
     }
 
     /// What kind of failure this is.
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.0.kind
     }
 
     /// The provider name from the config.
     pub fn provider(&self) -> &str {
-        &self.provider
+        &self.0.provider
     }
 
     /// The URL the request went to.
     pub fn endpoint(&self) -> &str {
-        &self.endpoint
+        &self.0.endpoint
     }
 
     /// The HTTP status, when the server answered with one.
     pub fn status(&self) -> Option<u16> {
-        self.status
+        self.0.status
     }
 
     /// The provider's own message (or the failure detail), trimmed and without the key.
     pub fn provider_message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// How many attempts were made before giving up.
     pub fn attempts(&self) -> u32 {
-        self.attempts
+        self.0.attempts
     }
 
     /// The server's Retry-After, when it sent one.
     pub fn retry_after(&self) -> Option<Duration> {
-        self.retry_after
+        self.0.retry_after
     }
 
     /// Whether another attempt may succeed.
     pub fn is_retryable(&self) -> bool {
         matches!(
-            self.kind,
+            self.0.kind,
             ErrorKind::Network | ErrorKind::Timeout | ErrorKind::Server | ErrorKind::RateLimit
         )
     }
 
     /// A short reason for a retry notice.
     pub(crate) fn short_reason(&self) -> String {
-        match self.status {
-            Some(s) => format!("{} (HTTP {s})", self.what()),
-            None => self.what(),
+        match self.0.status {
+            Some(s) => format!("{} (HTTP {s})", self.0.what()),
+            None => self.0.what(),
         }
     }
+}
 
+impl Details {
     fn what(&self) -> String {
         match self.kind {
             ErrorKind::Auth => "the API key was refused".into(),

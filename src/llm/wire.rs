@@ -139,8 +139,7 @@ impl<'a> WireMessage<'a> {
                 tool_calls,
             } => WireMessage {
                 role: "assistant",
-                content: (!(content.is_empty() && !tool_calls.is_empty()))
-                    .then_some(content.as_str()),
+                content: (!content.is_empty() || tool_calls.is_empty()).then_some(content.as_str()),
                 reasoning_content: match echo {
                     ReasoningEcho::AsReasoningContent => reasoning.as_deref(),
                     ReasoningEcho::Omit => None,

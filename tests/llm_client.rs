@@ -1,0 +1,622 @@
+//! The model client end to end over loopback HTTP: `Client::complete` against the scripted
+//! server, covering streaming, tool calls, reasoning, retries, timeouts, classified errors,
+//! the non-streaming fallback, cancellation and the exact request we send.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use harness9::llm::{
+    ChatRequest, Client, Completion, FinishReason, LlmError, Message, ProviderConfig, RetryPolicy,
+    StreamEvent, StreamMode, ToolCall, ToolSpec, UsageReporting,
+};
+use harness9::protocol::{ErrorKind, Usage};
+use serde_json::json;
+use support::*;
+use tokio_util::sync::CancellationToken;
+
+fn provider(server: &MockServer) -> ProviderConfig {
+    let mut c = ProviderConfig::new("mock", server.url());
+    c.api_key = Some("sk-test-key-123".into());
+    c.retry = RetryPolicy {
+        max_retries: 3,
+        base_delay: Duration::from_millis(5),
+        max_delay: Duration::from_millis(20),
+        max_retry_after: Duration::from_secs(5),
+    };
+    c.idle_timeout = Duration::from_secs(10);
+    c
+}
+
+fn user(text: &str) -> Vec<Message> {
+    vec![
+        Message::System {
+            content: "You are a test.".into(),
+        },
+        Message::User {
+            content: text.into(),
+        },
+    ]
+}
+
+fn read_file_tool() -> ToolSpec {
+    ToolSpec {
+        name: "read_file".into(),
+        description: "Read a file.".into(),
+        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+    }
+}
+
+struct Run {
+    result: Result<Completion, LlmError>,
+    events: Vec<StreamEvent>,
+}
+
+impl Run {
+    fn ok(&self) -> &Completion {
+        match &self.result {
+            Ok(c) => c,
+            Err(e) => panic!("expected a completion, got: {e}"),
+        }
+    }
+
+    fn err(&self) -> &LlmError {
+        match &self.result {
+            Ok(c) => panic!("expected an error, got: {c:?}"),
+            Err(e) => e,
+        }
+    }
+
+    fn retries(&self) -> Vec<(u32, Duration)> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::Retrying { attempt, delay, .. } => Some((*attempt, *delay)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn texts(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::Text(t) => Some(t.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+async fn run_with(config: ProviderConfig, messages: &[Message], tools: &[ToolSpec]) -> Run {
+    let client = Client::new(config).unwrap();
+    let cancel = CancellationToken::new();
+    let mut events = Vec::new();
+    let result = client
+        .complete(
+            ChatRequest {
+                model: "mock-model",
+                messages,
+                tools,
+            },
+            &cancel,
+            &mut |e| events.push(e),
+        )
+        .await;
+    Run { result, events }
+}
+
+async fn run(config: ProviderConfig) -> Run {
+    run_with(config, &user("hi"), &[]).await
+}
+
+#[tokio::test]
+async fn plain_answer_with_usage() {
+    let server = MockServer::start(vec![sse(vec![
+        text("Hel"),
+        text("lo"),
+        finish("stop"),
+        usage_cached(10, 2, 4),
+    ])]);
+    let run = run(provider(&server)).await;
+    let c = run.ok();
+    assert_eq!(c.text, "Hello");
+    assert_eq!(c.finish_reason, Some(FinishReason::Stop));
+    assert_eq!(
+        c.usage,
+        Some(Usage {
+            input_tokens: 10,
+            output_tokens: 2,
+            cached_input_tokens: 4,
+            estimated: false
+        })
+    );
+    assert!(c.tool_calls.is_empty() && c.reasoning.is_none());
+    assert_eq!(run.texts(), vec!["Hel", "lo"]);
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn tool_call_round_trip() {
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "call_1", "read_file", r#"{"path":"a.txt"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("It says hi."), finish("stop")]),
+    ]);
+    let tools = [read_file_tool()];
+    let mut messages = user("read a.txt");
+    let first = run_with(provider(&server), &messages, &tools).await;
+    let c = first.ok().clone();
+    assert_eq!(c.finish_reason, Some(FinishReason::ToolCalls));
+    assert_eq!(
+        c.tool_calls,
+        vec![ToolCall {
+            id: "call_1".into(),
+            name: "read_file".into(),
+            arguments: r#"{"path":"a.txt"}"#.into()
+        }]
+    );
+
+    messages.push(Message::Assistant {
+        content: c.text.clone(),
+        reasoning: None,
+        tool_calls: c.tool_calls.clone(),
+    });
+    messages.push(Message::Tool {
+        tool_call_id: "call_1".into(),
+        content: "hi".into(),
+    });
+    let second = run_with(provider(&server), &messages, &tools).await;
+    assert_eq!(second.ok().text, "It says hi.");
+
+    let sent = server.requests();
+    assert_eq!(sent.len(), 2);
+    let msgs = sent[1].messages();
+    assert_eq!(msgs[2]["role"], "assistant");
+    assert_eq!(msgs[2]["tool_calls"][0]["id"], "call_1");
+    assert_eq!(msgs[2]["tool_calls"][0]["type"], "function");
+    assert_eq!(
+        msgs[2]["tool_calls"][0]["function"]["arguments"],
+        r#"{"path":"a.txt"}"#
+    );
+    assert_eq!(
+        msgs[3],
+        json!({"role": "tool", "tool_call_id": "call_1", "content": "hi"})
+    );
+}
+
+#[tokio::test]
+async fn parallel_tool_calls_interleaved() {
+    let server = MockServer::start(vec![sse(vec![
+        tool_call(0, "a", "read_file", "").split_args(1),
+        raw(concat!(
+            r#"data: {"choices":[{"index":0,"delta":{"tool_calls":["#,
+            r#"{"index":1,"id":"b","type":"function","function":{"name":"glob","arguments":"{\"pat"}}]}}]}"#,
+            "\n\n",
+            r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\":\"x\"}"}}]}}]}"#,
+            "\n\n",
+            r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"tern\":\"*.rs\"}"}}]}}]}"#,
+            "\n\n",
+        )),
+        tool_call(2, "c", "list", ""),
+        finish("tool_calls"),
+    ])]);
+    let run = run(provider(&server)).await;
+    let calls = &run.ok().tool_calls;
+    let summary: Vec<(&str, &str, &str)> = calls
+        .iter()
+        .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str()))
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("a", "read_file", r#"{"path":"x"}"#),
+            ("b", "glob", r#"{"pattern":"*.rs"}"#),
+            ("c", "list", "{}"),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn arguments_split_over_many_chunks_and_many_tcp_reads() {
+    let args = r#"{"path":"src/main.rs","note":"héllo → wörld"}"#;
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "call_1", "read_file", args).split_args(1),
+            finish("tool_calls"),
+        ])
+        .pieces(3),
+        sse(vec![
+            tool_call(0, "call_2", "read_file", args),
+            finish("tool_calls"),
+        ]),
+    ]);
+    let split = run(provider(&server)).await;
+    assert_eq!(split.ok().tool_calls[0].arguments, args);
+    let whole = run(provider(&server)).await;
+    assert_eq!(whole.ok().tool_calls[0].arguments, args);
+    assert_eq!(whole.ok().tool_calls[0].id, "call_2");
+}
+
+#[tokio::test]
+async fn tool_calls_without_index_or_id() {
+    let server = MockServer::start(vec![sse(vec![
+        tool_call_no_index("x1", "read_file", r#"{"path":"a"}"#).split_args(4),
+        tool_call_no_index("x2", "read_file", r#"{"path":"b"}"#),
+        tool_call(2, "", "list", "").no_id(),
+        finish("tool_calls"),
+    ])]);
+    let run = run(provider(&server)).await;
+    let calls = &run.ok().tool_calls;
+    assert_eq!(calls.len(), 3);
+    assert_eq!(
+        (calls[0].id.as_str(), calls[0].arguments.as_str()),
+        ("x1", r#"{"path":"a"}"#)
+    );
+    assert_eq!(
+        (calls[1].id.as_str(), calls[1].arguments.as_str()),
+        ("x2", r#"{"path":"b"}"#)
+    );
+    assert_eq!(
+        (calls[2].id.as_str(), calls[2].arguments.as_str()),
+        ("call_2", "{}")
+    );
+}
+
+#[tokio::test]
+async fn reasoning_deltas_stream_and_are_kept() {
+    let server = MockServer::start(vec![sse(vec![
+        reasoning("Let me "),
+        reasoning_field("think."),
+        text("Answer."),
+        finish("stop"),
+    ])]);
+    let run = run(provider(&server)).await;
+    assert_eq!(run.ok().reasoning.as_deref(), Some("Let me think."));
+    assert_eq!(run.ok().text, "Answer.");
+    assert_eq!(
+        run.events,
+        vec![
+            StreamEvent::Reasoning("Let me ".into()),
+            StreamEvent::Reasoning("think.".into()),
+            StreamEvent::Text("Answer.".into()),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn rate_limit_then_success_honours_retry_after() {
+    let server = MockServer::start(vec![
+        http_error(429).header("Retry-After", "1"),
+        sse(vec![text("ok"), finish("stop")]),
+    ]);
+    let start = Instant::now();
+    let run = run(provider(&server)).await;
+    assert_eq!(run.ok().text, "ok");
+    assert!(start.elapsed() >= Duration::from_secs(1));
+    assert_eq!(run.retries(), vec![(2, Duration::from_secs(1))]);
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn retry_after_beyond_the_cap_is_not_waited_for() {
+    let server = MockServer::start(vec![http_error(429).header("Retry-After", "600")]);
+    let run = run(provider(&server)).await;
+    assert_eq!(run.err().kind(), ErrorKind::RateLimit);
+    assert!(run.retries().is_empty());
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn server_errors_until_retries_run_out() {
+    let server = MockServer::start(vec![
+        http_error(500),
+        http_error(502),
+        http_error(500).body("upstream exploded"),
+    ]);
+    let mut config = provider(&server);
+    config.retry.max_retries = 2;
+    let run = run(config).await;
+    let e = run.err();
+    assert_eq!(e.kind(), ErrorKind::Server);
+    assert_eq!(e.status(), Some(500));
+    assert_eq!(e.attempts(), 3);
+    assert_eq!(e.provider_message(), "upstream exploded");
+    let shown = e.to_string();
+    assert!(
+        shown.contains(&format!("{}/chat/completions", server.url())),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("HTTP 500") && shown.contains("after 3 attempts"),
+        "{shown}"
+    );
+    assert_eq!(
+        run.retries().iter().map(|r| r.0).collect::<Vec<_>>(),
+        vec![2, 3]
+    );
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn auth_failure_is_not_retried_and_never_shows_the_key() {
+    let server = MockServer::start(vec![
+        http_error(401).json_body(json!({"error": {
+        "message": "Incorrect API key provided: sk-test-key-123", "code": "invalid_api_key"}})),
+    ]);
+    let run = run(provider(&server)).await;
+    let e = run.err();
+    assert_eq!(e.kind(), ErrorKind::Auth);
+    assert_eq!(e.status(), Some(401));
+    let shown = e.to_string();
+    assert!(shown.contains("OPENAI_API_KEY"), "{shown}");
+    assert!(!shown.contains("sk-test-key-123"), "{shown}");
+    assert!(run.retries().is_empty());
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn exhausted_quota_is_not_retried() {
+    let server = MockServer::start(vec![http_error(429).json_body(json!({"error": {
+        "message": "You exceeded your current quota, please check your plan and billing details.",
+        "type": "insufficient_quota", "code": "insufficient_quota"}}))]);
+    let run = run(provider(&server)).await;
+    assert_eq!(run.err().kind(), ErrorKind::Quota);
+    assert!(run.retries().is_empty());
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn unknown_model_and_context_too_long() {
+    let server = MockServer::start(vec![
+        http_error(404).json_body(json!({"error": {
+            "message": "The model `mock-model` does not exist", "code": "model_not_found"}})),
+        http_error(400).json_body(json!({"error": {
+            "message": "This model's maximum context length is 8192 tokens.",
+            "code": "context_length_exceeded"}})),
+    ]);
+    let e = run(provider(&server)).await.result.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ModelNotFound);
+    assert!(e.to_string().contains("--model or HARNESS9_MODEL"), "{e}");
+    let e = run(provider(&server)).await.result.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ContextTooLong);
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_cut_stream_is_retried() {
+    let server = MockServer::start(vec![
+        sse(vec![text("par"), text("tial"), finish("stop")]).cut_after(1),
+        sse(vec![text("par")]).without_done().close_delimited(),
+        sse(vec![text("full"), finish("stop")]),
+    ]);
+    let run = run(provider(&server)).await;
+    assert_eq!(run.ok().text, "full");
+    assert_eq!(
+        run.retries().iter().map(|r| r.0).collect::<Vec<_>>(),
+        vec![2, 3]
+    );
+    assert_eq!(run.texts(), vec!["par", "par", "full"]);
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn eof_without_done_after_a_finish_is_a_complete_answer() {
+    let server = MockServer::start(vec![sse(vec![text("x"), finish("length")]).without_done()]);
+    let run = run(provider(&server)).await;
+    assert_eq!(run.ok().finish_reason, Some(FinishReason::Length));
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_stall_hits_the_idle_timeout() {
+    let server = MockServer::start(vec![
+        sse(vec![text("a"), finish("stop")]).stall_after(1),
+        sse(vec![text("b")]).delay_headers_ms(5_000),
+    ]);
+    let mut config = provider(&server);
+    config.idle_timeout = Duration::from_millis(300);
+    config.retry.max_retries = 1;
+    let start = Instant::now();
+    let run = run(config).await;
+    let e = run.err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    assert_eq!(e.attempts(), 2);
+    assert!(start.elapsed() >= Duration::from_millis(600));
+    assert!(start.elapsed() < Duration::from_secs(4));
+    assert!(e.to_string().contains("300 ms"), "{e}");
+}
+
+#[tokio::test]
+async fn error_objects_inside_the_stream_are_classified() {
+    let server = MockServer::start(vec![
+        sse(vec![
+            text("a"),
+            error_object(
+                json!({"message": "prompt too big: maximum context length exceeded",
+                "code": "context_length_exceeded"}),
+            ),
+        ]),
+        sse(vec![text("a"), stream_error("Overloaded")]),
+        sse(vec![text("ok"), finish("stop")]),
+    ]);
+    let e = run(provider(&server)).await.result.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ContextTooLong);
+    assert!(e.provider_message().contains("maximum context length"));
+    // A provider failure mid-stream is retried.
+    let run = run(provider(&server)).await;
+    assert_eq!(run.ok().text, "ok");
+    assert_eq!(run.retries().len(), 1);
+}
+
+#[tokio::test]
+async fn a_json_body_is_read_as_a_non_streaming_answer() {
+    let server = MockServer::start(vec![
+        json_text("plain json"),
+        json_tool_calls(&[("t1", "read_file", r#"{"path":"a"}"#)]),
+    ]);
+    let run1 = run(provider(&server)).await;
+    assert_eq!(run1.ok().text, "plain json");
+    assert_eq!(run1.ok().usage.map(|u| u.input_tokens), Some(5));
+    assert_eq!(run1.texts(), vec!["plain json"]);
+
+    let mut config = provider(&server);
+    config.stream_mode = StreamMode::NonStreaming;
+    let run2 = run(config).await;
+    assert_eq!(run2.ok().tool_calls[0].id, "t1");
+    let sent = &server.requests()[1];
+    assert_eq!(sent.body["stream"], false);
+    assert!(sent.body.get("stream_options").is_none());
+    assert_eq!(sent.header("accept"), Some("application/json"));
+}
+
+#[tokio::test]
+async fn garbage_is_a_protocol_error() {
+    let server = MockServer::start(vec![Reply::raw(
+        200,
+        "text/html",
+        "<html>not an API</html>",
+    )]);
+    let e = run(provider(&server)).await.result.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol);
+    assert!(e.to_string().contains("/v1"), "{e}");
+}
+
+#[tokio::test]
+async fn nobody_listening_is_a_network_error() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut config = ProviderConfig::new("local", format!("http://127.0.0.1:{port}/v1/"));
+    config.retry.max_retries = 1;
+    config.retry.base_delay = Duration::from_millis(1);
+    let run = run(config).await;
+    let e = run.err();
+    assert_eq!(e.kind(), ErrorKind::Network);
+    assert_eq!(e.attempts(), 2);
+    assert!(
+        e.to_string().contains(&format!(
+            "Is the server running at http://127.0.0.1:{port}/v1?"
+        )),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn cancellation_aborts_a_stalled_stream_promptly() {
+    let server = MockServer::start(vec![sse(vec![text("a"), finish("stop")]).stall_after(1)]);
+    let client = Client::new(provider(&server)).unwrap();
+    let cancel = CancellationToken::new();
+    let mut events = Vec::new();
+    let start = Instant::now();
+    let canceller = cancel.clone();
+    let messages = user("hi");
+    let result = client
+        .complete(
+            ChatRequest {
+                model: "m",
+                messages: &messages,
+                tools: &[],
+            },
+            &cancel,
+            &mut |e| {
+                events.push(e);
+                canceller.cancel();
+            },
+        )
+        .await;
+    assert_eq!(result.unwrap_err().kind(), ErrorKind::Interrupted);
+    assert_eq!(events, vec![StreamEvent::Text("a".into())]);
+    assert!(start.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn cancellation_interrupts_a_retry_wait() {
+    let server = MockServer::start(vec![http_error(503).header("Retry-After", "4")]);
+    let client = Client::new(provider(&server)).unwrap();
+    let cancel = CancellationToken::new();
+    let canceller = cancel.clone();
+    let messages = user("hi");
+    let start = Instant::now();
+    let result = client
+        .complete(
+            ChatRequest {
+                model: "m",
+                messages: &messages,
+                tools: &[],
+            },
+            &cancel,
+            &mut |e| {
+                if matches!(e, StreamEvent::Retrying { .. }) {
+                    canceller.cancel();
+                }
+            },
+        )
+        .await;
+    assert_eq!(result.unwrap_err().kind(), ErrorKind::Interrupted);
+    assert!(start.elapsed() < Duration::from_secs(4));
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn the_request_we_send() {
+    let server = MockServer::start(vec![]);
+    let mut config = provider(&server);
+    config.base_url = format!("{}/", server.url());
+    config.extra_headers = vec![("X-Title".into(), "harness9-test".into())];
+    let run1 = run_with(config.clone(), &user("hi"), &[read_file_tool()]).await;
+    assert_eq!(run1.ok().text, "done");
+
+    config.usage_reporting = UsageReporting::Omit;
+    config.api_key = None;
+    run_with(config, &user("hi"), &[]).await.ok();
+
+    let sent = server.wait_for_requests(2, Duration::from_secs(5));
+    let first = &sent[0];
+    assert_eq!(first.method, "POST");
+    assert_eq!(first.path, "/v1/chat/completions");
+    assert_eq!(
+        first.header("authorization"),
+        Some("Bearer sk-test-key-123")
+    );
+    assert_eq!(first.header("x-title"), Some("harness9-test"));
+    assert_eq!(first.header("accept"), Some("text/event-stream"));
+    assert_eq!(first.header("content-type"), Some("application/json"));
+    assert_eq!(first.body["model"], "mock-model");
+    assert_eq!(first.body["stream"], true);
+    assert_eq!(first.body["stream_options"], json!({"include_usage": true}));
+    assert_eq!(
+        first.body["tools"],
+        json!([{"type": "function", "function": {
+            "name": "read_file", "description": "Read a file.",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}])
+    );
+    assert_eq!(
+        first.messages()[0],
+        json!({"role": "system", "content": "You are a test."})
+    );
+
+    let second = &sent[1];
+    assert!(second.body.get("stream_options").is_none());
+    assert!(second.body.get("tools").is_none());
+    assert_eq!(second.header("authorization"), None);
+}
+
+#[test]
+fn the_server_works_from_plain_tests_and_answers_done_when_the_script_runs_out() {
+    let server = MockServer::start(vec![]);
+    server.push(sse(vec![text("pushed"), finish("stop")]));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let first = rt.block_on(run(provider(&server)));
+    assert_eq!(first.ok().text, "pushed");
+    let second = rt.block_on(run(provider(&server)));
+    assert_eq!(second.ok().text, "done");
+    assert_eq!(server.remaining(), 0);
+    assert_eq!(server.wait_for_requests(2, Duration::from_secs(5)).len(), 2);
+}
