@@ -1,5 +1,7 @@
 //! The line REPL (being written).
 
+mod markdown;
+
 use crate::print::{Activity, OutputFormat};
 use crate::protocol::{ErrorKind, Usage};
 
