@@ -1,1 +1,234 @@
-//! Spec checks (stub).
+//! `skills validate`: checks `SKILL.md` files against the open Agent Skills
+//! specification (name: 1–64 characters of lowercase letters, digits and single hyphens,
+//! not starting or ending with a hyphen, equal to the directory name; description:
+//! 1–1024 characters; compatibility: at most 500; fields outside the spec's set are
+//! reported). It reads whole files and knows nothing of precedence or the index.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::discovery::Walker;
+use super::frontmatter;
+
+/// The fields the open specification defines.
+pub const SPEC_FIELDS: &[&str] = &[
+    "name",
+    "description",
+    "license",
+    "compatibility",
+    "metadata",
+    "allowed-tools",
+];
+
+/// How bad a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// The skill does not meet the specification.
+    Error,
+    /// Worth fixing; the skill still passes.
+    Warning,
+}
+
+/// One problem with one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The file or directory.
+    pub path: PathBuf,
+    /// Error or warning.
+    pub severity: Severity,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(f, "{}: {sev}: {}", self.path.display(), self.message)
+    }
+}
+
+/// The `SKILL.md` files to check for `paths` (files as given; directories holding a
+/// `SKILL.md` are that skill, other directories are searched like a skills root), and
+/// the problems met while looking (missing paths are errors).
+pub fn targets(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<Problem>) {
+    let mut files = Vec::new();
+    let mut problems = Vec::new();
+    for p in paths {
+        if p.is_file() {
+            files.push(p.clone());
+        } else if p.is_dir() {
+            let mut found = Vec::new();
+            let mut visit = |site: super::discovery::Site| found.push(site.path);
+            let mut walker = Walker::new(&mut visit);
+            walker.walk_root(p, 0);
+            let warnings = std::mem::take(&mut walker.warnings);
+            drop(walker);
+            problems.extend(warnings.into_iter().map(|w| Problem {
+                path: w.path.clone(),
+                severity: Severity::Warning,
+                message: w.kind.to_string(),
+            }));
+            files.extend(found);
+        } else {
+            problems.push(Problem {
+                path: p.clone(),
+                severity: Severity::Error,
+                message: "no such file or directory".to_string(),
+            });
+        }
+    }
+    (files, problems)
+}
+
+/// Checks one `SKILL.md`.
+pub fn check_file(path: &Path) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let mut add = |severity: Severity, message: String| {
+        problems.push(Problem {
+            path: path.to_path_buf(),
+            severity,
+            message,
+        })
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            add(Severity::Error, format!("cannot read: {e}"));
+            return problems;
+        }
+    };
+    let (yaml, _) = match frontmatter::split(&text) {
+        Ok(parts) => parts,
+        Err(e) => {
+            add(
+                Severity::Error,
+                format!("{e}; start the file with a `---` frontmatter block"),
+            );
+            return problems;
+        }
+    };
+    let keys: Vec<String> = match frontmatter::parse_yaml(&yaml) {
+        Ok(map) => {
+            check_types(&map, &mut add);
+            map.keys().cloned().collect()
+        }
+        Err(e) => {
+            add(
+                Severity::Error,
+                format!("frontmatter is not valid YAML ({e}); quote values that contain `: `"),
+            );
+            Vec::new()
+        }
+    };
+    let (fm, _) = frontmatter::parse(&yaml);
+    let dir_name = path
+        .parent()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy());
+    match fm.name.as_deref() {
+        None => add(Severity::Error, "missing required field `name`".to_string()),
+        Some(name) => {
+            for m in name_problems(name, dir_name.as_deref()) {
+                add(Severity::Error, m);
+            }
+        }
+    }
+    match fm.description.as_deref().map(|d| d.trim().chars().count()) {
+        None | Some(0) => add(
+            Severity::Error,
+            "missing required field `description`".to_string(),
+        ),
+        Some(n) if n > 1024 => add(
+            Severity::Error,
+            format!("`description` is {n} characters; the limit is 1024"),
+        ),
+        Some(_) => {}
+    }
+    if let Some(n) = fm.compatibility.as_deref().map(|c| c.chars().count()) {
+        if n > 500 {
+            add(
+                Severity::Error,
+                format!("`compatibility` is {n} characters; the limit is 500"),
+            );
+        }
+    }
+    for key in keys.iter().filter(|k| !SPEC_FIELDS.contains(&k.as_str())) {
+        add(
+            Severity::Warning,
+            format!(
+                "field `{key}` is not in the Agent Skills specification; other tools may ignore it"
+            ),
+        );
+    }
+    problems
+}
+
+fn check_types(map: &serde_json::Map<String, Value>, add: &mut dyn FnMut(Severity, String)) {
+    for field in ["name", "description", "license", "compatibility"] {
+        if let Some(v) = map.get(field) {
+            if !v.is_string() {
+                add(Severity::Error, format!("`{field}` must be a string"));
+            }
+        }
+    }
+    if let Some(v) = map.get("metadata") {
+        match v {
+            Value::Object(m) if m.values().all(Value::is_string) => {}
+            Value::Object(_) => add(
+                Severity::Warning,
+                "`metadata` values should be strings (the spec defines a string-to-string map)"
+                    .to_string(),
+            ),
+            _ => add(Severity::Error, "`metadata` must be a map".to_string()),
+        }
+    }
+}
+
+/// What is wrong with a skill name under the specification.
+pub fn name_problems(name: &str, dir_name: Option<&str>) -> Vec<String> {
+    let mut out = Vec::new();
+    let n = name.chars().count();
+    if n == 0 || n > 64 {
+        out.push(format!("`name` is {n} characters; it must be 1 to 64"));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        out.push(format!(
+            "`name` \"{name}\" may hold only lowercase letters, digits and hyphens"
+        ));
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        out.push(format!(
+            "`name` \"{name}\" must not start or end with a hyphen"
+        ));
+    }
+    if name.contains("--") {
+        out.push(format!(
+            "`name` \"{name}\" must not hold consecutive hyphens"
+        ));
+    }
+    if let Some(dir) = dir_name {
+        if dir != name {
+            out.push(format!(
+                "`name` \"{name}\" differs from its directory \"{dir}\"; rename one to match"
+            ));
+        }
+    }
+    out
+}
+
+/// Runs every check: (files checked, problems in path order).
+pub fn validate(paths: &[PathBuf]) -> (usize, Vec<Problem>) {
+    let (files, mut problems) = targets(paths);
+    for f in &files {
+        problems.extend(check_file(f));
+    }
+    (files.len(), problems)
+}

@@ -76,60 +76,63 @@ pub enum WarningKind {
 
 impl fmt::Display for SkillWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let p = self.path.display();
-        match &self.kind {
+        write!(f, "{}: {}", self.path.display(), self.kind)
+    }
+}
+
+/// The reason and what to do, without the path.
+impl fmt::Display for WarningKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             WarningKind::NoSkillMd => write!(
                 f,
-                "{p}: no SKILL.md in this directory or below it; skipped (add a SKILL.md or \
+                "no SKILL.md in this directory or below it; skipped (add a SKILL.md or \
                  move the folder out of the skills directory)"
             ),
             WarningKind::MissingField { field } => write!(
                 f,
-                "{p}: frontmatter has no `{field}`; skill skipped (add `{field}: ...` between \
+                "frontmatter has no `{field}`; skill skipped (add `{field}: ...` between \
                  the `---` lines)"
             ),
             WarningKind::BadFrontmatter { reason } => write!(
                 f,
-                "{p}: {reason}; skill skipped (start the file with `---`, then `name:` and \
+                "{reason}; skill skipped (start the file with `---`, then `name:` and \
                  `description:`, then a closing `---`)"
             ),
-            WarningKind::Unreadable { error } => write!(f, "{p}: cannot read: {error}; skipped"),
+            WarningKind::Unreadable { error } => write!(f, "cannot read: {error}; skipped"),
             WarningKind::YamlFallback { error, field } => {
                 let field = field.as_deref().unwrap_or("description");
                 write!(
                     f,
-                    "{p}: frontmatter is not valid YAML ({error}); read it line by line. Quote \
+                    "frontmatter is not valid YAML ({error}); read it line by line. Quote \
                      the value of `{field}`, e.g. {field}: \"Use when: ...\" (or use a `>-` block)"
                 )
             }
             WarningKind::BadField { field, expected } => {
-                write!(
-                    f,
-                    "{p}: `{field}` should be {expected}; the field is ignored"
-                )
+                write!(f, "`{field}` should be {expected}; the field is ignored")
             }
             WarningKind::Shadowed { name, winner } => write!(
                 f,
-                "{p}: skill `{name}` is shadowed by {} (higher precedence); rename one of them \
+                "skill `{name}` is shadowed by {} (higher precedence); rename one of them \
                  to use both",
                 winner.display()
             ),
             WarningKind::BuiltinCollision { name } => write!(
                 f,
-                "{p}: skill `{name}` has the name of a built-in command; `/{name}` runs the \
+                "skill `{name}` has the name of a built-in command; `/{name}` runs the \
                  built-in, use `/skill {name}` for the skill (or rename it)"
             ),
             WarningKind::RootNotDirectory => {
-                write!(f, "{p}: skills root is not a directory; skipped")
+                write!(f, "skills root is not a directory; skipped")
             }
             WarningKind::DepthLimit { limit } => write!(
                 f,
-                "{p}: not searched for skills (more than {limit} levels below the root); move \
+                "not searched for skills (more than {limit} levels below the root); move \
                  the skills higher or pass the folder with --skills-dir"
             ),
             WarningKind::DirLimit { limit } => write!(
                 f,
-                "{p}: search stopped after {limit} directories; pass a narrower folder with \
+                "search stopped after {limit} directories; pass a narrower folder with \
                  --skills-dir"
             ),
         }
