@@ -1,0 +1,370 @@
+//! The approval overlay: shows what a tool call wants to do (the command and where it
+//! runs, or the file and the diff of an edit) and takes the answer: y (once), a (always
+//! for this session), n (deny, then an optional reason for the model), Esc (deny and
+//! interrupt the turn). Requests that arrive while one is open wait in a queue.
+//!
+//! It knows nothing about the agent: it turns keys into an [`ApprovalAnswer`] that the
+//! app sends on.
+
+use std::collections::VecDeque;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Widget, Wrap};
+
+use super::cells::diff_lines;
+use super::wrap::{sanitize, wrap_lines};
+use crate::protocol::{ApprovalDecision, ApprovalRequestKind};
+
+/// One request waiting for an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingApproval {
+    /// Id to answer with.
+    pub call_id: String,
+    /// Tool name.
+    pub tool: String,
+    /// What the call would do.
+    pub request: ApprovalRequestKind,
+}
+
+/// The user's answer to the request on top.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalAnswer {
+    /// The call answered.
+    pub call_id: String,
+    /// The decision.
+    pub decision: ApprovalDecision,
+    /// True when the turn should also be interrupted (Esc).
+    pub interrupt: bool,
+}
+
+/// The queue of requests and the state of the one shown.
+#[derive(Debug, Default)]
+pub struct ApprovalOverlay {
+    queue: VecDeque<PendingApproval>,
+    /// `Some` while the user types a reason for denying.
+    reason: Option<String>,
+}
+
+impl ApprovalOverlay {
+    /// Queues a request.
+    pub fn push(&mut self, request: PendingApproval) {
+        self.queue.push_back(request);
+    }
+
+    /// True when a request is shown.
+    pub fn is_active(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    /// Drops every request (the turn ended or was interrupted).
+    pub fn clear(&mut self) {
+        self.queue.clear();
+        self.reason = None;
+    }
+
+    /// Adds pasted text to the reason being typed.
+    pub fn paste(&mut self, text: &str) {
+        if let Some(reason) = &mut self.reason {
+            reason.push_str(&text.replace(['\r', '\n'], " "));
+        }
+    }
+
+    fn answer(&mut self, decision: ApprovalDecision, interrupt: bool) -> Option<ApprovalAnswer> {
+        self.reason = None;
+        let request = self.queue.pop_front()?;
+        Some(ApprovalAnswer {
+            call_id: request.call_id,
+            decision,
+            interrupt,
+        })
+    }
+
+    /// Applies a key; returns the answer when the request is decided.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Option<ApprovalAnswer> {
+        if let Some(reason) = &mut self.reason {
+            match key.code {
+                KeyCode::Enter => {
+                    let text = reason.trim().to_string();
+                    let reason = (!text.is_empty()).then_some(text);
+                    return self.answer(ApprovalDecision::Deny { reason }, false);
+                }
+                KeyCode::Esc => return self.answer(ApprovalDecision::Deny { reason: None }, true),
+                KeyCode::Backspace => {
+                    reason.pop();
+                }
+                KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    reason.clear();
+                }
+                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    reason.push(c);
+                }
+                _ => {}
+            }
+            return None;
+        }
+        match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') => {
+                self.answer(ApprovalDecision::Approve, false)
+            }
+            KeyCode::Char('a') | KeyCode::Char('A') => {
+                self.answer(ApprovalDecision::ApproveForSession, false)
+            }
+            KeyCode::Char('n') | KeyCode::Char('N') => {
+                self.reason = Some(String::new());
+                None
+            }
+            KeyCode::Esc => self.answer(ApprovalDecision::Deny { reason: None }, true),
+            _ => None,
+        }
+    }
+
+    fn body(&self, request: &PendingApproval) -> (String, Vec<Line<'static>>, String) {
+        let bold = Style::new().add_modifier(Modifier::BOLD);
+        let warn = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
+        let dim = Style::new().fg(Color::DarkGray);
+        match &request.request {
+            ApprovalRequestKind::Command { command, cwd } => {
+                let mut lines: Vec<Line<'static>> = sanitize(command)
+                    .lines()
+                    .enumerate()
+                    .map(|(i, l)| {
+                        let lead = if i == 0 { "$ " } else { "  " };
+                        Line::from(vec![
+                            Span::styled(lead, dim),
+                            Span::styled(l.to_string(), bold),
+                        ])
+                    })
+                    .collect();
+                lines.push(Line::styled(format!("in {}", cwd.display()), dim));
+                let prefix = command.split_whitespace().next().unwrap_or("").to_string();
+                (
+                    format!(" Run this command? ({}) ", request.tool),
+                    lines,
+                    format!("always allow `{prefix}` commands"),
+                )
+            }
+            ApprovalRequestKind::Edit {
+                path,
+                diff,
+                outside_project,
+            } => {
+                let mut lines = vec![Line::from(vec![
+                    Span::raw("edit "),
+                    Span::styled(path.display().to_string(), bold),
+                ])];
+                if *outside_project {
+                    lines.push(Line::styled("this file is outside the project", warn));
+                }
+                match diff {
+                    Some(diff) => lines.extend(diff_lines(diff, usize::MAX)),
+                    None => lines.push(Line::styled("(no diff available)", dim)),
+                }
+                (
+                    format!(" Apply this edit? ({}) ", request.tool),
+                    lines,
+                    "always allow edits".to_string(),
+                )
+            }
+            ApprovalRequestKind::ReadOutside { path } => (
+                format!(" Read outside the project? ({}) ", request.tool),
+                vec![
+                    Line::from(vec![
+                        Span::raw("read "),
+                        Span::styled(path.display().to_string(), bold),
+                    ]),
+                    Line::styled("this path is outside the project", warn),
+                ],
+                "always allow reads".to_string(),
+            ),
+        }
+    }
+
+    fn footer(&self, always: &str) -> Line<'static> {
+        let key = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+        match &self.reason {
+            Some(reason) => Line::from(vec![
+                Span::styled("Reason for the model (optional, Enter to deny): ", key),
+                Span::raw(reason.clone()),
+            ]),
+            None => Line::from(vec![
+                Span::styled("y", key),
+                Span::raw(" yes  "),
+                Span::styled("a", key),
+                Span::raw(format!(" {always}  ")),
+                Span::styled("n", key),
+                Span::raw(" no  "),
+                Span::styled("esc", key),
+                Span::raw(" no and stop"),
+            ]),
+        }
+    }
+
+    fn all_lines(&self, width: u16) -> Option<(String, Vec<Line<'static>>, Line<'static>)> {
+        let request = self.queue.front()?;
+        let (title, body, always) = self.body(request);
+        let inner = width.saturating_sub(4).max(1);
+        Some((title, wrap_lines(&body, inner), self.footer(&always)))
+    }
+
+    /// Rows wanted at this width (borders included), before any cap.
+    pub fn height(&self, width: u16) -> u16 {
+        match self.all_lines(width) {
+            Some((_, body, footer)) => {
+                let footer_rows = wrap_lines(&[footer], width.saturating_sub(4).max(1)).len();
+                (body.len() + footer_rows + 3) as u16
+            }
+            None => 0,
+        }
+    }
+
+    /// Draws the overlay in `area`, cutting the body to fit; returns the cursor position
+    /// while a reason is typed.
+    pub fn render(&self, area: Rect, buf: &mut Buffer) -> Option<Position> {
+        let (title, mut body, footer) = self.all_lines(area.width)?;
+        let inner_width = area.width.saturating_sub(4).max(1);
+        let footer = wrap_lines(&[footer], inner_width);
+        let room = usize::from(area.height.saturating_sub(3)).saturating_sub(footer.len());
+        if body.len() > room {
+            let hidden = body.len() - room.saturating_sub(1);
+            body.truncate(room.saturating_sub(1));
+            body.push(Line::styled(
+                format!("… {hidden} more lines"),
+                Style::new().fg(Color::DarkGray),
+            ));
+        }
+        let mut lines = body;
+        lines.push(Line::raw(""));
+        let footer_top = lines.len();
+        lines.extend(footer);
+        Clear.render(area, buf);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .padding(Padding::horizontal(1))
+            .border_style(Style::new().fg(Color::Magenta))
+            .title(Span::styled(
+                title,
+                Style::new().add_modifier(Modifier::BOLD),
+            ));
+        let inner = block.inner(area);
+        block.render(area, buf);
+        Paragraph::new(lines.clone())
+            .wrap(Wrap { trim: false })
+            .render(inner, buf);
+        self.reason.as_ref().map(|_| {
+            let last = lines.len().saturating_sub(1);
+            let width = super::wrap::line_width(&lines[last]) as u16 % inner.width.max(1);
+            let y = inner.y + (last.max(footer_top) as u16).min(inner.height.saturating_sub(1));
+            Position::new(inner.x + width, y)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use insta::assert_snapshot;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use std::path::PathBuf;
+
+    fn edit() -> PendingApproval {
+        PendingApproval {
+            call_id: "call_1".into(),
+            tool: "edit_file".into(),
+            request: ApprovalRequestKind::Edit {
+                path: PathBuf::from("main.go"),
+                diff: Some(
+                    "--- a/main.go\n+++ b/main.go\n@@ -1,2 +1,2 @@\n package main\n-var x = 1\n+var count = 1\n"
+                        .into(),
+                ),
+                outside_project: false,
+            },
+        }
+    }
+
+    fn command() -> PendingApproval {
+        PendingApproval {
+            call_id: "call_2".into(),
+            tool: "bash".into(),
+            request: ApprovalRequestKind::Command {
+                command: "cargo test --all".into(),
+                cwd: PathBuf::from("/work/demo"),
+            },
+        }
+    }
+
+    fn draw(overlay: &ApprovalOverlay, width: u16, height: u16) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        terminal
+            .draw(|f| {
+                overlay.render(f.area(), f.buffer_mut());
+            })
+            .unwrap();
+        terminal.backend().to_string()
+    }
+
+    #[test]
+    fn edit_overlay_shows_the_diff() {
+        let mut o = ApprovalOverlay::default();
+        o.push(edit());
+        assert_eq!(o.height(70), 11);
+        assert_snapshot!(draw(&o, 70, 11));
+    }
+
+    #[test]
+    fn command_overlay() {
+        let mut o = ApprovalOverlay::default();
+        o.push(command());
+        assert_snapshot!(draw(&o, 70, o.height(70)));
+    }
+
+    #[test]
+    fn long_diff_is_cut_to_the_area() {
+        let mut o = ApprovalOverlay::default();
+        o.push(edit());
+        let screen = draw(&o, 70, 8);
+        assert!(screen.contains("more lines"), "{screen}");
+        assert!(screen.contains("y yes"), "{screen}");
+    }
+
+    #[test]
+    fn keys_decide() {
+        let mut o = ApprovalOverlay::default();
+        o.push(edit());
+        o.push(command());
+        o.push(edit());
+        let yes = o.handle_key(KeyEvent::from(KeyCode::Char('y'))).unwrap();
+        assert_eq!(yes.decision, ApprovalDecision::Approve);
+        assert_eq!(yes.call_id, "call_1");
+        let always = o.handle_key(KeyEvent::from(KeyCode::Char('a'))).unwrap();
+        assert_eq!(always.decision, ApprovalDecision::ApproveForSession);
+        assert_eq!(always.call_id, "call_2");
+        assert!(o.handle_key(KeyEvent::from(KeyCode::Char('n'))).is_none());
+        for c in "not now".chars() {
+            assert!(o.handle_key(KeyEvent::from(KeyCode::Char(c))).is_none());
+        }
+        let screen = draw(&o, 70, 12);
+        assert!(screen.contains("Enter to deny): not now"), "{screen}");
+        let no = o.handle_key(KeyEvent::from(KeyCode::Enter)).unwrap();
+        assert_eq!(
+            no.decision,
+            ApprovalDecision::Deny {
+                reason: Some("not now".into())
+            }
+        );
+        assert!(!o.is_active());
+    }
+
+    #[test]
+    fn esc_denies_and_interrupts() {
+        let mut o = ApprovalOverlay::default();
+        o.push(command());
+        let answer = o.handle_key(KeyEvent::from(KeyCode::Esc)).unwrap();
+        assert_eq!(answer.decision, ApprovalDecision::Deny { reason: None });
+        assert!(answer.interrupt);
+    }
+}

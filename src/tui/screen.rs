@@ -1,0 +1,420 @@
+//! The screen: where the live area sits on the terminal and how finished lines reach the
+//! terminal's own scrollback.
+//!
+//! In inline mode the live area (streaming answer, composer, status line) is a band of
+//! rows that grows and shrinks with its content; finished lines are inserted above it
+//! through a scrolling region (DECSTBM) and a line feed at its bottom margin, so the
+//! terminal scrolls them into its native scrollback and the live area is not touched.
+//! The live area itself is redrawn by diff against the previous frame, so a frame costs
+//! what is on screen, never what is in the session. In alternate-screen mode the live
+//! area is the whole screen.
+//!
+//! Everything is written into a byte buffer that the caller writes to the terminal in
+//! one go, so a frame reaches the terminal as one write. This module knows nothing about
+//! cells, events or keys: it draws what a render function puts in a buffer.
+
+use std::io::{self, Write};
+
+use crossterm::cursor::{Hide, MoveTo, Show};
+use crossterm::queue;
+use crossterm::terminal::{Clear, ClearType};
+use ratatui::backend::{Backend, CrosstermBackend};
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::Widget;
+
+use super::wrap::wrap_lines;
+
+/// Whether the live area is a band in the normal screen or the whole alternate screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// A band at the bottom of the normal screen; history goes to scrollback.
+    Inline,
+    /// The whole alternate screen.
+    Full,
+}
+
+/// The live area and the bytes that update it.
+#[derive(Debug)]
+pub struct Screen {
+    out: Vec<u8>,
+    placement: Placement,
+    cols: u16,
+    rows: u16,
+    /// First row of the live area.
+    top: u16,
+    /// Rows of the live area.
+    height: u16,
+    /// What the live area shows now (area at 0,0).
+    shown: Buffer,
+    /// Redraw every cell of the live area on the next frame.
+    stale: bool,
+    /// Where the terminal cursor was left by the last frame (`None`: unknown).
+    cursor: Option<Option<Position>>,
+}
+
+impl Screen {
+    /// A screen of `cols` x `rows` whose live area starts at the cursor's row (the next
+    /// row when the cursor is not in the first column).
+    pub fn new(placement: Placement, cols: u16, rows: u16, cursor: Position) -> Screen {
+        let top = match placement {
+            Placement::Inline => cursor.y.saturating_add(u16::from(cursor.x > 0)),
+            Placement::Full => 0,
+        };
+        Screen {
+            out: Vec::new(),
+            placement,
+            cols,
+            rows,
+            top,
+            height: 0,
+            shown: Buffer::empty(Rect::new(0, 0, cols, 0)),
+            stale: true,
+            cursor: None,
+        }
+    }
+
+    /// The terminal's size (columns, rows).
+    pub fn size(&self) -> (u16, u16) {
+        (self.cols, self.rows)
+    }
+
+    /// The most rows the live area may take (inline mode keeps one row above it, so
+    /// there is always a region to scroll history through).
+    pub fn max_height(&self) -> u16 {
+        match self.placement {
+            Placement::Inline => self.rows.saturating_sub(1).max(1),
+            Placement::Full => self.rows,
+        }
+    }
+
+    /// Takes the bytes produced so far.
+    pub fn take_output(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.out)
+    }
+
+    /// Writes the bytes produced so far to `w` in one write and flushes it.
+    pub fn flush_to(&mut self, w: &mut impl Write) -> io::Result<()> {
+        if !self.out.is_empty() {
+            w.write_all(&self.out)?;
+            self.out.clear();
+        }
+        w.flush()
+    }
+
+    /// The terminal was resized: the next frame redraws everything below the live
+    /// area's top.
+    pub fn resize(&mut self, cols: u16, rows: u16) -> io::Result<()> {
+        self.cols = cols;
+        self.rows = rows;
+        if self.placement == Placement::Full {
+            self.top = 0;
+        } else {
+            self.top = self
+                .top
+                .min(rows.saturating_sub(self.height.min(self.max_height())));
+        }
+        queue!(
+            self.out,
+            MoveTo(0, self.top),
+            Clear(ClearType::FromCursorDown)
+        )?;
+        self.stale = true;
+        self.cursor = None;
+        Ok(())
+    }
+
+    /// Forces a full redraw on the next frame (after an external program used the
+    /// terminal).
+    pub fn invalidate(&mut self) {
+        self.stale = true;
+        self.cursor = None;
+    }
+
+    /// Inserts finished lines above the live area (inline mode), wrapped to the width.
+    /// In full-screen mode this does nothing: the caller keeps and draws its history.
+    pub fn insert_lines(&mut self, lines: &[Line<'static>]) -> io::Result<()> {
+        if self.placement == Placement::Full || lines.is_empty() || self.cols == 0 {
+            return Ok(());
+        }
+        let lines = wrap_lines(lines, self.cols);
+        let n = lines.len() as u16;
+        self.cursor = None;
+        let mut buf = Buffer::empty(Rect::new(0, 0, self.cols, n));
+        for (i, line) in lines.iter().enumerate() {
+            line.render(Rect::new(0, i as u16, self.cols, 1), &mut buf);
+        }
+        let mut drawn: u16 = 0;
+
+        // First use the free rows below the live area: the live area moves down and the
+        // lines take its old place (it is redrawn on the next frame).
+        let bottom = self.top.saturating_add(self.height).min(self.rows);
+        let room = self.rows.saturating_sub(bottom);
+        if room > 0 {
+            let k = room.min(n);
+            for row in 0..k {
+                queue!(
+                    self.out,
+                    MoveTo(0, self.top + row),
+                    Clear(ClearType::UntilNewLine)
+                )?;
+            }
+            self.draw_rows(&buf, 0, k, self.top)?;
+            self.top += k;
+            drawn = k;
+            if self.height > 0 {
+                self.stale = true;
+            }
+        }
+
+        // Then scroll the rows above the live area up, one line feed at a time at the
+        // bottom margin of a region ending just above it: the top row goes to the
+        // terminal's scrollback and the new line is drawn on the freed row.
+        if drawn < n {
+            if self.top == 0 {
+                // No region above the live area (terminal of one row): nothing to do.
+                return Ok(());
+            }
+            write!(self.out, "\x1b[1;{}r", self.top)?;
+            for row in drawn..n {
+                queue!(self.out, MoveTo(0, self.top - 1))?;
+                self.out.push(b'\n');
+                queue!(
+                    self.out,
+                    MoveTo(0, self.top - 1),
+                    Clear(ClearType::UntilNewLine)
+                )?;
+                self.draw_rows(&buf, row, 1, self.top - 1)?;
+            }
+            self.out.extend_from_slice(b"\x1b[r");
+        }
+        Ok(())
+    }
+
+    /// Draws `count` rows of `buf` starting at row `from`, on screen rows from `at`.
+    fn draw_rows(&mut self, buf: &Buffer, from: u16, count: u16, at: u16) -> io::Result<()> {
+        let width = usize::from(buf.area.width);
+        let start = usize::from(from) * width;
+        let end = start + usize::from(count) * width;
+        let blank = ratatui::buffer::Cell::default();
+        let cells = buf.content[start..end]
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c != blank)
+            .map(|(i, c)| ((i % width) as u16, at + (i / width) as u16, c));
+        let mut backend = CrosstermBackend::new(&mut self.out);
+        backend.draw(cells)
+    }
+
+    /// Draws one frame of the live area with `height` rows: `render` fills a buffer at
+    /// (0,0) and returns where the cursor goes. Only cells that changed are written,
+    /// unless the area moved or was invalidated.
+    pub fn draw<F>(&mut self, height: u16, render: F) -> io::Result<()>
+    where
+        F: FnOnce(Rect, &mut Buffer) -> Option<Position>,
+    {
+        let height = match self.placement {
+            Placement::Full => self.rows,
+            Placement::Inline => height.min(self.max_height()),
+        };
+        if self.placement == Placement::Inline {
+            // Grow: scroll the whole screen up when the band would pass the bottom.
+            let needed = self.top.saturating_add(height);
+            if needed > self.rows {
+                let k = needed - self.rows;
+                queue!(self.out, MoveTo(0, self.rows.saturating_sub(1)))?;
+                for _ in 0..k {
+                    self.out.push(b'\n');
+                }
+                self.top = self.top.saturating_sub(k);
+                self.stale = true;
+                self.cursor = None;
+            }
+            // Shrink: blank the rows given back.
+            if height < self.height {
+                for row in self.top + height..(self.top + self.height).min(self.rows) {
+                    queue!(self.out, MoveTo(0, row), Clear(ClearType::UntilNewLine))?;
+                }
+                self.cursor = None;
+            }
+        }
+        let area = Rect::new(0, 0, self.cols, height);
+        let mut next = Buffer::empty(area);
+        let cursor = render(area, &mut next);
+
+        let top = self.top;
+        if self.stale || self.shown.area != area {
+            for row in 0..height {
+                queue!(
+                    self.out,
+                    MoveTo(0, top + row),
+                    Clear(ClearType::UntilNewLine)
+                )?;
+            }
+            let empty = Buffer::empty(area);
+            let cells = empty
+                .diff(&next)
+                .into_iter()
+                .map(|(x, y, c)| (x, y + top, c));
+            CrosstermBackend::new(&mut self.out).draw(cells)?;
+            self.cursor = None;
+        } else {
+            let changed = self.shown.diff(&next);
+            if !changed.is_empty() {
+                let cells = changed.into_iter().map(|(x, y, c)| (x, y + top, c));
+                CrosstermBackend::new(&mut self.out).draw(cells)?;
+                self.cursor = None;
+            }
+        }
+        let cursor = cursor
+            .filter(|p| p.y < height)
+            .map(|p| Position::new(p.x, top + p.y));
+        if self.cursor != Some(cursor) {
+            match cursor {
+                Some(p) => queue!(self.out, MoveTo(p.x, p.y), Show)?,
+                None => queue!(self.out, Hide)?,
+            }
+            self.cursor = Some(cursor);
+        }
+        self.shown = next;
+        self.height = height;
+        self.stale = false;
+        Ok(())
+    }
+
+    /// Clears the live area and leaves the cursor, visible, where it started, so what
+    /// is printed next follows the conversation.
+    pub fn finish(&mut self) -> io::Result<()> {
+        if self.placement == Placement::Inline {
+            let top = self.top.min(self.rows.saturating_sub(1));
+            queue!(self.out, MoveTo(0, top), Clear(ClearType::FromCursorDown))?;
+        }
+        queue!(self.out, Show)?;
+        self.height = 0;
+        self.stale = true;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parser(rows: u16, cols: u16) -> vt100::Parser {
+        vt100::Parser::new(rows.try_into().unwrap(), cols.try_into().unwrap(), 1000)
+    }
+
+    fn row(p: &vt100::Parser, r: u16) -> String {
+        p.screen()
+            .contents_between(r, 0, r, p.screen().size().1.get())
+            .trim_end()
+            .to_string()
+    }
+
+    fn text_lines(range: std::ops::Range<usize>) -> Vec<Line<'static>> {
+        range.map(|i| Line::from(format!("line {i}"))).collect()
+    }
+
+    fn live(screen: &mut Screen, p: &mut vt100::Parser, label: &str, height: u16) {
+        let label = label.to_string();
+        screen
+            .draw(height, |area, buf| {
+                buf.set_string(0, 0, &label, ratatui::style::Style::new());
+                buf.set_string(0, area.height - 1, "status", ratatui::style::Style::new());
+                Some(Position::new(2, 0))
+            })
+            .unwrap();
+        p.process(&screen.take_output());
+    }
+
+    #[test]
+    fn live_area_starts_below_the_shell_prompt() {
+        let mut p = parser(10, 20);
+        p.process(b"$ harness9");
+        let mut s = Screen::new(Placement::Inline, 20, 10, Position::new(10, 0));
+        live(&mut s, &mut p, "> hi", 2);
+        assert_eq!(row(&p, 0), "$ harness9");
+        assert_eq!(row(&p, 1), "> hi");
+        assert_eq!(row(&p, 2), "status");
+        assert_eq!(p.screen().cursor_position(), (1, 2));
+    }
+
+    #[test]
+    fn inserted_lines_push_the_live_area_down_then_scroll_into_scrollback() {
+        let mut p = parser(6, 20);
+        let mut s = Screen::new(Placement::Inline, 20, 6, Position::new(0, 0));
+        live(&mut s, &mut p, "> a", 2);
+        s.insert_lines(&text_lines(0..3)).unwrap();
+        live(&mut s, &mut p, "> b", 2);
+        assert_eq!(row(&p, 0), "line 0");
+        assert_eq!(row(&p, 2), "line 2");
+        assert_eq!(row(&p, 3), "> b");
+        assert_eq!(row(&p, 4), "status");
+
+        s.insert_lines(&text_lines(3..8)).unwrap();
+        live(&mut s, &mut p, "> c", 2);
+        // The live area is at the bottom; the last 4 lines are above it.
+        assert_eq!(row(&p, 0), "line 4");
+        assert_eq!(row(&p, 3), "line 7");
+        assert_eq!(row(&p, 4), "> c");
+        assert_eq!(row(&p, 5), "status");
+        // The rest went to the scrollback, in order.
+        p.screen_mut().set_scrollback(4);
+        assert_eq!(row(&p, 0), "line 0");
+        assert_eq!(row(&p, 3), "line 3");
+    }
+
+    #[test]
+    fn unchanged_frames_write_almost_nothing() {
+        let mut p = parser(6, 40);
+        let mut s = Screen::new(Placement::Inline, 40, 6, Position::new(0, 0));
+        live(&mut s, &mut p, "> same", 2);
+        s.draw(2, |area, buf| {
+            buf.set_string(0, 0, "> same", ratatui::style::Style::new());
+            buf.set_string(0, area.height - 1, "status", ratatui::style::Style::new());
+            Some(Position::new(2, 0))
+        })
+        .unwrap();
+        let bytes = s.take_output();
+        assert!(bytes.is_empty(), "{:?}", String::from_utf8_lossy(&bytes));
+    }
+
+    #[test]
+    fn growing_at_the_bottom_scrolls_and_shrinking_clears() {
+        let mut p = parser(6, 20);
+        p.process(b"a\r\nb\r\nc\r\nd\r\ne");
+        let mut s = Screen::new(Placement::Inline, 20, 6, Position::new(1, 4));
+        live(&mut s, &mut p, "> x", 3);
+        assert_eq!(row(&p, 2), "e");
+        assert_eq!(row(&p, 3), "> x");
+        assert_eq!(row(&p, 5), "status");
+        live(&mut s, &mut p, "> y", 2);
+        assert_eq!(row(&p, 4), "status");
+        assert_eq!(row(&p, 5), "");
+    }
+
+    #[test]
+    fn finish_clears_the_live_area_and_shows_the_cursor() {
+        let mut p = parser(6, 20);
+        let mut s = Screen::new(Placement::Inline, 20, 6, Position::new(0, 0));
+        s.insert_lines(&text_lines(0..1)).unwrap();
+        live(&mut s, &mut p, "> a", 2);
+        s.finish().unwrap();
+        p.process(&s.take_output());
+        assert_eq!(row(&p, 0), "line 0");
+        assert_eq!(row(&p, 1), "");
+        assert_eq!(p.screen().cursor_position(), (1, 0));
+        assert!(!p.screen().hide_cursor());
+    }
+
+    #[test]
+    fn long_lines_are_wrapped_when_inserted() {
+        let mut p = parser(6, 10);
+        let mut s = Screen::new(Placement::Inline, 10, 6, Position::new(0, 0));
+        s.insert_lines(&[Line::from("one two three four")]).unwrap();
+        live(&mut s, &mut p, ">", 1);
+        assert_eq!(row(&p, 0), "one two");
+        assert_eq!(row(&p, 1), "three four");
+    }
+}
