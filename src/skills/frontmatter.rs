@@ -293,6 +293,9 @@ pub fn parse_yaml(yaml: &str) -> Result<serde_json::Map<String, Value>, String> 
         leading_zero_numbers_as_strings: true,
         underscored_numbers_as_strings: true,
     };
+    // Like the reference loaders, which see the frontmatter without its last line
+    // break: a `>` or `|` block that ends the frontmatter keeps no trailing newline.
+    let yaml = yaml.trim_end_matches(['\n', '\r']);
     let value: Value = serde_saphyr::from_str_with_options(yaml, options).map_err(|e| {
         e.to_string()
             .lines()
@@ -301,9 +304,28 @@ pub fn parse_yaml(yaml: &str) -> Result<serde_json::Map<String, Value>, String> 
             .to_string()
     })?;
     match value {
-        Value::Object(map) => Ok(map),
+        Value::Object(mut map) => {
+            clip_final_block(yaml, &mut map);
+            Ok(map)
+        }
         Value::Null => Ok(serde_json::Map::new()),
         _ => Err("frontmatter is not a mapping of `key: value` fields".to_string()),
+    }
+}
+
+/// A `|` or `>` block (clip chomping) that ends the frontmatter has no final line break
+/// to keep: the reference loaders (PyYAML) return it without one, serde-saphyr with one.
+fn clip_final_block(yaml: &str, map: &mut serde_json::Map<String, Value>) {
+    let Some((key, raw)) = yaml.lines().filter_map(top_level_pair).last() else {
+        return;
+    };
+    let header = raw.trim();
+    let is_clip_block = (header.starts_with('|') || header.starts_with('>'))
+        && !header.split('#').next().unwrap_or("").contains(['+', '-']);
+    if let (true, Some(Value::String(v))) = (is_clip_block, map.get_mut(key)) {
+        if v.ends_with('\n') {
+            v.pop();
+        }
     }
 }
 
@@ -622,6 +644,8 @@ mod tests {
         let (fm, _) = parse("name: a\ndescription: |-\n  line one\n  line two\n");
         assert_eq!(fm.description.as_deref(), Some("line one\nline two"));
         let (fm, _) = parse("name: a\ndescription: >\n  folded one\n  folded two\n");
+        assert_eq!(fm.description.as_deref(), Some("folded one folded two"));
+        let (fm, _) = parse("description: >\n  folded one\n  folded two\nname: a\n");
         assert_eq!(fm.description.as_deref(), Some("folded one folded two\n"));
     }
 
