@@ -1,9 +1,31 @@
-//! The line REPL (being written).
+//! The line REPL: the frontend for piped input (CI, scripts) and for terminals that
+//! should not get the full-screen UI (`--no-tui`, `TERM=dumb`, stdout not a terminal).
+//! Each input line is one user turn, routed by [`crate::input::route`] exactly as in the
+//! TUI; events are rendered by the headless renderer (same JSON schema as print mode),
+//! with the assistant's Markdown streamed as plain or lightly styled text.
+//!
+//! It owns the REPL's loop and state: when to read the next line (only while no turn
+//! runs, so output never garbles the line being typed), built-in commands, inline
+//! approvals on a terminal, Ctrl-C, and the summary main turns into an exit code. It
+//! talks to the agent only through [`AgentHandle`] and must not know how turns work.
 
 mod markdown;
+mod render;
+mod source;
 
+use std::collections::VecDeque;
+use std::io::{self, IsTerminal, Write};
+
+use tokio::sync::mpsc;
+
+use crate::agent::{AgentHandle, SessionInfo};
+use crate::input::{self, Builtin, Routed};
 use crate::print::{Activity, OutputFormat};
-use crate::protocol::{ErrorKind, Usage};
+use crate::protocol::{ApprovalDecision, ErrorKind, Event, Op, Usage};
+
+pub use markdown::{MarkdownStream, MarkdownStyle};
+use render::ReplRenderer;
+use source::{Answer, Reply, TerminalInput};
 
 /// Where input lines come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,3 +55,427 @@ pub struct ReplSummary {
     /// Usage of the whole session.
     pub usage: Usage,
 }
+
+/// Runs the REPL until the input ends (or `/exit`), the last turn has completed and
+/// the agent has shut down.
+pub async fn run(
+    handle: AgentHandle,
+    info: SessionInfo,
+    options: ReplOptions,
+) -> anyhow::Result<ReplSummary> {
+    let style = markdown_style(io::stdout().is_terminal(), &|name| std::env::var_os(name));
+    let renderer = ReplRenderer::new(
+        options.format,
+        options.activity,
+        style,
+        io::stdout(),
+        io::stderr(),
+    );
+    // Listen for SIGINT before the line editor starts: it restores the handler it
+    // finds after each read.
+    let interrupts = forward_interrupts()?;
+    let (terminal, replies) = match options.input {
+        ReplInput::Piped => (
+            None,
+            source::spawn_line_reader(io::BufReader::new(io::stdin())),
+        ),
+        ReplInput::Terminal => {
+            let (t, rx) = TerminalInput::start(info.home.clone(), info.catalog.clone())?;
+            (Some(t), rx)
+        }
+    };
+    let repl = Repl::new(
+        handle,
+        info,
+        options.input,
+        renderer,
+        terminal,
+        replies,
+        interrupts,
+    );
+    Ok(repl.run().await?)
+}
+
+/// Plain text unless stdout is a terminal that takes colours (`NO_COLOR` unset or
+/// empty, `TERM` not `dumb`).
+fn markdown_style(
+    stdout_terminal: bool,
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> MarkdownStyle {
+    let no_color = env("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let dumb = env("TERM").is_some_and(|t| t == "dumb");
+    if stdout_terminal && !no_color && !dumb {
+        MarkdownStyle::Ansi
+    } else {
+        MarkdownStyle::Plain
+    }
+}
+
+/// Each Ctrl-C (SIGINT) becomes one message on the returned channel.
+fn forward_interrupts() -> io::Result<mpsc::UnboundedReceiver<()>> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut sigint = signal(SignalKind::interrupt())?;
+        tokio::spawn(async move {
+            while sigint.recv().await.is_some() {
+                if tx.send(()).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    #[cfg(not(unix))]
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if tx.send(()).is_err() {
+                return;
+            }
+        }
+    });
+    Ok(rx)
+}
+
+/// What the REPL is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Ready for the next input.
+    Idle,
+    /// A turn runs.
+    Turn,
+    /// Waiting for [`Event::ConversationCleared`].
+    Clearing,
+    /// Waiting for [`Event::ModelChanged`].
+    SwitchingModel,
+    /// [`Op::Shutdown`] sent; waiting for [`Event::ShutdownComplete`].
+    ShuttingDown,
+    /// The agent has stopped.
+    Done,
+}
+
+struct Repl<O: Write, E: Write> {
+    ops: mpsc::UnboundedSender<Op>,
+    events: mpsc::UnboundedReceiver<Event>,
+    info: SessionInfo,
+    input: ReplInput,
+    renderer: ReplRenderer<O, E>,
+    /// The line editor (terminal input only).
+    terminal: Option<TerminalInput>,
+    replies: mpsc::UnboundedReceiver<Reply>,
+    interrupts: mpsc::UnboundedReceiver<()>,
+    state: State,
+    /// The terminal thread is reading (a line or an answer): print nothing meanwhile.
+    reading: bool,
+    /// No more input will come (EOF, `/exit`, Ctrl-C in pipe mode).
+    input_closed: bool,
+    /// Events held back while the terminal thread reads.
+    pending: VecDeque<Event>,
+    /// The approval being asked on the terminal.
+    asking: Option<String>,
+    interrupts_seen: u32,
+    model: String,
+    usage: Usage,
+    context_tokens: u64,
+    failure: Option<ErrorKind>,
+}
+
+impl<O: Write, E: Write> Repl<O, E> {
+    fn new(
+        handle: AgentHandle,
+        info: SessionInfo,
+        input: ReplInput,
+        renderer: ReplRenderer<O, E>,
+        terminal: Option<TerminalInput>,
+        replies: mpsc::UnboundedReceiver<Reply>,
+        interrupts: mpsc::UnboundedReceiver<()>,
+    ) -> Self {
+        Repl {
+            ops: handle.ops,
+            events: handle.events,
+            model: info.model.clone(),
+            info,
+            input,
+            renderer,
+            terminal,
+            replies,
+            interrupts,
+            state: State::Idle,
+            reading: false,
+            input_closed: false,
+            pending: VecDeque::new(),
+            asking: None,
+            interrupts_seen: 0,
+            usage: Usage::default(),
+            context_tokens: 0,
+            failure: None,
+        }
+    }
+
+    async fn run(mut self) -> io::Result<ReplSummary> {
+        for warning in std::mem::take(&mut self.info.startup_warnings) {
+            self.renderer.warning(&warning)?;
+        }
+        if self.input == ReplInput::Terminal {
+            self.renderer.info(&format!(
+                "harness9 · {} · {} · /help for commands, Ctrl-D to quit",
+                self.model,
+                self.info.workdir.display()
+            ))?;
+        }
+        loop {
+            while !self.reading {
+                let Some(event) = self.pending.pop_front() else {
+                    break;
+                };
+                self.on_event(event)?;
+            }
+            if self.state == State::Done {
+                break;
+            }
+            if self.state == State::Idle && !self.reading {
+                if self.input_closed {
+                    self.send(Op::Shutdown);
+                    self.state = State::ShuttingDown;
+                } else if let Some(terminal) = &self.terminal {
+                    terminal.request_line();
+                    self.reading = true;
+                }
+            }
+            let take_reply = match self.terminal {
+                Some(_) => self.reading,
+                None => self.state == State::Idle && !self.input_closed,
+            };
+            tokio::select! {
+                Some(()) = self.interrupts.recv() => {
+                    if self.on_interrupt()? {
+                        break;
+                    }
+                }
+                event = self.events.recv() => match event {
+                    Some(event) => self.pending.push_back(event),
+                    None => {
+                        self.agent_gone()?;
+                        break;
+                    }
+                },
+                reply = self.replies.recv(), if take_reply => {
+                    self.reading = false;
+                    self.on_reply(reply.unwrap_or(Reply::Eof))?;
+                }
+            }
+        }
+        Ok(ReplSummary {
+            failure: self.failure,
+            usage: self.usage,
+        })
+    }
+
+    fn send(&self, op: Op) {
+        // A closed channel shows up as the event stream ending.
+        let _ = self.ops.send(op);
+    }
+
+    fn fail(&mut self, kind: ErrorKind) {
+        self.failure.get_or_insert(kind);
+    }
+
+    fn agent_gone(&mut self) -> io::Result<()> {
+        if !matches!(self.state, State::ShuttingDown | State::Done) {
+            self.renderer.error("the agent stopped unexpectedly")?;
+            self.fail(ErrorKind::Internal);
+        }
+        Ok(())
+    }
+
+    /// Ctrl-C. Returns true when the REPL must stop at once.
+    fn on_interrupt(&mut self) -> io::Result<bool> {
+        self.interrupts_seen += 1;
+        match self.input {
+            // On a terminal SIGINT only arrives while no line is being edited (the
+            // editor reads Ctrl-C as a key): it stops the running turn.
+            ReplInput::Terminal => {
+                if self.state == State::Turn {
+                    self.send(Op::Interrupt);
+                }
+                Ok(false)
+            }
+            // In a pipe: stop the running turn and read no more input; a second
+            // Ctrl-C stops waiting for the agent.
+            ReplInput::Piped => {
+                self.fail(ErrorKind::Interrupted);
+                if self.interrupts_seen > 1 {
+                    return Ok(true);
+                }
+                self.input_closed = true;
+                if self.state == State::Turn {
+                    self.send(Op::Interrupt);
+                }
+                Ok(false)
+            }
+        }
+    }
+
+    fn on_reply(&mut self, reply: Reply) -> io::Result<()> {
+        match reply {
+            Reply::Line(line) => self.on_line(&line),
+            Reply::Eof => {
+                self.input_closed = true;
+                Ok(())
+            }
+            Reply::Failed(message) => {
+                self.input_closed = true;
+                self.fail(ErrorKind::Internal);
+                self.renderer.error(&message)
+            }
+            Reply::Answer(answer) => {
+                let Some(call_id) = self.asking.take() else {
+                    return Ok(());
+                };
+                let decision = match answer {
+                    Answer::Yes => ApprovalDecision::Approve,
+                    Answer::Always => ApprovalDecision::ApproveForSession,
+                    Answer::No => ApprovalDecision::Deny { reason: None },
+                    Answer::Cancel => ApprovalDecision::Deny {
+                        reason: Some("the user stopped the turn".into()),
+                    },
+                    Answer::Eof => {
+                        self.input_closed = true;
+                        ApprovalDecision::Deny {
+                            reason: Some("the user closed the input".into()),
+                        }
+                    }
+                };
+                self.send(Op::Approval { call_id, decision });
+                if answer == Answer::Cancel {
+                    self.send(Op::Interrupt);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn on_line(&mut self, line: &str) -> io::Result<()> {
+        match input::route(line, &self.info.catalog) {
+            Routed::Empty => Ok(()),
+            Routed::Prompt(text) | Routed::Skill { prompt: text, .. } => {
+                self.send(Op::UserInput { text });
+                self.state = State::Turn;
+                Ok(())
+            }
+            Routed::Error(message) => self.renderer.error(&message),
+            Routed::Builtin(builtin) => self.on_builtin(builtin),
+        }
+    }
+
+    fn on_builtin(&mut self, builtin: Builtin) -> io::Result<()> {
+        match builtin {
+            Builtin::Help => {
+                let text = render::help_text(input::BUILTINS, self.input == ReplInput::Terminal);
+                self.renderer.notice(&text)
+            }
+            Builtin::Skills => {
+                let text = render::skills_text(&self.info.catalog);
+                self.renderer.notice(&text)
+            }
+            Builtin::Clear => {
+                self.send(Op::NewConversation);
+                self.state = State::Clearing;
+                Ok(())
+            }
+            Builtin::Exit => {
+                self.input_closed = true;
+                Ok(())
+            }
+            Builtin::Model(None) => {
+                let text = format!("model: {}", self.model);
+                self.renderer.notice(&text)
+            }
+            Builtin::Model(Some(model)) => {
+                self.send(Op::SetModel { model });
+                self.state = State::SwitchingModel;
+                Ok(())
+            }
+            Builtin::Usage => {
+                let text =
+                    render::usage_text(&self.usage, self.context_tokens, self.info.context_window);
+                self.renderer.notice(&text)
+            }
+        }
+    }
+
+    fn on_event(&mut self, event: Event) -> io::Result<()> {
+        match &event {
+            Event::SessionConfigured { model, .. } => self.model = model.clone(),
+            Event::ApprovalRequest {
+                call_id,
+                tool,
+                request,
+            } => {
+                return match &self.terminal {
+                    Some(terminal) => {
+                        self.renderer.approval_request(tool, request)?;
+                        terminal.request_approval();
+                        self.reading = true;
+                        self.asking = Some(call_id.clone());
+                        Ok(())
+                    }
+                    // The agent runs with nobody to ask in a pipe and never sends
+                    // this; answer anyway so that a turn can never hang.
+                    None => {
+                        self.send(Op::Approval {
+                            call_id: call_id.clone(),
+                            decision: ApprovalDecision::Deny {
+                                reason: Some("nobody can approve in pipe mode".into()),
+                            },
+                        });
+                        self.renderer.denied(tool, request)
+                    }
+                };
+            }
+            Event::Usage {
+                session,
+                context_tokens,
+                ..
+            } => {
+                self.usage = *session;
+                self.context_tokens = *context_tokens;
+            }
+            Event::ConversationCleared => {
+                if self.state == State::Clearing {
+                    self.state = State::Idle;
+                }
+                self.context_tokens = 0;
+                self.renderer.notice("new conversation")?;
+            }
+            Event::ModelChanged { model } => {
+                self.model = model.clone();
+                if self.state == State::SwitchingModel {
+                    self.state = State::Idle;
+                }
+                self.renderer.notice(&format!("model: {model}"))?;
+            }
+            Event::ShutdownComplete { usage } => {
+                self.usage = *usage;
+                self.state = State::Done;
+            }
+            _ => {}
+        }
+        if let Some(report) = self.renderer.event(&event)? {
+            if self.state == State::Turn {
+                self.state = State::Idle;
+            }
+            match report.error_kind() {
+                // Stopping a turn with Ctrl-C on a terminal is the user's choice,
+                // not a failure of the session.
+                Some(ErrorKind::Interrupted) if self.input == ReplInput::Terminal => {}
+                Some(kind) => self.fail(kind),
+                None => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,402 @@
+//! What the REPL prints: agent events through the shared headless renderer (the same
+//! text activity lines and JSON schema as print mode), with the assistant's text
+//! streamed through the Markdown renderer in the text format; and the output of the
+//! built-in commands and approval questions.
+//!
+//! Built-in output goes to stdout in the text format and to stderr in the JSON formats,
+//! so that stdout stays one JSON document per line. It must not know how the agent or
+//! the line editor work.
+
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
+
+use crate::print::{
+    Activity, HeadlessRenderer, OutputFormat, TextDelivery, TurnReport, describe_request,
+};
+use crate::protocol::{ApprovalRequestKind, Event, Usage};
+use crate::skills::Catalog;
+
+use super::markdown::{MarkdownStream, MarkdownStyle};
+
+/// A writer that can be shared by the headless renderer and the REPL.
+pub struct SharedWriter<W>(Arc<Mutex<W>>);
+
+impl<W> SharedWriter<W> {
+    /// Wraps `inner`.
+    pub fn new(inner: W) -> Self {
+        SharedWriter(Arc::new(Mutex::new(inner)))
+    }
+
+    /// Runs `f` on the inner writer.
+    pub fn with<T>(&self, f: impl FnOnce(&mut W) -> T) -> io::Result<T> {
+        let mut guard = self
+            .0
+            .lock()
+            .map_err(|_| io::Error::other("output lock poisoned"))?;
+        Ok(f(&mut guard))
+    }
+}
+
+impl<W> Clone for SharedWriter<W> {
+    fn clone(&self) -> Self {
+        SharedWriter(Arc::clone(&self.0))
+    }
+}
+
+impl<W: Write> Write for SharedWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.with(|w| w.write(buf))?
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.with(|w| w.flush())?
+    }
+}
+
+/// Renders events and REPL messages.
+pub struct ReplRenderer<O: Write, E: Write> {
+    format: OutputFormat,
+    headless: HeadlessRenderer<SharedWriter<O>, SharedWriter<E>>,
+    markdown: MarkdownStream,
+    out: SharedWriter<O>,
+    err: SharedWriter<E>,
+}
+
+impl<O: Write, E: Write> ReplRenderer<O, E> {
+    /// A renderer writing answers to `out` and everything else to `err`.
+    pub fn new(
+        format: OutputFormat,
+        activity: Activity,
+        style: MarkdownStyle,
+        out: O,
+        err: E,
+    ) -> Self {
+        let out = SharedWriter::new(out);
+        let err = SharedWriter::new(err);
+        ReplRenderer {
+            format,
+            headless: HeadlessRenderer::new(
+                format,
+                TextDelivery::Stream,
+                activity,
+                out.clone(),
+                err.clone(),
+            ),
+            markdown: MarkdownStream::new(style),
+            out,
+            err,
+        }
+    }
+
+    /// Renders one agent event; returns the report when it ends a turn.
+    pub fn event(&mut self, event: &Event) -> io::Result<Option<TurnReport>> {
+        if self.format == OutputFormat::Text {
+            match event {
+                Event::TextDelta { text } => {
+                    let shown = self.markdown.push(text);
+                    return self.write_out(&shown).map(|()| None);
+                }
+                Event::ReasoningDelta { .. } => return Ok(None),
+                _ => self.end_text()?,
+            }
+        }
+        self.headless.render(event)
+    }
+
+    /// Ends the assistant's text so far (before anything else is printed).
+    fn end_text(&mut self) -> io::Result<()> {
+        let rest = self.markdown.finish();
+        self.write_out(&rest)
+    }
+
+    fn write_out(&mut self, text: &str) -> io::Result<()> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        self.out.write_all(text.as_bytes())?;
+        self.out.flush()
+    }
+
+    /// A user-facing error that is not a turn outcome (unknown command...).
+    pub fn error(&mut self, message: &str) -> io::Result<()> {
+        self.end_text()?;
+        self.headless.error(message)
+    }
+
+    /// A warning from outside the event stream (start-up).
+    pub fn warning(&mut self, message: &str) -> io::Result<()> {
+        self.end_text()?;
+        self.headless.warning(message)
+    }
+
+    /// Output of a built-in command: stdout in the text format, stderr otherwise.
+    pub fn notice(&mut self, text: &str) -> io::Result<()> {
+        self.end_text()?;
+        let mut text = text.to_string();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        match self.format {
+            OutputFormat::Text => self.write_out(&text),
+            OutputFormat::Json | OutputFormat::StreamJson => self.write_err(&text),
+        }
+    }
+
+    /// A line for people on stderr (banner, approval details).
+    pub fn info(&mut self, text: &str) -> io::Result<()> {
+        self.end_text()?;
+        self.write_err(&format!("{text}\n"))
+    }
+
+    fn write_err(&mut self, text: &str) -> io::Result<()> {
+        self.err.write_all(text.as_bytes())?;
+        self.err.flush()
+    }
+
+    /// Shows what an approval request is about, before the question is asked.
+    pub fn approval_request(
+        &mut self,
+        tool: &str,
+        request: &ApprovalRequestKind,
+    ) -> io::Result<()> {
+        self.end_text()?;
+        let text = match request {
+            ApprovalRequestKind::Command { command, cwd } => {
+                format!(
+                    "{tool} wants to run a command in {}:\n  $ {command}\n",
+                    cwd.display()
+                )
+            }
+            ApprovalRequestKind::Edit {
+                path,
+                diff,
+                outside_project,
+            } => {
+                let place = if *outside_project {
+                    " (outside the project)"
+                } else {
+                    ""
+                };
+                let mut t = format!("{tool} wants to change {}{place}\n", path.display());
+                if let Some(diff) = diff {
+                    for line in diff.lines() {
+                        t.push_str("  ");
+                        t.push_str(line);
+                        t.push('\n');
+                    }
+                }
+                t
+            }
+            ApprovalRequestKind::ReadOutside { path } => {
+                format!(
+                    "{tool} wants to read {} (outside the project)\n",
+                    path.display()
+                )
+            }
+        };
+        self.write_err(&text)
+    }
+
+    /// Says that a request nobody could answer was denied (pipe mode fallback).
+    pub fn denied(&mut self, tool: &str, request: &ApprovalRequestKind) -> io::Result<()> {
+        self.info(&format!(
+            "harness9: denied {tool}: {}",
+            describe_request(request)
+        ))
+    }
+
+    /// The writers back (tests).
+    #[cfg(test)]
+    pub fn writers(&self) -> (SharedWriter<O>, SharedWriter<E>) {
+        (self.out.clone(), self.err.clone())
+    }
+}
+
+/// `/help`.
+pub fn help_text(builtins: &[(&str, &str)], terminal: bool) -> String {
+    let width = builtins.iter().map(|(n, _)| n.len()).max().unwrap_or(0) + 1;
+    let mut t = String::from("Commands:\n");
+    for (name, description) in builtins {
+        t.push_str(&format!(
+            "  {:<width$}  {description}\n",
+            format!("/{name}")
+        ));
+    }
+    t.push_str("  /NAME [args]  Run the skill NAME with these arguments (/skills lists them)\n");
+    t.push_str(
+        "Anything else is sent to the model. End a line with \\ to continue it on the next.\n",
+    );
+    if terminal {
+        t.push_str(
+            "Tab completes commands and skills; Ctrl-C stops a running turn; Ctrl-D quits.\n",
+        );
+    }
+    t
+}
+
+/// `/skills`: names, descriptions and status.
+pub fn skills_text(catalog: &Catalog) -> String {
+    let skills = catalog.skills();
+    if skills.is_empty() {
+        return "No skills found. Add skills/<name>/SKILL.md to the project or use --skills-dir.\n"
+            .into();
+    }
+    let width = skills
+        .iter()
+        .map(|s| s.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut t = format!("Skills ({}):\n", skills.len());
+    for skill in skills {
+        let mut notes = vec![skill.status.as_str().to_string()];
+        if !skill.user_invocable() {
+            notes.push("model only".into());
+        }
+        if !skill.model_invocable() {
+            notes.push("slash command only".into());
+        }
+        t.push_str(&format!(
+            "  {:<width$}  [{}]  {}\n",
+            skill.name,
+            notes.join(", "),
+            skill.one_line_description()
+        ));
+    }
+    let shadowed = catalog.shadowed().len();
+    let invalid = catalog.invalid().len();
+    if shadowed + invalid > 0 {
+        t.push_str(&format!(
+            "({shadowed} shadowed, {invalid} invalid; `harness9 skills list` shows them)\n"
+        ));
+    }
+    t
+}
+
+/// `/usage`.
+pub fn usage_text(usage: &Usage, context_tokens: u64, context_window: Option<u64>) -> String {
+    let est = if usage.estimated { " (estimated)" } else { "" };
+    let mut t = format!(
+        "tokens this session: {} in ({} cached), {} out, {} total{est}",
+        usage.input_tokens,
+        usage.cached_input_tokens,
+        usage.output_tokens,
+        usage.total()
+    );
+    match context_window {
+        Some(window) if window > 0 => t.push_str(&format!(
+            "\ncontext: {context_tokens} of {window} tokens ({}%)",
+            context_tokens.saturating_mul(100) / window
+        )),
+        _ if context_tokens > 0 => t.push_str(&format!("\ncontext: {context_tokens} tokens")),
+        _ => {}
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ToolStatus, TurnOutcome};
+
+    fn text_of(w: &SharedWriter<Vec<u8>>) -> String {
+        w.with(|v| String::from_utf8_lossy(v).into_owned()).unwrap()
+    }
+
+    #[test]
+    fn text_format_renders_markdown_and_ends_lines_before_activity() {
+        let mut r = ReplRenderer::new(
+            OutputFormat::Text,
+            Activity::Shown,
+            MarkdownStyle::Plain,
+            Vec::new(),
+            Vec::new(),
+        );
+        let (out, err) = r.writers();
+        r.event(&Event::TextDelta {
+            text: "**Reading** the ".into(),
+        })
+        .unwrap();
+        r.event(&Event::TextDelta {
+            text: "file".into(),
+        })
+        .unwrap();
+        r.event(&Event::ToolCallBegin {
+            call_id: "c".into(),
+            name: "read_file".into(),
+            summary: "a.rs".into(),
+        })
+        .unwrap();
+        r.event(&Event::ToolCallEnd {
+            call_id: "c".into(),
+            name: "read_file".into(),
+            status: ToolStatus::Ok,
+            summary: "3 lines".into(),
+            diff: None,
+        })
+        .unwrap();
+        r.event(&Event::TextDelta {
+            text: "Done.".into(),
+        })
+        .unwrap();
+        let report = r
+            .event(&Event::TurnComplete {
+                outcome: TurnOutcome::Completed,
+                final_text: "Done.".into(),
+                usage: Usage::default(),
+                requests: 2,
+            })
+            .unwrap();
+        assert!(report.is_some());
+        assert_eq!(text_of(&out), "Reading the file\nDone.\n");
+        assert!(
+            text_of(&err).contains("→ read_file a.rs"),
+            "{}",
+            text_of(&err)
+        );
+    }
+
+    #[test]
+    fn json_formats_keep_notices_off_stdout() {
+        let mut r = ReplRenderer::new(
+            OutputFormat::Json,
+            Activity::Hidden,
+            MarkdownStyle::Plain,
+            Vec::new(),
+            Vec::new(),
+        );
+        let (out, err) = r.writers();
+        r.notice("model: m").unwrap();
+        r.event(&Event::TextDelta { text: "x".into() }).unwrap();
+        assert_eq!(text_of(&out), "");
+        assert_eq!(text_of(&err), "model: m\n");
+    }
+
+    #[test]
+    fn help_lists_every_builtin() {
+        let t = help_text(crate::input::BUILTINS, true);
+        for (name, description) in crate::input::BUILTINS {
+            assert!(
+                t.contains(&format!("/{name}")) && t.contains(description),
+                "{t}"
+            );
+        }
+        assert!(t.contains("Ctrl-C"));
+        assert!(!help_text(crate::input::BUILTINS, false).contains("Ctrl-C"));
+    }
+
+    #[test]
+    fn usage_shows_context_share() {
+        let usage = Usage {
+            input_tokens: 1200,
+            output_tokens: 300,
+            cached_input_tokens: 1000,
+            estimated: false,
+        };
+        let t = usage_text(&usage, 800, Some(8000));
+        assert!(
+            t.contains("1200 in (1000 cached), 300 out, 1500 total"),
+            "{t}"
+        );
+        assert!(t.contains("context: 800 of 8000 tokens (10%)"), "{t}");
+    }
+}

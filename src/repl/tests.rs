@@ -1,0 +1,322 @@
+//! The REPL loop against a scripted fake agent: routing, built-ins, failures, approvals
+//! and shutdown, with piped input read from bytes.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+
+use super::render::SharedWriter;
+use super::*;
+use crate::agent::ApprovalMode;
+use crate::protocol::{ApprovalRequestKind, TurnOutcome};
+use crate::skills::Catalog;
+
+/// A fake agent: answers each input with "echo: TEXT"; "fail" fails the turn, "ask"
+/// asks for approval and answers with the decision, "slow" waits for an interrupt.
+fn fake_agent() -> (AgentHandle, tokio::task::JoinHandle<Vec<Op>>) {
+    fake_agent_notifying(Arc::new(Notify::new()))
+}
+
+/// [`fake_agent`], notifying `slow_started` when a "slow" turn starts.
+fn fake_agent_notifying(
+    slow_started: Arc<Notify>,
+) -> (AgentHandle, tokio::task::JoinHandle<Vec<Op>>) {
+    let (ops_tx, mut ops_rx) = mpsc::unbounded_channel::<Op>();
+    let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    let task = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        let usage = Usage {
+            input_tokens: 10,
+            output_tokens: 2,
+            ..Default::default()
+        };
+        let mut session = Usage::default();
+        while let Some(op) = ops_rx.recv().await {
+            seen.push(op.clone());
+            let send = |e: Event| {
+                let _ = ev_tx.send(e);
+            };
+            match op {
+                Op::UserInput { text } => {
+                    send(Event::TurnStarted { text: text.clone() });
+                    let outcome = match text.as_str() {
+                        "fail" => TurnOutcome::Failed {
+                            kind: ErrorKind::Server,
+                            message: "500 from mock".into(),
+                        },
+                        "ask" => {
+                            send(Event::ApprovalRequest {
+                                call_id: "c1".into(),
+                                tool: "bash".into(),
+                                request: ApprovalRequestKind::Command {
+                                    command: "ls".into(),
+                                    cwd: PathBuf::from("/p"),
+                                },
+                            });
+                            let Some(answer) = ops_rx.recv().await else {
+                                break;
+                            };
+                            seen.push(answer.clone());
+                            send(Event::TextDelta {
+                                text: format!("{answer:?}"),
+                            });
+                            TurnOutcome::Completed
+                        }
+                        "slow" => {
+                            slow_started.notify_one();
+                            let Some(next) = ops_rx.recv().await else {
+                                break;
+                            };
+                            seen.push(next.clone());
+                            TurnOutcome::Interrupted
+                        }
+                        _ => {
+                            send(Event::TextDelta {
+                                text: format!("echo: {text}"),
+                            });
+                            TurnOutcome::Completed
+                        }
+                    };
+                    session.add(&usage);
+                    send(Event::Usage {
+                        turn: usage,
+                        session,
+                        context_tokens: 10,
+                    });
+                    send(Event::TurnComplete {
+                        outcome,
+                        final_text: String::new(),
+                        usage,
+                        requests: 1,
+                    });
+                }
+                Op::NewConversation => send(Event::ConversationCleared),
+                Op::SetModel { model } => send(Event::ModelChanged { model }),
+                Op::Shutdown => {
+                    send(Event::ShutdownComplete { usage: session });
+                    break;
+                }
+                Op::Approval { .. } | Op::Interrupt => {}
+            }
+        }
+        seen
+    });
+    (
+        AgentHandle {
+            ops: ops_tx,
+            events: ev_rx,
+        },
+        task,
+    )
+}
+
+fn info() -> SessionInfo {
+    SessionInfo {
+        model: "m1".into(),
+        workdir: PathBuf::from("/p"),
+        home: PathBuf::from("/h"),
+        approval_mode: ApprovalMode::Suggest,
+        catalog: Arc::new(Catalog::empty()),
+        context_window: Some(1000),
+        startup_warnings: vec!["a skill did not load".into()],
+    }
+}
+
+struct Run {
+    summary: ReplSummary,
+    out: String,
+    err: String,
+    ops: Vec<Op>,
+}
+
+async fn run_piped(input: &'static [u8], format: OutputFormat) -> Run {
+    let (handle, agent) = fake_agent();
+    let renderer = ReplRenderer::new(
+        format,
+        Activity::Shown,
+        MarkdownStyle::Plain,
+        Vec::new(),
+        Vec::new(),
+    );
+    let (out, err) = renderer.writers();
+    let replies = source::spawn_line_reader(io::BufReader::new(input));
+    let (_keep, interrupts) = mpsc::unbounded_channel();
+    let repl = Repl::new(
+        handle,
+        info(),
+        ReplInput::Piped,
+        renderer,
+        None,
+        replies,
+        interrupts,
+    );
+    let summary = tokio::time::timeout(std::time::Duration::from_secs(10), repl.run())
+        .await
+        .unwrap()
+        .unwrap();
+    let text =
+        |w: SharedWriter<Vec<u8>>| w.with(|v| String::from_utf8_lossy(v).into_owned()).unwrap();
+    Run {
+        summary,
+        out: text(out),
+        err: text(err),
+        ops: agent.await.unwrap(),
+    }
+}
+
+fn user_inputs(ops: &[Op]) -> Vec<&str> {
+    ops.iter()
+        .filter_map(|op| match op {
+            Op::UserInput { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn each_line_is_one_turn_and_eof_shuts_down() {
+    let run = run_piped(b"first\n\n   \nsecond \\\nline\nthird", OutputFormat::Text).await;
+    assert_eq!(user_inputs(&run.ops), ["first", "second \nline", "third"]);
+    assert_eq!(run.ops.last(), Some(&Op::Shutdown));
+    assert_eq!(run.out, "echo: first\necho: second \nline\necho: third\n");
+    assert!(
+        run.err.contains("warning: a skill did not load"),
+        "{}",
+        run.err
+    );
+    assert_eq!(run.summary.failure, None);
+    assert_eq!(run.summary.usage.input_tokens, 30);
+}
+
+#[tokio::test]
+async fn unknown_commands_and_failed_turns_do_not_stop_the_session() {
+    let run = run_piped(b"/nope\nfail\nafter\n", OutputFormat::Text).await;
+    assert_eq!(user_inputs(&run.ops), ["fail", "after"]);
+    assert!(run.err.contains("unknown command `/nope`"), "{}", run.err);
+    assert!(run.err.contains("error: 500 from mock"), "{}", run.err);
+    assert_eq!(run.out, "echo: after\n");
+    assert_eq!(run.summary.failure, Some(ErrorKind::Server));
+}
+
+#[tokio::test]
+async fn builtins_act_and_answer() {
+    let run = run_piped(
+        b"/model\n/model m2\n/model\n/clear\n/usage\n/help\n/skills\n/exit\nnever\n",
+        OutputFormat::Text,
+    )
+    .await;
+    assert!(run.ops.contains(&Op::SetModel { model: "m2".into() }));
+    assert!(run.ops.contains(&Op::NewConversation));
+    assert!(user_inputs(&run.ops).is_empty(), "/exit stops reading");
+    let out = &run.out;
+    let m1 = out.find("model: m1").unwrap();
+    let m2 = out.rfind("model: m2").unwrap();
+    assert!(m1 < m2, "{out}");
+    assert!(
+        out.contains("new conversation") && out.contains("tokens this session: 0 in"),
+        "{out}"
+    );
+    assert!(
+        out.contains("/help") && out.contains("No skills found"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn json_format_writes_one_result_per_turn_and_keeps_notices_on_stderr() {
+    let run = run_piped(b"a\n/model\nfail\n", OutputFormat::Json).await;
+    let values: Vec<serde_json::Value> = run
+        .out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(values.len(), 2, "{}", run.out);
+    assert_eq!(values[0]["is_error"], false);
+    assert_eq!(values[1]["error"]["kind"], "server");
+    assert!(run.err.contains("model: m1"));
+}
+
+#[tokio::test]
+async fn pipe_mode_denies_approval_requests_itself() {
+    let run = run_piped(b"ask\n", OutputFormat::Text).await;
+    assert!(
+        run.ops.iter().any(|op| matches!(
+            op,
+            Op::Approval {
+                decision: ApprovalDecision::Deny { .. },
+                ..
+            }
+        )),
+        "{:?}",
+        run.ops
+    );
+    assert!(run.err.contains("denied bash"), "{}", run.err);
+}
+
+#[tokio::test]
+async fn ctrl_c_in_a_pipe_stops_the_turn_and_the_input() {
+    let slow_started = Arc::new(Notify::new());
+    let (handle, agent) = fake_agent_notifying(slow_started.clone());
+    let renderer = ReplRenderer::new(
+        OutputFormat::Text,
+        Activity::Shown,
+        MarkdownStyle::Plain,
+        Vec::new(),
+        Vec::new(),
+    );
+    let replies = source::spawn_line_reader(io::BufReader::new(&b"slow\nnever\n"[..]));
+    let (int_tx, interrupts) = mpsc::unbounded_channel();
+    let repl = Repl::new(
+        handle,
+        info(),
+        ReplInput::Piped,
+        renderer,
+        None,
+        replies,
+        interrupts,
+    );
+    let running = tokio::spawn(repl.run());
+    // Interrupt once the turn has started: the fake agent waits for the next op.
+    slow_started.notified().await;
+    int_tx.send(()).unwrap();
+    let summary = tokio::time::timeout(std::time::Duration::from_secs(10), running)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let ops = agent.await.unwrap();
+    assert_eq!(summary.failure, Some(ErrorKind::Interrupted));
+    assert_eq!(user_inputs(&ops), ["slow"]);
+    assert_eq!(ops[1], Op::Interrupt);
+    assert_eq!(ops.last(), Some(&Op::Shutdown));
+}
+
+#[test]
+fn colours_only_on_a_terminal_without_no_color() {
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| std::ffi::OsString::from(v))
+        }
+    };
+    assert_eq!(
+        markdown_style(true, &env(&[("TERM", "xterm")])),
+        MarkdownStyle::Ansi
+    );
+    assert_eq!(markdown_style(false, &env(&[])), MarkdownStyle::Plain);
+    assert_eq!(
+        markdown_style(true, &env(&[("NO_COLOR", "1")])),
+        MarkdownStyle::Plain
+    );
+    assert_eq!(
+        markdown_style(true, &env(&[("NO_COLOR", "")])),
+        MarkdownStyle::Ansi
+    );
+    assert_eq!(
+        markdown_style(true, &env(&[("TERM", "dumb")])),
+        MarkdownStyle::Plain
+    );
+}
