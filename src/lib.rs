@@ -14,6 +14,7 @@ pub mod print;
 pub mod prompt;
 pub mod protocol;
 pub mod repl;
+pub mod session;
 
 pub mod skills;
 pub mod tools;

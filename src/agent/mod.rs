@@ -6,7 +6,10 @@
 //! It must not know about terminals or how events are drawn.
 
 pub mod approval;
-// LEAD-WIP: `mod runner; pub mod turn; pub use runner::spawn;` join once llm::Client::complete lands.
+mod runner;
+pub mod turn;
+
+pub use runner::spawn;
 
 use std::path::PathBuf;
 use std::sync::Arc;
