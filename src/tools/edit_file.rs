@@ -429,7 +429,7 @@ fn closest_region(content: &str, old: &str) -> Option<Closest> {
     }
     let old_text = old_lines.join("\n");
     let diff = (width <= MAX_REGION_LINES && old_text.len() <= 8 * 1024).then(|| {
-        TextDiff::from_lines(&format!("{old_text}\n"), &format!("{region_text}\n"))
+        TextDiff::from_lines(format!("{old_text}\n"), format!("{region_text}\n"))
             .unified_diff()
             .context_radius(1)
             .to_string()

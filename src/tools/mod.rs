@@ -160,8 +160,15 @@ impl ToolRegistry {
 
     /// The built-in coding tools.
     pub fn with_builtins() -> Self {
-        // The tools helper registers: ReadFile, WriteFile, EditFile, Glob, List, Grep, Bash.
-        ToolRegistry::new()
+        let mut registry = ToolRegistry::new();
+        registry.register(Arc::new(read_file::ReadFile));
+        registry.register(Arc::new(write_file::WriteFile));
+        registry.register(Arc::new(edit_file::EditFile));
+        registry.register(Arc::new(glob::Glob));
+        registry.register(Arc::new(list::List));
+        registry.register(Arc::new(grep::Grep));
+        registry.register(Arc::new(bash::Bash));
+        registry
     }
 
     /// Adds a tool at the end; a tool with the same name is replaced in place.
@@ -214,7 +221,10 @@ pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(
         ))
     };
     let Some(object) = args.as_object() else {
-        return Err(invalid(format!("arguments must be a JSON object, got {}", json_kind(args))));
+        return Err(invalid(format!(
+            "arguments must be a JSON object, got {}",
+            json_kind(args)
+        )));
     };
     let properties = schema.get("properties").and_then(|p| p.as_object());
     let required = schema.get("required").and_then(|r| r.as_array());
@@ -287,7 +297,11 @@ fn schema_shape(schema: &serde_json::Value) -> String {
             p.iter()
                 .map(|(name, prop)| {
                     let kind = prop.get("type").and_then(|t| t.as_str()).unwrap_or("any");
-                    let optional = if required.contains(&name.as_str()) { "" } else { "?" };
+                    let optional = if required.contains(&name.as_str()) {
+                        ""
+                    } else {
+                        "?"
+                    };
                     format!("\"{name}\"{optional}: {kind}")
                 })
                 .collect()
@@ -315,5 +329,53 @@ pub(crate) fn test_context(workdir: &std::path::Path) -> ToolContext {
         cancel: CancellationToken::new(),
         limits: ToolLimits::default(),
         live_output: None,
+    }
+}
+
+#[cfg(test)]
+mod builtin_tests {
+    use super::*;
+
+    #[test]
+    fn builtins_are_registered_in_order_with_concise_schemas() {
+        let registry = ToolRegistry::with_builtins();
+        assert_eq!(
+            registry.names(),
+            [
+                "read_file",
+                "write_file",
+                "edit_file",
+                "glob",
+                "list",
+                "grep",
+                "bash"
+            ]
+        );
+        let mut total = 0;
+        for spec in registry.specs() {
+            let wire = serde_json::json!({
+                "type": "function",
+                "function": {
+                    "name": spec.name,
+                    "description": spec.description,
+                    "parameters": spec.parameters,
+                }
+            })
+            .to_string();
+            eprintln!("{}: {} bytes", spec.name, wire.len());
+            assert!(
+                wire.len() <= 1024,
+                "{} schema is {} bytes",
+                spec.name,
+                wire.len()
+            );
+            let properties = spec.parameters["properties"].as_object().unwrap();
+            for (name, property) in properties {
+                assert!(property["description"].is_string(), "{}.{name}", spec.name);
+            }
+            total += wire.len();
+        }
+        eprintln!("all tool schemas: {total} bytes");
+        assert!(total <= 6 * 1024, "{total}");
     }
 }
