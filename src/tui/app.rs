@@ -1,0 +1,712 @@
+//! The TUI's state machine, with no terminal attached: it takes agent [`Event`]s, key
+//! presses and pastes, and produces [`Op`]s for the agent, finished lines for the
+//! scrollback, and a drawing of the live area. The event loop feeds it and writes what
+//! it produces; tests drive it directly and draw it on a `TestBackend`.
+//!
+//! It owns the meaning of keys (Esc interrupts, Ctrl+C twice exits, ...) and of routed
+//! input (built-ins shown locally, prompts and skills sent as user input). It knows
+//! nothing about how bytes reach the terminal.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use super::approval::{ApprovalOverlay, PendingApproval};
+use super::cells::{HistoryCell, NoticeKind, SPINNER, ToolCell};
+use super::composer::{Composer, ComposerAction, History};
+use super::popup::SlashPopup;
+use super::status::{SessionStatus, StatusView, TurnState, display_dir, render_status};
+use super::stream::{Chunk, LiveTurn};
+use super::transcript::Transcript;
+use super::views;
+use super::wrap::wrap_lines;
+use crate::agent::SessionInfo;
+use crate::input::{Builtin, Routed, route};
+use crate::protocol::{Event, Op, TurnOutcome, Usage};
+use crate::skills::Catalog;
+
+/// Two Ctrl+C within this window exit.
+const DOUBLE_PRESS: Duration = Duration::from_millis(2000);
+/// Spinner frame length (10 fps).
+pub const FRAME: Duration = Duration::from_millis(100);
+/// Rows of live answer text shown at most (the rest is committed as it completes).
+const LIVE_MAX_ROWS: usize = 12;
+
+/// Where the session is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// Running.
+    Active,
+    /// `Op::Shutdown` was sent; waiting for `ShutdownComplete`.
+    ShuttingDown,
+    /// Done: the session usage to report.
+    Finished(Usage),
+}
+
+/// Something the event loop must do for the app.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Nothing.
+    None,
+    /// Open the draft in `$EDITOR`.
+    OpenEditor,
+}
+
+/// What the app hands to the event loop.
+#[derive(Debug, Default)]
+struct Outbox {
+    ops: Vec<Op>,
+    lines: Vec<Line<'static>>,
+    committed_any: bool,
+}
+
+/// The TUI's state.
+#[derive(Debug)]
+pub struct App {
+    catalog: Arc<Catalog>,
+    status: SessionStatus,
+    turn: TurnState,
+    turn_started: Option<Instant>,
+    composer: Composer,
+    popup: Option<SlashPopup>,
+    approvals: ApprovalOverlay,
+    live: LiveTurn,
+    /// Inputs sent while a turn ran, as typed, waiting for their `TurnStarted`.
+    queued: VecDeque<String>,
+    out: Outbox,
+    /// The conversation, kept only in alternate-screen mode.
+    transcript: Option<Transcript>,
+    lifecycle: Lifecycle,
+    ctrl_c_at: Option<Instant>,
+}
+
+impl App {
+    /// A new app for this session; `keep_transcript` for alternate-screen mode.
+    pub fn new(info: &SessionInfo, keep_transcript: bool) -> App {
+        let user_home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let status = SessionStatus {
+            model: info.model.clone(),
+            workdir: display_dir(&info.workdir, user_home.as_deref()),
+            context_window: info.context_window,
+            context_tokens: 0,
+            usage: Usage::default(),
+            skills: info.catalog.skills().len(),
+        };
+        let history = History::load(&info.home.join("history"));
+        let mut app = App {
+            catalog: Arc::clone(&info.catalog),
+            status,
+            turn: TurnState::Idle,
+            turn_started: None,
+            composer: Composer::new(history),
+            popup: None,
+            approvals: ApprovalOverlay::default(),
+            live: LiveTurn::default(),
+            queued: VecDeque::new(),
+            out: Outbox::default(),
+            transcript: keep_transcript.then(Transcript::default),
+            lifecycle: Lifecycle::Active,
+            ctrl_c_at: None,
+        };
+        app.commit_cell(views::welcome(&app.status, info.approval_mode));
+        for warning in &info.startup_warnings {
+            app.commit_notice(NoticeKind::Warning, warning);
+        }
+        app
+    }
+
+    // ----- outputs -------------------------------------------------------------------
+
+    /// Ops to send to the agent, in order.
+    pub fn take_ops(&mut self) -> Vec<Op> {
+        std::mem::take(&mut self.out.ops)
+    }
+
+    /// Finished lines for the scrollback (inline mode), in order.
+    pub fn take_lines(&mut self) -> Vec<Line<'static>> {
+        std::mem::take(&mut self.out.lines)
+    }
+
+    /// Where the session is.
+    pub fn lifecycle(&self) -> Lifecycle {
+        self.lifecycle
+    }
+
+    /// The session usage known so far.
+    pub fn usage(&self) -> Usage {
+        self.status.usage
+    }
+
+    /// True while something animates (a turn runs): the loop ticks at [`FRAME`].
+    pub fn animating(&self) -> bool {
+        !matches!(self.turn, TurnState::Idle | TurnState::WaitingApproval)
+    }
+
+    /// When the app needs waking up besides animation (the Ctrl+C hint expiring).
+    pub fn deadline(&self) -> Option<Instant> {
+        self.ctrl_c_at.map(|t| t + DOUBLE_PRESS)
+    }
+
+    /// Time passed: expires the Ctrl+C hint.
+    pub fn tick(&mut self, now: Instant) {
+        if self.ctrl_c_at.is_some_and(|t| now >= t + DOUBLE_PRESS) {
+            self.ctrl_c_at = None;
+        }
+    }
+
+    /// The draft (for `$EDITOR`).
+    pub fn draft(&self) -> &str {
+        self.composer.text()
+    }
+
+    /// Replaces the draft (after `$EDITOR`).
+    pub fn set_draft(&mut self, text: &str) {
+        self.composer.set_text(text.trim_end_matches('\n'));
+        self.refresh_popup();
+    }
+
+    /// Shows a notice (used by the event loop for its own problems).
+    pub fn notice(&mut self, kind: NoticeKind, message: &str) {
+        self.commit_notice(kind, message);
+    }
+
+    fn push_lines(&mut self, lines: Vec<Line<'static>>) {
+        match &mut self.transcript {
+            Some(t) => t.push(lines),
+            None => self.out.lines.extend(lines),
+        }
+    }
+
+    fn commit_cell(&mut self, lines: Vec<Line<'static>>) {
+        if lines.is_empty() {
+            return;
+        }
+        let mut all = Vec::with_capacity(lines.len() + 1);
+        if self.out.committed_any {
+            all.push(Line::default());
+        }
+        all.extend(lines);
+        self.out.committed_any = true;
+        self.push_lines(all);
+    }
+
+    fn commit_chunk(&mut self, chunk: Chunk) {
+        if chunk.lines.is_empty() {
+            return;
+        }
+        if chunk.starts_cell {
+            self.commit_cell(chunk.lines);
+        } else {
+            self.push_lines(chunk.lines);
+        }
+    }
+
+    fn commit_notice(&mut self, kind: NoticeKind, message: &str) {
+        let cell = HistoryCell::Notice {
+            kind,
+            message: message.to_string(),
+        };
+        self.commit_cell(cell.lines());
+    }
+
+    /// Commits the answer and reasoning streamed so far.
+    fn flush_stream(&mut self) {
+        if let Some(cell) = self.live.finish_reasoning() {
+            self.commit_cell(cell.lines());
+        }
+        let chunk = self.live.finish_text();
+        self.commit_chunk(chunk);
+    }
+
+    // ----- agent events --------------------------------------------------------------
+
+    /// Applies one agent event.
+    pub fn on_event(&mut self, event: Event, now: Instant) {
+        match event {
+            Event::SessionConfigured {
+                model,
+                skills,
+                context_window,
+                ..
+            } => {
+                self.status.model = model;
+                self.status.skills = skills;
+                self.status.context_window = context_window.or(self.status.context_window);
+            }
+            Event::TurnStarted { text } => {
+                let shown = self.queued.pop_front().unwrap_or(text);
+                self.commit_cell(HistoryCell::User { text: shown }.lines());
+                self.turn = TurnState::Thinking;
+                self.turn_started = Some(now);
+            }
+            Event::TextDelta { text } => {
+                if let Some(cell) = self.live.finish_reasoning() {
+                    self.commit_cell(cell.lines());
+                }
+                let chunk = self.live.push_text(&text);
+                self.commit_chunk(chunk);
+                if !matches!(self.turn, TurnState::WaitingApproval) {
+                    self.turn = TurnState::Responding;
+                }
+            }
+            Event::ReasoningDelta { text } => self.live.push_reasoning(&text),
+            Event::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+            } => {
+                self.live.discard_text();
+                let _ = self.live.finish_reasoning();
+                let secs = delay_ms as f64 / 1000.0;
+                self.commit_notice(
+                    NoticeKind::Warning,
+                    &format!("{reason}; retrying (attempt {attempt}) in {secs:.1}s"),
+                );
+            }
+            Event::RequestStarted { .. } => {
+                if self.live.running_tool().is_none() && self.turn != TurnState::WaitingApproval {
+                    self.turn = TurnState::Thinking;
+                }
+            }
+            Event::ToolCallBegin {
+                call_id,
+                name,
+                summary,
+            } => {
+                self.flush_stream();
+                self.turn = TurnState::RunningTool { name: name.clone() };
+                self.live
+                    .begin_tool(ToolCell::running(&call_id, &name, &summary));
+            }
+            Event::ToolOutputDelta { call_id, text } => self.live.tool_output(&call_id, &text),
+            Event::ToolCallEnd {
+                call_id,
+                name,
+                status,
+                summary,
+                diff,
+            } => {
+                self.flush_stream();
+                let tool = self.live.end_tool(&call_id, &name, status, &summary, diff);
+                self.commit_cell(HistoryCell::Tool(tool).lines());
+                if self.turn != TurnState::WaitingApproval {
+                    self.turn = match self.live.running_tool() {
+                        Some(name) => TurnState::RunningTool {
+                            name: name.to_string(),
+                        },
+                        None => TurnState::Thinking,
+                    };
+                }
+            }
+            Event::ApprovalRequest {
+                call_id,
+                tool,
+                request,
+            } => {
+                self.flush_stream();
+                self.approvals.push(PendingApproval {
+                    call_id,
+                    tool,
+                    request,
+                });
+                self.turn = TurnState::WaitingApproval;
+            }
+            Event::AutoDenied { tool, .. } => self.commit_notice(
+                NoticeKind::Warning,
+                &format!("`{tool}` was denied: nobody can approve it in this mode"),
+            ),
+            Event::Usage {
+                session,
+                context_tokens,
+                ..
+            } => {
+                self.status.usage = session;
+                self.status.context_tokens = context_tokens;
+            }
+            Event::Warning { message } => self.commit_notice(NoticeKind::Warning, &message),
+            Event::TurnComplete { outcome, .. } => self.turn_complete(outcome),
+            Event::ConversationCleared => {
+                self.status.context_tokens = 0;
+                self.commit_notice(NoticeKind::Info, "Started a new conversation.");
+            }
+            Event::ModelChanged { model } => {
+                self.commit_notice(NoticeKind::Info, &format!("Model switched to {model}."));
+                self.status.model = model;
+            }
+            Event::ShutdownComplete { usage } => {
+                self.flush_stream();
+                self.lifecycle = Lifecycle::Finished(usage);
+            }
+        }
+    }
+
+    fn turn_complete(&mut self, outcome: TurnOutcome) {
+        self.flush_stream();
+        for tool in self.live.abandon_tools() {
+            self.commit_cell(HistoryCell::Tool(tool).lines());
+        }
+        self.approvals.clear();
+        match outcome {
+            TurnOutcome::Completed => {}
+            TurnOutcome::Interrupted => self.commit_notice(
+                NoticeKind::Warning,
+                "Interrupted. Tell the model what to do differently.",
+            ),
+            TurnOutcome::MaxTurnsReached { limit } => self.commit_notice(
+                NoticeKind::Warning,
+                &format!(
+                    "Stopped after {limit} model requests (--max-turns); send a message to go on."
+                ),
+            ),
+            TurnOutcome::Failed { message, .. } => self.commit_notice(NoticeKind::Error, &message),
+        }
+        self.turn = if self.lifecycle == Lifecycle::Active {
+            TurnState::Idle
+        } else {
+            TurnState::Exiting
+        };
+        self.turn_started = None;
+    }
+
+    // ----- input ---------------------------------------------------------------------
+
+    /// Applies pasted text (one input, never sent line by line).
+    pub fn on_paste(&mut self, text: &str) {
+        if self.approvals.is_active() {
+            self.approvals.paste(text);
+        } else {
+            self.composer.insert(text);
+            self.refresh_popup();
+        }
+    }
+
+    fn refresh_popup(&mut self) {
+        self.popup =
+            SlashPopup::for_draft(self.composer.text(), &self.catalog, self.popup.as_ref());
+    }
+
+    fn busy(&self) -> bool {
+        self.turn_started.is_some()
+    }
+
+    fn request_exit(&mut self) {
+        if self.lifecycle == Lifecycle::Active {
+            self.out.ops.push(Op::Shutdown);
+            self.lifecycle = Lifecycle::ShuttingDown;
+            self.turn = TurnState::Exiting;
+        } else if self.lifecycle == Lifecycle::ShuttingDown {
+            // Asked again while the agent winds down: leave now.
+            self.lifecycle = Lifecycle::Finished(self.status.usage);
+        }
+    }
+
+    /// Applies a key press.
+    pub fn on_key(&mut self, key: KeyEvent, now: Instant) -> Action {
+        if key.kind == KeyEventKind::Release {
+            return Action::None;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            self.ctrl_c(now);
+            return Action::None;
+        }
+        if self.lifecycle != Lifecycle::Active {
+            if ctrl && key.code == KeyCode::Char('d') {
+                self.request_exit();
+            }
+            return Action::None;
+        }
+        if self.approvals.is_active() {
+            if let Some(answer) = self.approvals.handle_key(key) {
+                self.out.ops.push(Op::Approval {
+                    call_id: answer.call_id,
+                    decision: answer.decision,
+                });
+                if answer.interrupt {
+                    self.out.ops.push(Op::Interrupt);
+                }
+                if !self.approvals.is_active() {
+                    self.turn = TurnState::Thinking;
+                }
+            }
+            return Action::None;
+        }
+        match key.code {
+            KeyCode::Char('d') if ctrl && self.composer.is_empty() => {
+                self.request_exit();
+                return Action::None;
+            }
+            KeyCode::Char('d') if ctrl => {
+                self.composer.handle_key(KeyEvent::from(KeyCode::Delete));
+            }
+            KeyCode::Char('g') if ctrl => return Action::OpenEditor,
+            KeyCode::Esc => {
+                if self.popup.take().is_none() && self.busy() {
+                    self.out.ops.push(Op::Interrupt);
+                }
+                return Action::None;
+            }
+            KeyCode::PageUp | KeyCode::PageDown => {
+                if let Some(t) = &mut self.transcript {
+                    t.scroll(if key.code == KeyCode::PageUp { 10 } else { -10 });
+                }
+                return Action::None;
+            }
+            KeyCode::Up | KeyCode::Down | KeyCode::Tab | KeyCode::Enter
+                if self.popup.is_some() && key.modifiers.is_empty() =>
+            {
+                self.popup_key(key.code);
+                return Action::None;
+            }
+            _ => match self.composer.handle_key(key) {
+                ComposerAction::Submit => self.submit(),
+                ComposerAction::Edited => {
+                    if let Some(t) = &mut self.transcript {
+                        t.scroll_to_bottom();
+                    }
+                }
+                ComposerAction::Ignored => return Action::None,
+            },
+        }
+        self.refresh_popup();
+        Action::None
+    }
+
+    fn popup_key(&mut self, code: KeyCode) {
+        let Some(popup) = &mut self.popup else { return };
+        match code {
+            KeyCode::Up => popup.up(),
+            KeyCode::Down => popup.down(),
+            _ => match popup.complete(self.composer.text()) {
+                Some(done) => {
+                    self.composer.set_text(&done.text);
+                    if done.complete && code == KeyCode::Enter {
+                        self.submit();
+                    }
+                    self.refresh_popup();
+                }
+                None if code == KeyCode::Enter => {
+                    self.submit();
+                    self.refresh_popup();
+                }
+                None => {}
+            },
+        }
+    }
+
+    fn ctrl_c(&mut self, now: Instant) {
+        if self.ctrl_c_at.is_some_and(|t| now < t + DOUBLE_PRESS) {
+            self.ctrl_c_at = None;
+            self.request_exit();
+            return;
+        }
+        self.ctrl_c_at = Some(now);
+        if self.lifecycle != Lifecycle::Active {
+            return;
+        }
+        if self.approvals.is_active() {
+            // Deny what is asked and stop the turn.
+            while let Some(answer) = self.approvals.handle_key(KeyEvent::from(KeyCode::Esc)) {
+                self.out.ops.push(Op::Approval {
+                    call_id: answer.call_id,
+                    decision: answer.decision,
+                });
+            }
+            self.out.ops.push(Op::Interrupt);
+        } else if !self.composer.is_empty() {
+            self.composer.clear();
+            self.popup = None;
+        } else if self.busy() {
+            self.out.ops.push(Op::Interrupt);
+        }
+    }
+
+    fn submit(&mut self) {
+        let typed = self.composer.take();
+        self.popup = None;
+        match route(&typed, &self.catalog) {
+            Routed::Empty => {}
+            Routed::Prompt(text) => self.send(typed, text),
+            Routed::Skill { prompt, .. } => self.send(typed, prompt),
+            Routed::Builtin(builtin) => self.builtin(builtin, &typed),
+            Routed::Error(message) => {
+                self.commit_cell(HistoryCell::User { text: typed }.lines());
+                self.commit_notice(NoticeKind::Error, &message);
+            }
+        }
+    }
+
+    fn send(&mut self, typed: String, text: String) {
+        self.queued.push_back(typed);
+        self.out.ops.push(Op::UserInput { text });
+    }
+
+    fn builtin(&mut self, builtin: Builtin, typed: &str) {
+        let echo = HistoryCell::User {
+            text: typed.trim().to_string(),
+        };
+        match builtin {
+            Builtin::Help => {
+                self.commit_cell(echo.lines());
+                self.commit_cell(views::help(&self.catalog));
+            }
+            Builtin::Skills => {
+                self.commit_cell(echo.lines());
+                self.commit_cell(views::skills(&self.catalog, self.status.context_window));
+            }
+            Builtin::Usage => {
+                self.commit_cell(echo.lines());
+                self.commit_cell(views::usage(&self.status));
+            }
+            Builtin::Model(None) => {
+                self.commit_cell(echo.lines());
+                let model = self.status.model.clone();
+                self.commit_notice(
+                    NoticeKind::Info,
+                    &format!("Model: {model}. Switch with /model NAME."),
+                );
+            }
+            Builtin::Model(Some(model)) => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(Op::SetModel { model });
+            }
+            Builtin::Clear => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(Op::NewConversation);
+            }
+            Builtin::Exit => self.request_exit(),
+        }
+    }
+
+    // ----- drawing -------------------------------------------------------------------
+
+    fn spinner(&self, now: Instant) -> &'static str {
+        let since = self
+            .turn_started
+            .map_or(0, |t| now.duration_since(t).as_millis());
+        SPINNER[(since / FRAME.as_millis()) as usize % SPINNER.len()]
+    }
+
+    /// Plans the live area at this width: its rows, within `max_height`.
+    fn plan(&self, width: u16, max_height: u16, now: Instant) -> Plan {
+        let spinner = self.spinner(now);
+        let mut live = wrap_lines(&self.live.live_lines(spinner), width);
+        let dim = Style::new().fg(Color::DarkGray);
+        for q in self
+            .queued
+            .iter()
+            .skip(usize::from(self.busy()).min(self.queued.len()))
+        {
+            let first = q.lines().next().unwrap_or("");
+            live.push(Line::from(vec![
+                Span::styled("↳ queued: ", dim),
+                Span::styled(first.to_string(), dim),
+            ]));
+        }
+        let overlay = if self.approvals.is_active() {
+            self.approvals.height(width)
+        } else {
+            0
+        };
+        let composer = if overlay > 0 {
+            0
+        } else {
+            1 + self.composer.height(width)
+        };
+        let popup = match (&self.popup, overlay) {
+            (Some(p), 0) => p.height(),
+            _ => 0,
+        };
+        let status = 1;
+        let mut budget = max_height.saturating_sub(status);
+        let composer = composer.min(budget);
+        budget -= composer;
+        let overlay = overlay.min(budget);
+        budget -= overlay;
+        let popup = popup.min(budget);
+        budget -= popup;
+        let live_rows = live.len().min(LIVE_MAX_ROWS).min(usize::from(budget));
+        let skip = live.len() - live_rows;
+        live.drain(..skip);
+        Plan {
+            live,
+            overlay,
+            composer,
+            popup,
+            height: live_rows as u16 + overlay + composer + popup + status,
+        }
+    }
+
+    /// Rows the live area wants at this width (at most `max_height`).
+    pub fn desired_height(&self, width: u16, max_height: u16, now: Instant) -> u16 {
+        self.plan(width, max_height, now).height
+    }
+
+    /// Draws the live area (and, in alternate-screen mode, the conversation above it)
+    /// into `area`; returns where the terminal cursor goes.
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer, now: Instant) -> Option<Position> {
+        let plan = self.plan(area.width, area.height, now);
+        let mut y = area.y;
+        if let Some(t) = &mut self.transcript {
+            let rows = area.height.saturating_sub(plan.height);
+            t.render(Rect::new(area.x, y, area.width, rows), buf);
+            y += rows;
+        }
+        for line in &plan.live {
+            line.render(Rect::new(area.x, y, area.width, 1), buf);
+            y += 1;
+        }
+        let mut cursor = None;
+        if plan.overlay > 0 {
+            cursor = self
+                .approvals
+                .render(Rect::new(area.x, y, area.width, plan.overlay), buf);
+            y += plan.overlay;
+        }
+        if plan.composer > 0 {
+            let rule = "─".repeat(usize::from(area.width));
+            buf.set_string(area.x, y, rule, Style::new().fg(Color::DarkGray));
+            let placeholder = if self.busy() {
+                "type to queue a message · esc to interrupt"
+            } else {
+                "ask anything · / for commands · ctrl+g editor"
+            };
+            let rows = plan.composer - 1;
+            cursor =
+                self.composer
+                    .render(Rect::new(area.x, y + 1, area.width, rows), buf, placeholder);
+            y += plan.composer;
+        }
+        if let Some(popup) = self.popup.as_ref().filter(|_| plan.popup > 0) {
+            popup.render(Rect::new(area.x, y, area.width, plan.popup), buf);
+            y += plan.popup;
+        }
+        let hint = self.ctrl_c_at.map(|_| "press Ctrl+C again to exit");
+        let view = StatusView {
+            state: &self.turn,
+            elapsed: self.turn_started.map(|t| now.duration_since(t)),
+            spinner: self.spinner(now),
+            hint,
+        };
+        if y < area.bottom() {
+            render_status(Rect::new(area.x, y, area.width, 1), buf, &self.status, view);
+        }
+        cursor
+    }
+}
+
+/// The live area's rows for one frame.
+struct Plan {
+    live: Vec<Line<'static>>,
+    overlay: u16,
+    composer: u16,
+    popup: u16,
+    height: u16,
+}

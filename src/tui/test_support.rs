@@ -1,0 +1,40 @@
+//! Helpers shared by the TUI's unit tests: a catalog with one skill on disk and a
+//! session description, so widget tests need no agent.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::agent::{ApprovalMode, SessionInfo};
+use crate::skills::{Catalog, DiscoveryOptions};
+
+/// A temporary project with a `go-refactor` skill, and its catalog.
+pub fn catalog_with_skill() -> (tempfile::TempDir, Catalog) {
+    let dir = tempfile::tempdir().unwrap();
+    let skill = dir.path().join("skills/go-refactor");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: go-refactor\ndescription: Refactor Go code the team's way\nargument-hint: \"[goal] [file]\"\n---\nRefactor: $ARGUMENTS\n",
+    )
+    .unwrap();
+    let catalog = Catalog::discover(&DiscoveryOptions {
+        flag_dirs: Vec::new(),
+        workdir: dir.path().to_path_buf(),
+        harness9_home: dir.path().join("home"),
+        user_home: None,
+    });
+    (dir, catalog)
+}
+
+/// A session description for tests.
+pub fn session_info(catalog: Catalog) -> SessionInfo {
+    SessionInfo {
+        model: "test-model".into(),
+        workdir: PathBuf::from("/work/demo"),
+        home: PathBuf::from("/nonexistent/harness9-home"),
+        approval_mode: ApprovalMode::Suggest,
+        catalog: Arc::new(catalog),
+        context_window: Some(100_000),
+        startup_warnings: Vec::new(),
+    }
+}

@@ -1,0 +1,95 @@
+//! The conversation kept in memory for alternate-screen mode, where the terminal has no
+//! scrollback to hold it. Drawing walks back from the end and stops when the area is
+//! full, so a frame costs what is on screen, not the length of the session.
+//!
+//! It knows nothing about cells or events: it stores finished lines.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::Widget;
+
+use super::wrap::wrap_line;
+
+/// Finished lines and how far the view is scrolled up.
+#[derive(Debug, Default)]
+pub struct Transcript {
+    lines: Vec<Line<'static>>,
+    /// Rows scrolled up from the bottom.
+    offset: usize,
+}
+
+impl Transcript {
+    /// Appends finished lines (the view stays where it is if scrolled up).
+    pub fn push(&mut self, lines: Vec<Line<'static>>) {
+        self.lines.extend(lines);
+    }
+
+    /// Scrolls by `rows` (positive is up, towards older lines).
+    pub fn scroll(&mut self, rows: isize) {
+        self.offset = self.offset.saturating_add_signed(rows);
+    }
+
+    /// Back to the newest lines.
+    pub fn scroll_to_bottom(&mut self) {
+        self.offset = 0;
+    }
+
+    /// Draws the visible rows, newest at the bottom of `area`.
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer) {
+        let height = usize::from(area.height);
+        if height == 0 {
+            return;
+        }
+        let mut rows: Vec<Line<'static>> = Vec::with_capacity(height + self.offset);
+        for line in self.lines.iter().rev() {
+            let wrapped = wrap_line(line, area.width);
+            rows.extend(wrapped.into_iter().rev());
+            if rows.len() >= height + self.offset {
+                break;
+            }
+        }
+        // Do not scroll past the oldest line.
+        self.offset = self.offset.min(rows.len().saturating_sub(height));
+        let visible: Vec<&Line<'static>> = rows.iter().skip(self.offset).take(height).collect();
+        let start = area.bottom() - visible.len() as u16;
+        for (i, line) in visible.into_iter().rev().enumerate() {
+            line.render(Rect::new(area.x, start + i as u16, area.width, 1), buf);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(buf: &Buffer) -> Vec<String> {
+        (0..buf.area.height)
+            .map(|y| {
+                (0..buf.area.width)
+                    .map(|x| buf[(x, y)].symbol().to_string())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shows_the_newest_lines_and_scrolls() {
+        let mut t = Transcript::default();
+        t.push((0..100).map(|i| Line::from(format!("l{i}"))).collect());
+        let area = Rect::new(0, 0, 10, 3);
+        let mut buf = Buffer::empty(area);
+        t.render(area, &mut buf);
+        assert_eq!(rows(&buf), vec!["l97", "l98", "l99"]);
+        t.scroll(2);
+        let mut buf = Buffer::empty(area);
+        t.render(area, &mut buf);
+        assert_eq!(rows(&buf), vec!["l95", "l96", "l97"]);
+        t.scroll(1000);
+        let mut buf = Buffer::empty(area);
+        t.render(area, &mut buf);
+        assert_eq!(rows(&buf), vec!["l0", "l1", "l2"]);
+    }
+}

@@ -1,0 +1,204 @@
+//! Views the TUI shows on its own, without the agent: the welcome header, `/help`,
+//! `/skills` (every skill with its source, status and the index budget it uses) and
+//! `/usage`. Each returns the lines of one cell.
+//!
+//! It reads the skills catalog and the session status; it changes nothing.
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::status::{SessionStatus, short_count};
+use crate::agent::ApprovalMode;
+use crate::input::BUILTINS;
+use crate::skills::{Catalog, index_budget};
+
+fn dim() -> Style {
+    Style::new().fg(Color::DarkGray)
+}
+
+fn bold() -> Style {
+    Style::new().add_modifier(Modifier::BOLD)
+}
+
+fn heading(text: &str) -> Line<'static> {
+    Line::styled(text.to_string(), bold())
+}
+
+/// The header shown once at start.
+pub fn welcome(status: &SessionStatus, mode: ApprovalMode) -> Vec<Line<'static>> {
+    let mode = match mode {
+        ApprovalMode::Suggest => "suggest",
+        ApprovalMode::AutoEdit => "auto-edit",
+        ApprovalMode::FullAuto => "full-auto",
+    };
+    let s = if status.skills == 1 { "" } else { "s" };
+    vec![
+        Line::from(vec![
+            Span::styled("harness9", bold().fg(Color::Cyan)),
+            Span::raw(format!(" · {} · {}", status.model, status.workdir)),
+        ]),
+        Line::styled(
+            format!(
+                "{} skill{s} · approvals: {mode} · /help for commands · esc interrupts · ctrl+c twice exits",
+                status.skills
+            ),
+            dim(),
+        ),
+    ]
+}
+
+/// `/help`: commands, skills and keys.
+pub fn help(catalog: &Catalog) -> Vec<Line<'static>> {
+    let mut lines = vec![heading("Commands")];
+    for (name, description) in BUILTINS {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  /{name:<10}"), Style::new().fg(Color::Cyan)),
+            Span::styled(description.to_string(), dim()),
+        ]));
+    }
+    let skills: Vec<&str> = catalog.user_invocable_names().collect();
+    if !skills.is_empty() {
+        lines.push(Line::default());
+        lines.push(heading("Skills (run with /name args)"));
+        let shown = skills
+            .iter()
+            .take(20)
+            .map(|n| format!("/{n}"))
+            .collect::<Vec<_>>();
+        let more = skills.len().saturating_sub(20);
+        let mut text = format!("  {}", shown.join("  "));
+        if more > 0 {
+            text.push_str(&format!("  … and {more} more (/skills)"));
+        }
+        lines.push(Line::styled(text, Style::new().fg(Color::Cyan)));
+    }
+    lines.push(Line::default());
+    lines.push(heading("Keys"));
+    for (keys, what) in [
+        ("enter", "send"),
+        ("shift+enter, alt+enter, ctrl+j", "new line"),
+        ("up / down", "previous / next input"),
+        ("tab", "complete a command"),
+        ("esc", "interrupt the running turn"),
+        ("ctrl+c", "clear the input or interrupt; twice to exit"),
+        ("ctrl+d", "exit (on an empty input)"),
+        ("ctrl+g", "edit the input in $EDITOR"),
+    ] {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {keys:<32}"), Style::new().fg(Color::Cyan)),
+            Span::styled(what.to_string(), dim()),
+        ]));
+    }
+    lines
+}
+
+/// `/skills`: every skill with its source and status, shadowed and invalid ones, and
+/// how much of the index budget the index uses.
+pub fn skills(catalog: &Catalog, context_window: Option<u64>) -> Vec<Line<'static>> {
+    let mut lines = vec![heading(&format!("Skills ({})", catalog.skills().len()))];
+    if catalog.skills().is_empty() {
+        lines.push(Line::styled(
+            "  none found: add skills/<name>/SKILL.md to the project or ~/.harness9/skills/",
+            dim(),
+        ));
+    }
+    let index = catalog.index(index_budget(context_window, None));
+    for skill in catalog.skills() {
+        let mut spans = vec![
+            Span::styled(format!("  /{}", skill.name), Style::new().fg(Color::Cyan)),
+            Span::raw(" "),
+        ];
+        if let Some(hint) = &skill.frontmatter.argument_hint {
+            spans.push(Span::styled(
+                format!("{hint} "),
+                Style::new().fg(Color::Yellow),
+            ));
+        }
+        let status_style = match skill.status.as_str() {
+            "ok" => Style::new().fg(Color::Green),
+            _ => Style::new().fg(Color::Yellow),
+        };
+        spans.push(Span::styled(
+            skill.status.as_str().to_string(),
+            status_style,
+        ));
+        let mut notes = vec![skill.root.kind.as_str().to_string()];
+        if !skill.user_invocable() {
+            notes.push("model only".into());
+        }
+        if !skill.model_invocable() {
+            notes.push("not in index".into());
+        }
+        if index.shortened.contains(&skill.name) {
+            notes.push("description shortened".into());
+        }
+        if index.dropped.contains(&skill.name) {
+            notes.push("left out of index".into());
+        }
+        spans.push(Span::styled(format!(" ({})", notes.join(", ")), dim()));
+        lines.push(Line::from(spans));
+        lines.push(Line::styled(
+            format!("      {}", skill.one_line_description()),
+            dim(),
+        ));
+        lines.push(Line::styled(
+            format!("      {}", skill.path.display()),
+            dim(),
+        ));
+    }
+    for skill in catalog.shadowed() {
+        lines.push(Line::styled(
+            format!("  {} (shadowed) {}", skill.name, skill.path.display()),
+            Style::new().fg(Color::Yellow),
+        ));
+    }
+    for bad in catalog.invalid() {
+        lines.push(Line::styled(
+            format!("  invalid: {}: {}", bad.path.display(), bad.reason),
+            Style::new().fg(Color::Red),
+        ));
+    }
+    let warnings = catalog.warnings().len();
+    if warnings > 0 {
+        lines.push(Line::styled(
+            format!("  {warnings} warning(s): run `harness9 skills validate` for details"),
+            Style::new().fg(Color::Yellow),
+        ));
+    }
+    let pct = (index.used_chars * 100)
+        .checked_div(index.budget_chars)
+        .unwrap_or(0);
+    lines.push(Line::styled(
+        format!(
+            "  index: {} of {} characters ({pct}% of the budget)",
+            index.used_chars, index.budget_chars
+        ),
+        dim(),
+    ));
+    lines
+}
+
+/// `/usage`: token counts for the session.
+pub fn usage(status: &SessionStatus) -> Vec<Line<'static>> {
+    let u = status.usage;
+    let approx = if u.estimated { " (estimated)" } else { "" };
+    let mut lines = vec![
+        heading(&format!("Usage this session{approx}")),
+        Line::raw(format!(
+            "  input {} (cached {}) · output {} · total {}",
+            short_count(u.input_tokens),
+            short_count(u.cached_input_tokens),
+            short_count(u.output_tokens),
+            short_count(u.total())
+        )),
+    ];
+    if let Some(window) = status.context_window.filter(|w| *w > 0) {
+        lines.push(Line::raw(format!(
+            "  context: {} of {} tokens ({}%)",
+            short_count(status.context_tokens),
+            short_count(window),
+            status.context_tokens.saturating_mul(100) / window
+        )));
+    }
+    lines
+}
