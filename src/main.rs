@@ -34,9 +34,9 @@ fn exit_code_for(kind: Option<ErrorKind>) -> u8 {
         | Some(ErrorKind::ContextTooLong | ErrorKind::Quota | ErrorKind::Protocol) => {
             code::PROVIDER_REFUSED
         }
-        Some(ErrorKind::RateLimit | ErrorKind::Server | ErrorKind::Network | ErrorKind::Timeout) => {
-            code::PROVIDER_UNAVAILABLE
-        }
+        Some(
+            ErrorKind::RateLimit | ErrorKind::Server | ErrorKind::Network | ErrorKind::Timeout,
+        ) => code::PROVIDER_UNAVAILABLE,
         Some(ErrorKind::MaxTurns) => code::LIMIT,
         Some(ErrorKind::Interrupted) => code::INTERRUPTED,
         Some(ErrorKind::Internal) => code::INTERNAL,
@@ -48,7 +48,11 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            let code = if e.downcast_ref::<ConfigError>().is_some() { code::USAGE } else { code::INTERNAL };
+            let code = if e.downcast_ref::<ConfigError>().is_some() {
+                code::USAGE
+            } else {
+                code::INTERNAL
+            };
             eprintln!("harness9: {e:#}");
             ExitCode::from(code)
         }
@@ -62,16 +66,30 @@ fn env_lookup(name: &str) -> Option<String> {
 fn run(cli: Cli) -> anyhow::Result<u8> {
     let overrides = cli.overrides();
     if let Some(Command::Skills { action }) = &cli.command {
-        let config = Config::resolve(&overrides, &env_lookup, EndpointNeed::None, OllamaProbe::Disabled)?;
+        let config = Config::resolve(
+            &overrides,
+            &env_lookup,
+            EndpointNeed::None,
+            OllamaProbe::Disabled,
+        )?;
         return skills_command(&config, action);
     }
-    let config = Config::resolve(&overrides, &env_lookup, EndpointNeed::Required, OllamaProbe::Enabled)?;
+    let config = Config::resolve(
+        &overrides,
+        &env_lookup,
+        EndpointNeed::Required,
+        OllamaProbe::Enabled,
+    )?;
     init_logging(&config);
 
     let stdin_tty = std::io::stdin().is_terminal();
     let stdout_tty = std::io::stdout().is_terminal();
     let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
-    let activity = if cli.verbose { Activity::Shown } else { Activity::Hidden };
+    let activity = if cli.verbose {
+        Activity::Shown
+    } else {
+        Activity::Hidden
+    };
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -99,7 +117,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 return Ok(code::USAGE);
             }
             input::Routed::Builtin(_) => {
-                renderer.error("built-in commands such as /help work in the TUI and the REPL, not with -p")?;
+                renderer.error(
+                    "built-in commands such as /help work in the TUI and the REPL, not with -p",
+                )?;
                 return Ok(code::USAGE);
             }
             input::Routed::Error(message) => {
@@ -109,7 +129,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         };
         if !stdin_tty {
             let mut piped = String::new();
-            std::io::stdin().read_to_string(&mut piped).context("cannot read stdin")?;
+            std::io::stdin()
+                .read_to_string(&mut piped)
+                .context("cannot read stdin")?;
             if !piped.trim().is_empty() {
                 text.push_str("\n\n<stdin>\n");
                 text.push_str(piped.trim_end());
@@ -126,12 +148,20 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     // LEAD-WIP: the TUI branch (/work/notes/tui_block.rs) joins when tui::run lands.
     let _ = (stdout_tty, dumb);
 
-    let approver = if stdin_tty { Approver::Frontend } else { Approver::Nobody };
+    let approver = if stdin_tty {
+        Approver::Frontend
+    } else {
+        Approver::Nobody
+    };
     let prepared = session::prepare(&config, approver)?;
     let options = repl::ReplOptions {
         format: cli.output_format,
         activity,
-        input: if stdin_tty { repl::ReplInput::Terminal } else { repl::ReplInput::Piped },
+        input: if stdin_tty {
+            repl::ReplInput::Terminal
+        } else {
+            repl::ReplInput::Piped
+        },
     };
     let summary = runtime.block_on(async {
         let (handle, info) = prepared.spawn();
@@ -174,7 +204,11 @@ fn init_logging(config: &Config) {
     if std::fs::create_dir_all(&dir).is_err() {
         return;
     }
-    let Ok(file) = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("harness9.log")) else {
+    let Ok(file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("harness9.log"))
+    else {
         return;
     };
     let _ = tracing_subscriber::fmt()

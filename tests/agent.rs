@@ -1,0 +1,604 @@
+//! The agent loop end to end through the library: a real session (config, skills, prompt,
+//! tools, client) against the scripted server, driven with `Op`s and checked through
+//! `Event`s and the requests the server received.
+
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use harness9::agent::{AgentHandle, Approver};
+use harness9::config::{Config, EndpointNeed, OllamaProbe, Overrides};
+use harness9::protocol::{
+    ApprovalDecision, ApprovalRequestKind, ErrorKind, Event, Op, ToolStatus, TurnOutcome,
+};
+use serde_json::Value;
+use support::*;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+struct Session {
+    handle: AgentHandle,
+    events: Vec<Event>,
+    _home: tempfile::TempDir,
+}
+
+fn config(
+    server: &MockServer,
+    workdir: &Path,
+    extra: &str,
+    overrides: Overrides,
+) -> (Config, tempfile::TempDir) {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("max_retries = 1\nidle_timeout_secs = 10\n{extra}"),
+    )
+    .unwrap();
+    let h = home.path().to_str().unwrap().to_string();
+    let url = server.url();
+    let env = move |k: &str| match k {
+        "HARNESS9_HOME" => Some(h.clone()),
+        "OPENAI_API_KEY" => Some("test-key".to_string()),
+        "OPENAI_BASE_URL" => Some(url.clone()),
+        "HARNESS9_MODEL" => Some("mock-model".to_string()),
+        _ => None,
+    };
+    let overrides = Overrides {
+        workdir: Some(workdir.to_path_buf()),
+        ..overrides
+    };
+    let c = Config::resolve(
+        &overrides,
+        &env,
+        EndpointNeed::Required,
+        OllamaProbe::Disabled,
+    )
+    .unwrap();
+    (c, home)
+}
+
+fn start(server: &MockServer, workdir: &Path, approver: Approver, overrides: Overrides) -> Session {
+    let (config, home) = config(server, workdir, "", overrides);
+    let prepared = harness9::session::prepare(&config, approver).unwrap();
+    let (handle, _info) = prepared.spawn();
+    Session {
+        handle,
+        events: Vec::new(),
+        _home: home,
+    }
+}
+
+impl Session {
+    fn send(&self, text: &str) {
+        self.handle
+            .ops
+            .send(Op::UserInput { text: text.into() })
+            .unwrap();
+    }
+
+    /// Waits for the next event matching `pred`, keeping every event seen.
+    async fn until(&mut self, pred: impl Fn(&Event) -> bool) -> Event {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let event = tokio::time::timeout_at(deadline, self.handle.events.recv())
+                .await
+                .unwrap_or_else(|_| {
+                    panic!("no matching event within {WAIT:?}; saw {:#?}", self.events)
+                })
+                .expect("agent stopped");
+            self.events.push(event.clone());
+            if pred(&event) {
+                return event;
+            }
+        }
+    }
+
+    async fn turn(&mut self, text: &str) -> (TurnOutcome, String) {
+        self.send(text);
+        match self
+            .until(|e| matches!(e, Event::TurnComplete { .. }))
+            .await
+        {
+            Event::TurnComplete {
+                outcome,
+                final_text,
+                ..
+            } => (outcome, final_text),
+            _ => unreachable!(),
+        }
+    }
+}
+
+fn tool_messages(request: &RecordedRequest) -> Vec<Value> {
+    request
+        .messages()
+        .into_iter()
+        .filter(|m| m["role"] == "tool")
+        .collect()
+}
+
+#[tokio::test]
+async fn plain_answer_streams_and_completes() {
+    let server = MockServer::start(vec![sse(vec![
+        text("Hel"),
+        text("lo"),
+        usage(10, 2),
+        finish("stop"),
+    ])]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = start(&server, dir.path(), Approver::Nobody, Overrides::default());
+    let (outcome, final_text) = s.turn("hi").await;
+    assert_eq!(outcome, TurnOutcome::Completed);
+    assert_eq!(final_text, "Hello");
+    let deltas: Vec<_> = s
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, ["Hel", "lo"]);
+    let req = &server.chat_requests()[0];
+    assert_eq!(req.body["model"], "mock-model");
+    assert_eq!(req.header("authorization"), Some("Bearer test-key"));
+    let msgs = req.messages();
+    assert_eq!(msgs[0]["role"], "system");
+    assert_eq!(msgs[1]["content"], "hi");
+}
+
+#[tokio::test]
+async fn tool_round_trip_and_parallel_calls_answer_in_call_order() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    std::fs::write(dir.path().join("b.txt"), "beta\n").unwrap();
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "call_a", "read_file", r#"{"path":"a.txt"}"#).split_args(2),
+            tool_call(1, "call_b", "read_file", r#"{"path":"b.txt"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("both read"), finish("stop")]),
+    ]);
+    let mut s = start(&server, dir.path(), Approver::Nobody, Overrides::default());
+    let (outcome, final_text) = s.turn("read both").await;
+    assert_eq!(
+        (outcome, final_text.as_str()),
+        (TurnOutcome::Completed, "both read")
+    );
+    let reqs = server.chat_requests();
+    assert_eq!(reqs.len(), 2);
+    let tools = tool_messages(&reqs[1]);
+    assert_eq!(tools.len(), 2);
+    assert_eq!(tools[0]["tool_call_id"], "call_a");
+    assert!(tools[0]["content"].as_str().unwrap().contains("alpha"));
+    assert_eq!(tools[1]["tool_call_id"], "call_b");
+    assert!(tools[1]["content"].as_str().unwrap().contains("beta"));
+    let assistant = reqs[1]
+        .messages()
+        .into_iter()
+        .find(|m| m["role"] == "assistant")
+        .unwrap();
+    assert_eq!(
+        assistant["tool_calls"][0]["function"]["arguments"],
+        r#"{"path":"a.txt"}"#
+    );
+}
+
+#[tokio::test]
+async fn invalid_arguments_and_unknown_tools_are_results_the_model_recovers_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "c1", "read_file", r#"{"path": "a.txt""#),
+            tool_call(1, "c2", "teleport", r#"{}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("recovered"), finish("stop")]),
+    ]);
+    let mut s = start(&server, dir.path(), Approver::Nobody, Overrides::default());
+    let (outcome, final_text) = s.turn("go").await;
+    assert_eq!(
+        (outcome, final_text.as_str()),
+        (TurnOutcome::Completed, "recovered")
+    );
+    let tools = tool_messages(&server.chat_requests()[1]);
+    let first = tools[0]["content"].as_str().unwrap();
+    assert!(first.contains("not a valid JSON object"), "{first}");
+    let second = tools[1]["content"].as_str().unwrap();
+    assert!(
+        second.contains("unknown tool 'teleport'") && second.contains("read_file"),
+        "{second}"
+    );
+}
+
+#[tokio::test]
+async fn system_prompt_and_tools_are_byte_identical_on_every_request() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("AGENTS.md"), "Always answer in haiku.\n").unwrap();
+    let skill = dir.path().join("skills/demo");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: demo\ndescription: A demo skill\n---\nDo the demo.\n",
+    )
+    .unwrap();
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "c1", "use_skill", r#"{"skill_name":"demo"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![
+            tool_call(0, "c2", "list", r#"{}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("one"), finish("stop")]),
+        sse(vec![text("two"), finish("stop")]),
+    ]);
+    let mut s = start(&server, dir.path(), Approver::Nobody, Overrides::default());
+    s.turn("first").await;
+    s.turn("second").await;
+    let reqs = server.chat_requests();
+    assert_eq!(reqs.len(), 4);
+    let system = reqs[0].messages()[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(system.contains("Always answer in haiku."));
+    assert!(system.ends_with(
+        "## Available Skills\nUse the `use_skill` tool to load the full content of any skill when needed.\n- demo: A demo skill\n"
+    ), "{system}");
+    for r in &reqs {
+        assert_eq!(r.messages()[0]["content"].as_str().unwrap(), system);
+        assert_eq!(r.body["tools"], reqs[0].body["tools"]);
+    }
+    let loaded = tool_messages(&reqs[1])[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        loaded.contains("<skill-loaded name=\"demo\">") && loaded.contains("Do the demo."),
+        "{loaded}"
+    );
+}
+
+#[tokio::test]
+async fn nobody_to_ask_denies_at_once_and_the_file_is_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "w1", "write_file", r#"{"path":"new.txt","content":"x"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("could not write"), finish("stop")]),
+    ]);
+    let mut s = start(&server, dir.path(), Approver::Nobody, Overrides::default());
+    let (outcome, _) = s.turn("write it").await;
+    assert_eq!(outcome, TurnOutcome::Completed);
+    assert!(!dir.path().join("new.txt").exists());
+    assert!(
+        s.events
+            .iter()
+            .any(|e| matches!(e, Event::AutoDenied { tool, .. } if tool == "write_file"))
+    );
+    let result = tool_messages(&server.chat_requests()[1])[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        result.contains("Denied") && result.contains("auto-edit"),
+        "{result}"
+    );
+}
+
+#[tokio::test]
+async fn frontend_approvals_run_deny_with_reason_and_remember_always() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(
+                0,
+                "w1",
+                "write_file",
+                r#"{"path":"a.txt","content":"one\n"}"#,
+            ),
+            finish("tool_calls"),
+        ]),
+        sse(vec![
+            tool_call(0, "b1", "bash", r#"{"command":"echo hi"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![
+            tool_call(
+                0,
+                "w2",
+                "write_file",
+                r#"{"path":"b.txt","content":"two\n"}"#,
+            ),
+            finish("tool_calls"),
+        ]),
+        sse(vec![
+            tool_call(
+                0,
+                "w3",
+                "write_file",
+                r#"{"path":"c.txt","content":"three\n"}"#,
+            ),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("done"), finish("stop")]),
+    ]);
+    let mut s = start(
+        &server,
+        dir.path(),
+        Approver::Frontend,
+        Overrides::default(),
+    );
+    s.send("go");
+    let Event::ApprovalRequest {
+        call_id, request, ..
+    } = s
+        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    assert_eq!(call_id, "w1");
+    let ApprovalRequestKind::Edit {
+        diff: Some(diff),
+        outside_project: false,
+        ..
+    } = request
+    else {
+        panic!("expected an edit with a diff: {request:?}")
+    };
+    assert!(diff.contains("+one"), "{diff}");
+    s.handle
+        .ops
+        .send(Op::Approval {
+            call_id,
+            decision: ApprovalDecision::Approve,
+        })
+        .unwrap();
+
+    let Event::ApprovalRequest { call_id, .. } = s
+        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    assert_eq!(call_id, "b1");
+    let deny = ApprovalDecision::Deny {
+        reason: Some("use the Makefile instead".into()),
+    };
+    s.handle
+        .ops
+        .send(Op::Approval {
+            call_id,
+            decision: deny,
+        })
+        .unwrap();
+
+    let Event::ApprovalRequest { call_id, .. } = s
+        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    s.handle
+        .ops
+        .send(Op::Approval {
+            call_id,
+            decision: ApprovalDecision::ApproveForSession,
+        })
+        .unwrap();
+    // w3 runs without asking: edits are now approved for the session.
+    let Event::TurnComplete { outcome, .. } = s
+        .until(|e| {
+            matches!(
+                e,
+                Event::TurnComplete { .. } | Event::ApprovalRequest { .. }
+            )
+        })
+        .await
+    else {
+        panic!("asked again after 'always': {:#?}", s.events)
+    };
+    assert_eq!(outcome, TurnOutcome::Completed);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "one\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("c.txt")).unwrap(),
+        "three\n"
+    );
+    let reqs = server.chat_requests();
+    let denied = tool_messages(&reqs[2])
+        .into_iter()
+        .find(|m| m["tool_call_id"] == "b1")
+        .unwrap();
+    assert!(
+        denied["content"]
+            .as_str()
+            .unwrap()
+            .contains("use the Makefile instead")
+    );
+    assert!(s.events.iter().any(|e| matches!(e, Event::ToolCallEnd { name, status: ToolStatus::Denied, .. } if name == "bash")));
+}
+
+#[tokio::test]
+async fn interrupt_kills_a_running_command_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "b1", "bash", r#"{"command":"echo started; sleep 30"}"#),
+            tool_call(1, "b2", "bash", r#"{"command":"echo never"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("next turn"), finish("stop")]),
+    ]);
+    let overrides = Overrides {
+        approval_mode: Some(harness9::agent::ApprovalMode::FullAuto),
+        ..Default::default()
+    };
+    let mut s = start(&server, dir.path(), Approver::Frontend, overrides);
+    s.send("run it");
+    s.until(|e| matches!(e, Event::ToolOutputDelta { text, .. } if text.contains("started")))
+        .await;
+    let asked = std::time::Instant::now();
+    s.handle.ops.send(Op::Interrupt).unwrap();
+    let Event::TurnComplete { outcome, .. } =
+        s.until(|e| matches!(e, Event::TurnComplete { .. })).await
+    else {
+        unreachable!()
+    };
+    assert_eq!(outcome, TurnOutcome::Interrupted);
+    assert!(
+        asked.elapsed() < Duration::from_secs(10),
+        "interrupt took {:?}",
+        asked.elapsed()
+    );
+
+    let (outcome, text) = s.turn("again").await;
+    assert_eq!(
+        (outcome, text.as_str()),
+        (TurnOutcome::Completed, "next turn")
+    );
+    let tools = tool_messages(&server.chat_requests()[1]);
+    assert_eq!(
+        tools.len(),
+        2,
+        "every call of the interrupted response has a result"
+    );
+    assert!(
+        tools[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted")
+    );
+}
+
+#[tokio::test]
+async fn interrupted_stream_keeps_the_partial_answer_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        sse(vec![text("I was say"), text("ing"), finish("stop")]).stall_after(1),
+        sse(vec![text("ok"), finish("stop")]),
+    ]);
+    let mut s = start(
+        &server,
+        dir.path(),
+        Approver::Frontend,
+        Overrides::default(),
+    );
+    s.send("talk");
+    s.until(|e| matches!(e, Event::TextDelta { .. })).await;
+    s.handle.ops.send(Op::Interrupt).unwrap();
+    let Event::TurnComplete {
+        outcome,
+        final_text,
+        ..
+    } = s.until(|e| matches!(e, Event::TurnComplete { .. })).await
+    else {
+        unreachable!()
+    };
+    assert_eq!(
+        (outcome, final_text.as_str()),
+        (TurnOutcome::Interrupted, "I was say")
+    );
+    s.turn("go on").await;
+    let msgs = server.chat_requests()[1].messages();
+    let assistant = msgs.iter().find(|m| m["role"] == "assistant").unwrap();
+    assert_eq!(
+        assistant["content"],
+        "I was say\n\n[interrupted by the user]"
+    );
+}
+
+#[tokio::test]
+async fn max_turns_stops_a_model_that_never_finishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let again = || sse(vec![tool_call(0, "l", "list", "{}"), finish("tool_calls")]);
+    let server = MockServer::start(vec![again(), again(), again()]);
+    let overrides = Overrides {
+        max_turns: Some(2),
+        ..Default::default()
+    };
+    let mut s = start(&server, dir.path(), Approver::Nobody, overrides);
+    let (outcome, _) = s.turn("loop").await;
+    assert_eq!(outcome, TurnOutcome::MaxTurnsReached { limit: 2 });
+    assert_eq!(server.chat_requests().len(), 2);
+}
+
+#[tokio::test]
+async fn usage_is_summed_and_estimated_when_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        sse(vec![text("a"), usage(100, 5), finish("stop")]),
+        sse(vec![text("b"), finish("stop")]),
+    ]);
+    let mut s = start(&server, dir.path(), Approver::Nobody, Overrides::default());
+    s.turn("one").await;
+    s.turn("two").await;
+    let last = s
+        .events
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::Usage { session, turn, .. } => Some((*session, *turn)),
+            _ => None,
+        })
+        .unwrap();
+    assert!(last.1.estimated && last.1.input_tokens > 0);
+    assert_eq!(last.0.input_tokens, 100 + last.1.input_tokens);
+    assert!(last.0.estimated);
+}
+
+#[tokio::test]
+async fn provider_failure_fails_the_turn_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        http_error(401).body(r#"{"error":{"message":"bad key","type":"invalid_request_error"}}"#),
+        sse(vec![text("fine now"), finish("stop")]),
+    ]);
+    let mut s = start(&server, dir.path(), Approver::Nobody, Overrides::default());
+    let (outcome, _) = s.turn("one").await;
+    let TurnOutcome::Failed { kind, message } = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(kind, ErrorKind::Auth);
+    assert!(
+        message.contains("401") && message.contains(&server.url()),
+        "{message}"
+    );
+    let (outcome, text) = s.turn("two").await;
+    assert_eq!(
+        (outcome, text.as_str()),
+        (TurnOutcome::Completed, "fine now")
+    );
+}
+
+#[tokio::test]
+async fn clear_and_model_switch_apply_between_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![]);
+    let mut s = start(&server, dir.path(), Approver::Nobody, Overrides::default());
+    s.turn("remember me").await;
+    s.handle.ops.send(Op::NewConversation).unwrap();
+    s.handle
+        .ops
+        .send(Op::SetModel {
+            model: "other".into(),
+        })
+        .unwrap();
+    s.turn("fresh").await;
+    let reqs = server.chat_requests();
+    assert_eq!(reqs[1].body["model"], "other");
+    let msgs = reqs[1].messages();
+    assert_eq!(msgs.len(), 2, "system + the new user message: {msgs:?}");
+    s.handle.ops.send(Op::Shutdown).unwrap();
+    s.until(|e| matches!(e, Event::ShutdownComplete { .. }))
+        .await;
+}
