@@ -1,0 +1,508 @@
+//! The line REPL end to end: the real binary with piped stdin against the scripted
+//! server (several turns, a skill slash command, an unknown command, a provider failure
+//! and its exit code, json and stream-json output), and in a pseudo-terminal (history,
+//! Tab completion, Ctrl-C cancelling a running turn, Ctrl-D).
+
+mod support;
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::{MockServer, finish, http_error, sse, text};
+use tempfile::TempDir;
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A home and a project directory for one run.
+struct Dirs {
+    home: TempDir,
+    work: TempDir,
+}
+
+impl Dirs {
+    fn new() -> Dirs {
+        Dirs {
+            home: tempfile::tempdir().unwrap(),
+            work: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// `config.toml` in the home.
+    fn config(self, toml: &str) -> Dirs {
+        std::fs::write(self.home.path().join("config.toml"), toml).unwrap();
+        self
+    }
+}
+
+struct Output {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs the binary with `stdin` piped in, against `server`, and waits (with a
+/// deadline) for it to exit.
+fn run_piped(server: &MockServer, dirs: &Dirs, extra: &[&str], stdin: &str) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
+    cmd.args(["--base-url", &server.url(), "--model", "m", "-C"])
+        .arg(dirs.work.path())
+        .args(extra)
+        .env("OPENAI_API_KEY", "test")
+        .env("HARNESS9_HOME", dirs.home.path())
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("HARNESS9_MODEL")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let pid = child.id();
+    let mut input = child.stdin.take().unwrap();
+    let stdin = stdin.to_string();
+    std::thread::spawn(move || {
+        let _ = input.write_all(stdin.as_bytes());
+    });
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = match rx.recv_timeout(DEADLINE) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            panic!("harness9 did not exit within {DEADLINE:?}");
+        }
+    };
+    Output {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn answer(s: &str) -> support::Reply {
+    sse(vec![text(s), finish("stop")])
+}
+
+/// The text of the last user message of a request.
+fn last_user_message(request: &support::RecordedRequest) -> String {
+    request
+        .messages()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+#[test]
+fn several_turns_in_one_run_share_the_conversation() {
+    let server = MockServer::start(vec![answer("one"), answer("two"), answer("three")]);
+    let dirs = Dirs::new();
+    let out = run_piped(&server, &dirs, &[], "first\n\nsecond\nthird\n");
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, "one\ntwo\nthree\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(last_user_message(&requests[0]), "first");
+    let roles_and_text: Vec<(String, String)> = requests[2]
+        .messages()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap_or("").to_string(),
+                m["content"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = [
+        ("user", "first"),
+        ("assistant", "one"),
+        ("user", "second"),
+        ("assistant", "two"),
+        ("user", "third"),
+    ]
+    .iter()
+    .map(|(r, t)| (r.to_string(), t.to_string()))
+    .collect();
+    assert_eq!(roles_and_text, expected);
+}
+
+#[test]
+fn a_line_ending_in_backslash_continues_on_the_next() {
+    let server = MockServer::start(vec![answer("ok")]);
+    let dirs = Dirs::new();
+    let out = run_piped(&server, &dirs, &[], "line one \\\nline two\n");
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(
+        last_user_message(&server.requests()[0]),
+        "line one \nline two"
+    );
+}
+
+#[test]
+fn a_skill_slash_command_sends_the_body_and_the_arguments() {
+    let server = MockServer::start(vec![answer("reviewed"), answer("again")]);
+    let dirs = Dirs::new();
+    let skills = tempfile::tempdir().unwrap();
+    let skill = skills.path().join("review");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: review\ndescription: Review a file for bugs\n---\nReview the code carefully.\n",
+    )
+    .unwrap();
+    let out = run_piped(
+        &server,
+        &dirs,
+        &["--skills-dir", skills.path().to_str().unwrap()],
+        "/review main.go\n/skill review lib.rs\n",
+    );
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, "reviewed\nagain\n");
+    let requests = server.requests();
+    assert_eq!(
+        last_user_message(&requests[0]),
+        "Review the code carefully.\n\nmain.go"
+    );
+    assert_eq!(
+        last_user_message(&requests[1]),
+        "Review the code carefully.\n\nlib.rs"
+    );
+}
+
+#[test]
+fn an_unknown_command_is_reported_and_the_next_line_answered() {
+    let server = MockServer::start(vec![answer("hello back")]);
+    let dirs = Dirs::new();
+    let out = run_piped(&server, &dirs, &[], "/nosuchthing now\nhello\n");
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert!(
+        out.stderr.contains("unknown command `/nosuchthing`"),
+        "stderr: {}",
+        out.stderr
+    );
+    assert_eq!(out.stdout, "hello back\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(last_user_message(&requests[0]), "hello");
+}
+
+#[test]
+fn a_provider_failure_is_reported_the_session_goes_on_and_the_exit_code_says_so() {
+    let server = MockServer::start(vec![
+        answer("first answer"),
+        http_error(500),
+        answer("third answer"),
+    ]);
+    let dirs = Dirs::new().config("max_retries = 0\n");
+    let out = run_piped(&server, &dirs, &[], "one\ntwo\nthree\n");
+    assert_eq!(
+        out.stdout, "first answer\nthird answer\n",
+        "stderr: {}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("error:"), "stderr: {}", out.stderr);
+    assert_eq!(server.requests().len(), 3);
+    // A provider that keeps failing (5xx after retries) exits 4 (docs/HEADLESS.md).
+    assert_eq!(out.code, Some(4), "stderr: {}", out.stderr);
+}
+
+#[test]
+fn json_output_is_one_result_object_per_turn() {
+    let server = MockServer::start(vec![answer("alpha"), answer("beta")]);
+    let dirs = Dirs::new();
+    let out = run_piped(
+        &server,
+        &dirs,
+        &["--output-format", "json"],
+        "a\n/model\nb\n",
+    );
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let values: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    assert_eq!(values.len(), 2, "stdout: {}", out.stdout);
+    for (v, expected) in values.iter().zip(["alpha", "beta"]) {
+        assert_eq!(v["type"], "result");
+        assert_eq!(v["schema_version"], 1);
+        assert_eq!(v["result"], expected);
+        assert_eq!(v["is_error"], false);
+        assert_eq!(v["model"], "m");
+        assert!(v["usage"]["input_tokens"].is_u64());
+    }
+    assert!(
+        out.stderr.contains("model: m"),
+        "built-in output stays off stdout: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn stream_json_output_is_one_event_per_line_in_order() {
+    let server = MockServer::start(vec![
+        sse(vec![text("Hel"), text("lo"), finish("stop")]),
+        answer("again"),
+    ]);
+    let dirs = Dirs::new();
+    let out = run_piped(
+        &server,
+        &dirs,
+        &["--output-format", "stream-json"],
+        "hi\n/nope\nmore\n",
+    );
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let values: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let types: Vec<&str> = values
+        .iter()
+        .map(|v| v["type"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(types[0], "start", "{types:?}");
+    assert_eq!(values[0]["schema_version"], 1);
+    let deltas: String = values
+        .iter()
+        .filter(|v| v["type"] == "text_delta")
+        .map(|v| v["text"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(deltas, "Helloagain");
+    let results: Vec<&Value> = values.iter().filter(|v| v["type"] == "result").collect();
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0]["result"], "Hello");
+    assert_eq!(results[1]["result"], "again");
+    // Each turn: turn_started, then its deltas, then turn_complete and its result.
+    let first = |t: &str| types.iter().position(|x| *x == t).unwrap();
+    assert!(first("turn_started") < first("text_delta"));
+    assert!(first("text_delta") < first("turn_complete"));
+    assert!(first("turn_complete") < first("result"));
+    // The unknown command is an error line in the stream, between the two turns.
+    let error = types.iter().position(|t| *t == "error").unwrap();
+    let results_at: Vec<usize> = types
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| **t == "result")
+        .map(|(i, _)| i)
+        .collect();
+    assert!(results_at[0] < error && error < results_at[1], "{types:?}");
+    assert_eq!(types.last(), Some(&"shutdown_complete"));
+}
+
+// ---------------------------------------------------------------------------------------
+// In a pseudo-terminal
+// ---------------------------------------------------------------------------------------
+
+/// The binary in a pseudo-terminal, with its screen kept by vt100.
+struct Pty {
+    screen: Arc<Mutex<vt100::Parser>>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+}
+
+impl Pty {
+    fn spawn(server: &MockServer, home: &Path, work: &Path) -> Pty {
+        use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: 30,
+                cols: 100,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_harness9"));
+        cmd.args([
+            "--no-tui",
+            "--base-url",
+            &server.url(),
+            "--model",
+            "m",
+            "-C",
+        ]);
+        cmd.arg(work);
+        cmd.env("OPENAI_API_KEY", "test");
+        cmd.env("HARNESS9_HOME", home);
+        cmd.env("TERM", "xterm-256color");
+        cmd.env_remove("NO_COLOR");
+        cmd.env_remove("OPENAI_BASE_URL");
+        cmd.env_remove("HARNESS9_MODEL");
+        let child = pair.slave.spawn_command(cmd).unwrap();
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let writer = pair.master.take_writer().unwrap();
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(
+            std::num::NonZero::new(30).unwrap(),
+            std::num::NonZero::new(100).unwrap(),
+            0,
+        )));
+        let sink = screen.clone();
+        std::thread::spawn(move || {
+            // Keep the master open as long as the reader runs.
+            let _master = pair.master;
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().process(&buf[..n]);
+            }
+        });
+        Pty {
+            screen,
+            writer,
+            child,
+        }
+    }
+
+    fn contents(&self) -> String {
+        self.screen.lock().unwrap().screen().contents()
+    }
+
+    fn send(&mut self, bytes: &str) {
+        self.writer.write_all(bytes.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    /// Waits until the screen satisfies `check`, or fails with the screen shown.
+    fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) {
+        let start = Instant::now();
+        loop {
+            let screen = self.contents();
+            if check(&screen) {
+                return;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "timed out waiting for {what}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn wait_for_text(&self, text: &str) {
+        self.wait_for(text, |s| s.contains(text));
+    }
+
+    /// The text of the cursor's row.
+    fn cursor_row(&self) -> String {
+        let parser = self.screen.lock().unwrap();
+        let screen = parser.screen();
+        let (row, _) = screen.cursor_position();
+        screen
+            .rows(0, 100)
+            .nth(usize::from(row))
+            .unwrap_or_default()
+    }
+
+    fn wait_for_prompt_line(&self, expected: &str) {
+        let start = Instant::now();
+        loop {
+            if self.cursor_row().trim_end() == expected {
+                return;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "timed out waiting for the prompt line {expected:?}; cursor row {:?}; screen:\n{}",
+                self.cursor_row(),
+                self.contents()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn wait_exit(&mut self) -> portable_pty::ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            if start.elapsed() > DEADLINE {
+                let _ = self.child.kill();
+                panic!("harness9 did not exit; screen:\n{}", self.contents());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+#[test]
+fn terminal_history_completion_and_ctrl_c() {
+    let server = MockServer::start(vec![
+        answer("hi there"),
+        sse(vec![text("partial answer"), text(" never"), finish("stop")]).stall_after(1),
+        answer("after answer"),
+    ]);
+    let dirs = Dirs::new();
+    let mut pty = Pty::spawn(&server, dirs.home.path(), dirs.work.path());
+    pty.wait_for_prompt_line(">");
+
+    // A turn.
+    pty.send("hello\r");
+    pty.wait_for_text("hi there");
+    pty.wait_for_prompt_line(">");
+
+    // Tab completes a built-in; Ctrl-C clears the line while idle.
+    pty.send("/he\t");
+    pty.wait_for_prompt_line("> /help");
+    pty.send("\x03");
+    pty.wait_for_prompt_line(">");
+    // Tab on an ambiguous prefix lists the candidates with their descriptions.
+    pty.send("/\t");
+    pty.wait_for_text("Show commands and skills");
+    pty.wait_for_text("Start a new conversation");
+    pty.send("\x03");
+    pty.wait_for_prompt_line(">");
+
+    // Ctrl-C cancels a running turn (the stream stalls after its first delta).
+    pty.send("long task\r");
+    pty.wait_for_text("partial answer");
+    pty.send("\x03");
+    pty.wait_for_text("interrupted");
+    pty.wait_for_prompt_line(">");
+
+    // The session goes on.
+    pty.send("after\r");
+    pty.wait_for_text("after answer");
+    pty.wait_for_prompt_line(">");
+
+    // Ctrl-D quits; an interrupted turn is not a failure.
+    pty.send("\x04");
+    let status = pty.wait_exit();
+    assert!(
+        status.success(),
+        "exit {status:?}; screen:\n{}",
+        pty.contents()
+    );
+    assert!(!pty.contents().contains(" never"));
+
+    let history = std::fs::read_to_string(dirs.home.path().join("history")).unwrap();
+    let entries: Vec<&str> = history.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        entries,
+        ["hello", "long task", "after"],
+        "history file:\n{history}"
+    );
+
+    // The history is there in the next session: Up recalls the last input.
+    let server2 = MockServer::start(vec![]);
+    let mut pty = Pty::spawn(&server2, dirs.home.path(), dirs.work.path());
+    pty.wait_for_prompt_line(">");
+    pty.send("\x1b[A");
+    pty.wait_for_prompt_line("> after");
+    pty.send("\x03");
+    pty.wait_for_prompt_line(">");
+    pty.send("\x04");
+    assert!(pty.wait_exit().success());
+}
