@@ -1,0 +1,325 @@
+//! Print mode (`-p`) end to end: the real binary against the scripted server, checked by
+//! its stdout, stderr, exit code and the requests it made.
+
+mod support;
+
+use std::io::Write;
+
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+use support::*;
+
+struct Run {
+    home: tempfile::TempDir,
+    workdir: tempfile::TempDir,
+}
+
+impl Run {
+    fn new(config: &str) -> Run {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join("config.toml"),
+            if config.contains("max_retries") {
+                config.to_string()
+            } else {
+                format!("max_retries = 1\n{config}")
+            },
+        )
+        .unwrap();
+        Run {
+            home,
+            workdir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn command(&self, server: &MockServer, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
+        cmd.args(["--base-url", &server.url(), "--model", "mock-model", "-C"])
+            .arg(self.workdir.path())
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.home.path())
+            .env("HARNESS9_HOME", self.home.path())
+            .env("OPENAI_API_KEY", "test-key")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    fn run(&self, server: &MockServer, args: &[&str]) -> Output {
+        self.command(server, args).output().unwrap()
+    }
+
+    fn path(&self, p: &str) -> std::path::PathBuf {
+        self.workdir.path().join(p)
+    }
+}
+
+fn text_of(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).into_owned()
+}
+
+#[test]
+fn answer_on_stdout_and_exit_zero() {
+    let server = MockServer::start(vec![sse(vec![
+        text("Hello "),
+        text("there"),
+        finish("stop"),
+    ])]);
+    let run = Run::new("");
+    let out = run.run(&server, &["-p", "say hello"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        text_of(&out.stderr)
+    );
+    assert_eq!(text_of(&out.stdout), "Hello there\n");
+}
+
+#[test]
+fn piped_stdin_is_appended_as_context() {
+    let server = MockServer::start(vec![]);
+    let run = Run::new("");
+    let mut child = run
+        .command(&server, &["-p", "review this"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"diff --git a/x b/x\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let user = server.chat_requests()[0].messages()[1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(user, "review this\n\n<stdin>\ndiff --git a/x b/x\n</stdin>");
+}
+
+#[test]
+fn reads_edits_and_answers_with_auto_edit() {
+    let run = Run::new("");
+    std::fs::write(run.path("main.rs"), "fn main() { println!(\"helo\"); }\n").unwrap();
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "r", "read_file", r#"{"path":"main.rs"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![
+            tool_call(
+                0,
+                "e",
+                "edit_file",
+                r#"{"path":"main.rs","old_string":"helo","new_string":"hello"}"#,
+            ),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("Fixed the typo."), finish("stop")]),
+    ]);
+    let out = run.run(
+        &server,
+        &[
+            "-p",
+            "read main.rs and fix the typo",
+            "--approval-mode",
+            "auto-edit",
+            "-v",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        text_of(&out.stderr)
+    );
+    assert_eq!(text_of(&out.stdout), "Fixed the typo.\n");
+    assert_eq!(
+        std::fs::read_to_string(run.path("main.rs")).unwrap(),
+        "fn main() { println!(\"hello\"); }\n"
+    );
+    let err = text_of(&out.stderr);
+    assert!(
+        err.contains("→ read_file main.rs") && err.contains("→ edit_file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn never_waits_for_approval() {
+    let run = Run::new("");
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "b", "bash", r#"{"command":"touch made-it"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("I could not run it."), finish("stop")]),
+    ]);
+    let out = run.run(&server, &["-p", "run it"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!run.path("made-it").exists());
+    let err = text_of(&out.stderr);
+    assert!(
+        err.contains("harness9: denied bash") && err.contains("full-auto"),
+        "{err}"
+    );
+}
+
+#[test]
+fn server_errors_after_retries_exit_4_and_name_the_endpoint() {
+    let run = Run::new("");
+    let err500 = || http_error(500).body(r#"{"error":{"message":"upstream exploded"}}"#);
+    let server = MockServer::start(vec![err500(), err500(), err500()]);
+    let out = run.run(&server, &["-p", "hi"]);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "stderr: {}",
+        text_of(&out.stderr)
+    );
+    let err = text_of(&out.stderr);
+    assert!(err.contains("500") && err.contains(&server.url()), "{err}");
+    assert_eq!(
+        server.chat_requests().len(),
+        2,
+        "one attempt plus max_retries = 1"
+    );
+}
+
+#[test]
+fn auth_errors_exit_3_without_retrying() {
+    let run = Run::new("");
+    let server = MockServer::start(vec![
+        http_error(401).body(r#"{"error":{"message":"invalid api key"}}"#),
+    ]);
+    let out = run.run(&server, &["-p", "hi", "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(3));
+    let v: Value = serde_json::from_str(text_of(&out.stdout).trim()).unwrap();
+    assert_eq!(v["is_error"], true);
+    assert_eq!(v["error"]["kind"], "auth");
+    assert_eq!(server.chat_requests().len(), 1);
+}
+
+#[test]
+fn max_turns_exits_5() {
+    let run = Run::new("");
+    let again = || sse(vec![tool_call(0, "l", "list", "{}"), finish("tool_calls")]);
+    let server = MockServer::start(vec![again(), again()]);
+    let out = run.run(&server, &["-p", "loop", "--max-turns", "1"]);
+    assert_eq!(out.status.code(), Some(5));
+    assert!(text_of(&out.stderr).contains("--max-turns"));
+}
+
+#[test]
+fn stalled_stream_times_out_and_exits_4() {
+    let run = Run::new("max_retries = 0\n");
+    let server = MockServer::start(vec![
+        sse(vec![text("partial"), finish("stop")]).stall_after(1),
+    ]);
+    let mut cmd = run.command(&server, &["-p", "hi", "--output-format", "json"]);
+    let out = cmd.env("HARNESS9_IDLE_TIMEOUT_MS", "300").output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "stderr: {}",
+        text_of(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(text_of(&out.stdout).trim()).unwrap();
+    assert_eq!(v["error"]["kind"], "timeout");
+}
+
+#[test]
+fn json_and_stream_json_follow_the_documented_schema() {
+    let run = Run::new("");
+    let server = MockServer::start(vec![
+        sse(vec![tool_call(0, "l", "list", "{}"), finish("tool_calls")]),
+        sse(vec![text("ok"), usage(50, 3), finish("stop")]),
+    ]);
+    let out = run.run(&server, &["-p", "go", "--output-format", "json"]);
+    let lines: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+    assert_eq!(lines.len(), 1);
+    let v: Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["result"], "ok");
+    assert_eq!(v["turns"], 2);
+    assert_eq!(v["error"], Value::Null);
+
+    let server = MockServer::start(vec![sse(vec![text("o"), text("k"), finish("stop")])]);
+    let out = run.run(&server, &["-p", "go", "--output-format", "stream-json"]);
+    let events: Vec<Value> = std::str::from_utf8(&out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
+        .collect();
+    assert_eq!(events[0]["schema_version"], 1);
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    for t in [
+        "session_configured",
+        "turn_started",
+        "text_delta",
+        "turn_complete",
+        "result",
+    ] {
+        assert!(types.contains(&t), "{t} missing from {types:?}");
+    }
+    assert_eq!(
+        events.iter().rev().find(|e| e["type"] == "result").unwrap()["result"],
+        "ok"
+    );
+}
+
+#[test]
+fn skill_slash_command_with_p() {
+    let run = Run::new("");
+    let skill = run.path("skills/greet");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: greet\ndescription: Greets\n---\nGreet $ARGUMENTS warmly.\n",
+    )
+    .unwrap();
+    let server = MockServer::start(vec![]);
+    let out = run.run(&server, &["-p", "/greet the team"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        text_of(&out.stderr)
+    );
+    let user = server.chat_requests()[0].messages()[1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(user, "Greet the team warmly.");
+    let out = run.run(&server, &["-p", "/nosuch thing"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn no_endpoint_exits_2_and_says_what_to_set() {
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_harness9"))
+        .args(["-p", "hi"])
+        .current_dir(home.path())
+        .env_clear()
+        .env("HOME", home.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    if out.status.code() == Some(0) {
+        // A local Ollama answered on 127.0.0.1:11434; nothing to check here.
+        return;
+    }
+    assert_eq!(out.status.code(), Some(2));
+    let err = text_of(&out.stderr);
+    assert!(
+        err.contains("OPENAI_API_KEY") && err.contains("--base-url"),
+        "{err}"
+    );
+}
