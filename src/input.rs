@@ -244,3 +244,192 @@ pub fn completions(prefix: &str, catalog: &Catalog) -> Vec<(String, String)> {
     );
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::skills::DiscoveryOptions;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn catalog() -> (tempfile::TempDir, Catalog) {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = tmp.path().join("skills");
+        write(
+            &s.join("go-refactor/SKILL.md"),
+            "---\nname: go-refactor\ndescription: Use when refactoring Go code\n---\n\nRefactor.\n",
+        );
+        write(
+            &s.join("fix-issue/SKILL.md"),
+            "---\nname: fix-issue\ndescription: Fix an issue\n---\nFix issue $0 in ${SKILL_DIR}, cost $5.00\n",
+        );
+        write(
+            &s.join("help/SKILL.md"),
+            "---\nname: help\ndescription: A skill named like a built-in\n---\nSkill help body\n",
+        );
+        write(
+            &s.join("background/SKILL.md"),
+            "---\nname: background\ndescription: Model only\nuser-invocable: false\n---\nbg\n",
+        );
+        let opts = DiscoveryOptions {
+            workdir: tmp.path().to_path_buf(),
+            harness9_home: tmp.path().join("h9"),
+            ..DiscoveryOptions::default()
+        };
+        let c = Catalog::discover(&opts);
+        (tmp, c)
+    }
+
+    fn error(r: Routed) -> String {
+        match r {
+            Routed::Error(e) => e,
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn blank_and_plain_lines() {
+        let (_t, c) = catalog();
+        assert_eq!(route("", &c), Routed::Empty);
+        assert_eq!(route("   \n", &c), Routed::Empty);
+        assert_eq!(
+            route("fix the test\n", &c),
+            Routed::Prompt("fix the test".into())
+        );
+        assert_eq!(
+            route("a/b is /odd", &c),
+            Routed::Prompt("a/b is /odd".into())
+        );
+    }
+
+    #[test]
+    fn builtins() {
+        let (_t, c) = catalog();
+        assert_eq!(route("/help", &c), Routed::Builtin(Builtin::Help));
+        assert_eq!(route("  /skills  ", &c), Routed::Builtin(Builtin::Skills));
+        assert_eq!(route("/clear", &c), Routed::Builtin(Builtin::Clear));
+        assert_eq!(route("/exit", &c), Routed::Builtin(Builtin::Exit));
+        assert_eq!(route("/quit", &c), Routed::Builtin(Builtin::Exit));
+        assert_eq!(route("/usage", &c), Routed::Builtin(Builtin::Usage));
+        assert_eq!(route("/model", &c), Routed::Builtin(Builtin::Model(None)));
+        assert_eq!(
+            route("/model  gpt-4o-mini ", &c),
+            Routed::Builtin(Builtin::Model(Some("gpt-4o-mini".into())))
+        );
+    }
+
+    #[test]
+    fn skill_invocations_append_or_substitute_arguments() {
+        let (t, c) = catalog();
+        let expected = Routed::Skill {
+            name: "go-refactor".into(),
+            prompt: "Refactor.\n\nclean main.go".into(),
+        };
+        assert_eq!(route("/go-refactor clean main.go", &c), expected);
+        assert_eq!(route("/skill go-refactor   clean main.go\n", &c), expected);
+        assert_eq!(
+            route("/go-refactor", &c),
+            Routed::Skill {
+                name: "go-refactor".into(),
+                prompt: "Refactor.".into()
+            }
+        );
+        let dir = t.path().join("skills/fix-issue");
+        assert_eq!(
+            route("/fix-issue 42", &c),
+            Routed::Skill {
+                name: "fix-issue".into(),
+                prompt: format!("Fix issue 42 in {}, cost $5.00", dir.display()),
+            }
+        );
+    }
+
+    #[test]
+    fn builtins_win_over_skills_which_stay_reachable() {
+        let (_t, c) = catalog();
+        assert_eq!(route("/help", &c), Routed::Builtin(Builtin::Help));
+        assert_eq!(
+            route("/skill help", &c),
+            Routed::Skill {
+                name: "help".into(),
+                prompt: "Skill help body".into()
+            }
+        );
+    }
+
+    #[test]
+    fn user_invocable_false_cannot_be_slash_invoked() {
+        let (_t, c) = catalog();
+        assert!(error(route("/background", &c)).contains("user-invocable: false"));
+        assert!(error(route("/skill background x", &c)).contains("user-invocable: false"));
+    }
+
+    #[test]
+    fn unknown_commands_suggest_close_matches() {
+        let (_t, c) = catalog();
+        let e = error(route("/go-refactr main.go", &c));
+        assert!(
+            e.starts_with("unknown command `/go-refactr`. Did you mean /go-refactor?"),
+            "{e}"
+        );
+        let e = error(route("/hlep", &c));
+        assert!(e.contains("/help"), "{e}");
+        let e = error(route("/mod", &c));
+        assert!(e.contains("/model"), "{e}");
+        let e = error(route("/zzzzzz", &c));
+        assert!(e.contains("type /help"), "{e}");
+        let e = error(route("/skill go-ref", &c));
+        assert!(
+            e.contains("no skill named `go-ref`") && e.contains("/go-refactor"),
+            "{e}"
+        );
+        assert!(error(route("/skill", &c)).starts_with("usage: /skill NAME"));
+        assert!(error(route("/", &c)).contains("type /help"));
+        assert!(!error(route("/background-x", &c)).contains("Did you mean"));
+    }
+
+    #[test]
+    fn path_like_first_words_are_prompts() {
+        let (_t, c) = catalog();
+        assert_eq!(
+            route("/usr/bin/foo is broken", &c),
+            Routed::Prompt("/usr/bin/foo is broken".into())
+        );
+        assert_eq!(route("//comment", &c), Routed::Prompt("//comment".into()));
+        assert!(matches!(route("/usr is broken", &c), Routed::Error(_)));
+    }
+
+    #[test]
+    fn completion_lists_builtins_then_invocable_skills() {
+        let (_t, c) = catalog();
+        let names =
+            |p: &str| -> Vec<String> { completions(p, &c).into_iter().map(|(n, _)| n).collect() };
+        assert_eq!(names("/he"), ["help"]);
+        assert_eq!(names("go"), ["go-refactor"]);
+        assert_eq!(names("/skill g"), ["skill go-refactor"]);
+        assert_eq!(
+            names("/skill "),
+            ["skill fix-issue", "skill go-refactor", "skill help"]
+        );
+        assert!(
+            names("b").is_empty(),
+            "user-invocable: false is not offered"
+        );
+        assert!(names("/go-refactor ma").is_empty());
+        let all = names("/");
+        assert_eq!(all.len(), BUILTINS.len() + 2);
+        assert_eq!(completions("/go", &c)[0].1, "Use when refactoring Go code");
+    }
+
+    #[test]
+    fn edit_distance_counts_transpositions_once() {
+        assert_eq!(edit_distance("hlep", "help"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+}

@@ -278,3 +278,300 @@ fn load(
         status,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::skills::RootKind;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn skill(dir: &Path, name: &str, description: &str) {
+        write(
+            &dir.join("SKILL.md"),
+            &format!("---\nname: {name}\ndescription: {description}\n---\n\nBody of {name}.\n"),
+        );
+    }
+
+    struct Env {
+        tmp: tempfile::TempDir,
+    }
+
+    impl Env {
+        fn new() -> Env {
+            let tmp = tempfile::tempdir().unwrap();
+            for d in ["work", "h9", "home"] {
+                std::fs::create_dir_all(tmp.path().join(d)).unwrap();
+            }
+            Env { tmp }
+        }
+        fn p(&self, rel: &str) -> PathBuf {
+            self.tmp.path().join(rel)
+        }
+        fn options(&self, flags: &[&str]) -> DiscoveryOptions {
+            DiscoveryOptions {
+                flag_dirs: flags.iter().map(|f| self.p(f)).collect(),
+                workdir: self.p("work"),
+                harness9_home: self.p("h9"),
+                user_home: Some(self.p("home")),
+            }
+        }
+        fn discover(&self, flags: &[&str]) -> Catalog {
+            Catalog::discover(&self.options(flags))
+        }
+    }
+
+    fn names(skills: &[Skill]) -> Vec<&str> {
+        skills.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    #[test]
+    fn no_roots_means_an_empty_catalog_silently() {
+        let env = Env::new();
+        let c = env.discover(&["missing"]);
+        assert!(c.is_empty());
+        assert!(c.warnings().is_empty());
+        assert_eq!(c.index(8_000).text, None);
+    }
+
+    #[test]
+    fn precedence_follows_the_root_order_and_shadowed_skills_are_kept() {
+        let env = Env::new();
+        let roots = [
+            "flag1",
+            "flag2",
+            "work/skills",
+            "work/.agents/skills",
+            "work/.claude/skills",
+            "h9/skills",
+            "home/.agents/skills",
+            "home/.claude/skills",
+        ];
+        for (i, r) in roots.iter().enumerate() {
+            skill(&env.p(r).join("dup"), "dup", &format!("from {i}"));
+            skill(&env.p(r).join(format!("only{i}")), &format!("only{i}"), "x");
+        }
+        let c = env.discover(&["flag1", "flag2"]);
+        let dup = c.get("dup").unwrap();
+        assert_eq!(dup.description, "from 0");
+        assert_eq!(dup.root.kind, RootKind::Flag);
+        assert_eq!(c.skills().len(), 9);
+        let shadowed: Vec<&str> = c
+            .shadowed()
+            .iter()
+            .map(|s| s.description.as_str())
+            .collect();
+        assert_eq!(
+            shadowed,
+            [
+                "from 1", "from 2", "from 3", "from 4", "from 5", "from 6", "from 7"
+            ]
+        );
+        for s in c.shadowed() {
+            assert_eq!(
+                s.status,
+                SkillStatus::Shadowed {
+                    by: dup.path.clone()
+                }
+            );
+        }
+        let shadow_warnings = c
+            .warnings()
+            .iter()
+            .filter(|w| matches!(w.kind, WarningKind::Shadowed { .. }))
+            .count();
+        assert_eq!(shadow_warnings, 7);
+        assert_eq!(c.get("only2").unwrap().root.kind, RootKind::Project);
+        assert_eq!(c.get("only7").unwrap().root.kind, RootKind::User);
+        // Without the flags, the project wins.
+        assert_eq!(env.discover(&[]).get("dup").unwrap().description, "from 2");
+    }
+
+    #[test]
+    fn winners_are_sorted_by_name() {
+        let env = Env::new();
+        for n in ["zeta", "alpha", "mid"] {
+            skill(&env.p("work/skills").join(n), n, "d");
+        }
+        assert_eq!(names(env.discover(&[]).skills()), ["alpha", "mid", "zeta"]);
+    }
+
+    #[test]
+    fn searches_deep_and_hidden_folders_and_skips_vcs_and_build_dirs() {
+        let env = Env::new();
+        let r = env.p("work/skills");
+        skill(&r.join("plugins/x/skills/deep"), "deep", "d");
+        skill(&r.join("a/b/c/d/e/f/six"), "six", "d");
+        skill(&r.join(".curated/hidden"), "hidden", "d");
+        skill(&r.join(".git/in-git"), "in-git", "d");
+        skill(&r.join("node_modules/pkg"), "in-nm", "d");
+        skill(&r.join("x/target/built"), "in-target", "d");
+        skill(&r.join("1/2/3/4/5/6/7/8/9/too-deep"), "too-deep", "d");
+        // A skill's own folders are not searched for more skills.
+        skill(&r.join("outer"), "outer", "d");
+        skill(&r.join("outer/references/inner"), "inner", "d");
+        let c = env.discover(&[]);
+        assert_eq!(names(c.skills()), ["deep", "hidden", "outer", "six"]);
+        let depth: Vec<_> = c
+            .warnings()
+            .iter()
+            .filter(|w| matches!(w.kind, WarningKind::DepthLimit { .. }))
+            .collect();
+        assert_eq!(depth.len(), 1, "{:?}", c.warnings());
+        assert!(depth[0].path.ends_with("1/2/3/4/5/6/7/8"));
+        // `x` only holds `target`, which is skipped: reported as holding no skill.
+        let empty: Vec<_> = c
+            .warnings()
+            .iter()
+            .filter(|w| w.kind == WarningKind::NoSkillMd)
+            .collect();
+        assert_eq!(empty.len(), 1, "{:?}", c.warnings());
+        assert!(empty[0].path.ends_with("skills/x"));
+    }
+
+    #[test]
+    fn a_directory_without_skill_md_is_reported_once_at_its_top() {
+        let env = Env::new();
+        let r = env.p("work/skills");
+        skill(&r.join("good"), "good", "d");
+        std::fs::create_dir_all(r.join("notes/drafts/old")).unwrap();
+        write(&r.join("notes/readme.md"), "not a skill");
+        let c = env.discover(&[]);
+        assert_eq!(names(c.skills()), ["good"]);
+        assert_eq!(c.warnings().len(), 1);
+        let w = &c.warnings()[0];
+        assert_eq!(w.path, r.join("notes"));
+        assert!(w.to_string().contains("no SKILL.md"), "{w}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_are_followed_once_without_loops() {
+        use std::os::unix::fs::symlink;
+        let env = Env::new();
+        let r = env.p("work/skills");
+        skill(&r.join("real"), "real", "d");
+        skill(&env.p("elsewhere/linked"), "linked", "d");
+        symlink(env.p("elsewhere/linked"), r.join("linked")).unwrap();
+        symlink(env.p("elsewhere/linked"), r.join("linked-again")).unwrap();
+        symlink(&r, r.join("loop")).unwrap();
+        std::fs::create_dir_all(r.join("cat")).unwrap();
+        skill(&r.join("cat/inside"), "inside", "d");
+        symlink(r.join("cat"), r.join("cat/self")).unwrap();
+        symlink(r.join("real"), r.join("cat/real-again")).unwrap();
+        symlink(env.p("nowhere"), r.join("broken")).unwrap();
+        // The same directory as a second root.
+        std::fs::create_dir_all(env.p("work/.agents")).unwrap();
+        symlink(&r, env.p("work/.agents/skills")).unwrap();
+        let c = env.discover(&[]);
+        assert_eq!(names(c.skills()), ["inside", "linked", "real"]);
+        assert!(c.shadowed().is_empty(), "{:?}", c.shadowed());
+        let broken: Vec<_> = c
+            .warnings()
+            .iter()
+            .filter(|w| w.path.ends_with("broken"))
+            .collect();
+        assert_eq!(broken.len(), 1, "{:?}", c.warnings());
+    }
+
+    #[test]
+    fn missing_fields_are_reported_with_file_and_field() {
+        let env = Env::new();
+        let r = env.p("work/skills");
+        write(
+            &r.join("no-name/SKILL.md"),
+            "---\ndescription: d\n---\nbody\n",
+        );
+        write(
+            &r.join("no-desc/SKILL.md"),
+            "---\nname: no-desc\ndescription: \"  \"\n---\nbody\n",
+        );
+        write(&r.join("no-fm/SKILL.md"), "# Just markdown\n");
+        write(
+            &r.join("unclosed/SKILL.md"),
+            "---\nname: x\ndescription: y\n",
+        );
+        let c = env.discover(&[]);
+        assert!(c.is_empty());
+        assert_eq!(c.invalid().len(), 4);
+        let text: Vec<String> = c.warnings().iter().map(|w| w.to_string()).collect();
+        let find = |dir: &str| {
+            text.iter()
+                .find(|t| t.contains(&format!("{dir}/SKILL.md")))
+                .cloned()
+                .unwrap()
+        };
+        assert!(find("no-name").contains("no `name`"), "{text:?}");
+        assert!(find("no-desc").contains("no `description`"), "{text:?}");
+        assert!(
+            find("no-fm").contains("does not start with a `---`"),
+            "{text:?}"
+        );
+        assert!(find("unclosed").contains("no closing `---`"), "{text:?}");
+    }
+
+    #[test]
+    fn yaml_fallback_loads_with_a_warning_saying_how_to_quote() {
+        let env = Env::new();
+        let r = env.p("work/skills");
+        write(
+            &r.join("deploy/SKILL.md"),
+            "---\r\nname: deploy\r\ndescription: Use when: shipping to prod\r\n---\r\nbody\r\n",
+        );
+        let c = env.discover(&[]);
+        let s = c.get("deploy").unwrap();
+        assert_eq!(s.description, "Use when: shipping to prod");
+        assert_eq!(s.status, SkillStatus::Warning);
+        let w = c.warnings()[0].to_string();
+        assert!(w.contains("deploy/SKILL.md"), "{w}");
+        assert!(w.contains("description: \"Use when: ...\""), "{w}");
+    }
+
+    #[test]
+    fn discovery_reads_the_frontmatter_not_the_body() {
+        let env = Env::new();
+        let r = env.p("work/skills");
+        let body = "All work and no play. ".repeat(1_000_000);
+        write(
+            &r.join("big/SKILL.md"),
+            &format!("---\nname: big\ndescription: d\n---\n{body}"),
+        );
+        let c = env.discover(&[]);
+        assert_eq!(c.stats().files_read, 1);
+        assert!(
+            c.stats().bytes_read <= 1024,
+            "read {} bytes",
+            c.stats().bytes_read
+        );
+        assert_eq!(
+            c.get("big").unwrap().load_body().unwrap().len(),
+            body.trim().len()
+        );
+    }
+
+    #[test]
+    fn a_flag_root_may_be_a_skill_itself_and_relative_to_workdir() {
+        let env = Env::new();
+        skill(&env.p("work/tools/one"), "one", "d");
+        let mut opts = env.options(&[]);
+        opts.flag_dirs = vec![PathBuf::from("tools/one")];
+        let c = Catalog::discover(&opts);
+        assert_eq!(names(c.skills()), ["one"]);
+        assert_eq!(c.skills()[0].root.kind, RootKind::Flag);
+    }
+
+    #[test]
+    fn builtin_names_warn_and_stay_available() {
+        let env = Env::new();
+        skill(&env.p("work/skills/help"), "help", "d");
+        let c = env.discover(&[]);
+        assert!(c.get("help").is_some());
+        let w = c.warnings()[0].to_string();
+        assert!(w.contains("/skill help"), "{w}");
+    }
+}

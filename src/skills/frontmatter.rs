@@ -290,6 +290,7 @@ pub fn parse_yaml(yaml: &str) -> Result<serde_json::Map<String, Value>, String> 
             max_total_scalar_bytes: MAX_FRONTMATTER_BYTES,
         },
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::LastWins,
+        strict_booleans: true,
         leading_zero_numbers_as_strings: true,
         underscored_numbers_as_strings: true,
     };
