@@ -260,3 +260,143 @@ pub fn validate(paths: &[PathBuf], out: &mut dyn Write) -> io::Result<i32> {
     )?;
     Ok(if failed.is_empty() { 0 } else { 1 })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::skills::DiscoveryOptions;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn run(f: impl FnOnce(&mut dyn Write) -> io::Result<i32>) -> (i32, String) {
+        let mut out = Vec::new();
+        let code = f(&mut out).unwrap();
+        (code, String::from_utf8(out).unwrap())
+    }
+
+    fn shipped() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("skills")
+    }
+
+    fn catalog(tmp: &Path) -> Catalog {
+        Catalog::discover(&DiscoveryOptions {
+            flag_dirs: vec![tmp.join("flag")],
+            workdir: Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf(),
+            harness9_home: tmp.join("h9"),
+            user_home: None,
+        })
+    }
+
+    #[test]
+    fn shipped_skills_pass_validation() {
+        let (code, out) = run(|o| validate(&[shipped()], o));
+        assert_eq!(code, 0, "{out}");
+        assert!(!out.contains("error:"), "{out}");
+        assert!(out.contains("4 skill(s) checked: 0 failed"), "{out}");
+    }
+
+    #[test]
+    fn validation_reports_each_problem_with_its_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("my-skill/SKILL.md");
+        let long = "d".repeat(1_100);
+        write(
+            &f,
+            &format!(
+                "---\nname: My--Skill-\ndescription: {long}\ncompatibility: {}\nversion: 2\n---\nbody\n",
+                "c".repeat(501)
+            ),
+        );
+        let (code, out) = run(|o| validate(&[tmp.path().to_path_buf()], o));
+        assert_eq!(code, 1, "{out}");
+        let p = f.display().to_string();
+        for needle in [
+            "may hold only lowercase letters",
+            "must not start or end with a hyphen",
+            "consecutive hyphens",
+            "differs from its directory \"my-skill\"",
+            "`description` is 1100 characters; the limit is 1024",
+            "`compatibility` is 501 characters; the limit is 500",
+            "warning: field `version` is not in the Agent Skills specification",
+        ] {
+            assert!(
+                out.lines().any(|l| l.starts_with(&p) && l.contains(needle)),
+                "missing {needle:?} in\n{out}"
+            );
+        }
+        let (code, out) = run(|o| validate(&[tmp.path().join("nope")], o));
+        assert_eq!(code, 1);
+        assert!(out.contains("no such file or directory"));
+        write(
+            &tmp.path().join("bad-yaml/SKILL.md"),
+            "---\nname: bad-yaml\ndescription: a: b\n---\n",
+        );
+        let (code, out) = run(|o| validate(&[tmp.path().join("bad-yaml/SKILL.md")], o));
+        assert_eq!(code, 1);
+        assert!(out.contains("not valid YAML"), "{out}");
+    }
+
+    #[test]
+    fn list_shows_status_root_and_budget() {
+        let tmp = tempfile::tempdir().unwrap();
+        write(
+            &tmp.path().join("flag/code-review/SKILL.md"),
+            "---\nname: code-review\ndescription: A local override\n---\nx\n",
+        );
+        write(
+            &tmp.path().join("flag/broken/SKILL.md"),
+            "---\ndescription: no name\n---\n",
+        );
+        let c = catalog(tmp.path());
+        let (code, out) = run(|o| list(&c, 8_000, false, o));
+        assert_eq!(code, 0);
+        let row = |name: &str, status: &str| {
+            out.lines().any(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                cols.first() == Some(&name) && cols.get(2) == Some(&status)
+            })
+        };
+        assert!(row("code-review", "ok"), "{out}");
+        assert!(row("code-review", "shadowed"), "{out}");
+        assert!(row("go-refactor", "ok"), "{out}");
+        assert!(row("-", "invalid"), "{out}");
+        assert!(out.contains("of 8000 characters"), "{out}");
+        assert!(out.contains("no `name`"), "{out}");
+
+        let (_, json) = run(|o| list(&c, 200, true, o));
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["index"]["budget_chars"], 200);
+        let shortened = v["index"]["shortened"].as_array().unwrap();
+        assert!(!shortened.is_empty());
+        let first = &v["skills"][0];
+        assert_eq!(first["root"], "flag");
+        assert!(
+            first["status"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s == "shortened"),
+            "{json}"
+        );
+        assert_eq!(v["invalid"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn show_prints_metadata_and_body_or_fails() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = catalog(tmp.path());
+        let (code, out) = run(|o| show(&c, "go-refactor", o));
+        assert_eq!(code, 0);
+        assert!(out.starts_with("name: go-refactor\ndescription: Use when refactoring Go code"));
+        assert!(out.contains("trigger: refactor, clean up"), "{out}");
+        assert!(out.contains("---\n# Go refactoring"), "{out}");
+        let (code, out) = run(|o| show(&c, "nope", o));
+        assert_eq!(code, 1);
+        assert!(out.contains("no skill named `nope`") && out.contains("go-refactor"));
+    }
+}
