@@ -496,7 +496,11 @@ impl App {
                     self.submit();
                     self.refresh_popup();
                 }
-                None => {}
+                None => {
+                    let text = self.composer.text().trim_end().to_string();
+                    self.composer.set_text(&format!("{text} "));
+                    self.refresh_popup();
+                }
             },
         }
     }
@@ -599,11 +603,7 @@ impl App {
         let spinner = self.spinner(now);
         let mut live = wrap_lines(&self.live.live_lines(spinner), width);
         let dim = Style::new().fg(Color::DarkGray);
-        for q in self
-            .queued
-            .iter()
-            .skip(usize::from(self.busy()).min(self.queued.len()))
-        {
+        for q in self.queued.iter().filter(|_| self.busy()) {
             let first = q.lines().next().unwrap_or("");
             live.push(Line::from(vec![
                 Span::styled("↳ queued: ", dim),

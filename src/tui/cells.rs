@@ -8,7 +8,6 @@
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::markdown::{Streaming, render_markdown};
 use super::wrap::sanitize;
 use crate::protocol::ToolStatus;
 
@@ -184,11 +183,6 @@ pub enum HistoryCell {
         /// The text as typed (for skills, the `/name args` line).
         text: String,
     },
-    /// An answer (complete Markdown source).
-    Assistant {
-        /// The Markdown source.
-        markdown: String,
-    },
     /// The model's reasoning, shown collapsed.
     Reasoning {
         /// The full reasoning text.
@@ -203,8 +197,6 @@ pub enum HistoryCell {
         /// The message, with what to do about it.
         message: String,
     },
-    /// Lines built elsewhere (help, skill list, usage).
-    Plain(Vec<Line<'static>>),
 }
 
 impl HistoryCell {
@@ -212,11 +204,9 @@ impl HistoryCell {
     pub fn lines(&self) -> Vec<Line<'static>> {
         match self {
             HistoryCell::User { text } => user_lines(text),
-            HistoryCell::Assistant { markdown } => render_markdown(markdown, Streaming::Complete),
             HistoryCell::Reasoning { text } => reasoning_lines(text),
             HistoryCell::Tool(tool) => tool.lines(SPINNER[0]),
             HistoryCell::Notice { kind, message } => notice_lines(*kind, message),
-            HistoryCell::Plain(lines) => lines.clone(),
         }
     }
 }
@@ -279,6 +269,7 @@ pub fn notice_lines(kind: NoticeKind, message: &str) -> Vec<Line<'static>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::markdown::{Streaming, render_markdown};
     use insta::assert_snapshot;
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
@@ -303,10 +294,9 @@ mod tests {
 
     #[test]
     fn assistant_cell_with_code() {
-        let cell = HistoryCell::Assistant {
-            markdown: "## Plan\n\nI will **edit** `main.go`:\n\n- rename `x`\n- add a [test](https://go.dev)\n\n```go\nfunc main() {\n\tfmt.Println(\"hi\") // greet\n}\n```\n".into(),
-        };
-        let lines = cell.lines();
+        let markdown: &str = "## Plan\n\nI will **edit** `main.go`:\n\n- rename `x`\n- add a [test](https://go.dev)\n\n```go\nfunc main() {\n\tfmt.Println(\"hi\") // greet\n}\n```\n";
+        // Answers are committed as rendered Markdown lines while they stream.
+        let lines = render_markdown(markdown, Streaming::Complete);
         let code = lines
             .iter()
             .find(|l| l.to_string().starts_with("func"))

@@ -76,9 +76,14 @@ impl SlashPopup {
         if candidates.is_empty() {
             return None;
         }
-        let selected = previous
-            .and_then(|p| p.candidates.get(p.selected))
-            .and_then(|c| candidates.iter().position(|n| n.name == c.name))
+        let typed = draft.trim_start_matches('/');
+        let exact = candidates.iter().position(|c| c.name == typed);
+        let selected = exact
+            .or_else(|| {
+                previous
+                    .and_then(|p| p.candidates.get(p.selected))
+                    .and_then(|c| candidates.iter().position(|n| n.name == c.name))
+            })
             .unwrap_or(0);
         Some(SlashPopup {
             candidates,
@@ -87,6 +92,7 @@ impl SlashPopup {
     }
 
     /// The candidates, in order.
+    #[cfg(test)]
     pub fn candidates(&self) -> &[Candidate] {
         &self.candidates
     }
@@ -107,7 +113,7 @@ impl SlashPopup {
         let c = self.candidates.get(self.selected)?;
         let typed = draft.trim_start_matches('/').trim_end();
         let no_args = NO_ARGS.contains(&c.name.as_str());
-        if typed == c.name && (no_args || draft.ends_with(' ')) {
+        if typed == c.name {
             return None;
         }
         Some(Completion {
@@ -190,6 +196,12 @@ mod tests {
         let popup = SlashPopup::for_draft("/s", &catalog, None).unwrap();
         let names: Vec<&str> = popup.candidates().iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, vec!["skills", "skill"]);
+        let exact = SlashPopup::for_draft("/skill", &catalog, None).unwrap();
+        assert_eq!(
+            exact.complete("/skill"),
+            None,
+            "an exact name is selected, not /skills"
+        );
         assert_snapshot!(draw(&popup, 60));
     }
 
@@ -240,6 +252,10 @@ mod tests {
                 complete: false
             })
         );
-        assert_eq!(model.complete("/model "), None);
+        assert_eq!(
+            model.complete("/model"),
+            None,
+            "typed in full: nothing to complete"
+        );
     }
 }

@@ -90,6 +90,7 @@ impl Screen {
     }
 
     /// Takes the bytes produced so far.
+    #[cfg(test)]
     pub fn take_output(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.out)
     }

@@ -99,6 +99,7 @@ impl LiveTurn {
     }
 
     /// True while an answer is being streamed.
+    #[cfg(test)]
     pub fn has_text(&self) -> bool {
         !self.text.is_empty()
     }

@@ -39,7 +39,7 @@ pub fn welcome(status: &SessionStatus, mode: ApprovalMode) -> Vec<Line<'static>>
         ]),
         Line::styled(
             format!(
-                "{} skill{s} · approvals: {mode} · /help for commands · esc interrupts · ctrl+c twice exits",
+                "{} skill{s} · approvals: {mode} · /help for commands and keys",
                 status.skills
             ),
             dim(),

@@ -1,0 +1,424 @@
+//! Tests of the app state machine with no terminal and no agent: events and keys in,
+//! ops and screens (TestBackend snapshots) out.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use insta::assert_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::app::{Action, App, Lifecycle};
+use super::test_support::{catalog_with_skill, session_info};
+use crate::protocol::{
+    ApprovalDecision, ApprovalRequestKind, ErrorKind, Event, Op, ToolStatus, TurnOutcome, Usage,
+};
+use crate::skills::Catalog;
+
+struct Harness {
+    app: App,
+    now: Instant,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Harness {
+    fn new() -> Harness {
+        let (dir, catalog) = catalog_with_skill();
+        Harness::with(session_info(catalog), Some(dir))
+    }
+
+    fn with(info: crate::agent::SessionInfo, dir: Option<tempfile::TempDir>) -> Harness {
+        Harness {
+            // Alternate-screen mode keeps the transcript, so a snapshot shows it all.
+            app: App::new(&info, true),
+            now: Instant::now(),
+            _dir: dir,
+        }
+    }
+
+    fn key(&mut self, code: KeyCode) -> Action {
+        self.app.on_key(KeyEvent::from(code), self.now)
+    }
+
+    fn ctrl(&mut self, c: char) -> Action {
+        self.app.on_key(
+            KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL),
+            self.now,
+        )
+    }
+
+    fn typ(&mut self, text: &str) {
+        for c in text.chars() {
+            self.key(KeyCode::Char(c));
+        }
+    }
+
+    fn event(&mut self, event: Event) {
+        self.app.on_event(event, self.now);
+    }
+
+    fn ops(&mut self) -> Vec<Op> {
+        self.app.take_ops()
+    }
+
+    fn screen(&mut self, width: u16, height: u16) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        let now = self.now;
+        terminal
+            .draw(|f| {
+                let area = f.area();
+                if let Some(p) = self.app.render(area, f.buffer_mut(), now) {
+                    f.set_cursor_position(p);
+                }
+            })
+            .unwrap();
+        terminal.backend().to_string()
+    }
+}
+
+fn text(s: &str) -> Event {
+    Event::TextDelta { text: s.into() }
+}
+
+fn complete() -> Event {
+    Event::TurnComplete {
+        outcome: TurnOutcome::Completed,
+        final_text: String::new(),
+        usage: Usage::default(),
+        requests: 1,
+    }
+}
+
+#[test]
+fn prompt_streams_and_commits_whole_lines() {
+    let mut h = Harness::new();
+    h.typ("explain main.go");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.ops(),
+        vec![Op::UserInput {
+            text: "explain main.go".into()
+        }]
+    );
+    h.event(Event::TurnStarted {
+        text: "explain main.go".into(),
+    });
+    h.event(Event::RequestStarted { request: 1 });
+    h.event(text("It prints **hello**.\n\n```go\nfunc main() {\n"));
+    h.event(text("\tfmt.Println(\"hello\")\n}\n``"));
+    h.event(Event::Usage {
+        turn: Usage::default(),
+        session: Usage {
+            input_tokens: 1200,
+            output_tokens: 80,
+            ..Usage::default()
+        },
+        context_tokens: 1200,
+    });
+    h.now += Duration::from_secs(3);
+    assert_snapshot!("streaming", h.screen(70, 16));
+    h.event(text("`\n\nDone."));
+    h.event(complete());
+    assert_snapshot!("streamed", h.screen(70, 16));
+}
+
+#[test]
+fn skill_invocation_sends_the_expanded_prompt_and_shows_what_was_typed() {
+    let mut h = Harness::new();
+    h.typ("/go-refactor clean main.go");
+    h.key(KeyCode::Enter);
+    let ops = h.ops();
+    let [Op::UserInput { text }] = ops.as_slice() else {
+        panic!("{ops:?}")
+    };
+    assert!(text.contains("Refactor: clean main.go"), "{text}");
+    h.event(Event::TurnStarted { text: text.clone() });
+    let screen = h.screen(60, 8);
+    assert!(screen.contains("› /go-refactor clean main.go"), "{screen}");
+    assert!(!screen.contains("Refactor:"), "{screen}");
+}
+
+#[test]
+fn builtins_become_ops_or_local_views() {
+    let mut h = Harness::new();
+    h.typ("/clear");
+    h.key(KeyCode::Enter);
+    assert_eq!(h.ops(), vec![Op::NewConversation]);
+    h.typ("/model gpt-x");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.ops(),
+        vec![Op::SetModel {
+            model: "gpt-x".into()
+        }]
+    );
+    h.event(Event::ModelChanged {
+        model: "gpt-x".into(),
+    });
+    for cmd in ["/help", "/skills", "/usage", "/model"] {
+        h.typ(cmd);
+        h.key(KeyCode::Enter);
+        assert!(h.ops().is_empty(), "{cmd} is local");
+    }
+    let screen = h.screen(100, 60);
+    assert!(screen.contains("Commands"), "{screen}");
+    assert!(
+        screen.contains("/go-refactor [goal] [file] ok (project)"),
+        "{screen}"
+    );
+    assert!(screen.contains("index:"), "{screen}");
+    assert!(screen.contains("Usage this session"), "{screen}");
+    assert!(screen.contains("Model: gpt-x"), "{screen}");
+    h.typ("/nosuch");
+    h.key(KeyCode::Enter);
+    let screen = h.screen(100, 60);
+    assert!(screen.contains("unknown command `/nosuch`"), "{screen}");
+}
+
+#[test]
+fn exit_command_shuts_down_and_waits_for_the_agent() {
+    let mut h = Harness::new();
+    h.typ("/exit");
+    h.key(KeyCode::Enter);
+    assert_eq!(h.ops(), vec![Op::Shutdown]);
+    assert_eq!(h.app.lifecycle(), Lifecycle::ShuttingDown);
+    let usage = Usage {
+        input_tokens: 5,
+        ..Usage::default()
+    };
+    h.event(Event::ShutdownComplete { usage });
+    assert_eq!(h.app.lifecycle(), Lifecycle::Finished(usage));
+}
+
+#[test]
+fn slash_popup_filters_and_completes() {
+    let mut h = Harness::new();
+    h.typ("/go");
+    assert_snapshot!("popup", h.screen(70, 8));
+    h.key(KeyCode::Tab);
+    assert_eq!(h.app.draft(), "/go-refactor ");
+    h.typ("x");
+    let screen = h.screen(70, 8);
+    assert!(
+        !screen.contains("Refactor Go code"),
+        "popup closes on arguments"
+    );
+    h.ctrl('c');
+    h.typ("/he");
+    h.key(KeyCode::Enter);
+    let screen = h.screen(70, 40);
+    assert!(
+        screen.contains("Commands"),
+        "Enter completes and runs /help: {screen}"
+    );
+}
+
+#[test]
+fn approval_overlay_answers_and_denies_with_reason() {
+    let mut h = Harness::new();
+    h.typ("rename x");
+    h.key(KeyCode::Enter);
+    h.ops();
+    h.event(Event::TurnStarted {
+        text: "rename x".into(),
+    });
+    h.event(Event::ApprovalRequest {
+        call_id: "call_1".into(),
+        tool: "edit_file".into(),
+        request: ApprovalRequestKind::Edit {
+            path: PathBuf::from("main.go"),
+            diff: Some(
+                "--- a/main.go\n+++ b/main.go\n@@ -1 +1 @@\n-var x = 1\n+var count = 1\n".into(),
+            ),
+            outside_project: false,
+        },
+    });
+    assert_snapshot!("approval", h.screen(70, 16));
+    h.typ("a");
+    assert_eq!(
+        h.ops(),
+        vec![Op::Approval {
+            call_id: "call_1".into(),
+            decision: ApprovalDecision::ApproveForSession
+        }]
+    );
+    h.event(Event::ApprovalRequest {
+        call_id: "call_2".into(),
+        tool: "bash".into(),
+        request: ApprovalRequestKind::Command {
+            command: "rm -rf build".into(),
+            cwd: PathBuf::from("/work/demo"),
+        },
+    });
+    h.typ("nkeep it");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.ops(),
+        vec![Op::Approval {
+            call_id: "call_2".into(),
+            decision: ApprovalDecision::Deny {
+                reason: Some("keep it".into())
+            }
+        }]
+    );
+}
+
+#[test]
+fn tool_calls_run_live_then_commit_with_diff() {
+    let mut h = Harness::new();
+    h.event(Event::TurnStarted { text: "go".into() });
+    h.event(Event::ToolCallBegin {
+        call_id: "c1".into(),
+        name: "bash".into(),
+        summary: "go test ./...".into(),
+    });
+    h.event(Event::ToolOutputDelta {
+        call_id: "c1".into(),
+        text: "=== RUN TestMain\n".into(),
+    });
+    assert_snapshot!("tool_running_screen", h.screen(60, 10));
+    h.event(Event::ToolCallEnd {
+        call_id: "c1".into(),
+        name: "bash".into(),
+        status: ToolStatus::Error,
+        summary: "exit status 1\nFAIL main_test.go:12".into(),
+        diff: None,
+    });
+    h.event(Event::ToolCallBegin {
+        call_id: "c2".into(),
+        name: "edit_file".into(),
+        summary: "main.go".into(),
+    });
+    h.event(Event::ToolCallEnd {
+        call_id: "c2".into(),
+        name: "edit_file".into(),
+        status: ToolStatus::Ok,
+        summary: "edited main.go".into(),
+        diff: Some("@@ -1 +1 @@\n-a\n+b\n".into()),
+    });
+    h.event(Event::TurnComplete {
+        outcome: TurnOutcome::Failed {
+            kind: ErrorKind::RateLimit,
+            message: "rate limited by the provider; wait and retry".into(),
+        },
+        final_text: String::new(),
+        usage: Usage::default(),
+        requests: 2,
+    });
+    assert_snapshot!("tools_done_screen", h.screen(60, 16));
+}
+
+#[test]
+fn esc_interrupts_and_ctrl_c_twice_exits() {
+    let mut h = Harness::new();
+    h.key(KeyCode::Esc);
+    assert!(h.ops().is_empty(), "nothing to interrupt");
+    h.typ("work");
+    h.key(KeyCode::Enter);
+    h.ops();
+    h.event(Event::TurnStarted {
+        text: "work".into(),
+    });
+    h.key(KeyCode::Esc);
+    assert_eq!(h.ops(), vec![Op::Interrupt]);
+    h.event(Event::TurnComplete {
+        outcome: TurnOutcome::Interrupted,
+        final_text: String::new(),
+        usage: Usage::default(),
+        requests: 1,
+    });
+    h.typ("draft");
+    h.ctrl('c');
+    assert_eq!(h.app.draft(), "", "first Ctrl+C clears the draft");
+    assert!(h.screen(60, 6).contains("press Ctrl+C again to exit"));
+    h.now += Duration::from_secs(5);
+    h.app.tick(h.now);
+    h.ctrl('c');
+    assert!(h.ops().is_empty(), "too slow: not a double press");
+    h.now += Duration::from_millis(300);
+    h.ctrl('c');
+    assert_eq!(h.ops(), vec![Op::Shutdown]);
+}
+
+#[test]
+fn ctrl_d_on_empty_composer_exits_and_ctrl_g_asks_for_the_editor() {
+    let mut h = Harness::new();
+    assert_eq!(h.ctrl('g'), Action::OpenEditor);
+    h.typ("ab");
+    h.key(KeyCode::Left);
+    h.ctrl('d');
+    assert_eq!(h.app.draft(), "a", "Ctrl+D deletes when there is text");
+    h.ctrl('u');
+    h.ctrl('d');
+    assert_eq!(h.ops(), vec![Op::Shutdown]);
+}
+
+#[test]
+fn paste_is_one_input_and_queued_inputs_show() {
+    let mut h = Harness::new();
+    h.event(Event::TurnStarted {
+        text: "first".into(),
+    });
+    h.app.on_paste("line one\nline two\nline three");
+    assert!(h.ops().is_empty(), "a paste never sends");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.ops(),
+        vec![Op::UserInput {
+            text: "line one\nline two\nline three".into()
+        }]
+    );
+    let screen = h.screen(60, 8);
+    assert!(screen.contains("↳ queued: line one"), "{screen}");
+}
+
+#[test]
+fn startup_warnings_and_retries_are_shown() {
+    let mut info = session_info(Catalog::empty());
+    info.startup_warnings = vec!["skills/bad/SKILL.md: missing `description`".into()];
+    let mut h = Harness::with(info, None);
+    h.event(Event::TurnStarted { text: "x".into() });
+    h.event(text("partial"));
+    h.event(Event::Retrying {
+        attempt: 2,
+        delay_ms: 1500,
+        reason: "server error 502".into(),
+    });
+    let screen = h.screen(70, 10);
+    assert!(
+        screen.contains("⚠ skills/bad/SKILL.md: missing `description`"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("server error 502; retrying (attempt 2) in 1.5s"),
+        "{screen}"
+    );
+    assert!(!screen.contains("partial"), "{screen}");
+}
+
+#[test]
+fn frame_cost_does_not_depend_on_session_length() {
+    // A long session has as much on screen as a short one: the live area is the same
+    // size, and in inline mode nothing else is drawn.
+    let info = session_info(Catalog::empty());
+    let mut short = App::new(&info, false);
+    let mut long = App::new(&info, false);
+    let now = Instant::now();
+    for i in 0..2000 {
+        long.on_event(
+            Event::TurnStarted {
+                text: format!("q{i}"),
+            },
+            now,
+        );
+        long.on_event(text("an answer line\nanother\n"), now);
+        long.on_event(complete(), now);
+    }
+    let _ = long.take_lines();
+    let _ = short.take_lines();
+    assert_eq!(
+        short.desired_height(80, 40, now),
+        long.desired_height(80, 40, now)
+    );
+}
