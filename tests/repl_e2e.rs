@@ -3,6 +3,9 @@
 //! and its exit code, json and stream-json output), and in a pseudo-terminal (history,
 //! Tab completion, Ctrl-C cancelling a running turn, Ctrl-D).
 
+// Test helpers outside #[test] functions fail loudly too.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::io::{Read, Write};

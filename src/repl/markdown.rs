@@ -409,7 +409,7 @@ mod tests {
         let mut md = MarkdownStream::new(MarkdownStyle::Plain);
         assert_eq!(md.push("a **b"), "a");
         assert_eq!(md.push(" c** d"), "");
-        assert_eq!(md.push("\n"), "b c d\n");
+        assert_eq!(md.push("\n"), " b c d\n");
     }
 
     #[test]

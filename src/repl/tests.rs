@@ -179,7 +179,8 @@ async fn each_line_is_one_turn_and_eof_shuts_down() {
     let run = run_piped(b"first\n\n   \nsecond \\\nline\nthird", OutputFormat::Text).await;
     assert_eq!(user_inputs(&run.ops), ["first", "second \nline", "third"]);
     assert_eq!(run.ops.last(), Some(&Op::Shutdown));
-    assert_eq!(run.out, "echo: first\necho: second \nline\necho: third\n");
+    // Markdown drops the space that ends a line.
+    assert_eq!(run.out, "echo: first\necho: second\nline\necho: third\n");
     assert!(
         run.err.contains("warning: a skill did not load"),
         "{}",
