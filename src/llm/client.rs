@@ -4,7 +4,7 @@
 //! It owns the HTTP details (headers, timeouts, cancellation) and the stream state; it
 //! must not know about the agent loop, tools' behaviour or terminals.
 
-use std::sync::Once;
+use std::sync::{Arc, Once, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -32,7 +32,27 @@ pub struct Client {
     config: ProviderConfig,
     site: Site,
     headers: HeaderMap,
-    http: reqwest::Client,
+    /// Built on first use or by a set-up thread; the error text when it cannot be built.
+    http: Arc<OnceLock<Result<reqwest::Client, String>>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    /// `http://` only: no root certificates are loaded.
+    PlainHttp,
+    /// `https://` with the platform's root certificates.
+    Tls,
+}
+
+fn build_http(connect_timeout: Duration, transport: Transport) -> Result<reqwest::Client, String> {
+    install_crypto_provider();
+    let mut builder = reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .tcp_nodelay(true);
+    if transport == Transport::PlainHttp {
+        builder = builder.tls_certs_only(Vec::new());
+    }
+    builder.build().map_err(|e| e.to_string())
 }
 
 fn install_crypto_provider() {
@@ -63,23 +83,47 @@ impl Client {
         })?;
         let headers = request_headers(&config, &site)?;
 
-        install_crypto_provider();
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .tcp_nodelay(true);
+        let http = Arc::new(OnceLock::new());
+        let connect_timeout = config.connect_timeout;
         if url.scheme() == "http" {
-            // Plain HTTP (local servers): skip loading the system's root certificates,
-            // which is most of the start-up cost of a TLS-capable client.
-            builder = builder.tls_certs_only(Vec::new());
+            // Plain HTTP (local servers): cheap, build it now.
+            let _ = http.set(build_http(connect_timeout, Transport::PlainHttp));
+        } else {
+            // Loading the system's root certificates takes tens of milliseconds: do it on
+            // a thread while the rest of start-up runs; the first request waits for it.
+            let cell = Arc::clone(&http);
+            let spawned = std::thread::Builder::new()
+                .name("harness9-tls-setup".into())
+                .spawn(move || {
+                    cell.get_or_init(|| build_http(connect_timeout, Transport::Tls));
+                });
+            if let Err(e) = spawned {
+                tracing::debug!("could not start the TLS set-up thread ({e}); doing it lazily");
+            }
         }
-        let http = builder.build().map_err(|e| {
-            LlmError::config(&site, &format!("could not set up the HTTP client: {e}"))
-        })?;
         Ok(Client {
             config,
             site,
             headers,
             http,
+        })
+    }
+
+    /// The HTTP client, waiting for its set-up when it is still running.
+    fn http(&self) -> Result<&reqwest::Client, LlmError> {
+        let transport = if self.site.endpoint.starts_with("http://") {
+            Transport::PlainHttp
+        } else {
+            Transport::Tls
+        };
+        let built = self
+            .http
+            .get_or_init(|| build_http(self.config.connect_timeout, transport));
+        built.as_ref().map_err(|e| {
+            LlmError::config(
+                &self.site,
+                &format!("could not set up the HTTP client: {e}"),
+            )
         })
     }
 
@@ -153,7 +197,7 @@ impl Client {
     ) -> Result<Completion, LlmError> {
         let idle = self.config.idle_timeout;
         let send = self
-            .http
+            .http()?
             .post(&self.site.endpoint)
             .headers(self.headers.clone())
             .body(body.to_vec())
@@ -236,11 +280,7 @@ impl Client {
     ) -> Result<Option<impl std::ops::Deref<Target = [u8]>>, LlmError> {
         match timeout(idle, response.chunk()).await {
             Err(_) => Err(LlmError::timeout(&self.site, model, idle, "the answer")),
-            Ok(Err(e)) => Err(LlmError::network(
-                &self.site,
-                model,
-                &format!("the connection broke: {}", error_chain(&e)),
-            )),
+            Ok(Err(e)) => Err(LlmError::broken(&self.site, model, &error_chain(&e))),
             Ok(Ok(chunk)) => Ok(chunk),
         }
     }

@@ -93,6 +93,13 @@ impl LlmError {
         LlmError::at(site, model, ErrorKind::Network, detail)
     }
 
+    /// The connection broke while the answer was being read.
+    pub(crate) fn broken(site: &Site, model: &str, detail: &str) -> LlmError {
+        let mut e = LlmError::at(site, model, ErrorKind::Network, detail);
+        e.0.cut = true;
+        e
+    }
+
     /// The stream ended before the model finished.
     pub(crate) fn cut(site: &Site, model: &str) -> LlmError {
         let mut e = LlmError::at(
@@ -234,6 +241,9 @@ impl Details {
                 self.key_source
             ),
             ErrorKind::Server => "The provider is having trouble; try again later".into(),
+            ErrorKind::Network if self.cut => {
+                "The connection dropped before the answer was complete; try again".into()
+            }
             ErrorKind::Network => format!(
                 "Is the server running at {}? Check --base-url or OPENAI_BASE_URL",
                 self.base_url
