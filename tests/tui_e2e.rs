@@ -1,0 +1,369 @@
+//! The TUI end to end: the real binary in a pseudo-terminal (120x40) against the
+//! scripted server, with the screen read through vt100. Start-up and the status line, a
+//! streamed answer, a skill slash command (and the request it sends), approving an edit
+//! and seeing its diff, interrupting a stalled stream with Esc, and leaving with Ctrl+C
+//! twice with the terminal restored (main screen, cursor visible, bracketed paste off,
+//! canonical mode and echo back on).
+//!
+//! The harness answers the two questions the TUI asks the terminal at start (cursor
+//! position and primary device attributes) like a terminal without the kitty keyboard
+//! protocol would. Every wait has a deadline and checks the screen; nothing sleeps and
+//! hopes.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::{MockServer, finish, sse, text, tool_call};
+use tempfile::TempDir;
+
+const DEADLINE: Duration = Duration::from_secs(30);
+const ROWS: u16 = 40;
+const COLS: u16 = 120;
+
+type Writer = Arc<Mutex<Box<dyn Write + Send>>>;
+
+/// The binary in a pseudo-terminal, its screen kept by vt100.
+struct Tui {
+    screen: Arc<Mutex<vt100::Parser>>,
+    writer: Writer,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    master: Arc<Mutex<Box<dyn portable_pty::MasterPty + Send>>>,
+    _home: TempDir,
+    work: TempDir,
+}
+
+/// Answers the terminal queries found in `bytes` (after `parser` has processed them).
+fn answer_queries(bytes: &[u8], parser: &vt100::Parser, writer: &Writer) {
+    let has = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+    let mut reply = Vec::new();
+    if has(b"\x1b[6n") {
+        let (row, col) = parser.screen().cursor_position();
+        reply.extend_from_slice(format!("\x1b[{};{}R", row + 1, col + 1).as_bytes());
+    }
+    if has(b"\x1b[c") || has(b"\x1b[0c") {
+        // A VT220-class terminal; no reply to the kitty keyboard query `CSI ? u`.
+        reply.extend_from_slice(b"\x1b[?62;22c");
+    }
+    if !reply.is_empty() {
+        let mut w = writer.lock().unwrap();
+        w.write_all(&reply).unwrap();
+        w.flush().unwrap();
+    }
+}
+
+impl Tui {
+    fn spawn(server: &MockServer, extra: &[&str], prepare: impl FnOnce(&Path, &Path)) -> Tui {
+        use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+        let home = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        prepare(home.path(), work.path());
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: ROWS,
+                cols: COLS,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_harness9"));
+        cmd.args(["--base-url", &server.url(), "--model", "m", "-C"]);
+        cmd.arg(work.path());
+        cmd.args(extra);
+        cmd.env("OPENAI_API_KEY", "test");
+        cmd.env("HARNESS9_HOME", home.path());
+        cmd.env("TERM", "xterm-256color");
+        cmd.env("HOME", home.path());
+        cmd.env_remove("NO_COLOR");
+        cmd.env_remove("OPENAI_BASE_URL");
+        cmd.env_remove("HARNESS9_MODEL");
+        cmd.env_remove("TMUX");
+        let child = pair.slave.spawn_command(cmd).unwrap();
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let writer: Writer = Arc::new(Mutex::new(pair.master.take_writer().unwrap()));
+        let master = Arc::new(Mutex::new(pair.master));
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(
+            std::num::NonZero::new(ROWS).unwrap(),
+            std::num::NonZero::new(COLS).unwrap(),
+            1000,
+        )));
+        {
+            let screen = screen.clone();
+            let writer = writer.clone();
+            let _keep = master.clone();
+            std::thread::spawn(move || {
+                let _keep = _keep;
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = reader.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    let mut parser = screen.lock().unwrap();
+                    parser.process(&buf[..n]);
+                    answer_queries(&buf[..n], &parser, &writer);
+                }
+            });
+        }
+        Tui {
+            screen,
+            writer,
+            child,
+            master,
+            _home: home,
+            work,
+        }
+    }
+
+    fn contents(&self) -> String {
+        self.screen.lock().unwrap().screen().contents()
+    }
+
+    fn send(&self, bytes: &str) {
+        let mut w = self.writer.lock().unwrap();
+        w.write_all(bytes.as_bytes()).unwrap();
+        w.flush().unwrap();
+    }
+
+    /// Types text one key at a time (as a person would; a burst would be a paste).
+    fn type_text(&self, text: &str) {
+        for c in text.chars() {
+            self.send(&c.to_string());
+        }
+    }
+
+    /// Waits until the screen satisfies `check`, or fails showing the screen.
+    fn wait_for(&self, what: &str, check: impl Fn(&vt100::Screen) -> bool) {
+        let start = Instant::now();
+        loop {
+            {
+                let parser = self.screen.lock().unwrap();
+                if check(parser.screen()) {
+                    return;
+                }
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "timed out waiting for {what}; screen:\n{}",
+                self.contents()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn wait_for_text(&self, text: &str) {
+        self.wait_for(text, |s| s.contents().contains(text));
+    }
+
+    /// The TUI is up and idle: its status line says so.
+    fn wait_ready(&self) {
+        self.wait_for_text("ready · / for commands");
+    }
+
+    fn wait_exit(&mut self) -> portable_pty::ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            if start.elapsed() > DEADLINE {
+                let _ = self.child.kill();
+                panic!("harness9 did not exit; screen:\n{}", self.contents());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Ctrl+C twice, then checks the exit and the terminal state.
+    fn exit_with_ctrl_c_twice(&mut self) {
+        self.send("\x03");
+        self.wait_for_text("press Ctrl+C again to exit");
+        self.send("\x03");
+        let status = self.wait_exit();
+        assert!(status.success(), "exit status {status:?}");
+        // Let the reader take the last bytes the process wrote.
+        self.wait_for("the usage line", |s| s.contents().contains("tokens:"));
+        let parser = self.screen.lock().unwrap();
+        let screen = parser.screen();
+        assert!(!screen.alternate_screen(), "left the alternate screen");
+        assert!(!screen.hide_cursor(), "cursor visible");
+        assert!(!screen.bracketed_paste(), "bracketed paste off");
+        if let Some(flags) = self.local_flags() {
+            assert!(
+                flags.contains(&"ICANON".to_string()),
+                "canonical mode back on: {flags:?}"
+            );
+            assert!(
+                flags.contains(&"ECHO".to_string()),
+                "echo back on: {flags:?}"
+            );
+        }
+    }
+
+    /// The pty's termios local flags by name (ICANON, ECHO, ...), when readable.
+    fn local_flags(&self) -> Option<Vec<String>> {
+        let termios = self.master.lock().unwrap().get_termios()?;
+        let text = format!("{:?}", termios.local_flags);
+        let inner = text.trim_start_matches("LocalFlags(").trim_end_matches(')');
+        Some(inner.split(" | ").map(str::to_string).collect())
+    }
+}
+
+fn last_user_message(server: &MockServer) -> String {
+    let requests = server.chat_requests();
+    let request = requests.last().expect("a chat request");
+    request
+        .messages()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+#[test]
+fn starts_and_shows_the_status_line() {
+    let server = MockServer::start(vec![]);
+    let mut tui = Tui::spawn(&server, &[], |_, _| {});
+    tui.wait_ready();
+    let screen = tui.contents();
+    assert!(screen.contains("harness9 · m ·"), "{screen}");
+    assert!(screen.contains("↑0 ↓0"), "{screen}");
+    if let Some(flags) = tui.local_flags() {
+        assert!(
+            !flags.contains(&"ICANON".to_string()),
+            "raw mode while running: {flags:?}"
+        );
+    }
+    // The live area sits at the top of a fresh terminal, not the whole screen.
+    let cursor = tui.screen.lock().unwrap().screen().cursor_position();
+    assert!(cursor.0 < 10, "cursor at {cursor:?}");
+    tui.exit_with_ctrl_c_twice();
+}
+
+#[test]
+fn a_prompt_streams_the_answer() {
+    let server = MockServer::start(vec![sse(vec![
+        text("Hello "),
+        text("from **the model**.\n\nSecond "),
+        text("paragraph."),
+        finish("stop"),
+    ])]);
+    let mut tui = Tui::spawn(&server, &[], |_, _| {});
+    tui.wait_ready();
+    tui.type_text("say hello");
+    tui.send("\r");
+    tui.wait_for_text("Hello from the model.");
+    tui.wait_for_text("Second paragraph.");
+    tui.wait_ready();
+    assert!(tui.contents().contains("› say hello"));
+    assert_eq!(last_user_message(&server), "say hello");
+    tui.exit_with_ctrl_c_twice();
+    // The conversation stays in the terminal after exit.
+    assert!(tui.contents().contains("Hello from the model."));
+}
+
+#[test]
+fn a_skill_slash_command_sends_the_skill_with_its_arguments() {
+    let server = MockServer::start(vec![sse(vec![text("Refactored."), finish("stop")])]);
+    let mut tui = Tui::spawn(&server, &["--skills-dir", "team-skills"], |_, work| {
+        let dir = work.join("team-skills/go-refactor");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            "---\nname: go-refactor\ndescription: Refactor Go code the team's way\n---\nFollow the team's Go style guide.\n",
+        )
+        .unwrap();
+    });
+    tui.wait_ready();
+    tui.type_text("/go-re");
+    tui.wait_for_text("Refactor Go code the team's way");
+    tui.type_text("factor clean main.go");
+    tui.send("\r");
+    tui.wait_for_text("Refactored.");
+    assert!(tui.contents().contains("› /go-refactor clean main.go"));
+    let sent = last_user_message(&server);
+    assert!(sent.contains("Follow the team's Go style guide."), "{sent}");
+    assert!(sent.contains("clean main.go"), "{sent}");
+    tui.exit_with_ctrl_c_twice();
+}
+
+#[test]
+fn approving_an_edit_shows_the_diff_and_applies_it() {
+    let args = serde_json::json!({
+        "path": "main.go",
+        "old_string": "var x = 1",
+        "new_string": "var count = 1",
+    })
+    .to_string();
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "call_1", "edit_file", &args),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("Renamed x to count."), finish("stop")]),
+    ]);
+    let mut tui = Tui::spawn(&server, &["--approval-mode", "suggest"], |_, work| {
+        std::fs::write(work.join("main.go"), "package main\n\nvar x = 1\n").unwrap();
+    });
+    tui.wait_ready();
+    tui.type_text("rename x");
+    tui.send("\r");
+    tui.wait_for_text("Apply this edit?");
+    tui.wait_for_text("-var x = 1");
+    tui.wait_for_text("+var count = 1");
+    tui.send("y");
+    tui.wait_for_text("Renamed x to count.");
+    tui.wait_for_text("✓ edit_file");
+    tui.wait_ready();
+    let edited = std::fs::read_to_string(tui.work.path().join("main.go")).unwrap();
+    assert_eq!(edited, "package main\n\nvar count = 1\n");
+    let requests = server.chat_requests();
+    let tool_result = requests[1]
+        .messages()
+        .into_iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap_or(Value::Null);
+    assert_eq!(tool_result["tool_call_id"], "call_1");
+    tui.exit_with_ctrl_c_twice();
+}
+
+#[test]
+fn esc_interrupts_a_stalled_stream() {
+    let server = MockServer::start(vec![
+        sse(vec![
+            text("partial answer\n"),
+            text("never shown"),
+            finish("stop"),
+        ])
+        .stall_after(1),
+        sse(vec![text("after the interrupt"), finish("stop")]),
+    ]);
+    let mut tui = Tui::spawn(&server, &[], |_, _| {});
+    tui.wait_ready();
+    tui.type_text("long task");
+    tui.send("\r");
+    tui.wait_for_text("partial answer");
+    tui.wait_for_text("esc to interrupt");
+    tui.send("\x1b");
+    tui.wait_for_text("Interrupted");
+    tui.wait_ready();
+    assert!(!tui.contents().contains("never shown"));
+    tui.type_text("go on");
+    tui.send("\r");
+    tui.wait_for_text("after the interrupt");
+    tui.exit_with_ctrl_c_twice();
+}
+
+#[test]
+fn alt_screen_mode_is_left_on_exit() {
+    let server = MockServer::start(vec![]);
+    let mut tui = Tui::spawn(&server, &["--alt-screen"], |_, _| {});
+    tui.wait_ready();
+    assert!(tui.screen.lock().unwrap().screen().alternate_screen());
+    tui.exit_with_ctrl_c_twice();
+}
