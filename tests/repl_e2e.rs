@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{MockServer, finish, http_error, sse, text};
+use support::{MockServer, finish, http_error, sse, text, tool_call};
 use tempfile::TempDir;
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -508,4 +508,66 @@ fn terminal_history_completion_and_ctrl_c() {
     pty.wait_for_prompt_line(">");
     pty.send("\x04");
     assert!(pty.wait_exit().success());
+}
+
+/// The content of the tool result for `call_id` in a request.
+fn tool_result(request: &support::RecordedRequest, call_id: &str) -> String {
+    request
+        .messages()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
+        .and_then(|m| m["content"].as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+#[test]
+fn terminal_approvals_are_asked_inline() {
+    let bash = |id: &str, command: &str| {
+        sse(vec![
+            tool_call(0, id, "bash", &format!(r#"{{"command":"{command}"}}"#)),
+            finish("tool_calls"),
+        ])
+    };
+    let server = MockServer::start(vec![
+        bash("call_yes", "echo approved-output"),
+        answer("ran it"),
+        bash("call_no", "echo denied-output"),
+        answer("did not run it"),
+    ]);
+    let dirs = Dirs::new();
+    let mut pty = Pty::spawn(&server, dirs.home.path(), dirs.work.path());
+    pty.wait_for_prompt_line(">");
+
+    pty.send("run something\r");
+    pty.wait_for_text("$ echo approved-output");
+    pty.wait_for_prompt_line("allow? [y]es / [n]o / [a]lways this session:");
+    pty.send("y\r");
+    pty.wait_for_text("ran it");
+    pty.wait_for_prompt_line(">");
+
+    pty.send("run another\r");
+    pty.wait_for_text("$ echo denied-output");
+    pty.wait_for_prompt_line("allow? [y]es / [n]o / [a]lways this session:");
+    pty.send("n\r");
+    pty.wait_for_text("did not run it");
+    pty.wait_for_prompt_line(">");
+    pty.send("\x04");
+    assert!(pty.wait_exit().success());
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    assert!(
+        tool_result(&requests[1], "call_yes").contains("approved-output"),
+        "{:?}",
+        requests[1].messages()
+    );
+    let denied = tool_result(&requests[3], "call_no");
+    assert!(
+        !denied.contains("denied-output") && denied.to_lowercase().contains("denied"),
+        "{denied}"
+    );
+    // Answers are not inputs: the history holds only the prompts.
+    let history = std::fs::read_to_string(dirs.home.path().join("history")).unwrap();
+    let entries: Vec<&str> = history.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(entries, ["run something", "run another"]);
 }
