@@ -11,9 +11,9 @@ use clap::Parser;
 use harness9::agent::Approver;
 use harness9::cli::{Cli, Command, SkillsAction};
 use harness9::config::{Config, ConfigError, EndpointNeed, OllamaProbe};
-use harness9::print::{self, Activity, HeadlessRenderer, TextDelivery};
+use harness9::print::{self, Activity, HeadlessRenderer, OutputFormat, TextDelivery};
 use harness9::protocol::ErrorKind;
-use harness9::{input, repl, session};
+use harness9::{input, repl, session, tui};
 
 /// Exit codes (docs/HEADLESS.md).
 mod code {
@@ -145,8 +145,31 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         return Ok(exit_code_for(report.error_kind()));
     }
 
-    // LEAD-WIP: the TUI branch (/work/notes/tui_block.rs) joins when tui::run lands.
-    let _ = (stdout_tty, dumb);
+    if stdin_tty && stdout_tty && !cli.no_tui && !dumb {
+        if cli.output_format != OutputFormat::Text {
+            eprintln!(
+                "harness9: --output-format applies to print and pipe modes; ignored in the TUI"
+            );
+        }
+        let prepared = session::prepare(&config, Approver::Frontend)?;
+        let options = tui::TuiOptions {
+            screen: if cli.alt_screen {
+                tui::ScreenMode::AltScreen
+            } else {
+                tui::ScreenMode::Inline
+            },
+        };
+        let usage = runtime.block_on(async {
+            let (handle, info) = prepared.spawn();
+            tui::run(handle, info, options).await
+        })?;
+        let est = if usage.estimated { " (estimated)" } else { "" };
+        println!(
+            "tokens: {} in, {} out{est}",
+            usage.input_tokens, usage.output_tokens
+        );
+        return Ok(code::OK);
+    }
 
     let approver = if stdin_tty {
         Approver::Frontend

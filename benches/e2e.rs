@@ -1,0 +1,155 @@
+//! End-to-end benchmarks of the release binary against the scripted loopback server:
+//! process start → first request received (with 0 and 1,000 skills on disk), peak RSS of a
+//! one-shot run, the gap between a read_file tool-call response and the next request, and
+//! the size of the first request. Run: `cargo bench --bench e2e`. Prints medians.
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::*;
+
+const RUNS: usize = 30;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn command(server: &MockServer, home: &Path, workdir: &Path, prompt: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
+    cmd.args([
+        "--base-url",
+        &server.url(),
+        "--model",
+        "m",
+        "-p",
+        prompt,
+        "-C",
+    ])
+    .arg(workdir)
+    .env_clear()
+    .env("PATH", std::env::var("PATH").unwrap_or_default())
+    .env("HOME", home)
+    .env("HARNESS9_HOME", home)
+    .env("OPENAI_API_KEY", "k")
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    cmd
+}
+
+fn make_skills(root: &Path, n: usize) {
+    for i in 0..n {
+        let dir = root.join(format!("skills/skill-{i:05}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let body = "Follow these steps carefully.\n".repeat(100);
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: skill-{i:05}\ndescription: Use when doing task number {i} of the generated set\n---\n{body}"),
+        )
+        .unwrap();
+    }
+}
+
+/// Start → first request received, in milliseconds.
+fn start_to_first_request(skills: usize) -> f64 {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    make_skills(work.path(), skills);
+    let mut samples = Vec::new();
+    for _ in 0..RUNS {
+        let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+        let t0 = Instant::now();
+        let status = command(&server, home.path(), work.path(), "hi")
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let first = server.wait_for_requests(1, Duration::from_secs(10))[0].received_at;
+        samples.push(first.duration_since(t0).as_secs_f64() * 1000.0);
+    }
+    median(samples)
+}
+
+/// Peak RSS over every one-shot run this process has waited for, in MB (the kernel
+/// keeps the largest `ru_maxrss` of waited-for children).
+fn peak_rss_mb() -> f64 {
+    let usage =
+        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
+    usage.max_rss() as f64 / 1024.0
+}
+
+/// Gap between the end of a read_file tool-call response and the next request, in ms
+/// (measured from the first request's arrival, so it is an upper bound).
+fn tool_gap_ms() -> f64 {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("a.txt"), "line\n".repeat(200)).unwrap();
+    let mut samples = Vec::new();
+    for _ in 0..RUNS {
+        let server = MockServer::start(vec![
+            sse(vec![
+                tool_call(0, "r", "read_file", r#"{"path":"a.txt"}"#),
+                finish("tool_calls"),
+            ]),
+            sse(vec![text("done"), finish("stop")]),
+        ]);
+        assert!(
+            command(&server, home.path(), work.path(), "read")
+                .status()
+                .unwrap()
+                .success()
+        );
+        let reqs = server.wait_for_requests(2, Duration::from_secs(10));
+        samples.push(
+            reqs[1]
+                .received_at
+                .duration_since(reqs[0].received_at)
+                .as_secs_f64()
+                * 1000.0,
+        );
+    }
+    median(samples)
+}
+
+fn first_request_bytes() -> usize {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![]);
+    assert!(
+        command(&server, home.path(), work.path(), "hi")
+            .status()
+            .unwrap()
+            .success()
+    );
+    server.wait_for_requests(1, Duration::from_secs(10))[0]
+        .raw_body
+        .len()
+}
+
+fn main() {
+    println!("harness9 end-to-end benchmarks (release build, loopback server, medians)");
+    println!(
+        "start → first request, no skills:      {:7.2} ms",
+        start_to_first_request(0)
+    );
+    println!(
+        "start → first request, 1,000 skills:   {:7.2} ms",
+        start_to_first_request(1000)
+    );
+    println!(
+        "read_file tool call → next request:    {:7.2} ms",
+        tool_gap_ms()
+    );
+    println!(
+        "first request size (all tools):        {:7} bytes",
+        first_request_bytes()
+    );
+    println!(
+        "peak RSS of the one-shot runs above:   {:7.2} MB",
+        peak_rss_mb()
+    );
+}
