@@ -602,3 +602,47 @@ async fn clear_and_model_switch_apply_between_turns() {
     s.until(|e| matches!(e, Event::ShutdownComplete { .. }))
         .await;
 }
+
+#[tokio::test]
+async fn use_skill_unknown_name_lists_the_available_ones_and_slash_commands_send_body_and_args() {
+    let dir = tempfile::tempdir().unwrap();
+    let skill = dir.path().join("skills/go-refactor");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: go-refactor\ndescription: Use when refactoring Go code\n---\nRun go vet first.\n",
+    )
+    .unwrap();
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "u", "use_skill", r#"{"skill_name":"go-refactr"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("ok"), finish("stop")]),
+        sse(vec![text("refactored"), finish("stop")]),
+    ]);
+    let (config, _home) = config(&server, dir.path(), "", Overrides::default());
+    let prepared = harness9::session::prepare(&config, Approver::Nobody).unwrap();
+    let (handle, info) = prepared.spawn();
+    let mut s = Session {
+        handle,
+        events: Vec::new(),
+        _home: tempfile::tempdir().unwrap(),
+    };
+    s.turn("load it").await;
+    let result = tool_messages(&server.chat_requests()[1])[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(result.contains("go-refactor"), "{result}");
+
+    let harness9::input::Routed::Skill { prompt, .. } =
+        harness9::input::route("/go-refactor clean main.go", &info.catalog)
+    else {
+        panic!("not routed to the skill")
+    };
+    s.turn(&prompt).await;
+    let msgs = server.chat_requests()[2].messages();
+    let last_user = msgs.iter().rev().find(|m| m["role"] == "user").unwrap();
+    assert_eq!(last_user["content"], "Run go vet first.\n\nclean main.go");
+}
