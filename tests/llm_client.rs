@@ -411,6 +411,22 @@ async fn eof_without_done_after_a_finish_is_a_complete_answer() {
 }
 
 #[tokio::test]
+async fn a_break_after_the_finish_keeps_the_answer() {
+    let server = MockServer::start(vec![
+        sse(vec![text("x"), finish("stop"), usage(1, 1)]).cut_after(2),
+        sse(vec![text("y"), finish("stop"), usage(1, 1)]).stall_after(2),
+    ]);
+    let mut config = provider(&server);
+    config.idle_timeout = Duration::from_millis(300);
+    let cut = run(config.clone()).await;
+    assert_eq!((cut.ok().text.as_str(), cut.ok().usage), ("x", None));
+    let stalled = run(config).await;
+    assert_eq!(stalled.ok().text, "y");
+    assert!(cut.retries().is_empty() && stalled.retries().is_empty());
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
 async fn a_stall_hits_the_idle_timeout() {
     let server = MockServer::start(vec![
         sse(vec![text("a"), finish("stop")]).stall_after(1),

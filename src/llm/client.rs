@@ -23,6 +23,8 @@ use crate::protocol::Usage;
 const MAX_SSE_LINE: usize = 16 << 20;
 /// Longest error body read from a failed response.
 const MAX_ERROR_BODY: usize = 64 << 10;
+/// How long to wait for usage and `[DONE]` once a finish_reason has arrived.
+const AFTER_FINISH_WAIT: Duration = Duration::from_secs(5);
 /// Longest non-streaming body read.
 const MAX_JSON_BODY: usize = 64 << 20;
 
@@ -294,7 +296,23 @@ impl Client {
         let idle = self.config.idle_timeout;
         let mut parser = SseParser::new(MAX_SSE_LINE);
         let mut state = StreamState::default();
-        while let Some(chunk) = self.next_chunk(response, model, idle).await? {
+        loop {
+            // Once the model has finished, only usage and `[DONE]` are still to come:
+            // do not wait long for them, and do not throw the answer away without them.
+            let wait = if state.finish.is_some() {
+                idle.min(AFTER_FINISH_WAIT)
+            } else {
+                idle
+            };
+            let chunk = match self.next_chunk(response, model, wait).await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(e) if state.finish.is_some() => {
+                    tracing::debug!(error = %e, "stream broke after the finish; keeping the answer");
+                    return Ok(state.into_completion());
+                }
+                Err(e) => return Err(e),
+            };
             if state.head.len() < 512 {
                 state.head.extend(chunk.iter().take(512 - state.head.len()));
             }

@@ -151,6 +151,34 @@ mod tests {
         }
     }
 
+    fn site() -> crate::llm::error::Site {
+        crate::llm::error::Site {
+            provider: "p".into(),
+            endpoint: "http://x/v1/chat/completions".into(),
+            base_url: "http://x/v1".into(),
+            key_source: "OPENAI_API_KEY".into(),
+            key_sent: false,
+            api_key: None,
+        }
+    }
+
+    #[test]
+    fn verdicts_for_errors() {
+        let mut j = Jitter::seeded(1);
+        let p = policy();
+        let http = |status, ra: Option<u64>| {
+            LlmError::http(&site(), "m", status, "", ra.map(Duration::from_secs))
+        };
+        assert!(delay_before_retry(&p, &http(500, None), 1, &mut j).is_some());
+        assert!(delay_before_retry(&p, &http(500, None), 4, &mut j).is_none());
+        assert!(delay_before_retry(&p, &http(401, None), 1, &mut j).is_none());
+        assert_eq!(
+            delay_before_retry(&p, &http(429, Some(2)), 1, &mut j),
+            Some(Duration::from_secs(2))
+        );
+        assert!(delay_before_retry(&p, &http(429, Some(6)), 1, &mut j).is_none());
+    }
+
     #[test]
     fn retry_after_seconds_and_dates() {
         let now = UNIX_EPOCH + Duration::from_secs(784_111_770); // 1994-11-06 08:49:30
