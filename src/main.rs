@@ -48,7 +48,11 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            let code = if e.downcast_ref::<ConfigError>().is_some() {
+            // Config problems, and a provider that cannot even be set up (a bad base URL
+            // or header), are the user's to fix: the usage/config exit code.
+            let is_config = e.downcast_ref::<ConfigError>().is_some()
+                || e.downcast_ref::<harness9::llm::LlmError>().is_some();
+            let code = if is_config {
                 code::USAGE
             } else {
                 code::INTERNAL
