@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::approval::ApprovalPolicy;
 use crate::agent::turn::{PendingApprovals, SessionState, TurnContext, run_turn};
 use crate::agent::{AgentHandle, AgentSetup};
-use crate::llm::{Message, ToolSpec};
+use crate::llm::Message;
 use crate::protocol::{Event, Op, Usage};
 
 /// Work queued while a turn runs, done in order.
@@ -26,7 +26,10 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
     tokio::spawn(run(Arc::new(setup), ops_rx, events_tx));
-    AgentHandle { ops: ops_tx, events: events_rx }
+    AgentHandle {
+        ops: ops_tx,
+        events: events_rx,
+    }
 }
 
 type TurnTask = tokio::task::JoinHandle<SessionState>;
@@ -42,10 +45,11 @@ async fn run(
         skills: setup.skills_in_index,
         context_window: setup.context_window,
     });
-    let specs: Arc<[ToolSpec]> = setup.tools.specs().into();
     let pending: PendingApprovals = Arc::default();
     let mut state = Some(SessionState {
-        messages: vec![Message::System { content: setup.system_prompt.clone() }],
+        messages: vec![Message::System {
+            content: setup.system_prompt.clone(),
+        }],
         model: setup.model.clone(),
         usage: Usage::default(),
         policy: ApprovalPolicy::new(setup.approval_mode, setup.approver),
@@ -72,10 +76,19 @@ async fn run(
                 }
                 Work::Turn(text) => {
                     let cancel = CancellationToken::new();
-                    let (setup, specs, events, pending, token) =
-                        (setup.clone(), specs.clone(), events.clone(), pending.clone(), cancel.clone());
+                    let (setup, events, pending, token) = (
+                        setup.clone(),
+                        events.clone(),
+                        pending.clone(),
+                        cancel.clone(),
+                    );
                     let task = tokio::spawn(async move {
-                        let ctx = TurnContext { setup: &setup, specs: &specs, events: &events, cancel: token, pending };
+                        let ctx = TurnContext {
+                            setup: &setup,
+                            events: &events,
+                            cancel: token,
+                            pending,
+                        };
                         run_turn(&mut st, &ctx, text).await;
                         st
                     });

@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::approval::{ApprovalPolicy, Verdict};
 use crate::agent::AgentSetup;
+use crate::agent::approval::{ApprovalPolicy, Verdict};
 use crate::llm::{ChatRequest, Completion, Message, StreamEvent, ToolCall, ToolSpec};
 use crate::protocol::{
     ApprovalDecision, AutoDenyReason, ErrorKind, Event, ToolStatus, TurnOutcome, Usage,
@@ -42,8 +42,6 @@ pub struct SessionState {
 pub struct TurnContext<'a> {
     /// The session's fixed parts.
     pub setup: &'a AgentSetup,
-    /// Tool specs sent with every request (computed once per session).
-    pub specs: &'a [ToolSpec],
     /// Where events go.
     pub events: &'a mpsc::UnboundedSender<Event>,
     /// Cancelled by an interrupt.
@@ -67,7 +65,11 @@ enum CallEnd {
 }
 
 /// Runs one turn for `text` and reports it; returns how it ended.
-pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext<'_>, text: String) -> TurnOutcome {
+pub async fn run_turn(
+    state: &mut SessionState,
+    ctx: &TurnContext<'_>,
+    text: String,
+) -> TurnOutcome {
     ctx.emit(Event::TurnStarted { text: text.clone() });
     state.messages.push(Message::User { content: text });
     let mut turn_usage = Usage::default();
@@ -76,17 +78,22 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext<'_>, text: Str
 
     let outcome = loop {
         if requests >= ctx.setup.max_turns {
-            break TurnOutcome::MaxTurnsReached { limit: ctx.setup.max_turns };
+            break TurnOutcome::MaxTurnsReached {
+                limit: ctx.setup.max_turns,
+            };
         }
         requests += 1;
         ctx.emit(Event::RequestStarted { request: requests });
+        // Fixed tools first, in a fixed order, then the tools of loaded skills: the
+        // list changes only when a skill with tools is loaded or unloaded.
+        let specs = ctx.setup.tools.specs();
         let mut streamed = String::new();
         let mut reasoning = String::new();
         let result = {
             let request = ChatRequest {
                 model: &state.model,
                 messages: &state.messages,
-                tools: ctx.specs,
+                tools: &specs,
             };
             let mut on_event = |event: StreamEvent| match event {
                 StreamEvent::Text(t) => {
@@ -97,7 +104,11 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext<'_>, text: Str
                     reasoning.push_str(&t);
                     ctx.emit(Event::ReasoningDelta { text: t });
                 }
-                StreamEvent::Retrying { attempt, delay, reason } => {
+                StreamEvent::Retrying {
+                    attempt,
+                    delay,
+                    reason,
+                } => {
                     streamed.clear();
                     reasoning.clear();
                     ctx.emit(Event::Retrying {
@@ -107,7 +118,10 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext<'_>, text: Str
                     });
                 }
             };
-            ctx.setup.client.complete(request, &ctx.cancel, &mut on_event).await
+            ctx.setup
+                .client
+                .complete(request, &ctx.cancel, &mut on_event)
+                .await
         };
         let completion = match result {
             Ok(c) => c,
@@ -122,13 +136,24 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext<'_>, text: Str
                 }
                 break TurnOutcome::Interrupted;
             }
-            Err(e) => break TurnOutcome::Failed { kind: e.kind(), message: e.to_string() },
+            Err(e) => {
+                break TurnOutcome::Failed {
+                    kind: e.kind(),
+                    message: e.to_string(),
+                };
+            }
         };
 
-        let usage = completion.usage.unwrap_or_else(|| estimate_usage(&state.messages, ctx.specs, &completion));
+        let usage = completion
+            .usage
+            .unwrap_or_else(|| estimate_usage(&state.messages, &specs, &completion));
         turn_usage.add(&usage);
         state.usage.add(&usage);
-        ctx.emit(Event::Usage { turn: turn_usage, session: state.usage, context_tokens: usage.input_tokens });
+        ctx.emit(Event::Usage {
+            turn: turn_usage,
+            session: state.usage,
+            context_tokens: usage.input_tokens,
+        });
 
         final_text = completion.text.clone();
         let calls = completion.tool_calls.clone();
@@ -150,13 +175,18 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext<'_>, text: Str
                 continue;
             }
             let (content, end) = run_call(state, ctx, call).await;
-            state.messages.push(Message::Tool { tool_call_id: call.id.clone(), content });
+            state.messages.push(Message::Tool {
+                tool_call_id: call.id.clone(),
+                content,
+            });
             match end {
                 CallEnd::Done => {}
                 CallEnd::Interrupted => interrupted_or_fatal = Some(TurnOutcome::Interrupted),
                 CallEnd::Fatal(message) => {
-                    interrupted_or_fatal =
-                        Some(TurnOutcome::Failed { kind: ErrorKind::Internal, message })
+                    interrupted_or_fatal = Some(TurnOutcome::Failed {
+                        kind: ErrorKind::Internal,
+                        message,
+                    })
                 }
             }
         }
@@ -164,12 +194,21 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext<'_>, text: Str
             break outcome;
         }
     };
-    ctx.emit(Event::TurnComplete { outcome: outcome.clone(), final_text, usage: turn_usage, requests });
+    ctx.emit(Event::TurnComplete {
+        outcome: outcome.clone(),
+        final_text,
+        usage: turn_usage,
+        requests,
+    });
     outcome
 }
 
 /// Runs one call: parse, look up, approve, run, report. Returns the text for the model.
-async fn run_call(state: &mut SessionState, ctx: &TurnContext<'_>, call: &ToolCall) -> (String, CallEnd) {
+async fn run_call(
+    state: &mut SessionState,
+    ctx: &TurnContext<'_>,
+    call: &ToolCall,
+) -> (String, CallEnd) {
     let setup = ctx.setup;
     let end_with = |status: ToolStatus, summary: String, content: String, diff: Option<String>| {
         ctx.emit(Event::ToolCallEnd {
@@ -182,20 +221,35 @@ async fn run_call(state: &mut SessionState, ctx: &TurnContext<'_>, call: &ToolCa
         content
     };
 
-    let Some(tool) = setup.tools.get(&call.name).cloned() else {
-        ctx.emit(Event::ToolCallBegin { call_id: call.id.clone(), name: call.name.clone(), summary: String::new() });
+    let Some(tool) = setup.tools.get(&call.name) else {
+        ctx.emit(Event::ToolCallBegin {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            summary: String::new(),
+        });
         let msg = format!(
             "Error: unknown tool '{}'. Available tools: {}.",
             call.name,
             setup.tools.names().join(", ")
         );
-        return (end_with(ToolStatus::Error, msg.clone(), msg, None), CallEnd::Done);
+        return (
+            end_with(ToolStatus::Error, msg.clone(), msg, None),
+            CallEnd::Done,
+        );
     };
-    let raw = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
+    let raw = if call.arguments.trim().is_empty() {
+        "{}"
+    } else {
+        call.arguments.as_str()
+    };
     let args: serde_json::Value = match serde_json::from_str(raw) {
         Ok(v @ serde_json::Value::Object(_)) => v,
         Ok(_) | Err(_) => {
-            ctx.emit(Event::ToolCallBegin { call_id: call.id.clone(), name: call.name.clone(), summary: String::new() });
+            ctx.emit(Event::ToolCallBegin {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                summary: String::new(),
+            });
             let detail = serde_json::from_str::<serde_json::Value>(raw)
                 .err()
                 .map_or_else(|| "not a JSON object".to_string(), |e| e.to_string());
@@ -203,7 +257,10 @@ async fn run_call(state: &mut SessionState, ctx: &TurnContext<'_>, call: &ToolCa
                 "Error: the arguments for {} are not a valid JSON object ({detail}). Call it again with a JSON object that matches its schema.",
                 call.name
             );
-            return (end_with(ToolStatus::Error, msg.clone(), msg, None), CallEnd::Done);
+            return (
+                end_with(ToolStatus::Error, msg.clone(), msg, None),
+                CallEnd::Done,
+            );
         }
     };
 
@@ -224,7 +281,10 @@ async fn run_call(state: &mut SessionState, ctx: &TurnContext<'_>, call: &ToolCa
                 request,
                 reason: AutoDenyReason::NobodyToAsk,
             });
-            return (end_with(ToolStatus::Denied, msg.clone(), msg, None), CallEnd::Done);
+            return (
+                end_with(ToolStatus::Denied, msg.clone(), msg, None),
+                CallEnd::Done,
+            );
         }
         Verdict::Ask(request) => {
             let (tx, rx) = oneshot::channel();
@@ -244,16 +304,24 @@ async fn run_call(state: &mut SessionState, ctx: &TurnContext<'_>, call: &ToolCa
                 pending.remove(&call.id);
             }
             let Some(decision) = decision else {
-                let msg = "Not run: the turn was interrupted while waiting for approval.".to_string();
-                return (end_with(ToolStatus::Interrupted, msg.clone(), msg, None), CallEnd::Interrupted);
+                let msg =
+                    "Not run: the turn was interrupted while waiting for approval.".to_string();
+                return (
+                    end_with(ToolStatus::Interrupted, msg.clone(), msg, None),
+                    CallEnd::Interrupted,
+                );
             };
             state.policy.record(&request, &decision);
             if let ApprovalDecision::Deny { reason } = decision {
                 let msg = match reason.filter(|r| !r.trim().is_empty()) {
                     Some(r) => format!("The user denied this call: {r}"),
-                    None => "The user denied this call. Do not retry it unchanged; ask or adapt.".to_string(),
+                    None => "The user denied this call. Do not retry it unchanged; ask or adapt."
+                        .to_string(),
                 };
-                return (end_with(ToolStatus::Denied, msg.clone(), msg, None), CallEnd::Done);
+                return (
+                    end_with(ToolStatus::Denied, msg.clone(), msg, None),
+                    CallEnd::Done,
+                );
             }
         }
     }
@@ -268,7 +336,10 @@ async fn run_call(state: &mut SessionState, ctx: &TurnContext<'_>, call: &ToolCa
         let call_id = call.id.clone();
         tokio::spawn(async move {
             while let Some(text) = live_rx.recv().await {
-                let _ = events.send(Event::ToolOutputDelta { call_id: call_id.clone(), text });
+                let _ = events.send(Event::ToolOutputDelta {
+                    call_id: call_id.clone(),
+                    text,
+                });
             }
         })
     };
@@ -277,18 +348,38 @@ async fn run_call(state: &mut SessionState, ctx: &TurnContext<'_>, call: &ToolCa
     // The forwarder ends when the tool drops its sender; wait so deltas precede the end.
     let _ = forward.await;
     match result {
-        Ok(ToolOutput { content, is_error, diff }) => {
-            let content = crate::tools::truncate::truncate_head_tail(&content, setup.tool_limits.max_output_bytes);
-            let status = if is_error { ToolStatus::Error } else { ToolStatus::Ok };
-            (end_with(status, content.clone(), content, diff), CallEnd::Done)
+        Ok(ToolOutput {
+            content,
+            is_error,
+            diff,
+        }) => {
+            let content = crate::tools::truncate::truncate_head_tail(
+                &content,
+                setup.tool_limits.max_output_bytes,
+            );
+            let status = if is_error {
+                ToolStatus::Error
+            } else {
+                ToolStatus::Ok
+            };
+            (
+                end_with(status, content.clone(), content, diff),
+                CallEnd::Done,
+            )
         }
         Err(ToolFatal::Interrupted) => {
             let msg = "Interrupted by the user.".to_string();
-            (end_with(ToolStatus::Interrupted, msg.clone(), msg, None), CallEnd::Interrupted)
+            (
+                end_with(ToolStatus::Interrupted, msg.clone(), msg, None),
+                CallEnd::Interrupted,
+            )
         }
         Err(ToolFatal::Internal(message)) => {
             let msg = format!("Error: {message}");
-            (end_with(ToolStatus::Error, msg.clone(), msg, None), CallEnd::Fatal(message))
+            (
+                end_with(ToolStatus::Error, msg.clone(), msg, None),
+                CallEnd::Fatal(message),
+            )
         }
     }
 }
@@ -312,8 +403,16 @@ pub fn estimate_usage(messages: &[Message], specs: &[ToolSpec], completion: &Com
     for m in messages {
         input += match m {
             Message::System { content } | Message::User { content } => content.len(),
-            Message::Assistant { content, tool_calls, .. } => {
-                content.len() + tool_calls.iter().map(|c| c.name.len() + c.arguments.len()).sum::<usize>()
+            Message::Assistant {
+                content,
+                tool_calls,
+                ..
+            } => {
+                content.len()
+                    + tool_calls
+                        .iter()
+                        .map(|c| c.name.len() + c.arguments.len())
+                        .sum::<usize>()
             }
             Message::Tool { content, .. } => content.len(),
         } + 8;
@@ -323,7 +422,11 @@ pub fn estimate_usage(messages: &[Message], specs: &[ToolSpec], completion: &Com
     }
     let output = completion.text.len()
         + completion.reasoning.as_ref().map_or(0, String::len)
-        + completion.tool_calls.iter().map(|c| c.name.len() + c.arguments.len()).sum::<usize>();
+        + completion
+            .tool_calls
+            .iter()
+            .map(|c| c.name.len() + c.arguments.len())
+            .sum::<usize>();
     Usage {
         input_tokens: (input as u64).div_ceil(4),
         output_tokens: (output as u64).div_ceil(4),
@@ -338,8 +441,13 @@ mod tests {
 
     #[test]
     fn estimates_are_about_four_bytes_per_token_and_marked() {
-        let messages = vec![Message::User { content: "x".repeat(400) }];
-        let c = Completion { text: "y".repeat(40), ..Default::default() };
+        let messages = vec![Message::User {
+            content: "x".repeat(400),
+        }];
+        let c = Completion {
+            text: "y".repeat(40),
+            ..Default::default()
+        };
         let u = estimate_usage(&messages, &[], &c);
         assert!(u.estimated);
         assert_eq!(u.output_tokens, 10);

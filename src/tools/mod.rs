@@ -97,12 +97,20 @@ pub struct ToolOutput {
 impl ToolOutput {
     /// A successful result.
     pub fn ok(content: impl Into<String>) -> Self {
-        ToolOutput { content: content.into(), is_error: false, diff: None }
+        ToolOutput {
+            content: content.into(),
+            is_error: false,
+            diff: None,
+        }
     }
 
     /// An error the model can recover from.
     pub fn error(content: impl Into<String>) -> Self {
-        ToolOutput { content: content.into(), is_error: true, diff: None }
+        ToolOutput {
+            content: content.into(),
+            is_error: true,
+            diff: None,
+        }
     }
 
     /// Attach a diff for frontends.
@@ -140,15 +148,18 @@ pub trait Tool: Send + Sync {
     fn run<'a>(&'a self, args: serde_json::Value, ctx: &'a ToolContext) -> ToolFuture<'a>;
 }
 
-/// The tools of a session, in a fixed order (so requests are byte-identical).
+/// The tools of a session: the fixed tools, in a fixed order (so requests are
+/// byte-identical), followed by the tools that loaded skills bring ([`LoadedTools`]),
+/// in load order. Clones share the loaded set.
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn Tool>>,
+    loaded: LoadedTools,
 }
 
 impl std::fmt::Debug for ToolRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.tools.iter().map(|t| t.name())).finish()
+        f.debug_list().entries(self.names()).finish()
     }
 }
 
@@ -171,7 +182,7 @@ impl ToolRegistry {
         registry
     }
 
-    /// Adds a tool at the end; a tool with the same name is replaced in place.
+    /// Adds a fixed tool at the end; a tool with the same name is replaced in place.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         if let Some(slot) = self.tools.iter_mut().find(|t| t.name() == tool.name()) {
             *slot = tool;
@@ -180,25 +191,179 @@ impl ToolRegistry {
         }
     }
 
-    /// The tool with this name.
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.iter().find(|t| t.name() == name)
+    /// A registry with only the fixed tools `keep` says yes to, sharing nothing loaded
+    /// (sub-agents limited to a skill's allowed tools).
+    pub fn filtered(&self, keep: impl Fn(&str) -> bool) -> ToolRegistry {
+        ToolRegistry {
+            tools: self
+                .tools
+                .iter()
+                .filter(|t| keep(t.name()))
+                .cloned()
+                .collect(),
+            loaded: LoadedTools::default(),
+        }
     }
 
-    /// Names in registry order.
-    pub fn names(&self) -> Vec<&str> {
-        self.tools.iter().map(|t| t.name()).collect()
+    /// The set of tools loaded skills brought; shared by clones of this registry.
+    pub fn loaded(&self) -> &LoadedTools {
+        &self.loaded
     }
 
-    /// The specs sent to the model, in registry order.
-    pub fn specs(&self) -> Vec<ToolSpec> {
+    /// The tool with this name, fixed or loaded.
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
         self.tools
             .iter()
-            .map(|t| ToolSpec {
-                name: t.name().to_string(),
-                description: t.description().to_string(),
-                parameters: t.parameters(),
-            })
+            .find(|t| t.name() == name)
+            .cloned()
+            .or_else(|| self.loaded.get(name))
+    }
+
+    /// Names: fixed tools in order, then loaded ones.
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.tools.iter().map(|t| t.name().to_string()).collect();
+        names.extend(self.loaded.names());
+        names
+    }
+
+    /// The specs sent to the model: fixed tools in order, then loaded ones.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        let mut specs: Vec<ToolSpec> = self.tools.iter().map(|t| spec_of(t.as_ref())).collect();
+        specs.extend(self.loaded.specs());
+        specs
+    }
+
+    /// Loads `tools` on behalf of skill `owner`. Fails, loading nothing, when a name is
+    /// taken by a fixed tool, by another loaded tool, or twice in `tools`.
+    pub fn load_skill_tools(
+        &self,
+        owner: &str,
+        tools: Vec<Arc<dyn Tool>>,
+    ) -> Result<(), ToolNameCollision> {
+        let fixed: Vec<&str> = self.tools.iter().map(|t| t.name()).collect();
+        self.loaded.load(owner, tools, &fixed)
+    }
+}
+
+fn spec_of(tool: &dyn Tool) -> ToolSpec {
+    ToolSpec {
+        name: tool.name().to_string(),
+        description: tool.description().to_string(),
+        parameters: tool.parameters(),
+    }
+}
+
+/// A skill tool whose name is already taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "skill `{owner}` declares tool `{name}`, but {taken_by}; rename it in the skill's tools.json"
+)]
+pub struct ToolNameCollision {
+    /// The skill that tried to load it.
+    pub owner: String,
+    /// The tool name.
+    pub name: String,
+    /// Who has the name ("a built-in tool has that name", "skill `x` already loaded it"...).
+    pub taken_by: String,
+}
+
+struct LoadedTool {
+    owner: String,
+    tool: Arc<dyn Tool>,
+}
+
+/// Tools brought by loaded skills, in load order. Cheap to clone (shared).
+#[derive(Clone, Default)]
+pub struct LoadedTools(Arc<std::sync::Mutex<Vec<LoadedTool>>>);
+
+impl LoadedTools {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<LoadedTool>> {
+        // A panic while holding this lock cannot leave the Vec half-updated (every
+        // update is a single push/retain), so a poisoned lock is safe to use.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn load(
+        &self,
+        owner: &str,
+        tools: Vec<Arc<dyn Tool>>,
+        fixed: &[&str],
+    ) -> Result<(), ToolNameCollision> {
+        let mut loaded = self.lock();
+        for (i, tool) in tools.iter().enumerate() {
+            let name = tool.name();
+            let collision = |taken_by: String| ToolNameCollision {
+                owner: owner.to_string(),
+                name: name.to_string(),
+                taken_by,
+            };
+            if fixed.contains(&name) {
+                return Err(collision("a built-in tool has that name".into()));
+            }
+            if let Some(other) = loaded
+                .iter()
+                .find(|l| l.tool.name() == name && l.owner != owner)
+            {
+                return Err(collision(format!(
+                    "skill `{}` already loaded a tool with that name",
+                    other.owner
+                )));
+            }
+            if tools[..i].iter().any(|t| t.name() == name) {
+                return Err(collision("it is declared twice".into()));
+            }
+        }
+        loaded.retain(|l| l.owner != owner);
+        loaded.extend(tools.into_iter().map(|tool| LoadedTool {
+            owner: owner.to_string(),
+            tool,
+        }));
+        Ok(())
+    }
+
+    /// Removes the tools of skill `owner`; returns their names.
+    pub fn unload(&self, owner: &str) -> Vec<String> {
+        let mut loaded = self.lock();
+        let names = loaded
+            .iter()
+            .filter(|l| l.owner == owner)
+            .map(|l| l.tool.name().to_string())
+            .collect();
+        loaded.retain(|l| l.owner != owner);
+        names
+    }
+
+    /// Skills that have tools loaded, in load order, without repeats.
+    pub fn owners(&self) -> Vec<String> {
+        let mut owners: Vec<String> = Vec::new();
+        for l in self.lock().iter() {
+            if !owners.contains(&l.owner) {
+                owners.push(l.owner.clone());
+            }
+        }
+        owners
+    }
+
+    fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.lock()
+            .iter()
+            .find(|l| l.tool.name() == name)
+            .map(|l| l.tool.clone())
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.lock()
+            .iter()
+            .map(|l| l.tool.name().to_string())
+            .collect()
+    }
+
+    fn specs(&self) -> Vec<ToolSpec> {
+        self.lock()
+            .iter()
+            .map(|l| spec_of(l.tool.as_ref()))
             .collect()
     }
 }
@@ -377,5 +542,94 @@ mod builtin_tests {
         }
         eprintln!("all tool schemas: {total} bytes");
         assert!(total <= 6 * 1024, "{total}");
+    }
+}
+
+#[cfg(test)]
+mod loaded_tests {
+    use super::*;
+
+    struct Named(&'static str);
+    impl Tool for Named {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn description(&self) -> &str {
+            "test tool"
+        }
+        fn parameters(&self) -> serde_json::Value {
+            serde_json::json!({"type": "object", "properties": {}})
+        }
+        fn access(&self, _: &serde_json::Value, _: &ToolContext) -> Access {
+            Access::ReadOnly
+        }
+        fn summary(&self, _: &serde_json::Value) -> String {
+            String::new()
+        }
+        fn run<'a>(&'a self, _: serde_json::Value, _: &'a ToolContext) -> ToolFuture<'a> {
+            Box::pin(async { Ok(ToolOutput::ok(self.0)) })
+        }
+    }
+
+    #[test]
+    fn skill_tools_join_after_the_fixed_ones_and_leave_on_unload() {
+        let registry = ToolRegistry::with_builtins();
+        let shared = registry.clone();
+        registry
+            .load_skill_tools(
+                "pdf",
+                vec![Arc::new(Named("pdf_fill")), Arc::new(Named("pdf_merge"))],
+            )
+            .unwrap();
+        let names = shared.names();
+        assert_eq!(&names[names.len() - 2..], ["pdf_fill", "pdf_merge"]);
+        assert_eq!(shared.specs().len(), 9);
+        assert!(shared.get("pdf_fill").is_some());
+        assert_eq!(registry.loaded().owners(), ["pdf"]);
+        assert_eq!(registry.loaded().unload("pdf"), ["pdf_fill", "pdf_merge"]);
+        assert!(shared.get("pdf_fill").is_none());
+        assert_eq!(shared.specs().len(), 7);
+    }
+
+    #[test]
+    fn collisions_are_refused_whole_and_name_the_culprit() {
+        let registry = ToolRegistry::with_builtins();
+        let e = registry
+            .load_skill_tools("x", vec![Arc::new(Named("ok")), Arc::new(Named("bash"))])
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("`bash`") && e.to_string().contains("built-in"),
+            "{e}"
+        );
+        assert!(
+            registry.get("ok").is_none(),
+            "nothing loads when one name collides"
+        );
+        registry
+            .load_skill_tools("a", vec![Arc::new(Named("fill"))])
+            .unwrap();
+        let e = registry
+            .load_skill_tools("b", vec![Arc::new(Named("fill"))])
+            .unwrap_err();
+        assert!(e.to_string().contains("skill `a`"), "{e}");
+        let e = registry
+            .load_skill_tools("c", vec![Arc::new(Named("d")), Arc::new(Named("d"))])
+            .unwrap_err();
+        assert!(e.to_string().contains("twice"), "{e}");
+        // Reloading the same skill replaces its tools.
+        registry
+            .load_skill_tools("a", vec![Arc::new(Named("fill"))])
+            .unwrap();
+        assert_eq!(registry.names().iter().filter(|n| *n == "fill").count(), 1);
+    }
+
+    #[test]
+    fn filtered_keeps_only_allowed_fixed_tools() {
+        let registry = ToolRegistry::with_builtins();
+        registry
+            .load_skill_tools("a", vec![Arc::new(Named("fill"))])
+            .unwrap();
+        let sub = registry.filtered(|n| n == "read_file" || n == "grep");
+        assert_eq!(sub.names(), ["read_file", "grep"]);
     }
 }
