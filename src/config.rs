@@ -108,6 +108,16 @@ pub struct FileConfig {
     pub skills_index_budget: Option<usize>,
     /// Default `bash` timeout in seconds.
     pub bash_timeout_secs: Option<u64>,
+    /// A skills root given as a URL of an archive (.zip, .tar.gz, .tgz, .tar) or a path;
+    /// `SKILLS_ROOT` overrides it.
+    pub skills_root: Option<String>,
+    /// Where remote skill archives are cached (default `$HARNESS9_HOME/cache/skills`);
+    /// `SKILLS_CACHE_DIR` overrides it.
+    pub skills_cache_dir: Option<PathBuf>,
+    /// Command names `skill_run` may run (when set, only a plain command is accepted).
+    pub skill_run_allowed_commands: Option<Vec<String>>,
+    /// Command names `skill_run` must not run (when set, only a plain command is accepted).
+    pub skill_run_denied_commands: Option<Vec<String>>,
 }
 
 impl FileConfig {
@@ -116,10 +126,17 @@ impl FileConfig {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileConfig::default()),
-            Err(source) => return Err(ConfigError::Read { path: path.to_path_buf(), source }),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
         };
-        toml::from_str(&text)
-            .map_err(|e| ConfigError::Parse { path: path.to_path_buf(), message: e.to_string() })
+        toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
     }
 }
 
@@ -184,6 +201,38 @@ pub struct Config {
     pub skills_index_budget: Option<usize>,
     /// Tool limits.
     pub tool_limits: ToolLimits,
+    /// A remote skills root (an http(s) URL of an archive), if any.
+    pub remote_skills_root: Option<String>,
+    /// The cache for remote skill archives.
+    pub skills_cache_dir: PathBuf,
+    /// `skill_run` allow and deny lists.
+    pub skill_run_commands: CommandLists,
+}
+
+/// Allow and deny lists of command names for `skill_run`. When either is set, only a
+/// single plain command (no shell syntax) is accepted and checked against them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommandLists {
+    /// Only these command names may run (`None`: no allow list).
+    pub allowed: Option<Vec<String>>,
+    /// These command names may not run (`None`: no deny list).
+    pub denied: Option<Vec<String>>,
+}
+
+impl CommandLists {
+    /// True when neither list is set (any shell command line is accepted).
+    pub fn is_unrestricted(&self) -> bool {
+        self.allowed.is_none() && self.denied.is_none()
+    }
+}
+
+/// A comma- or whitespace-separated list of command names from an environment variable.
+fn command_list(value: &str) -> Vec<String> {
+    value
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 impl Config {
@@ -197,23 +246,32 @@ impl Config {
         let user_home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
         let home = match env("HARNESS9_HOME").filter(|h| !h.is_empty()) {
             Some(h) => PathBuf::from(h),
-            None => user_home.clone().unwrap_or_else(|| PathBuf::from(".")).join(".harness9"),
+            None => user_home
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("."))
+                .join(".harness9"),
         };
         let config_path = home.join("config.toml");
         let file = FileConfig::load(&config_path)?;
 
         let workdir_raw = match &overrides.workdir {
             Some(dir) => dir.clone(),
-            None => std::env::current_dir()
-                .map_err(|_| ConfigError::Workdir { path: PathBuf::from(".") })?,
+            None => std::env::current_dir().map_err(|_| ConfigError::Workdir {
+                path: PathBuf::from("."),
+            })?,
         };
         let workdir = workdir_raw
             .canonicalize()
             .ok()
             .filter(|p| p.is_dir())
-            .ok_or(ConfigError::Workdir { path: workdir_raw.clone() })?;
+            .ok_or(ConfigError::Workdir {
+                path: workdir_raw.clone(),
+            })?;
 
-        let api_key_env = file.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
+        let api_key_env = file
+            .api_key_env
+            .clone()
+            .unwrap_or_else(|| "OPENAI_API_KEY".into());
         let api_key = env(&api_key_env).filter(|k| !k.trim().is_empty());
         let configured_url = overrides
             .base_url
@@ -249,7 +307,9 @@ impl Config {
         let model = model.unwrap_or_else(|| DEFAULT_MODEL.to_string());
 
         let mut provider = ProviderConfig::new(
-            file.provider_name.clone().unwrap_or_else(|| provider_name_for(&base_url)),
+            file.provider_name
+                .clone()
+                .unwrap_or_else(|| provider_name_for(&base_url)),
             base_url.trim_end_matches('/'),
         );
         provider.api_key = api_key;
@@ -280,7 +340,10 @@ impl Config {
             provider.idle_timeout = Duration::from_millis(secs.max(1));
         }
 
-        let max_turns = overrides.max_turns.or(file.max_turns).unwrap_or(DEFAULT_MAX_TURNS);
+        let max_turns = overrides
+            .max_turns
+            .or(file.max_turns)
+            .unwrap_or(DEFAULT_MAX_TURNS);
         if max_turns == 0 {
             return Err(ConfigError::Invalid {
                 what: "max turns".into(),
@@ -288,13 +351,51 @@ impl Config {
             });
         }
         let mut skills_dirs = overrides.skills_dirs.clone();
-        skills_dirs.extend(file.skills_dirs.iter().map(|d| expand_home(d, user_home.as_deref())));
+        skills_dirs.extend(
+            file.skills_dirs
+                .iter()
+                .map(|d| expand_home(d, user_home.as_deref())),
+        );
         let mut tool_limits = ToolLimits::default();
         if let Some(secs) = file.bash_timeout_secs {
-            tool_limits.default_bash_timeout_secs = secs.clamp(1, tool_limits.max_bash_timeout_secs);
+            tool_limits.default_bash_timeout_secs =
+                secs.clamp(1, tool_limits.max_bash_timeout_secs);
         }
 
+        // SKILLS_ROOT / skills_root: a URL is a remote root; a path is one more local root.
+        let mut remote_skills_root = None;
+        if let Some(root) = env("SKILLS_ROOT")
+            .filter(|r| !r.is_empty())
+            .or(file.skills_root.clone())
+        {
+            if root.starts_with("http://") || root.starts_with("https://") {
+                remote_skills_root = Some(root);
+            } else {
+                skills_dirs.push(expand_home(Path::new(&root), user_home.as_deref()));
+            }
+        }
+        let skills_cache_dir = env("SKILLS_CACHE_DIR")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                file.skills_cache_dir
+                    .as_deref()
+                    .map(|d| expand_home(d, user_home.as_deref()))
+            })
+            .unwrap_or_else(|| home.join("cache").join("skills"));
+        let skill_run_commands = CommandLists {
+            allowed: env("HARNESS9_SKILL_RUN_ALLOWED_COMMANDS")
+                .map(|v| command_list(&v))
+                .or(file.skill_run_allowed_commands.clone()),
+            denied: env("HARNESS9_SKILL_RUN_DENIED_COMMANDS")
+                .map(|v| command_list(&v))
+                .or(file.skill_run_denied_commands.clone()),
+        };
+
         Ok(Config {
+            remote_skills_root,
+            skills_cache_dir,
+            skill_run_commands,
             context_window: file.context_window.or_else(|| known_context_window(&model)),
             model,
             provider,
@@ -319,7 +420,9 @@ fn validate_url(url: &str) -> Result<(), ConfigError> {
     } else {
         Err(ConfigError::Invalid {
             what: "base URL".into(),
-            message: format!("{url:?} must start with http:// or https:// (e.g. https://api.openai.com/v1)"),
+            message: format!(
+                "{url:?} must start with http:// or https:// (e.g. https://api.openai.com/v1)"
+            ),
         })
     }
 }
@@ -351,7 +454,11 @@ pub fn provider_name_for(base_url: &str) -> String {
 
 /// Context windows of well-known model families, in tokens.
 pub fn known_context_window(model: &str) -> Option<u64> {
-    let m = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+    let m = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
     let table: &[(&str, u64)] = &[
         ("gpt-4.1", 1_047_576),
         ("gpt-4o", 128_000),
@@ -364,7 +471,10 @@ pub fn known_context_window(model: &str) -> Option<u64> {
         ("llama3", 131_072),
         ("gemini", 1_048_576),
     ];
-    table.iter().find(|(prefix, _)| m.starts_with(prefix)).map(|(_, n)| *n)
+    table
+        .iter()
+        .find(|(prefix, _)| m.starts_with(prefix))
+        .map(|(_, n)| *n)
 }
 
 /// A local Ollama found by [`probe_ollama`].
@@ -393,10 +503,19 @@ pub fn probe_ollama(timeout: Duration) -> Option<OllamaFound> {
     if !head.starts_with("HTTP/1.") || !head.contains(" 200") {
         return None;
     }
-    let first_model = serde_json::from_str::<serde_json::Value>(body).ok().and_then(|v| {
-        v.get("data")?.get(0)?.get("id")?.as_str().map(str::to_string)
-    });
-    Some(OllamaFound { base_url: format!("http://{OLLAMA_ADDR}/v1"), first_model })
+    let first_model = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| {
+            v.get("data")?
+                .get(0)?
+                .get("id")?
+                .as_str()
+                .map(str::to_string)
+        });
+    Some(OllamaFound {
+        base_url: format!("http://{OLLAMA_ADDR}/v1"),
+        first_model,
+    })
 }
 
 #[cfg(test)]
@@ -404,8 +523,10 @@ mod tests {
     use super::*;
 
     fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
-        let map: BTreeMap<String, String> =
-            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let map: BTreeMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         move |k: &str| map.get(k).cloned()
     }
 
@@ -417,13 +538,18 @@ mod tests {
 
     #[test]
     fn flags_beat_env_beat_file_beat_defaults() {
-        let home = home_with("model = \"file-model\"\nbase_url = \"http://file/v1\"\nmax_turns = 7\n");
+        let home =
+            home_with("model = \"file-model\"\nbase_url = \"http://file/v1\"\nmax_turns = 7\n");
         let h = home.path().to_str().unwrap();
         let wd = tempfile::tempdir().unwrap();
-        let over = Overrides { workdir: Some(wd.path().into()), ..Default::default() };
+        let over = Overrides {
+            workdir: Some(wd.path().into()),
+            ..Default::default()
+        };
 
         let env = env_of(&[("HARNESS9_HOME", h)]);
-        let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+        let c =
+            Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
         assert_eq!(c.model, "file-model");
         assert_eq!(c.provider.base_url, "http://file/v1");
         assert_eq!(c.max_turns, 7);
@@ -433,7 +559,8 @@ mod tests {
             ("HARNESS9_MODEL", "env-model"),
             ("OPENAI_BASE_URL", "http://env/v1/"),
         ]);
-        let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+        let c =
+            Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
         assert_eq!(c.model, "env-model");
         assert_eq!(c.provider.base_url, "http://env/v1");
 
@@ -443,8 +570,12 @@ mod tests {
             max_turns: Some(3),
             ..over
         };
-        let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
-        assert_eq!((c.model.as_str(), c.provider.base_url.as_str()), ("flag-model", "http://flag/v1"));
+        let c =
+            Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+        assert_eq!(
+            (c.model.as_str(), c.provider.base_url.as_str()),
+            ("flag-model", "http://flag/v1")
+        );
         assert_eq!(c.max_turns, 3);
     }
 
@@ -453,16 +584,25 @@ mod tests {
         let home = home_with("");
         let h = home.path().to_str().unwrap();
         let wd = tempfile::tempdir().unwrap();
-        let over = Overrides { workdir: Some(wd.path().into()), ..Default::default() };
+        let over = Overrides {
+            workdir: Some(wd.path().into()),
+            ..Default::default()
+        };
         let env = env_of(&[("HARNESS9_HOME", h), ("OPENAI_API_KEY", "sk-test")]);
-        let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+        let c =
+            Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
         assert_eq!(c.provider.base_url, DEFAULT_BASE_URL);
         assert_eq!(c.provider.api_key.as_deref(), Some("sk-test"));
         assert_eq!(c.model, DEFAULT_MODEL);
 
         let env = env_of(&[("HARNESS9_HOME", h)]);
-        let err = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap_err().to_string();
-        assert!(err.contains("OPENAI_API_KEY") && err.contains("--base-url"), "{err}");
+        let err = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("OPENAI_API_KEY") && err.contains("--base-url"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -470,17 +610,30 @@ mod tests {
         let home = home_with("modle = \"x\"\n");
         let h = home.path().to_str().unwrap();
         let env = env_of(&[("HARNESS9_HOME", h), ("OPENAI_API_KEY", "k")]);
-        let err = Config::resolve(&Overrides::default(), &env, EndpointNeed::Required, OllamaProbe::Disabled)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("config.toml") && err.contains("modle"), "{err}");
+        let err = Config::resolve(
+            &Overrides::default(),
+            &env,
+            EndpointNeed::Required,
+            OllamaProbe::Disabled,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("config.toml") && err.contains("modle"),
+            "{err}"
+        );
 
         let home = home_with("base_url = \"localhost:8080\"\n");
         let h = home.path().to_str().unwrap();
         let env = env_of(&[("HARNESS9_HOME", h)]);
-        let err = Config::resolve(&Overrides::default(), &env, EndpointNeed::Required, OllamaProbe::Disabled)
-            .unwrap_err()
-            .to_string();
+        let err = Config::resolve(
+            &Overrides::default(),
+            &env,
+            EndpointNeed::Required,
+            OllamaProbe::Disabled,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("http://"), "{err}");
     }
 
@@ -492,24 +645,77 @@ mod tests {
         let h = home.path().to_str().unwrap();
         let env = env_of(&[("HARNESS9_HOME", h), ("MY_KEY", "secret")]);
         let wd = tempfile::tempdir().unwrap();
-        let over = Overrides { workdir: Some(wd.path().into()), ..Default::default() };
-        let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+        let over = Overrides {
+            workdir: Some(wd.path().into()),
+            ..Default::default()
+        };
+        let c =
+            Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
         assert_eq!(c.provider.usage_reporting, UsageReporting::Omit);
         assert_eq!(c.provider.stream_mode, StreamMode::NonStreaming);
         assert_eq!(c.provider.reasoning_echo, ReasoningEcho::AsReasoningContent);
         assert_eq!(c.provider.api_key.as_deref(), Some("secret"));
         assert_eq!(c.provider.api_key_source, "MY_KEY");
-        assert_eq!(c.provider.extra_headers, vec![("X-Title".to_string(), "harness9".to_string())]);
+        assert_eq!(
+            c.provider.extra_headers,
+            vec![("X-Title".to_string(), "harness9".to_string())]
+        );
     }
 
     #[test]
     fn missing_workdir_is_an_error() {
         let env = env_of(&[("OPENAI_API_KEY", "k")]);
-        let over = Overrides { workdir: Some("/definitely/not/here".into()), ..Default::default() };
+        let over = Overrides {
+            workdir: Some("/definitely/not/here".into()),
+            ..Default::default()
+        };
         assert!(matches!(
             Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled),
             Err(ConfigError::Workdir { .. })
         ));
+    }
+
+    #[test]
+    fn skills_root_and_skill_run_lists() {
+        let home = home_with(
+            "skills_root = \"https://example.com/skills.zip\"\nskill_run_denied_commands = [\"rm\"]\n",
+        );
+        let h = home.path().to_str().unwrap();
+        let wd = tempfile::tempdir().unwrap();
+        let over = Overrides {
+            workdir: Some(wd.path().into()),
+            ..Default::default()
+        };
+        let env = env_of(&[("HARNESS9_HOME", h), ("OPENAI_API_KEY", "k")]);
+        let c =
+            Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+        assert_eq!(
+            c.remote_skills_root.as_deref(),
+            Some("https://example.com/skills.zip")
+        );
+        assert_eq!(c.skills_cache_dir, home.path().join("cache/skills"));
+        assert_eq!(c.skill_run_commands.denied, Some(vec!["rm".to_string()]));
+        assert!(c.skill_run_commands.allowed.is_none());
+
+        let env = env_of(&[
+            ("HARNESS9_HOME", h),
+            ("OPENAI_API_KEY", "k"),
+            ("SKILLS_ROOT", "/team/skills"),
+            ("SKILLS_CACHE_DIR", "/tmp/cache"),
+            ("HARNESS9_SKILL_RUN_ALLOWED_COMMANDS", "python3, sh"),
+        ]);
+        let c =
+            Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+        assert_eq!(c.remote_skills_root, None);
+        assert_eq!(
+            c.skills_dirs.last().unwrap(),
+            &PathBuf::from("/team/skills")
+        );
+        assert_eq!(c.skills_cache_dir, PathBuf::from("/tmp/cache"));
+        assert_eq!(
+            c.skill_run_commands.allowed,
+            Some(vec!["python3".to_string(), "sh".to_string()])
+        );
     }
 
     #[test]
