@@ -46,7 +46,8 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// Searches every root in precedence order. Never fails: problems become warnings.
+    /// Searches every root in precedence order. Never fails: problems become warnings
+    /// (also logged with `tracing`; frontends show them to the user).
     pub fn discover(options: &DiscoveryOptions) -> Catalog {
         let roots = options.roots();
         let mut found: Vec<Skill> = Vec::new();

@@ -30,6 +30,48 @@ pub struct SkillIndex {
     pub budget_chars: usize,
 }
 
+impl SkillIndex {
+    /// One line for the user when fitting the budget cost anything, else `None`.
+    pub fn warning(&self) -> Option<String> {
+        if self.shortened.is_empty() && self.dropped.is_empty() {
+            return None;
+        }
+        let mut msg = format!(
+            "skills index is over its budget of {} characters: ",
+            self.budget_chars
+        );
+        if !self.shortened.is_empty() {
+            msg.push_str(&format!(
+                "{} description(s) shortened ({})",
+                self.shortened.len(),
+                preview(&self.shortened)
+            ));
+        }
+        if !self.dropped.is_empty() {
+            if !self.shortened.is_empty() {
+                msg.push_str("; ");
+            }
+            msg.push_str(&format!(
+                "{} skill(s) left out ({})",
+                self.dropped.len(),
+                preview(&self.dropped)
+            ));
+        }
+        msg.push_str(
+            "; raise `skills_index_budget` in config.toml, or remove skills you do not use",
+        );
+        Some(msg)
+    }
+}
+
+fn preview(names: &[String]) -> String {
+    let mut s = names.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+    if names.len() > 5 {
+        s.push_str(", …");
+    }
+    s
+}
+
 /// The index budget: `configured` when set, else 1% of the context window at about four
 /// characters per token, else [`DEFAULT_INDEX_BUDGET`].
 pub fn index_budget(context_window_tokens: Option<u64>, configured: Option<usize>) -> usize {
@@ -201,7 +243,7 @@ mod tests {
         let e = entries(&[("alpha", &long), ("beta", &short)]);
         let budget = INDEX_HEADER.chars().count() + 3 + 5 + 2 + 3 + 4 + 2 + 250;
         let idx = build(&e, budget);
-        let text = idx.text.unwrap();
+        let text = idx.text.clone().unwrap();
         assert!(idx.used_chars <= budget, "{} > {budget}", idx.used_chars);
         assert_eq!(idx.shortened, vec!["alpha", "beta"]);
         let lines: Vec<&str> = text.lines().skip(2).collect();
@@ -209,6 +251,12 @@ mod tests {
         let b = lines[1].trim_start_matches("- beta: ").chars().count();
         assert_eq!((a, b), (200, 50), "descriptions keep their 4:1 ratio");
         assert!(lines[0].ends_with('…'));
+        let w = idx.warning().unwrap();
+        assert!(
+            w.contains("2 description(s) shortened (alpha, beta)"),
+            "{w}"
+        );
+        assert_eq!(build(&e, 8_000).warning(), None);
     }
 
     #[test]

@@ -149,13 +149,13 @@ pub fn check_file(path: &Path) -> Vec<Problem> {
         ),
         Some(_) => {}
     }
-    if let Some(n) = fm.compatibility.as_deref().map(|c| c.chars().count()) {
-        if n > 500 {
-            add(
-                Severity::Error,
-                format!("`compatibility` is {n} characters; the limit is 500"),
-            );
-        }
+    if let Some(n) = fm.compatibility.as_deref().map(|c| c.chars().count())
+        && n > 500
+    {
+        add(
+            Severity::Error,
+            format!("`compatibility` is {n} characters; the limit is 500"),
+        );
     }
     for key in keys.iter().filter(|k| !SPEC_FIELDS.contains(&k.as_str())) {
         add(
@@ -170,10 +170,10 @@ pub fn check_file(path: &Path) -> Vec<Problem> {
 
 fn check_types(map: &serde_json::Map<String, Value>, add: &mut dyn FnMut(Severity, String)) {
     for field in ["name", "description", "license", "compatibility"] {
-        if let Some(v) = map.get(field) {
-            if !v.is_string() {
-                add(Severity::Error, format!("`{field}` must be a string"));
-            }
+        if let Some(v) = map.get(field)
+            && !v.is_string()
+        {
+            add(Severity::Error, format!("`{field}` must be a string"));
         }
     }
     if let Some(v) = map.get("metadata") {
@@ -214,12 +214,12 @@ pub fn name_problems(name: &str, dir_name: Option<&str>) -> Vec<String> {
             "`name` \"{name}\" must not hold consecutive hyphens"
         ));
     }
-    if let Some(dir) = dir_name {
-        if dir != name {
-            out.push(format!(
-                "`name` \"{name}\" differs from its directory \"{dir}\"; rename one to match"
-            ));
-        }
+    if let Some(dir) = dir_name
+        && dir != name
+    {
+        out.push(format!(
+            "`name` \"{name}\" differs from its directory \"{dir}\"; rename one to match"
+        ));
     }
     out
 }
