@@ -263,8 +263,17 @@ fn a_prompt_streams_the_answer() {
     assert!(tui.contents().contains("› say hello"));
     assert_eq!(last_user_message(&server), "say hello");
     tui.exit_with_ctrl_c_twice();
-    // The conversation stays in the terminal after exit.
-    assert!(tui.contents().contains("Hello from the model."));
+    // The conversation stays in the terminal after exit, the live area is gone, and
+    // the usage line follows the conversation.
+    let screen = tui.contents();
+    let row_of = |needle: &str| screen.lines().position(|l| l.contains(needle));
+    let answer = row_of("Second paragraph.").expect("the answer stays");
+    let usage = row_of("tokens:").expect("the usage line");
+    assert!(usage > answer, "usage line below the answer:\n{screen}");
+    assert!(
+        !screen.contains("ready · / for commands"),
+        "live area cleared:\n{screen}"
+    );
 }
 
 #[test]

@@ -18,6 +18,8 @@ mod app;
 #[cfg(test)]
 mod app_tests;
 mod approval;
+#[cfg(test)]
+mod bench_tests;
 mod cells;
 mod composer;
 mod event_loop;

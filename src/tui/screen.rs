@@ -107,15 +107,26 @@ impl Screen {
     /// The terminal was resized: the next frame redraws everything below the live
     /// area's top.
     pub fn resize(&mut self, cols: u16, rows: u16) -> io::Result<()> {
-        self.cols = cols;
-        self.rows = rows;
         if self.placement == Placement::Full {
             self.top = 0;
-        } else {
+        } else if rows < self.rows {
+            // Terminals keep the cursor on screen when they lose rows: they drop the
+            // rows below it first, then scroll the top ones into the scrollback. Follow
+            // the live area by the same amount so nothing above it is overwritten.
+            let lost = self.rows - rows;
+            let cursor_row = match self.cursor {
+                Some(Some(p)) => p.y,
+                _ => self.top.saturating_add(self.height).saturating_sub(1),
+            };
+            let below = self.rows.saturating_sub(1).saturating_sub(cursor_row);
+            let scrolled = lost.saturating_sub(below);
             self.top = self
                 .top
-                .min(rows.saturating_sub(self.height.min(self.max_height())));
+                .saturating_sub(scrolled)
+                .min(rows.saturating_sub(1));
         }
+        self.cols = cols;
+        self.rows = rows;
         queue!(
             self.out,
             MoveTo(0, self.top),
@@ -407,6 +418,25 @@ mod tests {
         assert_eq!(row(&p, 1), "");
         assert_eq!(p.screen().cursor_position(), (1, 0));
         assert!(!p.screen().hide_cursor());
+    }
+
+    #[test]
+    fn losing_rows_follows_the_terminal_instead_of_overwriting_history() {
+        // The terminal drops the empty rows below the cursor first: history stays put.
+        let mut s = Screen::new(Placement::Inline, 20, 10, Position::new(0, 0));
+        s.insert_lines(&text_lines(0..3)).unwrap();
+        let mut p = parser(10, 20);
+        s.draw(2, |_, _| Some(Position::new(2, 0))).unwrap();
+        p.process(&s.take_output());
+        assert_eq!(s.top, 3);
+        s.resize(20, 6).unwrap();
+        assert_eq!(s.top, 3, "the 6 rows below the cursor absorb the loss");
+        // With the live area at the bottom, the terminal scrolls: so does the area.
+        s.insert_lines(&text_lines(3..6)).unwrap();
+        s.draw(2, |_, _| Some(Position::new(2, 1))).unwrap();
+        assert_eq!(s.top, 4);
+        s.resize(20, 4).unwrap();
+        assert_eq!(s.top, 2);
     }
 
     #[test]

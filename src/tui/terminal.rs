@@ -99,8 +99,9 @@ pub fn restore() -> io::Result<()> {
         return Ok(());
     }
     let mut out = io::stdout();
-    // The scrolling region is normally reset right after use; reset it anyway.
-    let _ = out.write_all(b"\x1b[r");
+    // The scrolling region is normally reset right after use; reset it anyway, saving
+    // and restoring the cursor around it (DECSTBM moves the cursor home).
+    let _ = out.write_all(b"\x1b7\x1b[r\x1b8");
     if KEYBOARD.swap(false, Ordering::SeqCst) {
         let _ = execute!(out, PopKeyboardEnhancementFlags);
     }
