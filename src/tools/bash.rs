@@ -31,12 +31,12 @@ use super::{Access, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput, parse_
 use crate::protocol::ApprovalRequestKind;
 
 /// Between SIGTERM and SIGKILL.
-const KILL_GRACE: Duration = Duration::from_secs(1);
+pub(crate) const KILL_GRACE: Duration = Duration::from_secs(1);
 /// How long to keep reading after the main process exited while something else (a
 /// background job) still holds the output pipe open.
-const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
+pub(crate) const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
 /// How long to wait for the main process to be reaped after SIGKILL.
-const REAP_TIMEOUT: Duration = Duration::from_secs(2);
+pub(crate) const REAP_TIMEOUT: Duration = Duration::from_secs(2);
 /// A line longer than this is passed on in pieces.
 const MAX_PENDING_LINE: usize = 16 * 1024;
 /// Live output sent per call at most (frontends show the latest lines; a runaway command
@@ -299,13 +299,13 @@ fn build(
 
 /// The command's process group. Killed when dropped while armed (the call was abandoned
 /// mid-run), so nothing it started outlives an aborted call.
-struct ProcessGroup {
-    pgid: Option<Pid>,
-    armed: bool,
+pub(crate) struct ProcessGroup {
+    pub(crate) pgid: Option<Pid>,
+    pub(crate) armed: bool,
 }
 
 impl ProcessGroup {
-    fn signal(&self, signal: Signal) {
+    pub(crate) fn signal(&self, signal: Signal) {
         if let Some(pgid) = self.pgid {
             // ESRCH (the group is already gone) is fine.
             let _ = killpg(pgid, signal);
@@ -344,7 +344,7 @@ impl ProcessGroup {
         }
     }
 
-    fn disarm(mut self) {
+    pub(crate) fn disarm(mut self) {
         self.armed = false;
     }
 }
@@ -358,7 +358,7 @@ impl Drop for ProcessGroup {
 }
 
 /// The command's output: split into lines for live display, capped for the model.
-struct Output {
+pub(crate) struct Output {
     collected: HeadTail,
     pending: Vec<u8>,
     live: Option<UnboundedSender<String>>,
@@ -366,7 +366,7 @@ struct Output {
 }
 
 impl Output {
-    fn new(max_bytes: usize, live: Option<UnboundedSender<String>>) -> Self {
+    pub(crate) fn new(max_bytes: usize, live: Option<UnboundedSender<String>>) -> Self {
         Output {
             collected: HeadTail::new(max_bytes.saturating_sub(FOOTER_RESERVE)),
             pending: Vec::new(),
@@ -375,7 +375,7 @@ impl Output {
         }
     }
 
-    fn feed(&mut self, bytes: &[u8]) {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) {
         self.pending.extend_from_slice(bytes);
         if let Some(last_newline) = self.pending.iter().rposition(|&b| b == b'\n') {
             // UTF-8 sequences never contain b'\n', so this split is safe.
@@ -404,7 +404,7 @@ impl Output {
         }
     }
 
-    fn finish(mut self) -> String {
+    pub(crate) fn finish(mut self) -> String {
         if !self.pending.is_empty() {
             let rest = std::mem::take(&mut self.pending);
             self.emit(&String::from_utf8_lossy(&rest));

@@ -15,6 +15,7 @@ pub mod grep;
 pub mod list;
 pub mod path;
 pub mod read_file;
+pub mod skill_run;
 pub mod truncate;
 pub mod use_skill;
 pub mod write_file;
