@@ -1,0 +1,269 @@
+//! Checks on a `skill_run` call before anything runs: the working folder stays inside
+//! the skill, extra variables cannot override ours or inject code, a restricted command
+//! is one plain command (split like a shell would, without running one) whose name the
+//! allow and deny lists accept, and `output_files` globs stay relative to `WORK_DIR`.
+//! Pure functions over strings and paths; nothing here spawns or knows the tool trait.
+
+use std::path::{Component, Path, PathBuf};
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use serde_json::Value;
+
+use crate::config::CommandLists;
+
+/// `output_files` patterns per call at most.
+const MAX_PATTERNS: usize = 20;
+/// Variables skill_run sets itself.
+const RESERVED_ENV: [&str; 4] = ["SKILL_DIR", "SKILL_NAME", "WORK_DIR", "OUTPUT_DIR"];
+/// Variables that change which code runs (search paths, preloads, startup hooks).
+const INJECTION_ENV: [&str; 22] = [
+    "PATH",
+    "IFS",
+    "ENV",
+    "BASH_ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "CDPATH",
+    "PS4",
+    "PROMPT_COMMAND",
+    "GCONV_PATH",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PERL5LIB",
+    "PERLLIB",
+    "PERL5OPT",
+    "RUBYLIB",
+    "RUBYOPT",
+    "NODE_PATH",
+    "NODE_OPTIONS",
+    "CLASSPATH",
+    "JAVA_TOOL_OPTIONS",
+];
+/// Prefixes of variables refused for the same reason.
+const INJECTION_PREFIXES: [&str; 3] = ["LD_", "DYLD_", "BASH_FUNC_"];
+
+/// The working directory: `cwd` below the (canonical) skill folder, canonicalised, and
+/// still inside it (so neither `..` nor a symlink can lead out).
+pub(super) fn resolve_cwd(skill_dir: &Path, cwd: Option<&str>) -> Result<PathBuf, String> {
+    let Some(cwd) = cwd.map(str::trim).filter(|c| !c.is_empty() && *c != ".") else {
+        return Ok(skill_dir.to_path_buf());
+    };
+    let relative = Path::new(cwd);
+    if relative.is_absolute() {
+        return Err(format!(
+            "cwd {cwd:?} must be relative to the skill's folder, not absolute"
+        ));
+    }
+    let joined = skill_dir.join(relative);
+    let resolved = std::fs::canonicalize(&joined)
+        .map_err(|e| format!("cwd {cwd:?} does not exist in the skill's folder: {e}"))?;
+    if !resolved.starts_with(skill_dir) {
+        return Err(format!(
+            "cwd {cwd:?} leads outside the skill's folder ({}); use a folder inside it",
+            skill_dir.display()
+        ));
+    }
+    if !resolved.is_dir() {
+        return Err(format!("cwd {cwd:?} is not a folder"));
+    }
+    Ok(resolved)
+}
+
+/// Extra variables: string values, valid names, none that skill_run sets itself or that
+/// would change which code runs.
+pub(super) fn check_env(
+    env: serde_json::Map<String, Value>,
+) -> Result<Vec<(String, String)>, String> {
+    let mut checked = Vec::with_capacity(env.len());
+    for (name, value) in env {
+        let valid = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(format!(
+                "env: {name:?} is not a valid variable name (letters, digits, _)"
+            ));
+        }
+        if RESERVED_ENV.contains(&name.as_str()) {
+            return Err(format!(
+                "env: {name} is set by skill_run itself and cannot be overridden"
+            ));
+        }
+        if INJECTION_ENV.contains(&name.as_str())
+            || INJECTION_PREFIXES.iter().any(|p| name.starts_with(p))
+        {
+            return Err(format!(
+                "env: {name} is refused: it changes which programs or libraries run"
+            ));
+        }
+        let Value::String(value) = value else {
+            return Err(format!("env: the value of {name} must be a string"));
+        };
+        if value.contains('\0') {
+            return Err(format!("env: the value of {name} contains a NUL byte"));
+        }
+        checked.push((name, value));
+    }
+    Ok(checked)
+}
+
+/// Splits one plain command into words with shell-like quoting ('...', "...", \x), and
+/// refuses anything a shell would treat as syntax: separators, pipes, redirections,
+/// substitutions, globs, variable assignments, comments, newlines.
+pub(super) fn split_plain(command: &str) -> Result<Vec<String>, String> {
+    let syntax = |what: &str| Err(format!("`{what}` is shell syntax"));
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = command.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            '\n' | '\r' => return Err("a newline is shell syntax (one command only)".into()),
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => word.push(c),
+                        None => return Err("unterminated ' quote".into()),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(c @ ('"' | '\\' | '$' | '`')) => word.push(c),
+                            Some(c) => {
+                                word.push('\\');
+                                word.push(c);
+                            }
+                            None => return Err("unterminated \" quote".into()),
+                        },
+                        Some('$') => return syntax("$"),
+                        Some('`') => return syntax("`"),
+                        Some(c) => word.push(c),
+                        None => return Err("unterminated \" quote".into()),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some('\n' | '\r') | None => return syntax("\\"),
+                Some(c) => {
+                    in_word = true;
+                    word.push(c);
+                }
+            },
+            ';' | '&' | '|' | '<' | '>' | '(' | ')' | '`' | '$' | '*' | '?' | '[' | '{' | '}' => {
+                let mut what = c.to_string();
+                if let Some(&next) = chars.peek()
+                    && matches!((c, next), ('&', '&') | ('|', '|') | ('$', '(') | ('>', '>'))
+                {
+                    what.push(next);
+                }
+                return syntax(&what);
+            }
+            '~' | '#' if !in_word => return syntax(&c.to_string()),
+            '=' if words.is_empty() => {
+                return Err(
+                    "a variable assignment before the command is shell syntax (pass variables \
+                     in env)"
+                        .into(),
+                );
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    if words.first().is_none_or(String::is_empty) {
+        return Err("no command name".into());
+    }
+    Ok(words)
+}
+
+/// The command name as the lists see it: the basename of the first word.
+fn command_name(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+/// Deny wins; with an allow list the name must be on it.
+pub(super) fn check_lists(lists: &CommandLists, words: &[String]) -> Result<(), String> {
+    let name = words.first().map(|w| command_name(w)).unwrap_or("");
+    let listed = |list: &[String]| list.iter().any(|entry| command_name(entry) == name);
+    if lists.denied.as_deref().is_some_and(listed) {
+        return Err(format!("Refused: `{name}` is on skill_run's deny list."));
+    }
+    if let Some(allowed) = &lists.allowed
+        && !listed(allowed)
+    {
+        let allowed = if allowed.is_empty() {
+            "(none)".to_string()
+        } else {
+            allowed.join(", ")
+        };
+        return Err(format!(
+            "Refused: `{name}` is not on skill_run's allow list. Allowed commands: {allowed}."
+        ));
+    }
+    Ok(())
+}
+
+/// The `output_files` patterns as one set, matched against `/`-separated paths relative
+/// to `WORK_DIR` (`*` stays within a folder; `**` crosses folders).
+pub(super) fn output_globs(patterns: &[String]) -> Result<GlobSet, String> {
+    if patterns.len() > MAX_PATTERNS {
+        return Err(format!(
+            "output_files: at most {MAX_PATTERNS} patterns, got {}",
+            patterns.len()
+        ));
+    }
+    let mut set = GlobSetBuilder::new();
+    for pattern in patterns {
+        let path = Path::new(pattern);
+        if pattern.trim().is_empty()
+            || path.is_absolute()
+            || path.components().any(|c| c == Component::ParentDir)
+        {
+            return Err(format!(
+                "output_files: {pattern:?} must be a glob relative to WORK_DIR, without `..` \
+                 (e.g. \"output/*.png\")"
+            ));
+        }
+        let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
+        let glob = GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| format!("output_files: {e}"))?;
+        set.add(glob);
+    }
+    set.build().map_err(|e| format!("output_files: {e}"))
+}
+
+/// `value` quoted for display in a shell-like command line.
+pub(super) fn shell_quote(value: &str) -> String {
+    let plain = !value.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:,=+@%".contains(c));
+    if plain {
+        value.to_string()
+    } else {
+        format!("'{}'", value.replace('\'', r"'\''"))
+    }
+}

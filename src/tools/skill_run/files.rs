@@ -1,0 +1,326 @@
+//! The files side of `skill_run`: the per-call work folder (created private under the
+//! system temp dir, removed on drop), the JSON report the model sees, and the
+//! `output_files` collected into it with MIME types, within limits on count and bytes
+//! and the tool output limit. Knows nothing of processes or of the tool trait.
+
+use std::io;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use globset::GlobSet;
+use serde::Serialize;
+
+/// Output files returned per call at most.
+pub const MAX_FILES: usize = 20;
+/// Bytes of inline file content per call at most (also bounded by the output limit).
+pub const MAX_FILES_BYTES: usize = 256 * 1024;
+/// Entries visited below `WORK_DIR` when matching `output_files`.
+const MAX_WALK_ENTRIES: usize = 10_000;
+/// Room kept for the list of omitted files.
+const OMITTED_RESERVE: usize = 1_500;
+
+/// A fresh, private work folder under the system temp dir, deleted on drop.
+#[derive(Debug)]
+pub(super) struct WorkDir {
+    pub(super) path: PathBuf,
+}
+
+impl WorkDir {
+    pub(super) fn create() -> io::Result<WorkDir> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let base = std::env::temp_dir();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let mut last_error = None;
+        for _ in 0..16 {
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let path = base.join(format!(
+                "harness9-skill-run-{}-{nanos:08x}-{n}",
+                std::process::id()
+            ));
+            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+                Ok(()) => {
+                    // From here on, drop removes it.
+                    let mut work = WorkDir { path };
+                    work.path = std::fs::canonicalize(&work.path)?;
+                    std::fs::DirBuilder::new()
+                        .mode(0o700)
+                        .create(work.output_dir())?;
+                    return Ok(work);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last_error = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last_error.unwrap_or_else(|| io::Error::other("no free work folder name")))
+    }
+
+    pub(super) fn output_dir(&self) -> PathBuf {
+        self.path.join("output")
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// The result the model sees, as compact JSON.
+#[derive(Debug, Serialize)]
+pub(super) struct Report {
+    pub(super) exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) signal: Option<String>,
+    pub(super) timed_out: bool,
+    pub(super) duration_ms: u64,
+    pub(super) stdout: String,
+    pub(super) stderr: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) files: Option<Vec<FileEntry>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) files_omitted: Vec<Omitted>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(super) files_omitted_more: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// One returned file.
+#[derive(Debug, Serialize)]
+pub(super) struct FileEntry {
+    /// Relative to `WORK_DIR`, `/`-separated.
+    path: String,
+    mime: &'static str,
+    size: u64,
+    /// `utf-8` (content is the text) or `base64`.
+    encoding: &'static str,
+    content: String,
+}
+
+/// A matching file that was left out.
+#[derive(Debug, Serialize)]
+pub(super) struct Omitted {
+    path: String,
+    size: u64,
+    reason: String,
+}
+
+impl Report {
+    pub(super) fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+
+    /// Adds the files under `work` matching `globs`, keeping the whole JSON within
+    /// `max_output` bytes.
+    pub(super) fn with_files(mut self, work: &Path, globs: &GlobSet, max_output: usize) -> Report {
+        self.files = Some(Vec::new());
+        let base = self.to_json().len();
+        let mut room = max_output
+            .saturating_sub(base + OMITTED_RESERVE)
+            .min(MAX_FILES_BYTES);
+        let (matches, walk_capped) = matching_files(work, globs);
+        let mut files = Vec::new();
+        let mut omitted = Vec::new();
+        for (path, size) in matches {
+            let leave_out = |reason: String| Omitted {
+                path: path.clone(),
+                size,
+                reason,
+            };
+            if files.len() >= MAX_FILES {
+                omitted.push(leave_out(format!("over the limit of {MAX_FILES} files")));
+                continue;
+            }
+            if usize::try_from(size).map_or(true, |s| s > room) {
+                omitted.push(leave_out(format!(
+                    "too large: {room} bytes of the output budget were left"
+                )));
+                continue;
+            }
+            let entry = match std::fs::read(work.join(&path)) {
+                Ok(bytes) => file_entry(path.clone(), &bytes),
+                Err(e) => {
+                    omitted.push(leave_out(format!("cannot read: {e}")));
+                    continue;
+                }
+            };
+            let cost = serde_json::to_string(&entry).map_or(usize::MAX, |s| s.len() + 1);
+            if cost > room {
+                omitted.push(leave_out(format!(
+                    "too large once encoded ({cost} bytes): {room} bytes of the output \
+                     budget were left"
+                )));
+                continue;
+            }
+            room -= cost;
+            files.push(entry);
+        }
+        if walk_capped {
+            omitted.push(Omitted {
+                path: String::new(),
+                size: 0,
+                reason: format!("WORK_DIR has over {MAX_WALK_ENTRIES} entries; stopped looking"),
+            });
+        }
+        self.files = Some(files);
+        // Keep as many omissions as fit; count the rest.
+        let mut used = 0;
+        for item in omitted {
+            let cost = serde_json::to_string(&item).map_or(usize::MAX, |s| s.len() + 1);
+            if self.files_omitted_more == 0 && used + cost + 40 <= OMITTED_RESERVE {
+                used += cost;
+                self.files_omitted.push(item);
+            } else {
+                self.files_omitted_more += 1;
+            }
+        }
+        self
+    }
+}
+
+/// Regular files below `work` (symlinks are not followed) whose relative path matches,
+/// sorted, with their sizes; true when the walk stopped at its entry limit.
+fn matching_files(work: &Path, globs: &GlobSet) -> (Vec<(String, u64)>, bool) {
+    let mut found = Vec::new();
+    let mut pending = vec![work.to_path_buf()];
+    let mut visited = 0;
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            visited += 1;
+            if visited > MAX_WALK_ENTRIES {
+                found.sort();
+                return (found, true);
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if kind.is_dir() {
+                pending.push(path);
+            } else if kind.is_file() {
+                let Ok(relative) = path.strip_prefix(work) else {
+                    continue;
+                };
+                let relative: Vec<String> = relative
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                let relative = relative.join("/");
+                if globs.is_match(&relative) {
+                    let size = entry.metadata().map_or(0, |m| m.len());
+                    found.push((relative, size));
+                }
+            }
+        }
+    }
+    found.sort();
+    (found, false)
+}
+
+fn file_entry(path: String, bytes: &[u8]) -> FileEntry {
+    let (mime, text_kind) = mime_of(&path);
+    let as_text = match text_kind {
+        Some(true) | None => std::str::from_utf8(bytes)
+            .ok()
+            .filter(|t| text_kind.is_some() || !t.contains('\0')),
+        Some(false) => None,
+    };
+    let mime = match (text_kind, as_text.is_some()) {
+        (None, true) => "text/plain",
+        _ => mime,
+    };
+    let size = bytes.len() as u64;
+    match as_text {
+        Some(text) => FileEntry {
+            path,
+            mime,
+            size,
+            encoding: "utf-8",
+            content: text.to_string(),
+        },
+        None => FileEntry {
+            path,
+            mime,
+            size,
+            encoding: "base64",
+            content: base64(bytes),
+        },
+    }
+}
+
+/// The MIME type for a file name's extension, and whether it is text (`None`: unknown,
+/// decided by looking at the bytes).
+fn mime_of(path: &str) -> (&'static str, Option<bool>) {
+    let extension = path
+        .rsplit('/')
+        .next()
+        .and_then(|name| name.rsplit_once('.'))
+        .map(|(_, ext)| ext.to_ascii_lowercase())
+        .unwrap_or_default();
+    let text = |mime| (mime, Some(true));
+    let binary = |mime| (mime, Some(false));
+    match extension.as_str() {
+        "txt" | "log" | "text" => text("text/plain"),
+        "md" | "markdown" => text("text/markdown"),
+        "csv" => text("text/csv"),
+        "tsv" => text("text/tab-separated-values"),
+        "html" | "htm" => text("text/html"),
+        "css" => text("text/css"),
+        "js" | "mjs" => text("text/javascript"),
+        "json" => text("application/json"),
+        "xml" => text("application/xml"),
+        "yaml" | "yml" => text("application/yaml"),
+        "toml" => text("application/toml"),
+        "svg" => text("image/svg+xml"),
+        "sh" => text("application/x-sh"),
+        "py" => text("text/x-python"),
+        "rs" => text("text/x-rust"),
+        "go" => text("text/x-go"),
+        "c" | "h" => text("text/x-c"),
+        "diff" | "patch" => text("text/x-diff"),
+        "png" => binary("image/png"),
+        "jpg" | "jpeg" => binary("image/jpeg"),
+        "gif" => binary("image/gif"),
+        "webp" => binary("image/webp"),
+        "bmp" => binary("image/bmp"),
+        "ico" => binary("image/vnd.microsoft.icon"),
+        "pdf" => binary("application/pdf"),
+        "zip" => binary("application/zip"),
+        "gz" | "tgz" => binary("application/gzip"),
+        "tar" => binary("application/x-tar"),
+        "wasm" => binary("application/wasm"),
+        "mp3" => binary("audio/mpeg"),
+        "wav" => binary("audio/wav"),
+        "mp4" => binary("video/mp4"),
+        "docx" => binary("application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+        "xlsx" => binary("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+        "bin" => binary("application/octet-stream"),
+        _ => ("application/octet-stream", None),
+    }
+}
+
+/// Standard base64 with padding.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b1 = chunk.get(1).copied().unwrap_or(0);
+        let b2 = chunk.get(2).copied().unwrap_or(0);
+        let n = u32::from(chunk[0]) << 16 | u32::from(b1) << 8 | u32::from(b2);
+        let digit = |shift: u32| char::from(ALPHABET[((n >> shift) & 63) as usize]);
+        out.push(digit(18));
+        out.push(digit(12));
+        out.push(if chunk.len() > 1 { digit(6) } else { '=' });
+        out.push(if chunk.len() > 2 { digit(0) } else { '=' });
+    }
+    out
+}
