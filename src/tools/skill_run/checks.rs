@@ -267,3 +267,120 @@ pub(super) fn shell_quote(value: &str) -> String {
         format!("'{}'", value.replace('\'', r"'\''"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(command: &str) -> Vec<String> {
+        split_plain(command).unwrap()
+    }
+
+    #[test]
+    fn plain_commands_split_like_a_shell() {
+        assert_eq!(
+            words("python3  scripts/run.py\t--x=1"),
+            ["python3", "scripts/run.py", "--x=1"]
+        );
+        assert_eq!(
+            words(r#"echo "a b" 'c "d"' e\ f "" g"#),
+            ["echo", "a b", "c \"d\"", "e f", "", "g"]
+        );
+        assert_eq!(words(r#"echo "q\"x\\y\n""#), ["echo", "q\"x\\y\\n"]);
+        assert_eq!(words("echo a#b c~ 'x|y;z'"), ["echo", "a#b", "c~", "x|y;z"]);
+    }
+
+    #[test]
+    fn shell_syntax_is_refused() {
+        for (command, expected) in [
+            ("a; b", "`;`"),
+            ("a & b", "`&`"),
+            ("a || b", "`||`"),
+            ("a >> f", "`>>`"),
+            ("(a)", "`(`"),
+            ("a {x,y}", "`{`"),
+            ("a ~/x", "`~`"),
+            ("a # note", "`#`"),
+            ("a [ab]", "`[`"),
+            ("a ?", "`?`"),
+            ("a \"`id`\"", "```"),
+            ("a \\\nb", "`\\`"),
+            ("a\rb", "newline"),
+            ("A=1 b", "assignment"),
+            ("'' x", "no command name"),
+            ("\"open", "unterminated"),
+        ] {
+            let problem = split_plain(command).unwrap_err();
+            assert!(problem.contains(expected), "{command:?}: {problem}");
+        }
+    }
+
+    #[test]
+    fn lists_compare_basenames_and_deny_wins() {
+        let lists = CommandLists {
+            allowed: Some(vec!["/usr/bin/python3".into(), "make".into()]),
+            denied: Some(vec!["make".into()]),
+        };
+        let check = |w: &str| check_lists(&lists, &[w.to_string()]);
+        assert!(check("python3").is_ok());
+        assert!(check("/opt/py/bin/python3").is_ok());
+        assert!(check("make").unwrap_err().contains("deny list"));
+        assert!(check("node").unwrap_err().contains("allow list"));
+        let empty = CommandLists {
+            allowed: Some(vec![]),
+            denied: None,
+        };
+        assert!(
+            check_lists(&empty, &["echo".into()])
+                .unwrap_err()
+                .contains("Allowed commands: (none)")
+        );
+    }
+
+    #[test]
+    fn variables_are_checked() {
+        let env = |v: serde_json::Value| check_env(v.as_object().unwrap().clone());
+        assert_eq!(
+            env(serde_json::json!({"MODE": "x", "_n2": ""})).unwrap(),
+            [
+                ("MODE".to_string(), "x".to_string()),
+                ("_n2".to_string(), String::new())
+            ]
+        );
+        for (bad, expected) in [
+            ("OUTPUT_DIR", "set by skill_run"),
+            ("DYLD_INSERT_LIBRARIES", "refused"),
+            ("BASH_FUNC_ls%%", "not a valid"),
+            ("PYTHONPATH", "refused"),
+            ("1X", "not a valid"),
+            ("A-B", "not a valid"),
+        ] {
+            let problem = env(serde_json::json!({ bad: "v" })).unwrap_err();
+            assert!(problem.contains(expected), "{bad}: {problem}");
+        }
+        assert!(
+            env(serde_json::json!({"A": "a\u{0}b"}))
+                .unwrap_err()
+                .contains("NUL")
+        );
+    }
+
+    #[test]
+    fn globs_are_relative_and_star_stays_in_its_folder() {
+        let set = output_globs(&["output/*".into(), "./report.md".into()]).unwrap();
+        assert!(set.is_match("output/a.png"));
+        assert!(!set.is_match("output/deep/a.png"));
+        assert!(set.is_match("report.md"));
+        assert!(output_globs(&["/etc/*".into()]).is_err());
+        assert!(output_globs(&["a/../../x".into()]).is_err());
+        assert!(output_globs(&["a[".into()]).is_err());
+        assert!(output_globs(&vec!["x".to_string(); MAX_PATTERNS + 1]).is_err());
+    }
+
+    #[test]
+    fn quoting_for_display() {
+        assert_eq!(shell_quote("plain-1.txt"), "plain-1.txt");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+}

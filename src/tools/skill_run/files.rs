@@ -324,3 +324,78 @@ fn base64(bytes: &[u8]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_standard_vectors() {
+        for (raw, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(raw.as_bytes()), encoded);
+        }
+        assert_eq!(base64(&[0xff, 0xfe, 0x00]), "//4A");
+    }
+
+    #[test]
+    fn files_are_text_or_base64_by_extension_then_content() {
+        let e = file_entry("a.md".into(), b"# hi");
+        assert_eq!(
+            (e.mime, e.encoding, e.content.as_str()),
+            ("text/markdown", "utf-8", "# hi")
+        );
+        let e = file_entry("x/IMG.PNG".into(), b"abc");
+        assert_eq!(
+            (e.mime, e.encoding, e.content.as_str()),
+            ("image/png", "base64", "YWJj")
+        );
+        let e = file_entry("bad.txt".into(), &[0xff, 0x00]);
+        assert_eq!((e.mime, e.encoding), ("text/plain", "base64"));
+        let e = file_entry("noext".into(), b"hello");
+        assert_eq!((e.mime, e.encoding), ("text/plain", "utf-8"));
+        let e = file_entry("blob.dat".into(), b"a\0b");
+        assert_eq!((e.mime, e.encoding), ("application/octet-stream", "base64"));
+        assert_eq!(e.size, 3);
+    }
+
+    #[test]
+    fn work_folders_are_fresh_private_and_removed_on_drop() {
+        use std::os::unix::fs::PermissionsExt;
+        let a = WorkDir::create().unwrap();
+        let b = WorkDir::create().unwrap();
+        assert_ne!(a.path, b.path);
+        assert!(a.output_dir().is_dir());
+        let mode = std::fs::metadata(&a.path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        std::fs::write(a.output_dir().join("x"), "x").unwrap();
+        let path = a.path.clone();
+        drop(a);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn symlinks_are_not_followed_when_collecting() {
+        let work = WorkDir::create().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "s").unwrap();
+        std::os::unix::fs::symlink(outside.path(), work.output_dir().join("link")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret.txt"),
+            work.output_dir().join("s.txt"),
+        )
+        .unwrap();
+        std::fs::write(work.output_dir().join("real.txt"), "r").unwrap();
+        let globs = super::super::checks::output_globs(&["output/**".into()]).unwrap();
+        let (found, capped) = matching_files(&work.path, &globs);
+        assert_eq!(found, [("output/real.txt".to_string(), 1)]);
+        assert!(!capped);
+    }
+}
