@@ -1064,6 +1064,7 @@ mod tests {
                 }
             })
             .to_string();
+            eprintln!("skill_run schema: {} bytes", wire.len());
             assert!(wire.len() <= 1024, "{} bytes", wire.len());
         }
     }
