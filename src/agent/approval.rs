@@ -67,12 +67,18 @@ impl ApprovalPolicy {
             (_, ApprovalRequestKind::Command { command, .. }) => {
                 command_prefix(command).is_some_and(|p| self.command_prefixes.contains(&p))
             }
-            (ApprovalMode::AutoEdit, ApprovalRequestKind::Edit { outside_project, .. }) => {
-                !outside_project
-            }
-            (_, ApprovalRequestKind::Edit { outside_project, .. }) => {
-                self.edits_in_project && !outside_project
-            }
+            (
+                ApprovalMode::AutoEdit,
+                ApprovalRequestKind::Edit {
+                    outside_project, ..
+                },
+            ) => !outside_project,
+            (
+                _,
+                ApprovalRequestKind::Edit {
+                    outside_project, ..
+                },
+            ) => self.edits_in_project && !outside_project,
             (_, ApprovalRequestKind::ReadOutside { .. }) => self.reads_outside,
         }
     }
@@ -84,10 +90,10 @@ impl ApprovalPolicy {
         }
         match request {
             ApprovalRequestKind::Command { command, .. } => {
-                if let Some(prefix) = command_prefix(command) {
-                    if !self.command_prefixes.contains(&prefix) {
-                        self.command_prefixes.push(prefix);
-                    }
+                if let Some(prefix) = command_prefix(command)
+                    && !self.command_prefixes.contains(&prefix)
+                {
+                    self.command_prefixes.push(prefix);
                 }
             }
             ApprovalRequestKind::Edit { .. } => self.edits_in_project = true,
@@ -101,9 +107,14 @@ impl ApprovalPolicy {
             ApprovalRequestKind::Command { command, .. } => {
                 (format!("running `{command}`"), "--approval-mode full-auto")
             }
-            ApprovalRequestKind::Edit { path, outside_project: false, .. } => {
-                (format!("editing {}", path.display()), "--approval-mode auto-edit")
-            }
+            ApprovalRequestKind::Edit {
+                path,
+                outside_project: false,
+                ..
+            } => (
+                format!("editing {}", path.display()),
+                "--approval-mode auto-edit",
+            ),
             ApprovalRequestKind::Edit { path, .. } => (
                 format!("editing {} (outside the project)", path.display()),
                 "--approval-mode full-auto",
@@ -131,7 +142,7 @@ impl ApprovalPolicy {
 pub fn command_prefix(command: &str) -> Option<String> {
     command
         .split_whitespace()
-        .find(|w| !(w.contains('=') && !w.starts_with('=')))
+        .find(|w| !w.contains('=') || w.starts_with('='))
         .map(str::to_string)
 }
 
@@ -141,7 +152,10 @@ mod tests {
     use std::path::PathBuf;
 
     fn cmd(c: &str) -> Access {
-        Access::NeedsApproval(ApprovalRequestKind::Command { command: c.into(), cwd: PathBuf::from("/p") })
+        Access::NeedsApproval(ApprovalRequestKind::Command {
+            command: c.into(),
+            cwd: PathBuf::from("/p"),
+        })
     }
     fn edit(outside: bool) -> Access {
         Access::NeedsApproval(ApprovalRequestKind::Edit {
@@ -171,20 +185,29 @@ mod tests {
     #[test]
     fn nobody_to_ask_means_deny_at_once() {
         let p = ApprovalPolicy::new(ApprovalMode::Suggest, Approver::Nobody);
-        let Verdict::DenyUnattended(req) = p.verdict(cmd("cargo test")) else { panic!() };
+        let Verdict::DenyUnattended(req) = p.verdict(cmd("cargo test")) else {
+            panic!()
+        };
         let msg = p.unattended_denial(&req);
-        assert!(msg.contains("cargo test") && msg.contains("full-auto"), "{msg}");
+        assert!(
+            msg.contains("cargo test") && msg.contains("full-auto"),
+            "{msg}"
+        );
     }
 
     #[test]
     fn always_covers_the_command_prefix_and_edits() {
         let mut p = ApprovalPolicy::new(ApprovalMode::Suggest, Approver::Frontend);
-        let Verdict::Ask(req) = p.verdict(cmd("RUST_LOG=1 cargo test -q")) else { panic!() };
+        let Verdict::Ask(req) = p.verdict(cmd("RUST_LOG=1 cargo test -q")) else {
+            panic!()
+        };
         p.record(&req, &ApprovalDecision::ApproveForSession);
         assert_eq!(p.verdict(cmd("cargo build")), Verdict::Run);
         assert!(matches!(p.verdict(cmd("git push")), Verdict::Ask(_)));
 
-        let Verdict::Ask(req) = p.verdict(edit(false)) else { panic!() };
+        let Verdict::Ask(req) = p.verdict(edit(false)) else {
+            panic!()
+        };
         p.record(&req, &ApprovalDecision::Approve);
         assert!(matches!(p.verdict(edit(false)), Verdict::Ask(_)));
         p.record(&req, &ApprovalDecision::ApproveForSession);
