@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::llm::{Client, LlmError};
 use crate::skills::{Catalog, DiscoveryOptions};
 use crate::tools::ToolRegistry;
+use crate::tools::skill_run::SkillRun;
 use crate::tools::use_skill::UseSkill;
 
 /// Where to look for skills, from the config.
@@ -71,6 +72,9 @@ pub fn prepare(config: &Config, approver: Approver) -> Result<Prepared, LlmError
     } else {
         0
     };
+    if !catalog.is_empty() {
+        tools.register(Arc::new(SkillRun::new(catalog.clone(), config.skill_run_commands.clone())));
+    }
     let client = Client::new(config.provider.clone())?;
     let setup = AgentSetup {
         client: Arc::new(client),
