@@ -58,6 +58,15 @@ fn answer_queries(bytes: &[u8], parser: &vt100::Parser, writer: &Writer) {
 
 impl Tui {
     fn spawn(server: &MockServer, extra: &[&str], prepare: impl FnOnce(&Path, &Path)) -> Tui {
+        Tui::spawn_env(server, extra, &[], prepare)
+    }
+
+    fn spawn_env(
+        server: &MockServer,
+        extra: &[&str],
+        env: &[(&str, String)],
+        prepare: impl FnOnce(&Path, &Path),
+    ) -> Tui {
         use portable_pty::{CommandBuilder, PtySize, native_pty_system};
         let home = tempfile::tempdir().unwrap();
         let work = tempfile::tempdir().unwrap();
@@ -82,6 +91,9 @@ impl Tui {
         cmd.env_remove("OPENAI_BASE_URL");
         cmd.env_remove("HARNESS9_MODEL");
         cmd.env_remove("TMUX");
+        for (name, value) in env {
+            cmd.env(name, value);
+        }
         let child = pair.slave.spawn_command(cmd).unwrap();
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().unwrap();
@@ -187,6 +199,11 @@ impl Tui {
         assert!(status.success(), "exit status {status:?}");
         // Let the reader take the last bytes the process wrote.
         self.wait_for("the usage line", |s| s.contents().contains("tokens:"));
+        self.assert_restored();
+    }
+
+    /// Main screen, cursor visible, bracketed paste off, canonical mode and echo on.
+    fn assert_restored(&self) {
         let parser = self.screen.lock().unwrap();
         let screen = parser.screen();
         assert!(!screen.alternate_screen(), "left the alternate screen");
@@ -375,4 +392,55 @@ fn alt_screen_mode_is_left_on_exit() {
     tui.wait_ready();
     assert!(tui.screen.lock().unwrap().screen().alternate_screen());
     tui.exit_with_ctrl_c_twice();
+}
+
+#[test]
+fn a_paste_stays_one_input_and_ctrl_g_edits_the_draft_in_the_editor() {
+    let server = MockServer::start(vec![sse(vec![text("Got it."), finish("stop")])]);
+    let bin = tempfile::tempdir().unwrap();
+    let editor = bin.path().join("fake-editor");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nprintf 'written in the editor' > \"$1\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let env = [
+        ("VISUAL", editor.display().to_string()),
+        ("EDITOR", editor.display().to_string()),
+    ];
+    let mut tui = Tui::spawn_env(&server, &[], &env, |_, _| {});
+    tui.wait_ready();
+    // A bracketed paste of several lines is one draft, not three prompts.
+    tui.send("\x1b[200~first line\nsecond line\nthird line\x1b[201~");
+    tui.wait_for_text("third line");
+    assert!(server.chat_requests().is_empty(), "a paste sends nothing");
+    // Ctrl+G replaces the draft with what the editor wrote.
+    tui.send("\x07");
+    tui.wait_for_text("› written in the editor");
+    assert!(!tui.contents().contains("second line"));
+    tui.send("\r");
+    tui.wait_for_text("Got it.");
+    assert_eq!(last_user_message(&server), "written in the editor");
+    tui.exit_with_ctrl_c_twice();
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    let server = MockServer::start(vec![]);
+    let mut tui = Tui::spawn(&server, &["--alt-screen"], |_, _| {});
+    tui.wait_ready();
+    let pid = tui.child.process_id().expect("a pid");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = tui.wait_exit();
+    assert!(
+        !status.success(),
+        "a signal is not a clean exit: {status:?}"
+    );
+    tui.wait_for("the main screen", |s| !s.alternate_screen());
+    tui.assert_restored();
 }
