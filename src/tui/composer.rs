@@ -34,11 +34,37 @@ pub enum ComposerAction {
     Submit,
 }
 
-/// Sent inputs, oldest first, optionally mirrored to a file (one JSON string per line).
+/// Sent inputs, oldest first, optionally mirrored to a file. The file uses the line
+/// REPL's format (rustyline's `#V2`: one entry per line, `\\` and `\n` escaped), so
+/// both frontends share one history.
 #[derive(Debug, Default)]
 pub struct History {
     entries: Vec<String>,
     file: Option<PathBuf>,
+}
+
+/// The first line of a history file in the shared format.
+const HISTORY_HEADER: &str = "#V2";
+
+fn escape_entry(entry: &str) -> String {
+    entry.replace('\\', "\\\\").replace('\n', "\\n")
+}
+
+fn unescape_entry(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some(other) => out.push(other),
+                None => out.push('\\'),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 impl History {
@@ -46,8 +72,14 @@ impl History {
     pub fn load(file: &Path) -> History {
         let entries = std::fs::read_to_string(file)
             .map(|text| {
-                text.lines()
-                    .filter_map(|l| serde_json::from_str::<String>(l).ok())
+                let mut lines = text.lines().peekable();
+                let v2 = lines.peek() == Some(&HISTORY_HEADER);
+                if v2 {
+                    lines.next();
+                }
+                lines
+                    .filter(|l| !l.is_empty())
+                    .map(|l| if v2 { unescape_entry(l) } else { l.to_string() })
                     .collect()
             })
             .unwrap_or_default();
@@ -69,14 +101,16 @@ impl History {
             if let Some(dir) = file.parent() {
                 let _ = std::fs::create_dir_all(dir);
             }
-            if let (Ok(mut f), Ok(line)) = (
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(file),
-                serde_json::to_string(entry),
-            ) {
-                let _ = writeln!(f, "{line}");
+            let fresh = !std::fs::metadata(file).is_ok_and(|m| m.len() > 0);
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(file)
+            {
+                if fresh {
+                    let _ = writeln!(f, "{HISTORY_HEADER}");
+                }
+                let _ = writeln!(f, "{}", escape_entry(entry));
             }
         }
     }
@@ -480,8 +514,14 @@ mod tests {
         let mut h = History::load(&file);
         h.push("one\ntwo");
         h.push("three");
+        h.push("back\\slash");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(
+            text, "#V2\none\\ntwo\nthree\nback\\\\slash\n",
+            "the REPL's format"
+        );
         let h = History::load(&file);
-        assert_eq!(h.entries, vec!["one\ntwo", "three"]);
+        assert_eq!(h.entries, vec!["one\ntwo", "three", "back\\slash"]);
     }
 
     #[test]
