@@ -163,10 +163,23 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 tui::ScreenMode::Inline
             },
         };
-        let usage = runtime.block_on(async {
+        let result = runtime.block_on(async {
             let (handle, info) = prepared.spawn();
             tui::run(handle, info, options).await
-        })?;
+        });
+        let usage = match result {
+            Ok(usage) => usage,
+            // The terminal is already restored; exit as a signalled process would.
+            Err(tui::TuiError::Signal { signal }) => {
+                eprintln!("harness9: terminated by {signal}");
+                return Ok(match signal {
+                    "SIGHUP" => 129,
+                    "SIGINT" => code::INTERRUPTED,
+                    _ => 143,
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
         let est = if usage.estimated { " (estimated)" } else { "" };
         println!(
             "tokens: {} in, {} out{est}",
