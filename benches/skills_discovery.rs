@@ -103,6 +103,9 @@ fn main() -> std::io::Result<()> {
         let Some((catalog, index)) = last else {
             continue;
         };
+        if count == 10_000 {
+            phases(&catalog)?;
+        }
         assert_eq!(
             catalog.skills().len(),
             count,

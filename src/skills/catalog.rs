@@ -48,35 +48,37 @@ pub struct Catalog {
 impl Catalog {
     /// Searches every root in precedence order. Never fails: problems become warnings
     /// (also logged with `tracing`; frontends show them to the user).
+    ///
+    /// One thread walks the directories (in name order) and opens each `SKILL.md`; with
+    /// more than one CPU, worker threads read and parse the frontmatter meanwhile. The
+    /// result is put back in walk order, so it does not depend on thread timing.
     pub fn discover(options: &DiscoveryOptions) -> Catalog {
         let roots = options.roots();
-        let mut found: Vec<Skill> = Vec::new();
-        let mut invalid: Vec<InvalidSkill> = Vec::new();
-        let mut notes: Vec<SkillWarning> = Vec::new();
-        let mut stats = DiscoveryStats::default();
-        let mut bytes_read = 0u64;
-        let mut files_read = 0usize;
-        let mut visit = |site: Site| {
-            files_read += 1;
-            let Some(root) = roots.get(site.root_index) else {
-                return;
-            };
-            match load(site, root, &mut bytes_read, &mut notes) {
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(4);
+        let mut walk = if workers > 1 {
+            load_parallel(&roots, workers)
+        } else {
+            load_sequential(&roots)
+        };
+        walk.loaded.sort_by_key(|l| l.seq);
+        let stats = DiscoveryStats {
+            roots_searched: roots.iter().filter(|r| r.path.is_dir()).count(),
+            dirs_visited: walk.dirs_visited,
+            files_read: walk.loaded.len(),
+            bytes_read: walk.bytes_read,
+        };
+        let mut warnings = walk.warnings;
+        let mut found = Vec::with_capacity(walk.loaded.len());
+        let mut invalid = Vec::new();
+        for l in walk.loaded {
+            warnings.extend(l.notes);
+            match l.result {
                 Ok(skill) => found.push(skill),
                 Err(bad) => invalid.push(bad),
             }
-        };
-        let mut walker = Walker::new(&mut visit);
-        for (i, root) in roots.iter().enumerate() {
-            stats.roots_searched += usize::from(root.path.is_dir());
-            walker.walk_root(&root.path, i);
         }
-        let mut warnings = std::mem::take(&mut walker.warnings);
-        stats.dirs_visited = walker.dirs_visited;
-        drop(walker);
-        stats.bytes_read = bytes_read;
-        stats.files_read = files_read;
-        warnings.append(&mut notes);
         Catalog::assemble(found, invalid, warnings, stats)
     }
 
@@ -187,6 +189,107 @@ impl Catalog {
             .filter(|s| s.model_invocable())
             .map(|s| s.name.as_str())
     }
+}
+
+/// One `SKILL.md` read, tagged with its place in the walk.
+struct Loaded {
+    seq: usize,
+    result: Result<Skill, InvalidSkill>,
+    notes: Vec<SkillWarning>,
+}
+
+/// Everything the walk produced.
+struct Walk {
+    loaded: Vec<Loaded>,
+    warnings: Vec<SkillWarning>,
+    dirs_visited: usize,
+    bytes_read: u64,
+}
+
+fn load_one(seq: usize, site: Site, roots: &[SkillRoot], bytes_read: &mut u64) -> Option<Loaded> {
+    let root = roots.get(site.root_index)?;
+    let mut notes = Vec::new();
+    let result = load(site, root, bytes_read, &mut notes);
+    Some(Loaded { seq, result, notes })
+}
+
+fn load_sequential(roots: &[SkillRoot]) -> Walk {
+    let mut loaded = Vec::new();
+    let mut bytes_read = 0u64;
+    let mut seq = 0usize;
+    let mut visit = |site: Site| {
+        loaded.extend(load_one(seq, site, roots, &mut bytes_read));
+        seq += 1;
+    };
+    let mut walker = Walker::new(&mut visit);
+    for (i, root) in roots.iter().enumerate() {
+        walker.walk_root(&root.path, i);
+    }
+    let warnings = std::mem::take(&mut walker.warnings);
+    let dirs_visited = walker.dirs_visited;
+    drop(walker);
+    Walk {
+        loaded,
+        warnings,
+        dirs_visited,
+        bytes_read,
+    }
+}
+
+/// Open files waiting for a worker, at most (bounds the open descriptors).
+const QUEUE: usize = 128;
+
+fn load_parallel(roots: &[SkillRoot], workers: usize) -> Walk {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Site)>(QUEUE);
+    let rx = std::sync::Mutex::new(rx);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                let rx = &rx;
+                scope.spawn(move || {
+                    let mut out = Vec::new();
+                    let mut bytes = 0u64;
+                    loop {
+                        let next = match rx.lock() {
+                            Ok(r) => r.recv(),
+                            Err(_) => break,
+                        };
+                        let Ok((seq, site)) = next else { break };
+                        out.extend(load_one(seq, site, roots, &mut bytes));
+                    }
+                    (out, bytes)
+                })
+            })
+            .collect();
+        let mut seq = 0usize;
+        let mut visit = |site: Site| {
+            // A send fails only when every worker is gone; nothing to do then.
+            let _ = tx.send((seq, site));
+            seq += 1;
+        };
+        let mut walker = Walker::new(&mut visit);
+        for (i, root) in roots.iter().enumerate() {
+            walker.walk_root(&root.path, i);
+        }
+        let warnings = std::mem::take(&mut walker.warnings);
+        let dirs_visited = walker.dirs_visited;
+        drop(walker);
+        drop(tx);
+        let mut loaded = Vec::new();
+        let mut bytes_read = 0;
+        for h in handles {
+            if let Ok((out, bytes)) = h.join() {
+                loaded.extend(out);
+                bytes_read += bytes;
+            }
+        }
+        Walk {
+            loaded,
+            warnings,
+            dirs_visited,
+            bytes_read,
+        }
+    })
 }
 
 /// Reads a site's frontmatter into a skill (or says why it cannot be one).

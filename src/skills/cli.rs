@@ -59,11 +59,7 @@ pub fn list(catalog: &Catalog, budget: usize, json: bool, out: &mut dyn Write) -
             )?;
         }
     }
-    let pct = if budget == 0 {
-        0
-    } else {
-        index.used_chars * 100 / budget
-    };
+    let pct = (index.used_chars * 100).checked_div(budget).unwrap_or(0);
     writeln!(
         out,
         "\nIndex: {} of {} characters ({pct}%), {} description(s) shortened, {} name(s) left out.",

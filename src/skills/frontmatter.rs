@@ -163,7 +163,7 @@ fn locate(buf: &[u8], eof: bool) -> Located {
         None => Located::NoOpening,
         Some((line, _, _)) if !is_delimiter(line) => Located::NoOpening,
         Some((_, _, yaml_start)) => {
-            while let Some((line, line_start, next)) = lines.next() {
+            for (line, line_start, next) in lines {
                 if is_delimiter(line) {
                     return Located::Found {
                         yaml_start,
@@ -360,7 +360,7 @@ fn plain_text(v: &str) -> bool {
 /// A `|` or `>` block (clip chomping) that ends the frontmatter has no final line break
 /// to keep: the reference loaders (PyYAML) return it without one, serde-saphyr with one.
 fn clip_final_block(yaml: &str, map: &mut serde_json::Map<String, Value>) {
-    let Some((key, raw)) = yaml.lines().filter_map(top_level_pair).last() else {
+    let Some((key, raw)) = yaml.lines().rev().find_map(top_level_pair) else {
         return;
     };
     let header = raw.trim();

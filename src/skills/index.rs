@@ -5,6 +5,8 @@
 //! prompt is byte-identical across turns and runs. It knows nothing of the prompt
 //! builder or the model.
 
+use std::borrow::Cow;
+
 use super::{Catalog, Skill};
 
 /// The first two lines of the index section.
@@ -86,7 +88,7 @@ pub fn index_budget(context_window_tokens: Option<u64>, configured: Option<usize
 
 struct Entry<'a> {
     name: &'a str,
-    description: String,
+    description: Cow<'a, str>,
     name_chars: usize,
     desc_chars: usize,
 }
@@ -105,7 +107,13 @@ impl Catalog {
 }
 
 fn entry(skill: &Skill) -> Entry<'_> {
-    let description = skill.one_line_description();
+    let d = skill.description.as_str();
+    let one_line = !d.contains(['\n', '\r', '\t']) && !d.contains("  ") && d.trim() == d;
+    let description = if one_line {
+        Cow::Borrowed(d)
+    } else {
+        Cow::Owned(skill.one_line_description())
+    };
     Entry {
         name: &skill.name,
         name_chars: skill.name.chars().count(),
@@ -202,7 +210,7 @@ mod tests {
             .iter()
             .map(|(n, d)| Entry {
                 name: n,
-                description: d.to_string(),
+                description: Cow::Owned(d.to_string()),
                 name_chars: n.chars().count(),
                 desc_chars: d.chars().count(),
             })
