@@ -3,6 +3,8 @@
 //! one-shot run, the gap between a read_file tool-call response and the next request, and
 //! the size of the first request. Run: `cargo bench --bench e2e`. Prints medians.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../tests/support/mod.rs"]
 mod support;
 

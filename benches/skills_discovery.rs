@@ -5,6 +5,8 @@
 //! (median of several runs, warm page cache) and reports the bytes read from `SKILL.md`
 //! files, which should be the frontmatter only. Run: `cargo bench --bench skills_discovery`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 

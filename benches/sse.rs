@@ -5,6 +5,8 @@
 //!
 //! Run: `cargo bench --bench sse`
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

@@ -141,9 +141,25 @@ mod tests {
     #[test]
     fn flags_parse_into_overrides() {
         let cli = Cli::try_parse_from([
-            "harness9", "-p", "fix it", "--model", "m", "--base-url", "http://x/v1", "-C", "/tmp",
-            "--max-turns", "3", "--approval-mode", "auto-edit", "--skills-dir", "a", "--skills-dir",
-            "b", "--output-format", "stream-json",
+            "harness9",
+            "-p",
+            "fix it",
+            "--model",
+            "m",
+            "--base-url",
+            "http://x/v1",
+            "-C",
+            "/tmp",
+            "--max-turns",
+            "3",
+            "--approval-mode",
+            "auto-edit",
+            "--skills-dir",
+            "a",
+            "--skills-dir",
+            "b",
+            "--output-format",
+            "stream-json",
         ])
         .unwrap();
         assert_eq!(cli.print.as_deref(), Some("fix it"));

@@ -85,7 +85,13 @@ pub struct HeadlessRenderer<O: Write, E: Write> {
 
 impl<O: Write, E: Write> HeadlessRenderer<O, E> {
     /// A renderer writing answers to `out` and diagnostics to `err`.
-    pub fn new(format: OutputFormat, delivery: TextDelivery, activity: Activity, out: O, err: E) -> Self {
+    pub fn new(
+        format: OutputFormat,
+        delivery: TextDelivery,
+        activity: Activity,
+        out: O,
+        err: E,
+    ) -> Self {
         HeadlessRenderer {
             format,
             delivery,
@@ -115,7 +121,9 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
     /// Writes a user-facing error that is not a turn outcome (unknown command...).
     pub fn error(&mut self, message: &str) -> io::Result<()> {
         match self.format {
-            OutputFormat::StreamJson => self.json_line(&json!({"type": "error", "message": message})),
+            OutputFormat::StreamJson => {
+                self.json_line(&json!({"type": "error", "message": message}))
+            }
             _ => {
                 writeln!(self.err, "error: {message}")?;
                 self.err.flush()
@@ -136,10 +144,20 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             OutputFormat::Json => {}
             OutputFormat::Text => self.render_text(event)?,
         }
-        let Event::TurnComplete { outcome, final_text, usage, requests } = event else {
+        let Event::TurnComplete {
+            outcome,
+            final_text,
+            usage,
+            requests,
+        } = event
+        else {
             return Ok(None);
         };
-        let report = TurnReport { outcome: outcome.clone(), final_text: final_text.clone(), usage: *usage };
+        let report = TurnReport {
+            outcome: outcome.clone(),
+            final_text: final_text.clone(),
+            usage: *usage,
+        };
         match self.format {
             OutputFormat::Text => self.finish_text_turn(&report)?,
             OutputFormat::Json | OutputFormat::StreamJson => {
@@ -153,12 +171,16 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
     fn result_object(&self, report: &TurnReport, requests: u32) -> serde_json::Value {
         let error = match &report.outcome {
             TurnOutcome::Completed => serde_json::Value::Null,
-            TurnOutcome::Interrupted => json!({"kind": "interrupted", "message": "interrupted by the user"}),
+            TurnOutcome::Interrupted => {
+                json!({"kind": "interrupted", "message": "interrupted by the user"})
+            }
             TurnOutcome::MaxTurnsReached { limit } => json!({
                 "kind": "max_turns",
                 "message": format!("stopped after {limit} model requests (--max-turns)"),
             }),
-            TurnOutcome::Failed { kind, message } => json!({"kind": kind.as_str(), "message": message}),
+            TurnOutcome::Failed { kind, message } => {
+                json!({"kind": kind.as_str(), "message": message})
+            }
         };
         json!({
             "type": "result",
@@ -205,33 +227,55 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                 self.out.flush()?;
                 self.mid_line = !text.ends_with('\n');
             }
-            Event::Retrying { attempt, delay_ms, reason } => {
+            Event::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+            } => {
                 self.end_line()?;
-                writeln!(self.err, "retrying (attempt {attempt} in {delay_ms} ms): {reason}")?;
+                writeln!(
+                    self.err,
+                    "retrying (attempt {attempt} in {delay_ms} ms): {reason}"
+                )?;
             }
             Event::ToolCallBegin { name, summary, .. } if shown => {
                 self.end_line()?;
                 writeln!(self.err, "→ {name} {summary}")?;
             }
-            Event::ToolCallEnd { name, status, summary, .. } => {
+            Event::ToolCallEnd {
+                name,
+                status,
+                summary,
+                ..
+            } => {
                 let first = summary.lines().next().unwrap_or("");
                 match status {
                     ToolStatus::Ok if shown => writeln!(self.err, "  ✓ {first}")?,
                     ToolStatus::Error if shown => writeln!(self.err, "  ✗ {name}: {first}")?,
-                    ToolStatus::Interrupted if shown => writeln!(self.err, "  ✗ {name}: interrupted")?,
+                    ToolStatus::Interrupted if shown => {
+                        writeln!(self.err, "  ✗ {name}: interrupted")?
+                    }
                     _ => {}
                 }
             }
             Event::AutoDenied { tool, request, .. } => {
                 self.end_line()?;
-                writeln!(self.err, "harness9: denied {tool}: {}", describe_request(request))?;
+                writeln!(
+                    self.err,
+                    "harness9: denied {tool}: {}",
+                    describe_request(request)
+                )?;
             }
             Event::Warning { message } => {
                 self.end_line()?;
                 writeln!(self.err, "warning: {message}")?;
             }
             Event::Usage { session, .. } if shown => {
-                let est = if session.estimated { " (estimated)" } else { "" };
+                let est = if session.estimated {
+                    " (estimated)"
+                } else {
+                    ""
+                };
                 writeln!(
                     self.err,
                     "  tokens: {} in, {} out{est}",
@@ -278,9 +322,15 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
 pub fn describe_request(request: &ApprovalRequestKind) -> String {
     match request {
         ApprovalRequestKind::Command { command, .. } => {
-            format!("command `{command}` needs approval; allow commands with --approval-mode full-auto")
+            format!(
+                "command `{command}` needs approval; allow commands with --approval-mode full-auto"
+            )
         }
-        ApprovalRequestKind::Edit { path, outside_project: false, .. } => format!(
+        ApprovalRequestKind::Edit {
+            path,
+            outside_project: false,
+            ..
+        } => format!(
             "edit of {} needs approval; allow edits with --approval-mode auto-edit",
             path.display()
         ),
@@ -337,7 +387,13 @@ mod tests {
     use super::*;
 
     fn render_all(format: OutputFormat, events: &[Event]) -> (String, String) {
-        let mut r = HeadlessRenderer::new(format, TextDelivery::Stream, Activity::Shown, Vec::new(), Vec::new());
+        let mut r = HeadlessRenderer::new(
+            format,
+            TextDelivery::Stream,
+            Activity::Shown,
+            Vec::new(),
+            Vec::new(),
+        );
         for e in events {
             r.render(e).unwrap();
         }
@@ -350,7 +406,11 @@ mod tests {
             Event::TurnStarted { text: "hi".into() },
             Event::TextDelta { text: "Hel".into() },
             Event::TextDelta { text: "lo".into() },
-            Event::ToolCallBegin { call_id: "c1".into(), name: "read_file".into(), summary: "a.rs".into() },
+            Event::ToolCallBegin {
+                call_id: "c1".into(),
+                name: "read_file".into(),
+                summary: "a.rs".into(),
+            },
             Event::ToolCallEnd {
                 call_id: "c1".into(),
                 name: "read_file".into(),
@@ -361,7 +421,11 @@ mod tests {
             Event::TurnComplete {
                 outcome: TurnOutcome::Completed,
                 final_text: "Hello".into(),
-                usage: Usage { input_tokens: 5, output_tokens: 2, ..Default::default() },
+                usage: Usage {
+                    input_tokens: 5,
+                    output_tokens: 2,
+                    ..Default::default()
+                },
                 requests: 2,
             },
         ]
@@ -371,7 +435,10 @@ mod tests {
     fn text_streams_answer_to_stdout_and_activity_to_stderr() {
         let (out, err) = render_all(OutputFormat::Text, &turn());
         assert_eq!(out, "Hello\n");
-        assert!(err.contains("→ read_file a.rs") && err.contains("✓ 1 line"), "{err}");
+        assert!(
+            err.contains("→ read_file a.rs") && err.contains("✓ 1 line"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -391,8 +458,10 @@ mod tests {
     #[test]
     fn stream_json_starts_with_schema_version_and_ends_with_result() {
         let (out, _) = render_all(OutputFormat::StreamJson, &turn());
-        let values: Vec<serde_json::Value> =
-            out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let values: Vec<serde_json::Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(values[0]["schema_version"], SCHEMA_VERSION);
         assert_eq!(values[2]["type"], "text_delta");
         assert_eq!(values.last().unwrap()["type"], "result");
@@ -401,7 +470,10 @@ mod tests {
     #[test]
     fn failures_carry_their_kind() {
         let events = [Event::TurnComplete {
-            outcome: TurnOutcome::Failed { kind: ErrorKind::Auth, message: "401 from x".into() },
+            outcome: TurnOutcome::Failed {
+                kind: ErrorKind::Auth,
+                message: "401 from x".into(),
+            },
             final_text: String::new(),
             usage: Usage::default(),
             requests: 1,

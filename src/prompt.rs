@@ -89,7 +89,11 @@ mod tests {
     #[test]
     fn huge_agents_md_is_capped_at_a_char_boundary() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("AGENTS.md"), "é".repeat(MAX_AGENTS_MD_BYTES)).unwrap();
+        std::fs::write(
+            dir.path().join("AGENTS.md"),
+            "é".repeat(MAX_AGENTS_MD_BYTES),
+        )
+        .unwrap();
         let p = build(dir.path(), None);
         assert!(p.contains("[AGENTS.md truncated"));
         assert!(p.len() < MAX_AGENTS_MD_BYTES + 2048);

@@ -68,12 +68,19 @@ pub fn prepare(config: &Config, approver: Approver) -> Result<Prepared, LlmError
     let mut tools = ToolRegistry::with_builtins();
     let skills_in_index = if index.text.is_some() {
         tools.register(Arc::new(UseSkill::new(catalog.clone())));
-        catalog.skills().iter().filter(|s| s.model_invocable()).count()
+        catalog
+            .skills()
+            .iter()
+            .filter(|s| s.model_invocable())
+            .count()
     } else {
         0
     };
     if !catalog.is_empty() {
-        tools.register(Arc::new(SkillRun::new(catalog.clone(), config.skill_run_commands.clone())));
+        tools.register(Arc::new(SkillRun::new(
+            catalog.clone(),
+            config.skill_run_commands.clone(),
+        )));
     }
     let client = Client::new(config.provider.clone())?;
     let setup = AgentSetup {

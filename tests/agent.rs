@@ -2,6 +2,8 @@
 //! tools, client) against the scripted server, driven with `Op`s and checked through
 //! `Event`s and the requests the server received.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::path::Path;

@@ -1,6 +1,8 @@
 //! Architecture rules that code review alone would let slip: the core never imports
 //! terminal crates, and every module opens with a `//!` paragraph.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 const CORE: &[&str] = &[
@@ -33,7 +35,10 @@ fn the_core_never_imports_terminal_crates() {
     for part in CORE {
         rust_files(&root.join(part), &mut files);
     }
-    assert!(files.len() > 10, "expected the core's files, found {files:?}");
+    assert!(
+        files.len() > 10,
+        "expected the core's files, found {files:?}"
+    );
     let mut offenders = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
@@ -43,7 +48,11 @@ fn the_core_never_imports_terminal_crates() {
             }
         }
     }
-    assert!(offenders.is_empty(), "terminal crates in the core:\n{}", offenders.join("\n"));
+    assert!(
+        offenders.is_empty(),
+        "terminal crates in the core:\n{}",
+        offenders.join("\n")
+    );
 }
 
 #[test]
@@ -53,8 +62,17 @@ fn every_module_opens_with_a_doc_paragraph() {
     rust_files(&root.join("src"), &mut files);
     let missing: Vec<String> = files
         .iter()
-        .filter(|f| !std::fs::read_to_string(f).unwrap().trim_start().starts_with("//!"))
+        .filter(|f| {
+            !std::fs::read_to_string(f)
+                .unwrap()
+                .trim_start()
+                .starts_with("//!")
+        })
         .map(|f| f.display().to_string())
         .collect();
-    assert!(missing.is_empty(), "modules without a //! paragraph:\n{}", missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "modules without a //! paragraph:\n{}",
+        missing.join("\n")
+    );
 }

@@ -2,6 +2,8 @@
 //! server, covering streaming, tool calls, reasoning, retries, timeouts, classified errors,
 //! the non-streaming fallback, cancellation and the exact request we send.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::time::{Duration, Instant};

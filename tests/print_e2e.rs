@@ -1,6 +1,8 @@
 //! Print mode (`-p`) end to end: the real binary against the scripted server, checked by
 //! its stdout, stderr, exit code and the requests it made.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::io::Write;

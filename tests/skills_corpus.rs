@@ -3,6 +3,8 @@
 //! name and description against what PyYAML reads (`expected.jsonl`) and each body's
 //! length against `body_chars`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 

@@ -10,6 +10,8 @@
 //! protocol would. Every wait has a deadline and checks the screen; nothing sleeps and
 //! hopes.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::io::{Read, Write};

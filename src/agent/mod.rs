@@ -97,4 +97,3 @@ pub struct AgentSetup {
     /// Skills in the index.
     pub skills_in_index: usize,
 }
-

@@ -18,6 +18,7 @@
 //! server runs on its own thread with its own runtime, so it works from `#[test]` and
 //! `#[tokio::test]` alike, and stays up until the `MockServer` is dropped.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code)]
 
 use std::collections::VecDeque;
@@ -195,10 +196,10 @@ impl Ev {
                     if let Some(i) = index {
                         c.insert("index".into(), json!(i));
                     }
-                    if let Some(id) = &id {
-                        if first || index.is_none() {
-                            c.insert("id".into(), json!(id));
-                        }
+                    if let Some(id) = &id
+                        && (first || index.is_none())
+                    {
+                        c.insert("id".into(), json!(id));
                     }
                     if first {
                         c.insert("type".into(), json!("function"));
