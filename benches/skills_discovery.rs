@@ -92,6 +92,7 @@ fn main() -> std::io::Result<()> {
             workdir: work.clone(),
             harness9_home: tmp.path().join("h9"),
             user_home: None,
+            remote_dirs: Vec::new(),
         };
         let mut times = Vec::with_capacity(RUNS);
         let mut last = None;

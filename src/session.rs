@@ -22,6 +22,7 @@ pub fn discovery_options(config: &Config) -> DiscoveryOptions {
         workdir: config.workdir.clone(),
         harness9_home: config.home.clone(),
         user_home: config.user_home.clone(),
+        remote_dirs: Vec::new(),
     }
 }
 

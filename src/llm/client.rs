@@ -57,7 +57,7 @@ fn build_http(connect_timeout: Duration, transport: Transport) -> Result<reqwest
     builder.build().map_err(|e| e.to_string())
 }
 
-fn install_crypto_provider() {
+pub(crate) fn install_crypto_provider() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // Fails only when a provider is already installed, which is what we want.

@@ -423,6 +423,7 @@ mod tests {
                 workdir: self.p("work"),
                 harness9_home: self.p("h9"),
                 user_home: Some(self.p("home")),
+                remote_dirs: Vec::new(),
             }
         }
         fn discover(&self, flags: &[&str]) -> Catalog {

@@ -285,6 +285,7 @@ mod tests {
             workdir: Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf(),
             harness9_home: tmp.join("h9"),
             user_home: None,
+            remote_dirs: Vec::new(),
         })
     }
 

@@ -11,11 +11,14 @@
 //! Start-up reads only each `SKILL.md`'s frontmatter (bounded); the body is read by
 //! [`Skill::load_body`] when the skill is used.
 
+pub mod bundle;
 mod catalog;
 pub mod cli;
 mod discovery;
 pub mod frontmatter;
 mod index;
+pub mod inline_shell;
+pub mod remote;
 pub mod template;
 pub mod validate;
 mod warning;
@@ -32,7 +35,8 @@ pub use warning::{SkillWarning, WarningKind};
 
 /// Where to look for skills. Roots, highest precedence first: each `flag_dirs` entry;
 /// then `{workdir}/skills`, `{workdir}/.agents/skills`, `{workdir}/.claude/skills`; then
-/// `{harness9_home}/skills`, `{user_home}/.agents/skills`, `{user_home}/.claude/skills`.
+/// `{harness9_home}/skills`, `{user_home}/.agents/skills`, `{user_home}/.claude/skills`;
+/// last, each `remote_dirs` entry (the extracted caches of remote roots).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DiscoveryOptions {
     /// `--skills-dir` values in the order given (relative ones resolve against `workdir`).
@@ -43,6 +47,8 @@ pub struct DiscoveryOptions {
     pub harness9_home: PathBuf,
     /// The user's home directory, when known.
     pub user_home: Option<PathBuf>,
+    /// Extracted remote roots ([`remote::sync_remote_root`]), lowest precedence.
+    pub remote_dirs: Vec<PathBuf>,
 }
 
 impl DiscoveryOptions {
@@ -74,6 +80,10 @@ impl DiscoveryOptions {
                 });
             }
         }
+        roots.extend(self.remote_dirs.iter().map(|d| SkillRoot {
+            path: d.clone(),
+            kind: RootKind::Remote,
+        }));
         roots
     }
 
@@ -97,15 +107,19 @@ pub enum RootKind {
     Project,
     /// A directory in the user's home.
     User,
+    /// The cache of a remote root (an archive downloaded from a URL). Its skills never
+    /// run inline shell.
+    Remote,
 }
 
 impl RootKind {
-    /// `flag`, `project` or `user`.
+    /// `flag`, `project`, `user` or `remote`.
     pub fn as_str(self) -> &'static str {
         match self {
             RootKind::Flag => "flag",
             RootKind::Project => "project",
             RootKind::User => "user",
+            RootKind::Remote => "remote",
         }
     }
 }

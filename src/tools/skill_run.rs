@@ -555,6 +555,7 @@ mod tests {
             workdir: empty.path().to_path_buf(),
             harness9_home: empty.path().to_path_buf(),
             user_home: None,
+            remote_dirs: Vec::new(),
         });
         assert!(catalog.get("demo").is_some(), "{:?}", catalog.warnings());
         let demo_dir = std::fs::canonicalize(root.path().join("demo")).unwrap();

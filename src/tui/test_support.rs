@@ -22,6 +22,7 @@ pub fn catalog_with_skill() -> (tempfile::TempDir, Catalog) {
         workdir: dir.path().to_path_buf(),
         harness9_home: dir.path().join("home"),
         user_home: None,
+        remote_dirs: Vec::new(),
     });
     (dir, catalog)
 }
