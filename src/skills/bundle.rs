@@ -4,7 +4,7 @@
 //! `description`, `parameters` (a JSON schema of type `object`; `{}` when absent), a
 //! `command` and an optional `timeout_secs`.
 //!
-//! A `command` that is one word holding a `/`, or naming a file in the skill folder, is a
+//! A `command` that is one word holding a `/`, or naming an entry of the skill folder, is a
 //! script: relative to the folder, it must stay inside it once symlinks and `..` are
 //! resolved, and be an executable file. Anything else is a command line for `bash -c`
 //! run in the skill folder; when its first word is a relative path, that path must stay
@@ -271,7 +271,7 @@ fn declaration(entry: &Value, dir: &Path) -> Result<ToolDecl, Vec<String>> {
 /// Script or command line (see the module docs), checked against the canonical `dir`.
 fn classify(command: &str, dir: &Path) -> Result<ToolCommand, String> {
     let one_word = !command.contains(char::is_whitespace);
-    if one_word && (command.contains('/') || dir.join(command).is_file()) {
+    if one_word && (command.contains('/') || dir.join(command).exists()) {
         let path = inside(dir, command).map_err(|p| format!("command: {p}"))?;
         if !path.is_file() {
             return Err(format!("command: script `{command}` is not a file"));

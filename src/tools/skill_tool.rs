@@ -1,0 +1,540 @@
+//! One tool a skill bundles in its `tools.json` ([`crate::skills::bundle`]), as a
+//! [`Tool`]: a call runs the declared command in the skill's folder with the arguments
+//! as JSON on stdin (one line), `SKILL_DIR`, `SKILL_NAME` and `PROJECT_DIR` set, in its
+//! own process group, and returns its stdout. A non-zero exit, a signal or a timeout
+//! makes the result an error for the model, with stderr; on success stderr (warnings,
+//! progress) follows stdout under a `[stderr]` line. On timeout or interrupt the whole
+//! group gets SIGTERM, then SIGKILL (the process handling of `bash.rs`).
+//!
+//! The command is declared for approval like `bash`'s (the approval mode applies). This
+//! module knows nothing of loading or unloading: `use_skill` builds these tools and puts
+//! them in the registry.
+
+use std::io;
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use nix::unistd::Pid;
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, Command};
+use tokio::time::{Instant, sleep_until};
+
+use super::bash::{DRAIN_AFTER_EXIT, KILL_GRACE, Output, ProcessGroup, REAP_TIMEOUT};
+use super::{Access, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput, parse_args};
+use crate::protocol::ApprovalRequestKind;
+use crate::skills::bundle::{ToolCommand, ToolDecl};
+
+/// Longest argument JSON shown in an approval request.
+const MAX_SHOWN_ARGS: usize = 200;
+
+/// A tool from a skill's `tools.json`.
+#[derive(Debug, Clone)]
+pub struct SkillTool {
+    skill: String,
+    dir: PathBuf,
+    decl: ToolDecl,
+}
+
+impl SkillTool {
+    /// The tool `decl` of skill `skill`, whose folder is `dir` (canonical).
+    pub fn new(skill: &str, dir: PathBuf, decl: ToolDecl) -> Self {
+        SkillTool {
+            skill: skill.to_string(),
+            dir,
+            decl,
+        }
+    }
+
+    /// The skill that brought it.
+    pub fn skill(&self) -> &str {
+        &self.skill
+    }
+
+    fn build(&self, ctx: &ToolContext) -> Command {
+        let mut cmd = match &self.decl.command {
+            ToolCommand::Script { path, .. } => Command::new(path),
+            ToolCommand::Line(line) => {
+                let mut cmd = Command::new("bash");
+                cmd.arg("-c").arg(line);
+                cmd
+            }
+        };
+        cmd.current_dir(&self.dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env("PAGER", "cat")
+            .env("GIT_PAGER", "cat")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("SKILL_DIR", &self.dir)
+            .env("SKILL_NAME", &self.skill)
+            .env("PROJECT_DIR", &ctx.workdir)
+            .process_group(0)
+            .kill_on_drop(true);
+        cmd
+    }
+}
+
+impl Tool for SkillTool {
+    fn name(&self) -> &str {
+        &self.decl.name
+    }
+
+    fn description(&self) -> &str {
+        &self.decl.description
+    }
+
+    fn parameters(&self) -> Value {
+        self.decl.parameters.clone()
+    }
+
+    fn access(&self, args: &Value, _ctx: &ToolContext) -> Access {
+        let mut shown = stdin_json(args);
+        if shown.len() > MAX_SHOWN_ARGS {
+            let cut = (0..=MAX_SHOWN_ARGS)
+                .rev()
+                .find(|&i| shown.is_char_boundary(i))
+                .unwrap_or(0);
+            shown.truncate(cut);
+            shown.push('…');
+        }
+        Access::NeedsApproval(ApprovalRequestKind::Command {
+            command: format!("{}  # stdin: {shown}", self.decl.command.display()),
+            cwd: self.dir.clone(),
+        })
+    }
+
+    fn summary(&self, args: &Value) -> String {
+        let mut s: String = stdin_json(args).chars().take(80).collect();
+        if s == "{}" {
+            s.clear();
+        }
+        s
+    }
+
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            if let Err(out) = parse_args::<Value>(self.name(), &args, &self.decl.parameters) {
+                return Ok(out);
+            }
+            let limits = ctx.limits;
+            let timeout = self
+                .decl
+                .timeout_secs
+                .unwrap_or(limits.default_bash_timeout_secs)
+                .clamp(1, limits.max_bash_timeout_secs.max(1));
+            execute(self, stdin_json(&args), Duration::from_secs(timeout), ctx).await
+        })
+    }
+}
+
+/// The arguments as the command reads them (`null` becomes `{}`).
+fn stdin_json(args: &Value) -> String {
+    if args.is_null() {
+        "{}".to_string()
+    } else {
+        args.to_string()
+    }
+}
+
+/// How the wait ended.
+enum Ending {
+    Exited(ExitStatus),
+    TimedOut,
+    Cancelled,
+}
+
+async fn execute(
+    tool: &SkillTool,
+    input: String,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolFatal> {
+    let mut child = match tool.build(ctx).spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            return Ok(ToolOutput::error(format!(
+                "Failed to start `{}` (tool {} of skill {}): {e}",
+                tool.decl.command.display(),
+                tool.decl.name,
+                tool.skill
+            )));
+        }
+    };
+    let group = ProcessGroup {
+        pgid: child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw),
+        armed: true,
+    };
+    // Written from its own task so a command that reads nothing cannot block us; a
+    // broken pipe (it exited without reading) is fine.
+    if let Some(mut stdin) = child.stdin.take() {
+        tokio::spawn(async move {
+            let _ = stdin.write_all(input.as_bytes()).await;
+            let _ = stdin.write_all(b"\n").await;
+        });
+    }
+    let max = ctx.limits.max_output_bytes;
+    let mut streams = Streams {
+        stdout: child.stdout.take(),
+        stderr: child.stderr.take(),
+        out: Output::new(max * 3 / 5, None),
+        err: Output::new(max / 5, ctx.live_output.clone()),
+    };
+    let ending = wait(&mut child, &mut streams, timeout, ctx).await;
+    if !matches!(ending, Ending::Exited(_)) {
+        terminate(&group, &mut child, &mut streams).await;
+    }
+    group.disarm();
+    let stdout = streams.out.finish();
+    let stderr = streams.err.finish();
+    let status = match ending {
+        Ending::Cancelled => return Err(ToolFatal::Interrupted),
+        Ending::TimedOut => {
+            return Ok(ToolOutput::error(failure(
+                &format!(
+                    "[timed out after {} s; the command and everything it started were killed]",
+                    timeout.as_secs()
+                ),
+                &stdout,
+                &stderr,
+            )));
+        }
+        Ending::Exited(status) => status,
+    };
+    if status.success() {
+        let mut content = stdout;
+        if content.is_empty() {
+            content.push_str("(no output)");
+        }
+        if !stderr.trim().is_empty() {
+            if !content.ends_with('\n') {
+                content.push('\n');
+            }
+            content.push_str("[stderr]\n");
+            content.push_str(stderr.trim_end());
+        }
+        return Ok(ToolOutput::ok(content));
+    }
+    let what = match (status.code(), status.signal()) {
+        (Some(code), _) => format!("[exit code {code}]"),
+        (None, Some(signal)) => format!(
+            "[killed by signal {signal} ({})]",
+            Signal::try_from(signal).map_or("unknown", Signal::as_str)
+        ),
+        (None, None) => "[exit status unknown]".to_string(),
+    };
+    Ok(ToolOutput::error(failure(&what, &stdout, &stderr)))
+}
+
+/// An error result: what happened, then stderr and stdout when there are any.
+fn failure(what: &str, stdout: &str, stderr: &str) -> String {
+    let mut out = what.to_string();
+    for (label, text) in [("stderr", stderr), ("stdout", stdout)] {
+        if !text.trim().is_empty() {
+            out.push_str(&format!("\n[{label}]\n{}", text.trim_end()));
+        }
+    }
+    out
+}
+
+/// stdout and stderr, read side by side, each capped head-and-tail.
+struct Streams {
+    stdout: Option<tokio::process::ChildStdout>,
+    stderr: Option<tokio::process::ChildStderr>,
+    out: Output,
+    err: Output,
+}
+
+impl Streams {
+    fn done(&self) -> bool {
+        self.stdout.is_none() && self.stderr.is_none()
+    }
+
+    /// Reads what either stream has next; cancel-safe. Pends forever once both closed.
+    async fn read_some(&mut self) {
+        let mut out_buf = [0u8; 8 * 1024];
+        let mut err_buf = [0u8; 8 * 1024];
+        let Streams {
+            stdout,
+            stderr,
+            out,
+            err,
+        } = self;
+        tokio::select! {
+            read = read_open(stdout, &mut out_buf) => match read {
+                Ok(0) | Err(_) => *stdout = None,
+                Ok(n) => out.feed(&out_buf[..n]),
+            },
+            read = read_open(stderr, &mut err_buf) => match read {
+                Ok(0) | Err(_) => *stderr = None,
+                Ok(n) => err.feed(&err_buf[..n]),
+            },
+        }
+    }
+}
+
+async fn read_open<R: AsyncRead + Unpin>(
+    reader: &mut Option<R>,
+    buf: &mut [u8],
+) -> io::Result<usize> {
+    match reader {
+        Some(reader) => reader.read(buf).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Until the command exits and its streams close (or stay held by background jobs past
+/// a short drain), the timeout passes, or the call is cancelled.
+async fn wait(
+    child: &mut Child,
+    streams: &mut Streams,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Ending {
+    let deadline = Instant::now() + timeout;
+    let mut status: Option<ExitStatus> = None;
+    let mut drain_until: Option<Instant> = None;
+    loop {
+        if let Some(status) = status
+            && streams.done()
+        {
+            return Ending::Exited(status);
+        }
+        let open = !streams.done();
+        tokio::select! {
+            _ = ctx.cancel.cancelled() => return Ending::Cancelled,
+            _ = streams.read_some(), if open => {}
+            exited = child.wait(), if status.is_none() => match exited {
+                Ok(exited) => {
+                    status = Some(exited);
+                    drain_until = Some(Instant::now() + DRAIN_AFTER_EXIT);
+                }
+                Err(_) => return Ending::TimedOut,
+            },
+            _ = sleep_until(deadline), if status.is_none() => return Ending::TimedOut,
+            _ = sleep_until(drain_until.unwrap_or(deadline)), if drain_until.is_some() => {
+                if let Some(status) = status {
+                    return Ending::Exited(status);
+                }
+            }
+        }
+    }
+}
+
+/// SIGTERM to the group; SIGKILL once the command exits or the grace passes.
+async fn terminate(group: &ProcessGroup, child: &mut Child, streams: &mut Streams) {
+    group.signal(Signal::SIGTERM);
+    let grace_end = Instant::now() + KILL_GRACE;
+    loop {
+        let open = !streams.done();
+        tokio::select! {
+            _ = child.wait() => break,
+            _ = streams.read_some(), if open => {}
+            _ = sleep_until(grace_end) => break,
+        }
+    }
+    group.signal(Signal::SIGKILL);
+    let _ = tokio::time::timeout(REAP_TIMEOUT, child.wait()).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::skills::bundle::parse;
+    use crate::tools::test_context;
+    use serde_json::json;
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
+
+    /// A skill folder with an executable `scripts/tool.sh` holding `script`.
+    fn skill(script: &str) -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("demo");
+        std::fs::create_dir_all(dir.join("scripts")).unwrap();
+        let path = dir.join("scripts/tool.sh");
+        std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let dir = std::fs::canonicalize(dir).unwrap();
+        (tmp, dir)
+    }
+
+    fn tool(dir: &Path, decl: Value) -> SkillTool {
+        let decl = parse(&json!([decl]).to_string(), dir).unwrap().remove(0);
+        SkillTool::new("demo", dir.to_path_buf(), decl)
+    }
+
+    fn script_tool(dir: &Path) -> SkillTool {
+        tool(
+            dir,
+            json!({
+                "name": "demo_tool", "description": "Demo", "command": "scripts/tool.sh",
+                "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+            }),
+        )
+    }
+
+    #[tokio::test]
+    async fn arguments_arrive_as_json_on_stdin_and_stdout_comes_back() {
+        let (_tmp, dir) = skill("cat; echo; pwd; echo \"$SKILL_NAME $PROJECT_DIR\"");
+        let project = tempfile::tempdir().unwrap();
+        let ctx = test_context(project.path());
+        let t = script_tool(&dir);
+        let out = t.run(json!({"n": 3}), &ctx).await.unwrap();
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(
+            out.content,
+            format!(
+                "{{\"n\":3}}\n\n{}\ndemo {}\n",
+                dir.display(),
+                ctx.workdir.display()
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn command_lines_run_in_the_skill_folder() {
+        let (_tmp, dir) = skill("true");
+        let t = tool(
+            &dir,
+            json!({"name": "line", "description": "d", "command": "read -r x; echo \"got $x\" >&2; echo ok"}),
+        );
+        let ctx = test_context(&dir);
+        let out = t.run(json!({"a": "b"}), &ctx).await.unwrap();
+        assert_eq!(
+            (out.is_error, out.content.as_str()),
+            (false, "ok\n[stderr]\ngot {\"a\":\"b\"}")
+        );
+    }
+
+    #[tokio::test]
+    async fn failures_are_errors_with_stderr_and_stdout() {
+        let (_tmp, dir) = skill("echo partial; echo 'bad input' >&2; exit 4");
+        let ctx = test_context(&dir);
+        let out = script_tool(&dir).run(json!({"n": 1}), &ctx).await.unwrap();
+        assert!(out.is_error);
+        assert_eq!(
+            out.content,
+            "[exit code 4]\n[stderr]\nbad input\n[stdout]\npartial"
+        );
+        // Arguments that break the declared schema never reach the command.
+        let out = script_tool(&dir).run(json!({}), &ctx).await.unwrap();
+        assert!(
+            out.is_error && out.content.contains("missing field `n`"),
+            "{}",
+            out.content
+        );
+        let out = script_tool(&dir)
+            .run(json!({"n": "x"}), &ctx)
+            .await
+            .unwrap();
+        assert!(
+            out.is_error && out.content.contains("must be an integer"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_group() {
+        let (_tmp, dir) = skill("sleep 300 & echo $! > bg.pid; echo started; sleep 300");
+        let t = tool(
+            &dir,
+            json!({"name": "slow", "description": "d", "command": "scripts/tool.sh", "timeout_secs": 1}),
+        );
+        let out = t.run(json!({}), &test_context(&dir)).await.unwrap();
+        assert!(out.is_error);
+        assert!(
+            out.content.starts_with("[timed out after 1 s;")
+                && out.content.ends_with("[stdout]\nstarted"),
+            "{}",
+            out.content
+        );
+        let pid: i32 = std::fs::read_to_string(dir.join("bg.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        wait_gone(pid).await;
+    }
+
+    async fn wait_gone(pid: i32) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let gone = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+                Err(_) => true,
+                Ok(stat) => stat
+                    .rsplit(')')
+                    .next()
+                    .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+            };
+            if gone {
+                return;
+            }
+            assert!(Instant::now() < deadline, "process {pid} survived");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn cancel_interrupts_and_kills() {
+        let (_tmp, dir) = skill("echo $$ > main.pid; sleep 300");
+        let ctx = test_context(&dir);
+        let cancel = ctx.cancel.clone();
+        let t = tool(
+            &dir,
+            json!({"name": "slow", "description": "d", "command": "scripts/tool.sh"}),
+        );
+        let pid_file = dir.join("main.pid");
+        let task = tokio::spawn(async move { t.run(json!({}), &ctx).await });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::fs::read_to_string(&pid_file).map_or(true, |s| !s.ends_with('\n')) {
+            assert!(Instant::now() < deadline, "the script never started");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        cancel.cancel();
+        let result = tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(matches!(result, Err(ToolFatal::Interrupted)));
+        let pid: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        wait_gone(pid).await;
+    }
+
+    #[test]
+    fn access_asks_like_bash_with_the_script_and_its_input() {
+        let (_tmp, dir) = skill("true");
+        let t = script_tool(&dir);
+        let ctx = test_context(&dir);
+        assert_eq!(
+            t.access(&json!({"n": 2}), &ctx),
+            Access::NeedsApproval(ApprovalRequestKind::Command {
+                command: format!(
+                    "{}  # stdin: {{\"n\":2}}",
+                    dir.join("scripts/tool.sh").display()
+                ),
+                cwd: dir.clone(),
+            })
+        );
+        let long = "é".repeat(300);
+        let Access::NeedsApproval(ApprovalRequestKind::Command { command, .. }) =
+            t.access(&json!({ "s": long }), &ctx)
+        else {
+            panic!("not a command")
+        };
+        assert!(command.ends_with('…') && command.len() < 400, "{command}");
+        assert_eq!(t.summary(&json!({"n": 2})), "{\"n\":2}");
+        assert_eq!(t.skill(), "demo");
+    }
+}
