@@ -100,9 +100,12 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    // The remote skills root (SKILLS_ROOT as a URL), downloaded or refreshed before the
+    // session is prepared; its problems are start-up warnings, never fatal.
+    let remote = runtime.block_on(session::sync_remote_skills(&config));
 
     if let Some(prompt) = cli.print.clone() {
-        let prepared = session::prepare(&config, Approver::Nobody)?;
+        let prepared = session::prepare_with_remote(&config, Approver::Nobody, remote)?;
         let mut renderer = HeadlessRenderer::new(
             cli.output_format,
             TextDelivery::FinalOnly,
@@ -155,7 +158,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 "harness9: --output-format applies to print and pipe modes; ignored in the TUI"
             );
         }
-        let prepared = session::prepare(&config, Approver::Frontend)?;
+        let prepared = session::prepare_with_remote(&config, Approver::Frontend, remote)?;
         let options = tui::TuiOptions {
             screen: if cli.alt_screen {
                 tui::ScreenMode::AltScreen
@@ -193,7 +196,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     } else {
         Approver::Nobody
     };
-    let prepared = session::prepare(&config, approver)?;
+    let prepared = session::prepare_with_remote(&config, approver, remote)?;
     let options = repl::ReplOptions {
         format: cli.output_format,
         activity,
@@ -211,19 +214,32 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
 }
 
 fn skills_command(config: &Config, action: &SkillsAction) -> anyhow::Result<u8> {
+    let remote = if config.remote_skills_root.is_some() {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("cannot start the async runtime")?
+            .block_on(session::sync_remote_skills(config))
+    } else {
+        Default::default()
+    };
+    for warning in &remote.warnings {
+        eprintln!("harness9: warning: {warning}");
+    }
+    let options = session::discovery_options_with_remote(config, &remote);
     let mut out = std::io::stdout().lock();
     let code = match action {
         SkillsAction::List { json } => {
-            let catalog = session::discover_skills(config);
+            let catalog = harness9::skills::Catalog::discover(&options);
             harness9::skills::cli::list(&catalog, session::index_budget(config), *json, &mut out)?
         }
         SkillsAction::Show { name } => {
-            let catalog = session::discover_skills(config);
+            let catalog = harness9::skills::Catalog::discover(&options);
             harness9::skills::cli::show(&catalog, name, &mut out)?
         }
         SkillsAction::Validate { paths } => {
             let paths = if paths.is_empty() {
-                session::discovery_options(config).existing_roots()
+                options.existing_roots()
             } else {
                 paths.clone()
             };

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use crate::agent::{self, AgentHandle, AgentSetup, Approver, SessionInfo};
 use crate::config::Config;
 use crate::llm::{Client, LlmError};
+use crate::skills::remote::{self, RemoteLimits, RemoteRoots};
 use crate::skills::{Catalog, DiscoveryOptions};
 use crate::tools::ToolRegistry;
 use crate::tools::skill_run::SkillRun;
@@ -24,6 +25,25 @@ pub fn discovery_options(config: &Config) -> DiscoveryOptions {
         user_home: config.user_home.clone(),
         remote_dirs: Vec::new(),
     }
+}
+
+/// Where to look for skills, from the config and the synced remote root.
+pub fn discovery_options_with_remote(config: &Config, remote: &RemoteRoots) -> DiscoveryOptions {
+    DiscoveryOptions {
+        remote_dirs: remote.dirs.clone(),
+        ..discovery_options(config)
+    }
+}
+
+/// Syncs the remote skills root the config names, if any: downloads or refreshes its
+/// cache. Never fails: problems become warnings (see [`remote::sync_for_session`]).
+pub async fn sync_remote_skills(config: &Config) -> RemoteRoots {
+    remote::sync_for_session(
+        config.remote_skills_root.as_deref(),
+        &config.skills_cache_dir,
+        &RemoteLimits::default(),
+    )
+    .await
 }
 
 /// Discovers the skills the config points at.
@@ -53,8 +73,21 @@ impl Prepared {
 
 /// Builds a session: discovers skills, builds the prompt once, registers tools.
 pub fn prepare(config: &Config, approver: Approver) -> Result<Prepared, LlmError> {
-    let catalog = Arc::new(discover_skills(config));
-    let mut warnings: Vec<String> = catalog.warnings().iter().map(ToString::to_string).collect();
+    prepare_with_remote(config, approver, RemoteRoots::default())
+}
+
+/// [`prepare`], also searching the remote root synced by [`sync_remote_skills`] (its
+/// warnings come first among the start-up warnings).
+pub fn prepare_with_remote(
+    config: &Config,
+    approver: Approver,
+    remote: RemoteRoots,
+) -> Result<Prepared, LlmError> {
+    let catalog = Arc::new(Catalog::discover(&discovery_options_with_remote(
+        config, &remote,
+    )));
+    let mut warnings = remote.warnings;
+    warnings.extend(catalog.warnings().iter().map(ToString::to_string));
     let index = catalog.index(index_budget(config));
     if !index.shortened.is_empty() {
         warnings.push(format!(

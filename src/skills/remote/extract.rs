@@ -117,7 +117,7 @@ pub(super) fn extract(
     };
     match Format::sniff(bytes) {
         Some(Format::Zip) => unzip(bytes, &mut sink)?,
-        Some(Format::TarGz) => untar(flate2::read::GzDecoder::new(bytes), &mut sink)?,
+        Some(Format::TarGz) => untar_gz(bytes, &mut sink)?,
         Some(Format::Tar) => untar(bytes, &mut sink)?,
         None => {
             return Err(ExtractError::NotAnArchive {
@@ -325,6 +325,28 @@ fn unzip(bytes: &[u8], sink: &mut Sink<'_>) -> Result<(), ExtractError> {
         }
     }
     Ok(())
+}
+
+/// A gzip must hold a tar: its first decompressed block is checked before unpacking.
+fn untar_gz(bytes: &[u8], sink: &mut Sink<'_>) -> Result<(), ExtractError> {
+    let mut decoder = flate2::read::GzDecoder::new(bytes);
+    let mut first = Vec::with_capacity(512);
+    (&mut decoder)
+        .take(512)
+        .read_to_end(&mut first)
+        .map_err(|e| ExtractError::Damaged {
+            reason: format!("not a readable gzip: {e}"),
+        })?;
+    let empty_tar = first.len() == 512 && first.iter().all(|&b| b == 0);
+    if first.len() < 512 || !(empty_tar || looks_like_tar_header(&first)) {
+        return Err(ExtractError::NotAnArchive {
+            detail: format!(
+                "a gzip file that does not hold a tar archive (it starts with {})",
+                preview(&first)
+            ),
+        });
+    }
+    untar(Cursor::new(first).chain(decoder), sink)
 }
 
 fn untar<R: Read>(reader: R, sink: &mut Sink<'_>) -> Result<(), ExtractError> {
