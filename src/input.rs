@@ -16,7 +16,7 @@
 //!    not a command: the line is a prompt.
 //! 5. Anything else is an unknown command: [`Routed::Error`] with close matches.
 
-use crate::skills::{Catalog, Skill, invocation_prompt};
+use crate::skills::{Catalog, Skill};
 
 /// Built-in commands: name (without `/`) and a one-line description.
 pub const BUILTINS: &[(&str, &str)] = &[
@@ -59,12 +59,16 @@ pub enum Routed {
     Empty,
     /// Send this text to the model as the user's message.
     Prompt(String),
-    /// Send `prompt` (the skill's body, expanded) as the user's message.
+    /// Run this skill with these arguments: frontends send [`Op::InvokeSkill`], and the
+    /// agent expands the body ([`crate::skills::invocation_prompt`], inline shell) or
+    /// forks a sub-agent for `context: fork` skills.
+    ///
+    /// [`Op::InvokeSkill`]: crate::protocol::Op::InvokeSkill
     Skill {
         /// The skill's name.
         name: String,
-        /// The user message to send.
-        prompt: String,
+        /// Everything after the name, trimmed.
+        args: String,
     },
     /// Carry out a built-in command.
     Builtin(Builtin),
@@ -137,12 +141,23 @@ fn invoke(skill: &Skill, args: &str) -> Routed {
             skill.name
         ));
     }
-    match invocation_prompt(skill, args) {
-        Ok(prompt) => Routed::Skill {
-            name: skill.name.clone(),
-            prompt,
-        },
-        Err(e) => Routed::Error(format!("cannot run skill `{}`: {e}", skill.name)),
+    Routed::Skill {
+        name: skill.name.clone(),
+        args: args.to_string(),
+    }
+}
+
+impl Routed {
+    /// The operation a frontend sends for a prompt or a skill (`None` for the rest).
+    pub fn to_op(&self) -> Option<crate::protocol::Op> {
+        match self {
+            Routed::Prompt(text) => Some(crate::protocol::Op::UserInput { text: text.clone() }),
+            Routed::Skill { name, args } => Some(crate::protocol::Op::InvokeSkill {
+                name: name.clone(),
+                args: args.clone(),
+            }),
+            Routed::Empty | Routed::Builtin(_) | Routed::Error(_) => None,
+        }
     }
 }
 
@@ -251,6 +266,7 @@ mod tests {
 
     use super::*;
     use crate::skills::DiscoveryOptions;
+    use crate::skills::invocation_prompt;
 
     fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -323,29 +339,35 @@ mod tests {
         );
     }
 
+    fn prompt_of(routed: Routed, c: &Catalog) -> String {
+        let Routed::Skill { name, args } = routed else {
+            panic!("not a skill: {routed:?}")
+        };
+        invocation_prompt(c.get(&name).unwrap(), &args).unwrap()
+    }
+
     #[test]
     fn skill_invocations_append_or_substitute_arguments() {
         let (t, c) = catalog();
         let expected = Routed::Skill {
             name: "go-refactor".into(),
-            prompt: "Refactor.\n\nclean main.go".into(),
+            args: "clean main.go".into(),
         };
         assert_eq!(route("/go-refactor clean main.go", &c), expected);
         assert_eq!(route("/skill go-refactor   clean main.go\n", &c), expected);
-        assert_eq!(
-            route("/go-refactor", &c),
-            Routed::Skill {
-                name: "go-refactor".into(),
-                prompt: "Refactor.".into()
-            }
-        );
+        assert_eq!(prompt_of(expected, &c), "Refactor.\n\nclean main.go");
+        assert_eq!(prompt_of(route("/go-refactor", &c), &c), "Refactor.");
         let dir = t.path().join("skills/fix-issue");
         assert_eq!(
-            route("/fix-issue 42", &c),
-            Routed::Skill {
+            prompt_of(route("/fix-issue 42", &c), &c),
+            format!("Fix issue 42 in {}, cost $5.00", dir.display())
+        );
+        assert_eq!(
+            route("/fix-issue 42", &c).to_op(),
+            Some(crate::protocol::Op::InvokeSkill {
                 name: "fix-issue".into(),
-                prompt: format!("Fix issue 42 in {}, cost $5.00", dir.display()),
-            }
+                args: "42".into()
+            })
         );
     }
 
@@ -353,13 +375,7 @@ mod tests {
     fn builtins_win_over_skills_which_stay_reachable() {
         let (_t, c) = catalog();
         assert_eq!(route("/help", &c), Routed::Builtin(Builtin::Help));
-        assert_eq!(
-            route("/skill help", &c),
-            Routed::Skill {
-                name: "help".into(),
-                prompt: "Skill help body".into()
-            }
-        );
+        assert_eq!(prompt_of(route("/skill help", &c), &c), "Skill help body");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use harness9::agent::Approver;
 use harness9::cli::{Cli, Command, SkillsAction};
 use harness9::config::{Config, ConfigError, EndpointNeed, OllamaProbe};
 use harness9::print::{self, Activity, HeadlessRenderer, OutputFormat, TextDelivery};
-use harness9::protocol::ErrorKind;
+use harness9::protocol::{ErrorKind, Op};
 use harness9::{input, repl, session, tui};
 
 /// Exit codes (docs/HEADLESS.md).
@@ -39,7 +39,7 @@ fn exit_code_for(kind: Option<ErrorKind>) -> u8 {
         ) => code::PROVIDER_UNAVAILABLE,
         Some(ErrorKind::MaxTurns) => code::LIMIT,
         Some(ErrorKind::Interrupted) => code::INTERRUPTED,
-        Some(ErrorKind::Internal) => code::INTERNAL,
+        Some(ErrorKind::Skill | ErrorKind::Internal) => code::INTERNAL,
     }
 }
 
@@ -116,9 +116,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         for warning in &prepared.info.startup_warnings {
             renderer.warning(warning)?;
         }
-        let mut text = match input::route(&prompt, &prepared.info.catalog) {
-            input::Routed::Prompt(p) => p,
-            input::Routed::Skill { prompt, .. } => prompt,
+        let mut op = match input::route(&prompt, &prepared.info.catalog) {
             input::Routed::Empty => {
                 renderer.error("the prompt given with -p is empty")?;
                 return Ok(code::USAGE);
@@ -133,6 +131,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 renderer.error(&message)?;
                 return Ok(code::USAGE);
             }
+            routed => routed
+                .to_op()
+                .context("a prompt or skill always becomes an operation")?,
         };
         if !stdin_tty {
             let mut piped = String::new();
@@ -140,14 +141,17 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 .read_to_string(&mut piped)
                 .context("cannot read stdin")?;
             if !piped.trim().is_empty() {
-                text.push_str("\n\n<stdin>\n");
-                text.push_str(piped.trim_end());
-                text.push_str("\n</stdin>");
+                let context = format!("\n\n<stdin>\n{}\n</stdin>", piped.trim_end());
+                match &mut op {
+                    Op::UserInput { text } => text.push_str(&context),
+                    Op::InvokeSkill { args, .. } => args.push_str(&context),
+                    _ => {}
+                }
             }
         }
         let report = runtime.block_on(async {
             let (handle, _info) = prepared.spawn();
-            print::run_once(handle, text, &mut renderer).await
+            print::run_once(handle, op, &mut renderer).await
         })?;
         return Ok(exit_code_for(report.error_kind()));
     }

@@ -258,6 +258,20 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                     _ => {}
                 }
             }
+            Event::SubAgent { skill, event, .. } if shown => match event.as_ref() {
+                Event::TurnStarted { .. } => writeln!(self.err, "sub-agent `{skill}` is working")?,
+                Event::ToolCallBegin { name, summary, .. } => {
+                    writeln!(self.err, "  ↳ {skill}: {name} {summary}")?
+                }
+                Event::TurnComplete { outcome, .. } => {
+                    let status = match outcome {
+                        TurnOutcome::Completed => "finished",
+                        _ => "did not finish",
+                    };
+                    writeln!(self.err, "sub-agent `{skill}` {status}")?
+                }
+                _ => {}
+            },
             Event::AutoDenied { tool, request, .. } => {
                 self.end_line()?;
                 writeln!(
@@ -345,13 +359,14 @@ pub fn describe_request(request: &ApprovalRequestKind) -> String {
     }
 }
 
-/// Runs one prompt to completion and shuts the agent down. Ctrl-C interrupts the turn.
+/// Runs one prompt or skill invocation (`op`) to completion and shuts the agent down.
+/// Ctrl-C interrupts the turn.
 pub async fn run_once<O: Write, E: Write>(
     mut handle: AgentHandle,
-    prompt: String,
+    op: Op,
     renderer: &mut HeadlessRenderer<O, E>,
 ) -> io::Result<TurnReport> {
-    let _ = handle.ops.send(Op::UserInput { text: prompt });
+    let _ = handle.ops.send(op);
     let mut report = None;
     let mut interrupted = false;
     loop {

@@ -18,6 +18,15 @@ pub enum Op {
         /// The text sent to the model as the user message.
         text: String,
     },
+    /// Run a skill the user invoked (`/name args`): the agent expands the body
+    /// (templates, inline shell when allowed) and runs it as a turn, or, for a
+    /// `context: fork` skill, in a sub-agent whose final answer becomes the turn's answer.
+    InvokeSkill {
+        /// The skill's name.
+        name: String,
+        /// Everything after the name, as typed.
+        args: String,
+    },
     /// The answer to an [`Event::ApprovalRequest`].
     Approval {
         /// The `call_id` of the request being answered.
@@ -140,6 +149,8 @@ pub enum ErrorKind {
     MaxTurns,
     /// The user interrupted the turn.
     Interrupted,
+    /// A skill could not be invoked (unreadable body, a failing inline command).
+    Skill,
     /// Anything else inside harness9 (a bug, an I/O failure).
     Internal,
 }
@@ -160,6 +171,7 @@ impl ErrorKind {
             ErrorKind::Protocol => "protocol",
             ErrorKind::MaxTurns => "max_turns",
             ErrorKind::Interrupted => "interrupted",
+            ErrorKind::Skill => "skill",
             ErrorKind::Internal => "internal",
         }
     }
@@ -328,6 +340,19 @@ pub enum Event {
         usage: Usage,
         /// Model requests made in the turn.
         requests: u32,
+    },
+    /// Something a forked skill's sub-agent did (its text, tool calls, usage, end),
+    /// wrapped so frontends can show it apart from the main conversation. Approval
+    /// requests from a sub-agent are not wrapped: they arrive as ordinary
+    /// [`Event::ApprovalRequest`]s and are answered the same way.
+    SubAgent {
+        /// The main conversation's tool call that started it (`use_skill`), or `None`
+        /// when the user invoked the skill with `/name`.
+        parent_call_id: Option<String>,
+        /// The forked skill's name.
+        skill: String,
+        /// What the sub-agent did.
+        event: Box<Event>,
     },
     /// The conversation was cleared after [`Op::NewConversation`].
     ConversationCleared,

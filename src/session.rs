@@ -14,7 +14,7 @@ use crate::skills::remote::{self, RemoteLimits, RemoteRoots};
 use crate::skills::{Catalog, DiscoveryOptions};
 use crate::tools::ToolRegistry;
 use crate::tools::skill_run::SkillRun;
-use crate::tools::use_skill::UseSkill;
+use crate::tools::use_skill::{LoadedSkills, UseSkill};
 
 /// Where to look for skills, from the config.
 pub fn discovery_options(config: &Config) -> DiscoveryOptions {
@@ -100,8 +100,27 @@ pub fn prepare_with_remote(
     let system_prompt = crate::prompt::build(&config.workdir, index.text.as_deref());
 
     let mut tools = ToolRegistry::with_builtins();
+    // Skills loaded in this session (by use_skill or a slash command), shared by the
+    // use_skill tool and the agent (which clears it on /clear).
+    let loaded_skills = LoadedSkills::default();
     let skills_in_index = if index.text.is_some() {
-        tools.register(Arc::new(UseSkill::new(catalog.clone())));
+        // use_skill loads skills' tools.json tools into the registry's shared loaded set;
+        // unload_skill removes them; the docs tools share the selection in loaded_skills.
+        let use_skill = UseSkill::with_loaded(catalog.clone(), loaded_skills.clone())
+            .with_registry(tools.clone());
+        tools.register(Arc::new(use_skill));
+        tools.register(Arc::new(crate::tools::unload_skill::UnloadSkill::new(
+            loaded_skills.clone(),
+            &tools,
+        )));
+        tools.register(Arc::new(crate::tools::skill_docs::SkillListDocs::new(
+            catalog.clone(),
+            loaded_skills.clone(),
+        )));
+        tools.register(Arc::new(crate::tools::skill_docs::SkillSelectDocs::new(
+            catalog.clone(),
+            loaded_skills.clone(),
+        )));
         catalog
             .skills()
             .iter()
@@ -129,6 +148,8 @@ pub fn prepare_with_remote(
         tool_limits: config.tool_limits,
         context_window: config.context_window,
         skills_in_index,
+        catalog: catalog.clone(),
+        loaded_skills,
     };
     let info = SessionInfo {
         model: config.model.clone(),

@@ -638,12 +638,12 @@ async fn use_skill_unknown_name_lists_the_available_ones_and_slash_commands_send
         .to_string();
     assert!(result.contains("go-refactor"), "{result}");
 
-    let harness9::input::Routed::Skill { prompt, .. } =
-        harness9::input::route("/go-refactor clean main.go", &info.catalog)
-    else {
-        panic!("not routed to the skill")
-    };
-    s.turn(&prompt).await;
+    let op = harness9::input::route("/go-refactor clean main.go", &info.catalog)
+        .to_op()
+        .unwrap();
+    assert!(matches!(op, Op::InvokeSkill { .. }), "{op:?}");
+    s.handle.ops.send(op).unwrap();
+    s.until(|e| matches!(e, Event::TurnComplete { .. })).await;
     let msgs = server.chat_requests()[2].messages();
     let last_user = msgs.iter().rev().find(|m| m["role"] == "user").unwrap();
     assert_eq!(last_user["content"], "Run go vet first.\n\nclean main.go");

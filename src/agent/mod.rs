@@ -7,6 +7,7 @@
 
 pub mod approval;
 mod runner;
+pub mod skill;
 pub mod turn;
 
 pub use runner::spawn;
@@ -18,6 +19,7 @@ use tokio::sync::mpsc;
 
 use crate::protocol::{Event, Op};
 use crate::skills::Catalog;
+use crate::tools::use_skill::LoadedSkills;
 use crate::tools::{ToolLimits, ToolRegistry};
 
 /// How calls that change things are approved.
@@ -72,7 +74,8 @@ pub struct SessionInfo {
     pub startup_warnings: Vec<String>,
 }
 
-/// The fixed parts of a session, assembled by `session::build`.
+/// The fixed parts of a session, assembled by `session::prepare`.
+#[derive(Clone)]
 pub struct AgentSetup {
     /// The model client.
     pub client: Arc<crate::llm::Client>,
@@ -96,4 +99,8 @@ pub struct AgentSetup {
     pub context_window: Option<u64>,
     /// Skills in the index.
     pub skills_in_index: usize,
+    /// The skills catalog (for `/name` invocations).
+    pub catalog: Arc<Catalog>,
+    /// Skills loaded in this session; cleared with the conversation.
+    pub loaded_skills: LoadedSkills,
 }

@@ -9,7 +9,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::approval::ApprovalPolicy;
-use crate::agent::turn::{PendingApprovals, SessionState, TurnContext, run_turn};
+use crate::agent::skill::run_skill;
+use crate::agent::turn::{EventSink, PendingApprovals, SessionState, TurnContext, run_turn};
 use crate::agent::{AgentHandle, AgentSetup};
 use crate::llm::Message;
 use crate::protocol::{Event, Op, Usage};
@@ -17,6 +18,7 @@ use crate::protocol::{Event, Op, Usage};
 /// Work queued while a turn runs, done in order.
 enum Work {
     Turn(String),
+    Skill { name: String, args: String },
     Clear,
     SetModel(String),
 }
@@ -66,6 +68,11 @@ async fn run(
             match work {
                 Work::Clear => {
                     st.messages.truncate(1);
+                    // A new conversation has no loaded skills and none of their tools.
+                    setup.loaded_skills.clear();
+                    for owner in setup.tools.loaded().owners() {
+                        setup.tools.loaded().unload(&owner);
+                    }
                     state = Some(st);
                     let _ = events.send(Event::ConversationCleared);
                 }
@@ -74,22 +81,24 @@ async fn run(
                     state = Some(st);
                     let _ = events.send(Event::ModelChanged { model });
                 }
-                Work::Turn(text) => {
+                work @ (Work::Turn(_) | Work::Skill { .. }) => {
                     let cancel = CancellationToken::new();
-                    let (setup, events, pending, token) = (
-                        setup.clone(),
-                        events.clone(),
-                        pending.clone(),
-                        cancel.clone(),
-                    );
+                    let ctx = TurnContext {
+                        setup: setup.clone(),
+                        events: EventSink::new(events.clone()),
+                        cancel: cancel.clone(),
+                        pending: pending.clone(),
+                    };
                     let task = tokio::spawn(async move {
-                        let ctx = TurnContext {
-                            setup: &setup,
-                            events: &events,
-                            cancel: token,
-                            pending,
-                        };
-                        run_turn(&mut st, &ctx, text).await;
+                        match work {
+                            Work::Skill { name, args } => {
+                                run_skill(&mut st, &ctx, &name, &args).await;
+                            }
+                            Work::Turn(text) => {
+                                run_turn(&mut st, &ctx, text).await;
+                            }
+                            Work::Clear | Work::SetModel(_) => {}
+                        }
                         st
                     });
                     running = Some((task, cancel));
@@ -153,6 +162,7 @@ async fn run(
                 }
             }
             Some(Op::UserInput { text }) => queue.push_back(Work::Turn(text)),
+            Some(Op::InvokeSkill { name, args }) => queue.push_back(Work::Skill { name, args }),
             Some(Op::NewConversation) => queue.push_back(Work::Clear),
             Some(Op::SetModel { model }) => queue.push_back(Work::SetModel(model)),
         }

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::AgentSetup;
 use crate::agent::approval::{ApprovalPolicy, Verdict};
+use crate::agent::skill::AgentForker;
 use crate::llm::{ChatRequest, Completion, Message, StreamEvent, ToolCall, ToolSpec};
 use crate::protocol::{
     ApprovalDecision, AutoDenyReason, ErrorKind, Event, ToolStatus, TurnOutcome, Usage,
@@ -38,23 +39,89 @@ pub struct SessionState {
     pub policy: ApprovalPolicy,
 }
 
+/// Where a turn's events go: straight to the frontend, or, inside a forked skill's
+/// sub-agent, wrapped in [`Event::SubAgent`] (approval requests stay unwrapped so the
+/// frontend answers them as usual).
+#[derive(Debug, Clone)]
+pub struct EventSink {
+    tx: mpsc::UnboundedSender<Event>,
+    fork: Option<ForkLabel>,
+}
+
+#[derive(Debug, Clone)]
+struct ForkLabel {
+    parent_call_id: Option<String>,
+    skill: String,
+}
+
+impl EventSink {
+    /// A sink that sends events as they are.
+    pub fn new(tx: mpsc::UnboundedSender<Event>) -> Self {
+        EventSink { tx, fork: None }
+    }
+
+    /// A sink for a sub-agent running `skill`, started by `parent_call_id`.
+    pub fn forked(&self, parent_call_id: Option<String>, skill: &str) -> Self {
+        EventSink {
+            tx: self.tx.clone(),
+            fork: Some(ForkLabel {
+                parent_call_id,
+                skill: skill.to_string(),
+            }),
+        }
+    }
+
+    /// True inside a sub-agent.
+    pub fn is_forked(&self) -> bool {
+        self.fork.is_some()
+    }
+
+    /// Sends an event (a closed channel means the frontend is gone; the turn ends on
+    /// its own, so the error is ignored).
+    pub fn emit(&self, event: Event) {
+        let event = match (&self.fork, event) {
+            (None, event) => event,
+            (Some(_), event @ Event::ApprovalRequest { .. }) => event,
+            (Some(label), event) => Event::SubAgent {
+                parent_call_id: label.parent_call_id.clone(),
+                skill: label.skill.clone(),
+                event: Box::new(event),
+            },
+        };
+        let _ = self.tx.send(event);
+    }
+}
+
 /// What a turn needs besides the session state.
-pub struct TurnContext<'a> {
+#[derive(Clone)]
+pub struct TurnContext {
     /// The session's fixed parts.
-    pub setup: &'a AgentSetup,
+    pub setup: Arc<AgentSetup>,
     /// Where events go.
-    pub events: &'a mpsc::UnboundedSender<Event>,
+    pub events: EventSink,
     /// Cancelled by an interrupt.
     pub cancel: CancellationToken,
     /// Approvals waiting for an answer.
     pub pending: PendingApprovals,
 }
 
-impl TurnContext<'_> {
+impl TurnContext {
     fn emit(&self, event: Event) {
-        // A closed channel means the frontend is gone; the turn ends on its own.
-        let _ = self.events.send(event);
+        self.events.emit(event);
     }
+}
+
+/// How a turn ended, with its answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnResult {
+    /// How it ended.
+    pub outcome: TurnOutcome,
+    /// The final answer text (may be empty).
+    pub final_text: String,
+    /// Usage of the turn.
+    pub usage: Usage,
+    /// Model requests made.
+    pub requests: u32,
 }
 
 /// How one tool call ended, for the turn.
@@ -65,11 +132,7 @@ enum CallEnd {
 }
 
 /// Runs one turn for `text` and reports it; returns how it ended.
-pub async fn run_turn(
-    state: &mut SessionState,
-    ctx: &TurnContext<'_>,
-    text: String,
-) -> TurnOutcome {
+pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String) -> TurnResult {
     ctx.emit(Event::TurnStarted { text: text.clone() });
     state.messages.push(Message::User { content: text });
     let mut turn_usage = Usage::default();
@@ -196,20 +259,25 @@ pub async fn run_turn(
     };
     ctx.emit(Event::TurnComplete {
         outcome: outcome.clone(),
-        final_text,
+        final_text: final_text.clone(),
         usage: turn_usage,
         requests,
     });
-    outcome
+    TurnResult {
+        outcome,
+        final_text,
+        usage: turn_usage,
+        requests,
+    }
 }
 
 /// Runs one call: parse, look up, approve, run, report. Returns the text for the model.
 async fn run_call(
     state: &mut SessionState,
-    ctx: &TurnContext<'_>,
+    ctx: &TurnContext,
     call: &ToolCall,
 ) -> (String, CallEnd) {
-    let setup = ctx.setup;
+    let setup = &ctx.setup;
     let end_with = |status: ToolStatus, summary: String, content: String, diff: Option<String>| {
         ctx.emit(Event::ToolCallEnd {
             call_id: call.id.clone(),
@@ -265,11 +333,14 @@ async fn run_call(
     };
 
     let (live_tx, mut live_rx) = mpsc::unbounded_channel::<String>();
+    // Sub-agents get no forker: a forked skill cannot fork again.
+    let forker = (!ctx.events.is_forked()).then(|| AgentForker::new(ctx.clone(), state));
     let tool_ctx = ToolContext {
         workdir: setup.workdir.clone(),
         cancel: ctx.cancel.clone(),
         limits: setup.tool_limits,
         live_output: Some(live_tx),
+        forker: forker.clone().map(|f| f as Arc<dyn crate::tools::Forker>),
     };
     match state.policy.verdict(tool.access(&args, &tool_ctx)) {
         Verdict::Run => {}
@@ -336,7 +407,7 @@ async fn run_call(
         let call_id = call.id.clone();
         tokio::spawn(async move {
             while let Some(text) = live_rx.recv().await {
-                let _ = events.send(Event::ToolOutputDelta {
+                events.emit(Event::ToolOutputDelta {
                     call_id: call_id.clone(),
                     text,
                 });
@@ -345,6 +416,17 @@ async fn run_call(
     };
     let result = tool.run(args, &tool_ctx).await;
     drop(tool_ctx);
+    if let Some(forker) = forker {
+        let sub = forker.take_usage();
+        if sub != Usage::default() {
+            state.usage.add(&sub);
+            ctx.emit(Event::Usage {
+                turn: sub,
+                session: state.usage,
+                context_tokens: 0,
+            });
+        }
+    }
     // The forwarder ends when the tool drops its sender; wait so deltas precede the end.
     let _ = forward.await;
     match result {

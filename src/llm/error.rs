@@ -215,7 +215,9 @@ impl Details {
             ErrorKind::Timeout => "the endpoint stopped sending (idle timeout)".into(),
             ErrorKind::Protocol => "the answer is not a chat completion".into(),
             ErrorKind::Interrupted => "the request was interrupted".into(),
-            ErrorKind::MaxTurns | ErrorKind::Internal => "the request failed".into(),
+            ErrorKind::MaxTurns | ErrorKind::Skill | ErrorKind::Internal => {
+                "the request failed".into()
+            }
         }
     }
 
@@ -254,7 +256,10 @@ impl Details {
             ErrorKind::Protocol => "Check that --base-url points at an OpenAI-compatible API \
                  (it usually ends in /v1)"
                 .into(),
-            ErrorKind::Interrupted | ErrorKind::MaxTurns | ErrorKind::Internal => String::new(),
+            ErrorKind::Interrupted
+            | ErrorKind::MaxTurns
+            | ErrorKind::Skill
+            | ErrorKind::Internal => String::new(),
         }
     }
 

@@ -358,8 +358,10 @@ impl<O: Write, E: Write> Repl<O, E> {
     fn on_line(&mut self, line: &str) -> io::Result<()> {
         match input::route(line, &self.info.catalog) {
             Routed::Empty => Ok(()),
-            Routed::Prompt(text) | Routed::Skill { prompt: text, .. } => {
-                self.send(Op::UserInput { text });
+            routed @ (Routed::Prompt(_) | Routed::Skill { .. }) => {
+                if let Some(op) = routed.to_op() {
+                    self.send(op);
+                }
                 self.state = State::Turn;
                 Ok(())
             }

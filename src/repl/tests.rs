@@ -97,7 +97,7 @@ fn fake_agent_notifying(
                     send(Event::ShutdownComplete { usage: session });
                     break;
                 }
-                Op::Approval { .. } | Op::Interrupt => {}
+                Op::Approval { .. } | Op::Interrupt | Op::InvokeSkill { .. } => {}
             }
         }
         seen

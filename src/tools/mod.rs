@@ -15,8 +15,11 @@ pub mod grep;
 pub mod list;
 pub mod path;
 pub mod read_file;
+pub mod skill_docs;
 pub mod skill_run;
+pub mod skill_tool;
 pub mod truncate;
+pub mod unload_skill;
 pub mod use_skill;
 pub mod write_file;
 
@@ -55,6 +58,50 @@ pub struct ToolContext {
     pub limits: ToolLimits,
     /// Live output lines (bash), sent as they are produced. `None` when nobody listens.
     pub live_output: Option<UnboundedSender<String>>,
+    /// Runs a forked skill in a sub-agent. `None` inside a sub-agent (no nested forks)
+    /// and in tool tests.
+    pub forker: Option<Arc<dyn Forker>>,
+}
+
+/// A request to run a skill in a sub-agent with its own conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForkRequest {
+    /// The skill's name (for events).
+    pub skill: String,
+    /// The expanded skill: the sub-agent's instructions.
+    pub instructions: String,
+    /// The task: the arguments the skill was invoked with.
+    pub task: String,
+    /// The skill's `allowed-tools`, if it names any.
+    pub allowed_tools: Option<Vec<String>>,
+    /// The tool call that asked for it, if any.
+    pub parent_call_id: Option<String>,
+}
+
+/// How a sub-agent ended, when it did not produce an answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ForkError {
+    /// The user interrupted.
+    #[error("interrupted")]
+    Interrupted,
+    /// The sub-agent failed or hit its request cap.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// The capability to run a sub-agent, given to tools by the agent.
+pub trait Forker: Send + Sync {
+    /// Runs the sub-agent to completion and returns its final answer.
+    fn fork(
+        &self,
+        request: ForkRequest,
+    ) -> Pin<Box<dyn Future<Output = Result<String, ForkError>> + Send + '_>>;
+}
+
+impl std::fmt::Debug for dyn Forker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Forker")
+    }
 }
 
 /// Size and time limits for tools.
@@ -495,6 +542,7 @@ pub(crate) fn test_context(workdir: &std::path::Path) -> ToolContext {
         cancel: CancellationToken::new(),
         limits: ToolLimits::default(),
         live_output: None,
+        forker: None,
     }
 }
 

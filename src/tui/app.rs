@@ -29,7 +29,7 @@ use super::views;
 use super::wrap::wrap_lines;
 use crate::agent::SessionInfo;
 use crate::input::{Builtin, Routed, route};
-use crate::protocol::{Event, Op, TurnOutcome, Usage};
+use crate::protocol::{Event, Op, ToolStatus, TurnOutcome, Usage};
 use crate::skills::Catalog;
 
 /// Two Ctrl+C within this window exit.
@@ -227,6 +227,48 @@ impl App {
 
     // ----- agent events --------------------------------------------------------------
 
+    /// Shows what a forked skill's sub-agent does: its start, each tool call and its
+    /// end. Its text is not shown: only its final answer returns to the conversation.
+    fn on_sub_agent(&mut self, skill: &str, event: Event) {
+        match event {
+            Event::TurnStarted { .. } => {
+                self.flush_stream();
+                self.commit_notice(NoticeKind::Info, &format!("sub-agent `{skill}` is working"));
+            }
+            Event::ToolCallBegin { name, summary, .. } => {
+                self.turn = TurnState::RunningTool {
+                    name: format!("{skill} › {name}"),
+                };
+                self.commit_notice(NoticeKind::Info, &format!("↳ {skill}: {name} {summary}"));
+            }
+            Event::ToolCallEnd {
+                name,
+                status: ToolStatus::Error | ToolStatus::Denied,
+                summary,
+                ..
+            } => {
+                let first = summary.lines().next().unwrap_or("");
+                self.commit_notice(
+                    NoticeKind::Warning,
+                    &format!("↳ {skill}: {name} failed: {first}"),
+                );
+            }
+            Event::TurnComplete { outcome, .. } => {
+                let how = match outcome {
+                    TurnOutcome::Completed => "finished".to_string(),
+                    TurnOutcome::Interrupted => "was interrupted".to_string(),
+                    TurnOutcome::MaxTurnsReached { limit } => {
+                        format!("stopped after {limit} requests")
+                    }
+                    TurnOutcome::Failed { message, .. } => format!("failed: {message}"),
+                };
+                self.commit_notice(NoticeKind::Info, &format!("sub-agent `{skill}` {how}"));
+                self.turn = TurnState::Thinking;
+            }
+            _ => {}
+        }
+    }
+
     /// Applies one agent event.
     pub fn on_event(&mut self, event: Event, now: Instant) {
         match event {
@@ -318,6 +360,7 @@ impl App {
                 });
                 self.turn = TurnState::WaitingApproval;
             }
+            Event::SubAgent { skill, event, .. } => self.on_sub_agent(&skill, *event),
             Event::AutoDenied { tool, .. } => self.commit_notice(
                 NoticeKind::Warning,
                 &format!("`{tool}` was denied: nobody can approve it in this mode"),
@@ -537,8 +580,8 @@ impl App {
         self.popup = None;
         match route(&typed, &self.catalog) {
             Routed::Empty => {}
-            Routed::Prompt(text) => self.send(typed, text),
-            Routed::Skill { prompt, .. } => self.send(typed, prompt),
+            Routed::Prompt(text) => self.send(typed, Op::UserInput { text }),
+            Routed::Skill { name, args } => self.send(typed, Op::InvokeSkill { name, args }),
             Routed::Builtin(builtin) => self.builtin(builtin, &typed),
             Routed::Error(message) => {
                 self.commit_cell(HistoryCell::User { text: typed }.lines());
@@ -547,9 +590,9 @@ impl App {
         }
     }
 
-    fn send(&mut self, typed: String, text: String) {
+    fn send(&mut self, typed: String, op: Op) {
         self.queued.push_back(typed);
-        self.out.ops.push(Op::UserInput { text });
+        self.out.ops.push(op);
     }
 
     fn builtin(&mut self, builtin: Builtin, typed: &str) {

@@ -124,16 +124,18 @@ fn prompt_streams_and_commits_whole_lines() {
 }
 
 #[test]
-fn skill_invocation_sends_the_expanded_prompt_and_shows_what_was_typed() {
+fn skill_invocation_sends_the_skill_and_shows_what_was_typed() {
     let mut h = Harness::new();
     h.typ("/go-refactor clean main.go");
     h.key(KeyCode::Enter);
     let ops = h.ops();
-    let [Op::UserInput { text }] = ops.as_slice() else {
+    let [Op::InvokeSkill { name, args }] = ops.as_slice() else {
         panic!("{ops:?}")
     };
-    assert!(text.contains("Refactor: clean main.go"), "{text}");
-    h.event(Event::TurnStarted { text: text.clone() });
+    assert_eq!((name.as_str(), args.as_str()), ("go-refactor", "clean main.go"));
+    // The agent expands the skill and reports the expanded text; the screen keeps
+    // showing what the user typed.
+    h.event(Event::TurnStarted { text: "Refactor: clean main.go".into() });
     let screen = h.screen(60, 8);
     assert!(screen.contains("› /go-refactor clean main.go"), "{screen}");
     assert!(!screen.contains("Refactor:"), "{screen}");

@@ -1,0 +1,250 @@
+//! Skills that act, end to end through the agent: `/name` invocations with inline shell
+//! (on, off, failing, never for remote roots) and forked skills (a sub-agent with its own
+//! conversation, limited to the skill's allowed tools, whose final answer alone returns).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use harness9::agent::{AgentHandle, ApprovalMode, Approver};
+use harness9::config::{Config, EndpointNeed, OllamaProbe, Overrides};
+use harness9::protocol::{ErrorKind, Event, Op, TurnOutcome};
+use serde_json::Value;
+use support::*;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+struct Session {
+    handle: AgentHandle,
+    events: Vec<Event>,
+    _home: tempfile::TempDir,
+}
+
+fn write_skill(root: &Path, name: &str, frontmatter: &str, body: &str) {
+    let dir = root.join("skills").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: The {name} skill\n{frontmatter}---\n{body}"),
+    )
+    .unwrap();
+}
+
+fn start(server: &MockServer, workdir: &Path, mode: ApprovalMode) -> Session {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), "max_retries = 0\n").unwrap();
+    let h = home.path().to_str().unwrap().to_string();
+    let url = server.url();
+    let env = move |k: &str| match k {
+        "HARNESS9_HOME" => Some(h.clone()),
+        "OPENAI_API_KEY" => Some("k".to_string()),
+        "OPENAI_BASE_URL" => Some(url.clone()),
+        _ => None,
+    };
+    let overrides = Overrides {
+        workdir: Some(workdir.to_path_buf()),
+        approval_mode: Some(mode),
+        ..Default::default()
+    };
+    let config = Config::resolve(
+        &overrides,
+        &env,
+        EndpointNeed::Required,
+        OllamaProbe::Disabled,
+    )
+    .unwrap();
+    let (handle, _info) = harness9::session::prepare(&config, Approver::Nobody)
+        .unwrap()
+        .spawn();
+    Session {
+        handle,
+        events: Vec::new(),
+        _home: home,
+    }
+}
+
+impl Session {
+    async fn invoke(&mut self, name: &str, args: &str) -> (TurnOutcome, String) {
+        self.handle
+            .ops
+            .send(Op::InvokeSkill {
+                name: name.into(),
+                args: args.into(),
+            })
+            .unwrap();
+        self.until_complete().await
+    }
+
+    async fn until_complete(&mut self) -> (TurnOutcome, String) {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let event = tokio::time::timeout_at(deadline, self.handle.events.recv())
+                .await
+                .unwrap_or_else(|_| panic!("no TurnComplete within {WAIT:?}: {:#?}", self.events))
+                .expect("agent stopped");
+            self.events.push(event.clone());
+            if let Event::TurnComplete {
+                outcome,
+                final_text,
+                ..
+            } = event
+            {
+                return (outcome, final_text);
+            }
+        }
+    }
+}
+
+fn user_messages(request: &RecordedRequest) -> Vec<String> {
+    request
+        .messages()
+        .into_iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn inline_shell_runs_in_full_auto() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("marker.txt"), "from the project\n").unwrap();
+    write_skill(
+        dir.path(),
+        "status",
+        "",
+        "State: !`cat marker.txt`\nTask: $ARGUMENTS\n",
+    );
+    let server = MockServer::start(vec![]);
+    let mut s = start(&server, dir.path(), ApprovalMode::FullAuto);
+    let (outcome, _) = s.invoke("status", "check it").await;
+    assert_eq!(outcome, TurnOutcome::Completed);
+    let users = user_messages(&server.chat_requests()[0]);
+    assert_eq!(users, ["State: from the project\nTask: check it"]);
+}
+
+#[tokio::test]
+async fn inline_shell_is_a_notice_when_the_mode_does_not_allow_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    write_skill(
+        dir.path(),
+        "status",
+        "",
+        &format!("State: !`touch {}`\n", marker.display()),
+    );
+    let server = MockServer::start(vec![]);
+    let mut s = start(&server, dir.path(), ApprovalMode::Suggest);
+    let (outcome, _) = s.invoke("status", "").await;
+    assert_eq!(outcome, TurnOutcome::Completed);
+    assert!(!marker.exists(), "the command must not run in suggest mode");
+    let users = user_messages(&server.chat_requests()[0]);
+    assert!(
+        users[0].contains("not run: approval mode suggest does not allow commands"),
+        "{users:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_failing_inline_command_aborts_the_invocation() {
+    let dir = tempfile::tempdir().unwrap();
+    write_skill(dir.path(), "broken", "", "Data: !`exit 7`\n");
+    let server = MockServer::start(vec![]);
+    let mut s = start(&server, dir.path(), ApprovalMode::FullAuto);
+    let (outcome, _) = s.invoke("broken", "").await;
+    let TurnOutcome::Failed { kind, message } = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(kind, ErrorKind::Skill);
+    assert!(
+        message.contains("exit 7") && message.contains("exit code 7"),
+        "{message}"
+    );
+    assert!(
+        server.chat_requests().is_empty(),
+        "nothing is sent to the model"
+    );
+}
+
+#[tokio::test]
+async fn a_forked_skill_runs_in_a_sub_agent_and_only_its_answer_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "the secret is 42\n").unwrap();
+    write_skill(
+        dir.path(),
+        "research",
+        "context: fork\nallowed-tools: Read, Grep\n",
+        "You are a researcher. Answer from the files.\n",
+    );
+    let server = MockServer::start(vec![
+        // The sub-agent reads a file, then tries bash (not allowed), then answers.
+        sse(vec![
+            tool_call(0, "r", "read_file", r#"{"path":"notes.txt"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![
+            tool_call(0, "b", "bash", r#"{"command":"echo escape"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("The secret is 42."), finish("stop")]),
+        // Then the main conversation goes on.
+        sse(vec![text("Noted."), finish("stop")]),
+    ]);
+    let mut s = start(&server, dir.path(), ApprovalMode::FullAuto);
+    let (outcome, answer) = s.invoke("research", "what is the secret?").await;
+    assert_eq!(
+        (outcome, answer.as_str()),
+        (TurnOutcome::Completed, "The secret is 42.")
+    );
+
+    let reqs = server.chat_requests();
+    let sub = reqs[0].messages();
+    assert_eq!(sub[0]["role"], "system");
+    assert_eq!(
+        sub[0]["content"],
+        "You are a researcher. Answer from the files."
+    );
+    assert_eq!(sub[1]["content"], "what is the secret?");
+    let tools: Vec<&str> = reqs[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["read_file", "grep"]);
+    let refused: Vec<Value> = reqs[2]
+        .messages()
+        .into_iter()
+        .filter(|m| m["tool_call_id"] == "b")
+        .collect();
+    assert!(
+        refused[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool 'bash'")
+    );
+
+    // The sub-agent's events are wrapped; the main conversation only gets the answer.
+    assert!(s.events.iter().any(|e| matches!(e,
+        Event::SubAgent { skill, event, .. } if skill == "research" && matches!(**event, Event::ToolCallBegin { ref name, .. } if name == "read_file"))));
+    s.handle
+        .ops
+        .send(Op::UserInput {
+            text: "thanks".into(),
+        })
+        .unwrap();
+    s.until_complete().await;
+    let main = server.chat_requests()[3].messages();
+    let roles: Vec<&str> = main.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+    assert_eq!(main[1]["content"], "/research what is the secret?");
+    assert_eq!(main[2]["content"], "The secret is 42.");
+    assert!(
+        !main[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("You are a researcher")
+    );
+}
