@@ -205,7 +205,7 @@ async fn refresh(
 ) -> Result<SyncedRoot, RemoteError> {
     let unreachable = |e: reqwest::Error| RemoteError::Unreachable {
         url: url.to_string(),
-        reason: error_chain(&e),
+        reason: error_chain(&e.without_url()),
     };
     let client = http_client(parsed, limits).map_err(|reason| RemoteError::Unreachable {
         url: url.to_string(),
