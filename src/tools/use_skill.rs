@@ -7,15 +7,29 @@
 //! model's file tools). Unknown names get an error listing the available ones; names
 //! with path separators or `..` are rejected; a second load of the same skill in a
 //! session gets a short note. It knows the catalog and nothing of the agent loop.
+//!
+//! With a registry ([`UseSkill::with_registry`]), a skill's `tools.json` tools join the
+//! registry when it loads (so they travel in the following requests until
+//! `unload_skill`); a malformed file or a name collision is reported in the result and
+//! the body loads anyway. `docs` / `include_all_docs` append documents' text
+//! (`skill_docs.rs`) within the output limit. [`LoadedSkills`] is the session's record of
+//! loaded skills, their selected documents and (through the registry) their tools.
 
-use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Access, Tool, ToolContext, ToolFuture, ToolOutput, parse_args, run_blocking};
+use super::skill_docs::{
+    DocSelection, SUMMARY_RESERVE, SelectMode, bad_path, list_docs, resolve_doc,
+};
+use super::skill_tool::SkillTool;
+use super::{
+    Access, LoadedTools, Tool, ToolContext, ToolFuture, ToolNameCollision, ToolOutput,
+    ToolRegistry, parse_args, run_blocking,
+};
+use crate::skills::bundle::{self, BundleError};
 use crate::skills::template::prompt_from_body;
 use crate::skills::{Catalog, Skill};
 
@@ -25,31 +39,117 @@ const RESOURCE_DIRS: [&str; 3] = ["scripts", "references", "assets"];
 const MAX_LISTED_FILES: usize = 200;
 /// Folder depth listed below each resource folder.
 const MAX_LIST_DEPTH: usize = 4;
+/// Tools a session registers after `use_skill` got its registry handle: a skill tool may
+/// not take these names either.
+const LATE_FIXED_TOOLS: [&str; 5] = [
+    "use_skill",
+    "unload_skill",
+    "skill_list_docs",
+    "skill_select_docs",
+    "skill_run",
+];
 
-/// The skills loaded in a session, shared with whoever resets the session (`/clear`).
-#[derive(Debug, Clone, Default)]
-pub struct LoadedSkills(Arc<Mutex<BTreeSet<String>>>);
+/// The skills loaded in a session, in load order, with their selected documents and a
+/// handle on the tools they brought; shared with whoever resets the session (`/clear`)
+/// and with frontends (`/skills` shows which are loaded). Cheap to clone (shared).
+#[derive(Clone, Default)]
+pub struct LoadedSkills {
+    skills: Arc<Mutex<Vec<String>>>,
+    docs: DocSelection,
+    tools: Arc<OnceLock<LoadedTools>>,
+}
+
+impl std::fmt::Debug for LoadedSkills {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedSkills")
+            .field("skills", &self.names())
+            .field("docs", &self.docs)
+            .finish()
+    }
+}
 
 impl LoadedSkills {
+    fn lock(&self) -> MutexGuard<'_, Vec<String>> {
+        // Every update is one push, retain or clear: a poisoned lock holds a whole state.
+        self.skills.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Records a load; false when the skill was already loaded.
     pub fn mark(&self, name: &str) -> bool {
-        self.0
-            .lock()
-            .map(|mut set| set.insert(name.to_string()))
-            .unwrap_or(true)
-    }
-
-    /// True when the skill was loaded in this session.
-    pub fn contains(&self, name: &str) -> bool {
-        self.0.lock().map(|set| set.contains(name)).unwrap_or(false)
-    }
-
-    /// Forgets every load (a new conversation).
-    pub fn clear(&self) {
-        if let Ok(mut set) = self.0.lock() {
-            set.clear();
+        let mut skills = self.lock();
+        if skills.iter().any(|s| s == name) {
+            false
+        } else {
+            skills.push(name.to_string());
+            true
         }
     }
+
+    /// True when the skill was loaded in this session (and not unloaded since).
+    pub fn contains(&self, name: &str) -> bool {
+        self.lock().iter().any(|s| s == name)
+    }
+
+    /// The loaded skills, in load order.
+    pub fn names(&self) -> Vec<String> {
+        self.lock().clone()
+    }
+
+    /// Forgets a load and the skill's selected documents (`unload_skill`); true when it
+    /// was loaded. Its tools are the registry's business.
+    pub fn unmark(&self, name: &str) -> bool {
+        self.docs.forget(name);
+        let mut skills = self.lock();
+        let before = skills.len();
+        skills.retain(|s| s != name);
+        skills.len() != before
+    }
+
+    /// The selected documents of every skill.
+    pub fn docs(&self) -> &DocSelection {
+        &self.docs
+    }
+
+    /// Forgets every load and selection and unloads every skill's tools (a new
+    /// conversation).
+    pub fn clear(&self) {
+        self.lock().clear();
+        self.docs.clear();
+        if let Some(tools) = self.tools.get() {
+            for owner in tools.owners() {
+                tools.unload(&owner);
+            }
+        }
+    }
+
+    fn attach_tools(&self, tools: LoadedTools) {
+        // Set once per session; a second registry for the same set keeps the first.
+        let _ = self.tools.set(tools);
+    }
+}
+
+/// The skill `name` names, or an error for the model listing the available ones.
+pub(crate) fn lookup<'a>(catalog: &'a Catalog, name: &str) -> Result<&'a Skill, String> {
+    let available = || {
+        let names: Vec<&str> = catalog.model_invocable_names().collect();
+        if names.is_empty() {
+            "(none)".to_string()
+        } else {
+            names.join(", ")
+        }
+    };
+    let name = name.trim();
+    if name.is_empty() || name.contains(['/', '\\']) || name.contains("..") {
+        return Err(format!(
+            "Invalid skill name {name:?}: give a name from the Available Skills list, \
+             without path separators or `..`. Available skills: {}",
+            available()
+        ));
+    }
+    catalog
+        .get(name)
+        .filter(|s| s.model_invocable())
+        .ok_or_else(|| format!("Unknown skill {name:?}. Available skills: {}", available()))
 }
 
 /// Loads a skill's instructions on demand.
@@ -57,12 +157,15 @@ impl LoadedSkills {
 pub struct UseSkill {
     catalog: Arc<Catalog>,
     loaded: LoadedSkills,
+    registry: Option<ToolRegistry>,
 }
 
 #[derive(Debug, Deserialize)]
 struct Args {
     skill_name: String,
     args: Option<String>,
+    docs: Option<Vec<String>>,
+    include_all_docs: Option<bool>,
 }
 
 impl UseSkill {
@@ -71,13 +174,27 @@ impl UseSkill {
         UseSkill {
             catalog,
             loaded: LoadedSkills::default(),
+            registry: None,
         }
     }
 
     /// A tool sharing `loaded` (so the session can clear it, or mark skills the user
     /// invoked with a slash command).
     pub fn with_loaded(catalog: Arc<Catalog>, loaded: LoadedSkills) -> Self {
-        UseSkill { catalog, loaded }
+        UseSkill {
+            catalog,
+            loaded,
+            registry: None,
+        }
+    }
+
+    /// Loads skills' `tools.json` tools into `registry` (a clone sharing the session's
+    /// loaded set); [`LoadedSkills::clear`] unloads them. Without a registry, bundled
+    /// tools are not loaded.
+    pub fn with_registry(mut self, registry: ToolRegistry) -> Self {
+        self.loaded.attach_tools(registry.loaded().clone());
+        self.registry = Some(registry);
+        self
     }
 
     /// The set of skills loaded in this session.
@@ -85,36 +202,31 @@ impl UseSkill {
         self.loaded.clone()
     }
 
-    fn available(&self) -> String {
-        let names: Vec<&str> = self.catalog.model_invocable_names().collect();
-        if names.is_empty() {
-            "(none)".to_string()
-        } else {
-            names.join(", ")
-        }
-    }
-
-    fn call(&self, args: Args) -> ToolOutput {
-        let name = args.skill_name.trim();
-        if name.is_empty() || name.contains(['/', '\\']) || name.contains("..") {
-            return ToolOutput::error(format!(
-                "Invalid skill name {name:?}: give a name from the Available Skills list, \
-                 without path separators or `..`. Available skills: {}",
-                self.available()
-            ));
-        }
-        let Some(skill) = self.catalog.get(name).filter(|s| s.model_invocable()) else {
-            return ToolOutput::error(format!(
-                "Unknown skill {name:?}. Available skills: {}",
-                self.available()
-            ));
+    fn call(&self, args: Args, budget: usize) -> ToolOutput {
+        let skill = match lookup(&self.catalog, &args.skill_name) {
+            Ok(s) => s,
+            Err(e) => return ToolOutput::error(e),
         };
+        let mut wanted = args.docs.unwrap_or_default();
+        if args.include_all_docs == Some(true) {
+            wanted.extend(list_docs(&skill.dir).0.into_iter().map(|d| d.path));
+        }
+        for doc in &wanted {
+            if let Err(e) = resolve_doc(&skill.dir, doc) {
+                return bad_path(skill, &e);
+            }
+        }
         if self.loaded.contains(&skill.name) {
-            return ToolOutput::ok(format!(
+            let mut out = format!(
                 "Skill \"{}\" is already loaded in this conversation; follow the instructions \
                  from the earlier use_skill result.",
                 skill.name
-            ));
+            );
+            if !wanted.is_empty() {
+                out.push_str("\n\n");
+                out.push_str(&self.add_docs(skill, &wanted, budget.saturating_sub(out.len())));
+            }
+            return ToolOutput::ok(out);
         }
         let body = match skill.load_body() {
             Ok(b) => b,
@@ -123,8 +235,119 @@ impl UseSkill {
             }
         };
         self.loaded.mark(&skill.name);
-        ToolOutput::ok(render(skill, &body, args.args.as_deref().unwrap_or("")))
+        let mut out = render(skill, &body, args.args.as_deref().unwrap_or(""));
+        if let Some(line) = unlisted_docs(&skill.dir) {
+            out.push_str("\n\n");
+            out.push_str(&line);
+        }
+        if let Some(section) = self.load_tools(skill) {
+            out.push_str("\n\n");
+            out.push_str(&section);
+        }
+        let others: Vec<String> = self
+            .loaded
+            .names()
+            .into_iter()
+            .filter(|n| *n != skill.name)
+            .collect();
+        if !others.is_empty() {
+            out.push_str(&format!(
+                "\n\nOther skills loaded in this conversation: {}.",
+                others.join(", ")
+            ));
+        }
+        if !wanted.is_empty() {
+            out.push_str("\n\n");
+            out.push_str(&self.add_docs(skill, &wanted, budget.saturating_sub(out.len())));
+        }
+        ToolOutput::ok(out)
     }
+
+    fn add_docs(&self, skill: &Skill, wanted: &[String], budget: usize) -> String {
+        match self
+            .loaded
+            .docs()
+            .change(skill, SelectMode::Add, wanted, budget)
+        {
+            Ok(selected) => selected.render(&skill.name),
+            // Checked before; the folder changed meanwhile.
+            Err(e) => format!("Documents not added: {e}."),
+        }
+    }
+
+    /// Loads the skill's bundled tools; `None` when it has none (or no registry).
+    fn load_tools(&self, skill: &Skill) -> Option<String> {
+        let registry = self.registry.as_ref()?;
+        let failed = |problem: String| {
+            tracing::warn!("skill {}: tools not loaded: {problem}", skill.name);
+            format!(
+                "Warning: the skill's tools were NOT loaded (its instructions above are): \
+                 {problem}"
+            )
+        };
+        let decls = match bundle::load(&skill.dir) {
+            Ok(None) => return None,
+            Ok(Some(decls)) => decls,
+            Err(e) => return Some(failed(e.to_string())),
+        };
+        let path = skill.dir.join(bundle::TOOLS_FILE);
+        if let Some(decl) = decls
+            .iter()
+            .find(|d| LATE_FIXED_TOOLS.contains(&d.name.as_str()))
+        {
+            let collision = ToolNameCollision {
+                owner: skill.name.clone(),
+                name: decl.name.clone(),
+                taken_by: "a built-in tool has that name".into(),
+            };
+            return Some(failed(format!("{}: {collision}", path.display())));
+        }
+        let dir = match std::fs::canonicalize(&skill.dir) {
+            Ok(d) => d,
+            Err(e) => {
+                let e = BundleError {
+                    path,
+                    problems: vec![format!("cannot resolve the skill folder: {e}")],
+                };
+                return Some(failed(e.to_string()));
+            }
+        };
+        let names: Vec<String> = decls.iter().map(|d| d.name.clone()).collect();
+        let tools: Vec<Arc<dyn Tool>> = decls
+            .into_iter()
+            .map(|d| Arc::new(SkillTool::new(&skill.name, dir.clone(), d)) as Arc<dyn Tool>)
+            .collect();
+        if let Err(collision) = registry.load_skill_tools(&skill.name, tools) {
+            return Some(failed(format!("{}: {collision}", path.display())));
+        }
+        Some(format!(
+            "Tools added by this skill (callable from your next step; unload_skill(\"{}\") \
+             removes them): {}.",
+            skill.name,
+            names.join(", ")
+        ))
+    }
+}
+
+/// A line naming the documents outside the listed resource folders, if any.
+fn unlisted_docs(dir: &Path) -> Option<String> {
+    let (docs, _) = list_docs(dir);
+    let unlisted: Vec<&str> = docs
+        .iter()
+        .map(|d| d.path.as_str())
+        .filter(|p| {
+            !RESOURCE_DIRS
+                .iter()
+                .any(|r| p.starts_with(&format!("{r}/")))
+        })
+        .collect();
+    if unlisted.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "Documents: {} (skill_select_docs adds their text; skill_list_docs lists all).",
+        unlisted.join(", ")
+    ))
 }
 
 /// The tool result for a loaded skill.
@@ -201,7 +424,9 @@ impl Tool for UseSkill {
             "type": "object",
             "properties": {
                 "skill_name": {"type": "string", "description": "The skill's name, exactly as listed in Available Skills."},
-                "args": {"type": "string", "description": "Optional arguments for the skill (e.g. a file name)."}
+                "args": {"type": "string", "description": "Optional arguments for the skill (e.g. a file name)."},
+                "docs": {"type": "array", "items": {"type": "string"}, "description": "Documents to append (paths relative to the skill folder)."},
+                "include_all_docs": {"type": "boolean", "description": "Append all the skill's documents (within a size cap)."}
             },
             "required": ["skill_name"]
         })
@@ -218,14 +443,15 @@ impl Tool for UseSkill {
             .to_string()
     }
 
-    fn run<'a>(&'a self, args: Value, _ctx: &'a ToolContext) -> ToolFuture<'a> {
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
             let args = match parse_args::<Args>(self.name(), &args, &self.parameters()) {
                 Ok(a) => a,
                 Err(out) => return Ok(out),
             };
+            let budget = ctx.limits.max_output_bytes.saturating_sub(SUMMARY_RESERVE);
             let tool = self.clone();
-            run_blocking(move || tool.call(args)).await
+            run_blocking(move || tool.call(args, budget)).await
         })
     }
 }
@@ -359,5 +585,230 @@ mod tests {
         }
         let out = call(&tool, json!({}), tmp.path()).await;
         assert!(out.is_error && out.content.contains("skill_name"));
+    }
+}
+
+#[cfg(test)]
+mod bundle_tests {
+    use super::*;
+    use crate::skills::DiscoveryOptions;
+    use crate::tools::test_context;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// Skill `pdf` with an echoing tool `pdf_echo`, skill `twin` with a tool of the same
+    /// name, and skill `plain` with documents and no tools.
+    fn setup() -> (tempfile::TempDir, Arc<Catalog>) {
+        let tmp = tempfile::tempdir().unwrap();
+        let skills = tmp.path().join("skills");
+        for name in ["pdf", "twin"] {
+            write(
+                &skills.join(name).join("SKILL.md"),
+                &format!("---\nname: {name}\ndescription: d\n---\n{name} body\n"),
+            );
+            let script = skills.join(name).join("scripts/echo.sh");
+            write(&script, "#!/bin/sh\ncat\n");
+            std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+            write(
+                &skills.join(name).join("tools.json"),
+                r#"{"tools": [{"name": "pdf_echo", "description": "Echo", "command": "scripts/echo.sh",
+                    "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}}]}"#,
+            );
+        }
+        write(
+            &skills.join("plain/SKILL.md"),
+            "---\nname: plain\ndescription: d\n---\nplain body\n",
+        );
+        write(&skills.join("plain/guide.md"), "Guide text\n");
+        write(&skills.join("plain/references/a.txt"), "A text\n");
+        let catalog = Arc::new(Catalog::discover(&DiscoveryOptions {
+            workdir: tmp.path().to_path_buf(),
+            harness9_home: tmp.path().join("home"),
+            ..DiscoveryOptions::default()
+        }));
+        (tmp, catalog)
+    }
+
+    async fn call(tool: &UseSkill, args: Value, dir: &Path) -> ToolOutput {
+        tool.run(args, &test_context(dir)).await.unwrap()
+    }
+
+    fn names(registry: &ToolRegistry) -> Vec<String> {
+        registry.specs().into_iter().map(|s| s.name).collect()
+    }
+
+    #[tokio::test]
+    async fn bundled_tools_join_the_registry_and_run() {
+        let (tmp, catalog) = setup();
+        let registry = ToolRegistry::with_builtins();
+        let tool = UseSkill::new(catalog).with_registry(registry.clone());
+        let out = call(&tool, json!({"skill_name": "pdf"}), tmp.path()).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert!(
+            out.content.ends_with(
+                "Tools added by this skill (callable from your next step; unload_skill(\"pdf\") \
+             removes them): pdf_echo."
+            ),
+            "{}",
+            out.content
+        );
+        assert_eq!(names(&registry).last().unwrap(), "pdf_echo");
+        let spec = registry.specs().pop().unwrap();
+        assert_eq!(spec.description, "Echo");
+        assert_eq!(spec.parameters["properties"]["x"]["type"], "string");
+        let echo = registry.get("pdf_echo").unwrap();
+        let out = echo
+            .run(json!({"x": "hi"}), &test_context(tmp.path()))
+            .await
+            .unwrap();
+        assert_eq!(out.content, "{\"x\":\"hi\"}\n");
+        assert_eq!(tool.loaded().names(), ["pdf"]);
+        // A new conversation forgets the load and unloads the tools.
+        tool.loaded().clear();
+        assert!(registry.get("pdf_echo").is_none());
+        assert!(tool.loaded().names().is_empty());
+    }
+
+    #[tokio::test]
+    async fn collisions_are_refused_but_the_body_loads() {
+        let (tmp, catalog) = setup();
+        let registry = ToolRegistry::with_builtins();
+        let tool = UseSkill::new(catalog).with_registry(registry.clone());
+        call(&tool, json!({"skill_name": "pdf"}), tmp.path()).await;
+        let out = call(&tool, json!({"skill_name": "twin"}), tmp.path()).await;
+        assert!(!out.is_error);
+        assert!(out.content.contains("twin body"), "{}", out.content);
+        let tools_json = tmp.path().join("skills/twin/tools.json");
+        assert!(
+            out.content.contains(&format!(
+                "Warning: the skill's tools were NOT loaded (its instructions above are): {}: \
+                 skill `twin` declares tool `pdf_echo`, but skill `pdf` already loaded a tool \
+                 with that name",
+                tools_json.display()
+            )),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content
+                .contains("Other skills loaded in this conversation: pdf.")
+        );
+        assert_eq!(registry.loaded().owners(), ["pdf"]);
+
+        // With a built-in: `bash`, and a tool the session registers later (`skill_run`).
+        for builtin in ["bash", "skill_run"] {
+            write(
+                &tools_json,
+                &format!(r#"[{{"name": "{builtin}", "description": "d", "command": "true"}}]"#),
+            );
+            tool.loaded().unmark("twin");
+            let out = call(&tool, json!({"skill_name": "twin"}), tmp.path()).await;
+            assert!(
+                out.content.contains(&format!(
+                    "skill `twin` declares tool `{builtin}`, but a built-in tool has that name"
+                )),
+                "{}",
+                out.content
+            );
+        }
+        assert_eq!(names(&registry).iter().filter(|n| *n == "bash").count(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_malformed_tools_json_is_reported_with_its_path() {
+        let (tmp, catalog) = setup();
+        let tools_json = tmp.path().join("skills/pdf/tools.json");
+        write(&tools_json, "[{\"name\": \"bad name\"");
+        let registry = ToolRegistry::with_builtins();
+        let tool = UseSkill::new(catalog).with_registry(registry.clone());
+        let out = call(&tool, json!({"skill_name": "pdf"}), tmp.path()).await;
+        assert!(!out.is_error);
+        assert!(out.content.contains("pdf body"));
+        assert!(
+            out.content.contains(&format!(
+                "Warning: the skill's tools were NOT loaded (its instructions above are): \
+                 {}: invalid JSON",
+                tools_json.display()
+            )),
+            "{}",
+            out.content
+        );
+        assert_eq!(registry.specs().len(), 7);
+    }
+
+    #[tokio::test]
+    async fn docs_and_include_all_docs_append_text() {
+        let (tmp, catalog) = setup();
+        let tool = UseSkill::new(catalog.clone());
+        let out = call(
+            &tool,
+            json!({"skill_name": "plain", "docs": ["guide.md"]}),
+            tmp.path(),
+        )
+        .await;
+        assert!(!out.is_error, "{}", out.content);
+        assert!(out.content.contains(
+            "Documents: guide.md (skill_select_docs adds their text; skill_list_docs lists all)."
+        ));
+        assert!(
+            out.content.ends_with(
+                "Selection of skill \"plain\" is now: guide.md.\n\n\
+             <skill-doc path=\"guide.md\">\nGuide text\n</skill-doc>"
+            ),
+            "{}",
+            out.content
+        );
+
+        let tool = UseSkill::new(catalog.clone());
+        let out = call(
+            &tool,
+            json!({"skill_name": "plain", "include_all_docs": true}),
+            tmp.path(),
+        )
+        .await;
+        assert!(out.content.contains("<skill-doc path=\"guide.md\">\nGuide text\n</skill-doc>\n<skill-doc path=\"references/a.txt\">\nA text\n</skill-doc>"), "{}", out.content);
+        assert_eq!(
+            tool.loaded().docs().selected("plain"),
+            ["guide.md", "references/a.txt"]
+        );
+        // Loaded already: the note, plus only documents not yet selected.
+        let out = call(
+            &tool,
+            json!({"skill_name": "plain", "include_all_docs": true}),
+            tmp.path(),
+        )
+        .await;
+        assert!(out.content.starts_with("Skill \"plain\" is already loaded"));
+        assert!(!out.content.contains("Guide text"), "{}", out.content);
+    }
+
+    #[tokio::test]
+    async fn a_doc_path_escaping_the_skill_loads_nothing() {
+        let (tmp, catalog) = setup();
+        write(&tmp.path().join("secret.md"), "SECRET\n");
+        let tool = UseSkill::new(catalog);
+        for bad in ["../../secret.md", "/etc/passwd", "SKILL.md"] {
+            let out = call(
+                &tool,
+                json!({"skill_name": "plain", "docs": [bad]}),
+                tmp.path(),
+            )
+            .await;
+            assert!(out.is_error, "{bad}");
+            assert!(
+                out.content
+                    .starts_with("Cannot select a document of skill \"plain\"")
+                    && out
+                        .content
+                        .contains("Documents: guide.md, references/a.txt"),
+                "{}",
+                out.content
+            );
+            assert!(!tool.loaded().contains("plain"));
+        }
     }
 }
