@@ -159,6 +159,8 @@ pub fn prepare_with_remote(
         catalog,
         context_window: config.context_window,
         startup_warnings: warnings,
+        index_budget: index_budget(config),
+        loaded_skills: setup.loaded_skills.clone(),
     };
     Ok(Prepared { setup, info })
 }

@@ -72,6 +72,10 @@ pub struct SessionInfo {
     /// Warnings from start-up (skills that did not load, config problems). Frontends
     /// show them once.
     pub startup_warnings: Vec<String>,
+    /// The skills index budget in characters (for `/skills`).
+    pub index_budget: usize,
+    /// Skills loaded in this session (for `/skills` to mark them).
+    pub loaded_skills: LoadedSkills,
 }
 
 /// The fixed parts of a session, assembled by `session::prepare`.

@@ -15,6 +15,7 @@ use crate::print::{
 };
 use crate::protocol::{ApprovalRequestKind, Event, Usage};
 use crate::skills::Catalog;
+use crate::tools::use_skill::LoadedSkills;
 
 use super::markdown::{MarkdownStream, MarkdownStyle};
 
@@ -235,7 +236,7 @@ pub fn help_text(builtins: &[(&str, &str)], terminal: bool) -> String {
 }
 
 /// `/skills`: names, descriptions and status.
-pub fn skills_text(catalog: &Catalog) -> String {
+pub fn skills_text(catalog: &Catalog, loaded: &LoadedSkills) -> String {
     let skills = catalog.skills();
     if skills.is_empty() {
         return "No skills found. Add skills/<name>/SKILL.md to the project or use --skills-dir.\n"
@@ -249,6 +250,9 @@ pub fn skills_text(catalog: &Catalog) -> String {
     let mut t = format!("Skills ({}):\n", skills.len());
     for skill in skills {
         let mut notes = vec![skill.status.as_str().to_string()];
+        if loaded.contains(&skill.name) {
+            notes.push("loaded".into());
+        }
         if !skill.user_invocable() {
             notes.push("model only".into());
         }

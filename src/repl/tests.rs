@@ -120,6 +120,8 @@ fn info() -> SessionInfo {
         catalog: Arc::new(Catalog::empty()),
         context_window: Some(1000),
         startup_warnings: vec!["a skill did not load".into()],
+        index_budget: 8_000,
+        loaded_skills: Default::default(),
     }
 }
 

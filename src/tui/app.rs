@@ -31,6 +31,7 @@ use crate::agent::SessionInfo;
 use crate::input::{Builtin, Routed, route};
 use crate::protocol::{Event, Op, ToolStatus, TurnOutcome, Usage};
 use crate::skills::Catalog;
+use crate::tools::use_skill::LoadedSkills;
 
 /// Two Ctrl+C within this window exit.
 const DOUBLE_PRESS: Duration = Duration::from_millis(2000);
@@ -71,6 +72,8 @@ struct Outbox {
 #[derive(Debug)]
 pub struct App {
     catalog: Arc<Catalog>,
+    index_budget: usize,
+    loaded_skills: LoadedSkills,
     status: SessionStatus,
     turn: TurnState,
     turn_started: Option<Instant>,
@@ -102,6 +105,8 @@ impl App {
         let history = History::load(&info.home.join("history"));
         let mut app = App {
             catalog: Arc::clone(&info.catalog),
+            index_budget: info.index_budget,
+            loaded_skills: info.loaded_skills.clone(),
             status,
             turn: TurnState::Idle,
             turn_started: None,
@@ -606,7 +611,11 @@ impl App {
             }
             Builtin::Skills => {
                 self.commit_cell(echo.lines());
-                self.commit_cell(views::skills(&self.catalog, self.status.context_window));
+                self.commit_cell(views::skills(
+                    &self.catalog,
+                    self.index_budget,
+                    &self.loaded_skills,
+                ));
             }
             Builtin::Usage => {
                 self.commit_cell(echo.lines());

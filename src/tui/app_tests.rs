@@ -132,10 +132,15 @@ fn skill_invocation_sends_the_skill_and_shows_what_was_typed() {
     let [Op::InvokeSkill { name, args }] = ops.as_slice() else {
         panic!("{ops:?}")
     };
-    assert_eq!((name.as_str(), args.as_str()), ("go-refactor", "clean main.go"));
+    assert_eq!(
+        (name.as_str(), args.as_str()),
+        ("go-refactor", "clean main.go")
+    );
     // The agent expands the skill and reports the expanded text; the screen keeps
     // showing what the user typed.
-    h.event(Event::TurnStarted { text: "Refactor: clean main.go".into() });
+    h.event(Event::TurnStarted {
+        text: "Refactor: clean main.go".into(),
+    });
     let screen = h.screen(60, 8);
     assert!(screen.contains("› /go-refactor clean main.go"), "{screen}");
     assert!(!screen.contains("Refactor:"), "{screen}");

@@ -37,5 +37,7 @@ pub fn session_info(catalog: Catalog) -> SessionInfo {
         catalog: Arc::new(catalog),
         context_window: Some(100_000),
         startup_warnings: Vec::new(),
+        index_budget: 8_000,
+        loaded_skills: Default::default(),
     }
 }

@@ -10,7 +10,8 @@ use ratatui::text::{Line, Span};
 use super::status::{SessionStatus, short_count};
 use crate::agent::ApprovalMode;
 use crate::input::BUILTINS;
-use crate::skills::{Catalog, index_budget};
+use crate::skills::Catalog;
+use crate::tools::use_skill::LoadedSkills;
 
 fn dim() -> Style {
     Style::new().fg(Color::DarkGray)
@@ -94,7 +95,7 @@ pub fn help(catalog: &Catalog) -> Vec<Line<'static>> {
 
 /// `/skills`: every skill with its source and status, shadowed and invalid ones, and
 /// how much of the index budget the index uses.
-pub fn skills(catalog: &Catalog, context_window: Option<u64>) -> Vec<Line<'static>> {
+pub fn skills(catalog: &Catalog, budget: usize, loaded: &LoadedSkills) -> Vec<Line<'static>> {
     let mut lines = vec![heading(&format!("Skills ({})", catalog.skills().len()))];
     if catalog.skills().is_empty() {
         lines.push(Line::styled(
@@ -102,7 +103,7 @@ pub fn skills(catalog: &Catalog, context_window: Option<u64>) -> Vec<Line<'stati
             dim(),
         ));
     }
-    let index = catalog.index(index_budget(context_window, None));
+    let index = catalog.index(budget);
     for skill in catalog.skills() {
         let mut spans = vec![
             Span::styled(format!("  /{}", skill.name), Style::new().fg(Color::Cyan)),
@@ -123,6 +124,9 @@ pub fn skills(catalog: &Catalog, context_window: Option<u64>) -> Vec<Line<'stati
             status_style,
         ));
         let mut notes = vec![skill.root.kind.as_str().to_string()];
+        if loaded.contains(&skill.name) {
+            notes.push("loaded".into());
+        }
         if !skill.user_invocable() {
             notes.push("model only".into());
         }
