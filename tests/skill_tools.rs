@@ -1,0 +1,174 @@
+//! A skill's bundled tools end to end: a real session against the scripted server. The
+//! model loads a skill that has a `tools.json`, the next request lists its tool, the
+//! model calls it (full-auto approval) and gets the command's output, then unloads the
+//! skill and the tool leaves the list; the system prompt stays byte-identical.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use harness9::agent::{ApprovalMode, Approver};
+use harness9::config::{Config, EndpointNeed, OllamaProbe, Overrides};
+use harness9::protocol::{Event, Op, TurnOutcome};
+use serde_json::Value;
+use support::*;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn tool_names(request: &RecordedRequest) -> Vec<String> {
+    request.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn last_tool_result(request: &RecordedRequest) -> String {
+    let msgs = request.messages();
+    let m: &Value = msgs.iter().rev().find(|m| m["role"] == "tool").unwrap();
+    m["content"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_skill_tool_joins_after_use_skill_runs_and_leaves_after_unload_skill() {
+    let project = tempfile::tempdir().unwrap();
+    let skill = project.path().join("skills/calc");
+    std::fs::create_dir_all(skill.join("scripts")).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: calc\ndescription: Adds numbers\n---\nCall calc_add.\n",
+    )
+    .unwrap();
+    let script = skill.join("scripts/add.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nread -r args\necho \"calc got $args in $(basename \"$PWD\")\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        skill.join("tools.json"),
+        r#"[{"name": "calc_add", "description": "Add two numbers.", "command": "scripts/add.sh",
+             "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}}]"#,
+    )
+    .unwrap();
+
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "c1", "use_skill", r#"{"skill_name":"calc"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![
+            tool_call(0, "c2", "calc_add", r#"{"a":2,"b":3}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![
+            tool_call(0, "c3", "unload_skill", r#"{"skill_name":"calc"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("done"), finish("stop")]),
+    ]);
+
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "max_retries = 1\nidle_timeout_secs = 10\n",
+    )
+    .unwrap();
+    let h = home.path().to_str().unwrap().to_string();
+    let url = server.url();
+    let env = move |k: &str| match k {
+        "HARNESS9_HOME" => Some(h.clone()),
+        "OPENAI_API_KEY" => Some("test-key".to_string()),
+        "OPENAI_BASE_URL" => Some(url.clone()),
+        "HARNESS9_MODEL" => Some("mock-model".to_string()),
+        _ => None,
+    };
+    let overrides = Overrides {
+        workdir: Some(project.path().to_path_buf()),
+        approval_mode: Some(ApprovalMode::FullAuto),
+        ..Overrides::default()
+    };
+    let config = Config::resolve(
+        &overrides,
+        &env,
+        EndpointNeed::Required,
+        OllamaProbe::Disabled,
+    )
+    .unwrap();
+    let prepared = harness9::session::prepare(&config, Approver::Nobody).unwrap();
+    let (mut handle, _info) = prepared.spawn();
+    handle
+        .ops
+        .send(Op::UserInput {
+            text: "add 2 and 3".into(),
+        })
+        .unwrap();
+    let outcome = tokio::time::timeout(WAIT, async {
+        loop {
+            match handle.events.recv().await.expect("agent stopped") {
+                Event::TurnComplete { outcome, .. } => return outcome,
+                _ => continue,
+            }
+        }
+    })
+    .await
+    .expect("no TurnComplete in time");
+    assert!(matches!(outcome, TurnOutcome::Completed), "{outcome:?}");
+
+    let reqs = server.chat_requests();
+    assert_eq!(reqs.len(), 4);
+    // 1: before use_skill, no calc_add; 2: after it, calc_add is last; 3: still there
+    // (the call); 4: after unload_skill, gone.
+    let before = tool_names(&reqs[0]);
+    assert!(before.contains(&"use_skill".to_string()), "{before:?}");
+    assert!(before.contains(&"unload_skill".to_string()), "{before:?}");
+    assert!(!before.contains(&"calc_add".to_string()));
+    let after_load = tool_names(&reqs[1]);
+    assert_eq!(after_load.last().unwrap(), "calc_add");
+    assert_eq!(&after_load[..after_load.len() - 1], &before[..]);
+    let spec = reqs[1].body["tools"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(spec["function"]["description"], "Add two numbers.");
+    assert_eq!(
+        spec["function"]["parameters"]["required"],
+        serde_json::json!(["a", "b"])
+    );
+    let loaded = last_tool_result(&reqs[1]);
+    assert!(
+        loaded.contains("<skill-loaded name=\"calc\">\nCall calc_add.\n</skill-loaded>")
+            && loaded.contains("Tools added by this skill")
+            && loaded.contains("calc_add"),
+        "{loaded}"
+    );
+    assert!(tool_names(&reqs[2]).contains(&"calc_add".to_string()));
+    assert_eq!(
+        last_tool_result(&reqs[2]),
+        "calc got {\"a\":2,\"b\":3} in calc\n"
+    );
+    assert_eq!(tool_names(&reqs[3]), before);
+    assert!(
+        last_tool_result(&reqs[3])
+            .starts_with("Unloaded skill \"calc\". Removed its tools: calc_add"),
+        "{}",
+        last_tool_result(&reqs[3])
+    );
+
+    let system = reqs[0].messages()[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(system.contains("- calc: Adds numbers"), "{system}");
+    for r in &reqs {
+        assert_eq!(r.messages()[0]["content"].as_str().unwrap(), system);
+    }
+    handle.ops.send(Op::Shutdown).unwrap();
+}
