@@ -2,7 +2,8 @@
 //! specification (name: 1–64 characters of lowercase letters, digits and single hyphens,
 //! not starting or ending with a hyphen, equal to the directory name; description:
 //! 1–1024 characters; compatibility: at most 500; fields outside the spec's set are
-//! reported). It reads whole files and knows nothing of precedence or the index.
+//! reported), and the skill's `tools.json` when it has one (see [`super::bundle`]). It
+//! reads whole files and knows nothing of precedence or the index.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -165,6 +166,15 @@ pub fn check_file(path: &Path) -> Vec<Problem> {
             ),
         );
     }
+    if let Some(dir) = path.parent()
+        && let Err(e) = super::bundle::load(dir)
+    {
+        problems.extend(e.problems.into_iter().map(|message| Problem {
+            path: e.path.clone(),
+            severity: Severity::Error,
+            message,
+        }));
+    }
     problems
 }
 
@@ -231,4 +241,41 @@ pub fn validate(paths: &[PathBuf]) -> (usize, Vec<Problem>) {
         problems.extend(check_file(f));
     }
     (files.len(), problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broken_tools_json_is_an_error_naming_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("calc");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            "---\nname: calc\ndescription: Adds\n---\nbody\n",
+        )
+        .unwrap();
+        assert_eq!(validate(std::slice::from_ref(&dir)), (1, Vec::new()));
+        std::fs::write(
+            dir.join("tools.json"),
+            r#"[{"name": "a b", "description": "d", "command": "../x.sh"}]"#,
+        )
+        .unwrap();
+        let (_, problems) = validate(&[dir.clone()]);
+        let shown: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        let file = dir.join("tools.json").display().to_string();
+        assert_eq!(
+            shown,
+            [
+                format!(
+                    "{file}: error: tool #1 (\"a b\"): name \"a b\" must be 1 to 64 letters, digits, `_` or `-`"
+                ),
+                format!(
+                    "{file}: error: tool #1 (\"a b\"): command: `../x.sh` uses `..`; the path must stay inside the skill folder"
+                ),
+            ]
+        );
+    }
 }
