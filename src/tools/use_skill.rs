@@ -278,54 +278,77 @@ impl UseSkill {
     /// Loads the skill's bundled tools; `None` when it has none (or no registry).
     fn load_tools(&self, skill: &Skill) -> Option<String> {
         let registry = self.registry.as_ref()?;
-        let failed = |problem: String| {
-            tracing::warn!("skill {}: tools not loaded: {problem}", skill.name);
-            format!(
+        match load_bundled_tools(skill, registry) {
+            BundledTools::None => None,
+            BundledTools::Loaded(names) => Some(format!(
+                "Tools added by this skill (callable from your next step; unload_skill(\"{}\") \
+                 removes them): {}.",
+                skill.name,
+                names.join(", ")
+            )),
+            BundledTools::Failed(problem) => Some(format!(
                 "Warning: the skill's tools were NOT loaded (its instructions above are): \
                  {problem}"
-            )
+            )),
+        }
+    }
+}
+
+/// What loading a skill's `tools.json` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BundledTools {
+    /// The skill has no `tools.json`.
+    None,
+    /// These tools joined the registry.
+    Loaded(Vec<String>),
+    /// Nothing was loaded: the file's path and the problem (malformed, or a name
+    /// collision), ready to show.
+    Failed(String),
+}
+
+/// Loads the tools of `skill`'s `tools.json` into `registry` on the skill's behalf
+/// (`use_skill` does this; a frontend's slash invocation may too). A failure loads none
+/// of them and is logged as a warning.
+pub fn load_bundled_tools(skill: &Skill, registry: &ToolRegistry) -> BundledTools {
+    let failed = |problem: String| {
+        tracing::warn!("skill {}: tools not loaded: {problem}", skill.name);
+        BundledTools::Failed(problem)
+    };
+    let decls = match bundle::load(&skill.dir) {
+        Ok(None) => return BundledTools::None,
+        Ok(Some(decls)) => decls,
+        Err(e) => return failed(e.to_string()),
+    };
+    let path = skill.dir.join(bundle::TOOLS_FILE);
+    if let Some(decl) = decls
+        .iter()
+        .find(|d| LATE_FIXED_TOOLS.contains(&d.name.as_str()))
+    {
+        let collision = ToolNameCollision {
+            owner: skill.name.clone(),
+            name: decl.name.clone(),
+            taken_by: "a built-in tool has that name".into(),
         };
-        let decls = match bundle::load(&skill.dir) {
-            Ok(None) => return None,
-            Ok(Some(decls)) => decls,
-            Err(e) => return Some(failed(e.to_string())),
-        };
-        let path = skill.dir.join(bundle::TOOLS_FILE);
-        if let Some(decl) = decls
-            .iter()
-            .find(|d| LATE_FIXED_TOOLS.contains(&d.name.as_str()))
-        {
-            let collision = ToolNameCollision {
-                owner: skill.name.clone(),
-                name: decl.name.clone(),
-                taken_by: "a built-in tool has that name".into(),
+        return failed(format!("{}: {collision}", path.display()));
+    }
+    let dir = match std::fs::canonicalize(&skill.dir) {
+        Ok(d) => d,
+        Err(e) => {
+            let e = BundleError {
+                path,
+                problems: vec![format!("cannot resolve the skill folder: {e}")],
             };
-            return Some(failed(format!("{}: {collision}", path.display())));
+            return failed(e.to_string());
         }
-        let dir = match std::fs::canonicalize(&skill.dir) {
-            Ok(d) => d,
-            Err(e) => {
-                let e = BundleError {
-                    path,
-                    problems: vec![format!("cannot resolve the skill folder: {e}")],
-                };
-                return Some(failed(e.to_string()));
-            }
-        };
-        let names: Vec<String> = decls.iter().map(|d| d.name.clone()).collect();
-        let tools: Vec<Arc<dyn Tool>> = decls
-            .into_iter()
-            .map(|d| Arc::new(SkillTool::new(&skill.name, dir.clone(), d)) as Arc<dyn Tool>)
-            .collect();
-        if let Err(collision) = registry.load_skill_tools(&skill.name, tools) {
-            return Some(failed(format!("{}: {collision}", path.display())));
-        }
-        Some(format!(
-            "Tools added by this skill (callable from your next step; unload_skill(\"{}\") \
-             removes them): {}.",
-            skill.name,
-            names.join(", ")
-        ))
+    };
+    let names: Vec<String> = decls.iter().map(|d| d.name.clone()).collect();
+    let tools: Vec<Arc<dyn Tool>> = decls
+        .into_iter()
+        .map(|d| Arc::new(SkillTool::new(&skill.name, dir.clone(), d)) as Arc<dyn Tool>)
+        .collect();
+    match registry.load_skill_tools(&skill.name, tools) {
+        Ok(()) => BundledTools::Loaded(names),
+        Err(collision) => failed(format!("{}: {collision}", path.display())),
     }
 }
 
@@ -416,7 +439,7 @@ impl Tool for UseSkill {
     fn description(&self) -> &str {
         "Load the full instructions of a skill from the Available Skills list in the system \
          prompt. Use it when a skill matches the task, before starting the work. Returns the \
-         skill's instructions and the files bundled with it."
+         skill's instructions and the files bundled with it, and adds any tools it brings."
     }
 
     fn parameters(&self) -> Value {
