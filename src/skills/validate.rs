@@ -263,7 +263,7 @@ mod tests {
             r#"[{"name": "a b", "description": "d", "command": "../x.sh"}]"#,
         )
         .unwrap();
-        let (_, problems) = validate(&[dir.clone()]);
+        let (_, problems) = validate(std::slice::from_ref(&dir));
         let shown: Vec<String> = problems.iter().map(ToString::to_string).collect();
         let file = dir.join("tools.json").display().to_string();
         assert_eq!(
