@@ -107,7 +107,8 @@ pub fn prepare_with_remote(
         // use_skill loads skills' tools.json tools into the registry's shared loaded set;
         // unload_skill removes them; the docs tools share the selection in loaded_skills.
         let use_skill = UseSkill::with_loaded(catalog.clone(), loaded_skills.clone())
-            .with_registry(tools.clone());
+            .with_registry(tools.clone())
+            .with_inline_shell(crate::agent::skill::mode_permission(config.approval_mode));
         tools.register(Arc::new(use_skill));
         tools.register(Arc::new(crate::tools::unload_skill::UnloadSkill::new(
             loaded_skills.clone(),

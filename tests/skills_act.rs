@@ -248,3 +248,140 @@ async fn a_forked_skill_runs_in_a_sub_agent_and_only_its_answer_returns() {
             .contains("You are a researcher")
     );
 }
+
+#[tokio::test]
+async fn the_model_can_run_a_forked_skill_and_gets_only_its_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    write_skill(
+        dir.path(),
+        "summarize",
+        "context: fork\n",
+        "Summarize what you are given in one line.\n",
+    );
+    write_skill(dir.path(), "other", "context: fork\n", "Never reached.\n");
+    let server = MockServer::start(vec![
+        // Main conversation: the model runs the forked skill.
+        sse(vec![
+            tool_call(
+                0,
+                "u1",
+                "use_skill",
+                r#"{"skill_name":"summarize","args":"a long text"}"#,
+            ),
+            finish("tool_calls"),
+        ]),
+        // The sub-agent tries to fork again (use_skill is not among its tools), then answers.
+        sse(vec![
+            tool_call(0, "n", "use_skill", r#"{"skill_name":"other"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("A short summary."), finish("stop")]),
+        // Main conversation again.
+        sse(vec![text("Here it is."), finish("stop")]),
+    ]);
+    let mut s = start(&server, dir.path(), ApprovalMode::Suggest);
+    s.handle
+        .ops
+        .send(Op::UserInput {
+            text: "summarize it".into(),
+        })
+        .unwrap();
+    let (outcome, answer) = s.until_complete().await;
+    assert_eq!(
+        (outcome, answer.as_str()),
+        (TurnOutcome::Completed, "Here it is.")
+    );
+    let reqs = server.chat_requests();
+    assert_eq!(reqs.len(), 4);
+    assert_eq!(
+        reqs[1].messages()[0]["content"],
+        "Summarize what you are given in one line."
+    );
+    assert_eq!(reqs[1].messages()[1]["content"], "a long text");
+    let sub_tools: Vec<&str> = reqs[1].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(!sub_tools.contains(&"use_skill"), "{sub_tools:?}");
+    let nested = reqs[2]
+        .messages()
+        .into_iter()
+        .find(|m| m["tool_call_id"] == "n")
+        .unwrap();
+    assert!(
+        nested["content"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool 'use_skill'")
+    );
+    let result = reqs[3]
+        .messages()
+        .into_iter()
+        .find(|m| m["tool_call_id"] == "u1")
+        .unwrap();
+    let result = result["content"].as_str().unwrap();
+    assert!(
+        result.contains("A short summary.") && !result.contains("Summarize what"),
+        "{result}"
+    );
+    // The main conversation never saw the sub-agent's own messages.
+    assert_eq!(
+        reqs[3].messages().len(),
+        4,
+        "system, user, assistant call, tool result"
+    );
+}
+
+#[tokio::test]
+async fn use_skill_expands_inline_commands_in_full_auto() {
+    let dir = tempfile::tempdir().unwrap();
+    write_skill(
+        dir.path(),
+        "branch",
+        "",
+        "Current branch: !`echo main-branch`\n",
+    );
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "u", "use_skill", r#"{"skill_name":"branch"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("ok"), finish("stop")]),
+    ]);
+    let mut s = start(&server, dir.path(), ApprovalMode::FullAuto);
+    s.handle
+        .ops
+        .send(Op::UserInput { text: "go".into() })
+        .unwrap();
+    s.until_complete().await;
+    let result = server.chat_requests()[1]
+        .messages()
+        .into_iter()
+        .find(|m| m["tool_call_id"] == "u")
+        .unwrap();
+    let content = result["content"].as_str().unwrap();
+    assert!(content.contains("Current branch: main-branch"), "{content}");
+}
+
+#[tokio::test]
+async fn a_slash_invoked_skill_brings_its_bundled_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    write_skill(dir.path(), "stamp", "", "Use the stamp tool.\n");
+    std::fs::write(
+        dir.path().join("skills/stamp/tools.json"),
+        r#"[{"name":"stamp_file","description":"Stamps a file","parameters":{"type":"object","properties":{}},"command":"cat"}]"#,
+    )
+    .unwrap();
+    let server = MockServer::start(vec![]);
+    let mut s = start(&server, dir.path(), ApprovalMode::Suggest);
+    s.invoke("stamp", "").await;
+    let names: Vec<String> = server.chat_requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(names.contains(&"stamp_file".to_string()), "{names:?}");
+}

@@ -15,22 +15,18 @@ use crate::agent::turn::{SessionState, TurnContext, TurnResult, run_turn};
 use crate::agent::{AgentSetup, ApprovalMode};
 use crate::llm::Message;
 use crate::protocol::{ErrorKind, Event, TurnOutcome, Usage};
+use crate::skills::Skill;
 use crate::skills::inline_shell::{self, InlineShellError, Permission};
 use crate::skills::template::{self, prompt_from_body};
-use crate::skills::{RootKind, Skill};
+use crate::tools::use_skill::{BundledTools, load_bundled_tools};
 use crate::tools::{ForkError, ForkRequest, Forker};
 
 /// The task given to a forked skill invoked without arguments.
 const DEFAULT_TASK: &str = "Carry out the instructions above.";
 
-/// Whether a skill's inline commands may run, and if not, why.
-pub fn inline_permission(skill: &Skill, mode: ApprovalMode) -> Permission {
-    if !matches!(
-        skill.root.kind,
-        RootKind::Flag | RootKind::Project | RootKind::User
-    ) {
-        return Permission::Refuse("skills from remote roots never run commands".into());
-    }
+/// Whether inline commands may run under an approval mode (before looking at where a
+/// skill comes from: see [`inline_shell::permission_for`]).
+pub fn mode_permission(mode: ApprovalMode) -> Permission {
     match mode {
         ApprovalMode::FullAuto => Permission::Run,
         ApprovalMode::Suggest => {
@@ -40,6 +36,11 @@ pub fn inline_permission(skill: &Skill, mode: ApprovalMode) -> Permission {
             Permission::Refuse("approval mode auto-edit does not allow commands".into())
         }
     }
+}
+
+/// Whether a skill's inline commands may run, and if not, why.
+pub fn inline_permission(skill: &Skill, mode: ApprovalMode) -> Permission {
+    inline_shell::permission_for(skill, &mode_permission(mode))
 }
 
 /// Whether a tool may be used by a sub-agent whose skill lists `allowed`. Entries may
@@ -66,6 +67,9 @@ pub fn tool_allowed(allowed: &[String], tool: &str) -> bool {
         })
 }
 
+/// Tools a sub-agent never gets: they change the main conversation's loaded skills.
+const MAIN_SESSION_ONLY: [&str; 3] = ["use_skill", "unload_skill", "skill_select_docs"];
+
 /// Runs a sub-agent for `request`; returns its result and the usage it consumed.
 pub async fn run_fork(
     parent: &TurnContext,
@@ -73,10 +77,14 @@ pub async fn run_fork(
     request: ForkRequest,
 ) -> (Result<TurnResult, ForkError>, Usage) {
     let tools = match request.allowed_tools.as_deref() {
-        Some(allowed) if !allowed.is_empty() => {
-            parent.setup.tools.filtered(|t| tool_allowed(allowed, t))
-        }
-        _ => parent.setup.tools.filtered(|_| true),
+        Some(allowed) if !allowed.is_empty() => parent
+            .setup
+            .tools
+            .filtered(|t| tool_allowed(allowed, t) && !MAIN_SESSION_ONLY.contains(&t)),
+        _ => parent
+            .setup
+            .tools
+            .filtered(|t| !MAIN_SESSION_ONLY.contains(&t)),
     };
     let setup = AgentSetup {
         tools,
@@ -203,16 +211,11 @@ pub async fn run_skill(
         Ok(b) => b,
         Err(e) => return fail(format!("cannot run skill `{name}`: {e}")),
     };
-    // A forked skill gets its arguments as the task, so they are substituted into
-    // placeholders but never appended to its instructions.
-    let prompt = if forked {
-        template::expand(&body, args, &skill.dir)
-    } else {
-        prompt_from_body(&body, args, &skill.dir)
-    };
+    // Inline commands run on the body as written, before the arguments go in, so an
+    // argument can never smuggle in a command.
     let permission = inline_permission(skill, state.policy.mode());
-    let prompt = match inline_shell::expand(
-        &prompt,
+    let body = match inline_shell::expand(
+        &body,
         &skill.name,
         &skill.dir,
         &ctx.setup.workdir,
@@ -221,7 +224,7 @@ pub async fn run_skill(
     )
     .await
     {
-        Ok(p) => p,
+        Ok(b) => b,
         Err(InlineShellError::Interrupted) => {
             ctx.events.emit(Event::TurnStarted {
                 text: typed.clone(),
@@ -236,7 +239,24 @@ pub async fn run_skill(
         }
         Err(e) => return fail(format!("{e}; the skill was not run")),
     };
+    // A forked skill gets its arguments as the task, so they are substituted into
+    // placeholders but never appended to its instructions.
+    let prompt = if forked {
+        template::expand(&body, args, &skill.dir)
+    } else {
+        prompt_from_body(&body, args, &skill.dir)
+    };
     ctx.setup.loaded_skills.mark(&skill.name);
+    // A skill run with /name brings its tools.json tools, as use_skill would.
+    match load_bundled_tools(skill, &ctx.setup.tools) {
+        BundledTools::Failed(problem) => ctx.events.emit(Event::Warning {
+            message: format!(
+                "skill `{}`: its tools were not loaded: {problem}",
+                skill.name
+            ),
+        }),
+        BundledTools::None | BundledTools::Loaded(_) => {}
+    }
     if !forked {
         return run_turn(state, ctx, prompt).await.outcome;
     }

@@ -28,6 +28,18 @@ pub enum Permission {
     Refuse(String),
 }
 
+/// The permission for one skill: `mode` (what the approval mode allows) narrowed by
+/// where the skill comes from — skills from remote roots never run commands.
+pub fn permission_for(skill: &crate::skills::Skill, mode: &Permission) -> Permission {
+    use crate::skills::RootKind;
+    match skill.root.kind {
+        RootKind::Flag | RootKind::Project | RootKind::User => mode.clone(),
+        RootKind::Remote => {
+            Permission::Refuse("skills from remote roots never run commands".into())
+        }
+    }
+}
+
 /// Why an invocation was aborted.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum InlineShellError {
@@ -343,5 +355,42 @@ mod tests {
         .unwrap_err();
         assert_eq!(err, InlineShellError::Interrupted);
         assert!(started.elapsed() < Duration::from_secs(5));
+    }
+}
+
+#[cfg(test)]
+mod permission_tests {
+    use super::*;
+    use crate::skills::{Catalog, DiscoveryOptions};
+
+    #[test]
+    fn remote_skills_never_run_commands_local_ones_follow_the_mode() {
+        let remote = tempfile::tempdir().unwrap();
+        let local = tempfile::tempdir().unwrap();
+        for (root, name) in [(remote.path(), "far"), (local.path(), "near")] {
+            let dir = root.join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("SKILL.md"),
+                format!("---\nname: {name}\ndescription: d\n---\n!`id`\n"),
+            )
+            .unwrap();
+        }
+        let empty = tempfile::tempdir().unwrap();
+        let catalog = Catalog::discover(&DiscoveryOptions {
+            flag_dirs: vec![local.path().to_path_buf()],
+            workdir: empty.path().to_path_buf(),
+            harness9_home: empty.path().to_path_buf(),
+            user_home: None,
+            remote_dirs: vec![remote.path().to_path_buf()],
+        });
+        let far = catalog.get("far").unwrap();
+        let near = catalog.get("near").unwrap();
+        assert!(
+            matches!(permission_for(far, &Permission::Run), Permission::Refuse(r) if r.contains("remote"))
+        );
+        assert_eq!(permission_for(near, &Permission::Run), Permission::Run);
+        let off = Permission::Refuse("mode".into());
+        assert_eq!(permission_for(near, &off), off);
     }
 }

@@ -198,10 +198,11 @@ pub trait Tool: Send + Sync {
 
 /// The tools of a session: the fixed tools, in a fixed order (so requests are
 /// byte-identical), followed by the tools that loaded skills bring ([`LoadedTools`]),
-/// in load order. Clones share the loaded set.
+/// in load order. Clones share both lists, so a clone handed to a tool (use_skill)
+/// sees tools registered after it was made.
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
-    tools: Vec<Arc<dyn Tool>>,
+    fixed: Arc<std::sync::RwLock<Vec<Arc<dyn Tool>>>>,
     loaded: LoadedTools,
 }
 
@@ -230,25 +231,38 @@ impl ToolRegistry {
         registry
     }
 
+    fn fixed(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<dyn Tool>>> {
+        // Every write is a single push or slot replacement, so a poisoned lock still
+        // holds a consistent list.
+        self.fixed
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// Adds a fixed tool at the end; a tool with the same name is replaced in place.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
-        if let Some(slot) = self.tools.iter_mut().find(|t| t.name() == tool.name()) {
+        let mut fixed = self
+            .fixed
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(slot) = fixed.iter_mut().find(|t| t.name() == tool.name()) {
             *slot = tool;
         } else {
-            self.tools.push(tool);
+            fixed.push(tool);
         }
     }
 
-    /// A registry with only the fixed tools `keep` says yes to, sharing nothing loaded
-    /// (sub-agents limited to a skill's allowed tools).
+    /// A new registry with only the fixed tools `keep` says yes to, sharing nothing
+    /// with this one (sub-agents limited to a skill's allowed tools).
     pub fn filtered(&self, keep: impl Fn(&str) -> bool) -> ToolRegistry {
+        let tools: Vec<Arc<dyn Tool>> = self
+            .fixed()
+            .iter()
+            .filter(|t| keep(t.name()))
+            .cloned()
+            .collect();
         ToolRegistry {
-            tools: self
-                .tools
-                .iter()
-                .filter(|t| keep(t.name()))
-                .cloned()
-                .collect(),
+            fixed: Arc::new(std::sync::RwLock::new(tools)),
             loaded: LoadedTools::default(),
         }
     }
@@ -260,23 +274,20 @@ impl ToolRegistry {
 
     /// The tool with this name, fixed or loaded.
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        self.tools
-            .iter()
-            .find(|t| t.name() == name)
-            .cloned()
-            .or_else(|| self.loaded.get(name))
+        let fixed = self.fixed().iter().find(|t| t.name() == name).cloned();
+        fixed.or_else(|| self.loaded.get(name))
     }
 
     /// Names: fixed tools in order, then loaded ones.
     pub fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.tools.iter().map(|t| t.name().to_string()).collect();
+        let mut names: Vec<String> = self.fixed().iter().map(|t| t.name().to_string()).collect();
         names.extend(self.loaded.names());
         names
     }
 
     /// The specs sent to the model: fixed tools in order, then loaded ones.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        let mut specs: Vec<ToolSpec> = self.tools.iter().map(|t| spec_of(t.as_ref())).collect();
+        let mut specs: Vec<ToolSpec> = self.fixed().iter().map(|t| spec_of(t.as_ref())).collect();
         specs.extend(self.loaded.specs());
         specs
     }
@@ -288,7 +299,8 @@ impl ToolRegistry {
         owner: &str,
         tools: Vec<Arc<dyn Tool>>,
     ) -> Result<(), ToolNameCollision> {
-        let fixed: Vec<&str> = self.tools.iter().map(|t| t.name()).collect();
+        let fixed: Vec<String> = self.fixed().iter().map(|t| t.name().to_string()).collect();
+        let fixed: Vec<&str> = fixed.iter().map(String::as_str).collect();
         self.loaded.load(owner, tools, &fixed)
     }
 }

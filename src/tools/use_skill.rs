@@ -26,10 +26,11 @@ use super::skill_docs::{
 };
 use super::skill_tool::SkillTool;
 use super::{
-    Access, LoadedTools, Tool, ToolContext, ToolFuture, ToolNameCollision, ToolOutput,
-    ToolRegistry, parse_args, run_blocking,
+    Access, ForkError, ForkRequest, LoadedTools, Tool, ToolContext, ToolFatal, ToolFuture,
+    ToolOutput, ToolRegistry, parse_args, run_blocking,
 };
 use crate::skills::bundle::{self, BundleError};
+use crate::skills::inline_shell::{self, InlineShellError, Permission};
 use crate::skills::template::prompt_from_body;
 use crate::skills::{Catalog, Skill};
 
@@ -39,15 +40,6 @@ const RESOURCE_DIRS: [&str; 3] = ["scripts", "references", "assets"];
 const MAX_LISTED_FILES: usize = 200;
 /// Folder depth listed below each resource folder.
 const MAX_LIST_DEPTH: usize = 4;
-/// Tools a session registers after `use_skill` got its registry handle: a skill tool may
-/// not take these names either.
-const LATE_FIXED_TOOLS: [&str; 5] = [
-    "use_skill",
-    "unload_skill",
-    "skill_list_docs",
-    "skill_select_docs",
-    "skill_run",
-];
 
 /// The skills loaded in a session, in load order, with their selected documents and a
 /// handle on the tools they brought; shared with whoever resets the session (`/clear`)
@@ -158,6 +150,8 @@ pub struct UseSkill {
     catalog: Arc<Catalog>,
     loaded: LoadedSkills,
     registry: Option<ToolRegistry>,
+    /// Whether the approval mode lets inline `` !`command` ``s run.
+    inline: Permission,
 }
 
 #[derive(Debug, Deserialize)]
@@ -175,6 +169,7 @@ impl UseSkill {
             catalog,
             loaded: LoadedSkills::default(),
             registry: None,
+            inline: Permission::Refuse("inline commands are off in this session".into()),
         }
     }
 
@@ -185,7 +180,15 @@ impl UseSkill {
             catalog,
             loaded,
             registry: None,
+            inline: Permission::Refuse("inline commands are off in this session".into()),
         }
+    }
+
+    /// Lets inline `` !`command` ``s in skill bodies run as the approval mode allows
+    /// (`Permission::Run` in full-auto); skills from remote roots never run them.
+    pub fn with_inline_shell(mut self, mode: Permission) -> Self {
+        self.inline = mode;
+        self
     }
 
     /// Loads skills' `tools.json` tools into `registry` (a clone sharing the session's
@@ -202,7 +205,99 @@ impl UseSkill {
         self.loaded.clone()
     }
 
-    fn call(&self, args: Args, budget: usize) -> ToolOutput {
+    /// Runs a `context: fork` skill in a sub-agent; its final answer is the result.
+    async fn fork(
+        &self,
+        skill: &Skill,
+        args: &Args,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolFatal> {
+        let Some(forker) = ctx.forker.as_ref() else {
+            return Ok(ToolOutput::error(format!(
+                "Skill \"{}\" runs in its own sub-agent (context: fork) and cannot be started \
+                 from inside another sub-agent; do the work with your tools instead.",
+                skill.name
+            )));
+        };
+        let task = args.args.clone().unwrap_or_default();
+        let body = match skill.load_body() {
+            Ok(b) => b,
+            Err(e) => {
+                return Ok(ToolOutput::error(format!(
+                    "Cannot load skill \"{}\": {e}",
+                    skill.name
+                )));
+            }
+        };
+        let instructions = crate::skills::template::expand(&body, &task, &skill.dir);
+        let permission = inline_shell::permission_for(skill, &self.inline);
+        let instructions = match inline_shell::expand(
+            &instructions,
+            &skill.name,
+            &skill.dir,
+            &ctx.workdir,
+            &permission,
+            &ctx.cancel,
+        )
+        .await
+        {
+            Ok(text) => text,
+            Err(InlineShellError::Interrupted) => return Err(ToolFatal::Interrupted),
+            Err(e) => return Ok(ToolOutput::error(format!("{e}; the skill was not run."))),
+        };
+        let request = ForkRequest {
+            skill: skill.name.clone(),
+            instructions,
+            task,
+            allowed_tools: (!skill.frontmatter.allowed_tools.is_empty())
+                .then(|| skill.frontmatter.allowed_tools.clone()),
+            parent_call_id: None,
+        };
+        match forker.fork(request).await {
+            Ok(answer) => Ok(ToolOutput::ok(format!(
+                "<skill-result name=\"{}\">\n{answer}\n</skill-result>\n(Skill \"{}\" ran in a sub-agent; this is its final answer.)",
+                skill.name, skill.name
+            ))),
+            Err(ForkError::Interrupted) => Err(ToolFatal::Interrupted),
+            Err(ForkError::Failed(message)) => Ok(ToolOutput::error(format!(
+                "Skill \"{}\" (run in a sub-agent) failed: {message}",
+                skill.name
+            ))),
+        }
+    }
+
+    /// Expands inline commands in the body of a skill about to load, when it has any.
+    async fn prepared_body(
+        &self,
+        skill: &Skill,
+        ctx: &ToolContext,
+    ) -> Result<Option<String>, ToolOutput> {
+        if self.loaded.contains(&skill.name) {
+            return Ok(None);
+        }
+        let Ok(body) = skill.load_body() else {
+            return Ok(None);
+        };
+        if !inline_shell::has_inline_commands(&body) {
+            return Ok(None);
+        }
+        let permission = inline_shell::permission_for(skill, &self.inline);
+        match inline_shell::expand(
+            &body,
+            &skill.name,
+            &skill.dir,
+            &ctx.workdir,
+            &permission,
+            &ctx.cancel,
+        )
+        .await
+        {
+            Ok(text) => Ok(Some(text)),
+            Err(e) => Err(ToolOutput::error(format!("{e}; the skill was not loaded."))),
+        }
+    }
+
+    fn call(&self, args: Args, budget: usize, prepared: Option<String>) -> ToolOutput {
         let skill = match lookup(&self.catalog, &args.skill_name) {
             Ok(s) => s,
             Err(e) => return ToolOutput::error(e),
@@ -228,7 +323,7 @@ impl UseSkill {
             }
             return ToolOutput::ok(out);
         }
-        let body = match skill.load_body() {
+        let body = match prepared.map_or_else(|| skill.load_body(), Ok) {
             Ok(b) => b,
             Err(e) => {
                 return ToolOutput::error(format!("Cannot load skill \"{}\": {e}", skill.name));
@@ -320,17 +415,6 @@ pub fn load_bundled_tools(skill: &Skill, registry: &ToolRegistry) -> BundledTool
         Err(e) => return failed(e.to_string()),
     };
     let path = skill.dir.join(bundle::TOOLS_FILE);
-    if let Some(decl) = decls
-        .iter()
-        .find(|d| LATE_FIXED_TOOLS.contains(&d.name.as_str()))
-    {
-        let collision = ToolNameCollision {
-            owner: skill.name.clone(),
-            name: decl.name.clone(),
-            taken_by: "a built-in tool has that name".into(),
-        };
-        return failed(format!("{}: {collision}", path.display()));
-    }
     let dir = match std::fs::canonicalize(&skill.dir) {
         Ok(d) => d,
         Err(e) => {
@@ -473,8 +557,22 @@ impl Tool for UseSkill {
                 Err(out) => return Ok(out),
             };
             let budget = ctx.limits.max_output_bytes.saturating_sub(SUMMARY_RESERVE);
+            let skill = lookup(&self.catalog, &args.skill_name).ok().cloned();
+            let mut prepared = None;
+            if let Some(skill) = &skill {
+                if skill.frontmatter.context.as_deref() == Some("fork") {
+                    return self.fork(skill, &args, ctx).await;
+                }
+                if ctx.cancel.is_cancelled() {
+                    return Err(ToolFatal::Interrupted);
+                }
+                match self.prepared_body(skill, ctx).await {
+                    Ok(body) => prepared = body,
+                    Err(out) => return Ok(out),
+                }
+            }
             let tool = self.clone();
-            run_blocking(move || tool.call(args, budget)).await
+            run_blocking(move || tool.call(args, budget, prepared)).await
         })
     }
 }
@@ -699,8 +797,13 @@ mod bundle_tests {
     #[tokio::test]
     async fn collisions_are_refused_but_the_body_loads() {
         let (tmp, catalog) = setup();
-        let registry = ToolRegistry::with_builtins();
-        let tool = UseSkill::new(catalog).with_registry(registry.clone());
+        let mut registry = ToolRegistry::with_builtins();
+        let tool = UseSkill::new(catalog.clone()).with_registry(registry.clone());
+        // Registered after use_skill got its handle: clones share the fixed tools.
+        registry.register(Arc::new(crate::tools::skill_run::SkillRun::new(
+            catalog,
+            Default::default(),
+        )));
         call(&tool, json!({"skill_name": "pdf"}), tmp.path()).await;
         let out = call(&tool, json!({"skill_name": "twin"}), tmp.path()).await;
         assert!(!out.is_error);
