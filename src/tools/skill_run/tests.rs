@@ -1,0 +1,547 @@
+//! Tests for `skill_run`: environment, folders, refusals, timeouts, output files and
+//! the allow and deny lists.
+use super::*;
+use crate::skills::DiscoveryOptions;
+use crate::tools::test_context;
+use std::path::Path;
+
+/// A skills root with skill `demo` (with a `scripts/` folder) and `other`.
+struct Fixture {
+    _root: tempfile::TempDir,
+    _empty: tempfile::TempDir,
+    project: tempfile::TempDir,
+    catalog: Arc<Catalog>,
+    demo_dir: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let root = tempfile::tempdir().unwrap();
+    for name in ["demo", "other"] {
+        let dir = root.path().join(name);
+        std::fs::create_dir_all(dir.join("scripts")).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: Use for tests\n---\nBody\n"),
+        )
+        .unwrap();
+    }
+    let empty = tempfile::tempdir().unwrap();
+    let catalog = Catalog::discover(&DiscoveryOptions {
+        flag_dirs: vec![root.path().to_path_buf()],
+        workdir: empty.path().to_path_buf(),
+        harness9_home: empty.path().to_path_buf(),
+        user_home: None,
+        remote_dirs: Vec::new(),
+    });
+    assert!(catalog.get("demo").is_some(), "{:?}", catalog.warnings());
+    let demo_dir = std::fs::canonicalize(root.path().join("demo")).unwrap();
+    Fixture {
+        _root: root,
+        _empty: empty,
+        project: tempfile::tempdir().unwrap(),
+        catalog: Arc::new(catalog),
+        demo_dir,
+    }
+}
+
+impl Fixture {
+    fn tool(&self, commands: CommandLists) -> SkillRun {
+        SkillRun::new(self.catalog.clone(), commands)
+    }
+    fn ctx(&self) -> ToolContext {
+        test_context(self.project.path())
+    }
+}
+
+fn unrestricted() -> CommandLists {
+    CommandLists::default()
+}
+
+fn report(out: &ToolOutput) -> Value {
+    serde_json::from_str(&out.content).unwrap_or_else(|e| panic!("{e}: {}", out.content))
+}
+
+/// True once `pid` no longer runs (gone, or a zombie nobody reaped yet).
+fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+async fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn read_pid(path: &Path) -> i32 {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn runs_in_the_skill_folder_with_its_variables() {
+    let f = fixture();
+    let tool = f.tool(unrestricted());
+    let out = tool
+        .run(
+            json!({
+                "skill": "demo",
+                "command": "pwd; echo \"$SKILL_NAME|$SKILL_DIR|$GREETING\"; echo \"$WORK_DIR\"; \
+                            echo \"$OUTPUT_DIR\"; ls -A \"$WORK_DIR\"; echo oops >&2; exit 3",
+                "env": {"GREETING": "hi there"}
+            }),
+            &f.ctx(),
+        )
+        .await
+        .unwrap();
+    assert!(out.is_error, "exit 3 is an error");
+    let r = report(&out);
+    let stdout = r["stdout"].as_str().unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    let demo = f.demo_dir.display().to_string();
+    assert_eq!(lines[0], demo);
+    assert_eq!(lines[1], format!("demo|{demo}|hi there"));
+    let work = PathBuf::from(lines[2]);
+    let temp = std::fs::canonicalize(std::env::temp_dir()).unwrap();
+    assert!(work.starts_with(&temp), "{}", work.display());
+    assert_eq!(lines[3], work.join("output").display().to_string());
+    assert_eq!(lines[4..], ["output"], "the work folder starts empty");
+    assert_eq!(r["stderr"], "oops\n");
+    assert_eq!(r["exit_code"], 3);
+    assert_eq!(r["timed_out"], false);
+    assert!(r["duration_ms"].is_u64());
+    assert!(r.get("files").is_none());
+    assert!(!work.exists(), "the work folder is removed after the call");
+
+    // cwd below the skill folder; each call gets its own work folder.
+    let out = tool
+        .run(
+            json!({"skill": "demo", "command": "pwd", "cwd": "scripts"}),
+            &f.ctx(),
+        )
+        .await
+        .unwrap();
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(
+        report(&out)["stdout"],
+        format!("{}\n", f.demo_dir.join("scripts").display())
+    );
+}
+
+#[tokio::test]
+async fn refuses_escapes_unknown_skills_and_reserved_variables() {
+    let f = fixture();
+    std::os::unix::fs::symlink(f.project.path(), f.demo_dir.join("out")).unwrap();
+    let tool = f.tool(unrestricted());
+    let ctx = f.ctx();
+    let cases = [
+        (
+            json!({"skill": "demo", "command": "pwd", "cwd": ".."}),
+            "outside the skill",
+        ),
+        (
+            json!({"skill": "demo", "command": "pwd", "cwd": "scripts/../../other"}),
+            "outside the skill",
+        ),
+        (
+            json!({"skill": "demo", "command": "pwd", "cwd": "out"}),
+            "outside the skill",
+        ),
+        (
+            json!({"skill": "demo", "command": "pwd", "cwd": "/tmp"}),
+            "relative",
+        ),
+        (
+            json!({"skill": "demo", "command": "pwd", "cwd": "nope"}),
+            "does not exist",
+        ),
+        (
+            json!({"skill": "demo", "command": "pwd", "env": {"SKILL_DIR": "/"}}),
+            "set by skill_run",
+        ),
+        (
+            json!({"skill": "demo", "command": "pwd", "env": {"LD_PRELOAD": "x.so"}}),
+            "refused",
+        ),
+        (
+            json!({"skill": "demo", "command": "pwd", "env": {"PATH": "/tmp"}}),
+            "refused",
+        ),
+        (
+            json!({"skill": "demo", "command": "pwd", "env": {"N": 1}}),
+            "must be a string",
+        ),
+        (
+            json!({"skill": "demo", "command": "pwd", "output_files": ["../x"]}),
+            "relative to WORK_DIR",
+        ),
+        (
+            json!({"skill": "dem", "command": "pwd"}),
+            "Unknown skill \"dem\". Available skills: demo, other",
+        ),
+        (
+            json!({"skill": "../demo", "command": "pwd"}),
+            "without path separators",
+        ),
+        (json!({"skill": "demo", "command": " "}), "command is empty"),
+        (json!({"skill": "demo"}), "missing field `command`"),
+    ];
+    for (args, expected) in cases {
+        assert_eq!(tool.access(&args, &ctx), Access::ReadOnly, "{args}");
+        let out = tool.run(args.clone(), &ctx).await.unwrap();
+        assert!(out.is_error, "{args}");
+        assert!(out.content.contains(expected), "{args}: {}", out.content);
+    }
+    // A `..` that stays inside is fine.
+    let out = tool
+        .run(
+            json!({"skill": "demo", "command": "pwd", "cwd": "scripts/.."}),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert!(!out.is_error, "{}", out.content);
+}
+
+#[tokio::test]
+async fn access_declares_the_command_with_its_variables_and_folder() {
+    let f = fixture();
+    let tool = f.tool(unrestricted());
+    assert_eq!(
+        tool.access(
+            &json!({"skill": "demo", "command": "./run.sh", "cwd": "scripts", "env": {"MODE": "fast lane"}}),
+            &f.ctx()
+        ),
+        Access::NeedsApproval(ApprovalRequestKind::Command {
+            command: "MODE='fast lane' ./run.sh".into(),
+            cwd: f.demo_dir.join("scripts"),
+        })
+    );
+    assert_eq!(
+        tool.summary(&json!({"skill": "demo", "command": "make all\nmake test"})),
+        "demo: make all ..."
+    );
+}
+
+#[tokio::test]
+async fn timeout_kills_the_group_and_returns_promptly() {
+    let f = fixture();
+    let tool = f.tool(unrestricted());
+    let started = Instant::now();
+    let out = tool
+        .run(
+            json!({
+                "skill": "demo",
+                "command": "sleep 300 & echo $! > \"$SKILL_DIR/bg.pid\"; echo started; sleep 300",
+                "timeout": 1
+            }),
+            &f.ctx(),
+        )
+        .await
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(out.is_error);
+    let r = report(&out);
+    assert_eq!(r["timed_out"], true);
+    assert_eq!(r["exit_code"], Value::Null);
+    assert_eq!(r["stdout"], "started\n");
+    let bg = read_pid(&f.demo_dir.join("bg.pid"));
+    wait_for("the background job to die", || process_gone(bg)).await;
+}
+
+#[tokio::test]
+async fn leftovers_are_killed_when_the_command_exits() {
+    let f = fixture();
+    let tool = f.tool(unrestricted());
+    let out = tool
+        .run(
+            json!({
+                "skill": "demo",
+                "command": "sleep 300 >/dev/null 2>&1 & echo $! > \"$SKILL_DIR/bg.pid\"; echo done"
+            }),
+            &f.ctx(),
+        )
+        .await
+        .unwrap();
+    assert!(!out.is_error, "{}", out.content);
+    let bg = read_pid(&f.demo_dir.join("bg.pid"));
+    wait_for("the leftover job to die", || process_gone(bg)).await;
+}
+
+#[tokio::test]
+async fn cancel_returns_promptly_kills_the_group_and_removes_the_work_folder() {
+    let f = fixture();
+    let tool = Arc::new(f.tool(unrestricted()));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut ctx = f.ctx();
+    ctx.live_output = Some(tx);
+    let cancel = ctx.cancel.clone();
+    let task = tokio::spawn({
+        let tool = tool.clone();
+        async move {
+            tool.run(
+                json!({
+                    "skill": "demo",
+                    "command": "sleep 300 & echo $! > \"$SKILL_DIR/bg.pid\"; echo \"$WORK_DIR\"; sleep 300"
+                }),
+                &ctx,
+            )
+            .await
+        }
+    });
+    let mut seen = String::new();
+    while !seen.ends_with('\n') {
+        seen.push_str(&rx.recv().await.unwrap());
+    }
+    let work = PathBuf::from(seen.trim_end());
+    assert!(work.is_dir());
+    cancel.cancel();
+    let result = tokio::time::timeout(Duration::from_secs(10), task)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(result, Err(ToolFatal::Interrupted)));
+    let bg = read_pid(&f.demo_dir.join("bg.pid"));
+    wait_for("the background job to die", || process_gone(bg)).await;
+    assert!(!work.exists());
+}
+
+#[tokio::test]
+async fn output_files_come_back_inline_with_mime_types_and_limits() {
+    let f = fixture();
+    let tool = f.tool(unrestricted());
+    let command = "printf 'a,b\\n1,2\\n' > \"$OUTPUT_DIR/table.csv\"; \
+                   printf '\\211PNG\\r\\n\\032\\n\\000' > \"$OUTPUT_DIR/dot.png\"; \
+                   printf 'plain' > \"$OUTPUT_DIR/notes\"; \
+                   mkdir \"$OUTPUT_DIR/deep\"; echo '{}' > \"$OUTPUT_DIR/deep/x.json\"; \
+                   echo skipped > \"$WORK_DIR/elsewhere.txt\"";
+    let out = tool
+        .run(
+            json!({"skill": "demo", "command": command, "output_files": ["output/*", "output/**/*.json"]}),
+            &f.ctx(),
+        )
+        .await
+        .unwrap();
+    assert!(!out.is_error, "{}", out.content);
+    let r = report(&out);
+    let files = r["files"].as_array().unwrap();
+    let summary: Vec<(&str, &str, &str)> = files
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap(),
+                f["mime"].as_str().unwrap(),
+                f["encoding"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("output/deep/x.json", "application/json", "utf-8"),
+            ("output/dot.png", "image/png", "base64"),
+            ("output/notes", "text/plain", "utf-8"),
+            ("output/table.csv", "text/csv", "utf-8"),
+        ]
+    );
+    assert_eq!(files[1]["content"], "iVBORw0KGgoA");
+    assert_eq!(files[1]["size"], 9);
+    assert_eq!(files[3]["content"], "a,b\n1,2\n");
+    assert!(r.get("files_omitted").is_none());
+
+    // Count limit: 25 files, 20 returned, the rest named.
+    let out = tool
+        .run(
+            json!({"skill": "demo", "command": "cd \"$OUTPUT_DIR\" && for i in $(seq 10 34); do echo $i > f$i.txt; done", "output_files": ["output/*.txt"]}),
+            &f.ctx(),
+        )
+        .await
+        .unwrap();
+    let r = report(&out);
+    assert_eq!(r["files"].as_array().unwrap().len(), MAX_FILES);
+    assert_eq!(r["files"][19]["path"], "output/f29.txt");
+    let omitted = r["files_omitted"].as_array().unwrap();
+    assert_eq!(omitted.len(), 5);
+    assert_eq!(omitted[0]["path"], "output/f30.txt");
+    assert!(
+        omitted[0]["reason"].as_str().unwrap().contains("20 files"),
+        "{}",
+        omitted[0]
+    );
+
+    // Byte limit: the whole report stays within the output limit.
+    let mut ctx = f.ctx();
+    ctx.limits.max_output_bytes = 6_000;
+    let out = tool
+        .run(
+            json!({"skill": "demo", "command": "head -c 1000 /dev/zero | tr '\\0' a > \"$OUTPUT_DIR/a.txt\"; head -c 4000 /dev/zero > \"$OUTPUT_DIR/b.bin\"; seq 1 5000", "output_files": ["output/*"]}),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert!(out.content.len() <= 6_000, "{}", out.content.len());
+    let r = report(&out);
+    assert_eq!(r["files"][0]["path"], "output/a.txt");
+    assert_eq!(r["files"].as_array().unwrap().len(), 1);
+    assert_eq!(r["files_omitted"][0]["path"], "output/b.bin");
+    assert_eq!(r["files_omitted"][0]["size"], 4000);
+    assert!(
+        r["files_omitted"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("too large"),
+        "{}",
+        r["files_omitted"][0]
+    );
+    let stdout = r["stdout"].as_str().unwrap();
+    assert!(stdout.starts_with("1\n2\n") && stdout.ends_with("5000\n"));
+    assert!(stdout.contains(" cut ...]"), "stdout keeps head and tail");
+}
+
+fn lists(allowed: Option<&[&str]>, denied: Option<&[&str]>) -> CommandLists {
+    let owned = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
+    CommandLists {
+        allowed: allowed.map(owned),
+        denied: denied.map(owned),
+    }
+}
+
+#[tokio::test]
+async fn allow_list_runs_listed_plain_commands_without_a_shell() {
+    let f = fixture();
+    let tool = f.tool(lists(Some(&["echo", "printf"]), None));
+    assert!(tool.description().contains("Allowed: echo, printf."));
+    let ctx = f.ctx();
+    let out = tool
+        .run(
+            json!({"skill": "demo", "command": "echo \"a;b\" '$HOME' c\\ d"}),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(report(&out)["stdout"], "a;b $HOME c d\n");
+    let out = tool
+        .run(json!({"skill": "demo", "command": "/bin/echo hi"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(report(&out)["stdout"], "hi\n");
+    assert!(matches!(
+        tool.access(&json!({"skill": "demo", "command": "echo hi"}), &ctx),
+        Access::NeedsApproval(_)
+    ));
+
+    let refused = [
+        (
+            "ls -la",
+            "`ls` is not on skill_run's allow list. Allowed commands: echo, printf.",
+        ),
+        ("echo a; ls", "`;` is shell syntax"),
+        ("echo a && ls", "`&&` is shell syntax"),
+        ("echo a | cat", "`|` is shell syntax"),
+        ("echo a > x", "`>` is shell syntax"),
+        ("echo < x", "`<` is shell syntax"),
+        ("echo $(id)", "`$(` is shell syntax"),
+        ("echo `id`", "`` ` `` is shell syntax"),
+        ("echo \"$HOME\"", "`$` is shell syntax"),
+        ("echo *.md", "`*` is shell syntax"),
+        ("echo a\nls", "newline"),
+        ("X=1 echo", "variable assignment"),
+        ("echo 'open", "unterminated"),
+    ];
+    for (command, expected) in refused {
+        let args = json!({"skill": "demo", "command": command});
+        assert_eq!(tool.access(&args, &ctx), Access::ReadOnly, "{command}");
+        let out = tool.run(args, &ctx).await.unwrap();
+        assert!(out.is_error, "{command}");
+        let expected = expected.replace("`` ` ``", "```");
+        assert!(
+            out.content.contains(&expected),
+            "{command}: {}",
+            out.content
+        );
+    }
+}
+
+#[tokio::test]
+async fn deny_list_refuses_denied_commands_and_wins_over_allow() {
+    let f = fixture();
+    let ctx = f.ctx();
+    let tool = f.tool(lists(None, Some(&["rm", "bash"])));
+    for command in ["rm -rf scripts", "/bin/rm x", "bash -c id"] {
+        let out = tool
+            .run(json!({"skill": "demo", "command": command}), &ctx)
+            .await
+            .unwrap();
+        assert!(
+            out.is_error && out.content.contains("deny list"),
+            "{command}: {}",
+            out.content
+        );
+    }
+    assert!(f.demo_dir.join("scripts").is_dir());
+    let out = tool
+        .run(json!({"skill": "demo", "command": "echo ok"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(report(&out)["stdout"], "ok\n");
+    let out = tool
+        .run(json!({"skill": "demo", "command": "echo a | cat"}), &ctx)
+        .await
+        .unwrap();
+    assert!(out.content.contains("shell syntax"), "{}", out.content);
+
+    let tool = f.tool(lists(Some(&["rm"]), Some(&["rm"])));
+    let out = tool
+        .run(json!({"skill": "demo", "command": "rm x"}), &ctx)
+        .await
+        .unwrap();
+    assert!(out.content.contains("deny list"), "{}", out.content);
+
+    // A program that does not exist is an error for the model, not a failure.
+    let tool = f.tool(lists(Some(&["no-such-program-h9"]), None));
+    let out = tool
+        .run(
+            json!({"skill": "demo", "command": "no-such-program-h9"}),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.is_error && out.content.contains("Failed to start"),
+        "{}",
+        out.content
+    );
+}
+
+#[test]
+fn schema_is_concise() {
+    let f = fixture();
+    for commands in [
+        unrestricted(),
+        lists(Some(&["python3", "node", "make"]), None),
+    ] {
+        let tool = f.tool(commands);
+        let wire = json!({
+            "type": "function",
+            "function": {
+                "name": tool.name(),
+                "description": tool.description(),
+                "parameters": tool.parameters(),
+            }
+        })
+        .to_string();
+        eprintln!("skill_run schema: {} bytes", wire.len());
+        assert!(wire.len() <= 1024, "{} bytes", wire.len());
+    }
+}
