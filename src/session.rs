@@ -89,13 +89,8 @@ pub fn prepare_with_remote(
     let mut warnings = remote.warnings;
     warnings.extend(catalog.warnings().iter().map(ToString::to_string));
     let index = catalog.index(index_budget(config));
-    if !index.shortened.is_empty() {
-        warnings.push(format!(
-            "the skills index is over its budget of {} characters; shortened the descriptions of {} skill(s): {} (raise skills_index_budget in config.toml to keep them whole)",
-            index.budget_chars,
-            index.shortened.len(),
-            index.shortened.join(", ")
-        ));
+    if let Some(warning) = index.warning() {
+        warnings.push(warning);
     }
     let system_prompt = crate::prompt::build(&config.workdir, index.text.as_deref());
 
