@@ -23,21 +23,19 @@
 use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
 use globset::GlobSet;
 use nix::sys::signal::Signal;
-use nix::unistd::Pid;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::{Child, ChildStderr, ChildStdout, Command};
-use tokio::time::{Instant, sleep_until};
-use tokio_util::sync::CancellationToken;
+use tokio::process::Command;
+use tokio::time::Instant;
 
-use super::bash::{DRAIN_AFTER_EXIT, KILL_GRACE, Output, ProcessGroup, REAP_TIMEOUT};
+use super::bash::Output;
+use super::process::{Ending, Streams, group_of, terminate, wait};
 use super::{
     Access, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput, parse_args, run_blocking,
 };
@@ -262,13 +260,6 @@ impl SkillRun {
     }
 }
 
-/// How the wait for the command ended.
-enum Ending {
-    Exited(ExitStatus),
-    TimedOut,
-    Cancelled,
-}
-
 async fn execute(plan: Plan, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
     let limits = ctx.limits;
     let timeout_secs = plan
@@ -296,22 +287,13 @@ async fn execute(plan: Plan, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal>
             return Ok(ToolOutput::error(format!("Failed to start `{what}`: {e}")));
         }
     };
-    let group = ProcessGroup {
-        pgid: child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .map(Pid::from_raw),
-        armed: true,
-    };
+    let group = group_of(&child);
     let max = limits.max_output_bytes;
-    let mut streams = Streams {
-        stdout: child.stdout.take(),
-        stderr: child.stderr.take(),
-        out: Output::new(max * 2 / 5, ctx.live_output.clone()),
-        err: Output::new(max / 5, ctx.live_output.clone()),
-        out_buf: vec![0; 16 * 1024],
-        err_buf: vec![0; 16 * 1024],
-    };
+    let mut streams = Streams::take(
+        &mut child,
+        Output::new(max * 2 / 5, ctx.live_output.clone()),
+        Output::new(max / 5, ctx.live_output.clone()),
+    );
     let ending = wait(
         &mut child,
         &mut streams,
@@ -408,118 +390,6 @@ fn build(plan: &Plan, work: &WorkDir) -> io::Result<Command> {
         .process_group(0)
         .kill_on_drop(true);
     Ok(cmd)
-}
-
-/// The command's stdout and stderr, read side by side, each capped head-and-tail.
-struct Streams {
-    stdout: Option<ChildStdout>,
-    stderr: Option<ChildStderr>,
-    out: Output,
-    err: Output,
-    out_buf: Vec<u8>,
-    err_buf: Vec<u8>,
-}
-
-impl Streams {
-    fn done(&self) -> bool {
-        self.stdout.is_none() && self.stderr.is_none()
-    }
-
-    /// Reads what either stream has next (cancel-safe: nothing is lost when dropped).
-    /// Pends forever once both are closed.
-    async fn read_some(&mut self) {
-        let Streams {
-            stdout,
-            stderr,
-            out,
-            err,
-            out_buf,
-            err_buf,
-        } = self;
-        tokio::select! {
-            read = read_open(stdout, out_buf) => match read {
-                Ok(0) | Err(_) => *stdout = None,
-                Ok(n) => out.feed(&out_buf[..n]),
-            },
-            read = read_open(stderr, err_buf) => match read {
-                Ok(0) | Err(_) => *stderr = None,
-                Ok(n) => err.feed(&err_buf[..n]),
-            },
-        }
-    }
-}
-
-async fn read_open<R: AsyncRead + Unpin>(
-    reader: &mut Option<R>,
-    buf: &mut [u8],
-) -> io::Result<usize> {
-    match reader {
-        Some(reader) => reader.read(buf).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Waits until the main process exits and both streams close (or stay held by
-/// background jobs past a short drain), the timeout passes, or the call is cancelled.
-async fn wait(
-    child: &mut Child,
-    streams: &mut Streams,
-    timeout: Duration,
-    cancel: &CancellationToken,
-) -> Ending {
-    let deadline = Instant::now() + timeout;
-    let mut status: Option<ExitStatus> = None;
-    let mut drain_until: Option<Instant> = None;
-    loop {
-        if let Some(status) = status
-            && streams.done()
-        {
-            return Ending::Exited(status);
-        }
-        let open = !streams.done();
-        tokio::select! {
-            _ = cancel.cancelled() => return Ending::Cancelled,
-            _ = streams.read_some(), if open => {}
-            exited = child.wait(), if status.is_none() => match exited {
-                Ok(exited) => {
-                    status = Some(exited);
-                    drain_until = Some(Instant::now() + DRAIN_AFTER_EXIT);
-                }
-                // Cannot happen for a child we spawned; treat it like a hang.
-                Err(_) => return Ending::TimedOut,
-            },
-            _ = sleep_until(deadline), if status.is_none() => return Ending::TimedOut,
-            _ = sleep_until(drain_until.unwrap_or(deadline)), if drain_until.is_some() => {
-                if let Some(status) = status {
-                    return Ending::Exited(status);
-                }
-            }
-        }
-    }
-}
-
-/// SIGTERM to the group; SIGKILL once the main process exits or the grace passes; the
-/// output read meanwhile is kept.
-async fn terminate(group: &ProcessGroup, child: &mut Child, streams: &mut Streams) {
-    group.signal(Signal::SIGTERM);
-    let grace_end = Instant::now() + KILL_GRACE;
-    loop {
-        let open = !streams.done();
-        tokio::select! {
-            _ = child.wait() => break,
-            _ = streams.read_some(), if open => {}
-            _ = sleep_until(grace_end) => break,
-        }
-    }
-    group.signal(Signal::SIGKILL);
-    let _ = tokio::time::timeout(REAP_TIMEOUT, child.wait()).await;
-    let drain_end = Instant::now() + Duration::from_millis(50);
-    while !streams.done() {
-        tokio::select! {
-            _ = streams.read_some() => {}
-            _ = sleep_until(drain_end) => break,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -10,20 +10,18 @@
 //! module knows nothing of loading or unloading: `use_skill` builds these tools and puts
 //! them in the registry.
 
-use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use nix::unistd::Pid;
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, Command};
-use tokio::time::{Instant, sleep_until};
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
 
-use super::bash::{DRAIN_AFTER_EXIT, KILL_GRACE, Output, ProcessGroup, REAP_TIMEOUT};
+use super::bash::Output;
+use super::process::{Ending, Streams, group_of, terminate, wait};
 use super::{Access, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput, parse_args};
 use crate::protocol::ApprovalRequestKind;
 use crate::skills::bundle::{ToolCommand, ToolDecl};
@@ -141,13 +139,6 @@ fn stdin_json(args: &Value) -> String {
     }
 }
 
-/// How the wait ended.
-enum Ending {
-    Exited(ExitStatus),
-    TimedOut,
-    Cancelled,
-}
-
 async fn execute(
     tool: &SkillTool,
     input: String,
@@ -165,13 +156,7 @@ async fn execute(
             )));
         }
     };
-    let group = ProcessGroup {
-        pgid: child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .map(Pid::from_raw),
-        armed: true,
-    };
+    let group = group_of(&child);
     // Written from its own task so a command that reads nothing cannot block us; a
     // broken pipe (it exited without reading) is fine.
     if let Some(mut stdin) = child.stdin.take() {
@@ -181,13 +166,12 @@ async fn execute(
         });
     }
     let max = ctx.limits.max_output_bytes;
-    let mut streams = Streams {
-        stdout: child.stdout.take(),
-        stderr: child.stderr.take(),
-        out: Output::new(max * 3 / 5, None),
-        err: Output::new(max / 5, ctx.live_output.clone()),
-    };
-    let ending = wait(&mut child, &mut streams, timeout, ctx).await;
+    let mut streams = Streams::take(
+        &mut child,
+        Output::new(max * 3 / 5, None),
+        Output::new(max / 5, ctx.live_output.clone()),
+    );
+    let ending = wait(&mut child, &mut streams, timeout, &ctx.cancel).await;
     if !matches!(ending, Ending::Exited(_)) {
         terminate(&group, &mut child, &mut streams).await;
     }
@@ -244,106 +228,6 @@ fn failure(what: &str, stdout: &str, stderr: &str) -> String {
     out
 }
 
-/// stdout and stderr, read side by side, each capped head-and-tail.
-struct Streams {
-    stdout: Option<tokio::process::ChildStdout>,
-    stderr: Option<tokio::process::ChildStderr>,
-    out: Output,
-    err: Output,
-}
-
-impl Streams {
-    fn done(&self) -> bool {
-        self.stdout.is_none() && self.stderr.is_none()
-    }
-
-    /// Reads what either stream has next; cancel-safe. Pends forever once both closed.
-    async fn read_some(&mut self) {
-        let mut out_buf = [0u8; 8 * 1024];
-        let mut err_buf = [0u8; 8 * 1024];
-        let Streams {
-            stdout,
-            stderr,
-            out,
-            err,
-        } = self;
-        tokio::select! {
-            read = read_open(stdout, &mut out_buf) => match read {
-                Ok(0) | Err(_) => *stdout = None,
-                Ok(n) => out.feed(&out_buf[..n]),
-            },
-            read = read_open(stderr, &mut err_buf) => match read {
-                Ok(0) | Err(_) => *stderr = None,
-                Ok(n) => err.feed(&err_buf[..n]),
-            },
-        }
-    }
-}
-
-async fn read_open<R: AsyncRead + Unpin>(
-    reader: &mut Option<R>,
-    buf: &mut [u8],
-) -> io::Result<usize> {
-    match reader {
-        Some(reader) => reader.read(buf).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Until the command exits and its streams close (or stay held by background jobs past
-/// a short drain), the timeout passes, or the call is cancelled.
-async fn wait(
-    child: &mut Child,
-    streams: &mut Streams,
-    timeout: Duration,
-    ctx: &ToolContext,
-) -> Ending {
-    let deadline = Instant::now() + timeout;
-    let mut status: Option<ExitStatus> = None;
-    let mut drain_until: Option<Instant> = None;
-    loop {
-        if let Some(status) = status
-            && streams.done()
-        {
-            return Ending::Exited(status);
-        }
-        let open = !streams.done();
-        tokio::select! {
-            _ = ctx.cancel.cancelled() => return Ending::Cancelled,
-            _ = streams.read_some(), if open => {}
-            exited = child.wait(), if status.is_none() => match exited {
-                Ok(exited) => {
-                    status = Some(exited);
-                    drain_until = Some(Instant::now() + DRAIN_AFTER_EXIT);
-                }
-                Err(_) => return Ending::TimedOut,
-            },
-            _ = sleep_until(deadline), if status.is_none() => return Ending::TimedOut,
-            _ = sleep_until(drain_until.unwrap_or(deadline)), if drain_until.is_some() => {
-                if let Some(status) = status {
-                    return Ending::Exited(status);
-                }
-            }
-        }
-    }
-}
-
-/// SIGTERM to the group; SIGKILL once the command exits or the grace passes.
-async fn terminate(group: &ProcessGroup, child: &mut Child, streams: &mut Streams) {
-    group.signal(Signal::SIGTERM);
-    let grace_end = Instant::now() + KILL_GRACE;
-    loop {
-        let open = !streams.done();
-        tokio::select! {
-            _ = child.wait() => break,
-            _ = streams.read_some(), if open => {}
-            _ = sleep_until(grace_end) => break,
-        }
-    }
-    group.signal(Signal::SIGKILL);
-    let _ = tokio::time::timeout(REAP_TIMEOUT, child.wait()).await;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -352,6 +236,7 @@ mod tests {
     use serde_json::json;
     use std::os::unix::fs::PermissionsExt;
     use std::path::Path;
+    use tokio::time::Instant;
 
     /// A skill folder with an executable `scripts/tool.sh` holding `script`.
     fn skill(script: &str) -> (tempfile::TempDir, PathBuf) {
