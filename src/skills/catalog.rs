@@ -1,12 +1,14 @@
 //! The catalog: every skill discovered at start-up, split into winners (one per name, by
 //! root precedence), shadowed skills and invalid files, with the warnings to show. It
-//! owns precedence and the read of each `SKILL.md`'s frontmatter (never its body).
+//! owns precedence and the read of each `SKILL.md`'s frontmatter (never its body), taken
+//! from the discovery cache ([`super::cache`]) when the file is unchanged.
 
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::PathBuf;
 
-use super::discovery::{Site, Walker};
+use super::cache::{self, Outcome};
+use super::discovery::{Site, Source, Walker};
 use super::frontmatter::{self, ParseNote};
 use super::warning::{SkillWarning, WarningKind};
 use super::{DiscoveryOptions, Skill, SkillRoot, SkillStatus};
@@ -22,16 +24,20 @@ pub struct InvalidSkill {
     pub reason: WarningKind,
 }
 
-/// What discovery cost.
+/// What discovery cost in this run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DiscoveryStats {
     /// Roots that exist and were searched.
     pub roots_searched: usize,
-    /// Directories listed.
+    /// Directories searched (listed now, or their listing taken from the cache).
     pub dirs_visited: usize,
-    /// `SKILL.md` files opened.
+    /// Directories whose listing came from the cache (included in `dirs_visited`).
+    pub dirs_cached: usize,
+    /// `SKILL.md` files opened and read in this run.
     pub files_read: usize,
-    /// Bytes read from `SKILL.md` files (frontmatter only).
+    /// `SKILL.md` files found unchanged (one `stat`) and taken from the cache, not read.
+    pub cache_hits: usize,
+    /// Bytes read from `SKILL.md` files in this run (frontmatter only).
     pub bytes_read: u64,
 }
 
@@ -49,37 +55,25 @@ impl Catalog {
     /// Searches every root in precedence order. Never fails: problems become warnings
     /// (also logged with `tracing`; frontends show them to the user).
     ///
-    /// One thread walks the directories (in name order) and opens each `SKILL.md`; with
-    /// more than one CPU, worker threads read and parse the frontmatter meanwhile. The
-    /// result is put back in walk order, so it does not depend on thread timing.
+    /// Uses the discovery cache in `$HARNESS9_HOME/cache/skills-index` (see
+    /// [`super::cache`]): a `SKILL.md` whose `stat` is unchanged is not read, a directory
+    /// whose `stat` is unchanged is not listed. The catalog is the same as
+    /// [`Catalog::discover_uncached`] gives, warnings included; only [`Catalog::stats`]
+    /// shows the difference.
     pub fn discover(options: &DiscoveryOptions) -> Catalog {
-        let roots = options.roots();
-        let workers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(4);
-        let mut walk = if workers > 1 {
-            load_parallel(&roots, workers)
-        } else {
-            load_sequential(&roots)
+        let Some(path) = cache::path_for(&options.harness9_home) else {
+            return Catalog::discover_uncached(options);
         };
-        walk.loaded.sort_by_key(|l| l.seq);
-        let stats = DiscoveryStats {
-            roots_searched: roots.iter().filter(|r| r.path.is_dir()).count(),
-            dirs_visited: walk.dirs_visited,
-            files_read: walk.loaded.len(),
-            bytes_read: walk.bytes_read,
-        };
-        let mut warnings = walk.warnings;
-        let mut found = Vec::with_capacity(walk.loaded.len());
-        let mut invalid = Vec::new();
-        for l in walk.loaded {
-            warnings.extend(l.notes);
-            match l.result {
-                Ok(skill) => found.push(skill),
-                Err(bad) => invalid.push(bad),
-            }
-        }
-        Catalog::assemble(found, invalid, warnings, stats)
+        let bytes = cache::read(&path);
+        let mut run = cache::Run::new(bytes.as_deref().and_then(cache::Index::parse));
+        let catalog = discover_with(options, Some(&mut run));
+        run.finish(&path);
+        catalog
+    }
+
+    /// [`Catalog::discover`] without the cache: every `SKILL.md` is opened and read.
+    pub fn discover_uncached(options: &DiscoveryOptions) -> Catalog {
+        discover_with(options, None)
     }
 
     fn assemble(
@@ -191,11 +185,56 @@ impl Catalog {
     }
 }
 
-/// One `SKILL.md` read, tagged with its place in the walk.
+/// One discovery: walk (with or without the cache), read, assemble.
+///
+/// One thread walks the directories (in name order) and opens each `SKILL.md`; with
+/// more than one CPU, worker threads read and parse the frontmatter meanwhile. The
+/// result is put back in walk order, so it does not depend on thread timing.
+fn discover_with(options: &DiscoveryOptions, mut cache: Option<&mut cache::Run<'_>>) -> Catalog {
+    let roots = options.roots();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4);
+    let mut walk = if workers > 1 {
+        load_parallel(&roots, workers, cache.as_deref_mut())
+    } else {
+        load_sequential(&roots, cache.as_deref_mut())
+    };
+    walk.loaded.sort_by_key(|l| l.seq);
+    let opened = walk.loaded.iter().filter(|l| l.opened).count();
+    let stats = DiscoveryStats {
+        roots_searched: roots.iter().filter(|r| r.path.is_dir()).count(),
+        dirs_visited: walk.dirs_visited,
+        dirs_cached: walk.dirs_cached,
+        files_read: opened,
+        cache_hits: walk.loaded.len() - opened,
+        bytes_read: walk.bytes_read,
+    };
+    let mut warnings = walk.warnings;
+    let mut found = Vec::with_capacity(walk.loaded.len());
+    let mut invalid = Vec::new();
+    for l in walk.loaded {
+        warnings.extend(l.notes);
+        if let (Some(cache), Some(record)) = (cache.as_deref_mut(), l.record) {
+            cache.record_file(record);
+        }
+        match l.result {
+            Ok(skill) => found.push(skill),
+            Err(bad) => invalid.push(bad),
+        }
+    }
+    Catalog::assemble(found, invalid, warnings, stats)
+}
+
+/// One `SKILL.md` loaded, tagged with its place in the walk.
 struct Loaded {
     seq: usize,
     result: Result<Skill, InvalidSkill>,
     notes: Vec<SkillWarning>,
+    /// Read from the file (not taken from the cache).
+    opened: bool,
+    /// A new cache record for it.
+    record: Option<Vec<u8>>,
 }
 
 /// Everything the walk produced.
@@ -203,35 +242,59 @@ struct Walk {
     loaded: Vec<Loaded>,
     warnings: Vec<SkillWarning>,
     dirs_visited: usize,
+    dirs_cached: usize,
     bytes_read: u64,
 }
 
-fn load_one(seq: usize, site: Site, roots: &[SkillRoot], bytes_read: &mut u64) -> Option<Loaded> {
+fn load_one(
+    seq: usize,
+    site: Site<'_>,
+    roots: &[SkillRoot],
+    bytes_read: &mut u64,
+) -> Option<Loaded> {
     let root = roots.get(site.root_index)?;
     let mut notes = Vec::new();
-    let result = load(site, root, bytes_read, &mut notes);
-    Some(Loaded { seq, result, notes })
+    let (result, opened, record) = load(site, root, bytes_read, &mut notes);
+    Some(Loaded {
+        seq,
+        result,
+        notes,
+        opened,
+        record,
+    })
 }
 
-fn load_sequential(roots: &[SkillRoot]) -> Walk {
-    let mut loaded = Vec::new();
-    let mut bytes_read = 0u64;
-    let mut seq = 0usize;
-    let mut visit = |site: Site| {
-        loaded.extend(load_one(seq, site, roots, &mut bytes_read));
-        seq += 1;
-    };
-    let mut walker = Walker::new(&mut visit);
+/// Walks every root, calling `visit` for each site; returns the walker's warnings,
+/// directories searched and directories taken from the cache.
+fn walk_roots<'a>(
+    roots: &[SkillRoot],
+    visit: &mut dyn FnMut(Site<'a>),
+    cache: Option<&mut cache::Run<'a>>,
+) -> (Vec<SkillWarning>, usize, usize) {
+    let mut walker = Walker::new(visit);
+    if let Some(cache) = cache {
+        walker = walker.with_cache(cache);
+    }
     for (i, root) in roots.iter().enumerate() {
         walker.walk_root(&root.path, i);
     }
-    let warnings = std::mem::take(&mut walker.warnings);
-    let dirs_visited = walker.dirs_visited;
-    drop(walker);
+    (walker.warnings, walker.dirs_visited, walker.dirs_cached)
+}
+
+fn load_sequential(roots: &[SkillRoot], cache: Option<&mut cache::Run<'_>>) -> Walk {
+    let mut loaded = Vec::new();
+    let mut bytes_read = 0u64;
+    let mut seq = 0usize;
+    let mut visit = |site: Site<'_>| {
+        loaded.extend(load_one(seq, site, roots, &mut bytes_read));
+        seq += 1;
+    };
+    let (warnings, dirs_visited, dirs_cached) = walk_roots(roots, &mut visit, cache);
     Walk {
         loaded,
         warnings,
         dirs_visited,
+        dirs_cached,
         bytes_read,
     }
 }
@@ -239,8 +302,12 @@ fn load_sequential(roots: &[SkillRoot]) -> Walk {
 /// Open files waiting for a worker, at most (bounds the open descriptors).
 const QUEUE: usize = 128;
 
-fn load_parallel(roots: &[SkillRoot], workers: usize) -> Walk {
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Site)>(QUEUE);
+fn load_parallel<'a>(
+    roots: &[SkillRoot],
+    workers: usize,
+    cache: Option<&mut cache::Run<'a>>,
+) -> Walk {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Site<'a>)>(QUEUE);
     let rx = std::sync::Mutex::new(rx);
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
@@ -262,18 +329,12 @@ fn load_parallel(roots: &[SkillRoot], workers: usize) -> Walk {
             })
             .collect();
         let mut seq = 0usize;
-        let mut visit = |site: Site| {
+        let mut visit = |site: Site<'a>| {
             // A send fails only when every worker is gone; nothing to do then.
             let _ = tx.send((seq, site));
             seq += 1;
         };
-        let mut walker = Walker::new(&mut visit);
-        for (i, root) in roots.iter().enumerate() {
-            walker.walk_root(&root.path, i);
-        }
-        let warnings = std::mem::take(&mut walker.warnings);
-        let dirs_visited = walker.dirs_visited;
-        drop(walker);
+        let (warnings, dirs_visited, dirs_cached) = walk_roots(roots, &mut visit, cache);
         drop(tx);
         let mut loaded = Vec::new();
         let mut bytes_read = 0;
@@ -287,24 +348,67 @@ fn load_parallel(roots: &[SkillRoot], workers: usize) -> Walk {
             loaded,
             warnings,
             dirs_visited,
+            dirs_cached,
             bytes_read,
         }
     })
 }
 
-/// Reads a site's frontmatter into a skill (or says why it cannot be one).
+/// Reads a site's head (or takes it from the cache) and makes it a skill (or says why
+/// it cannot be one). Also returns whether the file was read and, for a file read with
+/// a settled identity, its new cache record.
 fn load(
-    site: Site,
+    site: Site<'_>,
     root: &SkillRoot,
     bytes_read: &mut u64,
     notes: &mut Vec<SkillWarning>,
-) -> Result<Skill, InvalidSkill> {
+) -> (Result<Skill, InvalidSkill>, bool, Option<Vec<u8>>) {
     let Site {
-        dir,
-        path,
-        mut file,
-        ..
+        dir, path, source, ..
     } = site;
+    let (outcome, opened, record) = match source {
+        Source::Cached(stored) => match cache::decode_outcome(stored) {
+            Some(outcome) => (Ok(outcome), false, None),
+            // Not expected (the file is checksummed): read it as if not cached.
+            None => match std::fs::File::open(&path) {
+                Ok(mut file) => (read_outcome(&mut file, bytes_read), true, None),
+                Err(e) => (Err(e.to_string()), true, None),
+            },
+        },
+        Source::File { mut file, identity } => {
+            let outcome = read_outcome(&mut file, bytes_read);
+            let record = match (&outcome, identity) {
+                (Ok(o), Some(id)) => cache::encode_file(&path, id, o),
+                _ => None,
+            };
+            (outcome, true, record)
+        }
+    };
+    (skill_from(outcome, dir, path, root, notes), opened, record)
+}
+
+/// Reads and parses a head; `Err` holds an I/O error's text.
+fn read_outcome(file: &mut dyn Read, bytes_read: &mut u64) -> Result<Outcome, String> {
+    match frontmatter::read_head(file, bytes_read) {
+        Ok(head) => {
+            let (frontmatter, notes) = frontmatter::parse(&head.yaml);
+            Ok(Outcome::Parsed { frontmatter, notes })
+        }
+        Err(frontmatter::HeadError::Io(e)) => Err(e.to_string()),
+        Err(e) => Ok(Outcome::NoFrontmatter {
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// A skill from the outcome of reading its head, or why it cannot be one.
+fn skill_from(
+    outcome: Result<Outcome, String>,
+    dir: PathBuf,
+    path: PathBuf,
+    root: &SkillRoot,
+    notes: &mut Vec<SkillWarning>,
+) -> Result<Skill, InvalidSkill> {
     let invalid = |reason: WarningKind, notes: &mut Vec<SkillWarning>| {
         notes.push(SkillWarning {
             path: path.clone(),
@@ -316,26 +420,13 @@ fn load(
             reason,
         }
     };
-    let head = match frontmatter::read_head(&mut file as &mut dyn Read, bytes_read) {
-        Ok(h) => h,
-        Err(frontmatter::HeadError::Io(e)) => {
-            return Err(invalid(
-                WarningKind::Unreadable {
-                    error: e.to_string(),
-                },
-                notes,
-            ));
+    let (fm, parse_notes) = match outcome {
+        Ok(Outcome::Parsed { frontmatter, notes }) => (frontmatter, notes),
+        Ok(Outcome::NoFrontmatter { reason }) => {
+            return Err(invalid(WarningKind::BadFrontmatter { reason }, notes));
         }
-        Err(e) => {
-            return Err(invalid(
-                WarningKind::BadFrontmatter {
-                    reason: e.to_string(),
-                },
-                notes,
-            ));
-        }
+        Err(error) => return Err(invalid(WarningKind::Unreadable { error }, notes)),
     };
-    let (fm, parse_notes) = frontmatter::parse(&head.yaml);
     let mut own: Vec<SkillWarning> = parse_notes
         .into_iter()
         .map(|n| SkillWarning {

@@ -6,12 +6,18 @@
 //! a skill's own directory, follows a symlinked directory once (canonical paths, no
 //! loops) and reports directories that hold no skill at all. It knows nothing of
 //! frontmatter or precedence.
+//!
+//! With a [`cache::Run`], a `SKILL.md` whose `stat` matches the cache is handed on as its
+//! stored outcome instead of an open file, and a directory whose `stat` matches is not
+//! listed again; the walk itself (order, limits, links, warnings) is the same.
 
 use std::collections::HashSet;
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
+use super::cache::{self, DirProbe, FileProbe, Identity};
 use super::warning::{SkillWarning, WarningKind};
 
 /// How many directory levels below a root are searched for skill directories.
@@ -24,26 +30,43 @@ const SKIPPED: [&str; 3] = [".git", "node_modules", "target"];
 /// The file name that makes a directory a skill.
 pub const SKILL_FILE: &str = "SKILL.md";
 
-/// One `SKILL.md` found, opened.
-pub struct Site {
+/// One `SKILL.md` found.
+pub struct Site<'a> {
     /// The skill directory, as reached from the root.
     pub dir: PathBuf,
     /// `dir/SKILL.md`.
     pub path: PathBuf,
-    /// The open file.
-    pub file: File,
+    /// The open file, or what the cache holds for it.
+    pub source: Source<'a>,
     /// The `root_index` given to [`Walker::walk_root`].
     pub root_index: usize,
 }
 
+/// Where a site's head comes from.
+pub enum Source<'a> {
+    /// The file, opened; with a cache, its identity taken before reading (when settled
+    /// enough to store).
+    File {
+        /// The open file.
+        file: File,
+        /// Its identity, to store the outcome under.
+        identity: Option<Identity>,
+    },
+    /// Unchanged since the cache entry: the stored outcome ([`cache::decode_outcome`]).
+    Cached(&'a [u8]),
+}
+
 /// Walks roots, remembering what it has seen so a directory reached twice (through a
 /// symlink or two roots) is visited once.
-pub struct Walker<'v> {
-    visit: &'v mut dyn FnMut(Site),
+pub struct Walker<'v, 'a> {
+    visit: &'v mut dyn FnMut(Site<'a>),
+    cache: Option<&'v mut cache::Run<'a>>,
     /// Problems found while walking.
     pub warnings: Vec<SkillWarning>,
-    /// Directories read, over all roots.
+    /// Directories searched, over all roots (listed, or their listing from the cache).
     pub dirs_visited: usize,
+    /// Directories whose listing came from the cache.
+    pub dirs_cached: usize,
     seen_roots: HashSet<PathBuf>,
     seen_skills: HashSet<PathBuf>,
     followed: HashSet<PathBuf>,
@@ -59,19 +82,27 @@ struct Yield {
     reported: bool,
 }
 
-impl<'v> Walker<'v> {
+impl<'v, 'a> Walker<'v, 'a> {
     /// A walker calling `visit` for every `SKILL.md` found.
-    pub fn new(visit: &'v mut dyn FnMut(Site)) -> Self {
+    pub fn new(visit: &'v mut dyn FnMut(Site<'a>)) -> Self {
         Walker {
             visit,
+            cache: None,
             warnings: Vec::new(),
             dirs_visited: 0,
+            dirs_cached: 0,
             seen_roots: HashSet::new(),
             seen_skills: HashSet::new(),
             followed: HashSet::new(),
             dirs_this_root: 0,
             root_index: 0,
         }
+    }
+
+    /// The same walker, validating against (and recording into) a cache run.
+    pub fn with_cache(mut self, cache: &'v mut cache::Run<'a>) -> Self {
+        self.cache = Some(cache);
+        self
     }
 
     /// Searches one root. A root that does not exist is skipped silently; a root that is
@@ -118,16 +149,30 @@ impl<'v> Walker<'v> {
         });
     }
 
-    /// Opens `dir/SKILL.md`. `None` when there is none (search below instead).
+    /// Opens `dir/SKILL.md` (or finds it unchanged in the cache). `None` when there is
+    /// none (search below instead).
     fn try_skill(&mut self, dir: &Path, canonical: &Path) -> Option<Yield> {
         let path = dir.join(SKILL_FILE);
-        match File::open(&path) {
-            Ok(file) => {
+        let opened = match self.cache.as_deref_mut().map(|c| c.probe_file(&path)) {
+            Some(FileProbe::Hit(outcome)) => Ok(Source::Cached(outcome)),
+            Some(FileProbe::Absent) => return None,
+            Some(FileProbe::Read) | None => File::open(&path).map(|file| {
+                // The identity is taken before the head is read: a change while reading
+                // shows as a different identity next time.
+                let identity = match &self.cache {
+                    Some(c) => file.metadata().ok().and_then(|m| c.settled(&m)),
+                    None => None,
+                };
+                Source::File { file, identity }
+            }),
+        };
+        match opened {
+            Ok(source) => {
                 if self.seen_skills.insert(canonical.to_path_buf()) {
                     (self.visit)(Site {
                         dir: dir.to_path_buf(),
                         path,
-                        file,
+                        source,
                         root_index: self.root_index,
                     });
                 }
@@ -165,8 +210,8 @@ impl<'v> Walker<'v> {
             skills: 0,
             reported: false,
         };
-        let entries = match std::fs::read_dir(dir) {
-            Ok(rd) => rd,
+        let subdirs = match self.list(dir) {
+            Ok(subdirs) => subdirs,
             Err(e) => {
                 self.warn(
                     dir,
@@ -181,19 +226,6 @@ impl<'v> Walker<'v> {
             }
         };
         self.dirs_visited += 1;
-        let mut subdirs: Vec<(std::ffi::OsString, bool)> = Vec::new();
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            if SKIPPED.iter().any(|s| name == *s) {
-                continue;
-            }
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => subdirs.push((name, false)),
-                Ok(t) if t.is_symlink() => subdirs.push((name, true)),
-                _ => {}
-            }
-        }
-        subdirs.sort();
         for (name, is_link) in subdirs {
             let path = dir.join(&name);
             let child_canonical = if is_link {
@@ -241,6 +273,36 @@ impl<'v> Walker<'v> {
             }
         }
         out
+    }
+
+    /// The subdirectories and links to search in `dir` (skipped names left out), sorted:
+    /// from the cache when `dir` is unchanged, else listed (and recorded).
+    fn list(&mut self, dir: &Path) -> std::io::Result<Vec<(OsString, bool)>> {
+        let identity = match self.cache.as_deref_mut().map(|c| c.probe_dir(dir)) {
+            Some(DirProbe::Hit(listing)) => {
+                self.dirs_cached += 1;
+                return Ok(listing);
+            }
+            Some(DirProbe::List(identity)) => identity,
+            None => None,
+        };
+        let mut subdirs: Vec<(OsString, bool)> = Vec::new();
+        for entry in std::fs::read_dir(dir)?.flatten() {
+            let name = entry.file_name();
+            if SKIPPED.iter().any(|s| name == *s) {
+                continue;
+            }
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => subdirs.push((name, false)),
+                Ok(t) if t.is_symlink() => subdirs.push((name, true)),
+                _ => {}
+            }
+        }
+        subdirs.sort();
+        if let (Some(cache), Some(identity)) = (self.cache.as_deref_mut(), identity) {
+            cache.record_dir(dir, identity, &subdirs);
+        }
+        Ok(subdirs)
     }
 
     /// Resolves a symlink found in `parent` (canonical). `None` for links to non-

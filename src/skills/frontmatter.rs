@@ -241,6 +241,13 @@ pub fn split(text: &str) -> Result<(String, String), HeadError> {
     }
 }
 
+/// What [`ParseNote::BadField`] says a field should be: `expected` is always one of these
+/// (the discovery cache stores the position in this list).
+pub const EXPECTED: [&str; 3] = [EXPECT_STRING, EXPECT_TOOLS, EXPECT_BOOL];
+const EXPECT_STRING: &str = "a string";
+const EXPECT_TOOLS: &str = "a string or a list of strings";
+const EXPECT_BOOL: &str = "true or false";
+
 /// A note about the frontmatter that did not stop the skill from loading.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParseNote {
@@ -382,7 +389,7 @@ fn from_map(map: serde_json::Map<String, Value>) -> (Frontmatter, Vec<ParseNote>
             None if value.is_null() => {}
             None => notes.push(ParseNote::BadField {
                 field: key.clone(),
-                expected: "a string",
+                expected: EXPECT_STRING,
             }),
         };
         match key.as_str() {
@@ -404,21 +411,21 @@ fn from_map(map: serde_json::Map<String, Value>) -> (Frontmatter, Vec<ParseNote>
                 Some(list) => fm.allowed_tools = list,
                 None => notes.push(ParseNote::BadField {
                     field: key.clone(),
-                    expected: "a string or a list of strings",
+                    expected: EXPECT_TOOLS,
                 }),
             },
             "user-invocable" | "user_invocable" => match boolean(&value) {
                 Some(b) => fm.user_invocable = b,
                 None => notes.push(ParseNote::BadField {
                     field: key.clone(),
-                    expected: "true or false",
+                    expected: EXPECT_BOOL,
                 }),
             },
             "disable-model-invocation" | "disable_model_invocation" => match boolean(&value) {
                 Some(b) => fm.disable_model_invocation = b,
                 None => notes.push(ParseNote::BadField {
                     field: key.clone(),
-                    expected: "true or false",
+                    expected: EXPECT_BOOL,
                 }),
             },
             "metadata" => fm.metadata = Some(value),

@@ -12,6 +12,7 @@
 //! [`Skill::load_body`] when the skill is used.
 
 pub mod bundle;
+mod cache;
 mod catalog;
 pub mod cli;
 mod discovery;
