@@ -6,43 +6,51 @@
 //! inode, size, mtime and ctime in ns). An entry is used only when a fresh `stat` gives
 //! exactly that identity; anything else is read again as if there were no cache.
 //!
-//! Entries changed within [`RACY_WINDOW_NS`] of the run that saw them are never stored
-//! (a second change within one timestamp tick could keep the same identity). The file is
-//! versioned (format, harness9 version, and the running executable's identity, so a
-//! rebuilt parser never trusts old results), checksummed, written to a temporary file
-//! and renamed into place, and only when something changed. Failures to read or write it
-//! are `tracing` debug lines: discovery works the same without it.
+//! Entries are grouped by the root they were found under, so projects with different
+//! roots do not evict each other (the sections of roots not searched in a run are kept,
+//! the [`MAX_OTHER_ROOTS`] most recently written). Entries changed within
+//! [`RACY_WINDOW_NS`] of the run that saw them are never stored (a second change within
+//! one timestamp tick could keep the same identity). The file is versioned (format,
+//! harness9 version, and the running executable's identity, so a rebuilt parser never
+//! trusts old results), checksummed, written to a temporary file and renamed into place,
+//! and only when something changed. Failures to read or write it are `tracing` debug
+//! lines: discovery works the same without it.
 //!
-//! This module owns the format and the identity check. It knows nothing of roots,
-//! precedence or the catalog.
+//! This module owns the file, the identity check and the sections. It knows nothing of
+//! precedence or the catalog; the byte format is in `codec`.
+
+mod codec;
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs::Metadata;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde_json::Value;
-
-use super::frontmatter::{EXPECTED, Frontmatter, ParseNote};
+pub use self::codec::decode_outcome;
+use self::codec::{In, KIND_DIR, KIND_FILE, Out};
+use super::frontmatter::{Frontmatter, ParseNote};
 
 /// The cache file below `$HARNESS9_HOME`.
 pub const RELATIVE_PATH: [&str; 2] = ["cache", "skills-index"];
 /// Entries whose mtime or ctime is this close to (or after) the start of the run that
 /// saw them are not stored: 2 s covers filesystems with coarse timestamps.
 pub const RACY_WINDOW_NS: i64 = 2_000_000_000;
+/// Sections of roots not searched in a run that are kept (the most recently written).
+pub const MAX_OTHER_ROOTS: usize = 64;
 
 const MAGIC: &[u8; 8] = b"h9skidx\n";
 const FORMAT_VERSION: u32 = 1;
-const KIND_DIR: u8 = 1;
-const KIND_FILE: u8 = 2;
 
 /// What reading a `SKILL.md` head gave (an I/O error is not an outcome: never stored).
+// One short-lived value per file, nearly always `Parsed`: boxing would only add an
+// allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     /// Frontmatter found and parsed.
@@ -134,6 +142,13 @@ fn build_stamp() -> Option<&'static [u8]> {
         .as_deref()
 }
 
+/// A `SKILL.md` record for [`Run::record_file`]. `None` when the outcome cannot be
+/// stored.
+pub fn encode_file(path: &Path, identity: Identity, outcome: &Outcome) -> Option<Vec<u8>> {
+    let rest = codec::encode_outcome(outcome)?;
+    Some(codec::record(KIND_FILE, path, identity, &rest))
+}
+
 /// One stored entry, borrowed from the loaded file.
 struct Entry<'a> {
     identity: Identity,
@@ -141,59 +156,56 @@ struct Entry<'a> {
     rest: &'a [u8],
     /// The whole record, copied as is when the file is written again.
     raw: &'a [u8],
+    /// Its place in `Run::stats` (files only).
+    slot: usize,
     used: Cell<bool>,
 }
 
-type FastMap<'a> = HashMap<&'a [u8], Entry<'a>, BuildHasherDefault<Fnv>>;
+/// A hash map keyed by paths or names, with a fast hasher (local data, no need for
+/// SipHash's flood resistance).
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
-/// The entries of a loaded cache file.
-pub struct Index<'a> {
-    files: FastMap<'a>,
-    dirs: FastMap<'a>,
+/// What a `stat` of a stored `SKILL.md` path gave.
+#[derive(Debug, Clone, Copy)]
+enum Stat {
+    Found(Identity),
+    /// NotFound or NotADirectory: `open` would say the same.
+    Absent,
+    /// Any other error: let `open` say what it is.
+    Failed,
 }
 
-impl<'a> Index<'a> {
-    /// Reads the entries of a cache file. `None` when it is from another format, version
-    /// or build, or damaged.
-    pub fn parse(bytes: &'a [u8]) -> Option<Index<'a>> {
-        let stamp = build_stamp()?;
-        let mut r = In { b: bytes };
-        if r.take(MAGIC.len())? != MAGIC || r.bytes()? != stamp {
-            return None;
+impl Stat {
+    fn of(path: &[u8]) -> Stat {
+        match std::fs::metadata(Path::new(OsStr::from_bytes(path))) {
+            Ok(meta) => Stat::Found(Identity::of(&meta)),
+            Err(e) => match e.kind() {
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => Stat::Absent,
+                _ => Stat::Failed,
+            },
         }
-        let len = usize::try_from(r.u64()?).ok()?;
-        let sum = r.u64()?;
-        let body = r.take(len)?;
-        if !r.b.is_empty() || checksum(body) != sum {
-            tracing::debug!("skills cache damaged; ignored");
-            return None;
-        }
-        let mut index = Index {
-            files: FastMap::default(),
-            dirs: FastMap::default(),
-        };
-        let mut r = In { b: body };
-        while !r.b.is_empty() {
-            let start = r.b;
-            let kind = r.u8()?;
-            let payload = r.bytes()?;
-            let raw = &start[..start.len() - r.b.len()];
-            let mut p = In { b: payload };
-            let path = p.bytes()?;
-            let identity = p.identity()?;
-            let entry = Entry {
-                identity,
-                rest: p.b,
-                raw,
-                used: Cell::new(false),
-            };
-            match kind {
-                KIND_DIR => index.dirs.insert(path, entry),
-                KIND_FILE => index.files.insert(path, entry),
-                _ => return None,
-            };
-        }
-        Some(index)
+    }
+}
+
+/// The entries found under one root.
+#[derive(Default)]
+struct Section<'a> {
+    root: Vec<u8>,
+    /// The section as loaded, copied as is when nothing in it changed.
+    raw: Option<&'a [u8]>,
+    files: FastMap<&'a [u8], Entry<'a>>,
+    dirs: FastMap<&'a [u8], Entry<'a>>,
+    /// Entries loaded.
+    stored: usize,
+    /// Entries validated in this run.
+    used: usize,
+    /// Records made in this run.
+    fresh: Vec<Vec<u8>>,
+}
+
+impl Section<'_> {
+    fn changed(&self) -> bool {
+        !self.fresh.is_empty() || self.used != self.stored
     }
 }
 
@@ -215,77 +227,113 @@ pub enum DirProbe {
     List(Option<Identity>),
 }
 
-/// One discovery's use of the cache: lookups, and the entries for the next file.
+/// One discovery's use of the cache: lookups, and the records for the next file.
 pub struct Run<'a> {
-    old: Option<Index<'a>>,
     started_ns: i64,
-    used: usize,
-    fresh: Vec<Vec<u8>>,
+    /// One per distinct root path, in root order.
+    sections: Vec<Section<'a>>,
+    /// Root index → section.
+    by_root: Vec<usize>,
+    /// The section of the root being walked.
+    current: usize,
+    /// The `stat` of every stored `SKILL.md` of these roots, by slot.
+    stats: Vec<Stat>,
+    /// Sections of other roots, kept as they are: (when written, bytes).
+    others: Vec<(i64, &'a [u8])>,
 }
 
 impl<'a> Run<'a> {
-    /// A run starting now, validating against `old` (if any).
-    pub fn new(old: Option<Index<'a>>) -> Run<'a> {
+    /// A run starting now over `roots` (in root order), validating against the cache
+    /// file's `bytes` when they are from this build and intact. Takes the `stat` of every
+    /// stored `SKILL.md` under these roots now, on up to four threads.
+    pub fn new(bytes: Option<&'a [u8]>, roots: &[&Path]) -> Run<'a> {
         let started_ns = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-        Run {
-            old,
+        let mut sections: Vec<Section<'a>> = Vec::new();
+        let mut by_root = Vec::with_capacity(roots.len());
+        for root in roots {
+            let key = root.as_os_str().as_bytes();
+            let i = match sections.iter().position(|s| s.root == key) {
+                Some(i) => i,
+                None => {
+                    sections.push(Section {
+                        root: key.to_vec(),
+                        ..Section::default()
+                    });
+                    sections.len() - 1
+                }
+            };
+            by_root.push(i);
+        }
+        let mut run = Run {
             started_ns,
-            used: 0,
-            fresh: Vec::new(),
+            sections,
+            by_root,
+            current: 0,
+            stats: Vec::new(),
+            others: Vec::new(),
+        };
+        if let Some(bytes) = bytes {
+            let fresh: Vec<Vec<u8>> = run.sections.iter().map(|s| s.root.clone()).collect();
+            match load(bytes, &fresh) {
+                Some((sections, paths, others)) => {
+                    run.sections = sections;
+                    run.others = others;
+                    run.stats = stat_all(&paths);
+                }
+                None => tracing::debug!("skills cache from another build, or damaged; ignored"),
+            }
         }
+        run
     }
 
-    fn lookup(&mut self, dirs: bool, path: &Path) -> Option<(Identity, &'a [u8])> {
-        let old = self.old.as_ref()?;
-        let map = if dirs { &old.dirs } else { &old.files };
-        let entry = map.get(path.as_os_str().as_bytes())?;
-        Some((entry.identity, entry.rest))
+    /// The walk moves to the root with this index.
+    pub fn enter_root(&mut self, root_index: usize) {
+        self.current = self.by_root.get(root_index).copied().unwrap_or(0);
     }
 
-    fn mark_used(&mut self, dirs: bool, path: &Path) {
-        let Some(old) = self.old.as_ref() else { return };
-        let map = if dirs { &old.dirs } else { &old.files };
-        if let Some(entry) = map.get(path.as_os_str().as_bytes())
-            && !entry.used.replace(true)
-        {
-            self.used += 1;
-        }
-    }
-
-    /// Validates a `SKILL.md` path with one `stat` (following links, as `open` does).
+    /// Validates a `SKILL.md` path (under the current root) with its `stat`, taken when
+    /// the run started (following links, as `open` does).
     pub fn probe_file(&mut self, path: &Path) -> FileProbe<'a> {
-        let Some((identity, rest)) = self.lookup(false, path) else {
+        let Some(Section { files, used, .. }) = self.sections.get_mut(self.current) else {
             return FileProbe::Read;
         };
-        match std::fs::metadata(path) {
-            Ok(meta) if Identity::of(&meta) == identity => {
-                self.mark_used(false, path);
-                FileProbe::Hit(rest)
-            }
-            Ok(_) => FileProbe::Read,
-            Err(e) => match e.kind() {
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {
-                    FileProbe::Absent
+        let Some(entry) = files.get(path.as_os_str().as_bytes()) else {
+            return FileProbe::Read;
+        };
+        match self.stats.get(entry.slot) {
+            Some(Stat::Found(now)) if *now == entry.identity => {
+                if !entry.used.replace(true) {
+                    *used += 1;
                 }
-                _ => FileProbe::Read,
-            },
+                FileProbe::Hit(entry.rest)
+            }
+            Some(Stat::Absent) => FileProbe::Absent,
+            _ => FileProbe::Read,
         }
     }
 
-    /// Validates a directory with one `stat`. A miss `stat`s it before it is listed.
+    /// Validates a directory (under the current root) with one `stat`. A miss's
+    /// identity is from that `stat`, taken before the directory is listed.
     pub fn probe_dir(&mut self, dir: &Path) -> DirProbe {
         let meta = std::fs::metadata(dir).ok();
-        let now = meta.as_ref().map(Identity::of);
-        if let (Some((identity, rest)), Some(now)) = (self.lookup(true, dir), now)
-            && identity == now
-            && let Some(listing) = decode_listing(rest)
+        let started_ns = self.started_ns;
+        if let (Some(Section { dirs, used, .. }), Some(meta)) =
+            (self.sections.get_mut(self.current), &meta)
+            && let Some(entry) = dirs.get(dir.as_os_str().as_bytes())
+            && entry.identity == Identity::of(meta)
+            && let Some(listing) = codec::decode_listing(entry.rest)
         {
-            self.mark_used(true, dir);
+            if !entry.used.replace(true) {
+                *used += 1;
+            }
             return DirProbe::Hit(listing);
         }
-        DirProbe::List(meta.as_ref().and_then(|m| self.settled(m)))
+        DirProbe::List(
+            meta.map(|m| Identity::of(&m))
+                .filter(|id| id.settled(started_ns)),
+        )
     }
 
     /// The identity `meta` gives, when settled enough to store.
@@ -294,29 +342,26 @@ impl<'a> Run<'a> {
         id.settled(self.started_ns).then_some(id)
     }
 
-    /// Stores a directory just listed.
+    /// Stores a directory (under the current root) just listed.
     pub fn record_dir(&mut self, dir: &Path, identity: Identity, listing: &[(OsString, bool)]) {
-        let mut rest = Out::default();
-        rest.u32(u32::try_from(listing.len()).unwrap_or(u32::MAX));
-        for (name, is_link) in listing {
-            rest.bytes(name.as_bytes());
-            rest.u8(u8::from(*is_link));
+        let rest = codec::encode_listing(listing);
+        if let Some(s) = self.sections.get_mut(self.current) {
+            s.fresh.push(codec::record(KIND_DIR, dir, identity, &rest));
         }
-        self.fresh.push(record(KIND_DIR, dir, identity, &rest.0));
     }
 
-    /// Stores a file record made by [`encode_file`].
-    pub fn record_file(&mut self, record: Vec<u8>) {
-        self.fresh.push(record);
+    /// Stores a file record made by [`encode_file`] for a file found under the root with
+    /// this index.
+    pub fn record_file(&mut self, root_index: usize, record: Vec<u8>) {
+        let section = self.by_root.get(root_index).copied();
+        if let Some(s) = section.and_then(|i| self.sections.get_mut(i)) {
+            s.fresh.push(record);
+        }
     }
 
     /// True when the file on disk no longer describes what this run saw.
     pub fn changed(&self) -> bool {
-        let stored = self
-            .old
-            .as_ref()
-            .map_or(0, |o| o.files.len() + o.dirs.len());
-        !self.fresh.is_empty() || self.used != stored
+        self.sections.iter().any(Section::changed)
     }
 
     /// Writes the cache file when something changed: to a temporary file beside it,
@@ -331,29 +376,50 @@ impl<'a> Run<'a> {
         }
     }
 
-    fn write(&self, path: &Path) -> std::io::Result<()> {
+    fn write(mut self, path: &Path) -> std::io::Result<()> {
         let stamp = build_stamp().ok_or_else(|| std::io::Error::other("no build stamp"))?;
         let mut body = Vec::new();
-        if let Some(old) = &self.old {
-            for e in old.files.values().chain(old.dirs.values()) {
-                if e.used.get() {
-                    body.extend_from_slice(e.raw);
+        for s in &self.sections {
+            match s.raw {
+                Some(raw) if !s.changed() => body.extend_from_slice(raw),
+                _ => {
+                    let mut records = Vec::new();
+                    for e in s.files.values().chain(s.dirs.values()) {
+                        if e.used.get() {
+                            records.extend_from_slice(e.raw);
+                        }
+                    }
+                    for r in &s.fresh {
+                        records.extend_from_slice(r);
+                    }
+                    if !records.is_empty() {
+                        let mut out = Out(body);
+                        out.bytes(&s.root);
+                        out.i64(self.started_ns);
+                        out.bytes(&records);
+                        body = out.0;
+                    }
                 }
             }
         }
-        for r in &self.fresh {
-            body.extend_from_slice(r);
+        self.others
+            .sort_by_key(|(written, _)| std::cmp::Reverse(*written));
+        for (_, raw) in self.others.iter().take(MAX_OTHER_ROOTS) {
+            body.extend_from_slice(raw);
         }
         let mut out = Out(Vec::with_capacity(body.len() + 128));
         out.0.extend_from_slice(MAGIC);
         out.bytes(stamp);
         out.u64(body.len() as u64);
-        out.u64(checksum(&body));
+        out.u64(codec::checksum(&body));
         out.0.extend_from_slice(&body);
         let dir = path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
+        // Unique per process and per write, so concurrent writers never share one.
+        static WRITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmp = dir.join(format!(
-            ".skills-index.{}.{}.tmp",
+            ".skills-index.{}.{n}.{}.tmp",
             std::process::id(),
             self.started_ns
         ));
@@ -365,307 +431,151 @@ impl<'a> Run<'a> {
     }
 }
 
-fn record(kind: u8, path: &Path, identity: Identity, rest: &[u8]) -> Vec<u8> {
-    let mut payload = Out::default();
-    payload.bytes(path.as_os_str().as_bytes());
-    payload.identity(identity);
-    payload.0.extend_from_slice(rest);
-    let mut out = Out(Vec::with_capacity(payload.0.len() + 5));
-    out.u8(kind);
-    out.bytes(&payload.0);
-    out.0
-}
-
-/// A file record for [`Run::record_file`]. `None` when the outcome cannot be stored.
-pub fn encode_file(path: &Path, identity: Identity, outcome: &Outcome) -> Option<Vec<u8>> {
-    let mut out = Out::default();
-    match outcome {
-        Outcome::NoFrontmatter { reason } => {
-            out.u8(0);
-            out.str(reason);
-        }
-        Outcome::Parsed { frontmatter, notes } => {
-            out.u8(1);
-            encode_frontmatter(&mut out, frontmatter);
-            out.u32(u32::try_from(notes.len()).ok()?);
-            for note in notes {
-                match note {
-                    ParseNote::Fallback { error, field } => {
-                        out.u8(0);
-                        out.str(error);
-                        out.opt_str(field.as_deref());
-                    }
-                    ParseNote::BadField { field, expected } => {
-                        out.u8(1);
-                        out.str(field);
-                        let i = EXPECTED.iter().position(|e| e == expected)?;
-                        out.u8(u8::try_from(i).ok()?);
-                    }
-                }
-            }
-        }
+/// What a cache file holds for the sections of `roots` (same order), the `SKILL.md`
+/// paths they store (by slot) and the other sections. `None` when the file is from
+/// another format, version or build, or damaged.
+#[allow(clippy::type_complexity)]
+fn load<'a>(
+    bytes: &'a [u8],
+    roots: &[Vec<u8>],
+) -> Option<(Vec<Section<'a>>, Vec<&'a [u8]>, Vec<(i64, &'a [u8])>)> {
+    let stamp = build_stamp()?;
+    let mut r = In { b: bytes };
+    if r.take(MAGIC.len())? != MAGIC || r.bytes()? != stamp {
+        return None;
     }
-    Some(record(KIND_FILE, path, identity, &out.0))
-}
-
-fn encode_frontmatter(out: &mut Out, fm: &Frontmatter) {
-    // Every field by name: a field added to Frontmatter must be added here too.
-    let Frontmatter {
-        name,
-        description,
-        trigger,
-        when_to_use,
-        allowed_tools,
-        user_invocable,
-        disable_model_invocation,
-        argument_hint,
-        context,
-        license,
-        compatibility,
-        metadata,
-        extra,
-    } = fm;
-    for s in [
-        name,
-        description,
-        trigger,
-        when_to_use,
-        argument_hint,
-        context,
-        license,
-        compatibility,
-    ] {
-        out.opt_str(s.as_deref());
+    let len = usize::try_from(r.u64()?).ok()?;
+    let sum = r.u64()?;
+    let body = r.take(len)?;
+    if !r.b.is_empty() || codec::checksum(body) != sum {
+        return None;
     }
-    out.u32(u32::try_from(allowed_tools.len()).unwrap_or(u32::MAX));
-    for t in allowed_tools {
-        out.str(t);
-    }
-    out.u8(u8::from(*user_invocable));
-    out.u8(u8::from(*disable_model_invocation));
-    out.opt_str(metadata.as_ref().map(Value::to_string).as_deref());
-    out.u32(u32::try_from(extra.len()).unwrap_or(u32::MAX));
-    for (k, v) in extra {
-        out.str(k);
-        out.str(&v.to_string());
-    }
-}
-
-/// The outcome stored in a file entry. `None` when it does not decode.
-pub fn decode_outcome(rest: &[u8]) -> Option<Outcome> {
-    let mut r = In { b: rest };
-    let outcome = match r.u8()? {
-        0 => Outcome::NoFrontmatter {
-            reason: r.string()?,
-        },
-        1 => {
-            let frontmatter = decode_frontmatter(&mut r)?;
-            let n = r.u32()?;
-            let mut notes = Vec::with_capacity(n.min(64) as usize);
-            for _ in 0..n {
-                notes.push(match r.u8()? {
-                    0 => ParseNote::Fallback {
-                        error: r.string()?,
-                        field: r.opt_string()?,
-                    },
-                    1 => ParseNote::BadField {
-                        field: r.string()?,
-                        expected: EXPECTED.get(usize::from(r.u8()?))?,
-                    },
-                    _ => return None,
-                });
-            }
-            Outcome::Parsed { frontmatter, notes }
-        }
-        _ => return None,
-    };
-    r.b.is_empty().then_some(outcome)
-}
-
-fn decode_frontmatter(r: &mut In<'_>) -> Option<Frontmatter> {
-    let name = r.opt_string()?;
-    let description = r.opt_string()?;
-    let trigger = r.opt_string()?;
-    let when_to_use = r.opt_string()?;
-    let argument_hint = r.opt_string()?;
-    let context = r.opt_string()?;
-    let license = r.opt_string()?;
-    let compatibility = r.opt_string()?;
-    let n = r.u32()?;
-    let mut allowed_tools = Vec::with_capacity(n.min(64) as usize);
-    for _ in 0..n {
-        allowed_tools.push(r.string()?);
-    }
-    let user_invocable = r.u8()? != 0;
-    let disable_model_invocation = r.u8()? != 0;
-    let metadata = match r.opt_string()? {
-        Some(json) => Some(serde_json::from_str(&json).ok()?),
-        None => None,
-    };
-    let mut extra = std::collections::BTreeMap::new();
-    for _ in 0..r.u32()? {
-        let key = r.string()?;
-        let value: Value = serde_json::from_str(std::str::from_utf8(r.bytes()?).ok()?).ok()?;
-        extra.insert(key, value);
-    }
-    Some(Frontmatter {
-        name,
-        description,
-        trigger,
-        when_to_use,
-        allowed_tools,
-        user_invocable,
-        disable_model_invocation,
-        argument_hint,
-        context,
-        license,
-        compatibility,
-        metadata,
-        extra,
-    })
-}
-
-fn decode_listing(rest: &[u8]) -> Option<Vec<(OsString, bool)>> {
-    let mut r = In { b: rest };
-    let n = r.u32()?;
-    let mut out = Vec::with_capacity(n.min(4096) as usize);
-    for _ in 0..n {
-        let name = OsString::from_vec(r.bytes()?.to_vec());
-        out.push((name, r.u8()? != 0));
-    }
-    r.b.is_empty().then_some(out)
-}
-
-/// Little-endian, length-prefixed output.
-#[derive(Default)]
-struct Out(Vec<u8>);
-
-impl Out {
-    fn u8(&mut self, v: u8) {
-        self.0.push(v);
-    }
-    fn u32(&mut self, v: u32) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn u64(&mut self, v: u64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn i64(&mut self, v: i64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn bytes(&mut self, b: &[u8]) {
-        self.u32(u32::try_from(b.len()).unwrap_or(u32::MAX));
-        self.0.extend_from_slice(b);
-    }
-    fn str(&mut self, s: &str) {
-        self.bytes(s.as_bytes());
-    }
-    fn opt_str(&mut self, s: Option<&str>) {
-        match s {
-            Some(s) => {
-                self.u8(1);
-                self.str(s);
-            }
-            None => self.u8(0),
-        }
-    }
-    fn identity(&mut self, id: Identity) {
-        self.u64(id.dev);
-        self.u64(id.ino);
-        self.u64(id.size);
-        self.i64(id.mtime_ns);
-        self.i64(id.ctime_ns);
-    }
-}
-
-/// Reads what [`Out`] wrote; every read is bounds-checked.
-struct In<'a> {
-    b: &'a [u8],
-}
-
-impl<'a> In<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if n > self.b.len() {
-            return None;
-        }
-        let (head, tail) = self.b.split_at(n);
-        self.b = tail;
-        Some(head)
-    }
-    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
-        let mut a = [0u8; N];
-        a.copy_from_slice(self.take(N)?);
-        Some(a)
-    }
-    fn u8(&mut self) -> Option<u8> {
-        Some(self.array::<1>()?[0])
-    }
-    fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.array()?))
-    }
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.array()?))
-    }
-    fn i64(&mut self) -> Option<i64> {
-        Some(i64::from_le_bytes(self.array()?))
-    }
-    fn bytes(&mut self) -> Option<&'a [u8]> {
-        let n = self.u32()? as usize;
-        self.take(n)
-    }
-    fn string(&mut self) -> Option<String> {
-        String::from_utf8(self.bytes()?.to_vec()).ok()
-    }
-    /// `Some(None)` for an absent string, `None` when the input is bad.
-    fn opt_string(&mut self) -> Option<Option<String>> {
-        match self.u8()? {
-            0 => Some(None),
-            1 => Some(Some(self.string()?)),
-            _ => None,
-        }
-    }
-    fn identity(&mut self) -> Option<Identity> {
-        Some(Identity {
-            dev: self.u64()?,
-            ino: self.u64()?,
-            size: self.u64()?,
-            mtime_ns: self.i64()?,
-            ctime_ns: self.i64()?,
+    let mut sections: Vec<Section<'a>> = roots
+        .iter()
+        .map(|root| Section {
+            root: root.clone(),
+            ..Section::default()
         })
+        .collect();
+    let mut paths = Vec::new();
+    let mut others = Vec::new();
+    let mut r = In { b: body };
+    while !r.b.is_empty() {
+        let start = r.b;
+        let root = r.bytes()?;
+        let written = r.i64()?;
+        let records = r.bytes()?;
+        let raw = &start[..start.len() - r.b.len()];
+        match sections.iter_mut().find(|s| s.root == root) {
+            Some(s) if s.raw.is_none() => {
+                s.raw = Some(raw);
+                load_records(s, records, &mut paths)?;
+            }
+            Some(_) => return None,
+            None => others.push((written, raw)),
+        }
+    }
+    Some((sections, paths, others))
+}
+
+fn load_records<'a>(
+    s: &mut Section<'a>,
+    records: &'a [u8],
+    paths: &mut Vec<&'a [u8]>,
+) -> Option<()> {
+    let mut r = In { b: records };
+    while !r.b.is_empty() {
+        let start = r.b;
+        let kind = r.u8()?;
+        let payload = r.bytes()?;
+        let raw = &start[..start.len() - r.b.len()];
+        let mut p = In { b: payload };
+        let path = p.bytes()?;
+        let identity = p.identity()?;
+        let mut entry = Entry {
+            identity,
+            rest: p.b,
+            raw,
+            slot: 0,
+            used: Cell::new(false),
+        };
+        match kind {
+            KIND_DIR => s.dirs.insert(path, entry),
+            KIND_FILE => {
+                entry.slot = paths.len();
+                paths.push(path);
+                s.files.insert(path, entry)
+            }
+            _ => return None,
+        };
+    }
+    s.stored = s.files.len() + s.dirs.len();
+    Some(())
+}
+
+/// `stat`s every path, on up to four threads: the one system call per skill a warm
+/// discovery makes, done before the walk so it runs in parallel.
+fn stat_all(paths: &[&[u8]]) -> Vec<Stat> {
+    let mut stats = vec![Stat::Failed; paths.len()];
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4);
+    let fill = |ps: &[&[u8]], ss: &mut [Stat]| {
+        for (path, stat) in ps.iter().zip(ss.iter_mut()) {
+            *stat = Stat::of(path);
+        }
+    };
+    if threads < 2 || paths.len() < 256 {
+        fill(paths, &mut stats);
+        return stats;
+    }
+    let chunk = paths.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let mut parts = paths.chunks(chunk).zip(stats.chunks_mut(chunk));
+        let first = parts.next();
+        for (ps, ss) in parts {
+            scope.spawn(move || fill(ps, ss));
+        }
+        if let Some((ps, ss)) = first {
+            fill(ps, ss);
+        }
+    });
+    stats
+}
+
+/// A multiply-rotate hasher taking eight bytes at a time, for [`FastMap`].
+#[derive(Default)]
+pub struct FastHasher(u64);
+
+impl FastHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 }
 
-/// FNV-1a: hashes the paths that key the entries (local data, no need for SipHash).
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for Fnv {
+impl Hasher for FastHasher {
     fn finish(&self) -> u64 {
-        self.0
+        // Spread the last multiply's high bits down as well.
+        self.0 ^ (self.0 >> 29)
     }
     fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(c);
+            self.add(u64::from_le_bytes(a));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut a = [0u8; 8];
+            a[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(a) ^ ((rest.len() as u64) << 59));
         }
     }
-}
-
-/// A word-at-a-time checksum of the body: catches a damaged file, not an attacker.
-fn checksum(bytes: &[u8]) -> u64 {
-    let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(0xff51_afd7_ed55_8ccd).rotate_left(31);
-    let mut h = 0x9e37_79b9_7f4a_7c15 ^ bytes.len() as u64;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(c);
-        h = mix(h, u64::from_le_bytes(a));
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
     }
-    let mut a = [0u8; 8];
-    a[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-    mix(h, u64::from_le_bytes(a))
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
 }

@@ -3,11 +3,10 @@
 //! owns precedence and the read of each `SKILL.md`'s frontmatter (never its body), taken
 //! from the discovery cache ([`super::cache`]) when the file is unchanged.
 
-use std::collections::HashMap;
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::cache::{self, Outcome};
+use super::cache::{self, FastMap, Outcome};
 use super::discovery::{Site, Source, Walker};
 use super::frontmatter::{self, ParseNote};
 use super::warning::{SkillWarning, WarningKind};
@@ -65,7 +64,9 @@ impl Catalog {
             return Catalog::discover_uncached(options);
         };
         let bytes = cache::read(&path);
-        let mut run = cache::Run::new(bytes.as_deref().and_then(cache::Index::parse));
+        let roots = options.roots();
+        let paths: Vec<&Path> = roots.iter().map(|r| r.path.as_path()).collect();
+        let mut run = cache::Run::new(bytes.as_deref(), &paths);
         let catalog = discover_with(options, Some(&mut run));
         run.finish(&path);
         catalog
@@ -84,7 +85,7 @@ impl Catalog {
     ) -> Catalog {
         let mut winners: Vec<Skill> = Vec::new();
         let mut shadowed: Vec<Skill> = Vec::new();
-        let mut by_name: HashMap<String, usize> = HashMap::new();
+        let mut by_name: FastMap<String, usize> = FastMap::default();
         for mut skill in found {
             match by_name.get(&skill.name) {
                 Some(&i) => {
@@ -216,7 +217,7 @@ fn discover_with(options: &DiscoveryOptions, mut cache: Option<&mut cache::Run<'
     for l in walk.loaded {
         warnings.extend(l.notes);
         if let (Some(cache), Some(record)) = (cache.as_deref_mut(), l.record) {
-            cache.record_file(record);
+            cache.record_file(l.root_index, record);
         }
         match l.result {
             Ok(skill) => found.push(skill),
@@ -235,6 +236,8 @@ struct Loaded {
     opened: bool,
     /// A new cache record for it.
     record: Option<Vec<u8>>,
+    /// The root it was found under.
+    root_index: usize,
 }
 
 /// Everything the walk produced.
@@ -252,7 +255,8 @@ fn load_one(
     roots: &[SkillRoot],
     bytes_read: &mut u64,
 ) -> Option<Loaded> {
-    let root = roots.get(site.root_index)?;
+    let root_index = site.root_index;
+    let root = roots.get(root_index)?;
     let mut notes = Vec::new();
     let (result, opened, record) = load(site, root, bytes_read, &mut notes);
     Some(Loaded {
@@ -261,6 +265,7 @@ fn load_one(
         notes,
         opened,
         record,
+        root_index,
     })
 }
 
@@ -310,34 +315,45 @@ fn load_parallel<'a>(
     let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Site<'a>)>(QUEUE);
     let rx = std::sync::Mutex::new(rx);
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                let rx = &rx;
-                scope.spawn(move || {
-                    let mut out = Vec::new();
-                    let mut bytes = 0u64;
-                    loop {
-                        let next = match rx.lock() {
-                            Ok(r) => r.recv(),
-                            Err(_) => break,
-                        };
-                        let Ok((seq, site)) = next else { break };
-                        out.extend(load_one(seq, site, roots, &mut bytes));
-                    }
-                    (out, bytes)
-                })
-            })
-            .collect();
+        // Workers start at the first file to read: a warm cache needs none.
+        let mut handles = Vec::new();
+        let mut inline = Vec::new();
+        let mut inline_bytes = 0u64;
         let mut seq = 0usize;
         let mut visit = |site: Site<'a>| {
-            // A send fails only when every worker is gone; nothing to do then.
-            let _ = tx.send((seq, site));
+            if matches!(site.source, Source::Cached(_)) {
+                // Decoding a stored outcome is cheaper than handing it to a worker.
+                inline.extend(load_one(seq, site, roots, &mut inline_bytes));
+            } else {
+                if handles.is_empty() {
+                    handles = (0..workers)
+                        .map(|_| {
+                            let rx = &rx;
+                            scope.spawn(move || {
+                                let mut out = Vec::new();
+                                let mut bytes = 0u64;
+                                loop {
+                                    let next = match rx.lock() {
+                                        Ok(r) => r.recv(),
+                                        Err(_) => break,
+                                    };
+                                    let Ok((seq, site)) = next else { break };
+                                    out.extend(load_one(seq, site, roots, &mut bytes));
+                                }
+                                (out, bytes)
+                            })
+                        })
+                        .collect();
+                }
+                // A send fails only when every worker is gone; nothing to do then.
+                let _ = tx.send((seq, site));
+            }
             seq += 1;
         };
         let (warnings, dirs_visited, dirs_cached) = walk_roots(roots, &mut visit, cache);
         drop(tx);
-        let mut loaded = Vec::new();
-        let mut bytes_read = 0;
+        let mut loaded = inline;
+        let mut bytes_read = inline_bytes;
         for h in handles {
             if let Ok((out, bytes)) = h.join() {
                 loaded.extend(out);

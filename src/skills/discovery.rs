@@ -17,7 +17,7 @@ use std::fs::File;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use super::cache::{self, DirProbe, FileProbe, Identity};
+use super::cache::{self, DirProbe, FastMap, FileProbe, Identity};
 use super::warning::{SkillWarning, WarningKind};
 
 /// How many directory levels below a root are searched for skill directories.
@@ -68,7 +68,7 @@ pub struct Walker<'v, 'a> {
     /// Directories whose listing came from the cache.
     pub dirs_cached: usize,
     seen_roots: HashSet<PathBuf>,
-    seen_skills: HashSet<PathBuf>,
+    seen_skills: FastMap<PathBuf, ()>,
     followed: HashSet<PathBuf>,
     dirs_this_root: usize,
     root_index: usize,
@@ -92,7 +92,7 @@ impl<'v, 'a> Walker<'v, 'a> {
             dirs_visited: 0,
             dirs_cached: 0,
             seen_roots: HashSet::new(),
-            seen_skills: HashSet::new(),
+            seen_skills: FastMap::default(),
             followed: HashSet::new(),
             dirs_this_root: 0,
             root_index: 0,
@@ -110,6 +110,9 @@ impl<'v, 'a> Walker<'v, 'a> {
     /// Returns how many skills were found.
     pub fn walk_root(&mut self, root: &Path, root_index: usize) -> usize {
         self.root_index = root_index;
+        if let Some(cache) = self.cache.as_deref_mut() {
+            cache.enter_root(root_index);
+        }
         let canonical = match std::fs::canonicalize(root) {
             Ok(c) => c,
             Err(e) if e.kind() == ErrorKind::NotFound => return 0,
@@ -168,7 +171,11 @@ impl<'v, 'a> Walker<'v, 'a> {
         };
         match opened {
             Ok(source) => {
-                if self.seen_skills.insert(canonical.to_path_buf()) {
+                if self
+                    .seen_skills
+                    .insert(canonical.to_path_buf(), ())
+                    .is_none()
+                {
                     (self.visit)(Site {
                         dir: dir.to_path_buf(),
                         path,

@@ -1,0 +1,374 @@
+//! The byte format of the discovery cache: little-endian integers and length-prefixed
+//! byte strings, written by [`Out`] and read back by [`In`] with every read
+//! bounds-checked. It encodes a directory's listing and the outcome of reading a
+//! `SKILL.md` head (frontmatter fields by name, JSON text for the free-form values), and
+//! the body checksum. It knows nothing of files, identities' meaning or validation.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{Identity, Outcome};
+use crate::skills::frontmatter::{EXPECTED, Frontmatter, ParseNote};
+
+/// A directory record.
+pub const KIND_DIR: u8 = 1;
+/// A `SKILL.md` record.
+pub const KIND_FILE: u8 = 2;
+
+/// A record: kind, then (length-prefixed) the path, the identity and `rest`.
+pub fn record(kind: u8, path: &Path, identity: Identity, rest: &[u8]) -> Vec<u8> {
+    let mut payload = Out::default();
+    payload.bytes(path.as_os_str().as_bytes());
+    payload.identity(identity);
+    payload.0.extend_from_slice(rest);
+    let mut out = Out(Vec::with_capacity(payload.0.len() + 5));
+    out.u8(kind);
+    out.bytes(&payload.0);
+    out.0
+}
+
+/// What follows a directory record's identity: its listing.
+pub fn encode_listing(listing: &[(OsString, bool)]) -> Vec<u8> {
+    let mut rest = Out::default();
+    rest.u32(u32::try_from(listing.len()).unwrap_or(u32::MAX));
+    for (name, is_link) in listing {
+        rest.bytes(name.as_bytes());
+        rest.u8(u8::from(*is_link));
+    }
+    rest.0
+}
+
+/// What follows a file record's identity: the outcome. `None` when it cannot be stored.
+pub fn encode_outcome(outcome: &Outcome) -> Option<Vec<u8>> {
+    let mut out = Out::default();
+    match outcome {
+        Outcome::NoFrontmatter { reason } => {
+            out.u8(0);
+            out.str(reason);
+        }
+        Outcome::Parsed { frontmatter, notes } => {
+            out.u8(1);
+            encode_frontmatter(&mut out, frontmatter);
+            out.u32(u32::try_from(notes.len()).ok()?);
+            for note in notes {
+                match note {
+                    ParseNote::Fallback { error, field } => {
+                        out.u8(0);
+                        out.str(error);
+                        out.opt_str(field.as_deref());
+                    }
+                    ParseNote::BadField { field, expected } => {
+                        out.u8(1);
+                        out.str(field);
+                        let i = EXPECTED.iter().position(|e| e == expected)?;
+                        out.u8(u8::try_from(i).ok()?);
+                    }
+                }
+            }
+        }
+    }
+    Some(out.0)
+}
+
+fn encode_frontmatter(out: &mut Out, fm: &Frontmatter) {
+    // Every field by name: a field added to Frontmatter must be added here too.
+    let Frontmatter {
+        name,
+        description,
+        trigger,
+        when_to_use,
+        allowed_tools,
+        user_invocable,
+        disable_model_invocation,
+        argument_hint,
+        context,
+        license,
+        compatibility,
+        metadata,
+        extra,
+    } = fm;
+    for s in [
+        name,
+        description,
+        trigger,
+        when_to_use,
+        argument_hint,
+        context,
+        license,
+        compatibility,
+    ] {
+        out.opt_str(s.as_deref());
+    }
+    out.u32(u32::try_from(allowed_tools.len()).unwrap_or(u32::MAX));
+    for t in allowed_tools {
+        out.str(t);
+    }
+    out.u8(u8::from(*user_invocable));
+    out.u8(u8::from(*disable_model_invocation));
+    out.opt_str(metadata.as_ref().map(Value::to_string).as_deref());
+    out.u32(u32::try_from(extra.len()).unwrap_or(u32::MAX));
+    for (k, v) in extra {
+        out.str(k);
+        out.str(&v.to_string());
+    }
+}
+
+/// The outcome stored in a file entry. `None` when it does not decode.
+pub fn decode_outcome(rest: &[u8]) -> Option<Outcome> {
+    let mut r = In { b: rest };
+    let outcome = match r.u8()? {
+        0 => Outcome::NoFrontmatter {
+            reason: r.string()?,
+        },
+        1 => {
+            let frontmatter = decode_frontmatter(&mut r)?;
+            let n = r.u32()?;
+            let mut notes = Vec::with_capacity(n.min(64) as usize);
+            for _ in 0..n {
+                notes.push(match r.u8()? {
+                    0 => ParseNote::Fallback {
+                        error: r.string()?,
+                        field: r.opt_string()?,
+                    },
+                    1 => ParseNote::BadField {
+                        field: r.string()?,
+                        expected: EXPECTED.get(usize::from(r.u8()?))?,
+                    },
+                    _ => return None,
+                });
+            }
+            Outcome::Parsed { frontmatter, notes }
+        }
+        _ => return None,
+    };
+    r.b.is_empty().then_some(outcome)
+}
+
+fn decode_frontmatter(r: &mut In<'_>) -> Option<Frontmatter> {
+    let name = r.opt_string()?;
+    let description = r.opt_string()?;
+    let trigger = r.opt_string()?;
+    let when_to_use = r.opt_string()?;
+    let argument_hint = r.opt_string()?;
+    let context = r.opt_string()?;
+    let license = r.opt_string()?;
+    let compatibility = r.opt_string()?;
+    let n = r.u32()?;
+    let mut allowed_tools = Vec::with_capacity(n.min(64) as usize);
+    for _ in 0..n {
+        allowed_tools.push(r.string()?);
+    }
+    let user_invocable = r.u8()? != 0;
+    let disable_model_invocation = r.u8()? != 0;
+    let metadata = match r.opt_string()? {
+        Some(json) => Some(serde_json::from_str(&json).ok()?),
+        None => None,
+    };
+    let mut extra = std::collections::BTreeMap::new();
+    for _ in 0..r.u32()? {
+        let key = r.string()?;
+        let value: Value = serde_json::from_str(std::str::from_utf8(r.bytes()?).ok()?).ok()?;
+        extra.insert(key, value);
+    }
+    Some(Frontmatter {
+        name,
+        description,
+        trigger,
+        when_to_use,
+        allowed_tools,
+        user_invocable,
+        disable_model_invocation,
+        argument_hint,
+        context,
+        license,
+        compatibility,
+        metadata,
+        extra,
+    })
+}
+
+/// A directory record's listing. `None` when it does not decode.
+pub fn decode_listing(rest: &[u8]) -> Option<Vec<(OsString, bool)>> {
+    let mut r = In { b: rest };
+    let n = r.u32()?;
+    let mut out = Vec::with_capacity(n.min(4096) as usize);
+    for _ in 0..n {
+        let name = OsString::from_vec(r.bytes()?.to_vec());
+        out.push((name, r.u8()? != 0));
+    }
+    r.b.is_empty().then_some(out)
+}
+
+/// Little-endian, length-prefixed output.
+#[derive(Default)]
+pub struct Out(pub Vec<u8>);
+
+impl Out {
+    pub fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    pub fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    pub fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    pub fn i64(&mut self, v: i64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    pub fn bytes(&mut self, b: &[u8]) {
+        self.u32(u32::try_from(b.len()).unwrap_or(u32::MAX));
+        self.0.extend_from_slice(b);
+    }
+    pub fn str(&mut self, s: &str) {
+        self.bytes(s.as_bytes());
+    }
+    pub fn opt_str(&mut self, s: Option<&str>) {
+        match s {
+            Some(s) => {
+                self.u8(1);
+                self.str(s);
+            }
+            None => self.u8(0),
+        }
+    }
+    pub fn identity(&mut self, id: Identity) {
+        self.u64(id.dev);
+        self.u64(id.ino);
+        self.u64(id.size);
+        self.i64(id.mtime_ns);
+        self.i64(id.ctime_ns);
+    }
+}
+
+/// Reads what [`Out`] wrote; every read is bounds-checked.
+pub struct In<'a> {
+    /// What is left to read.
+    pub b: &'a [u8],
+}
+
+impl<'a> In<'a> {
+    pub fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if n > self.b.len() {
+            return None;
+        }
+        let (head, tail) = self.b.split_at(n);
+        self.b = tail;
+        Some(head)
+    }
+    pub fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N)?);
+        Some(a)
+    }
+    pub fn u8(&mut self) -> Option<u8> {
+        Some(self.array::<1>()?[0])
+    }
+    pub fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.array()?))
+    }
+    pub fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.array()?))
+    }
+    pub fn i64(&mut self) -> Option<i64> {
+        Some(i64::from_le_bytes(self.array()?))
+    }
+    pub fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+    pub fn string(&mut self) -> Option<String> {
+        String::from_utf8(self.bytes()?.to_vec()).ok()
+    }
+    /// `Some(None)` for an absent string, `None` when the input is bad.
+    pub fn opt_string(&mut self) -> Option<Option<String>> {
+        match self.u8()? {
+            0 => Some(None),
+            1 => Some(Some(self.string()?)),
+            _ => None,
+        }
+    }
+    pub fn identity(&mut self) -> Option<Identity> {
+        Some(Identity {
+            dev: self.u64()?,
+            ino: self.u64()?,
+            size: self.u64()?,
+            mtime_ns: self.i64()?,
+            ctime_ns: self.i64()?,
+        })
+    }
+}
+
+/// A word-at-a-time checksum of the body: catches a damaged file, not an attacker.
+pub fn checksum(bytes: &[u8]) -> u64 {
+    let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(0xff51_afd7_ed55_8ccd).rotate_left(31);
+    let mut h = 0x9e37_79b9_7f4a_7c15 ^ bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(c);
+        h = mix(h, u64::from_le_bytes(a));
+    }
+    let mut a = [0u8; 8];
+    a[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    mix(h, u64::from_le_bytes(a))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::skills::frontmatter::parse;
+
+    fn round_trip(outcome: &Outcome) {
+        let bytes = encode_outcome(outcome).unwrap();
+        assert_eq!(decode_outcome(&bytes).as_ref(), Some(outcome));
+        // Any truncation is refused, never misread.
+        for n in 0..bytes.len() {
+            assert_eq!(decode_outcome(&bytes[..n]), None, "truncated at {n}");
+        }
+    }
+
+    #[test]
+    fn every_frontmatter_field_and_note_survives_the_round_trip() {
+        let yaml = "name: full\ndescription: |\n  Two\n  lines\ntrigger: t\nwhen_to_use: w\n\
+                    allowed-tools: [Read, \"Bash(git diff:*)\"]\nuser-invocable: false\n\
+                    disable-model-invocation: true\nargument-hint: [file]\ncontext: fork\n\
+                    license: MIT\ncompatibility: c\nmetadata: {a: 1, b: [x, 2.5], c: null}\n\
+                    custom: {deep: [true, -3]}\nversion: 1.0\nuser_invocable: maybe\n";
+        let (frontmatter, notes) = parse(yaml);
+        assert!(!frontmatter.extra.is_empty() && frontmatter.metadata.is_some());
+        assert!(!notes.is_empty(), "a BadField note is part of the test");
+        round_trip(&Outcome::Parsed { frontmatter, notes });
+        let (frontmatter, notes) = parse("name: x\ndescription: Use when: y\n");
+        assert!(matches!(notes[0], ParseNote::Fallback { .. }));
+        round_trip(&Outcome::Parsed { frontmatter, notes });
+        round_trip(&Outcome::NoFrontmatter {
+            reason: "no closing `---`".to_string(),
+        });
+    }
+
+    #[test]
+    fn listings_round_trip() {
+        let listing = vec![
+            (OsString::from("a"), false),
+            (OsString::from_vec(vec![0xff, b'x']), true),
+        ];
+        assert_eq!(decode_listing(&encode_listing(&listing)), Some(listing));
+        assert_eq!(decode_listing(&[1, 0, 0]), None);
+    }
+
+    #[test]
+    fn the_checksum_sees_any_single_byte_change() {
+        let data: Vec<u8> = (0..100u8).collect();
+        let sum = checksum(&data);
+        for i in 0..data.len() {
+            let mut d = data.clone();
+            d[i] ^= 1;
+            assert_ne!(checksum(&d), sum, "byte {i}");
+        }
+        assert_ne!(checksum(&data[..99]), sum);
+    }
+}
