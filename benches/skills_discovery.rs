@@ -157,7 +157,11 @@ fn main() -> std::io::Result<()> {
             phases(&catalog)?;
         }
         assert_eq!(catalog.skills().len(), count, "every skill is found");
-        assert_eq!(catalog.skills(), plain.skills(), "the cache changes nothing");
+        assert_eq!(
+            catalog.skills(),
+            plain.skills(),
+            "the cache changes nothing"
+        );
         let (c, w) = (cold_catalog.stats(), catalog.stats());
         assert_eq!(w.cache_hits, count, "a warm run reads no SKILL.md");
         println!(

@@ -29,7 +29,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use self::codec::decode_outcome;
@@ -156,7 +157,7 @@ struct Entry<'a> {
     rest: &'a [u8],
     /// The whole record, copied as is when the file is written again.
     raw: &'a [u8],
-    /// Its place in `Run::stats` (files only).
+    /// Its place in `Prefetch` (files only).
     slot: usize,
     used: Cell<bool>,
 }
@@ -187,15 +188,96 @@ impl Stat {
     }
 }
 
+/// The `stat`s of the stored `SKILL.md` paths (by slot, in walk order): the walk takes
+/// them from the first slot on, helper threads from the last slot back, until they meet.
+/// Nobody waits for anybody: a slot not yet taken is `stat`ed by whoever needs it.
+struct Prefetch {
+    /// The paths, end to end.
+    paths: Vec<u8>,
+    /// Where each path ends in `paths`.
+    ends: Vec<usize>,
+    stats: Vec<OnceLock<Stat>>,
+    /// Set when the walk is over: helpers stop.
+    stop: AtomicBool,
+}
+
+impl Prefetch {
+    fn new(paths: &[&[u8]]) -> Prefetch {
+        let mut all = Vec::with_capacity(paths.iter().map(|p| p.len()).sum());
+        let mut ends = Vec::with_capacity(paths.len());
+        for p in paths {
+            all.extend_from_slice(p);
+            ends.push(all.len());
+        }
+        Prefetch {
+            paths: all,
+            ends,
+            stats: (0..paths.len()).map(|_| OnceLock::new()).collect(),
+            stop: AtomicBool::new(false),
+        }
+    }
+
+    /// The `stat` of slot `i` (taken now if no one has yet).
+    fn get(&self, i: usize) -> Stat {
+        let (Some(cell), Some(&end)) = (self.stats.get(i), self.ends.get(i)) else {
+            return Stat::Failed;
+        };
+        if let Some(stat) = cell.get() {
+            return *stat;
+        }
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        let stat = Stat::of(&self.paths[start..end]);
+        // Another thread may have set it meanwhile (to the same answer).
+        let _ = cell.set(stat);
+        cell.get().copied().unwrap_or(stat)
+    }
+
+    /// Helper `h` of `n` takes the slots from the last one back, every `n`th.
+    fn run(&self, h: usize, n: usize) {
+        for i in (0..self.stats.len()).rev().skip(h).step_by(n.max(1)) {
+            if self.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            if self.stats[i].get().is_none() {
+                self.get(i);
+            }
+        }
+    }
+}
+
+/// Helper threads `stat`ing ahead of the walk: one fewer than the CPUs (at most three),
+/// none for a small cache.
+fn start_helpers(prefetch: &Arc<Prefetch>) -> Vec<std::thread::JoinHandle<()>> {
+    if prefetch.stats.len() < 64 {
+        return Vec::new();
+    }
+    let n = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4)
+        - 1;
+    (0..n)
+        .filter_map(|h| {
+            let p = Arc::clone(prefetch);
+            std::thread::Builder::new()
+                .name("skills-stat".to_string())
+                .spawn(move || p.run(h, n))
+                .ok()
+        })
+        .collect()
+}
+
 /// The entries found under one root.
 #[derive(Default)]
 struct Section<'a> {
     root: Vec<u8>,
     /// The section as loaded, copied as is when nothing in it changed.
     raw: Option<&'a [u8]>,
-    files: FastMap<&'a [u8], Entry<'a>>,
-    dirs: FastMap<&'a [u8], Entry<'a>>,
-    /// Entries loaded.
+    /// In file order.
+    entries: Vec<Entry<'a>>,
+    /// Path → entry, for `SKILL.md` files and for directories.
+    files: FastMap<&'a [u8], usize>,
+    dirs: FastMap<&'a [u8], usize>,
+    /// Distinct entries loaded.
     stored: usize,
     /// Entries validated in this run.
     used: usize,
@@ -228,6 +310,7 @@ pub enum DirProbe {
 }
 
 /// One discovery's use of the cache: lookups, and the records for the next file.
+/// Dropping it (or [`Run::finish`]) stops and joins its helper threads.
 pub struct Run<'a> {
     started_ns: i64,
     /// One per distinct root path, in root order.
@@ -237,7 +320,8 @@ pub struct Run<'a> {
     /// The section of the root being walked.
     current: usize,
     /// The `stat` of every stored `SKILL.md` of these roots, by slot.
-    stats: Vec<Stat>,
+    prefetch: Arc<Prefetch>,
+    helpers: Vec<std::thread::JoinHandle<()>>,
     /// Sections of other roots, kept as they are: (when written, bytes).
     others: Vec<(i64, &'a [u8])>,
 }
@@ -271,7 +355,8 @@ impl<'a> Run<'a> {
             sections,
             by_root,
             current: 0,
-            stats: Vec::new(),
+            prefetch: Arc::new(Prefetch::new(&[])),
+            helpers: Vec::new(),
             others: Vec::new(),
         };
         if let Some(bytes) = bytes {
@@ -280,12 +365,18 @@ impl<'a> Run<'a> {
                 Some((sections, paths, others)) => {
                     run.sections = sections;
                     run.others = others;
-                    run.stats = stat_all(&paths);
+                    run.prefetch = Arc::new(Prefetch::new(&paths));
+                    run.helpers = start_helpers(&run.prefetch);
                 }
                 None => tracing::debug!("skills cache from another build, or damaged; ignored"),
             }
         }
         run
+    }
+
+    /// How many `SKILL.md` entries the cache holds for these roots.
+    pub fn stored_files(&self) -> usize {
+        self.prefetch.stats.len()
     }
 
     /// The walk moves to the root with this index.
@@ -296,20 +387,29 @@ impl<'a> Run<'a> {
     /// Validates a `SKILL.md` path (under the current root) with its `stat`, taken when
     /// the run started (following links, as `open` does).
     pub fn probe_file(&mut self, path: &Path) -> FileProbe<'a> {
-        let Some(Section { files, used, .. }) = self.sections.get_mut(self.current) else {
+        let Some(Section {
+            entries,
+            files,
+            used,
+            ..
+        }) = self.sections.get_mut(self.current)
+        else {
             return FileProbe::Read;
         };
-        let Some(entry) = files.get(path.as_os_str().as_bytes()) else {
+        let Some(entry) = files
+            .get(path.as_os_str().as_bytes())
+            .and_then(|&i| entries.get(i))
+        else {
             return FileProbe::Read;
         };
-        match self.stats.get(entry.slot) {
-            Some(Stat::Found(now)) if *now == entry.identity => {
+        match self.prefetch.get(entry.slot) {
+            Stat::Found(now) if now == entry.identity => {
                 if !entry.used.replace(true) {
                     *used += 1;
                 }
                 FileProbe::Hit(entry.rest)
             }
-            Some(Stat::Absent) => FileProbe::Absent,
+            Stat::Absent => FileProbe::Absent,
             _ => FileProbe::Read,
         }
     }
@@ -319,9 +419,18 @@ impl<'a> Run<'a> {
     pub fn probe_dir(&mut self, dir: &Path) -> DirProbe {
         let meta = std::fs::metadata(dir).ok();
         let started_ns = self.started_ns;
-        if let (Some(Section { dirs, used, .. }), Some(meta)) =
-            (self.sections.get_mut(self.current), &meta)
-            && let Some(entry) = dirs.get(dir.as_os_str().as_bytes())
+        if let (
+            Some(Section {
+                entries,
+                dirs,
+                used,
+                ..
+            }),
+            Some(meta),
+        ) = (self.sections.get_mut(self.current), &meta)
+            && let Some(entry) = dirs
+                .get(dir.as_os_str().as_bytes())
+                .and_then(|&i| entries.get(i))
             && entry.identity == Identity::of(meta)
             && let Some(listing) = codec::decode_listing(entry.rest)
         {
@@ -367,12 +476,20 @@ impl<'a> Run<'a> {
     /// Writes the cache file when something changed: to a temporary file beside it,
     /// then renamed into place (concurrent runs: the last rename wins, never a mix).
     /// Failures are debug log lines.
-    pub fn finish(self, path: &Path) {
+    pub fn finish(mut self, path: &Path) {
+        self.stop_helpers();
         if !self.changed() {
             return;
         }
         if let Err(e) = self.write(path) {
             tracing::debug!("skills cache {} not written: {e}", path.display());
+        }
+    }
+
+    fn stop_helpers(&mut self) {
+        self.prefetch.stop.store(true, Ordering::Relaxed);
+        for h in self.helpers.drain(..) {
+            let _ = h.join();
         }
     }
 
@@ -384,7 +501,7 @@ impl<'a> Run<'a> {
                 Some(raw) if !s.changed() => body.extend_from_slice(raw),
                 _ => {
                     let mut records = Vec::new();
-                    for e in s.files.values().chain(s.dirs.values()) {
+                    for e in &s.entries {
                         if e.used.get() {
                             records.extend_from_slice(e.raw);
                         }
@@ -492,55 +609,35 @@ fn load_records<'a>(
         let mut p = In { b: payload };
         let path = p.bytes()?;
         let identity = p.identity()?;
-        let mut entry = Entry {
-            identity,
-            rest: p.b,
-            raw,
-            slot: 0,
-            used: Cell::new(false),
-        };
-        match kind {
-            KIND_DIR => s.dirs.insert(path, entry),
+        let index = s.entries.len();
+        let slot = match kind {
+            KIND_DIR => {
+                s.dirs.insert(path, index);
+                0
+            }
             KIND_FILE => {
-                entry.slot = paths.len();
+                s.files.insert(path, index);
                 paths.push(path);
-                s.files.insert(path, entry)
+                paths.len() - 1
             }
             _ => return None,
         };
+        s.entries.push(Entry {
+            identity,
+            rest: p.b,
+            raw,
+            slot,
+            used: Cell::new(false),
+        });
     }
     s.stored = s.files.len() + s.dirs.len();
     Some(())
 }
 
-/// `stat`s every path, on up to four threads: the one system call per skill a warm
-/// discovery makes, done before the walk so it runs in parallel.
-fn stat_all(paths: &[&[u8]]) -> Vec<Stat> {
-    let mut stats = vec![Stat::Failed; paths.len()];
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(4);
-    let fill = |ps: &[&[u8]], ss: &mut [Stat]| {
-        for (path, stat) in ps.iter().zip(ss.iter_mut()) {
-            *stat = Stat::of(path);
-        }
-    };
-    if threads < 2 || paths.len() < 256 {
-        fill(paths, &mut stats);
-        return stats;
+impl Drop for Run<'_> {
+    fn drop(&mut self) {
+        self.stop_helpers();
     }
-    let chunk = paths.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let mut parts = paths.chunks(chunk).zip(stats.chunks_mut(chunk));
-        let first = parts.next();
-        for (ps, ss) in parts {
-            scope.spawn(move || fill(ps, ss));
-        }
-        if let Some((ps, ss)) = first {
-            fill(ps, ss);
-        }
-    });
-    stats
 }
 
 /// A multiply-rotate hasher taking eight bytes at a time, for [`FastMap`].

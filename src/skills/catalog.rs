@@ -77,55 +77,6 @@ impl Catalog {
         discover_with(options, None)
     }
 
-    fn assemble(
-        found: Vec<Skill>,
-        invalid: Vec<InvalidSkill>,
-        mut warnings: Vec<SkillWarning>,
-        stats: DiscoveryStats,
-    ) -> Catalog {
-        let mut winners: Vec<Skill> = Vec::new();
-        let mut shadowed: Vec<Skill> = Vec::new();
-        let mut by_name: FastMap<String, usize> = FastMap::default();
-        for mut skill in found {
-            match by_name.get(&skill.name) {
-                Some(&i) => {
-                    let winner = winners[i].path.clone();
-                    warnings.push(SkillWarning {
-                        path: skill.path.clone(),
-                        kind: WarningKind::Shadowed {
-                            name: skill.name.clone(),
-                            winner: winner.clone(),
-                        },
-                    });
-                    skill.status = SkillStatus::Shadowed { by: winner };
-                    shadowed.push(skill);
-                }
-                None => {
-                    by_name.insert(skill.name.clone(), winners.len());
-                    winners.push(skill);
-                }
-            }
-        }
-        winners.sort_by(|a, b| a.name.cmp(&b.name));
-        for skill in &winners {
-            if crate::input::is_builtin(&skill.name) {
-                warnings.push(SkillWarning {
-                    path: skill.path.clone(),
-                    kind: WarningKind::BuiltinCollision {
-                        name: skill.name.clone(),
-                    },
-                });
-            }
-        }
-        Catalog {
-            skills: winners,
-            shadowed,
-            invalid,
-            warnings,
-            stats,
-        }
-    }
-
     /// A catalog with no skills.
     pub fn empty() -> Catalog {
         Catalog::default()
@@ -201,7 +152,8 @@ fn discover_with(options: &DiscoveryOptions, mut cache: Option<&mut cache::Run<'
     } else {
         load_sequential(&roots, cache.as_deref_mut())
     };
-    walk.loaded.sort_by_key(|l| l.seq);
+    // Sequence numbers are unique: an unstable sort gives the one order, in place.
+    walk.loaded.sort_unstable_by_key(|l| l.seq);
     let opened = walk.loaded.iter().filter(|l| l.opened).count();
     let stats = DiscoveryStats {
         roots_searched: roots.iter().filter(|r| r.path.is_dir()).count(),
@@ -211,20 +163,75 @@ fn discover_with(options: &DiscoveryOptions, mut cache: Option<&mut cache::Run<'
         cache_hits: walk.loaded.len() - opened,
         bytes_read: walk.bytes_read,
     };
-    let mut warnings = walk.warnings;
-    let mut found = Vec::with_capacity(walk.loaded.len());
+    assemble(walk.loaded, walk.warnings, stats, cache)
+}
+
+/// The catalog from the files loaded (in walk order): winners by precedence, the
+/// shadowed and the invalid, and the warnings in a fixed order (the walk's, each file's,
+/// shadowing, built-in collisions). New cache records go to `cache`.
+fn assemble(
+    loaded: Vec<Loaded>,
+    mut warnings: Vec<SkillWarning>,
+    stats: DiscoveryStats,
+    mut cache: Option<&mut cache::Run<'_>>,
+) -> Catalog {
+    let mut winners: Vec<Skill> = Vec::with_capacity(loaded.len());
+    let mut shadowed: Vec<Skill> = Vec::new();
     let mut invalid = Vec::new();
-    for l in walk.loaded {
+    let mut shadowing = Vec::new();
+    let mut by_name: FastMap<String, usize> =
+        FastMap::with_capacity_and_hasher(loaded.len(), Default::default());
+    for l in loaded {
         warnings.extend(l.notes);
         if let (Some(cache), Some(record)) = (cache.as_deref_mut(), l.record) {
             cache.record_file(l.root_index, record);
         }
-        match l.result {
-            Ok(skill) => found.push(skill),
-            Err(bad) => invalid.push(bad),
+        let mut skill = match l.result {
+            Ok(skill) => skill,
+            Err(bad) => {
+                invalid.push(bad);
+                continue;
+            }
+        };
+        match by_name.get(&skill.name) {
+            Some(&i) => {
+                let winner = winners[i].path.clone();
+                shadowing.push(SkillWarning {
+                    path: skill.path.clone(),
+                    kind: WarningKind::Shadowed {
+                        name: skill.name.clone(),
+                        winner: winner.clone(),
+                    },
+                });
+                skill.status = SkillStatus::Shadowed { by: winner };
+                shadowed.push(skill);
+            }
+            None => {
+                by_name.insert(skill.name.clone(), winners.len());
+                winners.push(skill);
+            }
         }
     }
-    Catalog::assemble(found, invalid, warnings, stats)
+    warnings.append(&mut shadowing);
+    // Winners' names are unique: an unstable sort gives the one order, in place.
+    winners.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    for skill in &winners {
+        if crate::input::is_builtin(&skill.name) {
+            warnings.push(SkillWarning {
+                path: skill.path.clone(),
+                kind: WarningKind::BuiltinCollision {
+                    name: skill.name.clone(),
+                },
+            });
+        }
+    }
+    Catalog {
+        skills: winners,
+        shadowed,
+        invalid,
+        warnings,
+        stats,
+    }
 }
 
 /// One `SKILL.md` loaded, tagged with its place in the walk.
@@ -317,7 +324,7 @@ fn load_parallel<'a>(
     std::thread::scope(|scope| {
         // Workers start at the first file to read: a warm cache needs none.
         let mut handles = Vec::new();
-        let mut inline = Vec::new();
+        let mut inline = Vec::with_capacity(cache.as_ref().map_or(0, |c| c.stored_files()));
         let mut inline_bytes = 0u64;
         let mut seq = 0usize;
         let mut visit = |site: Site<'a>| {

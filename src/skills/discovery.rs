@@ -68,7 +68,8 @@ pub struct Walker<'v, 'a> {
     /// Directories whose listing came from the cache.
     pub dirs_cached: usize,
     seen_roots: HashSet<PathBuf>,
-    seen_skills: FastMap<PathBuf, ()>,
+    /// Canonical skill directories visited (as bytes: hashing a `Path` is slow).
+    seen_skills: FastMap<OsString, ()>,
     followed: HashSet<PathBuf>,
     dirs_this_root: usize,
     root_index: usize,
@@ -173,7 +174,7 @@ impl<'v, 'a> Walker<'v, 'a> {
             Ok(source) => {
                 if self
                     .seen_skills
-                    .insert(canonical.to_path_buf(), ())
+                    .insert(canonical.as_os_str().to_owned(), ())
                     .is_none()
                 {
                     (self.visit)(Site {
