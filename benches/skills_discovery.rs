@@ -135,19 +135,6 @@ fn main() -> std::io::Result<()> {
             user_home: None,
             remote_dirs: Vec::new(),
         };
-        if std::env::var("PROFILE_WARM").is_ok() && count == 10_000 {
-            let _ = Catalog::discover(&options);
-            let _ = Catalog::discover(&options);
-            let mut t = Vec::new();
-            for _ in 0..100 {
-                let s = Instant::now();
-                let c = Catalog::discover(&options);
-                t.push(s.elapsed());
-                assert_eq!(c.stats().cache_hits, count);
-            }
-            eprintln!("warm median {:.2} ms", ms(median(t)));
-            return Ok(());
-        }
         let (uncached, plain) = time(&|| Catalog::discover_uncached(&options), &|| {});
         let (cold, cold_catalog) = time(&|| Catalog::discover(&options), &|| {
             let _ = std::fs::remove_file(&cache_file);

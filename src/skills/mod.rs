@@ -8,8 +8,9 @@
 //! The only outside name it knows is the list of built-in slash commands (from `input`),
 //! to warn when a skill's name collides with one.
 //!
-//! Start-up reads only each `SKILL.md`'s frontmatter (bounded); the body is read by
-//! [`Skill::load_body`] when the skill is used.
+//! Start-up reads only each `SKILL.md`'s frontmatter (bounded), and not even that when
+//! the discovery cache (`cache`, in `$HARNESS9_HOME/cache/skills-index`) shows the file
+//! unchanged; the body is read by [`Skill::load_body`] when the skill is used.
 
 pub mod bundle;
 mod cache;
