@@ -227,7 +227,7 @@ fn find(
 mod tests {
     use super::*;
     use crate::protocol::ApprovalRequestKind;
-    use crate::tools::test_context;
+
     use std::fs;
 
     async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
@@ -235,14 +235,8 @@ mod tests {
     }
 
     fn tree(files: &[&str]) -> (tempfile::TempDir, ToolContext) {
-        let dir = tempfile::tempdir().unwrap();
-        for file in files {
-            let path = dir.path().join(file);
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(path, "x").unwrap();
-        }
-        let ctx = test_context(dir.path());
-        (dir, ctx)
+        let with_content: Vec<(&str, &str)> = files.iter().map(|f| (*f, "x")).collect();
+        crate::tools::test_tree(&with_content)
     }
 
     #[tokio::test]

@@ -254,23 +254,12 @@ impl Sink for FileMatches {
 mod tests {
     use super::*;
     use crate::protocol::ApprovalRequestKind;
-    use crate::tools::test_context;
-    use std::fs;
 
     async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
         Grep.run(args, ctx).await.unwrap()
     }
 
-    fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, ToolContext) {
-        let dir = tempfile::tempdir().unwrap();
-        for (file, content) in files {
-            let path = dir.path().join(file);
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(path, content).unwrap();
-        }
-        let ctx = test_context(dir.path());
-        (dir, ctx)
-    }
+    use crate::tools::test_tree as tree;
 
     #[tokio::test]
     async fn finds_lines_skipping_ignored_and_binary_files() {

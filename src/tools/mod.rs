@@ -547,6 +547,21 @@ where
         .map_err(|e| ToolFatal::Internal(format!("tool task failed: {e}")))
 }
 
+/// A temporary project for tool tests holding `files` (path, content), and a context on it.
+#[cfg(test)]
+pub(crate) fn test_tree(files: &[(&str, &str)]) -> (tempfile::TempDir, ToolContext) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    for (file, content) in files {
+        let path = dir.path().join(file);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("{}: {e}", parent.display()));
+        }
+        std::fs::write(&path, content).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+    let ctx = test_context(dir.path());
+    (dir, ctx)
+}
+
 /// A context for tool tests: canonical `workdir`, default limits, nobody listening.
 #[cfg(test)]
 pub(crate) fn test_context(workdir: &std::path::Path) -> ToolContext {
