@@ -385,3 +385,47 @@ async fn a_slash_invoked_skill_brings_its_bundled_tools() {
         .collect();
     assert!(names.contains(&"stamp_file".to_string()), "{names:?}");
 }
+
+#[tokio::test]
+async fn a_broken_tools_json_is_a_warning_for_the_user_and_the_body_still_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    write_skill(dir.path(), "broken-tools", "", "Body still loads.\n");
+    std::fs::write(
+        dir.path().join("skills/broken-tools/tools.json"),
+        "[{not json",
+    )
+    .unwrap();
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "u", "use_skill", r#"{"skill_name":"broken-tools"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("ok"), finish("stop")]),
+    ]);
+    let mut s = start(&server, dir.path(), ApprovalMode::Suggest);
+    s.handle
+        .ops
+        .send(Op::UserInput { text: "go".into() })
+        .unwrap();
+    s.until_complete().await;
+    let warning = s.events.iter().find_map(|e| match e {
+        Event::Warning { message } => Some(message.clone()),
+        _ => None,
+    });
+    let warning = warning.expect("a warning event");
+    assert!(
+        warning.contains("broken-tools") && warning.contains("tools.json"),
+        "{warning}"
+    );
+    let result = server.chat_requests()[1]
+        .messages()
+        .into_iter()
+        .find(|m| m["tool_call_id"] == "u")
+        .unwrap();
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap()
+            .contains("Body still loads.")
+    );
+}

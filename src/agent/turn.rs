@@ -434,7 +434,11 @@ async fn run_call(
             content,
             is_error,
             diff,
+            warnings,
         }) => {
+            for message in warnings {
+                ctx.emit(Event::Warning { message });
+            }
             let content = crate::tools::truncate::truncate_head_tail(
                 &content,
                 setup.tool_limits.max_output_bytes,

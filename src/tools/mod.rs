@@ -141,6 +141,9 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// A unified diff for calls that changed a file (shown by frontends).
     pub diff: Option<String>,
+    /// Problems the user should see as warnings too (the model sees them in
+    /// `content` already), e.g. a skill's tools.json that could not be loaded.
+    pub warnings: Vec<String>,
 }
 
 impl ToolOutput {
@@ -150,6 +153,7 @@ impl ToolOutput {
             content: content.into(),
             is_error: false,
             diff: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -159,7 +163,14 @@ impl ToolOutput {
             content: content.into(),
             is_error: true,
             diff: None,
+            warnings: Vec::new(),
         }
+    }
+
+    /// Attach a warning for the user (frontends show it as a notice).
+    pub fn with_warning(mut self, warning: String) -> Self {
+        self.warnings.push(warning);
+        self
     }
 
     /// Attach a diff for frontends.

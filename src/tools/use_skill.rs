@@ -335,7 +335,8 @@ impl UseSkill {
             out.push_str("\n\n");
             out.push_str(&line);
         }
-        if let Some(section) = self.load_tools(skill) {
+        let (section, warning) = self.load_tools(skill);
+        if let Some(section) = section {
             out.push_str("\n\n");
             out.push_str(&section);
         }
@@ -355,7 +356,11 @@ impl UseSkill {
             out.push_str("\n\n");
             out.push_str(&self.add_docs(skill, &wanted, budget.saturating_sub(out.len())));
         }
-        ToolOutput::ok(out)
+        let output = ToolOutput::ok(out);
+        match warning {
+            Some(w) => output.with_warning(w),
+            None => output,
+        }
     }
 
     fn add_docs(&self, skill: &Skill, wanted: &[String], budget: usize) -> String {
@@ -371,20 +376,32 @@ impl UseSkill {
     }
 
     /// Loads the skill's bundled tools; `None` when it has none (or no registry).
-    fn load_tools(&self, skill: &Skill) -> Option<String> {
-        let registry = self.registry.as_ref()?;
+    /// The result section and, when the tools could not load, a warning for the user.
+    fn load_tools(&self, skill: &Skill) -> (Option<String>, Option<String>) {
+        let Some(registry) = self.registry.as_ref() else {
+            return (None, None);
+        };
         match load_bundled_tools(skill, registry) {
-            BundledTools::None => None,
-            BundledTools::Loaded(names) => Some(format!(
-                "Tools added by this skill (callable from your next step; unload_skill(\"{}\") \
-                 removes them): {}.",
-                skill.name,
-                names.join(", ")
-            )),
-            BundledTools::Failed(problem) => Some(format!(
-                "Warning: the skill's tools were NOT loaded (its instructions above are): \
-                 {problem}"
-            )),
+            BundledTools::None => (None, None),
+            BundledTools::Loaded(names) => (
+                Some(format!(
+                    "Tools added by this skill (callable from your next step; unload_skill(\"{}\") \
+                     removes them): {}.",
+                    skill.name,
+                    names.join(", ")
+                )),
+                None,
+            ),
+            BundledTools::Failed(problem) => (
+                Some(format!(
+                    "Warning: the skill's tools were NOT loaded (its instructions above are): \
+                     {problem}"
+                )),
+                Some(format!(
+                    "skill `{}`: its tools were not loaded: {problem}",
+                    skill.name
+                )),
+            ),
         }
     }
 }
@@ -808,6 +825,13 @@ mod bundle_tests {
         let out = call(&tool, json!({"skill_name": "twin"}), tmp.path()).await;
         assert!(!out.is_error);
         assert!(out.content.contains("twin body"), "{}", out.content);
+        assert_eq!(
+            out.warnings.len(),
+            1,
+            "the user is told too: {:?}",
+            out.warnings
+        );
+        assert!(out.warnings[0].contains("pdf_echo"), "{:?}", out.warnings);
         let tools_json = tmp.path().join("skills/twin/tools.json");
         assert!(
             out.content.contains(&format!(
