@@ -417,38 +417,13 @@ impl Output {
 mod tests {
     use super::*;
     use crate::tools::test_context;
-    use std::path::Path;
 
     async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
         Bash.run(args, ctx).await.unwrap()
     }
 
     /// True once `pid` no longer runs (gone, or a zombie nobody reaped yet).
-    fn process_gone(pid: i32) -> bool {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Err(_) => true,
-            Ok(stat) => stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-        }
-    }
-
-    async fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !condition() {
-            assert!(Instant::now() < deadline, "timed out waiting for {what}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    fn read_pid(path: &Path) -> i32 {
-        std::fs::read_to_string(path)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
-    }
+    use crate::tools::process::test_support::{process_gone, read_pid, wait_for};
 
     #[tokio::test]
     async fn reports_exit_codes_and_interleaved_output() {

@@ -350,21 +350,11 @@ mod tests {
     }
 
     async fn wait_gone(pid: i32) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let gone = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-                Err(_) => true,
-                Ok(stat) => stat
-                    .rsplit(')')
-                    .next()
-                    .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-            };
-            if gone {
-                return;
-            }
-            assert!(Instant::now() < deadline, "process {pid} survived");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let what = format!("process {pid} to go away");
+        crate::tools::process::test_support::wait_for(&what, || {
+            crate::tools::process::test_support::process_gone(pid)
+        })
+        .await;
     }
 
     #[tokio::test]
