@@ -18,8 +18,13 @@ use harness9::skills::{Catalog, DiscoveryOptions};
 /// Longer than the cache's racy window (2 s).
 const SETTLED_AFTER: Duration = Duration::from_millis(2_100);
 
+/// The corpus of real skills: `$HARNESS9_SKILLS_CORPUS`, else `../shared/corpus/skills`
+/// beside the repository. A fresh clone has neither, so the tests that need it are
+/// `#[ignore]`d and `.ci/run` runs them with `--ignored`; there a missing corpus fails.
 fn corpus_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/skills");
+    let dir = std::env::var_os("HARNESS9_SKILLS_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/skills"));
     assert!(
         dir.join("expected.jsonl").is_file(),
         "the skills corpus is missing: expected {} (with expected.jsonl) next to the \
@@ -97,6 +102,7 @@ fn cached_equals_uncached(options: &DiscoveryOptions, what: &str) -> Catalog {
 }
 
 #[test]
+#[ignore = "needs the skills corpus (../shared/corpus/skills or $HARNESS9_SKILLS_CORPUS); .ci/run runs it with --ignored"]
 fn the_corpus_discovered_through_the_cache_is_the_same_and_a_warm_run_reads_nothing() {
     let dir = corpus_dir();
     settle(&[&dir]);

@@ -10,8 +10,13 @@ use std::path::{Path, PathBuf};
 
 use harness9::skills::{Catalog, DiscoveryOptions, Skill, template};
 
+/// The corpus of real skills: `$HARNESS9_SKILLS_CORPUS`, else `../shared/corpus/skills`
+/// beside the repository. A fresh clone has neither, so the tests that need it are
+/// `#[ignore]`d and `.ci/run` runs them with `--ignored`; there a missing corpus fails.
 fn corpus_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/skills");
+    let dir = std::env::var_os("HARNESS9_SKILLS_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/skills"));
     assert!(
         dir.join("expected.jsonl").is_file(),
         "the skills corpus is missing: expected {} (with expected.jsonl) next to the \
@@ -65,6 +70,7 @@ fn by_path(catalog: &Catalog) -> HashMap<PathBuf, &Skill> {
 }
 
 #[test]
+#[ignore = "needs the skills corpus (../shared/corpus/skills or $HARNESS9_SKILLS_CORPUS); .ci/run runs it with --ignored"]
 fn every_corpus_skill_is_discovered_with_its_name_and_description() {
     let dir = corpus_dir();
     let expected = expected(&dir);
@@ -105,6 +111,7 @@ fn every_corpus_skill_is_discovered_with_its_name_and_description() {
 }
 
 #[test]
+#[ignore = "needs the skills corpus (../shared/corpus/skills or $HARNESS9_SKILLS_CORPUS); .ci/run runs it with --ignored"]
 fn every_corpus_body_has_the_expected_length() {
     let dir = corpus_dir();
     let catalog = discover(&dir);
@@ -125,6 +132,7 @@ fn every_corpus_body_has_the_expected_length() {
 }
 
 #[test]
+#[ignore = "needs the skills corpus (../shared/corpus/skills or $HARNESS9_SKILLS_CORPUS); .ci/run runs it with --ignored"]
 fn discovery_reads_only_frontmatter() {
     let dir = corpus_dir();
     let catalog = discover(&dir);
@@ -151,6 +159,7 @@ fn discovery_reads_only_frontmatter() {
 }
 
 #[test]
+#[ignore = "needs the skills corpus (../shared/corpus/skills or $HARNESS9_SKILLS_CORPUS); .ci/run runs it with --ignored"]
 fn corpus_index_fits_and_is_deterministic() {
     let dir = corpus_dir();
     let catalog = discover(&dir);
@@ -171,6 +180,7 @@ fn corpus_index_fits_and_is_deterministic() {
 }
 
 #[test]
+#[ignore = "needs the skills corpus (../shared/corpus/skills or $HARNESS9_SKILLS_CORPUS); .ci/run runs it with --ignored"]
 fn corpus_bodies_with_dollar_signs_survive_expansion_without_arguments() {
     let dir = corpus_dir();
     let catalog = discover(&dir);
