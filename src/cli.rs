@@ -26,28 +26,28 @@ pub struct Cli {
     pub output_format: OutputFormat,
 
     /// Model id (overrides HARNESS9_MODEL and config.toml).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub model: Option<String>,
 
     /// Endpoint base URL, e.g. http://127.0.0.1:8080/v1 (overrides OPENAI_BASE_URL).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", global = true)]
     pub base_url: Option<String>,
 
     /// Project directory (default: the current directory).
-    #[arg(short = 'C', long = "cwd", value_name = "DIR")]
+    #[arg(short = 'C', long = "cwd", value_name = "DIR", global = true)]
     pub cwd: Option<PathBuf>,
 
     /// Most model requests in one turn before it stops.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", global = true)]
     pub max_turns: Option<u32>,
 
     /// What runs without asking: suggest (read only), auto-edit (edits in the project),
     /// full-auto (everything).
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, global = true)]
     pub approval_mode: Option<ApprovalModeArg>,
 
     /// Extra skills root, searched before the project and user roots (repeatable).
-    #[arg(long = "skills-dir", value_name = "DIR")]
+    #[arg(long = "skills-dir", value_name = "DIR", global = true)]
     pub skills_dirs: Vec<PathBuf>,
 
     /// Use the line REPL even on a terminal.
@@ -59,7 +59,7 @@ pub struct Cli {
     pub alt_screen: bool,
 
     /// Show tool activity on stderr in text output.
-    #[arg(short, long)]
+    #[arg(short, long, global = true)]
     pub verbose: bool,
 
     /// A subcommand instead of a session.
@@ -178,5 +178,58 @@ mod tests {
             Some(Command::Skills { action: SkillsAction::Validate { ref paths } }) if paths.len() == 1
         ));
         assert!(Cli::try_parse_from(["harness9", "--approval-mode", "yolo"]).is_err());
+    }
+
+    #[test]
+    fn setting_flags_work_before_and_after_a_subcommand() {
+        let before = Cli::try_parse_from([
+            "harness9",
+            "-C",
+            "/p",
+            "--skills-dir",
+            "x",
+            "skills",
+            "list",
+        ])
+        .unwrap();
+        let after = Cli::try_parse_from([
+            "harness9",
+            "skills",
+            "list",
+            "--skills-dir",
+            "x",
+            "-C",
+            "/p",
+            "--model",
+            "m",
+            "-v",
+        ])
+        .unwrap();
+        assert_eq!(before.overrides().skills_dirs, vec![PathBuf::from("x")]);
+        assert_eq!(after.overrides().skills_dirs, vec![PathBuf::from("x")]);
+        assert_eq!(after.overrides().workdir, Some(PathBuf::from("/p")));
+        assert_eq!(after.overrides().model.as_deref(), Some("m"));
+        assert!(after.verbose);
+        // Mode flags belong to a session, not to a subcommand.
+        assert!(Cli::try_parse_from(["harness9", "skills", "list", "-p", "hi"]).is_err());
+    }
+
+    #[test]
+    fn a_subcommands_help_lists_the_setting_flags() {
+        use clap::CommandFactory;
+        let mut cmd = Cli::command();
+        cmd.build();
+        let skills = cmd.find_subcommand_mut("skills").unwrap();
+        let list = skills.find_subcommand_mut("list").unwrap();
+        let help = list.render_long_help().to_string();
+        for flag in [
+            "--skills-dir",
+            "--cwd",
+            "--model",
+            "--base-url",
+            "--verbose",
+        ] {
+            assert!(help.contains(flag), "{flag} missing from:\n{help}");
+        }
     }
 }

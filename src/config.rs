@@ -30,6 +30,17 @@ pub const DEFAULT_MAX_TURNS: u32 = 50;
 /// Why the configuration cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// `$HARNESS9_HOME` (or `~/.harness9`) exists and is not a directory.
+    #[error(
+        "{origin} {path} is not a directory; harness9 keeps config.toml, history, logs and \
+         caches there: point {origin} at a directory or move the file away"
+    )]
+    HomeNotADirectory {
+        /// The path.
+        path: PathBuf,
+        /// Where it came from: `HARNESS9_HOME` or the default.
+        origin: HomeOrigin,
+    },
     /// The config file exists but cannot be read.
     #[error("cannot read {path}: {source}")]
     Read {
@@ -68,6 +79,24 @@ pub enum ConfigError {
         /// The config file the user could edit.
         config_path: PathBuf,
     },
+}
+
+/// Where `$HARNESS9_HOME` came from, for messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HomeOrigin {
+    /// The `HARNESS9_HOME` variable.
+    Variable,
+    /// The default, `~/.harness9`.
+    Default,
+}
+
+impl std::fmt::Display for HomeOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            HomeOrigin::Variable => "HARNESS9_HOME",
+            HomeOrigin::Default => "the harness9 home (HARNESS9_HOME, default ~/.harness9)",
+        })
+    }
 }
 
 /// The `config.toml` file. Every key is optional.
@@ -207,6 +236,9 @@ pub struct Config {
     pub skills_cache_dir: PathBuf,
     /// `skill_run` allow and deny lists.
     pub skill_run_commands: CommandLists,
+    /// Settings that point at nothing (a skills root that does not exist), for the
+    /// start-up warnings of every mode.
+    pub warnings: Vec<String>,
 }
 
 /// Allow and deny lists of command names for `skill_run`. When either is set, only a
@@ -244,13 +276,22 @@ impl Config {
         probe: OllamaProbe,
     ) -> Result<Config, ConfigError> {
         let user_home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-        let home = match env("HARNESS9_HOME").filter(|h| !h.is_empty()) {
-            Some(h) => PathBuf::from(h),
-            None => user_home
-                .clone()
-                .unwrap_or_else(|| PathBuf::from("."))
-                .join(".harness9"),
+        let (home, home_origin) = match env("HARNESS9_HOME").filter(|h| !h.is_empty()) {
+            Some(h) => (PathBuf::from(h), HomeOrigin::Variable),
+            None => (
+                user_home
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from("."))
+                    .join(".harness9"),
+                HomeOrigin::Default,
+            ),
         };
+        if home.exists() && !home.is_dir() {
+            return Err(ConfigError::HomeNotADirectory {
+                path: home,
+                origin: home_origin,
+            });
+        }
         let config_path = home.join("config.toml");
         let file = FileConfig::load(&config_path)?;
 
@@ -350,12 +391,18 @@ impl Config {
                 message: "must be at least 1".into(),
             });
         }
-        let mut skills_dirs = overrides.skills_dirs.clone();
-        skills_dirs.extend(
-            file.skills_dirs
-                .iter()
-                .map(|d| expand_home(d, user_home.as_deref())),
-        );
+        // Each local root with where it was named, so a missing one can be reported.
+        let mut roots: Vec<(PathBuf, String)> = overrides
+            .skills_dirs
+            .iter()
+            .map(|d| (d.clone(), "--skills-dir".to_string()))
+            .collect();
+        roots.extend(file.skills_dirs.iter().map(|d| {
+            (
+                expand_home(d, user_home.as_deref()),
+                format!("skills_dirs in {}", config_path.display()),
+            )
+        }));
         let mut tool_limits = ToolLimits::default();
         if let Some(secs) = file.bash_timeout_secs {
             tool_limits.default_bash_timeout_secs =
@@ -364,16 +411,36 @@ impl Config {
 
         // SKILLS_ROOT / skills_root: a URL is a remote root; a path is one more local root.
         let mut remote_skills_root = None;
-        if let Some(root) = env("SKILLS_ROOT")
-            .filter(|r| !r.is_empty())
-            .or(file.skills_root.clone())
-        {
+        let root_origin = match env("SKILLS_ROOT").filter(|r| !r.is_empty()) {
+            Some(root) => Some((root, "SKILLS_ROOT".to_string())),
+            None => file
+                .skills_root
+                .clone()
+                .map(|root| (root, format!("skills_root in {}", config_path.display()))),
+        };
+        if let Some((root, origin)) = root_origin {
             if root.starts_with("http://") || root.starts_with("https://") {
                 remote_skills_root = Some(root);
             } else {
-                skills_dirs.push(expand_home(Path::new(&root), user_home.as_deref()));
+                roots.push((expand_home(Path::new(&root), user_home.as_deref()), origin));
             }
         }
+        let warnings = roots
+            .iter()
+            .filter(|(dir, _)| !dir.is_dir())
+            .map(|(dir, origin)| {
+                let what = if dir.exists() {
+                    "is not a directory"
+                } else {
+                    "does not exist"
+                };
+                format!(
+                    "skills root {} ({origin}) {what}; no skills are read from it",
+                    dir.display()
+                )
+            })
+            .collect();
+        let skills_dirs = roots.into_iter().map(|(dir, _)| dir).collect();
         let skills_cache_dir = env("SKILLS_CACHE_DIR")
             .filter(|d| !d.is_empty())
             .map(PathBuf::from)
@@ -410,6 +477,7 @@ impl Config {
             skills_dirs,
             skills_index_budget: file.skills_index_budget,
             tool_limits,
+            warnings,
         })
     }
 }
@@ -534,6 +602,49 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("config.toml"), config).unwrap();
         dir
+    }
+
+    #[test]
+    fn a_home_that_is_a_file_is_named_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("not-a-dir");
+        std::fs::write(&file, "").unwrap();
+        let env = env_of(&[("HARNESS9_HOME", file.to_str().unwrap())]);
+        let over = Overrides {
+            workdir: Some(dir.path().into()),
+            ..Default::default()
+        };
+        let err = Config::resolve(&over, &env, EndpointNeed::None, OllamaProbe::Disabled)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("HARNESS9_HOME "), "{err}");
+        assert!(err.contains("not-a-dir is not a directory"), "{err}");
+        assert_eq!(err.matches("not a directory").count(), 1, "{err}");
+    }
+
+    #[test]
+    fn skills_roots_that_do_not_exist_are_warnings() {
+        let home = home_with("skills_dirs = [\"/nonexistent/from-file\"]\n");
+        let h = home.path().to_str().unwrap();
+        let wd = tempfile::tempdir().unwrap();
+        let present = wd.path().join("present");
+        std::fs::create_dir(&present).unwrap();
+        let over = Overrides {
+            workdir: Some(wd.path().into()),
+            skills_dirs: vec![present, "/nonexistent/from-flag".into()],
+            ..Default::default()
+        };
+        let env = env_of(&[
+            ("HARNESS9_HOME", h),
+            ("SKILLS_ROOT", "/nonexistent/from-env"),
+        ]);
+        let c = Config::resolve(&over, &env, EndpointNeed::None, OllamaProbe::Disabled).unwrap();
+        assert_eq!(c.warnings.len(), 3, "{:?}", c.warnings);
+        assert!(c.warnings[0].contains("/nonexistent/from-flag (--skills-dir) does not exist"));
+        assert!(c.warnings[1].contains("/nonexistent/from-file (skills_dirs in "));
+        assert!(c.warnings[2].contains("/nonexistent/from-env (SKILLS_ROOT)"));
+        // They are still searched in order (a root may appear later).
+        assert_eq!(c.skills_dirs.len(), 4);
     }
 
     #[test]

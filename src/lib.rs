@@ -15,6 +15,7 @@ pub mod prompt;
 pub mod protocol;
 pub mod repl;
 pub mod session;
+pub mod sink;
 
 pub mod skills;
 pub mod tools;

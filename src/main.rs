@@ -2,7 +2,7 @@
 //! place where errors become exit codes (documented in docs/HEADLESS.md) and where
 //! `anyhow` is used.
 
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -13,6 +13,7 @@ use harness9::cli::{Cli, Command, SkillsAction};
 use harness9::config::{Config, ConfigError, EndpointNeed, OllamaProbe};
 use harness9::print::{self, Activity, HeadlessRenderer, OutputFormat, TextDelivery};
 use harness9::protocol::{ErrorKind, Op};
+use harness9::sink::{self, ReaderState, Sink};
 use harness9::{input, repl, session, tui};
 
 /// Exit codes (docs/HEADLESS.md).
@@ -39,35 +40,115 @@ fn exit_code_for(kind: Option<ErrorKind>) -> u8 {
         ) => code::PROVIDER_UNAVAILABLE,
         Some(ErrorKind::MaxTurns) => code::LIMIT,
         Some(ErrorKind::Interrupted) => code::INTERRUPTED,
+        Some(ErrorKind::Usage) => code::USAGE,
         Some(ErrorKind::Skill | ErrorKind::Internal) => code::INTERNAL,
     }
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli) {
-        Ok(code) => ExitCode::from(code),
-        Err(e) => {
-            // Config problems, and a provider that cannot even be set up (a bad base URL
-            // or header), are the user's to fix: the usage/config exit code.
-            let is_config = e.downcast_ref::<ConfigError>().is_some()
-                || e.downcast_ref::<harness9::llm::LlmError>().is_some();
-            let code = if is_config {
-                code::USAGE
-            } else {
-                code::INTERNAL
-            };
-            eprintln!("harness9: {e:#}");
-            ExitCode::from(code)
+/// How this run talks to the user, decided from the flags and the terminals before
+/// anything else (so that even a bad config is reported in the chosen output format).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `harness9 skills …`.
+    Skills,
+    /// `-p`: one prompt.
+    Print,
+    /// The full-screen UI.
+    Tui,
+    /// The line REPL (a pipe, or a terminal without the TUI).
+    Repl(repl::ReplInput),
+}
+
+impl Mode {
+    fn of(cli: &Cli, terminals: Terminals) -> Mode {
+        if cli.command.is_some() {
+            Mode::Skills
+        } else if cli.print.is_some() {
+            Mode::Print
+        } else if terminals.stdin && terminals.stdout && !cli.no_tui && !terminals.dumb {
+            Mode::Tui
+        } else if terminals.stdin {
+            Mode::Repl(repl::ReplInput::Terminal)
+        } else {
+            Mode::Repl(repl::ReplInput::Piped)
         }
     }
+}
+
+/// Which standard streams are terminals.
+#[derive(Debug, Clone, Copy)]
+struct Terminals {
+    stdin: bool,
+    stdout: bool,
+    /// `TERM=dumb`.
+    dumb: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let terminals = Terminals {
+        stdin: std::io::stdin().is_terminal(),
+        stdout: std::io::stdout().is_terminal(),
+        dumb: std::env::var("TERM").is_ok_and(|t| t == "dumb"),
+    };
+    let mode = Mode::of(&cli, terminals);
+    match run(&cli, mode, terminals) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => ExitCode::from(fail(&cli, mode, &e)),
+    }
+}
+
+/// Reports an error that ended the run before or outside a turn and returns the exit
+/// code. Config problems, and a provider that cannot even be set up (a bad base URL or
+/// header), are the user's to fix: the usage exit code. In print and pipe modes with a
+/// JSON format the failure is also the `result` scripts read.
+fn fail(cli: &Cli, mode: Mode, e: &anyhow::Error) -> u8 {
+    let kind = if e.downcast_ref::<ConfigError>().is_some()
+        || e.downcast_ref::<harness9::llm::LlmError>().is_some()
+    {
+        ErrorKind::Usage
+    } else {
+        ErrorKind::Internal
+    };
+    let message = error_text(e);
+    sink::stderr_line(&format!("harness9: {message}"));
+    if matches!(mode, Mode::Print | Mode::Repl(repl::ReplInput::Piped))
+        && cli.output_format != OutputFormat::Text
+    {
+        let mut renderer = HeadlessRenderer::new(
+            cli.output_format,
+            TextDelivery::FinalOnly,
+            Activity::Hidden,
+            std::io::stdout().lock(),
+            std::io::sink(),
+        );
+        let _ = renderer.fail_before_turn(kind, &message);
+    }
+    exit_code_for(Some(kind))
+}
+
+/// An error and its causes on one line, each cause once: a message that already quotes
+/// its cause (`cannot read X: Not a directory`) is not followed by it again.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let cause = cause.to_string();
+        if text.contains(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    text
 }
 
 fn env_lookup(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-fn run(cli: Cli) -> anyhow::Result<u8> {
+fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
     let overrides = cli.overrides();
     if let Some(Command::Skills { action }) = &cli.command {
         let config = Config::resolve(
@@ -86,9 +167,6 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     )?;
     init_logging(&config);
 
-    let stdin_tty = std::io::stdin().is_terminal();
-    let stdout_tty = std::io::stdout().is_terminal();
-    let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
     let activity = if cli.verbose {
         Activity::Shown
     } else {
@@ -104,117 +182,174 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     // session is prepared; its problems are start-up warnings, never fatal.
     let remote = runtime.block_on(session::sync_remote_skills(&config));
 
-    if let Some(prompt) = cli.print.clone() {
-        let prepared = session::prepare_with_remote(&config, Approver::Nobody, remote)?;
-        let mut renderer = HeadlessRenderer::new(
-            cli.output_format,
-            TextDelivery::FinalOnly,
-            activity,
-            std::io::stdout().lock(),
-            std::io::stderr(),
-        );
-        for warning in &prepared.info.startup_warnings {
-            renderer.warning(warning)?;
+    match mode {
+        Mode::Skills => Ok(code::USAGE),
+        Mode::Print => {
+            let prepared = session::prepare_with_remote(&config, Approver::Nobody, remote)?;
+            print_mode(cli, terminals, &runtime, prepared, activity)
         }
-        let mut op = match input::route(&prompt, &prepared.info.catalog) {
-            input::Routed::Empty => {
-                renderer.error("the prompt given with -p is empty")?;
-                return Ok(code::USAGE);
+        Mode::Tui => {
+            if cli.output_format != OutputFormat::Text {
+                sink::stderr_line(
+                    "harness9: --output-format applies to print and pipe modes; ignored in the TUI",
+                );
             }
-            input::Routed::Builtin(_) => {
-                renderer.error(
-                    "built-in commands such as /help work in the TUI and the REPL, not with -p",
-                )?;
-                return Ok(code::USAGE);
-            }
-            input::Routed::Error(message) => {
-                renderer.error(&message)?;
-                return Ok(code::USAGE);
-            }
-            routed => routed
-                .to_op()
-                .context("a prompt or skill always becomes an operation")?,
-        };
-        if !stdin_tty {
-            let mut piped = String::new();
-            std::io::stdin()
-                .read_to_string(&mut piped)
-                .context("cannot read stdin")?;
-            if !piped.trim().is_empty() {
-                let context = format!("\n\n<stdin>\n{}\n</stdin>", piped.trim_end());
-                match &mut op {
-                    Op::UserInput { text } => text.push_str(&context),
-                    Op::InvokeSkill { args, .. } => args.push_str(&context),
-                    _ => {}
+            let prepared = session::prepare_with_remote(&config, Approver::Frontend, remote)?;
+            let options = tui::TuiOptions {
+                screen: if cli.alt_screen {
+                    tui::ScreenMode::AltScreen
+                } else {
+                    tui::ScreenMode::Inline
+                },
+            };
+            let result = runtime.block_on(async {
+                let (handle, info) = prepared.spawn();
+                tui::run(handle, info, options).await
+            });
+            let usage = match result {
+                Ok(usage) => usage,
+                // The terminal is already restored; exit as a signalled process would.
+                Err(tui::TuiError::Signal { signal }) => {
+                    sink::stderr_line(&format!("harness9: terminated by {signal}"));
+                    return Ok(match signal {
+                        "SIGHUP" => 129,
+                        "SIGINT" => code::INTERRUPTED,
+                        _ => 143,
+                    });
                 }
-            }
-        }
-        let report = runtime.block_on(async {
-            let (handle, _info) = prepared.spawn();
-            print::run_once(handle, op, &mut renderer).await
-        })?;
-        return Ok(exit_code_for(report.error_kind()));
-    }
-
-    if stdin_tty && stdout_tty && !cli.no_tui && !dumb {
-        if cli.output_format != OutputFormat::Text {
-            eprintln!(
-                "harness9: --output-format applies to print and pipe modes; ignored in the TUI"
+                Err(e) => return Err(e.into()),
+            };
+            let est = if usage.estimated { " (estimated)" } else { "" };
+            let mut out = Sink::new(std::io::stdout());
+            let _ = writeln!(
+                out,
+                "tokens: {} in, {} out{est}",
+                usage.input_tokens, usage.output_tokens
             );
+            Ok(code::OK)
         }
-        let prepared = session::prepare_with_remote(&config, Approver::Frontend, remote)?;
-        let options = tui::TuiOptions {
-            screen: if cli.alt_screen {
-                tui::ScreenMode::AltScreen
-            } else {
-                tui::ScreenMode::Inline
-            },
-        };
-        let result = runtime.block_on(async {
-            let (handle, info) = prepared.spawn();
-            tui::run(handle, info, options).await
-        });
-        let usage = match result {
-            Ok(usage) => usage,
-            // The terminal is already restored; exit as a signalled process would.
-            Err(tui::TuiError::Signal { signal }) => {
-                eprintln!("harness9: terminated by {signal}");
-                return Ok(match signal {
-                    "SIGHUP" => 129,
-                    "SIGINT" => code::INTERRUPTED,
-                    _ => 143,
-                });
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let est = if usage.estimated { " (estimated)" } else { "" };
-        println!(
-            "tokens: {} in, {} out{est}",
-            usage.input_tokens, usage.output_tokens
-        );
-        return Ok(code::OK);
+        Mode::Repl(input) => {
+            let approver = match input {
+                repl::ReplInput::Terminal => Approver::Frontend,
+                repl::ReplInput::Piped => Approver::Nobody,
+            };
+            let prepared = session::prepare_with_remote(&config, approver, remote)?;
+            let options = repl::ReplOptions {
+                format: cli.output_format,
+                activity,
+                input,
+            };
+            let summary = runtime.block_on(async {
+                let (handle, info) = prepared.spawn();
+                repl::run(handle, info, options).await
+            })?;
+            // A reader that stopped reading (`| head`) asked for no more: not a failure.
+            Ok(match summary.reader {
+                ReaderState::Gone => code::OK,
+                ReaderState::Reading => exit_code_for(summary.failure),
+            })
+        }
     }
+}
 
-    let approver = if stdin_tty {
-        Approver::Frontend
-    } else {
-        Approver::Nobody
-    };
-    let prepared = session::prepare_with_remote(&config, approver, remote)?;
-    let options = repl::ReplOptions {
-        format: cli.output_format,
-        activity,
-        input: if stdin_tty {
-            repl::ReplInput::Terminal
+/// Where the prompt of `-p` comes from.
+enum PromptSource {
+    /// The argument itself; piped stdin, if any, is appended as context.
+    Argument(String),
+    /// `-p -`, or an empty `-p` with stdin piped: stdin is the whole prompt.
+    Stdin,
+}
+
+impl PromptSource {
+    fn of(argument: &str, stdin_is_terminal: bool) -> PromptSource {
+        if !stdin_is_terminal && (argument == "-" || argument.trim().is_empty()) {
+            PromptSource::Stdin
         } else {
-            repl::ReplInput::Piped
-        },
+            PromptSource::Argument(argument.to_string())
+        }
+    }
+}
+
+/// Print mode: one prompt (or skill invocation), its answer, its exit code.
+fn print_mode(
+    cli: &Cli,
+    terminals: Terminals,
+    runtime: &tokio::runtime::Runtime,
+    prepared: session::Prepared,
+    activity: Activity,
+) -> anyhow::Result<u8> {
+    let mut renderer = HeadlessRenderer::new(
+        cli.output_format,
+        TextDelivery::FinalOnly,
+        activity,
+        std::io::stdout().lock(),
+        std::io::stderr(),
+    );
+    renderer.set_model(&prepared.info.model);
+    for warning in &prepared.info.startup_warnings {
+        renderer.warning(warning)?;
+    }
+    let argument = cli.print.clone().unwrap_or_default();
+    let source = PromptSource::of(&argument, terminals.stdin);
+    let mut piped = String::new();
+    if !terminals.stdin {
+        std::io::stdin()
+            .read_to_string(&mut piped)
+            .context("cannot read stdin")?;
+    }
+    let (prompt, context) = match &source {
+        PromptSource::Argument(_) if argument == "-" => {
+            renderer.fail_before_turn(
+                ErrorKind::Usage,
+                "-p - reads the prompt from stdin, but stdin is a terminal: pipe the prompt in \
+                 or give it as the argument",
+            )?;
+            return Ok(code::USAGE);
+        }
+        PromptSource::Argument(prompt) => (prompt.clone(), piped),
+        PromptSource::Stdin => (std::mem::take(&mut piped), String::new()),
     };
-    let summary = runtime.block_on(async {
-        let (handle, info) = prepared.spawn();
-        repl::run(handle, info, options).await
+    let mut op = match input::route(&prompt, &prepared.info.catalog) {
+        input::Routed::Empty => {
+            let message = match source {
+                PromptSource::Stdin => "the prompt is empty: -p was empty and so was stdin",
+                PromptSource::Argument(_) => "the prompt given with -p is empty",
+            };
+            renderer.fail_before_turn(ErrorKind::Usage, message)?;
+            return Ok(code::USAGE);
+        }
+        input::Routed::Builtin(_) => {
+            renderer.fail_before_turn(
+                ErrorKind::Usage,
+                "built-in commands such as /help work in the TUI and the REPL, not with -p",
+            )?;
+            return Ok(code::USAGE);
+        }
+        input::Routed::Error(message) => {
+            renderer.fail_before_turn(ErrorKind::Usage, &message)?;
+            return Ok(code::USAGE);
+        }
+        routed => routed
+            .to_op()
+            .context("a prompt or skill always becomes an operation")?,
+    };
+    if !context.trim().is_empty() {
+        let context = format!("\n\n<stdin>\n{}\n</stdin>", context.trim_end());
+        match &mut op {
+            Op::UserInput { text } => text.push_str(&context),
+            Op::InvokeSkill { args, .. } => args.push_str(&context),
+            _ => {}
+        }
+    }
+    let report = runtime.block_on(async {
+        let (handle, _info) = prepared.spawn();
+        print::run_once(handle, op, &mut renderer).await
     })?;
-    Ok(exit_code_for(summary.failure))
+    // A reader that stopped reading (`| head`) asked for no more: not a failure.
+    Ok(match renderer.reader() {
+        ReaderState::Gone => code::OK,
+        ReaderState::Reading => exit_code_for(report.error_kind()),
+    })
 }
 
 fn skills_command(config: &Config, action: &SkillsAction) -> anyhow::Result<u8> {
@@ -227,11 +362,15 @@ fn skills_command(config: &Config, action: &SkillsAction) -> anyhow::Result<u8> 
     } else {
         Default::default()
     };
-    for warning in &remote.warnings {
-        eprintln!("harness9: warning: {warning}");
+    for warning in session::startup_warnings(config)
+        .iter()
+        .chain(&remote.warnings)
+    {
+        sink::stderr_line(&format!("harness9: warning: {warning}"));
     }
     let options = session::discovery_options_with_remote(config, &remote);
-    let mut out = std::io::stdout().lock();
+    // A reader that stops early (`| head -1`) ends the listing quietly.
+    let mut out = Sink::new(std::io::stdout().lock());
     let code = match action {
         SkillsAction::List { json } => {
             let catalog = harness9::skills::Catalog::discover(&options);
@@ -276,4 +415,40 @@ fn init_logging(config: &Config) {
         .with_ansi(false)
         .with_writer(std::sync::Mutex::new(file))
         .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_the_message_already_quotes_is_not_repeated() {
+        let io = std::io::Error::from_raw_os_error(20);
+        let quoted = ConfigError::Read {
+            path: "/h/config.toml".into(),
+            source: io,
+        };
+        let text = error_text(&anyhow::Error::new(quoted));
+        assert_eq!(text.matches("Not a directory").count(), 1, "{text}");
+        let chained = anyhow::anyhow!("disk full").context("cannot save");
+        assert_eq!(error_text(&chained), "cannot save: disk full");
+    }
+
+    #[test]
+    fn the_prompt_comes_from_stdin_only_when_asked_and_piped() {
+        assert!(matches!(PromptSource::of("-", false), PromptSource::Stdin));
+        assert!(matches!(PromptSource::of("  ", false), PromptSource::Stdin));
+        assert!(matches!(
+            PromptSource::of("-", true),
+            PromptSource::Argument(_)
+        ));
+        assert!(matches!(
+            PromptSource::of("", true),
+            PromptSource::Argument(_)
+        ));
+        assert!(matches!(
+            PromptSource::of("fix it", false),
+            PromptSource::Argument(_)
+        ));
+    }
 }

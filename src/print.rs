@@ -12,9 +12,13 @@ use serde_json::json;
 
 use crate::agent::AgentHandle;
 use crate::protocol::{ApprovalRequestKind, ErrorKind, Event, Op, ToolStatus, TurnOutcome, Usage};
+use crate::sink::{ReaderState, ReaderWatch, Sink};
 
-/// Version of the JSON output schema (bumped on incompatible changes).
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the JSON output schema (bumped on incompatible changes). Version 2: the
+/// `start` line comes before everything else, `result` carries `session_usage`, and
+/// `shutdown_complete` is no longer written, so that a stream ends with its last
+/// `result`.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// `--output-format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -69,18 +73,21 @@ impl TurnReport {
     }
 }
 
-/// Renders events in one output format.
+/// Renders events in one output format. A reader that goes away (`| head`) ends the
+/// output quietly: see [`HeadlessRenderer::reader`].
 pub struct HeadlessRenderer<O: Write, E: Write> {
     format: OutputFormat,
     delivery: TextDelivery,
     activity: Activity,
-    out: O,
-    err: E,
+    out: Sink<O>,
+    err: Sink<E>,
     turn_started: Instant,
     /// Whether the text format left stdout mid-line.
     mid_line: bool,
     header_written: bool,
     model: String,
+    /// The whole session's usage so far (from `usage` events).
+    session_usage: Usage,
 }
 
 impl<O: Write, E: Write> HeadlessRenderer<O, E> {
@@ -96,12 +103,59 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             format,
             delivery,
             activity,
-            out,
-            err,
+            out: Sink::new(out),
+            err: Sink::new(err),
             turn_started: Instant::now(),
             mid_line: false,
             header_written: false,
             model: String::new(),
+            session_usage: Usage::default(),
+        }
+    }
+
+    /// Whether stdout still has a reader; when it is gone, output is dropped and the
+    /// frontend should stop the session.
+    pub fn reader(&self) -> ReaderState {
+        self.out.state()
+    }
+
+    /// A handle that sees when stdout's reader goes.
+    pub fn reader_watch(&self) -> ReaderWatch {
+        self.out.watch()
+    }
+
+    /// The model named in results before the agent has said which (set-up failures).
+    pub fn set_model(&mut self, model: &str) {
+        self.model = model.to_string();
+    }
+
+    /// Reports a failure that ended the run before any turn could start (an unusable
+    /// prompt, a bad config): an `error` line and a `result` in `stream-json`, a
+    /// `result` in `json`, `error: …` on stderr in `text`. Scripts get the same last
+    /// line as for a failed turn.
+    pub fn fail_before_turn(&mut self, kind: ErrorKind, message: &str) -> io::Result<()> {
+        let report = TurnReport {
+            outcome: TurnOutcome::Failed {
+                kind,
+                message: message.to_string(),
+            },
+            final_text: String::new(),
+            usage: Usage::default(),
+        };
+        match self.format {
+            OutputFormat::Text => {
+                writeln!(self.err, "error: {message}")?;
+                self.err.flush()
+            }
+            OutputFormat::StreamJson => {
+                self.error(message)?;
+                let result = self.result_object(&report, 0);
+                self.json_line(&result)
+            }
+            OutputFormat::Json => {
+                let result = self.result_object(&report, 0);
+                self.json_line(&result)
+            }
         }
     }
 
@@ -136,8 +190,11 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
         if let Event::SessionConfigured { model, .. } = event {
             self.model = model.clone();
         }
-        if let Event::TurnStarted { .. } = event {
-            self.turn_started = Instant::now();
+        match event {
+            Event::TurnStarted { .. } => self.turn_started = Instant::now(),
+            Event::Usage { session, .. } => self.session_usage = *session,
+            Event::ShutdownComplete { usage } => self.session_usage = *usage,
+            _ => {}
         }
         match self.format {
             OutputFormat::StreamJson => self.render_stream_json(event)?,
@@ -190,21 +247,31 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             "error": error,
             "turns": requests,
             "usage": report.usage,
+            "session_usage": self.session_usage,
             "duration_ms": u64::try_from(self.turn_started.elapsed().as_millis()).unwrap_or(u64::MAX),
             "model": self.model,
         })
     }
 
+    /// Writes one JSON line; in `stream-json` the `start` line comes first, whatever
+    /// is written first (a start-up warning, an error, an event).
     fn json_line(&mut self, value: &serde_json::Value) -> io::Result<()> {
+        if self.format == OutputFormat::StreamJson && !self.header_written {
+            self.header_written = true;
+            let start = json!({"type": "start", "schema_version": SCHEMA_VERSION});
+            serde_json::to_writer(&mut self.out, &start)?;
+            self.out.write_all(b"\n")?;
+        }
         serde_json::to_writer(&mut self.out, value)?;
         self.out.write_all(b"\n")?;
         self.out.flush()
     }
 
     fn render_stream_json(&mut self, event: &Event) -> io::Result<()> {
-        if !self.header_written {
-            self.header_written = true;
-            self.json_line(&json!({"type": "start", "schema_version": SCHEMA_VERSION}))?;
+        // The session total is in every `result` (`session_usage`), so the stream can
+        // end with the last one: consumers read the last line.
+        if let Event::ShutdownComplete { .. } = event {
+            return Ok(());
         }
         let value = serde_json::to_value(event)?;
         self.json_line(&value)
@@ -231,7 +298,7 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                 attempt,
                 delay_ms,
                 reason,
-            } => {
+            } if shown => {
                 self.end_line()?;
                 writeln!(
                     self.err,
@@ -328,7 +395,7 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
 
     /// The writers back (tests).
     pub fn into_inner(self) -> (O, E) {
-        (self.out, self.err)
+        (self.out.into_inner(), self.err.into_inner())
     }
 }
 
@@ -360,7 +427,8 @@ pub fn describe_request(request: &ApprovalRequestKind) -> String {
 }
 
 /// Runs one prompt or skill invocation (`op`) to completion and shuts the agent down.
-/// Ctrl-C interrupts the turn.
+/// Ctrl-C interrupts the turn, and so does stdout's reader going away (nobody would see
+/// the rest); the agent is always shut down before this returns.
 pub async fn run_once<O: Write, E: Write>(
     mut handle: AgentHandle,
     op: Op,
@@ -369,6 +437,7 @@ pub async fn run_once<O: Write, E: Write>(
     let _ = handle.ops.send(op);
     let mut report = None;
     let mut interrupted = false;
+    let mut stopping = false;
     loop {
         let event = tokio::select! {
             event = handle.events.recv() => event,
@@ -381,6 +450,11 @@ pub async fn run_once<O: Write, E: Write>(
         let Some(event) = event else { break };
         if let Some(r) = renderer.render(&event)? {
             report = Some(r);
+            let _ = handle.ops.send(Op::Shutdown);
+        }
+        if renderer.reader() == ReaderState::Gone && !stopping {
+            // Shutdown stops the running turn and its commands first.
+            stopping = true;
             let _ = handle.ops.send(Op::Shutdown);
         }
         if matches!(event, Event::ShutdownComplete { .. }) {

@@ -151,6 +151,9 @@ pub enum ErrorKind {
     Interrupted,
     /// A skill could not be invoked (unreadable body, a failing inline command).
     Skill,
+    /// The input or the command line cannot be used (an unknown slash command or an
+    /// empty prompt with `-p`, an invalid flag or config.toml).
+    Usage,
     /// Anything else inside harness9 (a bug, an I/O failure).
     Internal,
 }
@@ -172,6 +175,7 @@ impl ErrorKind {
             ErrorKind::MaxTurns => "max_turns",
             ErrorKind::Interrupted => "interrupted",
             ErrorKind::Skill => "skill",
+            ErrorKind::Usage => "usage",
             ErrorKind::Internal => "internal",
         }
     }
@@ -321,8 +325,10 @@ pub enum Event {
         turn: Usage,
         /// The whole session so far.
         session: Usage,
-        /// Input tokens of the latest request (how full the context is).
-        context_tokens: u64,
+        /// Input tokens of the latest request of the main conversation (how full the
+        /// context is); `None` when this count has no such measure (a forked skill's
+        /// sub-agent runs in its own context), so the last known value still holds.
+        context_tokens: Option<u64>,
     },
     /// Something the user should know that does not stop the turn (a skill that
     /// could not load, a setting ignored...).

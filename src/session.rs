@@ -5,6 +5,7 @@
 //! This is the one place that wires the core's parts together. It must not know about
 //! terminals or how a frontend draws.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::agent::{self, AgentHandle, AgentSetup, Approver, SessionInfo};
@@ -44,6 +45,31 @@ pub async fn sync_remote_skills(config: &Config) -> RemoteRoots {
         &RemoteLimits::default(),
     )
     .await
+}
+
+/// Warnings every mode shows before anything else: settings that point at nothing and
+/// a harness9 home that cannot be written.
+pub fn startup_warnings(config: &Config) -> Vec<String> {
+    let mut warnings = config.warnings.clone();
+    warnings.extend(home_warning(&config.home));
+    warnings
+}
+
+/// Whether harness9 can keep files (history, logs, caches) in its home: creates it if
+/// missing and tries to create and remove one file in it.
+pub fn home_warning(home: &Path) -> Option<String> {
+    let probe = home.join(format!(".write-probe-{}", std::process::id()));
+    let result = std::fs::create_dir_all(home)
+        .and_then(|()| std::fs::File::create(&probe))
+        .map(drop);
+    let _ = std::fs::remove_file(&probe);
+    result.err().map(|e| {
+        format!(
+            "cannot write to {} ({e}): history, logs and caches are not saved this run; \
+             set HARNESS9_HOME to a writable directory",
+            home.display()
+        )
+    })
 }
 
 /// Discovers the skills the config points at.
@@ -86,7 +112,8 @@ pub fn prepare_with_remote(
     let catalog = Arc::new(Catalog::discover(&discovery_options_with_remote(
         config, &remote,
     )));
-    let mut warnings = remote.warnings;
+    let mut warnings = startup_warnings(config);
+    warnings.extend(remote.warnings);
     warnings.extend(catalog.warnings().iter().map(ToString::to_string));
     let index = catalog.index(index_budget(config));
     if let Some(warning) = index.warning() {
@@ -159,4 +186,30 @@ pub fn prepare_with_remote(
         loaded_skills: setup.loaded_skills.clone(),
     };
     Ok(Prepared { setup, info })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_writable_home_needs_no_warning_and_keeps_no_probe() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        assert_eq!(home_warning(&home), None);
+        assert!(home.is_dir(), "the home is created");
+        assert_eq!(std::fs::read_dir(&home).unwrap().count(), 0);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_unwritable_home_is_one_warning_saying_what_is_lost() {
+        // Nobody, not even root, can create a directory in /proc.
+        let warning = home_warning(Path::new("/proc/harness9-test-home")).unwrap();
+        assert!(warning.contains("/proc/harness9-test-home"), "{warning}");
+        assert!(
+            warning.contains("history, logs and caches are not saved"),
+            "{warning}"
+        );
+    }
 }

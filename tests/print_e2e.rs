@@ -247,7 +247,7 @@ fn json_and_stream_json_follow_the_documented_schema() {
     let lines: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
     assert_eq!(lines.len(), 1);
     let v: Value = serde_json::from_str(lines[0]).unwrap();
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     assert_eq!(v["result"], "ok");
     assert_eq!(v["turns"], 2);
     assert_eq!(v["error"], Value::Null);
@@ -259,7 +259,8 @@ fn json_and_stream_json_follow_the_documented_schema() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
         .collect();
-    assert_eq!(events[0]["schema_version"], 1);
+    assert_eq!(events[0]["type"], "start");
+    assert_eq!(events[0]["schema_version"], 2);
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     for t in [
         "session_configured",
@@ -273,6 +274,168 @@ fn json_and_stream_json_follow_the_documented_schema() {
     assert_eq!(
         events.iter().rev().find(|e| e["type"] == "result").unwrap()["result"],
         "ok"
+    );
+    // Consumers read the last line: it is the result, with the session's total.
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "result", "{types:?}");
+    assert!(last["session_usage"]["input_tokens"].is_u64(), "{last}");
+    assert!(!types.contains(&"shutdown_complete"), "{types:?}");
+}
+
+/// Parses stream-json stdout into its lines.
+fn json_lines(stdout: &[u8]) -> Vec<Value> {
+    text_of(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
+        .collect()
+}
+
+#[test]
+fn stream_json_starts_with_start_even_before_skill_warnings() {
+    let run = Run::new("");
+    // Two broken skills: their warnings are the first things harness9 has to say.
+    for name in ["broken-a", "broken-b"] {
+        let dir = run.path(&format!(".agents/skills/{name}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("SKILL.md"), "---\nname: [unclosed\n---\nbody\n").unwrap();
+    }
+    let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+    let out = run.run(&server, &["-p", "go", "--output-format", "stream-json"]);
+    let events = json_lines(&out.stdout);
+    assert_eq!(events[0]["type"], "start", "{events:?}");
+    assert!(
+        events.iter().filter(|e| e["type"] == "warning").count() >= 2,
+        "{events:?}"
+    );
+    assert_eq!(events.last().unwrap()["type"], "result");
+}
+
+#[test]
+fn an_unusable_prompt_still_gives_start_error_and_result() {
+    let run = Run::new("");
+    let server = MockServer::start(vec![]);
+    let out = run.run(&server, &["-p", "/nope", "--output-format", "stream-json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let events = json_lines(&out.stdout);
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["start", "error", "result"]);
+    assert_eq!(events[2]["is_error"], true);
+    assert_eq!(events[2]["error"]["kind"], "usage");
+    assert!(
+        events[2]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("/nope"),
+        "{events:?}"
+    );
+
+    let out = run.run(&server, &["-p", "/nope", "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let events = json_lines(&out.stdout);
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["error"]["kind"], "usage");
+    assert!(server.chat_requests().is_empty());
+}
+
+#[test]
+fn a_bad_config_is_a_result_in_the_json_formats() {
+    let run = Run::new("modle = \"typo\"\n");
+    let server = MockServer::start(vec![]);
+    let out = run.run(&server, &["-p", "hi", "--output-format", "stream-json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let events = json_lines(&out.stdout);
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["start", "error", "result"]);
+    assert_eq!(events[2]["error"]["kind"], "usage");
+    assert!(text_of(&out.stderr).contains("config.toml"));
+    // Text output keeps stdout empty.
+    let out = run.run(&server, &["-p", "hi"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn an_empty_p_or_a_dash_takes_the_prompt_from_stdin() {
+    let run = Run::new("");
+    let server = MockServer::start(vec![
+        sse(vec![text("one"), finish("stop")]),
+        sse(vec![text("two"), finish("stop")]),
+    ]);
+    for (arg, answer) in [("", "one\n"), ("-", "two\n")] {
+        let mut child = run
+            .command(&server, &["-p", arg])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"the prompt\n")
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text_of(&out.stderr));
+        assert_eq!(text_of(&out.stdout), answer);
+    }
+    for request in server.chat_requests() {
+        let messages = request.messages();
+        let user = messages.last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(user, "the prompt", "stdin is the whole prompt, not context");
+    }
+    // An empty -p with nothing piped is still an error.
+    let out = run.run(&server, &["-p", ""]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text_of(&out.stderr).contains("empty"));
+}
+
+#[test]
+fn retries_are_on_stderr_only_with_verbose() {
+    let run = Run::new("max_retries = 1\n");
+    for (flags, shown) in [(&["-p", "hi"][..], false), (&["-p", "hi", "-v"][..], true)] {
+        let server = MockServer::start(vec![
+            http_error(503).body(r#"{"error":{"message":"busy"}}"#),
+            sse(vec![text("ok"), finish("stop")]),
+        ]);
+        let out = run.run(&server, flags);
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(
+            text_of(&out.stderr).contains("retrying"),
+            shown,
+            "{flags:?}: {}",
+            text_of(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn a_reader_that_closes_stdout_ends_the_run_quietly() {
+    let run = Run::new("");
+    // Far more than a pipe holds, so the answer cannot be written before the reader
+    // has gone.
+    let long: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+    let server = MockServer::start(vec![sse(vec![text(&long), finish("stop")])]);
+    let mut child = run
+        .command(&server, &["-p", "go"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    assert_eq!(first, "line 0\n");
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text_of(&out.stderr));
+    assert_eq!(
+        text_of(&out.stderr),
+        "",
+        "nothing to say about a closed pipe"
     );
 }
 
@@ -324,4 +487,63 @@ fn no_endpoint_exits_2_and_says_what_to_set() {
         err.contains("OPENAI_API_KEY") && err.contains("--base-url"),
         "{err}"
     );
+}
+
+#[test]
+fn skills_list_takes_setting_flags_after_the_subcommand_and_stops_quietly_for_head() {
+    let run = Run::new("");
+    let root = run.path("many");
+    // Far more output than a pipe holds.
+    for i in 0..400 {
+        let dir = root.join(format!("skill-{i:03}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let description = format!("Use for task {i}: {}", "words ".repeat(40));
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: skill-{i:03}\ndescription: {description}\n---\nbody\n"),
+        )
+        .unwrap();
+    }
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
+    cmd.args(["skills", "list", "--json", "--skills-dir"])
+        .arg(&root)
+        .args(["--skills-dir", "/nonexistent/skills", "-C"])
+        .arg(run.workdir.path())
+        .env_clear()
+        .env("HOME", run.home.path())
+        .env("HARNESS9_HOME", run.home.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    assert!(!first.trim().is_empty(), "{first}");
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let stderr = text_of(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+    assert!(
+        stderr.contains("/nonexistent/skills (--skills-dir) does not exist"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_harness9_home_that_is_a_file_is_named() {
+    let run = Run::new("");
+    let file = run.path("home-file");
+    std::fs::write(&file, "").unwrap();
+    let server = MockServer::start(vec![]);
+    let out = run
+        .command(&server, &["-p", "hi"])
+        .env("HARNESS9_HOME", &file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text_of(&out.stderr);
+    assert!(stderr.contains("HARNESS9_HOME"), "{stderr}");
+    assert_eq!(stderr.matches("not a directory").count(), 1, "{stderr}");
 }

@@ -238,7 +238,7 @@ fn json_output_is_one_result_object_per_turn() {
     assert_eq!(values.len(), 2, "stdout: {}", out.stdout);
     for (v, expected) in values.iter().zip(["alpha", "beta"]) {
         assert_eq!(v["type"], "result");
-        assert_eq!(v["schema_version"], 1);
+        assert_eq!(v["schema_version"], 2);
         assert_eq!(v["result"], expected);
         assert_eq!(v["is_error"], false);
         assert_eq!(v["model"], "m");
@@ -275,7 +275,7 @@ fn stream_json_output_is_one_event_per_line_in_order() {
         .map(|v| v["type"].as_str().unwrap_or("?"))
         .collect();
     assert_eq!(types[0], "start", "{types:?}");
-    assert_eq!(values[0]["schema_version"], 1);
+    assert_eq!(values[0]["schema_version"], 2);
     let deltas: String = values
         .iter()
         .filter(|v| v["type"] == "text_delta")
@@ -300,7 +300,58 @@ fn stream_json_output_is_one_event_per_line_in_order() {
         .map(|(i, _)| i)
         .collect();
     assert!(results_at[0] < error && error < results_at[1], "{types:?}");
-    assert_eq!(types.last(), Some(&"shutdown_complete"));
+    // Consumers read the last line: the last result, carrying the session's total.
+    assert_eq!(types.last(), Some(&"result"), "{types:?}");
+    let session = &values.last().unwrap()["session_usage"];
+    assert!(session["input_tokens"].as_u64().unwrap() > 0, "{session}");
+}
+
+#[test]
+fn a_reader_that_closes_stdout_stops_the_session_quietly() {
+    // The first answer is far more than a pipe holds: it cannot all be written before
+    // the reader goes, and the second line must never be sent.
+    let long: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+    let server = MockServer::start(vec![answer(&long), answer("never")]);
+    let dirs = Dirs::new();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_harness9"))
+        .args(["--base-url", &server.url(), "--model", "m", "-C"])
+        .arg(dirs.work.path())
+        .env("OPENAI_API_KEY", "test")
+        .env("HARNESS9_HOME", dirs.home.path())
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("HARNESS9_MODEL")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"first\nsecond\n")
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    assert_eq!(first, "line 0\n");
+    drop(stdout);
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = rx
+        .recv_timeout(DEADLINE)
+        .expect("harness9 exits once nobody reads")
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(server.chat_requests().len(), 1, "no turn for nobody");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -277,7 +277,7 @@ pub async fn run_skill(
     ctx.events.emit(Event::Usage {
         turn: usage,
         session: state.usage,
-        context_tokens: 0,
+        context_tokens: None,
     });
     let (outcome, final_text, requests) = match result {
         Ok(r) => {

@@ -215,7 +215,7 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
         ctx.emit(Event::Usage {
             turn: turn_usage,
             session: state.usage,
-            context_tokens: usage.input_tokens,
+            context_tokens: Some(usage.input_tokens),
         });
 
         final_text = completion.text.clone();
@@ -423,7 +423,7 @@ async fn run_call(
             ctx.emit(Event::Usage {
                 turn: sub,
                 session: state.usage,
-                context_tokens: 0,
+                context_tokens: None,
             });
         }
     }

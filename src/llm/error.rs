@@ -215,7 +215,7 @@ impl Details {
             ErrorKind::Timeout => "the endpoint stopped sending (idle timeout)".into(),
             ErrorKind::Protocol => "the answer is not a chat completion".into(),
             ErrorKind::Interrupted => "the request was interrupted".into(),
-            ErrorKind::MaxTurns | ErrorKind::Skill | ErrorKind::Internal => {
+            ErrorKind::MaxTurns | ErrorKind::Skill | ErrorKind::Usage | ErrorKind::Internal => {
                 "the request failed".into()
             }
         }
@@ -259,6 +259,7 @@ impl Details {
             ErrorKind::Interrupted
             | ErrorKind::MaxTurns
             | ErrorKind::Skill
+            | ErrorKind::Usage
             | ErrorKind::Internal => String::new(),
         }
     }

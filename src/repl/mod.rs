@@ -22,6 +22,7 @@ use crate::agent::{AgentHandle, SessionInfo};
 use crate::input::{self, Builtin, Routed};
 use crate::print::{Activity, OutputFormat};
 use crate::protocol::{ApprovalDecision, ErrorKind, Event, Op, Usage};
+use crate::sink::{ReaderState, ReaderWatch, Sink};
 
 pub use markdown::{MarkdownStream, MarkdownStyle};
 use render::ReplRenderer;
@@ -48,12 +49,15 @@ pub struct ReplOptions {
 }
 
 /// How a REPL session ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReplSummary {
     /// The kind of the first failed turn, if any turn failed.
     pub failure: Option<ErrorKind>,
     /// Usage of the whole session.
     pub usage: Usage,
+    /// Whether stdout still had a reader at the end; a reader that went away
+    /// (`| head`) ended the session early.
+    pub reader: ReaderState,
 }
 
 /// Runs the REPL until the input ends (or `/exit`), the last turn has completed and
@@ -64,12 +68,14 @@ pub async fn run(
     options: ReplOptions,
 ) -> anyhow::Result<ReplSummary> {
     let style = markdown_style(io::stdout().is_terminal(), &|name| std::env::var_os(name));
+    let stdout = Sink::new(io::stdout());
+    let reader = stdout.watch();
     let renderer = ReplRenderer::new(
         options.format,
         options.activity,
         style,
-        io::stdout(),
-        io::stderr(),
+        stdout,
+        Sink::new(io::stderr()),
     );
     // Listen for SIGINT before the line editor starts: it restores the handler it
     // finds after each read.
@@ -92,6 +98,7 @@ pub async fn run(
         terminal,
         replies,
         interrupts,
+        reader,
     );
     Ok(repl.run().await?)
 }
@@ -164,6 +171,10 @@ struct Repl<O: Write, E: Write> {
     terminal: Option<TerminalInput>,
     replies: mpsc::UnboundedReceiver<Reply>,
     interrupts: mpsc::UnboundedReceiver<()>,
+    /// Whether stdout's reader is still there.
+    reader: ReaderWatch,
+    /// The session is already winding down because stdout's reader went away.
+    stopped_for_reader: bool,
     state: State,
     /// The terminal thread is reading (a line or an answer): print nothing meanwhile.
     reading: bool,
@@ -181,6 +192,9 @@ struct Repl<O: Write, E: Write> {
 }
 
 impl<O: Write, E: Write> Repl<O, E> {
+    // Each argument is a separate wire of the loop (agent, input, output, signals);
+    // bundling them would only move the list into a struct built in one place.
+    #[allow(clippy::too_many_arguments)]
     fn new(
         handle: AgentHandle,
         info: SessionInfo,
@@ -189,6 +203,7 @@ impl<O: Write, E: Write> Repl<O, E> {
         terminal: Option<TerminalInput>,
         replies: mpsc::UnboundedReceiver<Reply>,
         interrupts: mpsc::UnboundedReceiver<()>,
+        reader: ReaderWatch,
     ) -> Self {
         Repl {
             ops: handle.ops,
@@ -200,6 +215,8 @@ impl<O: Write, E: Write> Repl<O, E> {
             terminal,
             replies,
             interrupts,
+            reader,
+            stopped_for_reader: false,
             state: State::Idle,
             reading: false,
             input_closed: false,
@@ -233,6 +250,7 @@ impl<O: Write, E: Write> Repl<O, E> {
             if self.state == State::Done {
                 break;
             }
+            self.stop_if_nobody_reads();
             if self.state == State::Idle && !self.reading {
                 if self.input_closed {
                     self.send(Op::Shutdown);
@@ -268,7 +286,21 @@ impl<O: Write, E: Write> Repl<O, E> {
         Ok(ReplSummary {
             failure: self.failure,
             usage: self.usage,
+            reader: self.reader.state(),
         })
+    }
+
+    /// stdout's reader went away (`| head`): nobody will see more, so read no more
+    /// input and stop the running turn; the session then shuts down as at EOF.
+    fn stop_if_nobody_reads(&mut self) {
+        if self.reader.state() == ReaderState::Reading || self.stopped_for_reader {
+            return;
+        }
+        self.stopped_for_reader = true;
+        self.input_closed = true;
+        if self.state == State::Turn {
+            self.send(Op::Interrupt);
+        }
     }
 
     fn send(&self, op: Op) {
@@ -441,7 +473,10 @@ impl<O: Write, E: Write> Repl<O, E> {
                 ..
             } => {
                 self.usage = *session;
-                self.context_tokens = *context_tokens;
+                // A forked skill's usage has no context measure: keep the last one.
+                if let Some(tokens) = context_tokens {
+                    self.context_tokens = *tokens;
+                }
             }
             Event::ConversationCleared => {
                 if self.state == State::Clearing {

@@ -64,6 +64,9 @@ fn fake_agent_notifying(
                             TurnOutcome::Completed
                         }
                         "slow" => {
+                            send(Event::TextDelta {
+                                text: "working\n".into(),
+                            });
                             slow_started.notify_one();
                             let Some(next) = ops_rx.recv().await else {
                                 break;
@@ -82,7 +85,7 @@ fn fake_agent_notifying(
                     send(Event::Usage {
                         turn: usage,
                         session,
-                        context_tokens: 10,
+                        context_tokens: Some(10),
                     });
                     send(Event::TurnComplete {
                         outcome,
@@ -152,6 +155,7 @@ async fn run_piped(input: &'static [u8], format: OutputFormat) -> Run {
         None,
         replies,
         interrupts,
+        crate::sink::ReaderWatch::default(),
     );
     let summary = tokio::time::timeout(std::time::Duration::from_secs(10), repl.run())
         .await
@@ -278,6 +282,7 @@ async fn ctrl_c_in_a_pipe_stops_the_turn_and_the_input() {
         None,
         replies,
         interrupts,
+        crate::sink::ReaderWatch::default(),
     );
     let running = tokio::spawn(repl.run());
     // Interrupt once the turn has started: the fake agent waits for the next op.
@@ -291,6 +296,46 @@ async fn ctrl_c_in_a_pipe_stops_the_turn_and_the_input() {
     let ops = agent.await.unwrap();
     assert_eq!(summary.failure, Some(ErrorKind::Interrupted));
     assert_eq!(user_inputs(&ops), ["slow"]);
+    assert_eq!(ops[1], Op::Interrupt);
+    assert_eq!(ops.last(), Some(&Op::Shutdown));
+}
+
+#[tokio::test]
+async fn a_reader_that_goes_away_stops_the_turn_and_the_input() {
+    use crate::sink::tests::ClosingPipe;
+    let (handle, agent) = fake_agent();
+    // `| head -c 0`: the first byte of the answer finds the pipe closed.
+    let stdout = Sink::new(ClosingPipe {
+        written: Vec::new(),
+        limit: 0,
+    });
+    let reader = stdout.watch();
+    let renderer = ReplRenderer::new(
+        OutputFormat::Text,
+        Activity::Shown,
+        MarkdownStyle::Plain,
+        stdout,
+        Vec::new(),
+    );
+    let replies = source::spawn_line_reader(io::BufReader::new(&b"slow\nnever\n"[..]));
+    let (_keep, interrupts) = mpsc::unbounded_channel();
+    let repl = Repl::new(
+        handle,
+        info(),
+        ReplInput::Piped,
+        renderer,
+        None,
+        replies,
+        interrupts,
+        reader,
+    );
+    let summary = tokio::time::timeout(std::time::Duration::from_secs(10), repl.run())
+        .await
+        .unwrap()
+        .unwrap();
+    let ops = agent.await.unwrap();
+    assert_eq!(summary.reader, ReaderState::Gone);
+    assert_eq!(user_inputs(&ops), ["slow"], "no input is read for nobody");
     assert_eq!(ops[1], Op::Interrupt);
     assert_eq!(ops.last(), Some(&Op::Shutdown));
 }

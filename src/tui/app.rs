@@ -139,6 +139,12 @@ impl App {
         std::mem::take(&mut self.out.lines)
     }
 
+    /// What the status line shows (tests).
+    #[cfg(test)]
+    pub(super) fn status(&self) -> &SessionStatus {
+        &self.status
+    }
+
     /// Where the session is.
     pub fn lifecycle(&self) -> Lifecycle {
         self.lifecycle
@@ -376,7 +382,10 @@ impl App {
                 ..
             } => {
                 self.status.usage = session;
-                self.status.context_tokens = context_tokens;
+                // A forked skill's usage has no context measure: keep the last one.
+                if let Some(tokens) = context_tokens {
+                    self.status.context_tokens = tokens;
+                }
             }
             Event::Warning { message } => self.commit_notice(NoticeKind::Warning, &message),
             Event::TurnComplete { outcome, .. } => self.turn_complete(outcome),

@@ -114,7 +114,7 @@ fn prompt_streams_and_commits_whole_lines() {
             output_tokens: 80,
             ..Usage::default()
         },
-        context_tokens: 1200,
+        context_tokens: Some(1200),
     });
     h.now += Duration::from_secs(3);
     assert_snapshot!("streaming", h.screen(70, 16));
@@ -428,4 +428,27 @@ fn frame_cost_does_not_depend_on_session_length() {
         short.desired_height(80, 40, now),
         long.desired_height(80, 40, now)
     );
+}
+
+#[test]
+fn a_forked_skills_usage_keeps_the_context_meter() {
+    let mut h = Harness::new();
+    let usage = |input_tokens| Usage {
+        input_tokens,
+        ..Usage::default()
+    };
+    h.event(Event::Usage {
+        turn: usage(1200),
+        session: usage(1200),
+        context_tokens: Some(1200),
+    });
+    // A sub-agent's usage counts towards the session but says nothing about how full
+    // the main conversation's context is.
+    h.event(Event::Usage {
+        turn: usage(5000),
+        session: usage(6200),
+        context_tokens: None,
+    });
+    assert_eq!(h.app.status().context_tokens, 1200);
+    assert_eq!(h.app.status().usage.input_tokens, 6200);
 }
