@@ -302,7 +302,13 @@ fn stream_json_starts_with_start_even_before_skill_warnings() {
     let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
     let out = run.run(&server, &["-p", "go", "--output-format", "stream-json"]);
     let events = json_lines(&out.stdout);
-    assert_eq!(events[0]["type"], "start", "{events:?}");
+    // Byte for byte, so that `head -1 | grep '"type":"start"'` works too: every
+    // line names its type first.
+    assert_eq!(
+        text_of(&out.stdout).lines().next(),
+        Some(r#"{"type":"start","schema_version":2}"#)
+    );
+    assert!(text_of(&out.stdout).lines().all(|l| l.starts_with(r#"{"type":""#)));
     assert!(
         events.iter().filter(|e| e["type"] == "warning").count() >= 2,
         "{events:?}"
