@@ -282,7 +282,7 @@ mod tests {
         );
         write(
             &s.join("fix-issue/SKILL.md"),
-            "---\nname: fix-issue\ndescription: Fix an issue\n---\nFix issue $0 in ${SKILL_DIR}, cost $5.00\n",
+            "---\nname: fix-issue\ndescription: Fix an issue\n---\nFix issue $ARGUMENTS[0] in ${SKILL_DIR}, cost $5.00\n",
         );
         write(
             &s.join("help/SKILL.md"),

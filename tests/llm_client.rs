@@ -307,8 +307,76 @@ async fn retry_after_beyond_the_cap_is_not_waited_for() {
     let server = MockServer::start(vec![http_error(429).header("Retry-After", "600")]);
     let run = run(provider(&server)).await;
     assert_eq!(run.err().kind(), ErrorKind::RateLimit);
+    assert_eq!(run.err().retry_after(), Some(Duration::from_secs(600)));
     assert!(run.retries().is_empty());
     assert_eq!(server.requests().len(), 1);
+    let shown = run.err().to_string();
+    assert!(shown.contains("asks to wait 10 min"), "{shown}");
+    assert!(
+        shown.contains("longer than the 5 s harness9 waits"),
+        "{shown}"
+    );
+}
+
+#[tokio::test]
+async fn a_day_long_retry_after_is_named_in_the_error_not_a_minute() {
+    let server =
+        MockServer::start(vec![http_error(429).header("Retry-After", "86400").body(
+            r#"{"error":{"message":"Rate limit reached for requests per day"}}"#,
+        )]);
+    let mut config = provider(&server);
+    config.retry = RetryPolicy::default();
+    let start = Instant::now();
+    let run = run(config).await;
+    assert!(start.elapsed() < Duration::from_secs(30), "not waited for");
+    let e = run.err();
+    assert_eq!(e.kind(), ErrorKind::RateLimit);
+    assert_eq!(e.attempts(), 1);
+    assert!(run.retries().is_empty());
+    let shown = e.to_string();
+    assert!(
+        shown.contains("The provider asks to wait 24 h before the next request"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("longer than the 60 s harness9 waits by itself"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("Rate limit reached for requests per day"),
+        "{shown}"
+    );
+    assert!(!shown.contains("Wait a minute"), "{shown}");
+}
+
+#[tokio::test]
+async fn a_retry_after_date_in_the_past_backs_off_like_no_header() {
+    let past = "Sun, 06 Nov 1994 08:49:37 GMT";
+    let server = MockServer::start(vec![
+        http_error(429).header("Retry-After", past),
+        http_error(503).header("Retry-After", past),
+        http_error(429).header("Retry-After", "0"),
+        sse(vec![text("ok"), finish("stop")]),
+    ]);
+    let run = run(provider(&server)).await;
+    assert_eq!(run.ok().text, "ok");
+    let retries = run.retries();
+    assert_eq!(
+        retries.iter().map(|r| r.0).collect::<Vec<_>>(),
+        [2, 3, 4],
+        "{retries:?}"
+    );
+    // The policy's backoff: 5 ms doubled each time, jittered into its upper half, so
+    // never 0 ms.
+    for (i, (_, delay)) in retries.iter().enumerate() {
+        let floor = Duration::from_micros(2500) * 2u32.pow(i as u32);
+        assert!(
+            *delay >= floor.min(Duration::from_millis(10)),
+            "{retries:?}"
+        );
+        assert!(*delay <= Duration::from_millis(20), "{retries:?}");
+    }
+    assert_eq!(server.requests().len(), 4);
 }
 
 #[tokio::test]

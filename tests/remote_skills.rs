@@ -1,7 +1,8 @@
 //! Remote skill roots end to end: archives served from 127.0.0.1 are downloaded, cached,
 //! revalidated with ETag / Last-Modified, refreshed when they change, used from the cache
-//! when the server is down, and refused when malicious (path traversal, links, oversize)
-//! or not archives at all.
+//! when the server is down or stalls (start-up waits ~2 s for it, not the download
+//! timeout), and refused when malicious (path traversal, links, oversize) or not archives
+//! at all.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -12,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use harness9::skills::remote::{
     RemoteError, RemoteLimits, SyncOutcome, sync_for_session, sync_remote_root,
@@ -31,6 +33,8 @@ struct Route {
     status: Option<u16>,
     /// Send no Content-Length: the body ends when the connection closes.
     no_length: bool,
+    /// Read the request, then never answer (until the client hangs up).
+    hang: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -135,6 +139,17 @@ fn serve(conn: TcpStream, state: &Mutex<State>) {
     let if_none_match = headers.get("if-none-match").cloned();
     let if_modified_since = headers.get("if-modified-since").cloned();
     let route = state.lock().unwrap().routes.get(&path).cloned();
+    if route.as_ref().is_some_and(|r| r.hang) {
+        state.lock().unwrap().seen.push(Seen {
+            path,
+            if_none_match,
+            if_modified_since,
+            status: 0,
+        });
+        // Blocks until the client gives up or its runtime goes away.
+        let _ = reader.read_to_end(&mut Vec::new());
+        return;
+    }
     let (status, route) = match route {
         None => (404, Route::default()),
         Some(r) => {
@@ -273,6 +288,15 @@ impl Dirs {
             remote_dirs: vec![remote.to_path_buf()],
             ..DiscoveryOptions::default()
         })
+    }
+}
+
+/// Waits until `done` holds, failing the test after `limit`.
+fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -487,6 +511,112 @@ async fn with_the_server_down_the_cache_is_used_with_a_warning() {
     let roots = sync_for_session(Some(&url), &dirs.cache(), &limits).await;
     assert_eq!(roots.dirs, [first.dir]);
     assert_eq!(roots.warnings.len(), 1);
+}
+
+#[tokio::test]
+async fn a_stalled_server_holds_start_up_about_two_seconds_when_a_copy_is_cached() {
+    let server = FileServer::start();
+    let archive = zip_of(&skills(&["alpha"]));
+    server.put("/skills.zip", served(archive.clone(), "\"v1\""));
+    let dirs = Dirs::new();
+    let url = server.url("/skills.zip");
+    let limits = RemoteLimits::default();
+    assert!(limits.timeout >= Duration::from_secs(60), "{limits:?}");
+    let first = sync_remote_root(&url, &dirs.cache(), &limits)
+        .await
+        .unwrap();
+
+    // The server now accepts the request and never answers.
+    server.put(
+        "/skills.zip",
+        Route {
+            hang: true,
+            ..served(archive, "\"v2\"")
+        },
+    );
+    let start = Instant::now();
+    let synced = sync_remote_root(&url, &dirs.cache(), &limits)
+        .await
+        .unwrap();
+    let waited = start.elapsed();
+    assert!(waited < Duration::from_secs(10), "start-up held {waited:?}");
+    assert!(waited >= limits.cached_wait, "it did wait {waited:?}");
+    assert_eq!(synced.outcome, SyncOutcome::SlowServer);
+    assert_eq!(synced.dir, first.dir, "the cached copy");
+    assert_eq!(names(&dirs.discover(&synced.dir)), ["alpha"]);
+    assert_eq!(synced.warnings.len(), 1, "{:?}", synced.warnings);
+    let w = &synced.warnings[0];
+    for part in [
+        url.as_str(),
+        "no answer within 2 s",
+        "using the copy cached ",
+        " UTC (just now)",
+        "in the background",
+    ] {
+        assert!(w.contains(part), "{w:?} should say {part:?}");
+    }
+    // The conditional request was sent and is the one left hanging.
+    wait_for("the stalled request", Duration::from_secs(10), || {
+        server.seen().len() == 2
+    });
+    let seen = server.seen();
+    assert_eq!(seen[1].if_none_match.as_deref(), Some("\"v1\""));
+    assert_eq!(seen[1].status, 0, "never answered");
+
+    // A session start behaves the same.
+    let start = Instant::now();
+    let roots = sync_for_session(Some(&url), &dirs.cache(), &limits).await;
+    assert!(start.elapsed() < Duration::from_secs(10));
+    assert_eq!(roots.dirs, [first.dir]);
+    assert!(
+        roots.warnings[0].contains("no answer within 2 s"),
+        "{roots:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_stalled_server_without_a_cache_is_given_up_after_the_answer_timeout() {
+    let server = FileServer::start();
+    server.put(
+        "/skills.zip",
+        Route {
+            hang: true,
+            ..Route::default()
+        },
+    );
+    let dirs = Dirs::new();
+    let url = server.url("/skills.zip");
+    let defaults = RemoteLimits::default();
+    assert!(
+        defaults.cached_wait < defaults.answer_timeout
+            && defaults.answer_timeout < defaults.timeout,
+        "without a cache the wait is longer, and bounded: {defaults:?}"
+    );
+    let limits = RemoteLimits {
+        answer_timeout: Duration::from_secs(3),
+        ..defaults
+    };
+    let start = Instant::now();
+    let err = sync_remote_root(&url, &dirs.cache(), &limits)
+        .await
+        .unwrap_err();
+    let waited = start.elapsed();
+    assert!(waited >= Duration::from_secs(3), "{waited:?}");
+    assert!(waited < Duration::from_secs(20), "{waited:?}");
+    assert!(matches!(err, RemoteError::NoAnswer { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!("remote skills root {url}: the server sent no answer within 3 s")
+    );
+    let roots = sync_for_session(Some(&url), &dirs.cache(), &limits).await;
+    assert!(roots.dirs.is_empty());
+    assert_eq!(
+        roots.warnings,
+        [format!(
+            "remote skills root {url}: the server sent no answer within 3 s; its skills are \
+             not loaded"
+        )]
+    );
 }
 
 #[tokio::test]

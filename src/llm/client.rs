@@ -12,7 +12,7 @@ use tokio::time::timeout;
 use tokio_util::sync::CancellationToken;
 
 use super::error::Site;
-use super::retry::{Jitter, delay_before_retry, parse_retry_after};
+use super::retry::{Jitter, StopReason, Verdict, parse_retry_after, verdict};
 use super::sse::{SseEvent, SseParser};
 use super::wire::{ChatChunk, RequestBody, ToolCallAccumulator, finish_reason};
 use super::{ChatRequest, Completion, FinishReason, LlmError, ProviderConfig, StreamEvent};
@@ -169,9 +169,12 @@ impl Client {
             if error.kind() == crate::protocol::ErrorKind::Interrupted {
                 return Err(error.with_attempts(attempt));
             }
-            let Some(delay) = delay_before_retry(&self.config.retry, &error, attempt, &mut jitter)
-            else {
-                return Err(error.with_attempts(attempt));
+            let delay = match verdict(&self.config.retry, &error, attempt, &mut jitter) {
+                Verdict::Retry { delay } => delay,
+                Verdict::Stop {
+                    reason: StopReason::WaitTooLong { cap, .. },
+                } => return Err(error.with_attempts(attempt).with_wait_refused(cap)),
+                Verdict::Stop { .. } => return Err(error.with_attempts(attempt)),
             };
             tracing::debug!(attempt, ?delay, error = %error, "retrying model request");
             on_event(StreamEvent::Retrying {

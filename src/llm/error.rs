@@ -42,6 +42,8 @@ struct Details {
     message: String,
     attempts: u32,
     retry_after: Option<Duration>,
+    /// Set when the client did not wait for `retry_after` because it is over this cap.
+    wait_cap: Option<Duration>,
     cut: bool,
 }
 
@@ -59,6 +61,7 @@ impl LlmError {
             message: clean_message(message, site.api_key.as_deref()),
             attempts: 1,
             retry_after: None,
+            wait_cap: None,
             cut: false,
         }))
     }
@@ -146,6 +149,13 @@ impl LlmError {
         self
     }
 
+    /// Records that the server's Retry-After was not waited for because it is longer
+    /// than `cap` (the message then says both).
+    pub(crate) fn with_wait_refused(mut self, cap: Duration) -> LlmError {
+        self.0.wait_cap = Some(cap);
+        self
+    }
+
     /// What kind of failure this is.
     pub fn kind(&self) -> ErrorKind {
         self.0.kind
@@ -222,6 +232,23 @@ impl Details {
     }
 
     fn todo(&self) -> String {
+        let waits = matches!(
+            self.kind,
+            ErrorKind::RateLimit | ErrorKind::Server | ErrorKind::Timeout
+        );
+        if let Some(wait) = self.retry_after.filter(|_| waits) {
+            let asked = format!(
+                "The provider asks to wait {} before the next request",
+                human_wait(wait)
+            );
+            return match self.wait_cap {
+                Some(cap) => format!(
+                    "{asked} (longer than the {} harness9 waits by itself, so it did not retry)",
+                    human_wait(cap)
+                ),
+                None => asked,
+            };
+        }
         match self.kind {
             ErrorKind::Auth if self.key_sent => format!(
                 "Check {} (the API key harness9 sends to this endpoint)",
@@ -294,6 +321,26 @@ fn human_duration(d: Duration) -> String {
         format!("{} ms", d.as_millis())
     } else {
         format!("{} s", d.as_secs())
+    }
+}
+
+/// A wait in the units a person would use: `800 ms`, `45 s`, `2 min 30 s`, `24 h`,
+/// `3 days 4 h` (the two largest units, a partial second rounded up).
+pub(crate) fn human_wait(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        return format!("{} ms", d.as_millis());
+    }
+    let secs = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+    let (big, big_unit, small, small_unit) = match secs {
+        0..120 => return format!("{secs} s"),
+        120..3600 => (secs / 60, "min", secs % 60, "s"),
+        3600..172_800 => (secs / 3600, "h", secs % 3600 / 60, "min"),
+        _ => (secs / 86_400, "days", secs % 86_400 / 3600, "h"),
+    };
+    if small == 0 {
+        format!("{big} {big_unit}")
+    } else {
+        format!("{big} {big_unit} {small} {small_unit}")
     }
 }
 
@@ -478,6 +525,64 @@ mod tests {
             s.contains("Is the server running at https://api.example.com/v1?"),
             "{s}"
         );
+    }
+
+    #[test]
+    fn waits_read_like_a_person_would_say_them() {
+        let w = |secs| human_wait(Duration::from_secs(secs));
+        assert_eq!(human_wait(Duration::from_millis(800)), "800 ms");
+        assert_eq!(human_wait(Duration::from_millis(1500)), "2 s");
+        assert_eq!(w(60), "60 s");
+        assert_eq!(w(150), "2 min 30 s");
+        assert_eq!(w(600), "10 min");
+        assert_eq!(w(5400), "1 h 30 min");
+        assert_eq!(w(86_400), "24 h");
+        assert_eq!(w(3 * 86_400 + 4 * 3600 + 59), "3 days 4 h");
+    }
+
+    #[test]
+    fn a_retry_after_is_said_in_the_error_instead_of_a_guess() {
+        let ra = |status, secs| {
+            LlmError::http(
+                &site(),
+                "m",
+                status,
+                "slow down",
+                Some(Duration::from_secs(secs)),
+            )
+        };
+        let s = ra(429, 86_400)
+            .with_wait_refused(Duration::from_secs(60))
+            .to_string();
+        assert!(
+            s.contains("The provider asks to wait 24 h before the next request"),
+            "{s}"
+        );
+        assert!(
+            s.contains("longer than the 60 s harness9 waits by itself"),
+            "{s}"
+        );
+        assert!(!s.contains("Wait a minute"), "{s}");
+
+        let s = ra(503, 30).with_attempts(5).to_string();
+        assert!(
+            s.contains("asks to wait 30 s before the next request."),
+            "{s}"
+        );
+        assert!(!s.contains("harness9 waits"), "{s}");
+
+        // Without a Retry-After, the usual advice.
+        assert!(http(429, "slow down").to_string().contains("Wait a minute"));
+        // A quota error is not helped by waiting, whatever the header says.
+        let s = LlmError::http(
+            &site(),
+            "m",
+            429,
+            r#"{"error":{"message":"quota","type":"insufficient_quota"}}"#,
+            Some(Duration::from_secs(10)),
+        )
+        .to_string();
+        assert!(s.contains("Add credit"), "{s}");
     }
 
     #[test]

@@ -173,7 +173,7 @@ pub struct RetryPolicy {
     /// Upper bound for one computed delay.
     pub max_delay: Duration,
     /// Upper bound for a server's Retry-After; longer waits are not honoured and the
-    /// error is returned instead.
+    /// error is returned instead, saying how long the server asked for.
     pub max_retry_after: Duration,
 }
 

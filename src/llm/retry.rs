@@ -1,7 +1,10 @@
 //! When and how long to wait before trying a failed request again: exponential backoff
 //! with jitter, the server's `Retry-After` (seconds or an HTTP date) within a cap, and no
-//! retry for failures another attempt cannot fix (auth, quota, bad request...). It must
-//! not know how requests are sent; the client asks it for a delay or a verdict to stop.
+//! retry for failures another attempt cannot fix (auth, quota, bad request...). A
+//! `Retry-After` of zero or a date already past asks for nothing in particular and gets
+//! the normal backoff; one longer than the cap is not waited for, and the verdict says
+//! how long the server asked. It must not know how requests are sent; the client asks it
+//! for a [`Verdict`].
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -54,37 +57,75 @@ pub fn backoff_delay(policy: &RetryPolicy, retry: u32, jitter: &mut Jitter) -> D
     full.mul_f64(0.5 + 0.5 * jitter.unit())
 }
 
-/// How long to wait before retry number `retry` after `error`, or `None` to give up:
-/// the error cannot be fixed by trying again, the retries are used up, or the server
-/// asked for a longer wait than the policy accepts.
-pub fn delay_before_retry(
-    policy: &RetryPolicy,
-    error: &LlmError,
-    retry: u32,
-    jitter: &mut Jitter,
-) -> Option<Duration> {
-    if retry > policy.max_retries || !error.is_retryable() {
-        return None;
+/// What to do after a failed attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Wait this long, then try again.
+    Retry {
+        /// The wait: the server's `Retry-After`, or the backoff.
+        delay: Duration,
+    },
+    /// Give up and report the error.
+    Stop {
+        /// Why.
+        reason: StopReason,
+    },
+}
+
+/// Why no further attempt is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// Another attempt cannot fix this failure (auth, quota, bad request...).
+    NotRetryable,
+    /// The retries of the policy are used up.
+    OutOfRetries,
+    /// The server asked for a longer wait than the policy accepts.
+    WaitTooLong {
+        /// The server's `Retry-After`.
+        asked: Duration,
+        /// [`RetryPolicy::max_retry_after`].
+        cap: Duration,
+    },
+}
+
+/// What to do before retry number `retry` (1 for the first retry) after `error`.
+pub fn verdict(policy: &RetryPolicy, error: &LlmError, retry: u32, jitter: &mut Jitter) -> Verdict {
+    if !error.is_retryable() {
+        return Verdict::Stop {
+            reason: StopReason::NotRetryable,
+        };
     }
     match error.retry_after() {
-        Some(wait) if wait > policy.max_retry_after => None,
-        Some(wait) => Some(wait),
-        None => Some(backoff_delay(policy, retry, jitter)),
+        Some(asked) if asked > policy.max_retry_after => Verdict::Stop {
+            reason: StopReason::WaitTooLong {
+                asked,
+                cap: policy.max_retry_after,
+            },
+        },
+        _ if retry > policy.max_retries => Verdict::Stop {
+            reason: StopReason::OutOfRetries,
+        },
+        Some(delay) => Verdict::Retry { delay },
+        None => Verdict::Retry {
+            delay: backoff_delay(policy, retry, jitter),
+        },
     }
 }
 
 /// Reads a `Retry-After` value: whole (or fractional) seconds, or an HTTP date
-/// (`Sun, 06 Nov 1994 08:49:37 GMT`) measured from `now`. A date in the past means 0.
+/// (`Sun, 06 Nov 1994 08:49:37 GMT`) measured from `now`. `None` when it cannot be read,
+/// and when it asks for no wait at all (`0`, or a date now or in the past): the caller
+/// then backs off as if there were no `Retry-After`, instead of hammering the server.
 pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
-    if let Ok(secs) = value.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    if let Ok(secs) = value.parse::<f64>() {
-        return Duration::try_from_secs_f64(secs).ok();
-    }
-    let at = parse_http_date(value)?;
-    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+    let wait = if let Ok(secs) = value.parse::<u64>() {
+        Duration::from_secs(secs)
+    } else if let Ok(secs) = value.parse::<f64>() {
+        Duration::try_from_secs_f64(secs).ok()?
+    } else {
+        parse_http_date(value)?.duration_since(now).ok()?
+    };
+    (!wait.is_zero()).then_some(wait)
 }
 
 /// IMF-fixdate, the only HTTP-date form servers still send.
@@ -169,20 +210,47 @@ mod tests {
         let http = |status, ra: Option<u64>| {
             LlmError::http(&site(), "m", status, "", ra.map(Duration::from_secs))
         };
-        assert!(delay_before_retry(&p, &http(500, None), 1, &mut j).is_some());
-        assert!(delay_before_retry(&p, &http(500, None), 4, &mut j).is_none());
-        assert!(delay_before_retry(&p, &http(401, None), 1, &mut j).is_none());
+        assert!(matches!(
+            verdict(&p, &http(500, None), 1, &mut j),
+            Verdict::Retry { .. }
+        ));
         assert_eq!(
-            delay_before_retry(&p, &http(429, Some(2)), 1, &mut j),
-            Some(Duration::from_secs(2))
+            verdict(&p, &http(500, None), 4, &mut j),
+            Verdict::Stop {
+                reason: StopReason::OutOfRetries
+            }
         );
-        assert!(delay_before_retry(&p, &http(429, Some(6)), 1, &mut j).is_none());
+        assert_eq!(
+            verdict(&p, &http(401, None), 1, &mut j),
+            Verdict::Stop {
+                reason: StopReason::NotRetryable
+            }
+        );
+        assert_eq!(
+            verdict(&p, &http(429, Some(2)), 1, &mut j),
+            Verdict::Retry {
+                delay: Duration::from_secs(2)
+            }
+        );
+        let too_long = Verdict::Stop {
+            reason: StopReason::WaitTooLong {
+                asked: Duration::from_secs(86_400),
+                cap: Duration::from_secs(5),
+            },
+        };
+        assert_eq!(verdict(&p, &http(429, Some(86_400)), 1, &mut j), too_long);
+        // The longer wait is the news, even when the retries are used up too.
+        assert_eq!(verdict(&p, &http(429, Some(86_400)), 4, &mut j), too_long);
     }
 
     #[test]
     fn retry_after_seconds_and_dates() {
         let now = UNIX_EPOCH + Duration::from_secs(784_111_770); // 1994-11-06 08:49:30
         assert_eq!(parse_retry_after("7", now), Some(Duration::from_secs(7)));
+        assert_eq!(
+            parse_retry_after("86400", now),
+            Some(Duration::from_secs(86_400))
+        );
         assert_eq!(
             parse_retry_after(" 1.5 ", now),
             Some(Duration::from_millis(1500))
@@ -191,12 +259,37 @@ mod tests {
             parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now),
             Some(Duration::from_secs(7))
         );
-        assert_eq!(
-            parse_retry_after("Sun, 06 Nov 1994 08:00:00 GMT", now),
-            Some(Duration::ZERO)
-        );
         assert_eq!(parse_retry_after("soon", now), None);
         assert_eq!(parse_retry_after("-3", now), None);
+    }
+
+    #[test]
+    fn a_past_date_or_zero_asks_for_no_particular_wait() {
+        let now = UNIX_EPOCH + Duration::from_secs(784_111_770); // 1994-11-06 08:49:30
+        for value in [
+            "Sun, 06 Nov 1994 08:00:00 GMT",
+            "Sun, 06 Nov 1994 08:49:30 GMT",
+            "0",
+            "0.0",
+        ] {
+            assert_eq!(parse_retry_after(value, now), None, "{value}");
+        }
+    }
+
+    #[test]
+    fn without_a_wait_the_backoff_grows_with_jitter() {
+        let mut j = Jitter::seeded(7);
+        let p = policy();
+        let error = LlmError::http(&site(), "m", 429, "", None);
+        let delays: Vec<Duration> = (1..=3)
+            .map(|retry| match verdict(&p, &error, retry, &mut j) {
+                Verdict::Retry { delay } => delay,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert!(delays[0] >= Duration::from_millis(50), "{delays:?}");
+        assert!(delays[1] >= Duration::from_millis(100), "{delays:?}");
+        assert!(delays[2] >= Duration::from_millis(125), "{delays:?}");
     }
 
     #[test]

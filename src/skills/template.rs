@@ -1,11 +1,12 @@
 //! Template expansion in skill bodies, and the prompt a slash invocation sends.
 //!
 //! Placeholders: `$ARGUMENTS` / `${ARGUMENTS}` (all arguments as typed), `$ARGUMENTS[N]`
-//! and `$N` (the N-th argument, 0-based, split shell-style), `${SKILL_DIR}`,
-//! `${CLAUDE_SKILL_DIR}` and `{baseDir}` (the skill's directory). One left-to-right pass:
-//! substituted text is never scanned again. `$N` and `$ARGUMENTS[N]` without a matching
-//! argument stay as written (bodies are full of `$5.00` and `awk '{print $1}'`), and so
-//! does any other `$`. A backslash before a placeholder (`\$ARGUMENTS`, `\$1`) keeps the
+//! (the N-th argument, 0-based, split shell-style), `${SKILL_DIR}`, `${CLAUDE_SKILL_DIR}`
+//! and `{baseDir}` (the skill's directory). One left-to-right pass: substituted text is
+//! never scanned again. Only names spelled out are placeholders: a bare `$0`..`$9` is
+//! never substituted (Claude Code reads it as `$ARGUMENTS[N]`, but bodies are full of
+//! `awk '{print $1}'`, `sed 's/(a)/$1/'` and `$5.00`), and `$ARGUMENTS[N]` without an N-th
+//! argument stays as written. A backslash before a placeholder (`\$ARGUMENTS`) keeps the
 //! placeholder literally and drops the backslash; other backslashes are kept.
 //! This module knows nothing of discovery or the model.
 
@@ -113,22 +114,20 @@ fn placeholder(s: &str) -> Option<(Placeholder, usize)> {
             return Some((p, 1 + text.len()));
         }
     }
-    if let Some(a) = after.strip_prefix("ARGUMENTS") {
-        if let Some(inner) = a.strip_prefix('[') {
-            let digits = inner.bytes().take_while(u8::is_ascii_digit).count();
-            if digits > 0 && inner[digits..].starts_with(']') {
-                let len = 1 + "ARGUMENTS[".len() + digits + 1;
-                return Some((index(&inner[..digits]), len));
-            }
+    // Only `ARGUMENTS` follows: a bare `$N` is not a placeholder (see the module docs).
+    let a = after.strip_prefix("ARGUMENTS")?;
+    if let Some(inner) = a.strip_prefix('[') {
+        let digits = inner.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && inner[digits..].starts_with(']') {
+            let len = 1 + "ARGUMENTS[".len() + digits + 1;
+            return Some((index(&inner[..digits]), len));
         }
-        let ident = a
-            .bytes()
-            .next()
-            .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_');
-        return (!ident).then_some((Placeholder::AllArgs, 1 + "ARGUMENTS".len()));
     }
-    let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-    (digits > 0).then(|| (index(&after[..digits]), 1 + digits))
+    let ident = a
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_');
+    (!ident).then_some((Placeholder::AllArgs, 1 + "ARGUMENTS".len()))
 }
 
 fn index(digits: &str) -> Placeholder {
@@ -216,10 +215,49 @@ mod tests {
     #[test]
     fn indexed_arguments_are_zero_based_and_shell_quoted() {
         let args = r#"main.go "two words" 'it''s' x\ y"#;
-        assert_eq!(x("$0|$1|$2|$3", args), "main.go|two words|its|x y");
+        assert_eq!(
+            x(
+                "$ARGUMENTS[0]|$ARGUMENTS[1]|$ARGUMENTS[2]|$ARGUMENTS[3]",
+                args
+            ),
+            "main.go|two words|its|x y"
+        );
         assert_eq!(
             x("$ARGUMENTS[1] and $ARGUMENTS[0]", args),
             "two words and main.go"
+        );
+    }
+
+    #[test]
+    fn bare_dollar_digits_are_never_substituted() {
+        // However many arguments there are, `$0`..`$9` belong to shell, awk, sed...
+        for args in ["", "a", "a b", "a b c d e f g h i j k"] {
+            assert_eq!(x("awk '{print $1}'", args), "awk '{print $1}'", "{args}");
+            assert_eq!(x("$0 $1 $2 $9 $10", args), "$0 $1 $2 $9 $10", "{args}");
+            assert_eq!(x("sed -E 's/(a+)/<$1>/'", args), "sed -E 's/(a+)/<$1>/'");
+        }
+        // An escaped one is not a placeholder either: the backslash stays for the shell.
+        assert_eq!(x(r#"echo "\$1""#, "a b"), r#"echo "\$1""#);
+    }
+
+    #[test]
+    fn the_greet_example_keeps_its_awk_snippet() {
+        let d = Path::new("/s");
+        let body =
+            "Greet $ARGUMENTS[0] ($ARGUMENTS[1]).\n\nList the names: `awk '{print $1}' names.txt`";
+        assert_eq!(
+            prompt_from_body(body, r#"Alice "Dr Who" extra"#, d),
+            "Greet Alice (Dr Who).\n\nList the names: `awk '{print $1}' names.txt`"
+        );
+        // A body that uses no argument placeholder gets the arguments appended, and its
+        // snippet untouched.
+        assert_eq!(
+            prompt_from_body(
+                "Run `awk '{print $1}' names.txt`",
+                r#"Alice "Dr Who" extra"#,
+                d
+            ),
+            "Run `awk '{print $1}' names.txt`\n\nAlice \"Dr Who\" extra"
         );
     }
 
@@ -232,22 +270,31 @@ mod tests {
             "awk '{print $1}' $ARGUMENTS[3]"
         );
         assert_eq!(
-            x("$99999999999999999999999 $", "a"),
-            "$99999999999999999999999 $"
+            x("$ARGUMENTS[99999999999999999999999] $", "a"),
+            "$ARGUMENTS[99999999999999999999999] $"
         );
         assert_eq!(x("price: $ alone, $$, $x", "a"), "price: $ alone, $$, $x");
     }
 
     #[test]
     fn one_pass_only() {
-        assert_eq!(x("A=$0 B=$1", "$1 ${SKILL_DIR}"), "A=$1 B=${SKILL_DIR}");
+        assert_eq!(
+            x(
+                "A=$ARGUMENTS[0] B=$ARGUMENTS[1]",
+                "$ARGUMENTS[1] ${SKILL_DIR}"
+            ),
+            "A=$ARGUMENTS[1] B=${SKILL_DIR}"
+        );
         assert_eq!(x("$ARGUMENTS", "$ARGUMENTS"), "$ARGUMENTS");
     }
 
     #[test]
     fn backslash_escapes_a_placeholder_only() {
         assert_eq!(x(r"\$ARGUMENTS is $ARGUMENTS", "a"), "$ARGUMENTS is a");
-        assert_eq!(x(r"\$1 \${SKILL_DIR}", "a b"), "$1 ${SKILL_DIR}");
+        assert_eq!(
+            x(r"\$ARGUMENTS[1] \${SKILL_DIR}", "a b"),
+            "$ARGUMENTS[1] ${SKILL_DIR}"
+        );
         assert_eq!(x(r"echo \$HOME \n C:\dir", "a"), r"echo \$HOME \n C:\dir");
         assert_eq!(x(r"\\", ""), r"\\");
     }
@@ -265,7 +312,7 @@ mod tests {
 
     #[test]
     fn unicode_is_preserved() {
-        assert_eq!(x("清理 $0 — ok", "main.go"), "清理 main.go — ok");
+        assert_eq!(x("清理 $ARGUMENTS[0] — ok", "main.go"), "清理 main.go — ok");
     }
 
     #[test]
