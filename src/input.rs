@@ -410,6 +410,37 @@ mod tests {
     }
 
     #[test]
+    fn names_that_cannot_be_invoked_are_never_suggested_or_completed() {
+        let (tmp, _) = catalog();
+        let s = tmp.path().join("skills");
+        write(
+            &s.join("spaces/SKILL.md"),
+            "---\nname: Bad Name With Spaces\ndescription: d\n---\nbody\n",
+        );
+        write(
+            &s.join("dotdot/SKILL.md"),
+            "---\nname: ../x\ndescription: d\n---\nbody\n",
+        );
+        let c = Catalog::discover(&DiscoveryOptions {
+            workdir: tmp.path().to_path_buf(),
+            harness9_home: tmp.path().join("h9"),
+            ..DiscoveryOptions::default()
+        });
+        assert_eq!(c.invalid().len(), 2);
+        let e = error(route("/Bad", &c));
+        assert!(!e.contains("Bad Name"), "{e}");
+        assert!(completions("/Ba", &c).is_empty());
+        assert!(completions("/..", &c).is_empty());
+        assert!(
+            !completions("/skill ", &c)
+                .iter()
+                .any(|(n, _)| n.contains("Bad") || n.contains(".."))
+        );
+        assert_eq!(route("/../x go", &c), Routed::Prompt("/../x go".into()));
+        assert!(error(route("/skill ../x", &c)).contains("no skill named `../x`"));
+    }
+
+    #[test]
     fn path_like_first_words_are_prompts() {
         let (_t, c) = catalog();
         assert_eq!(

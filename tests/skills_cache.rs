@@ -13,7 +13,7 @@ use std::os::unix::fs::{MetadataExt, symlink};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use harness9::skills::{Catalog, DiscoveryOptions};
+use harness9::skills::{Catalog, DiscoveryOptions, WarningKind};
 
 /// Longer than the cache's racy window (2 s).
 const SETTLED_AFTER: Duration = Duration::from_millis(2_100);
@@ -137,8 +137,8 @@ fn skill_text(name: &str, description: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\n---\n\nBody of {name}.\n")
 }
 
-/// Two flag roots: `a` (categories, a linked skill, a YAML fallback, an invalid file, a
-/// folder without skills) and `b` (a skill shadowed by `a`'s).
+/// Two flag roots: `a` (categories, a linked skill, a YAML fallback, two invalid files —
+/// no description, a name with spaces —, a folder without skills) and `b` (a skill shadowed by `a`'s).
 fn build_tree(base: &Path) {
     let a = base.join("a");
     for cat in ["cat1", "cat2"] {
@@ -161,6 +161,10 @@ fn build_tree(base: &Path) {
     write(
         &a.join("broken/SKILL.md"),
         "---\nname: broken\n---\nno description\n",
+    );
+    write(
+        &a.join("spaced/SKILL.md"),
+        &skill_text("Spaced Out", "A name that can never be invoked"),
     );
     std::fs::create_dir_all(a.join("notes/drafts")).unwrap();
     write(
@@ -197,10 +201,10 @@ fn every_kind_of_change_gives_the_same_catalog_as_an_uncached_discovery() {
 
     let cold = cached_equals_uncached(&opts, "cold");
     let sites = cold.stats().files_read;
-    assert_eq!(sites, 16, "{:?}", cold.stats());
+    assert_eq!(sites, 17, "{:?}", cold.stats());
     assert_eq!(cold.skills().len(), 14);
     assert_eq!(cold.shadowed().len(), 1);
-    assert_eq!(cold.invalid().len(), 1);
+    assert_eq!(cold.invalid().len(), 2);
     let warm = cached_equals_uncached(&opts, "warm");
     let s = warm.stats();
     assert_eq!(
@@ -208,6 +212,18 @@ fn every_kind_of_change_gives_the_same_catalog_as_an_uncached_discovery() {
         (sites, 0, 0),
         "{s:?}"
     );
+    // Taken from the cache, the name is still judged: invalid, with the reason.
+    let spaced = warm
+        .invalid()
+        .iter()
+        .find(|b| b.path.ends_with("spaced/SKILL.md"))
+        .unwrap();
+    assert_eq!(spaced.name.as_deref(), Some("Spaced Out"));
+    assert!(
+        matches!(spaced.reason, WarningKind::InvalidName { .. }),
+        "{spaced:?}"
+    );
+    assert!(warm.user_invocable_names().all(|n| n != "Spaced Out"));
     assert_eq!(s.dirs_cached, s.dirs_visited, "{s:?}");
 
     // Edit a SKILL.md keeping its size (same-length description).
@@ -276,7 +292,7 @@ fn every_kind_of_change_gives_the_same_catalog_as_an_uncached_discovery() {
     );
     let c = cached_equals_uncached(&opts, "invalid frontmatter");
     assert!(c.get("hidden").is_none());
-    assert_eq!(c.invalid().len(), 2, "{:?}", c.invalid());
+    assert_eq!(c.invalid().len(), 3, "{:?}", c.invalid());
 
     // Once everything has settled, a run reads nothing again and still warns.
     settle(&[&base]);

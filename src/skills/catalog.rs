@@ -6,15 +6,19 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use super::assess::{self, Verdict};
 use super::cache::{self, FastMap, Outcome};
 use super::discovery::{Site, Source, Walker};
-use super::frontmatter::{self, ParseNote};
+use super::frontmatter;
 use super::warning::{SkillWarning, WarningKind};
 use super::{DiscoveryOptions, Skill, SkillRoot, SkillStatus};
 
 /// A `SKILL.md` that could not be loaded as a skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InvalidSkill {
+    /// The `name` field (trimmed) when the frontmatter has one, whether or not it is
+    /// the problem.
+    pub name: Option<String>,
     /// The file.
     pub path: PathBuf,
     /// The root it was found under.
@@ -105,6 +109,28 @@ impl Catalog {
         &self.invalid
     }
 
+    /// The invalid files named `name` (the `name` field), or else those in a directory
+    /// called `name`, in discovery order: what `skills show NAME` explains.
+    pub fn invalid_named(&self, name: &str) -> Vec<&InvalidSkill> {
+        let by_field: Vec<&InvalidSkill> = self
+            .invalid
+            .iter()
+            .filter(|b| b.name.as_deref() == Some(name))
+            .collect();
+        if !by_field.is_empty() {
+            return by_field;
+        }
+        self.invalid
+            .iter()
+            .filter(|b| {
+                b.path
+                    .parent()
+                    .and_then(Path::file_name)
+                    .is_some_and(|d| d == name)
+            })
+            .collect()
+    }
+
     /// Every problem found, roots first, then files, then precedence and collisions.
     pub fn warnings(&self) -> &[SkillWarning] {
         &self.warnings
@@ -186,9 +212,9 @@ fn assemble(
         if let (Some(cache), Some(record)) = (cache.as_deref_mut(), l.record) {
             cache.record_file(l.root_index, record);
         }
-        let mut skill = match l.result {
-            Ok(skill) => skill,
-            Err(bad) => {
+        let mut skill = match l.found {
+            Found::Skill(skill) => skill,
+            Found::Invalid(bad) => {
                 invalid.push(bad);
                 continue;
             }
@@ -215,13 +241,13 @@ fn assemble(
     warnings.append(&mut shadowing);
     // Winners' names are unique: an unstable sort gives the one order, in place.
     winners.sort_unstable_by(|a, b| a.name.cmp(&b.name));
-    for skill in &winners {
-        if crate::input::is_builtin(&skill.name) {
+    for skill in &mut winners {
+        if let Some(kind) = assess::builtin_collision(&skill.name) {
+            // Every skill a warning names is `warning`, this one too.
+            skill.status = SkillStatus::Warning;
             warnings.push(SkillWarning {
                 path: skill.path.clone(),
-                kind: WarningKind::BuiltinCollision {
-                    name: skill.name.clone(),
-                },
+                kind,
             });
         }
     }
@@ -234,10 +260,20 @@ fn assemble(
     }
 }
 
+/// What a `SKILL.md` turned out to be. Most files are skills: boxing them to shrink
+/// the rare invalid case would cost an allocation each.
+#[allow(clippy::large_enum_variant)]
+enum Found {
+    /// A usable skill.
+    Skill(Skill),
+    /// Not one, and why.
+    Invalid(InvalidSkill),
+}
+
 /// One `SKILL.md` loaded, tagged with its place in the walk.
 struct Loaded {
     seq: usize,
-    result: Result<Skill, InvalidSkill>,
+    found: Found,
     notes: Vec<SkillWarning>,
     /// Read from the file (not taken from the cache).
     opened: bool,
@@ -265,10 +301,10 @@ fn load_one(
     let root_index = site.root_index;
     let root = roots.get(root_index)?;
     let mut notes = Vec::new();
-    let (result, opened, record) = load(site, root, bytes_read, &mut notes);
+    let (found, opened, record) = load(site, root, bytes_read, &mut notes);
     Some(Loaded {
         seq,
-        result,
+        found,
         notes,
         opened,
         record,
@@ -385,7 +421,7 @@ fn load(
     root: &SkillRoot,
     bytes_read: &mut u64,
     notes: &mut Vec<SkillWarning>,
-) -> (Result<Skill, InvalidSkill>, bool, Option<Vec<u8>>) {
+) -> (Found, bool, Option<Vec<u8>>) {
     let Site {
         dir, path, source, ..
     } = site;
@@ -424,75 +460,65 @@ fn read_outcome(file: &mut dyn Read, bytes_read: &mut u64) -> Result<Outcome, St
     }
 }
 
-/// A skill from the outcome of reading its head, or why it cannot be one.
+/// A skill from the outcome of reading its head, or why it cannot be one: the verdict
+/// is [`assess::assess`]'s. Every problem goes to `notes`.
 fn skill_from(
     outcome: Result<Outcome, String>,
     dir: PathBuf,
     path: PathBuf,
     root: &SkillRoot,
     notes: &mut Vec<SkillWarning>,
-) -> Result<Skill, InvalidSkill> {
-    let invalid = |reason: WarningKind, notes: &mut Vec<SkillWarning>| {
+) -> Found {
+    let invalid = |name: Option<String>, reason: WarningKind, notes: &mut Vec<SkillWarning>| {
         notes.push(SkillWarning {
             path: path.clone(),
             kind: reason.clone(),
         });
         InvalidSkill {
+            name,
             path: path.clone(),
             root: root.clone(),
             reason,
         }
     };
-    let (fm, parse_notes) = match outcome {
+    let (frontmatter, parse_notes) = match outcome {
         Ok(Outcome::Parsed { frontmatter, notes }) => (frontmatter, notes),
         Ok(Outcome::NoFrontmatter { reason }) => {
-            return Err(invalid(WarningKind::BadFrontmatter { reason }, notes));
+            return Found::Invalid(invalid(None, WarningKind::BadFrontmatter { reason }, notes));
         }
-        Err(error) => return Err(invalid(WarningKind::Unreadable { error }, notes)),
-    };
-    let mut own: Vec<SkillWarning> = parse_notes
-        .into_iter()
-        .map(|n| SkillWarning {
-            path: path.clone(),
-            kind: match n {
-                ParseNote::Fallback { error, field } => WarningKind::YamlFallback { error, field },
-                ParseNote::BadField { field, expected } => {
-                    WarningKind::BadField { field, expected }
-                }
-            },
-        })
-        .collect();
-    let name = fm.name.as_deref().map(str::trim).filter(|s| !s.is_empty());
-    let description = fm.description.as_deref().filter(|s| !s.trim().is_empty());
-    let (name, description) = match (name, description) {
-        (Some(n), Some(d)) => (n.to_string(), d.to_string()),
-        (None, _) => {
-            notes.append(&mut own);
-            return Err(invalid(WarningKind::MissingField { field: "name" }, notes));
-        }
-        (_, None) => {
-            notes.append(&mut own);
-            return Err(invalid(
-                WarningKind::MissingField {
-                    field: "description",
-                },
-                notes,
-            ));
+        Err(error) => {
+            return Found::Invalid(invalid(None, WarningKind::Unreadable { error }, notes));
         }
     };
-    let status = if own.is_empty() {
+    let assessment = assess::assess(&frontmatter, parse_notes);
+    let status = if assessment.warnings.is_empty() {
         SkillStatus::Ok
     } else {
         SkillStatus::Warning
     };
-    notes.append(&mut own);
-    Ok(Skill {
+    notes.extend(assessment.warnings.into_iter().map(|kind| SkillWarning {
+        path: path.clone(),
+        kind,
+    }));
+    let (name, description) = match assessment.verdict {
+        Verdict::Usable { name, description } => (name, description),
+        Verdict::Invalid { reason } => {
+            let name = frontmatter
+                .name
+                .as_deref()
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(str::to_string);
+            return Found::Invalid(invalid(name, reason, notes));
+        }
+    };
+    Found::Skill(Skill {
         name,
         description,
         dir,
         path,
         root: root.clone(),
-        frontmatter: fm,
+        frontmatter,
         status,
     })
 }
@@ -789,8 +815,74 @@ mod tests {
         let env = Env::new();
         skill(&env.p("work/skills/help"), "help", "d");
         let c = env.discover(&[]);
-        assert!(c.get("help").is_some());
+        let help = c.get("help").unwrap();
+        assert_eq!(help.status, SkillStatus::Warning);
         let w = c.warnings()[0].to_string();
         assert!(w.contains("/skill help"), "{w}");
+    }
+
+    #[test]
+    fn names_that_cannot_be_invoked_are_invalid_and_never_indexed() {
+        let env = Env::new();
+        let r = env.p("work/skills");
+        skill(&r.join("spaces"), "Bad Name With Spaces", "Spaces");
+        skill(&r.join("dotdot"), "../x", "Dots");
+        skill(&r.join("newline"), "\"new\\nline\"", "Newline");
+        skill(&r.join("good"), "good", "Good");
+        // Outside the specification but invocable: loaded.
+        skill(&r.join("Upper.Case"), "Upper.Case", "Upper");
+        let c = env.discover(&[]);
+        assert_eq!(names(c.skills()), ["Upper.Case", "good"]);
+        let invocable: Vec<&str> = c.user_invocable_names().collect();
+        assert_eq!(invocable, ["Upper.Case", "good"]);
+        let index = c.index(8_000).text.unwrap();
+        assert!(!index.contains("Bad") && !index.contains("x:"), "{index}");
+        assert_eq!(index.lines().filter(|l| l.starts_with("- ")).count(), 2);
+        let invalid: Vec<(Option<&str>, &Path)> = c
+            .invalid()
+            .iter()
+            .map(|b| (b.name.as_deref(), b.path.as_path()))
+            .collect();
+        assert_eq!(
+            invalid,
+            [
+                (Some("../x"), r.join("dotdot/SKILL.md").as_path()),
+                (Some("new\nline"), r.join("newline/SKILL.md").as_path()),
+                (
+                    Some("Bad Name With Spaces"),
+                    r.join("spaces/SKILL.md").as_path()
+                ),
+            ]
+        );
+        for bad in c.invalid() {
+            assert!(
+                matches!(bad.reason, WarningKind::InvalidName { .. }),
+                "{bad:?}"
+            );
+            let warned = c
+                .warnings()
+                .iter()
+                .filter(|w| w.path == bad.path && w.kind == bad.reason)
+                .count();
+            assert_eq!(warned, 1, "{:?}", c.warnings());
+        }
+        assert_eq!(c.invalid_named("../x").len(), 1);
+        // Failing a name, the directory's name finds it.
+        assert_eq!(
+            c.invalid_named("spaces")[0].name.as_deref(),
+            Some("Bad Name With Spaces")
+        );
+        assert!(c.invalid_named("good").is_empty());
+    }
+
+    #[test]
+    fn an_invalid_skill_never_shadows_a_valid_one() {
+        let env = Env::new();
+        skill(&env.p("flag/x"), "x y", "Invalid, higher precedence");
+        skill(&env.p("work/skills/x"), "x", "Valid");
+        let c = env.discover(&["flag"]);
+        assert_eq!(c.get("x").unwrap().description, "Valid");
+        assert!(c.shadowed().is_empty());
+        assert_eq!(c.invalid().len(), 1);
     }
 }

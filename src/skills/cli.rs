@@ -7,8 +7,9 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
+use super::assess::shown_name;
 use super::validate::{self, Severity};
-use super::{Catalog, Skill, SkillIndex};
+use super::{Catalog, InvalidSkill, Skill, SkillIndex};
 
 /// `skills list [--json]`: every skill (winners, shadowed, invalid) with name, root,
 /// path and status, then how much of the index budget is used and the warnings.
@@ -29,7 +30,9 @@ pub fn list(catalog: &Catalog, budget: usize, json: bool, out: &mut dyn Write) -
     }
     for bad in catalog.invalid() {
         rows.push([
-            "-".to_string(),
+            bad.name
+                .as_deref()
+                .map_or_else(|| "-".to_string(), |n| shown_name(n).into_owned()),
             bad.root.kind.to_string(),
             "invalid".to_string(),
             bad.path.display().to_string(),
@@ -126,6 +129,7 @@ fn list_json(catalog: &Catalog, index: &SkillIndex, out: &mut dyn Write) -> io::
         .iter()
         .map(|b| {
             json!({
+                "name": b.name,
                 "path": b.path.display().to_string(),
                 "root": b.root.kind.as_str(),
                 "status": ["invalid"],
@@ -148,9 +152,21 @@ fn list_json(catalog: &Catalog, index: &SkillIndex, out: &mut dyn Write) -> io::
     writeln!(out, "{text}")
 }
 
-/// `skills show NAME`: metadata, then the body. Exit 1 when no skill has that name.
+/// `skills show NAME`: metadata, then the body. Exit 1 when no skill has that name; an
+/// invalid skill of that name (or, failing a valid one, in a directory of that name) is
+/// shown with why it is invalid, also with exit 1.
 pub fn show(catalog: &Catalog, name: &str, out: &mut dyn Write) -> io::Result<i32> {
     let Some(skill) = catalog.get(name) else {
+        let invalid = catalog.invalid_named(name);
+        if !invalid.is_empty() {
+            for (i, bad) in invalid.into_iter().enumerate() {
+                if i > 0 {
+                    writeln!(out)?;
+                }
+                show_invalid(catalog, bad, out)?;
+            }
+            return Ok(1);
+        }
         let names: Vec<&str> = catalog.skills().iter().map(|s| s.name.as_str()).collect();
         if names.is_empty() {
             writeln!(out, "error: no skill named `{name}` (no skills found)")?;
@@ -221,6 +237,31 @@ pub fn show(catalog: &Catalog, name: &str, out: &mut dyn Write) -> io::Result<i3
         }
     }
     Ok(0)
+}
+
+/// An invalid skill: what is known of it and why it cannot be used.
+fn show_invalid(catalog: &Catalog, bad: &InvalidSkill, out: &mut dyn Write) -> io::Result<()> {
+    match &bad.name {
+        Some(n) => writeln!(out, "name: {}", shown_name(n))?,
+        None => writeln!(out, "name: (none)")?,
+    }
+    writeln!(out, "path: {}", bad.path.display())?;
+    writeln!(out, "root: {} ({})", bad.root.kind, bad.root.path.display())?;
+    writeln!(out, "status: invalid")?;
+    writeln!(out, "invalid: {}", bad.reason)?;
+    for w in catalog
+        .warnings()
+        .iter()
+        .filter(|w| w.path == bad.path && w.kind != bad.reason)
+    {
+        writeln!(out, "warning: {}", w.kind)?;
+    }
+    writeln!(
+        out,
+        "This skill is not in the index and cannot be invoked; fix it and check with \
+         `harness9 skills validate {}`.",
+        bad.path.display()
+    )
 }
 
 fn yes_no(b: bool) -> &'static str {
@@ -294,7 +335,150 @@ mod tests {
         let (code, out) = run(|o| validate(&[shipped()], o));
         assert_eq!(code, 0, "{out}");
         assert!(!out.contains("error:"), "{out}");
-        assert!(out.contains("4 skill(s) checked: 0 failed"), "{out}");
+        // trigger, user-invocable, argument-hint... are harness9's own fields.
+        assert!(!out.contains("warning:"), "{out}");
+        assert!(
+            out.contains("4 skill(s) checked: 0 failed, 0 warning(s)."),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn fields_harness9_understands_are_not_warnings_unknown_ones_are() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("all-fields/SKILL.md");
+        write(
+            &f,
+            "---\nname: all-fields\ndescription: d\ntrigger: a, b\nwhen_to_use: w\n\
+             when-to-use: w\nallowed-tools: Read Grep\nuser-invocable: true\n\
+             disable-model-invocation: false\nargument-hint: [file]\ncontext: fork\n\
+             license: MIT\ncompatibility: any\nmetadata:\n  k: v\nversion: 2\nmodle: x\n---\nbody\n",
+        );
+        let (code, out) = run(|o| validate(&[tmp.path().to_path_buf()], o));
+        assert_eq!(code, 0, "{out}");
+        let warned: Vec<&str> = out.lines().filter(|l| l.contains(": warning: ")).collect();
+        assert_eq!(warned.len(), 2, "{out}");
+        assert!(warned[0].contains("field `modle` is unknown"), "{out}");
+        assert!(warned[1].contains("field `version` is unknown"), "{out}");
+    }
+
+    /// Skills `list` and `validate` must agree on: unusable names, a wrong-typed field,
+    /// a built-in's name, a missing description.
+    fn troubled_tree(root: &Path) {
+        for (dir, front) in [
+            ("spaces", "name: Bad Name With Spaces\ndescription: d"),
+            ("dotdot", "name: ../x\ndescription: d"),
+            ("newline", "name: \"new\\nline\"\ndescription: d"),
+            (
+                "maybe",
+                "name: maybe\ndescription: d\nuser-invocable: maybe",
+            ),
+            ("help", "name: help\ndescription: d"),
+            ("no-desc", "name: no-desc"),
+            ("good", "name: good\ndescription: d\ntrigger: t"),
+        ] {
+            write(
+                &root.join(dir).join("SKILL.md"),
+                &format!("---\n{front}\n---\nbody of {dir}\n"),
+            );
+        }
+    }
+
+    fn flag_catalog(tmp: &Path) -> Catalog {
+        Catalog::discover(&DiscoveryOptions {
+            flag_dirs: vec![tmp.join("flag")],
+            workdir: tmp.join("work"),
+            harness9_home: tmp.join("h9"),
+            user_home: None,
+            remote_dirs: Vec::new(),
+        })
+    }
+
+    #[test]
+    fn list_and_validate_report_the_same_problems() {
+        let tmp = tempfile::tempdir().unwrap();
+        troubled_tree(&tmp.path().join("flag"));
+        let c = flag_catalog(tmp.path());
+        let names: Vec<&str> = c.skills().iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["good", "help", "maybe"]);
+        assert_eq!(c.invalid().len(), 4);
+        let (code, out) = run(|o| validate(&[tmp.path().join("flag")], o));
+        assert_eq!(code, 1, "{out}");
+        // Every problem discovery reports, validate reports in the same words:
+        // invalid files as errors, the others as warnings.
+        for w in c.warnings() {
+            let severity = if c.invalid().iter().any(|b| b.path == w.path) {
+                "error"
+            } else {
+                "warning"
+            };
+            let line = format!("{}: {severity}: {}", w.path.display(), w.kind);
+            assert!(out.lines().any(|l| l == line), "missing {line:?} in\n{out}");
+        }
+        assert_eq!(c.warnings().len(), 6, "{:?}", c.warnings());
+        assert!(out.contains("7 skill(s) checked: 4 failed"), "{out}");
+        // One line per problem: the newline in a name is escaped.
+        assert!(
+            out.lines()
+                .all(|l| l.starts_with(tmp.path().to_str().unwrap()) || l.contains("checked")),
+            "{out}"
+        );
+        let (_, listed) = run(|o| list(&c, 8_000, false, o));
+        for name in [
+            "\"Bad Name With Spaces\"",
+            "../x",
+            "\"new\\nline\"",
+            "no-desc",
+        ] {
+            assert!(
+                listed
+                    .lines()
+                    .any(|l| l.starts_with(name) && l.contains(" invalid ")),
+                "{name} in\n{listed}"
+            );
+        }
+        let (_, json) = run(|o| list(&c, 8_000, true, o));
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let invalid = v["invalid"].as_array().unwrap();
+        assert!(
+            invalid.iter().any(|b| b["name"] == "new\nline"
+                && b["reason"].as_str().unwrap().contains("unprintable")),
+            "{json}"
+        );
+    }
+
+    #[test]
+    fn show_explains_an_invalid_skill() {
+        let tmp = tempfile::tempdir().unwrap();
+        troubled_tree(&tmp.path().join("flag"));
+        let c = flag_catalog(tmp.path());
+        let (code, out) = run(|o| show(&c, "Bad Name With Spaces", o));
+        assert_eq!(code, 1, "{out}");
+        let path = tmp.path().join("flag/spaces/SKILL.md");
+        assert!(
+            out.starts_with(&format!(
+                "name: \"Bad Name With Spaces\"\npath: {}\n",
+                path.display()
+            )),
+            "{out}"
+        );
+        assert!(out.contains("status: invalid\n"), "{out}");
+        assert!(
+            out.contains("invalid: `name` \"Bad Name With Spaces\" holds whitespace"),
+            "{out}"
+        );
+        assert!(out.contains("e.g. `name: bad-name-with-spaces`"), "{out}");
+        assert!(!out.contains("no skill named"), "{out}");
+        // By its directory, and when the name is missing altogether.
+        let (code, out) = run(|o| show(&c, "no-desc", o));
+        assert_eq!(code, 1);
+        assert!(
+            out.contains("invalid: frontmatter has no `description`"),
+            "{out}"
+        );
+        let (code, out) = run(|o| show(&c, "newline", o));
+        assert_eq!(code, 1);
+        assert!(out.contains("U+000A"), "{out}");
     }
 
     #[test]
@@ -319,7 +503,7 @@ mod tests {
             "differs from its directory \"my-skill\"",
             "`description` is 1100 characters; the limit is 1024",
             "`compatibility` is 501 characters; the limit is 500",
-            "warning: field `version` is not in the Agent Skills specification",
+            "warning: field `version` is unknown",
         ] {
             assert!(
                 out.lines().any(|l| l.starts_with(&p) && l.contains(needle)),

@@ -12,6 +12,7 @@
 //! the discovery cache (`cache`, in `$HARNESS9_HOME/cache/skills-index`) shows the file
 //! unchanged; the body is read by [`Skill::load_body`] when the skill is used.
 
+pub mod assess;
 pub mod bundle;
 mod cache;
 mod catalog;
@@ -28,6 +29,7 @@ mod warning;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+pub use assess::{NameProblem, Verdict, assess};
 pub use catalog::{Catalog, DiscoveryStats, InvalidSkill};
 pub use discovery::{MAX_DEPTH, MAX_DIRS_PER_ROOT};
 pub use frontmatter::Frontmatter;

@@ -1,27 +1,22 @@
-//! `skills validate`: checks `SKILL.md` files against the open Agent Skills
-//! specification (name: 1–64 characters of lowercase letters, digits and single hyphens,
-//! not starting or ending with a hyphen, equal to the directory name; description:
-//! 1–1024 characters; compatibility: at most 500; fields outside the spec's set are
-//! reported), and the skill's `tools.json` when it has one (see [`super::bundle`]). It
-//! reads whole files and knows nothing of precedence or the index.
+//! `skills validate`: checks `SKILL.md` files. First as discovery does, through the same
+//! [`assess`] (an invalid skill is an error with the reason `skills list` gives; a
+//! wrong-typed field or a built-in's name is a warning, as there), then against the open
+//! Agent Skills specification (name: 1–64 characters of lowercase letters, digits and
+//! single hyphens, not starting or ending with a hyphen, equal to the directory name;
+//! description: 1–1024 characters; compatibility: at most 500; strict YAML), then for
+//! fields neither harness9 nor the specification knows (warnings), and the skill's
+//! `tools.json` when it has one (see [`super::bundle`]). It reads whole files and knows
+//! nothing of precedence or the index.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::assess::{Verdict, assess, builtin_collision};
 use super::discovery::Walker;
 use super::frontmatter;
-
-/// The fields the open specification defines.
-pub const SPEC_FIELDS: &[&str] = &[
-    "name",
-    "description",
-    "license",
-    "compatibility",
-    "metadata",
-    "allowed-tools",
-];
+use super::warning::WarningKind;
 
 /// How bad a problem is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -86,7 +81,11 @@ pub fn targets(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<Problem>) {
     (files, problems)
 }
 
-/// Checks one `SKILL.md`.
+/// Checks one `SKILL.md`: first what makes it unusable in harness9 and what harness9
+/// warns about, decided by [`assess`] exactly as discovery decides it (so `skills list`
+/// and this agree), then what the open specification asks beyond that (name format and
+/// directory, lengths, strict YAML, string types), then fields neither harness9 nor the
+/// specification knows, then its `tools.json`.
 pub fn check_file(path: &Path) -> Vec<Problem> {
     let mut problems = Vec::new();
     let mut add = |severity: Severity, message: String| {
@@ -113,42 +112,61 @@ pub fn check_file(path: &Path) -> Vec<Problem> {
             return problems;
         }
     };
-    let keys: Vec<String> = match frontmatter::parse_yaml(&yaml) {
-        Ok(map) => {
-            check_types(&map, &mut add);
-            map.keys().cloned().collect()
+    // Fields whose type the specification's check already reported as an error.
+    let mut mistyped: Vec<&'static str> = Vec::new();
+    match frontmatter::parse_yaml(&yaml) {
+        Ok(map) => mistyped = check_types(&map, &mut add),
+        Err(e) => add(
+            Severity::Error,
+            format!("frontmatter is not valid YAML ({e}); quote values that contain `: `"),
+        ),
+    }
+    let (fm, notes) = frontmatter::parse(&yaml);
+    let assessment = assess(&fm, notes);
+    for warning in assessment.warnings {
+        match &warning {
+            // Invalid YAML is an error under the specification, reported above.
+            WarningKind::YamlFallback { .. } => {}
+            WarningKind::BadField { field, .. } if mistyped.contains(&field.as_str()) => {}
+            _ => add(Severity::Warning, warning.to_string()),
         }
-        Err(e) => {
-            add(
-                Severity::Error,
-                format!("frontmatter is not valid YAML ({e}); quote values that contain `: `"),
-            );
-            Vec::new()
-        }
-    };
-    let (fm, _) = frontmatter::parse(&yaml);
-    let dir_name = path
-        .parent()
-        .and_then(Path::file_name)
-        .map(|n| n.to_string_lossy());
-    match fm.name.as_deref() {
-        None => add(Severity::Error, "missing required field `name`".to_string()),
-        Some(name) => {
-            for m in name_problems(name, dir_name.as_deref()) {
+    }
+    match &assessment.verdict {
+        Verdict::Invalid { reason } => add(Severity::Error, reason.to_string()),
+        Verdict::Usable { name, .. } => {
+            let dir_name = path
+                .parent()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy());
+            let written = fm.name.as_deref().unwrap_or(name);
+            for m in name_problems(written, dir_name.as_deref()) {
                 add(Severity::Error, m);
+            }
+            if let Some(collision) = builtin_collision(name) {
+                add(Severity::Warning, collision.to_string());
             }
         }
     }
-    match fm.description.as_deref().map(|d| d.trim().chars().count()) {
-        None | Some(0) => add(
-            Severity::Error,
-            "missing required field `description`".to_string(),
-        ),
-        Some(n) if n > 1024 => add(
+    let no_description = WarningKind::MissingField {
+        field: "description",
+    };
+    let description_chars = fm
+        .description
+        .as_deref()
+        .map_or(0, |d| d.trim().chars().count());
+    if description_chars == 0
+        && !matches!(&assessment.verdict, Verdict::Invalid { reason } if *reason == no_description)
+    {
+        // The verdict names one reason; a validator lists them all.
+        add(Severity::Error, no_description.to_string());
+    }
+    if let Some(n) = Some(description_chars)
+        && n > 1024
+    {
+        add(
             Severity::Error,
             format!("`description` is {n} characters; the limit is 1024"),
-        ),
-        Some(_) => {}
+        );
     }
     if let Some(n) = fm.compatibility.as_deref().map(|c| c.chars().count())
         && n > 500
@@ -158,11 +176,12 @@ pub fn check_file(path: &Path) -> Vec<Problem> {
             format!("`compatibility` is {n} characters; the limit is 500"),
         );
     }
-    for key in keys.iter().filter(|k| !SPEC_FIELDS.contains(&k.as_str())) {
+    for key in fm.extra.keys() {
         add(
             Severity::Warning,
             format!(
-                "field `{key}` is not in the Agent Skills specification; other tools may ignore it"
+                "field `{key}` is unknown: harness9 keeps and ignores it, and it is not in \
+                 the Agent Skills specification (check its spelling)"
             ),
         );
     }
@@ -178,12 +197,18 @@ pub fn check_file(path: &Path) -> Vec<Problem> {
     problems
 }
 
-fn check_types(map: &serde_json::Map<String, Value>, add: &mut dyn FnMut(Severity, String)) {
+/// The specification's type rules; returns the string fields found with another type.
+fn check_types(
+    map: &serde_json::Map<String, Value>,
+    add: &mut dyn FnMut(Severity, String),
+) -> Vec<&'static str> {
+    let mut mistyped = Vec::new();
     for field in ["name", "description", "license", "compatibility"] {
         if let Some(v) = map.get(field)
             && !v.is_string()
         {
             add(Severity::Error, format!("`{field}` must be a string"));
+            mistyped.push(field);
         }
     }
     if let Some(v) = map.get("metadata") {
@@ -197,9 +222,12 @@ fn check_types(map: &serde_json::Map<String, Value>, add: &mut dyn FnMut(Severit
             _ => add(Severity::Error, "`metadata` must be a map".to_string()),
         }
     }
+    mistyped
 }
 
-/// What is wrong with a skill name under the specification.
+/// What is wrong with a usable skill name under the specification (which is stricter
+/// than harness9: it asks for a portable name): 1–64 lowercase letters, digits and
+/// single hyphens, not at either end, equal to the directory name.
 pub fn name_problems(name: &str, dir_name: Option<&str>) -> Vec<String> {
     let mut out = Vec::new();
     let n = name.chars().count();

@@ -5,6 +5,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use super::assess::{NameProblem, escaped, suggested_name};
+
 /// One problem found while discovering skills.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillWarning {
@@ -23,6 +25,14 @@ pub enum WarningKind {
     MissingField {
         /// `name` or `description`.
         field: &'static str,
+    },
+    /// The name can never be invoked (see [`super::assess::name_problem`]): the skill
+    /// is skipped.
+    InvalidName {
+        /// The name (trimmed).
+        name: String,
+        /// What is wrong with it.
+        problem: NameProblem,
     },
     /// The file has no usable frontmatter block: the skill is skipped.
     BadFrontmatter {
@@ -94,6 +104,18 @@ impl fmt::Display for WarningKind {
                 "frontmatter has no `{field}`; skill skipped (add `{field}: ...` between \
                  the `---` lines)"
             ),
+            WarningKind::InvalidName { name, problem } => {
+                write!(
+                    f,
+                    "`name` \"{}\" {problem}, so it could never be invoked (`/name`, \
+                     `use_skill`, the index); skill skipped (rename it",
+                    escaped(name)
+                )?;
+                match suggested_name(name) {
+                    s if s.is_empty() => f.write_str(" with letters, digits and hyphens)"),
+                    s => write!(f, ", e.g. `name: {s}`)"),
+                }
+            }
             WarningKind::BadFrontmatter { reason } => write!(
                 f,
                 "{reason}; skill skipped (start the file with `---`, then `name:` and \

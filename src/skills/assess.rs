@@ -1,0 +1,361 @@
+//! The one decision whether a `SKILL.md`'s parsed frontmatter makes a usable skill, and
+//! if not, why: `name` and `description` present, and a name that can be invoked — typed
+//! as one word after `/`, passed to `use_skill`, written on one line of the index. The
+//! catalog (hence the index, the slash-command popup, completion, `/help` and
+//! `skills list`), `skills show` and `skills validate` all ask [`assess`], so they never
+//! disagree about which skills work. This module also names the two problems every
+//! caller reports the same way: wrong-typed fields (from the parser's notes) and a name
+//! shared with a built-in command ([`builtin_collision`]).
+//!
+//! It knows nothing of files, roots or precedence, nor of the open specification's
+//! stricter naming rules: `My-Skill` works in harness9 and is loaded; only
+//! `skills validate`, which checks portability, reports it.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use super::frontmatter::{Frontmatter, ParseNote};
+use super::warning::WarningKind;
+
+/// Whether a frontmatter makes a usable skill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// A skill: its name (trimmed) and description, as the catalog keeps them.
+    Usable {
+        /// The `name` field, surrounding whitespace removed.
+        name: String,
+        /// The `description` field, exactly as YAML reads it.
+        description: String,
+    },
+    /// Not a skill: never in the index, the popup, completion or `/help`.
+    Invalid {
+        /// Why (what `skills list`, `show` and `validate` say).
+        reason: WarningKind,
+    },
+}
+
+/// The verdict on one frontmatter and the problems that leave a skill usable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assessment {
+    /// Usable or invalid.
+    pub verdict: Verdict,
+    /// Problems found on the way, in the file's order: YAML read line by line, fields
+    /// of the wrong type (ignored). Reported whatever the verdict.
+    pub warnings: Vec<WarningKind>,
+}
+
+/// Why a name can never be invoked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameProblem {
+    /// A control character (a line break, a tab, ...) or an invisible formatting one
+    /// (zero-width space, bidirectional override, ...): it breaks the one-line index
+    /// and cannot be typed or seen.
+    Unprintable {
+        /// The first such character.
+        found: char,
+    },
+    /// A space or other whitespace: `/name` would end at it.
+    Whitespace,
+    /// `/` or `\`: `/a/b` is a path, and `use_skill` refuses separators.
+    Separator {
+        /// The separator found.
+        found: char,
+    },
+    /// `..`: `use_skill` refuses it (it reads like a path out of the skills root).
+    ParentDir,
+}
+
+impl fmt::Display for NameProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NameProblem::Unprintable { found } => write!(
+                f,
+                "holds an unprintable character (U+{:04X})",
+                u32::from(*found)
+            ),
+            NameProblem::Whitespace => f.write_str("holds whitespace"),
+            NameProblem::Separator { found } => write!(f, "holds `{found}`"),
+            NameProblem::ParentDir => f.write_str("holds `..`"),
+        }
+    }
+}
+
+/// Decides whether `frontmatter` makes a usable skill. `notes` are the parser's notes on
+/// it ([`super::frontmatter::parse`]), which become warnings.
+pub fn assess(frontmatter: &Frontmatter, notes: Vec<ParseNote>) -> Assessment {
+    let warnings: Vec<WarningKind> = notes
+        .into_iter()
+        .map(|note| match note {
+            ParseNote::Fallback { error, field } => WarningKind::YamlFallback { error, field },
+            ParseNote::BadField { field, expected } => WarningKind::BadField { field, expected },
+        })
+        .collect();
+    let name = frontmatter
+        .name
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
+    let description = frontmatter
+        .description
+        .as_deref()
+        .filter(|s| !s.trim().is_empty());
+    let problem = name.and_then(name_problem);
+    let verdict = match (name, problem, description) {
+        (None, _, _) => Verdict::Invalid {
+            reason: WarningKind::MissingField { field: "name" },
+        },
+        (Some(name), Some(problem), _) => Verdict::Invalid {
+            reason: WarningKind::InvalidName {
+                name: name.to_string(),
+                problem,
+            },
+        },
+        (_, _, None) => Verdict::Invalid {
+            reason: WarningKind::MissingField {
+                field: "description",
+            },
+        },
+        (Some(name), None, Some(description)) => Verdict::Usable {
+            name: name.to_string(),
+            description: description.to_string(),
+        },
+    };
+    Assessment { verdict, warnings }
+}
+
+/// Why `name` (already trimmed) can never be invoked, or `None` when it can. Only what
+/// breaks invocation counts: uppercase letters, dots, `:` and long names work.
+pub fn name_problem(name: &str) -> Option<NameProblem> {
+    if let Some(found) = name.chars().find(|&c| unprintable(c)) {
+        return Some(NameProblem::Unprintable { found });
+    }
+    if name.chars().any(char::is_whitespace) {
+        return Some(NameProblem::Whitespace);
+    }
+    if let Some(found) = name.chars().find(|c| matches!(c, '/' | '\\')) {
+        return Some(NameProblem::Separator { found });
+    }
+    if name.contains("..") {
+        return Some(NameProblem::ParentDir);
+    }
+    None
+}
+
+/// Control characters and the invisible formatting ones (soft hyphen, zero-width
+/// spaces and joiners, bidirectional marks and overrides, word joiner, BOM).
+fn unprintable(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{FEFF}'
+        )
+}
+
+/// The warning for a skill named like a built-in command, if it is.
+pub fn builtin_collision(name: &str) -> Option<WarningKind> {
+    crate::input::is_builtin(name).then(|| WarningKind::BuiltinCollision {
+        name: name.to_string(),
+    })
+}
+
+/// A name as one printable token: as it is when it holds no whitespace or unprintable
+/// character, else quoted with those escaped (`"new\nline"`), so a report stays one line.
+pub fn shown_name(name: &str) -> Cow<'_, str> {
+    if name.is_empty() || name.chars().any(|c| c.is_whitespace() || unprintable(c)) {
+        Cow::Owned(format!("\"{}\"", escaped(name)))
+    } else {
+        Cow::Borrowed(name)
+    }
+}
+
+/// `name` with its unprintable characters and whitespace other than a space escaped
+/// (`\n`, `\t`, `\u{200b}`); everything else, backslashes and quotes included, as is.
+pub fn escaped(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if unprintable(c) || (c.is_whitespace() && c != ' ') {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A name in the specification's form close to `name`: lowercase letters and digits,
+/// other runs of characters made one hyphen (`Bad Name` → `bad-name`, `../x` → `x`).
+/// Empty when nothing of `name` is left.
+pub fn suggested_name(name: &str) -> String {
+    let mut out = String::new();
+    let mut gap = false;
+    for c in name.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() && !unprintable(c) {
+            if gap && !out.is_empty() {
+                out.push('-');
+            }
+            gap = false;
+            out.push(c);
+        } else {
+            gap = true;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::skills::frontmatter;
+
+    fn verdict(yaml: &str) -> Verdict {
+        let (fm, notes) = frontmatter::parse(yaml);
+        assess(&fm, notes).verdict
+    }
+
+    fn invalid_name(yaml: &str) -> Option<NameProblem> {
+        match verdict(yaml) {
+            Verdict::Invalid {
+                reason: WarningKind::InvalidName { problem, .. },
+            } => Some(problem),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn names_that_cannot_be_invoked_are_invalid_with_the_reason() {
+        assert_eq!(
+            invalid_name("name: Bad Name With Spaces\ndescription: d"),
+            Some(NameProblem::Whitespace)
+        );
+        assert_eq!(
+            invalid_name("name: ../x\ndescription: d"),
+            Some(NameProblem::Separator { found: '/' })
+        );
+        assert_eq!(
+            invalid_name("name: a\\b\ndescription: d"),
+            Some(NameProblem::Separator { found: '\\' })
+        );
+        assert_eq!(
+            invalid_name("name: a..b\ndescription: d"),
+            Some(NameProblem::ParentDir)
+        );
+        assert_eq!(
+            invalid_name("name: \"new\\nline\"\ndescription: d"),
+            Some(NameProblem::Unprintable { found: '\n' })
+        );
+        assert_eq!(
+            invalid_name("name: \"tab\\tbed\"\ndescription: d"),
+            Some(NameProblem::Unprintable { found: '\t' })
+        );
+        assert_eq!(
+            invalid_name("name: \"zero\u{200B}width\"\ndescription: d"),
+            Some(NameProblem::Unprintable { found: '\u{200B}' })
+        );
+        assert_eq!(
+            invalid_name("name: \"no\u{00A0}break\"\ndescription: d"),
+            Some(NameProblem::Whitespace)
+        );
+    }
+
+    #[test]
+    fn names_that_work_stay_usable_even_outside_the_spec() {
+        for name in [
+            "go-refactor",
+            "My-Skill",
+            "v1.2",
+            "ns:tool",
+            "café",
+            "-odd-",
+            "\" padded \"",
+        ] {
+            let yaml = format!("name: {name}\ndescription: d");
+            assert!(
+                matches!(verdict(&yaml), Verdict::Usable { .. }),
+                "{name}: {:?}",
+                verdict(&yaml)
+            );
+        }
+        assert_eq!(
+            verdict("name: \" padded \"\ndescription: d"),
+            Verdict::Usable {
+                name: "padded".to_string(),
+                description: "d".to_string()
+            }
+        );
+    }
+
+    #[test]
+    fn a_missing_name_comes_first_then_the_name_then_the_description() {
+        assert_eq!(
+            verdict("description: d"),
+            Verdict::Invalid {
+                reason: WarningKind::MissingField { field: "name" }
+            }
+        );
+        assert!(matches!(
+            verdict("name: a b"),
+            Verdict::Invalid {
+                reason: WarningKind::InvalidName { .. }
+            }
+        ));
+        assert_eq!(
+            verdict("name: ok\ndescription: \"  \""),
+            Verdict::Invalid {
+                reason: WarningKind::MissingField {
+                    field: "description"
+                }
+            }
+        );
+    }
+
+    #[test]
+    fn wrong_typed_fields_are_warnings_whatever_the_verdict() {
+        let (fm, notes) = frontmatter::parse("name: maybe\ndescription: d\nuser-invocable: maybe");
+        let a = assess(&fm, notes);
+        assert!(matches!(a.verdict, Verdict::Usable { .. }));
+        assert_eq!(
+            a.warnings,
+            [WarningKind::BadField {
+                field: "user-invocable".to_string(),
+                expected: "true or false",
+            }]
+        );
+        let (fm, notes) = frontmatter::parse("name: a b\ndescription: d\nuser-invocable: maybe");
+        assert_eq!(assess(&fm, notes).warnings.len(), 1);
+    }
+
+    #[test]
+    fn the_reason_is_one_line_with_a_suggested_name() {
+        let reason = WarningKind::InvalidName {
+            name: "new\nline".to_string(),
+            problem: NameProblem::Unprintable { found: '\n' },
+        }
+        .to_string();
+        assert!(!reason.contains('\n'), "{reason}");
+        assert!(reason.contains("\"new\\nline\""), "{reason}");
+        assert!(reason.contains("U+000A"), "{reason}");
+        assert!(reason.contains("name: new-line"), "{reason}");
+        assert_eq!(
+            suggested_name("Bad Name With Spaces"),
+            "bad-name-with-spaces"
+        );
+        assert_eq!(suggested_name("../x"), "x");
+        assert_eq!(suggested_name("a..b"), "a-b");
+        assert_eq!(suggested_name("//"), "");
+        assert_eq!(shown_name("go"), "go");
+        assert_eq!(shown_name("a b"), "\"a b\"");
+        assert_eq!(shown_name("a\u{200B}b"), "\"a\\u{200b}b\"");
+        assert_eq!(escaped("a\\b \"c\"\t"), "a\\b \"c\"\\t");
+    }
+
+    #[test]
+    fn builtin_names_collide() {
+        assert!(builtin_collision("help").is_some());
+        assert!(builtin_collision("helper").is_none());
+    }
+}
