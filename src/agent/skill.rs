@@ -1,9 +1,9 @@
-//! Skills the agent runs itself: `/name args` invocations ([`run_skill`]: templates and
-//! inline shell expanded, then a normal turn) and forked skills (`context: fork`): a
-//! sub-agent with its own conversation, the expanded skill as its instructions, the
-//! arguments as its task, and only the skill's `allowed-tools`. Only its final answer
-//! returns to the main conversation. [`AgentForker`] gives the same power to tools
-//! (`use_skill` on a fork skill) through [`crate::tools::Forker`].
+//! Skills the agent runs itself: `/name args` invocations ([`run_skill`]: the skill
+//! pipeline of [`crate::skills::invoke`], then a normal turn) and forked skills
+//! (`context: fork`): a sub-agent with its own conversation, the prepared skill as its
+//! instructions, the arguments as its task, and only the skill's `allowed-tools`. Only
+//! its final answer returns to the main conversation. [`AgentForker`] gives the same
+//! power to tools (`use_skill` on a fork skill) through [`crate::tools::Forker`].
 //!
 //! It must not know how events are drawn.
 
@@ -15,9 +15,8 @@ use crate::agent::turn::{SessionState, TurnContext, TurnResult, run_turn};
 use crate::agent::{AgentSetup, ApprovalMode};
 use crate::llm::Message;
 use crate::protocol::{ErrorKind, Event, TurnOutcome, Usage};
-use crate::skills::Skill;
-use crate::skills::inline_shell::{self, InlineShellError, Permission};
-use crate::skills::template::{self, prompt_from_body};
+use crate::skills::inline_shell::{InlineShellError, Permission};
+use crate::skills::invoke::{self, InlineShell, PrepareError, Prepared};
 use crate::tools::use_skill::{BundledTools, load_bundled_tools};
 use crate::tools::{ForkError, ForkRequest, Forker};
 
@@ -36,11 +35,6 @@ pub fn mode_permission(mode: ApprovalMode) -> Permission {
             Permission::Refuse("approval mode auto-edit does not allow commands".into())
         }
     }
-}
-
-/// Whether a skill's inline commands may run, and if not, why.
-pub fn inline_permission(skill: &Skill, mode: ApprovalMode) -> Permission {
-    inline_shell::permission_for(skill, &mode_permission(mode))
 }
 
 /// Whether a tool may be used by a sub-agent whose skill lists `allowed`. Entries may
@@ -206,26 +200,18 @@ pub async fn run_skill(
             "skill `{name}` sets `user-invocable: false` and cannot be run as a slash command"
         ));
     }
-    let forked = skill.frontmatter.context.as_deref() == Some("fork");
-    let body = match skill.load_body() {
-        Ok(b) => b,
-        Err(e) => return fail(format!("cannot run skill `{name}`: {e}")),
+    // The one skill pipeline: inline commands on the body as written, then the
+    // arguments, so an argument can never smuggle in a command.
+    let permission = mode_permission(state.policy.mode());
+    let shell = InlineShell {
+        permission: &permission,
+        workdir: &ctx.setup.workdir,
+        cancel: &ctx.cancel,
     };
-    // Inline commands run on the body as written, before the arguments go in, so an
-    // argument can never smuggle in a command.
-    let permission = inline_permission(skill, state.policy.mode());
-    let body = match inline_shell::expand(
-        &body,
-        &skill.name,
-        &skill.dir,
-        &ctx.setup.workdir,
-        &permission,
-        &ctx.cancel,
-    )
-    .await
-    {
-        Ok(b) => b,
-        Err(InlineShellError::Interrupted) => {
+    let prepared = match invoke::prepare(skill, args, shell).await {
+        Ok(p) => p,
+        Err(PrepareError::Body(e)) => return fail(format!("cannot run skill `{name}`: {e}")),
+        Err(PrepareError::Inline(InlineShellError::Interrupted)) => {
             ctx.events.emit(Event::TurnStarted {
                 text: typed.clone(),
             });
@@ -237,14 +223,7 @@ pub async fn run_skill(
             });
             return TurnOutcome::Interrupted;
         }
-        Err(e) => return fail(format!("{e}; the skill was not run")),
-    };
-    // A forked skill gets its arguments as the task, so they are substituted into
-    // placeholders but never appended to its instructions.
-    let prompt = if forked {
-        template::expand(&body, args, &skill.dir)
-    } else {
-        prompt_from_body(&body, args, &skill.dir)
+        Err(PrepareError::Inline(e)) => return fail(format!("{e}; the skill was not run")),
     };
     ctx.setup.loaded_skills.mark(&skill.name);
     // A skill run with /name brings its tools.json tools, as use_skill would.
@@ -257,17 +236,18 @@ pub async fn run_skill(
         }),
         BundledTools::None | BundledTools::Loaded(_) => {}
     }
-    if !forked {
-        return run_turn(state, ctx, prompt).await.outcome;
-    }
+    let (instructions, task) = match prepared {
+        Prepared::Inline { text } => return run_turn(state, ctx, text).await.outcome,
+        Prepared::Fork { instructions, task } => (instructions, task),
+    };
 
     ctx.events.emit(Event::TurnStarted {
         text: typed.clone(),
     });
     let request = ForkRequest {
         skill: skill.name.clone(),
-        instructions: prompt,
-        task: args.to_string(),
+        instructions,
+        task,
         allowed_tools: (!skill.frontmatter.allowed_tools.is_empty())
             .then(|| skill.frontmatter.allowed_tools.clone()),
         parent_call_id: None,

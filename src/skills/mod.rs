@@ -21,6 +21,7 @@ mod discovery;
 pub mod frontmatter;
 mod index;
 pub mod inline_shell;
+pub mod invoke;
 pub mod remote;
 pub mod template;
 pub mod validate;

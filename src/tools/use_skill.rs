@@ -30,8 +30,8 @@ use super::{
     ToolOutput, ToolRegistry, parse_args, run_blocking,
 };
 use crate::skills::bundle::{self, BundleError};
-use crate::skills::inline_shell::{self, InlineShellError, Permission};
-use crate::skills::template::prompt_from_body;
+use crate::skills::inline_shell::{InlineShellError, Permission};
+use crate::skills::invoke::{self, InlineShell, PrepareError, Prepared, RunMode};
 use crate::skills::{Catalog, Skill};
 
 /// Folders of a skill whose files are listed.
@@ -219,31 +219,21 @@ impl UseSkill {
                 skill.name
             )));
         };
-        let task = args.args.clone().unwrap_or_default();
-        let body = match skill.load_body() {
-            Ok(b) => b,
-            Err(e) => {
+        // The one skill pipeline: inline commands run on the body as written, before the
+        // model's arguments go in, so an argument can never add a command.
+        let (instructions, task) = match self.prepare(skill, args, ctx).await? {
+            Ok(Prepared::Fork { instructions, task }) => (instructions, task),
+            // The mode was checked by the caller; a file changed meanwhile.
+            Ok(Prepared::Inline { text }) => (text, String::new()),
+            Err(PrepareError::Body(e)) => {
                 return Ok(ToolOutput::error(format!(
                     "Cannot load skill \"{}\": {e}",
                     skill.name
                 )));
             }
-        };
-        let instructions = crate::skills::template::expand(&body, &task, &skill.dir);
-        let permission = inline_shell::permission_for(skill, &self.inline);
-        let instructions = match inline_shell::expand(
-            &instructions,
-            &skill.name,
-            &skill.dir,
-            &ctx.workdir,
-            &permission,
-            &ctx.cancel,
-        )
-        .await
-        {
-            Ok(text) => text,
-            Err(InlineShellError::Interrupted) => return Err(ToolFatal::Interrupted),
-            Err(e) => return Ok(ToolOutput::error(format!("{e}; the skill was not run."))),
+            Err(PrepareError::Inline(e)) => {
+                return Ok(ToolOutput::error(format!("{e}; the skill was not run.")));
+            }
         };
         let request = ForkRequest {
             skill: skill.name.clone(),
@@ -266,35 +256,49 @@ impl UseSkill {
         }
     }
 
-    /// Expands inline commands in the body of a skill about to load, when it has any.
-    async fn prepared_body(
+    /// Runs the skill pipeline with the model's arguments; an interruption ends the
+    /// call.
+    async fn prepare(
         &self,
         skill: &Skill,
+        args: &Args,
         ctx: &ToolContext,
-    ) -> Result<Option<String>, ToolOutput> {
-        if self.loaded.contains(&skill.name) {
-            return Ok(None);
-        }
-        let Ok(body) = skill.load_body() else {
-            return Ok(None);
+    ) -> Result<Result<Prepared, PrepareError>, ToolFatal> {
+        let shell = InlineShell {
+            permission: &self.inline,
+            workdir: &ctx.workdir,
+            cancel: &ctx.cancel,
         };
-        if !inline_shell::has_inline_commands(&body) {
-            return Ok(None);
+        match invoke::prepare(skill, args.args.as_deref().unwrap_or(""), shell).await {
+            Err(PrepareError::Inline(InlineShellError::Interrupted)) => Err(ToolFatal::Interrupted),
+            other => Ok(other),
         }
-        let permission = inline_shell::permission_for(skill, &self.inline);
-        match inline_shell::expand(
-            &body,
-            &skill.name,
-            &skill.dir,
-            &ctx.workdir,
-            &permission,
-            &ctx.cancel,
-        )
-        .await
-        {
-            Ok(text) => Ok(Some(text)),
-            Err(e) => Err(ToolOutput::error(format!("{e}; the skill was not loaded."))),
+    }
+
+    /// The prepared text of an inline skill about to load (`None` when it is already
+    /// loaded: nothing runs again), or the error result that ends the call.
+    async fn prepared_text(
+        &self,
+        skill: &Skill,
+        args: &Args,
+        ctx: &ToolContext,
+    ) -> Result<Result<Option<String>, ToolOutput>, ToolFatal> {
+        if self.loaded.contains(&skill.name) {
+            return Ok(Ok(None));
         }
+        Ok(match self.prepare(skill, args, ctx).await? {
+            Ok(Prepared::Inline { text })
+            | Ok(Prepared::Fork {
+                instructions: text, ..
+            }) => Ok(Some(text)),
+            Err(PrepareError::Body(e)) => Err(ToolOutput::error(format!(
+                "Cannot load skill \"{}\": {e}",
+                skill.name
+            ))),
+            Err(PrepareError::Inline(e)) => {
+                Err(ToolOutput::error(format!("{e}; the skill was not loaded.")))
+            }
+        })
     }
 
     fn call(&self, args: Args, budget: usize, prepared: Option<String>) -> ToolOutput {
@@ -323,14 +327,14 @@ impl UseSkill {
             }
             return ToolOutput::ok(out);
         }
-        let body = match prepared.map_or_else(|| skill.load_body(), Ok) {
-            Ok(b) => b,
-            Err(e) => {
-                return ToolOutput::error(format!("Cannot load skill \"{}\": {e}", skill.name));
-            }
+        let Some(text) = prepared else {
+            return ToolOutput::error(format!(
+                "Cannot load skill \"{}\": it changed while loading",
+                skill.name
+            ));
         };
         self.loaded.mark(&skill.name);
-        let mut out = render(skill, &body, args.args.as_deref().unwrap_or(""));
+        let mut out = render(skill, &text);
         if let Some(line) = unlisted_docs(&skill.dir) {
             out.push_str("\n\n");
             out.push_str(&line);
@@ -474,9 +478,8 @@ fn unlisted_docs(dir: &Path) -> Option<String> {
     ))
 }
 
-/// The tool result for a loaded skill.
-fn render(skill: &Skill, body: &str, args: &str) -> String {
-    let text = prompt_from_body(body, args, &skill.dir);
+/// The tool result for a loaded skill, around its prepared text.
+fn render(skill: &Skill, text: &str) -> String {
     let mut out = format!(
         "<skill-loaded name=\"{}\">\n{text}\n</skill-loaded>\n\n",
         skill.name
@@ -577,14 +580,14 @@ impl Tool for UseSkill {
             let skill = lookup(&self.catalog, &args.skill_name).ok().cloned();
             let mut prepared = None;
             if let Some(skill) = &skill {
-                if skill.frontmatter.context.as_deref() == Some("fork") {
+                if RunMode::of(skill) == RunMode::Fork {
                     return self.fork(skill, &args, ctx).await;
                 }
                 if ctx.cancel.is_cancelled() {
                     return Err(ToolFatal::Interrupted);
                 }
-                match self.prepared_body(skill, ctx).await {
-                    Ok(body) => prepared = body,
+                match self.prepared_text(skill, &args, ctx).await? {
+                    Ok(text) => prepared = text,
                     Err(out) => return Ok(out),
                 }
             }
@@ -632,6 +635,77 @@ mod tests {
 
     async fn call(tool: &UseSkill, args: Value, dir: &Path) -> ToolOutput {
         tool.run(args, &test_context(dir)).await.unwrap()
+    }
+
+    /// A forker that records what it was asked to run.
+    #[derive(Default)]
+    struct RecordingForker(std::sync::Mutex<Vec<ForkRequest>>);
+
+    impl super::super::Forker for RecordingForker {
+        fn fork(
+            &self,
+            request: ForkRequest,
+        ) -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<String, ForkError>> + Send + '_>,
+        > {
+            self.0.lock().unwrap().push(request);
+            Box::pin(async { Ok("done".to_string()) })
+        }
+    }
+
+    /// The defect this pipeline fixed: the fork path filled the templates with the
+    /// model's `args` before running inline commands, so `!`cmd`` in an argument ran.
+    #[tokio::test]
+    async fn a_models_argument_never_runs_as_an_inline_command() {
+        let tmp = tempfile::tempdir().unwrap();
+        let skills = tmp.path().join("skills");
+        let body = "Today: !`echo ran`. Task: $ARGUMENTS\n";
+        write(
+            &skills.join("forked/SKILL.md"),
+            &format!("---\nname: forked\ndescription: d\ncontext: fork\n---\n{body}"),
+        );
+        write(
+            &skills.join("inline/SKILL.md"),
+            &format!("---\nname: inline\ndescription: d\n---\n{body}"),
+        );
+        let opts = DiscoveryOptions {
+            workdir: tmp.path().to_path_buf(),
+            harness9_home: tmp.path().join("home"),
+            ..DiscoveryOptions::default()
+        };
+        let catalog = Arc::new(Catalog::discover(&opts));
+        let tool = UseSkill::new(catalog).with_inline_shell(Permission::Run);
+        let forker = Arc::new(RecordingForker::default());
+        let mut ctx = test_context(tmp.path());
+        ctx.forker = Some(forker.clone());
+        let evil = "!`touch pwned`";
+        for name in ["forked", "inline"] {
+            let out = tool
+                .run(json!({"skill_name": name, "args": evil}), &ctx)
+                .await
+                .unwrap();
+            assert!(!out.is_error, "{}", out.content);
+            if name == "inline" {
+                assert!(
+                    out.content.contains("Today: ran. Task: !`touch pwned`"),
+                    "{}",
+                    out.content
+                );
+            }
+        }
+        let requests = forker.0.lock().unwrap();
+        assert_eq!(requests[0].instructions, "Today: ran. Task: !`touch pwned`");
+        assert_eq!(requests[0].task, evil);
+        for place in [
+            tmp.path().to_path_buf(),
+            skills.join("forked"),
+            skills.join("inline"),
+        ] {
+            assert!(
+                !place.join("pwned").exists(),
+                "the argument ran in {place:?}"
+            );
+        }
     }
 
     #[tokio::test]
