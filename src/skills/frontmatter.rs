@@ -39,7 +39,8 @@ pub struct Frontmatter {
     pub disable_model_invocation: bool,
     /// `argument-hint`: how to call it, e.g. `[file]` (a YAML list is joined back).
     pub argument_hint: Option<String>,
-    /// `context`: e.g. `fork` (kept; harness9 runs skills inline).
+    /// `context`: `fork` runs the skill in a sub-agent (decided by
+    /// [`crate::skills::invoke::RunMode`]); other values run it in the conversation.
     pub context: Option<String>,
     /// `license`.
     pub license: Option<String>,
