@@ -11,11 +11,14 @@ use std::sync::Arc;
 use crate::agent::{self, AgentHandle, AgentSetup, Approver, SessionInfo};
 use crate::config::Config;
 use crate::llm::{Client, LlmError};
+use crate::skills::active::LoadedSkills;
 use crate::skills::remote::{self, RemoteLimits, RemoteRoots};
 use crate::skills::{Catalog, DiscoveryOptions};
 use crate::tools::ToolRegistry;
+use crate::tools::skill::docs::{SkillListDocs, SkillSelectDocs};
+use crate::tools::skill::unload_skill::UnloadSkill;
+use crate::tools::skill::use_skill::UseSkill;
 use crate::tools::skill_run::SkillRun;
-use crate::tools::use_skill::{LoadedSkills, UseSkill};
 
 /// Where to look for skills, from the config.
 pub fn discovery_options(config: &Config) -> DiscoveryOptions {
@@ -125,6 +128,9 @@ pub fn prepare_with_remote(
     // Skills loaded in this session (by use_skill or a slash command), shared by the
     // use_skill tool and the agent (which clears it on /clear).
     let loaded_skills = LoadedSkills::default();
+    // The active set knows the registry's skill tools, so unloading a skill (or all of
+    // them, for a new conversation) removes its tools too, however it was loaded.
+    loaded_skills.attach_tools(Arc::new(tools.loaded().clone()));
     let skills_in_index = if index.text.is_some() {
         // use_skill loads skills' tools.json tools into the registry's shared loaded set;
         // unload_skill removes them; the docs tools share the selection in loaded_skills.
@@ -132,15 +138,12 @@ pub fn prepare_with_remote(
             .with_registry(tools.clone())
             .with_inline_shell(crate::agent::skill::mode_permission(config.approval_mode));
         tools.register(Arc::new(use_skill));
-        tools.register(Arc::new(crate::tools::unload_skill::UnloadSkill::new(
-            loaded_skills.clone(),
-            &tools,
-        )));
-        tools.register(Arc::new(crate::tools::skill_docs::SkillListDocs::new(
+        tools.register(Arc::new(UnloadSkill::new(loaded_skills.clone())));
+        tools.register(Arc::new(SkillListDocs::new(
             catalog.clone(),
             loaded_skills.clone(),
         )));
-        tools.register(Arc::new(crate::tools::skill_docs::SkillSelectDocs::new(
+        tools.register(Arc::new(SkillSelectDocs::new(
             catalog.clone(),
             loaded_skills.clone(),
         )));

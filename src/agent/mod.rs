@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 
 use crate::protocol::{Event, Op};
 use crate::skills::Catalog;
-use crate::tools::use_skill::LoadedSkills;
+use crate::skills::active::LoadedSkills;
 use crate::tools::{ToolLimits, ToolRegistry};
 
 /// How calls that change things are approved.

@@ -70,9 +70,6 @@ async fn run(
                     st.messages.truncate(1);
                     // A new conversation has no loaded skills and none of their tools.
                     setup.loaded_skills.clear();
-                    for owner in setup.tools.loaded().owners() {
-                        setup.tools.loaded().unload(&owner);
-                    }
                     state = Some(st);
                     let _ = events.send(Event::ConversationCleared);
                 }

@@ -17,7 +17,7 @@ use crate::llm::Message;
 use crate::protocol::{ErrorKind, Event, TurnOutcome, Usage};
 use crate::skills::inline_shell::{InlineShellError, Permission};
 use crate::skills::invoke::{self, InlineShell, PrepareError, Prepared};
-use crate::tools::use_skill::{BundledTools, load_bundled_tools};
+use crate::tools::skill::{BundledTools, load_bundled_tools};
 use crate::tools::{ForkError, ForkRequest, Forker};
 
 /// The task given to a forked skill invoked without arguments.

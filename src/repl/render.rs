@@ -15,7 +15,7 @@ use crate::print::{
 };
 use crate::protocol::{ApprovalRequestKind, Event, Usage};
 use crate::skills::Catalog;
-use crate::tools::use_skill::LoadedSkills;
+use crate::skills::active::LoadedSkills;
 
 use super::markdown::{MarkdownStream, MarkdownStyle};
 

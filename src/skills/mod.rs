@@ -12,12 +12,15 @@
 //! the discovery cache (`cache`, in `$HARNESS9_HOME/cache/skills-index`) shows the file
 //! unchanged; the body is read by [`Skill::load_body`] when the skill is used.
 
+pub mod active;
 pub mod assess;
 pub mod bundle;
 mod cache;
 mod catalog;
 pub mod cli;
 mod discovery;
+pub mod docs;
+pub mod folder;
 pub mod frontmatter;
 mod index;
 pub mod inline_shell;

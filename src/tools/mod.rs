@@ -16,12 +16,10 @@ pub mod list;
 pub mod path;
 mod process;
 pub mod read_file;
-pub mod skill_docs;
+pub mod skill;
 pub mod skill_run;
 pub mod skill_tool;
 pub mod truncate;
-pub mod unload_skill;
-pub mod use_skill;
 pub mod write_file;
 
 use std::future::Future;

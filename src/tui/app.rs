@@ -31,7 +31,7 @@ use crate::agent::SessionInfo;
 use crate::input::{Builtin, Routed, route};
 use crate::protocol::{Event, Op, ToolStatus, TurnOutcome, Usage};
 use crate::skills::Catalog;
-use crate::tools::use_skill::LoadedSkills;
+use crate::skills::active::LoadedSkills;
 
 /// Two Ctrl+C within this window exit.
 const DOUBLE_PRESS: Duration = Duration::from_millis(2000);

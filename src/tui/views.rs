@@ -11,7 +11,7 @@ use super::status::{SessionStatus, short_count};
 use crate::agent::ApprovalMode;
 use crate::input::BUILTINS;
 use crate::skills::Catalog;
-use crate::tools::use_skill::LoadedSkills;
+use crate::skills::active::LoadedSkills;
 
 fn dim() -> Style {
     Style::new().fg(Color::DarkGray)

@@ -1,38 +1,39 @@
-//! The `use_skill` tool: loads a skill's body into the conversation as a tool result, so
-//! the system prompt (which only lists names and descriptions) never changes.
+//! The `use_skill` tool: loads a skill into the conversation as a tool result, so the
+//! system prompt (which only lists names and descriptions) never changes.
 //!
-//! The result wraps the body (templates expanded with the optional `args`) in
-//! `<skill-loaded name="...">` … `</skill-loaded>`, then names the skill's directory and
-//! the files in its `scripts/`, `references/` and `assets/` folders (names only, for the
-//! model's file tools). Unknown names get an error listing the available ones; names
-//! with path separators or `..` are rejected; a second load of the same skill in a
-//! session gets a short note. It knows the catalog and nothing of the agent loop.
+//! The skill is prepared by the one skill pipeline ([`crate::skills::invoke`]: inline
+//! commands on the body as written, then the optional `args`). An inline skill's text
+//! is wrapped in `<skill-loaded name="...">` … `</skill-loaded>`, followed by the skill's
+//! directory and the files in its `scripts/`, `references/` and `assets/` folders (names
+//! only, for the model's file tools); a `context: fork` skill runs in a sub-agent and
+//! its final answer is the result. Unknown or invalid names get an error listing the
+//! available ones; a second load of the same skill in a session gets a short note.
 //!
 //! With a registry ([`UseSkill::with_registry`]), a skill's `tools.json` tools join the
 //! registry when it loads (so they travel in the following requests until
 //! `unload_skill`); a malformed file or a name collision is reported in the result and
 //! the body loads anyway. `docs` / `include_all_docs` append documents' text
-//! (`skill_docs.rs`) within the output limit. [`LoadedSkills`] is the session's record of
-//! loaded skills, their selected documents and (through the registry) their tools.
+//! ([`crate::skills::docs`]) within the output limit. Loads are recorded in the
+//! session's [`LoadedSkills`]. It knows the catalog and nothing of the agent loop.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::skill_docs::{
-    DocSelection, SUMMARY_RESERVE, SelectMode, bad_path, list_docs, resolve_doc,
-};
-use super::skill_tool::SkillTool;
-use super::{
-    Access, ForkError, ForkRequest, LoadedTools, Tool, ToolContext, ToolFatal, ToolFuture,
-    ToolOutput, ToolRegistry, parse_args, run_blocking,
-};
-use crate::skills::bundle::{self, BundleError};
+use super::docs::bad_path;
+use super::{BundledTools, SUMMARY_RESERVE, load_bundled_tools, lookup};
+use crate::skills::active::LoadedSkills;
+use crate::skills::docs::{SelectMode, list_docs, resolve_doc};
+use crate::skills::folder::{self, WalkLimits};
 use crate::skills::inline_shell::{InlineShellError, Permission};
 use crate::skills::invoke::{self, InlineShell, PrepareError, Prepared, RunMode};
 use crate::skills::{Catalog, Skill};
+use crate::tools::{
+    Access, ForkError, ForkRequest, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput,
+    ToolRegistry, parse_args, run_blocking,
+};
 
 /// Folders of a skill whose files are listed.
 const RESOURCE_DIRS: [&str; 3] = ["scripts", "references", "assets"];
@@ -40,109 +41,6 @@ const RESOURCE_DIRS: [&str; 3] = ["scripts", "references", "assets"];
 const MAX_LISTED_FILES: usize = 200;
 /// Folder depth listed below each resource folder.
 const MAX_LIST_DEPTH: usize = 4;
-
-/// The skills loaded in a session, in load order, with their selected documents and a
-/// handle on the tools they brought; shared with whoever resets the session (`/clear`)
-/// and with frontends (`/skills` shows which are loaded). Cheap to clone (shared).
-#[derive(Clone, Default)]
-pub struct LoadedSkills {
-    skills: Arc<Mutex<Vec<String>>>,
-    docs: DocSelection,
-    tools: Arc<OnceLock<LoadedTools>>,
-}
-
-impl std::fmt::Debug for LoadedSkills {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LoadedSkills")
-            .field("skills", &self.names())
-            .field("docs", &self.docs)
-            .finish()
-    }
-}
-
-impl LoadedSkills {
-    fn lock(&self) -> MutexGuard<'_, Vec<String>> {
-        // Every update is one push, retain or clear: a poisoned lock holds a whole state.
-        self.skills.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Records a load; false when the skill was already loaded.
-    pub fn mark(&self, name: &str) -> bool {
-        let mut skills = self.lock();
-        if skills.iter().any(|s| s == name) {
-            false
-        } else {
-            skills.push(name.to_string());
-            true
-        }
-    }
-
-    /// True when the skill was loaded in this session (and not unloaded since).
-    pub fn contains(&self, name: &str) -> bool {
-        self.lock().iter().any(|s| s == name)
-    }
-
-    /// The loaded skills, in load order.
-    pub fn names(&self) -> Vec<String> {
-        self.lock().clone()
-    }
-
-    /// Forgets a load and the skill's selected documents (`unload_skill`); true when it
-    /// was loaded. Its tools are the registry's business.
-    pub fn unmark(&self, name: &str) -> bool {
-        self.docs.forget(name);
-        let mut skills = self.lock();
-        let before = skills.len();
-        skills.retain(|s| s != name);
-        skills.len() != before
-    }
-
-    /// The selected documents of every skill.
-    pub fn docs(&self) -> &DocSelection {
-        &self.docs
-    }
-
-    /// Forgets every load and selection and unloads every skill's tools (a new
-    /// conversation).
-    pub fn clear(&self) {
-        self.lock().clear();
-        self.docs.clear();
-        if let Some(tools) = self.tools.get() {
-            for owner in tools.owners() {
-                tools.unload(&owner);
-            }
-        }
-    }
-
-    fn attach_tools(&self, tools: LoadedTools) {
-        // Set once per session; a second registry for the same set keeps the first.
-        let _ = self.tools.set(tools);
-    }
-}
-
-/// The skill `name` names, or an error for the model listing the available ones.
-pub(crate) fn lookup<'a>(catalog: &'a Catalog, name: &str) -> Result<&'a Skill, String> {
-    let available = || {
-        let names: Vec<&str> = catalog.model_invocable_names().collect();
-        if names.is_empty() {
-            "(none)".to_string()
-        } else {
-            names.join(", ")
-        }
-    };
-    let name = name.trim();
-    if name.is_empty() || name.contains(['/', '\\']) || name.contains("..") {
-        return Err(format!(
-            "Invalid skill name {name:?}: give a name from the Available Skills list, \
-             without path separators or `..`. Available skills: {}",
-            available()
-        ));
-    }
-    catalog
-        .get(name)
-        .filter(|s| s.model_invocable())
-        .ok_or_else(|| format!("Unknown skill {name:?}. Available skills: {}", available()))
-}
 
 /// Loads a skill's instructions on demand.
 #[derive(Debug, Clone)]
@@ -195,7 +93,8 @@ impl UseSkill {
     /// loaded set); [`LoadedSkills::clear`] unloads them. Without a registry, bundled
     /// tools are not loaded.
     pub fn with_registry(mut self, registry: ToolRegistry) -> Self {
-        self.loaded.attach_tools(registry.loaded().clone());
+        self.loaded
+            .attach_tools(Arc::new(registry.loaded().clone()));
         self.registry = Some(registry);
         self
     }
@@ -410,53 +309,6 @@ impl UseSkill {
     }
 }
 
-/// What loading a skill's `tools.json` did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BundledTools {
-    /// The skill has no `tools.json`.
-    None,
-    /// These tools joined the registry.
-    Loaded(Vec<String>),
-    /// Nothing was loaded: the file's path and the problem (malformed, or a name
-    /// collision), ready to show.
-    Failed(String),
-}
-
-/// Loads the tools of `skill`'s `tools.json` into `registry` on the skill's behalf
-/// (`use_skill` does this; a frontend's slash invocation may too). A failure loads none
-/// of them and is logged as a warning.
-pub fn load_bundled_tools(skill: &Skill, registry: &ToolRegistry) -> BundledTools {
-    let failed = |problem: String| {
-        tracing::warn!("skill {}: tools not loaded: {problem}", skill.name);
-        BundledTools::Failed(problem)
-    };
-    let decls = match bundle::load(&skill.dir) {
-        Ok(None) => return BundledTools::None,
-        Ok(Some(decls)) => decls,
-        Err(e) => return failed(e.to_string()),
-    };
-    let path = skill.dir.join(bundle::TOOLS_FILE);
-    let dir = match std::fs::canonicalize(&skill.dir) {
-        Ok(d) => d,
-        Err(e) => {
-            let e = BundleError {
-                path,
-                problems: vec![format!("cannot resolve the skill folder: {e}")],
-            };
-            return failed(e.to_string());
-        }
-    };
-    let names: Vec<String> = decls.iter().map(|d| d.name.clone()).collect();
-    let tools: Vec<Arc<dyn Tool>> = decls
-        .into_iter()
-        .map(|d| Arc::new(SkillTool::new(&skill.name, dir.clone(), d)) as Arc<dyn Tool>)
-        .collect();
-    match registry.load_skill_tools(&skill.name, tools) {
-        Ok(()) => BundledTools::Loaded(names),
-        Err(collision) => failed(format!("{}: {collision}", path.display())),
-    }
-}
-
 /// A line naming the documents outside the listed resource folders, if any.
 fn unlisted_docs(dir: &Path) -> Option<String> {
     let (docs, _) = list_docs(dir);
@@ -501,38 +353,26 @@ fn render(skill: &Skill, text: &str) -> String {
     out
 }
 
-/// Relative paths of the files under the skill's resource folders, sorted, bounded.
+/// Relative paths of the files under the skill's resource folders, sorted, bounded
+/// (the one folder walk: hidden files and links leading outside are left out).
 fn resource_files(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out: Vec<String> = Vec::new();
     for sub in RESOURCE_DIRS {
-        list_files(&dir.join(sub), sub, 0, &mut out);
+        let limits = WalkLimits {
+            max_depth: MAX_LIST_DEPTH,
+            max_files: MAX_LISTED_FILES.saturating_sub(out.len()),
+        };
+        if limits.max_files == 0 {
+            break;
+        }
+        out.extend(
+            folder::walk(dir, sub, limits, &|_| true)
+                .files
+                .into_iter()
+                .map(|f| f.path),
+        );
     }
     out
-}
-
-fn list_files(dir: &Path, rel: &str, depth: usize, out: &mut Vec<String>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<(String, bool)> = rd
-        .flatten()
-        .map(|e| {
-            let is_dir = std::fs::metadata(e.path()).is_ok_and(|m| m.is_dir());
-            (e.file_name().to_string_lossy().into_owned(), is_dir)
-        })
-        .collect();
-    entries.sort();
-    for (name, is_dir) in entries {
-        if out.len() >= MAX_LISTED_FILES {
-            return;
-        }
-        let path = format!("{rel}/{name}");
-        if !is_dir {
-            out.push(path);
-        } else if depth < MAX_LIST_DEPTH {
-            list_files(&dir.join(&name), &path, depth + 1, out);
-        }
-    }
 }
 
 impl Tool for UseSkill {
@@ -641,7 +481,7 @@ mod tests {
     #[derive(Default)]
     struct RecordingForker(std::sync::Mutex<Vec<ForkRequest>>);
 
-    impl super::super::Forker for RecordingForker {
+    impl crate::tools::Forker for RecordingForker {
         fn fork(
             &self,
             request: ForkRequest,
@@ -929,7 +769,7 @@ mod bundle_tests {
                 &tools_json,
                 &format!(r#"[{{"name": "{builtin}", "description": "d", "command": "true"}}]"#),
             );
-            tool.loaded().unmark("twin");
+            tool.loaded().unload("twin");
             let out = call(&tool, json!({"skill_name": "twin"}), tmp.path()).await;
             assert!(
                 out.content.contains(&format!(

@@ -1,29 +1,19 @@
-//! The `unload_skill` tool: removes the tools a loaded skill brought (so their schemas
-//! stop travelling with every request), forgets its selected documents and lets
-//! `use_skill` load it again. The result names what was removed and which skills stay
-//! loaded. It knows the session's [`LoadedSkills`] and the registry's loaded tools,
-//! nothing of the agent loop.
+//! The `unload_skill` tool: forgets a loaded skill through the session's active set
+//! ([`LoadedSkills::unload`]: its tools leave the registry, so their schemas stop
+//! travelling with every request; its selected documents are forgotten; `use_skill` can
+//! load it again). The result names what was removed and which skills stay loaded. It
+//! knows the active set, nothing of the agent loop.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::parse_args;
-use super::use_skill::LoadedSkills;
-use super::{Access, LoadedTools, Tool, ToolContext, ToolFuture, ToolOutput, ToolRegistry};
+use crate::skills::active::{LoadedSkills, Unloaded};
+use crate::tools::{Access, Tool, ToolContext, ToolFuture, ToolOutput, parse_args};
 
 /// Unloads a skill.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct UnloadSkill {
     loaded: LoadedSkills,
-    tools: LoadedTools,
-}
-
-impl std::fmt::Debug for UnloadSkill {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UnloadSkill")
-            .field("loaded", &self.loaded)
-            .finish()
-    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -32,21 +22,13 @@ struct Args {
 }
 
 impl UnloadSkill {
-    /// The tool over the session's loaded skills and the loaded set of `registry`.
-    pub fn new(loaded: LoadedSkills, registry: &ToolRegistry) -> Self {
-        UnloadSkill {
-            loaded,
-            tools: registry.loaded().clone(),
-        }
+    /// The tool over the session's active skills (which know their tools).
+    pub fn new(loaded: LoadedSkills) -> Self {
+        UnloadSkill { loaded }
     }
 
     fn loaded_names(&self) -> String {
-        let mut names = self.loaded.names();
-        for owner in self.tools.owners() {
-            if !names.contains(&owner) {
-                names.push(owner);
-            }
-        }
+        let names = self.loaded.names_with_tools();
         if names.is_empty() {
             "none".to_string()
         } else {
@@ -56,15 +38,15 @@ impl UnloadSkill {
 
     fn call(&self, name: &str) -> ToolOutput {
         let name = name.trim();
-        let has_tools = self.tools.owners().iter().any(|o| o == name);
-        if !self.loaded.contains(name) && !has_tools {
-            return ToolOutput::error(format!(
-                "Skill {name:?} is not loaded. Loaded skills: {}",
-                self.loaded_names()
-            ));
-        }
-        let removed = self.tools.unload(name);
-        self.loaded.unmark(name);
+        let removed = match self.loaded.unload(name) {
+            Unloaded::Done { tools } => tools,
+            Unloaded::NotLoaded => {
+                return ToolOutput::error(format!(
+                    "Skill {name:?} is not loaded. Loaded skills: {}",
+                    self.loaded_names()
+                ));
+            }
+        };
         let mut out = format!("Unloaded skill \"{name}\".");
         if removed.is_empty() {
             out.push_str(" It had no tools loaded.");
@@ -129,8 +111,9 @@ impl Tool for UnloadSkill {
 mod tests {
     use super::*;
     use crate::skills::{Catalog, DiscoveryOptions};
+    use crate::tools::ToolRegistry;
+    use crate::tools::skill::use_skill::UseSkill;
     use crate::tools::test_context;
-    use crate::tools::use_skill::UseSkill;
     use std::path::Path;
     use std::sync::Arc;
 
@@ -164,7 +147,7 @@ mod tests {
         let use_skill = UseSkill::new(catalog).with_registry(registry.clone());
         let loaded = use_skill.loaded();
         registry.register(Arc::new(use_skill));
-        let unload = UnloadSkill::new(loaded.clone(), &registry);
+        let unload = UnloadSkill::new(loaded.clone());
         registry.register(Arc::new(unload.clone()));
         let ctx = test_context(tmp.path());
         let has = |r: &ToolRegistry| r.specs().iter().any(|s| s.name == "calc_add");

@@ -1,0 +1,441 @@
+//! The document tools over [`crate::skills::docs`]: `skill_list_docs` lists a skill's
+//! documents with sizes and which are selected; `skill_select_docs` adds, replaces or
+//! clears the selection and returns the newly selected documents' text. Documents enter
+//! the conversation as tool results: the system prompt never changes. It knows the
+//! catalog and the session's active skills, not the agent loop.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{SUMMARY_RESERVE, lookup};
+use crate::skills::active::LoadedSkills;
+use crate::skills::docs::{DocPathError, SelectMode, list_docs};
+use crate::skills::{Catalog, Skill};
+use crate::tools::{Access, Tool, ToolContext, ToolFuture, ToolOutput, parse_args, run_blocking};
+
+/// Names of documents shown in an error about a bad path.
+const NAMES_IN_ERRORS: usize = 30;
+
+/// An error for a bad document path, with the skill's documents to choose from.
+pub(crate) fn bad_path(skill: &Skill, e: &DocPathError) -> ToolOutput {
+    let (docs, truncated) = list_docs(&skill.dir);
+    let mut names: Vec<&str> = docs
+        .iter()
+        .take(NAMES_IN_ERRORS)
+        .map(|d| d.path.as_str())
+        .collect();
+    if truncated || docs.len() > NAMES_IN_ERRORS {
+        names.push("…");
+    }
+    let available = if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    };
+    ToolOutput::error(format!(
+        "Cannot select a document of skill \"{}\": {e}. Nothing was changed. Documents: {available}",
+        skill.name
+    ))
+}
+
+/// `skill_list_docs`: lists a skill's documents with sizes and the selection.
+#[derive(Debug, Clone)]
+pub struct SkillListDocs {
+    catalog: Arc<Catalog>,
+    loaded: LoadedSkills,
+}
+
+impl SkillListDocs {
+    /// The tool over `catalog`, reading the selection from `loaded`.
+    pub fn new(catalog: Arc<Catalog>, loaded: LoadedSkills) -> Self {
+        SkillListDocs { catalog, loaded }
+    }
+
+    fn call(&self, name: &str) -> ToolOutput {
+        let skill = match lookup(&self.catalog, name) {
+            Ok(s) => s,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let (docs, truncated) = list_docs(&skill.dir);
+        let selected = self.loaded.docs().selected(&skill.name);
+        let state = if self.loaded.contains(&skill.name) {
+            "loaded"
+        } else {
+            "not loaded"
+        };
+        if docs.is_empty() {
+            return ToolOutput::ok(format!(
+                "Skill \"{}\" ({state}) has no documents (.md or .txt files besides SKILL.md).",
+                skill.name
+            ));
+        }
+        let mut out = format!(
+            "Documents of skill \"{}\" ({state}; {} document(s), {} selected; paths relative \
+             to {}):",
+            skill.name,
+            docs.len(),
+            selected.len(),
+            skill.dir.display()
+        );
+        for d in &docs {
+            let mark = if selected.contains(&d.path) {
+                " [selected]"
+            } else {
+                ""
+            };
+            out.push_str(&format!("\n- {} ({} bytes){mark}", d.path, d.size));
+        }
+        if truncated {
+            out.push_str("\n- … (more documents not listed)");
+        }
+        out.push_str(
+            "\nAdd them to the conversation with skill_select_docs (or use_skill's docs).",
+        );
+        ToolOutput::ok(out)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct ListArgs {
+    skill: String,
+}
+
+impl Tool for SkillListDocs {
+    fn name(&self) -> &str {
+        "skill_list_docs"
+    }
+
+    fn description(&self) -> &str {
+        "List a skill's documents (.md and .txt files besides SKILL.md, references/ \
+         included) with their sizes and which are selected."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "skill": {"type": "string", "description": "The skill's name."}
+            },
+            "required": ["skill"]
+        })
+    }
+
+    fn access(&self, _args: &Value, _ctx: &ToolContext) -> Access {
+        Access::ReadOnly
+    }
+
+    fn summary(&self, args: &Value) -> String {
+        args.get("skill")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    }
+
+    fn run<'a>(&'a self, args: Value, _ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let args = match parse_args::<ListArgs>(self.name(), &args, &self.parameters()) {
+                Ok(a) => a,
+                Err(out) => return Ok(out),
+            };
+            let tool = self.clone();
+            run_blocking(move || tool.call(&args.skill)).await
+        })
+    }
+}
+
+/// `skill_select_docs`: adds, replaces or clears a skill's selected documents and
+/// returns the text of the newly selected ones.
+#[derive(Debug, Clone)]
+pub struct SkillSelectDocs {
+    catalog: Arc<Catalog>,
+    loaded: LoadedSkills,
+}
+
+#[derive(Debug, Deserialize)]
+struct SelectArgs {
+    skill: String,
+    #[serde(default)]
+    docs: Vec<String>,
+    mode: SelectMode,
+}
+
+impl SkillSelectDocs {
+    /// The tool over `catalog`, keeping the selection in `loaded`.
+    pub fn new(catalog: Arc<Catalog>, loaded: LoadedSkills) -> Self {
+        SkillSelectDocs { catalog, loaded }
+    }
+
+    fn call(&self, args: SelectArgs, budget: usize) -> ToolOutput {
+        let skill = match lookup(&self.catalog, &args.skill) {
+            Ok(s) => s,
+            Err(e) => return ToolOutput::error(e),
+        };
+        if args.mode != SelectMode::Clear && args.docs.is_empty() {
+            return ToolOutput::error(
+                "Give `docs` (paths from skill_list_docs) to add or replace; use mode \"clear\" \
+                 to empty the selection.",
+            );
+        }
+        match self
+            .loaded
+            .docs()
+            .change(skill, args.mode, &args.docs, budget)
+        {
+            Ok(selected) => ToolOutput::ok(selected.render(&skill.name)),
+            Err(e) => bad_path(skill, &e),
+        }
+    }
+}
+
+impl Tool for SkillSelectDocs {
+    fn name(&self) -> &str {
+        "skill_select_docs"
+    }
+
+    fn description(&self) -> &str {
+        "Change which of a skill's documents are in the conversation. add and replace \
+         return the text of newly selected documents; clear empties the selection."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "skill": {"type": "string", "description": "The skill's name."},
+                "docs": {"type": "array", "items": {"type": "string"}, "description": "Document paths relative to the skill folder, as skill_list_docs shows them."},
+                "mode": {"type": "string", "enum": ["add", "replace", "clear"], "description": "add to, replace or clear the selection."}
+            },
+            "required": ["skill", "mode"]
+        })
+    }
+
+    fn access(&self, _args: &Value, _ctx: &ToolContext) -> Access {
+        Access::ReadOnly
+    }
+
+    fn summary(&self, args: &Value) -> String {
+        let skill = args.get("skill").and_then(Value::as_str).unwrap_or("");
+        let mode = args.get("mode").and_then(Value::as_str).unwrap_or("");
+        format!("{skill} ({mode})")
+    }
+
+    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let args = match parse_args::<SelectArgs>(self.name(), &args, &self.parameters()) {
+                Ok(a) => a,
+                Err(out) => return Ok(out),
+            };
+            let budget = ctx.limits.max_output_bytes.saturating_sub(SUMMARY_RESERVE);
+            let tool = self.clone();
+            run_blocking(move || tool.call(args, budget)).await
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    use crate::skills::DiscoveryOptions;
+    use crate::skills::docs::write_test_skills;
+    use crate::tools::test_context;
+
+    struct Fixture {
+        tmp: tempfile::TempDir,
+        catalog: Arc<Catalog>,
+        loaded: LoadedSkills,
+    }
+
+    /// Skills `pdf` and `other` (see [`write_test_skills`]).
+    fn fixture() -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        write_test_skills(tmp.path());
+        let catalog = Arc::new(Catalog::discover(&DiscoveryOptions {
+            workdir: tmp.path().to_path_buf(),
+            harness9_home: tmp.path().join("home"),
+            ..DiscoveryOptions::default()
+        }));
+        Fixture {
+            tmp,
+            catalog,
+            loaded: LoadedSkills::default(),
+        }
+    }
+
+    impl Fixture {
+        fn dir(&self) -> PathBuf {
+            self.tmp.path().join("skills/pdf")
+        }
+
+        async fn list(&self, skill: &str) -> ToolOutput {
+            SkillListDocs::new(self.catalog.clone(), self.loaded.clone())
+                .run(json!({"skill": skill}), &test_context(self.tmp.path()))
+                .await
+                .unwrap()
+        }
+
+        async fn select(&self, args: Value) -> ToolOutput {
+            SkillSelectDocs::new(self.catalog.clone(), self.loaded.clone())
+                .run(args, &test_context(self.tmp.path()))
+                .await
+                .unwrap()
+        }
+    }
+
+    #[tokio::test]
+    async fn list_docs_tool_shows_sizes_selection_and_load_state() {
+        let f = fixture();
+        let out = f.list("pdf").await;
+        assert!(!out.is_error);
+        assert!(
+            out.content
+                .starts_with("Documents of skill \"pdf\" (not loaded; 4 document(s), 0 selected;"),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content.contains("\n- forms.md (19 bytes)\n"),
+            "{}",
+            out.content
+        );
+        f.select(json!({"skill": "pdf", "docs": ["forms.md"], "mode": "add"}))
+            .await;
+        f.loaded.mark("pdf");
+        let out = f.list("pdf").await;
+        assert!(
+            out.content.contains("(loaded; 4 document(s), 1 selected;"),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content.contains("- forms.md (19 bytes) [selected]"),
+            "{}",
+            out.content
+        );
+        let out = f.list("other").await;
+        assert!(out.content.contains("has no documents"), "{}", out.content);
+        let out = f.list("nope").await;
+        assert!(out.is_error);
+        assert_eq!(
+            out.content,
+            "Unknown skill \"nope\". Available skills: other, pdf"
+        );
+    }
+
+    #[tokio::test]
+    async fn select_add_replace_clear() {
+        let f = fixture();
+        let out = f
+            .select(
+                json!({"skill": "pdf", "docs": ["forms.md", "references/api.md"], "mode": "add"}),
+            )
+            .await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(
+            out.content,
+            "Selected documents of skill \"pdf\" (text below): forms.md, references/api.md.\n\
+             Selection of skill \"pdf\" is now: forms.md, references/api.md.\n\n\
+             <skill-doc path=\"forms.md\">\n# Forms\nFill them.\n</skill-doc>\n\
+             <skill-doc path=\"references/api.md\">\nAPI\n</skill-doc>"
+        );
+        // Adding again returns only what is new.
+        let out = f
+            .select(json!({"skill": "pdf", "docs": ["forms.md", "reference.txt"], "mode": "add"}))
+            .await;
+        assert!(
+            out.content.contains(
+                "Already selected (their text is earlier in the conversation): forms.md."
+            )
+        );
+        assert!(
+            out.content
+                .contains("<skill-doc path=\"reference.txt\">\nplain text\n</skill-doc>")
+        );
+        assert!(!out.content.contains("Fill them"), "{}", out.content);
+        assert_eq!(
+            f.loaded.docs().selected("pdf"),
+            ["forms.md", "references/api.md", "reference.txt"]
+        );
+        let out = f
+            .select(json!({"skill": "pdf", "docs": ["reference.txt", "references/deep/more.MD"], "mode": "replace"}))
+            .await;
+        assert!(
+            out.content
+                .contains("No longer selected: forms.md, references/api.md"),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content
+                .contains("<skill-doc path=\"references/deep/more.MD\">\nmore\n</skill-doc>")
+        );
+        assert!(!out.content.contains("plain text"), "{}", out.content);
+        assert_eq!(
+            f.loaded.docs().selected("pdf"),
+            ["reference.txt", "references/deep/more.MD"]
+        );
+        let out = f.select(json!({"skill": "pdf", "mode": "clear"})).await;
+        assert!(
+            out.content
+                .contains("Selection of skill \"pdf\" is now empty."),
+            "{}",
+            out.content
+        );
+        assert!(f.loaded.docs().selected("pdf").is_empty());
+        let out = f.select(json!({"skill": "pdf", "mode": "add"})).await;
+        assert!(out.is_error && out.content.contains("Give `docs`"));
+        let out = f
+            .select(json!({"skill": "pdf", "docs": ["x.md"], "mode": "merge"}))
+            .await;
+        assert!(
+            out.is_error && out.content.contains("unknown variant"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[tokio::test]
+    async fn a_bad_path_changes_nothing_and_lists_the_documents() {
+        let f = fixture();
+        f.select(json!({"skill": "pdf", "docs": ["forms.md"], "mode": "add"}))
+            .await;
+        for bad in ["../../secret.md", "leak.md", "/etc/passwd"] {
+            let out = f
+                .select(json!({"skill": "pdf", "docs": ["reference.txt", bad], "mode": "replace"}))
+                .await;
+            assert!(out.is_error, "{bad}");
+            assert!(
+                out.content
+                    .contains("Nothing was changed. Documents: forms.md, reference.txt,"),
+                "{}",
+                out.content
+            );
+            assert!(!out.content.contains("SECRET"));
+            assert_eq!(f.loaded.docs().selected("pdf"), ["forms.md"]);
+        }
+    }
+
+    #[tokio::test]
+    async fn documents_over_the_cap_are_left_out_and_named() {
+        let f = fixture();
+        std::fs::write(f.dir().join("big.md"), "x".repeat(5_000)).unwrap();
+        let pdf = f.catalog.get("pdf").unwrap();
+        let docs = ["big.md".to_string(), "forms.md".to_string()];
+        let selected = f
+            .loaded
+            .docs()
+            .change(pdf, SelectMode::Add, &docs, 1_000)
+            .unwrap();
+        assert_eq!(selected.docs.included, ["forms.md"]);
+        assert_eq!(selected.docs.left_out.len(), 1);
+        let text = selected.render("pdf");
+        assert!(
+            text.contains("Left out big.md: 5000 bytes, over what is left of the size cap (1000 bytes); read it with read_file at "),
+            "{text}"
+        );
+        assert_eq!(f.loaded.docs().selected("pdf"), ["forms.md"]);
+    }
+}
