@@ -206,6 +206,10 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
                 };
             }
         };
+        // The partial copies are only for an interrupted answer: free them before the
+        // answer is copied again (a long answer would otherwise be held three times).
+        drop(streamed);
+        drop(reasoning);
 
         let usage = completion
             .usage

@@ -474,9 +474,9 @@ impl StreamState {
                     self.reasoning.push_str(r);
                     on_event(StreamEvent::Reasoning(r.to_string()));
                 }
-                if let Some(t) = delta.content.as_deref().filter(|t| !t.is_empty()) {
-                    self.text.push_str(t);
-                    on_event(StreamEvent::Text(t.to_string()));
+                if let Some(t) = delta.content.filter(|t| !t.is_empty()) {
+                    self.text.push_str(&t);
+                    on_event(StreamEvent::Text(t));
                 }
                 delta.tool_calls.iter().for_each(|d| self.calls.push(d));
             }

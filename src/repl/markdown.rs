@@ -6,9 +6,28 @@
 //! markup (emphasis, code, links) is parsed by pulldown-cmark one line at a time, so a
 //! construct spread over several lines stays as written. A prose line is streamed as it
 //! comes while it has no markup character in it, so long paragraphs show up as they come.
+//! Each delta costs time in proportion to its own length: what was already scanned of
+//! the unfinished line is never scanned again.
+//!
+//! At most [`MAX_HELD`] bytes (64 KiB) of one unfinished line are held. When a line grows
+//! past that, the held part is printed as rendered text and the line goes on from there:
+//! the held part is cut before its last whitespace run when that keeps at most half of
+//! it, so words stay whole; it is rendered as a line start (block markers and inline
+//! markup within it apply), and each later piece of the same line is rendered as
+//! continuation text of a paragraph (inline markup within the piece, no block markers).
+//! A construct that spans a cut shows its markers literally; no byte of the answer is
+//! dropped or printed twice. A code line inside a fence, an indented code line and a
+//! line that would open a fence are printed verbatim past the cap, so a line longer than
+//! the cap never opens or closes a fence. Normal lines render exactly as if whole.
 //! It knows nothing of the agent or of events: text in, text out.
 
 use pulldown_cmark::{CodeBlockKind, Event as Md, Options, Parser, Tag, TagEnd};
+
+/// The most bytes of one unfinished line a [`MarkdownStream`] holds.
+pub const MAX_HELD: usize = 64 << 10;
+
+/// How a [`MAX_HELD`] cut leaves a line's rest.
+const MAX_CARRY: usize = MAX_HELD / 2;
 
 /// How Markdown is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,15 +57,37 @@ struct Fence {
     len: usize,
 }
 
+/// Where the held text sits in its line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Segment {
+    /// The line's start: everything of the line so far is held.
+    Start,
+    /// The line went past [`MAX_HELD`]; the held text continues a paragraph whose
+    /// earlier part ended with `after` (only its kind matters, see [`context_char`]).
+    Inline { after: char },
+    /// The line went past [`MAX_HELD`] and is printed verbatim as it comes.
+    Raw,
+}
+
 /// Renders a stream of Markdown text deltas.
 #[derive(Debug)]
 pub struct MarkdownStream {
     style: MarkdownStyle,
-    /// The current line, not yet ended by `\n`.
+    /// The held part of the current line (never more than [`MAX_HELD`] bytes).
     pending: String,
+    segment: Segment,
     /// Bytes of `pending` already printed (a streamed prose prefix).
     emitted: usize,
+    /// Bytes of `pending` already searched for [`INLINE_SPECIALS`].
+    scanned: usize,
+    /// A markup character was found at `scanned`: nothing past it streams.
+    blocked: bool,
+    /// End of the streamable prefix without its trailing whitespace.
+    head_end: usize,
     fence: Option<Fence>,
+    /// Bytes looked at (searched, rendered or copied), to test that work is linear.
+    #[cfg(test)]
+    work: usize,
 }
 
 impl MarkdownStream {
@@ -55,14 +96,20 @@ impl MarkdownStream {
         MarkdownStream {
             style,
             pending: String::new(),
+            segment: Segment::Start,
             emitted: 0,
+            scanned: 0,
+            blocked: false,
+            head_end: 0,
             fence: None,
+            #[cfg(test)]
+            work: 0,
         }
     }
 
     /// True when part of a line has been printed and its end has not.
     pub fn mid_line(&self) -> bool {
-        self.emitted > 0
+        self.emitted > 0 || self.segment != Segment::Start
     }
 
     /// Takes a delta; returns what to print now.
@@ -70,12 +117,13 @@ impl MarkdownStream {
         let mut out = String::new();
         let mut rest = delta;
         while let Some(i) = rest.find('\n') {
-            self.pending.push_str(&rest[..i]);
-            let line = std::mem::take(&mut self.pending);
-            self.finish_line(&line, &mut out);
+            self.count(i + 1);
+            self.take(&rest[..i], &mut out);
+            self.end_line(&mut out);
             rest = &rest[i + 1..];
         }
-        self.pending.push_str(rest);
+        self.count(rest.len());
+        self.take(rest, &mut out);
         self.stream_prefix(&mut out);
         out
     }
@@ -84,51 +132,193 @@ impl MarkdownStream {
     /// ending it with a newline, and closes any open fence.
     pub fn finish(&mut self) -> String {
         let mut out = String::new();
-        if !self.pending.is_empty() || self.emitted > 0 {
-            let line = std::mem::take(&mut self.pending);
-            self.finish_line(&line, &mut out);
+        if !self.pending.is_empty() || self.mid_line() {
+            self.end_line(&mut out);
         }
         self.fence = None;
         out
     }
 
-    /// Prints the start of an unfinished prose line, up to its last complete word.
-    fn stream_prefix(&mut self, out: &mut String) {
-        if self.fence.is_some() || !self.pending.starts_with(char::is_alphabetic) {
-            return;
-        }
-        let Some(stop) = self.pending.find(INLINE_SPECIALS) else {
-            return self.stream_upto(self.pending.len(), out);
-        };
-        self.stream_upto(stop, out);
+    #[cfg(test)]
+    fn count(&mut self, bytes: usize) {
+        self.work += bytes;
     }
 
-    /// Prints `pending` up to `limit`, without trailing whitespace (which a paragraph
-    /// drops at its end but keeps inside).
-    fn stream_upto(&mut self, limit: usize, out: &mut String) {
-        let head = self.pending[..limit].trim_end();
-        if head.len() <= self.emitted {
+    #[cfg(not(test))]
+    fn count(&mut self, _bytes: usize) {}
+
+    /// Adds `text` (no newline in it) to the current line, cutting the line at
+    /// [`MAX_HELD`] bytes.
+    fn take(&mut self, mut text: &str, out: &mut String) {
+        while !text.is_empty() {
+            if self.segment == Segment::Raw {
+                return self.raw(text, out);
+            }
+            let mut room = MAX_HELD - self.pending.len();
+            if room >= text.len() {
+                self.pending.push_str(text);
+                return;
+            }
+            while !text.is_char_boundary(room) {
+                room -= 1;
+            }
+            self.pending.push_str(&text[..room]);
+            text = &text[room..];
+            self.cut(out);
+        }
+    }
+
+    /// Prints text of a verbatim line at once, holding back only a final `\r` (which
+    /// may be half of a CRLF line end).
+    fn raw(&mut self, text: &str, out: &mut String) {
+        self.count(text.len());
+        if !text.is_empty() {
+            out.push_str(&self.pending);
+            self.pending.clear();
+        }
+        match text.strip_suffix('\r') {
+            Some(head) => {
+                out.push_str(head);
+                self.pending.push('\r');
+            }
+            None => out.push_str(text),
+        }
+    }
+
+    /// The held text has reached [`MAX_HELD`]: prints it (or all but its last word) as
+    /// rendered text and goes on with the rest of the line as a new segment.
+    fn cut(&mut self, out: &mut String) {
+        let held = std::mem::take(&mut self.pending);
+        self.count(held.len());
+        let emitted = std::mem::take(&mut self.emitted);
+        self.reset_scan();
+        if self.segment == Segment::Start {
+            let verbatim = match self.fence {
+                Some(_) if self.style == MarkdownStyle::Plain => Some(format!("    {held}")),
+                Some(_) => Some(held.clone()),
+                // Neither starts with a letter, so nothing of them streamed.
+                None if opens_fence(&held).is_some() => Some(held.clone()),
+                None => render_inline(&held, self.style).1.then(|| held.clone()),
+            };
+            if let Some(text) = verbatim {
+                self.segment = Segment::Raw;
+                return self.raw(&text, out);
+            }
+        }
+        let content = held.trim_end().len();
+        let mut body_end = content;
+        if let Some(i) = held[..content].rfind(char::is_whitespace) {
+            let run = held[..i].trim_end().len();
+            if run > 0 && held.len() - run <= MAX_CARRY {
+                body_end = run;
+            }
+        }
+        let body = &held[..body_end];
+        if let Some(text) = self.render_piece(body) {
+            emit_rendered(body, &text, emitted.min(body.len()), out);
+        }
+        let mut carry = &held[body_end..];
+        if carry.len() > MAX_CARRY {
+            // Only whitespace is left and there is too much of it to hold: it sits
+            // inside the line, where a paragraph keeps it.
+            out.push_str(&carry[emitted.saturating_sub(body_end).min(carry.len())..]);
+            carry = "";
+        }
+        let after = body
+            .chars()
+            .next_back()
+            .or(match self.segment {
+                Segment::Inline { after } => Some(after),
+                _ => None,
+            })
+            .unwrap_or(' ');
+        self.segment = Segment::Inline { after };
+        self.pending.push_str(carry);
+        // What was printed of the carry is prose: streaming goes on from there.
+        self.emitted = emitted.saturating_sub(body_end).min(self.pending.len());
+    }
+
+    /// Renders a cut piece (no newline, no trailing whitespace) for the current segment.
+    fn render_piece(&self, piece: &str) -> Option<String> {
+        if piece.is_empty() {
+            return None;
+        }
+        match self.segment {
+            Segment::Start => Some(render_inline(piece, self.style).0),
+            Segment::Inline { after } => Some(render_continuation(piece, after, self.style)),
+            Segment::Raw => Some(piece.to_string()),
+        }
+    }
+
+    fn reset_scan(&mut self) {
+        self.scanned = 0;
+        self.blocked = false;
+        self.head_end = 0;
+    }
+
+    /// Prints the start of an unfinished prose line, up to its last complete word.
+    /// Only the part not searched before is searched.
+    fn stream_prefix(&mut self, out: &mut String) {
+        let streams = match self.segment {
+            Segment::Start => self.fence.is_none() && self.pending.starts_with(char::is_alphabetic),
+            Segment::Inline { .. } => true,
+            Segment::Raw => false,
+        };
+        if !streams || self.blocked {
             return;
         }
-        out.push_str(&head[self.emitted..]);
-        self.emitted = head.len();
+        let new = &self.pending[self.scanned..];
+        let (part, blocked) = match new.find(INLINE_SPECIALS) {
+            Some(i) => (&new[..i], true),
+            None => (new, false),
+        };
+        let content = part.trim_end().len();
+        if content > 0 {
+            self.head_end = self.scanned + content;
+        }
+        let searched = part.len();
+        self.scanned += searched;
+        self.blocked = blocked;
+        self.count(searched);
+        if self.head_end > self.emitted {
+            out.push_str(&self.pending[self.emitted..self.head_end]);
+            self.emitted = self.head_end;
+        }
+    }
+
+    /// The line has ended: prints the rest of it and its newline.
+    fn end_line(&mut self, out: &mut String) {
+        let line = std::mem::take(&mut self.pending);
+        self.count(line.len());
+        let segment = std::mem::replace(&mut self.segment, Segment::Start);
+        self.reset_scan();
+        let line = line.strip_suffix('\r').unwrap_or(&line);
+        match segment {
+            Segment::Start => self.finish_line(line, out),
+            Segment::Inline { after } => {
+                let emitted = std::mem::take(&mut self.emitted);
+                let piece = line.trim_end();
+                if !piece.is_empty() {
+                    let text = render_continuation(piece, after, self.style);
+                    emit_rendered(piece, &text, emitted.min(piece.len()), out);
+                }
+                out.push('\n');
+            }
+            Segment::Raw => {
+                self.emitted = 0;
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
     }
 
     fn finish_line(&mut self, line: &str, out: &mut String) {
-        let line = line.strip_suffix('\r').unwrap_or(line);
         let emitted = std::mem::take(&mut self.emitted);
         // A streamed prefix is prose, never a fence line, so it always renders.
         let Some(text) = self.render_line(line) else {
             return;
         };
-        match line.get(..emitted).and_then(|head| text.strip_prefix(head)) {
-            Some(rest) if emitted > 0 => out.push_str(rest),
-            _ if emitted > 0 => {
-                out.push('\n');
-                out.push_str(&text);
-            }
-            _ => out.push_str(&text),
-        }
+        emit_rendered(line, &text, emitted, out);
         out.push('\n');
     }
 
@@ -151,7 +341,7 @@ impl MarkdownStream {
         if line.trim().is_empty() {
             return Some(String::new());
         }
-        Some(render_inline_line(line, self.style))
+        Some(render_inline(line, self.style).0)
     }
 
     fn fence_line(&self, line: &str) -> Option<String> {
@@ -159,6 +349,52 @@ impl MarkdownStream {
             MarkdownStyle::Plain => None,
             MarkdownStyle::Ansi => Some(styled(DIM, line.trim())),
         }
+    }
+
+    /// Bytes held of the current line (tests).
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.pending.len()
+    }
+}
+
+/// Prints the rendering `text` of `source`, of which the first `emitted` bytes were
+/// printed already as they streamed.
+fn emit_rendered(source: &str, text: &str, emitted: usize, out: &mut String) {
+    match source
+        .get(..emitted)
+        .and_then(|head| text.strip_prefix(head))
+    {
+        Some(rest) if emitted > 0 => out.push_str(rest),
+        _ if emitted > 0 => {
+            out.push('\n');
+            out.push_str(text);
+        }
+        _ => out.push_str(text),
+    }
+}
+
+/// A character to put before a continuation piece so that it parses as the inside of
+/// a paragraph line: never a block marker, and the same flanking (word character or
+/// punctuation) as the text the piece follows.
+fn context_char(after: char) -> char {
+    if after.is_alphanumeric() || after.is_whitespace() {
+        'x'
+    } else {
+        '.'
+    }
+}
+
+/// Renders a piece of a line cut at [`MAX_HELD`] that continues a paragraph.
+fn render_continuation(piece: &str, after: char, style: MarkdownStyle) -> String {
+    let c = context_char(after);
+    let mut line = String::with_capacity(piece.len() + 1);
+    line.push(c);
+    line.push_str(piece);
+    let text = render_inline(&line, style).0;
+    match text.strip_prefix(c) {
+        Some(rest) => rest.to_string(),
+        None => text,
     }
 }
 
@@ -193,8 +429,9 @@ fn closes_fence(line: &str, fence: Fence) -> bool {
     len >= fence.len && rest[len..].trim().is_empty()
 }
 
-/// Renders one non-fence, non-blank line.
-fn render_inline_line(line: &str, style: MarkdownStyle) -> String {
+/// Renders one non-fence, non-blank line; true with it when the line is indented code
+/// (then it is returned as it is).
+fn render_inline(line: &str, style: MarkdownStyle) -> (String, bool) {
     let indent = &line[..line.len() - line.trim_start().len()];
     let mut w = LineWriter {
         style,
@@ -278,10 +515,10 @@ fn render_inline_line(line: &str, style: MarkdownStyle) -> String {
         }
     }
     if indented_code {
-        return line.to_string();
+        return (line.to_string(), true);
     }
     w.reset_all();
-    format!("{indent}{}", w.out)
+    (format!("{indent}{}", w.out), false)
 }
 
 /// Writes inline text with a stack of ANSI styles.
@@ -437,5 +674,265 @@ mod tests {
     #[test]
     fn autolinks_are_not_repeated() {
         assert_eq!(plain("see <https://a.b/c>\n"), "see https://a.b/c\n");
+    }
+}
+
+/// Lines under the cap render exactly as before cutting existed, and lines over it are
+/// held to the cap with linear work and without losing or repeating a byte.
+#[cfg(test)]
+mod long_line_tests {
+    use super::*;
+
+    /// Kinds of line, each repeated to the lengths in [`GOLDEN`].
+    const KINDS: &[&str] = &[
+        "lorem ipsum dolor sit amet ",
+        "see `code` and **bold** or *em* text ",
+        "# heading words ",
+        "- item with _emphasis_ and [a link](https://x.dev/p) ",
+        "> quoted ~~gone~~ words & more ",
+        "1. numbered <b>html</b> \\*escaped\\* ",
+        "    indented code line ",
+        "plain words then `tick ",
+        "naïve café — ünïcödé words ",
+    ];
+
+    /// (kind, length, style, FNV-1a hash of the output), recorded from the renderer
+    /// as it was before lines were cut at [`MAX_HELD`] (commit 7c0d54e).
+    const GOLDEN: &[(usize, usize, MarkdownStyle, u64)] = &[
+        (0, 40, MarkdownStyle::Plain, 0xe2c030471153c819),
+        (0, 40, MarkdownStyle::Ansi, 0x138e9d759a3aa7ed),
+        (0, 700, MarkdownStyle::Plain, 0x4f5b0e4263528ac9),
+        (0, 700, MarkdownStyle::Ansi, 0x19d352d61ee314bd),
+        (0, 5000, MarkdownStyle::Plain, 0x7f1e34de6c7bcc89),
+        (0, 5000, MarkdownStyle::Ansi, 0xc2918f5ab1c3707d),
+        (0, 60000, MarkdownStyle::Plain, 0xb7a4fd803497b317),
+        (0, 60000, MarkdownStyle::Ansi, 0xa3944210c29e8d3b),
+        (1, 40, MarkdownStyle::Plain, 0xa03f457dea58579d),
+        (1, 40, MarkdownStyle::Ansi, 0x2f7cb2a0ed3da749),
+        (1, 700, MarkdownStyle::Plain, 0xc335a25d3e35a349),
+        (1, 700, MarkdownStyle::Ansi, 0xd3aca22c9ac4bd7d),
+        (1, 5000, MarkdownStyle::Plain, 0x9e3ddf2f7549e6cd),
+        (1, 5000, MarkdownStyle::Ansi, 0xe8987b85a9c3d489),
+        (1, 60000, MarkdownStyle::Plain, 0x77a4d8c7fd876c1d),
+        (1, 60000, MarkdownStyle::Ansi, 0xb0676b68dd085ec9),
+        (2, 40, MarkdownStyle::Plain, 0x4508b7cf0bdd0f1d),
+        (2, 40, MarkdownStyle::Ansi, 0x0b3a9892eaa6de93),
+        (2, 700, MarkdownStyle::Plain, 0x907b0e8b4dd941bf),
+        (2, 700, MarkdownStyle::Ansi, 0xe4de100b2bb05f4d),
+        (2, 5000, MarkdownStyle::Plain, 0xfbce3a4d4718ee4d),
+        (2, 5000, MarkdownStyle::Ansi, 0x230e600f0b312fd3),
+        (2, 60000, MarkdownStyle::Plain, 0x681a9d11585121bf),
+        (2, 60000, MarkdownStyle::Ansi, 0x91b93b88d61e7d1d),
+        (3, 40, MarkdownStyle::Plain, 0x21b5e5bbeecbed7f),
+        (3, 40, MarkdownStyle::Ansi, 0x6d87721519a2bc47),
+        (3, 700, MarkdownStyle::Plain, 0x28a1ef6aa5c5aedd),
+        (3, 700, MarkdownStyle::Ansi, 0x42c165f3991b7a4b),
+        (3, 5000, MarkdownStyle::Plain, 0x9811ae51c351755f),
+        (3, 5000, MarkdownStyle::Ansi, 0xe521f52fe17e7d4f),
+        (3, 60000, MarkdownStyle::Plain, 0x1afd212d2260b4ff),
+        (3, 60000, MarkdownStyle::Ansi, 0xd8b103d6f995e5d7),
+        (4, 40, MarkdownStyle::Plain, 0x4422672d37fc9ffb),
+        (4, 40, MarkdownStyle::Ansi, 0xfff1e0701f3b5ae3),
+        (4, 700, MarkdownStyle::Plain, 0x9f76b5be0b568fb6),
+        (4, 700, MarkdownStyle::Ansi, 0x177470ead6668ae0),
+        (4, 5000, MarkdownStyle::Plain, 0xb4c66e15573ab09b),
+        (4, 5000, MarkdownStyle::Ansi, 0x401848eaafa30143),
+        (4, 60000, MarkdownStyle::Plain, 0x37221f6d5347d8dd),
+        (4, 60000, MarkdownStyle::Ansi, 0x279aeb5df397d149),
+        (5, 40, MarkdownStyle::Plain, 0xa0fd44d01ddf3615),
+        (5, 40, MarkdownStyle::Ansi, 0xe9bcd008b8a62ac9),
+        (5, 700, MarkdownStyle::Plain, 0x1a77e9d4ceecdfdd),
+        (5, 700, MarkdownStyle::Ansi, 0xcb8e1c0a35f80d89),
+        (5, 5000, MarkdownStyle::Plain, 0xc1277ac36cbbc3a1),
+        (5, 5000, MarkdownStyle::Ansi, 0x46b04bbb93771b89),
+        (5, 60000, MarkdownStyle::Plain, 0xea65b7184c2ad921),
+        (5, 60000, MarkdownStyle::Ansi, 0xec0b0c87d3d88569),
+        (6, 40, MarkdownStyle::Plain, 0x984b9055c5235019),
+        (6, 40, MarkdownStyle::Ansi, 0x4e901a52d8a52a05),
+        (6, 700, MarkdownStyle::Plain, 0xade33612fb1c492d),
+        (6, 700, MarkdownStyle::Ansi, 0x56699c38104729f1),
+        (6, 5000, MarkdownStyle::Plain, 0x78c0a337b82cc839),
+        (6, 5000, MarkdownStyle::Ansi, 0x9b864ff7784286e5),
+        (6, 60000, MarkdownStyle::Plain, 0x22a6b55ceef67535),
+        (6, 60000, MarkdownStyle::Ansi, 0xab0ee37789ec8559),
+        (7, 40, MarkdownStyle::Plain, 0xeee14fa96969b8bf),
+        (7, 40, MarkdownStyle::Ansi, 0xa83def6b64ad098b),
+        (7, 700, MarkdownStyle::Plain, 0x38ef4eb2986054d4),
+        (7, 700, MarkdownStyle::Ansi, 0x7bc3599d4ce9ea10),
+        (7, 5000, MarkdownStyle::Plain, 0x681739b970905d57),
+        (7, 5000, MarkdownStyle::Ansi, 0x91a99c13b9d9cd5b),
+        (7, 60000, MarkdownStyle::Plain, 0xec95cd1c460ff952),
+        (7, 60000, MarkdownStyle::Ansi, 0x0e1279a652d8cf82),
+        (8, 40, MarkdownStyle::Plain, 0xe559d6d703af432d),
+        (8, 40, MarkdownStyle::Ansi, 0x935ed06e376f64a9),
+        (8, 700, MarkdownStyle::Plain, 0x9c094da08771464d),
+        (8, 700, MarkdownStyle::Ansi, 0x94481397dc6c77c9),
+        (8, 5000, MarkdownStyle::Plain, 0x7901ebfb074f890d),
+        (8, 5000, MarkdownStyle::Ansi, 0xce4fef0de3c73235),
+        (8, 60000, MarkdownStyle::Plain, 0x42ddb9a383599ccd),
+        (8, 60000, MarkdownStyle::Ansi, 0x519644a78e01c175),
+    ];
+
+    fn repeat_to(kind: &str, len: usize) -> String {
+        let mut s = String::new();
+        while s.len() < len {
+            s.push_str(kind);
+        }
+        s
+    }
+
+    /// Feeds `text` in deltas of about `piece` bytes (on char boundaries).
+    fn render(style: MarkdownStyle, text: &str, piece: usize) -> (String, MarkdownStream) {
+        let mut md = MarkdownStream::new(style);
+        let mut out = String::new();
+        let mut start = 0;
+        while start < text.len() {
+            let mut end = start.saturating_add(piece).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            out.push_str(&md.push(&text[start..end]));
+            assert!(md.held() <= MAX_HELD, "held {} bytes", md.held());
+            start = end;
+        }
+        out.push_str(&md.finish());
+        (out, md)
+    }
+
+    fn fnv(s: &str) -> u64 {
+        s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+    }
+
+    #[test]
+    fn lines_under_the_cap_render_as_before_whatever_the_deltas() {
+        assert_eq!(GOLDEN.len(), KINDS.len() * 8);
+        for &(kind, len, style, hash) in GOLDEN {
+            let line = repeat_to(KINDS[kind], len);
+            assert!(line.len() < MAX_HELD);
+            let text = format!("{line}\nafter\n```\n{line}\r\n```\n{line}");
+            for piece in [usize::MAX, 4096, 61] {
+                let (out, _) = render(style, &text, piece);
+                assert_eq!(
+                    fnv(&out),
+                    hash,
+                    "kind {kind}, {len} bytes, {style:?}, deltas of {piece}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_prose_line_streams_with_bounded_memory_and_linear_work() {
+        let line = repeat_to("lorem ipsum dolor sit amet ", 2 << 20);
+        for piece in [16, 1000, usize::MAX] {
+            let (out, md) = render(MarkdownStyle::Plain, &line, piece);
+            assert_eq!(out, format!("{}\n", line.trim_end()), "deltas of {piece}");
+            // Each byte is searched once when it arrives, once more when a cut carries
+            // it over, and rendered once at its cut.
+            assert!(md.work <= 4 * line.len(), "{} bytes of work", md.work);
+        }
+    }
+
+    #[test]
+    fn each_delta_is_searched_once_until_the_line_ends() {
+        let mut md = MarkdownStream::new(MarkdownStyle::Plain);
+        md.push("word");
+        for _ in 0..1000 {
+            let before = md.work;
+            assert_eq!(md.push(" word"), " word");
+            // The delta is looked at twice (line ends, markup), not the line so far.
+            assert!(
+                md.work - before <= 2 * " word".len(),
+                "{}",
+                md.work - before
+            );
+        }
+        assert!(md.held() < MAX_HELD);
+    }
+
+    #[test]
+    fn a_long_marked_up_line_renders_as_if_whole_when_cuts_fall_between_words() {
+        let unit = "lorem *ipsum* dolor `sit` **amet** ";
+        let line = format!("see `code` and {}", repeat_to(unit, 1 << 20));
+        let plain_unit = "lorem ipsum dolor sit amet ";
+        let expected = format!(
+            "see code and {}\n",
+            repeat_to(unit, 1 << 20)
+                .replace(unit, plain_unit)
+                .trim_end()
+        );
+        for piece in [16, 5000, usize::MAX] {
+            let (out, md) = render(MarkdownStyle::Plain, &line, piece);
+            assert_eq!(out, expected, "deltas of {piece}");
+            assert!(md.work <= 4 * line.len(), "{} bytes of work", md.work);
+        }
+        let (ansi, _) = render(MarkdownStyle::Ansi, &line, 777);
+        assert!(ansi.starts_with("see \x1b[36mcode\x1b[0m and lorem \x1b[3mipsum\x1b[0m"));
+        assert!(
+            ansi.ends_with("\x1b[1mamet\x1b[0m\n"),
+            "{}",
+            &ansi[ansi.len() - 40..]
+        );
+    }
+
+    #[test]
+    fn cuts_never_drop_or_repeat_a_byte() {
+        // Markup spread over cuts, words longer than the cap, whitespace runs.
+        let mut line = String::from("start **bold ");
+        line.push_str(&"x".repeat(MAX_HELD + 10));
+        line.push_str("** then _a ");
+        line.push_str(&" ".repeat(MAX_CARRY + 100));
+        line.push_str(&repeat_to("é*z ", 3 * MAX_HELD));
+        line.push_str("end");
+        for piece in [13, 4096, usize::MAX] {
+            let (out, _) = render(MarkdownStyle::Plain, &line, piece);
+            let strip = |s: &str| s.replace(['*', '_'], "");
+            assert_eq!(
+                strip(&out),
+                format!("{}\n", strip(&line)),
+                "deltas of {piece}"
+            );
+        }
+    }
+
+    #[test]
+    fn long_code_lines_stay_verbatim_and_do_not_close_the_fence() {
+        let code = repeat_to("let x = a * b_c; ", 3 * MAX_HELD);
+        let text = format!(
+            "```\n{code}\r\n```{}\nstill code\n```\n*done*\n",
+            " ".repeat(MAX_HELD)
+        );
+        let (plain, _) = render(MarkdownStyle::Plain, &text, 999);
+        assert_eq!(
+            plain,
+            format!(
+                "    {code}\n    ```{}\n    still code\ndone\n",
+                " ".repeat(MAX_HELD)
+            )
+        );
+        let (ansi, _) = render(MarkdownStyle::Ansi, &text, 999);
+        assert!(ansi.contains(&format!("\n{code}\n```")));
+        // An indented code line and a would-be fence opener print as they are.
+        for line in [format!("    {code}"), format!("```{code}")] {
+            let (out, _) = render(MarkdownStyle::Plain, &format!("{line}\n*a*\n"), 500);
+            assert_eq!(out, format!("{line}\na\n"));
+        }
+    }
+
+    #[test]
+    fn a_cut_crlf_line_end_is_not_printed() {
+        let line = "y".repeat(MAX_HELD + 5);
+        let text = format!("```\n{line}\r\n```\n");
+        let mut md = MarkdownStream::new(MarkdownStyle::Ansi);
+        let mut out = md.push(&format!("```\n{line}\r"));
+        assert!(md.mid_line());
+        out.push_str(&md.push("\n```\n"));
+        assert_eq!(
+            out,
+            format!("\x1b[2m```\x1b[0m\n{line}\n\x1b[2m```\x1b[0m\n")
+        );
+        assert_eq!(render(MarkdownStyle::Ansi, &text, 3).0, out);
     }
 }
