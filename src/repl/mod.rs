@@ -409,7 +409,11 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.renderer.notice(&text)
             }
             Builtin::Skills => {
-                let text = render::skills_text(&self.info.catalog, &self.info.loaded_skills);
+                let text = render::skills_text(
+                    &self.info.catalog,
+                    self.info.index_budget,
+                    &self.info.loaded_skills,
+                );
                 self.renderer.notice(&text)
             }
             Builtin::Clear => {

@@ -14,8 +14,8 @@ use crate::print::{
     Activity, HeadlessRenderer, OutputFormat, TextDelivery, TurnReport, describe_request,
 };
 use crate::protocol::{ApprovalRequestKind, Event, Usage};
-use crate::skills::Catalog;
 use crate::skills::active::LoadedSkills;
+use crate::skills::{Catalog, listing};
 
 use super::markdown::{MarkdownStream, MarkdownStyle};
 
@@ -235,44 +235,46 @@ pub fn help_text(builtins: &[(&str, &str)], terminal: bool) -> String {
     t
 }
 
-/// `/skills`: names, descriptions and status.
-pub fn skills_text(catalog: &Catalog, loaded: &LoadedSkills) -> String {
-    let skills = catalog.skills();
-    if skills.is_empty() {
+/// `/skills`: the shared listing ([`crate::skills::listing`]) as plain text.
+pub fn skills_text(catalog: &Catalog, budget: usize, loaded: &LoadedSkills) -> String {
+    let listing = listing::listing(catalog, budget, loaded);
+    if listing.skills.is_empty() {
         return "No skills found. Add skills/<name>/SKILL.md to the project or use --skills-dir.\n"
             .into();
     }
-    let width = skills
+    let invocation = |e: &listing::Entry| match &e.argument_hint {
+        Some(hint) => format!("/{} {hint}", e.name),
+        None => format!("/{}", e.name),
+    };
+    let width = listing
+        .skills
         .iter()
-        .map(|s| s.name.chars().count())
+        .map(|e| invocation(e).chars().count())
         .max()
         .unwrap_or(0);
-    let mut t = format!("Skills ({}):\n", skills.len());
-    for skill in skills {
-        let mut notes = vec![skill.status.as_str().to_string()];
-        if loaded.contains(&skill.name) {
-            notes.push("loaded".into());
-        }
-        if !skill.user_invocable() {
-            notes.push("model only".into());
-        }
-        if !skill.model_invocable() {
-            notes.push("slash command only".into());
-        }
+    let mut t = format!("Skills ({}):\n", listing.skills.len());
+    for entry in &listing.skills {
+        let mut notes = vec![entry.status.as_str()];
+        notes.extend(entry.notes.iter().map(|n| n.label()));
         t.push_str(&format!(
             "  {:<width$}  [{}]  {}\n",
-            skill.name,
+            invocation(entry),
             notes.join(", "),
-            skill.one_line_description()
+            entry.description
         ));
     }
-    let shadowed = catalog.shadowed().len();
-    let invalid = catalog.invalid().len();
+    let (shadowed, invalid) = (listing.shadowed.len(), listing.invalid.len());
     if shadowed + invalid > 0 {
         t.push_str(&format!(
             "({shadowed} shadowed, {invalid} invalid; `harness9 skills list` shows them)\n"
         ));
     }
+    t.push_str(&format!(
+        "index: {} of {} characters ({}% of the budget)\n",
+        listing.index_used,
+        listing.index_budget,
+        listing.index_percent()
+    ));
     t
 }
 
@@ -402,5 +404,33 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("context: 800 of 8000 tokens (10%)"), "{t}");
+    }
+
+    #[test]
+    fn skills_text_uses_the_shared_labels() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("skills/demo");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            "---\nname: demo\ndescription: A demo\nargument-hint: \"[file]\"\ndisable-model-invocation: true\n---\nb\n",
+        )
+        .unwrap();
+        let catalog = Catalog::discover_uncached(&crate::skills::DiscoveryOptions {
+            workdir: tmp.path().to_path_buf(),
+            harness9_home: tmp.path().join("home"),
+            ..Default::default()
+        });
+        let loaded = LoadedSkills::default();
+        loaded.mark("demo");
+        let t = skills_text(&catalog, 8_000, &loaded);
+        assert!(
+            t.contains("/demo [file]  [ok, project, loaded, slash command only]  A demo"),
+            "{t}"
+        );
+        assert!(
+            t.contains("index: 0 of 8000 characters (0% of the budget)"),
+            "{t}"
+        );
     }
 }

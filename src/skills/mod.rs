@@ -25,6 +25,7 @@ pub mod frontmatter;
 mod index;
 pub mod inline_shell;
 pub mod invoke;
+pub mod listing;
 pub mod remote;
 pub mod template;
 pub mod validate;

@@ -10,8 +10,8 @@ use ratatui::text::{Line, Span};
 use super::status::{SessionStatus, short_count};
 use crate::agent::ApprovalMode;
 use crate::input::BUILTINS;
-use crate::skills::Catalog;
 use crate::skills::active::LoadedSkills;
+use crate::skills::{Catalog, SkillStatus, listing};
 
 fn dim() -> Style {
     Style::new().fg(Color::DarkGray)
@@ -93,89 +93,71 @@ pub fn help(catalog: &Catalog) -> Vec<Line<'static>> {
     lines
 }
 
-/// `/skills`: every skill with its source and status, shadowed and invalid ones, and
-/// how much of the index budget the index uses.
+/// `/skills`: the shared listing ([`crate::skills::listing`]) with colours.
 pub fn skills(catalog: &Catalog, budget: usize, loaded: &LoadedSkills) -> Vec<Line<'static>> {
-    let mut lines = vec![heading(&format!("Skills ({})", catalog.skills().len()))];
-    if catalog.skills().is_empty() {
+    let listing = listing::listing(catalog, budget, loaded);
+    let mut lines = vec![heading(&format!("Skills ({})", listing.skills.len()))];
+    if listing.skills.is_empty() {
         lines.push(Line::styled(
             "  none found: add skills/<name>/SKILL.md to the project or ~/.harness9/skills/",
             dim(),
         ));
     }
-    let index = catalog.index(budget);
-    for skill in catalog.skills() {
+    for entry in &listing.skills {
         let mut spans = vec![
-            Span::styled(format!("  /{}", skill.name), Style::new().fg(Color::Cyan)),
+            Span::styled(format!("  /{}", entry.name), Style::new().fg(Color::Cyan)),
             Span::raw(" "),
         ];
-        if let Some(hint) = &skill.frontmatter.argument_hint {
+        if let Some(hint) = &entry.argument_hint {
             spans.push(Span::styled(
                 format!("{hint} "),
                 Style::new().fg(Color::Yellow),
             ));
         }
-        let status_style = match skill.status.as_str() {
-            "ok" => Style::new().fg(Color::Green),
-            _ => Style::new().fg(Color::Yellow),
+        let status_style = match entry.status {
+            SkillStatus::Ok => Style::new().fg(Color::Green),
+            SkillStatus::Warning | SkillStatus::Shadowed { .. } => Style::new().fg(Color::Yellow),
         };
         spans.push(Span::styled(
-            skill.status.as_str().to_string(),
+            entry.status.as_str().to_string(),
             status_style,
         ));
-        let mut notes = vec![skill.root.kind.as_str().to_string()];
-        if loaded.contains(&skill.name) {
-            notes.push("loaded".into());
-        }
-        if !skill.user_invocable() {
-            notes.push("model only".into());
-        }
-        if !skill.model_invocable() {
-            notes.push("not in index".into());
-        }
-        if index.shortened.contains(&skill.name) {
-            notes.push("description shortened".into());
-        }
-        if index.dropped.contains(&skill.name) {
-            notes.push("left out of index".into());
-        }
+        let notes: Vec<&str> = entry.notes.iter().map(|n| n.label()).collect();
         spans.push(Span::styled(format!(" ({})", notes.join(", ")), dim()));
         lines.push(Line::from(spans));
+        lines.push(Line::styled(format!("      {}", entry.description), dim()));
         lines.push(Line::styled(
-            format!("      {}", skill.one_line_description()),
-            dim(),
-        ));
-        lines.push(Line::styled(
-            format!("      {}", skill.path.display()),
+            format!("      {}", entry.path.display()),
             dim(),
         ));
     }
-    for skill in catalog.shadowed() {
+    for (name, path) in &listing.shadowed {
         lines.push(Line::styled(
-            format!("  {} (shadowed) {}", skill.name, skill.path.display()),
+            format!("  {name} (shadowed) {}", path.display()),
             Style::new().fg(Color::Yellow),
         ));
     }
-    for bad in catalog.invalid() {
+    for (path, reason) in &listing.invalid {
         lines.push(Line::styled(
-            format!("  invalid: {}: {}", bad.path.display(), bad.reason),
+            format!("  invalid: {}: {reason}", path.display()),
             Style::new().fg(Color::Red),
         ));
     }
-    let warnings = catalog.warnings().len();
-    if warnings > 0 {
+    if listing.warnings > 0 {
         lines.push(Line::styled(
-            format!("  {warnings} warning(s): run `harness9 skills validate` for details"),
+            format!(
+                "  {} warning(s): run `harness9 skills validate` for details",
+                listing.warnings
+            ),
             Style::new().fg(Color::Yellow),
         ));
     }
-    let pct = (index.used_chars * 100)
-        .checked_div(index.budget_chars)
-        .unwrap_or(0);
     lines.push(Line::styled(
         format!(
-            "  index: {} of {} characters ({pct}% of the budget)",
-            index.used_chars, index.budget_chars
+            "  index: {} of {} characters ({}% of the budget)",
+            listing.index_used,
+            listing.index_budget,
+            listing.index_percent()
         ),
         dim(),
     ));
