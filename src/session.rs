@@ -136,7 +136,7 @@ pub fn prepare_with_remote(
         // unload_skill removes them; the docs tools share the selection in loaded_skills.
         let use_skill = UseSkill::with_loaded(catalog.clone(), loaded_skills.clone())
             .with_registry(tools.clone())
-            .with_inline_shell(crate::agent::skill::mode_permission(config.approval_mode));
+            .with_inline_shell(crate::agent::slash::mode_permission(config.approval_mode));
         tools.register(Arc::new(use_skill));
         tools.register(Arc::new(UnloadSkill::new(loaded_skills.clone())));
         tools.register(Arc::new(SkillListDocs::new(

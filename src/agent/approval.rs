@@ -2,7 +2,11 @@
 //! already approved for this session, decide whether a call runs, must be asked about,
 //! or is denied because nobody can answer.
 //!
-//! It owns the session's "always" approvals. It must not know how a frontend asks.
+//! It owns the session's "always" approvals. Clones share them: a forked skill's
+//! sub-agent works under the same policy as the conversation that started it, so an
+//! "always" given in either holds in both. It must not know how a frontend asks.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::agent::{ApprovalMode, Approver};
 use crate::protocol::{ApprovalDecision, ApprovalRequestKind};
@@ -19,11 +23,17 @@ pub enum Verdict {
     DenyUnattended(ApprovalRequestKind),
 }
 
-/// The session's approval state.
+/// The session's approval state. Cheap to clone; clones share the "always" grants.
 #[derive(Debug, Clone)]
 pub struct ApprovalPolicy {
     mode: ApprovalMode,
     approver: Approver,
+    grants: Arc<Mutex<Grants>>,
+}
+
+/// What the user approved for the whole session.
+#[derive(Debug, Default)]
+struct Grants {
     command_prefixes: Vec<String>,
     edits_in_project: bool,
     reads_outside: bool,
@@ -35,10 +45,13 @@ impl ApprovalPolicy {
         ApprovalPolicy {
             mode,
             approver,
-            command_prefixes: Vec::new(),
-            edits_in_project: false,
-            reads_outside: false,
+            grants: Arc::default(),
         }
+    }
+
+    fn grants(&self) -> MutexGuard<'_, Grants> {
+        // Every update is one assignment or push: a poisoned lock holds a whole state.
+        self.grants.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The approval mode.
@@ -62,10 +75,11 @@ impl ApprovalPolicy {
     }
 
     fn allowed_without_asking(&self, request: &ApprovalRequestKind) -> bool {
+        let grants = self.grants();
         match (self.mode, request) {
             (ApprovalMode::FullAuto, _) => true,
             (_, ApprovalRequestKind::Command { command, .. }) => {
-                command_prefix(command).is_some_and(|p| self.command_prefixes.contains(&p))
+                command_prefix(command).is_some_and(|p| grants.command_prefixes.contains(&p))
             }
             (
                 ApprovalMode::AutoEdit,
@@ -78,26 +92,27 @@ impl ApprovalPolicy {
                 ApprovalRequestKind::Edit {
                     outside_project, ..
                 },
-            ) => self.edits_in_project && !outside_project,
-            (_, ApprovalRequestKind::ReadOutside { .. }) => self.reads_outside,
+            ) => grants.edits_in_project && !outside_project,
+            (_, ApprovalRequestKind::ReadOutside { .. }) => grants.reads_outside,
         }
     }
 
     /// Records a decision; `ApproveForSession` widens what runs without asking.
-    pub fn record(&mut self, request: &ApprovalRequestKind, decision: &ApprovalDecision) {
+    pub fn record(&self, request: &ApprovalRequestKind, decision: &ApprovalDecision) {
         if *decision != ApprovalDecision::ApproveForSession {
             return;
         }
+        let mut grants = self.grants();
         match request {
             ApprovalRequestKind::Command { command, .. } => {
                 if let Some(prefix) = command_prefix(command)
-                    && !self.command_prefixes.contains(&prefix)
+                    && !grants.command_prefixes.contains(&prefix)
                 {
-                    self.command_prefixes.push(prefix);
+                    grants.command_prefixes.push(prefix);
                 }
             }
-            ApprovalRequestKind::Edit { .. } => self.edits_in_project = true,
-            ApprovalRequestKind::ReadOutside { .. } => self.reads_outside = true,
+            ApprovalRequestKind::Edit { .. } => grants.edits_in_project = true,
+            ApprovalRequestKind::ReadOutside { .. } => grants.reads_outside = true,
         }
     }
 
@@ -197,7 +212,7 @@ mod tests {
 
     #[test]
     fn always_covers_the_command_prefix_and_edits() {
-        let mut p = ApprovalPolicy::new(ApprovalMode::Suggest, Approver::Frontend);
+        let p = ApprovalPolicy::new(ApprovalMode::Suggest, Approver::Frontend);
         let Verdict::Ask(req) = p.verdict(cmd("RUST_LOG=1 cargo test -q")) else {
             panic!()
         };
@@ -213,5 +228,21 @@ mod tests {
         p.record(&req, &ApprovalDecision::ApproveForSession);
         assert_eq!(p.verdict(edit(false)), Verdict::Run);
         assert!(matches!(p.verdict(edit(true)), Verdict::Ask(_)));
+    }
+
+    #[test]
+    fn a_sub_agents_policy_shares_the_sessions_always_answers() {
+        let session = ApprovalPolicy::new(ApprovalMode::Suggest, Approver::Frontend);
+        let sub_agent = session.clone();
+        let Verdict::Ask(req) = sub_agent.verdict(cmd("cargo test")) else {
+            panic!()
+        };
+        sub_agent.record(&req, &ApprovalDecision::ApproveForSession);
+        assert_eq!(session.verdict(cmd("cargo build")), Verdict::Run);
+        let Verdict::Ask(req) = session.verdict(edit(false)) else {
+            panic!()
+        };
+        session.record(&req, &ApprovalDecision::ApproveForSession);
+        assert_eq!(sub_agent.verdict(edit(false)), Verdict::Run);
     }
 }

@@ -6,8 +6,10 @@
 //! It must not know about terminals or how events are drawn.
 
 pub mod approval;
+mod call;
+pub mod fork;
 mod runner;
-pub mod skill;
+pub mod slash;
 pub mod turn;
 
 pub use runner::spawn;

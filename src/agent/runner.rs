@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::approval::ApprovalPolicy;
-use crate::agent::skill::run_skill;
+use crate::agent::slash::run_skill;
 use crate::agent::turn::{EventSink, PendingApprovals, SessionState, TurnContext, run_turn};
 use crate::agent::{AgentHandle, AgentSetup};
 use crate::llm::Message;

@@ -12,13 +12,10 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::AgentSetup;
-use crate::agent::approval::{ApprovalPolicy, Verdict};
-use crate::agent::skill::AgentForker;
-use crate::llm::{ChatRequest, Completion, Message, StreamEvent, ToolCall, ToolSpec};
-use crate::protocol::{
-    ApprovalDecision, AutoDenyReason, ErrorKind, Event, ToolStatus, TurnOutcome, Usage,
-};
-use crate::tools::{ToolContext, ToolFatal, ToolOutput};
+use crate::agent::approval::ApprovalPolicy;
+use crate::agent::call::{CallEnd, run_call};
+use crate::llm::{ChatRequest, Completion, Message, StreamEvent, ToolSpec};
+use crate::protocol::{ApprovalDecision, ErrorKind, Event, TurnOutcome, Usage};
 
 /// Approvals waiting for an answer, by call id.
 pub type PendingApprovals = Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>>;
@@ -106,7 +103,7 @@ pub struct TurnContext {
 }
 
 impl TurnContext {
-    fn emit(&self, event: Event) {
+    pub(super) fn emit(&self, event: Event) {
         self.events.emit(event);
     }
 }
@@ -122,13 +119,6 @@ pub struct TurnResult {
     pub usage: Usage,
     /// Model requests made.
     pub requests: u32,
-}
-
-/// How one tool call ended, for the turn.
-enum CallEnd {
-    Done,
-    Interrupted,
-    Fatal(String),
 }
 
 /// Runs one turn for `text` and reports it; returns how it ended.
@@ -275,218 +265,6 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
     }
 }
 
-/// Runs one call: parse, look up, approve, run, report. Returns the text for the model.
-async fn run_call(
-    state: &mut SessionState,
-    ctx: &TurnContext,
-    call: &ToolCall,
-) -> (String, CallEnd) {
-    let setup = &ctx.setup;
-    let end_with = |status: ToolStatus, summary: String, content: String, diff: Option<String>| {
-        ctx.emit(Event::ToolCallEnd {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            status,
-            summary: first_lines(&summary, 3),
-            diff,
-        });
-        content
-    };
-
-    let Some(tool) = setup.tools.get(&call.name) else {
-        ctx.emit(Event::ToolCallBegin {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            summary: String::new(),
-        });
-        let msg = format!(
-            "Error: unknown tool '{}'. Available tools: {}.",
-            call.name,
-            setup.tools.names().join(", ")
-        );
-        return (
-            end_with(ToolStatus::Error, msg.clone(), msg, None),
-            CallEnd::Done,
-        );
-    };
-    let raw = if call.arguments.trim().is_empty() {
-        "{}"
-    } else {
-        call.arguments.as_str()
-    };
-    let args: serde_json::Value = match serde_json::from_str(raw) {
-        Ok(v @ serde_json::Value::Object(_)) => v,
-        Ok(_) | Err(_) => {
-            ctx.emit(Event::ToolCallBegin {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                summary: String::new(),
-            });
-            let detail = serde_json::from_str::<serde_json::Value>(raw)
-                .err()
-                .map_or_else(|| "not a JSON object".to_string(), |e| e.to_string());
-            let msg = format!(
-                "Error: the arguments for {} are not a valid JSON object ({detail}). Call it again with a JSON object that matches its schema.",
-                call.name
-            );
-            return (
-                end_with(ToolStatus::Error, msg.clone(), msg, None),
-                CallEnd::Done,
-            );
-        }
-    };
-
-    let (live_tx, mut live_rx) = mpsc::unbounded_channel::<String>();
-    // Sub-agents get no forker: a forked skill cannot fork again.
-    let forker = (!ctx.events.is_forked()).then(|| AgentForker::new(ctx.clone(), state));
-    let tool_ctx = ToolContext {
-        workdir: setup.workdir.clone(),
-        cancel: ctx.cancel.clone(),
-        limits: setup.tool_limits,
-        live_output: Some(live_tx),
-        forker: forker.clone().map(|f| f as Arc<dyn crate::tools::Forker>),
-    };
-    match state.policy.verdict(tool.access(&args, &tool_ctx)) {
-        Verdict::Run => {}
-        Verdict::DenyUnattended(request) => {
-            let msg = state.policy.unattended_denial(&request);
-            ctx.emit(Event::AutoDenied {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                request,
-                reason: AutoDenyReason::NobodyToAsk,
-            });
-            return (
-                end_with(ToolStatus::Denied, msg.clone(), msg, None),
-                CallEnd::Done,
-            );
-        }
-        Verdict::Ask(request) => {
-            let (tx, rx) = oneshot::channel();
-            if let Ok(mut pending) = ctx.pending.lock() {
-                pending.insert(call.id.clone(), tx);
-            }
-            ctx.emit(Event::ApprovalRequest {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                request: request.clone(),
-            });
-            let decision = tokio::select! {
-                d = rx => d.ok(),
-                () = ctx.cancel.cancelled() => None,
-            };
-            if let Ok(mut pending) = ctx.pending.lock() {
-                pending.remove(&call.id);
-            }
-            let Some(decision) = decision else {
-                let msg =
-                    "Not run: the turn was interrupted while waiting for approval.".to_string();
-                return (
-                    end_with(ToolStatus::Interrupted, msg.clone(), msg, None),
-                    CallEnd::Interrupted,
-                );
-            };
-            state.policy.record(&request, &decision);
-            if let ApprovalDecision::Deny { reason } = decision {
-                let msg = match reason.filter(|r| !r.trim().is_empty()) {
-                    Some(r) => format!("The user denied this call: {r}"),
-                    None => "The user denied this call. Do not retry it unchanged; ask or adapt."
-                        .to_string(),
-                };
-                return (
-                    end_with(ToolStatus::Denied, msg.clone(), msg, None),
-                    CallEnd::Done,
-                );
-            }
-        }
-    }
-
-    ctx.emit(Event::ToolCallBegin {
-        call_id: call.id.clone(),
-        name: call.name.clone(),
-        summary: tool.summary(&args),
-    });
-    let forward = {
-        let events = ctx.events.clone();
-        let call_id = call.id.clone();
-        tokio::spawn(async move {
-            while let Some(text) = live_rx.recv().await {
-                events.emit(Event::ToolOutputDelta {
-                    call_id: call_id.clone(),
-                    text,
-                });
-            }
-        })
-    };
-    let result = tool.run(args, &tool_ctx).await;
-    drop(tool_ctx);
-    if let Some(forker) = forker {
-        let sub = forker.take_usage();
-        if sub != Usage::default() {
-            state.usage.add(&sub);
-            ctx.emit(Event::Usage {
-                turn: sub,
-                session: state.usage,
-                context_tokens: None,
-            });
-        }
-    }
-    // The forwarder ends when the tool drops its sender; wait so deltas precede the end.
-    let _ = forward.await;
-    match result {
-        Ok(ToolOutput {
-            content,
-            is_error,
-            diff,
-            warnings,
-        }) => {
-            for message in warnings {
-                ctx.emit(Event::Warning { message });
-            }
-            let content = crate::tools::truncate::truncate_head_tail(
-                &content,
-                setup.tool_limits.max_output_bytes,
-            );
-            let status = if is_error {
-                ToolStatus::Error
-            } else {
-                ToolStatus::Ok
-            };
-            (
-                end_with(status, content.clone(), content, diff),
-                CallEnd::Done,
-            )
-        }
-        Err(ToolFatal::Interrupted) => {
-            let msg = "Interrupted by the user.".to_string();
-            (
-                end_with(ToolStatus::Interrupted, msg.clone(), msg, None),
-                CallEnd::Interrupted,
-            )
-        }
-        Err(ToolFatal::Internal(message)) => {
-            let msg = format!("Error: {message}");
-            (
-                end_with(ToolStatus::Error, msg.clone(), msg, None),
-                CallEnd::Fatal(message),
-            )
-        }
-    }
-}
-
-/// The first `n` lines of `text`, with a count of the rest.
-fn first_lines(text: &str, n: usize) -> String {
-    let total = text.lines().count();
-    let mut out: Vec<&str> = text.lines().take(n).collect();
-    let more = total.saturating_sub(n);
-    let extra;
-    if more > 0 {
-        extra = format!("… +{more} lines");
-        out.push(&extra);
-    }
-    out.join("\n")
-}
-
 /// Usage estimated at about 4 bytes per token when the provider sent none.
 pub fn estimate_usage(messages: &[Message], specs: &[ToolSpec], completion: &Completion) -> Usage {
     let mut input = 0usize;
@@ -542,11 +320,5 @@ mod tests {
         assert!(u.estimated);
         assert_eq!(u.output_tokens, 10);
         assert!((100..=105).contains(&u.input_tokens), "{}", u.input_tokens);
-    }
-
-    #[test]
-    fn first_lines_counts_the_rest() {
-        assert_eq!(first_lines("a\nb\nc\nd\ne", 2), "a\nb\n… +3 lines");
-        assert_eq!(first_lines("a", 3), "a");
     }
 }

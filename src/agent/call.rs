@@ -1,0 +1,303 @@
+//! One tool call, in four steps: **parse** (the tool exists, the arguments are a JSON
+//! object), **approve** (the approval policy: run, ask the frontend, or deny when
+//! nobody can answer), **run** (with live output forwarded, and a forker for tools that
+//! start sub-agents), **report** (the `ToolCallEnd` event and the text the model gets).
+//! Every step that ends the call early reports through the same function, so the
+//! frontend always sees one begin and one end per call.
+//!
+//! It must not know how events are drawn or what any tool does.
+
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, oneshot};
+
+use crate::agent::approval::Verdict;
+use crate::agent::fork::AgentForker;
+use crate::agent::turn::{SessionState, TurnContext};
+use crate::llm::ToolCall;
+use crate::protocol::{ApprovalDecision, AutoDenyReason, Event, ToolStatus, Usage};
+use crate::tools::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
+
+/// How one tool call ended, for the turn.
+pub(super) enum CallEnd {
+    /// The model gets a result and the turn goes on.
+    Done,
+    /// The user interrupted: the turn stops after recording the result.
+    Interrupted,
+    /// harness9 itself failed: the turn stops with this message.
+    Fatal(String),
+}
+
+/// What the model and the frontend are told when a call ends.
+struct Report {
+    status: ToolStatus,
+    content: String,
+    diff: Option<String>,
+    end: CallEnd,
+}
+
+impl Report {
+    fn new(status: ToolStatus, content: String, end: CallEnd) -> Report {
+        Report {
+            status,
+            content,
+            diff: None,
+            end,
+        }
+    }
+}
+
+/// Runs one call: parse, approve, run, report. Returns the text for the model.
+pub(super) async fn run_call(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    call: &ToolCall,
+) -> (String, CallEnd) {
+    let report = match parse(ctx, call) {
+        Err(report) => {
+            begin(ctx, call, String::new());
+            report
+        }
+        Ok((tool, args)) => approve_and_run(state, ctx, call, tool, args).await,
+    };
+    finish(ctx, call, report)
+}
+
+/// The tool and its arguments, or the report for the model when either is unusable.
+fn parse(ctx: &TurnContext, call: &ToolCall) -> Result<(Arc<dyn Tool>, serde_json::Value), Report> {
+    let tools = &ctx.setup.tools;
+    let Some(tool) = tools.get(&call.name) else {
+        let msg = format!(
+            "Error: unknown tool '{}'. Available tools: {}.",
+            call.name,
+            tools.names().join(", ")
+        );
+        return Err(Report::new(ToolStatus::Error, msg, CallEnd::Done));
+    };
+    let raw = if call.arguments.trim().is_empty() {
+        "{}"
+    } else {
+        call.arguments.as_str()
+    };
+    match serde_json::from_str::<serde_json::Value>(raw) {
+        Ok(v @ serde_json::Value::Object(_)) => Ok((tool, v)),
+        parsed => {
+            let detail = parsed
+                .err()
+                .map_or_else(|| "not a JSON object".to_string(), |e| e.to_string());
+            let msg = format!(
+                "Error: the arguments for {} are not a valid JSON object ({detail}). Call it \
+                 again with a JSON object that matches its schema.",
+                call.name
+            );
+            Err(Report::new(ToolStatus::Error, msg, CallEnd::Done))
+        }
+    }
+}
+
+async fn approve_and_run(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    call: &ToolCall,
+    tool: Arc<dyn Tool>,
+    args: serde_json::Value,
+) -> Report {
+    let (live_tx, live_rx) = mpsc::unbounded_channel::<String>();
+    // Sub-agents get no forker: a forked skill cannot fork again.
+    let forker = (!ctx.events.is_forked()).then(|| AgentForker::new(ctx.clone(), state));
+    let tool_ctx = ToolContext {
+        workdir: ctx.setup.workdir.clone(),
+        cancel: ctx.cancel.clone(),
+        limits: ctx.setup.tool_limits,
+        live_output: Some(live_tx),
+        forker: forker.clone().map(|f| f as Arc<dyn crate::tools::Forker>),
+    };
+    // A call that is denied, or interrupted while waiting for approval, never began:
+    // the frontend saw the approval request (or the denial) and then its end.
+    if let Err(report) = approve(state, ctx, call, tool.access(&args, &tool_ctx)).await {
+        return report;
+    }
+    begin(ctx, call, tool.summary(&args));
+    let forward = forward_live_output(ctx, call, live_rx);
+    let result = tool.run(args, &tool_ctx).await;
+    drop(tool_ctx);
+    if let Some(forker) = forker {
+        let sub = forker.take_usage();
+        if sub != Usage::default() {
+            state.usage.add(&sub);
+            ctx.emit(Event::Usage {
+                turn: sub,
+                session: state.usage,
+                context_tokens: None,
+            });
+        }
+    }
+    // The forwarder ends when the tool drops its sender; wait so deltas precede the end.
+    let _ = forward.await;
+    outcome(ctx, result)
+}
+
+/// Asks the policy (and, when it says so, the frontend) whether the call may run.
+async fn approve(
+    state: &SessionState,
+    ctx: &TurnContext,
+    call: &ToolCall,
+    access: Access,
+) -> Result<(), Report> {
+    match state.policy.verdict(access) {
+        Verdict::Run => Ok(()),
+        Verdict::DenyUnattended(request) => {
+            let msg = state.policy.unattended_denial(&request);
+            ctx.emit(Event::AutoDenied {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                request,
+                reason: AutoDenyReason::NobodyToAsk,
+            });
+            Err(Report::new(ToolStatus::Denied, msg, CallEnd::Done))
+        }
+        Verdict::Ask(request) => {
+            let (tx, rx) = oneshot::channel();
+            if let Ok(mut pending) = ctx.pending.lock() {
+                pending.insert(call.id.clone(), tx);
+            }
+            ctx.emit(Event::ApprovalRequest {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                request: request.clone(),
+            });
+            let decision = tokio::select! {
+                d = rx => d.ok(),
+                () = ctx.cancel.cancelled() => None,
+            };
+            if let Ok(mut pending) = ctx.pending.lock() {
+                pending.remove(&call.id);
+            }
+            let Some(decision) = decision else {
+                let msg =
+                    "Not run: the turn was interrupted while waiting for approval.".to_string();
+                return Err(Report::new(
+                    ToolStatus::Interrupted,
+                    msg,
+                    CallEnd::Interrupted,
+                ));
+            };
+            state.policy.record(&request, &decision);
+            match decision {
+                ApprovalDecision::Deny { reason } => {
+                    let msg = match reason.filter(|r| !r.trim().is_empty()) {
+                        Some(r) => format!("The user denied this call: {r}"),
+                        None => "The user denied this call. Do not retry it unchanged; ask \
+                                 or adapt."
+                            .to_string(),
+                    };
+                    Err(Report::new(ToolStatus::Denied, msg, CallEnd::Done))
+                }
+                ApprovalDecision::Approve | ApprovalDecision::ApproveForSession => Ok(()),
+            }
+        }
+    }
+}
+
+fn begin(ctx: &TurnContext, call: &ToolCall, summary: String) {
+    ctx.emit(Event::ToolCallBegin {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        summary,
+    });
+}
+
+/// Sends the tool's live output as `ToolOutputDelta`s until the tool drops its sender.
+fn forward_live_output(
+    ctx: &TurnContext,
+    call: &ToolCall,
+    mut live_rx: mpsc::UnboundedReceiver<String>,
+) -> tokio::task::JoinHandle<()> {
+    let events = ctx.events.clone();
+    let call_id = call.id.clone();
+    tokio::spawn(async move {
+        while let Some(text) = live_rx.recv().await {
+            events.emit(Event::ToolOutputDelta {
+                call_id: call_id.clone(),
+                text,
+            });
+        }
+    })
+}
+
+/// The report for what the tool returned.
+fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
+    match result {
+        Ok(ToolOutput {
+            content,
+            is_error,
+            diff,
+            warnings,
+        }) => {
+            for message in warnings {
+                ctx.emit(Event::Warning { message });
+            }
+            let content = crate::tools::truncate::truncate_head_tail(
+                &content,
+                ctx.setup.tool_limits.max_output_bytes,
+            );
+            let status = if is_error {
+                ToolStatus::Error
+            } else {
+                ToolStatus::Ok
+            };
+            Report {
+                status,
+                content,
+                diff,
+                end: CallEnd::Done,
+            }
+        }
+        Err(ToolFatal::Interrupted) => Report::new(
+            ToolStatus::Interrupted,
+            "Interrupted by the user.".to_string(),
+            CallEnd::Interrupted,
+        ),
+        Err(ToolFatal::Internal(message)) => Report::new(
+            ToolStatus::Error,
+            format!("Error: {message}"),
+            CallEnd::Fatal(message),
+        ),
+    }
+}
+
+/// Emits the call's end and returns the text for the model.
+fn finish(ctx: &TurnContext, call: &ToolCall, report: Report) -> (String, CallEnd) {
+    ctx.emit(Event::ToolCallEnd {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        status: report.status,
+        summary: first_lines(&report.content, 3),
+        diff: report.diff,
+    });
+    (report.content, report.end)
+}
+
+/// The first `n` lines of `text`, with a count of the rest.
+fn first_lines(text: &str, n: usize) -> String {
+    let total = text.lines().count();
+    let mut out: Vec<&str> = text.lines().take(n).collect();
+    let more = total.saturating_sub(n);
+    let extra;
+    if more > 0 {
+        extra = format!("… +{more} lines");
+        out.push(&extra);
+    }
+    out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_lines_counts_the_rest() {
+        assert_eq!(first_lines("a\nb\nc\nd\ne", 2), "a\nb\n… +3 lines");
+        assert_eq!(first_lines("a", 3), "a");
+    }
+}

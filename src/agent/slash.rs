@@ -1,0 +1,159 @@
+//! The user's `/name args`: the skill is prepared by the one skill pipeline
+//! ([`crate::skills::invoke`]), its `tools.json` tools join the registry, and it runs as
+//! a normal turn, or as a sub-agent ([`super::fork`]) when it is a `context: fork`
+//! skill (then only the sub-agent's final answer enters the conversation). Failures
+//! before anything is sent (an unknown or non-invocable skill, an unreadable body, a
+//! failing inline command) end the turn with the error kind `skill`.
+//!
+//! It must not know how events are drawn.
+
+use crate::agent::ApprovalMode;
+use crate::agent::fork::run_fork;
+use crate::agent::turn::{SessionState, TurnContext, run_turn};
+use crate::llm::Message;
+use crate::protocol::{ErrorKind, Event, TurnOutcome, Usage};
+use crate::skills::inline_shell::{InlineShellError, Permission};
+use crate::skills::invoke::{self, InlineShell, PrepareError, Prepared};
+use crate::tools::skill::{BundledTools, load_bundled_tools};
+use crate::tools::{ForkError, ForkRequest};
+
+/// Whether inline commands may run under an approval mode (before looking at where a
+/// skill comes from: see [`inline_shell::permission_for`]).
+pub fn mode_permission(mode: ApprovalMode) -> Permission {
+    match mode {
+        ApprovalMode::FullAuto => Permission::Run,
+        ApprovalMode::Suggest => {
+            Permission::Refuse("approval mode suggest does not allow commands".into())
+        }
+        ApprovalMode::AutoEdit => {
+            Permission::Refuse("approval mode auto-edit does not allow commands".into())
+        }
+    }
+}
+
+/// Runs a user-invoked skill (`/name args`) as a turn.
+pub async fn run_skill(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    name: &str,
+    args: &str,
+) -> TurnOutcome {
+    let typed = if args.is_empty() {
+        format!("/{name}")
+    } else {
+        format!("/{name} {args}")
+    };
+    let fail = |message: String| {
+        ctx.events.emit(Event::TurnStarted {
+            text: typed.clone(),
+        });
+        let outcome = TurnOutcome::Failed {
+            kind: ErrorKind::Skill,
+            message,
+        };
+        ctx.events.emit(Event::TurnComplete {
+            outcome: outcome.clone(),
+            final_text: String::new(),
+            usage: Usage::default(),
+            requests: 0,
+        });
+        outcome
+    };
+    let Some(skill) = ctx.setup.catalog.get(name) else {
+        return fail(format!("no skill named `{name}`"));
+    };
+    if !skill.user_invocable() {
+        return fail(format!(
+            "skill `{name}` sets `user-invocable: false` and cannot be run as a slash command"
+        ));
+    }
+    // The one skill pipeline: inline commands on the body as written, then the
+    // arguments, so an argument can never smuggle in a command.
+    let permission = mode_permission(state.policy.mode());
+    let shell = InlineShell {
+        permission: &permission,
+        workdir: &ctx.setup.workdir,
+        cancel: &ctx.cancel,
+    };
+    let prepared = match invoke::prepare(skill, args, shell).await {
+        Ok(p) => p,
+        Err(PrepareError::Body(e)) => return fail(format!("cannot run skill `{name}`: {e}")),
+        Err(PrepareError::Inline(InlineShellError::Interrupted)) => {
+            ctx.events.emit(Event::TurnStarted {
+                text: typed.clone(),
+            });
+            ctx.events.emit(Event::TurnComplete {
+                outcome: TurnOutcome::Interrupted,
+                final_text: String::new(),
+                usage: Usage::default(),
+                requests: 0,
+            });
+            return TurnOutcome::Interrupted;
+        }
+        Err(PrepareError::Inline(e)) => return fail(format!("{e}; the skill was not run")),
+    };
+    ctx.setup.loaded_skills.mark(&skill.name);
+    // A skill run with /name brings its tools.json tools, as use_skill would.
+    match load_bundled_tools(skill, &ctx.setup.tools) {
+        BundledTools::Failed(problem) => ctx.events.emit(Event::Warning {
+            message: format!(
+                "skill `{}`: its tools were not loaded: {problem}",
+                skill.name
+            ),
+        }),
+        BundledTools::None | BundledTools::Loaded(_) => {}
+    }
+    let (instructions, task) = match prepared {
+        Prepared::Inline { text } => return run_turn(state, ctx, text).await.outcome,
+        Prepared::Fork { instructions, task } => (instructions, task),
+    };
+
+    ctx.events.emit(Event::TurnStarted {
+        text: typed.clone(),
+    });
+    let request = ForkRequest {
+        skill: skill.name.clone(),
+        instructions,
+        task,
+        allowed_tools: (!skill.frontmatter.allowed_tools.is_empty())
+            .then(|| skill.frontmatter.allowed_tools.clone()),
+        parent_call_id: None,
+    };
+    let (result, usage) = run_fork(ctx, &state.model.clone(), state.policy.clone(), request).await;
+    state.usage.add(&usage);
+    ctx.events.emit(Event::Usage {
+        turn: usage,
+        session: state.usage,
+        context_tokens: None,
+    });
+    let (outcome, final_text, requests) = match result {
+        Ok(r) => {
+            state.messages.push(Message::User { content: typed });
+            state.messages.push(Message::Assistant {
+                content: r.final_text.clone(),
+                reasoning: None,
+                tool_calls: Vec::new(),
+            });
+            ctx.events.emit(Event::TextDelta {
+                text: r.final_text.clone(),
+            });
+            (TurnOutcome::Completed, r.final_text, r.requests)
+        }
+        Err(ForkError::Interrupted) => (TurnOutcome::Interrupted, String::new(), 0),
+        Err(ForkError::Failed(message)) => (
+            TurnOutcome::Failed {
+                kind: ErrorKind::Skill,
+                message,
+            },
+            String::new(),
+            0,
+        ),
+    };
+    ctx.events.emit(Event::TurnComplete {
+        outcome: outcome.clone(),
+        final_text,
+        usage,
+        requests,
+    });
+    outcome
+}
