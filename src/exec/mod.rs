@@ -10,7 +10,9 @@
 //!
 //! [`Confinement`] is the seam where a sandbox will wrap the command; today it has one
 //! variant, [`Confinement::Unconfined`]. This module knows processes, pipes and signals;
-//! it must not know tools, skills, the model or how a result is worded for anyone.
+//! it must not know tools, skills, the model or how a result is worded for anyone (it
+//! borrows only the head-and-tail collector of `tools::truncate`, which knows nothing of
+//! where its text comes from).
 //!
 //! `launch.rs` builds and spawns the command, `capture.rs` keeps what a stream printed,
 //! `supervise.rs` waits, drains and stops the process group.
