@@ -1,10 +1,11 @@
 //! Helpers for tests that check processes really went away: whether a pid is gone,
-//! waiting on a condition with a deadline, and reading a pid a script wrote. Test-only;
-//! knows `/proc`, nothing of tools.
+//! waiting on a condition or on live output with a deadline, and reading a pid a script
+//! wrote. Test-only; knows `/proc`, nothing of tools.
 
 use std::path::Path;
 use std::time::Duration;
 
+use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 
 /// True when `pid` no longer exists or is a zombie waiting to be reaped.
@@ -34,4 +35,16 @@ pub(crate) fn read_pid(path: &Path) -> i32 {
         .trim()
         .parse()
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Collects live output until it contains `needle`; panics after 10 s without it.
+pub(crate) async fn wait_live(rx: &mut UnboundedReceiver<String>, needle: &str) -> String {
+    let mut seen = String::new();
+    while !seen.contains(needle) {
+        match tokio::time::timeout(Duration::from_secs(10), rx.recv()).await {
+            Ok(Some(piece)) => seen.push_str(&piece),
+            _ => panic!("no {needle:?} in live output: {seen:?}"),
+        }
+    }
+    seen
 }

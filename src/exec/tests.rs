@@ -5,10 +5,11 @@
 use std::path::Path;
 use std::time::Duration;
 
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::mpsc::unbounded_channel;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::test_support::{process_gone, read_pid, wait_for};
+use super::test_support::{process_gone, read_pid, wait_for, wait_live};
 use super::*;
 
 fn sink(max_bytes: usize) -> Sink {
@@ -42,15 +43,22 @@ async fn run_ok(request: Request) -> Finished {
     run(request, &CancellationToken::new()).await.unwrap()
 }
 
-/// Collects live output until it contains `needle`.
-async fn wait_live(rx: &mut UnboundedReceiver<String>, needle: &str) {
-    let mut seen = String::new();
-    while !seen.contains(needle) {
-        let piece = tokio::time::timeout(Duration::from_secs(10), rx.recv())
-            .await
-            .unwrap_or_else(|_| panic!("no {needle:?} in live output: {seen:?}"));
-        seen.push_str(&piece.unwrap());
-    }
+/// Starts `line` in a task, its merged output live, and waits until it printed
+/// "started".
+async fn start_watched(
+    line: &str,
+    dir: &Path,
+    cancel: CancellationToken,
+) -> JoinHandle<Result<Finished, ExecError>> {
+    let (tx, mut rx) = unbounded_channel();
+    let mut req = request(line, dir);
+    req.output = Output::Merged(Sink {
+        capture: Capture::HeadTail { max_bytes: 1_000 },
+        live: Some(tx),
+    });
+    let task = tokio::spawn(async move { run(req, &cancel).await });
+    wait_live(&mut rx, "started\n").await;
+    task
 }
 
 #[tokio::test]
@@ -230,21 +238,9 @@ async fn timeout_stops_the_whole_group_grandchildren_too() {
 #[tokio::test]
 async fn cancellation_stops_the_group_promptly() {
     let dir = tempfile::tempdir().unwrap();
-    let (tx, mut rx) = unbounded_channel();
-    let mut req = request(
-        "sleep 300 & echo $! > bg.pid; echo started; sleep 300",
-        dir.path(),
-    );
-    req.output = Output::Merged(Sink {
-        capture: Capture::HeadTail { max_bytes: 1_000 },
-        live: Some(tx),
-    });
     let cancel = CancellationToken::new();
-    let task = tokio::spawn({
-        let cancel = cancel.clone();
-        async move { run(req, &cancel).await }
-    });
-    wait_live(&mut rx, "started\n").await;
+    let line = "sleep 300 & echo $! > bg.pid; echo started; sleep 300";
+    let task = start_watched(line, dir.path(), cancel.clone()).await;
     cancel.cancel();
     let done = tokio::time::timeout(Duration::from_secs(10), task)
         .await
@@ -260,17 +256,8 @@ async fn cancellation_stops_the_group_promptly() {
 #[tokio::test]
 async fn abandoning_the_call_kills_the_group() {
     let dir = tempfile::tempdir().unwrap();
-    let (tx, mut rx) = unbounded_channel();
-    let mut req = request(
-        "sleep 300 & echo $! > bg.pid; echo started; wait",
-        dir.path(),
-    );
-    req.output = Output::Merged(Sink {
-        capture: Capture::HeadTail { max_bytes: 1_000 },
-        live: Some(tx),
-    });
-    let task = tokio::spawn(async move { run(req, &CancellationToken::new()).await });
-    wait_live(&mut rx, "started\n").await;
+    let line = "sleep 300 & echo $! > bg.pid; echo started; wait";
+    let task = start_watched(line, dir.path(), CancellationToken::new()).await;
     task.abort();
     let _ = task.await;
     let bg = read_pid(&dir.path().join("bg.pid"));

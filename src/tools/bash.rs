@@ -169,7 +169,7 @@ mod tests {
         Bash.run(args, ctx).await.unwrap()
     }
 
-    use crate::exec::test_support::{process_gone, read_pid, wait_for};
+    use crate::exec::test_support::{process_gone, read_pid, wait_for, wait_live};
     use nix::sys::signal::Signal;
     use nix::unistd::Pid;
 
@@ -240,10 +240,7 @@ mod tests {
             )
             .await
         });
-        let mut seen = String::new();
-        while !seen.contains("started\n") {
-            seen.push_str(&rx.recv().await.unwrap());
-        }
+        wait_live(&mut rx, "started\n").await;
         cancel.cancel();
         let result = tokio::time::timeout(Duration::from_secs(10), task)
             .await
@@ -291,10 +288,7 @@ mod tests {
             )
             .await
         });
-        let mut seen = String::new();
-        while !seen.contains("started\n") {
-            seen.push_str(&rx.recv().await.unwrap());
-        }
+        wait_live(&mut rx, "started\n").await;
         task.abort();
         let _ = task.await;
         let bg = read_pid(&dir.path().join("bg.pid"));
