@@ -8,6 +8,7 @@
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod exec;
 pub mod input;
 pub mod llm;
 pub mod print;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 const CORE: &[&str] = &[
     "src/agent",
+    "src/exec",
     "src/llm",
     "src/tools",
     "src/skills",

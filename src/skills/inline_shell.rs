@@ -4,15 +4,19 @@
 //! each command is replaced by a short notice. A command that fails (non-zero exit,
 //! timeout, cannot start) aborts the invocation with an error naming it.
 //!
-//! This module owns finding and running those commands. It must not know about the
-//! approval policy's details, the agent loop or terminals: callers pass a [`Permission`].
+//! This module owns finding those commands and turning their results into text; the
+//! process supervisor ([`crate::exec`]) runs them. It must not know about the approval
+//! policy's details, the agent loop or terminals: callers pass a [`Permission`].
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
+
+use crate::exec::{
+    self, Capture, Confinement, EnvChange, Exit, Leftovers, Output, Program, Prompts, Request,
+    Sink, Stdin,
+};
 
 /// The most output kept from one command, in bytes.
 pub const MAX_OUTPUT_BYTES: usize = 16 * 1024;
@@ -172,92 +176,61 @@ async fn run(
     workdir: &Path,
     cancel: &CancellationToken,
 ) -> Result<String, InlineShellError> {
-    let mut child = tokio::process::Command::new("bash")
-        .arg("-c")
-        .arg(command)
-        .current_dir(workdir)
-        .env("SKILL_DIR", skill_dir)
-        .env("SKILL_NAME", skill)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
+    let head = |max_bytes| Sink {
+        capture: Capture::Head { max_bytes },
+        live: None,
+    };
+    let request = Request {
+        program: Program::Bash {
+            line: command.to_string(),
+        },
+        cwd: workdir.to_path_buf(),
+        prompts: Prompts::AsInherited,
+        env: vec![
+            EnvChange::set("SKILL_DIR", skill_dir),
+            EnvChange::set("SKILL_NAME", skill),
+        ],
+        stdin: Stdin::Null,
+        output: Output::Split {
+            stdout: head(MAX_OUTPUT_BYTES * 4),
+            stderr: head(MAX_OUTPUT_BYTES),
+        },
+        timeout: TIMEOUT,
+        leftovers: Leftovers::Leave,
+        confinement: Confinement::Unconfined,
+    };
+    let finished = exec::run(request, cancel)
+        .await
         .map_err(|e| InlineShellError::Spawn {
             skill: skill.to_string(),
             command: command.to_string(),
-            reason: e.to_string(),
+            reason: e.io_error().to_string(),
         })?;
-    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
-    let mut stdout = child.stdout.take();
-    let mut stderr = child.stderr.take();
-    let work = async {
-        let mut out = Vec::new();
-        let mut err = Vec::new();
-        let read_out = async {
-            if let Some(s) = stdout.as_mut() {
-                let _ = s
-                    .take(MAX_OUTPUT_BYTES as u64 * 4)
-                    .read_to_end(&mut out)
-                    .await;
+    let status = match finished.exit {
+        Exit::Cancelled => return Err(InlineShellError::Interrupted),
+        Exit::TimedOut { .. } => {
+            return Err(InlineShellError::Timeout {
+                skill: skill.to_string(),
+                command: command.to_string(),
+            });
+        }
+        exit if exit.success() => {
+            let mut text = finished.stdout;
+            if text.len() > MAX_OUTPUT_BYTES {
+                text.truncate(text.floor_char_boundary(MAX_OUTPUT_BYTES));
+                text.push_str("\n[output cut]");
             }
-        };
-        let read_err = async {
-            if let Some(s) = stderr.as_mut() {
-                let _ = s.take(MAX_OUTPUT_BYTES as u64).read_to_end(&mut err).await;
-            }
-        };
-        tokio::join!(read_out, read_err);
-        let status = child.wait().await;
-        (status, out, err)
+            return Ok(text);
+        }
+        Exit::Exited { code } => format!("exit code {code}"),
+        Exit::Signalled { .. } => "killed by a signal".to_string(),
     };
-    let kill_group = || {
-        if let Some(pgid) = pgid {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pgid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
-    };
-    let result = tokio::select! {
-        r = work => r,
-        () = cancel.cancelled() => {
-            kill_group();
-            return Err(InlineShellError::Interrupted);
-        }
-        () = tokio::time::sleep(TIMEOUT) => {
-            kill_group();
-            return Err(InlineShellError::Timeout { skill: skill.to_string(), command: command.to_string() });
-        }
-    };
-    let (status, out, err) = result;
-    let mut text = String::from_utf8_lossy(&out).into_owned();
-    if text.len() > MAX_OUTPUT_BYTES {
-        let mut cut = MAX_OUTPUT_BYTES;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-        text.push_str("\n[output cut]");
-    }
-    match status {
-        Ok(s) if s.success() => Ok(text),
-        Ok(s) => Err(InlineShellError::Failed {
-            skill: skill.to_string(),
-            command: command.to_string(),
-            status: s.code().map_or_else(
-                || "killed by a signal".to_string(),
-                |c| format!("exit code {c}"),
-            ),
-            output: String::from_utf8_lossy(&err).chars().take(500).collect(),
-        }),
-        Err(e) => Err(InlineShellError::Spawn {
-            skill: skill.to_string(),
-            command: command.to_string(),
-            reason: e.to_string(),
-        }),
-    }
+    Err(InlineShellError::Failed {
+        skill: skill.to_string(),
+        command: command.to_string(),
+        status,
+        output: finished.stderr.chars().take(500).collect(),
+    })
 }
 
 #[cfg(test)]
@@ -331,6 +304,15 @@ mod tests {
             msg.contains("echo oops") && msg.contains("exit code 3") && msg.contains("oops"),
             "{msg}"
         );
+    }
+
+    #[tokio::test]
+    async fn long_output_keeps_its_head_and_says_it_was_cut() {
+        let out = run_expand("!`seq 1 100000`", Permission::Run)
+            .await
+            .unwrap();
+        let all: String = (1..=100_000).map(|i| format!("{i}\n")).collect();
+        assert_eq!(out, format!("{}\n[output cut]", &all[..MAX_OUTPUT_BYTES]));
     }
 
     #[tokio::test]

@@ -1,49 +1,27 @@
 //! The `bash` tool: runs a command with `bash -c` (or `sh -c` when bash is missing) in
-//! the project directory, stdin empty, in its own process group.
+//! the project directory, stdin empty, through the process supervisor ([`crate::exec`]).
 //!
 //! stdout and stderr share one pipe, so the model sees them interleaved exactly as they
 //! were written (like a terminal would show them), unlabelled. Complete lines stream to
 //! `ctx.live_output` as they arrive; the result keeps the head and tail of long output
 //! (`truncate.rs`) and ends with the exit code or signal. On timeout or interrupt the
-//! whole process group gets SIGTERM, then SIGKILL after a short grace, and the call
-//! returns promptly; a background job that keeps the output pipe open cannot hold the
-//! call once the main process has exited. This module knows nothing of approval policy
-//! beyond declaring the command.
+//! whole process group is stopped and the call returns promptly; a background job that
+//! keeps the output pipe open cannot hold the call once the main process has exited, and
+//! keeps running. This module owns the tool's arguments and wording; it knows nothing of
+//! processes beyond the request it hands to `exec`, nor of approval policy beyond
+//! declaring the command.
 
-use std::io;
-use std::os::fd::OwnedFd;
-use std::os::unix::process::ExitStatusExt;
-use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::AsyncReadExt;
-use tokio::net::unix::pipe;
-use tokio::process::{Child, Command};
-use tokio::sync::mpsc::UnboundedSender;
-use tokio::time::{Instant, sleep_until};
 
-use super::truncate::HeadTail;
 use super::{Access, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput, parse_args};
+use crate::exec::{
+    self, Capture, Confinement, Exit, Leftovers, Output, Pipes, Program, Prompts, Request, Sink,
+    Stdin,
+};
 use crate::protocol::ApprovalRequestKind;
-
-/// Between SIGTERM and SIGKILL.
-pub(crate) const KILL_GRACE: Duration = Duration::from_secs(1);
-/// How long to keep reading after the main process exited while something else (a
-/// background job) still holds the output pipe open.
-pub(crate) const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
-/// How long to wait for the main process to be reaped after SIGKILL.
-pub(crate) const REAP_TIMEOUT: Duration = Duration::from_secs(2);
-/// A line longer than this is passed on in pieces.
-const MAX_PENDING_LINE: usize = 16 * 1024;
-/// Live output sent per call at most (frontends show the latest lines; a runaway command
-/// must not flood them).
-const MAX_LIVE_BYTES: usize = 1024 * 1024;
-/// Room kept in the output budget for the closing status lines.
-const FOOTER_RESERVE: usize = 400;
 
 /// Runs a shell command.
 #[derive(Debug, Clone, Copy, Default)]
@@ -120,296 +98,65 @@ impl Tool for Bash {
     }
 }
 
-/// How the wait for the command ended.
-enum Ending {
-    /// The main process exited; `detached` when a background job still held the output.
-    Exited {
-        status: ExitStatus,
-        detached: bool,
-    },
-    TimedOut,
-    Cancelled,
-}
-
 async fn run_command(
     command: &str,
     timeout: Duration,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolFatal> {
-    let spawned = match spawn(command, ctx) {
-        Ok(spawned) => spawned,
+    let request = Request {
+        program: Program::BashOrSh {
+            line: command.to_string(),
+        },
+        cwd: ctx.workdir.clone(),
+        prompts: Prompts::Suppressed,
+        env: Vec::new(),
+        stdin: Stdin::Null,
+        output: Output::Merged(Sink {
+            capture: Capture::within(ctx.limits.max_output_bytes),
+            live: ctx.live_output.clone(),
+        }),
+        timeout,
+        leftovers: Leftovers::Leave,
+        confinement: Confinement::Unconfined,
+    };
+    let finished = match exec::run(request, &ctx.cancel).await {
+        Ok(finished) => finished,
         Err(e) => {
             return Ok(ToolOutput::error(format!(
-                "Failed to start the command: {e}"
+                "Failed to start the command: {}",
+                e.io_error()
             )));
         }
     };
-    let Spawned {
-        mut child,
-        mut reader,
-        group,
-    } = spawned;
-    let mut output = Output::new(ctx.limits.max_output_bytes, ctx.live_output.clone());
-    let ending = wait(&mut child, &mut reader, &mut output, timeout, ctx).await;
-    if !matches!(ending, Ending::Exited { .. }) {
-        group.terminate(&mut child, &mut reader, &mut output).await;
-    }
-    group.disarm();
-    let mut text = output.finish();
+    let mut text = finished.stdout;
     if text.is_empty() {
         text.push_str("(no output)\n");
     } else if !text.ends_with('\n') {
         text.push('\n');
     }
-    match ending {
-        Ending::Cancelled => Err(ToolFatal::Interrupted),
-        Ending::TimedOut => Ok(ToolOutput::error(format!(
+    match finished.exit {
+        Exit::Cancelled => Err(ToolFatal::Interrupted),
+        Exit::TimedOut { after } => Ok(ToolOutput::error(format!(
             "{text}[timed out after {} s; the command and everything it started were \
              killed. Run long jobs in the background with output redirected, or raise \
              timeout_secs]",
-            timeout.as_secs()
+            after.as_secs()
         ))),
-        Ending::Exited { status, detached } => {
-            let mut footer = describe_status(status);
-            if detached {
+        exit @ (Exit::Exited { .. } | Exit::Signalled { .. }) => {
+            let mut footer = exit.status_line().unwrap_or_default();
+            if finished.pipes == Pipes::HeldOpen {
                 footer.push_str(
                     "\n[background processes still hold the command's output; it is no \
                      longer captured]",
                 );
             }
             let content = format!("{text}{footer}");
-            Ok(if status.success() {
+            Ok(if exit.success() {
                 ToolOutput::ok(content)
             } else {
                 ToolOutput::error(content)
             })
         }
-    }
-}
-
-fn describe_status(status: ExitStatus) -> String {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("[exit code {code}]"),
-        (None, Some(signal)) => {
-            let name = Signal::try_from(signal)
-                .map(Signal::as_str)
-                .unwrap_or("unknown");
-            format!("[killed by signal {signal} ({name})]")
-        }
-        (None, None) => "[exit status unknown]".to_string(),
-    }
-}
-
-/// Waits for the main process, reading output, until it exits (and the output pipe
-/// closes or stays held by background jobs past a short drain), the timeout passes, or
-/// the call is cancelled.
-async fn wait(
-    child: &mut Child,
-    reader: &mut pipe::Receiver,
-    output: &mut Output,
-    timeout: Duration,
-    ctx: &ToolContext,
-) -> Ending {
-    let deadline = Instant::now() + timeout;
-    let mut status: Option<ExitStatus> = None;
-    let mut drain_until: Option<Instant> = None;
-    let mut eof = false;
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        if let (Some(status), true) = (status, eof) {
-            return Ending::Exited {
-                status,
-                detached: false,
-            };
-        }
-        tokio::select! {
-            _ = ctx.cancel.cancelled() => return Ending::Cancelled,
-            read = reader.read(&mut buf), if !eof => match read {
-                Ok(0) | Err(_) => eof = true,
-                Ok(n) => output.feed(&buf[..n]),
-            },
-            exited = child.wait(), if status.is_none() => match exited {
-                Ok(exited) => {
-                    status = Some(exited);
-                    drain_until = Some(Instant::now() + DRAIN_AFTER_EXIT);
-                }
-                // Cannot happen for a child we spawned; treat it like a hang.
-                Err(_) => return Ending::TimedOut,
-            },
-            _ = sleep_until(deadline), if status.is_none() => return Ending::TimedOut,
-            _ = sleep_until(drain_until.unwrap_or(deadline)), if drain_until.is_some() => {
-                if let Some(status) = status {
-                    return Ending::Exited { status, detached: true };
-                }
-            }
-        }
-    }
-}
-
-struct Spawned {
-    child: Child,
-    reader: pipe::Receiver,
-    group: ProcessGroup,
-}
-
-fn spawn(command: &str, ctx: &ToolContext) -> io::Result<Spawned> {
-    let (reader, writer) = io::pipe()?;
-    let child = match build(&ctx.workdir, "bash", command, &writer)?.spawn() {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            build(&ctx.workdir, "sh", command, &writer)?.spawn()?
-        }
-        other => other?,
-    };
-    // Only the child holds the write end now: EOF comes when it and its descendants
-    // close it. (`build` gave the commands clones, dropped with them.)
-    drop(writer);
-    let pid = child.id().and_then(|id| i32::try_from(id).ok());
-    let group = ProcessGroup {
-        pgid: pid.map(Pid::from_raw),
-        armed: true,
-    };
-    let reader = pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
-    Ok(Spawned {
-        child,
-        reader,
-        group,
-    })
-}
-
-fn build(
-    workdir: &std::path::Path,
-    shell: &str,
-    command: &str,
-    writer: &io::PipeWriter,
-) -> io::Result<Command> {
-    let mut cmd = Command::new(shell);
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(workdir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(writer.try_clone()?))
-        .stderr(Stdio::from(writer.try_clone()?))
-        .env("PAGER", "cat")
-        .env("GIT_PAGER", "cat")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .process_group(0)
-        .kill_on_drop(true);
-    Ok(cmd)
-}
-
-/// The command's process group. Killed when dropped while armed (the call was abandoned
-/// mid-run), so nothing it started outlives an aborted call.
-pub(crate) struct ProcessGroup {
-    pub(crate) pgid: Option<Pid>,
-    pub(crate) armed: bool,
-}
-
-impl ProcessGroup {
-    pub(crate) fn signal(&self, signal: Signal) {
-        if let Some(pgid) = self.pgid {
-            // ESRCH (the group is already gone) is fine.
-            let _ = killpg(pgid, signal);
-        }
-    }
-
-    /// SIGTERM to the group; SIGKILL once the main process exits or the grace passes
-    /// (whichever is first, so stragglers never survive); output read meanwhile is kept.
-    async fn terminate(&self, child: &mut Child, reader: &mut pipe::Receiver, output: &mut Output) {
-        self.signal(Signal::SIGTERM);
-        let grace_end = Instant::now() + KILL_GRACE;
-        let mut buf = vec![0u8; 16 * 1024];
-        let mut eof = false;
-        loop {
-            tokio::select! {
-                _ = child.wait() => break,
-                read = reader.read(&mut buf), if !eof => match read {
-                    Ok(0) | Err(_) => eof = true,
-                    Ok(n) => output.feed(&buf[..n]),
-                },
-                _ = sleep_until(grace_end) => break,
-            }
-        }
-        self.signal(Signal::SIGKILL);
-        let _ = tokio::time::timeout(REAP_TIMEOUT, child.wait()).await;
-        // Whatever is still buffered in the pipe, without waiting for more.
-        let drain_end = Instant::now() + Duration::from_millis(50);
-        while !eof {
-            tokio::select! {
-                read = reader.read(&mut buf) => match read {
-                    Ok(0) | Err(_) => eof = true,
-                    Ok(n) => output.feed(&buf[..n]),
-                },
-                _ = sleep_until(drain_end) => break,
-            }
-        }
-    }
-
-    pub(crate) fn disarm(mut self) {
-        self.armed = false;
-    }
-}
-
-impl Drop for ProcessGroup {
-    fn drop(&mut self) {
-        if self.armed {
-            self.signal(Signal::SIGKILL);
-        }
-    }
-}
-
-/// The command's output: split into lines for live display, capped for the model.
-pub(crate) struct Output {
-    collected: HeadTail,
-    pending: Vec<u8>,
-    live: Option<UnboundedSender<String>>,
-    live_bytes: usize,
-}
-
-impl Output {
-    pub(crate) fn new(max_bytes: usize, live: Option<UnboundedSender<String>>) -> Self {
-        Output {
-            collected: HeadTail::new(max_bytes.saturating_sub(FOOTER_RESERVE)),
-            pending: Vec::new(),
-            live,
-            live_bytes: 0,
-        }
-    }
-
-    pub(crate) fn feed(&mut self, bytes: &[u8]) {
-        self.pending.extend_from_slice(bytes);
-        if let Some(last_newline) = self.pending.iter().rposition(|&b| b == b'\n') {
-            // UTF-8 sequences never contain b'\n', so this split is safe.
-            let lines: Vec<u8> = self.pending.drain(..=last_newline).collect();
-            self.emit(&String::from_utf8_lossy(&lines));
-        }
-        if self.pending.len() > MAX_PENDING_LINE {
-            let cut = match std::str::from_utf8(&self.pending) {
-                Err(e) if e.error_len().is_none() => e.valid_up_to(),
-                _ => self.pending.len(),
-            };
-            let piece: Vec<u8> = self.pending.drain(..cut).collect();
-            self.emit(&String::from_utf8_lossy(&piece));
-        }
-    }
-
-    fn emit(&mut self, text: &str) {
-        self.collected.push(text);
-        let Some(live) = &self.live else { return };
-        if self.live_bytes < MAX_LIVE_BYTES {
-            self.live_bytes += text.len();
-            let _ = live.send(text.to_string());
-            if self.live_bytes >= MAX_LIVE_BYTES {
-                let _ = live.send("[live output stopped here; the command goes on]\n".to_string());
-            }
-        }
-    }
-
-    pub(crate) fn finish(mut self) -> String {
-        if !self.pending.is_empty() {
-            let rest = std::mem::take(&mut self.pending);
-            self.emit(&String::from_utf8_lossy(&rest));
-        }
-        self.collected.finish()
     }
 }
 
@@ -422,8 +169,9 @@ mod tests {
         Bash.run(args, ctx).await.unwrap()
     }
 
-    /// True once `pid` no longer runs (gone, or a zombie nobody reaped yet).
-    use crate::tools::process::test_support::{process_gone, read_pid, wait_for};
+    use crate::exec::test_support::{process_gone, read_pid, wait_for, wait_live};
+    use nix::sys::signal::Signal;
+    use nix::unistd::Pid;
 
     #[tokio::test]
     async fn reports_exit_codes_and_interleaved_output() {
@@ -492,10 +240,7 @@ mod tests {
             )
             .await
         });
-        let mut seen = String::new();
-        while !seen.contains("started\n") {
-            seen.push_str(&rx.recv().await.unwrap());
-        }
+        wait_live(&mut rx, "started\n").await;
         cancel.cancel();
         let result = tokio::time::timeout(Duration::from_secs(10), task)
             .await
@@ -543,10 +288,7 @@ mod tests {
             )
             .await
         });
-        let mut seen = String::new();
-        while !seen.contains("started\n") {
-            seen.push_str(&rx.recv().await.unwrap());
-        }
+        wait_live(&mut rx, "started\n").await;
         task.abort();
         let _ = task.await;
         let bg = read_pid(&dir.path().join("bg.pid"));

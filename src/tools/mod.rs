@@ -14,7 +14,6 @@ pub mod glob;
 pub mod grep;
 pub mod list;
 pub mod path;
-mod process;
 pub mod read_file;
 pub mod skill;
 pub mod skill_run;

@@ -11,35 +11,32 @@
 //!
 //! With allow or deny lists of command names (config), only one plain command is
 //! accepted (no shell syntax), its name checked against the lists, and it runs without a
-//! shell; otherwise the command line runs with `bash -c` like the `bash` tool. Process
-//! handling (group kill on timeout, interrupt or abandonment) reuses `bash.rs`. When the
-//! command exits, anything it left running in its group is killed, since its work folder
-//! goes away. This module knows the skill catalog and the config's lists, not the
-//! approval policy: it declares the command like `bash` does.
+//! shell; otherwise the command line runs with `bash -c` like the `bash` tool. The
+//! process supervisor ([`crate::exec`]) runs it (group kill on timeout, interrupt or
+//! abandonment); when the command exits, anything it left running in its group is
+//! killed, since its work folder goes away. This module knows the skill catalog and the
+//! config's lists, not processes or the approval policy: it declares the command like
+//! `bash` does.
 //!
 //! `checks.rs` holds the pre-run checks (cwd, variables, plain-command splitting, lists,
 //! globs); `files.rs` the work folder, the report and the output files.
 
-use std::io;
-use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
 use globset::GlobSet;
-use nix::sys::signal::Signal;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::process::Command;
-use tokio::time::Instant;
 
-use super::bash::Output;
-use super::process::{Ending, Streams, group_of, terminate, wait};
 use super::{
     Access, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput, parse_args, run_blocking,
 };
 use crate::config::CommandLists;
+use crate::exec::{
+    self, Capture, Confinement, EnvChange, Exit, Leftovers, Output, Prompts, Request, Sink, Stdin,
+    signal_name,
+};
 use crate::protocol::ApprovalRequestKind;
 use crate::skills::Catalog;
 
@@ -136,7 +133,7 @@ enum Program {
     /// A command line for `bash -c`.
     Shell(String),
     /// A program and its arguments, run without a shell.
-    Direct(Vec<String>),
+    Direct { program: String, args: Vec<String> },
 }
 
 impl Tool for SkillRun {
@@ -236,7 +233,13 @@ impl SkillRun {
                 ))
             })?;
             check_lists(&self.commands, &words).map_err(ToolOutput::error)?;
-            Program::Direct(words)
+            let Some((program, args)) = words.split_first() else {
+                return Err(ToolOutput::error("Refused: no command name."));
+            };
+            Program::Direct {
+                program: program.clone(),
+                args: args.to_vec(),
+            }
         };
         let outputs = match &args.output_files {
             Some(patterns) => Some(output_globs(patterns).map_err(ToolOutput::error)?),
@@ -275,62 +278,43 @@ async fn execute(plan: Plan, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal>
             )));
         }
     };
-    let started = Instant::now();
-    let mut child = match build(&plan, &work).and_then(|mut cmd| cmd.spawn()) {
-        Ok(child) => child,
+    let request = request(&plan, &work, Duration::from_secs(timeout_secs), ctx);
+    let finished = match exec::run(request, &ctx.cancel).await {
+        Ok(finished) => finished,
         Err(e) => {
             let what = match &plan.program {
                 Program::Shell(_) => "bash",
-                Program::Direct(words) => words.first().map_or("", String::as_str),
+                Program::Direct { program, .. } => program.as_str(),
             };
             run_blocking(move || drop(work)).await?;
-            return Ok(ToolOutput::error(format!("Failed to start `{what}`: {e}")));
+            return Ok(ToolOutput::error(format!(
+                "Failed to start `{what}`: {}",
+                e.io_error()
+            )));
         }
     };
-    let group = group_of(&child);
-    let max = limits.max_output_bytes;
-    let mut streams = Streams::take(
-        &mut child,
-        Output::new(max * 2 / 5, ctx.live_output.clone()),
-        Output::new(max / 5, ctx.live_output.clone()),
-    );
-    let ending = wait(
-        &mut child,
-        &mut streams,
-        Duration::from_secs(timeout_secs),
-        &ctx.cancel,
-    )
-    .await;
-    match ending {
-        // Whatever it left running loses its work folder: stop it.
-        Ending::Exited(_) => group.signal(Signal::SIGKILL),
-        Ending::TimedOut | Ending::Cancelled => {
-            terminate(&group, &mut child, &mut streams).await;
+    let duration_ms = u64::try_from(finished.elapsed.as_millis()).unwrap_or(u64::MAX);
+    let (exit_code, signal, timed_out) = match finished.exit {
+        Exit::Cancelled => {
+            run_blocking(move || drop(work)).await?;
+            return Err(ToolFatal::Interrupted);
         }
-    }
-    group.disarm();
-    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    if matches!(ending, Ending::Cancelled) {
-        run_blocking(move || drop(work)).await?;
-        return Err(ToolFatal::Interrupted);
-    }
-    let (exit_code, signal, timed_out) = match ending {
-        Ending::Exited(status) => (
-            status.code(),
-            status.signal().map(|s| {
-                Signal::try_from(s).map_or_else(|_| s.to_string(), |s| s.as_str().to_string())
-            }),
+        Exit::Exited { code } => (Some(code), None, false),
+        Exit::Signalled { signal } => (
+            None,
+            Some(signal_name(signal).map_or_else(|| signal.to_string(), str::to_string)),
             false,
         ),
-        _ => (None, None, true),
+        Exit::TimedOut { .. } => (None, None, true),
     };
+    let max = limits.max_output_bytes;
     let report = Report {
         exit_code,
         signal,
         timed_out,
         duration_ms,
-        stdout: streams.out.finish(),
-        stderr: streams.err.finish(),
+        stdout: finished.stdout,
+        stderr: finished.stderr,
         files: None,
         files_omitted: Vec::new(),
         files_omitted_more: 0,
@@ -353,43 +337,54 @@ async fn execute(plan: Plan, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal>
     })
 }
 
-fn build(plan: &Plan, work: &WorkDir) -> io::Result<Command> {
-    let mut cmd = match &plan.program {
-        Program::Shell(line) => {
-            let mut cmd = Command::new("bash");
-            cmd.arg("-c").arg(line);
-            cmd
-        }
-        Program::Direct(words) => {
-            let (program, args) = words
-                .split_first()
-                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command name"))?;
+/// The request for a checked call: the program in the plan's folder with the skill's
+/// variables, stdout and stderr kept apart within their shares of the output budget and
+/// both streamed live, leftovers killed with the work folder.
+fn request(plan: &Plan, work: &WorkDir, timeout: Duration, ctx: &ToolContext) -> Request {
+    let program = match &plan.program {
+        Program::Shell(line) => exec::Program::Bash { line: line.clone() },
+        Program::Direct { program, args } => exec::Program::Direct {
             // A relative path with a slash means the working folder, not ours.
-            let program = if program.contains('/') {
+            program: if program.contains('/') {
                 plan.cwd.join(program)
             } else {
                 PathBuf::from(program)
-            };
-            let mut cmd = Command::new(program);
-            cmd.args(args);
-            cmd
-        }
+            },
+            args: args.clone(),
+        },
     };
-    cmd.current_dir(&plan.cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env("PAGER", "cat")
-        .env("GIT_PAGER", "cat")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .envs(plan.env.iter().map(|(k, v)| (k, v)))
-        .env("SKILL_DIR", &plan.skill_dir)
-        .env("SKILL_NAME", &plan.skill_name)
-        .env("WORK_DIR", &work.path)
-        .env("OUTPUT_DIR", work.output_dir())
-        .process_group(0)
-        .kill_on_drop(true);
-    Ok(cmd)
+    let mut env: Vec<EnvChange> = plan
+        .env
+        .iter()
+        .map(|(name, value)| EnvChange::set(name, value))
+        .collect();
+    env.extend([
+        EnvChange::set("SKILL_DIR", &plan.skill_dir),
+        EnvChange::set("SKILL_NAME", &plan.skill_name),
+        EnvChange::set("WORK_DIR", &work.path),
+        EnvChange::set("OUTPUT_DIR", work.output_dir()),
+    ]);
+    let max = ctx.limits.max_output_bytes;
+    Request {
+        program,
+        cwd: plan.cwd.clone(),
+        prompts: Prompts::Suppressed,
+        env,
+        stdin: Stdin::Null,
+        output: Output::Split {
+            stdout: Sink {
+                capture: Capture::within(max * 2 / 5),
+                live: ctx.live_output.clone(),
+            },
+            stderr: Sink {
+                capture: Capture::within(max / 5),
+                live: ctx.live_output.clone(),
+            },
+        },
+        timeout,
+        leftovers: Leftovers::Kill,
+        confinement: Confinement::Unconfined,
+    }
 }
 
 #[cfg(test)]

@@ -1,28 +1,25 @@
 //! One tool a skill bundles in its `tools.json` ([`crate::skills::bundle`]), as a
 //! [`Tool`]: a call runs the declared command in the skill's folder with the arguments
 //! as JSON on stdin (one line), `SKILL_DIR`, `SKILL_NAME` and `PROJECT_DIR` set, in its
-//! own process group, and returns its stdout. A non-zero exit, a signal or a timeout
-//! makes the result an error for the model, with stderr; on success stderr (warnings,
-//! progress) follows stdout under a `[stderr]` line. On timeout or interrupt the whole
-//! group gets SIGTERM, then SIGKILL (the process handling of `bash.rs`).
+//! own process group (through the process supervisor, [`crate::exec`]), and returns its
+//! stdout. A non-zero exit, a signal or a timeout makes the result an error for the
+//! model, with stderr; on success stderr (warnings, progress) follows stdout under a
+//! `[stderr]` line. On timeout or interrupt the whole group is stopped.
 //!
 //! The command is declared for approval like `bash`'s (the approval mode applies). This
 //! module knows nothing of loading or unloading: `use_skill` builds these tools and puts
 //! them in the registry.
 
-use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
-use nix::sys::signal::Signal;
 use serde_json::Value;
-use tokio::io::AsyncWriteExt;
-use tokio::process::Command;
 
-use super::bash::Output;
-use super::process::{Ending, Streams, group_of, terminate, wait};
 use super::{Access, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput, parse_args};
+use crate::exec::{
+    self, Capture, Confinement, EnvChange, Exit, Leftovers, Output, Program, Prompts, Request,
+    Sink, Stdin,
+};
 use crate::protocol::ApprovalRequestKind;
 use crate::skills::bundle::{ToolCommand, ToolDecl};
 
@@ -52,28 +49,43 @@ impl SkillTool {
         &self.skill
     }
 
-    fn build(&self, ctx: &ToolContext) -> Command {
-        let mut cmd = match &self.decl.command {
-            ToolCommand::Script { path, .. } => Command::new(path),
-            ToolCommand::Line(line) => {
-                let mut cmd = Command::new("bash");
-                cmd.arg("-c").arg(line);
-                cmd
-            }
+    /// The request for one call: `input` on stdin, stdout kept for the model, stderr
+    /// streamed live too.
+    fn request(&self, input: String, timeout: Duration, ctx: &ToolContext) -> Request {
+        let program = match &self.decl.command {
+            ToolCommand::Script { path, .. } => Program::Direct {
+                program: path.clone(),
+                args: Vec::new(),
+            },
+            ToolCommand::Line(line) => Program::Bash { line: line.clone() },
         };
-        cmd.current_dir(&self.dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .env("PAGER", "cat")
-            .env("GIT_PAGER", "cat")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("SKILL_DIR", &self.dir)
-            .env("SKILL_NAME", &self.skill)
-            .env("PROJECT_DIR", &ctx.workdir)
-            .process_group(0)
-            .kill_on_drop(true);
-        cmd
+        let max = ctx.limits.max_output_bytes;
+        let mut stdin = input.into_bytes();
+        stdin.push(b'\n');
+        Request {
+            program,
+            cwd: self.dir.clone(),
+            prompts: Prompts::Suppressed,
+            env: vec![
+                EnvChange::set("SKILL_DIR", &self.dir),
+                EnvChange::set("SKILL_NAME", &self.skill),
+                EnvChange::set("PROJECT_DIR", &ctx.workdir),
+            ],
+            stdin: Stdin::Bytes(stdin),
+            output: Output::Split {
+                stdout: Sink {
+                    capture: Capture::within(max * 3 / 5),
+                    live: None,
+                },
+                stderr: Sink {
+                    capture: Capture::within(max / 5),
+                    live: ctx.live_output.clone(),
+                },
+            },
+            timeout,
+            leftovers: Leftovers::Leave,
+            confinement: Confinement::Unconfined,
+        }
     }
 }
 
@@ -145,74 +157,41 @@ async fn execute(
     timeout: Duration,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolFatal> {
-    let mut child = match tool.build(ctx).spawn() {
-        Ok(child) => child,
+    let finished = match exec::run(tool.request(input, timeout, ctx), &ctx.cancel).await {
+        Ok(finished) => finished,
         Err(e) => {
             return Ok(ToolOutput::error(format!(
-                "Failed to start `{}` (tool {} of skill {}): {e}",
+                "Failed to start `{}` (tool {} of skill {}): {}",
                 tool.decl.command.display(),
                 tool.decl.name,
-                tool.skill
+                tool.skill,
+                e.io_error()
             )));
         }
     };
-    let group = group_of(&child);
-    // Written from its own task so a command that reads nothing cannot block us; a
-    // broken pipe (it exited without reading) is fine.
-    if let Some(mut stdin) = child.stdin.take() {
-        tokio::spawn(async move {
-            let _ = stdin.write_all(input.as_bytes()).await;
-            let _ = stdin.write_all(b"\n").await;
-        });
-    }
-    let max = ctx.limits.max_output_bytes;
-    let mut streams = Streams::take(
-        &mut child,
-        Output::new(max * 3 / 5, None),
-        Output::new(max / 5, ctx.live_output.clone()),
-    );
-    let ending = wait(&mut child, &mut streams, timeout, &ctx.cancel).await;
-    if !matches!(ending, Ending::Exited(_)) {
-        terminate(&group, &mut child, &mut streams).await;
-    }
-    group.disarm();
-    let stdout = streams.out.finish();
-    let stderr = streams.err.finish();
-    let status = match ending {
-        Ending::Cancelled => return Err(ToolFatal::Interrupted),
-        Ending::TimedOut => {
-            return Ok(ToolOutput::error(failure(
-                &format!(
-                    "[timed out after {} s; the command and everything it started were killed]",
-                    timeout.as_secs()
-                ),
-                &stdout,
-                &stderr,
-            )));
-        }
-        Ending::Exited(status) => status,
-    };
-    if status.success() {
-        let mut content = stdout;
-        if content.is_empty() {
-            content.push_str("(no output)");
-        }
-        if !stderr.trim().is_empty() {
-            if !content.ends_with('\n') {
-                content.push('\n');
-            }
-            content.push_str("[stderr]\n");
-            content.push_str(stderr.trim_end());
-        }
-        return Ok(ToolOutput::ok(content));
-    }
-    let what = match (status.code(), status.signal()) {
-        (Some(code), _) => format!("[exit code {code}]"),
-        (None, Some(signal)) => format!(
-            "[killed by signal {signal} ({})]",
-            Signal::try_from(signal).map_or("unknown", Signal::as_str)
+    let stdout = finished.stdout;
+    let stderr = finished.stderr;
+    let what = match finished.exit {
+        Exit::Cancelled => return Err(ToolFatal::Interrupted),
+        Exit::TimedOut { after } => format!(
+            "[timed out after {} s; the command and everything it started were killed]",
+            after.as_secs()
         ),
-        (None, None) => "[exit status unknown]".to_string(),
+        exit if exit.success() => {
+            let mut content = stdout;
+            if content.is_empty() {
+                content.push_str("(no output)");
+            }
+            if !stderr.trim().is_empty() {
+                if !content.ends_with('\n') {
+                    content.push('\n');
+                }
+                content.push_str("[stderr]\n");
+                content.push_str(stderr.trim_end());
+            }
+            return Ok(ToolOutput::ok(content));
+        }
+        exit => exit.status_line().unwrap_or_default(),
     };
     Ok(ToolOutput::error(failure(&what, &stdout, &stderr)))
 }
@@ -351,10 +330,8 @@ mod tests {
 
     async fn wait_gone(pid: i32) {
         let what = format!("process {pid} to go away");
-        crate::tools::process::test_support::wait_for(&what, || {
-            crate::tools::process::test_support::process_gone(pid)
-        })
-        .await;
+        crate::exec::test_support::wait_for(&what, || crate::exec::test_support::process_gone(pid))
+            .await;
     }
 
     #[tokio::test]

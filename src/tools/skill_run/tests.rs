@@ -3,6 +3,7 @@
 use super::*;
 use crate::skills::DiscoveryOptions;
 use crate::tools::test_context;
+use tokio::time::Instant;
 
 /// A skills root with skill `demo` (with a `scripts/` folder) and `other`.
 struct Fixture {
@@ -60,8 +61,7 @@ fn report(out: &ToolOutput) -> Value {
     serde_json::from_str(&out.content).unwrap_or_else(|e| panic!("{e}: {}", out.content))
 }
 
-/// True once `pid` no longer runs (gone, or a zombie nobody reaped yet).
-use crate::tools::process::test_support::{process_gone, read_pid, wait_for};
+use crate::exec::test_support::{process_gone, read_pid, wait_for};
 
 #[tokio::test]
 async fn runs_in_the_skill_folder_with_its_variables() {

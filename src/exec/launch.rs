@@ -1,0 +1,150 @@
+//! Starting a command: the program (a `bash -c` line, with `sh` where bash is missing
+//! if asked, or a program and its arguments), its folder, environment and stdin, its
+//! output pipes (one shared pipe, or one each), its own process group, and the
+//! [`Confinement`] that wraps it. Hands back the child, its group and the read ends of
+//! its pipes; it must not know how output is kept or how long anything may run.
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::process::Stdio;
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::unix::pipe;
+use tokio::process::{Child, Command};
+
+use super::supervise::ProcessGroup;
+use super::{Confinement, EnvChange, ExecError, Program, Prompts, Stdin};
+
+/// Everything needed to build the command (stdin's bytes travel separately).
+pub(super) struct Plan<'a> {
+    pub(super) program: &'a Program,
+    pub(super) cwd: &'a Path,
+    pub(super) prompts: Prompts,
+    pub(super) env: &'a [EnvChange],
+    pub(super) stdin: &'a Stdin,
+    /// stdout and stderr on one pipe.
+    pub(super) merged: bool,
+    pub(super) confinement: Confinement,
+}
+
+/// A started command.
+pub(super) struct Launched {
+    pub(super) child: Child,
+    /// Armed: dropping it kills the group.
+    pub(super) group: ProcessGroup,
+    /// The read end of stdout (of both streams when merged).
+    pub(super) stdout: Option<pipe::Receiver>,
+    /// The read end of stderr; `None` when merged.
+    pub(super) stderr: Option<pipe::Receiver>,
+}
+
+/// The write ends the child gets; ours are dropped once it has started, so end of file
+/// comes when the child and everything it started close theirs.
+struct Writers {
+    stdout: io::PipeWriter,
+    stderr: Option<io::PipeWriter>,
+}
+
+impl Writers {
+    fn stdout(&self) -> io::Result<Stdio> {
+        Ok(Stdio::from(self.stdout.try_clone()?))
+    }
+
+    fn stderr(&self) -> io::Result<Stdio> {
+        let writer = self.stderr.as_ref().unwrap_or(&self.stdout);
+        Ok(Stdio::from(writer.try_clone()?))
+    }
+}
+
+/// Spawns the command in its own process group.
+pub(super) fn spawn(plan: &Plan<'_>) -> Result<Launched, ExecError> {
+    let (out_reader, out_writer) = io::pipe().map_err(ExecError::Pipes)?;
+    let (err_reader, err_writer) = if plan.merged {
+        (None, None)
+    } else {
+        let (reader, writer) = io::pipe().map_err(ExecError::Pipes)?;
+        (Some(reader), Some(writer))
+    };
+    let writers = Writers {
+        stdout: out_writer,
+        stderr: err_writer,
+    };
+    let mut child = match plan.program {
+        Program::BashOrSh { line } => match start(plan, shell("bash", line), &writers) {
+            Err(ExecError::Spawn { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+                start(plan, shell("sh", line), &writers)?
+            }
+            other => other?,
+        },
+        Program::Bash { line } => start(plan, shell("bash", line), &writers)?,
+        Program::Direct { program, args } => {
+            let mut cmd = Command::new(program);
+            cmd.args(args);
+            start(plan, cmd, &writers)?
+        }
+    };
+    drop(writers);
+    let group = ProcessGroup::of(&child);
+    if let Stdin::Bytes(bytes) = plan.stdin
+        && let Some(mut stdin) = child.stdin.take()
+    {
+        let bytes = bytes.clone();
+        tokio::spawn(async move {
+            let _ = stdin.write_all(&bytes).await;
+        });
+    }
+    let receiver = |reader: io::PipeReader| {
+        pipe::Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(ExecError::Pipes)
+    };
+    let stdout = Some(receiver(out_reader)?);
+    let stderr = err_reader.map(receiver).transpose()?;
+    Ok(Launched {
+        child,
+        group,
+        stdout,
+        stderr,
+    })
+}
+
+fn shell(shell: &str, line: &str) -> Command {
+    let mut cmd = Command::new(shell);
+    cmd.arg("-c").arg(line);
+    cmd
+}
+
+/// Configures `cmd` from the plan, confines it and starts it. The command (holding
+/// clones of the write ends) is dropped before this returns.
+fn start(plan: &Plan<'_>, mut cmd: Command, writers: &Writers) -> Result<Child, ExecError> {
+    let program = cmd.as_std().get_program().to_string_lossy().into_owned();
+    let stdin = match plan.stdin {
+        Stdin::Null => Stdio::null(),
+        Stdin::Bytes(_) => Stdio::piped(),
+    };
+    cmd.current_dir(plan.cwd)
+        .stdin(stdin)
+        .stdout(writers.stdout().map_err(ExecError::Pipes)?)
+        .stderr(writers.stderr().map_err(ExecError::Pipes)?);
+    if plan.prompts == Prompts::Suppressed {
+        cmd.env("PAGER", "cat")
+            .env("GIT_PAGER", "cat")
+            .env("GIT_TERMINAL_PROMPT", "0");
+    }
+    for change in plan.env {
+        match change {
+            EnvChange::Set { name, value } => cmd.env(name, value),
+            EnvChange::Remove { name } => cmd.env_remove(name),
+        };
+    }
+    cmd.process_group(0).kill_on_drop(true);
+    confine(plan.confinement, cmd)
+        .spawn()
+        .map_err(|source| ExecError::Spawn { program, source })
+}
+
+/// The seam for a sandbox: the command as it will really be started.
+fn confine(confinement: Confinement, cmd: Command) -> Command {
+    match confinement {
+        Confinement::Unconfined => cmd,
+    }
+}

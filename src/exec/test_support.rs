@@ -1,0 +1,50 @@
+//! Helpers for tests that check processes really went away: whether a pid is gone,
+//! waiting on a condition or on live output with a deadline, and reading a pid a script
+//! wrote. Test-only; knows `/proc`, nothing of tools.
+
+use std::path::Path;
+use std::time::Duration;
+
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::Instant;
+
+/// True when `pid` no longer exists or is a zombie waiting to be reaped.
+pub(crate) fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Waits until `condition` holds; panics naming `what` after 10 s.
+pub(crate) async fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A pid a test script wrote to `path`.
+pub(crate) fn read_pid(path: &Path) -> i32 {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Collects live output until it contains `needle`; panics after 10 s without it.
+pub(crate) async fn wait_live(rx: &mut UnboundedReceiver<String>, needle: &str) -> String {
+    let mut seen = String::new();
+    while !seen.contains(needle) {
+        match tokio::time::timeout(Duration::from_secs(10), rx.recv()).await {
+            Ok(Some(piece)) => seen.push_str(&piece),
+            _ => panic!("no {needle:?} in live output: {seen:?}"),
+        }
+    }
+    seen
+}
