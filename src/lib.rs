@@ -1,7 +1,7 @@
 //! harness9: a terminal coding agent for any OpenAI-compatible endpoint, with Agent Skills.
 //!
-//! The core (`agent`, `llm`, `tools`, `skills`, `prompt`, `config`, `protocol`, `input`,
-//! `session`) never touches the terminal; the frontends (`tui`, `repl`, `print`) send
+//! The core (`agent`, `llm`, `tools`, `exec`, `skills`, `prompt`, `config`, `protocol`,
+//! `input`, `session`, `truncate`) never touches the terminal; the frontends (`tui`, `repl`, `print`) send
 //! [`protocol::Op`]s and render [`protocol::Event`]s. `main.rs` turns arguments into a
 //! config, picks a frontend and maps errors to exit codes.
 
@@ -20,4 +20,5 @@ pub mod sink;
 
 pub mod skills;
 pub mod tools;
+pub mod truncate;
 pub mod tui;

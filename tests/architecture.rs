@@ -16,6 +16,7 @@ const CORE: &[&str] = &[
     "src/protocol.rs",
     "src/input.rs",
     "src/session.rs",
+    "src/truncate.rs",
 ];
 const TERMINAL_CRATES: &[&str] = &["ratatui", "crossterm", "rustyline"];
 

@@ -237,7 +237,7 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
             for message in warnings {
                 ctx.emit(Event::Warning { message });
             }
-            let content = crate::tools::truncate::truncate_head_tail(
+            let content = crate::truncate::truncate_head_tail(
                 &content,
                 ctx.setup.tool_limits.max_output_bytes,
             );

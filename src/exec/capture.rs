@@ -6,7 +6,7 @@
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::{Capture, Sink};
-use crate::tools::truncate::HeadTail;
+use crate::truncate::HeadTail;
 
 /// A line longer than this is passed on in pieces.
 const MAX_PENDING_LINE: usize = 16 * 1024;
@@ -110,7 +110,7 @@ impl Collector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::truncate::truncate_head_tail;
+    use crate::truncate::truncate_head_tail;
 
     fn collector(capture: Capture) -> (Collector, tokio::sync::mpsc::UnboundedReceiver<String>) {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();

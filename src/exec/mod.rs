@@ -160,7 +160,7 @@ pub struct Sink {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Capture {
     /// At most `max_bytes`: everything when it fits, else the head and the tail around a
-    /// marker line saying what was cut (`tools::truncate::HeadTail`).
+    /// marker line saying what was cut (`crate::truncate::HeadTail`).
     HeadTail {
         /// The cap.
         max_bytes: usize,

@@ -201,7 +201,7 @@ async fn output_is_capped_head_and_tail_or_head_only() {
     let all: String = (1..=100_000).map(|i| format!("{i}\n")).collect();
     assert_eq!(
         done.stdout,
-        crate::tools::truncate::truncate_head_tail(&all, 2_000)
+        crate::truncate::truncate_head_tail(&all, 2_000)
     );
     assert!(done.stdout.ends_with("99999\n100000\n"));
     assert_eq!(done.stderr, "1\n2\n3\n4\n5\n");

@@ -15,9 +15,9 @@ use serde_json::{Value, json};
 use similar::TextDiff;
 
 use super::path::{ResolvedPath, resolve};
-use super::truncate::truncate_head_tail;
 use super::write_file::{edit_access, file_diff, write_atomic};
 use super::{Access, Tool, ToolContext, ToolFuture, ToolOutput, parse_args, run_blocking};
+use crate::truncate::truncate_head_tail;
 
 /// Lines of a closest-match region shown to the model.
 const MAX_REGION_LINES: usize = 40;

@@ -16,10 +16,10 @@ use tokio_util::sync::CancellationToken;
 use super::glob::{PathGlob, check_root, place, project_walker};
 use super::path::{ResolvedPath, display_relative, resolve};
 use super::read_file::read_access;
-use super::truncate::truncate_head_tail;
 use super::{
     Access, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput, parse_args, run_blocking,
 };
+use crate::truncate::truncate_head_tail;
 
 /// Matches returned when the model gives no `max_results`.
 const DEFAULT_MAX_RESULTS: usize = 100;

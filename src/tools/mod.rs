@@ -18,7 +18,6 @@ pub mod read_file;
 pub mod skill;
 pub mod skill_run;
 pub mod skill_tool;
-pub mod truncate;
 pub mod write_file;
 
 use std::future::Future;

@@ -15,9 +15,9 @@ use serde_json::{Value, json};
 use similar::{ChangeTag, TextDiff};
 
 use super::path::{ResolvedPath, resolve};
-use super::truncate::truncate_head_tail;
 use super::{Access, Tool, ToolContext, ToolFuture, ToolOutput, parse_args, run_blocking};
 use crate::protocol::ApprovalRequestKind;
+use crate::truncate::truncate_head_tail;
 
 /// Lines of context around each change in diffs.
 const DIFF_CONTEXT: usize = 3;
