@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::agent::ApprovalMode;
 use crate::config::Overrides;
 use crate::print::OutputFormat;
+use crate::protocol::ApprovalMode;
 
 /// harness9: a terminal coding agent for any OpenAI-compatible endpoint, with Agent Skills.
 ///

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::agent::ApprovalMode;
 use crate::llm::{ProviderConfig, ReasoningEcho, StreamMode, UsageReporting};
+use crate::protocol::ApprovalMode;
 use crate::tools::ToolLimits;
 
 /// Default model when none is configured.

@@ -211,11 +211,7 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
                 // The terminal is already restored; exit as a signalled process would.
                 Err(tui::TuiError::Signal { signal }) => {
                     sink::stderr_line(&format!("harness9: terminated by {signal}"));
-                    return Ok(match signal {
-                        "SIGHUP" => 129,
-                        "SIGINT" => code::INTERRUPTED,
-                        _ => 143,
-                    });
+                    return Ok(signal.exit_code());
                 }
                 Err(e) => return Err(e.into()),
             };
@@ -374,7 +370,12 @@ fn skills_command(config: &Config, action: &SkillsAction) -> anyhow::Result<u8> 
     let code = match action {
         SkillsAction::List { json } => {
             let catalog = harness9::skills::Catalog::discover(&options);
-            harness9::skills::cli::list(&catalog, session::index_budget(config), *json, &mut out)?
+            let format = if *json {
+                harness9::skills::cli::ListFormat::Json
+            } else {
+                harness9::skills::cli::ListFormat::Table
+            };
+            harness9::skills::cli::list(&catalog, session::index_budget(config), format, &mut out)?
         }
         SkillsAction::Show { name } => {
             let catalog = harness9::skills::Catalog::discover(&options);

@@ -325,7 +325,7 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                     _ => {}
                 }
             }
-            Event::SubAgent { skill, event, .. } if shown => match event.as_ref() {
+            Event::SubAgent { skill, event, .. } if shown => match event.event() {
                 Event::TurnStarted { .. } => writeln!(self.err, "sub-agent `{skill}` is working")?,
                 Event::ToolCallBegin { name, summary, .. } => {
                     writeln!(self.err, "  ↳ {skill}: {name} {summary}")?
@@ -339,7 +339,11 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                 }
                 _ => {}
             },
-            Event::AutoDenied { tool, request, .. } => {
+            Event::AutoDenied {
+                name: tool,
+                request,
+                ..
+            } => {
                 self.end_line()?;
                 writeln!(
                     self.err,

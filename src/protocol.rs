@@ -91,6 +91,19 @@ pub enum ApprovalRequestKind {
     },
 }
 
+/// How calls that change things are approved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalMode {
+    /// Edits and commands need approval (the default).
+    #[default]
+    Suggest,
+    /// Edits inside the project are approved; commands need approval.
+    AutoEdit,
+    /// Everything is approved.
+    FullAuto,
+}
+
 /// Token counts for a request, a turn or a session.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Usage {
@@ -178,6 +191,51 @@ impl ErrorKind {
             ErrorKind::Usage => "usage",
             ErrorKind::Internal => "internal",
         }
+    }
+}
+
+/// An event of a forked skill's sub-agent: only what a turn can emit (its text, tool
+/// calls, usage, warnings, end). Session events (configuration, shutdown, a cleared
+/// conversation), approval requests (answered as usual, never wrapped) and another
+/// sub-agent's events cannot be inside, because [`SubAgentEvent::new`] refuses them.
+/// Serialized as the event itself.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct SubAgentEvent(Box<Event>);
+
+impl SubAgentEvent {
+    /// Wraps a turn event; gives back any event that cannot come from a sub-agent.
+    pub fn new(event: Event) -> Result<SubAgentEvent, Event> {
+        match event {
+            Event::TurnStarted { .. }
+            | Event::RequestStarted { .. }
+            | Event::TextDelta { .. }
+            | Event::ReasoningDelta { .. }
+            | Event::Retrying { .. }
+            | Event::ToolCallBegin { .. }
+            | Event::ToolOutputDelta { .. }
+            | Event::ToolCallEnd { .. }
+            | Event::AutoDenied { .. }
+            | Event::Usage { .. }
+            | Event::Warning { .. }
+            | Event::TurnComplete { .. } => Ok(SubAgentEvent(Box::new(event))),
+            Event::SessionConfigured { .. }
+            | Event::ApprovalRequest { .. }
+            | Event::SubAgent { .. }
+            | Event::ConversationCleared
+            | Event::ModelChanged { .. }
+            | Event::ShutdownComplete { .. } => Err(event),
+        }
+    }
+
+    /// The sub-agent's event.
+    pub fn event(&self) -> &Event {
+        &self.0
+    }
+
+    /// The sub-agent's event, owned.
+    pub fn into_event(self) -> Event {
+        *self.0
     }
 }
 
@@ -303,8 +361,8 @@ pub enum Event {
     ApprovalRequest {
         /// Id to answer with.
         call_id: String,
-        /// Tool name.
-        tool: String,
+        /// Tool name (as in [`Event::ToolCallBegin`]).
+        name: String,
         /// What the call would do.
         request: ApprovalRequestKind,
     },
@@ -312,8 +370,8 @@ pub enum Event {
     AutoDenied {
         /// The call.
         call_id: String,
-        /// Tool name.
-        tool: String,
+        /// Tool name (as in [`Event::ToolCallBegin`]).
+        name: String,
         /// What the call would have done.
         request: ApprovalRequestKind,
         /// Why nobody was asked.
@@ -358,7 +416,7 @@ pub enum Event {
         /// The forked skill's name.
         skill: String,
         /// What the sub-agent did.
-        event: Box<Event>,
+        event: SubAgentEvent,
     },
     /// The conversation was cleared after [`Op::NewConversation`].
     ConversationCleared,
@@ -372,4 +430,29 @@ pub enum Event {
         /// Usage for the whole session.
         usage: Usage,
     },
+}
+
+#[cfg(test)]
+mod sub_agent_tests {
+    use super::*;
+
+    #[test]
+    fn only_turn_events_nest_and_they_serialize_as_themselves() {
+        let delta = Event::TextDelta { text: "hi".into() };
+        let wrapped = SubAgentEvent::new(delta.clone()).unwrap();
+        assert_eq!(
+            serde_json::to_value(&wrapped).unwrap(),
+            serde_json::to_value(&delta).unwrap()
+        );
+        let nested = Event::SubAgent {
+            parent_call_id: None,
+            skill: "s".into(),
+            event: wrapped,
+        };
+        assert!(SubAgentEvent::new(nested).is_err());
+        let shutdown = Event::ShutdownComplete {
+            usage: Usage::default(),
+        };
+        assert_eq!(SubAgentEvent::new(shutdown.clone()), Err(shutdown));
+    }
 }

@@ -282,7 +282,7 @@ async fn nobody_to_ask_denies_at_once_and_the_file_is_untouched() {
     assert!(
         s.events
             .iter()
-            .any(|e| matches!(e, Event::AutoDenied { tool, .. } if tool == "write_file"))
+            .any(|e| matches!(e, Event::AutoDenied { name, .. } if name == "write_file"))
     );
     let result = tool_messages(&server.chat_requests()[1])[0]["content"]
         .as_str()

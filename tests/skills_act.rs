@@ -228,7 +228,7 @@ async fn a_forked_skill_runs_in_a_sub_agent_and_only_its_answer_returns() {
 
     // The sub-agent's events are wrapped; the main conversation only gets the answer.
     assert!(s.events.iter().any(|e| matches!(e,
-        Event::SubAgent { skill, event, .. } if skill == "research" && matches!(**event, Event::ToolCallBegin { ref name, .. } if name == "read_file"))));
+        Event::SubAgent { skill, event, .. } if skill == "research" && matches!(event.event(), Event::ToolCallBegin { name, .. } if name == "read_file"))));
     s.handle
         .ops
         .send(Op::UserInput {

@@ -150,7 +150,7 @@ async fn approve(
             let msg = state.policy.unattended_denial(&request);
             ctx.emit(Event::AutoDenied {
                 call_id: call.id.clone(),
-                tool: call.name.clone(),
+                name: call.name.clone(),
                 request,
                 reason: AutoDenyReason::NobodyToAsk,
             });
@@ -163,7 +163,7 @@ async fn approve(
             }
             ctx.emit(Event::ApprovalRequest {
                 call_id: call.id.clone(),
-                tool: call.name.clone(),
+                name: call.name.clone(),
                 request: request.clone(),
             });
             let decision = tokio::select! {

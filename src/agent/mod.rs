@@ -24,18 +24,8 @@ use crate::skills::Catalog;
 use crate::skills::active::LoadedSkills;
 use crate::tools::{ToolLimits, ToolRegistry};
 
-/// How calls that change things are approved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ApprovalMode {
-    /// Edits and commands need approval (the default).
-    #[default]
-    Suggest,
-    /// Edits inside the project are approved; commands need approval.
-    AutoEdit,
-    /// Everything is approved.
-    FullAuto,
-}
+// The approval mode is a protocol value (config, frontends and the agent share it).
+pub use crate::protocol::ApprovalMode;
 
 /// Who can answer approval requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

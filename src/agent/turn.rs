@@ -15,7 +15,7 @@ use crate::agent::AgentSetup;
 use crate::agent::approval::ApprovalPolicy;
 use crate::agent::call::{CallEnd, run_call};
 use crate::llm::{ChatRequest, Completion, Message, StreamEvent, ToolSpec};
-use crate::protocol::{ApprovalDecision, ErrorKind, Event, TurnOutcome, Usage};
+use crate::protocol::{ApprovalDecision, ErrorKind, Event, SubAgentEvent, TurnOutcome, Usage};
 
 /// Approvals waiting for an answer, by call id.
 pub type PendingApprovals = Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>>;
@@ -76,13 +76,17 @@ impl EventSink {
     /// Sends an event (a closed channel means the frontend is gone; the turn ends on
     /// its own, so the error is ignored).
     pub fn emit(&self, event: Event) {
-        let event = match (&self.fork, event) {
-            (None, event) => event,
-            (Some(_), event @ Event::ApprovalRequest { .. }) => event,
-            (Some(label), event) => Event::SubAgent {
-                parent_call_id: label.parent_call_id.clone(),
-                skill: label.skill.clone(),
-                event: Box::new(event),
+        let event = match &self.fork {
+            None => event,
+            // Approval requests (and anything else that is not a turn event) go out as
+            // they are: the frontend answers them as usual.
+            Some(label) => match SubAgentEvent::new(event) {
+                Ok(event) => Event::SubAgent {
+                    parent_call_id: label.parent_call_id.clone(),
+                    skill: label.skill.clone(),
+                    event,
+                },
+                Err(event) => event,
             },
         };
         let _ = self.tx.send(event);

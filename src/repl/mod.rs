@@ -447,7 +447,7 @@ impl<O: Write, E: Write> Repl<O, E> {
             Event::SessionConfigured { model, .. } => self.model = model.clone(),
             Event::ApprovalRequest {
                 call_id,
-                tool,
+                name: tool,
                 request,
             } => {
                 return match &self.terminal {

@@ -48,7 +48,7 @@ fn fake_agent_notifying(
                         "ask" => {
                             send(Event::ApprovalRequest {
                                 call_id: "c1".into(),
-                                tool: "bash".into(),
+                                name: "bash".into(),
                                 request: ApprovalRequestKind::Command {
                                     command: "ls".into(),
                                     cwd: PathBuf::from("/p"),

@@ -11,11 +11,25 @@ use super::assess::shown_name;
 use super::validate::{self, Severity};
 use super::{Catalog, InvalidSkill, Skill, SkillIndex};
 
+/// How `skills list` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListFormat {
+    /// A table for people.
+    Table,
+    /// One JSON document (`--json`).
+    Json,
+}
+
 /// `skills list [--json]`: every skill (winners, shadowed, invalid) with name, root,
 /// path and status, then how much of the index budget is used and the warnings.
-pub fn list(catalog: &Catalog, budget: usize, json: bool, out: &mut dyn Write) -> io::Result<i32> {
+pub fn list(
+    catalog: &Catalog,
+    budget: usize,
+    format: ListFormat,
+    out: &mut dyn Write,
+) -> io::Result<i32> {
     let index = catalog.index(budget);
-    if json {
+    if format == ListFormat::Json {
         list_json(catalog, &index, out)?;
         return Ok(0);
     }
@@ -423,7 +437,7 @@ mod tests {
                 .all(|l| l.starts_with(tmp.path().to_str().unwrap()) || l.contains("checked")),
             "{out}"
         );
-        let (_, listed) = run(|o| list(&c, 8_000, false, o));
+        let (_, listed) = run(|o| list(&c, 8_000, ListFormat::Table, o));
         for name in [
             "\"Bad Name With Spaces\"",
             "../x",
@@ -437,7 +451,7 @@ mod tests {
                 "{name} in\n{listed}"
             );
         }
-        let (_, json) = run(|o| list(&c, 8_000, true, o));
+        let (_, json) = run(|o| list(&c, 8_000, ListFormat::Json, o));
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
         let invalid = v["invalid"].as_array().unwrap();
         assert!(
@@ -534,7 +548,7 @@ mod tests {
             "---\ndescription: no name\n---\n",
         );
         let c = catalog(tmp.path());
-        let (code, out) = run(|o| list(&c, 8_000, false, o));
+        let (code, out) = run(|o| list(&c, 8_000, ListFormat::Table, o));
         assert_eq!(code, 0);
         let row = |name: &str, status: &str| {
             out.lines().any(|l| {
@@ -549,7 +563,7 @@ mod tests {
         assert!(out.contains("of 8000 characters"), "{out}");
         assert!(out.contains("no `name`"), "{out}");
 
-        let (_, json) = run(|o| list(&c, 200, true, o));
+        let (_, json) = run(|o| list(&c, 200, ListFormat::Json, o));
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(v["index"]["budget_chars"], 200);
         let shortened = v["index"]["shortened"].as_array().unwrap();

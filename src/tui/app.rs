@@ -18,7 +18,7 @@ use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use super::approval::{ApprovalOverlay, PendingApproval};
+use super::approval::{AfterAnswer, ApprovalOverlay, PendingApproval};
 use super::cells::{HistoryCell, NoticeKind, SPINNER, ToolCell};
 use super::composer::{Composer, ComposerAction, History};
 use super::popup::SlashPopup;
@@ -90,9 +90,19 @@ pub struct App {
     ctrl_c_at: Option<Instant>,
 }
 
+/// Where finished cells live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellHistory {
+    /// In the terminal's own scrollback (inline mode).
+    Scrollback,
+    /// In a transcript the app keeps and redraws (alternate screen).
+    Transcript,
+}
+
 impl App {
-    /// A new app for this session; `keep_transcript` for alternate-screen mode.
-    pub fn new(info: &SessionInfo, keep_transcript: bool) -> App {
+    /// A new app for this session. The alternate screen keeps a transcript to redraw
+    /// from; inline mode leaves finished cells to the terminal's scrollback.
+    pub fn new(info: &SessionInfo, cells: CellHistory) -> App {
         let user_home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         let status = SessionStatus {
             model: info.model.clone(),
@@ -116,7 +126,10 @@ impl App {
             live: LiveTurn::default(),
             queued: VecDeque::new(),
             out: Outbox::default(),
-            transcript: keep_transcript.then(Transcript::default),
+            transcript: match cells {
+                CellHistory::Transcript => Some(Transcript::default()),
+                CellHistory::Scrollback => None,
+            },
             lifecycle: Lifecycle::Active,
             ctrl_c_at: None,
         };
@@ -360,7 +373,7 @@ impl App {
             }
             Event::ApprovalRequest {
                 call_id,
-                tool,
+                name: tool,
                 request,
             } => {
                 self.flush_stream();
@@ -371,8 +384,8 @@ impl App {
                 });
                 self.turn = TurnState::WaitingApproval;
             }
-            Event::SubAgent { skill, event, .. } => self.on_sub_agent(&skill, *event),
-            Event::AutoDenied { tool, .. } => self.commit_notice(
+            Event::SubAgent { skill, event, .. } => self.on_sub_agent(&skill, event.into_event()),
+            Event::AutoDenied { name: tool, .. } => self.commit_notice(
                 NoticeKind::Warning,
                 &format!("`{tool}` was denied: nobody can approve it in this mode"),
             ),
@@ -486,7 +499,7 @@ impl App {
                     call_id: answer.call_id,
                     decision: answer.decision,
                 });
-                if answer.interrupt {
+                if answer.turn == AfterAnswer::Interrupt {
                     self.out.ops.push(Op::Interrupt);
                 }
                 if !self.approvals.is_active() {

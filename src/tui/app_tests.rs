@@ -9,7 +9,7 @@ use insta::assert_snapshot;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use super::app::{Action, App, Lifecycle};
+use super::app::{Action, App, CellHistory, Lifecycle};
 use super::test_support::{catalog_with_skill, session_info};
 use crate::protocol::{
     ApprovalDecision, ApprovalRequestKind, ErrorKind, Event, Op, ToolStatus, TurnOutcome, Usage,
@@ -31,7 +31,7 @@ impl Harness {
     fn with(info: crate::agent::SessionInfo, dir: Option<tempfile::TempDir>) -> Harness {
         Harness {
             // Alternate-screen mode keeps the transcript, so a snapshot shows it all.
-            app: App::new(&info, true),
+            app: App::new(&info, CellHistory::Transcript),
             now: Instant::now(),
             _dir: dir,
         }
@@ -232,7 +232,7 @@ fn approval_overlay_answers_and_denies_with_reason() {
     });
     h.event(Event::ApprovalRequest {
         call_id: "call_1".into(),
-        tool: "edit_file".into(),
+        name: "edit_file".into(),
         request: ApprovalRequestKind::Edit {
             path: PathBuf::from("main.go"),
             diff: Some(
@@ -252,7 +252,7 @@ fn approval_overlay_answers_and_denies_with_reason() {
     );
     h.event(Event::ApprovalRequest {
         call_id: "call_2".into(),
-        tool: "bash".into(),
+        name: "bash".into(),
         request: ApprovalRequestKind::Command {
             command: "rm -rf build".into(),
             cwd: PathBuf::from("/work/demo"),
@@ -409,8 +409,8 @@ fn frame_cost_does_not_depend_on_session_length() {
     // A long session has as much on screen as a short one: the live area is the same
     // size, and in inline mode nothing else is drawn.
     let info = session_info(Catalog::empty());
-    let mut short = App::new(&info, false);
-    let mut long = App::new(&info, false);
+    let mut short = App::new(&info, CellHistory::Scrollback);
+    let mut long = App::new(&info, CellHistory::Scrollback);
     let now = Instant::now();
     for i in 0..2000 {
         long.on_event(

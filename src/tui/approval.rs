@@ -30,6 +30,15 @@ pub struct PendingApproval {
     pub request: ApprovalRequestKind,
 }
 
+/// What an answer does to the running turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterAnswer {
+    /// The turn goes on.
+    Continue,
+    /// The turn is interrupted too (Esc).
+    Interrupt,
+}
+
 /// The user's answer to the request on top.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApprovalAnswer {
@@ -37,8 +46,8 @@ pub struct ApprovalAnswer {
     pub call_id: String,
     /// The decision.
     pub decision: ApprovalDecision,
-    /// True when the turn should also be interrupted (Esc).
-    pub interrupt: bool,
+    /// What happens to the turn (Esc also interrupts it).
+    pub turn: AfterAnswer,
 }
 
 /// The queue of requests and the state of the one shown.
@@ -73,13 +82,13 @@ impl ApprovalOverlay {
         }
     }
 
-    fn answer(&mut self, decision: ApprovalDecision, interrupt: bool) -> Option<ApprovalAnswer> {
+    fn answer(&mut self, decision: ApprovalDecision, turn: AfterAnswer) -> Option<ApprovalAnswer> {
         self.reason = None;
         let request = self.queue.pop_front()?;
         Some(ApprovalAnswer {
             call_id: request.call_id,
             decision,
-            interrupt,
+            turn,
         })
     }
 
@@ -90,9 +99,14 @@ impl ApprovalOverlay {
                 KeyCode::Enter => {
                     let text = reason.trim().to_string();
                     let reason = (!text.is_empty()).then_some(text);
-                    return self.answer(ApprovalDecision::Deny { reason }, false);
+                    return self.answer(ApprovalDecision::Deny { reason }, AfterAnswer::Continue);
                 }
-                KeyCode::Esc => return self.answer(ApprovalDecision::Deny { reason: None }, true),
+                KeyCode::Esc => {
+                    return self.answer(
+                        ApprovalDecision::Deny { reason: None },
+                        AfterAnswer::Interrupt,
+                    );
+                }
                 KeyCode::Backspace => {
                     reason.pop();
                 }
@@ -108,16 +122,19 @@ impl ApprovalOverlay {
         }
         match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') => {
-                self.answer(ApprovalDecision::Approve, false)
+                self.answer(ApprovalDecision::Approve, AfterAnswer::Continue)
             }
             KeyCode::Char('a') | KeyCode::Char('A') => {
-                self.answer(ApprovalDecision::ApproveForSession, false)
+                self.answer(ApprovalDecision::ApproveForSession, AfterAnswer::Continue)
             }
             KeyCode::Char('n') | KeyCode::Char('N') => {
                 self.reason = Some(String::new());
                 None
             }
-            KeyCode::Esc => self.answer(ApprovalDecision::Deny { reason: None }, true),
+            KeyCode::Esc => self.answer(
+                ApprovalDecision::Deny { reason: None },
+                AfterAnswer::Interrupt,
+            ),
             _ => None,
         }
     }
@@ -365,6 +382,6 @@ mod tests {
         o.push(command());
         let answer = o.handle_key(KeyEvent::from(KeyCode::Esc)).unwrap();
         assert_eq!(answer.decision, ApprovalDecision::Deny { reason: None });
-        assert!(answer.interrupt);
+        assert_eq!(answer.turn, AfterAnswer::Interrupt);
     }
 }

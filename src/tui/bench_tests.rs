@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use ratatui::layout::Position;
 
-use super::app::App;
+use super::app::{App, CellHistory};
 use super::screen::{Placement, Screen};
 use super::test_support::session_info;
 use crate::protocol::{Event, TurnOutcome, Usage};
@@ -38,7 +38,12 @@ fn delta(i: usize) -> Event {
 /// Median and 99th percentile of the per-frame time, and bytes written per frame.
 fn measure(turns_before: usize, alt: bool) -> (Duration, Duration, usize) {
     let info = session_info(Catalog::empty());
-    let mut app = App::new(&info, alt);
+    let cells = if alt {
+        CellHistory::Transcript
+    } else {
+        CellHistory::Scrollback
+    };
+    let mut app = App::new(&info, cells);
     let placement = if alt {
         Placement::Full
     } else {

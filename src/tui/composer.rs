@@ -16,6 +16,13 @@ use ratatui::style::{Color, Modifier, Style};
 use unicode_segmentation::UnicodeSegmentation;
 use unicode_width::UnicodeWidthStr;
 
+/// A move up or down (the cursor between lines, or through the history).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Vertical {
+    Up,
+    Down,
+}
+
 /// Most rows the composer takes on screen; longer drafts scroll.
 pub const MAX_ROWS: u16 = 10;
 /// Entries kept in the history file.
@@ -222,19 +229,16 @@ impl Composer {
     }
 
     /// Moves the cursor one line up or down; false when already on the first/last line.
-    fn move_vertical(&mut self, down: bool) -> bool {
+    fn move_vertical(&mut self, way: Vertical) -> bool {
         let start = self.line_start();
         let column = self.text[start..self.cursor].width();
-        let target_start = if down {
-            match self.text[self.cursor..].find('\n') {
+        let target_start = match way {
+            Vertical::Down => match self.text[self.cursor..].find('\n') {
                 Some(i) => self.cursor + i + 1,
                 None => return false,
-            }
-        } else {
-            if start == 0 {
-                return false;
-            }
-            self.text[..start - 1].rfind('\n').map_or(0, |i| i + 1)
+            },
+            Vertical::Up if start == 0 => return false,
+            Vertical::Up => self.text[..start - 1].rfind('\n').map_or(0, |i| i + 1),
         };
         let target_end = self.text[target_start..]
             .find('\n')
@@ -252,14 +256,15 @@ impl Composer {
         true
     }
 
-    fn recall(&mut self, older: bool) -> bool {
+    /// Steps through the history (Up: older entries); false when there is none.
+    fn recall(&mut self, way: Vertical) -> bool {
         let len = self.history.len();
-        let next = match (&self.browsing, older) {
-            (None, true) if len > 0 => Some(len - 1),
+        let next = match (&self.browsing, way) {
+            (None, Vertical::Up) if len > 0 => Some(len - 1),
             (None, _) => return false,
-            (Some((i, _)), true) => Some(i.saturating_sub(1)),
-            (Some((i, _)), false) if i + 1 < len => Some(i + 1),
-            (Some(_), false) => None,
+            (Some((i, _)), Vertical::Up) => Some(i.saturating_sub(1)),
+            (Some((i, _)), Vertical::Down) if i + 1 < len => Some(i + 1),
+            (Some(_), Vertical::Down) => None,
         };
         match next {
             Some(i) => {
@@ -342,12 +347,12 @@ impl Composer {
             KeyCode::Home => self.cursor = self.line_start(),
             KeyCode::End => self.cursor = self.line_end(),
             KeyCode::Up => {
-                if !self.move_vertical(false) && !self.recall(true) {
+                if !self.move_vertical(Vertical::Up) && !self.recall(Vertical::Up) {
                     return ComposerAction::Ignored;
                 }
             }
             KeyCode::Down => {
-                if !self.move_vertical(true) && !self.recall(false) {
+                if !self.move_vertical(Vertical::Down) && !self.recall(Vertical::Down) {
                     return ComposerAction::Ignored;
                 }
             }

@@ -18,7 +18,8 @@ use ratatui::layout::Position;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::time::sleep_until;
 
-use super::app::{Action, App, FRAME, Lifecycle};
+use super::EndingSignal;
+use super::app::{Action, App, CellHistory, FRAME, Lifecycle};
 use super::cells::NoticeKind;
 use super::screen::{Placement, Screen};
 use super::terminal::{Modes, TerminalGuard};
@@ -53,7 +54,12 @@ pub async fn run(
         let (x, y) = crossterm::cursor::position().unwrap_or((0, rows.saturating_sub(1)));
         (Placement::Inline, Position::new(x, y))
     };
-    let mut app = App::new(&info, alt);
+    let cells = if alt {
+        CellHistory::Transcript
+    } else {
+        CellHistory::Scrollback
+    };
+    let mut app = App::new(&info, cells);
     let mut lp = Loop {
         handle,
         guard,
@@ -159,15 +165,15 @@ impl Loop {
                 _ = async { if let Some(d) = deadline { sleep_until(d).await } }, if deadline.is_some() => {
                     app.tick(Instant::now());
                 }
-                _ = sigterm.recv() => return self.signalled("SIGTERM").await,
-                _ = sighup.recv() => return self.signalled("SIGHUP").await,
-                _ = sigint.recv() => return self.signalled("SIGINT").await,
+                _ = sigterm.recv() => return self.signalled(EndingSignal::Terminate).await,
+                _ = sighup.recv() => return self.signalled(EndingSignal::Hangup).await,
+                _ = sigint.recv() => return self.signalled(EndingSignal::Interrupt).await,
             }
         }
     }
 
     /// A signal ends the session: ask the agent to stop, give it a moment, and report.
-    async fn signalled(&mut self, signal: &'static str) -> Result<Usage, TuiError> {
+    async fn signalled(&mut self, signal: EndingSignal) -> Result<Usage, TuiError> {
         let _ = self.handle.ops.send(Op::Shutdown);
         let _ = tokio::time::timeout(std::time::Duration::from_millis(500), async {
             while let Some(event) = self.handle.events.recv().await {

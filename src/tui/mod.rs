@@ -68,9 +68,41 @@ pub enum TuiError {
     /// A signal ended the session (the terminal was restored first).
     #[error("terminated by {signal}")]
     Signal {
-        /// The signal's name (SIGTERM, SIGHUP, SIGINT).
-        signal: &'static str,
+        /// Which one.
+        signal: EndingSignal,
     },
+}
+
+/// The signals that end the TUI (after restoring the terminal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndingSignal {
+    /// SIGHUP: the terminal went away.
+    Hangup,
+    /// SIGINT outside the TUI's own key handling.
+    Interrupt,
+    /// SIGTERM.
+    Terminate,
+}
+
+impl EndingSignal {
+    /// The exit status of a process ended by this signal (128 + its number).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            EndingSignal::Hangup => 129,
+            EndingSignal::Interrupt => 130,
+            EndingSignal::Terminate => 143,
+        }
+    }
+}
+
+impl std::fmt::Display for EndingSignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EndingSignal::Hangup => "SIGHUP",
+            EndingSignal::Interrupt => "SIGINT",
+            EndingSignal::Terminate => "SIGTERM",
+        })
+    }
 }
 
 /// Runs the TUI over a started agent until the user leaves; returns the session's token
