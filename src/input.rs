@@ -262,16 +262,12 @@ pub fn completions(prefix: &str, catalog: &Catalog) -> Vec<(String, String)> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
 
     use super::*;
     use crate::skills::DiscoveryOptions;
     use crate::skills::invocation_prompt;
 
-    fn write(path: &Path, text: &str) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    use crate::test_support::write;
 
     fn catalog() -> (tempfile::TempDir, Catalog) {
         let tmp = tempfile::tempdir().unwrap();

@@ -17,6 +17,8 @@ pub mod protocol;
 pub mod repl;
 pub mod session;
 pub mod sink;
+#[cfg(test)]
+pub(crate) mod test_support;
 
 pub mod skills;
 pub mod tools;

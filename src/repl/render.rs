@@ -409,23 +409,18 @@ mod tests {
     #[test]
     fn skills_text_uses_the_shared_labels() {
         let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("skills/demo");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("SKILL.md"),
-            "---\nname: demo\ndescription: A demo\nargument-hint: \"[file]\"\ndisable-model-invocation: true\n---\nb\n",
-        )
-        .unwrap();
-        let catalog = Catalog::discover_uncached(&crate::skills::DiscoveryOptions {
-            workdir: tmp.path().to_path_buf(),
-            harness9_home: tmp.path().join("home"),
-            ..Default::default()
-        });
+        crate::test_support::write_skill(
+            tmp.path(),
+            "demo",
+            "argument-hint: \"[file]\"\ndisable-model-invocation: true\n",
+            "b",
+        );
+        let catalog = crate::test_support::project_catalog(tmp.path());
         let loaded = LoadedSkills::default();
         loaded.mark("demo");
         let t = skills_text(&catalog, 8_000, &loaded);
         assert!(
-            t.contains("/demo [file]  [ok, project, loaded, slash command only]  A demo"),
+            t.contains("/demo [file]  [ok, project, loaded, slash command only]  The demo skill"),
             "{t}"
         );
         assert!(

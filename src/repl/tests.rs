@@ -135,18 +135,24 @@ struct Run {
     ops: Vec<Op>,
 }
 
-async fn run_piped(input: &'static [u8], format: OutputFormat) -> Run {
-    let (handle, agent) = fake_agent();
+/// A piped REPL over `handle` reading `input`, writing answers to `stdout` (whose
+/// reader `reader` watches); the sender delivers Ctrl-Cs.
+fn piped_repl<O: Write>(
+    handle: AgentHandle,
+    input: &'static [u8],
+    format: OutputFormat,
+    stdout: O,
+    reader: crate::sink::ReaderWatch,
+) -> (Repl<O, Vec<u8>>, mpsc::UnboundedSender<()>) {
     let renderer = ReplRenderer::new(
         format,
         Activity::Shown,
         MarkdownStyle::Plain,
-        Vec::new(),
+        stdout,
         Vec::new(),
     );
-    let (out, err) = renderer.writers();
     let replies = source::spawn_line_reader(io::BufReader::new(input));
-    let (_keep, interrupts) = mpsc::unbounded_channel();
+    let (interrupt, interrupts) = mpsc::unbounded_channel();
     let repl = Repl::new(
         handle,
         info(),
@@ -155,8 +161,15 @@ async fn run_piped(input: &'static [u8], format: OutputFormat) -> Run {
         None,
         replies,
         interrupts,
-        crate::sink::ReaderWatch::default(),
+        reader,
     );
+    (repl, interrupt)
+}
+
+async fn run_piped(input: &'static [u8], format: OutputFormat) -> Run {
+    let (handle, agent) = fake_agent();
+    let (repl, _keep) = piped_repl(handle, input, format, Vec::new(), Default::default());
+    let (out, err) = repl.renderer.writers();
     let summary = tokio::time::timeout(std::time::Duration::from_secs(10), repl.run())
         .await
         .unwrap()
@@ -265,24 +278,12 @@ async fn pipe_mode_denies_approval_requests_itself() {
 async fn ctrl_c_in_a_pipe_stops_the_turn_and_the_input() {
     let slow_started = Arc::new(Notify::new());
     let (handle, agent) = fake_agent_notifying(slow_started.clone());
-    let renderer = ReplRenderer::new(
-        OutputFormat::Text,
-        Activity::Shown,
-        MarkdownStyle::Plain,
-        Vec::new(),
-        Vec::new(),
-    );
-    let replies = source::spawn_line_reader(io::BufReader::new(&b"slow\nnever\n"[..]));
-    let (int_tx, interrupts) = mpsc::unbounded_channel();
-    let repl = Repl::new(
+    let (repl, int_tx) = piped_repl(
         handle,
-        info(),
-        ReplInput::Piped,
-        renderer,
-        None,
-        replies,
-        interrupts,
-        crate::sink::ReaderWatch::default(),
+        b"slow\nnever\n",
+        OutputFormat::Text,
+        Vec::new(),
+        Default::default(),
     );
     let running = tokio::spawn(repl.run());
     // Interrupt once the turn has started: the fake agent waits for the next op.
@@ -310,25 +311,7 @@ async fn a_reader_that_goes_away_stops_the_turn_and_the_input() {
         limit: 0,
     });
     let reader = stdout.watch();
-    let renderer = ReplRenderer::new(
-        OutputFormat::Text,
-        Activity::Shown,
-        MarkdownStyle::Plain,
-        stdout,
-        Vec::new(),
-    );
-    let replies = source::spawn_line_reader(io::BufReader::new(&b"slow\nnever\n"[..]));
-    let (_keep, interrupts) = mpsc::unbounded_channel();
-    let repl = Repl::new(
-        handle,
-        info(),
-        ReplInput::Piped,
-        renderer,
-        None,
-        replies,
-        interrupts,
-        reader,
-    );
+    let (repl, _keep) = piped_repl(handle, b"slow\nnever\n", OutputFormat::Text, stdout, reader);
     let summary = tokio::time::timeout(std::time::Duration::from_secs(10), repl.run())
         .await
         .unwrap()

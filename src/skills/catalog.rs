@@ -530,10 +530,7 @@ mod tests {
     use super::*;
     use crate::skills::RootKind;
 
-    fn write(path: &Path, text: &str) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    use crate::test_support::write;
 
     fn skill(dir: &Path, name: &str, description: &str) {
         write(

@@ -319,10 +319,7 @@ mod tests {
     use super::*;
     use crate::skills::DiscoveryOptions;
 
-    fn write(path: &Path, text: &str) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    use crate::test_support::write;
 
     fn run(f: impl FnOnce(&mut dyn Write) -> io::Result<i32>) -> (i32, String) {
         let mut out = Vec::new();

@@ -323,27 +323,24 @@ impl Selected {
 /// under `root/skills`, and `root/secret.md` (tests here and of the document tools).
 #[cfg(test)]
 pub(crate) fn write_test_skills(root: &Path) {
-    let write = |path: PathBuf, text: &str| {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
+    use crate::test_support::write;
     let pdf = root.join("skills/pdf");
     write(
-        pdf.join("SKILL.md"),
+        &pdf.join("SKILL.md"),
         "---\nname: pdf\ndescription: PDFs\n---\nbody\n",
     );
-    write(pdf.join("forms.md"), "# Forms\nFill them.\n");
-    write(pdf.join("reference.txt"), "plain text\n");
-    write(pdf.join("references/api.md"), "API\n");
-    write(pdf.join("references/deep/more.MD"), "more\n");
-    write(pdf.join("scripts/fill.py"), "print()\n");
-    write(pdf.join(".hidden/x.md"), "hidden\n");
-    write(pdf.join("tools.json"), "[]");
+    write(&pdf.join("forms.md"), "# Forms\nFill them.\n");
+    write(&pdf.join("reference.txt"), "plain text\n");
+    write(&pdf.join("references/api.md"), "API\n");
+    write(&pdf.join("references/deep/more.MD"), "more\n");
+    write(&pdf.join("scripts/fill.py"), "print()\n");
+    write(&pdf.join(".hidden/x.md"), "hidden\n");
+    write(&pdf.join("tools.json"), "[]");
     write(
-        root.join("skills/other/SKILL.md"),
+        &root.join("skills/other/SKILL.md"),
         "---\nname: other\ndescription: Other\n---\nbody\n",
     );
-    write(root.join("secret.md"), "SECRET\n");
+    write(&root.join("secret.md"), "SECRET\n");
     std::os::unix::fs::symlink(root.join("secret.md"), pdf.join("leak.md")).unwrap();
 }
 

@@ -126,23 +126,12 @@ fn fill(skill: &Skill, body: &str, args: &str) -> Prepared {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::skills::{Catalog, DiscoveryOptions};
+    use crate::skills::Catalog;
+    use crate::test_support::{project_catalog, write_skill};
 
     fn catalog_with(dir: &Path, name: &str, frontmatter: &str, body: &str) -> Catalog {
-        let skill_dir = dir.join("skills").join(name);
-        std::fs::create_dir_all(&skill_dir).unwrap();
-        std::fs::write(
-            skill_dir.join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: d\n{frontmatter}---\n{body}\n"),
-        )
-        .unwrap();
-        Catalog::discover_uncached(&DiscoveryOptions {
-            flag_dirs: vec![dir.join("skills")],
-            workdir: dir.to_path_buf(),
-            harness9_home: dir.join("home"),
-            user_home: None,
-            remote_dirs: Vec::new(),
-        })
+        write_skill(dir, name, frontmatter, body);
+        project_catalog(dir)
     }
 
     async fn prepare_in(dir: &Path, catalog: &Catalog, name: &str, args: &str) -> Prepared {

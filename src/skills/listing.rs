@@ -133,28 +133,20 @@ pub fn listing(catalog: &Catalog, budget: usize, loaded: &LoadedSkills) -> Listi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::skills::DiscoveryOptions;
+    use crate::test_support::{project_catalog, write_skill};
 
     #[test]
     fn notes_say_where_a_skill_comes_from_and_how_it_is_used() {
         let tmp = tempfile::tempdir().unwrap();
-        let write = |name: &str, extra: &str| {
-            let dir = tmp.path().join("skills").join(name);
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(
-                dir.join("SKILL.md"),
-                format!("---\nname: {name}\ndescription: The {name}\n{extra}---\nbody\n"),
-            )
-            .unwrap();
-        };
-        write("plain", "argument-hint: \"[file]\"\n");
-        write("hidden", "disable-model-invocation: true\n");
-        write("quiet", "user-invocable: false\n");
-        let catalog = Catalog::discover_uncached(&DiscoveryOptions {
-            workdir: tmp.path().to_path_buf(),
-            harness9_home: tmp.path().join("home"),
-            ..DiscoveryOptions::default()
-        });
+        write_skill(tmp.path(), "plain", "argument-hint: \"[file]\"\n", "body");
+        write_skill(
+            tmp.path(),
+            "hidden",
+            "disable-model-invocation: true\n",
+            "body",
+        );
+        write_skill(tmp.path(), "quiet", "user-invocable: false\n", "body");
+        let catalog = project_catalog(tmp.path());
         let loaded = LoadedSkills::default();
         loaded.mark("plain");
         let l = listing(&catalog, 8_000, &loaded);
