@@ -1,8 +1,10 @@
-//! Tools the model can call: one [`Tool`] trait, one [`ToolRegistry`], one file per tool
-//! with its tests beside it. Adding a tool is one file and one line in
-//! [`ToolRegistry::with_builtins`].
+//! Tools the model can call: one file per tool with its tests beside it, each a
+//! [`TypedTool`] over its own argument type, held by one [`ToolRegistry`] as a [`Tool`].
+//! Adding a tool is one file and one line in [`ToolRegistry::with_builtins`].
 //!
-//! A tool declares what a call would touch ([`Tool::access`]) so the agent can apply the
+//! A call's arguments are parsed once ([`Tool::prepare`], against the tool's schema, so
+//! the model gets an error naming the field and the expected shape); the prepared call
+//! declares what it would touch ([`PreparedCall::access`]) so the agent can apply the
 //! approval mode before running it, then runs it. A result is either output for the model
 //! ([`ToolOutput`], which may be an error the model can recover from) or a fatal
 //! [`ToolFatal`]. This module must not know about the model client, frontends or
@@ -187,7 +189,31 @@ pub enum ToolFatal {
     Internal(String),
 }
 
-/// One tool.
+/// One tool, written against its own argument type. The arguments are parsed once, when
+/// the call is prepared ([`Tool::prepare`], provided for every `TypedTool`), and the
+/// parsed value is what `access`, `summary` and `execute` see.
+pub trait TypedTool: Send + Sync {
+    /// The tool's arguments. Parsed by [`parse_args`] against [`TypedTool::parameters`],
+    /// so a missing field or a wrong type is an error the model can act on.
+    type Args: serde::de::DeserializeOwned + Send;
+    /// The name the model calls it by.
+    fn name(&self) -> &str;
+    /// One or two precise sentences: what it does and when to use it.
+    fn description(&self) -> &str;
+    /// JSON schema of the arguments object.
+    fn parameters(&self) -> serde_json::Value;
+    /// What a call with these arguments would touch (reads inside the project unless
+    /// the tool says otherwise).
+    fn access(&self, _args: &Self::Args, _ctx: &ToolContext) -> Access {
+        Access::ReadOnly
+    }
+    /// A few words naming the main argument (path, pattern, command) for frontends.
+    fn summary(&self, args: &Self::Args) -> String;
+    /// Runs the call. Problems the model can fix are an `Ok(ToolOutput::error(..))`.
+    fn execute<'a>(&'a self, args: Self::Args, ctx: &'a ToolContext) -> ToolFuture<'a>;
+}
+
+/// One tool as the registry holds it (object-safe). Every [`TypedTool`] is one.
 pub trait Tool: Send + Sync {
     /// The name the model calls it by.
     fn name(&self) -> &str;
@@ -195,13 +221,73 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &str;
     /// JSON schema of the arguments object.
     fn parameters(&self) -> serde_json::Value;
-    /// What a call with these arguments would touch. Arguments that do not parse are
-    /// `ReadOnly` here: `run` reports the problem to the model.
-    fn access(&self, args: &serde_json::Value, ctx: &ToolContext) -> Access;
-    /// A few words naming the main argument (path, pattern, command) for frontends.
-    fn summary(&self, args: &serde_json::Value) -> String;
-    /// Run the call. Invalid arguments are an `Ok(ToolOutput::error(..))`.
-    fn run<'a>(&'a self, args: serde_json::Value, ctx: &'a ToolContext) -> ToolFuture<'a>;
+    /// Parses the arguments, once: the call ready for approval and running, or the error
+    /// result for the model (naming the problem and the expected shape).
+    fn prepare(&self, args: serde_json::Value) -> Result<Box<dyn PreparedCall + '_>, ToolOutput>;
+    /// Prepares and runs the call; arguments that do not parse are an
+    /// `Ok(ToolOutput::error(..))`.
+    fn run<'a>(&'a self, args: serde_json::Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        match self.prepare(args) {
+            Ok(call) => call.run(ctx),
+            Err(output) => Box::pin(async move { Ok(output) }),
+        }
+    }
+}
+
+/// A call whose arguments parsed: what it would touch, how to name it, and running it.
+pub trait PreparedCall: Send {
+    /// What the call would touch, for the approval policy.
+    fn access(&self, ctx: &ToolContext) -> Access;
+    /// A few words naming the main argument, for frontends.
+    fn summary(&self) -> String;
+    /// Runs the call.
+    fn run<'a>(self: Box<Self>, ctx: &'a ToolContext) -> ToolFuture<'a>
+    where
+        Self: 'a;
+}
+
+/// A [`TypedTool`] with its parsed arguments.
+struct Typed<'t, T: TypedTool> {
+    tool: &'t T,
+    args: T::Args,
+}
+
+impl<T: TypedTool> PreparedCall for Typed<'_, T> {
+    fn access(&self, ctx: &ToolContext) -> Access {
+        self.tool.access(&self.args, ctx)
+    }
+
+    fn summary(&self) -> String {
+        self.tool.summary(&self.args)
+    }
+
+    fn run<'a>(self: Box<Self>, ctx: &'a ToolContext) -> ToolFuture<'a>
+    where
+        Self: 'a,
+    {
+        let Typed { tool, args } = *self;
+        tool.execute(args, ctx)
+    }
+}
+
+impl<T: TypedTool> Tool for T {
+    fn name(&self) -> &str {
+        TypedTool::name(self)
+    }
+
+    fn description(&self) -> &str {
+        TypedTool::description(self)
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        TypedTool::parameters(self)
+    }
+
+    fn prepare(&self, args: serde_json::Value) -> Result<Box<dyn PreparedCall + '_>, ToolOutput> {
+        let args =
+            parse_args::<T::Args>(TypedTool::name(self), &args, &TypedTool::parameters(self))?;
+        Ok(Box::new(Typed { tool: self, args }))
+    }
 }
 
 /// The tools of a session: the fixed tools, in a fixed order (so requests are
@@ -569,6 +655,13 @@ pub(crate) fn test_tree(files: &[(&str, &str)]) -> (tempfile::TempDir, ToolConte
     (dir, ctx)
 }
 
+/// The call `tool` prepares from `args`, for tests; panics when they do not parse.
+#[cfg(test)]
+pub(crate) fn prepared(tool: &dyn Tool, args: serde_json::Value) -> Box<dyn PreparedCall + '_> {
+    tool.prepare(args)
+        .unwrap_or_else(|e| panic!("{}: arguments refused: {}", tool.name(), e.content))
+}
+
 /// A context for tool tests: canonical `workdir`, default limits, nobody listening.
 #[cfg(test)]
 pub(crate) fn test_context(workdir: &std::path::Path) -> ToolContext {
@@ -634,7 +727,8 @@ mod loaded_tests {
     use super::*;
 
     struct Named(&'static str);
-    impl Tool for Named {
+    impl TypedTool for Named {
+        type Args = serde::de::IgnoredAny;
         fn name(&self) -> &str {
             self.0
         }
@@ -644,13 +738,10 @@ mod loaded_tests {
         fn parameters(&self) -> serde_json::Value {
             serde_json::json!({"type": "object", "properties": {}})
         }
-        fn access(&self, _: &serde_json::Value, _: &ToolContext) -> Access {
-            Access::ReadOnly
-        }
-        fn summary(&self, _: &serde_json::Value) -> String {
+        fn summary(&self, _: &Self::Args) -> String {
             String::new()
         }
-        fn run<'a>(&'a self, _: serde_json::Value, _: &'a ToolContext) -> ToolFuture<'a> {
+        fn execute<'a>(&'a self, _: Self::Args, _: &'a ToolContext) -> ToolFuture<'a> {
             Box::pin(async { Ok(ToolOutput::ok(self.0)) })
         }
     }
@@ -715,5 +806,118 @@ mod loaded_tests {
             .unwrap();
         let sub = registry.filtered(|n| n == "read_file" || n == "grep");
         assert_eq!(sub.names(), ["read_file", "grep"]);
+    }
+}
+
+#[cfg(test)]
+mod typed_tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use serde::Deserialize;
+    use serde_json::json;
+
+    use super::*;
+
+    /// Times [`Counted`] was deserialized. The other test here never gets that far: its
+    /// arguments fail the schema check first.
+    static PARSES: AtomicUsize = AtomicUsize::new(0);
+
+    /// Arguments that count their own deserializations.
+    struct Counted {
+        path: String,
+    }
+
+    impl<'de> Deserialize<'de> for Counted {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            #[derive(Deserialize)]
+            struct Raw {
+                path: String,
+            }
+            PARSES.fetch_add(1, Ordering::SeqCst);
+            Raw::deserialize(d).map(|raw| Counted { path: raw.path })
+        }
+    }
+
+    struct Touch;
+
+    impl TypedTool for Touch {
+        type Args = Counted;
+        fn name(&self) -> &str {
+            "touch"
+        }
+        fn description(&self) -> &str {
+            "test tool"
+        }
+        fn parameters(&self) -> serde_json::Value {
+            json!({
+                "type": "object",
+                "properties": {"path": {"type": "string", "description": "A path."}},
+                "required": ["path"]
+            })
+        }
+        fn access(&self, args: &Counted, ctx: &ToolContext) -> Access {
+            Access::NeedsApproval(ApprovalRequestKind::Edit {
+                path: ctx.workdir.join(&args.path),
+                diff: None,
+                outside_project: false,
+            })
+        }
+        fn summary(&self, args: &Counted) -> String {
+            format!("touch {}", args.path)
+        }
+        fn execute<'a>(&'a self, args: Counted, _: &'a ToolContext) -> ToolFuture<'a> {
+            Box::pin(async move { Ok(ToolOutput::ok(format!("touched {}", args.path))) })
+        }
+    }
+
+    #[tokio::test]
+    async fn arguments_are_parsed_once_for_access_summary_and_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = test_context(dir.path());
+        let tool: Arc<dyn Tool> = Arc::new(Touch);
+        let before = PARSES.load(Ordering::SeqCst);
+        let call = tool.prepare(json!({"path": "a.txt"})).ok().unwrap();
+        assert_eq!(
+            call.access(&ctx),
+            Access::NeedsApproval(ApprovalRequestKind::Edit {
+                path: ctx.workdir.join("a.txt"),
+                diff: None,
+                outside_project: false,
+            })
+        );
+        assert_eq!(call.summary(), "touch a.txt");
+        let out = call.run(&ctx).await.unwrap();
+        assert_eq!(out, ToolOutput::ok("touched a.txt"));
+        assert_eq!(PARSES.load(Ordering::SeqCst) - before, 1);
+    }
+
+    #[tokio::test]
+    async fn refused_arguments_are_the_same_error_from_prepare_and_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = test_context(dir.path());
+        let expected = [
+            (
+                json!([1]),
+                "Invalid arguments for touch: arguments must be a JSON object, got an array. \
+                 Expected {\"path\": string}.",
+            ),
+            (
+                json!(null),
+                "Invalid arguments for touch: missing field `path`. Expected {\"path\": string}.",
+            ),
+            (
+                json!({"path": 7}),
+                "Invalid arguments for touch: field `path` must be a string, got an integer. \
+                 Expected {\"path\": string}.",
+            ),
+        ];
+        for (args, message) in expected {
+            let refused = Touch.prepare(args.clone()).err().unwrap();
+            assert_eq!(refused, ToolOutput::error(message), "{args}");
+            assert_eq!(
+                Touch.run(args, &ctx).await.unwrap(),
+                ToolOutput::error(message)
+            );
+        }
     }
 }

@@ -31,8 +31,8 @@ use crate::skills::inline_shell::{InlineShellError, Permission};
 use crate::skills::invoke::{self, InlineShell, PrepareError, Prepared, RunMode};
 use crate::skills::{Catalog, Skill};
 use crate::tools::{
-    Access, ForkError, ForkRequest, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput,
-    ToolRegistry, parse_args, run_blocking,
+    ForkError, ForkRequest, ToolContext, ToolFatal, ToolFuture, ToolOutput, ToolRegistry,
+    TypedTool, run_blocking,
 };
 
 /// Folders of a skill whose files are listed.
@@ -52,8 +52,9 @@ pub struct UseSkill {
     inline: Permission,
 }
 
+/// The arguments of a `use_skill` call.
 #[derive(Debug, Deserialize)]
-struct Args {
+pub struct Args {
     skill_name: String,
     args: Option<String>,
     docs: Option<Vec<String>>,
@@ -375,7 +376,9 @@ fn resource_files(dir: &Path) -> Vec<String> {
     out
 }
 
-impl Tool for UseSkill {
+impl TypedTool for UseSkill {
+    type Args = Args;
+
     fn name(&self) -> &str {
         "use_skill"
     }
@@ -399,23 +402,12 @@ impl Tool for UseSkill {
         })
     }
 
-    fn access(&self, _args: &Value, _ctx: &ToolContext) -> Access {
-        Access::ReadOnly
+    fn summary(&self, args: &Args) -> String {
+        args.skill_name.clone()
     }
 
-    fn summary(&self, args: &Value) -> String {
-        args.get("skill_name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    }
-
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+    fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args = match parse_args::<Args>(self.name(), &args, &self.parameters()) {
-                Ok(a) => a,
-                Err(out) => return Ok(out),
-            };
             let budget = ctx.limits.max_output_bytes.saturating_sub(SUMMARY_RESERVE);
             let skill = lookup(&self.catalog, &args.skill_name).ok().cloned();
             let mut prepared = None;
@@ -441,7 +433,7 @@ impl Tool for UseSkill {
 mod tests {
     use super::*;
     use crate::skills::DiscoveryOptions;
-    use crate::tools::test_context;
+    use crate::tools::{Tool, test_context};
 
     fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -568,8 +560,9 @@ mod tests {
         );
         assert_eq!(out.content, expected);
         assert_eq!(
-            tool.access(&json!({}), &test_context(tmp.path())),
-            Access::ReadOnly
+            crate::tools::prepared(&tool, json!({"skill_name": "go-refactor"}))
+                .access(&test_context(tmp.path())),
+            crate::tools::Access::ReadOnly
         );
     }
 
@@ -644,7 +637,7 @@ mod tests {
 mod bundle_tests {
     use super::*;
     use crate::skills::DiscoveryOptions;
-    use crate::tools::test_context;
+    use crate::tools::{Tool, test_context};
     use std::os::unix::fs::PermissionsExt;
 
     fn write(path: &Path, text: &str) {
