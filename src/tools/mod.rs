@@ -1,6 +1,7 @@
 //! Tools the model can call: one file per tool with its tests beside it, each a
-//! [`TypedTool`] over its own argument type, held by one [`ToolRegistry`] as a [`Tool`].
-//! Adding a tool is one file and one line in [`ToolRegistry::with_builtins`].
+//! [`TypedTool`] over its own argument type, held as a [`Tool`] by the session's
+//! [`ToolRegistry`] (built, then frozen: `registry.rs`). Adding a tool is one file and
+//! one line in [`ToolRegistryBuilder::with_builtins`].
 //!
 //! A call's arguments are parsed once ([`Tool::prepare`], against the tool's schema, so
 //! the model gets an error naming the field and the expected shape); the prepared call
@@ -17,10 +18,13 @@ pub mod grep;
 pub mod list;
 pub mod path;
 pub mod read_file;
+mod registry;
 pub mod skill;
 pub mod skill_run;
 pub mod skill_tool;
 pub mod write_file;
+
+pub use registry::{LoadedTools, ToolNameCollision, ToolRegistry, ToolRegistryBuilder};
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -30,7 +34,6 @@ use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::llm::ToolSpec;
 use crate::protocol::ApprovalRequestKind;
 
 /// The future a tool call returns.
@@ -290,238 +293,6 @@ impl<T: TypedTool> Tool for T {
     }
 }
 
-/// The tools of a session: the fixed tools, in a fixed order (so requests are
-/// byte-identical), followed by the tools that loaded skills bring ([`LoadedTools`]),
-/// in load order. Clones share both lists, so a clone handed to a tool (use_skill)
-/// sees tools registered after it was made.
-#[derive(Clone, Default)]
-pub struct ToolRegistry {
-    fixed: Arc<std::sync::RwLock<Vec<Arc<dyn Tool>>>>,
-    loaded: LoadedTools,
-}
-
-impl std::fmt::Debug for ToolRegistry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.names()).finish()
-    }
-}
-
-impl ToolRegistry {
-    /// An empty registry.
-    pub fn new() -> Self {
-        ToolRegistry::default()
-    }
-
-    /// The built-in coding tools.
-    pub fn with_builtins() -> Self {
-        let mut registry = ToolRegistry::new();
-        registry.register(Arc::new(read_file::ReadFile));
-        registry.register(Arc::new(write_file::WriteFile));
-        registry.register(Arc::new(edit_file::EditFile));
-        registry.register(Arc::new(glob::Glob));
-        registry.register(Arc::new(list::List));
-        registry.register(Arc::new(grep::Grep));
-        registry.register(Arc::new(bash::Bash));
-        registry
-    }
-
-    fn fixed(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<dyn Tool>>> {
-        // Every write is a single push or slot replacement, so a poisoned lock still
-        // holds a consistent list.
-        self.fixed
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Adds a fixed tool at the end; a tool with the same name is replaced in place.
-    pub fn register(&mut self, tool: Arc<dyn Tool>) {
-        let mut fixed = self
-            .fixed
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(slot) = fixed.iter_mut().find(|t| t.name() == tool.name()) {
-            *slot = tool;
-        } else {
-            fixed.push(tool);
-        }
-    }
-
-    /// A new registry with only the fixed tools `keep` says yes to, sharing nothing
-    /// with this one (sub-agents limited to a skill's allowed tools).
-    pub fn filtered(&self, keep: impl Fn(&str) -> bool) -> ToolRegistry {
-        let tools: Vec<Arc<dyn Tool>> = self
-            .fixed()
-            .iter()
-            .filter(|t| keep(t.name()))
-            .cloned()
-            .collect();
-        ToolRegistry {
-            fixed: Arc::new(std::sync::RwLock::new(tools)),
-            loaded: LoadedTools::default(),
-        }
-    }
-
-    /// The set of tools loaded skills brought; shared by clones of this registry.
-    pub fn loaded(&self) -> &LoadedTools {
-        &self.loaded
-    }
-
-    /// The tool with this name, fixed or loaded.
-    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        let fixed = self.fixed().iter().find(|t| t.name() == name).cloned();
-        fixed.or_else(|| self.loaded.get(name))
-    }
-
-    /// Names: fixed tools in order, then loaded ones.
-    pub fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.fixed().iter().map(|t| t.name().to_string()).collect();
-        names.extend(self.loaded.names());
-        names
-    }
-
-    /// The specs sent to the model: fixed tools in order, then loaded ones.
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        let mut specs: Vec<ToolSpec> = self.fixed().iter().map(|t| spec_of(t.as_ref())).collect();
-        specs.extend(self.loaded.specs());
-        specs
-    }
-
-    /// Loads `tools` on behalf of skill `owner`. Fails, loading nothing, when a name is
-    /// taken by a fixed tool, by another loaded tool, or twice in `tools`.
-    pub fn load_skill_tools(
-        &self,
-        owner: &str,
-        tools: Vec<Arc<dyn Tool>>,
-    ) -> Result<(), ToolNameCollision> {
-        let fixed: Vec<String> = self.fixed().iter().map(|t| t.name().to_string()).collect();
-        let fixed: Vec<&str> = fixed.iter().map(String::as_str).collect();
-        self.loaded.load(owner, tools, &fixed)
-    }
-}
-
-fn spec_of(tool: &dyn Tool) -> ToolSpec {
-    ToolSpec {
-        name: tool.name().to_string(),
-        description: tool.description().to_string(),
-        parameters: tool.parameters(),
-    }
-}
-
-/// A skill tool whose name is already taken.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "skill `{owner}` declares tool `{name}`, but {taken_by}; rename it in the skill's tools.json"
-)]
-pub struct ToolNameCollision {
-    /// The skill that tried to load it.
-    pub owner: String,
-    /// The tool name.
-    pub name: String,
-    /// Who has the name ("a built-in tool has that name", "skill `x` already loaded it"...).
-    pub taken_by: String,
-}
-
-struct LoadedTool {
-    owner: String,
-    tool: Arc<dyn Tool>,
-}
-
-/// Tools brought by loaded skills, in load order. Cheap to clone (shared).
-#[derive(Clone, Default)]
-pub struct LoadedTools(Arc<std::sync::Mutex<Vec<LoadedTool>>>);
-
-impl LoadedTools {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<LoadedTool>> {
-        // A panic while holding this lock cannot leave the Vec half-updated (every
-        // update is a single push/retain), so a poisoned lock is safe to use.
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn load(
-        &self,
-        owner: &str,
-        tools: Vec<Arc<dyn Tool>>,
-        fixed: &[&str],
-    ) -> Result<(), ToolNameCollision> {
-        let mut loaded = self.lock();
-        for (i, tool) in tools.iter().enumerate() {
-            let name = tool.name();
-            let collision = |taken_by: String| ToolNameCollision {
-                owner: owner.to_string(),
-                name: name.to_string(),
-                taken_by,
-            };
-            if fixed.contains(&name) {
-                return Err(collision("a built-in tool has that name".into()));
-            }
-            if let Some(other) = loaded
-                .iter()
-                .find(|l| l.tool.name() == name && l.owner != owner)
-            {
-                return Err(collision(format!(
-                    "skill `{}` already loaded a tool with that name",
-                    other.owner
-                )));
-            }
-            if tools[..i].iter().any(|t| t.name() == name) {
-                return Err(collision("it is declared twice".into()));
-            }
-        }
-        loaded.retain(|l| l.owner != owner);
-        loaded.extend(tools.into_iter().map(|tool| LoadedTool {
-            owner: owner.to_string(),
-            tool,
-        }));
-        Ok(())
-    }
-
-    /// Removes the tools of skill `owner`; returns their names.
-    pub fn unload(&self, owner: &str) -> Vec<String> {
-        let mut loaded = self.lock();
-        let names = loaded
-            .iter()
-            .filter(|l| l.owner == owner)
-            .map(|l| l.tool.name().to_string())
-            .collect();
-        loaded.retain(|l| l.owner != owner);
-        names
-    }
-
-    /// Skills that have tools loaded, in load order, without repeats.
-    pub fn owners(&self) -> Vec<String> {
-        let mut owners: Vec<String> = Vec::new();
-        for l in self.lock().iter() {
-            if !owners.contains(&l.owner) {
-                owners.push(l.owner.clone());
-            }
-        }
-        owners
-    }
-
-    fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        self.lock()
-            .iter()
-            .find(|l| l.tool.name() == name)
-            .map(|l| l.tool.clone())
-    }
-
-    fn names(&self) -> Vec<String> {
-        self.lock()
-            .iter()
-            .map(|l| l.tool.name().to_string())
-            .collect()
-    }
-
-    fn specs(&self) -> Vec<ToolSpec> {
-        self.lock()
-            .iter()
-            .map(|l| spec_of(l.tool.as_ref()))
-            .collect()
-    }
-}
-
 /// Parses a tool's arguments into its private argument struct. Arguments are first
 /// checked against the tool's JSON schema (`parameters`) so that a missing field or a
 /// wrong type comes back as an error the model can act on, naming the field and the
@@ -671,141 +442,6 @@ pub(crate) fn test_context(workdir: &std::path::Path) -> ToolContext {
         limits: ToolLimits::default(),
         live_output: None,
         forker: None,
-    }
-}
-
-#[cfg(test)]
-mod builtin_tests {
-    use super::*;
-
-    #[test]
-    fn builtins_are_registered_in_order_with_concise_schemas() {
-        let registry = ToolRegistry::with_builtins();
-        assert_eq!(
-            registry.names(),
-            [
-                "read_file",
-                "write_file",
-                "edit_file",
-                "glob",
-                "list",
-                "grep",
-                "bash"
-            ]
-        );
-        let mut total = 0;
-        for spec in registry.specs() {
-            let wire = serde_json::json!({
-                "type": "function",
-                "function": {
-                    "name": spec.name,
-                    "description": spec.description,
-                    "parameters": spec.parameters,
-                }
-            })
-            .to_string();
-            eprintln!("{}: {} bytes", spec.name, wire.len());
-            assert!(
-                wire.len() <= 1024,
-                "{} schema is {} bytes",
-                spec.name,
-                wire.len()
-            );
-            let properties = spec.parameters["properties"].as_object().unwrap();
-            for (name, property) in properties {
-                assert!(property["description"].is_string(), "{}.{name}", spec.name);
-            }
-            total += wire.len();
-        }
-        eprintln!("all tool schemas: {total} bytes");
-        assert!(total <= 6 * 1024, "{total}");
-    }
-}
-
-#[cfg(test)]
-mod loaded_tests {
-    use super::*;
-
-    struct Named(&'static str);
-    impl TypedTool for Named {
-        type Args = serde::de::IgnoredAny;
-        fn name(&self) -> &str {
-            self.0
-        }
-        fn description(&self) -> &str {
-            "test tool"
-        }
-        fn parameters(&self) -> serde_json::Value {
-            serde_json::json!({"type": "object", "properties": {}})
-        }
-        fn summary(&self, _: &Self::Args) -> String {
-            String::new()
-        }
-        fn execute<'a>(&'a self, _: Self::Args, _: &'a ToolContext) -> ToolFuture<'a> {
-            Box::pin(async { Ok(ToolOutput::ok(self.0)) })
-        }
-    }
-
-    #[test]
-    fn skill_tools_join_after_the_fixed_ones_and_leave_on_unload() {
-        let registry = ToolRegistry::with_builtins();
-        let shared = registry.clone();
-        registry
-            .load_skill_tools(
-                "pdf",
-                vec![Arc::new(Named("pdf_fill")), Arc::new(Named("pdf_merge"))],
-            )
-            .unwrap();
-        let names = shared.names();
-        assert_eq!(&names[names.len() - 2..], ["pdf_fill", "pdf_merge"]);
-        assert_eq!(shared.specs().len(), 9);
-        assert!(shared.get("pdf_fill").is_some());
-        assert_eq!(registry.loaded().owners(), ["pdf"]);
-        assert_eq!(registry.loaded().unload("pdf"), ["pdf_fill", "pdf_merge"]);
-        assert!(shared.get("pdf_fill").is_none());
-        assert_eq!(shared.specs().len(), 7);
-    }
-
-    #[test]
-    fn collisions_are_refused_whole_and_name_the_culprit() {
-        let registry = ToolRegistry::with_builtins();
-        let e = registry
-            .load_skill_tools("x", vec![Arc::new(Named("ok")), Arc::new(Named("bash"))])
-            .unwrap_err();
-        assert!(
-            e.to_string().contains("`bash`") && e.to_string().contains("built-in"),
-            "{e}"
-        );
-        assert!(
-            registry.get("ok").is_none(),
-            "nothing loads when one name collides"
-        );
-        registry
-            .load_skill_tools("a", vec![Arc::new(Named("fill"))])
-            .unwrap();
-        let e = registry
-            .load_skill_tools("b", vec![Arc::new(Named("fill"))])
-            .unwrap_err();
-        assert!(e.to_string().contains("skill `a`"), "{e}");
-        let e = registry
-            .load_skill_tools("c", vec![Arc::new(Named("d")), Arc::new(Named("d"))])
-            .unwrap_err();
-        assert!(e.to_string().contains("twice"), "{e}");
-        // Reloading the same skill replaces its tools.
-        registry
-            .load_skill_tools("a", vec![Arc::new(Named("fill"))])
-            .unwrap();
-        assert_eq!(registry.names().iter().filter(|n| *n == "fill").count(), 1);
-    }
-
-    #[test]
-    fn filtered_keeps_only_allowed_fixed_tools() {
-        let registry = ToolRegistry::with_builtins();
-        registry
-            .load_skill_tools("a", vec![Arc::new(Named("fill"))])
-            .unwrap();
-        let sub = registry.filtered(|n| n == "read_file" || n == "grep");
-        assert_eq!(sub.names(), ["read_file", "grep"]);
     }
 }
 

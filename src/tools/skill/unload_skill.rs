@@ -133,12 +133,13 @@ mod tests {
             harness9_home: tmp.path().join("home"),
             ..DiscoveryOptions::default()
         }));
-        let mut registry = ToolRegistry::with_builtins();
-        let use_skill = UseSkill::new(catalog).with_registry(registry.clone());
+        let mut builder = crate::tools::ToolRegistryBuilder::with_builtins();
+        let use_skill = UseSkill::new(catalog).with_tools(builder.loaded().clone());
         let loaded = use_skill.loaded();
-        registry.register(Arc::new(use_skill));
+        builder.register(Arc::new(use_skill));
         let unload = UnloadSkill::new(loaded.clone());
-        registry.register(Arc::new(unload.clone()));
+        builder.register(Arc::new(unload.clone()));
+        let registry = builder.freeze();
         let ctx = test_context(tmp.path());
         let has = |r: &ToolRegistry| r.specs().iter().any(|s| s.name == "calc_add");
 
