@@ -14,7 +14,7 @@ use crate::llm::{Client, LlmError};
 use crate::skills::active::LoadedSkills;
 use crate::skills::remote::{self, RemoteLimits, RemoteRoots};
 use crate::skills::{Catalog, DiscoveryOptions};
-use crate::tools::ToolRegistry;
+use crate::tools::ToolRegistryBuilder;
 use crate::tools::skill::docs::{SkillListDocs, SkillSelectDocs};
 use crate::tools::skill::unload_skill::UnloadSkill;
 use crate::tools::skill::use_skill::UseSkill;
@@ -124,7 +124,7 @@ pub fn prepare_with_remote(
     }
     let system_prompt = crate::prompt::build(&config.workdir, index.text.as_deref());
 
-    let mut tools = ToolRegistry::with_builtins();
+    let mut tools = ToolRegistryBuilder::with_builtins();
     // Skills loaded in this session (by use_skill or a slash command), shared by the
     // use_skill tool and the agent (which clears it on /clear).
     let loaded_skills = LoadedSkills::default();
@@ -132,10 +132,11 @@ pub fn prepare_with_remote(
     // them, for a new conversation) removes its tools too, however it was loaded.
     loaded_skills.attach_tools(Arc::new(tools.loaded().clone()));
     let skills_in_index = if index.text.is_some() {
-        // use_skill loads skills' tools.json tools into the registry's shared loaded set;
+        // use_skill loads skills' tools.json tools into the registry's shared loaded set
+        // (which learns every fixed tool's name when the registry is frozen below);
         // unload_skill removes them; the docs tools share the selection in loaded_skills.
         let use_skill = UseSkill::with_loaded(catalog.clone(), loaded_skills.clone())
-            .with_registry(tools.clone())
+            .with_tools(tools.loaded().clone())
             .with_inline_shell(crate::agent::slash::mode_permission(config.approval_mode));
         tools.register(Arc::new(use_skill));
         tools.register(Arc::new(UnloadSkill::new(loaded_skills.clone())));
@@ -166,7 +167,7 @@ pub fn prepare_with_remote(
         client: Arc::new(client),
         model: config.model.clone(),
         system_prompt,
-        tools,
+        tools: tools.freeze(),
         workdir: config.workdir.clone(),
         approval_mode: config.approval_mode,
         approver,

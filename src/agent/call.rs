@@ -1,5 +1,6 @@
 //! One tool call, in four steps: **parse** (the tool exists, the arguments are a JSON
-//! object), **approve** (the approval policy: run, ask the frontend, or deny when
+//! object the tool accepts: it parses them once, into the call it approves and runs),
+//! **approve** (the approval policy: run, ask the frontend, or deny when
 //! nobody can answer), **run** (with live output forwarded, and a forker for tools that
 //! start sub-agents), **report** (the `ToolCallEnd` event and the text the model gets).
 //! Every step that ends the call early reports through the same function, so the
@@ -16,7 +17,7 @@ use crate::agent::fork::AgentForker;
 use crate::agent::turn::{SessionState, TurnContext};
 use crate::llm::ToolCall;
 use crate::protocol::{ApprovalDecision, AutoDenyReason, Event, ToolStatus, Usage};
-use crate::tools::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
+use crate::tools::{Access, PreparedCall, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// How one tool call ended, for the turn.
 pub(super) enum CallEnd {
@@ -58,7 +59,14 @@ pub(super) async fn run_call(
             begin(ctx, call, String::new());
             report
         }
-        Ok((tool, args)) => approve_and_run(state, ctx, call, tool, args).await,
+        // Arguments the tool refuses are reported at once: there is nothing to approve.
+        Ok((tool, args)) => match tool.prepare(args) {
+            Err(refusal) => {
+                begin(ctx, call, String::new());
+                outcome(ctx, Ok(refusal))
+            }
+            Ok(prepared) => approve_and_run(state, ctx, call, prepared).await,
+        },
     };
     finish(ctx, call, report)
 }
@@ -99,8 +107,7 @@ async fn approve_and_run(
     state: &mut SessionState,
     ctx: &TurnContext,
     call: &ToolCall,
-    tool: Arc<dyn Tool>,
-    args: serde_json::Value,
+    prepared: Box<dyn PreparedCall + '_>,
 ) -> Report {
     let (live_tx, live_rx) = mpsc::unbounded_channel::<String>();
     // Sub-agents get no forker: a forked skill cannot fork again.
@@ -114,12 +121,12 @@ async fn approve_and_run(
     };
     // A call that is denied, or interrupted while waiting for approval, never began:
     // the frontend saw the approval request (or the denial) and then its end.
-    if let Err(report) = approve(state, ctx, call, tool.access(&args, &tool_ctx)).await {
+    if let Err(report) = approve(state, ctx, call, prepared.access(&tool_ctx)).await {
         return report;
     }
-    begin(ctx, call, tool.summary(&args));
+    begin(ctx, call, prepared.summary());
     let forward = forward_live_output(ctx, call, live_rx);
-    let result = tool.run(args, &tool_ctx).await;
+    let result = prepared.run(&tool_ctx).await;
     drop(tool_ctx);
     if let Some(forker) = forker {
         let sub = forker.take_usage();

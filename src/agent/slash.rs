@@ -94,7 +94,7 @@ pub async fn run_skill(
     };
     ctx.setup.loaded_skills.mark(&skill.name);
     // A skill run with /name brings its tools.json tools, as use_skill would.
-    match load_bundled_tools(skill, &ctx.setup.tools) {
+    match load_bundled_tools(skill, ctx.setup.tools.loaded()) {
         BundledTools::Failed(problem) => ctx.events.emit(Event::Warning {
             message: format!(
                 "skill `{}`: its tools were not loaded: {problem}",

@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Access, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput, parse_args};
+use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool};
 use crate::exec::{
     self, Capture, Confinement, Exit, Leftovers, Output, Pipes, Program, Prompts, Request, Sink,
     Stdin,
@@ -27,15 +27,18 @@ use crate::protocol::ApprovalRequestKind;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Bash;
 
+/// The arguments of a `bash` call.
 #[derive(Debug, Deserialize)]
-struct Args {
+pub struct Args {
     command: String,
     timeout_secs: Option<u64>,
     #[allow(dead_code)]
     description: Option<String>,
 }
 
-impl Tool for Bash {
+impl TypedTool for Bash {
+    type Args = Args;
+
     fn name(&self) -> &str {
         "bash"
     }
@@ -59,18 +62,15 @@ impl Tool for Bash {
         })
     }
 
-    fn access(&self, args: &Value, ctx: &ToolContext) -> Access {
-        match parse_args::<Args>(self.name(), args, &self.parameters()) {
-            Ok(args) => Access::NeedsApproval(ApprovalRequestKind::Command {
-                command: args.command,
-                cwd: ctx.workdir.clone(),
-            }),
-            Err(_) => Access::ReadOnly,
-        }
+    fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
+        Access::NeedsApproval(ApprovalRequestKind::Command {
+            command: args.command.clone(),
+            cwd: ctx.workdir.clone(),
+        })
     }
 
-    fn summary(&self, args: &Value) -> String {
-        let command = args.get("command").and_then(Value::as_str).unwrap_or("?");
+    fn summary(&self, args: &Args) -> String {
+        let command = &args.command;
         let first_line = command.lines().next().unwrap_or("");
         let mut summary: String = first_line.chars().take(80).collect();
         if summary.len() < command.trim_end().len() {
@@ -79,12 +79,8 @@ impl Tool for Bash {
         summary
     }
 
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+    fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: Args = match parse_args(self.name(), &args, &self.parameters()) {
-                Ok(args) => args,
-                Err(output) => return Ok(output),
-            };
             if args.command.trim().is_empty() {
                 return Ok(ToolOutput::error("command is empty"));
             }
@@ -163,7 +159,7 @@ async fn run_command(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::test_context;
+    use crate::tools::{Tool, prepared, test_context};
 
     async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
         Bash.run(args, ctx).await.unwrap()
@@ -346,14 +342,14 @@ mod tests {
         let out = call(&ctx, json!({"command": "  "})).await;
         assert_eq!(out.content, "command is empty");
         assert_eq!(
-            Bash.access(&json!({"command": "cargo test"}), &ctx),
+            prepared(&Bash, json!({"command": "cargo test"})).access(&ctx),
             Access::NeedsApproval(ApprovalRequestKind::Command {
                 command: "cargo test".into(),
                 cwd: ctx.workdir.clone()
             })
         );
         assert_eq!(
-            Bash.summary(&json!({"command": "cargo build\ncargo test"})),
+            prepared(&Bash, json!({"command": "cargo build\ncargo test"})).summary(),
             "cargo build ..."
         );
     }

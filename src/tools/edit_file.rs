@@ -16,7 +16,7 @@ use similar::TextDiff;
 
 use super::path::{ResolvedPath, resolve};
 use super::write_file::{edit_access, file_diff, write_atomic};
-use super::{Access, Tool, ToolContext, ToolFuture, ToolOutput, parse_args, run_blocking};
+use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking};
 use crate::truncate::truncate_head_tail;
 
 /// Lines of a closest-match region shown to the model.
@@ -32,15 +32,18 @@ const MAX_LISTED_MATCHES: usize = 20;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EditFile;
 
+/// The arguments of an `edit_file` call.
 #[derive(Debug, Deserialize)]
-struct Args {
+pub struct Args {
     path: String,
     old_string: String,
     new_string: String,
     replace_all: Option<bool>,
 }
 
-impl Tool for EditFile {
+impl TypedTool for EditFile {
+    type Args = Args;
+
     fn name(&self) -> &str {
         "edit_file"
     }
@@ -65,36 +68,24 @@ impl Tool for EditFile {
         })
     }
 
-    fn access(&self, args: &Value, ctx: &ToolContext) -> Access {
-        let Ok(args) = parse_args::<Args>(self.name(), args, &self.parameters()) else {
-            return Access::ReadOnly;
-        };
+    fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
         let path = resolve(&ctx.workdir, &args.path);
         let diff = std::fs::read_to_string(&path.abs).ok().and_then(|old| {
-            let new = apply_edit(&old, &args.old_string, &args.new_string, mode(&args)).ok()?;
+            let new = apply_edit(&old, &args.old_string, &args.new_string, mode(args)).ok()?;
             let diff = file_diff(&path.display, Some(&old), &new.text);
             Some(truncate_head_tail(&diff.text, ctx.limits.max_output_bytes))
         });
         edit_access(&path, diff)
     }
 
-    fn summary(&self, args: &Value) -> String {
-        args.get("path")
-            .and_then(Value::as_str)
-            .unwrap_or("?")
-            .to_string()
+    fn summary(&self, args: &Args) -> String {
+        args.path.clone()
     }
 
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let args: Args = match parse_args(self.name(), &args, &self.parameters()) {
-                Ok(args) => args,
-                Err(output) => return Ok(output),
-            };
-            let path = resolve(&ctx.workdir, &args.path);
-            let max_output = ctx.limits.max_output_bytes;
-            run_blocking(move || edit(&path, &args, max_output)).await
-        })
+    fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        let path = resolve(&ctx.workdir, &args.path);
+        let max_output = ctx.limits.max_output_bytes;
+        Box::pin(run_blocking(move || edit(&path, &args, max_output)))
     }
 }
 
@@ -448,7 +439,7 @@ fn closest_region(content: &str, old: &str) -> Option<Closest> {
 mod tests {
     use super::*;
     use crate::protocol::ApprovalRequestKind;
-    use crate::tools::test_context;
+    use crate::tools::{Tool, prepared, test_context};
     use std::fs;
 
     const SOURCE: &str = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n\nfn other() {\n    let x = 1;\n}\n";
@@ -641,10 +632,11 @@ mod tests {
     #[test]
     fn access_carries_the_diff_in_advance() {
         let (_d, ctx) = setup();
-        let access = EditFile.access(
-            &json!({"path": "main.rs", "old_string": "fn other", "new_string": "fn renamed"}),
-            &ctx,
-        );
+        let access = prepared(
+            &EditFile,
+            json!({"path": "main.rs", "old_string": "fn other", "new_string": "fn renamed"}),
+        )
+        .access(&ctx);
         let Access::NeedsApproval(ApprovalRequestKind::Edit {
             path,
             diff,
@@ -658,10 +650,11 @@ mod tests {
         assert!(!outside_project);
         // Nothing written by access().
         assert_eq!(file(&ctx), SOURCE);
-        let failing = EditFile.access(
-            &json!({"path": "main.rs", "old_string": "absent", "new_string": "y"}),
-            &ctx,
-        );
+        let failing = prepared(
+            &EditFile,
+            json!({"path": "main.rs", "old_string": "absent", "new_string": "y"}),
+        )
+        .access(&ctx);
         assert!(matches!(
             failing,
             Access::NeedsApproval(ApprovalRequestKind::Edit { diff: None, .. })

@@ -16,9 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::path::{ResolvedPath, display_relative, resolve};
 use super::read_file::read_access;
-use super::{
-    Access, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput, parse_args, run_blocking,
-};
+use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, run_blocking};
 
 /// Paths returned at most.
 const MAX_RESULTS: usize = 200;
@@ -27,13 +25,16 @@ const MAX_RESULTS: usize = 200;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Glob;
 
+/// The arguments of a `glob` call.
 #[derive(Debug, Deserialize)]
-struct Args {
+pub struct Args {
     pattern: String,
     path: Option<String>,
 }
 
-impl Tool for Glob {
+impl TypedTool for Glob {
+    type Args = Args;
+
     fn name(&self) -> &str {
         "glob"
     }
@@ -55,27 +56,20 @@ impl Tool for Glob {
         })
     }
 
-    fn access(&self, args: &Value, ctx: &ToolContext) -> Access {
-        match parse_args::<Args>(self.name(), args, &self.parameters()) {
-            Ok(args) => read_access(&resolve(&ctx.workdir, args.path.as_deref().unwrap_or(""))),
-            Err(_) => Access::ReadOnly,
-        }
+    fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
+        read_access(&resolve(&ctx.workdir, args.path.as_deref().unwrap_or("")))
     }
 
-    fn summary(&self, args: &Value) -> String {
-        let pattern = args.get("pattern").and_then(Value::as_str).unwrap_or("?");
-        match args.get("path").and_then(Value::as_str) {
+    fn summary(&self, args: &Args) -> String {
+        let pattern = &args.pattern;
+        match args.path.as_deref() {
             Some(path) if !path.is_empty() && path != "." => format!("{pattern} in {path}"),
-            _ => pattern.to_string(),
+            _ => pattern.clone(),
         }
     }
 
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+    fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: Args = match parse_args(self.name(), &args, &self.parameters()) {
-                Ok(args) => args,
-                Err(output) => return Ok(output),
-            };
             let root = resolve(&ctx.workdir, args.path.as_deref().unwrap_or(""));
             let (workdir, cancel) = (ctx.workdir.clone(), ctx.cancel.clone());
             run_blocking(move || find(&root, &args.pattern, &workdir, &cancel)).await?
@@ -227,6 +221,7 @@ fn find(
 mod tests {
     use super::*;
     use crate::protocol::ApprovalRequestKind;
+    use crate::tools::{Tool, prepared};
 
     use std::fs;
 
@@ -317,17 +312,17 @@ mod tests {
     fn access_outside_needs_approval() {
         let (_d, ctx) = tree(&[]);
         assert_eq!(
-            Glob.access(&json!({"pattern": "*"}), &ctx),
+            prepared(&Glob, json!({"pattern": "*"})).access(&ctx),
             Access::ReadOnly
         );
         assert_eq!(
-            Glob.access(&json!({"pattern": "*", "path": "/usr"}), &ctx),
+            prepared(&Glob, json!({"pattern": "*", "path": "/usr"})).access(&ctx),
             Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
                 path: "/usr".into()
             })
         );
         assert_eq!(
-            Glob.summary(&json!({"pattern": "*.rs", "path": "src"})),
+            prepared(&Glob, json!({"pattern": "*.rs", "path": "src"})).summary(),
             "*.rs in src"
         );
     }

@@ -16,9 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::glob::{PathGlob, check_root, place, project_walker};
 use super::path::{ResolvedPath, display_relative, resolve};
 use super::read_file::read_access;
-use super::{
-    Access, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput, parse_args, run_blocking,
-};
+use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, run_blocking};
 use crate::truncate::truncate_head_tail;
 
 /// Matches returned when the model gives no `max_results`.
@@ -32,8 +30,9 @@ const MAX_LINE_CHARS: usize = 300;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Grep;
 
+/// The arguments of a `grep` call.
 #[derive(Debug, Deserialize)]
-struct Args {
+pub struct Args {
     pattern: String,
     path: Option<String>,
     glob: Option<String>,
@@ -48,7 +47,9 @@ struct Query {
     max_results: usize,
 }
 
-impl Tool for Grep {
+impl TypedTool for Grep {
+    type Args = Args;
+
     fn name(&self) -> &str {
         "grep"
     }
@@ -72,33 +73,22 @@ impl Tool for Grep {
         })
     }
 
-    fn access(&self, args: &Value, ctx: &ToolContext) -> Access {
-        match parse_args::<Args>(self.name(), args, &self.parameters()) {
-            Ok(args) => read_access(&resolve(&ctx.workdir, args.path.as_deref().unwrap_or(""))),
-            Err(_) => Access::ReadOnly,
-        }
+    fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
+        read_access(&resolve(&ctx.workdir, args.path.as_deref().unwrap_or("")))
     }
 
-    fn summary(&self, args: &Value) -> String {
-        let pattern = args.get("pattern").and_then(Value::as_str).unwrap_or("?");
-        let place = args
-            .get("path")
-            .and_then(Value::as_str)
-            .filter(|p| !p.is_empty());
-        let glob = args.get("glob").and_then(Value::as_str);
-        match (place, glob) {
+    fn summary(&self, args: &Args) -> String {
+        let pattern = &args.pattern;
+        let place = args.path.as_deref().filter(|p| !p.is_empty());
+        match (place, args.glob.as_deref()) {
             (Some(path), _) => format!("{pattern} in {path}"),
             (None, Some(glob)) => format!("{pattern} in {glob}"),
-            (None, None) => pattern.to_string(),
+            (None, None) => pattern.clone(),
         }
     }
 
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+    fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: Args = match parse_args(self.name(), &args, &self.parameters()) {
-                Ok(args) => args,
-                Err(output) => return Ok(output),
-            };
             let query = match query(&args) {
                 Ok(query) => query,
                 Err(message) => return Ok(ToolOutput::error(message)),
@@ -254,6 +244,7 @@ impl Sink for FileMatches {
 mod tests {
     use super::*;
     use crate::protocol::ApprovalRequestKind;
+    use crate::tools::{Tool, prepared};
 
     async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
         Grep.run(args, ctx).await.unwrap()
@@ -344,17 +335,17 @@ mod tests {
     fn access_outside_needs_approval() {
         let (_d, ctx) = tree(&[]);
         assert_eq!(
-            Grep.access(&json!({"pattern": "x"}), &ctx),
+            prepared(&Grep, json!({"pattern": "x"})).access(&ctx),
             Access::ReadOnly
         );
         assert_eq!(
-            Grep.access(&json!({"pattern": "x", "path": "/etc"}), &ctx),
+            prepared(&Grep, json!({"pattern": "x", "path": "/etc"})).access(&ctx),
             Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
                 path: "/etc".into()
             })
         );
         assert_eq!(
-            Grep.summary(&json!({"pattern": "TODO", "glob": "*.rs"})),
+            prepared(&Grep, json!({"pattern": "TODO", "glob": "*.rs"})).summary(),
             "TODO in *.rs"
         );
     }

@@ -11,9 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::glob::{check_root, place, project_walker};
 use super::path::{ResolvedPath, resolve};
 use super::read_file::read_access;
-use super::{
-    Access, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput, parse_args, run_blocking,
-};
+use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, run_blocking};
 
 /// Depth when the model gives none.
 const DEFAULT_DEPTH: usize = 2;
@@ -28,13 +26,16 @@ const MAX_COUNTED: usize = 10_000;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct List;
 
+/// The arguments of a `list` call.
 #[derive(Debug, Deserialize)]
-struct Args {
+pub struct Args {
     path: Option<String>,
     depth: Option<u64>,
 }
 
-impl Tool for List {
+impl TypedTool for List {
+    type Args = Args;
+
     fn name(&self) -> &str {
         "list"
     }
@@ -54,26 +55,19 @@ impl Tool for List {
         })
     }
 
-    fn access(&self, args: &Value, ctx: &ToolContext) -> Access {
-        match parse_args::<Args>(self.name(), args, &self.parameters()) {
-            Ok(args) => read_access(&resolve(&ctx.workdir, args.path.as_deref().unwrap_or(""))),
-            Err(_) => Access::ReadOnly,
-        }
+    fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
+        read_access(&resolve(&ctx.workdir, args.path.as_deref().unwrap_or("")))
     }
 
-    fn summary(&self, args: &Value) -> String {
-        match args.get("path").and_then(Value::as_str) {
+    fn summary(&self, args: &Args) -> String {
+        match args.path.as_deref() {
             Some(path) if !path.is_empty() => path.to_string(),
             _ => ".".to_string(),
         }
     }
 
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+    fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args: Args = match parse_args(self.name(), &args, &self.parameters()) {
-                Ok(args) => args,
-                Err(output) => return Ok(output),
-            };
             let root = resolve(&ctx.workdir, args.path.as_deref().unwrap_or(""));
             let depth = match args.depth {
                 None => DEFAULT_DEPTH,
@@ -153,6 +147,7 @@ fn list(
 mod tests {
     use super::*;
     use crate::protocol::ApprovalRequestKind;
+    use crate::tools::{Tool, prepared};
 
     use std::fs;
 
@@ -227,9 +222,10 @@ mod tests {
     #[test]
     fn access_outside_needs_approval() {
         let (_d, ctx) = tree(&[]);
-        assert_eq!(List.access(&json!({}), &ctx), Access::ReadOnly);
+        assert_eq!(prepared(&List, json!({})).access(&ctx), Access::ReadOnly);
+        assert_eq!(prepared(&List, json!({})).summary(), ".");
         assert_eq!(
-            List.access(&json!({"path": ".."}), &ctx),
+            prepared(&List, json!({"path": ".."})).access(&ctx),
             Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
                 path: ctx.workdir.parent().unwrap().to_path_buf()
             })

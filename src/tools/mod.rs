@@ -1,8 +1,11 @@
-//! Tools the model can call: one [`Tool`] trait, one [`ToolRegistry`], one file per tool
-//! with its tests beside it. Adding a tool is one file and one line in
-//! [`ToolRegistry::with_builtins`].
+//! Tools the model can call: one file per tool with its tests beside it, each a
+//! [`TypedTool`] over its own argument type, held as a [`Tool`] by the session's
+//! [`ToolRegistry`] (built, then frozen: `registry.rs`). Adding a tool is one file and
+//! one line in [`ToolRegistryBuilder::with_builtins`].
 //!
-//! A tool declares what a call would touch ([`Tool::access`]) so the agent can apply the
+//! A call's arguments are parsed once ([`Tool::prepare`], against the tool's schema, so
+//! the model gets an error naming the field and the expected shape); the prepared call
+//! declares what it would touch ([`PreparedCall::access`]) so the agent can apply the
 //! approval mode before running it, then runs it. A result is either output for the model
 //! ([`ToolOutput`], which may be an error the model can recover from) or a fatal
 //! [`ToolFatal`]. This module must not know about the model client, frontends or
@@ -15,10 +18,13 @@ pub mod grep;
 pub mod list;
 pub mod path;
 pub mod read_file;
+mod registry;
 pub mod skill;
 pub mod skill_run;
 pub mod skill_tool;
 pub mod write_file;
+
+pub use registry::{LoadedTools, ToolNameCollision, ToolRegistry, ToolRegistryBuilder};
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -28,7 +34,6 @@ use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::llm::ToolSpec;
 use crate::protocol::ApprovalRequestKind;
 
 /// The future a tool call returns.
@@ -187,7 +192,31 @@ pub enum ToolFatal {
     Internal(String),
 }
 
-/// One tool.
+/// One tool, written against its own argument type. The arguments are parsed once, when
+/// the call is prepared ([`Tool::prepare`], provided for every `TypedTool`), and the
+/// parsed value is what `access`, `summary` and `execute` see.
+pub trait TypedTool: Send + Sync {
+    /// The tool's arguments. Parsed by [`parse_args`] against [`TypedTool::parameters`],
+    /// so a missing field or a wrong type is an error the model can act on.
+    type Args: serde::de::DeserializeOwned + Send;
+    /// The name the model calls it by.
+    fn name(&self) -> &str;
+    /// One or two precise sentences: what it does and when to use it.
+    fn description(&self) -> &str;
+    /// JSON schema of the arguments object.
+    fn parameters(&self) -> serde_json::Value;
+    /// What a call with these arguments would touch (reads inside the project unless
+    /// the tool says otherwise).
+    fn access(&self, _args: &Self::Args, _ctx: &ToolContext) -> Access {
+        Access::ReadOnly
+    }
+    /// A few words naming the main argument (path, pattern, command) for frontends.
+    fn summary(&self, args: &Self::Args) -> String;
+    /// Runs the call. Problems the model can fix are an `Ok(ToolOutput::error(..))`.
+    fn execute<'a>(&'a self, args: Self::Args, ctx: &'a ToolContext) -> ToolFuture<'a>;
+}
+
+/// One tool as the registry holds it (object-safe). Every [`TypedTool`] is one.
 pub trait Tool: Send + Sync {
     /// The name the model calls it by.
     fn name(&self) -> &str;
@@ -195,244 +224,72 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &str;
     /// JSON schema of the arguments object.
     fn parameters(&self) -> serde_json::Value;
-    /// What a call with these arguments would touch. Arguments that do not parse are
-    /// `ReadOnly` here: `run` reports the problem to the model.
-    fn access(&self, args: &serde_json::Value, ctx: &ToolContext) -> Access;
-    /// A few words naming the main argument (path, pattern, command) for frontends.
-    fn summary(&self, args: &serde_json::Value) -> String;
-    /// Run the call. Invalid arguments are an `Ok(ToolOutput::error(..))`.
-    fn run<'a>(&'a self, args: serde_json::Value, ctx: &'a ToolContext) -> ToolFuture<'a>;
-}
-
-/// The tools of a session: the fixed tools, in a fixed order (so requests are
-/// byte-identical), followed by the tools that loaded skills bring ([`LoadedTools`]),
-/// in load order. Clones share both lists, so a clone handed to a tool (use_skill)
-/// sees tools registered after it was made.
-#[derive(Clone, Default)]
-pub struct ToolRegistry {
-    fixed: Arc<std::sync::RwLock<Vec<Arc<dyn Tool>>>>,
-    loaded: LoadedTools,
-}
-
-impl std::fmt::Debug for ToolRegistry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.names()).finish()
-    }
-}
-
-impl ToolRegistry {
-    /// An empty registry.
-    pub fn new() -> Self {
-        ToolRegistry::default()
-    }
-
-    /// The built-in coding tools.
-    pub fn with_builtins() -> Self {
-        let mut registry = ToolRegistry::new();
-        registry.register(Arc::new(read_file::ReadFile));
-        registry.register(Arc::new(write_file::WriteFile));
-        registry.register(Arc::new(edit_file::EditFile));
-        registry.register(Arc::new(glob::Glob));
-        registry.register(Arc::new(list::List));
-        registry.register(Arc::new(grep::Grep));
-        registry.register(Arc::new(bash::Bash));
-        registry
-    }
-
-    fn fixed(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<dyn Tool>>> {
-        // Every write is a single push or slot replacement, so a poisoned lock still
-        // holds a consistent list.
-        self.fixed
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Adds a fixed tool at the end; a tool with the same name is replaced in place.
-    pub fn register(&mut self, tool: Arc<dyn Tool>) {
-        let mut fixed = self
-            .fixed
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(slot) = fixed.iter_mut().find(|t| t.name() == tool.name()) {
-            *slot = tool;
-        } else {
-            fixed.push(tool);
+    /// Parses the arguments, once: the call ready for approval and running, or the error
+    /// result for the model (naming the problem and the expected shape).
+    fn prepare(&self, args: serde_json::Value) -> Result<Box<dyn PreparedCall + '_>, ToolOutput>;
+    /// Prepares and runs the call; arguments that do not parse are an
+    /// `Ok(ToolOutput::error(..))`.
+    fn run<'a>(&'a self, args: serde_json::Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        match self.prepare(args) {
+            Ok(call) => call.run(ctx),
+            Err(output) => Box::pin(async move { Ok(output) }),
         }
     }
+}
 
-    /// A new registry with only the fixed tools `keep` says yes to, sharing nothing
-    /// with this one (sub-agents limited to a skill's allowed tools).
-    pub fn filtered(&self, keep: impl Fn(&str) -> bool) -> ToolRegistry {
-        let tools: Vec<Arc<dyn Tool>> = self
-            .fixed()
-            .iter()
-            .filter(|t| keep(t.name()))
-            .cloned()
-            .collect();
-        ToolRegistry {
-            fixed: Arc::new(std::sync::RwLock::new(tools)),
-            loaded: LoadedTools::default(),
-        }
+/// A call whose arguments parsed: what it would touch, how to name it, and running it.
+pub trait PreparedCall: Send {
+    /// What the call would touch, for the approval policy.
+    fn access(&self, ctx: &ToolContext) -> Access;
+    /// A few words naming the main argument, for frontends.
+    fn summary(&self) -> String;
+    /// Runs the call.
+    fn run<'a>(self: Box<Self>, ctx: &'a ToolContext) -> ToolFuture<'a>
+    where
+        Self: 'a;
+}
+
+/// A [`TypedTool`] with its parsed arguments.
+struct Typed<'t, T: TypedTool> {
+    tool: &'t T,
+    args: T::Args,
+}
+
+impl<T: TypedTool> PreparedCall for Typed<'_, T> {
+    fn access(&self, ctx: &ToolContext) -> Access {
+        self.tool.access(&self.args, ctx)
     }
 
-    /// The set of tools loaded skills brought; shared by clones of this registry.
-    pub fn loaded(&self) -> &LoadedTools {
-        &self.loaded
+    fn summary(&self) -> String {
+        self.tool.summary(&self.args)
     }
 
-    /// The tool with this name, fixed or loaded.
-    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        let fixed = self.fixed().iter().find(|t| t.name() == name).cloned();
-        fixed.or_else(|| self.loaded.get(name))
-    }
-
-    /// Names: fixed tools in order, then loaded ones.
-    pub fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.fixed().iter().map(|t| t.name().to_string()).collect();
-        names.extend(self.loaded.names());
-        names
-    }
-
-    /// The specs sent to the model: fixed tools in order, then loaded ones.
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        let mut specs: Vec<ToolSpec> = self.fixed().iter().map(|t| spec_of(t.as_ref())).collect();
-        specs.extend(self.loaded.specs());
-        specs
-    }
-
-    /// Loads `tools` on behalf of skill `owner`. Fails, loading nothing, when a name is
-    /// taken by a fixed tool, by another loaded tool, or twice in `tools`.
-    pub fn load_skill_tools(
-        &self,
-        owner: &str,
-        tools: Vec<Arc<dyn Tool>>,
-    ) -> Result<(), ToolNameCollision> {
-        let fixed: Vec<String> = self.fixed().iter().map(|t| t.name().to_string()).collect();
-        let fixed: Vec<&str> = fixed.iter().map(String::as_str).collect();
-        self.loaded.load(owner, tools, &fixed)
+    fn run<'a>(self: Box<Self>, ctx: &'a ToolContext) -> ToolFuture<'a>
+    where
+        Self: 'a,
+    {
+        let Typed { tool, args } = *self;
+        tool.execute(args, ctx)
     }
 }
 
-fn spec_of(tool: &dyn Tool) -> ToolSpec {
-    ToolSpec {
-        name: tool.name().to_string(),
-        description: tool.description().to_string(),
-        parameters: tool.parameters(),
-    }
-}
-
-/// A skill tool whose name is already taken.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "skill `{owner}` declares tool `{name}`, but {taken_by}; rename it in the skill's tools.json"
-)]
-pub struct ToolNameCollision {
-    /// The skill that tried to load it.
-    pub owner: String,
-    /// The tool name.
-    pub name: String,
-    /// Who has the name ("a built-in tool has that name", "skill `x` already loaded it"...).
-    pub taken_by: String,
-}
-
-struct LoadedTool {
-    owner: String,
-    tool: Arc<dyn Tool>,
-}
-
-/// Tools brought by loaded skills, in load order. Cheap to clone (shared).
-#[derive(Clone, Default)]
-pub struct LoadedTools(Arc<std::sync::Mutex<Vec<LoadedTool>>>);
-
-impl LoadedTools {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<LoadedTool>> {
-        // A panic while holding this lock cannot leave the Vec half-updated (every
-        // update is a single push/retain), so a poisoned lock is safe to use.
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+impl<T: TypedTool> Tool for T {
+    fn name(&self) -> &str {
+        TypedTool::name(self)
     }
 
-    fn load(
-        &self,
-        owner: &str,
-        tools: Vec<Arc<dyn Tool>>,
-        fixed: &[&str],
-    ) -> Result<(), ToolNameCollision> {
-        let mut loaded = self.lock();
-        for (i, tool) in tools.iter().enumerate() {
-            let name = tool.name();
-            let collision = |taken_by: String| ToolNameCollision {
-                owner: owner.to_string(),
-                name: name.to_string(),
-                taken_by,
-            };
-            if fixed.contains(&name) {
-                return Err(collision("a built-in tool has that name".into()));
-            }
-            if let Some(other) = loaded
-                .iter()
-                .find(|l| l.tool.name() == name && l.owner != owner)
-            {
-                return Err(collision(format!(
-                    "skill `{}` already loaded a tool with that name",
-                    other.owner
-                )));
-            }
-            if tools[..i].iter().any(|t| t.name() == name) {
-                return Err(collision("it is declared twice".into()));
-            }
-        }
-        loaded.retain(|l| l.owner != owner);
-        loaded.extend(tools.into_iter().map(|tool| LoadedTool {
-            owner: owner.to_string(),
-            tool,
-        }));
-        Ok(())
+    fn description(&self) -> &str {
+        TypedTool::description(self)
     }
 
-    /// Removes the tools of skill `owner`; returns their names.
-    pub fn unload(&self, owner: &str) -> Vec<String> {
-        let mut loaded = self.lock();
-        let names = loaded
-            .iter()
-            .filter(|l| l.owner == owner)
-            .map(|l| l.tool.name().to_string())
-            .collect();
-        loaded.retain(|l| l.owner != owner);
-        names
+    fn parameters(&self) -> serde_json::Value {
+        TypedTool::parameters(self)
     }
 
-    /// Skills that have tools loaded, in load order, without repeats.
-    pub fn owners(&self) -> Vec<String> {
-        let mut owners: Vec<String> = Vec::new();
-        for l in self.lock().iter() {
-            if !owners.contains(&l.owner) {
-                owners.push(l.owner.clone());
-            }
-        }
-        owners
-    }
-
-    fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        self.lock()
-            .iter()
-            .find(|l| l.tool.name() == name)
-            .map(|l| l.tool.clone())
-    }
-
-    fn names(&self) -> Vec<String> {
-        self.lock()
-            .iter()
-            .map(|l| l.tool.name().to_string())
-            .collect()
-    }
-
-    fn specs(&self) -> Vec<ToolSpec> {
-        self.lock()
-            .iter()
-            .map(|l| spec_of(l.tool.as_ref()))
-            .collect()
+    fn prepare(&self, args: serde_json::Value) -> Result<Box<dyn PreparedCall + '_>, ToolOutput> {
+        let args =
+            parse_args::<T::Args>(TypedTool::name(self), &args, &TypedTool::parameters(self))?;
+        Ok(Box::new(Typed { tool: self, args }))
     }
 }
 
@@ -569,6 +426,13 @@ pub(crate) fn test_tree(files: &[(&str, &str)]) -> (tempfile::TempDir, ToolConte
     (dir, ctx)
 }
 
+/// The call `tool` prepares from `args`, for tests; panics when they do not parse.
+#[cfg(test)]
+pub(crate) fn prepared(tool: &dyn Tool, args: serde_json::Value) -> Box<dyn PreparedCall + '_> {
+    tool.prepare(args)
+        .unwrap_or_else(|e| panic!("{}: arguments refused: {}", tool.name(), e.content))
+}
+
 /// A context for tool tests: canonical `workdir`, default limits, nobody listening.
 #[cfg(test)]
 pub(crate) fn test_context(workdir: &std::path::Path) -> ToolContext {
@@ -582,138 +446,114 @@ pub(crate) fn test_context(workdir: &std::path::Path) -> ToolContext {
 }
 
 #[cfg(test)]
-mod builtin_tests {
+mod typed_tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use serde::Deserialize;
+    use serde_json::json;
+
     use super::*;
 
-    #[test]
-    fn builtins_are_registered_in_order_with_concise_schemas() {
-        let registry = ToolRegistry::with_builtins();
-        assert_eq!(
-            registry.names(),
-            [
-                "read_file",
-                "write_file",
-                "edit_file",
-                "glob",
-                "list",
-                "grep",
-                "bash"
-            ]
-        );
-        let mut total = 0;
-        for spec in registry.specs() {
-            let wire = serde_json::json!({
-                "type": "function",
-                "function": {
-                    "name": spec.name,
-                    "description": spec.description,
-                    "parameters": spec.parameters,
-                }
-            })
-            .to_string();
-            eprintln!("{}: {} bytes", spec.name, wire.len());
-            assert!(
-                wire.len() <= 1024,
-                "{} schema is {} bytes",
-                spec.name,
-                wire.len()
-            );
-            let properties = spec.parameters["properties"].as_object().unwrap();
-            for (name, property) in properties {
-                assert!(property["description"].is_string(), "{}.{name}", spec.name);
-            }
-            total += wire.len();
-        }
-        eprintln!("all tool schemas: {total} bytes");
-        assert!(total <= 6 * 1024, "{total}");
+    /// Times [`Counted`] was deserialized. The other test here never gets that far: its
+    /// arguments fail the schema check first.
+    static PARSES: AtomicUsize = AtomicUsize::new(0);
+
+    /// Arguments that count their own deserializations.
+    struct Counted {
+        path: String,
     }
-}
 
-#[cfg(test)]
-mod loaded_tests {
-    use super::*;
+    impl<'de> Deserialize<'de> for Counted {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            #[derive(Deserialize)]
+            struct Raw {
+                path: String,
+            }
+            PARSES.fetch_add(1, Ordering::SeqCst);
+            Raw::deserialize(d).map(|raw| Counted { path: raw.path })
+        }
+    }
 
-    struct Named(&'static str);
-    impl Tool for Named {
+    struct Touch;
+
+    impl TypedTool for Touch {
+        type Args = Counted;
         fn name(&self) -> &str {
-            self.0
+            "touch"
         }
         fn description(&self) -> &str {
             "test tool"
         }
         fn parameters(&self) -> serde_json::Value {
-            serde_json::json!({"type": "object", "properties": {}})
+            json!({
+                "type": "object",
+                "properties": {"path": {"type": "string", "description": "A path."}},
+                "required": ["path"]
+            })
         }
-        fn access(&self, _: &serde_json::Value, _: &ToolContext) -> Access {
-            Access::ReadOnly
+        fn access(&self, args: &Counted, ctx: &ToolContext) -> Access {
+            Access::NeedsApproval(ApprovalRequestKind::Edit {
+                path: ctx.workdir.join(&args.path),
+                diff: None,
+                outside_project: false,
+            })
         }
-        fn summary(&self, _: &serde_json::Value) -> String {
-            String::new()
+        fn summary(&self, args: &Counted) -> String {
+            format!("touch {}", args.path)
         }
-        fn run<'a>(&'a self, _: serde_json::Value, _: &'a ToolContext) -> ToolFuture<'a> {
-            Box::pin(async { Ok(ToolOutput::ok(self.0)) })
+        fn execute<'a>(&'a self, args: Counted, _: &'a ToolContext) -> ToolFuture<'a> {
+            Box::pin(async move { Ok(ToolOutput::ok(format!("touched {}", args.path))) })
         }
     }
 
-    #[test]
-    fn skill_tools_join_after_the_fixed_ones_and_leave_on_unload() {
-        let registry = ToolRegistry::with_builtins();
-        let shared = registry.clone();
-        registry
-            .load_skill_tools(
-                "pdf",
-                vec![Arc::new(Named("pdf_fill")), Arc::new(Named("pdf_merge"))],
-            )
-            .unwrap();
-        let names = shared.names();
-        assert_eq!(&names[names.len() - 2..], ["pdf_fill", "pdf_merge"]);
-        assert_eq!(shared.specs().len(), 9);
-        assert!(shared.get("pdf_fill").is_some());
-        assert_eq!(registry.loaded().owners(), ["pdf"]);
-        assert_eq!(registry.loaded().unload("pdf"), ["pdf_fill", "pdf_merge"]);
-        assert!(shared.get("pdf_fill").is_none());
-        assert_eq!(shared.specs().len(), 7);
-    }
-
-    #[test]
-    fn collisions_are_refused_whole_and_name_the_culprit() {
-        let registry = ToolRegistry::with_builtins();
-        let e = registry
-            .load_skill_tools("x", vec![Arc::new(Named("ok")), Arc::new(Named("bash"))])
-            .unwrap_err();
-        assert!(
-            e.to_string().contains("`bash`") && e.to_string().contains("built-in"),
-            "{e}"
+    #[tokio::test]
+    async fn arguments_are_parsed_once_for_access_summary_and_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = test_context(dir.path());
+        let tool: Arc<dyn Tool> = Arc::new(Touch);
+        let before = PARSES.load(Ordering::SeqCst);
+        let call = tool.prepare(json!({"path": "a.txt"})).ok().unwrap();
+        assert_eq!(
+            call.access(&ctx),
+            Access::NeedsApproval(ApprovalRequestKind::Edit {
+                path: ctx.workdir.join("a.txt"),
+                diff: None,
+                outside_project: false,
+            })
         );
-        assert!(
-            registry.get("ok").is_none(),
-            "nothing loads when one name collides"
-        );
-        registry
-            .load_skill_tools("a", vec![Arc::new(Named("fill"))])
-            .unwrap();
-        let e = registry
-            .load_skill_tools("b", vec![Arc::new(Named("fill"))])
-            .unwrap_err();
-        assert!(e.to_string().contains("skill `a`"), "{e}");
-        let e = registry
-            .load_skill_tools("c", vec![Arc::new(Named("d")), Arc::new(Named("d"))])
-            .unwrap_err();
-        assert!(e.to_string().contains("twice"), "{e}");
-        // Reloading the same skill replaces its tools.
-        registry
-            .load_skill_tools("a", vec![Arc::new(Named("fill"))])
-            .unwrap();
-        assert_eq!(registry.names().iter().filter(|n| *n == "fill").count(), 1);
+        assert_eq!(call.summary(), "touch a.txt");
+        let out = call.run(&ctx).await.unwrap();
+        assert_eq!(out, ToolOutput::ok("touched a.txt"));
+        assert_eq!(PARSES.load(Ordering::SeqCst) - before, 1);
     }
 
-    #[test]
-    fn filtered_keeps_only_allowed_fixed_tools() {
-        let registry = ToolRegistry::with_builtins();
-        registry
-            .load_skill_tools("a", vec![Arc::new(Named("fill"))])
-            .unwrap();
-        let sub = registry.filtered(|n| n == "read_file" || n == "grep");
-        assert_eq!(sub.names(), ["read_file", "grep"]);
+    #[tokio::test]
+    async fn refused_arguments_are_the_same_error_from_prepare_and_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = test_context(dir.path());
+        let expected = [
+            (
+                json!([1]),
+                "Invalid arguments for touch: arguments must be a JSON object, got an array. \
+                 Expected {\"path\": string}.",
+            ),
+            (
+                json!(null),
+                "Invalid arguments for touch: missing field `path`. Expected {\"path\": string}.",
+            ),
+            (
+                json!({"path": 7}),
+                "Invalid arguments for touch: field `path` must be a string, got an integer. \
+                 Expected {\"path\": string}.",
+            ),
+        ];
+        for (args, message) in expected {
+            let refused = Touch.prepare(args.clone()).err().unwrap();
+            assert_eq!(refused, ToolOutput::error(message), "{args}");
+            assert_eq!(
+                Touch.run(args, &ctx).await.unwrap(),
+                ToolOutput::error(message)
+            );
+        }
     }
 }

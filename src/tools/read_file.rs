@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::path::{Location, ResolvedPath, resolve};
-use super::{Access, Tool, ToolContext, ToolFuture, ToolOutput, parse_args, run_blocking};
+use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking};
 use crate::protocol::ApprovalRequestKind;
 
 /// Lines returned when the model gives no limit.
@@ -28,13 +28,15 @@ const NOTE_RESERVE: usize = 200;
 pub struct ReadFile;
 
 #[derive(Debug, Deserialize)]
-struct Args {
+pub struct Args {
     path: String,
     offset: Option<u64>,
     limit: Option<u64>,
 }
 
-impl Tool for ReadFile {
+impl TypedTool for ReadFile {
+    type Args = Args;
+
     fn name(&self) -> &str {
         "read_file"
     }
@@ -57,31 +59,21 @@ impl Tool for ReadFile {
         })
     }
 
-    fn access(&self, args: &Value, ctx: &ToolContext) -> Access {
-        match parse_args::<Args>(self.name(), args, &self.parameters()) {
-            Ok(args) => read_access(&resolve(&ctx.workdir, &args.path)),
-            Err(_) => Access::ReadOnly,
+    fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
+        read_access(&resolve(&ctx.workdir, &args.path))
+    }
+
+    fn summary(&self, args: &Args) -> String {
+        match args.offset {
+            Some(offset) if offset > 1 => format!("{} from line {offset}", args.path),
+            _ => args.path.clone(),
         }
     }
 
-    fn summary(&self, args: &Value) -> String {
-        let path = args.get("path").and_then(Value::as_str).unwrap_or("?");
-        match args.get("offset").and_then(Value::as_u64) {
-            Some(offset) if offset > 1 => format!("{path} from line {offset}"),
-            _ => path.to_string(),
-        }
-    }
-
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let args: Args = match parse_args(self.name(), &args, &self.parameters()) {
-                Ok(args) => args,
-                Err(output) => return Ok(output),
-            };
-            let resolved = resolve(&ctx.workdir, &args.path);
-            let limits = ctx.limits;
-            run_blocking(move || read(&resolved, &args, limits)).await
-        })
+    fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        let resolved = resolve(&ctx.workdir, &args.path);
+        let limits = ctx.limits;
+        Box::pin(run_blocking(move || read(&resolved, &args, limits)))
     }
 }
 
@@ -295,7 +287,7 @@ fn count_lines(reader: &mut BufReader<File>) -> std::io::Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::test_context;
+    use crate::tools::{Tool, prepared, test_context};
 
     async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
         ReadFile.run(args, ctx).await.unwrap()
@@ -422,18 +414,26 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ctx = test_context(dir.path());
         assert_eq!(
-            ReadFile.access(&json!({"path": "src/x.rs"}), &ctx),
+            prepared(&ReadFile, json!({"path": "src/x.rs"})).access(&ctx),
             Access::ReadOnly
         );
         assert_eq!(
-            ReadFile.access(&json!({"path": "/etc/hosts"}), &ctx),
+            prepared(&ReadFile, json!({"path": "/etc/hosts"})).access(&ctx),
             Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
                 path: "/etc/hosts".into()
             })
         );
-        assert_eq!(ReadFile.access(&json!({"path": 3}), &ctx), Access::ReadOnly);
+        let refused = ReadFile.prepare(json!({"path": 3})).err().unwrap();
         assert_eq!(
-            ReadFile.summary(&json!({"path": "a.rs", "offset": 40})),
+            (refused.is_error, refused.content.as_str()),
+            (
+                true,
+                "Invalid arguments for read_file: field `path` must be a string, got an \
+                 integer. Expected {\"path\": string, \"offset\"?: integer, \"limit\"?: integer}."
+            )
+        );
+        assert_eq!(
+            prepared(&ReadFile, json!({"path": "a.rs", "offset": 40})).summary(),
             "a.rs from line 40"
         );
     }

@@ -29,9 +29,7 @@ use globset::GlobSet;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{
-    Access, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput, parse_args, run_blocking,
-};
+use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, run_blocking};
 use crate::config::CommandLists;
 use crate::exec::{
     self, Capture, Confinement, EnvChange, Exit, Leftovers, Output, Prompts, Request, Sink, Stdin,
@@ -102,8 +100,9 @@ impl SkillRun {
     }
 }
 
+/// The arguments of a `skill_run` call.
 #[derive(Debug, Deserialize)]
-struct Args {
+pub struct Args {
     skill: String,
     command: String,
     cwd: Option<String>,
@@ -136,7 +135,9 @@ enum Program {
     Direct { program: String, args: Vec<String> },
 }
 
-impl Tool for SkillRun {
+impl TypedTool for SkillRun {
+    type Args = Args;
+
     fn name(&self) -> &str {
         "skill_run"
     }
@@ -160,8 +161,8 @@ impl Tool for SkillRun {
         })
     }
 
-    fn access(&self, args: &Value, _ctx: &ToolContext) -> Access {
-        match self.prepare(args) {
+    fn access(&self, args: &Args, _ctx: &ToolContext) -> Access {
+        match self.plan(args) {
             Ok(plan) => Access::NeedsApproval(ApprovalRequestKind::Command {
                 command: plan.shown,
                 cwd: plan.cwd,
@@ -171,9 +172,8 @@ impl Tool for SkillRun {
         }
     }
 
-    fn summary(&self, args: &Value) -> String {
-        let skill = args.get("skill").and_then(Value::as_str).unwrap_or("?");
-        let command = args.get("command").and_then(Value::as_str).unwrap_or("?");
+    fn summary(&self, args: &Args) -> String {
+        let (skill, command) = (&args.skill, &args.command);
         let first_line = command.lines().next().unwrap_or("");
         let mut summary = format!("{skill}: ");
         summary.extend(first_line.chars().take(80));
@@ -183,9 +183,9 @@ impl Tool for SkillRun {
         summary
     }
 
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+    fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            match self.prepare(&args) {
+            match self.plan(&args) {
                 Ok(plan) => execute(plan, ctx).await,
                 Err(output) => Ok(output),
             }
@@ -195,8 +195,7 @@ impl Tool for SkillRun {
 
 impl SkillRun {
     /// Checks a call: arguments, skill, cwd, variables, command lists, patterns.
-    fn prepare(&self, args: &Value) -> Result<Plan, ToolOutput> {
-        let args: Args = parse_args(self.name(), args, &self.parameters())?;
+    fn plan(&self, args: &Args) -> Result<Plan, ToolOutput> {
         let name = args.skill.trim();
         if name.is_empty() || name.contains(['/', '\\']) || name.contains("..") {
             return Err(ToolOutput::error(format!(
@@ -218,7 +217,7 @@ impl SkillRun {
             ))
         })?;
         let cwd = resolve_cwd(&skill_dir, args.cwd.as_deref()).map_err(ToolOutput::error)?;
-        let env = check_env(args.env.unwrap_or_default()).map_err(ToolOutput::error)?;
+        let env = check_env(args.env.clone().unwrap_or_default()).map_err(ToolOutput::error)?;
         if args.command.trim().is_empty() {
             return Err(ToolOutput::error("command is empty"));
         }

@@ -13,9 +13,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::{Access, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput, parse_args};
+use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool};
 use crate::exec::{
     self, Capture, Confinement, EnvChange, Exit, Leftovers, Output, Program, Prompts, Request,
     Sink, Stdin,
@@ -89,7 +89,10 @@ impl SkillTool {
     }
 }
 
-impl Tool for SkillTool {
+impl TypedTool for SkillTool {
+    /// Whatever object the skill's schema describes: it goes to the command as it came.
+    type Args = Map<String, Value>;
+
     fn name(&self) -> &str {
         &self.decl.name
     }
@@ -102,7 +105,7 @@ impl Tool for SkillTool {
         self.decl.parameters.clone()
     }
 
-    fn access(&self, args: &Value, _ctx: &ToolContext) -> Access {
+    fn access(&self, args: &Map<String, Value>, _ctx: &ToolContext) -> Access {
         let mut shown = stdin_json(args);
         if shown.len() > MAX_SHOWN_ARGS {
             let cut = (0..=MAX_SHOWN_ARGS)
@@ -118,7 +121,7 @@ impl Tool for SkillTool {
         })
     }
 
-    fn summary(&self, args: &Value) -> String {
+    fn summary(&self, args: &Map<String, Value>) -> String {
         let mut s: String = stdin_json(args).chars().take(80).collect();
         if s == "{}" {
             s.clear();
@@ -126,11 +129,8 @@ impl Tool for SkillTool {
         s
     }
 
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+    fn execute<'a>(&'a self, args: Map<String, Value>, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            if let Err(out) = parse_args::<Value>(self.name(), &args, &self.decl.parameters) {
-                return Ok(out);
-            }
             let limits = ctx.limits;
             let timeout = self
                 .decl
@@ -142,13 +142,9 @@ impl Tool for SkillTool {
     }
 }
 
-/// The arguments as the command reads them (`null` becomes `{}`).
-fn stdin_json(args: &Value) -> String {
-    if args.is_null() {
-        "{}".to_string()
-    } else {
-        args.to_string()
-    }
+/// The arguments as the command reads them: one line of JSON.
+fn stdin_json(args: &Map<String, Value>) -> String {
+    Value::Object(args.clone()).to_string()
 }
 
 async fn execute(
@@ -211,7 +207,7 @@ fn failure(what: &str, stdout: &str, stderr: &str) -> String {
 mod tests {
     use super::*;
     use crate::skills::bundle::parse;
-    use crate::tools::test_context;
+    use crate::tools::{Tool, prepared, test_context};
     use serde_json::json;
     use std::os::unix::fs::PermissionsExt;
     use std::path::Path;
@@ -370,7 +366,7 @@ mod tests {
         let t = script_tool(&dir);
         let ctx = test_context(&dir);
         assert_eq!(
-            t.access(&json!({"n": 2}), &ctx),
+            prepared(&t, json!({"n": 2})).access(&ctx),
             Access::NeedsApproval(ApprovalRequestKind::Command {
                 command: format!(
                     "{}  # stdin: {{\"n\":2}}",
@@ -381,12 +377,12 @@ mod tests {
         );
         let long = "é".repeat(300);
         let Access::NeedsApproval(ApprovalRequestKind::Command { command, .. }) =
-            t.access(&json!({ "s": long }), &ctx)
+            prepared(&t, json!({ "n": 1, "s": long })).access(&ctx)
         else {
             panic!("not a command")
         };
         assert!(command.ends_with('…') && command.len() < 400, "{command}");
-        assert_eq!(t.summary(&json!({"n": 2})), "{\"n\":2}");
+        assert_eq!(prepared(&t, json!({"n": 2})).summary(), "{\"n\":2}");
         assert_eq!(t.skill(), "demo");
     }
 }

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use similar::{ChangeTag, TextDiff};
 
 use super::path::{ResolvedPath, resolve};
-use super::{Access, Tool, ToolContext, ToolFuture, ToolOutput, parse_args, run_blocking};
+use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking};
 use crate::protocol::ApprovalRequestKind;
 use crate::truncate::truncate_head_tail;
 
@@ -28,13 +28,16 @@ const DIFF_TIMEOUT: Duration = Duration::from_millis(500);
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WriteFile;
 
+/// The arguments of a `write_file` call.
 #[derive(Debug, Deserialize)]
-struct Args {
+pub struct Args {
     path: String,
     content: String,
 }
 
-impl Tool for WriteFile {
+impl TypedTool for WriteFile {
+    type Args = Args;
+
     fn name(&self) -> &str {
         "write_file"
     }
@@ -55,10 +58,7 @@ impl Tool for WriteFile {
         })
     }
 
-    fn access(&self, args: &Value, ctx: &ToolContext) -> Access {
-        let Ok(args) = parse_args::<Args>(self.name(), args, &self.parameters()) else {
-            return Access::ReadOnly;
-        };
+    fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
         let path = resolve(&ctx.workdir, &args.path);
         let old = read_existing(&path.abs).ok().flatten();
         let diff = file_diff(&path.display, old.as_deref(), &args.content);
@@ -68,23 +68,14 @@ impl Tool for WriteFile {
         )
     }
 
-    fn summary(&self, args: &Value) -> String {
-        args.get("path")
-            .and_then(Value::as_str)
-            .unwrap_or("?")
-            .to_string()
+    fn summary(&self, args: &Args) -> String {
+        args.path.clone()
     }
 
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let args: Args = match parse_args(self.name(), &args, &self.parameters()) {
-                Ok(args) => args,
-                Err(output) => return Ok(output),
-            };
-            let path = resolve(&ctx.workdir, &args.path);
-            let max_diff = ctx.limits.max_output_bytes;
-            run_blocking(move || write(&path, &args.content, max_diff)).await
-        })
+    fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        let path = resolve(&ctx.workdir, &args.path);
+        let max_diff = ctx.limits.max_output_bytes;
+        Box::pin(run_blocking(move || write(&path, &args.content, max_diff)))
     }
 }
 
@@ -231,7 +222,7 @@ impl Drop for TempFile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::test_context;
+    use crate::tools::{Tool, prepared, test_context};
     use std::os::unix::fs::PermissionsExt;
 
     async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
@@ -350,7 +341,7 @@ mod tests {
             path,
             diff,
             outside_project,
-        }) = WriteFile.access(&json!({"path": "f.txt", "content": "new\n"}), &ctx)
+        }) = prepared(&WriteFile, json!({"path": "f.txt", "content": "new\n"})).access(&ctx)
         else {
             panic!("expected an edit request");
         };
@@ -360,7 +351,8 @@ mod tests {
             "--- a/f.txt\n+++ b/f.txt\n@@ -1 +1 @@\n-old\n+new\n"
         );
         assert!(!outside_project);
-        let outside = WriteFile.access(&json!({"path": "/tmp/x/y.txt", "content": ""}), &ctx);
+        let outside =
+            prepared(&WriteFile, json!({"path": "/tmp/x/y.txt", "content": ""})).access(&ctx);
         assert!(matches!(
             outside,
             Access::NeedsApproval(ApprovalRequestKind::Edit {
@@ -368,9 +360,11 @@ mod tests {
                 ..
             })
         ));
-        assert_eq!(
-            WriteFile.access(&json!({"path": "f.txt"}), &ctx),
-            Access::ReadOnly
+        let refused = WriteFile.prepare(json!({"path": "f.txt"})).err().unwrap();
+        assert!(
+            refused.is_error && refused.content.contains("missing field `content`"),
+            "{}",
+            refused.content
         );
     }
 }

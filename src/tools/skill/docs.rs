@@ -13,7 +13,7 @@ use super::{SUMMARY_RESERVE, lookup};
 use crate::skills::active::LoadedSkills;
 use crate::skills::docs::{DocPathError, SelectMode, list_docs};
 use crate::skills::{Catalog, Skill};
-use crate::tools::{Access, Tool, ToolContext, ToolFuture, ToolOutput, parse_args, run_blocking};
+use crate::tools::{ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking};
 
 /// Names of documents shown in an error about a bad path.
 const NAMES_IN_ERRORS: usize = 30;
@@ -97,12 +97,15 @@ impl SkillListDocs {
     }
 }
 
+/// The arguments of a `skill_list_docs` call.
 #[derive(Debug, Deserialize)]
-struct ListArgs {
+pub struct ListArgs {
     skill: String,
 }
 
-impl Tool for SkillListDocs {
+impl TypedTool for SkillListDocs {
+    type Args = ListArgs;
+
     fn name(&self) -> &str {
         "skill_list_docs"
     }
@@ -122,23 +125,12 @@ impl Tool for SkillListDocs {
         })
     }
 
-    fn access(&self, _args: &Value, _ctx: &ToolContext) -> Access {
-        Access::ReadOnly
+    fn summary(&self, args: &ListArgs) -> String {
+        args.skill.clone()
     }
 
-    fn summary(&self, args: &Value) -> String {
-        args.get("skill")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    }
-
-    fn run<'a>(&'a self, args: Value, _ctx: &'a ToolContext) -> ToolFuture<'a> {
+    fn execute<'a>(&'a self, args: ListArgs, _ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args = match parse_args::<ListArgs>(self.name(), &args, &self.parameters()) {
-                Ok(a) => a,
-                Err(out) => return Ok(out),
-            };
             let tool = self.clone();
             run_blocking(move || tool.call(&args.skill)).await
         })
@@ -153,8 +145,9 @@ pub struct SkillSelectDocs {
     loaded: LoadedSkills,
 }
 
+/// The arguments of a `skill_select_docs` call.
 #[derive(Debug, Deserialize)]
-struct SelectArgs {
+pub struct SelectArgs {
     skill: String,
     #[serde(default)]
     docs: Vec<String>,
@@ -189,7 +182,9 @@ impl SkillSelectDocs {
     }
 }
 
-impl Tool for SkillSelectDocs {
+impl TypedTool for SkillSelectDocs {
+    type Args = SelectArgs;
+
     fn name(&self) -> &str {
         "skill_select_docs"
     }
@@ -211,22 +206,17 @@ impl Tool for SkillSelectDocs {
         })
     }
 
-    fn access(&self, _args: &Value, _ctx: &ToolContext) -> Access {
-        Access::ReadOnly
+    fn summary(&self, args: &SelectArgs) -> String {
+        let mode = match args.mode {
+            SelectMode::Add => "add",
+            SelectMode::Replace => "replace",
+            SelectMode::Clear => "clear",
+        };
+        format!("{} ({mode})", args.skill)
     }
 
-    fn summary(&self, args: &Value) -> String {
-        let skill = args.get("skill").and_then(Value::as_str).unwrap_or("");
-        let mode = args.get("mode").and_then(Value::as_str).unwrap_or("");
-        format!("{skill} ({mode})")
-    }
-
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+    fn execute<'a>(&'a self, args: SelectArgs, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args = match parse_args::<SelectArgs>(self.name(), &args, &self.parameters()) {
-                Ok(a) => a,
-                Err(out) => return Ok(out),
-            };
             let budget = ctx.limits.max_output_bytes.saturating_sub(SUMMARY_RESERVE);
             let tool = self.clone();
             run_blocking(move || tool.call(args, budget)).await
@@ -241,7 +231,7 @@ mod tests {
 
     use crate::skills::DiscoveryOptions;
     use crate::skills::docs::write_test_skills;
-    use crate::tools::test_context;
+    use crate::tools::{Tool, test_context};
 
     struct Fixture {
         tmp: tempfile::TempDir,

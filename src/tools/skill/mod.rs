@@ -15,7 +15,7 @@ pub mod use_skill;
 use std::sync::Arc;
 
 use super::skill_tool::SkillTool;
-use super::{LoadedTools, Tool, ToolRegistry};
+use super::{LoadedTools, Tool};
 use crate::skills::Catalog;
 use crate::skills::Skill;
 use crate::skills::active::SkillToolSet;
@@ -68,10 +68,10 @@ pub enum BundledTools {
     Failed(String),
 }
 
-/// Loads the tools of `skill`'s `tools.json` into `registry` on the skill's behalf
-/// (`use_skill` does this, and so does the agent for a `/name` invocation). A failure loads none
-/// of them and is logged as a warning.
-pub fn load_bundled_tools(skill: &Skill, registry: &ToolRegistry) -> BundledTools {
+/// Loads the tools of `skill`'s `tools.json` into a registry's loaded set on the skill's
+/// behalf (`use_skill` does this, and so does the agent for a `/name` invocation). A
+/// failure loads none of them and is logged as a warning.
+pub fn load_bundled_tools(skill: &Skill, loaded: &LoadedTools) -> BundledTools {
     let failed = |problem: String| {
         tracing::warn!("skill {}: tools not loaded: {problem}", skill.name);
         BundledTools::Failed(problem)
@@ -97,7 +97,7 @@ pub fn load_bundled_tools(skill: &Skill, registry: &ToolRegistry) -> BundledTool
         .into_iter()
         .map(|d| Arc::new(SkillTool::new(&skill.name, dir.clone(), d)) as Arc<dyn Tool>)
         .collect();
-    match registry.load_skill_tools(&skill.name, tools) {
+    match loaded.load(&skill.name, tools) {
         Ok(()) => BundledTools::Loaded(names),
         Err(collision) => failed(format!("{}: {collision}", path.display())),
     }

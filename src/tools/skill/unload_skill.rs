@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::skills::active::{LoadedSkills, Unloaded};
-use crate::tools::{Access, Tool, ToolContext, ToolFuture, ToolOutput, parse_args};
+use crate::tools::{ToolContext, ToolFuture, ToolOutput, TypedTool};
 
 /// Unloads a skill.
 #[derive(Debug, Clone)]
@@ -16,8 +16,9 @@ pub struct UnloadSkill {
     loaded: LoadedSkills,
 }
 
+/// The arguments of an `unload_skill` call.
 #[derive(Debug, Deserialize)]
-struct Args {
+pub struct Args {
     skill_name: String,
 }
 
@@ -65,7 +66,9 @@ impl UnloadSkill {
     }
 }
 
-impl Tool for UnloadSkill {
+impl TypedTool for UnloadSkill {
+    type Args = Args;
+
     fn name(&self) -> &str {
         "unload_skill"
     }
@@ -85,25 +88,12 @@ impl Tool for UnloadSkill {
         })
     }
 
-    fn access(&self, _args: &Value, _ctx: &ToolContext) -> Access {
-        Access::ReadOnly
+    fn summary(&self, args: &Args) -> String {
+        args.skill_name.clone()
     }
 
-    fn summary(&self, args: &Value) -> String {
-        args.get("skill_name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    }
-
-    fn run<'a>(&'a self, args: Value, _ctx: &'a ToolContext) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let args = match parse_args::<Args>(self.name(), &args, &self.parameters()) {
-                Ok(a) => a,
-                Err(out) => return Ok(out),
-            };
-            Ok(self.call(&args.skill_name))
-        })
+    fn execute<'a>(&'a self, args: Args, _ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move { Ok(self.call(&args.skill_name)) })
     }
 }
 
@@ -113,7 +103,7 @@ mod tests {
     use crate::skills::{Catalog, DiscoveryOptions};
     use crate::tools::ToolRegistry;
     use crate::tools::skill::use_skill::UseSkill;
-    use crate::tools::test_context;
+    use crate::tools::{Tool, test_context};
     use std::path::Path;
     use std::sync::Arc;
 
@@ -143,12 +133,13 @@ mod tests {
             harness9_home: tmp.path().join("home"),
             ..DiscoveryOptions::default()
         }));
-        let mut registry = ToolRegistry::with_builtins();
-        let use_skill = UseSkill::new(catalog).with_registry(registry.clone());
+        let mut builder = crate::tools::ToolRegistryBuilder::with_builtins();
+        let use_skill = UseSkill::new(catalog).with_tools(builder.loaded().clone());
         let loaded = use_skill.loaded();
-        registry.register(Arc::new(use_skill));
+        builder.register(Arc::new(use_skill));
         let unload = UnloadSkill::new(loaded.clone());
-        registry.register(Arc::new(unload.clone()));
+        builder.register(Arc::new(unload.clone()));
+        let registry = builder.freeze();
         let ctx = test_context(tmp.path());
         let has = |r: &ToolRegistry| r.specs().iter().any(|s| s.name == "calc_add");
 

@@ -9,8 +9,8 @@
 //! its final answer is the result. Unknown or invalid names get an error listing the
 //! available ones; a second load of the same skill in a session gets a short note.
 //!
-//! With a registry ([`UseSkill::with_registry`]), a skill's `tools.json` tools join the
-//! registry when it loads (so they travel in the following requests until
+//! With a registry's loaded set ([`UseSkill::with_tools`]), a skill's `tools.json` tools
+//! join the registry when it loads (so they travel in the following requests until
 //! `unload_skill`); a malformed file or a name collision is reported in the result and
 //! the body loads anyway. `docs` / `include_all_docs` append documents' text
 //! ([`crate::skills::docs`]) within the output limit. Loads are recorded in the
@@ -31,8 +31,8 @@ use crate::skills::inline_shell::{InlineShellError, Permission};
 use crate::skills::invoke::{self, InlineShell, PrepareError, Prepared, RunMode};
 use crate::skills::{Catalog, Skill};
 use crate::tools::{
-    Access, ForkError, ForkRequest, Tool, ToolContext, ToolFatal, ToolFuture, ToolOutput,
-    ToolRegistry, parse_args, run_blocking,
+    ForkError, ForkRequest, LoadedTools, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool,
+    run_blocking,
 };
 
 /// Folders of a skill whose files are listed.
@@ -47,13 +47,15 @@ const MAX_LIST_DEPTH: usize = 4;
 pub struct UseSkill {
     catalog: Arc<Catalog>,
     loaded: LoadedSkills,
-    registry: Option<ToolRegistry>,
+    /// Where skills' `tools.json` tools go: the session registry's loaded set.
+    tools: Option<LoadedTools>,
     /// Whether the approval mode lets inline `` !`command` ``s run.
     inline: Permission,
 }
 
+/// The arguments of a `use_skill` call.
 #[derive(Debug, Deserialize)]
-struct Args {
+pub struct Args {
     skill_name: String,
     args: Option<String>,
     docs: Option<Vec<String>>,
@@ -66,7 +68,7 @@ impl UseSkill {
         UseSkill {
             catalog,
             loaded: LoadedSkills::default(),
-            registry: None,
+            tools: None,
             inline: Permission::Refuse("inline commands are off in this session".into()),
         }
     }
@@ -77,7 +79,7 @@ impl UseSkill {
         UseSkill {
             catalog,
             loaded,
-            registry: None,
+            tools: None,
             inline: Permission::Refuse("inline commands are off in this session".into()),
         }
     }
@@ -89,13 +91,12 @@ impl UseSkill {
         self
     }
 
-    /// Loads skills' `tools.json` tools into `registry` (a clone sharing the session's
-    /// loaded set); [`LoadedSkills::clear`] unloads them. Without a registry, bundled
-    /// tools are not loaded.
-    pub fn with_registry(mut self, registry: ToolRegistry) -> Self {
-        self.loaded
-            .attach_tools(Arc::new(registry.loaded().clone()));
-        self.registry = Some(registry);
+    /// Loads skills' `tools.json` tools into `tools`, the session registry's loaded set
+    /// (refusing names its fixed tools have, once it is frozen); [`LoadedSkills::clear`]
+    /// unloads them. Without it, bundled tools are not loaded.
+    pub fn with_tools(mut self, tools: LoadedTools) -> Self {
+        self.loaded.attach_tools(Arc::new(tools.clone()));
+        self.tools = Some(tools);
         self
     }
 
@@ -278,13 +279,14 @@ impl UseSkill {
         }
     }
 
-    /// Loads the skill's bundled tools; `None` when it has none (or no registry).
-    /// The result section and, when the tools could not load, a warning for the user.
+    /// Loads the skill's bundled tools; `None` when it has none (or nowhere to load
+    /// them). The result section and, when the tools could not load, a warning for the
+    /// user.
     fn load_tools(&self, skill: &Skill) -> (Option<String>, Option<String>) {
-        let Some(registry) = self.registry.as_ref() else {
+        let Some(tools) = self.tools.as_ref() else {
             return (None, None);
         };
-        match load_bundled_tools(skill, registry) {
+        match load_bundled_tools(skill, tools) {
             BundledTools::None => (None, None),
             BundledTools::Loaded(names) => (
                 Some(format!(
@@ -375,7 +377,9 @@ fn resource_files(dir: &Path) -> Vec<String> {
     out
 }
 
-impl Tool for UseSkill {
+impl TypedTool for UseSkill {
+    type Args = Args;
+
     fn name(&self) -> &str {
         "use_skill"
     }
@@ -399,23 +403,12 @@ impl Tool for UseSkill {
         })
     }
 
-    fn access(&self, _args: &Value, _ctx: &ToolContext) -> Access {
-        Access::ReadOnly
+    fn summary(&self, args: &Args) -> String {
+        args.skill_name.clone()
     }
 
-    fn summary(&self, args: &Value) -> String {
-        args.get("skill_name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    }
-
-    fn run<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+    fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let args = match parse_args::<Args>(self.name(), &args, &self.parameters()) {
-                Ok(a) => a,
-                Err(out) => return Ok(out),
-            };
             let budget = ctx.limits.max_output_bytes.saturating_sub(SUMMARY_RESERVE);
             let skill = lookup(&self.catalog, &args.skill_name).ok().cloned();
             let mut prepared = None;
@@ -441,7 +434,7 @@ impl Tool for UseSkill {
 mod tests {
     use super::*;
     use crate::skills::DiscoveryOptions;
-    use crate::tools::test_context;
+    use crate::tools::{Tool, test_context};
 
     fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -568,8 +561,9 @@ mod tests {
         );
         assert_eq!(out.content, expected);
         assert_eq!(
-            tool.access(&json!({}), &test_context(tmp.path())),
-            Access::ReadOnly
+            crate::tools::prepared(&tool, json!({"skill_name": "go-refactor"}))
+                .access(&test_context(tmp.path())),
+            crate::tools::Access::ReadOnly
         );
     }
 
@@ -644,7 +638,7 @@ mod tests {
 mod bundle_tests {
     use super::*;
     use crate::skills::DiscoveryOptions;
-    use crate::tools::test_context;
+    use crate::tools::{Tool, ToolRegistry, test_context};
     use std::os::unix::fs::PermissionsExt;
 
     fn write(path: &Path, text: &str) {
@@ -697,7 +691,7 @@ mod bundle_tests {
     async fn bundled_tools_join_the_registry_and_run() {
         let (tmp, catalog) = setup();
         let registry = ToolRegistry::with_builtins();
-        let tool = UseSkill::new(catalog).with_registry(registry.clone());
+        let tool = UseSkill::new(catalog).with_tools(registry.loaded().clone());
         let out = call(&tool, json!({"skill_name": "pdf"}), tmp.path()).await;
         assert!(!out.is_error, "{}", out.content);
         assert!(
@@ -728,13 +722,16 @@ mod bundle_tests {
     #[tokio::test]
     async fn collisions_are_refused_but_the_body_loads() {
         let (tmp, catalog) = setup();
-        let mut registry = ToolRegistry::with_builtins();
-        let tool = UseSkill::new(catalog.clone()).with_registry(registry.clone());
-        // Registered after use_skill got its handle: clones share the fixed tools.
-        registry.register(Arc::new(crate::tools::skill_run::SkillRun::new(
+        let mut builder = crate::tools::ToolRegistryBuilder::with_builtins();
+        let tool = UseSkill::new(catalog.clone()).with_tools(builder.loaded().clone());
+        // Registered after use_skill got its handle: the loaded set learns every fixed
+        // name when the registry is frozen.
+        builder.register(Arc::new(crate::tools::skill_run::SkillRun::new(
             catalog,
             Default::default(),
         )));
+        builder.register(Arc::new(tool.clone()));
+        let registry = builder.freeze();
         call(&tool, json!({"skill_name": "pdf"}), tmp.path()).await;
         let out = call(&tool, json!({"skill_name": "twin"}), tmp.path()).await;
         assert!(!out.is_error);
@@ -788,7 +785,7 @@ mod bundle_tests {
         let tools_json = tmp.path().join("skills/pdf/tools.json");
         write(&tools_json, "[{\"name\": \"bad name\"");
         let registry = ToolRegistry::with_builtins();
-        let tool = UseSkill::new(catalog).with_registry(registry.clone());
+        let tool = UseSkill::new(catalog).with_tools(registry.loaded().clone());
         let out = call(&tool, json!({"skill_name": "pdf"}), tmp.path()).await;
         assert!(!out.is_error);
         assert!(out.content.contains("pdf body"));

@@ -2,7 +2,15 @@
 //! the allow and deny lists.
 use super::*;
 use crate::skills::DiscoveryOptions;
-use crate::tools::test_context;
+use crate::tools::{Tool, prepared, test_context};
+
+/// What a call would touch; a call whose arguments do not parse asks for nothing.
+fn access(tool: &SkillRun, args: &Value, ctx: &ToolContext) -> Access {
+    match tool.prepare(args.clone()) {
+        Ok(call) => call.access(ctx),
+        Err(_) => Access::ReadOnly,
+    }
+}
 use tokio::time::Instant;
 
 /// A skills root with skill `demo` (with a `scripts/` folder) and `other`.
@@ -172,7 +180,7 @@ async fn refuses_escapes_unknown_skills_and_reserved_variables() {
         (json!({"skill": "demo"}), "missing field `command`"),
     ];
     for (args, expected) in cases {
-        assert_eq!(tool.access(&args, &ctx), Access::ReadOnly, "{args}");
+        assert_eq!(access(&tool, &args, &ctx), Access::ReadOnly, "{args}");
         let out = tool.run(args.clone(), &ctx).await.unwrap();
         assert!(out.is_error, "{args}");
         assert!(out.content.contains(expected), "{args}: {}", out.content);
@@ -193,17 +201,22 @@ async fn access_declares_the_command_with_its_variables_and_folder() {
     let f = fixture();
     let tool = f.tool(unrestricted());
     assert_eq!(
-        tool.access(
-            &json!({"skill": "demo", "command": "./run.sh", "cwd": "scripts", "env": {"MODE": "fast lane"}}),
-            &f.ctx()
-        ),
+        prepared(
+            &tool,
+            json!({"skill": "demo", "command": "./run.sh", "cwd": "scripts", "env": {"MODE": "fast lane"}})
+        )
+        .access(&f.ctx()),
         Access::NeedsApproval(ApprovalRequestKind::Command {
             command: "MODE='fast lane' ./run.sh".into(),
             cwd: f.demo_dir.join("scripts"),
         })
     );
     assert_eq!(
-        tool.summary(&json!({"skill": "demo", "command": "make all\nmake test"})),
+        prepared(
+            &tool,
+            json!({"skill": "demo", "command": "make all\nmake test"})
+        )
+        .summary(),
         "demo: make all ..."
     );
 }
@@ -395,7 +408,7 @@ fn lists(allowed: Option<&[&str]>, denied: Option<&[&str]>) -> CommandLists {
 async fn allow_list_runs_listed_plain_commands_without_a_shell() {
     let f = fixture();
     let tool = f.tool(lists(Some(&["echo", "printf"]), None));
-    assert!(tool.description().contains("Allowed: echo, printf."));
+    assert!(TypedTool::description(&tool).contains("Allowed: echo, printf."));
     let ctx = f.ctx();
     let out = tool
         .run(
@@ -412,7 +425,7 @@ async fn allow_list_runs_listed_plain_commands_without_a_shell() {
         .unwrap();
     assert_eq!(report(&out)["stdout"], "hi\n");
     assert!(matches!(
-        tool.access(&json!({"skill": "demo", "command": "echo hi"}), &ctx),
+        prepared(&tool, json!({"skill": "demo", "command": "echo hi"})).access(&ctx),
         Access::NeedsApproval(_)
     ));
 
@@ -436,7 +449,7 @@ async fn allow_list_runs_listed_plain_commands_without_a_shell() {
     ];
     for (command, expected) in refused {
         let args = json!({"skill": "demo", "command": command});
-        assert_eq!(tool.access(&args, &ctx), Access::ReadOnly, "{command}");
+        assert_eq!(access(&tool, &args, &ctx), Access::ReadOnly, "{command}");
         let out = tool.run(args, &ctx).await.unwrap();
         assert!(out.is_error, "{command}");
         let expected = expected.replace("`` ` ``", "```");
@@ -510,9 +523,9 @@ fn schema_is_concise() {
         let wire = json!({
             "type": "function",
             "function": {
-                "name": tool.name(),
-                "description": tool.description(),
-                "parameters": tool.parameters(),
+                "name": TypedTool::name(&tool),
+                "description": TypedTool::description(&tool),
+                "parameters": TypedTool::parameters(&tool),
             }
         })
         .to_string();
