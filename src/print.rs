@@ -11,7 +11,9 @@ use std::time::Instant;
 use serde_json::json;
 
 use crate::agent::AgentHandle;
-use crate::protocol::{ApprovalRequestKind, ErrorKind, Event, Op, ToolStatus, TurnOutcome, Usage};
+use crate::protocol::{
+    ApprovalRequestKind, ErrorKind, Event, Location, Op, ToolStatus, TurnOutcome, Usage,
+};
 use crate::sink::{ReaderState, ReaderWatch, Sink};
 
 /// Version of the JSON output schema (bumped on incompatible changes). Version 2: the
@@ -413,7 +415,7 @@ pub fn describe_request(request: &ApprovalRequestKind) -> String {
         }
         ApprovalRequestKind::Edit {
             path,
-            outside_project: false,
+            location: Location::Inside,
             ..
         } => format!(
             "edit of {} needs approval; allow edits with --approval-mode auto-edit",

@@ -81,14 +81,24 @@ pub enum ApprovalRequestKind {
         path: PathBuf,
         /// A unified diff of the change, when it could be computed in advance.
         diff: Option<String>,
-        /// True when the path lies outside the project directory.
-        outside_project: bool,
+        /// Inside or outside the project directory.
+        location: Location,
     },
     /// Read something outside the project directory.
     ReadOutside {
         /// The path outside the project.
         path: PathBuf,
     },
+}
+
+/// Where a path lies relative to the project directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Location {
+    /// Inside the project directory (or the directory itself), after following symlinks.
+    Inside,
+    /// Outside the project directory: reaching it needs approval.
+    Outside,
 }
 
 /// How calls that change things are approved.

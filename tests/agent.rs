@@ -349,7 +349,7 @@ async fn frontend_approvals_run_deny_with_reason_and_remember_always() {
     assert_eq!(call_id, "w1");
     let ApprovalRequestKind::Edit {
         diff: Some(diff),
-        outside_project: false,
+        location: harness9::protocol::Location::Inside,
         ..
     } = request
     else {

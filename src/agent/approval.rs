@@ -9,7 +9,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::agent::{ApprovalMode, Approver};
-use crate::protocol::{ApprovalDecision, ApprovalRequestKind};
+use crate::protocol::{ApprovalDecision, ApprovalRequestKind, Location};
 use crate::tools::Access;
 
 /// What to do with a call before running it.
@@ -84,15 +84,18 @@ impl ApprovalPolicy {
             (
                 ApprovalMode::AutoEdit,
                 ApprovalRequestKind::Edit {
-                    outside_project, ..
+                    location: Location::Inside,
+                    ..
                 },
-            ) => !outside_project,
+            ) => true,
             (
                 _,
                 ApprovalRequestKind::Edit {
-                    outside_project, ..
+                    location: Location::Inside,
+                    ..
                 },
-            ) => grants.edits_in_project && !outside_project,
+            ) => grants.edits_in_project,
+            (_, ApprovalRequestKind::Edit { .. }) => false,
             (_, ApprovalRequestKind::ReadOutside { .. }) => grants.reads_outside,
         }
     }
@@ -124,7 +127,7 @@ impl ApprovalPolicy {
             }
             ApprovalRequestKind::Edit {
                 path,
-                outside_project: false,
+                location: Location::Inside,
                 ..
             } => (
                 format!("editing {}", path.display()),
@@ -176,7 +179,11 @@ mod tests {
         Access::NeedsApproval(ApprovalRequestKind::Edit {
             path: PathBuf::from("/p/a.rs"),
             diff: None,
-            outside_project: outside,
+            location: if outside {
+                Location::Outside
+            } else {
+                Location::Inside
+            },
         })
     }
 

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use crate::print::{
     Activity, HeadlessRenderer, OutputFormat, TextDelivery, TurnReport, describe_request,
 };
-use crate::protocol::{ApprovalRequestKind, Event, Usage};
+use crate::protocol::{ApprovalRequestKind, Event, Location, Usage};
 use crate::skills::active::LoadedSkills;
 use crate::skills::{Catalog, listing};
 
@@ -171,9 +171,9 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
             ApprovalRequestKind::Edit {
                 path,
                 diff,
-                outside_project,
+                location,
             } => {
-                let place = if *outside_project {
+                let place = if *location == Location::Outside {
                     " (outside the project)"
                 } else {
                     ""

@@ -438,7 +438,7 @@ fn closest_region(content: &str, old: &str) -> Option<Closest> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ApprovalRequestKind;
+    use crate::protocol::{ApprovalRequestKind, Location};
     use crate::tools::{Tool, prepared, test_context};
     use std::fs;
 
@@ -640,14 +640,14 @@ mod tests {
         let Access::NeedsApproval(ApprovalRequestKind::Edit {
             path,
             diff,
-            outside_project,
+            location,
         }) = access
         else {
             panic!("expected an edit request: {access:?}");
         };
         assert_eq!(path, ctx.workdir.join("main.rs"));
         assert!(diff.unwrap().contains("-fn other() {\n+fn renamed() {\n"));
-        assert!(!outside_project);
+        assert_eq!(location, Location::Inside);
         // Nothing written by access().
         assert_eq!(file(&ctx), SOURCE);
         let failing = prepared(

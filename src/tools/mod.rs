@@ -8,8 +8,10 @@
 //! declares what it would touch ([`PreparedCall::access`]) so the agent can apply the
 //! approval mode before running it, then runs it. A result is either output for the model
 //! ([`ToolOutput`], which may be an error the model can recover from) or a fatal
-//! [`ToolFatal`]. This module must not know about the model client, frontends or
-//! terminals; it knows the project directory and a cancellation token, nothing more.
+//! [`ToolFatal`]. Of the model client it knows only the plain [`ToolSpec`] it hands over
+//! (name, description, schema); it must not know requests, streaming, frontends or
+//! terminals. A tool sees the project directory, a cancellation token, limits, a live
+//! output channel and (for forked skills) a [`Forker`], nothing more.
 
 pub mod bash;
 pub mod edit_file;
@@ -447,6 +449,7 @@ pub(crate) fn test_context(workdir: &std::path::Path) -> ToolContext {
 
 #[cfg(test)]
 mod typed_tests {
+    use crate::protocol::Location;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use serde::Deserialize;
@@ -495,7 +498,7 @@ mod typed_tests {
             Access::NeedsApproval(ApprovalRequestKind::Edit {
                 path: ctx.workdir.join(&args.path),
                 diff: None,
-                outside_project: false,
+                location: Location::Inside,
             })
         }
         fn summary(&self, args: &Counted) -> String {
@@ -518,7 +521,7 @@ mod typed_tests {
             Access::NeedsApproval(ApprovalRequestKind::Edit {
                 path: ctx.workdir.join("a.txt"),
                 diff: None,
-                outside_project: false,
+                location: Location::Inside,
             })
         );
         assert_eq!(call.summary(), "touch a.txt");

@@ -8,14 +8,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
-/// Where a resolved path lies relative to the project directory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Location {
-    /// Inside the project directory (or the directory itself), after following symlinks.
-    Inside,
-    /// Outside the project directory: reaching it needs approval.
-    Outside,
-}
+// Where a path lies is a protocol value: approval requests carry it.
+pub use crate::protocol::Location;
 
 /// A path argument resolved against the project directory.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -84,7 +84,7 @@ pub(crate) fn edit_access(path: &ResolvedPath, diff: Option<String>) -> Access {
     Access::NeedsApproval(ApprovalRequestKind::Edit {
         path: path.abs.clone(),
         diff,
-        outside_project: path.is_outside(),
+        location: path.location,
     })
 }
 
@@ -222,6 +222,7 @@ impl Drop for TempFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::Location;
     use crate::tools::{Tool, prepared, test_context};
     use std::os::unix::fs::PermissionsExt;
 
@@ -340,7 +341,7 @@ mod tests {
         let Access::NeedsApproval(ApprovalRequestKind::Edit {
             path,
             diff,
-            outside_project,
+            location,
         }) = prepared(&WriteFile, json!({"path": "f.txt", "content": "new\n"})).access(&ctx)
         else {
             panic!("expected an edit request");
@@ -350,13 +351,13 @@ mod tests {
             diff.unwrap(),
             "--- a/f.txt\n+++ b/f.txt\n@@ -1 +1 @@\n-old\n+new\n"
         );
-        assert!(!outside_project);
+        assert_eq!(location, Location::Inside);
         let outside =
             prepared(&WriteFile, json!({"path": "/tmp/x/y.txt", "content": ""})).access(&ctx);
         assert!(matches!(
             outside,
             Access::NeedsApproval(ApprovalRequestKind::Edit {
-                outside_project: true,
+                location: Location::Outside,
                 ..
             })
         ));

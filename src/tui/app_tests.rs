@@ -238,7 +238,7 @@ fn approval_overlay_answers_and_denies_with_reason() {
             diff: Some(
                 "--- a/main.go\n+++ b/main.go\n@@ -1 +1 @@\n-var x = 1\n+var count = 1\n".into(),
             ),
-            outside_project: false,
+            location: crate::protocol::Location::Inside,
         },
     });
     assert_snapshot!("approval", h.screen(70, 16));

@@ -17,7 +17,7 @@ use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Widget, Wrap};
 
 use super::cells::diff_lines;
 use super::wrap::{sanitize, wrap_lines};
-use crate::protocol::{ApprovalDecision, ApprovalRequestKind};
+use crate::protocol::{ApprovalDecision, ApprovalRequestKind, Location};
 
 /// One request waiting for an answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -167,13 +167,13 @@ impl ApprovalOverlay {
             ApprovalRequestKind::Edit {
                 path,
                 diff,
-                outside_project,
+                location,
             } => {
                 let mut lines = vec![Line::from(vec![
                     Span::raw("edit "),
                     Span::styled(path.display().to_string(), bold),
                 ])];
-                if *outside_project {
+                if *location == Location::Outside {
                     lines.push(Line::styled("this file is outside the project", warn));
                 }
                 match diff {
@@ -298,7 +298,7 @@ mod tests {
                     "--- a/main.go\n+++ b/main.go\n@@ -1,2 +1,2 @@\n package main\n-var x = 1\n+var count = 1\n"
                         .into(),
                 ),
-                outside_project: false,
+                location: Location::Inside,
             },
         }
     }
