@@ -18,7 +18,7 @@ use crate::tools::skill::{BundledTools, load_bundled_tools};
 use crate::tools::{ForkError, ForkRequest};
 
 /// Whether inline commands may run under an approval mode (before looking at where a
-/// skill comes from: see [`inline_shell::permission_for`]).
+/// skill comes from: see [`crate::skills::inline_shell::permission_for`]).
 pub fn mode_permission(mode: ApprovalMode) -> Permission {
     match mode {
         ApprovalMode::FullAuto => Permission::Run,
@@ -111,14 +111,7 @@ pub async fn run_skill(
     ctx.events.emit(Event::TurnStarted {
         text: typed.clone(),
     });
-    let request = ForkRequest {
-        skill: skill.name.clone(),
-        instructions,
-        task,
-        allowed_tools: (!skill.frontmatter.allowed_tools.is_empty())
-            .then(|| skill.frontmatter.allowed_tools.clone()),
-        parent_call_id: None,
-    };
+    let request = ForkRequest::for_skill(skill, instructions, task);
     let (result, usage) = run_fork(ctx, &state.model.clone(), state.policy.clone(), request).await;
     state.usage.add(&usage);
     ctx.events.emit(Event::Usage {

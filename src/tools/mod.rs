@@ -82,6 +82,21 @@ pub struct ForkRequest {
     pub parent_call_id: Option<String>,
 }
 
+impl ForkRequest {
+    /// A request to run `skill` (prepared into `instructions`) on `task`, limited to its
+    /// `allowed-tools` when it names any.
+    pub fn for_skill(skill: &crate::skills::Skill, instructions: String, task: String) -> Self {
+        let allowed = &skill.frontmatter.allowed_tools;
+        ForkRequest {
+            skill: skill.name.clone(),
+            instructions,
+            task,
+            allowed_tools: (!allowed.is_empty()).then(|| allowed.clone()),
+            parent_call_id: None,
+        }
+    }
+}
+
 /// How a sub-agent ended, when it did not produce an answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ForkError {

@@ -104,13 +104,9 @@ mod tests {
     use crate::tools::ToolRegistry;
     use crate::tools::skill::use_skill::UseSkill;
     use crate::tools::{Tool, test_context};
-    use std::path::Path;
     use std::sync::Arc;
 
-    fn write(path: &Path, text: &str) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    use crate::test_support::write;
 
     #[tokio::test]
     async fn tools_appear_after_use_skill_and_disappear_after_unload() {

@@ -135,14 +135,7 @@ impl UseSkill {
                 return Ok(ToolOutput::error(format!("{e}; the skill was not run.")));
             }
         };
-        let request = ForkRequest {
-            skill: skill.name.clone(),
-            instructions,
-            task,
-            allowed_tools: (!skill.frontmatter.allowed_tools.is_empty())
-                .then(|| skill.frontmatter.allowed_tools.clone()),
-            parent_call_id: None,
-        };
+        let request = ForkRequest::for_skill(skill, instructions, task);
         match forker.fork(request).await {
             Ok(answer) => Ok(ToolOutput::ok(format!(
                 "<skill-result name=\"{}\">\n{answer}\n</skill-result>\n(Skill \"{}\" ran in a sub-agent; this is its final answer.)",
@@ -436,10 +429,7 @@ mod tests {
     use crate::skills::DiscoveryOptions;
     use crate::tools::{Tool, test_context};
 
-    fn write(path: &Path, text: &str) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    use crate::test_support::write;
 
     fn setup() -> (tempfile::TempDir, Arc<Catalog>) {
         let tmp = tempfile::tempdir().unwrap();
@@ -641,10 +631,7 @@ mod bundle_tests {
     use crate::tools::{Tool, ToolRegistry, test_context};
     use std::os::unix::fs::PermissionsExt;
 
-    fn write(path: &Path, text: &str) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    use crate::test_support::write;
 
     /// Skill `pdf` with an echoing tool `pdf_echo`, skill `twin` with a tool of the same
     /// name, and skill `plain` with documents and no tools.
