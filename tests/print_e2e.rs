@@ -308,7 +308,11 @@ fn stream_json_starts_with_start_even_before_skill_warnings() {
         text_of(&out.stdout).lines().next(),
         Some(r#"{"type":"start","schema_version":2}"#)
     );
-    assert!(text_of(&out.stdout).lines().all(|l| l.starts_with(r#"{"type":""#)));
+    assert!(
+        text_of(&out.stdout)
+            .lines()
+            .all(|l| l.starts_with(r#"{"type":""#))
+    );
     assert!(
         events.iter().filter(|e| e["type"] == "warning").count() >= 2,
         "{events:?}"
