@@ -3,14 +3,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::io::Write;
 
 use std::process::{Command, Output, Stdio};
 
+use crate::support::*;
 use serde_json::Value;
-use support::*;
 
 struct Run {
     home: tempfile::TempDir,

@@ -5,16 +5,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
+use crate::support::*;
 use harness9::agent::{ApprovalMode, Approver};
 use harness9::config::{Config, EndpointNeed, OllamaProbe, Overrides};
 use harness9::protocol::{Event, Op, TurnOutcome};
 use serde_json::Value;
-use support::*;
 
 const WAIT: Duration = Duration::from_secs(20);
 

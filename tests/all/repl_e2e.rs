@@ -6,16 +6,14 @@
 // Test helpers outside #[test] functions fail loudly too.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
+use crate::support::{MockServer, finish, http_error, sse, text, tool_call};
 use serde_json::Value;
-use support::{MockServer, finish, http_error, sse, text, tool_call};
 use tempfile::TempDir;
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -90,12 +88,12 @@ fn run_piped(server: &MockServer, dirs: &Dirs, extra: &[&str], stdin: &str) -> O
     }
 }
 
-fn answer(s: &str) -> support::Reply {
+fn answer(s: &str) -> crate::support::Reply {
     sse(vec![text(s), finish("stop")])
 }
 
 /// The text of the last user message of a request.
-fn last_user_message(request: &support::RecordedRequest) -> String {
+fn last_user_message(request: &crate::support::RecordedRequest) -> String {
     request
         .messages()
         .iter()
@@ -562,7 +560,7 @@ fn terminal_history_completion_and_ctrl_c() {
 }
 
 /// The content of the tool result for `call_id` in a request.
-fn tool_result(request: &support::RecordedRequest, call_id: &str) -> String {
+fn tool_result(request: &crate::support::RecordedRequest, call_id: &str) -> String {
     request
         .messages()
         .iter()

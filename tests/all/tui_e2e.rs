@@ -12,15 +12,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::{MockServer, finish, sse, text, tool_call};
 use serde_json::Value;
-use support::{MockServer, finish, sse, text, tool_call};
 use tempfile::TempDir;
 
 const DEADLINE: Duration = Duration::from_secs(30);

@@ -4,18 +4,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::path::Path;
 use std::time::Duration;
 
+use crate::support::*;
 use harness9::agent::{AgentHandle, Approver};
 use harness9::config::{Config, EndpointNeed, OllamaProbe, Overrides};
 use harness9::protocol::{
     ApprovalDecision, ApprovalRequestKind, ErrorKind, Event, Op, ToolStatus, TurnOutcome,
 };
 use serde_json::Value;
-use support::*;
 
 const WAIT: Duration = Duration::from_secs(20);
 
