@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use crate::support::{MockServer, finish, http_error, sse, text, tool_call};
+use crate::support::{MockServer, finish, http_error, skill, sse, text, tool_call};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -154,13 +154,13 @@ fn a_skill_slash_command_sends_the_body_and_the_arguments() {
     let server = MockServer::start(vec![answer("reviewed"), answer("again")]);
     let dirs = Dirs::new();
     let skills = tempfile::tempdir().unwrap();
-    let skill = skills.path().join("review");
-    std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
-        "---\nname: review\ndescription: Review a file for bugs\n---\nReview the code carefully.\n",
-    )
-    .unwrap();
+    skill(
+        skills.path(),
+        "review",
+        "Review a file for bugs",
+        "",
+        "Review the code carefully.\n",
+    );
     let out = run_piped(
         &server,
         &dirs,

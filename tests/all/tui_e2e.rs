@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::support::{MockServer, finish, sse, text, tool_call};
+use crate::support::{MockServer, finish, skill, sse, text, tool_call};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -297,13 +297,13 @@ fn a_prompt_streams_the_answer() {
 fn a_skill_slash_command_sends_the_skill_with_its_arguments() {
     let server = MockServer::start(vec![sse(vec![text("Refactored."), finish("stop")])]);
     let mut tui = Tui::spawn(&server, &["--skills-dir", "team-skills"], |_, work| {
-        let dir = work.join("team-skills/go-refactor");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("SKILL.md"),
-            "---\nname: go-refactor\ndescription: Refactor Go code the team's way\n---\nFollow the team's Go style guide.\n",
-        )
-        .unwrap();
+        skill(
+            &work.join("team-skills"),
+            "go-refactor",
+            "Refactor Go code the team's way",
+            "",
+            "Follow the team's Go style guide.\n",
+        );
     });
     tui.wait_ready();
     tui.type_text("/go-re");

@@ -17,9 +17,21 @@
 //! binary under test never hangs. Other paths get a 404. Every request is recorded. The
 //! server runs on its own thread with its own runtime, so it works from `#[test]` and
 //! `#[tokio::test]` alike, and stays up until the `MockServer` is dropped.
+//!
+//! Beside the server: [`SessionBuilder`] and [`Session`] (a real session through the
+//! library, driven with `Op`s) and the file fixtures [`write`], [`skill_md`], [`skill`]
+//! and [`corpus_dir`].
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code)]
+
+mod fixture;
+mod session;
+
+pub use fixture::*;
+// benches/e2e.rs includes this file too and drives the binary, not a session.
+#[allow(unused_imports)]
+pub use session::*;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
