@@ -92,17 +92,6 @@ fn answer(s: &str) -> crate::support::Reply {
     sse(vec![text(s), finish("stop")])
 }
 
-/// The text of the last user message of a request.
-fn last_user_message(request: &crate::support::RecordedRequest) -> String {
-    request
-        .messages()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
 #[test]
 fn several_turns_in_one_run_share_the_conversation() {
     let server = MockServer::start(vec![answer("one"), answer("two"), answer("three")]);
@@ -112,7 +101,7 @@ fn several_turns_in_one_run_share_the_conversation() {
     assert_eq!(out.stdout, "one\ntwo\nthree\n");
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
-    assert_eq!(last_user_message(&requests[0]), "first");
+    assert_eq!(requests[0].last_user_text(), "first");
     let roles_and_text: Vec<(String, String)> = requests[2]
         .messages()
         .iter()
@@ -143,10 +132,7 @@ fn a_line_ending_in_backslash_continues_on_the_next() {
     let dirs = Dirs::new();
     let out = run_piped(&server, &dirs, &[], "line one \\\nline two\n");
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
-    assert_eq!(
-        last_user_message(&server.requests()[0]),
-        "line one \nline two"
-    );
+    assert_eq!(server.requests()[0].last_user_text(), "line one \nline two");
 }
 
 #[test]
@@ -171,11 +157,11 @@ fn a_skill_slash_command_sends_the_body_and_the_arguments() {
     assert_eq!(out.stdout, "reviewed\nagain\n");
     let requests = server.requests();
     assert_eq!(
-        last_user_message(&requests[0]),
+        requests[0].last_user_text(),
         "Review the code carefully.\n\nmain.go"
     );
     assert_eq!(
-        last_user_message(&requests[1]),
+        requests[1].last_user_text(),
         "Review the code carefully.\n\nlib.rs"
     );
 }
@@ -194,7 +180,7 @@ fn an_unknown_command_is_reported_and_the_next_line_answered() {
     assert_eq!(out.stdout, "hello back\n");
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
-    assert_eq!(last_user_message(&requests[0]), "hello");
+    assert_eq!(requests[0].last_user_text(), "hello");
 }
 
 #[test]

@@ -230,16 +230,10 @@ impl Tui {
     }
 }
 
+/// The text of the last user message of the last chat request.
 fn last_user_message(server: &MockServer) -> String {
     let requests = server.chat_requests();
-    let request = requests.last().expect("a chat request");
-    request
-        .messages()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str().map(str::to_string))
-        .unwrap_or_default()
+    requests.last().expect("a chat request").last_user_text()
 }
 
 #[test]

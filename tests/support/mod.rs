@@ -461,6 +461,16 @@ impl RecordedRequest {
             .cloned()
             .unwrap_or_default()
     }
+
+    /// The text of the last user message (empty when there is none).
+    pub fn last_user_text(&self) -> String {
+        self.messages()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .and_then(|m| m["content"].as_str().map(str::to_string))
+            .unwrap_or_default()
+    }
 }
 
 // ---------------------------------------------------------------------------------------
