@@ -47,14 +47,10 @@ fn command(server: &MockServer, home: &Path, workdir: &Path, prompt: &str) -> Co
 
 fn make_skills(root: &Path, n: usize) {
     for i in 0..n {
-        let dir = root.join(format!("skills/skill-{i:05}"));
-        std::fs::create_dir_all(&dir).unwrap();
+        let name = format!("skill-{i:05}");
+        let description = format!("Use when doing task number {i} of the generated set");
         let body = "Follow these steps carefully.\n".repeat(100);
-        std::fs::write(
-            dir.join("SKILL.md"),
-            format!("---\nname: skill-{i:05}\ndescription: Use when doing task number {i} of the generated set\n---\n{body}"),
-        )
-        .unwrap();
+        skill(&root.join("skills"), &name, &description, "", &body);
     }
 }
 

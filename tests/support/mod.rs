@@ -17,9 +17,21 @@
 //! binary under test never hangs. Other paths get a 404. Every request is recorded. The
 //! server runs on its own thread with its own runtime, so it works from `#[test]` and
 //! `#[tokio::test]` alike, and stays up until the `MockServer` is dropped.
+//!
+//! Beside the server: [`SessionBuilder`] and [`Session`] (a real session through the
+//! library, driven with `Op`s) and the file fixtures [`write`], [`skill_md`], [`skill`]
+//! and [`corpus_dir`].
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code)]
+
+mod fixture;
+mod session;
+
+pub use fixture::*;
+// benches/e2e.rs includes this file too and drives the binary, not a session.
+#[allow(unused_imports)]
+pub use session::*;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -447,6 +459,16 @@ impl RecordedRequest {
         self.body["messages"]
             .as_array()
             .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The text of the last user message (empty when there is none).
+    pub fn last_user_text(&self) -> String {
+        self.messages()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .and_then(|m| m["content"].as_str().map(str::to_string))
             .unwrap_or_default()
     }
 }

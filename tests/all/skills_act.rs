@@ -4,98 +4,30 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::path::Path;
-use std::time::Duration;
 
-use harness9::agent::{AgentHandle, ApprovalMode, Approver};
-use harness9::config::{Config, EndpointNeed, OllamaProbe, Overrides};
+use crate::support::*;
+use harness9::agent::ApprovalMode;
 use harness9::protocol::{ErrorKind, Event, Op, TurnOutcome};
 use serde_json::Value;
-use support::*;
 
-const WAIT: Duration = Duration::from_secs(20);
-
-struct Session {
-    handle: AgentHandle,
-    events: Vec<Event>,
-    _home: tempfile::TempDir,
+/// A skill in `{root}/skills/{name}` described as "The {name} skill".
+fn write_skill(root: &Path, name: &str, extra: &str, body: &str) {
+    skill(
+        &root.join("skills"),
+        name,
+        &format!("The {name} skill"),
+        extra,
+        body,
+    );
 }
 
-fn write_skill(root: &Path, name: &str, frontmatter: &str, body: &str) {
-    let dir = root.join("skills").join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
-        format!("---\nname: {name}\ndescription: The {name} skill\n{frontmatter}---\n{body}"),
-    )
-    .unwrap();
-}
-
+/// A session in `workdir` with `max_retries = 0` and this approval mode.
 fn start(server: &MockServer, workdir: &Path, mode: ApprovalMode) -> Session {
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), "max_retries = 0\n").unwrap();
-    let h = home.path().to_str().unwrap().to_string();
-    let url = server.url();
-    let env = move |k: &str| match k {
-        "HARNESS9_HOME" => Some(h.clone()),
-        "OPENAI_API_KEY" => Some("k".to_string()),
-        "OPENAI_BASE_URL" => Some(url.clone()),
-        _ => None,
-    };
-    let overrides = Overrides {
-        workdir: Some(workdir.to_path_buf()),
-        approval_mode: Some(mode),
-        ..Default::default()
-    };
-    let config = Config::resolve(
-        &overrides,
-        &env,
-        EndpointNeed::Required,
-        OllamaProbe::Disabled,
-    )
-    .unwrap();
-    let (handle, _info) = harness9::session::prepare(&config, Approver::Nobody)
-        .unwrap()
-        .spawn();
-    Session {
-        handle,
-        events: Vec::new(),
-        _home: home,
-    }
-}
-
-impl Session {
-    async fn invoke(&mut self, name: &str, args: &str) -> (TurnOutcome, String) {
-        self.handle
-            .ops
-            .send(Op::InvokeSkill {
-                name: name.into(),
-                args: args.into(),
-            })
-            .unwrap();
-        self.until_complete().await
-    }
-
-    async fn until_complete(&mut self) -> (TurnOutcome, String) {
-        let deadline = tokio::time::Instant::now() + WAIT;
-        loop {
-            let event = tokio::time::timeout_at(deadline, self.handle.events.recv())
-                .await
-                .unwrap_or_else(|_| panic!("no TurnComplete within {WAIT:?}: {:#?}", self.events))
-                .expect("agent stopped");
-            self.events.push(event.clone());
-            if let Event::TurnComplete {
-                outcome,
-                final_text,
-                ..
-            } = event
-            {
-                return (outcome, final_text);
-            }
-        }
-    }
+    SessionBuilder::new(server, workdir)
+        .config_toml("max_retries = 0\n")
+        .approval_mode(mode)
+        .start()
 }
 
 fn user_messages(request: &RecordedRequest) -> Vec<String> {

@@ -3,14 +3,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::io::Write;
 
 use std::process::{Command, Output, Stdio};
 
+use crate::support::*;
 use serde_json::Value;
-use support::*;
 
 struct Run {
     home: tempfile::TempDir,
@@ -295,9 +293,10 @@ fn stream_json_starts_with_start_even_before_skill_warnings() {
     let run = Run::new("");
     // Two broken skills: their warnings are the first things harness9 has to say.
     for name in ["broken-a", "broken-b"] {
-        let dir = run.path(&format!(".agents/skills/{name}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("SKILL.md"), "---\nname: [unclosed\n---\nbody\n").unwrap();
+        write(
+            &run.path(&format!(".agents/skills/{name}/SKILL.md")),
+            "---\nname: [unclosed\n---\nbody\n",
+        );
     }
     let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
     let out = run.run(&server, &["-p", "go", "--output-format", "stream-json"]);
@@ -452,13 +451,13 @@ fn a_reader_that_closes_stdout_ends_the_run_quietly() {
 #[test]
 fn skill_slash_command_with_p() {
     let run = Run::new("");
-    let skill = run.path("skills/greet");
-    std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
-        "---\nname: greet\ndescription: Greets\n---\nGreet $ARGUMENTS warmly.\n",
-    )
-    .unwrap();
+    skill(
+        &run.path("skills"),
+        "greet",
+        "Greets",
+        "",
+        "Greet $ARGUMENTS warmly.\n",
+    );
     let server = MockServer::start(vec![]);
     let out = run.run(&server, &["-p", "/greet the team"]);
     assert_eq!(
@@ -505,14 +504,8 @@ fn skills_list_takes_setting_flags_after_the_subcommand_and_stops_quietly_for_he
     let root = run.path("many");
     // Far more output than a pipe holds.
     for i in 0..400 {
-        let dir = root.join(format!("skill-{i:03}"));
-        std::fs::create_dir_all(&dir).unwrap();
         let description = format!("Use for task {i}: {}", "words ".repeat(40));
-        std::fs::write(
-            dir.join("SKILL.md"),
-            format!("---\nname: skill-{i:03}\ndescription: {description}\n---\nbody\n"),
-        )
-        .unwrap();
+        skill(&root, &format!("skill-{i:03}"), &description, "", "body\n");
     }
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
     cmd.args(["skills", "list", "--json", "--skills-dir"])

@@ -15,24 +15,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use harness9::skills::{Catalog, DiscoveryOptions, WarningKind};
 
+use crate::support::{corpus_dir, skill_md, write};
+
 /// Longer than the cache's racy window (2 s).
 const SETTLED_AFTER: Duration = Duration::from_millis(2_100);
-
-/// The corpus of real skills: `$HARNESS9_SKILLS_CORPUS`, else `../shared/corpus/skills`
-/// beside the repository. A fresh clone has neither, so the tests that need it are
-/// `#[ignore]`d and `.ci/run` runs them with `--ignored`; there a missing corpus fails.
-fn corpus_dir() -> PathBuf {
-    let dir = std::env::var_os("HARNESS9_SKILLS_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/skills"));
-    assert!(
-        dir.join("expected.jsonl").is_file(),
-        "the skills corpus is missing: expected {} (with expected.jsonl) next to the \
-         repository; see its README for what it holds",
-        dir.display()
-    );
-    dir
-}
 
 fn now_ns() -> i128 {
     SystemTime::now()
@@ -128,13 +114,8 @@ fn the_corpus_discovered_through_the_cache_is_the_same_and_a_warm_run_reads_noth
     assert_eq!(warm.warnings(), cold.warnings());
 }
 
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
 fn skill_text(name: &str, description: &str) -> String {
-    format!("---\nname: {name}\ndescription: {description}\n---\n\nBody of {name}.\n")
+    skill_md(name, description, "", &format!("\nBody of {name}.\n"))
 }
 
 /// Two flag roots: `a` (categories, a linked skill, a YAML fallback, two invalid files —

@@ -4,113 +4,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
-use std::path::Path;
 use std::time::Duration;
 
-use harness9::agent::{AgentHandle, Approver};
-use harness9::config::{Config, EndpointNeed, OllamaProbe, Overrides};
+use crate::support::*;
+use harness9::agent::Approver;
+use harness9::config::Overrides;
 use harness9::protocol::{
     ApprovalDecision, ApprovalRequestKind, ErrorKind, Event, Op, ToolStatus, TurnOutcome,
 };
 use serde_json::Value;
-use support::*;
-
-const WAIT: Duration = Duration::from_secs(20);
-
-struct Session {
-    handle: AgentHandle,
-    events: Vec<Event>,
-    _home: tempfile::TempDir,
-}
-
-fn config(
-    server: &MockServer,
-    workdir: &Path,
-    extra: &str,
-    overrides: Overrides,
-) -> (Config, tempfile::TempDir) {
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join("config.toml"),
-        format!("max_retries = 1\nidle_timeout_secs = 10\n{extra}"),
-    )
-    .unwrap();
-    let h = home.path().to_str().unwrap().to_string();
-    let url = server.url();
-    let env = move |k: &str| match k {
-        "HARNESS9_HOME" => Some(h.clone()),
-        "OPENAI_API_KEY" => Some("test-key".to_string()),
-        "OPENAI_BASE_URL" => Some(url.clone()),
-        "HARNESS9_MODEL" => Some("mock-model".to_string()),
-        _ => None,
-    };
-    let overrides = Overrides {
-        workdir: Some(workdir.to_path_buf()),
-        ..overrides
-    };
-    let c = Config::resolve(
-        &overrides,
-        &env,
-        EndpointNeed::Required,
-        OllamaProbe::Disabled,
-    )
-    .unwrap();
-    (c, home)
-}
-
-fn start(server: &MockServer, workdir: &Path, approver: Approver, overrides: Overrides) -> Session {
-    let (config, home) = config(server, workdir, "", overrides);
-    let prepared = harness9::session::prepare(&config, approver).unwrap();
-    let (handle, _info) = prepared.spawn();
-    Session {
-        handle,
-        events: Vec::new(),
-        _home: home,
-    }
-}
-
-impl Session {
-    fn send(&self, text: &str) {
-        self.handle
-            .ops
-            .send(Op::UserInput { text: text.into() })
-            .unwrap();
-    }
-
-    /// Waits for the next event matching `pred`, keeping every event seen.
-    async fn until(&mut self, pred: impl Fn(&Event) -> bool) -> Event {
-        let deadline = tokio::time::Instant::now() + WAIT;
-        loop {
-            let event = tokio::time::timeout_at(deadline, self.handle.events.recv())
-                .await
-                .unwrap_or_else(|_| {
-                    panic!("no matching event within {WAIT:?}; saw {:#?}", self.events)
-                })
-                .expect("agent stopped");
-            self.events.push(event.clone());
-            if pred(&event) {
-                return event;
-            }
-        }
-    }
-
-    async fn turn(&mut self, text: &str) -> (TurnOutcome, String) {
-        self.send(text);
-        match self
-            .until(|e| matches!(e, Event::TurnComplete { .. }))
-            .await
-        {
-            Event::TurnComplete {
-                outcome,
-                final_text,
-                ..
-            } => (outcome, final_text),
-            _ => unreachable!(),
-        }
-    }
-}
 
 fn tool_messages(request: &RecordedRequest) -> Vec<Value> {
     request
@@ -129,7 +31,7 @@ async fn plain_answer_streams_and_completes() {
         finish("stop"),
     ])]);
     let dir = tempfile::tempdir().unwrap();
-    let mut s = start(&server, dir.path(), Approver::Nobody, Overrides::default());
+    let mut s = SessionBuilder::new(&server, dir.path()).start();
     let (outcome, final_text) = s.turn("hi").await;
     assert_eq!(outcome, TurnOutcome::Completed);
     assert_eq!(final_text, "Hello");
@@ -163,7 +65,7 @@ async fn tool_round_trip_and_parallel_calls_answer_in_call_order() {
         ]),
         sse(vec![text("both read"), finish("stop")]),
     ]);
-    let mut s = start(&server, dir.path(), Approver::Nobody, Overrides::default());
+    let mut s = SessionBuilder::new(&server, dir.path()).start();
     let (outcome, final_text) = s.turn("read both").await;
     assert_eq!(
         (outcome, final_text.as_str()),
@@ -199,7 +101,7 @@ async fn invalid_arguments_and_unknown_tools_are_results_the_model_recovers_from
         ]),
         sse(vec![text("recovered"), finish("stop")]),
     ]);
-    let mut s = start(&server, dir.path(), Approver::Nobody, Overrides::default());
+    let mut s = SessionBuilder::new(&server, dir.path()).start();
     let (outcome, final_text) = s.turn("go").await;
     assert_eq!(
         (outcome, final_text.as_str()),
@@ -219,13 +121,13 @@ async fn invalid_arguments_and_unknown_tools_are_results_the_model_recovers_from
 async fn system_prompt_and_tools_are_byte_identical_on_every_request() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("AGENTS.md"), "Always answer in haiku.\n").unwrap();
-    let skill = dir.path().join("skills/demo");
-    std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
-        "---\nname: demo\ndescription: A demo skill\n---\nDo the demo.\n",
-    )
-    .unwrap();
+    skill(
+        &dir.path().join("skills"),
+        "demo",
+        "A demo skill",
+        "",
+        "Do the demo.\n",
+    );
     let server = MockServer::start(vec![
         sse(vec![
             tool_call(0, "c1", "use_skill", r#"{"skill_name":"demo"}"#),
@@ -238,7 +140,7 @@ async fn system_prompt_and_tools_are_byte_identical_on_every_request() {
         sse(vec![text("one"), finish("stop")]),
         sse(vec![text("two"), finish("stop")]),
     ]);
-    let mut s = start(&server, dir.path(), Approver::Nobody, Overrides::default());
+    let mut s = SessionBuilder::new(&server, dir.path()).start();
     s.turn("first").await;
     s.turn("second").await;
     let reqs = server.chat_requests();
@@ -275,7 +177,7 @@ async fn nobody_to_ask_denies_at_once_and_the_file_is_untouched() {
         ]),
         sse(vec![text("could not write"), finish("stop")]),
     ]);
-    let mut s = start(&server, dir.path(), Approver::Nobody, Overrides::default());
+    let mut s = SessionBuilder::new(&server, dir.path()).start();
     let (outcome, _) = s.turn("write it").await;
     assert_eq!(outcome, TurnOutcome::Completed);
     assert!(!dir.path().join("new.txt").exists());
@@ -331,12 +233,9 @@ async fn frontend_approvals_run_deny_with_reason_and_remember_always() {
         ]),
         sse(vec![text("done"), finish("stop")]),
     ]);
-    let mut s = start(
-        &server,
-        dir.path(),
-        Approver::Frontend,
-        Overrides::default(),
-    );
+    let mut s = SessionBuilder::new(&server, dir.path())
+        .approver(Approver::Frontend)
+        .start();
     s.send("go");
     let Event::ApprovalRequest {
         call_id, request, ..
@@ -445,7 +344,10 @@ async fn interrupt_kills_a_running_command_and_the_session_goes_on() {
         approval_mode: Some(harness9::agent::ApprovalMode::FullAuto),
         ..Default::default()
     };
-    let mut s = start(&server, dir.path(), Approver::Frontend, overrides);
+    let mut s = SessionBuilder::new(&server, dir.path())
+        .approver(Approver::Frontend)
+        .overrides(overrides)
+        .start();
     s.send("run it");
     s.until(|e| matches!(e, Event::ToolOutputDelta { text, .. } if text.contains("started")))
         .await;
@@ -489,12 +391,9 @@ async fn interrupted_stream_keeps_the_partial_answer_marked() {
         sse(vec![text("I was say"), text("ing"), finish("stop")]).stall_after(1),
         sse(vec![text("ok"), finish("stop")]),
     ]);
-    let mut s = start(
-        &server,
-        dir.path(),
-        Approver::Frontend,
-        Overrides::default(),
-    );
+    let mut s = SessionBuilder::new(&server, dir.path())
+        .approver(Approver::Frontend)
+        .start();
     s.send("talk");
     s.until(|e| matches!(e, Event::TextDelta { .. })).await;
     s.handle.ops.send(Op::Interrupt).unwrap();
@@ -528,7 +427,9 @@ async fn max_turns_stops_a_model_that_never_finishes() {
         max_turns: Some(2),
         ..Default::default()
     };
-    let mut s = start(&server, dir.path(), Approver::Nobody, overrides);
+    let mut s = SessionBuilder::new(&server, dir.path())
+        .overrides(overrides)
+        .start();
     let (outcome, _) = s.turn("loop").await;
     assert_eq!(outcome, TurnOutcome::MaxTurnsReached { limit: 2 });
     assert_eq!(server.chat_requests().len(), 2);
@@ -541,7 +442,7 @@ async fn usage_is_summed_and_estimated_when_missing() {
         sse(vec![text("a"), usage(100, 5), finish("stop")]),
         sse(vec![text("b"), finish("stop")]),
     ]);
-    let mut s = start(&server, dir.path(), Approver::Nobody, Overrides::default());
+    let mut s = SessionBuilder::new(&server, dir.path()).start();
     s.turn("one").await;
     s.turn("two").await;
     let last = s
@@ -565,7 +466,7 @@ async fn provider_failure_fails_the_turn_and_the_session_goes_on() {
         http_error(401).body(r#"{"error":{"message":"bad key","type":"invalid_request_error"}}"#),
         sse(vec![text("fine now"), finish("stop")]),
     ]);
-    let mut s = start(&server, dir.path(), Approver::Nobody, Overrides::default());
+    let mut s = SessionBuilder::new(&server, dir.path()).start();
     let (outcome, _) = s.turn("one").await;
     let TurnOutcome::Failed { kind, message } = outcome else {
         panic!("{outcome:?}")
@@ -586,7 +487,7 @@ async fn provider_failure_fails_the_turn_and_the_session_goes_on() {
 async fn clear_and_model_switch_apply_between_turns() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![]);
-    let mut s = start(&server, dir.path(), Approver::Nobody, Overrides::default());
+    let mut s = SessionBuilder::new(&server, dir.path()).start();
     s.turn("remember me").await;
     s.handle.ops.send(Op::NewConversation).unwrap();
     s.handle
@@ -608,13 +509,13 @@ async fn clear_and_model_switch_apply_between_turns() {
 #[tokio::test]
 async fn use_skill_unknown_name_lists_the_available_ones_and_slash_commands_send_body_and_args() {
     let dir = tempfile::tempdir().unwrap();
-    let skill = dir.path().join("skills/go-refactor");
-    std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
-        "---\nname: go-refactor\ndescription: Use when refactoring Go code\n---\nRun go vet first.\n",
-    )
-    .unwrap();
+    skill(
+        &dir.path().join("skills"),
+        "go-refactor",
+        "Use when refactoring Go code",
+        "",
+        "Run go vet first.\n",
+    );
     let server = MockServer::start(vec![
         sse(vec![
             tool_call(0, "u", "use_skill", r#"{"skill_name":"go-refactr"}"#),
@@ -623,14 +524,7 @@ async fn use_skill_unknown_name_lists_the_available_ones_and_slash_commands_send
         sse(vec![text("ok"), finish("stop")]),
         sse(vec![text("refactored"), finish("stop")]),
     ]);
-    let (config, _home) = config(&server, dir.path(), "", Overrides::default());
-    let prepared = harness9::session::prepare(&config, Approver::Nobody).unwrap();
-    let (handle, info) = prepared.spawn();
-    let mut s = Session {
-        handle,
-        events: Vec::new(),
-        _home: tempfile::tempdir().unwrap(),
-    };
+    let mut s = SessionBuilder::new(&server, dir.path()).start();
     s.turn("load it").await;
     let result = tool_messages(&server.chat_requests()[1])[0]["content"]
         .as_str()
@@ -638,7 +532,7 @@ async fn use_skill_unknown_name_lists_the_available_ones_and_slash_commands_send
         .to_string();
     assert!(result.contains("go-refactor"), "{result}");
 
-    let op = harness9::input::route("/go-refactor clean main.go", &info.catalog)
+    let op = harness9::input::route("/go-refactor clean main.go", &s.info.catalog)
         .to_op()
         .unwrap();
     assert!(matches!(op, Op::InvokeSkill { .. }), "{op:?}");

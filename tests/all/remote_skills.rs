@@ -20,6 +20,8 @@ use harness9::skills::remote::{
 };
 use harness9::skills::{Catalog, DiscoveryOptions, RootKind};
 
+use crate::support::skill_md;
+
 // ---------------------------------------------------------------------------------------
 // A tiny file server that honours conditional requests and records them
 // ---------------------------------------------------------------------------------------
@@ -192,9 +194,14 @@ fn serve(conn: TcpStream, state: &Mutex<State>) {
 // Archives
 // ---------------------------------------------------------------------------------------
 
-fn skill_md(name: &str) -> Vec<u8> {
-    format!("---\nname: {name}\ndescription: The {name} skill, from afar.\n---\nDo {name}.\n")
-        .into_bytes()
+fn skill_bytes(name: &str) -> Vec<u8> {
+    skill_md(
+        name,
+        &format!("The {name} skill, from afar."),
+        "",
+        &format!("Do {name}.\n"),
+    )
+    .into_bytes()
 }
 
 /// (path inside the archive, contents, executable)
@@ -203,7 +210,7 @@ type Entry = (String, Vec<u8>, bool);
 fn skills(names: &[&str]) -> Vec<Entry> {
     let mut entries: Vec<Entry> = names
         .iter()
-        .map(|n| (format!("pack/{n}/SKILL.md"), skill_md(n), false))
+        .map(|n| (format!("pack/{n}/SKILL.md"), skill_bytes(n), false))
         .collect();
     entries.push((
         format!("pack/{}/scripts/run.sh", names[0]),
@@ -704,13 +711,13 @@ async fn path_traversal_absolute_and_link_entries_are_skipped_and_nothing_lands_
     let abs = format!("{}/abs/SKILL.md", outside.display());
 
     let mut entries = skills(&["alpha"]);
-    entries.push(("../evil/SKILL.md".into(), skill_md("evil"), false));
+    entries.push(("../evil/SKILL.md".into(), skill_bytes("evil"), false));
     entries.push((
         "pack/../../../evil2/SKILL.md".into(),
-        skill_md("evil2"),
+        skill_bytes("evil2"),
         false,
     ));
-    entries.push((abs.clone(), skill_md("abs"), false));
+    entries.push((abs.clone(), skill_bytes("abs"), false));
     let mut tar = tar::Builder::new(Vec::new());
     for (path, data, _) in &entries {
         let mut h = tar::Header::new_gnu();
@@ -738,8 +745,8 @@ async fn path_traversal_absolute_and_link_entries_are_skipped_and_nothing_lands_
     );
 
     let mut zip_entries = skills(&["beta"]);
-    zip_entries.push(("../evil3/SKILL.md".into(), skill_md("evil3"), false));
-    zip_entries.push((abs.clone(), skill_md("abs"), false));
+    zip_entries.push(("../evil3/SKILL.md".into(), skill_bytes("evil3"), false));
+    zip_entries.push((abs.clone(), skill_bytes("abs"), false));
     let zip = {
         use zip::write::SimpleFileOptions;
         let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));

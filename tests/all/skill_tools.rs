@@ -5,18 +5,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::os::unix::fs::PermissionsExt;
-use std::time::Duration;
 
-use harness9::agent::{ApprovalMode, Approver};
-use harness9::config::{Config, EndpointNeed, OllamaProbe, Overrides};
-use harness9::protocol::{Event, Op, TurnOutcome};
+use crate::support::*;
+use harness9::agent::ApprovalMode;
+use harness9::protocol::{Op, TurnOutcome};
 use serde_json::Value;
-use support::*;
-
-const WAIT: Duration = Duration::from_secs(20);
 
 fn tool_names(request: &RecordedRequest) -> Vec<String> {
     request.body["tools"]
@@ -36,26 +30,24 @@ fn last_tool_result(request: &RecordedRequest) -> String {
 #[tokio::test]
 async fn a_skill_tool_joins_after_use_skill_runs_and_leaves_after_unload_skill() {
     let project = tempfile::tempdir().unwrap();
-    let skill = project.path().join("skills/calc");
-    std::fs::create_dir_all(skill.join("scripts")).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
-        "---\nname: calc\ndescription: Adds numbers\n---\nCall calc_add.\n",
-    )
-    .unwrap();
-    let script = skill.join("scripts/add.sh");
-    std::fs::write(
+    let calc = skill(
+        &project.path().join("skills"),
+        "calc",
+        "Adds numbers",
+        "",
+        "Call calc_add.\n",
+    );
+    let script = calc.join("scripts/add.sh");
+    write(
         &script,
         "#!/bin/sh\nread -r args\necho \"calc got $args in $(basename \"$PWD\")\"\n",
-    )
-    .unwrap();
+    );
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::write(
-        skill.join("tools.json"),
+    write(
+        &calc.join("tools.json"),
         r#"[{"name": "calc_add", "description": "Add two numbers.", "command": "scripts/add.sh",
              "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}}]"#,
-    )
-    .unwrap();
+    );
 
     let server = MockServer::start(vec![
         sse(vec![
@@ -73,51 +65,10 @@ async fn a_skill_tool_joins_after_use_skill_runs_and_leaves_after_unload_skill()
         sse(vec![text("done"), finish("stop")]),
     ]);
 
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join("config.toml"),
-        "max_retries = 1\nidle_timeout_secs = 10\n",
-    )
-    .unwrap();
-    let h = home.path().to_str().unwrap().to_string();
-    let url = server.url();
-    let env = move |k: &str| match k {
-        "HARNESS9_HOME" => Some(h.clone()),
-        "OPENAI_API_KEY" => Some("test-key".to_string()),
-        "OPENAI_BASE_URL" => Some(url.clone()),
-        "HARNESS9_MODEL" => Some("mock-model".to_string()),
-        _ => None,
-    };
-    let overrides = Overrides {
-        workdir: Some(project.path().to_path_buf()),
-        approval_mode: Some(ApprovalMode::FullAuto),
-        ..Overrides::default()
-    };
-    let config = Config::resolve(
-        &overrides,
-        &env,
-        EndpointNeed::Required,
-        OllamaProbe::Disabled,
-    )
-    .unwrap();
-    let prepared = harness9::session::prepare(&config, Approver::Nobody).unwrap();
-    let (mut handle, _info) = prepared.spawn();
-    handle
-        .ops
-        .send(Op::UserInput {
-            text: "add 2 and 3".into(),
-        })
-        .unwrap();
-    let outcome = tokio::time::timeout(WAIT, async {
-        loop {
-            match handle.events.recv().await.expect("agent stopped") {
-                Event::TurnComplete { outcome, .. } => return outcome,
-                _ => continue,
-            }
-        }
-    })
-    .await
-    .expect("no TurnComplete in time");
+    let mut s = SessionBuilder::new(&server, project.path())
+        .approval_mode(ApprovalMode::FullAuto)
+        .start();
+    let (outcome, _) = s.turn("add 2 and 3").await;
     assert!(matches!(outcome, TurnOutcome::Completed), "{outcome:?}");
 
     let reqs = server.chat_requests();
@@ -170,5 +121,5 @@ async fn a_skill_tool_joins_after_use_skill_runs_and_leaves_after_unload_skill()
     for r in &reqs {
         assert_eq!(r.messages()[0]["content"].as_str().unwrap(), system);
     }
-    handle.ops.send(Op::Shutdown).unwrap();
+    s.op(Op::Shutdown);
 }

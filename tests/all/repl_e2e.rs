@@ -6,16 +6,14 @@
 // Test helpers outside #[test] functions fail loudly too.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
+use crate::support::{MockServer, finish, http_error, skill, sse, text, tool_call};
 use serde_json::Value;
-use support::{MockServer, finish, http_error, sse, text, tool_call};
 use tempfile::TempDir;
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -90,19 +88,8 @@ fn run_piped(server: &MockServer, dirs: &Dirs, extra: &[&str], stdin: &str) -> O
     }
 }
 
-fn answer(s: &str) -> support::Reply {
+fn answer(s: &str) -> crate::support::Reply {
     sse(vec![text(s), finish("stop")])
-}
-
-/// The text of the last user message of a request.
-fn last_user_message(request: &support::RecordedRequest) -> String {
-    request
-        .messages()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 #[test]
@@ -114,7 +101,7 @@ fn several_turns_in_one_run_share_the_conversation() {
     assert_eq!(out.stdout, "one\ntwo\nthree\n");
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
-    assert_eq!(last_user_message(&requests[0]), "first");
+    assert_eq!(requests[0].last_user_text(), "first");
     let roles_and_text: Vec<(String, String)> = requests[2]
         .messages()
         .iter()
@@ -145,10 +132,7 @@ fn a_line_ending_in_backslash_continues_on_the_next() {
     let dirs = Dirs::new();
     let out = run_piped(&server, &dirs, &[], "line one \\\nline two\n");
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
-    assert_eq!(
-        last_user_message(&server.requests()[0]),
-        "line one \nline two"
-    );
+    assert_eq!(server.requests()[0].last_user_text(), "line one \nline two");
 }
 
 #[test]
@@ -156,13 +140,13 @@ fn a_skill_slash_command_sends_the_body_and_the_arguments() {
     let server = MockServer::start(vec![answer("reviewed"), answer("again")]);
     let dirs = Dirs::new();
     let skills = tempfile::tempdir().unwrap();
-    let skill = skills.path().join("review");
-    std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
-        "---\nname: review\ndescription: Review a file for bugs\n---\nReview the code carefully.\n",
-    )
-    .unwrap();
+    skill(
+        skills.path(),
+        "review",
+        "Review a file for bugs",
+        "",
+        "Review the code carefully.\n",
+    );
     let out = run_piped(
         &server,
         &dirs,
@@ -173,11 +157,11 @@ fn a_skill_slash_command_sends_the_body_and_the_arguments() {
     assert_eq!(out.stdout, "reviewed\nagain\n");
     let requests = server.requests();
     assert_eq!(
-        last_user_message(&requests[0]),
+        requests[0].last_user_text(),
         "Review the code carefully.\n\nmain.go"
     );
     assert_eq!(
-        last_user_message(&requests[1]),
+        requests[1].last_user_text(),
         "Review the code carefully.\n\nlib.rs"
     );
 }
@@ -196,7 +180,7 @@ fn an_unknown_command_is_reported_and_the_next_line_answered() {
     assert_eq!(out.stdout, "hello back\n");
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
-    assert_eq!(last_user_message(&requests[0]), "hello");
+    assert_eq!(requests[0].last_user_text(), "hello");
 }
 
 #[test]
@@ -562,7 +546,7 @@ fn terminal_history_completion_and_ctrl_c() {
 }
 
 /// The content of the tool result for `call_id` in a request.
-fn tool_result(request: &support::RecordedRequest, call_id: &str) -> String {
+fn tool_result(request: &crate::support::RecordedRequest, call_id: &str) -> String {
     request
         .messages()
         .iter()

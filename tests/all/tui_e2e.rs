@@ -12,15 +12,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::{MockServer, finish, skill, sse, text, tool_call};
 use serde_json::Value;
-use support::{MockServer, finish, sse, text, tool_call};
 use tempfile::TempDir;
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -232,16 +230,10 @@ impl Tui {
     }
 }
 
+/// The text of the last user message of the last chat request.
 fn last_user_message(server: &MockServer) -> String {
     let requests = server.chat_requests();
-    let request = requests.last().expect("a chat request");
-    request
-        .messages()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str().map(str::to_string))
-        .unwrap_or_default()
+    requests.last().expect("a chat request").last_user_text()
 }
 
 #[test]
@@ -299,13 +291,13 @@ fn a_prompt_streams_the_answer() {
 fn a_skill_slash_command_sends_the_skill_with_its_arguments() {
     let server = MockServer::start(vec![sse(vec![text("Refactored."), finish("stop")])]);
     let mut tui = Tui::spawn(&server, &["--skills-dir", "team-skills"], |_, work| {
-        let dir = work.join("team-skills/go-refactor");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("SKILL.md"),
-            "---\nname: go-refactor\ndescription: Refactor Go code the team's way\n---\nFollow the team's Go style guide.\n",
-        )
-        .unwrap();
+        skill(
+            &work.join("team-skills"),
+            "go-refactor",
+            "Refactor Go code the team's way",
+            "",
+            "Follow the team's Go style guide.\n",
+        );
     });
     tui.wait_ready();
     tui.type_text("/go-re");

@@ -10,21 +10,7 @@ use std::path::{Path, PathBuf};
 
 use harness9::skills::{Catalog, DiscoveryOptions, Skill, template};
 
-/// The corpus of real skills: `$HARNESS9_SKILLS_CORPUS`, else `../shared/corpus/skills`
-/// beside the repository. A fresh clone has neither, so the tests that need it are
-/// `#[ignore]`d and `.ci/run` runs them with `--ignored`; there a missing corpus fails.
-fn corpus_dir() -> PathBuf {
-    let dir = std::env::var_os("HARNESS9_SKILLS_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/skills"));
-    assert!(
-        dir.join("expected.jsonl").is_file(),
-        "the skills corpus is missing: expected {} (with expected.jsonl) next to the \
-         repository; see its README for what it holds",
-        dir.display()
-    );
-    dir
-}
+use crate::support::corpus_dir;
 
 struct Expected {
     path: String,

@@ -10,6 +10,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+use crate::support::write;
+
 /// A project directory and a `$HARNESS9_HOME` (also `$HOME`) of its own.
 struct Project {
     home: tempfile::TempDir,
@@ -40,9 +42,10 @@ impl Project {
                  disable-model-invocation: false\nallowed-tools: Read",
             ),
         ] {
-            let file = p.work.path().join("skills").join(dir).join("SKILL.md");
-            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-            std::fs::write(&file, format!("---\n{front}\n---\nBody of {dir}.\n")).unwrap();
+            write(
+                &p.work.path().join("skills").join(dir).join("SKILL.md"),
+                &format!("---\n{front}\n---\nBody of {dir}.\n"),
+            );
         }
         p
     }

@@ -4,17 +4,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::*;
 use harness9::llm::{
     ChatRequest, Client, Completion, FinishReason, LlmError, Message, ProviderConfig, RetryPolicy,
     StreamEvent, StreamMode, ToolCall, ToolSpec, UsageReporting,
 };
 use harness9::protocol::{ErrorKind, Usage};
 use serde_json::json;
-use support::*;
 use tokio_util::sync::CancellationToken;
 
 fn provider(server: &MockServer) -> ProviderConfig {

@@ -1,0 +1,24 @@
+//! Every integration test, in one binary: each module below was a test binary of its own,
+//! and each of those linked the whole crate; one binary links it once. The modules share
+//! the helpers in `tests/support` (the scripted server, the session builder, the file and
+//! skill fixtures) and must not touch process-wide state (environment, current
+//! directory, signal handlers): they run side by side in this one process. Run one
+//! module with `cargo test --test all agent::`; the corpus tests, `#[ignore]`d, with
+//! `cargo test --test all -- --ignored skills_corpus:: skills_cache::` (as `.ci/run`
+//! does).
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod agent;
+mod architecture;
+mod llm_client;
+mod print_e2e;
+mod remote_skills;
+mod repl_e2e;
+mod skill_tools;
+mod skills_act;
+mod skills_cache;
+mod skills_cli;
+mod skills_corpus;
+mod tui_e2e;

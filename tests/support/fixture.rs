@@ -1,0 +1,44 @@
+//! Files on disk for tests: [`write`] (any file, parent folders made), [`skill_md`] (the
+//! text of a `SKILL.md`), [`skill`] (a skill folder in a skills root) and [`corpus_dir`]
+//! (the shared corpus of real skills). Only paths and text: nothing here knows harness9's
+//! types.
+
+use std::path::{Path, PathBuf};
+
+/// Writes `text` to `path`, creating the parent folders first.
+pub fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().expect("a path with a parent")).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// A `SKILL.md`: `name` and `description` first in the frontmatter, then `extra` (whole
+/// lines, each ending in `\n`, or nothing), then `body` after the closing `---` line.
+pub fn skill_md(name: &str, description: &str, extra: &str, body: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n{extra}---\n{body}")
+}
+
+/// Writes `{root}/{name}/SKILL.md` (see [`skill_md`]) and returns the skill's folder.
+pub fn skill(root: &Path, name: &str, description: &str, extra: &str, body: &str) -> PathBuf {
+    let dir = root.join(name);
+    write(
+        &dir.join("SKILL.md"),
+        &skill_md(name, description, extra, body),
+    );
+    dir
+}
+
+/// The corpus of real skills: `$HARNESS9_SKILLS_CORPUS`, else `../shared/corpus/skills`
+/// beside the repository. A fresh clone has neither, so the tests that need it are
+/// `#[ignore]`d and `.ci/run` runs them with `--ignored`; there a missing corpus fails.
+pub fn corpus_dir() -> PathBuf {
+    let dir = std::env::var_os("HARNESS9_SKILLS_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/skills"));
+    assert!(
+        dir.join("expected.jsonl").is_file(),
+        "the skills corpus is missing: expected {} (with expected.jsonl) next to the \
+         repository; see its README for what it holds",
+        dir.display()
+    );
+    dir
+}
