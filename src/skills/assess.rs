@@ -11,10 +11,8 @@
 //! stricter naming rules: `My-Skill` works in harness9 and is loaded; only
 //! `skills validate`, which checks portability, reports it.
 
-use std::borrow::Cow;
-use std::fmt;
-
 use super::frontmatter::{Frontmatter, ParseNote};
+use super::name::name_problem;
 use super::warning::WarningKind;
 
 /// Whether a frontmatter makes a usable skill.
@@ -42,42 +40,6 @@ pub struct Assessment {
     /// Problems found on the way, in the file's order: YAML read line by line, fields
     /// of the wrong type (ignored). Reported whatever the verdict.
     pub warnings: Vec<WarningKind>,
-}
-
-/// Why a name can never be invoked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NameProblem {
-    /// A control character (a line break, a tab, ...) or an invisible formatting one
-    /// (zero-width space, bidirectional override, ...): it breaks the one-line index
-    /// and cannot be typed or seen.
-    Unprintable {
-        /// The first such character.
-        found: char,
-    },
-    /// A space or other whitespace: `/name` would end at it.
-    Whitespace,
-    /// `/` or `\`: `/a/b` is a path, and `use_skill` refuses separators.
-    Separator {
-        /// The separator found.
-        found: char,
-    },
-    /// `..`: `use_skill` refuses it (it reads like a path out of the skills root).
-    ParentDir,
-}
-
-impl fmt::Display for NameProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            NameProblem::Unprintable { found } => write!(
-                f,
-                "holds an unprintable character (U+{:04X})",
-                u32::from(*found)
-            ),
-            NameProblem::Whitespace => f.write_str("holds whitespace"),
-            NameProblem::Separator { found } => write!(f, "holds `{found}`"),
-            NameProblem::ParentDir => f.write_str("holds `..`"),
-        }
-    }
 }
 
 /// Decides whether `frontmatter` makes a usable skill. `notes` are the parser's notes on
@@ -123,39 +85,6 @@ pub fn assess(frontmatter: &Frontmatter, notes: Vec<ParseNote>) -> Assessment {
     Assessment { verdict, warnings }
 }
 
-/// Why `name` (already trimmed) can never be invoked, or `None` when it can. Only what
-/// breaks invocation counts: uppercase letters, dots, `:` and long names work.
-pub fn name_problem(name: &str) -> Option<NameProblem> {
-    if let Some(found) = name.chars().find(|&c| unprintable(c)) {
-        return Some(NameProblem::Unprintable { found });
-    }
-    if name.chars().any(char::is_whitespace) {
-        return Some(NameProblem::Whitespace);
-    }
-    if let Some(found) = name.chars().find(|c| matches!(c, '/' | '\\')) {
-        return Some(NameProblem::Separator { found });
-    }
-    if name.contains("..") {
-        return Some(NameProblem::ParentDir);
-    }
-    None
-}
-
-/// Control characters and the invisible formatting ones (soft hyphen, zero-width
-/// spaces and joiners, bidirectional marks and overrides, word joiner, BOM).
-fn unprintable(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{00AD}'
-                | '\u{200B}'..='\u{200F}'
-                | '\u{202A}'..='\u{202E}'
-                | '\u{2060}'..='\u{2064}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{FEFF}'
-        )
-}
-
 /// The warning for a skill named like a built-in command, if it is.
 pub fn builtin_collision(name: &str) -> Option<WarningKind> {
     crate::input::is_builtin(name).then(|| WarningKind::BuiltinCollision {
@@ -163,54 +92,11 @@ pub fn builtin_collision(name: &str) -> Option<WarningKind> {
     })
 }
 
-/// A name as one printable token: as it is when it holds no whitespace or unprintable
-/// character, else quoted with those escaped (`"new\nline"`), so a report stays one line.
-pub fn shown_name(name: &str) -> Cow<'_, str> {
-    if name.is_empty() || name.chars().any(|c| c.is_whitespace() || unprintable(c)) {
-        Cow::Owned(format!("\"{}\"", escaped(name)))
-    } else {
-        Cow::Borrowed(name)
-    }
-}
-
-/// `name` with its unprintable characters and whitespace other than a space escaped
-/// (`\n`, `\t`, `\u{200b}`); everything else, backslashes and quotes included, as is.
-pub fn escaped(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.chars() {
-        if unprintable(c) || (c.is_whitespace() && c != ' ') {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// A name in the specification's form close to `name`: lowercase letters and digits,
-/// other runs of characters made one hyphen (`Bad Name` → `bad-name`, `../x` → `x`).
-/// Empty when nothing of `name` is left.
-pub fn suggested_name(name: &str) -> String {
-    let mut out = String::new();
-    let mut gap = false;
-    for c in name.chars().flat_map(char::to_lowercase) {
-        if c.is_alphanumeric() && !unprintable(c) {
-            if gap && !out.is_empty() {
-                out.push('-');
-            }
-            gap = false;
-            out.push(c);
-        } else {
-            gap = true;
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::skills::frontmatter;
+    use crate::skills::name::{NameProblem, escaped, shown_name, suggested_name};
 
     fn verdict(yaml: &str) -> Verdict {
         let (fm, notes) = frontmatter::parse(yaml);

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::assess::shown_name;
+use super::name::shown_name;
 use super::validate::{self, Severity};
 use super::{Catalog, InvalidSkill, Skill, SkillIndex};
 

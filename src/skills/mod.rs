@@ -26,6 +26,7 @@ mod index;
 pub mod inline_shell;
 pub mod invoke;
 pub mod listing;
+pub mod name;
 pub mod remote;
 pub mod template;
 pub mod validate;
@@ -34,11 +35,12 @@ mod warning;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub use assess::{NameProblem, Verdict, assess};
+pub use assess::{Verdict, assess};
 pub use catalog::{Catalog, DiscoveryStats, InvalidSkill};
 pub use discovery::{MAX_DEPTH, MAX_DIRS_PER_ROOT};
 pub use frontmatter::Frontmatter;
 pub use index::{DEFAULT_INDEX_BUDGET, INDEX_HEADER, SkillIndex, index_budget};
+pub use name::NameProblem;
 pub use template::invocation_prompt;
 pub use warning::{SkillWarning, WarningKind};
 

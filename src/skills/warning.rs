@@ -5,7 +5,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use super::assess::{NameProblem, escaped, suggested_name};
+use super::name::{NameProblem, escaped, suggested_name};
 
 /// One problem found while discovering skills.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub enum WarningKind {
         /// `name` or `description`.
         field: &'static str,
     },
-    /// The name can never be invoked (see [`super::assess::name_problem`]): the skill
+    /// The name can never be invoked (see [`super::name::name_problem`]): the skill
     /// is skipped.
     InvalidName {
         /// The name (trimmed).

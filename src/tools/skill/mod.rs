@@ -43,7 +43,7 @@ pub(crate) fn lookup<'a>(catalog: &'a Catalog, name: &str) -> Result<&'a Skill, 
         ));
     }
     // The same rule that keeps such names out of the catalog.
-    if let Some(problem) = crate::skills::assess::name_problem(name) {
+    if let Some(problem) = crate::skills::name::name_problem(name) {
         return Err(format!(
             "Invalid skill name {name:?}: it {problem}; give a name from the Available \
              Skills list. Available skills: {}",
