@@ -428,18 +428,14 @@ fn a_reader_that_closes_stdout_ends_the_run_quietly() {
     // has gone.
     let long: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
     let server = MockServer::start(vec![sse(vec![text(&long), finish("stop")])]);
-    let mut child = run
+    let child = run
         .command(&server, &["-p", "go"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    let (first, out) = first_line_then_close(child, std::time::Duration::from_secs(30));
     assert_eq!(first, "line 0\n");
-    drop(stdout);
-    let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text_of(&out.stderr));
     assert_eq!(
         text_of(&out.stderr),
@@ -518,13 +514,9 @@ fn skills_list_takes_setting_flags_after_the_subcommand_and_stops_quietly_for_he
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    let (first, out) =
+        first_line_then_close(cmd.spawn().unwrap(), std::time::Duration::from_secs(30));
     assert!(!first.trim().is_empty(), "{first}");
-    drop(stdout);
-    let out = child.wait_with_output().unwrap();
     let stderr = text_of(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("Broken pipe"), "{stderr}");

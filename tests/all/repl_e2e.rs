@@ -12,7 +12,9 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use crate::support::{MockServer, finish, http_error, skill, sse, text, tool_call};
+use crate::support::{
+    MockServer, finish, first_line_then_close, http_error, skill, sse, text, tool_call,
+};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -315,19 +317,8 @@ fn a_reader_that_closes_stdout_stops_the_session_quietly() {
         .unwrap()
         .write_all(b"first\nsecond\n")
         .unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    let (first, out) = first_line_then_close(child, DEADLINE);
     assert_eq!(first, "line 0\n");
-    drop(stdout);
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let out = rx
-        .recv_timeout(DEADLINE)
-        .expect("harness9 exits once nobody reads")
-        .unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),

@@ -42,3 +42,32 @@ pub fn corpus_dir() -> PathBuf {
     );
     dir
 }
+
+/// Reads the first line of `child`'s standard output, then closes it as `| head -1`
+/// does, and waits for the child to exit, at most `deadline` (then it is killed and the
+/// test fails). Returns the line and what the child wrote otherwise.
+pub fn first_line_then_close(
+    mut child: std::process::Child,
+    deadline: std::time::Duration,
+) -> (String, std::process::Output) {
+    use std::io::BufRead;
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    drop(stdout);
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(deadline) {
+        Ok(out) => (first, out.unwrap()),
+        Err(_) => {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            panic!("the child did not exit within {deadline:?} after its reader left");
+        }
+    }
+}
