@@ -39,16 +39,11 @@ pub struct Args {
 impl TypedTool for Bash {
     type Args = Args;
 
-    fn name(&self) -> &str {
-        "bash"
-    }
-
-    fn description(&self) -> &str {
-        "Run a shell command with bash in the project directory. Non-interactive: stdin \
+    const NAME: &'static str = "bash";
+    const DESCRIPTION: &'static str = "Run a shell command with bash in the project directory. Non-interactive: stdin \
          is empty and nothing can prompt. Returns stdout and stderr interleaved (head and \
          tail if long) and the exit code. Background jobs must redirect their output \
-         (cmd > log 2>&1 &). Prefer read_file, grep, glob and list over cat, grep and find."
-    }
+         (cmd > log 2>&1 &). Prefer read_file, grep, glob and list over cat, grep and find.";
 
     fn parameters(&self) -> Value {
         json!({

@@ -44,16 +44,11 @@ pub struct Args {
 impl TypedTool for EditFile {
     type Args = Args;
 
-    fn name(&self) -> &str {
-        "edit_file"
-    }
-
-    fn description(&self) -> &str {
-        "Replace exact text in an existing file. old_string must match the file exactly \
+    const NAME: &'static str = "edit_file";
+    const DESCRIPTION: &'static str = "Replace exact text in an existing file. old_string must match the file exactly \
          (whitespace and indentation included, no line-number prefixes) and occur once, \
          unless replace_all is true; include enough surrounding lines to make it unique. \
-         Returns a unified diff."
-    }
+         Returns a unified diff.";
 
     fn parameters(&self) -> Value {
         json!({

@@ -35,15 +35,10 @@ pub struct Args {
 impl TypedTool for Glob {
     type Args = Args;
 
-    fn name(&self) -> &str {
-        "glob"
-    }
-
-    fn description(&self) -> &str {
-        "Find files by glob pattern, skipping gitignored files. A pattern without '/' \
+    const NAME: &'static str = "glob";
+    const DESCRIPTION: &'static str = "Find files by glob pattern, skipping gitignored files. A pattern without '/' \
          matches file names at any depth (\"*.rs\"); with '/', it matches the path from \
-         the search directory (\"src/**/*.rs\"). Returns matching paths sorted."
-    }
+         the search directory (\"src/**/*.rs\"). Returns matching paths sorted.";
 
     fn parameters(&self) -> Value {
         json!({

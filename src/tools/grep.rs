@@ -50,14 +50,9 @@ struct Query {
 impl TypedTool for Grep {
     type Args = Args;
 
-    fn name(&self) -> &str {
-        "grep"
-    }
-
-    fn description(&self) -> &str {
-        "Search file contents with a regular expression (Rust regex syntax), skipping \
-         gitignored and binary files. Returns matching lines as path:line:text."
-    }
+    const NAME: &'static str = "grep";
+    const DESCRIPTION: &'static str = "Search file contents with a regular expression (Rust regex syntax), skipping \
+         gitignored and binary files. Returns matching lines as path:line:text.";
 
     fn parameters(&self) -> Value {
         json!({

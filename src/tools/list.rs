@@ -36,14 +36,9 @@ pub struct Args {
 impl TypedTool for List {
     type Args = Args;
 
-    fn name(&self) -> &str {
-        "list"
-    }
-
-    fn description(&self) -> &str {
-        "List a directory as an indented tree, skipping gitignored files; folders end \
-         with '/'."
-    }
+    const NAME: &'static str = "list";
+    const DESCRIPTION: &'static str = "List a directory as an indented tree, skipping gitignored files; folders end \
+         with '/'.";
 
     fn parameters(&self) -> Value {
         json!({

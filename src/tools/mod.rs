@@ -217,9 +217,17 @@ pub trait TypedTool: Send + Sync {
     /// so a missing field or a wrong type is an error the model can act on.
     type Args: serde::de::DeserializeOwned + Send;
     /// The name the model calls it by.
-    fn name(&self) -> &str;
+    const NAME: &'static str = "";
     /// One or two precise sentences: what it does and when to use it.
-    fn description(&self) -> &str;
+    const DESCRIPTION: &'static str = "";
+    /// The name; a tool whose name is data (a skill's tools.json) overrides it.
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+    /// The description; a tool whose description is data overrides it.
+    fn description(&self) -> &str {
+        Self::DESCRIPTION
+    }
     /// JSON schema of the arguments object.
     fn parameters(&self) -> serde_json::Value;
     /// What a call with these arguments would touch (reads inside the project unless
@@ -496,12 +504,8 @@ mod typed_tests {
 
     impl TypedTool for Touch {
         type Args = Counted;
-        fn name(&self) -> &str {
-            "touch"
-        }
-        fn description(&self) -> &str {
-            "test tool"
-        }
+        const NAME: &'static str = "touch";
+        const DESCRIPTION: &'static str = "test tool";
         fn parameters(&self) -> serde_json::Value {
             json!({
                 "type": "object",

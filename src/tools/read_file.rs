@@ -37,15 +37,10 @@ pub struct Args {
 impl TypedTool for ReadFile {
     type Args = Args;
 
-    fn name(&self) -> &str {
-        "read_file"
-    }
-
-    fn description(&self) -> &str {
-        "Read a text file. Output lines are numbered (\"    12\\tcode\"); the number and tab \
+    const NAME: &'static str = "read_file";
+    const DESCRIPTION: &'static str = "Read a text file. Output lines are numbered (\"    12\\tcode\"); the number and tab \
          are not part of the file. Reads up to 2000 lines; use offset/limit for more or for \
-         large files. Refuses binary files."
-    }
+         large files. Refuses binary files.";
 
     fn parameters(&self) -> Value {
         json!({

@@ -138,10 +138,9 @@ enum Program {
 impl TypedTool for SkillRun {
     type Args = Args;
 
-    fn name(&self) -> &str {
-        "skill_run"
-    }
+    const NAME: &'static str = "skill_run";
 
+    /// Names the skills it can run, so it is built per session.
     fn description(&self) -> &str {
         &self.description
     }

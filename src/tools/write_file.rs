@@ -38,14 +38,9 @@ pub struct Args {
 impl TypedTool for WriteFile {
     type Args = Args;
 
-    fn name(&self) -> &str {
-        "write_file"
-    }
-
-    fn description(&self) -> &str {
-        "Create a file or replace its whole content; parent folders are created. Prefer \
-         edit_file for changes to an existing file."
-    }
+    const NAME: &'static str = "write_file";
+    const DESCRIPTION: &'static str = "Create a file or replace its whole content; parent folders are created. Prefer \
+         edit_file for changes to an existing file.";
 
     fn parameters(&self) -> Value {
         json!({

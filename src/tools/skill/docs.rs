@@ -106,14 +106,9 @@ pub struct ListArgs {
 impl TypedTool for SkillListDocs {
     type Args = ListArgs;
 
-    fn name(&self) -> &str {
-        "skill_list_docs"
-    }
-
-    fn description(&self) -> &str {
-        "List a skill's documents (.md and .txt files besides SKILL.md, references/ \
-         included) with their sizes and which are selected."
-    }
+    const NAME: &'static str = "skill_list_docs";
+    const DESCRIPTION: &'static str = "List a skill's documents (.md and .txt files besides SKILL.md, references/ \
+         included) with their sizes and which are selected.";
 
     fn parameters(&self) -> Value {
         json!({
@@ -185,14 +180,9 @@ impl SkillSelectDocs {
 impl TypedTool for SkillSelectDocs {
     type Args = SelectArgs;
 
-    fn name(&self) -> &str {
-        "skill_select_docs"
-    }
-
-    fn description(&self) -> &str {
-        "Change which of a skill's documents are in the conversation. add and replace \
-         return the text of newly selected documents; clear empties the selection."
-    }
+    const NAME: &'static str = "skill_select_docs";
+    const DESCRIPTION: &'static str = "Change which of a skill's documents are in the conversation. add and replace \
+         return the text of newly selected documents; clear empties the selection.";
 
     fn parameters(&self) -> Value {
         json!({

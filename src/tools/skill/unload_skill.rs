@@ -69,14 +69,9 @@ impl UnloadSkill {
 impl TypedTool for UnloadSkill {
     type Args = Args;
 
-    fn name(&self) -> &str {
-        "unload_skill"
-    }
-
-    fn description(&self) -> &str {
-        "Unload a skill loaded with use_skill: removes the tools it added, to free context. \
-         use_skill can load it again."
-    }
+    const NAME: &'static str = "unload_skill";
+    const DESCRIPTION: &'static str = "Unload a skill loaded with use_skill: removes the tools it added, to free context. \
+         use_skill can load it again.";
 
     fn parameters(&self) -> Value {
         json!({

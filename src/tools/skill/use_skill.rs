@@ -373,15 +373,10 @@ fn resource_files(dir: &Path) -> Vec<String> {
 impl TypedTool for UseSkill {
     type Args = Args;
 
-    fn name(&self) -> &str {
-        "use_skill"
-    }
-
-    fn description(&self) -> &str {
-        "Load the full instructions of a skill from the Available Skills list in the system \
+    const NAME: &'static str = "use_skill";
+    const DESCRIPTION: &'static str = "Load the full instructions of a skill from the Available Skills list in the system \
          prompt. Use it when a skill matches the task, before starting the work. Returns the \
-         skill's instructions and the files bundled with it, and adds any tools it brings."
-    }
+         skill's instructions and the files bundled with it, and adds any tools it brings.";
 
     fn parameters(&self) -> Value {
         json!({
