@@ -157,7 +157,8 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
             EndpointNeed::None,
             OllamaProbe::Disabled,
         )?;
-        return skills_command(&config, action);
+        let home = init_logging(&config);
+        return skills_command(&config, &home, action);
     }
     let config = Config::resolve(
         &overrides,
@@ -165,7 +166,7 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
         EndpointNeed::Required,
         OllamaProbe::Enabled,
     )?;
-    init_logging(&config);
+    let home = init_logging(&config);
 
     let activity = if cli.verbose {
         Activity::Shown
@@ -185,7 +186,10 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
     match mode {
         Mode::Skills => Ok(code::USAGE),
         Mode::Print => {
-            let prepared = session::prepare_with_remote(&config, Approver::Nobody, remote)?;
+            let prepared = with_home_warning(
+                session::prepare_with_remote(&config, Approver::Nobody, remote)?,
+                &home,
+            );
             print_mode(cli, terminals, &runtime, prepared, activity)
         }
         Mode::Tui => {
@@ -194,7 +198,10 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
                     "harness9: --output-format applies to print and pipe modes; ignored in the TUI",
                 );
             }
-            let prepared = session::prepare_with_remote(&config, Approver::Frontend, remote)?;
+            let prepared = with_home_warning(
+                session::prepare_with_remote(&config, Approver::Frontend, remote)?,
+                &home,
+            );
             let options = tui::TuiOptions {
                 screen: if cli.alt_screen {
                     tui::ScreenMode::AltScreen
@@ -229,7 +236,10 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
                 repl::ReplInput::Terminal => Approver::Frontend,
                 repl::ReplInput::Piped => Approver::Nobody,
             };
-            let prepared = session::prepare_with_remote(&config, approver, remote)?;
+            let prepared = with_home_warning(
+                session::prepare_with_remote(&config, approver, remote)?,
+                &home,
+            );
             let options = repl::ReplOptions {
                 format: cli.output_format,
                 activity,
@@ -348,7 +358,7 @@ fn print_mode(
     })
 }
 
-fn skills_command(config: &Config, action: &SkillsAction) -> anyhow::Result<u8> {
+fn skills_command(config: &Config, home: &Home, action: &SkillsAction) -> anyhow::Result<u8> {
     let remote = if config.remote_skills_root.is_some() {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -358,9 +368,11 @@ fn skills_command(config: &Config, action: &SkillsAction) -> anyhow::Result<u8> 
     } else {
         Default::default()
     };
-    for warning in session::startup_warnings(config)
-        .iter()
-        .chain(&remote.warnings)
+    for warning in home
+        .warning()
+        .into_iter()
+        .chain(config.warnings.iter().map(String::as_str))
+        .chain(remote.warnings.iter().map(String::as_str))
     {
         sink::stderr_line(&format!("harness9: warning: {warning}"));
     }
@@ -393,29 +405,60 @@ fn skills_command(config: &Config, action: &SkillsAction) -> anyhow::Result<u8> 
     Ok(u8::try_from(code).unwrap_or(code::INTERNAL))
 }
 
+/// Whether harness9 can keep files in its home, learnt from opening the log file.
+enum Home {
+    /// Logs (and history, caches) are saved.
+    Writable,
+    /// Nothing is saved this run; the warning says so.
+    Unwritable {
+        /// The start-up warning.
+        warning: String,
+    },
+}
+
+impl Home {
+    /// The warning to show first, if any.
+    fn warning(&self) -> Option<&str> {
+        match self {
+            Home::Writable => None,
+            Home::Unwritable { warning } => Some(warning),
+        }
+    }
+}
+
 /// Logs go to `$HARNESS9_HOME/logs/harness9.log`, never to the screen. The level comes
-/// from HARNESS9_LOG (error, warn, info, debug, trace; default warn).
-fn init_logging(config: &Config) {
+/// from HARNESS9_LOG (error, warn, info, debug, trace; default warn). Opening the file
+/// is also the check that the home can be written.
+fn init_logging(config: &Config) -> Home {
     let level = std::env::var("HARNESS9_LOG")
         .ok()
         .and_then(|l| l.parse::<tracing::Level>().ok())
         .unwrap_or(tracing::Level::WARN);
-    let dir = config.home.join("logs");
-    if std::fs::create_dir_all(&dir).is_err() {
-        return;
-    }
-    let Ok(file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("harness9.log"))
-    else {
-        return;
+    let file = match session::open_log_file(&config.home) {
+        Ok(file) => file,
+        Err(e) => {
+            return Home::Unwritable {
+                warning: session::unwritable_home_warning(&config.home, &e),
+            };
+        }
     };
     let _ = tracing_subscriber::fmt()
         .with_max_level(level)
         .with_ansi(false)
         .with_writer(std::sync::Mutex::new(file))
         .try_init();
+    Home::Writable
+}
+
+/// Puts the home's warning first among a prepared session's start-up warnings.
+fn with_home_warning(mut prepared: session::Prepared, home: &Home) -> session::Prepared {
+    if let Some(warning) = home.warning() {
+        prepared
+            .info
+            .startup_warnings
+            .insert(0, warning.to_string());
+    }
+    prepared
 }
 
 #[cfg(test)]

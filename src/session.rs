@@ -50,29 +50,25 @@ pub async fn sync_remote_skills(config: &Config) -> RemoteRoots {
     .await
 }
 
-/// Warnings every mode shows before anything else: settings that point at nothing and
-/// a harness9 home that cannot be written.
-pub fn startup_warnings(config: &Config) -> Vec<String> {
-    let mut warnings = config.warnings.clone();
-    warnings.extend(home_warning(&config.home));
-    warnings
+/// The log file in the harness9 home (`logs/harness9.log`), opened for appending; the
+/// folders are created. Opening it is also how a run learns whether the home can be
+/// written at all, at no extra cost (see [`unwritable_home_warning`]).
+pub fn open_log_file(home: &Path) -> std::io::Result<std::fs::File> {
+    let dir = home.join("logs");
+    std::fs::create_dir_all(&dir)?;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("harness9.log"))
 }
 
-/// Whether harness9 can keep files (history, logs, caches) in its home: creates it if
-/// missing and tries to create and remove one file in it.
-pub fn home_warning(home: &Path) -> Option<String> {
-    let probe = home.join(format!(".write-probe-{}", std::process::id()));
-    let result = std::fs::create_dir_all(home)
-        .and_then(|()| std::fs::File::create(&probe))
-        .map(drop);
-    let _ = std::fs::remove_file(&probe);
-    result.err().map(|e| {
-        format!(
-            "cannot write to {} ({e}): history, logs and caches are not saved this run; \
-             set HARNESS9_HOME to a writable directory",
-            home.display()
-        )
-    })
+/// The start-up warning for a harness9 home that cannot be written (`error` is why).
+pub fn unwritable_home_warning(home: &Path, error: &std::io::Error) -> String {
+    format!(
+        "cannot write to {} ({error}): history, logs and caches are not saved this run; \
+         set HARNESS9_HOME to a writable directory",
+        home.display()
+    )
 }
 
 /// Discovers the skills the config points at.
@@ -115,7 +111,7 @@ pub fn prepare_with_remote(
     let catalog = Arc::new(Catalog::discover(&discovery_options_with_remote(
         config, &remote,
     )));
-    let mut warnings = startup_warnings(config);
+    let mut warnings = config.warnings.clone();
     warnings.extend(remote.warnings);
     warnings.extend(catalog.warnings().iter().map(ToString::to_string));
     let index = catalog.index(index_budget(config));
@@ -197,19 +193,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_writable_home_needs_no_warning_and_keeps_no_probe() {
+    fn the_log_file_is_created_in_a_writable_home() {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().join("home");
-        assert_eq!(home_warning(&home), None);
-        assert!(home.is_dir(), "the home is created");
-        assert_eq!(std::fs::read_dir(&home).unwrap().count(), 0);
+        assert!(open_log_file(&home).is_ok());
+        assert!(home.join("logs/harness9.log").is_file());
     }
 
     #[cfg(target_os = "linux")]
     #[test]
     fn an_unwritable_home_is_one_warning_saying_what_is_lost() {
         // Nobody, not even root, can create a directory in /proc.
-        let warning = home_warning(Path::new("/proc/harness9-test-home")).unwrap();
+        let home = Path::new("/proc/harness9-test-home");
+        let error = open_log_file(home).unwrap_err();
+        let warning = unwritable_home_warning(home, &error);
         assert!(warning.contains("/proc/harness9-test-home"), "{warning}");
         assert!(
             warning.contains("history, logs and caches are not saved"),

@@ -542,3 +542,24 @@ fn a_harness9_home_that_is_a_file_is_named() {
     assert!(stderr.contains("HARNESS9_HOME"), "{stderr}");
     assert_eq!(stderr.matches("not a directory").count(), 1, "{stderr}");
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unwritable_harness9_home_is_said_once_and_the_run_goes_on() {
+    let run = Run::new("");
+    let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+    // Nobody, not even root, can create a directory in /proc.
+    let out = run
+        .command(&server, &["-p", "hi"])
+        .env("HARNESS9_HOME", "/proc/harness9-e2e-home")
+        .output()
+        .unwrap();
+    let stderr = text_of(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(text_of(&out.stdout), "ok\n");
+    assert_eq!(
+        stderr.matches("history, logs and caches are not saved").count(),
+        1,
+        "{stderr}"
+    );
+}
