@@ -48,3 +48,20 @@ pub(crate) async fn wait_live(rx: &mut UnboundedReceiver<String>, needle: &str) 
     }
     seen
 }
+
+/// Cancels a running tool call and waits (at most 10 s) for it to end; asserts that it
+/// ended as interrupted.
+pub(crate) async fn cancel_and_expect_interrupted(
+    cancel: &tokio_util::sync::CancellationToken,
+    task: tokio::task::JoinHandle<Result<crate::tools::ToolOutput, crate::tools::ToolFatal>>,
+) {
+    cancel.cancel();
+    let result = tokio::time::timeout(Duration::from_secs(10), task)
+        .await
+        .expect("the call ends promptly once cancelled")
+        .expect("the call's task did not panic");
+    assert!(
+        matches!(result, Err(crate::tools::ToolFatal::Interrupted)),
+        "{result:?}"
+    );
+}

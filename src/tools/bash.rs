@@ -160,7 +160,9 @@ mod tests {
         Bash.run(args, ctx).await.unwrap()
     }
 
-    use crate::exec::test_support::{process_gone, read_pid, wait_for, wait_live};
+    use crate::exec::test_support::{
+        cancel_and_expect_interrupted, process_gone, read_pid, wait_for, wait_live,
+    };
     use nix::sys::signal::Signal;
     use nix::unistd::Pid;
 
@@ -232,12 +234,7 @@ mod tests {
             .await
         });
         wait_live(&mut rx, "started\n").await;
-        cancel.cancel();
-        let result = tokio::time::timeout(Duration::from_secs(10), task)
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(matches!(result, Err(ToolFatal::Interrupted)));
+        cancel_and_expect_interrupted(&cancel, task).await;
         let bg = read_pid(&dir.path().join("bg.pid"));
         wait_for("the background job to die", || process_gone(bg)).await;
     }

@@ -206,6 +206,7 @@ fn failure(what: &str, stdout: &str, stderr: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::test_support::cancel_and_expect_interrupted;
     use crate::skills::bundle::parse;
     use crate::tools::{Tool, prepared, test_context};
     use serde_json::json;
@@ -346,12 +347,7 @@ mod tests {
             assert!(Instant::now() < deadline, "the script never started");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        cancel.cancel();
-        let result = tokio::time::timeout(Duration::from_secs(10), task)
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(matches!(result, Err(ToolFatal::Interrupted)));
+        cancel_and_expect_interrupted(&cancel, task).await;
         let pid: i32 = std::fs::read_to_string(&pid_file)
             .unwrap()
             .trim()

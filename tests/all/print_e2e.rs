@@ -558,7 +558,9 @@ fn an_unwritable_harness9_home_is_said_once_and_the_run_goes_on() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert_eq!(text_of(&out.stdout), "ok\n");
     assert_eq!(
-        stderr.matches("history, logs and caches are not saved").count(),
+        stderr
+            .matches("history, logs and caches are not saved")
+            .count(),
         1,
         "{stderr}"
     );

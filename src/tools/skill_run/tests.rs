@@ -69,7 +69,7 @@ fn report(out: &ToolOutput) -> Value {
     serde_json::from_str(&out.content).unwrap_or_else(|e| panic!("{e}: {}", out.content))
 }
 
-use crate::exec::test_support::{process_gone, read_pid, wait_for};
+use crate::exec::test_support::{cancel_and_expect_interrupted, process_gone, read_pid, wait_for};
 
 #[tokio::test]
 async fn runs_in_the_skill_folder_with_its_variables() {
@@ -293,12 +293,7 @@ async fn cancel_returns_promptly_kills_the_group_and_removes_the_work_folder() {
     }
     let work = PathBuf::from(seen.trim_end());
     assert!(work.is_dir());
-    cancel.cancel();
-    let result = tokio::time::timeout(Duration::from_secs(10), task)
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(matches!(result, Err(ToolFatal::Interrupted)));
+    cancel_and_expect_interrupted(&cancel, task).await;
     let bg = read_pid(&f.demo_dir.join("bg.pid"));
     wait_for("the background job to die", || process_gone(bg)).await;
     assert!(!work.exists());
