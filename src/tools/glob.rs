@@ -216,7 +216,7 @@ fn find(
 mod tests {
     use super::*;
     use crate::protocol::ApprovalRequestKind;
-    use crate::tools::{Tool, prepared};
+    use crate::tools::{Tool, prepared, test_files};
 
     use std::fs;
 
@@ -224,14 +224,9 @@ mod tests {
         Glob.run(args, ctx).await.unwrap()
     }
 
-    fn tree(files: &[&str]) -> (tempfile::TempDir, ToolContext) {
-        let with_content: Vec<(&str, &str)> = files.iter().map(|f| (*f, "x")).collect();
-        crate::tools::test_tree(&with_content)
-    }
-
     #[tokio::test]
     async fn name_patterns_match_at_any_depth_sorted_and_gitignore_aware() {
-        let (_d, ctx) = tree(&[
+        let (_d, ctx) = test_files(&[
             "src/main.rs",
             "src/a/b.rs",
             "src.rs",
@@ -251,7 +246,7 @@ mod tests {
 
     #[tokio::test]
     async fn path_patterns_and_search_directory() {
-        let (_d, ctx) = tree(&["src/main.rs", "src/a/b.rs", "tests/t.rs"]);
+        let (_d, ctx) = test_files(&["src/main.rs", "src/a/b.rs", "tests/t.rs"]);
         let out = call(&ctx, json!({"pattern": "src/*.rs"})).await;
         assert_eq!(out.content, "src/main.rs\n");
         let out = call(&ctx, json!({"pattern": "src/**/*.rs"})).await;
@@ -272,7 +267,7 @@ mod tests {
             .map(|i| format!("f{i:04}.txt"))
             .collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-        let (_d, ctx) = tree(&refs);
+        let (_d, ctx) = test_files(&refs);
         let out = call(&ctx, json!({"pattern": "*.txt"})).await;
         let lines: Vec<&str> = out.content.lines().collect();
         assert_eq!(lines.len(), MAX_RESULTS + 1);
@@ -288,7 +283,7 @@ mod tests {
 
     #[tokio::test]
     async fn errors_the_model_can_fix() {
-        let (_d, ctx) = tree(&["a.txt"]);
+        let (_d, ctx) = test_files(&["a.txt"]);
         let out = call(&ctx, json!({"pattern": "a[", "path": "."})).await;
         assert!(
             out.is_error && out.content.contains("invalid glob pattern"),
@@ -305,7 +300,7 @@ mod tests {
 
     #[test]
     fn access_outside_needs_approval() {
-        let (_d, ctx) = tree(&[]);
+        let (_d, ctx) = test_files(&[]);
         assert_eq!(
             prepared(&Glob, json!({"pattern": "*"})).access(&ctx),
             Access::ReadOnly

@@ -142,7 +142,7 @@ fn list(
 mod tests {
     use super::*;
     use crate::protocol::ApprovalRequestKind;
-    use crate::tools::{Tool, prepared};
+    use crate::tools::{Tool, prepared, test_files};
 
     use std::fs;
 
@@ -150,14 +150,9 @@ mod tests {
         List.run(args, ctx).await.unwrap()
     }
 
-    fn tree(files: &[&str]) -> (tempfile::TempDir, ToolContext) {
-        let with_content: Vec<(&str, &str)> = files.iter().map(|f| (*f, "x")).collect();
-        crate::tools::test_tree(&with_content)
-    }
-
     #[tokio::test]
     async fn lists_a_tree_to_the_default_depth_skipping_ignored() {
-        let (_d, ctx) = tree(&[
+        let (_d, ctx) = test_files(&[
             "Cargo.toml",
             "src/lib.rs",
             "src/tools/mod.rs",
@@ -180,7 +175,7 @@ mod tests {
     async fn caps_entries_with_a_note() {
         let names: Vec<String> = (0..MAX_ENTRIES + 3).map(|i| format!("d/f{i:04}")).collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-        let (_d, ctx) = tree(&refs);
+        let (_d, ctx) = test_files(&refs);
         let out = call(&ctx, json!({"depth": 2})).await;
         let lines: Vec<&str> = out.content.lines().collect();
         assert_eq!(lines.len(), MAX_ENTRIES + 1);
@@ -196,7 +191,7 @@ mod tests {
 
     #[tokio::test]
     async fn errors_and_empty_directories() {
-        let (_d, ctx) = tree(&["file.txt"]);
+        let (_d, ctx) = test_files(&["file.txt"]);
         fs::create_dir(ctx.workdir.join("empty")).unwrap();
         let out = call(&ctx, json!({"path": "empty"})).await;
         assert_eq!(
@@ -216,7 +211,7 @@ mod tests {
 
     #[test]
     fn access_outside_needs_approval() {
-        let (_d, ctx) = tree(&[]);
+        let (_d, ctx) = test_files(&[]);
         assert_eq!(prepared(&List, json!({})).access(&ctx), Access::ReadOnly);
         assert_eq!(prepared(&List, json!({})).summary(), ".");
         assert_eq!(

@@ -451,6 +451,13 @@ pub(crate) fn test_tree(files: &[(&str, &str)]) -> (tempfile::TempDir, ToolConte
     (dir, ctx)
 }
 
+/// [`test_tree`] with the content `x` in every file.
+#[cfg(test)]
+pub(crate) fn test_files(paths: &[&str]) -> (tempfile::TempDir, ToolContext) {
+    let with_content: Vec<(&str, &str)> = paths.iter().map(|p| (*p, "x")).collect();
+    test_tree(&with_content)
+}
+
 /// The call `tool` prepares from `args`, for tests; panics when they do not parse.
 #[cfg(test)]
 pub(crate) fn prepared(tool: &dyn Tool, args: serde_json::Value) -> Box<dyn PreparedCall + '_> {
