@@ -264,8 +264,8 @@ pub fn completions(prefix: &str, catalog: &Catalog) -> Vec<(String, String)> {
 mod tests {
 
     use super::*;
-    use crate::skills::DiscoveryOptions;
     use crate::skills::invocation_prompt;
+    use crate::test_support::project_catalog;
 
     use crate::test_support::write;
 
@@ -288,12 +288,7 @@ mod tests {
             &s.join("background/SKILL.md"),
             "---\nname: background\ndescription: Model only\nuser-invocable: false\n---\nbg\n",
         );
-        let opts = DiscoveryOptions {
-            workdir: tmp.path().to_path_buf(),
-            harness9_home: tmp.path().join("h9"),
-            ..DiscoveryOptions::default()
-        };
-        let c = Catalog::discover(&opts);
+        let c = project_catalog(tmp.path());
         (tmp, c)
     }
 
@@ -417,11 +412,7 @@ mod tests {
             &s.join("dotdot/SKILL.md"),
             "---\nname: ../x\ndescription: d\n---\nbody\n",
         );
-        let c = Catalog::discover(&DiscoveryOptions {
-            workdir: tmp.path().to_path_buf(),
-            harness9_home: tmp.path().join("h9"),
-            ..DiscoveryOptions::default()
-        });
+        let c = project_catalog(tmp.path());
         assert_eq!(c.invalid().len(), 2);
         let e = error(route("/Bad", &c));
         assert!(!e.contains("Bad Name"), "{e}");

@@ -217,9 +217,9 @@ impl TypedTool for SkillSelectDocs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::project_catalog;
     use std::path::PathBuf;
 
-    use crate::skills::DiscoveryOptions;
     use crate::skills::docs::write_test_skills;
     use crate::tools::{Tool, test_context};
 
@@ -233,11 +233,7 @@ mod tests {
     fn fixture() -> Fixture {
         let tmp = tempfile::tempdir().unwrap();
         write_test_skills(tmp.path());
-        let catalog = Arc::new(Catalog::discover(&DiscoveryOptions {
-            workdir: tmp.path().to_path_buf(),
-            harness9_home: tmp.path().join("home"),
-            ..DiscoveryOptions::default()
-        }));
+        let catalog = Arc::new(project_catalog(tmp.path()));
         Fixture {
             tmp,
             catalog,

@@ -95,7 +95,8 @@ impl TypedTool for UnloadSkill {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::skills::{Catalog, DiscoveryOptions};
+    use crate::test_support::project_catalog;
+
     use crate::tools::ToolRegistry;
     use crate::tools::skill::use_skill::UseSkill;
     use crate::tools::{Tool, test_context};
@@ -119,11 +120,7 @@ mod tests {
             &tmp.path().join("skills/plain/SKILL.md"),
             "---\nname: plain\ndescription: d\n---\nbody\n",
         );
-        let catalog = Arc::new(Catalog::discover(&DiscoveryOptions {
-            workdir: tmp.path().to_path_buf(),
-            harness9_home: tmp.path().join("home"),
-            ..DiscoveryOptions::default()
-        }));
+        let catalog = Arc::new(project_catalog(tmp.path()));
         let mut builder = crate::tools::ToolRegistryBuilder::with_builtins();
         let use_skill = UseSkill::new(catalog).with_tools(builder.loaded().clone());
         let loaded = use_skill.loaded();

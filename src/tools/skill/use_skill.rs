@@ -421,7 +421,7 @@ impl TypedTool for UseSkill {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::skills::DiscoveryOptions;
+    use crate::test_support::project_catalog;
     use crate::tools::{Tool, test_context};
 
     use crate::test_support::write;
@@ -442,12 +442,7 @@ mod tests {
             &skills.join("secret/SKILL.md"),
             "---\nname: secret\ndescription: user only\ndisable-model-invocation: true\n---\nbody\n",
         );
-        let opts = DiscoveryOptions {
-            workdir: tmp.path().to_path_buf(),
-            harness9_home: tmp.path().join("home"),
-            ..DiscoveryOptions::default()
-        };
-        let catalog = Arc::new(Catalog::discover(&opts));
+        let catalog = Arc::new(project_catalog(tmp.path()));
         (tmp, catalog)
     }
 
@@ -486,12 +481,7 @@ mod tests {
             &skills.join("inline/SKILL.md"),
             &format!("---\nname: inline\ndescription: d\n---\n{body}"),
         );
-        let opts = DiscoveryOptions {
-            workdir: tmp.path().to_path_buf(),
-            harness9_home: tmp.path().join("home"),
-            ..DiscoveryOptions::default()
-        };
-        let catalog = Arc::new(Catalog::discover(&opts));
+        let catalog = Arc::new(project_catalog(tmp.path()));
         let tool = UseSkill::new(catalog).with_inline_shell(Permission::Run);
         let forker = Arc::new(RecordingForker::default());
         let mut ctx = test_context(tmp.path());
@@ -622,7 +612,7 @@ mod tests {
 #[cfg(test)]
 mod bundle_tests {
     use super::*;
-    use crate::skills::DiscoveryOptions;
+    use crate::test_support::project_catalog;
     use crate::tools::{Tool, ToolRegistry, test_context};
     use std::os::unix::fs::PermissionsExt;
 
@@ -653,11 +643,7 @@ mod bundle_tests {
         );
         write(&skills.join("plain/guide.md"), "Guide text\n");
         write(&skills.join("plain/references/a.txt"), "A text\n");
-        let catalog = Arc::new(Catalog::discover(&DiscoveryOptions {
-            workdir: tmp.path().to_path_buf(),
-            harness9_home: tmp.path().join("home"),
-            ..DiscoveryOptions::default()
-        }));
+        let catalog = Arc::new(project_catalog(tmp.path()));
         (tmp, catalog)
     }
 
