@@ -57,10 +57,32 @@ pub enum Activity {
 pub struct TurnReport {
     /// How the turn ended.
     pub outcome: TurnOutcome,
-    /// Final answer text.
-    pub final_text: String,
     /// Usage of the turn.
     pub usage: Usage,
+}
+
+/// The `result` object of the JSON formats, borrowing the answer from the event (a long
+/// answer is not copied to be written).
+#[derive(serde::Serialize)]
+struct ResultLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    schema_version: u32,
+    result: &'a str,
+    is_error: bool,
+    error: Option<ResultError>,
+    turns: u32,
+    usage: Usage,
+    session_usage: Usage,
+    duration_ms: u64,
+    model: String,
+}
+
+/// The `error` of a `result`.
+#[derive(serde::Serialize)]
+struct ResultError {
+    kind: &'static str,
+    message: String,
 }
 
 impl TurnReport {
@@ -141,7 +163,6 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                 kind,
                 message: message.to_string(),
             },
-            final_text: String::new(),
             usage: Usage::default(),
         };
         match self.format {
@@ -151,11 +172,11 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             }
             OutputFormat::StreamJson => {
                 self.error(message)?;
-                let result = self.result_object(&report, 0);
+                let result = self.result_line(&report, "", 0);
                 self.json_line(&result)
             }
             OutputFormat::Json => {
-                let result = self.result_object(&report, 0);
+                let result = self.result_line(&report, "", 0);
                 self.json_line(&result)
             }
         }
@@ -214,50 +235,56 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
         };
         let report = TurnReport {
             outcome: outcome.clone(),
-            final_text: final_text.clone(),
             usage: *usage,
         };
         match self.format {
-            OutputFormat::Text => self.finish_text_turn(&report)?,
+            OutputFormat::Text => self.finish_text_turn(&report, final_text)?,
             OutputFormat::Json | OutputFormat::StreamJson => {
-                let result = self.result_object(&report, *requests);
+                let result = self.result_line(&report, final_text, *requests);
                 self.json_line(&result)?;
             }
         }
         Ok(Some(report))
     }
 
-    fn result_object(&self, report: &TurnReport, requests: u32) -> serde_json::Value {
+    fn result_line<'a>(
+        &self,
+        report: &TurnReport,
+        final_text: &'a str,
+        requests: u32,
+    ) -> ResultLine<'a> {
         let error = match &report.outcome {
-            TurnOutcome::Completed => serde_json::Value::Null,
-            TurnOutcome::Interrupted => {
-                json!({"kind": "interrupted", "message": "interrupted by the user"})
-            }
-            TurnOutcome::MaxTurnsReached { limit } => json!({
-                "kind": "max_turns",
-                "message": format!("stopped after {limit} model requests (--max-turns)"),
+            TurnOutcome::Completed => None,
+            TurnOutcome::Interrupted => Some(ResultError {
+                kind: ErrorKind::Interrupted.as_str(),
+                message: "interrupted by the user".into(),
             }),
-            TurnOutcome::Failed { kind, message } => {
-                json!({"kind": kind.as_str(), "message": message})
-            }
+            TurnOutcome::MaxTurnsReached { limit } => Some(ResultError {
+                kind: ErrorKind::MaxTurns.as_str(),
+                message: format!("stopped after {limit} model requests (--max-turns)"),
+            }),
+            TurnOutcome::Failed { kind, message } => Some(ResultError {
+                kind: kind.as_str(),
+                message: message.clone(),
+            }),
         };
-        json!({
-            "type": "result",
-            "schema_version": SCHEMA_VERSION,
-            "result": report.final_text,
-            "is_error": report.outcome != TurnOutcome::Completed,
-            "error": error,
-            "turns": requests,
-            "usage": report.usage,
-            "session_usage": self.session_usage,
-            "duration_ms": u64::try_from(self.turn_started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            "model": self.model,
-        })
+        ResultLine {
+            kind: "result",
+            schema_version: SCHEMA_VERSION,
+            result: final_text,
+            is_error: report.outcome != TurnOutcome::Completed,
+            error,
+            turns: requests,
+            usage: report.usage,
+            session_usage: self.session_usage,
+            duration_ms: u64::try_from(self.turn_started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            model: self.model.clone(),
+        }
     }
 
     /// Writes one JSON line; in `stream-json` the `start` line comes first, whatever
     /// is written first (a start-up warning, an error, an event).
-    fn json_line(&mut self, value: &serde_json::Value) -> io::Result<()> {
+    fn json_line(&mut self, value: &impl serde::Serialize) -> io::Result<()> {
         if self.format == OutputFormat::StreamJson && !self.header_written {
             self.header_written = true;
             let start = json!({"type": "start", "schema_version": SCHEMA_VERSION});
@@ -275,8 +302,7 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
         if let Event::ShutdownComplete { .. } = event {
             return Ok(());
         }
-        let value = serde_json::to_value(event)?;
-        self.json_line(&value)
+        self.json_line(event)
     }
 
     fn end_line(&mut self) -> io::Result<()> {
@@ -374,13 +400,13 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
         self.err.flush()
     }
 
-    fn finish_text_turn(&mut self, report: &TurnReport) -> io::Result<()> {
+    fn finish_text_turn(&mut self, report: &TurnReport, final_text: &str) -> io::Result<()> {
         match self.delivery {
             TextDelivery::Stream => self.end_line()?,
             TextDelivery::FinalOnly => {
-                if !report.final_text.is_empty() {
-                    self.out.write_all(report.final_text.as_bytes())?;
-                    if !report.final_text.ends_with('\n') {
+                if !final_text.is_empty() {
+                    self.out.write_all(final_text.as_bytes())?;
+                    if !final_text.ends_with('\n') {
                         self.out.write_all(b"\n")?;
                     }
                     self.out.flush()?;
@@ -472,7 +498,6 @@ pub async fn run_once<O: Write, E: Write>(
             kind: ErrorKind::Internal,
             message: "the agent stopped before the turn ended".into(),
         },
-        final_text: String::new(),
         usage: Usage::default(),
     }))
 }
