@@ -59,7 +59,7 @@ impl Catalog {
     /// (also logged with `tracing`; frontends show them to the user).
     ///
     /// Uses the discovery cache in `$HARNESS9_HOME/cache/skills-index` (see
-    /// [`super::cache`]): a `SKILL.md` whose `stat` is unchanged is not read, a directory
+    /// `super::cache`): a `SKILL.md` whose `stat` is unchanged is not read, a directory
     /// whose `stat` is unchanged is not listed. The catalog is the same as
     /// [`Catalog::discover_uncached`] gives, warnings included; only [`Catalog::stats`]
     /// shows the difference.

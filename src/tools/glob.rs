@@ -1,8 +1,8 @@
 //! The `glob` tool: finds files by glob pattern, gitignore-aware, sorted by path, capped.
 //!
 //! Also owns what `list` and `grep` share with it: the project walker configuration
-//! ([`project_walker`]: `.gitignore`/`.ignore` respected even outside a git repository,
-//! hidden files included, `.git` skipped) and the glob semantics ([`PathGlob`]: a pattern
+//! (`project_walker`: `.gitignore`/`.ignore` respected even outside a git repository,
+//! hidden files included, `.git` skipped) and the glob semantics (`PathGlob`: a pattern
 //! without `/` matches file names at any depth). It knows nothing of approval policy
 //! beyond declaring reads outside the project.
 

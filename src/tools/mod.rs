@@ -8,7 +8,7 @@
 //! declares what it would touch ([`PreparedCall::access`]) so the agent can apply the
 //! approval mode before running it, then runs it. A result is either output for the model
 //! ([`ToolOutput`], which may be an error the model can recover from) or a fatal
-//! [`ToolFatal`]. Of the model client it knows only the plain [`ToolSpec`] it hands over
+//! [`ToolFatal`]. Of the model client it knows only the plain [`ToolSpec`](crate::llm::ToolSpec) it hands over
 //! (name, description, schema); it must not know requests, streaming, frontends or
 //! terminals. A tool sees the project directory, a cancellation token, limits, a live
 //! output channel and (for forked skills) a [`Forker`], nothing more.
@@ -213,7 +213,7 @@ pub enum ToolFatal {
 /// the call is prepared ([`Tool::prepare`], provided for every `TypedTool`), and the
 /// parsed value is what `access`, `summary` and `execute` see.
 pub trait TypedTool: Send + Sync {
-    /// The tool's arguments. Parsed by [`parse_args`] against [`TypedTool::parameters`],
+    /// The tool's arguments. Parsed by `parse_args` against [`TypedTool::parameters`],
     /// so a missing field or a wrong type is an error the model can act on.
     type Args: serde::de::DeserializeOwned + Send;
     /// The name the model calls it by.

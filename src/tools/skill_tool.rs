@@ -1,5 +1,5 @@
 //! One tool a skill bundles in its `tools.json` ([`crate::skills::bundle`]), as a
-//! [`Tool`]: a call runs the declared command in the skill's folder with the arguments
+//! [`Tool`](crate::tools::Tool): a call runs the declared command in the skill's folder with the arguments
 //! as JSON on stdin (one line), `SKILL_DIR`, `SKILL_NAME` and `PROJECT_DIR` set, in its
 //! own process group (through the process supervisor, [`crate::exec`]), and returns its
 //! stdout. A non-zero exit, a signal or a timeout makes the result an error for the

@@ -1,8 +1,8 @@
 //! The `write_file` tool: creates or replaces a whole file, atomically (temp file in the
 //! same directory, then rename), creating parent folders, and reports a unified diff.
 //!
-//! Also owns the two helpers every file-changing tool shares: [`write_atomic`] and
-//! [`file_diff`]. It knows nothing of approval policy beyond declaring the edit.
+//! Also owns the two helpers every file-changing tool shares: `write_atomic` and
+//! `file_diff`. It knows nothing of approval policy beyond declaring the edit.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};

@@ -5,11 +5,11 @@
 //! streamed, running tools, the composer and the status line) is redrawn, by diff, and
 //! only when something happened. `--alt-screen` gives a full-screen mode instead.
 //!
-//! Layout of the module: [`app`] is the state machine (events and keys in; ops, finished
-//! lines and a drawing out) and needs no terminal; [`event_loop`] feeds it; [`screen`]
-//! places the live area and inserts history; [`terminal`] turns terminal modes on and
-//! always off again. Cells ([`cells`], [`markdown`], [`highlight`]), the [`composer`],
-//! the slash [`popup`], the [`approval`] overlay and the [`status`] line draw themselves.
+//! Layout of the module: `app` is the state machine (events and keys in; ops, finished
+//! lines and a drawing out) and needs no terminal; `event_loop` feeds it; `screen`
+//! places the live area and inserts history; `terminal` turns terminal modes on and
+//! always off again. Cells (`cells`, `markdown`, `highlight`), the `composer`,
+//! the slash `popup`, the `approval` overlay and the `status` line draw themselves.
 //!
 //! Like every frontend it talks to the agent only through [`Op`](crate::protocol::Op)s
 //! and [`Event`](crate::protocol::Event)s, and routes input with [`crate::input`].

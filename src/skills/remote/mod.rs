@@ -2,8 +2,8 @@
 //! downloaded once into a cache folder and refreshed when the server says it changed
 //! (ETag / Last-Modified, sent back as If-None-Match / If-Modified-Since).
 //!
-//! It owns the download (with size and time limits), the cache layout ([`cache`]) and the
-//! safe unpacking ([`extract`]). A failed refresh never destroys a good cache: a new copy
+//! It owns the download (with size and time limits), the cache layout (`cache`) and the
+//! safe unpacking (`extract`). A failed refresh never destroys a good cache: a new copy
 //! is unpacked beside the old one and swapped in by a rename. With a cached copy, start-up
 //! waits for the refresh only briefly ([`RemoteLimits::cached_wait`]): a slow or stalled
 //! server means the cached copy is used, with a warning, while the refresh goes on in the
