@@ -17,7 +17,8 @@ use crate::protocol::ApprovalMode;
 #[derive(Debug, Parser)]
 #[command(name = "harness9", version, about, long_about = None)]
 pub struct Cli {
-    /// Run one prompt and exit (print mode). Piped stdin is appended as context.
+    /// Run one prompt and exit (print mode). Piped stdin is appended as context; with
+    /// `-p -` (or an empty `-p ""`) piped stdin is the whole prompt.
     #[arg(short = 'p', long = "print", value_name = "PROMPT")]
     pub print: Option<String>,
 
@@ -58,7 +59,7 @@ pub struct Cli {
     #[arg(long)]
     pub alt_screen: bool,
 
-    /// Show tool activity on stderr in text output.
+    /// Show tool activity, retries and token counts on stderr (text output).
     #[arg(short, long, global = true)]
     pub verbose: bool,
 
