@@ -371,20 +371,8 @@ fn an_empty_p_or_a_dash_takes_the_prompt_from_stdin() {
         sse(vec![text("two"), finish("stop")]),
     ]);
     for (arg, answer) in [("", "one\n"), ("-", "two\n")] {
-        let mut child = run
-            .command(&server, &["-p", arg])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(b"the prompt\n")
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let child = spawn_fed(&mut run.command(&server, &["-p", arg]), b"the prompt\n");
+        let out = wait_with_deadline(child, std::time::Duration::from_secs(30));
         assert_eq!(out.status.code(), Some(0), "{}", text_of(&out.stderr));
         assert_eq!(text_of(&out.stdout), answer);
     }

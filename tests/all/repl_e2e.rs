@@ -8,12 +8,13 @@
 
 use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::support::{
-    MockServer, finish, first_line_then_close, http_error, skill, sse, text, tool_call,
+    MockServer, finish, first_line_then_close, http_error, skill, spawn_fed, sse, text, tool_call,
+    wait_with_deadline,
 };
 use serde_json::Value;
 use tempfile::TempDir;
@@ -47,9 +48,8 @@ struct Output {
     stderr: String,
 }
 
-/// Runs the binary with `stdin` piped in, against `server`, and waits (with a
-/// deadline) for it to exit.
-fn run_piped(server: &MockServer, dirs: &Dirs, extra: &[&str], stdin: &str) -> Output {
+/// The binary in pipe mode against `server`, in `dirs`, with `extra` arguments.
+fn harness9(server: &MockServer, dirs: &Dirs, extra: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
     cmd.args(["--base-url", &server.url(), "--model", "m", "-C"])
         .arg(dirs.work.path())
@@ -58,31 +58,15 @@ fn run_piped(server: &MockServer, dirs: &Dirs, extra: &[&str], stdin: &str) -> O
         .env("HARNESS9_HOME", dirs.home.path())
         .env_remove("OPENAI_BASE_URL")
         .env_remove("HARNESS9_MODEL")
-        .env_remove("NO_COLOR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let pid = child.id();
-    let mut input = child.stdin.take().unwrap();
-    let stdin = stdin.to_string();
-    std::thread::spawn(move || {
-        let _ = input.write_all(stdin.as_bytes());
-    });
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let out = match rx.recv_timeout(DEADLINE) {
-        Ok(out) => out.unwrap(),
-        Err(_) => {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-            panic!("harness9 did not exit within {DEADLINE:?}");
-        }
-    };
+        .env_remove("NO_COLOR");
+    cmd
+}
+
+/// Runs the binary with `stdin` piped in, against `server`, and waits (with a
+/// deadline) for it to exit.
+fn run_piped(server: &MockServer, dirs: &Dirs, extra: &[&str], stdin: &str) -> Output {
+    let child = spawn_fed(&mut harness9(server, dirs, extra), stdin.as_bytes());
+    let out = wait_with_deadline(child, DEADLINE);
     Output {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -299,24 +283,7 @@ fn a_reader_that_closes_stdout_stops_the_session_quietly() {
     let long: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
     let server = MockServer::start(vec![answer(&long), answer("never")]);
     let dirs = Dirs::new();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_harness9"))
-        .args(["--base-url", &server.url(), "--model", "m", "-C"])
-        .arg(dirs.work.path())
-        .env("OPENAI_API_KEY", "test")
-        .env("HARNESS9_HOME", dirs.home.path())
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("HARNESS9_MODEL")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"first\nsecond\n")
-        .unwrap();
+    let child = spawn_fed(&mut harness9(&server, &dirs, &[]), b"first\nsecond\n");
     let (first, out) = first_line_then_close(child, DEADLINE);
     assert_eq!(first, "line 0\n");
     assert_eq!(

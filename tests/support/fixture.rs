@@ -43,6 +43,49 @@ pub fn corpus_dir() -> PathBuf {
     dir
 }
 
+/// Spawns `cmd` with all three standard streams piped and feeds it `stdin` from a
+/// thread (so a child that writes before it reads cannot block the test), then closes
+/// its standard input.
+pub fn spawn_fed(cmd: &mut std::process::Command, stdin: &[u8]) -> std::process::Child {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let bytes = stdin.to_vec();
+    std::thread::spawn(move || {
+        let _ = input.write_all(&bytes);
+    });
+    child
+}
+
+/// Waits for `child` to exit and collects its output, at most `deadline` (then it is
+/// killed and the test fails).
+pub fn wait_with_deadline(
+    child: std::process::Child,
+    deadline: std::time::Duration,
+) -> std::process::Output {
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(deadline) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            panic!("the child did not exit within {deadline:?}");
+        }
+    }
+}
+
 /// Reads the first line of `child`'s standard output, then closes it as `| head -1`
 /// does, and waits for the child to exit, at most `deadline` (then it is killed and the
 /// test fails). Returns the line and what the child wrote otherwise.
@@ -55,19 +98,5 @@ pub fn first_line_then_close(
     let mut first = String::new();
     stdout.read_line(&mut first).unwrap();
     drop(stdout);
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(deadline) {
-        Ok(out) => (first, out.unwrap()),
-        Err(_) => {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-            panic!("the child did not exit within {deadline:?} after its reader left");
-        }
-    }
+    (first, wait_with_deadline(child, deadline))
 }
