@@ -16,6 +16,7 @@ pub mod prompt;
 pub mod protocol;
 pub mod repl;
 pub mod session;
+pub mod sessions;
 pub mod sink;
 #[cfg(test)]
 pub(crate) mod test_support;

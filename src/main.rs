@@ -32,13 +32,12 @@ fn exit_code_for(kind: Option<ErrorKind>) -> u8 {
     match kind {
         None => code::OK,
         Some(ErrorKind::Auth | ErrorKind::ModelNotFound | ErrorKind::BadRequest)
-        | Some(ErrorKind::ContextTooLong | ErrorKind::Quota | ErrorKind::Protocol) => {
-            code::PROVIDER_REFUSED
-        }
+        | Some(ErrorKind::ContextTooLong | ErrorKind::Quota | ErrorKind::Protocol)
+        | Some(ErrorKind::ContentFilter) => code::PROVIDER_REFUSED,
         Some(
             ErrorKind::RateLimit | ErrorKind::Server | ErrorKind::Network | ErrorKind::Timeout,
         ) => code::PROVIDER_UNAVAILABLE,
-        Some(ErrorKind::MaxTurns) => code::LIMIT,
+        Some(ErrorKind::MaxTurns | ErrorKind::OutputLimit) => code::LIMIT,
         Some(ErrorKind::Interrupted) => code::INTERRUPTED,
         Some(ErrorKind::Usage) => code::USAGE,
         Some(ErrorKind::Skill | ErrorKind::Internal) => code::INTERNAL,

@@ -92,6 +92,7 @@ impl TurnReport {
             TurnOutcome::Completed => None,
             TurnOutcome::Interrupted => Some(ErrorKind::Interrupted),
             TurnOutcome::MaxTurnsReached { .. } => Some(ErrorKind::MaxTurns),
+            TurnOutcome::Truncated { reason } => Some(reason.kind()),
             TurnOutcome::Failed { kind, .. } => Some(*kind),
         }
     }
@@ -263,6 +264,10 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                 kind: ErrorKind::MaxTurns.as_str(),
                 message: format!("stopped after {limit} model requests (--max-turns)"),
             }),
+            TurnOutcome::Truncated { reason } => Some(ResultError {
+                kind: reason.kind().as_str(),
+                message: reason.describe().to_string(),
+            }),
             TurnOutcome::Failed { kind, message } => Some(ResultError {
                 kind: kind.as_str(),
                 message: message.clone(),
@@ -420,6 +425,9 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                 self.err,
                 "error: stopped after {limit} model requests without a final answer; raise --max-turns to allow more"
             )?,
+            TurnOutcome::Truncated { reason } => {
+                writeln!(self.err, "warning: {}", reason.describe())?;
+            }
             TurnOutcome::Failed { message, .. } => writeln!(self.err, "error: {message}")?,
         }
         self.err.flush()

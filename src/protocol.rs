@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What a frontend asks the agent to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -115,7 +115,7 @@ pub enum ApprovalMode {
 }
 
 /// Token counts for a request, a turn or a session.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     /// Tokens sent to the model (prompt).
     pub input_tokens: u64,
@@ -145,7 +145,7 @@ impl Usage {
 
 /// The classes of failure a user or a script needs to tell apart. Each maps to one
 /// exit code in print and pipe modes (see docs/HEADLESS.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// The API key was refused (401/403).
@@ -170,6 +170,10 @@ pub enum ErrorKind {
     Protocol,
     /// `--max-turns` was reached before the model finished.
     MaxTurns,
+    /// The answer was cut off at the model's output token limit.
+    OutputLimit,
+    /// The provider's content filter cut the answer off.
+    ContentFilter,
     /// The user interrupted the turn.
     Interrupted,
     /// A skill could not be invoked (unreadable body, a failing inline command).
@@ -196,6 +200,8 @@ impl ErrorKind {
             ErrorKind::Timeout => "timeout",
             ErrorKind::Protocol => "protocol",
             ErrorKind::MaxTurns => "max_turns",
+            ErrorKind::OutputLimit => "output_limit",
+            ErrorKind::ContentFilter => "content_filter",
             ErrorKind::Interrupted => "interrupted",
             ErrorKind::Skill => "skill",
             ErrorKind::Usage => "usage",
@@ -250,7 +256,7 @@ impl SubAgentEvent {
 }
 
 /// How a turn ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum TurnOutcome {
     /// The model answered without asking for more tools.
@@ -262,6 +268,12 @@ pub enum TurnOutcome {
         /// The limit that was reached.
         limit: u32,
     },
+    /// The model stopped before its answer was finished; what it wrote is the answer,
+    /// and it is incomplete.
+    Truncated {
+        /// Why it stopped.
+        reason: TruncationReason,
+    },
     /// The turn failed; the session goes on.
     Failed {
         /// What kind of failure, for exit codes and scripts.
@@ -269,6 +281,38 @@ pub enum TurnOutcome {
         /// A message for people: what failed, where, and what to do.
         message: String,
     },
+}
+
+/// Why an answer is incomplete (`finish_reason` of the last request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TruncationReason {
+    /// The output token limit was reached (`finish_reason: "length"`).
+    Length,
+    /// The provider's content filter cut the answer (`"content_filter"`).
+    ContentFilter,
+}
+
+impl TruncationReason {
+    /// The error kind scripts see for it.
+    pub fn kind(self) -> ErrorKind {
+        match self {
+            TruncationReason::Length => ErrorKind::OutputLimit,
+            TruncationReason::ContentFilter => ErrorKind::ContentFilter,
+        }
+    }
+
+    /// What happened, for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            TruncationReason::Length => {
+                "the answer was cut off at the model's output limit (finish_reason: length)"
+            }
+            TruncationReason::ContentFilter => {
+                "the answer was cut off by the provider's content filter (finish_reason: content_filter)"
+            }
+        }
+    }
 }
 
 /// Where a tool call stands, for frontends that show live status.

@@ -102,6 +102,11 @@ pub async fn run_fork(
             request.skill
         ))),
         TurnOutcome::Failed { message, .. } => Err(ForkError::Failed(message.clone())),
+        TurnOutcome::Truncated { reason } => Err(ForkError::Failed(format!(
+            "the sub-agent for skill `{}` stopped early: {}",
+            request.skill,
+            reason.describe()
+        ))),
     };
     (outcome, state.usage)
 }

@@ -225,9 +225,12 @@ impl Details {
             ErrorKind::Timeout => "the endpoint stopped sending (idle timeout)".into(),
             ErrorKind::Protocol => "the answer is not a chat completion".into(),
             ErrorKind::Interrupted => "the request was interrupted".into(),
-            ErrorKind::MaxTurns | ErrorKind::Skill | ErrorKind::Usage | ErrorKind::Internal => {
-                "the request failed".into()
-            }
+            ErrorKind::MaxTurns
+            | ErrorKind::OutputLimit
+            | ErrorKind::ContentFilter
+            | ErrorKind::Skill
+            | ErrorKind::Usage
+            | ErrorKind::Internal => "the request failed".into(),
         }
     }
 
@@ -285,6 +288,8 @@ impl Details {
                 .into(),
             ErrorKind::Interrupted
             | ErrorKind::MaxTurns
+            | ErrorKind::OutputLimit
+            | ErrorKind::ContentFilter
             | ErrorKind::Skill
             | ErrorKind::Usage
             | ErrorKind::Internal => String::new(),

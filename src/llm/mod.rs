@@ -19,8 +19,10 @@ pub use error::LlmError;
 
 use crate::protocol::Usage;
 
-/// One message of a conversation, independent of any wire format.
-#[derive(Debug, Clone, PartialEq)]
+/// One message of a conversation, independent of any wire format. Its serde form is the
+/// one saved in session files (docs/SESSIONS.md), not what goes over the wire.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
     /// The system prompt.
     System {
@@ -38,8 +40,10 @@ pub enum Message {
         content: String,
         /// Reasoning the provider streamed, kept so it can be sent back when the
         /// provider requires it ([`ReasoningEcho`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         reasoning: Option<String>,
         /// Tool calls in the order the model made them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
     },
     /// The result of one tool call.
@@ -52,7 +56,7 @@ pub enum Message {
 }
 
 /// A tool call made by the model.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolCall {
     /// The provider's id for the call (generated when the provider sent none).
     pub id: String,

@@ -284,6 +284,9 @@ impl App {
                     TurnOutcome::MaxTurnsReached { limit } => {
                         format!("stopped after {limit} requests")
                     }
+                    TurnOutcome::Truncated { reason } => {
+                        format!("stopped early: {}", reason.describe())
+                    }
                     TurnOutcome::Failed { message, .. } => format!("failed: {message}"),
                 };
                 self.commit_notice(NoticeKind::Info, &format!("sub-agent `{skill}` {how}"));
@@ -434,6 +437,10 @@ impl App {
                 &format!(
                     "Stopped after {limit} model requests (--max-turns); send a message to go on."
                 ),
+            ),
+            TurnOutcome::Truncated { reason } => self.commit_notice(
+                NoticeKind::Warning,
+                &format!("Warning: {}.", reason.describe()),
             ),
             TurnOutcome::Failed { message, .. } => self.commit_notice(NoticeKind::Error, &message),
         }

@@ -1,0 +1,270 @@
+//! The records of a session file: one JSON object per line, `type` first. This is the
+//! on-disk contract (docs/SESSIONS.md); every change to it is a schema change.
+//!
+//! It owns the record shapes, the session id and the header. It must not know where
+//! files live, how they are written, or what the agent does with a replayed record.
+
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::llm::Message;
+use crate::protocol::{TurnOutcome, Usage};
+
+/// Version of the record format written in every header.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A session's id: `YYYYMMDD-HHMMSS-xxxxxx` (UTC time of creation, then six hex digits),
+/// so that ids sort by time and a short prefix is easy to type.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SessionId(String);
+
+impl SessionId {
+    /// A new id for a session created now.
+    pub fn generate() -> SessionId {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        // Six hex digits that differ between two sessions started in the same second:
+        // the sub-second time and the process id, mixed.
+        let mut x = u64::from(now.subsec_nanos()) ^ (u64::from(std::process::id()) << 20);
+        x ^= x >> 17;
+        x = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        x ^= x >> 29;
+        SessionId(format!(
+            "{}-{:06x}",
+            compact_utc(now.as_secs()),
+            x & 0xff_ffff
+        ))
+    }
+
+    /// Parses an id read from a file name or typed by a user: ASCII letters, digits
+    /// and `-` only (so an id can never name a path outside the sessions folder).
+    pub fn parse(text: &str) -> Option<SessionId> {
+        let ok = !text.is_empty()
+            && text.len() <= 64
+            && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        ok.then(|| SessionId(text.to_string()))
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for SessionId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// `YYYYMMDD-HHMMSS` for seconds since the Unix epoch (UTC).
+pub fn compact_utc(secs: u64) -> String {
+    let (y, mo, d, h, mi, s) = civil(secs);
+    format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}")
+}
+
+/// `YYYY-MM-DD HH:MM` (UTC) for milliseconds since the Unix epoch, for listings.
+pub fn display_utc(ms: u64) -> String {
+    let (y, mo, d, h, mi, _) = civil(ms / 1000);
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}")
+}
+
+/// Year, month, day, hour, minute, second of a Unix time (UTC), by the civil-from-days
+/// algorithm (proleptic Gregorian calendar).
+fn civil(secs: u64) -> (u64, u64, u64, u64, u64, u64) {
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d, rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The first line of every session file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// [`SCHEMA_VERSION`] of the writer.
+    pub schema: u32,
+    /// The session's id (also the file name).
+    pub id: SessionId,
+    /// Creation time, milliseconds since the Unix epoch.
+    pub created_ms: u64,
+    /// The working directory of the run that created it.
+    pub cwd: PathBuf,
+    /// The project it is filed under: the canonical git root, else `cwd`.
+    pub project: PathBuf,
+    /// Model id at creation.
+    pub model: String,
+    /// The endpoint's host (and port); never the URL's credentials, path or query.
+    pub endpoint_host: String,
+    /// The harness9 version that created it.
+    pub version: String,
+}
+
+/// Why a compaction happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionTrigger {
+    /// The next request would have passed the threshold of the context window.
+    Threshold,
+    /// The user asked (`/compact`).
+    Manual,
+    /// The provider refused a request as too long for its context window.
+    Rejection,
+}
+
+/// One line of a session file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    /// First line.
+    Header(Header),
+    /// The system prompt sent from here on: written when the file is created and when
+    /// a resumed session's rebuilt prompt differs from the last one saved.
+    SystemPrompt {
+        /// The prompt.
+        prompt: String,
+    },
+    /// A message of the conversation, as sent to the model (or as the model answered).
+    Message {
+        /// The turn it belongs to (1-based, counting across resumes).
+        turn: u64,
+        /// The message.
+        message: Message,
+    },
+    /// A turn ended. A failed turn's messages are left out of what is sent next.
+    TurnEnd {
+        /// The turn.
+        turn: u64,
+        /// How it ended.
+        outcome: TurnOutcome,
+    },
+    /// Token counts after a model request of the main conversation.
+    Usage {
+        /// The turn.
+        turn: u64,
+        /// The request's usage.
+        usage: Usage,
+        /// The session's usage so far.
+        session: Usage,
+    },
+    /// A skill was loaded (its instructions given to the model, its tools registered).
+    SkillLoaded {
+        /// The skill's name.
+        name: String,
+    },
+    /// A skill was unloaded.
+    SkillUnloaded {
+        /// The skill's name.
+        name: String,
+    },
+    /// What is sent was replaced by a summary. The records before it are kept; from
+    /// here on the conversation sent is `messages` (after the system prompt) and what
+    /// follows.
+    Compacted {
+        /// The turn during which it happened.
+        turn: u64,
+        /// Why.
+        trigger: CompactionTrigger,
+        /// Estimated tokens of the conversation before.
+        tokens_before: u64,
+        /// Estimated tokens after.
+        tokens_after: u64,
+        /// How many messages the summary replaced.
+        summarized_messages: usize,
+        /// The conversation sent from now on, system prompt excluded.
+        messages: Vec<Message>,
+    },
+    /// The model was switched.
+    ModelChanged {
+        /// The new model id.
+        model: String,
+    },
+    /// The conversation was cleared (`/clear`): nothing before this is sent again.
+    Cleared,
+    /// The session was resumed by a later run.
+    Resumed {
+        /// When, milliseconds since the Unix epoch.
+        at_ms: u64,
+        /// That run's working directory.
+        cwd: PathBuf,
+        /// That run's harness9 version.
+        version: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::ToolCall;
+
+    #[test]
+    fn records_round_trip_with_type_first() {
+        let records = vec![
+            Record::Header(Header {
+                schema: SCHEMA_VERSION,
+                id: SessionId::generate(),
+                created_ms: 1,
+                cwd: "/p".into(),
+                project: "/p".into(),
+                model: "m".into(),
+                endpoint_host: "127.0.0.1:8080".into(),
+                version: "0.1.0".into(),
+            }),
+            Record::Message {
+                turn: 1,
+                message: Message::Assistant {
+                    content: String::new(),
+                    reasoning: None,
+                    tool_calls: vec![ToolCall {
+                        id: "c1".into(),
+                        name: "bash".into(),
+                        arguments: "{}".into(),
+                    }],
+                },
+            },
+            Record::TurnEnd {
+                turn: 1,
+                outcome: TurnOutcome::Completed,
+            },
+            Record::Cleared,
+        ];
+        for record in records {
+            let line = serde_json::to_string(&record).unwrap();
+            assert!(line.starts_with(r#"{"type":"#), "{line}");
+            assert!(!line.contains('\n'));
+            let back: Record = serde_json::from_str(&line).unwrap();
+            assert_eq!(back, record);
+        }
+    }
+
+    #[test]
+    fn ids_are_time_ordered_and_safe() {
+        let id = SessionId::generate();
+        assert_eq!(id.as_str().len(), "20261123-173501-a3f9c2".len(), "{id}");
+        assert!(SessionId::parse(id.as_str()).is_some());
+        assert!(SessionId::parse("../x").is_none());
+        assert!(SessionId::parse("").is_none());
+        assert_eq!(compact_utc(0), "19700101-000000");
+        // 2026-11-23 17:35:01 UTC.
+        assert_eq!(compact_utc(1_795_455_301), "20261123-173501");
+        assert_eq!(display_utc(1_795_455_301_000), "2026-11-23 17:35");
+    }
+}
