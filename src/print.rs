@@ -13,6 +13,7 @@ use serde_json::json;
 use crate::agent::AgentHandle;
 use crate::protocol::{
     ApprovalRequestKind, ErrorKind, Event, Location, Op, ToolStatus, TurnOutcome, Usage,
+    compaction_line,
 };
 use crate::sink::{ReaderState, ReaderWatch, Sink};
 
@@ -388,6 +389,21 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                 self.end_line()?;
                 writeln!(self.err, "warning: {message}")?;
             }
+            Event::Compacted {
+                trigger,
+                tokens_before,
+                tokens_after,
+                summarized_messages,
+            } => {
+                self.end_line()?;
+                let line = compaction_line(
+                    *trigger,
+                    *tokens_before,
+                    *tokens_after,
+                    *summarized_messages,
+                );
+                writeln!(self.err, "note: {line}")?;
+            }
             Event::Usage { session, .. } if shown => {
                 let est = if session.estimated {
                     " (estimated)"
@@ -425,9 +441,8 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                 self.err,
                 "error: stopped after {limit} model requests without a final answer; raise --max-turns to allow more"
             )?,
-            TurnOutcome::Truncated { reason } => {
-                writeln!(self.err, "warning: {}", reason.describe())?;
-            }
+            // The agent's warning event already said it.
+            TurnOutcome::Truncated { .. } => {}
             TurnOutcome::Failed { message, .. } => writeln!(self.err, "error: {message}")?,
         }
         self.err.flush()

@@ -239,6 +239,7 @@ impl SubAgentEvent {
             | Event::ApprovalRequest { .. }
             | Event::SubAgent { .. }
             | Event::ConversationCleared
+            | Event::Compacted { .. }
             | Event::ModelChanged { .. }
             | Event::ShutdownComplete { .. } => Err(event),
         }
@@ -280,6 +281,59 @@ pub enum TurnOutcome {
         kind: ErrorKind,
         /// A message for people: what failed, where, and what to do.
         message: String,
+    },
+}
+
+/// Why a compaction happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionTrigger {
+    /// The next request would have passed the threshold of the context window.
+    Threshold,
+    /// The user asked (`/compact`).
+    Manual,
+    /// The provider refused a request as too long for its context window.
+    Rejection,
+}
+
+/// The line every frontend shows for a compaction.
+pub fn compaction_line(
+    trigger: CompactionTrigger,
+    tokens_before: u64,
+    tokens_after: u64,
+    summarized_messages: usize,
+) -> String {
+    let why = match trigger {
+        CompactionTrigger::Threshold => "the context window was nearly full",
+        CompactionTrigger::Manual => "as asked",
+        CompactionTrigger::Rejection => "the provider refused the request as too long",
+    };
+    format!(
+        "Compacted the conversation ({why}): {summarized_messages} messages summarized, \
+         about {tokens_before} → {tokens_after} tokens; the saved session keeps everything."
+    )
+}
+
+/// One thing said in a saved session, for frontends to show when it is resumed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum HistoryItem {
+    /// What the user sent (or an expanded skill invocation).
+    User {
+        /// The text.
+        text: String,
+    },
+    /// The model's answer text.
+    Assistant {
+        /// The text.
+        text: String,
+    },
+    /// A tool call the model made.
+    ToolCall {
+        /// Tool name.
+        name: String,
+        /// Its arguments, shortened.
+        arguments: String,
     },
 }
 
@@ -471,6 +525,19 @@ pub enum Event {
         skill: String,
         /// What the sub-agent did.
         event: SubAgentEvent,
+    },
+    /// The conversation sent to the model was replaced by a summary (the saved session
+    /// keeps every message).
+    Compacted {
+        /// Why: the window was nearly full, the user asked, or the provider refused a
+        /// request as too long.
+        trigger: CompactionTrigger,
+        /// Estimated prompt tokens before.
+        tokens_before: u64,
+        /// Estimated prompt tokens after.
+        tokens_after: u64,
+        /// How many messages the summary replaced.
+        summarized_messages: usize,
     },
     /// The conversation was cleared after [`Op::NewConversation`].
     ConversationCleared,

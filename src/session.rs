@@ -169,7 +169,7 @@ pub fn prepare_with_remote(
         approver,
         max_turns: config.max_turns,
         tool_limits: config.tool_limits,
-        context_window: config.context_window,
+        context_window: agent::SharedWindow::new(config.context_window),
         skills_in_index,
         catalog: catalog.clone(),
         loaded_skills,

@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::agent::AgentSetup;
 use crate::agent::approval::ApprovalPolicy;
+use crate::agent::conversation::Conversation;
 use crate::agent::turn::{SessionState, TurnContext, TurnResult, run_turn};
-use crate::llm::Message;
 use crate::protocol::{TurnOutcome, Usage};
 use crate::tools::{ForkError, ForkRequest, Forker};
 
@@ -81,9 +81,9 @@ pub async fn run_fork(
         pending: parent.pending.clone(),
     };
     let mut state = SessionState {
-        messages: vec![Message::System {
-            content: request.instructions,
-        }],
+        // A sub-agent's conversation is its own and is not saved: its final answer is
+        // what the main conversation keeps.
+        conversation: Conversation::new(request.instructions, None),
         model: model.to_string(),
         usage: Usage::default(),
         policy,

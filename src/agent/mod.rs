@@ -7,6 +7,8 @@
 
 pub mod approval;
 mod call;
+pub mod compact;
+pub mod conversation;
 pub mod fork;
 mod runner;
 pub mod slash;
@@ -16,6 +18,7 @@ pub use runner::spawn;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::mpsc;
 
@@ -34,6 +37,30 @@ pub enum Approver {
     Frontend,
     /// Nobody (print and pipe modes): calls that need approval are denied at once.
     Nobody,
+}
+
+/// The model's context window in tokens, shared so that what is learnt while the
+/// session runs (from the endpoint, or from a refusal) is used from the next request on.
+#[derive(Debug, Clone, Default)]
+pub struct SharedWindow(Arc<AtomicU64>);
+
+impl SharedWindow {
+    /// A window known (or not) at start.
+    pub fn new(tokens: Option<u64>) -> Self {
+        SharedWindow(Arc::new(AtomicU64::new(tokens.unwrap_or(0))))
+    }
+
+    /// The window, when known.
+    pub fn get(&self) -> Option<u64> {
+        Some(self.0.load(Ordering::Relaxed)).filter(|t| *t > 0)
+    }
+
+    /// Sets the window (0 is ignored).
+    pub fn set(&self, tokens: u64) {
+        if tokens > 0 {
+            self.0.store(tokens, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The frontend's end of a running agent.
@@ -91,8 +118,8 @@ pub struct AgentSetup {
     pub max_turns: u32,
     /// Tool limits.
     pub tool_limits: ToolLimits,
-    /// The model's context window, when known.
-    pub context_window: Option<u64>,
+    /// The model's context window, when known (updated as it is learnt).
+    pub context_window: SharedWindow,
     /// Skills in the index.
     pub skills_in_index: usize,
     /// The skills catalog (for `/name` invocations).

@@ -9,10 +9,10 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::approval::ApprovalPolicy;
+use crate::agent::conversation::Conversation;
 use crate::agent::slash::run_skill;
 use crate::agent::turn::{EventSink, PendingApprovals, SessionState, TurnContext, run_turn};
 use crate::agent::{AgentHandle, AgentSetup};
-use crate::llm::Message;
 use crate::protocol::{Event, Op, Usage};
 
 /// Work queued while a turn runs, done in order.
@@ -45,13 +45,11 @@ async fn run(
         model: setup.model.clone(),
         workdir: setup.workdir.clone(),
         skills: setup.skills_in_index,
-        context_window: setup.context_window,
+        context_window: setup.context_window.get(),
     });
     let pending: PendingApprovals = Arc::default();
     let mut state = Some(SessionState {
-        messages: vec![Message::System {
-            content: setup.system_prompt.clone(),
-        }],
+        conversation: Conversation::new(setup.system_prompt.clone(), None),
         model: setup.model.clone(),
         usage: Usage::default(),
         policy: ApprovalPolicy::new(setup.approval_mode, setup.approver),
@@ -67,7 +65,7 @@ async fn run(
             let Some(mut st) = state.take() else { break };
             match work {
                 Work::Clear => {
-                    st.messages.truncate(1);
+                    st.conversation.clear();
                     // A new conversation has no loaded skills and none of their tools.
                     setup.loaded_skills.clear();
                     state = Some(st);
@@ -119,7 +117,7 @@ async fn run(
                             // session goes on, and say so.
                             let _ = events.send(Event::Warning { message: format!("internal error in the turn ({e}); the conversation was reset") });
                             state = Some(SessionState {
-                                messages: vec![Message::System { content: setup.system_prompt.clone() }],
+                                conversation: Conversation::new(setup.system_prompt.clone(), None),
                                 model: setup.model.clone(),
                                 usage: Usage::default(),
                                 policy: ApprovalPolicy::new(setup.approval_mode, setup.approver),

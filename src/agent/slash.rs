@@ -111,6 +111,7 @@ pub async fn run_skill(
     ctx.events.emit(Event::TurnStarted {
         text: typed.clone(),
     });
+    state.conversation.begin_turn();
     let request = ForkRequest::for_skill(skill, instructions, task);
     let (result, usage) = run_fork(ctx, &state.model.clone(), state.policy.clone(), request).await;
     state.usage.add(&usage);
@@ -121,8 +122,8 @@ pub async fn run_skill(
     });
     let (outcome, final_text, requests) = match result {
         Ok(r) => {
-            state.messages.push(Message::User { content: typed });
-            state.messages.push(Message::Assistant {
+            state.conversation.push(Message::User { content: typed });
+            state.conversation.push(Message::Assistant {
                 content: r.final_text.clone(),
                 reasoning: None,
                 tool_calls: Vec::new(),
@@ -142,6 +143,7 @@ pub async fn run_skill(
             0,
         ),
     };
+    crate::agent::turn::end_turn(state, ctx, &outcome);
     ctx.events.emit(Event::TurnComplete {
         outcome: outcome.clone(),
         final_text,

@@ -14,8 +14,13 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::AgentSetup;
 use crate::agent::approval::ApprovalPolicy;
 use crate::agent::call::{CallEnd, run_call};
-use crate::llm::{ChatRequest, Completion, Message, StreamEvent, ToolSpec};
-use crate::protocol::{ApprovalDecision, ErrorKind, Event, SubAgentEvent, TurnOutcome, Usage};
+use crate::agent::compact::{CompactError, compact_and_report, over_threshold};
+use crate::agent::conversation::{Conversation, estimate_messages, estimate_specs};
+use crate::llm::{ChatRequest, Completion, FinishReason, Message, StreamEvent, ToolSpec};
+use crate::protocol::{
+    ApprovalDecision, CompactionTrigger, ErrorKind, Event, SubAgentEvent, TruncationReason,
+    TurnOutcome, Usage,
+};
 
 /// Approvals waiting for an answer, by call id.
 pub type PendingApprovals = Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>>;
@@ -26,8 +31,8 @@ pub const INTERRUPTED_MARKER: &str = "[interrupted by the user]";
 /// Everything a session carries from turn to turn.
 #[derive(Debug)]
 pub struct SessionState {
-    /// System prompt first, then the conversation.
-    pub messages: Vec<Message>,
+    /// What is sent (system prompt first) and saved.
+    pub conversation: Conversation,
     /// Current model id.
     pub model: String,
     /// Usage so far.
@@ -128,10 +133,13 @@ pub struct TurnResult {
 /// Runs one turn for `text` and reports it; returns how it ended.
 pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String) -> TurnResult {
     ctx.emit(Event::TurnStarted { text: text.clone() });
-    state.messages.push(Message::User { content: text });
+    state.conversation.begin_turn();
+    state.conversation.push(Message::User { content: text });
     let mut turn_usage = Usage::default();
     let mut requests = 0u32;
     let mut final_text = String::new();
+    // One compaction after a refusal per request: a second refusal is a failure.
+    let mut compacted_after_refusal = false;
 
     let outcome = loop {
         if requests >= ctx.setup.max_turns {
@@ -139,17 +147,29 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
                 limit: ctx.setup.max_turns,
             };
         }
-        requests += 1;
-        ctx.emit(Event::RequestStarted { request: requests });
         // Fixed tools first, in a fixed order, then the tools of loaded skills: the
         // list changes only when a skill with tools is loaded or unloaded.
         let specs = ctx.setup.tools.specs();
+        if let Some(window) = ctx.setup.context_window.get()
+            && over_threshold(state.conversation.estimate_tokens(&specs), window)
+        {
+            match compact_and_report(state, ctx, CompactionTrigger::Threshold, None).await {
+                Ok(_) | Err(CompactError::NothingToCompact) => {}
+                Err(CompactError::Interrupted) => break TurnOutcome::Interrupted,
+                // The request may still fit; a refusal is handled below.
+                Err(e @ CompactError::Failed { .. }) => ctx.emit(Event::Warning {
+                    message: format!("could not compact the conversation: {e}"),
+                }),
+            }
+        }
+        requests += 1;
+        ctx.emit(Event::RequestStarted { request: requests });
         let mut streamed = String::new();
         let mut reasoning = String::new();
         let result = {
             let request = ChatRequest {
                 model: &state.model,
-                messages: &state.messages,
+                messages: state.conversation.messages(),
                 tools: &specs,
             };
             let mut on_event = |event: StreamEvent| match event {
@@ -185,13 +205,30 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
             Err(e) if e.kind() == ErrorKind::Interrupted || ctx.cancel.is_cancelled() => {
                 if !streamed.is_empty() || !reasoning.is_empty() {
                     final_text = streamed.clone();
-                    state.messages.push(Message::Assistant {
+                    state.conversation.push(Message::Assistant {
                         content: format!("{streamed}\n\n{INTERRUPTED_MARKER}"),
                         reasoning: (!reasoning.is_empty()).then_some(reasoning),
                         tool_calls: Vec::new(),
                     });
                 }
                 break TurnOutcome::Interrupted;
+            }
+            Err(e) if e.kind() == ErrorKind::ContextTooLong && !compacted_after_refusal => {
+                compacted_after_refusal = true;
+                match compact_and_report(state, ctx, CompactionTrigger::Rejection, None).await {
+                    // The same request again, now smaller; it does not count as another.
+                    Ok(_) => {
+                        requests -= 1;
+                        continue;
+                    }
+                    Err(CompactError::Interrupted) => break TurnOutcome::Interrupted,
+                    Err(why) => {
+                        break TurnOutcome::Failed {
+                            kind: e.kind(),
+                            message: format!("{e} (compacting did not help: {why})"),
+                        };
+                    }
+                }
             }
             Err(e) => {
                 break TurnOutcome::Failed {
@@ -200,14 +237,21 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
                 };
             }
         };
+        compacted_after_refusal = false;
         // The partial copies are only for an interrupted answer: free them before the
         // answer is copied again (a long answer would otherwise be held three times).
         drop(streamed);
         drop(reasoning);
 
-        let usage = completion
-            .usage
-            .unwrap_or_else(|| estimate_usage(&state.messages, &specs, &completion));
+        let usage = match completion.usage {
+            Some(usage) => {
+                state
+                    .conversation
+                    .note_prompt_tokens(usage.input_tokens, &specs);
+                usage
+            }
+            None => estimate_usage(state.conversation.messages(), &specs, &completion),
+        };
         turn_usage.add(&usage);
         state.usage.add(&usage);
         ctx.emit(Event::Usage {
@@ -218,25 +262,33 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
 
         final_text = completion.text.clone();
         let calls = completion.tool_calls.clone();
-        state.messages.push(Message::Assistant {
+        state.conversation.push(Message::Assistant {
             content: completion.text,
             reasoning: completion.reasoning,
             tool_calls: completion.tool_calls,
         });
         if calls.is_empty() {
-            break TurnOutcome::Completed;
+            break match completion.finish_reason {
+                Some(FinishReason::Length) => TurnOutcome::Truncated {
+                    reason: TruncationReason::Length,
+                },
+                Some(FinishReason::ContentFilter) => TurnOutcome::Truncated {
+                    reason: TruncationReason::ContentFilter,
+                },
+                _ => TurnOutcome::Completed,
+            };
         }
         let mut interrupted_or_fatal = None;
         for call in &calls {
             if interrupted_or_fatal.is_some() {
-                state.messages.push(Message::Tool {
+                state.conversation.push(Message::Tool {
                     tool_call_id: call.id.clone(),
                     content: "Not run: the turn was interrupted.".into(),
                 });
                 continue;
             }
             let (content, end) = run_call(state, ctx, call).await;
-            state.messages.push(Message::Tool {
+            state.conversation.push(Message::Tool {
                 tool_call_id: call.id.clone(),
                 content,
             });
@@ -251,10 +303,14 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
                 }
             }
         }
+        state
+            .conversation
+            .sync_skills(&ctx.setup.loaded_skills.names());
         if let Some(outcome) = interrupted_or_fatal {
             break outcome;
         }
     };
+    end_turn(state, ctx, &outcome);
     ctx.emit(Event::TurnComplete {
         outcome: outcome.clone(),
         final_text: final_text.clone(),
@@ -269,29 +325,38 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
     }
 }
 
+/// Ends the turn in the conversation (saved, failed turns left out, old output elided)
+/// and tells the user what was left out and why.
+pub fn end_turn(state: &mut SessionState, ctx: &TurnContext, outcome: &TurnOutcome) {
+    if let TurnOutcome::Truncated { reason } = outcome {
+        ctx.emit(Event::Warning {
+            message: format!("{}; ask the model to continue", reason.describe()),
+        });
+    }
+    let conv = &mut state.conversation;
+    conv.sync_skills(&ctx.setup.loaded_skills.names());
+    let tools = &ctx.setup.tools;
+    let dropped = conv.end_turn(outcome, &|name: &str| tools.output_kind(name));
+    if dropped > 0 && !ctx.events.is_forked() {
+        let saved = if conv.is_saved() {
+            " (they stay in the saved session)"
+        } else {
+            ""
+        };
+        ctx.emit(Event::Warning {
+            message: format!(
+                "this turn failed, so its {dropped} messages will not be sent again{saved}; \
+                 the next prompt starts from the conversation before it"
+            ),
+        });
+    }
+    for message in conv.take_warnings() {
+        ctx.emit(Event::Warning { message });
+    }
+}
+
 /// Usage estimated at about 4 bytes per token when the provider sent none.
 pub fn estimate_usage(messages: &[Message], specs: &[ToolSpec], completion: &Completion) -> Usage {
-    let mut input = 0usize;
-    for m in messages {
-        input += match m {
-            Message::System { content } | Message::User { content } => content.len(),
-            Message::Assistant {
-                content,
-                tool_calls,
-                ..
-            } => {
-                content.len()
-                    + tool_calls
-                        .iter()
-                        .map(|c| c.name.len() + c.arguments.len())
-                        .sum::<usize>()
-            }
-            Message::Tool { content, .. } => content.len(),
-        } + 8;
-    }
-    for s in specs {
-        input += s.name.len() + s.description.len() + s.parameters.to_string().len();
-    }
     let output = completion.text.len()
         + completion.reasoning.as_ref().map_or(0, String::len)
         + completion
@@ -300,7 +365,7 @@ pub fn estimate_usage(messages: &[Message], specs: &[ToolSpec], completion: &Com
             .map(|c| c.name.len() + c.arguments.len())
             .sum::<usize>();
     Usage {
-        input_tokens: (input as u64).div_ceil(4),
+        input_tokens: estimate_messages(messages) + estimate_specs(specs),
         output_tokens: (output as u64).div_ceil(4),
         cached_input_tokens: 0,
         estimated: true,

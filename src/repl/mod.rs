@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use crate::agent::{AgentHandle, SessionInfo};
 use crate::input::{self, Builtin, Routed};
 use crate::print::{Activity, OutputFormat};
-use crate::protocol::{ApprovalDecision, ErrorKind, Event, Op, Usage};
+use crate::protocol::{ApprovalDecision, ErrorKind, Event, Op, Usage, compaction_line};
 use crate::sink::{ReaderState, ReaderWatch, Sink};
 
 pub use markdown::{MarkdownStream, MarkdownStyle};
@@ -481,6 +481,20 @@ impl<O: Write, E: Write> Repl<O, E> {
                 if let Some(tokens) = context_tokens {
                     self.context_tokens = *tokens;
                 }
+            }
+            Event::Compacted {
+                trigger,
+                tokens_before,
+                tokens_after,
+                summarized_messages,
+            } => {
+                self.context_tokens = *tokens_after;
+                self.renderer.notice(&compaction_line(
+                    *trigger,
+                    *tokens_before,
+                    *tokens_after,
+                    *summarized_messages,
+                ))?;
             }
             Event::ConversationCleared => {
                 if self.state == State::Clearing {

@@ -10,7 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::llm::Message;
-use crate::protocol::{TurnOutcome, Usage};
+use crate::protocol::{CompactionTrigger, TurnOutcome, Usage};
 
 /// Version of the record format written in every header.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -118,18 +118,6 @@ pub struct Header {
     pub version: String,
 }
 
-/// Why a compaction happened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CompactionTrigger {
-    /// The next request would have passed the threshold of the context window.
-    Threshold,
-    /// The user asked (`/compact`).
-    Manual,
-    /// The provider refused a request as too long for its context window.
-    Rejection,
-}
-
 /// One line of a session file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -189,6 +177,10 @@ pub enum Record {
         tokens_after: u64,
         /// How many messages the summary replaced.
         summarized_messages: usize,
+        /// The user's messages kept word for word (also inside the summary message);
+        /// the next compaction starts from them.
+        #[serde(default)]
+        user_messages: Vec<String>,
         /// The conversation sent from now on, system prompt excluded.
         messages: Vec<Message>,
     },

@@ -209,6 +209,18 @@ pub enum ToolFatal {
     Internal(String),
 }
 
+/// What a tool's result is to the conversation, for deciding what may be dropped from
+/// what is sent once it is old.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputKind {
+    /// Output the model can get again by repeating the call (files, searches,
+    /// commands): an old, large result may be replaced by a marker.
+    #[default]
+    Reproducible,
+    /// Instructions that stay in force (a loaded skill, its documents): never elided.
+    Instructions,
+}
+
 /// One tool, written against its own argument type. The arguments are parsed once, when
 /// the call is prepared ([`Tool::prepare`], provided for every `TypedTool`), and the
 /// parsed value is what `access`, `summary` and `execute` see.
@@ -237,6 +249,10 @@ pub trait TypedTool: Send + Sync {
     }
     /// A few words naming the main argument (path, pattern, command) for frontends.
     fn summary(&self, args: &Self::Args) -> String;
+    /// What its results are to the conversation.
+    fn output_kind(&self) -> OutputKind {
+        OutputKind::Reproducible
+    }
     /// Runs the call. Problems the model can fix are an `Ok(ToolOutput::error(..))`.
     fn execute<'a>(&'a self, args: Self::Args, ctx: &'a ToolContext) -> ToolFuture<'a>;
 }
@@ -252,6 +268,8 @@ pub trait Tool: Send + Sync {
     /// Parses the arguments, once: the call ready for approval and running, or the error
     /// result for the model (naming the problem and the expected shape).
     fn prepare(&self, args: serde_json::Value) -> Result<Box<dyn PreparedCall + '_>, ToolOutput>;
+    /// What its results are to the conversation.
+    fn output_kind(&self) -> OutputKind;
     /// Prepares and runs the call; arguments that do not parse are an
     /// `Ok(ToolOutput::error(..))`.
     fn run<'a>(&'a self, args: serde_json::Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
@@ -309,6 +327,10 @@ impl<T: TypedTool> Tool for T {
 
     fn parameters(&self) -> serde_json::Value {
         TypedTool::parameters(self)
+    }
+
+    fn output_kind(&self) -> OutputKind {
+        TypedTool::output_kind(self)
     }
 
     fn prepare(&self, args: serde_json::Value) -> Result<Box<dyn PreparedCall + '_>, ToolOutput> {

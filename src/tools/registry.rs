@@ -113,6 +113,13 @@ impl ToolRegistry {
         fixed.or_else(|| self.loaded.get(name))
     }
 
+    /// What the results of the tool named `name` are to the conversation (a tool that
+    /// is gone counts as reproducible).
+    pub fn output_kind(&self, name: &str) -> crate::tools::OutputKind {
+        self.get(name)
+            .map_or(crate::tools::OutputKind::Reproducible, |t| t.output_kind())
+    }
+
     /// Names: fixed tools in order, then loaded ones.
     pub fn names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.fixed.iter().map(|t| t.name().to_string()).collect();

@@ -29,7 +29,7 @@ use super::views;
 use super::wrap::wrap_lines;
 use crate::agent::SessionInfo;
 use crate::input::{Builtin, Routed, route};
-use crate::protocol::{Event, Op, ToolStatus, TurnOutcome, Usage};
+use crate::protocol::{Event, Op, ToolStatus, TurnOutcome, Usage, compaction_line};
 use crate::skills::Catalog;
 use crate::skills::active::LoadedSkills;
 
@@ -405,6 +405,18 @@ impl App {
             }
             Event::Warning { message } => self.commit_notice(NoticeKind::Warning, &message),
             Event::TurnComplete { outcome, .. } => self.turn_complete(outcome),
+            Event::Compacted {
+                trigger,
+                tokens_before,
+                tokens_after,
+                summarized_messages,
+            } => {
+                self.status.context_tokens = tokens_after;
+                self.commit_notice(
+                    NoticeKind::Info,
+                    &compaction_line(trigger, tokens_before, tokens_after, summarized_messages),
+                );
+            }
             Event::ConversationCleared => {
                 self.status.context_tokens = 0;
                 self.commit_notice(NoticeKind::Info, "Started a new conversation.");

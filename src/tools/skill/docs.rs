@@ -13,7 +13,7 @@ use super::{SUMMARY_RESERVE, lookup};
 use crate::skills::active::LoadedSkills;
 use crate::skills::docs::{DocPathError, SelectMode, list_docs};
 use crate::skills::{Catalog, Skill};
-use crate::tools::{ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking};
+use crate::tools::{OutputKind, ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking};
 
 /// Names of documents shown in an error about a bad path.
 const NAMES_IN_ERRORS: usize = 30;
@@ -194,6 +194,11 @@ impl TypedTool for SkillSelectDocs {
             },
             "required": ["skill", "mode"]
         })
+    }
+
+    fn output_kind(&self) -> OutputKind {
+        // A loaded skill's instructions (or documents) stay in force for the session.
+        OutputKind::Instructions
     }
 
     fn summary(&self, args: &SelectArgs) -> String {

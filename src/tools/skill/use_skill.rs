@@ -31,8 +31,8 @@ use crate::skills::inline_shell::{InlineShellError, Permission};
 use crate::skills::invoke::{self, InlineShell, PrepareError, Prepared, RunMode};
 use crate::skills::{Catalog, Skill};
 use crate::tools::{
-    ForkError, ForkRequest, LoadedTools, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool,
-    run_blocking,
+    ForkError, ForkRequest, LoadedTools, OutputKind, ToolContext, ToolFatal, ToolFuture,
+    ToolOutput, TypedTool, run_blocking,
 };
 
 /// Folders of a skill whose files are listed.
@@ -389,6 +389,11 @@ impl TypedTool for UseSkill {
             },
             "required": ["skill_name"]
         })
+    }
+
+    fn output_kind(&self) -> OutputKind {
+        // A loaded skill's instructions (or documents) stay in force for the session.
+        OutputKind::Instructions
     }
 
     fn summary(&self, args: &Args) -> String {

@@ -1,0 +1,659 @@
+//! The conversation as it is sent to the model, and as it is saved. Every message goes
+//! through [`Conversation::push`], which appends a record to the session file (when the
+//! session is saved) and to what the next request sends.
+//!
+//! What is sent stays bounded by the context window, not by the length of the session:
+//! large tool results older than the last few turns are replaced by a short marker, a
+//! failed turn's messages are left out, and compaction ([`super::compact`]) replaces old
+//! messages by a summary. The file keeps everything; memory keeps only what is sent.
+//! [`Replayer`] rebuilds the same view from a saved file, applying the same rules.
+//!
+//! It must not know where records are stored, how the summary is written or how
+//! anything is drawn.
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::llm::{Message, ToolSpec};
+use crate::protocol::{CompactionTrigger, HistoryItem, TurnOutcome};
+use crate::sessions::Record;
+use crate::tools::OutputKind;
+
+/// Turns whose tool results are always sent whole: the current one and the ones before.
+pub const KEEP_RECENT_TURNS: u64 = 3;
+
+/// Tool results up to this size are never elided (a marker would save little).
+pub const ELIDE_MIN_BYTES: usize = 2048;
+
+/// How an elided tool result starts (so it is never elided twice).
+pub const ELIDED_PREFIX: &str = "[elided:";
+
+/// Messages a compaction puts first: the summary (a user message) and the model's
+/// acknowledgement, so that roles still alternate for strict chat templates.
+pub const SUMMARY_MESSAGES: usize = 2;
+
+/// How many history items a replay keeps for frontends to show.
+const HISTORY_ITEMS: usize = 200;
+
+/// Where a conversation's records go: a session file, or a test's list.
+pub trait RecordSink: Send + Sync {
+    /// Appends one record; the error says why it could not be saved.
+    fn append(&mut self, record: &Record) -> Result<(), String>;
+}
+
+/// The tool kinds of a session, by tool name (for elision).
+pub type OutputKinds<'a> = &'a dyn Fn(&str) -> OutputKind;
+
+/// Provider-reported prompt tokens for the first `messages` messages.
+#[derive(Debug, Clone, Copy)]
+struct Measure {
+    tokens: u64,
+    messages: usize,
+}
+
+/// The conversation sent to the model (system prompt first) and its recorder.
+pub struct Conversation {
+    messages: Vec<Message>,
+    /// The turn of each message (0 for the system prompt and compaction summaries).
+    turns: Vec<u64>,
+    turn: u64,
+    sink: Option<Box<dyn RecordSink>>,
+    prompt_recorded: bool,
+    measure: Option<Measure>,
+    /// Provider tokens per estimated token, learned from the last measure.
+    calibration: f64,
+    /// The user's messages kept word for word by the last compaction.
+    kept_user_messages: Vec<String>,
+    /// Skills recorded as loaded, in load order.
+    recorded_skills: Vec<String>,
+    /// Messages before this index have been checked for elision.
+    settled: usize,
+    warnings: Vec<String>,
+}
+
+impl std::fmt::Debug for Conversation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conversation")
+            .field("messages", &self.messages.len())
+            .field("turn", &self.turn)
+            .field("saved", &self.sink.is_some())
+            .finish()
+    }
+}
+
+impl Conversation {
+    /// A new conversation with this system prompt; records go to `sink` (none: not
+    /// saved, as in a forked skill's sub-agent).
+    pub fn new(system_prompt: String, sink: Option<Box<dyn RecordSink>>) -> Self {
+        Conversation {
+            messages: vec![Message::System {
+                content: system_prompt,
+            }],
+            turns: vec![0],
+            turn: 0,
+            sink,
+            prompt_recorded: false,
+            measure: None,
+            calibration: 1.0,
+            kept_user_messages: Vec::new(),
+            recorded_skills: Vec::new(),
+            settled: 1,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// What the next request sends, system prompt first.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// The system prompt.
+    pub fn system_prompt(&self) -> &str {
+        match self.messages.first() {
+            Some(Message::System { content }) => content,
+            _ => "",
+        }
+    }
+
+    /// The current turn (0 before the first).
+    pub fn turn(&self) -> u64 {
+        self.turn
+    }
+
+    /// Whether records are saved.
+    pub fn is_saved(&self) -> bool {
+        self.sink.is_some()
+    }
+
+    /// Warnings to show (a session file that could not be written), once.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    /// Appends a record to the session file. A write that fails stops saving, with one
+    /// warning; the conversation goes on.
+    pub fn record(&mut self, record: Record) {
+        let Some(sink) = self.sink.as_mut() else {
+            return;
+        };
+        if !self.prompt_recorded {
+            self.prompt_recorded = true;
+            let prompt = Record::SystemPrompt {
+                prompt: match self.messages.first() {
+                    Some(Message::System { content }) => content.clone(),
+                    _ => String::new(),
+                },
+            };
+            if let Err(e) = sink.append(&prompt) {
+                self.stop_saving(e);
+                return;
+            }
+        }
+        let Some(sink) = self.sink.as_mut() else {
+            return;
+        };
+        if let Err(e) = sink.append(&record) {
+            self.stop_saving(e);
+        }
+    }
+
+    fn stop_saving(&mut self, error: String) {
+        self.sink = None;
+        self.warnings.push(format!(
+            "the session is no longer saved: {error}; the conversation goes on in memory"
+        ));
+    }
+
+    /// Starts the next turn.
+    pub fn begin_turn(&mut self) -> u64 {
+        self.turn += 1;
+        self.turn
+    }
+
+    /// Adds a message to the current turn (saved, then sent from the next request on).
+    pub fn push(&mut self, message: Message) {
+        self.record(Record::Message {
+            turn: self.turn,
+            message: message.clone(),
+        });
+        self.messages.push(message);
+        self.turns.push(self.turn);
+    }
+
+    /// Ends the current turn: saves how it ended, leaves a failed turn's messages out
+    /// of what is sent next (returns how many), and elides large tool results that are
+    /// now old.
+    pub fn end_turn(&mut self, outcome: &TurnOutcome, kinds: OutputKinds<'_>) -> usize {
+        self.record(Record::TurnEnd {
+            turn: self.turn,
+            outcome: outcome.clone(),
+        });
+        let dropped = match outcome {
+            TurnOutcome::Failed { .. } => self.drop_turn(self.turn),
+            _ => 0,
+        };
+        self.elide_old_outputs(kinds);
+        dropped
+    }
+
+    /// Removes the messages of `turn` from what is sent.
+    fn drop_turn(&mut self, turn: u64) -> usize {
+        let before = self.messages.len();
+        let mut index = 0;
+        self.messages.retain(|_| {
+            let keep = self.turns[index] != turn;
+            index += 1;
+            keep
+        });
+        self.turns.retain(|t| *t != turn);
+        let dropped = before - self.messages.len();
+        if dropped > 0 {
+            self.measure = None;
+            self.settled = self.settled.min(self.messages.len());
+        }
+        dropped
+    }
+
+    /// Notes the provider's prompt tokens for the request just made (over every message
+    /// sent, tools included), so later estimates start from a real count.
+    pub fn note_prompt_tokens(&mut self, tokens: u64, specs: &[ToolSpec]) {
+        let estimate = estimate_messages(&self.messages) + estimate_specs(specs);
+        if estimate > 0 && tokens > 0 {
+            self.calibration = (tokens as f64 / estimate as f64).clamp(0.5, 4.0);
+        }
+        self.measure = Some(Measure {
+            tokens,
+            messages: self.messages.len(),
+        });
+    }
+
+    /// About how many tokens the next request's prompt is: the provider's last count
+    /// plus an estimate of what was added since, else a calibrated estimate.
+    pub fn estimate_tokens(&self, specs: &[ToolSpec]) -> u64 {
+        let calibrated = |n: u64| (n as f64 * self.calibration).ceil() as u64;
+        match self.measure {
+            Some(m) if m.messages <= self.messages.len() => {
+                m.tokens + calibrated(estimate_messages(&self.messages[m.messages..]))
+            }
+            _ => calibrated(estimate_messages(&self.messages) + estimate_specs(specs)),
+        }
+    }
+
+    /// Forgets the conversation (`/clear`); the system prompt stays.
+    pub fn clear(&mut self) {
+        self.record(Record::Cleared);
+        self.messages.truncate(1);
+        self.turns.truncate(1);
+        self.kept_user_messages.clear();
+        self.measure = None;
+        self.settled = 1;
+    }
+
+    /// Records skills loaded or unloaded since the last call (`loaded` in load order).
+    pub fn sync_skills(&mut self, loaded: &[String]) {
+        let gone: Vec<String> = self
+            .recorded_skills
+            .iter()
+            .filter(|s| !loaded.contains(s))
+            .cloned()
+            .collect();
+        for name in gone {
+            self.record(Record::SkillUnloaded { name });
+        }
+        for name in loaded {
+            if !self.recorded_skills.contains(name) {
+                self.record(Record::SkillLoaded { name: name.clone() });
+            }
+        }
+        self.recorded_skills = loaded.to_vec();
+    }
+
+    /// The user's messages a compaction may keep word for word, oldest first: those the
+    /// last compaction kept, then those sent since, before the current turn.
+    pub fn user_messages_before(&self, index: usize) -> Vec<String> {
+        let mut out = self.kept_user_messages.clone();
+        for (m, turn) in self.messages[..index].iter().zip(&self.turns) {
+            if let (Message::User { content }, 1..) = (m, turn) {
+                out.push(content.clone());
+            }
+        }
+        out
+    }
+
+    /// Where the current turn's messages start (messages before it can be summarized).
+    pub fn current_turn_start(&self, turn: u64) -> usize {
+        self.turns
+            .iter()
+            .position(|t| *t == turn && turn > 0)
+            .unwrap_or(self.messages.len())
+    }
+
+    /// Replaces the messages before `keep_from` (after the system prompt) by `summary`
+    /// (summary messages, turn 0), saves the compaction, and returns how many messages
+    /// were replaced and the estimated prompt tokens after.
+    #[allow(clippy::too_many_arguments)]
+    pub fn replace_with_summary(
+        &mut self,
+        keep_from: usize,
+        summary: Vec<Message>,
+        kept_user_messages: Vec<String>,
+        trigger: CompactionTrigger,
+        tokens_before: u64,
+        specs: &[ToolSpec],
+    ) -> (usize, u64) {
+        let keep_from = keep_from.clamp(1, self.messages.len());
+        let replaced = keep_from - 1;
+        let tail: Vec<Message> = self.messages.drain(keep_from..).collect();
+        let tail_turns: Vec<u64> = self.turns.drain(keep_from..).collect();
+        self.messages.truncate(1);
+        self.turns.truncate(1);
+        self.turns.extend(summary.iter().map(|_| 0));
+        self.messages.extend(summary);
+        self.messages.extend(tail);
+        self.turns.extend(tail_turns);
+        self.kept_user_messages = kept_user_messages;
+        self.measure = None;
+        self.settled = 1;
+        let tokens_after = self.estimate_tokens(specs);
+        self.record(Record::Compacted {
+            turn: self.turn,
+            trigger,
+            tokens_before,
+            tokens_after,
+            summarized_messages: replaced,
+            user_messages: self.kept_user_messages.clone(),
+            messages: self.messages[1..].to_vec(),
+        });
+        (replaced, tokens_after)
+    }
+
+    /// Elides the large tool results of the current turn except the latest `keep`
+    /// (the last resort when one turn alone fills the window); returns how many.
+    pub fn elide_current_turn(&mut self, keep: usize, kinds: OutputKinds<'_>) -> usize {
+        let start = self.current_turn_start(self.turn);
+        let tools: Vec<usize> = (start..self.messages.len())
+            .filter(|&i| matches!(self.messages[i], Message::Tool { .. }))
+            .collect();
+        let upto = tools.len().saturating_sub(keep);
+        let calls = call_index(&self.messages);
+        let mut n = 0;
+        for &i in &tools[..upto] {
+            n += usize::from(elide_at(&mut self.messages[i], &calls, kinds));
+        }
+        if n > 0 {
+            self.measure = None;
+        }
+        n
+    }
+
+    /// Replaces large tool results of turns older than the last [`KEEP_RECENT_TURNS`]
+    /// by a marker.
+    fn elide_old_outputs(&mut self, kinds: OutputKinds<'_>) {
+        let Some(limit) = self.turn.checked_sub(KEEP_RECENT_TURNS) else {
+            return;
+        };
+        let end = self
+            .turns
+            .iter()
+            .position(|t| *t > limit)
+            .unwrap_or(self.messages.len());
+        if end <= self.settled {
+            return;
+        }
+        let calls = call_index(&self.messages[..end]);
+        let mut changed = false;
+        for i in self.settled..end {
+            changed |= elide_at(&mut self.messages[i], &calls, kinds);
+        }
+        self.settled = end;
+        if changed {
+            self.measure = None;
+        }
+    }
+}
+
+/// Tool name and arguments of every call, by call id.
+fn call_index(messages: &[Message]) -> HashMap<String, (String, String)> {
+    let mut calls = HashMap::new();
+    for m in messages {
+        if let Message::Assistant { tool_calls, .. } = m {
+            for c in tool_calls {
+                calls.insert(c.id.clone(), (c.name.clone(), c.arguments.clone()));
+            }
+        }
+    }
+    calls
+}
+
+/// Elides one tool result if it is large, reproducible and not elided yet.
+fn elide_at(
+    message: &mut Message,
+    calls: &HashMap<String, (String, String)>,
+    kinds: OutputKinds<'_>,
+) -> bool {
+    let Message::Tool {
+        tool_call_id,
+        content,
+    } = message
+    else {
+        return false;
+    };
+    if content.len() <= ELIDE_MIN_BYTES || content.starts_with(ELIDED_PREFIX) {
+        return false;
+    }
+    let (name, args) = calls
+        .get(tool_call_id)
+        .map_or(("a tool", ""), |(n, a)| (n.as_str(), a.as_str()));
+    if kinds(name) == OutputKind::Instructions {
+        return false;
+    }
+    *content = elided_marker(name, args, content);
+    true
+}
+
+/// The marker that replaces an old tool result: what it was and how to get it again.
+pub fn elided_marker(name: &str, args: &str, content: &str) -> String {
+    let mut args: String = args.chars().take(160).collect();
+    if args.len() < content.len() && args.chars().count() == 160 {
+        args.push('…');
+    }
+    format!(
+        "{ELIDED_PREFIX} the output of {name} {args} ({} bytes, {} lines) was removed from \
+         the conversation to keep it small; call the tool again if you need it]",
+        content.len(),
+        content.lines().count()
+    )
+}
+
+/// Estimated tokens of messages, about 4 bytes per token.
+pub fn estimate_messages(messages: &[Message]) -> u64 {
+    let bytes: usize = messages
+        .iter()
+        .map(|m| {
+            8 + match m {
+                Message::System { content } | Message::User { content } => content.len(),
+                Message::Assistant {
+                    content,
+                    tool_calls,
+                    ..
+                } => {
+                    content.len()
+                        + tool_calls
+                            .iter()
+                            .map(|c| c.name.len() + c.arguments.len() + 16)
+                            .sum::<usize>()
+                }
+                Message::Tool { content, .. } => content.len() + 16,
+            }
+        })
+        .sum();
+    (bytes as u64).div_ceil(4)
+}
+
+/// Estimated tokens of tool specs.
+pub fn estimate_specs(specs: &[ToolSpec]) -> u64 {
+    let bytes: usize = specs
+        .iter()
+        .map(|s| s.name.len() + s.description.len() + s.parameters.to_string().len())
+        .sum();
+    (bytes as u64).div_ceil(4)
+}
+
+/// What a replayed session left: its conversation and the state around it.
+#[derive(Debug)]
+pub struct Replayed {
+    /// The conversation to send, with today's system prompt.
+    pub conversation: Conversation,
+    /// The model last used, if the file says.
+    pub model: Option<String>,
+    /// Skills loaded at the end, in load order.
+    pub loaded_skills: Vec<String>,
+    /// The last system prompt saved (to tell whether today's differs).
+    pub saved_prompt: Option<String>,
+    /// The latest prompts, answers and tool calls, for frontends to show.
+    pub history: Vec<HistoryItem>,
+    /// Turns in the file.
+    pub turns: u64,
+}
+
+/// Rebuilds a conversation from a session file's records, applying the same rules as
+/// a live session (failed turns left out, old tool output elided, compactions and
+/// clears applied), so memory stays bounded by what is sent.
+pub struct Replayer<'k> {
+    conversation: Conversation,
+    kinds: OutputKinds<'k>,
+    /// The turn whose messages are being read and has not ended.
+    open_turn: Option<u64>,
+    model: Option<String>,
+    loaded: Vec<String>,
+    saved_prompt: Option<String>,
+    history: VecDeque<HistoryItem>,
+}
+
+impl<'k> Replayer<'k> {
+    /// A replay that will send `system_prompt` (today's).
+    pub fn new(system_prompt: String, kinds: OutputKinds<'k>) -> Self {
+        Replayer {
+            conversation: Conversation::new(system_prompt, None),
+            kinds,
+            open_turn: None,
+            model: None,
+            loaded: Vec::new(),
+            saved_prompt: None,
+            history: VecDeque::new(),
+        }
+    }
+
+    fn remember(&mut self, item: HistoryItem) {
+        if self.history.len() == HISTORY_ITEMS {
+            self.history.pop_front();
+        }
+        self.history.push_back(item);
+    }
+
+    /// Applies one record.
+    pub fn apply(&mut self, record: Record) {
+        match record {
+            Record::Header(header) => {
+                if self.model.is_none() {
+                    self.model = Some(header.model);
+                }
+            }
+            Record::SystemPrompt { prompt } => self.saved_prompt = Some(prompt),
+            Record::Message { turn, message } => {
+                if self.open_turn.is_some_and(|open| open != turn) {
+                    self.close_open_turn();
+                }
+                self.open_turn = Some(turn);
+                self.conversation.turn = self.conversation.turn.max(turn);
+                match &message {
+                    Message::User { content } => self.remember(HistoryItem::User {
+                        text: content.clone(),
+                    }),
+                    Message::Assistant {
+                        content,
+                        tool_calls,
+                        ..
+                    } => {
+                        if !content.trim().is_empty() {
+                            self.remember(HistoryItem::Assistant {
+                                text: content.clone(),
+                            });
+                        }
+                        for c in tool_calls {
+                            self.remember(HistoryItem::ToolCall {
+                                name: c.name.clone(),
+                                arguments: c.arguments.chars().take(200).collect(),
+                            });
+                        }
+                    }
+                    Message::System { .. } | Message::Tool { .. } => {}
+                }
+                self.conversation.messages.push(message);
+                self.conversation.turns.push(turn);
+            }
+            Record::TurnEnd { turn, outcome } => {
+                self.open_turn = None;
+                self.conversation.turn = self.conversation.turn.max(turn);
+                if matches!(outcome, TurnOutcome::Failed { .. }) {
+                    self.conversation.drop_turn(turn);
+                }
+                self.conversation.elide_old_outputs(self.kinds);
+            }
+            Record::Usage { .. } | Record::Resumed { .. } => {}
+            Record::SkillLoaded { name } => {
+                if !self.loaded.contains(&name) {
+                    self.loaded.push(name);
+                }
+            }
+            Record::SkillUnloaded { name } => self.loaded.retain(|n| *n != name),
+            Record::Compacted {
+                turn,
+                messages,
+                user_messages,
+                ..
+            } => {
+                let c = &mut self.conversation;
+                c.messages.truncate(1);
+                c.turns.truncate(1);
+                // The summary and its answer belong to no turn; the current turn's
+                // messages that were kept follow them.
+                let summary_len = SUMMARY_MESSAGES.min(messages.len());
+                for (i, m) in messages.into_iter().enumerate() {
+                    c.turns.push(if i < summary_len { 0 } else { turn });
+                    c.messages.push(m);
+                }
+                c.kept_user_messages = user_messages;
+                c.settled = 1;
+                c.measure = None;
+            }
+            Record::ModelChanged { model } => self.model = Some(model),
+            Record::Cleared => {
+                self.close_open_turn();
+                let c = &mut self.conversation;
+                c.messages.truncate(1);
+                c.turns.truncate(1);
+                c.kept_user_messages.clear();
+                c.settled = 1;
+                self.loaded.clear();
+            }
+        }
+    }
+
+    /// A turn whose end was never saved (the run was killed): calls without a result
+    /// get one saying so, so the conversation stays valid for every provider.
+    fn close_open_turn(&mut self) {
+        let Some(turn) = self.open_turn.take() else {
+            return;
+        };
+        let c = &mut self.conversation;
+        let start = c.current_turn_start(turn);
+        let answered: Vec<String> = c.messages[start..]
+            .iter()
+            .filter_map(|m| match m {
+                Message::Tool { tool_call_id, .. } => Some(tool_call_id.clone()),
+                _ => None,
+            })
+            .collect();
+        let missing: Vec<String> = c.messages[start..]
+            .iter()
+            .flat_map(|m| match m {
+                Message::Assistant { tool_calls, .. } => tool_calls.clone(),
+                _ => Vec::new(),
+            })
+            .map(|call| call.id)
+            .filter(|id| !answered.contains(id))
+            .collect();
+        for id in missing {
+            c.messages.push(Message::Tool {
+                tool_call_id: id,
+                content: "Not run: the session ended before this call finished.".into(),
+            });
+            c.turns.push(turn);
+        }
+        c.elide_old_outputs(self.kinds);
+    }
+
+    /// The replayed session; records from now on go to `sink`.
+    pub fn finish(mut self, sink: Option<Box<dyn RecordSink>>) -> Replayed {
+        self.close_open_turn();
+        let mut conversation = self.conversation;
+        conversation.sink = sink;
+        // The file already has its system prompt; a changed one is recorded by the
+        // caller, who knows whether it changed.
+        conversation.prompt_recorded = true;
+        conversation.recorded_skills = self.loaded.clone();
+        let turns = conversation.turn;
+        Replayed {
+            conversation,
+            model: self.model,
+            loaded_skills: self.loaded,
+            saved_prompt: self.saved_prompt,
+            history: self.history.into(),
+            turns,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "conversation_tests.rs"]
+mod tests;

@@ -1,0 +1,296 @@
+use std::sync::{Arc, Mutex};
+
+use super::*;
+use crate::llm::ToolCall;
+use crate::protocol::ErrorKind;
+
+/// A sink that keeps records in a shared list.
+#[derive(Clone, Default)]
+struct Collect(Arc<Mutex<Vec<Record>>>);
+
+impl RecordSink for Collect {
+    fn append(&mut self, record: &Record) -> Result<(), String> {
+        self.0.lock().unwrap().push(record.clone());
+        Ok(())
+    }
+}
+
+impl Collect {
+    fn records(&self) -> Vec<Record> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+struct Failing;
+
+impl RecordSink for Failing {
+    fn append(&mut self, _: &Record) -> Result<(), String> {
+        Err("disk full".into())
+    }
+}
+
+fn skills_are_instructions(name: &str) -> OutputKind {
+    if name == "use_skill" {
+        OutputKind::Instructions
+    } else {
+        OutputKind::Reproducible
+    }
+}
+
+/// One turn: a prompt, a call of `tool` with an output of `bytes`, an answer.
+fn tool_turn(c: &mut Conversation, tool: &str, bytes: usize, outcome: TurnOutcome) {
+    let turn = c.begin_turn();
+    c.push(Message::User {
+        content: format!("prompt {turn}"),
+    });
+    c.push(Message::Assistant {
+        content: String::new(),
+        reasoning: None,
+        tool_calls: vec![ToolCall {
+            id: format!("call{turn}"),
+            name: tool.into(),
+            arguments: format!(r#"{{"command":"run {turn}"}}"#),
+        }],
+    });
+    c.push(Message::Tool {
+        tool_call_id: format!("call{turn}"),
+        content: "o".repeat(bytes),
+    });
+    c.push(Message::Assistant {
+        content: format!("answer {turn}"),
+        reasoning: None,
+        tool_calls: Vec::new(),
+    });
+    c.end_turn(&outcome, &skills_are_instructions);
+}
+
+fn tool_outputs(c: &Conversation) -> Vec<&str> {
+    c.messages()
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { content, .. } => Some(content.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn old_large_tool_output_is_elided_and_recent_output_is_kept() {
+    let mut c = Conversation::new("sys".into(), None);
+    for _ in 0..5 {
+        tool_turn(&mut c, "bash", 10_000, TurnOutcome::Completed);
+    }
+    let outputs = tool_outputs(&c);
+    assert_eq!(outputs.len(), 5);
+    // Turns 1 and 2 are older than the last three.
+    for old in &outputs[..2] {
+        assert!(old.starts_with(ELIDED_PREFIX), "{old}");
+        assert!(old.contains("bash"), "{old}");
+        assert!(old.contains("10000 bytes"), "{old}");
+        assert!(old.contains("call the tool again"), "{old}");
+    }
+    for recent in &outputs[2..] {
+        assert_eq!(recent.len(), 10_000);
+    }
+}
+
+#[test]
+fn small_output_and_skill_instructions_are_never_elided() {
+    let mut c = Conversation::new("sys".into(), None);
+    tool_turn(&mut c, "use_skill", 10_000, TurnOutcome::Completed);
+    tool_turn(&mut c, "read_file", 100, TurnOutcome::Completed);
+    for _ in 0..4 {
+        tool_turn(&mut c, "bash", 10, TurnOutcome::Completed);
+    }
+    let outputs = tool_outputs(&c);
+    assert_eq!(outputs[0].len(), 10_000);
+    assert_eq!(outputs[1].len(), 100);
+}
+
+#[test]
+fn a_failed_turn_is_saved_but_not_sent_again() {
+    let records = Collect::default();
+    let mut c = Conversation::new("sys".into(), Some(Box::new(records.clone())));
+    tool_turn(&mut c, "bash", 10, TurnOutcome::Completed);
+    let before = c.messages().len();
+    let failed = TurnOutcome::Failed {
+        kind: ErrorKind::ContextTooLong,
+        message: "too long".into(),
+    };
+    tool_turn(&mut c, "bash", 10, failed.clone());
+    assert_eq!(
+        c.messages().len(),
+        before,
+        "the failed turn's messages are gone"
+    );
+    let saved = records.records();
+    assert!(matches!(saved[0], Record::SystemPrompt { .. }));
+    assert_eq!(
+        saved
+            .iter()
+            .filter(|r| matches!(r, Record::Message { turn: 2, .. }))
+            .count(),
+        4,
+        "the failed turn's messages are saved"
+    );
+    assert!(saved.contains(&Record::TurnEnd {
+        turn: 2,
+        outcome: failed
+    }));
+    // The next turn goes on from before the failure.
+    tool_turn(&mut c, "bash", 10, TurnOutcome::Completed);
+    assert!(matches!(&c.messages()[before], Message::User { content } if content == "prompt 3"));
+}
+
+#[test]
+fn a_sink_that_fails_stops_saving_with_one_warning() {
+    let mut c = Conversation::new("sys".into(), Some(Box::new(Failing)));
+    tool_turn(&mut c, "bash", 10, TurnOutcome::Completed);
+    tool_turn(&mut c, "bash", 10, TurnOutcome::Completed);
+    let warnings = c.take_warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("disk full"));
+    assert!(!c.is_saved());
+    assert_eq!(c.messages().len(), 9, "the conversation goes on");
+}
+
+#[test]
+fn estimates_start_from_the_providers_count() {
+    let mut c = Conversation::new("s".repeat(400), None);
+    let first = c.estimate_tokens(&[]);
+    assert!((100..=110).contains(&first), "{first}");
+    // The provider counts twice as many tokens: later estimates follow.
+    c.note_prompt_tokens(first * 2, &[]);
+    c.begin_turn();
+    c.push(Message::User {
+        content: "u".repeat(400),
+    });
+    let next = c.estimate_tokens(&[]);
+    assert!(next >= first * 2 + 200, "{next}");
+}
+
+#[test]
+fn skills_are_recorded_when_loaded_and_unloaded() {
+    let records = Collect::default();
+    let mut c = Conversation::new("sys".into(), Some(Box::new(records.clone())));
+    c.sync_skills(&["a".into(), "b".into()]);
+    c.sync_skills(&["a".into(), "b".into()]);
+    c.sync_skills(&["b".into()]);
+    let skills: Vec<Record> = records
+        .records()
+        .into_iter()
+        .filter(|r| matches!(r, Record::SkillLoaded { .. } | Record::SkillUnloaded { .. }))
+        .collect();
+    assert_eq!(
+        skills,
+        vec![
+            Record::SkillLoaded { name: "a".into() },
+            Record::SkillLoaded { name: "b".into() },
+            Record::SkillUnloaded { name: "a".into() },
+        ]
+    );
+}
+
+fn replay(records: Vec<Record>) -> Replayed {
+    let mut r = Replayer::new("today".into(), &skills_are_instructions);
+    for record in records {
+        r.apply(record);
+    }
+    r.finish(None)
+}
+
+#[test]
+fn a_replay_sends_what_the_live_session_would_have_sent() {
+    let records = Collect::default();
+    let mut live = Conversation::new("today".into(), Some(Box::new(records.clone())));
+    for i in 0..8 {
+        let outcome = if i == 5 {
+            TurnOutcome::Failed {
+                kind: ErrorKind::Server,
+                message: "500".into(),
+            }
+        } else {
+            TurnOutcome::Completed
+        };
+        tool_turn(&mut live, "bash", 5_000, outcome);
+    }
+    live.sync_skills(&["pdf".into()]);
+    let replayed = replay(records.records());
+    assert_eq!(replayed.conversation.messages(), live.messages());
+    assert_eq!(replayed.turns, 8);
+    assert_eq!(replayed.loaded_skills, vec!["pdf".to_string()]);
+    assert_eq!(replayed.saved_prompt.as_deref(), Some("today"));
+    assert!(matches!(
+        replayed.history.last(),
+        Some(HistoryItem::Assistant { text }) if text == "answer 8"
+    ));
+}
+
+#[test]
+fn a_turn_cut_off_by_a_crash_gets_results_for_its_calls() {
+    let records = Collect::default();
+    let mut live = Conversation::new("today".into(), Some(Box::new(records.clone())));
+    tool_turn(&mut live, "bash", 10, TurnOutcome::Completed);
+    live.begin_turn();
+    live.push(Message::User {
+        content: "go".into(),
+    });
+    live.push(Message::Assistant {
+        content: String::new(),
+        reasoning: None,
+        tool_calls: vec![ToolCall {
+            id: "x".into(),
+            name: "bash".into(),
+            arguments: "{}".into(),
+        }],
+    });
+    // No result, no turn end: the process died here.
+    let replayed = replay(records.records());
+    let last = replayed.conversation.messages().last().unwrap();
+    assert!(
+        matches!(last, Message::Tool { tool_call_id, content } if tool_call_id == "x" && content.contains("session ended")),
+        "{last:?}"
+    );
+    assert_eq!(replayed.turns, 2);
+}
+
+#[test]
+fn a_replayed_compaction_and_clear_replace_what_is_sent() {
+    let records = Collect::default();
+    let mut live = Conversation::new("today".into(), Some(Box::new(records.clone())));
+    for _ in 0..3 {
+        tool_turn(&mut live, "bash", 10, TurnOutcome::Completed);
+    }
+    let summary = vec![
+        Message::User {
+            content: "summary".into(),
+        },
+        Message::Assistant {
+            content: "ok".into(),
+            reasoning: None,
+            tool_calls: Vec::new(),
+        },
+    ];
+    let keep = live.messages().len();
+    let (replaced, _) = live.replace_with_summary(
+        keep,
+        summary.clone(),
+        vec!["prompt 3".into()],
+        CompactionTrigger::Manual,
+        100,
+        &[],
+    );
+    assert_eq!(replaced, keep - 1);
+    tool_turn(&mut live, "bash", 10, TurnOutcome::Completed);
+    let replayed = replay(records.records());
+    assert_eq!(replayed.conversation.messages(), live.messages());
+    assert_eq!(&live.messages()[1..3], &summary[..]);
+    assert_eq!(
+        replayed.conversation.user_messages_before(3),
+        vec!["prompt 3".to_string()]
+    );
+
+    live.clear();
+    let replayed = replay(records.records());
+    assert_eq!(replayed.conversation.messages().len(), 1);
+}
