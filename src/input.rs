@@ -24,6 +24,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("skills", "List the available skills"),
     ("skill", "Run a skill: /skill NAME [args]"),
     ("clear", "Start a new conversation"),
+    (
+        "compact",
+        "Summarize the conversation to free context: /compact [focus]",
+    ),
     ("model", "Show the model, or switch: /model NAME"),
     ("usage", "Show token usage for this session"),
     ("exit", "Quit"),
@@ -50,6 +54,8 @@ pub enum Builtin {
     Model(Option<String>),
     /// `/usage`.
     Usage,
+    /// `/compact [focus]`.
+    Compact(Option<String>),
 }
 
 /// What a line of input means.
@@ -96,6 +102,9 @@ pub fn route(line: &str, catalog: &Catalog) -> Routed {
         "clear" => Some(Builtin::Clear),
         "exit" | "quit" => Some(Builtin::Exit),
         "usage" => Some(Builtin::Usage),
+        "compact" => Some(Builtin::Compact(
+            (!rest.is_empty()).then(|| rest.to_string()),
+        )),
         "model" => Some(Builtin::Model((!rest.is_empty()).then(|| rest.to_string()))),
         _ => None,
     };
@@ -323,6 +332,14 @@ mod tests {
         assert_eq!(route("/exit", &c), Routed::Builtin(Builtin::Exit));
         assert_eq!(route("/quit", &c), Routed::Builtin(Builtin::Exit));
         assert_eq!(route("/usage", &c), Routed::Builtin(Builtin::Usage));
+        assert_eq!(
+            route("/compact", &c),
+            Routed::Builtin(Builtin::Compact(None))
+        );
+        assert_eq!(
+            route("/compact keep the parser plan", &c),
+            Routed::Builtin(Builtin::Compact(Some("keep the parser plan".into())))
+        );
         assert_eq!(route("/model", &c), Routed::Builtin(Builtin::Model(None)));
         assert_eq!(
             route("/model  gpt-4o-mini ", &c),

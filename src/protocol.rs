@@ -39,6 +39,11 @@ pub enum Op {
     Interrupt,
     /// Forget the conversation and start a new one (same system prompt).
     NewConversation,
+    /// Replace the conversation sent to the model by a summary now (`/compact`).
+    Compact {
+        /// What the summary should keep in view, as the user typed it.
+        focus: Option<String>,
+    },
     /// Use another model from the next request on.
     SetModel {
         /// The model id as the endpoint knows it.

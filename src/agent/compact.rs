@@ -96,8 +96,7 @@ pub async fn compact(
         }
     };
     let older = &conv.messages()[1..keep_from];
-    let only_a_summary =
-        older.len() <= SUMMARY_MESSAGES && older.iter().all(is_summary_message);
+    let only_a_summary = older.len() <= SUMMARY_MESSAGES && older.iter().all(is_summary_message);
     if older.is_empty() || only_a_summary {
         return Err(CompactError::NothingToCompact);
     }

@@ -1,3 +1,6 @@
+//! Tests of the conversation: elision, the failed-turn rule, recording, estimates and
+//! replay (a replayed session sends exactly what the live one would have).
+
 use std::sync::{Arc, Mutex};
 
 use super::*;

@@ -9,17 +9,19 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::approval::ApprovalPolicy;
+use crate::agent::compact::{CompactError, compact_and_report};
 use crate::agent::conversation::Conversation;
 use crate::agent::slash::run_skill;
 use crate::agent::turn::{EventSink, PendingApprovals, SessionState, TurnContext, run_turn};
 use crate::agent::{AgentHandle, AgentSetup};
-use crate::protocol::{Event, Op, Usage};
+use crate::protocol::{CompactionTrigger, Event, Op, Usage};
 
 /// Work queued while a turn runs, done in order.
 enum Work {
     Turn(String),
     Skill { name: String, args: String },
     Clear,
+    Compact(Option<String>),
     SetModel(String),
 }
 
@@ -76,7 +78,7 @@ async fn run(
                     state = Some(st);
                     let _ = events.send(Event::ModelChanged { model });
                 }
-                work @ (Work::Turn(_) | Work::Skill { .. }) => {
+                work @ (Work::Turn(_) | Work::Skill { .. } | Work::Compact(_)) => {
                     let cancel = CancellationToken::new();
                     let ctx = TurnContext {
                         setup: setup.clone(),
@@ -92,6 +94,7 @@ async fn run(
                             Work::Turn(text) => {
                                 run_turn(&mut st, &ctx, text).await;
                             }
+                            Work::Compact(focus) => compact_by_hand(&mut st, &ctx, focus).await,
                             Work::Clear | Work::SetModel(_) => {}
                         }
                         st
@@ -159,7 +162,26 @@ async fn run(
             Some(Op::UserInput { text }) => queue.push_back(Work::Turn(text)),
             Some(Op::InvokeSkill { name, args }) => queue.push_back(Work::Skill { name, args }),
             Some(Op::NewConversation) => queue.push_back(Work::Clear),
+            Some(Op::Compact { focus }) => queue.push_back(Work::Compact(focus)),
             Some(Op::SetModel { model }) => queue.push_back(Work::SetModel(model)),
         }
+    }
+}
+
+/// `/compact [focus]`: compacts between turns and says why when it cannot.
+async fn compact_by_hand(state: &mut SessionState, ctx: &TurnContext, focus: Option<String>) {
+    match compact_and_report(state, ctx, CompactionTrigger::Manual, focus.as_deref()).await {
+        Ok(_) => {}
+        Err(CompactError::NothingToCompact) => ctx.emit(Event::Warning {
+            message:
+                "there is nothing to compact yet: the conversation is already as short as it gets"
+                    .into(),
+        }),
+        Err(CompactError::Interrupted) => ctx.emit(Event::Warning {
+            message: "the compaction was interrupted; the conversation is unchanged".into(),
+        }),
+        Err(e @ CompactError::Failed { .. }) => ctx.emit(Event::Warning {
+            message: format!("could not compact: {e}; the conversation is unchanged"),
+        }),
     }
 }

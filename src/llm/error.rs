@@ -383,6 +383,8 @@ fn mentions_context(text: &str) -> bool {
         "maximum context",
         "context window",
         "prompt is too long",
+        "exceed_context_size",
+        "exceeds the available context",
     ]
     .iter()
     .any(|w| text.contains(w))

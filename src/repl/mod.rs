@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use crate::agent::{AgentHandle, SessionInfo};
 use crate::input::{self, Builtin, Routed};
 use crate::print::{Activity, OutputFormat};
-use crate::protocol::{ApprovalDecision, ErrorKind, Event, Op, Usage, compaction_line};
+use crate::protocol::{ApprovalDecision, ErrorKind, Event, Op, Usage};
 use crate::sink::{ReaderState, ReaderWatch, Sink};
 
 pub use markdown::{MarkdownStream, MarkdownStyle};
@@ -155,6 +155,8 @@ enum State {
     Clearing,
     /// Waiting for [`Event::ModelChanged`].
     SwitchingModel,
+    /// Waiting for [`Event::Compacted`], or the warning saying why not.
+    Compacting,
     /// [`Op::Shutdown`] sent; waiting for [`Event::ShutdownComplete`].
     ShuttingDown,
     /// The agent has stopped.
@@ -421,6 +423,11 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.state = State::Clearing;
                 Ok(())
             }
+            Builtin::Compact(focus) => {
+                self.send(Op::Compact { focus });
+                self.state = State::Compacting;
+                Ok(())
+            }
             Builtin::Exit => {
                 self.input_closed = true;
                 Ok(())
@@ -482,19 +489,12 @@ impl<O: Write, E: Write> Repl<O, E> {
                     self.context_tokens = *tokens;
                 }
             }
-            Event::Compacted {
-                trigger,
-                tokens_before,
-                tokens_after,
-                summarized_messages,
-            } => {
+            // The headless renderer shows it (a note on stderr, or the JSON event).
+            Event::Compacted { tokens_after, .. } => {
+                if self.state == State::Compacting {
+                    self.state = State::Idle;
+                }
                 self.context_tokens = *tokens_after;
-                self.renderer.notice(&compaction_line(
-                    *trigger,
-                    *tokens_before,
-                    *tokens_after,
-                    *summarized_messages,
-                ))?;
             }
             Event::ConversationCleared => {
                 if self.state == State::Clearing {
@@ -514,6 +514,8 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.usage = *usage;
                 self.state = State::Done;
             }
+            // A compaction that could not happen ends with the warning saying why.
+            Event::Warning { .. } if self.state == State::Compacting => self.state = State::Idle,
             _ => {}
         }
         if let Some(report) = self.renderer.event(&event)? {

@@ -100,6 +100,9 @@ fn fake_agent_notifying(
                     send(Event::ShutdownComplete { usage: session });
                     break;
                 }
+                Op::Compact { .. } => send(Event::Warning {
+                    message: "there is nothing to compact yet".into(),
+                }),
                 Op::Approval { .. } | Op::Interrupt | Op::InvokeSkill { .. } => {}
             }
         }

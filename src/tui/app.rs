@@ -678,6 +678,11 @@ impl App {
                 self.commit_cell(echo.lines());
                 self.out.ops.push(Op::NewConversation);
             }
+            Builtin::Compact(focus) => {
+                self.commit_cell(echo.lines());
+                self.commit_notice(NoticeKind::Info, "Compacting the conversation…");
+                self.out.ops.push(Op::Compact { focus });
+            }
             Builtin::Exit => self.request_exit(),
         }
     }
