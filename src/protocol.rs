@@ -44,6 +44,21 @@ pub enum Op {
         /// What the summary should keep in view, as the user typed it.
         focus: Option<String>,
     },
+    /// List this project's saved sessions ([`Event::SessionList`]), for `/resume`.
+    ListSessions,
+    /// Go on with a saved session (`/resume ID`): its conversation, model and loaded
+    /// skills replace the current ones.
+    Resume {
+        /// A session id or a unique prefix.
+        id: String,
+    },
+    /// Write the current session to a file (`/export`); answered by [`Event::Exported`].
+    Export {
+        /// Markdown or JSON.
+        format: ExportFormat,
+        /// Where; default `harness9-session-<id>.<ext>` in the project directory.
+        path: Option<PathBuf>,
+    },
     /// Use another model from the next request on.
     SetModel {
         /// The model id as the endpoint knows it.
@@ -244,6 +259,9 @@ impl SubAgentEvent {
             | Event::ApprovalRequest { .. }
             | Event::SubAgent { .. }
             | Event::ConversationCleared
+            | Event::SessionResumed { .. }
+            | Event::SessionList { .. }
+            | Event::Exported { .. }
             | Event::Compacted { .. }
             | Event::ModelChanged { .. }
             | Event::ShutdownComplete { .. } => Err(event),
@@ -317,6 +335,41 @@ pub fn compaction_line(
         "Compacted the conversation ({why}): {summarized_messages} messages summarized, \
          about {tokens_before} → {tokens_after} tokens; the saved session keeps everything."
     )
+}
+
+/// The format of an exported session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportFormat {
+    /// Markdown fit to attach to a pull request.
+    Markdown,
+    /// Every record, as one JSON document.
+    Json,
+}
+
+impl ExportFormat {
+    /// The file extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            ExportFormat::Markdown => "md",
+            ExportFormat::Json => "json",
+        }
+    }
+}
+
+/// A saved session as listings and pickers show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionListing {
+    /// Its id.
+    pub id: String,
+    /// Last written, milliseconds since the Unix epoch.
+    pub modified_ms: u64,
+    /// Turns saved.
+    pub turns: u64,
+    /// The model last used.
+    pub model: String,
+    /// The first prompt, on one line, shortened.
+    pub first_prompt: Option<String>,
 }
 
 /// One thing said in a saved session, for frontends to show when it is resumed.
@@ -411,6 +464,8 @@ pub enum Event {
         skills: usize,
         /// The model's context window in tokens, when known.
         context_window: Option<u64>,
+        /// The saved session's id (`None` when sessions are not saved).
+        session_id: Option<String>,
     },
     /// A turn started for this user input.
     TurnStarted {
@@ -543,6 +598,32 @@ pub enum Event {
         tokens_after: u64,
         /// How many messages the summary replaced.
         summarized_messages: usize,
+    },
+    /// A saved session was resumed (at start, or after [`Op::Resume`]): what was said
+    /// is in `history`, and the conversation goes on from it.
+    SessionResumed {
+        /// The session's id.
+        id: String,
+        /// The model from now on.
+        model: String,
+        /// Turns saved so far.
+        turns: u64,
+        /// Skills loaded again, with their tools.
+        loaded_skills: Vec<String>,
+        /// The latest prompts, answers and tool calls (at most 200), oldest first.
+        history: Vec<HistoryItem>,
+        /// What changed since it was saved (the system prompt, a skill gone...).
+        notes: Vec<String>,
+    },
+    /// This project's saved sessions, newest first, after [`Op::ListSessions`].
+    SessionList {
+        /// The sessions.
+        sessions: Vec<SessionListing>,
+    },
+    /// The session was written to a file after [`Op::Export`].
+    Exported {
+        /// The file.
+        path: PathBuf,
     },
     /// The conversation was cleared after [`Op::NewConversation`].
     ConversationCleared,

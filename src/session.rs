@@ -173,6 +173,9 @@ pub fn prepare_with_remote(
         skills_in_index,
         catalog: catalog.clone(),
         loaded_skills,
+        sessions: None,
+        start: agent::saved::SessionStart::New,
+        model_source: agent::saved::ModelSource::Settings,
     };
     let info = SessionInfo {
         model: config.model.clone(),

@@ -11,6 +11,7 @@ pub mod compact;
 pub mod conversation;
 pub mod fork;
 mod runner;
+pub mod saved;
 pub mod slash;
 pub mod turn;
 
@@ -126,4 +127,10 @@ pub struct AgentSetup {
     pub catalog: Arc<Catalog>,
     /// Skills loaded in this session; cleared with the conversation.
     pub loaded_skills: LoadedSkills,
+    /// Where sessions are saved (`None`: not saved this run).
+    pub sessions: Option<Arc<dyn saved::SessionStore>>,
+    /// A new session or a resumed one.
+    pub start: saved::SessionStart,
+    /// Whether a resumed session's model replaces this one.
+    pub model_source: saved::ModelSource,
 }

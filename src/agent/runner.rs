@@ -11,18 +11,29 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::approval::ApprovalPolicy;
 use crate::agent::compact::{CompactError, compact_and_report};
 use crate::agent::conversation::Conversation;
+use crate::agent::saved;
 use crate::agent::slash::run_skill;
 use crate::agent::turn::{EventSink, PendingApprovals, SessionState, TurnContext, run_turn};
 use crate::agent::{AgentHandle, AgentSetup};
-use crate::protocol::{CompactionTrigger, Event, Op, Usage};
+use crate::protocol::{CompactionTrigger, Event, ExportFormat, Op, Usage};
+use crate::sessions::{Record, SessionId};
 
 /// Work queued while a turn runs, done in order.
 enum Work {
     Turn(String),
-    Skill { name: String, args: String },
+    Skill {
+        name: String,
+        args: String,
+    },
     Clear,
     Compact(Option<String>),
     SetModel(String),
+    Resume(String),
+    ListSessions,
+    Export {
+        format: ExportFormat,
+        path: Option<std::path::PathBuf>,
+    },
 }
 
 /// Starts the agent on the current tokio runtime.
@@ -43,19 +54,34 @@ async fn run(
     mut ops: mpsc::UnboundedReceiver<Op>,
     events: mpsc::UnboundedSender<Event>,
 ) {
-    let _ = events.send(Event::SessionConfigured {
-        model: setup.model.clone(),
-        workdir: setup.workdir.clone(),
-        skills: setup.skills_in_index,
-        context_window: setup.context_window.get(),
-    });
     let pending: PendingApprovals = Arc::default();
-    let mut state = Some(SessionState {
+    let mut st = SessionState {
         conversation: Conversation::new(setup.system_prompt.clone(), None),
         model: setup.model.clone(),
         usage: Usage::default(),
         policy: ApprovalPolicy::new(setup.approval_mode, setup.approver),
+    };
+    let ctx = |cancel: CancellationToken| TurnContext {
+        setup: setup.clone(),
+        events: EventSink::new(events.clone()),
+        cancel,
+        pending: pending.clone(),
+    };
+    // A saved session starts here: a new file (written from the first record on), or
+    // the conversation of the session being resumed.
+    let (started, resumed) = saved::start(&mut st, &ctx(CancellationToken::new()));
+    let session_id = Arc::new(std::sync::Mutex::new(started));
+    let _ = events.send(Event::SessionConfigured {
+        model: st.model.clone(),
+        workdir: setup.workdir.clone(),
+        skills: setup.skills_in_index,
+        context_window: setup.context_window.get(),
+        session_id: current_id(&session_id).map(|id| id.to_string()),
     });
+    for event in resumed {
+        let _ = events.send(event);
+    }
+    let mut state = Some(st);
     let mut queue: VecDeque<Work> = VecDeque::new();
     let mut running: Option<(TurnTask, CancellationToken)> = None;
     let mut shutting_down = false;
@@ -75,17 +101,33 @@ async fn run(
                 }
                 Work::SetModel(model) => {
                     st.model = model.clone();
+                    st.conversation.record(Record::ModelChanged {
+                        model: model.clone(),
+                    });
                     state = Some(st);
                     let _ = events.send(Event::ModelChanged { model });
                 }
+                Work::ListSessions => {
+                    saved::list(&ctx(CancellationToken::new()));
+                    state = Some(st);
+                }
+                Work::Export { format, path } => {
+                    let id = current_id(&session_id);
+                    saved::export(&ctx(CancellationToken::new()), id.as_ref(), format, path);
+                    state = Some(st);
+                }
+                Work::Resume(query) => {
+                    if let Some(id) =
+                        saved::resume_by_query(&mut st, &ctx(CancellationToken::new()), &query)
+                        && let Ok(mut current) = session_id.lock()
+                    {
+                        *current = Some(id);
+                    }
+                    state = Some(st);
+                }
                 work @ (Work::Turn(_) | Work::Skill { .. } | Work::Compact(_)) => {
                     let cancel = CancellationToken::new();
-                    let ctx = TurnContext {
-                        setup: setup.clone(),
-                        events: EventSink::new(events.clone()),
-                        cancel: cancel.clone(),
-                        pending: pending.clone(),
-                    };
+                    let ctx = ctx(cancel.clone());
                     let task = tokio::spawn(async move {
                         match work {
                             Work::Skill { name, args } => {
@@ -95,7 +137,11 @@ async fn run(
                                 run_turn(&mut st, &ctx, text).await;
                             }
                             Work::Compact(focus) => compact_by_hand(&mut st, &ctx, focus).await,
-                            Work::Clear | Work::SetModel(_) => {}
+                            Work::Clear
+                            | Work::SetModel(_)
+                            | Work::Resume(_)
+                            | Work::ListSessions
+                            | Work::Export { .. } => {}
                         }
                         st
                     });
@@ -164,8 +210,16 @@ async fn run(
             Some(Op::NewConversation) => queue.push_back(Work::Clear),
             Some(Op::Compact { focus }) => queue.push_back(Work::Compact(focus)),
             Some(Op::SetModel { model }) => queue.push_back(Work::SetModel(model)),
+            Some(Op::Resume { id }) => queue.push_back(Work::Resume(id)),
+            Some(Op::ListSessions) => queue.push_back(Work::ListSessions),
+            Some(Op::Export { format, path }) => queue.push_back(Work::Export { format, path }),
         }
     }
+}
+
+/// The id of the session being saved, if any.
+fn current_id(id: &std::sync::Mutex<Option<SessionId>>) -> Option<SessionId> {
+    id.lock().ok().and_then(|id| id.clone())
 }
 
 /// `/compact [focus]`: compacts between turns and says why when it cannot.

@@ -417,6 +417,23 @@ impl App {
                     &compaction_line(trigger, tokens_before, tokens_after, summarized_messages),
                 );
             }
+            Event::SessionResumed {
+                id, model, turns, ..
+            } => {
+                self.status.model = model;
+                self.commit_notice(
+                    NoticeKind::Info,
+                    &format!("Resumed session {id} ({turns} turns)."),
+                );
+            }
+            Event::SessionList { sessions } => {
+                let lines: Vec<String> = sessions.iter().map(|s| s.id.clone()).collect();
+                self.commit_notice(NoticeKind::Info, &lines.join("\n"));
+            }
+            Event::Exported { path } => self.commit_notice(
+                NoticeKind::Info,
+                &format!("Exported the session to {}.", path.display()),
+            ),
             Event::ConversationCleared => {
                 self.status.context_tokens = 0;
                 self.commit_notice(NoticeKind::Info, "Started a new conversation.");

@@ -1,0 +1,236 @@
+//! The agent's side of saved sessions: starting a new saved session, resuming one (its
+//! conversation, model and loaded skills), and the store operations frontends reach
+//! through [`Op`]s (listing, exporting).
+//!
+//! The store itself is behind [`SessionStore`], implemented over `crate::sessions` where
+//! the session is assembled; this module must not know about files or how a frontend
+//! shows a session.
+//!
+//! [`Op`]: crate::protocol::Op
+
+use std::path::{Path, PathBuf};
+
+use crate::agent::conversation::{Conversation, RecordSink, Replayed, Replayer};
+use crate::agent::turn::{SessionState, TurnContext};
+use crate::protocol::{Event, ExportFormat, SessionListing};
+use crate::sessions::record::now_ms;
+use crate::sessions::{Record, SessionId};
+use crate::tools::skill::{BundledTools, load_bundled_tools};
+
+/// What the agent needs from the session files.
+pub trait SessionStore: Send + Sync {
+    /// A new session for `model`: its id and where its records go (the file is created
+    /// with the first record).
+    fn create(&self, model: &str) -> (SessionId, Box<dyn RecordSink>);
+    /// The session `query` names (an id or a unique prefix), or why none.
+    fn find(&self, query: &str) -> Result<SessionId, String>;
+    /// Reads session `id`, giving each record to `on_record`, and opens it for
+    /// appending; returns the sink and warnings (a torn last record...).
+    fn open(
+        &self,
+        id: &SessionId,
+        on_record: &mut dyn FnMut(Record),
+    ) -> Result<(Box<dyn RecordSink>, Vec<String>), String>;
+    /// This project's sessions, newest first.
+    fn list(&self) -> Result<Vec<SessionListing>, String>;
+    /// Writes session `id` to `dest` in `format`.
+    fn export(&self, id: &SessionId, format: ExportFormat, dest: &Path) -> Result<(), String>;
+}
+
+/// Whether the model of a resumed session replaces the one the run started with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelSource {
+    /// `--model` was given: it wins over the session's.
+    CommandLine,
+    /// From settings or the default: a resumed session brings its own.
+    Settings,
+}
+
+/// How the session starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionStart {
+    /// A new conversation.
+    New,
+    /// Go on with this saved session.
+    Resume(SessionId),
+}
+
+/// The conversation a run starts with: a new one (saved when there is a store), or a
+/// resumed one. Returns the session's id when saved, and the events that tell the
+/// frontend about a resume (sent after [`Event::SessionConfigured`]).
+pub fn start(state: &mut SessionState, ctx: &TurnContext) -> (Option<SessionId>, Vec<Event>) {
+    let setup = &ctx.setup;
+    let Some(store) = setup.sessions.clone() else {
+        return (None, Vec::new());
+    };
+    let mut events = Vec::new();
+    if let SessionStart::Resume(id) = &setup.start {
+        match resume(state, ctx, store.as_ref(), id) {
+            Ok(resumed) => return (Some(id.clone()), resumed),
+            Err(e) => events.push(Event::Warning {
+                message: format!("could not resume session {id}: {e}; this is a new session"),
+            }),
+        }
+    }
+    let (id, sink) = store.create(&state.model);
+    state.conversation = Conversation::new(setup.system_prompt.clone(), Some(sink));
+    (Some(id), events)
+}
+
+/// Replaces the conversation of `state` by saved session `id`; returns the events that
+/// tell the frontend (warnings, then [`Event::SessionResumed`]).
+pub fn resume(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    store: &dyn SessionStore,
+    id: &SessionId,
+) -> Result<Vec<Event>, String> {
+    let setup = &ctx.setup;
+    let tools = &setup.tools;
+    let kinds = |name: &str| tools.output_kind(name);
+    let mut replayer = Replayer::new(setup.system_prompt.clone(), &kinds);
+    let (sink, warnings) = store.open(id, &mut |record| replayer.apply(record))?;
+    let Replayed {
+        mut conversation,
+        model,
+        loaded_skills,
+        saved_prompt,
+        history,
+        turns,
+    } = replayer.finish(Some(sink));
+    let mut events: Vec<Event> = warnings
+        .into_iter()
+        .map(|message| Event::Warning { message })
+        .collect();
+    let mut notes = Vec::new();
+    if saved_prompt.as_deref() != Some(setup.system_prompt.as_str()) {
+        conversation.record(Record::SystemPrompt {
+            prompt: setup.system_prompt.clone(),
+        });
+        notes.push(
+            "the system prompt was rebuilt from today's AGENTS.md and skills, and it differs \
+             from the one this session was saved with"
+                .to_string(),
+        );
+    }
+    conversation.record(Record::Resumed {
+        at_ms: now_ms(),
+        cwd: setup.workdir.clone(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+    });
+    if let (Some(model), ModelSource::Settings) = (model, setup.model_source)
+        && model != state.model
+    {
+        state.model = model;
+    }
+    // The skills loaded when it was saved are loaded again, with their tools.
+    setup.loaded_skills.clear();
+    for name in &loaded_skills {
+        match setup.catalog.get(name) {
+            Some(skill) => {
+                setup.loaded_skills.mark(name);
+                if let BundledTools::Failed(problem) = load_bundled_tools(skill, tools.loaded()) {
+                    notes.push(format!(
+                        "skill `{name}`: its tools were not loaded: {problem}"
+                    ));
+                }
+            }
+            None => notes.push(format!(
+                "skill `{name}` was loaded in this session but is no longer installed"
+            )),
+        }
+    }
+    conversation.sync_skills(&setup.loaded_skills.names());
+    state.conversation = conversation;
+    events.push(Event::SessionResumed {
+        id: id.to_string(),
+        model: state.model.clone(),
+        turns,
+        loaded_skills: setup.loaded_skills.names(),
+        history,
+        notes,
+    });
+    Ok(events)
+}
+
+/// `/resume ID` while running: finds the session and resumes it; returns its id.
+pub fn resume_by_query(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    query: &str,
+) -> Option<SessionId> {
+    let Some(store) = ctx.setup.sessions.clone() else {
+        ctx.emit(Event::Warning {
+            message: "sessions are not saved in this run (--no-session or sessions = false), \
+                      so none can be resumed"
+                .into(),
+        });
+        return None;
+    };
+    let result = store.find(query).and_then(|id| {
+        let events = resume(state, ctx, store.as_ref(), &id)?;
+        Ok((id, events))
+    });
+    match result {
+        Ok((id, events)) => {
+            for event in events {
+                ctx.emit(event);
+            }
+            Some(id)
+        }
+        Err(e) => {
+            ctx.emit(Event::Warning {
+                message: format!("could not resume: {e}"),
+            });
+            None
+        }
+    }
+}
+
+/// `/resume` without an id: this project's sessions, for a picker or a list.
+pub fn list(ctx: &TurnContext) {
+    let result = match &ctx.setup.sessions {
+        Some(store) => store.list(),
+        None => Err("sessions are not saved in this run (--no-session or sessions = false)".into()),
+    };
+    match result {
+        Ok(sessions) => ctx.emit(Event::SessionList { sessions }),
+        Err(e) => ctx.emit(Event::Warning {
+            message: format!("cannot list sessions: {e}"),
+        }),
+    }
+}
+
+/// `/export [md|json] [FILE]`: writes the current session; the file goes in the
+/// project directory unless a path is given.
+pub fn export(
+    ctx: &TurnContext,
+    id: Option<&SessionId>,
+    format: ExportFormat,
+    path: Option<PathBuf>,
+) {
+    let (Some(store), Some(id)) = (&ctx.setup.sessions, id) else {
+        ctx.emit(Event::Warning {
+            message: "this session is not saved (--no-session or sessions = false), so there \
+                      is nothing to export"
+                .into(),
+        });
+        return;
+    };
+    let dest = path.unwrap_or_else(|| {
+        ctx.setup
+            .workdir
+            .join(format!("harness9-session-{id}.{}", format.extension()))
+    });
+    let dest = if dest.is_relative() {
+        ctx.setup.workdir.join(dest)
+    } else {
+        dest
+    };
+    match store.export(id, format, &dest) {
+        Ok(()) => ctx.emit(Event::Exported { path: dest }),
+        Err(e) => ctx.emit(Event::Warning {
+            message: format!("could not export the session to {}: {e}", dest.display()),
+        }),
+    }
+}
