@@ -222,8 +222,13 @@ pub struct Config {
     pub approval_mode: ApprovalMode,
     /// Cap on model requests per turn.
     pub max_turns: u32,
-    /// The model's context window in tokens, when known.
+    /// The context window in tokens set in config.toml (`context_window`), if any. Other
+    /// sources (the cache, the endpoint, the built-in table) are in
+    /// [`crate::llm::window`]; [`crate::llm::window::initial`] combines them at start-up.
     pub context_window: Option<u64>,
+    /// Where learned context windows are cached
+    /// (`$HARNESS9_HOME/cache/context_windows.json`).
+    pub context_window_cache: PathBuf,
     /// Skill roots given on the command line and in the config file, in precedence order.
     pub skills_dirs: Vec<PathBuf>,
     /// Configured index budget (characters), if any.
@@ -463,7 +468,8 @@ impl Config {
             remote_skills_root,
             skills_cache_dir,
             skill_run_commands,
-            context_window: file.context_window.or_else(|| known_context_window(&model)),
+            context_window: file.context_window,
+            context_window_cache: home.join("cache").join("context_windows.json"),
             model,
             provider,
             workdir,
@@ -518,31 +524,6 @@ pub fn provider_name_for(base_url: &str) -> String {
         _ if base_url.contains(":11434") => "ollama".into(),
         _ => host.to_string(),
     }
-}
-
-/// Context windows of well-known model families, in tokens.
-pub fn known_context_window(model: &str) -> Option<u64> {
-    let m = model
-        .rsplit('/')
-        .next()
-        .unwrap_or(model)
-        .to_ascii_lowercase();
-    let table: &[(&str, u64)] = &[
-        ("gpt-4.1", 1_047_576),
-        ("gpt-4o", 128_000),
-        ("gpt-5", 400_000),
-        ("o3", 200_000),
-        ("o4", 200_000),
-        ("claude", 200_000),
-        ("deepseek", 128_000),
-        ("qwen", 131_072),
-        ("llama3", 131_072),
-        ("gemini", 1_048_576),
-    ];
-    table
-        .iter()
-        .find(|(prefix, _)| m.starts_with(prefix))
-        .map(|(_, n)| *n)
 }
 
 /// A local Ollama found by [`probe_ollama`].
@@ -830,11 +811,40 @@ mod tests {
     }
 
     #[test]
-    fn provider_names_and_windows() {
+    fn the_context_window_comes_only_from_the_file() {
+        let wd = tempfile::tempdir().unwrap();
+        let over = Overrides {
+            workdir: Some(wd.path().into()),
+            model: Some("gpt-4o".into()),
+            ..Default::default()
+        };
+        let home = home_with("");
+        let env = env_of(&[
+            ("HARNESS9_HOME", home.path().to_str().unwrap()),
+            ("OPENAI_API_KEY", "k"),
+        ]);
+        let c =
+            Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+        assert_eq!(c.context_window, None, "the table is not consulted here");
+        assert_eq!(
+            c.context_window_cache,
+            home.path().join("cache/context_windows.json")
+        );
+
+        let home = home_with("context_window = 32000\n");
+        let env = env_of(&[
+            ("HARNESS9_HOME", home.path().to_str().unwrap()),
+            ("OPENAI_API_KEY", "k"),
+        ]);
+        let c =
+            Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+        assert_eq!(c.context_window, Some(32_000));
+    }
+
+    #[test]
+    fn provider_names() {
         assert_eq!(provider_name_for("https://api.openai.com/v1"), "openai");
         assert_eq!(provider_name_for("http://127.0.0.1:11434/v1"), "ollama");
         assert_eq!(provider_name_for("http://127.0.0.1:9/v1"), "127.0.0.1");
-        assert_eq!(known_context_window("openai/gpt-4o-mini"), Some(128_000));
-        assert_eq!(known_context_window("mystery"), None);
     }
 }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use crate::agent::{self, AgentHandle, AgentSetup, Approver, SessionInfo};
 use crate::config::Config;
+use crate::llm::window::{self, ContextWindow, WindowCache};
 use crate::llm::{Client, LlmError};
 use crate::skills::active::LoadedSkills;
 use crate::skills::remote::{self, RemoteLimits, RemoteRoots};
@@ -76,9 +77,24 @@ pub fn discover_skills(config: &Config) -> Catalog {
     Catalog::discover(&discovery_options(config))
 }
 
+/// The context window start-up knows without the network: config.toml, else the cache
+/// of learned windows, else the built-in table (see [`window::initial`]).
+pub fn initial_context_window(config: &Config) -> Option<ContextWindow> {
+    window::initial(
+        config.context_window,
+        &WindowCache::new(config.context_window_cache.clone()),
+        &config.provider.base_url,
+        &config.model,
+    )
+}
+
 /// The index budget in characters for this config.
 pub fn index_budget(config: &Config) -> usize {
-    crate::skills::index_budget(config.context_window, config.skills_index_budget)
+    index_budget_for(config, initial_context_window(config))
+}
+
+fn index_budget_for(config: &Config, window: Option<ContextWindow>) -> usize {
+    crate::skills::index_budget(window.map(|w| w.tokens), config.skills_index_budget)
 }
 
 /// A session ready to start.
@@ -114,7 +130,9 @@ pub fn prepare_with_remote(
     let mut warnings = config.warnings.clone();
     warnings.extend(remote.warnings);
     warnings.extend(catalog.warnings().iter().map(ToString::to_string));
-    let index = catalog.index(index_budget(config));
+    let context_window = initial_context_window(config);
+    let index_budget = index_budget_for(config, context_window);
+    let index = catalog.index(index_budget);
     if let Some(warning) = index.warning() {
         warnings.push(warning);
     }
@@ -169,7 +187,7 @@ pub fn prepare_with_remote(
         approver,
         max_turns: config.max_turns,
         tool_limits: config.tool_limits,
-        context_window: agent::SharedWindow::new(config.context_window),
+        context_window: agent::SharedWindow::new(context_window.map(|w| w.tokens)),
         skills_in_index,
         catalog: catalog.clone(),
         loaded_skills,
@@ -183,9 +201,9 @@ pub fn prepare_with_remote(
         home: config.home.clone(),
         approval_mode: config.approval_mode,
         catalog,
-        context_window: config.context_window,
+        context_window: context_window.map(|w| w.tokens),
         startup_warnings: warnings,
-        index_budget: index_budget(config),
+        index_budget,
         loaded_skills: setup.loaded_skills.clone(),
     };
     Ok(Prepared { setup, info })

@@ -47,17 +47,28 @@ enum Transport {
 }
 
 fn build_http(connect_timeout: Duration, transport: Transport) -> Result<reqwest::Client, String> {
-    install_crypto_provider();
-    let mut builder = reqwest::Client::builder()
+    http_builder(transport == Transport::PlainHttp)
         .connect_timeout(connect_timeout)
-        .tcp_nodelay(true);
-    if transport == Transport::PlainHttp {
-        builder = builder.tls_certs_only(Vec::new());
-    }
-    builder.build().map_err(|e| e.to_string())
+        .tcp_nodelay(true)
+        .build()
+        .map_err(|e| e.to_string())
 }
 
-pub(crate) fn install_crypto_provider() {
+/// A reqwest builder set up the way every harness9 HTTP client is: rustls with ring (the
+/// process-wide crypto provider installed once), and for `plain_http` no root
+/// certificates loaded, since loading them takes tens of milliseconds and plain HTTP
+/// never needs them. Callers add their own timeouts.
+pub(crate) fn http_builder(plain_http: bool) -> reqwest::ClientBuilder {
+    install_crypto_provider();
+    let builder = reqwest::Client::builder();
+    if plain_http {
+        builder.tls_certs_only(Vec::new())
+    } else {
+        builder
+    }
+}
+
+fn install_crypto_provider() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // Fails only when a provider is already installed, which is what we want.
@@ -510,33 +521,55 @@ fn request_headers(config: &ProviderConfig, site: &Site) -> Result<HeaderMap, Ll
             StreamMode::NonStreaming => "application/json",
         }),
     );
+    add_provider_headers(&mut headers, config)
+        .map_err(|e| LlmError::config(site, &e.to_string()))?;
+    Ok(headers)
+}
+
+/// Why a provider's key or extra headers cannot be sent.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum HeaderError {
+    /// The API key has characters a header cannot carry.
+    #[error("the API key from {source_name} contains characters that cannot go in a header")]
+    ApiKey {
+        /// Where the key came from.
+        source_name: String,
+    },
+    /// An extra header's name or value is invalid.
+    #[error("extra header `{name}` has an invalid {part}; fix extra_headers in config")]
+    Extra {
+        /// The header's name as configured.
+        name: String,
+        /// `name` or `value`.
+        part: &'static str,
+    },
+}
+
+/// Adds what the provider wants on every request: `Authorization: Bearer` with its key
+/// (marked sensitive), then its extra headers, each replacing a header of the same name.
+pub(crate) fn add_provider_headers(
+    headers: &mut HeaderMap,
+    config: &ProviderConfig,
+) -> Result<(), HeaderError> {
     if let Some(key) = &config.api_key {
         let mut value = HeaderValue::from_str(&format!("Bearer {}", key.trim())).map_err(|_| {
-            LlmError::config(
-                site,
-                &format!(
-                    "the API key from {} contains characters that cannot go in a header",
-                    config.api_key_source
-                ),
-            )
+            HeaderError::ApiKey {
+                source_name: config.api_key_source.clone(),
+            }
         })?;
         value.set_sensitive(true);
         headers.insert(AUTHORIZATION, value);
     }
     for (name, value) in &config.extra_headers {
-        let bad = |what: &str| {
-            LlmError::config(
-                site,
-                &format!(
-                    "extra header `{name}` has an invalid {what}; fix extra_headers in config"
-                ),
-            )
+        let bad = |part| HeaderError::Extra {
+            name: name.clone(),
+            part,
         };
         let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad("name"))?;
         let value = HeaderValue::from_str(value).map_err(|_| bad("value"))?;
         headers.insert(name, value);
     }
-    Ok(headers)
+    Ok(())
 }
 
 /// The innermost causes of a reqwest error, which say what actually went wrong

@@ -10,6 +10,7 @@ pub mod client;
 pub mod error;
 pub mod retry;
 pub mod sse;
+pub mod window;
 pub mod wire;
 
 use std::time::Duration;

@@ -467,14 +467,11 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 /// A client for one download, set up like the model client (rustls with ring; no root
 /// certificates loaded for plain http).
 fn http_client(url: &reqwest::Url, limits: &RemoteLimits) -> Result<reqwest::Client, String> {
-    crate::llm::client::install_crypto_provider();
-    let mut builder = reqwest::Client::builder()
+    crate::llm::client::http_builder(url.scheme() == "http")
         .connect_timeout(limits.connect_timeout)
-        .timeout(limits.timeout);
-    if url.scheme() == "http" {
-        builder = builder.tls_certs_only(Vec::new());
-    }
-    builder.build().map_err(|e| error_chain(&e))
+        .timeout(limits.timeout)
+        .build()
+        .map_err(|e| error_chain(&e))
 }
 
 /// An error and its causes on one line ("error sending request: connection refused").
