@@ -259,10 +259,11 @@ impl SubAgentEvent {
             | Event::ApprovalRequest { .. }
             | Event::SubAgent { .. }
             | Event::ConversationCleared
-            | Event::SessionResumed { .. }
+            | Event::SessionResumed(_)
             | Event::SessionList { .. }
             | Event::Exported { .. }
             | Event::Compacted { .. }
+            | Event::ContextWindow { .. }
             | Event::ModelChanged { .. }
             | Event::ShutdownComplete { .. } => Err(event),
         }
@@ -337,6 +338,41 @@ pub fn compaction_line(
     )
 }
 
+/// Where a context window came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowSource {
+    /// `context_window` in config.toml.
+    Config,
+    /// The cache of windows learned earlier.
+    Cache,
+    /// The endpoint's `/models` list.
+    Models,
+    /// llama.cpp's `/props`.
+    Props,
+    /// Ollama's `/api/show`.
+    OllamaShow,
+    /// A provider's "context length exceeded" error.
+    Rejection,
+    /// The built-in table of model families.
+    Table,
+}
+
+impl WindowSource {
+    /// Where the number came from, for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            WindowSource::Config => "config.toml",
+            WindowSource::Cache => "cached",
+            WindowSource::Models => "the endpoint's /v1/models",
+            WindowSource::Props => "llama.cpp /props",
+            WindowSource::OllamaShow => "Ollama /api/show",
+            WindowSource::Rejection => "the provider's error",
+            WindowSource::Table => "built-in table",
+        }
+    }
+}
+
 /// The format of an exported session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -370,6 +406,23 @@ pub struct SessionListing {
     pub model: String,
     /// The first prompt, on one line, shortened.
     pub first_prompt: Option<String>,
+}
+
+/// A resumed session, as [`Event::SessionResumed`] tells it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResumedSession {
+    /// The session's id.
+    pub id: String,
+    /// The model from now on.
+    pub model: String,
+    /// Turns saved so far.
+    pub turns: u64,
+    /// Skills loaded again, with their tools.
+    pub loaded_skills: Vec<String>,
+    /// The latest prompts, answers and tool calls (at most 200), oldest first.
+    pub history: Vec<HistoryItem>,
+    /// What changed since it was saved (the system prompt, a skill gone...).
+    pub notes: Vec<String>,
 }
 
 /// One thing said in a saved session, for frontends to show when it is resumed.
@@ -464,8 +517,18 @@ pub enum Event {
         skills: usize,
         /// The model's context window in tokens, when known.
         context_window: Option<u64>,
+        /// Where the window's size came from, when known.
+        context_window_source: Option<WindowSource>,
         /// The saved session's id (`None` when sessions are not saved).
         session_id: Option<String>,
+    },
+    /// The model's context window was learnt from the endpoint (or from a refusal)
+    /// after the session started; it is used from the next request on.
+    ContextWindow {
+        /// Tokens.
+        tokens: u64,
+        /// Where it came from.
+        source: WindowSource,
     },
     /// A turn started for this user input.
     TurnStarted {
@@ -600,21 +663,8 @@ pub enum Event {
         summarized_messages: usize,
     },
     /// A saved session was resumed (at start, or after [`Op::Resume`]): what was said
-    /// is in `history`, and the conversation goes on from it.
-    SessionResumed {
-        /// The session's id.
-        id: String,
-        /// The model from now on.
-        model: String,
-        /// Turns saved so far.
-        turns: u64,
-        /// Skills loaded again, with their tools.
-        loaded_skills: Vec<String>,
-        /// The latest prompts, answers and tool calls (at most 200), oldest first.
-        history: Vec<HistoryItem>,
-        /// What changed since it was saved (the system prompt, a skill gone...).
-        notes: Vec<String>,
-    },
+    /// is in its history, and the conversation goes on from it.
+    SessionResumed(Box<ResumedSession>),
     /// This project's saved sessions, newest first, after [`Op::ListSessions`].
     SessionList {
         /// The sessions.

@@ -8,8 +8,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::agent::{self, AgentHandle, AgentSetup, Approver, SessionInfo};
+use crate::agent::{self, AgentHandle, AgentSetup, Approver, SessionInfo, WindowLearning};
 use crate::config::Config;
+use crate::llm::window::WindowSource;
 use crate::llm::window::{self, ContextWindow, WindowCache};
 use crate::llm::{Client, LlmError};
 use crate::skills::active::LoadedSkills;
@@ -187,7 +188,13 @@ pub fn prepare_with_remote(
         approver,
         max_turns: config.max_turns,
         tool_limits: config.tool_limits,
-        context_window: agent::SharedWindow::new(context_window.map(|w| w.tokens)),
+        context_window: agent::SharedWindow::new(context_window),
+        window_learning: match context_window.map(|w| w.source) {
+            Some(WindowSource::Config | WindowSource::Cache) => WindowLearning::Settled,
+            _ => WindowLearning::FromEndpoint {
+                cache: WindowCache::new(config.context_window_cache.clone()),
+            },
+        },
         skills_in_index,
         catalog: catalog.clone(),
         loaded_skills,

@@ -18,11 +18,11 @@ pub mod turn;
 pub use runner::spawn;
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc;
 
+use crate::llm::window::{ContextWindow, WindowCache};
 use crate::protocol::{Event, Op};
 use crate::skills::Catalog;
 use crate::skills::active::LoadedSkills;
@@ -40,28 +40,55 @@ pub enum Approver {
     Nobody,
 }
 
-/// The model's context window in tokens, shared so that what is learnt while the
-/// session runs (from the endpoint, or from a refusal) is used from the next request on.
+/// The model's context window, shared so that what is learnt while the session runs
+/// (from the endpoint, or from a refusal) is used from the next request on.
 #[derive(Debug, Clone, Default)]
-pub struct SharedWindow(Arc<AtomicU64>);
+pub struct SharedWindow(Arc<Mutex<Option<ContextWindow>>>);
 
 impl SharedWindow {
     /// A window known (or not) at start.
-    pub fn new(tokens: Option<u64>) -> Self {
-        SharedWindow(Arc::new(AtomicU64::new(tokens.unwrap_or(0))))
+    pub fn new(window: Option<ContextWindow>) -> Self {
+        SharedWindow(Arc::new(Mutex::new(window)))
     }
 
-    /// The window, when known.
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<ContextWindow>> {
+        // A plain value is written whole: a poisoned lock still holds a valid one.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The window in tokens, when known.
     pub fn get(&self) -> Option<u64> {
-        Some(self.0.load(Ordering::Relaxed)).filter(|t| *t > 0)
+        self.window().map(|w| w.tokens)
     }
 
-    /// Sets the window (0 is ignored).
-    pub fn set(&self, tokens: u64) {
-        if tokens > 0 {
-            self.0.store(tokens, Ordering::Relaxed);
-        }
+    /// The window and where it came from, when known.
+    pub fn window(&self) -> Option<ContextWindow> {
+        *self.lock()
     }
+
+    /// Sets the window (0 is ignored); returns whether it changed.
+    pub fn set(&self, window: ContextWindow) -> bool {
+        let mut current = self.lock();
+        if window.tokens == 0 || current.is_some_and(|c| c.tokens == window.tokens) {
+            return false;
+        }
+        *current = Some(window);
+        true
+    }
+}
+
+/// Whether the window is learnt from the endpoint while the session runs.
+#[derive(Debug, Clone)]
+pub enum WindowLearning {
+    /// It was configured, or learnt recently (cached): nothing to ask.
+    Settled,
+    /// Ask the endpoint in the background and remember the answer here.
+    FromEndpoint {
+        /// The cache of learnt windows.
+        cache: WindowCache,
+    },
 }
 
 /// The frontend's end of a running agent.
@@ -121,6 +148,8 @@ pub struct AgentSetup {
     pub tool_limits: ToolLimits,
     /// The model's context window, when known (updated as it is learnt).
     pub context_window: SharedWindow,
+    /// Whether the window is still to be learnt from the endpoint.
+    pub window_learning: WindowLearning,
     /// Skills in the index.
     pub skills_in_index: usize,
     /// The skills catalog (for `/name` invocations).

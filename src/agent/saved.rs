@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::agent::conversation::{Conversation, RecordSink, Replayed, Replayer};
 use crate::agent::turn::{SessionState, TurnContext};
-use crate::protocol::{Event, ExportFormat, SessionListing};
+use crate::protocol::{Event, ExportFormat, ResumedSession, SessionListing};
 use crate::sessions::record::now_ms;
 use crate::sessions::{Record, SessionId};
 use crate::tools::skill::{BundledTools, load_bundled_tools};
@@ -142,14 +142,14 @@ pub fn resume(
     }
     conversation.sync_skills(&setup.loaded_skills.names());
     state.conversation = conversation;
-    events.push(Event::SessionResumed {
+    events.push(Event::SessionResumed(Box::new(ResumedSession {
         id: id.to_string(),
         model: state.model.clone(),
         turns,
         loaded_skills: setup.loaded_skills.names(),
         history,
         notes,
-    });
+    })));
     Ok(events)
 }
 

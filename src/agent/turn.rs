@@ -16,10 +16,11 @@ use crate::agent::approval::ApprovalPolicy;
 use crate::agent::call::{CallEnd, run_call};
 use crate::agent::compact::{CompactError, compact_and_report, over_threshold};
 use crate::agent::conversation::{Conversation, estimate_messages, estimate_specs};
+use crate::llm::window::ContextWindow;
 use crate::llm::{ChatRequest, Completion, FinishReason, Message, StreamEvent, ToolSpec};
 use crate::protocol::{
     ApprovalDecision, CompactionTrigger, ErrorKind, Event, SubAgentEvent, TruncationReason,
-    TurnOutcome, Usage,
+    TurnOutcome, Usage, WindowSource,
 };
 
 /// Approvals waiting for an answer, by call id.
@@ -215,6 +216,19 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
             }
             Err(e) if e.kind() == ErrorKind::ContextTooLong && !compacted_after_refusal => {
                 compacted_after_refusal = true;
+                // A refusal that names the window teaches it.
+                if let Some(tokens) = crate::llm::window::from_rejection(&e.to_string()) {
+                    let learnt = ContextWindow {
+                        tokens,
+                        source: WindowSource::Rejection,
+                    };
+                    if ctx.setup.context_window.set(learnt) {
+                        ctx.emit(Event::ContextWindow {
+                            tokens,
+                            source: WindowSource::Rejection,
+                        });
+                    }
+                }
                 match compact_and_report(state, ctx, CompactionTrigger::Rejection, None).await {
                     // The same request again, now smaller; it does not count as another.
                     Ok(_) => {

@@ -34,40 +34,7 @@ const CACHE_MAX_ENTRIES: usize = 200;
 /// A cache file larger than this is taken for garbage.
 const CACHE_MAX_BYTES: u64 = 1 << 20;
 
-/// Where a context window came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WindowSource {
-    /// `context_window` in config.toml.
-    Config,
-    /// The cache of windows learned earlier.
-    Cache,
-    /// The endpoint's `/models` list.
-    Models,
-    /// llama.cpp's `/props`.
-    Props,
-    /// Ollama's `/api/show`.
-    OllamaShow,
-    /// A provider's "context length exceeded" error.
-    Rejection,
-    /// The built-in table of model families.
-    Table,
-}
-
-impl WindowSource {
-    /// Where the number came from, for people.
-    pub fn describe(self) -> &'static str {
-        match self {
-            WindowSource::Config => "config.toml",
-            WindowSource::Cache => "cached",
-            WindowSource::Models => "the endpoint's /v1/models",
-            WindowSource::Props => "llama.cpp /props",
-            WindowSource::OllamaShow => "Ollama /api/show",
-            WindowSource::Rejection => "the provider's error",
-            WindowSource::Table => "built-in table",
-        }
-    }
-}
+pub use crate::protocol::WindowSource;
 
 /// A context window in tokens and where it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

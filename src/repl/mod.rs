@@ -190,6 +190,8 @@ struct Repl<O: Write, E: Write> {
     model: String,
     usage: Usage,
     context_tokens: u64,
+    /// The model's context window, when known (learnt while the session runs).
+    context_window: Option<u64>,
     failure: Option<ErrorKind>,
 }
 
@@ -211,6 +213,7 @@ impl<O: Write, E: Write> Repl<O, E> {
             ops: handle.ops,
             events: handle.events,
             model: info.model.clone(),
+            context_window: info.context_window,
             info,
             input,
             renderer,
@@ -443,7 +446,7 @@ impl<O: Write, E: Write> Repl<O, E> {
             }
             Builtin::Usage => {
                 let text =
-                    render::usage_text(&self.usage, self.context_tokens, self.info.context_window);
+                    render::usage_text(&self.usage, self.context_tokens, self.context_window);
                 self.renderer.notice(&text)
             }
         }
@@ -451,7 +454,15 @@ impl<O: Write, E: Write> Repl<O, E> {
 
     fn on_event(&mut self, event: Event) -> io::Result<()> {
         match &event {
-            Event::SessionConfigured { model, .. } => self.model = model.clone(),
+            Event::SessionConfigured {
+                model,
+                context_window,
+                ..
+            } => {
+                self.model = model.clone();
+                self.context_window = *context_window;
+            }
+            Event::ContextWindow { tokens, .. } => self.context_window = Some(*tokens),
             Event::ApprovalRequest {
                 call_id,
                 name: tool,

@@ -103,7 +103,12 @@ fn fake_agent_notifying(
                 Op::Compact { .. } => send(Event::Warning {
                     message: "there is nothing to compact yet".into(),
                 }),
-                Op::Approval { .. } | Op::Interrupt | Op::InvokeSkill { .. } => {}
+                Op::Approval { .. }
+                | Op::Interrupt
+                | Op::InvokeSkill { .. }
+                | Op::ListSessions
+                | Op::Resume { .. }
+                | Op::Export { .. } => {}
             }
         }
         seen

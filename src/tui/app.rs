@@ -417,18 +417,20 @@ impl App {
                     &compaction_line(trigger, tokens_before, tokens_after, summarized_messages),
                 );
             }
-            Event::SessionResumed {
-                id, model, turns, ..
-            } => {
-                self.status.model = model;
+            Event::SessionResumed(resumed) => {
+                self.status.model = resumed.model.clone();
                 self.commit_notice(
                     NoticeKind::Info,
-                    &format!("Resumed session {id} ({turns} turns)."),
+                    &format!("Resumed session {} ({} turns).", resumed.id, resumed.turns),
                 );
             }
             Event::SessionList { sessions } => {
                 let lines: Vec<String> = sessions.iter().map(|s| s.id.clone()).collect();
                 self.commit_notice(NoticeKind::Info, &lines.join("\n"));
+            }
+            Event::ContextWindow { tokens, source } => {
+                self.status.context_window = Some(tokens);
+                tracing::info!("context window {tokens} from {}", source.describe());
             }
             Event::Exported { path } => self.commit_notice(
                 NoticeKind::Info,

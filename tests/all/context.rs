@@ -5,7 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support::*;
-use harness9::protocol::{CompactionTrigger, ErrorKind, Event, Op, TruncationReason, TurnOutcome};
+use harness9::protocol::{
+    CompactionTrigger, ErrorKind, Event, Op, TruncationReason, TurnOutcome, WindowSource,
+};
 use serde_json::Value;
 
 const WINDOW_1000: &str = "max_retries = 0\nidle_timeout_secs = 10\ncontext_window = 1000\n";
@@ -124,6 +126,14 @@ async fn a_context_length_refusal_compacts_once_and_retries_the_same_request() {
     let done = compacted(&s.events);
     assert_eq!(done.len(), 1);
     assert_eq!(done[0].0, CompactionTrigger::Rejection);
+    // The refusal named the window: it is known from now on.
+    assert!(s.events.iter().any(|e| matches!(
+        e,
+        Event::ContextWindow {
+            tokens: 8192,
+            source: WindowSource::Rejection
+        }
+    )));
     let reqs = server.chat_requests();
     assert_eq!(reqs.len(), 4);
     // The retry carries the same new message after the summary.
@@ -257,5 +267,51 @@ async fn compact_by_hand_keeps_the_focus_and_says_when_there_is_nothing() {
         reqs[1]
             .last_user_text()
             .contains("keep this in view: the parser")
+    );
+}
+
+#[tokio::test]
+async fn the_window_is_learnt_from_the_endpoint_without_delaying_the_first_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![]);
+    server.route(
+        "/v1/models",
+        serde_json::json!({"object": "list", "data": [{"id": "mock-model", "max_model_len": 4096}]}),
+    );
+    let mut s = SessionBuilder::new(&server, dir.path()).start();
+    let configured = s
+        .until(|e| matches!(e, Event::SessionConfigured { .. }))
+        .await;
+    assert!(
+        matches!(
+            configured,
+            Event::SessionConfigured {
+                context_window: None,
+                ..
+            }
+        ),
+        "{configured:?}"
+    );
+    s.until(|e| {
+        matches!(
+            e,
+            Event::ContextWindow {
+                tokens: 4096,
+                source: WindowSource::Models
+            }
+        )
+    })
+    .await;
+    // A configured window is never asked for.
+    let server = MockServer::start(vec![]);
+    let mut s = SessionBuilder::new(&server, dir.path())
+        .config_toml("context_window = 1000\n")
+        .start();
+    s.turn("hi").await;
+    assert!(
+        server
+            .requests()
+            .iter()
+            .all(|r| r.path.ends_with("/chat/completions"))
     );
 }

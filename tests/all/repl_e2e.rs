@@ -85,7 +85,7 @@ fn several_turns_in_one_run_share_the_conversation() {
     let out = run_piped(&server, &dirs, &[], "first\n\nsecond\nthird\n");
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     assert_eq!(out.stdout, "one\ntwo\nthree\n");
-    let requests = server.requests();
+    let requests = server.chat_requests();
     assert_eq!(requests.len(), 3);
     assert_eq!(requests[0].last_user_text(), "first");
     let roles_and_text: Vec<(String, String)> = requests[2]
@@ -118,7 +118,10 @@ fn a_line_ending_in_backslash_continues_on_the_next() {
     let dirs = Dirs::new();
     let out = run_piped(&server, &dirs, &[], "line one \\\nline two\n");
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
-    assert_eq!(server.requests()[0].last_user_text(), "line one \nline two");
+    assert_eq!(
+        server.chat_requests()[0].last_user_text(),
+        "line one \nline two"
+    );
 }
 
 #[test]
@@ -141,7 +144,7 @@ fn a_skill_slash_command_sends_the_body_and_the_arguments() {
     );
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     assert_eq!(out.stdout, "reviewed\nagain\n");
-    let requests = server.requests();
+    let requests = server.chat_requests();
     assert_eq!(
         requests[0].last_user_text(),
         "Review the code carefully.\n\nmain.go"
@@ -164,7 +167,7 @@ fn an_unknown_command_is_reported_and_the_next_line_answered() {
         out.stderr
     );
     assert_eq!(out.stdout, "hello back\n");
-    let requests = server.requests();
+    let requests = server.chat_requests();
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0].last_user_text(), "hello");
 }
@@ -184,7 +187,7 @@ fn a_provider_failure_is_reported_the_session_goes_on_and_the_exit_code_says_so(
         out.stderr
     );
     assert!(out.stderr.contains("error:"), "stderr: {}", out.stderr);
-    assert_eq!(server.requests().len(), 3);
+    assert_eq!(server.chat_requests().len(), 3);
     // A provider that keeps failing (5xx after retries) exits 4 (docs/HEADLESS.md).
     assert_eq!(out.code, Some(4), "stderr: {}", out.stderr);
 }
@@ -547,7 +550,7 @@ fn terminal_approvals_are_asked_inline() {
     pty.send("\x04");
     assert!(pty.wait_exit().success());
 
-    let requests = server.requests();
+    let requests = server.chat_requests();
     assert_eq!(requests.len(), 4);
     assert!(
         tool_result(&requests[1], "call_yes").contains("approved-output"),

@@ -481,6 +481,8 @@ impl RecordedRequest {
 struct State {
     queue: VecDeque<Reply>,
     requests: Vec<RecordedRequest>,
+    /// Fixed JSON answers to other paths (`/v1/models`, `/props`...), by path.
+    routes: Vec<(String, Value)>,
 }
 
 struct Shared {
@@ -512,6 +514,7 @@ impl MockServer {
             state: Mutex::new(State {
                 queue: replies.into(),
                 requests: Vec::new(),
+                routes: Vec::new(),
             }),
             changed: Condvar::new(),
         });
@@ -546,6 +549,11 @@ impl MockServer {
     /// The socket address.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Answers requests for `path` (e.g. `/v1/models`) with `body`, every time.
+    pub fn route(&self, path: &str, body: Value) {
+        self.shared.lock().routes.push((path.to_string(), body));
     }
 
     /// Adds a reply at the end of the queue.
@@ -640,6 +648,8 @@ async fn handle(mut stream: TcpStream, shared: Arc<Shared>, shutdown: Cancellati
                 .queue
                 .pop_front()
                 .unwrap_or_else(|| fallback(&request))
+        } else if let Some((_, body)) = state.routes.iter().find(|(p, _)| *p == request.path) {
+            json_reply(body.clone())
         } else {
             http_error(404).json_body(json!({"error": {"message": "mock: no such path"}}))
         };
