@@ -3,6 +3,7 @@
 //! [`Overrides`]. It must not read files, the environment or the terminal.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -98,6 +99,61 @@ pub enum Command {
         #[command(subcommand)]
         action: SkillsAction,
     },
+    /// List, show, export and prune saved sessions.
+    Sessions {
+        /// What to do.
+        #[command(subcommand)]
+        action: SessionsAction,
+    },
+}
+
+/// `harness9 sessions ...`.
+#[derive(Debug, Subcommand)]
+pub enum SessionsAction {
+    /// This project's saved sessions, newest first.
+    List {
+        /// Every project's sessions, with a project column.
+        #[arg(long)]
+        all: bool,
+        /// JSON output (an array of summaries).
+        #[arg(long)]
+        json: bool,
+    },
+    /// A session's header and a short transcript.
+    Show {
+        /// Session id or a unique prefix of one.
+        id: String,
+    },
+    /// A session as Markdown (for a pull request) or as one JSON document.
+    Export {
+        /// Session id or a unique prefix of one.
+        id: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = SessionExportFormat::Md)]
+        format: SessionExportFormat,
+        /// Write to FILE (replaced atomically) instead of stdout.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Remove sessions not used for longer than an age.
+    Prune {
+        /// Age such as 30d, 12h, 90m or 2w.
+        #[arg(long, value_name = "AGE", value_parser = crate::sessions::parse_age)]
+        older_than: Duration,
+        /// Only list what would be removed.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+/// `sessions export --format` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SessionExportFormat {
+    /// Markdown.
+    #[value(alias = "markdown")]
+    Md,
+    /// JSON: `{"header": ..., "records": [...]}`.
+    Json,
 }
 
 /// `harness9 skills ...`.
@@ -179,6 +235,37 @@ mod tests {
             Some(Command::Skills { action: SkillsAction::Validate { ref paths } }) if paths.len() == 1
         ));
         assert!(Cli::try_parse_from(["harness9", "--approval-mode", "yolo"]).is_err());
+    }
+
+    #[test]
+    fn sessions_subcommands_parse() {
+        let cli = Cli::try_parse_from([
+            "harness9", "sessions", "export", "2026", "--format", "json", "-o", "x.json",
+        ])
+        .unwrap();
+        assert!(matches!(
+            cli.command,
+            Some(Command::Sessions {
+                action: SessionsAction::Export {
+                    format: SessionExportFormat::Json,
+                    output: Some(_),
+                    ..
+                }
+            })
+        ));
+        let cli =
+            Cli::try_parse_from(["harness9", "sessions", "prune", "--older-than", "2w"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Some(Command::Sessions {
+                action: SessionsAction::Prune { older_than, dry_run: false }
+            }) if older_than == Duration::from_secs(14 * 86_400)
+        ));
+        assert!(
+            Cli::try_parse_from(["harness9", "sessions", "prune", "--older-than", "soon"]).is_err()
+        );
+        assert!(Cli::try_parse_from(["harness9", "sessions", "prune"]).is_err());
+        assert!(Cli::try_parse_from(["harness9", "sessions", "list", "--all", "--json"]).is_ok());
     }
 
     #[test]

@@ -147,6 +147,11 @@ pub struct FileConfig {
     pub skill_run_allowed_commands: Option<Vec<String>>,
     /// Command names `skill_run` must not run (when set, only a plain command is accepted).
     pub skill_run_denied_commands: Option<Vec<String>>,
+    /// Save sessions under `$HARNESS9_HOME/sessions` (default true); `HARNESS9_SESSIONS=0`
+    /// turns it off.
+    pub sessions: Option<bool>,
+    /// Total size in bytes the saved sessions may take (default 1 GiB); the oldest go first.
+    pub sessions_max_bytes: Option<u64>,
 }
 
 impl FileConfig {
@@ -244,6 +249,47 @@ pub struct Config {
     /// Settings that point at nothing (a skills root that does not exist), for the
     /// start-up warnings of every mode.
     pub warnings: Vec<String>,
+    /// Whether sessions are saved.
+    pub session_saving: SessionSaving,
+    /// Total size the saved sessions may take, in bytes.
+    pub sessions_max_bytes: u64,
+}
+
+/// Default cap on the total size of saved sessions: 1 GiB.
+pub const DEFAULT_SESSIONS_MAX_BYTES: u64 = 1 << 30;
+
+/// Whether conversations are saved to `$HARNESS9_HOME/sessions` (docs/SESSIONS.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionSaving {
+    /// Every message is appended to the session's file (the default).
+    Enabled,
+    /// Nothing is saved (`sessions = false` or `HARNESS9_SESSIONS=0`).
+    Disabled,
+}
+
+/// Session saving from `HARNESS9_SESSIONS` (it wins), else `sessions` in config.toml.
+fn resolve_session_saving(
+    env: &dyn Fn(&str) -> Option<String>,
+    file: Option<bool>,
+) -> Result<SessionSaving, ConfigError> {
+    let enabled = match env("HARNESS9_SESSIONS").filter(|v| !v.trim().is_empty()) {
+        Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => true,
+            "0" | "false" | "no" | "off" => false,
+            _ => {
+                return Err(ConfigError::Invalid {
+                    what: "HARNESS9_SESSIONS".into(),
+                    message: format!("{v:?}: use 0 to save no sessions or 1 to save them"),
+                });
+            }
+        },
+        None => file.unwrap_or(true),
+    };
+    Ok(if enabled {
+        SessionSaving::Enabled
+    } else {
+        SessionSaving::Disabled
+    })
 }
 
 /// Allow and deny lists of command names for `skill_run`. When either is set, only a
@@ -463,6 +509,16 @@ impl Config {
                 .map(|v| command_list(&v))
                 .or(file.skill_run_denied_commands.clone()),
         };
+        let session_saving = resolve_session_saving(env, file.sessions)?;
+        let sessions_max_bytes = file
+            .sessions_max_bytes
+            .unwrap_or(DEFAULT_SESSIONS_MAX_BYTES);
+        if sessions_max_bytes == 0 {
+            return Err(ConfigError::Invalid {
+                what: "sessions_max_bytes".into(),
+                message: "must be at least 1 (sessions = false saves none)".into(),
+            });
+        }
 
         Ok(Config {
             remote_skills_root,
@@ -484,6 +540,8 @@ impl Config {
             skills_index_budget: file.skills_index_budget,
             tool_limits,
             warnings,
+            session_saving,
+            sessions_max_bytes,
         })
     }
 }
@@ -839,6 +897,39 @@ mod tests {
         let c =
             Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
         assert_eq!(c.context_window, Some(32_000));
+    }
+
+    #[test]
+    fn sessions_are_saved_unless_turned_off() {
+        let wd = tempfile::tempdir().unwrap();
+        let over = Overrides {
+            workdir: Some(wd.path().into()),
+            ..Default::default()
+        };
+        let resolve = |config: &str, pairs: &[(&str, &str)]| {
+            let home = home_with(config);
+            let mut all = vec![("HARNESS9_HOME", home.path().to_str().unwrap())];
+            all.extend_from_slice(pairs);
+            Config::resolve(
+                &over,
+                &env_of(&all),
+                EndpointNeed::None,
+                OllamaProbe::Disabled,
+            )
+        };
+        let c = resolve("", &[]).unwrap();
+        assert_eq!(c.session_saving, SessionSaving::Enabled);
+        assert_eq!(c.sessions_max_bytes, DEFAULT_SESSIONS_MAX_BYTES);
+        let c = resolve("sessions = false\nsessions_max_bytes = 5000\n", &[]).unwrap();
+        assert_eq!(c.session_saving, SessionSaving::Disabled);
+        assert_eq!(c.sessions_max_bytes, 5000);
+        let c = resolve("", &[("HARNESS9_SESSIONS", "0")]).unwrap();
+        assert_eq!(c.session_saving, SessionSaving::Disabled);
+        let c = resolve("sessions = false\n", &[("HARNESS9_SESSIONS", "1")]).unwrap();
+        assert_eq!(c.session_saving, SessionSaving::Enabled);
+        let err = resolve("", &[("HARNESS9_SESSIONS", "maybe")]).unwrap_err();
+        assert!(err.to_string().contains("HARNESS9_SESSIONS"), "{err}");
+        assert!(resolve("sessions_max_bytes = 0\n", &[]).is_err());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::Parser;
 
 use harness9::agent::Approver;
-use harness9::cli::{Cli, Command, SkillsAction};
+use harness9::cli::{Cli, Command, SessionExportFormat, SessionsAction, SkillsAction};
 use harness9::config::{Config, ConfigError, EndpointNeed, OllamaProbe};
 use harness9::print::{self, Activity, HeadlessRenderer, OutputFormat, TextDelivery};
 use harness9::protocol::{ErrorKind, Op};
@@ -48,7 +48,7 @@ fn exit_code_for(kind: Option<ErrorKind>) -> u8 {
 /// anything else (so that even a bad config is reported in the chosen output format).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
-    /// `harness9 skills …`.
+    /// A subcommand: `harness9 skills …`, `harness9 sessions …`.
     Skills,
     /// `-p`: one prompt.
     Print,
@@ -158,6 +158,16 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
         )?;
         let home = init_logging(&config);
         return skills_command(&config, &home, action);
+    }
+    if let Some(Command::Sessions { action }) = &cli.command {
+        let config = Config::resolve(
+            &overrides,
+            &env_lookup,
+            EndpointNeed::None,
+            OllamaProbe::Disabled,
+        )?;
+        let home = init_logging(&config);
+        return Ok(sessions_command(&config, &home, action));
     }
     let config = Config::resolve(
         &overrides,
@@ -402,6 +412,70 @@ fn skills_command(config: &Config, home: &Home, action: &SkillsAction) -> anyhow
         }
     };
     Ok(u8::try_from(code).unwrap_or(code::INTERNAL))
+}
+
+/// `harness9 sessions …`: the saved sessions of this project (or all), read from
+/// `$HARNESS9_HOME/sessions`. An id that names no single session is a usage error.
+fn sessions_command(config: &Config, home: &Home, action: &SessionsAction) -> u8 {
+    use harness9::sessions::{self, SessionStore, cli};
+    if let Some(warning) = home.warning() {
+        sink::stderr_line(&format!("harness9: warning: {warning}"));
+    }
+    let store = SessionStore::new(&config.home);
+    // A reader that stops early (`| head -1`) ends the output quietly.
+    let mut out = Sink::new(std::io::stdout().lock());
+    let mut err = Sink::new(std::io::stderr());
+    let result = match action {
+        SessionsAction::List { all, json } => {
+            let scope = if *all {
+                sessions::ListScope::All
+            } else {
+                sessions::ListScope::Project(sessions::project_of(&config.workdir))
+            };
+            let format = if *json {
+                cli::ListFormat::Json
+            } else {
+                cli::ListFormat::Table
+            };
+            cli::list(&store, scope, format, &mut out)
+        }
+        SessionsAction::Show { id } => cli::show(&store, id, &mut out, &mut err),
+        SessionsAction::Export { id, format, output } => {
+            let format = match format {
+                SessionExportFormat::Md => cli::ExportFormat::Markdown,
+                SessionExportFormat::Json => cli::ExportFormat::Json,
+            };
+            let destination = match output {
+                Some(file) => cli::Destination::File(file.clone()),
+                None => cli::Destination::Stdout,
+            };
+            cli::export(&store, id, format, &destination, &mut out, &mut err)
+        }
+        SessionsAction::Prune {
+            older_than,
+            dry_run,
+        } => {
+            let mode = if *dry_run {
+                cli::PruneMode::DryRun
+            } else {
+                cli::PruneMode::Remove
+            };
+            cli::prune(
+                &store,
+                *older_than,
+                mode,
+                sessions::record::now_ms(),
+                &mut out,
+            )
+        }
+    };
+    match result {
+        Ok(()) => code::OK,
+        Err(e) => {
+            sink::stderr_line(&format!("harness9: {e}"));
+            exit_code_for(Some(e.kind()))
+        }
+    }
 }
 
 /// Whether harness9 can keep files in its home, learnt from opening the log file.

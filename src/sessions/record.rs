@@ -97,6 +97,20 @@ pub fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// The host (and port) of an endpoint URL, for [`Header::endpoint_host`]: the scheme,
+/// credentials (`user:key@`), path, query and fragment are left out, so nothing secret
+/// reaches a session file.
+pub fn endpoint_host(base_url: &str) -> String {
+    let rest = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host)
+        .to_string()
+}
+
 /// The first line of every session file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Header {
@@ -202,6 +216,40 @@ pub enum Record {
     },
 }
 
+impl Record {
+    /// Every `type` tag this version writes and reads, in declaration order.
+    pub const TYPES: [&'static str; 11] = [
+        "header",
+        "system_prompt",
+        "message",
+        "turn_end",
+        "usage",
+        "skill_loaded",
+        "skill_unloaded",
+        "compacted",
+        "model_changed",
+        "cleared",
+        "resumed",
+    ];
+
+    /// The record's `type` tag as written in the file.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Record::Header(_) => "header",
+            Record::SystemPrompt { .. } => "system_prompt",
+            Record::Message { .. } => "message",
+            Record::TurnEnd { .. } => "turn_end",
+            Record::Usage { .. } => "usage",
+            Record::SkillLoaded { .. } => "skill_loaded",
+            Record::SkillUnloaded { .. } => "skill_unloaded",
+            Record::Compacted { .. } => "compacted",
+            Record::ModelChanged { .. } => "model_changed",
+            Record::Cleared => "cleared",
+            Record::Resumed { .. } => "resumed",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,6 +293,74 @@ mod tests {
             let back: Record = serde_json::from_str(&line).unwrap();
             assert_eq!(back, record);
         }
+    }
+
+    #[test]
+    fn type_names_are_the_serialized_tags_and_all_listed() {
+        let header = Header {
+            schema: SCHEMA_VERSION,
+            id: SessionId::generate(),
+            created_ms: 1,
+            cwd: "/p".into(),
+            project: "/p".into(),
+            model: "m".into(),
+            endpoint_host: "h".into(),
+            version: "v".into(),
+        };
+        let every = [
+            Record::Header(header),
+            Record::SystemPrompt { prompt: "p".into() },
+            Record::Message {
+                turn: 1,
+                message: Message::User {
+                    content: "hi".into(),
+                },
+            },
+            Record::TurnEnd {
+                turn: 1,
+                outcome: TurnOutcome::Completed,
+            },
+            Record::Usage {
+                turn: 1,
+                usage: Usage::default(),
+                session: Usage::default(),
+            },
+            Record::SkillLoaded { name: "s".into() },
+            Record::SkillUnloaded { name: "s".into() },
+            Record::Compacted {
+                user_messages: Vec::new(),
+                turn: 1,
+                trigger: CompactionTrigger::Manual,
+                tokens_before: 2,
+                tokens_after: 1,
+                summarized_messages: 1,
+                messages: Vec::new(),
+            },
+            Record::ModelChanged { model: "m".into() },
+            Record::Cleared,
+            Record::Resumed {
+                at_ms: 1,
+                cwd: "/p".into(),
+                version: "v".into(),
+            },
+        ];
+        assert_eq!(every.len(), Record::TYPES.len());
+        for (record, name) in every.iter().zip(Record::TYPES) {
+            assert_eq!(record.type_name(), name);
+            let line = serde_json::to_string(record).unwrap();
+            assert!(line.starts_with(&format!(r#"{{"type":"{name}""#)), "{line}");
+        }
+    }
+
+    #[test]
+    fn the_endpoint_host_leaves_secrets_out() {
+        assert_eq!(endpoint_host("https://api.openai.com/v1"), "api.openai.com");
+        assert_eq!(
+            endpoint_host("http://user:sk-secret@127.0.0.1:8080/v1?key=x#f"),
+            "127.0.0.1:8080"
+        );
+        assert_eq!(endpoint_host("localhost:11434"), "localhost:11434");
+        assert_eq!(endpoint_host(""), "");
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod llm_client;
 mod print_e2e;
 mod remote_skills;
 mod repl_e2e;
+mod sessions_cli;
 mod skill_tools;
 mod skills_act;
 mod skills_cache;

@@ -1,0 +1,505 @@
+//! Reading session files: [`read`] streams every record to a callback, line by line,
+//! skipping (with a warning naming the file and line) what cannot be used: a damaged
+//! line, a record of a type from a newer harness9, the torn last line a crash leaves.
+//! [`summary`] is the cheap pass for listings: it parses the header and only the few
+//! lines it needs, recognising the others by their `{"type":"…"` prefix.
+//!
+//! It must not know where files live or what the agent does with a record.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::{IoAction, SessionError};
+use super::record::{Header, Record, SCHEMA_VERSION, SessionId};
+use crate::llm::Message;
+
+/// What [`read`] found besides the records it passed on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadReport {
+    /// The first line.
+    pub header: Header,
+    /// How many records were passed to the callback (the header is not one of them).
+    pub records: usize,
+    /// Lines skipped and why, one sentence each, naming the file.
+    pub warnings: Vec<String>,
+}
+
+/// A session as a listing shows it, read without parsing every message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionSummary {
+    /// The session's id.
+    pub id: SessionId,
+    /// Its file.
+    pub path: PathBuf,
+    /// The project it is filed under.
+    pub project: PathBuf,
+    /// The working directory it was created in.
+    pub cwd: PathBuf,
+    /// Creation time, milliseconds since the Unix epoch.
+    pub created_ms: u64,
+    /// Last write, milliseconds since the Unix epoch.
+    pub modified_ms: u64,
+    /// The first thing the user asked, on one line of at most 80 characters.
+    pub first_prompt: Option<String>,
+    /// Turns that ended (completed, failed or interrupted).
+    pub turns: u64,
+    /// The model in use at the end: the header's, or the last switch's.
+    pub model: String,
+    /// File size in bytes.
+    pub bytes: u64,
+}
+
+/// Longest first prompt a summary keeps, in characters.
+const PROMPT_CHARS: usize = 80;
+
+/// How a line ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// With `\n`.
+    Newline,
+    /// At the end of the file without one: a torn write, unless it parses.
+    Eof,
+}
+
+/// One line of a file, without its line ending.
+struct Line<'a> {
+    /// 1-based.
+    number: usize,
+    bytes: &'a [u8],
+    ending: Ending,
+}
+
+/// The lines of a file, one buffer reused.
+struct Lines {
+    reader: BufReader<File>,
+    buf: Vec<u8>,
+    number: usize,
+    path: PathBuf,
+}
+
+impl Lines {
+    fn open(path: &Path) -> Result<Lines, SessionError> {
+        let file = File::open(path).map_err(|e| SessionError::io(IoAction::Read, path, e))?;
+        Ok(Lines {
+            reader: BufReader::new(file),
+            buf: Vec::new(),
+            number: 0,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The next line, if any.
+    fn next_line(&mut self) -> Result<Option<Line<'_>>, SessionError> {
+        self.buf.clear();
+        let n = self
+            .reader
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|e| SessionError::io(IoAction::Read, &self.path, e))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.number += 1;
+        let ending = if self.buf.last() == Some(&b'\n') {
+            self.buf.pop();
+            if self.buf.last() == Some(&b'\r') {
+                self.buf.pop();
+            }
+            Ending::Newline
+        } else {
+            Ending::Eof
+        };
+        Ok(Some(Line {
+            number: self.number,
+            bytes: &self.buf,
+            ending,
+        }))
+    }
+}
+
+/// The header from the first line of `line`'s file.
+fn parse_header(path: &Path, line: Option<&[u8]>) -> Result<Header, SessionError> {
+    let not_a_session = || SessionError::NotASession {
+        path: path.to_path_buf(),
+    };
+    let line = line.ok_or_else(not_a_session)?;
+    match serde_json::from_slice::<Record>(line) {
+        Ok(Record::Header(header)) => Ok(header),
+        Ok(_) => Err(not_a_session()),
+        Err(e) if line.starts_with(br#"{"type":"header""#) => Err(SessionError::BadHeader {
+            path: path.to_path_buf(),
+            reason: reason(&e),
+        }),
+        Err(_) => Err(not_a_session()),
+    }
+}
+
+/// The header of a session file (its first line only).
+pub fn read_header(path: &Path) -> Result<Header, SessionError> {
+    let mut lines = Lines::open(path)?;
+    let first = lines.next_line()?.map(|line| line.bytes);
+    parse_header(path, first)
+}
+
+/// A parser error without serde_json's "at line 1 column N" (every record is line 1 of
+/// its own parse), with the column kept.
+fn reason(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let position = format!(" at line {} column {}", e.line(), e.column());
+    match text.strip_suffix(&position) {
+        Some(message) => format!("{message} (column {})", e.column()),
+        None => text,
+    }
+}
+
+/// Just the `type` of a line that did not parse as a [`Record`].
+#[derive(Deserialize)]
+struct TypeOnly {
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+/// Reads every record of a session file after its header, in order, and passes each to
+/// `on_record`. Lines that cannot be used are skipped with a warning in the report; the
+/// file must start with a header ([`SessionError::NotASession`] otherwise).
+pub fn read(path: &Path, mut on_record: impl FnMut(Record)) -> Result<ReadReport, SessionError> {
+    read_fallible(path, |record| {
+        on_record(record);
+        Ok(())
+    })
+}
+
+/// [`read`] with a callback that can fail; its first error ends the reading.
+pub(crate) fn read_fallible(
+    path: &Path,
+    mut on_record: impl FnMut(Record) -> Result<(), SessionError>,
+) -> Result<ReadReport, SessionError> {
+    let mut lines = Lines::open(path)?;
+    let first = lines.next_line()?.map(|line| line.bytes);
+    let header = parse_header(path, first)?;
+    let shown = path.display();
+    let mut warnings = Vec::new();
+    if header.schema > SCHEMA_VERSION {
+        warnings.push(format!(
+            "{shown}: written by a newer harness9 (record format {}, this one reads {}); \
+             records it does not know are skipped",
+            header.schema, SCHEMA_VERSION
+        ));
+    }
+    // Unknown types: the line each was first seen on and how many there were.
+    let mut unknown: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut records = 0;
+    while let Some(Line {
+        number,
+        bytes: line,
+        ending,
+    }) = lines.next_line()?
+    {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let error = match serde_json::from_slice::<Record>(line) {
+            Ok(Record::Header(_)) => {
+                warnings.push(format!("{shown}:{number}: skipped a second session header"));
+                continue;
+            }
+            Ok(record) => {
+                on_record(record)?;
+                records += 1;
+                continue;
+            }
+            Err(e) => e,
+        };
+        if ending == Ending::Eof {
+            warnings.push(format!(
+                "{shown}: the last record was cut off ({} bytes), probably by a crash; \
+                 it was skipped",
+                line.len()
+            ));
+            continue;
+        }
+        match serde_json::from_slice::<TypeOnly>(line) {
+            Ok(TypeOnly { kind }) if !Record::TYPES.contains(&kind.as_str()) => {
+                unknown.entry(kind).or_insert((number, 0)).1 += 1;
+            }
+            _ => warnings.push(format!(
+                "{shown}:{number}: skipped a damaged record: {}",
+                reason(&error)
+            )),
+        }
+    }
+    for (kind, (first, count)) in unknown {
+        warnings.push(format!(
+            "{shown}: skipped {count} record(s) of unknown type {kind:?} (first on line \
+             {first}), probably written by a newer harness9"
+        ));
+    }
+    Ok(ReadReport {
+        header,
+        records,
+        warnings,
+    })
+}
+
+/// The cheap summary of a session file for listings: the header, the first user prompt,
+/// the number of ended turns (counted by line prefix, without parsing), the last model,
+/// the size and the modification time.
+pub fn summary(path: &Path) -> Result<SessionSummary, SessionError> {
+    let mut lines = Lines::open(path)?;
+    let metadata = lines
+        .reader
+        .get_ref()
+        .metadata()
+        .map_err(|e| SessionError::io(IoAction::Read, path, e))?;
+    let first = lines.next_line()?.map(|line| line.bytes);
+    let header = parse_header(path, first)?;
+    let mut first_prompt = None;
+    let mut turns = 0;
+    let mut model = header.model.clone();
+    while let Some(Line { bytes: line, .. }) = lines.next_line()? {
+        if line.starts_with(br#"{"type":"turn_end""#) {
+            // A torn last line does not count.
+            turns += u64::from(line.ends_with(b"}"));
+        } else if first_prompt.is_none() && line.starts_with(br#"{"type":"message""#) {
+            if let Ok(Record::Message {
+                message: Message::User { content },
+                ..
+            }) = serde_json::from_slice(line)
+            {
+                first_prompt = Some(one_line(&content, PROMPT_CHARS));
+            }
+        } else if line.starts_with(br#"{"type":"model_changed""#)
+            && let Ok(Record::ModelChanged { model: changed }) = serde_json::from_slice(line)
+        {
+            model = changed;
+        }
+    }
+    let modified_ms = metadata
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    Ok(SessionSummary {
+        id: header.id,
+        path: path.to_path_buf(),
+        project: header.project,
+        cwd: header.cwd,
+        created_ms: header.created_ms,
+        modified_ms,
+        first_prompt,
+        turns,
+        model,
+        bytes: metadata.len(),
+    })
+}
+
+/// `text` on one line (runs of whitespace become one space), at most `max` characters
+/// (the last one `…` when shortened).
+pub fn one_line(text: &str, max: usize) -> String {
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if joined.chars().count() <= max {
+        return joined;
+    }
+    let mut short: String = joined.chars().take(max.saturating_sub(1)).collect();
+    short.push('…');
+    short
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::TurnOutcome;
+    use crate::sessions::SessionStore;
+    use crate::sessions::test_header;
+
+    fn collect(path: &Path) -> (Vec<Record>, ReadReport) {
+        let mut records = Vec::new();
+        let report = read(path, |r| records.push(r)).unwrap();
+        (records, report)
+    }
+
+    fn user(turn: u64, text: &str) -> Record {
+        Record::Message {
+            turn,
+            message: Message::User {
+                content: text.into(),
+            },
+        }
+    }
+
+    #[test]
+    fn what_is_written_is_read_back_in_order() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(tmp.path());
+        let header = test_header("/work/p", 1_000);
+        let writer = store.create(&header).unwrap();
+        let written = vec![
+            Record::SystemPrompt {
+                prompt: "be brief".into(),
+            },
+            user(1, "hello\nthere"),
+            Record::TurnEnd {
+                turn: 1,
+                outcome: TurnOutcome::Completed,
+            },
+            Record::ModelChanged { model: "m2".into() },
+            user(2, "again"),
+            Record::TurnEnd {
+                turn: 2,
+                outcome: TurnOutcome::Interrupted,
+            },
+        ];
+        for r in &written {
+            writer.append(r).unwrap();
+        }
+        let (records, report) = collect(writer.path());
+        assert_eq!(records, written);
+        assert_eq!(report.header, header);
+        assert_eq!(report.records, written.len());
+        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+        let text = std::fs::read_to_string(writer.path()).unwrap();
+        assert_eq!(text.lines().count(), written.len() + 1);
+        assert!(text.ends_with('\n'));
+
+        let s = summary(writer.path()).unwrap();
+        assert_eq!(s.id, header.id);
+        assert_eq!(s.first_prompt.as_deref(), Some("hello there"));
+        assert_eq!(s.turns, 2);
+        assert_eq!(s.model, "m2");
+        assert_eq!(s.bytes, text.len() as u64);
+        assert_eq!(s.project, PathBuf::from("/work/p"));
+        assert!(s.modified_ms > 0);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_skipped_and_the_next_append_starts_a_fresh_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(tmp.path());
+        let writer = store.create(&test_header("/p", 1)).unwrap();
+        writer.append(&user(1, "first")).unwrap();
+        let path = writer.path().to_path_buf();
+        drop(writer);
+        // A crash in the middle of writing a record.
+        let torn = r#"{"type":"message","turn":1,"message":{"role":"assis"#;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        std::io::Write::write_all(&mut f, torn.as_bytes()).unwrap();
+        drop(f);
+        let (records, report) = collect(&path);
+        assert_eq!(records, vec![user(1, "first")]);
+        assert_eq!(
+            report.warnings,
+            vec![format!(
+                "{}: the last record was cut off ({} bytes), probably by a crash; it was skipped",
+                path.display(),
+                torn.len()
+            )]
+        );
+        // Resuming: the torn line is ended first, so the new record parses.
+        let writer = store.open_append(&path).unwrap();
+        writer.append(&user(2, "second")).unwrap();
+        let (records, report) = collect(&path);
+        assert_eq!(records, vec![user(1, "first"), user(2, "second")]);
+        assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+        assert!(
+            report.warnings[0].starts_with(&format!(
+                "{}:3: skipped a damaged record: EOF while parsing",
+                path.display()
+            )),
+            "{:?}",
+            report.warnings
+        );
+        // A file that ends cleanly gets no extra blank line.
+        let before = std::fs::metadata(&path).unwrap().len();
+        drop(store.open_append(&path).unwrap());
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), before);
+    }
+
+    #[test]
+    fn a_damaged_middle_line_and_unknown_types_are_skipped_with_warnings() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(tmp.path());
+        let writer = store.create(&test_header("/p", 1)).unwrap();
+        writer.append(&user(1, "a")).unwrap();
+        let path = writer.path().to_path_buf();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        std::io::Write::write_all(
+            &mut f,
+            b"not json at all\n{\"type\":\"hologram\",\"x\":1}\n{\"type\":\"message\",\"turn\":\"one\"}\n\
+              {\"type\":\"hologram\"}\n\n{\"type\":\"future\"}\n",
+        )
+        .unwrap();
+        drop(f);
+        writer.append(&user(2, "b")).unwrap();
+        let (records, report) = collect(&path);
+        assert_eq!(records, vec![user(1, "a"), user(2, "b")]);
+        let p = path.display();
+        assert_eq!(report.warnings.len(), 4, "{:?}", report.warnings);
+        assert_eq!(
+            report.warnings[0],
+            format!("{p}:3: skipped a damaged record: expected ident (column 2)")
+        );
+        assert!(
+            report.warnings[1].starts_with(&format!("{p}:5: skipped a damaged record: ")),
+            "{:?}",
+            report.warnings
+        );
+        assert_eq!(
+            report.warnings[2],
+            format!(
+                "{p}: skipped 1 record(s) of unknown type \"future\" (first on line 8), \
+                 probably written by a newer harness9"
+            )
+        );
+        assert_eq!(
+            report.warnings[3],
+            format!(
+                "{p}: skipped 2 record(s) of unknown type \"hologram\" (first on line 4), \
+                 probably written by a newer harness9"
+            )
+        );
+    }
+
+    #[test]
+    fn a_file_without_a_header_is_not_a_session() {
+        let tmp = tempfile::tempdir().unwrap();
+        for (name, text) in [
+            ("empty.jsonl", ""),
+            ("notes.jsonl", "hello\n"),
+            ("msg.jsonl", "{\"type\":\"cleared\"}\n"),
+        ] {
+            let path = tmp.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            let err = read(&path, |_| {}).unwrap_err();
+            assert!(
+                matches!(&err, SessionError::NotASession { path: p } if *p == path),
+                "{err}"
+            );
+            assert!(err.to_string().contains("is not a harness9 session"));
+            assert!(summary(&path).is_err());
+        }
+        let path = tmp.path().join("bad-header.jsonl");
+        std::fs::write(&path, "{\"type\":\"header\",\"schema\":1}\n").unwrap();
+        let err = read(&path, |_| {}).unwrap_err().to_string();
+        assert!(
+            err.contains("header of") && err.contains("missing field"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn one_line_collapses_and_shortens() {
+        assert_eq!(one_line("  a \n\t b  ", 80), "a b");
+        assert_eq!(one_line(&"é".repeat(100), 80).chars().count(), 80);
+        assert!(one_line(&"x".repeat(100), 80).ends_with('…'));
+    }
+}
