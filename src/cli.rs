@@ -52,6 +52,19 @@ pub struct Cli {
     #[arg(long = "skills-dir", value_name = "DIR", global = true)]
     pub skills_dirs: Vec<PathBuf>,
 
+    /// Go on with the latest saved session of this project.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_session: bool,
+
+    /// Go on with a saved session (an id or a unique prefix); without an id, pick one
+    /// (TUI) or list them.
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
+
+    /// Do not save this session (also `sessions = false` in config.toml).
+    #[arg(long, global = true)]
+    pub no_session: bool,
+
     /// Use the line REPL even on a terminal.
     #[arg(long)]
     pub no_tui: bool,
@@ -177,7 +190,30 @@ pub enum SkillsAction {
     },
 }
 
+/// Which saved session a run goes on with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResumeRequest {
+    /// None: a new session.
+    New,
+    /// `-c`: the latest of this project.
+    Latest,
+    /// `--resume ID`.
+    Id(String),
+    /// `--resume` alone: pick one.
+    Pick,
+}
+
 impl Cli {
+    /// Which session to go on with.
+    pub fn resume_request(&self) -> ResumeRequest {
+        match (&self.resume, self.continue_session) {
+            (Some(id), _) if id.trim().is_empty() => ResumeRequest::Pick,
+            (Some(id), _) => ResumeRequest::Id(id.trim().to_string()),
+            (None, true) => ResumeRequest::Latest,
+            (None, false) => ResumeRequest::New,
+        }
+    }
+
     /// The config overrides these flags carry.
     pub fn overrides(&self) -> Overrides {
         Overrides {
@@ -225,6 +261,24 @@ mod tests {
         assert_eq!(o.approval_mode, Some(ApprovalMode::AutoEdit));
         assert_eq!(o.skills_dirs, vec![PathBuf::from("a"), PathBuf::from("b")]);
         assert_eq!(o.max_turns, Some(3));
+    }
+
+    #[test]
+    fn resume_flags_parse() {
+        let of = |args: &[&str]| {
+            let mut all = vec!["harness9"];
+            all.extend_from_slice(args);
+            Cli::try_parse_from(all).map(|c| c.resume_request())
+        };
+        assert_eq!(of(&[]).unwrap(), ResumeRequest::New);
+        assert_eq!(of(&["-c", "-p", "go"]).unwrap(), ResumeRequest::Latest);
+        assert_eq!(of(&["--continue"]).unwrap(), ResumeRequest::Latest);
+        assert_eq!(of(&["--resume"]).unwrap(), ResumeRequest::Pick);
+        assert_eq!(
+            of(&["--resume", "2026"]).unwrap(),
+            ResumeRequest::Id("2026".into())
+        );
+        assert!(of(&["-c", "--resume", "x"]).is_err());
     }
 
     #[test]

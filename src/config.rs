@@ -215,6 +215,8 @@ pub enum OllamaProbe {
 pub struct Config {
     /// Model id.
     pub model: String,
+    /// Where the model id came from.
+    pub model_source: ModelSource,
     /// Endpoint and its quirks.
     pub provider: ProviderConfig,
     /// The project directory (canonical).
@@ -257,6 +259,16 @@ pub struct Config {
 
 /// Default cap on the total size of saved sessions: 1 GiB.
 pub const DEFAULT_SESSIONS_MAX_BYTES: u64 = 1 << 30;
+
+/// Where the model id came from: a resumed session brings its own model unless the
+/// command line named one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelSource {
+    /// `--model`: it wins over a resumed session's model.
+    CommandLine,
+    /// The environment, config.toml or the default.
+    Settings,
+}
 
 /// Whether conversations are saved to `$HARNESS9_HOME/sessions` (docs/SESSIONS.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -527,6 +539,11 @@ impl Config {
             context_window: file.context_window,
             context_window_cache: home.join("cache").join("context_windows.json"),
             model,
+            model_source: if overrides.model.is_some() {
+                ModelSource::CommandLine
+            } else {
+                ModelSource::Settings
+            },
             provider,
             workdir,
             home,

@@ -9,8 +9,11 @@ use anyhow::Context;
 use clap::Parser;
 
 use harness9::agent::Approver;
-use harness9::cli::{Cli, Command, SessionExportFormat, SessionsAction, SkillsAction};
-use harness9::config::{Config, ConfigError, EndpointNeed, OllamaProbe};
+use harness9::agent::saved::SessionStart;
+use harness9::cli::{
+    Cli, Command, ResumeRequest, SessionExportFormat, SessionsAction, SkillsAction,
+};
+use harness9::config::{Config, ConfigError, EndpointNeed, OllamaProbe, SessionSaving};
 use harness9::print::{self, Activity, HeadlessRenderer, OutputFormat, TextDelivery};
 use harness9::protocol::{ErrorKind, Op};
 use harness9::sink::{self, ReaderState, Sink};
@@ -103,6 +106,7 @@ fn main() -> ExitCode {
 /// JSON format the failure is also the `result` scripts read.
 fn fail(cli: &Cli, mode: Mode, e: &anyhow::Error) -> u8 {
     let kind = if e.downcast_ref::<ConfigError>().is_some()
+        || e.downcast_ref::<ResumeError>().is_some()
         || e.downcast_ref::<harness9::llm::LlmError>().is_some()
     {
         ErrorKind::Usage
@@ -169,13 +173,28 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
         let home = init_logging(&config);
         return Ok(sessions_command(&config, &home, action));
     }
-    let config = Config::resolve(
+    let mut config = Config::resolve(
         &overrides,
         &env_lookup,
         EndpointNeed::Required,
         OllamaProbe::Enabled,
     )?;
+    if cli.no_session {
+        config.session_saving = SessionSaving::Disabled;
+    }
     let home = init_logging(&config);
+    let (start, start_view) = match session_start(cli, &config)? {
+        Start::Session(start) => (start, tui::StartView::Conversation),
+        Start::Pick if mode == Mode::Tui => (SessionStart::New, tui::StartView::ResumePicker),
+        Start::Pick => {
+            // Outside the TUI there is nothing to pick with: list them.
+            let list = SessionsAction::List {
+                all: false,
+                json: false,
+            };
+            return Ok(sessions_command(&config, &home, &list));
+        }
+    };
 
     let activity = if cli.verbose {
         Activity::Shown
@@ -196,7 +215,7 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
         Mode::Skills => Ok(code::USAGE),
         Mode::Print => {
             let prepared = with_home_warning(
-                session::prepare_with_remote(&config, Approver::Nobody, remote)?,
+                session::prepare_with_remote(&config, Approver::Nobody, remote, start)?,
                 &home,
             );
             print_mode(cli, terminals, &runtime, prepared, activity)
@@ -208,7 +227,7 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
                 );
             }
             let prepared = with_home_warning(
-                session::prepare_with_remote(&config, Approver::Frontend, remote)?,
+                session::prepare_with_remote(&config, Approver::Frontend, remote, start)?,
                 &home,
             );
             let options = tui::TuiOptions {
@@ -217,6 +236,7 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
                 } else {
                     tui::ScreenMode::Inline
                 },
+                start: start_view,
             };
             let result = runtime.block_on(async {
                 let (handle, info) = prepared.spawn();
@@ -246,7 +266,7 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
                 repl::ReplInput::Piped => Approver::Nobody,
             };
             let prepared = with_home_warning(
-                session::prepare_with_remote(&config, approver, remote)?,
+                session::prepare_with_remote(&config, approver, remote, start)?,
                 &home,
             );
             let options = repl::ReplOptions {
@@ -265,6 +285,49 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
             })
         }
     }
+}
+
+/// A saved session that cannot be gone on with (`-c`, `--resume ID`).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct ResumeError(String);
+
+/// How the run's conversation starts.
+enum Start {
+    /// New, or a saved session found.
+    Session(SessionStart),
+    /// `--resume` without an id: pick one.
+    Pick,
+}
+
+/// Resolves `-c` and `--resume` to a saved session before anything starts, so that a
+/// session that cannot be found is a clear usage error, never a silent new session.
+fn session_start(cli: &Cli, config: &Config) -> anyhow::Result<Start> {
+    let request = cli.resume_request();
+    if request == ResumeRequest::New {
+        return Ok(Start::Session(SessionStart::New));
+    }
+    let Some(sessions) = session::live_sessions(config) else {
+        return Err(ResumeError(
+            "sessions are not saved in this run (--no-session, sessions = false or \
+             HARNESS9_SESSIONS=0), so none can be resumed"
+                .into(),
+        )
+        .into());
+    };
+    let id = match request {
+        ResumeRequest::New => return Ok(Start::Session(SessionStart::New)),
+        ResumeRequest::Pick => return Ok(Start::Pick),
+        ResumeRequest::Latest => sessions.latest().map_err(ResumeError)?.ok_or_else(|| {
+            ResumeError(format!(
+                "no saved session for {} to continue (harness9 sessions list --all shows \
+                 every project's)",
+                sessions.project().display()
+            ))
+        })?,
+        ResumeRequest::Id(query) => sessions.find_id(&query).map_err(ResumeError)?,
+    };
+    Ok(Start::Session(SessionStart::Resume(id)))
 }
 
 /// Where the prompt of `-p` comes from.

@@ -8,11 +8,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::agent::saved::SessionStart;
 use crate::agent::{self, AgentHandle, AgentSetup, Approver, SessionInfo, WindowLearning};
-use crate::config::Config;
+use crate::config::{Config, SessionSaving};
 use crate::llm::window::WindowSource;
 use crate::llm::window::{self, ContextWindow, WindowCache};
 use crate::llm::{Client, LlmError};
+use crate::sessions::live::LiveSessions;
 use crate::skills::active::LoadedSkills;
 use crate::skills::remote::{self, RemoteLimits, RemoteRoots};
 use crate::skills::{Catalog, DiscoveryOptions};
@@ -113,9 +115,22 @@ impl Prepared {
     }
 }
 
-/// Builds a session: discovers skills, builds the prompt once, registers tools.
+/// Builds a new session: discovers skills, builds the prompt once, registers tools.
 pub fn prepare(config: &Config, approver: Approver) -> Result<Prepared, LlmError> {
-    prepare_with_remote(config, approver, RemoteRoots::default())
+    prepare_with_remote(config, approver, RemoteRoots::default(), SessionStart::New)
+}
+
+/// The saved sessions of this run's project, unless saving is off.
+pub fn live_sessions(config: &Config) -> Option<LiveSessions> {
+    match config.session_saving {
+        SessionSaving::Enabled => Some(LiveSessions::new(
+            &config.home,
+            &config.workdir,
+            &config.provider.base_url,
+            config.sessions_max_bytes,
+        )),
+        SessionSaving::Disabled => None,
+    }
 }
 
 /// [`prepare`], also searching the remote root synced by [`sync_remote_skills`] (its
@@ -124,6 +139,7 @@ pub fn prepare_with_remote(
     config: &Config,
     approver: Approver,
     remote: RemoteRoots,
+    start: SessionStart,
 ) -> Result<Prepared, LlmError> {
     let catalog = Arc::new(Catalog::discover(&discovery_options_with_remote(
         config, &remote,
@@ -198,9 +214,9 @@ pub fn prepare_with_remote(
         skills_in_index,
         catalog: catalog.clone(),
         loaded_skills,
-        sessions: None,
-        start: agent::saved::SessionStart::New,
-        model_source: agent::saved::ModelSource::Settings,
+        sessions: live_sessions(config).map(|s| Arc::new(s) as Arc<dyn agent::saved::SessionStore>),
+        start,
+        model_source: config.model_source,
     };
     let info = SessionInfo {
         model: config.model.clone(),

@@ -37,14 +37,7 @@ pub trait SessionStore: Send + Sync {
     fn export(&self, id: &SessionId, format: ExportFormat, dest: &Path) -> Result<(), String>;
 }
 
-/// Whether the model of a resumed session replaces the one the run started with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModelSource {
-    /// `--model` was given: it wins over the session's.
-    CommandLine,
-    /// From settings or the default: a resumed session brings its own.
-    Settings,
-}
+pub use crate::config::ModelSource;
 
 /// How the session starts.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -22,6 +22,7 @@ use crate::protocol::{
     ApprovalDecision, CompactionTrigger, ErrorKind, Event, SubAgentEvent, TruncationReason,
     TurnOutcome, Usage, WindowSource,
 };
+use crate::sessions::Record;
 
 /// Approvals waiting for an answer, by call id.
 pub type PendingApprovals = Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>>;
@@ -268,6 +269,11 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
         };
         turn_usage.add(&usage);
         state.usage.add(&usage);
+        state.conversation.record(Record::Usage {
+            turn: state.conversation.turn(),
+            usage,
+            session: state.usage,
+        });
         ctx.emit(Event::Usage {
             turn: turn_usage,
             session: state.usage,

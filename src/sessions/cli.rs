@@ -25,14 +25,8 @@ pub enum ListFormat {
     Json,
 }
 
-/// What `sessions export` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExportFormat {
-    /// Markdown for a pull request.
-    Markdown,
-    /// One JSON document with every record.
-    Json,
-}
+/// What `sessions export` writes (the same choice as `/export`).
+pub use crate::protocol::ExportFormat;
 
 /// Where `sessions export` writes.
 #[derive(Debug, Clone, PartialEq, Eq)]

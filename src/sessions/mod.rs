@@ -5,13 +5,14 @@
 //! This module owns the file format ([`record`]), the layout ([`layout`]), writing
 //! ([`writer`]), reading ([`reader`]), the store that finds, lists and prunes files
 //! ([`store`]), the exports ([`export`]) and the `harness9 sessions` subcommand's output
-//! ([`cli`]). It must not know how the agent replays a session or how a frontend shows
-//! one.
+//! ([`cli`]), and the store as a running session uses it ([`live`]). It must not know
+//! how the agent replays a session or how a frontend shows one.
 
 pub mod cli;
 pub mod error;
 pub mod export;
 pub mod layout;
+pub mod live;
 pub mod reader;
 pub mod record;
 pub mod store;

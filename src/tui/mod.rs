@@ -54,6 +54,18 @@ pub enum ScreenMode {
 pub struct TuiOptions {
     /// Inline (default) or alternate screen.
     pub screen: ScreenMode,
+    /// What the TUI shows first.
+    pub start: StartView,
+}
+
+/// What the TUI shows first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StartView {
+    /// The conversation (new or resumed).
+    #[default]
+    Conversation,
+    /// The picker of this project's saved sessions (`--resume` without an id).
+    ResumePicker,
 }
 
 /// Why the TUI stopped other than by the user leaving.

@@ -1,0 +1,176 @@
+//! The store as a running session uses it ([`crate::agent::saved::SessionStore`]): a new
+//! session's file is created with its first record (a session in which nothing was said
+//! leaves no file), the total size cap is applied then, and resumes, listings and exports
+//! go through the same files the `sessions` subcommand reads.
+//!
+//! It must not know what the agent does with the records or how anything is shown.
+
+use std::path::{Path, PathBuf};
+
+use crate::agent::conversation::RecordSink;
+use crate::agent::saved;
+use crate::protocol::{ExportFormat, SessionListing};
+use crate::sessions::cli::{self, Destination};
+use crate::sessions::record::{SCHEMA_VERSION, endpoint_host, now_ms};
+use crate::sessions::{
+    Header, ListScope, Record, SessionId, SessionStore, SessionWriter, project_of, read,
+    read_header,
+};
+
+/// A project's sessions under a harness9 home, for the agent.
+#[derive(Debug, Clone)]
+pub struct LiveSessions {
+    store: SessionStore,
+    cwd: PathBuf,
+    project: PathBuf,
+    endpoint_host: String,
+    max_bytes: u64,
+}
+
+impl LiveSessions {
+    /// Sessions under `home` for a run in `cwd` against `base_url`, keeping the total
+    /// under `max_bytes`.
+    pub fn new(home: &Path, cwd: &Path, base_url: &str, max_bytes: u64) -> Self {
+        LiveSessions {
+            store: SessionStore::new(home),
+            cwd: cwd.to_path_buf(),
+            project: project_of(cwd),
+            endpoint_host: endpoint_host(base_url),
+            max_bytes,
+        }
+    }
+
+    /// The latest session of this project, if any.
+    pub fn latest(&self) -> Result<Option<SessionId>, String> {
+        let path = self
+            .store
+            .latest(&self.project)
+            .map_err(|e| e.to_string())?;
+        Ok(path.as_deref().and_then(id_of))
+    }
+
+    /// The session `query` names (an id or a unique prefix, in any project).
+    pub fn find_id(&self, query: &str) -> Result<SessionId, String> {
+        let path = self.store.find(query).map_err(|e| e.to_string())?;
+        id_of(&path).ok_or_else(|| format!("{} is not a session file", path.display()))
+    }
+
+    /// The project sessions are filed under.
+    pub fn project(&self) -> &Path {
+        &self.project
+    }
+
+    /// The store underneath.
+    pub fn store(&self) -> &SessionStore {
+        &self.store
+    }
+}
+
+/// The id in a session file's name.
+fn id_of(path: &Path) -> Option<SessionId> {
+    SessionId::parse(path.file_stem()?.to_str()?)
+}
+
+impl saved::SessionStore for LiveSessions {
+    fn create(&self, model: &str) -> (SessionId, Box<dyn RecordSink>) {
+        let id = SessionId::generate();
+        let header = Header {
+            schema: SCHEMA_VERSION,
+            id: id.clone(),
+            created_ms: now_ms(),
+            cwd: self.cwd.clone(),
+            project: self.project.clone(),
+            model: model.to_string(),
+            endpoint_host: self.endpoint_host.clone(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        };
+        let sink = NewFile {
+            store: self.store.clone(),
+            header,
+            writer: None,
+            max_bytes: self.max_bytes,
+        };
+        (id, Box::new(sink))
+    }
+
+    fn find(&self, query: &str) -> Result<SessionId, String> {
+        self.find_id(query)
+    }
+
+    fn open(
+        &self,
+        id: &SessionId,
+        on_record: &mut dyn FnMut(Record),
+    ) -> Result<(Box<dyn RecordSink>, Vec<String>), String> {
+        let path = self.store.find(id.as_str()).map_err(|e| e.to_string())?;
+        let header = read_header(&path).map_err(|e| e.to_string())?;
+        on_record(Record::Header(header));
+        let report = read(&path, on_record).map_err(|e| e.to_string())?;
+        let writer = self.store.open_append(&path).map_err(|e| e.to_string())?;
+        Ok((Box::new(writer), report.warnings))
+    }
+
+    fn list(&self) -> Result<Vec<SessionListing>, String> {
+        let summaries = self
+            .store
+            .list(ListScope::Project(self.project.clone()))
+            .map_err(|e| e.to_string())?;
+        Ok(summaries
+            .into_iter()
+            .map(|s| SessionListing {
+                id: s.id.to_string(),
+                modified_ms: s.modified_ms,
+                turns: s.turns,
+                model: s.model,
+                first_prompt: s.first_prompt,
+            })
+            .collect())
+    }
+
+    fn export(&self, id: &SessionId, format: ExportFormat, dest: &Path) -> Result<(), String> {
+        let mut quiet = std::io::sink();
+        cli::export(
+            &self.store,
+            id.as_str(),
+            format,
+            &Destination::File(dest.to_path_buf()),
+            &mut std::io::sink(),
+            &mut quiet,
+        )
+        .map_err(|e| e.to_string())
+    }
+}
+
+impl RecordSink for SessionWriter {
+    fn append(&mut self, record: &Record) -> Result<(), String> {
+        SessionWriter::append(self, record).map_err(|e| e.to_string())
+    }
+}
+
+/// A new session's file, created with the first record; the store's size cap is
+/// applied then (never to this session).
+struct NewFile {
+    store: SessionStore,
+    header: Header,
+    writer: Option<SessionWriter>,
+    max_bytes: u64,
+}
+
+impl RecordSink for NewFile {
+    fn append(&mut self, record: &Record) -> Result<(), String> {
+        let writer = match &mut self.writer {
+            Some(writer) => writer,
+            None => {
+                let writer = self.store.create(&self.header).map_err(|e| e.to_string())?;
+                if let Err(e) = self
+                    .store
+                    .enforce_cap(self.max_bytes, Some(&self.header.id))
+                {
+                    tracing::warn!("cannot keep the sessions under their size cap: {e}");
+                }
+                self.writer.insert(writer)
+            }
+        };
+        SessionWriter::append(writer, record).map_err(|e| e.to_string())
+    }
+}
