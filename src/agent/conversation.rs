@@ -21,6 +21,10 @@ use crate::tools::OutputKind;
 /// Turns whose tool results are always sent whole: the current one and the ones before.
 pub const KEEP_RECENT_TURNS: u64 = 3;
 
+/// The share of the window (percent) that whole tool results of earlier turns may take;
+/// beyond it the oldest are elided even within the last few turns.
+pub const RECENT_OUTPUT_PERCENT: u64 = 30;
+
 /// Tool results up to this size are never elided (a marker would save little).
 pub const ELIDE_MIN_BYTES: usize = 2048;
 
@@ -67,6 +71,8 @@ pub struct Conversation {
     recorded_skills: Vec<String>,
     /// Messages before this index have been checked for elision.
     settled: usize,
+    /// Bytes that whole tool results of earlier turns may take (from the window).
+    output_budget: Option<usize>,
     warnings: Vec<String>,
 }
 
@@ -97,8 +103,17 @@ impl Conversation {
             kept_user_messages: Vec::new(),
             recorded_skills: Vec::new(),
             settled: 1,
+            output_budget: None,
             warnings: Vec::new(),
         }
+    }
+
+    /// Tells the conversation the model's context window, which bounds how much whole
+    /// tool output of earlier turns is sent.
+    pub fn set_window(&mut self, window: Option<u64>) {
+        self.output_budget = window.map(|w| {
+            usize::try_from(w.saturating_mul(4) * RECENT_OUTPUT_PERCENT / 100).unwrap_or(usize::MAX)
+        });
     }
 
     /// What the next request sends, system prompt first.
@@ -192,6 +207,7 @@ impl Conversation {
             _ => 0,
         };
         self.elide_old_outputs(kinds);
+        self.elide_over_budget(kinds);
         dropped
     }
 
@@ -369,6 +385,47 @@ impl Conversation {
             self.measure = None;
         }
     }
+
+    /// Elides the oldest whole tool results of earlier turns while they take more than
+    /// the output budget (a small window cannot hold the last few turns' output).
+    fn elide_over_budget(&mut self, kinds: OutputKinds<'_>) {
+        let Some(budget) = self.output_budget else {
+            return;
+        };
+        let whole = |m: &Message| match m {
+            Message::Tool { content, .. }
+                if content.len() > ELIDE_MIN_BYTES && !content.starts_with(ELIDED_PREFIX) =>
+            {
+                content.len()
+            }
+            _ => 0,
+        };
+        let current = self.turn;
+        let mut total: usize = self
+            .messages
+            .iter()
+            .zip(&self.turns)
+            .filter(|(_, t)| **t < current)
+            .map(|(m, _)| whole(m))
+            .sum();
+        if total <= budget {
+            return;
+        }
+        let calls = call_index(&self.messages);
+        for i in 0..self.messages.len() {
+            if total <= budget {
+                break;
+            }
+            if self.turns[i] >= current {
+                continue;
+            }
+            let size = whole(&self.messages[i]);
+            if size > 0 && elide_at(&mut self.messages[i], &calls, kinds) {
+                total -= size;
+                self.measure = None;
+            }
+        }
+    }
 }
 
 /// Tool name and arguments of every call, by call id.
@@ -490,10 +547,12 @@ pub struct Replayer<'k> {
 }
 
 impl<'k> Replayer<'k> {
-    /// A replay that will send `system_prompt` (today's).
-    pub fn new(system_prompt: String, kinds: OutputKinds<'k>) -> Self {
+    /// A replay that will send `system_prompt` (today's) to a model with this window.
+    pub fn new(system_prompt: String, window: Option<u64>, kinds: OutputKinds<'k>) -> Self {
+        let mut conversation = Conversation::new(system_prompt, None);
+        conversation.set_window(window);
         Replayer {
-            conversation: Conversation::new(system_prompt, None),
+            conversation,
             kinds,
             open_turn: None,
             model: None,
@@ -558,6 +617,7 @@ impl<'k> Replayer<'k> {
                     self.conversation.drop_turn(turn);
                 }
                 self.conversation.elide_old_outputs(self.kinds);
+                self.conversation.elide_over_budget(self.kinds);
             }
             Record::Usage { .. } | Record::Resumed { .. } => {}
             Record::SkillLoaded { name } => {

@@ -195,7 +195,7 @@ fn skills_are_recorded_when_loaded_and_unloaded() {
 }
 
 fn replay(records: Vec<Record>) -> Replayed {
-    let mut r = Replayer::new("today".into(), &skills_are_instructions);
+    let mut r = Replayer::new("today".into(), None, &skills_are_instructions);
     for record in records {
         r.apply(record);
     }
@@ -296,4 +296,26 @@ fn a_replayed_compaction_and_clear_replace_what_is_sent() {
     live.clear();
     let replayed = replay(records.records());
     assert_eq!(replayed.conversation.messages().len(), 1);
+}
+
+#[test]
+fn a_small_window_elides_earlier_output_even_within_the_last_turns() {
+    let mut c = Conversation::new("sys".into(), None);
+    // 30% of 10,000 tokens is 12,000 bytes: one 10 KB output of an earlier turn fits.
+    c.set_window(Some(10_000));
+    for _ in 0..3 {
+        tool_turn(&mut c, "bash", 10_000, TurnOutcome::Completed);
+    }
+    let outputs = tool_outputs(&c);
+    assert!(
+        outputs[0].starts_with(ELIDED_PREFIX),
+        "{}",
+        outputs[0].len()
+    );
+    assert_eq!(
+        outputs[1].len(),
+        10_000,
+        "the earlier turn that fits stays whole"
+    );
+    assert_eq!(outputs[2].len(), 10_000, "the last turn's stays whole");
 }

@@ -81,7 +81,11 @@ pub fn resume(
     let setup = &ctx.setup;
     let tools = &setup.tools;
     let kinds = |name: &str| tools.output_kind(name);
-    let mut replayer = Replayer::new(setup.system_prompt.clone(), &kinds);
+    let mut replayer = Replayer::new(
+        setup.system_prompt.clone(),
+        setup.context_window.get(),
+        &kinds,
+    );
     let (sink, warnings) = store.open(id, &mut |record| replayer.apply(record))?;
     let Replayed {
         mut conversation,

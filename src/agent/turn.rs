@@ -135,6 +135,9 @@ pub struct TurnResult {
 /// Runs one turn for `text` and reports it; returns how it ended.
 pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String) -> TurnResult {
     ctx.emit(Event::TurnStarted { text: text.clone() });
+    state
+        .conversation
+        .set_window(ctx.setup.context_window.get());
     state.conversation.begin_turn();
     state.conversation.push(Message::User { content: text });
     let mut turn_usage = Usage::default();
