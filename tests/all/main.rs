@@ -18,6 +18,7 @@ mod print_e2e;
 mod remote_skills;
 mod repl_e2e;
 mod sessions_cli;
+mod sessions_resume;
 mod skill_tools;
 mod skills_act;
 mod skills_cache;

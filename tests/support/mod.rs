@@ -582,13 +582,35 @@ impl MockServer {
     /// Waits until at least `n` requests arrived and returns them all; panics after
     /// `timeout` with what did arrive.
     pub fn wait_for_requests(&self, n: usize, timeout: Duration) -> Vec<RecordedRequest> {
+        self.wait_until(|r| r.len() >= n, timeout)
+    }
+
+    /// Waits until `n` chat requests have arrived (other paths, such as `/v1/models`
+    /// asked for the context window, do not count).
+    pub fn wait_for_chat_requests(&self, n: usize, timeout: Duration) -> Vec<RecordedRequest> {
+        self.wait_until(
+            |r| {
+                r.iter()
+                    .filter(|r| r.path.ends_with("/chat/completions"))
+                    .count()
+                    >= n
+            },
+            timeout,
+        )
+    }
+
+    fn wait_until(
+        &self,
+        done: impl Fn(&[RecordedRequest]) -> bool,
+        timeout: Duration,
+    ) -> Vec<RecordedRequest> {
         let deadline = Instant::now() + timeout;
         let mut state = self.shared.lock();
-        while state.requests.len() < n {
+        while !done(&state.requests) {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 panic!(
-                    "mock server: waited {timeout:?} for {n} requests, got {}: {:?}",
+                    "mock server: waited {timeout:?}, got {} requests: {:?}",
                     state.requests.len(),
                     state.requests.iter().map(|r| &r.path).collect::<Vec<_>>()
                 );
