@@ -70,6 +70,7 @@ def main():
     ap.add_argument("--window", type=int, default=32000)
     ap.add_argument("--overflow-style", default="openai", choices=["openai", "llamacpp"])
     args = ap.parse_args()
+    args.bin = os.path.abspath(args.bin)
 
     work = tempfile.mkdtemp(prefix="h9-long-")
     home = os.path.join(work, "home")
@@ -119,6 +120,8 @@ def main():
             results["failed" if event.get("is_error") else "completed"] += 1
         elif event.get("type") == "compacted":
             compactions[event["trigger"]] += 1
+            if os.environ.get("BENCH_VERBOSE"):
+                print("compacted", event)
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr.decode())
     chat = []
     with open(log) as f:

@@ -18,7 +18,7 @@ use crate::truncate::truncate_head_tail;
 pub const COMPACT_AT_PERCENT: u64 = 85;
 
 /// The share of the window (percent) the user's verbatim messages may take.
-const USER_MESSAGES_PERCENT: u64 = 15;
+const USER_MESSAGES_PERCENT: u64 = 10;
 
 /// The share of the window (percent) the transcript given to the summarizer may take.
 const TRANSCRIPT_PERCENT: u64 = 50;

@@ -23,7 +23,7 @@ pub const KEEP_RECENT_TURNS: u64 = 3;
 
 /// The share of the window (percent) that whole tool results of earlier turns may take;
 /// beyond it the oldest are elided even within the last few turns.
-pub const RECENT_OUTPUT_PERCENT: u64 = 30;
+pub const RECENT_OUTPUT_PERCENT: u64 = 15;
 
 /// Tool results up to this size are never elided (a marker would save little).
 pub const ELIDE_MIN_BYTES: usize = 2048;

@@ -301,8 +301,8 @@ fn a_replayed_compaction_and_clear_replace_what_is_sent() {
 #[test]
 fn a_small_window_elides_earlier_output_even_within_the_last_turns() {
     let mut c = Conversation::new("sys".into(), None);
-    // 30% of 10,000 tokens is 12,000 bytes: one 10 KB output of an earlier turn fits.
-    c.set_window(Some(10_000));
+    // 15% of 20,000 tokens is 12,000 bytes: one 10 KB output of an earlier turn fits.
+    c.set_window(Some(20_000));
     for _ in 0..3 {
         tool_turn(&mut c, "bash", 10_000, TurnOutcome::Completed);
     }

@@ -13,7 +13,7 @@ use crate::protocol::{ExportFormat, SessionListing};
 use crate::sessions::cli::{self, Destination};
 use crate::sessions::record::{SCHEMA_VERSION, endpoint_host, now_ms};
 use crate::sessions::{
-    Header, ListScope, Record, SessionId, SessionStore, SessionWriter, project_of, read,
+    Header, ListScope, Record, SessionId, SessionStore, SessionWriter, project_of, read_for_resume,
     read_header,
 };
 
@@ -105,7 +105,7 @@ impl saved::SessionStore for LiveSessions {
         let path = self.store.find(id.as_str()).map_err(|e| e.to_string())?;
         let header = read_header(&path).map_err(|e| e.to_string())?;
         on_record(Record::Header(header));
-        let report = read(&path, on_record).map_err(|e| e.to_string())?;
+        let report = read_for_resume(&path, on_record).map_err(|e| e.to_string())?;
         let writer = self.store.open_append(&path).map_err(|e| e.to_string())?;
         Ok((Box::new(writer), report.warnings))
     }

@@ -173,9 +173,45 @@ pub fn read(path: &Path, mut on_record: impl FnMut(Record)) -> Result<ReadReport
     })
 }
 
+/// [`read`] for resuming: `message` records before the last `compacted` or `cleared`
+/// record are not even parsed (that record replaces everything they said), so a long
+/// session resumes in time proportional to what it will send, not to its whole history.
+/// Every other record is passed on in order, as by [`read`].
+pub fn read_for_resume(
+    path: &Path,
+    mut on_record: impl FnMut(Record),
+) -> Result<ReadReport, SessionError> {
+    let mut lines = Lines::open(path)?;
+    let mut last_reset = 0;
+    while let Some(line) = lines.next_line()? {
+        if line.bytes.starts_with(br#"{"type":"compacted""#)
+            || line.bytes.starts_with(br#"{"type":"cleared""#)
+        {
+            last_reset = line.number;
+        }
+    }
+    read_filtered(
+        path,
+        |number, line| number < last_reset && line.starts_with(br#"{"type":"message""#),
+        |record| {
+            on_record(record);
+            Ok(())
+        },
+    )
+}
+
 /// [`read`] with a callback that can fail; its first error ends the reading.
 pub(crate) fn read_fallible(
     path: &Path,
+    on_record: impl FnMut(Record) -> Result<(), SessionError>,
+) -> Result<ReadReport, SessionError> {
+    read_filtered(path, |_, _| false, on_record)
+}
+
+/// Reads the records whose lines `skip` (given the line number and bytes) passes over.
+fn read_filtered(
+    path: &Path,
+    skip: impl Fn(usize, &[u8]) -> bool,
     mut on_record: impl FnMut(Record) -> Result<(), SessionError>,
 ) -> Result<ReadReport, SessionError> {
     let mut lines = Lines::open(path)?;
@@ -199,7 +235,7 @@ pub(crate) fn read_fallible(
         ending,
     }) = lines.next_line()?
     {
-        if line.iter().all(u8::is_ascii_whitespace) {
+        if line.iter().all(u8::is_ascii_whitespace) || skip(number, line) {
             continue;
         }
         let error = match serde_json::from_slice::<Record>(line) {
@@ -329,6 +365,48 @@ mod tests {
                 content: text.into(),
             },
         }
+    }
+
+    #[test]
+    fn resuming_skips_only_the_messages_a_compaction_replaced() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(tmp.path());
+        let writer = store.create(&test_header("/work/p", 1_000)).unwrap();
+        let compacted = Record::Compacted {
+            turn: 2,
+            trigger: crate::protocol::CompactionTrigger::Threshold,
+            tokens_before: 10,
+            tokens_after: 2,
+            summarized_messages: 1,
+            user_messages: vec!["one".into()],
+            messages: vec![Message::User {
+                content: "summary".into(),
+            }],
+        };
+        let written = vec![
+            user(1, "one"),
+            Record::SkillLoaded { name: "s".into() },
+            Record::TurnEnd {
+                turn: 1,
+                outcome: TurnOutcome::Completed,
+            },
+            compacted.clone(),
+            user(2, "two"),
+        ];
+        for r in &written {
+            writer.append(r).unwrap();
+        }
+        let mut records = Vec::new();
+        read_for_resume(writer.path(), |r| records.push(r)).unwrap();
+        assert_eq!(
+            records,
+            vec![
+                written[1].clone(),
+                written[2].clone(),
+                compacted,
+                user(2, "two")
+            ]
+        );
     }
 
     #[test]
