@@ -16,7 +16,14 @@
 //!    not a command: the line is a prompt.
 //! 5. Anything else is an unknown command: [`Routed::Error`] with close matches.
 
+use std::path::PathBuf;
+
+use crate::protocol::ExportFormat;
 use crate::skills::{Catalog, Skill};
+
+/// What `/export` accepts, for its error messages.
+const EXPORT_USAGE: &str = "usage: /export [md|json] [FILE] (Markdown by default; FILE defaults \
+     to harness9-session-ID.md in the working directory)";
 
 /// Built-in commands: name (without `/`) and a one-line description.
 pub const BUILTINS: &[(&str, &str)] = &[
@@ -27,6 +34,14 @@ pub const BUILTINS: &[(&str, &str)] = &[
     (
         "compact",
         "Summarize the conversation to free context: /compact [focus]",
+    ),
+    (
+        "resume",
+        "Go on with a saved session: /resume [ID] (no ID: choose from a list)",
+    ),
+    (
+        "export",
+        "Write this session to a file: /export [md|json] [FILE]",
     ),
     ("model", "Show the model, or switch: /model NAME"),
     ("usage", "Show token usage for this session"),
@@ -56,6 +71,16 @@ pub enum Builtin {
     Usage,
     /// `/compact [focus]`.
     Compact(Option<String>),
+    /// `/resume` (choose from this project's saved sessions) or `/resume ID` (an id or
+    /// a unique prefix).
+    Resume(Option<String>),
+    /// `/export [md|json] [FILE]`: write the current session to a file.
+    Export {
+        /// Markdown (the default) or JSON.
+        format: ExportFormat,
+        /// Where; `None` lets the agent choose (the project directory).
+        path: Option<PathBuf>,
+    },
 }
 
 /// What a line of input means.
@@ -106,6 +131,13 @@ pub fn route(line: &str, catalog: &Catalog) -> Routed {
             (!rest.is_empty()).then(|| rest.to_string()),
         )),
         "model" => Some(Builtin::Model((!rest.is_empty()).then(|| rest.to_string()))),
+        "resume" => Some(Builtin::Resume(
+            (!rest.is_empty()).then(|| rest.to_string()),
+        )),
+        "export" => match export_args(rest) {
+            Ok(export) => Some(export),
+            Err(message) => return Routed::Error(message),
+        },
         _ => None,
     };
     if let Some(b) = builtin {
@@ -132,6 +164,40 @@ pub fn route(line: &str, catalog: &Catalog) -> Routed {
         word,
         catalog,
     ))
+}
+
+/// `/export`'s arguments: an optional format (`md`, `markdown` or `json`), then an
+/// optional file. A first word that looks like a file (it holds a `.` or a `/`) is the
+/// file, and a `.json` file is written as JSON; any other first word is a format, and
+/// an unknown one is an error.
+fn export_args(rest: &str) -> Result<Builtin, String> {
+    let (word, after) = split_word(rest);
+    let named = match word.to_ascii_lowercase().as_str() {
+        "" => return Ok(export(ExportFormat::Markdown, "")),
+        "md" | "markdown" => Some(ExportFormat::Markdown),
+        "json" => Some(ExportFormat::Json),
+        _ => None,
+    };
+    match named {
+        Some(format) => Ok(export(format, after)),
+        None if word.contains(['.', '/']) => {
+            let format = if word.to_ascii_lowercase().ends_with(".json") && after.is_empty() {
+                ExportFormat::Json
+            } else {
+                ExportFormat::Markdown
+            };
+            Ok(export(format, rest))
+        }
+        None => Err(format!("unknown export format `{word}`; {EXPORT_USAGE}")),
+    }
+}
+
+fn export(format: ExportFormat, path: &str) -> Builtin {
+    let path = path.trim();
+    Builtin::Export {
+        format,
+        path: (!path.is_empty()).then(|| PathBuf::from(path)),
+    }
 }
 
 fn split_word(s: &str) -> (&str, &str) {
@@ -344,6 +410,50 @@ mod tests {
         assert_eq!(
             route("/model  gpt-4o-mini ", &c),
             Routed::Builtin(Builtin::Model(Some("gpt-4o-mini".into())))
+        );
+        assert_eq!(route("/resume", &c), Routed::Builtin(Builtin::Resume(None)));
+        assert_eq!(
+            route("/resume  20261123-17 ", &c),
+            Routed::Builtin(Builtin::Resume(Some("20261123-17".into())))
+        );
+    }
+
+    fn export_of(line: &str) -> (ExportFormat, Option<PathBuf>) {
+        let (_t, c) = catalog();
+        match route(line, &c) {
+            Routed::Builtin(Builtin::Export { format, path }) => (format, path),
+            other => panic!("{line}: expected /export, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn export_takes_an_optional_format_then_an_optional_file() {
+        use ExportFormat::{Json, Markdown};
+        assert_eq!(export_of("/export"), (Markdown, None));
+        assert_eq!(export_of("/export md"), (Markdown, None));
+        assert_eq!(export_of("/export JSON"), (Json, None));
+        assert_eq!(
+            export_of("/export json out/session.txt"),
+            (Json, Some("out/session.txt".into()))
+        );
+        assert_eq!(
+            export_of("/export markdown my notes.md"),
+            (Markdown, Some("my notes.md".into()))
+        );
+        // A file alone: its extension chooses JSON, anything else is Markdown.
+        assert_eq!(
+            export_of("/export run.json"),
+            (Json, Some("run.json".into()))
+        );
+        assert_eq!(
+            export_of("/export ./review.md"),
+            (Markdown, Some("./review.md".into()))
+        );
+        let (_t, c) = catalog();
+        let e = error(route("/export html page.html", &c));
+        assert!(
+            e.starts_with("unknown export format `html`; usage: /export [md|json] [FILE]"),
+            "{e}"
         );
     }
 

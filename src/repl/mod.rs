@@ -157,6 +157,12 @@ enum State {
     SwitchingModel,
     /// Waiting for [`Event::Compacted`], or the warning saying why not.
     Compacting,
+    /// Waiting for [`Event::SessionList`], or the warning saying why not.
+    Listing,
+    /// Waiting for [`Event::SessionResumed`], or the warning saying why not.
+    Resuming,
+    /// Waiting for [`Event::Exported`], or the warning saying why not.
+    Exporting,
     /// [`Op::Shutdown`] sent; waiting for [`Event::ShutdownComplete`].
     ShuttingDown,
     /// The agent has stopped.
@@ -431,6 +437,21 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.state = State::Compacting;
                 Ok(())
             }
+            Builtin::Resume(None) => {
+                self.send(Op::ListSessions);
+                self.state = State::Listing;
+                Ok(())
+            }
+            Builtin::Resume(Some(id)) => {
+                self.send(Op::Resume { id });
+                self.state = State::Resuming;
+                Ok(())
+            }
+            Builtin::Export { format, path } => {
+                self.send(Op::Export { format, path });
+                self.state = State::Exporting;
+                Ok(())
+            }
             Builtin::Exit => {
                 self.input_closed = true;
                 Ok(())
@@ -449,6 +470,13 @@ impl<O: Write, E: Write> Repl<O, E> {
                     render::usage_text(&self.usage, self.context_tokens, self.context_window);
                 self.renderer.notice(&text)
             }
+        }
+    }
+
+    /// The answer to what the REPL was waiting for in `waiting` came: read on.
+    fn done_waiting(&mut self, waiting: State) {
+        if self.state == waiting {
+            self.state = State::Idle;
         }
     }
 
@@ -525,8 +553,32 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.usage = *usage;
                 self.state = State::Done;
             }
-            // A compaction that could not happen ends with the warning saying why.
-            Event::Warning { .. } if self.state == State::Compacting => self.state = State::Idle,
+            // Sent for `/resume`, or at start for `-c` and `--resume ID`. The JSON
+            // formats carry the event itself; text gets a short recap.
+            Event::SessionResumed(resumed) => {
+                self.model = resumed.model.clone();
+                self.context_tokens = 0;
+                self.done_waiting(State::Resuming);
+                self.renderer.report(&render::resumed_text(resumed))?;
+            }
+            Event::SessionList { sessions } => {
+                self.done_waiting(State::Listing);
+                self.renderer.report(&render::sessions_text(sessions))?;
+            }
+            Event::Exported { path } => {
+                self.done_waiting(State::Exporting);
+                self.renderer
+                    .report(&format!("exported to {}", path.display()))?;
+            }
+            // Work that could not happen ends with the warning saying why.
+            Event::Warning { .. }
+                if matches!(
+                    self.state,
+                    State::Compacting | State::Listing | State::Resuming | State::Exporting
+                ) =>
+            {
+                self.state = State::Idle;
+            }
             _ => {}
         }
         if let Some(report) = self.renderer.event(&event)? {

@@ -13,7 +13,11 @@ use std::sync::{Arc, Mutex};
 use crate::print::{
     Activity, HeadlessRenderer, OutputFormat, TextDelivery, TurnReport, describe_request,
 };
-use crate::protocol::{ApprovalRequestKind, Event, Location, Usage};
+use crate::protocol::{
+    ApprovalRequestKind, Event, HistoryItem, Location, ResumedSession, SessionListing, Usage,
+};
+use crate::sessions::reader::one_line;
+use crate::sessions::record::display_utc;
 use crate::skills::active::LoadedSkills;
 use crate::skills::{Catalog, listing};
 
@@ -140,6 +144,16 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
         match self.format {
             OutputFormat::Text => self.write_out(&text),
             OutputFormat::Json | OutputFormat::StreamJson => self.write_err(&text),
+        }
+    }
+
+    /// What an agent event means for people (a resumed session, the saved sessions,
+    /// an export), where a notice goes; nothing in `stream-json`, whose output already
+    /// carries the event as a JSON line.
+    pub fn report(&mut self, text: &str) -> io::Result<()> {
+        match self.format {
+            OutputFormat::StreamJson => Ok(()),
+            OutputFormat::Text | OutputFormat::Json => self.notice(text),
         }
     }
 
@@ -275,6 +289,81 @@ pub fn skills_text(catalog: &Catalog, budget: usize, loaded: &LoadedSkills) -> S
         listing.index_budget,
         listing.index_percent()
     ));
+    t
+}
+
+/// History items a resumed session's recap shows at most.
+const RECAP_ITEMS: usize = 6;
+/// Characters of one recap line at most.
+const RECAP_CHARS: usize = 100;
+
+/// A resumed session: its last few history items, one line each, then which session
+/// goes on and what changed since it was saved.
+pub fn resumed_text(resumed: &ResumedSession) -> String {
+    let history = &resumed.history;
+    let mut t = String::new();
+    let hidden = history.len().saturating_sub(RECAP_ITEMS);
+    if hidden > 0 {
+        t.push_str(&format!("… {hidden} earlier\n"));
+    }
+    for item in &history[hidden..] {
+        let (lead, text) = match item {
+            HistoryItem::User { text } => ("you: ", text.clone()),
+            HistoryItem::Assistant { text } => ("model: ", text.clone()),
+            HistoryItem::ToolCall { name, arguments } => ("↳ ", format!("{name} {arguments}")),
+        };
+        t.push_str(lead);
+        t.push_str(&one_line(&text, RECAP_CHARS));
+        t.push('\n');
+    }
+    let turns = if resumed.turns == 1 { "turn" } else { "turns" };
+    t.push_str(&format!(
+        "resumed session {} ({} {turns}, model {})",
+        resumed.id, resumed.turns, resumed.model
+    ));
+    for note in &resumed.notes {
+        t.push_str(&format!("\nnote: {note}"));
+    }
+    t
+}
+
+/// `/resume` without an id: this project's saved sessions, newest first, one a line.
+pub fn sessions_text(sessions: &[SessionListing]) -> String {
+    if sessions.is_empty() {
+        return "no saved sessions for this project yet".into();
+    }
+    let turns = |n: u64| {
+        if n == 1 {
+            "1 turn".to_string()
+        } else {
+            format!("{n} turns")
+        }
+    };
+    let turns_width = sessions
+        .iter()
+        .map(|s| turns(s.turns).len())
+        .max()
+        .unwrap_or(0);
+    let model_width = sessions
+        .iter()
+        .map(|s| s.model.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut t = String::from("saved sessions, newest first:\n");
+    for s in sessions {
+        let prompt = s
+            .first_prompt
+            .as_deref()
+            .map_or("(no prompt)".to_string(), |p| one_line(p, RECAP_CHARS));
+        t.push_str(&format!(
+            "  {}  {}  {:<turns_width$}  {:<model_width$}  {prompt}\n",
+            s.id,
+            display_utc(s.modified_ms),
+            turns(s.turns),
+            s.model,
+        ));
+    }
+    t.push_str("resume one with /resume ID (a unique prefix of the id is enough)");
     t
 }
 

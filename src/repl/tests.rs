@@ -9,11 +9,15 @@ use tokio::sync::Notify;
 use super::render::SharedWriter;
 use super::*;
 use crate::agent::ApprovalMode;
-use crate::protocol::{ApprovalRequestKind, TurnOutcome};
+use crate::protocol::{
+    ApprovalRequestKind, HistoryItem, ResumedSession, SessionListing, TurnOutcome,
+};
 use crate::skills::Catalog;
 
 /// A fake agent: answers each input with "echo: TEXT"; "fail" fails the turn, "ask"
-/// asks for approval and answers with the decision, "slow" waits for an interrupt.
+/// asks for approval and answers with the decision, "slow" waits for an interrupt. It
+/// has two saved sessions ([`saved_sessions`]); resuming "nope" fails, any other id
+/// resumes [`resumed_session`]; exports go to the file asked for, under `/p`.
 fn fake_agent() -> (AgentHandle, tokio::task::JoinHandle<Vec<Op>>) {
     fake_agent_notifying(Arc::new(Notify::new()))
 }
@@ -103,12 +107,22 @@ fn fake_agent_notifying(
                 Op::Compact { .. } => send(Event::Warning {
                     message: "there is nothing to compact yet".into(),
                 }),
-                Op::Approval { .. }
-                | Op::Interrupt
-                | Op::InvokeSkill { .. }
-                | Op::ListSessions
-                | Op::Resume { .. }
-                | Op::Export { .. } => {}
+                Op::ListSessions => send(Event::SessionList {
+                    sessions: saved_sessions(),
+                }),
+                Op::Resume { id } if id == "nope" => send(Event::Warning {
+                    message: "could not resume: no session matches \"nope\"".into(),
+                }),
+                Op::Resume { id } => {
+                    send(Event::SessionResumed(Box::new(resumed_session(&id))));
+                }
+                Op::Export { format, path } => {
+                    let name = format!("harness9-session-x.{}", format.extension());
+                    send(Event::Exported {
+                        path: PathBuf::from("/p").join(path.unwrap_or(PathBuf::from(name))),
+                    });
+                }
+                Op::Approval { .. } | Op::Interrupt | Op::InvokeSkill { .. } => {}
             }
         }
         seen
@@ -120,6 +134,45 @@ fn fake_agent_notifying(
         },
         task,
     )
+}
+
+fn saved_sessions() -> Vec<SessionListing> {
+    let listing = |id: &str, turns, prompt: Option<&str>| SessionListing {
+        id: id.into(),
+        modified_ms: 1_795_455_301_000,
+        turns,
+        model: "m0".into(),
+        first_prompt: prompt.map(str::to_string),
+    };
+    vec![
+        listing("20261123-173501-a3f9c2", 2, Some("fix the\nparser")),
+        listing("20261122-090000-000001", 1, None),
+    ]
+}
+
+/// A session of four turns, each a prompt, a tool call and an answer.
+fn resumed_session(id: &str) -> ResumedSession {
+    let mut history = Vec::new();
+    for i in 1..=4 {
+        history.push(HistoryItem::User {
+            text: format!("question {i}"),
+        });
+        history.push(HistoryItem::ToolCall {
+            name: "read_file".into(),
+            arguments: format!("{{\"path\":\"f{i}.rs\"}}"),
+        });
+        history.push(HistoryItem::Assistant {
+            text: format!("answer {i}\nwith a second line"),
+        });
+    }
+    ResumedSession {
+        id: format!("{id}-full"),
+        model: "m0".into(),
+        turns: 4,
+        loaded_skills: Vec::new(),
+        history,
+        notes: vec!["skill `old` is no longer installed".into()],
+    }
 }
 
 fn info() -> SessionInfo {
@@ -358,4 +411,98 @@ fn colours_only_on_a_terminal_without_no_color() {
         markdown_style(true, &env(&[("TERM", "dumb")])),
         MarkdownStyle::Plain
     );
+}
+
+#[tokio::test]
+async fn resume_lists_then_resumes_with_a_recap_and_export_says_where() {
+    let run = run_piped(
+        b"/resume\n/resume 20261123\nafter\n/export json out.json\n/export\n",
+        OutputFormat::Text,
+    )
+    .await;
+    assert_eq!(
+        run.ops[..3],
+        [
+            Op::ListSessions,
+            Op::Resume {
+                id: "20261123".into()
+            },
+            Op::UserInput {
+                text: "after".into()
+            },
+        ]
+    );
+    let out = &run.out;
+    assert!(
+        out.contains("saved sessions, newest first:\n  20261123-173501-a3f9c2  2026-11-23 17:35  2 turns  m0  fix the parser\n  20261122-090000-000001  2026-11-23 17:35  1 turn   m0  (no prompt)\nresume one with /resume ID"),
+        "{out}"
+    );
+    // The last six history items, one line each, then the session and its notes.
+    let recap = "… 6 earlier\n\
+                 you: question 3\n\
+                 ↳ read_file {\"path\":\"f3.rs\"}\n\
+                 model: answer 3 with a second line\n\
+                 you: question 4\n\
+                 ↳ read_file {\"path\":\"f4.rs\"}\n\
+                 model: answer 4 with a second line\n\
+                 resumed session 20261123-full (4 turns, model m0)\n\
+                 note: skill `old` is no longer installed\n\
+                 echo: after\n";
+    assert!(out.contains(recap), "{out}");
+    assert!(out.contains("exported to /p/out.json\n"), "{out}");
+    assert!(
+        out.ends_with("exported to /p/harness9-session-x.md\n"),
+        "{out}"
+    );
+    assert!(run.ops.contains(&Op::Export {
+        format: crate::protocol::ExportFormat::Json,
+        path: Some(PathBuf::from("out.json")),
+    }));
+    assert_eq!(run.summary.failure, None);
+}
+
+#[tokio::test]
+async fn a_resume_that_fails_is_a_warning_and_the_session_goes_on() {
+    let run = run_piped(b"/resume nope\nafter\n", OutputFormat::Text).await;
+    assert!(
+        run.err
+            .contains("warning: could not resume: no session matches \"nope\""),
+        "{}",
+        run.err
+    );
+    assert_eq!(run.out, "echo: after\n");
+    assert_eq!(run.summary.failure, None);
+}
+
+#[tokio::test]
+async fn stream_json_carries_the_session_events_and_no_recap() {
+    let run = run_piped(
+        b"/resume\n/resume 20261123\n/export\n",
+        OutputFormat::StreamJson,
+    )
+    .await;
+    let types: Vec<String> = run
+        .out
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["type"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "start",
+            "warning",
+            "session_list",
+            "session_resumed",
+            "exported"
+        ],
+        "{}",
+        run.out
+    );
+    for text in ["resumed session", "saved sessions", "exported to", "you: "] {
+        assert!(!run.out.contains(text), "{}", run.out);
+        assert!(!run.err.contains(text), "{}", run.err);
+    }
 }

@@ -18,10 +18,13 @@ use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
+use super::StartView;
 use super::approval::{AfterAnswer, ApprovalOverlay, PendingApproval};
-use super::cells::{HistoryCell, NoticeKind, SPINNER, ToolCell};
+use super::cells::{HistoryCell, NoticeKind, SPINNER, ToolCell, outcome_notice, sub_agent_end};
 use super::composer::{Composer, ComposerAction, History};
+use super::picker::{PickerAction, SessionPicker};
 use super::popup::SlashPopup;
+use super::resume::{NO_SESSIONS, resumed_cells};
 use super::status::{SessionStatus, StatusView, TurnState, display_dir, render_status};
 use super::stream::{Chunk, LiveTurn};
 use super::transcript::Transcript;
@@ -80,6 +83,8 @@ pub struct App {
     composer: Composer,
     popup: Option<SlashPopup>,
     approvals: ApprovalOverlay,
+    /// The saved sessions to choose from, while `/resume` shows them.
+    picker: Option<SessionPicker>,
     live: LiveTurn,
     /// Inputs sent while a turn ran, as typed, waiting for their `TurnStarted`.
     queued: VecDeque<String>,
@@ -123,6 +128,7 @@ impl App {
             composer: Composer::new(history),
             popup: None,
             approvals: ApprovalOverlay::default(),
+            picker: None,
             live: LiveTurn::default(),
             queued: VecDeque::new(),
             out: Outbox::default(),
@@ -138,6 +144,14 @@ impl App {
             app.commit_notice(NoticeKind::Warning, warning);
         }
         app
+    }
+
+    /// Shows what the TUI starts with: for the resume picker, asks for the sessions.
+    pub fn start(&mut self, view: StartView) {
+        match view {
+            StartView::Conversation => {}
+            StartView::ResumePicker => self.out.ops.push(Op::ListSessions),
+        }
     }
 
     // ----- outputs -------------------------------------------------------------------
@@ -278,17 +292,7 @@ impl App {
                 );
             }
             Event::TurnComplete { outcome, .. } => {
-                let how = match outcome {
-                    TurnOutcome::Completed => "finished".to_string(),
-                    TurnOutcome::Interrupted => "was interrupted".to_string(),
-                    TurnOutcome::MaxTurnsReached { limit } => {
-                        format!("stopped after {limit} requests")
-                    }
-                    TurnOutcome::Truncated { reason } => {
-                        format!("stopped early: {}", reason.describe())
-                    }
-                    TurnOutcome::Failed { message, .. } => format!("failed: {message}"),
-                };
+                let how = sub_agent_end(outcome);
                 self.commit_notice(NoticeKind::Info, &format!("sub-agent `{skill}` {how}"));
                 self.turn = TurnState::Thinking;
             }
@@ -418,16 +422,17 @@ impl App {
                 );
             }
             Event::SessionResumed(resumed) => {
-                self.status.model = resumed.model.clone();
-                self.commit_notice(
-                    NoticeKind::Info,
-                    &format!("Resumed session {} ({} turns).", resumed.id, resumed.turns),
-                );
+                self.flush_stream();
+                for cell in resumed_cells(&resumed) {
+                    self.commit_cell(cell);
+                }
+                self.status.model = resumed.model;
+                self.status.context_tokens = 0;
             }
-            Event::SessionList { sessions } => {
-                let lines: Vec<String> = sessions.iter().map(|s| s.id.clone()).collect();
-                self.commit_notice(NoticeKind::Info, &lines.join("\n"));
-            }
+            Event::SessionList { sessions } => match SessionPicker::new(sessions) {
+                Some(picker) => self.picker = Some(picker),
+                None => self.commit_notice(NoticeKind::Info, NO_SESSIONS),
+            },
             Event::ContextWindow { tokens, source } => {
                 self.status.context_window = Some(tokens);
                 tracing::info!("context window {tokens} from {}", source.describe());
@@ -457,23 +462,8 @@ impl App {
             self.commit_cell(HistoryCell::Tool(tool).lines());
         }
         self.approvals.clear();
-        match outcome {
-            TurnOutcome::Completed => {}
-            TurnOutcome::Interrupted => self.commit_notice(
-                NoticeKind::Warning,
-                "Interrupted. Tell the model what to do differently.",
-            ),
-            TurnOutcome::MaxTurnsReached { limit } => self.commit_notice(
-                NoticeKind::Warning,
-                &format!(
-                    "Stopped after {limit} model requests (--max-turns); send a message to go on."
-                ),
-            ),
-            TurnOutcome::Truncated { reason } => self.commit_notice(
-                NoticeKind::Warning,
-                &format!("Warning: {}.", reason.describe()),
-            ),
-            TurnOutcome::Failed { message, .. } => self.commit_notice(NoticeKind::Error, &message),
+        if let Some(notice) = outcome_notice(outcome) {
+            self.commit_cell(notice.lines());
         }
         self.turn = if self.lifecycle == Lifecycle::Active {
             TurnState::Idle
@@ -489,7 +479,7 @@ impl App {
     pub fn on_paste(&mut self, text: &str) {
         if self.approvals.is_active() {
             self.approvals.paste(text);
-        } else {
+        } else if self.picker.is_none() {
             self.composer.insert(text);
             self.refresh_popup();
         }
@@ -542,6 +532,17 @@ impl App {
                 }
                 if !self.approvals.is_active() {
                     self.turn = TurnState::Thinking;
+                }
+            }
+            return Action::None;
+        }
+        if let Some(picker) = &mut self.picker {
+            match picker.handle_key(key) {
+                PickerAction::Stay => {}
+                PickerAction::Close => self.picker = None,
+                PickerAction::Resume(id) => {
+                    self.picker = None;
+                    self.out.ops.push(Op::Resume { id });
                 }
             }
             return Action::None;
@@ -632,6 +633,8 @@ impl App {
                 });
             }
             self.out.ops.push(Op::Interrupt);
+        } else if self.picker.take().is_some() {
+            // Closed the picker.
         } else if !self.composer.is_empty() {
             self.composer.clear();
             self.popup = None;
@@ -702,6 +705,17 @@ impl App {
                 self.commit_notice(NoticeKind::Info, "Compacting the conversation…");
                 self.out.ops.push(Op::Compact { focus });
             }
+            Builtin::Resume(id) => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(match id {
+                    Some(id) => Op::Resume { id },
+                    None => Op::ListSessions,
+                });
+            }
+            Builtin::Export { format, path } => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(Op::Export { format, path });
+            }
             Builtin::Exit => self.request_exit(),
         }
     }
@@ -727,10 +741,10 @@ impl App {
                 Span::styled(first.to_string(), dim),
             ]));
         }
-        let overlay = if self.approvals.is_active() {
-            self.approvals.height(width)
-        } else {
-            0
+        let overlay = match &self.picker {
+            _ if self.approvals.is_active() => self.approvals.height(width),
+            Some(picker) => picker.height(),
+            None => 0,
         };
         let composer = if overlay > 0 {
             0
@@ -782,9 +796,12 @@ impl App {
         }
         let mut cursor = None;
         if plan.overlay > 0 {
-            cursor = self
-                .approvals
-                .render(Rect::new(area.x, y, area.width, plan.overlay), buf);
+            let overlay = Rect::new(area.x, y, area.width, plan.overlay);
+            match &mut self.picker {
+                _ if self.approvals.is_active() => cursor = self.approvals.render(overlay, buf),
+                Some(picker) => picker.render(overlay, buf),
+                None => {}
+            }
             y += plan.overlay;
         }
         if plan.composer > 0 {

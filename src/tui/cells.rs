@@ -9,7 +9,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::wrap::sanitize;
-use crate::protocol::ToolStatus;
+use crate::protocol::{ToolStatus, TurnOutcome};
 
 /// Lines of tool output shown under a finished call.
 const RESULT_LINES: usize = 5;
@@ -208,6 +208,38 @@ impl HistoryCell {
             HistoryCell::Tool(tool) => tool.lines(SPINNER[0]),
             HistoryCell::Notice { kind, message } => notice_lines(*kind, message),
         }
+    }
+}
+
+/// The notice a turn's end leaves in the conversation (none when it completed).
+pub fn outcome_notice(outcome: TurnOutcome) -> Option<HistoryCell> {
+    let (kind, message) = match outcome {
+        TurnOutcome::Completed => return None,
+        TurnOutcome::Interrupted => (
+            NoticeKind::Warning,
+            "Interrupted. Tell the model what to do differently.".to_string(),
+        ),
+        TurnOutcome::MaxTurnsReached { limit } => (
+            NoticeKind::Warning,
+            format!("Stopped after {limit} model requests (--max-turns); send a message to go on."),
+        ),
+        TurnOutcome::Truncated { reason } => (
+            NoticeKind::Warning,
+            format!("Warning: {}.", reason.describe()),
+        ),
+        TurnOutcome::Failed { message, .. } => (NoticeKind::Error, message),
+    };
+    Some(HistoryCell::Notice { kind, message })
+}
+
+/// How a forked skill's sub-agent ended, in words (`sub-agent `x` {this}`).
+pub fn sub_agent_end(outcome: TurnOutcome) -> String {
+    match outcome {
+        TurnOutcome::Completed => "finished".to_string(),
+        TurnOutcome::Interrupted => "was interrupted".to_string(),
+        TurnOutcome::MaxTurnsReached { limit } => format!("stopped after {limit} requests"),
+        TurnOutcome::Truncated { reason } => format!("stopped early: {}", reason.describe()),
+        TurnOutcome::Failed { message, .. } => format!("failed: {message}"),
     }
 }
 

@@ -60,6 +60,7 @@ pub async fn run(
         CellHistory::Scrollback
     };
     let mut app = App::new(&info, cells);
+    app.start(options.start);
     let mut lp = Loop {
         handle,
         guard,

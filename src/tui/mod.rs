@@ -9,7 +9,8 @@
 //! lines and a drawing out) and needs no terminal; `event_loop` feeds it; `screen`
 //! places the live area and inserts history; `terminal` turns terminal modes on and
 //! always off again. Cells (`cells`, `markdown`, `highlight`), the `composer`,
-//! the slash `popup`, the `approval` overlay and the `status` line draw themselves.
+//! the slash `popup`, the `approval` overlay, the session `picker` and the `status` line
+//! draw themselves; `resume` turns a resumed session into cells.
 //!
 //! Like every frontend it talks to the agent only through [`Op`](crate::protocol::Op)s
 //! and [`Event`](crate::protocol::Event)s, and routes input with [`crate::input`].
@@ -25,7 +26,9 @@ mod composer;
 mod event_loop;
 mod highlight;
 mod markdown;
+mod picker;
 mod popup;
+mod resume;
 mod screen;
 mod status;
 mod stream;

@@ -18,7 +18,9 @@ use crate::skills::Catalog;
 /// Rows the popup shows at most; more candidates scroll.
 pub const MAX_ROWS: u16 = 8;
 
-/// Built-ins that take no arguments: Enter on them runs them at once.
+/// Built-ins that take no arguments: Enter on them runs them at once. The others
+/// (`/skill`, `/compact`, `/resume`, `/export`, `/model`) take arguments, some optional:
+/// completing them leaves a space to type on, and Enter again runs them.
 const NO_ARGS: &[&str] = &["help", "skills", "clear", "usage", "exit", "quit"];
 
 /// One candidate.
@@ -213,6 +215,26 @@ mod tests {
         assert_snapshot!(draw(&popup, 70));
         let skill = SlashPopup::for_draft("/skill g", &catalog, None).unwrap();
         assert_eq!(skill.candidates()[0].name, "skill go-refactor");
+    }
+
+    #[test]
+    fn only_builtins_without_arguments_run_on_completion() {
+        for name in NO_ARGS {
+            assert!(crate::input::is_builtin(name), "{name} is a built-in");
+        }
+        for takes_arguments in ["skill", "compact", "resume", "export", "model"] {
+            assert!(crate::input::is_builtin(takes_arguments));
+            assert!(!NO_ARGS.contains(&takes_arguments), "{takes_arguments}");
+        }
+        let catalog = Catalog::empty();
+        let popup = SlashPopup::for_draft("/res", &catalog, None).unwrap();
+        assert_eq!(
+            popup.complete("/res"),
+            Some(Completion {
+                text: "/resume ".into(),
+                complete: false
+            })
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The line REPL end to end: the real binary with piped stdin against the scripted
 //! server (several turns, a skill slash command, an unknown command, a provider failure
-//! and its exit code, json and stream-json output), and in a pseudo-terminal (history,
-//! Tab completion, Ctrl-C cancelling a running turn, Ctrl-D).
+//! and its exit code, json and stream-json output, resuming a saved session with
+//! `/resume`), and in a pseudo-terminal (history, Tab completion, Ctrl-C cancelling a
+//! running turn, Ctrl-D).
 
 // Test helpers outside #[test] functions fail loudly too.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -105,6 +106,68 @@ fn several_turns_in_one_run_share_the_conversation() {
         ("user", "second"),
         ("assistant", "two"),
         ("user", "third"),
+    ]
+    .iter()
+    .map(|(r, t)| (r.to_string(), t.to_string()))
+    .collect();
+    assert_eq!(roles_and_text, expected);
+}
+
+/// The ids of the sessions saved under `home`.
+fn saved_ids(home: &Path) -> Vec<String> {
+    let mut ids = Vec::new();
+    let Ok(projects) = std::fs::read_dir(home.join("sessions")) else {
+        return ids;
+    };
+    for project in projects {
+        for file in std::fs::read_dir(project.unwrap().path()).unwrap() {
+            let path = file.unwrap().path();
+            if path.extension().is_some_and(|e| e == "jsonl") {
+                ids.push(path.file_stem().unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    ids
+}
+
+#[test]
+fn resume_by_id_prefix_goes_on_with_the_saved_conversation() {
+    let server = MockServer::start(vec![answer("one"), answer("two")]);
+    let dirs = Dirs::new();
+    let out = run_piped(&server, &dirs, &[], "first question\n");
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let ids = saved_ids(dirs.home.path());
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    let id = &ids[0];
+    let prefix = &id[..id.len() - 2];
+    let out = run_piped(
+        &server,
+        &dirs,
+        &[],
+        &format!("/resume {prefix}\nsecond question\n"),
+    );
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        format!("you: first question\nmodel: one\nresumed session {id} (1 turn, model m)\ntwo\n")
+    );
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2);
+    let roles_and_text: Vec<(String, String)> = requests[1]
+        .messages()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap_or("").to_string(),
+                m["content"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = [
+        ("user", "first question"),
+        ("assistant", "one"),
+        ("user", "second question"),
     ]
     .iter()
     .map(|(r, t)| (r.to_string(), t.to_string()))

@@ -3,7 +3,8 @@
 //! streamed answer, a skill slash command (and the request it sends), approving an edit
 //! and seeing its diff, interrupting a stalled stream with Esc, and leaving with Ctrl+C
 //! twice with the terminal restored (main screen, cursor visible, bracketed paste off,
-//! canonical mode and echo back on).
+//! canonical mode and echo back on), and a second run that resumes the first one's
+//! saved session from the picker.
 //!
 //! The harness answers the two questions the TUI asks the terminal at start (cursor
 //! position and primary device attributes) like a terminal without the kitty keyboard
@@ -27,14 +28,28 @@ const COLS: u16 = 120;
 
 type Writer = Arc<Mutex<Box<dyn Write + Send>>>;
 
+/// A harness9 home and a project directory; two runs can share them.
+struct Dirs {
+    home: TempDir,
+    work: TempDir,
+}
+
+impl Dirs {
+    fn new() -> Arc<Dirs> {
+        Arc::new(Dirs {
+            home: tempfile::tempdir().unwrap(),
+            work: tempfile::tempdir().unwrap(),
+        })
+    }
+}
+
 /// The binary in a pseudo-terminal, its screen kept by vt100.
 struct Tui {
     screen: Arc<Mutex<vt100::Parser>>,
     writer: Writer,
     child: Box<dyn portable_pty::Child + Send + Sync>,
     master: Arc<Mutex<Box<dyn portable_pty::MasterPty + Send>>>,
-    _home: TempDir,
-    work: TempDir,
+    dirs: Arc<Dirs>,
 }
 
 /// Answers the terminal queries found in `bytes` (after `parser` has processed them).
@@ -67,10 +82,20 @@ impl Tui {
         env: &[(&str, String)],
         prepare: impl FnOnce(&Path, &Path),
     ) -> Tui {
+        let dirs = Dirs::new();
+        prepare(dirs.home.path(), dirs.work.path());
+        Tui::spawn_in(server, extra, env, dirs)
+    }
+
+    /// The binary with this home and project directory.
+    fn spawn_in(
+        server: &MockServer,
+        extra: &[&str],
+        env: &[(&str, String)],
+        dirs: Arc<Dirs>,
+    ) -> Tui {
         use portable_pty::{CommandBuilder, PtySize, native_pty_system};
-        let home = tempfile::tempdir().unwrap();
-        let work = tempfile::tempdir().unwrap();
-        prepare(home.path(), work.path());
+        let (home, work) = (dirs.home.path(), dirs.work.path());
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: ROWS,
@@ -81,12 +106,12 @@ impl Tui {
             .unwrap();
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_harness9"));
         cmd.args(["--base-url", &server.url(), "--model", "m", "-C"]);
-        cmd.arg(work.path());
+        cmd.arg(work);
         cmd.args(extra);
         cmd.env("OPENAI_API_KEY", "test");
-        cmd.env("HARNESS9_HOME", home.path());
+        cmd.env("HARNESS9_HOME", home);
         cmd.env("TERM", "xterm-256color");
-        cmd.env("HOME", home.path());
+        cmd.env("HOME", home);
         cmd.env_remove("NO_COLOR");
         cmd.env_remove("OPENAI_BASE_URL");
         cmd.env_remove("HARNESS9_MODEL");
@@ -126,8 +151,7 @@ impl Tui {
             writer,
             child,
             master,
-            _home: home,
-            work,
+            dirs,
         }
     }
 
@@ -340,7 +364,7 @@ fn approving_an_edit_shows_the_diff_and_applies_it() {
     tui.wait_for_text("Renamed x to count.");
     tui.wait_for_text("✓ edit_file");
     tui.wait_ready();
-    let edited = std::fs::read_to_string(tui.work.path().join("main.go")).unwrap();
+    let edited = std::fs::read_to_string(tui.dirs.work.path().join("main.go")).unwrap();
     assert_eq!(edited, "package main\n\nvar count = 1\n");
     let requests = server.chat_requests();
     let tool_result = requests[1]
@@ -437,4 +461,66 @@ fn sigterm_restores_the_terminal() {
     );
     tui.wait_for("the main screen", |s| !s.alternate_screen());
     tui.assert_restored();
+}
+
+/// The roles and texts of a request's messages, without the system prompt.
+fn conversation(request: &crate::support::RecordedRequest) -> Vec<(String, String)> {
+    request
+        .messages()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap_or("").to_string(),
+                m["content"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn resume_opens_the_picker_and_goes_on_with_the_chosen_session() {
+    let server = MockServer::start(vec![
+        sse(vec![text("The parser plan is **ready**."), finish("stop")]),
+        sse(vec![text("Going on from the plan."), finish("stop")]),
+    ]);
+    let dirs = Dirs::new();
+    let mut first = Tui::spawn_in(&server, &[], &[], dirs.clone());
+    first.wait_ready();
+    first.type_text("draft the parser plan");
+    first.send("\r");
+    first.wait_for_text("The parser plan is ready.");
+    first.wait_ready();
+    first.exit_with_ctrl_c_twice();
+
+    // Same home, same project: `--resume` without an id opens the picker at start.
+    let mut second = Tui::spawn_in(&server, &["--resume"], &[], dirs);
+    second.wait_for_text("Resume a session · 1 of 1");
+    second.wait_for_text("1 turn");
+    second.wait_for_text("draft the parser plan");
+    second.send("\r");
+    second.wait_for_text("Resumed session");
+    let screen = second.contents();
+    assert!(screen.contains("› draft the parser plan"), "{screen}");
+    assert!(screen.contains("The parser plan is ready."), "{screen}");
+    assert!(
+        !screen.contains("Resume a session"),
+        "picker closed: {screen}"
+    );
+    second.wait_ready();
+    second.type_text("go on");
+    second.send("\r");
+    second.wait_for_text("Going on from the plan.");
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2);
+    let expected: Vec<(String, String)> = [
+        ("user", "draft the parser plan"),
+        ("assistant", "The parser plan is **ready**."),
+        ("user", "go on"),
+    ]
+    .iter()
+    .map(|(r, t)| (r.to_string(), t.to_string()))
+    .collect();
+    assert_eq!(conversation(&requests[1]), expected);
+    second.exit_with_ctrl_c_twice();
 }

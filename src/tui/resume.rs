@@ -1,0 +1,123 @@
+//! What the TUI shows when a saved session is resumed: its history as the cells the
+//! user saw while it was live (their prompts as user cells, the model's answers as
+//! Markdown, each tool call as one dim `↳ name args` line), then a notice naming the
+//! session that goes on, and each note about what changed since it was saved.
+//!
+//! It only turns a [`ResumedSession`] into lines of cells; the app commits them, and
+//! the picker (`super::picker`) is where a session is chosen.
+
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+
+use super::cells::{HistoryCell, NoticeKind};
+use super::markdown::{Streaming, render_markdown};
+use super::wrap::sanitize;
+use crate::protocol::{HistoryItem, ResumedSession};
+use crate::sessions::reader::one_line;
+
+/// Shown instead of a picker when the project has no saved session.
+pub const NO_SESSIONS: &str = "No saved sessions for this project yet.";
+
+/// Widest tool call line, in characters, before it is shortened.
+const TOOL_LINE_CHARS: usize = 200;
+
+/// The cells of a resumed session, oldest first, each as its lines: the history
+/// (consecutive tool calls share one cell), then the notices.
+pub fn resumed_cells(resumed: &ResumedSession) -> Vec<Vec<Line<'static>>> {
+    let mut cells: Vec<Vec<Line<'static>>> = Vec::new();
+    let mut tools: Vec<Line<'static>> = Vec::new();
+    for item in &resumed.history {
+        if let HistoryItem::ToolCall { name, arguments } = item {
+            tools.push(tool_line(name, arguments));
+            continue;
+        }
+        if !tools.is_empty() {
+            cells.push(std::mem::take(&mut tools));
+        }
+        match item {
+            HistoryItem::User { text } => {
+                cells.push(HistoryCell::User { text: text.clone() }.lines());
+            }
+            HistoryItem::Assistant { text } if !text.trim().is_empty() => {
+                cells.push(render_markdown(text, Streaming::Complete));
+            }
+            HistoryItem::Assistant { .. } | HistoryItem::ToolCall { .. } => {}
+        }
+    }
+    if !tools.is_empty() {
+        cells.push(tools);
+    }
+    let turns = if resumed.turns == 1 { "turn" } else { "turns" };
+    let notice = |kind, message: String| HistoryCell::Notice { kind, message }.lines();
+    cells.push(notice(
+        NoticeKind::Info,
+        format!(
+            "Resumed session {} ({} {turns}, model {}).",
+            resumed.id, resumed.turns, resumed.model
+        ),
+    ));
+    for note in &resumed.notes {
+        cells.push(notice(NoticeKind::Warning, note.clone()));
+    }
+    cells
+}
+
+/// One tool call, on one dim line.
+fn tool_line(name: &str, arguments: &str) -> Line<'static> {
+    let dim = Style::new().fg(Color::DarkGray);
+    let call = one_line(&sanitize(&format!("{name} {arguments}")), TOOL_LINE_CHARS);
+    Line::from(vec![Span::styled("↳ ", dim), Span::styled(call, dim)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(lines: &[Line<'static>]) -> Vec<String> {
+        lines.iter().map(|l| l.to_string()).collect()
+    }
+
+    #[test]
+    fn history_becomes_cells_then_notices() {
+        let resumed = ResumedSession {
+            id: "20261123-173501-a3f9c2".into(),
+            model: "gpt-4o".into(),
+            turns: 1,
+            loaded_skills: Vec::new(),
+            history: vec![
+                HistoryItem::User {
+                    text: "fix the test".into(),
+                },
+                HistoryItem::ToolCall {
+                    name: "bash".into(),
+                    arguments: "{\"command\":\n\"cargo test\"}".into(),
+                },
+                HistoryItem::ToolCall {
+                    name: "read_file".into(),
+                    arguments: "{\"path\":\"a.rs\"}".into(),
+                },
+                HistoryItem::Assistant {
+                    text: "Fixed **it**.".into(),
+                },
+                HistoryItem::Assistant { text: "  ".into() },
+            ],
+            notes: vec!["skill `x` is no longer installed".into()],
+        };
+        let cells: Vec<Vec<String>> = resumed_cells(&resumed).iter().map(|c| text(c)).collect();
+        assert_eq!(
+            cells,
+            vec![
+                vec!["› fix the test".to_string()],
+                vec![
+                    "↳ bash {\"command\": \"cargo test\"}".to_string(),
+                    "↳ read_file {\"path\":\"a.rs\"}".to_string()
+                ],
+                vec!["Fixed it.".to_string()],
+                vec![
+                    "· Resumed session 20261123-173501-a3f9c2 (1 turn, model gpt-4o).".to_string()
+                ],
+                vec!["⚠ skill `x` is no longer installed".to_string()],
+            ]
+        );
+    }
+}
