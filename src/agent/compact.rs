@@ -8,7 +8,7 @@
 //! It owns the summary request and the shape of the summary message. It must not know
 //! how the conversation is stored or how the compaction is shown.
 
-use crate::agent::conversation::SUMMARY_MESSAGES;
+use crate::agent::conversation::{SUMMARY_MESSAGES, estimate_messages};
 use crate::agent::turn::{SessionState, TurnContext};
 use crate::llm::{ChatRequest, Message};
 use crate::protocol::{CompactionTrigger, ErrorKind, Event, Usage};
@@ -64,6 +64,9 @@ pub enum CompactError {
     /// There is nothing old enough to summarize.
     #[error("there is nothing to compact yet")]
     NothingToCompact,
+    /// The summary would not be shorter than what it replaces (a short conversation).
+    #[error("the summary would not be shorter than the conversation it replaces")]
+    NoGain,
     /// The user interrupted it.
     #[error("the compaction was interrupted")]
     Interrupted,
@@ -168,23 +171,23 @@ pub async fn compact(
     );
     let skills = skill_instructions(older, ctx);
     let content = summary_message(summary.trim(), &kept, left_out, &skills);
+    let replacement = vec![
+        Message::User { content },
+        Message::Assistant {
+            content: ACKNOWLEDGEMENT.to_string(),
+            reasoning: None,
+            tool_calls: Vec::new(),
+        },
+    ];
+    if estimate_messages(&replacement)
+        >= estimate_messages(&state.conversation.messages()[1..keep_from])
+    {
+        return Err(CompactError::NoGain);
+    }
     let summarized_messages = keep_from - 1;
     let conv = &mut state.conversation;
-    let (_, mut tokens_after) = conv.replace_with_summary(
-        keep_from,
-        vec![
-            Message::User { content },
-            Message::Assistant {
-                content: ACKNOWLEDGEMENT.to_string(),
-                reasoning: None,
-                tool_calls: Vec::new(),
-            },
-        ],
-        kept,
-        trigger,
-        tokens_before,
-        &specs,
-    );
+    let (_, mut tokens_after) =
+        conv.replace_with_summary(keep_from, replacement, kept, trigger, tokens_before, &specs);
     // One turn alone can fill the window (many large tool results): its older results
     // go too, the latest stays.
     if over_threshold(tokens_after, window) {

@@ -264,6 +264,10 @@ async fn compact_by_hand(state: &mut SessionState, ctx: &TurnContext, focus: Opt
                 "there is nothing to compact yet: the conversation is already as short as it gets"
                     .into(),
         }),
+        Err(CompactError::NoGain) => ctx.emit(Event::Warning {
+            message: "nothing was compacted: the conversation is shorter than a summary of it"
+                .into(),
+        }),
         Err(CompactError::Interrupted) => ctx.emit(Event::Warning {
             message: "the compaction was interrupted; the conversation is unchanged".into(),
         }),

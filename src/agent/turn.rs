@@ -159,7 +159,7 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
             && over_threshold(state.conversation.estimate_tokens(&specs), window)
         {
             match compact_and_report(state, ctx, CompactionTrigger::Threshold, None).await {
-                Ok(_) | Err(CompactError::NothingToCompact) => {}
+                Ok(_) | Err(CompactError::NothingToCompact | CompactError::NoGain) => {}
                 Err(CompactError::Interrupted) => break TurnOutcome::Interrupted,
                 // The request may still fit; a refusal is handled below.
                 Err(e @ CompactError::Failed { .. }) => ctx.emit(Event::Warning {

@@ -112,7 +112,7 @@ async fn a_context_length_refusal_compacts_once_and_retries_the_same_request() {
         r#"{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
     );
     let server = MockServer::start(vec![
-        sse(vec![text("one"), finish("stop")]),
+        sse(vec![text(&"one ".repeat(1000)), finish("stop")]),
         refusal,
         sse(vec![text("the summary"), finish("stop")]),
         sse(vec![text("two"), finish("stop")]),
@@ -238,8 +238,10 @@ async fn answers_cut_by_the_provider_are_their_own_outcome_with_a_warning() {
 async fn compact_by_hand_keeps_the_focus_and_says_when_there_is_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
-        sse(vec![text("answer"), finish("stop")]),
+        sse(vec![text(&"a long answer ".repeat(300)), finish("stop")]),
         sse(vec![text("the summary"), finish("stop")]),
+        sse(vec![text("short"), finish("stop")]),
+        sse(vec![text("the summary again"), finish("stop")]),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     s.op(Op::Compact { focus: None });
