@@ -51,13 +51,29 @@ def start_server(mock, script, log, port):
 
 
 def chat_arrivals(log):
+    """Arrival times of the chat requests logged so far (a line still being written is
+    left for later)."""
     out = []
     with open(log) as f:
         for raw in f:
-            r = json.loads(raw)
+            try:
+                r = json.loads(raw)
+            except ValueError:
+                break
             if r["path"].endswith("/chat/completions"):
                 out.append(r["t_ns"])
     return out
+
+
+def new_arrivals(log, before, deadline=10.0):
+    """Waits until the server has logged a chat request after the first `before`."""
+    end = time.time() + deadline
+    while time.time() < end:
+        arrivals = chat_arrivals(log)[before:]
+        if arrivals:
+            return arrivals
+        time.sleep(0.01)
+    sys.exit("the server logged no request")
 
 
 def timed_runs(binary, url, cwd, env, args, runs, log):
@@ -72,7 +88,7 @@ def timed_runs(binary, url, cwd, env, args, runs, log):
         )
         if p.returncode != 0:
             sys.exit(p.stderr.decode()[-2000:])
-        arrivals = chat_arrivals(log)[before:]
+        arrivals = new_arrivals(log, before)
         firsts.append((arrivals[0] - t0) / 1e6)
         m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr.decode())
         rss.append(int(m.group(1)) / 1024)

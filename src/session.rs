@@ -207,9 +207,9 @@ pub fn prepare_with_remote(
         context_window: agent::SharedWindow::new(context_window),
         window_learning: match context_window.map(|w| w.source) {
             Some(WindowSource::Config | WindowSource::Cache) => WindowLearning::Settled,
-            _ => WindowLearning::FromEndpoint {
-                cache: WindowCache::new(config.context_window_cache.clone()),
-            },
+            _ => {
+                WindowLearning::from_endpoint(WindowCache::new(config.context_window_cache.clone()))
+            }
         },
         skills_in_index,
         catalog: catalog.clone(),

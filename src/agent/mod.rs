@@ -84,11 +84,35 @@ impl SharedWindow {
 pub enum WindowLearning {
     /// It was configured, or learnt recently (cached): nothing to ask.
     Settled,
-    /// Ask the endpoint in the background and remember the answer here.
+    /// Ask the endpoint in the background, once the first answer has arrived (so the
+    /// questions never compete with the first request), and remember the answer here.
     FromEndpoint {
         /// The cache of learnt windows.
         cache: WindowCache,
+        /// Set when the questions have been asked (clones share it).
+        asked: Arc<std::sync::atomic::AtomicBool>,
     },
+}
+
+impl WindowLearning {
+    /// Learning from this endpoint, not yet started.
+    pub fn from_endpoint(cache: WindowCache) -> Self {
+        WindowLearning::FromEndpoint {
+            cache,
+            asked: Arc::default(),
+        }
+    }
+
+    /// The cache to learn into, the first time only.
+    pub fn start(&self) -> Option<WindowCache> {
+        match self {
+            WindowLearning::Settled => None,
+            WindowLearning::FromEndpoint { cache, asked } => {
+                let first = !asked.swap(true, std::sync::atomic::Ordering::Relaxed);
+                first.then(|| cache.clone())
+            }
+        }
+    }
 }
 
 /// The frontend's end of a running agent.

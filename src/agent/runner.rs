@@ -14,8 +14,7 @@ use crate::agent::conversation::Conversation;
 use crate::agent::saved;
 use crate::agent::slash::run_skill;
 use crate::agent::turn::{EventSink, PendingApprovals, SessionState, TurnContext, run_turn};
-use crate::agent::{AgentHandle, AgentSetup, WindowLearning};
-use crate::llm::window::{self, WindowCache};
+use crate::agent::{AgentHandle, AgentSetup};
 use crate::protocol::{CompactionTrigger, Event, ExportFormat, Op, Usage};
 use crate::sessions::{Record, SessionId};
 
@@ -82,15 +81,6 @@ async fn run(
     });
     for event in resumed {
         let _ = events.send(event);
-    }
-    if let WindowLearning::FromEndpoint { cache } = &setup.window_learning {
-        // Never in the way of the first request: the answer is used when it comes.
-        tokio::spawn(learn_window(
-            setup.clone(),
-            cache.clone(),
-            st.model.clone(),
-            events.clone(),
-        ));
     }
     let mut state = Some(st);
     let mut queue: VecDeque<Work> = VecDeque::new();
@@ -225,28 +215,6 @@ async fn run(
             Some(Op::ListSessions) => queue.push_back(Work::ListSessions),
             Some(Op::Export { format, path }) => queue.push_back(Work::Export { format, path }),
         }
-    }
-}
-
-/// Asks the endpoint for the model's window; remembers and announces what it learns.
-async fn learn_window(
-    setup: Arc<AgentSetup>,
-    cache: WindowCache,
-    model: String,
-    events: mpsc::UnboundedSender<Event>,
-) {
-    let provider = setup.client.config().clone();
-    let Some(window) = window::learn(&provider, &model).await else {
-        return;
-    };
-    if let Err(e) = cache.put(&provider.base_url, &model, window) {
-        tracing::warn!("cannot cache the context window: {e}");
-    }
-    if setup.context_window.set(window) {
-        let _ = events.send(Event::ContextWindow {
-            tokens: window.tokens,
-            source: window.source,
-        });
     }
 }
 

@@ -16,7 +16,7 @@ use crate::agent::approval::ApprovalPolicy;
 use crate::agent::call::{CallEnd, run_call};
 use crate::agent::compact::{CompactError, compact_and_report, over_threshold};
 use crate::agent::conversation::{Conversation, estimate_messages, estimate_specs};
-use crate::llm::window::ContextWindow;
+use crate::llm::window::{ContextWindow, WindowCache};
 use crate::llm::{ChatRequest, Completion, FinishReason, Message, StreamEvent, ToolSpec};
 use crate::protocol::{
     ApprovalDecision, CompactionTrigger, ErrorKind, Event, SubAgentEvent, TruncationReason,
@@ -256,6 +256,10 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
             }
         };
         compacted_after_refusal = false;
+        // The first answer is in: the endpoint may now be asked for the window.
+        if let Some(cache) = ctx.setup.window_learning.start() {
+            tokio::spawn(learn_window(ctx.clone(), cache, state.model.clone()));
+        }
         // The partial copies are only for an interrupted answer: free them before the
         // answer is copied again (a long answer would otherwise be held three times).
         drop(streamed);
@@ -345,6 +349,23 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
         final_text,
         usage: turn_usage,
         requests,
+    }
+}
+
+/// Asks the endpoint for the model's window; remembers and announces what it learns.
+async fn learn_window(ctx: TurnContext, cache: WindowCache, model: String) {
+    let provider = ctx.setup.client.config().clone();
+    let Some(window) = crate::llm::window::learn(&provider, &model).await else {
+        return;
+    };
+    if let Err(e) = cache.put(&provider.base_url, &model, window) {
+        tracing::warn!("cannot cache the context window: {e}");
+    }
+    if ctx.setup.context_window.set(window) {
+        ctx.emit(Event::ContextWindow {
+            tokens: window.tokens,
+            source: window.source,
+        });
     }
 }
 
