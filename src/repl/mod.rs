@@ -25,7 +25,7 @@ use crate::protocol::{ApprovalDecision, ErrorKind, Event, Op, Usage};
 use crate::sink::{ReaderState, ReaderWatch, Sink};
 
 pub use markdown::{MarkdownStream, MarkdownStyle};
-use render::ReplRenderer;
+use render::{AnswerDelivery, ReplRenderer};
 use source::{Answer, Reply, TerminalInput};
 
 /// Where input lines come from.
@@ -67,7 +67,8 @@ pub async fn run(
     info: SessionInfo,
     options: ReplOptions,
 ) -> anyhow::Result<ReplSummary> {
-    let style = markdown_style(io::stdout().is_terminal(), &|name| std::env::var_os(name));
+    let stdout_is_terminal = io::stdout().is_terminal();
+    let style = markdown_style(stdout_is_terminal, &|name| std::env::var_os(name));
     let stdout = Sink::new(io::stdout());
     let reader = stdout.watch();
     let renderer = ReplRenderer::new(
@@ -76,7 +77,12 @@ pub async fn run(
         style,
         stdout,
         Sink::new(io::stderr()),
-    );
+    )
+    .with_delivery(if stdout_is_terminal {
+        AnswerDelivery::Live
+    } else {
+        AnswerDelivery::PerRequest
+    });
     // Listen for SIGINT before the line editor starts: it restores the handler it
     // finds after each read.
     let interrupts = forward_interrupts()?;

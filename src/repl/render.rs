@@ -58,6 +58,23 @@ impl<W: Write> Write for SharedWriter<W> {
     }
 }
 
+/// How the answer reaches stdout in the text format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerDelivery {
+    /// As it streams (a terminal: the user watches it; a retry prints one marker).
+    Live,
+    /// Each request's text is held until the request ends, up to [`HOLD_CAP`] bytes, so
+    /// that a retried request leaves only the final attempt's answer in a pipe or file.
+    PerRequest,
+}
+
+/// The most answer text held for one request before it is streamed anyway.
+pub const HOLD_CAP: usize = 1 << 20;
+
+/// The line that tells a reader the text above it was cut off and starts again.
+pub const RETRY_MARKER: &str =
+    "[the answer above was cut off by a failed request; it starts again below]";
+
 /// Renders events and REPL messages.
 pub struct ReplRenderer<O: Write, E: Write> {
     format: OutputFormat,
@@ -65,6 +82,11 @@ pub struct ReplRenderer<O: Write, E: Write> {
     markdown: MarkdownStream,
     out: SharedWriter<O>,
     err: SharedWriter<E>,
+    delivery: AnswerDelivery,
+    /// This request's text not yet written ([`AnswerDelivery::PerRequest`]).
+    held: String,
+    /// Whether any of this request's text reached stdout.
+    written: bool,
 }
 
 impl<O: Write, E: Write> ReplRenderer<O, E> {
@@ -90,26 +112,86 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
             markdown: MarkdownStream::new(style),
             out,
             err,
+            delivery: AnswerDelivery::Live,
+            held: String::new(),
+            written: false,
         }
+    }
+
+    /// Sets how the answer reaches stdout in the text format.
+    pub fn with_delivery(mut self, delivery: AnswerDelivery) -> Self {
+        self.delivery = delivery;
+        self
     }
 
     /// Renders one agent event; returns the report when it ends a turn.
     pub fn event(&mut self, event: &Event) -> io::Result<Option<TurnReport>> {
         if self.format == OutputFormat::Text {
             match event {
-                Event::TextDelta { text } => {
-                    let shown = self.markdown.push(text);
-                    return self.write_out(&shown).map(|()| None);
-                }
+                Event::TextDelta { text } => return self.answer_text(text).map(|()| None),
                 Event::ReasoningDelta { .. } => return Ok(None),
+                Event::Retrying { .. } => self.withdraw()?,
+                Event::RequestStarted { .. } => {
+                    self.end_text()?;
+                    self.written = false;
+                }
                 _ => self.end_text()?,
             }
         }
         self.headless.render(event)
     }
 
+    /// A piece of the answer: held, or rendered and written.
+    fn answer_text(&mut self, text: &str) -> io::Result<()> {
+        if self.delivery == AnswerDelivery::PerRequest && !self.written {
+            if self.held.len() + text.len() <= HOLD_CAP {
+                self.held.push_str(text);
+                return Ok(());
+            }
+            // Too long to hold: from here on it streams.
+            self.release()?;
+        }
+        let shown = self.markdown.push(text);
+        self.written |= !shown.is_empty() || !text.is_empty();
+        self.write_out(&shown)
+    }
+
+    /// Writes what is held for this request.
+    fn release(&mut self) -> io::Result<()> {
+        if self.held.is_empty() {
+            return Ok(());
+        }
+        let held = std::mem::take(&mut self.held);
+        self.written = true;
+        let shown = self.markdown.push(&held);
+        self.write_out(&shown)
+    }
+
+    /// A failed attempt's text: dropped when held; when already written, ended with
+    /// one marker line so the reader knows the answer starts again.
+    fn withdraw(&mut self) -> io::Result<()> {
+        self.held.clear();
+        if self.written {
+            let rest = self.markdown.finish();
+            self.write_out(&rest)?;
+            let mut marker = String::new();
+            if !rest.ends_with('\n') {
+                marker.push('\n');
+            }
+            marker.push_str(RETRY_MARKER);
+            marker.push('\n');
+            self.write_out(&marker)?;
+        } else {
+            // Nothing reached stdout: forget what the renderer has of it.
+            let _ = self.markdown.finish();
+        }
+        self.written = false;
+        Ok(())
+    }
+
     /// Ends the assistant's text so far (before anything else is printed).
     fn end_text(&mut self) -> io::Result<()> {
+        self.release()?;
         let rest = self.markdown.finish();
         self.write_out(&rest)
     }
@@ -448,6 +530,71 @@ mod tests {
             "{}",
             text_of(&err)
         );
+    }
+
+    /// Feeds a first attempt cut off after `partial`, a retry, and `full`, then ends the
+    /// turn; returns stdout.
+    fn retried(delivery: AnswerDelivery, partial: &str, full: &str) -> String {
+        let mut r = ReplRenderer::new(
+            OutputFormat::Text,
+            Activity::Hidden,
+            MarkdownStyle::Plain,
+            Vec::new(),
+            Vec::new(),
+        )
+        .with_delivery(delivery);
+        let (out, _) = r.writers();
+        let events = [
+            Event::RequestStarted { request: 1 },
+            Event::TextDelta {
+                text: partial.into(),
+            },
+            Event::Retrying {
+                attempt: 2,
+                delay_ms: 10,
+                reason: "the connection broke mid-answer".into(),
+            },
+            Event::TextDelta { text: full.into() },
+            Event::TurnComplete {
+                outcome: TurnOutcome::Completed,
+                final_text: full.into(),
+                usage: Usage::default(),
+                requests: 1,
+            },
+        ];
+        for e in &events {
+            r.event(e).unwrap();
+        }
+        text_of(&out)
+    }
+
+    #[test]
+    fn a_retried_request_leaves_only_the_final_answer_in_a_pipe() {
+        assert_eq!(
+            retried(
+                AnswerDelivery::PerRequest,
+                "PARTIAL-CUT\nmore",
+                "FULL ANSWER"
+            ),
+            "FULL ANSWER\n"
+        );
+    }
+
+    #[test]
+    fn on_a_terminal_a_retried_request_is_marked_once() {
+        let out = retried(AnswerDelivery::Live, "PARTIAL-CUT\nmore", "FULL ANSWER");
+        assert_eq!(
+            out,
+            format!("PARTIAL-CUT\nmore\n{RETRY_MARKER}\nFULL ANSWER\n")
+        );
+    }
+
+    #[test]
+    fn an_answer_too_long_to_hold_streams_and_a_retry_is_marked() {
+        let long = "x".repeat(HOLD_CAP + 10);
+        let out = retried(AnswerDelivery::PerRequest, &long, "FULL");
+        assert!(out.starts_with("xxx"), "streamed once over the cap");
+        assert!(out.ends_with(&format!("{RETRY_MARKER}\nFULL\n")));
     }
 
     #[test]

@@ -335,12 +335,17 @@ impl App {
                 delay_ms,
                 reason,
             } => {
-                self.live.discard_text();
+                let printed = self.live.discard_text();
                 let _ = self.live.finish_reasoning();
                 let secs = delay_ms as f64 / 1000.0;
+                let withdrawn = if printed {
+                    "; the answer above was cut off and starts again"
+                } else {
+                    ""
+                };
                 self.commit_notice(
                     NoticeKind::Warning,
-                    &format!("{reason}; retrying (attempt {attempt}) in {secs:.1}s"),
+                    &format!("{reason}; retrying (attempt {attempt}) in {secs:.1}s{withdrawn}"),
                 );
             }
             Event::RequestStarted { .. } => {

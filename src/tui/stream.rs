@@ -91,11 +91,14 @@ impl LiveTurn {
     }
 
     /// Drops the uncommitted part of the answer (the request is retried).
-    pub fn discard_text(&mut self) {
+    /// Returns whether some of it was already committed (printed for good).
+    pub fn discard_text(&mut self) -> bool {
+        let printed = self.committed > 0;
         self.text.clear();
         self.committed = 0;
         self.answer_open = false;
         self.pending.clear();
+        printed
     }
 
     /// True while an answer is being streamed.

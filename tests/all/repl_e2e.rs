@@ -80,6 +80,21 @@ fn answer(s: &str) -> crate::support::Reply {
 }
 
 #[test]
+fn a_retried_answer_leaves_only_the_final_attempt_on_stdout() {
+    let cut = sse(vec![text("PARTIAL-CUT\n"), text("more"), finish("stop")]).cut_after(2);
+    let server = MockServer::start(vec![cut, answer("FULL ANSWER")]);
+    let dirs = Dirs::new();
+    let out = run_piped(&server, &dirs, &[], "question\n");
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, "FULL ANSWER\n", "stderr: {}", out.stderr);
+    assert_eq!(
+        server.chat_requests().len(),
+        2,
+        "the cut attempt was retried"
+    );
+}
+
+#[test]
 fn several_turns_in_one_run_share_the_conversation() {
     let server = MockServer::start(vec![answer("one"), answer("two"), answer("three")]);
     let dirs = Dirs::new();
