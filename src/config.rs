@@ -876,11 +876,14 @@ fn http_get(
         None => (rest, "/"),
     };
     let host = url_host(url);
-    let port = match authority.rsplit_once(':') {
-        Some((before, port)) if !before.ends_with(':') && !port.contains(']') => {
-            port.parse().ok()?
-        }
-        _ => 80,
+    // `host:port` or `[v6]:port`; no port is 80.
+    let after_host = match authority.rsplit_once(']') {
+        Some((_, rest)) => rest,
+        None => authority,
+    };
+    let port = match after_host.rsplit_once(':') {
+        Some((_, port)) => port.parse().ok()?,
+        None => 80,
     };
     let addr: SocketAddr = (host, port).to_socket_addrs().ok()?.next()?;
     let remaining = |now: Instant| {
@@ -1635,6 +1638,18 @@ mod tests {
         );
         assert_eq!(done("garbage\r\n\r\n", End::Open), Parsed::Broken);
         assert_eq!(url_host("http://[::1]:8080/v1"), "::1");
+        assert_eq!(
+            model_lookup_for("https://api.openai.com/v1"),
+            ModelLookup::OpenAi
+        );
+        assert_eq!(
+            model_lookup_for("http://[::1]:8080/v1"),
+            ModelLookup::PlainHttp
+        );
+        assert_eq!(
+            model_lookup_for("https://openrouter.ai/api/v1"),
+            ModelLookup::Tls
+        );
         assert_eq!(url_host("https://user@api.openai.com/v1"), "api.openai.com");
 
         let big = format!(
