@@ -4,17 +4,20 @@
 //! This module owns the config file format, the environment variable names and the
 //! defaults. It reads the environment through a lookup function so tests never touch the
 //! process environment. It must not know about frontends or terminals, and it makes no
-//! network request except the optional local Ollama probe in [`probe_ollama`].
+//! network request except the optional start-up probes: the local Ollama one in
+//! [`probe_ollama`], and, when no model is configured, the endpoint's model list in
+//! [`probe_models`] (both a tiny blocking plain-HTTP GET with short timeouts).
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-use crate::llm::{ProviderConfig, ReasoningEcho, StreamMode, UsageReporting};
+use crate::llm::wire::OWNED_BODY_KEYS;
+use crate::llm::{AuthHeader, ProviderConfig, ReasoningEcho, StreamMode, UsageReporting};
 use crate::protocol::ApprovalMode;
 use crate::tools::ToolLimits;
 
@@ -26,6 +29,10 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const OLLAMA_ADDR: &str = "127.0.0.1:11434";
 /// Default cap on model requests per turn.
 pub const DEFAULT_MAX_TURNS: u32 = 50;
+/// How long the start-up `GET {base_url}/models` may take, connecting included.
+pub const MODEL_PROBE_TIMEOUT: Duration = Duration::from_millis(300);
+/// The most of a probe response that is read; a longer one is ignored.
+pub const PROBE_RESPONSE_CAP: usize = 256 * 1024;
 
 /// Why the configuration cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -152,6 +159,27 @@ pub struct FileConfig {
     pub sessions: Option<bool>,
     /// Total size in bytes the saved sessions may take (default 1 GiB); the oldest go first.
     pub sessions_max_bytes: Option<u64>,
+    /// The header the API key goes in: `Authorization` (default, `Bearer <key>`) or
+    /// another name, which gets the raw key (`api-key` for Azure OpenAI).
+    pub auth_header: Option<String>,
+    /// Top-level keys merged into every chat request body.
+    pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
+    /// `auto`, `none-sent` or `required`.
+    pub tool_choice: Option<ToolChoiceSetting>,
+    /// Sent as `max_tokens`.
+    pub max_output_tokens: Option<u32>,
+}
+
+/// `tool_choice` in config.toml: what the request says about tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolChoiceSetting {
+    /// `"tool_choice": "auto"` is sent with the tools.
+    Auto,
+    /// No `tool_choice` key is sent (servers that reject it).
+    NoneSent,
+    /// `"tool_choice": "required"`: the model must call a tool.
+    Required,
 }
 
 impl FileConfig {
@@ -201,14 +229,18 @@ pub enum EndpointNeed {
     None,
 }
 
-/// Whether to look for a local Ollama when nothing else is configured.
+/// Whether start-up may ask servers anything: look for a local Ollama when no endpoint is
+/// configured, and ask the endpoint's `/models` when no model is configured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OllamaProbe {
-    /// Try 127.0.0.1:11434.
+pub enum ServerProbe {
+    /// Try 127.0.0.1:11434 and `GET {base_url}/models` as needed.
     Enabled,
-    /// Never (tests).
+    /// Never (tests, and subcommands that call no model).
     Disabled,
 }
+
+/// The earlier name of [`ServerProbe`], kept so code written against it still builds.
+pub type OllamaProbe = ServerProbe;
 
 /// The resolved configuration of a run.
 #[derive(Debug, Clone)]
@@ -248,13 +280,16 @@ pub struct Config {
     pub skills_cache_dir: PathBuf,
     /// `skill_run` allow and deny lists.
     pub skill_run_commands: CommandLists,
-    /// Settings that point at nothing (a skills root that does not exist), for the
-    /// start-up warnings of every mode.
+    /// Settings that point at nothing (a skills root that does not exist) and notes such
+    /// as which model was picked when none was configured, for the start-up warnings of
+    /// every mode.
     pub warnings: Vec<String>,
     /// Whether sessions are saved.
     pub session_saving: SessionSaving,
     /// Total size the saved sessions may take, in bytes.
     pub sessions_max_bytes: u64,
+    /// `tool_choice` from config.toml, if set (the default is `auto`).
+    pub tool_choice: Option<ToolChoiceSetting>,
 }
 
 /// Default cap on the total size of saved sessions: 1 GiB.
@@ -336,7 +371,7 @@ impl Config {
         overrides: &Overrides,
         env: &dyn Fn(&str) -> Option<String>,
         need: EndpointNeed,
-        probe: OllamaProbe,
+        probe: ServerProbe,
     ) -> Result<Config, ConfigError> {
         let user_home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
         let (home, home_origin) = match env("HARNESS9_HOME").filter(|h| !h.is_empty()) {
@@ -382,33 +417,32 @@ impl Config {
             .clone()
             .or_else(|| env("OPENAI_BASE_URL").filter(|u| !u.is_empty()))
             .or_else(|| file.base_url.clone());
-        let mut model = overrides
+        let configured_model = overrides
             .model
             .clone()
             .or_else(|| env("HARNESS9_MODEL").filter(|m| !m.is_empty()))
             .or_else(|| file.model.clone());
 
+        // Models a found Ollama listed, so they need not be asked for twice.
+        let mut listed_models = None;
         let base_url = match (configured_url, &api_key) {
             (Some(url), _) => url,
             (None, Some(_)) => DEFAULT_BASE_URL.to_string(),
             (None, None) if need == EndpointNeed::None => String::new(),
             (None, None) => match probe {
-                OllamaProbe::Enabled => match probe_ollama(Duration::from_millis(150)) {
+                ServerProbe::Enabled => match probe_ollama(Duration::from_millis(150)) {
                     Some(found) => {
-                        if model.is_none() {
-                            model = found.first_model;
-                        }
+                        listed_models = Some(found.models);
                         found.base_url
                     }
                     None => return Err(ConfigError::NoEndpoint { config_path }),
                 },
-                OllamaProbe::Disabled => return Err(ConfigError::NoEndpoint { config_path }),
+                ServerProbe::Disabled => return Err(ConfigError::NoEndpoint { config_path }),
             },
         };
         if need == EndpointNeed::Required {
             validate_url(&base_url)?;
         }
-        let model = model.unwrap_or_else(|| DEFAULT_MODEL.to_string());
 
         let mut provider = ProviderConfig::new(
             file.provider_name
@@ -419,6 +453,29 @@ impl Config {
         provider.api_key = api_key;
         provider.api_key_source = api_key_env;
         provider.extra_headers = file.headers.into_iter().collect();
+        if let Some(name) = &file.auth_header {
+            provider.auth_header = auth_header_from(name)?;
+        }
+        if let Some(extra) = file.extra_body {
+            validate_extra_body(&extra, file.max_output_tokens)?;
+            provider.extra_body = extra;
+        }
+        if let Some(n) = file.max_output_tokens {
+            if n == 0 {
+                return Err(ConfigError::Invalid {
+                    what: "max_output_tokens".into(),
+                    message: "must be at least 1 (leave it unset to let the server decide)".into(),
+                });
+            }
+            provider.max_output_tokens = Some(n);
+        }
+        let (model, model_note) = match configured_model {
+            Some(model) => (model, None),
+            None if probe == ServerProbe::Enabled && need == EndpointNeed::Required => {
+                default_model(&provider, listed_models)
+            }
+            None => (DEFAULT_MODEL.to_string(), None),
+        };
         if file.include_usage == Some(false) {
             provider.usage_reporting = UsageReporting::Omit;
         }
@@ -488,7 +545,7 @@ impl Config {
                 roots.push((expand_home(Path::new(&root), user_home.as_deref()), origin));
             }
         }
-        let warnings = roots
+        let mut warnings: Vec<String> = roots
             .iter()
             .filter(|(dir, _)| !dir.is_dir())
             .map(|(dir, origin)| {
@@ -503,6 +560,7 @@ impl Config {
                 )
             })
             .collect();
+        warnings.extend(model_note);
         let skills_dirs = roots.into_iter().map(|(dir, _)| dir).collect();
         let skills_cache_dir = env("SKILLS_CACHE_DIR")
             .filter(|d| !d.is_empty())
@@ -559,6 +617,7 @@ impl Config {
             warnings,
             session_saving,
             sessions_max_bytes,
+            tool_choice: file.tool_choice,
         })
     }
 }
@@ -601,45 +660,360 @@ pub fn provider_name_for(base_url: &str) -> String {
     }
 }
 
+/// The provider's key header from `auth_header`: `Authorization` (any case) is the
+/// default `Bearer` form; any other valid header name gets the raw key.
+fn auth_header_from(name: &str) -> Result<AuthHeader, ConfigError> {
+    let name = name.trim();
+    if name.eq_ignore_ascii_case("authorization") {
+        return Ok(AuthHeader::Bearer);
+    }
+    // RFC 9110 token characters.
+    let valid = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    if valid {
+        Ok(AuthHeader::Named {
+            name: name.to_string(),
+        })
+    } else {
+        Err(ConfigError::Invalid {
+            what: "auth_header".into(),
+            message: format!(
+                "{name:?} is not a valid HTTP header name (letters, digits and -_. only, \
+                 e.g. \"api-key\")"
+            ),
+        })
+    }
+}
+
+/// `extra_body` may not set what harness9 sets itself, nor `max_tokens` together with
+/// `max_output_tokens`.
+fn validate_extra_body(
+    extra: &serde_json::Map<String, serde_json::Value>,
+    max_output_tokens: Option<u32>,
+) -> Result<(), ConfigError> {
+    if let Some(key) = extra.keys().find(|k| OWNED_BODY_KEYS.contains(&k.as_str())) {
+        return Err(ConfigError::Invalid {
+            what: format!("extra_body.{key}"),
+            message: format!(
+                "harness9 sets `{key}` itself and it cannot be overridden (extra_body may not \
+                 set {})",
+                OWNED_BODY_KEYS.join(", ")
+            ),
+        });
+    }
+    if extra.contains_key("max_tokens") && max_output_tokens.is_some() {
+        return Err(ConfigError::Invalid {
+            what: "extra_body.max_tokens".into(),
+            message: "max_output_tokens is set too: keep only max_output_tokens".into(),
+        });
+    }
+    Ok(())
+}
+
+/// How the model list of an endpoint can be asked for at start-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ModelLookup {
+    /// api.openai.com: [`DEFAULT_MODEL`] is right, nothing is asked.
+    OpenAi,
+    /// A plain-HTTP endpoint (local servers): `GET {base_url}/models`.
+    PlainHttp,
+    /// Another https endpoint: the start-up probe speaks no TLS, so nothing is asked.
+    Tls,
+}
+
+fn model_lookup_for(base_url: &str) -> ModelLookup {
+    if url_host(base_url).eq_ignore_ascii_case("api.openai.com") {
+        ModelLookup::OpenAi
+    } else if base_url.starts_with("http://") {
+        ModelLookup::PlainHttp
+    } else {
+        ModelLookup::Tls
+    }
+}
+
+/// The host of a URL (without port or brackets).
+fn url_host(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    if let Some(v6) = authority.strip_prefix('[') {
+        return v6.split(']').next().unwrap_or(v6);
+    }
+    authority.split(':').next().unwrap_or(authority)
+}
+
+const CHOOSE_HINT: &str = "set --model, HARNESS9_MODEL or model in config.toml to choose";
+
+/// The model to use when none is configured, and a note saying which was picked and why.
+/// `listed` is what a found Ollama already listed.
+fn default_model(
+    provider: &ProviderConfig,
+    listed: Option<Vec<String>>,
+) -> (String, Option<String>) {
+    let default = || DEFAULT_MODEL.to_string();
+    let listed = match (listed, model_lookup_for(&provider.base_url)) {
+        (Some(models), _) => Some(models),
+        (None, ModelLookup::OpenAi) => return (default(), None),
+        (None, ModelLookup::Tls) => {
+            let note = format!(
+                "no model configured: sending `{DEFAULT_MODEL}` to {} ({CHOOSE_HINT})",
+                url_host(&provider.base_url)
+            );
+            return (default(), Some(note));
+        }
+        (None, ModelLookup::PlainHttp) => probe_models(provider, MODEL_PROBE_TIMEOUT),
+    };
+    let url = format!("{}/models", provider.base_url);
+    match listed {
+        None => (
+            default(),
+            Some(format!(
+                "no model configured and {url} did not answer with a model list: sending \
+                 `{DEFAULT_MODEL}` ({CHOOSE_HINT})"
+            )),
+        ),
+        Some(models) => match models.as_slice() {
+            [] => (
+                default(),
+                Some(format!(
+                    "no model configured and {url} lists none: sending `{DEFAULT_MODEL}` \
+                     ({CHOOSE_HINT})"
+                )),
+            ),
+            [only] => (
+                only.clone(),
+                Some(format!(
+                    "no model configured: using `{only}`, the only model the server lists \
+                     ({CHOOSE_HINT})"
+                )),
+            ),
+            [first, ..] => (
+                first.clone(),
+                Some(format!(
+                    "no model configured: using `{first}`, the first of {} models the server \
+                     lists ({CHOOSE_HINT})",
+                    models.len()
+                )),
+            ),
+        },
+    }
+}
+
 /// A local Ollama found by [`probe_ollama`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OllamaFound {
     /// Its OpenAI-compatible base URL.
     pub base_url: String,
-    /// The first model it lists, if any.
-    pub first_model: Option<String>,
+    /// The model ids it lists, in its order.
+    pub models: Vec<String>,
 }
 
 /// Checks whether Ollama answers on 127.0.0.1:11434 (a short plain-HTTP GET of
-/// `/v1/models`), within `timeout`.
-pub fn probe_ollama(timeout: Duration) -> Option<OllamaFound> {
-    let addr: SocketAddr = OLLAMA_ADDR.parse().ok()?;
-    let mut stream = TcpStream::connect_timeout(&addr, timeout).ok()?;
-    stream.set_read_timeout(Some(timeout * 4)).ok()?;
-    stream.set_write_timeout(Some(timeout)).ok()?;
-    stream
-        .write_all(b"GET /v1/models HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        .ok()?;
-    let mut response = Vec::new();
-    let _ = stream.take(1 << 20).read_to_end(&mut response);
-    let text = String::from_utf8_lossy(&response);
-    let (head, body) = text.split_once("\r\n\r\n")?;
-    if !head.starts_with("HTTP/1.") || !head.contains(" 200") {
+/// `/v1/models`): `connect` to connect, four times that for the whole answer.
+pub fn probe_ollama(connect: Duration) -> Option<OllamaFound> {
+    let base_url = format!("http://{OLLAMA_ADDR}/v1");
+    let (status, body) = http_get(&format!("{base_url}/models"), &[], connect, connect * 4)?;
+    if status != 200 {
         return None;
     }
-    let first_model = serde_json::from_str::<serde_json::Value>(body)
-        .ok()
-        .and_then(|v| {
-            v.get("data")?
-                .get(0)?
-                .get("id")?
-                .as_str()
-                .map(str::to_string)
-        });
     Some(OllamaFound {
-        base_url: format!("http://{OLLAMA_ADDR}/v1"),
-        first_model,
+        models: model_ids(&body).unwrap_or_default(),
+        base_url,
     })
+}
+
+/// Asks `GET {base_url}/models` of a plain-HTTP endpoint, with its key and extra
+/// headers, within `timeout` in all. `None` when it does not answer 200 with an
+/// OpenAI-style list (`{"data": [{"id": ...}]}`) in time.
+pub fn probe_models(provider: &ProviderConfig, timeout: Duration) -> Option<Vec<String>> {
+    let mut headers: Vec<(String, String)> = Vec::new();
+    if let Some(key) = &provider.api_key {
+        let key = key.trim();
+        headers.push(match &provider.auth_header {
+            AuthHeader::Bearer => ("Authorization".into(), format!("Bearer {key}")),
+            AuthHeader::Named { name } => (name.clone(), key.to_string()),
+        });
+    }
+    headers.extend(provider.extra_headers.iter().cloned());
+    let url = format!("{}/models", provider.base_url);
+    let (status, body) = http_get(&url, &headers, timeout, timeout)?;
+    if status != 200 {
+        return None;
+    }
+    model_ids(&body)
+}
+
+/// The ids of an OpenAI-style model list.
+fn model_ids(body: &[u8]) -> Option<Vec<String>> {
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let data = value.get("data")?.as_array()?;
+    Some(
+        data.iter()
+            .filter_map(|m| m.get("id")?.as_str())
+            .filter(|id| !id.is_empty())
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+/// A tiny blocking HTTP/1.1 GET of a plain `http://` URL for the start-up probes: status
+/// and body, or `None` on any failure. Connecting may take `connect`; everything,
+/// connecting included, must be done within `total`. Bodies with a `Content-Length`,
+/// chunked or ending at close are read, up to [`PROBE_RESPONSE_CAP`] bytes. Headers whose
+/// name or value could break the request (control characters) are not sent.
+fn http_get(
+    url: &str,
+    headers: &[(String, String)],
+    connect: Duration,
+    total: Duration,
+) -> Option<(u16, Vec<u8>)> {
+    let deadline = Instant::now() + total;
+    let rest = url.strip_prefix("http://")?;
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let host = url_host(url);
+    // `host:port` or `[v6]:port`; no port is 80.
+    let after_host = match authority.rsplit_once(']') {
+        Some((_, rest)) => rest,
+        None => authority,
+    };
+    let port = match after_host.rsplit_once(':') {
+        Some((_, port)) => port.parse().ok()?,
+        None => 80,
+    };
+    let addr: SocketAddr = (host, port).to_socket_addrs().ok()?.next()?;
+    let remaining = |now: Instant| {
+        deadline
+            .checked_duration_since(now)
+            .filter(|d| !d.is_zero())
+    };
+    let mut stream =
+        TcpStream::connect_timeout(&addr, connect.min(remaining(Instant::now())?)).ok()?;
+    stream.set_write_timeout(remaining(Instant::now())).ok()?;
+    let mut request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: application/json\r\n\
+         Connection: close\r\n"
+    );
+    let clean = |s: &str| !s.is_empty() && !s.chars().any(|c| c.is_control());
+    for (name, value) in headers {
+        if clean(name) && !name.contains(':') && (value.is_empty() || clean(value)) {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).ok()?;
+
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match parse_response(&raw, End::Open) {
+            Parsed::Done(status, body) => return Some((status, body)),
+            Parsed::Broken => return None,
+            Parsed::Incomplete => {}
+        }
+        stream.set_read_timeout(remaining(Instant::now())).ok()?;
+        let n = stream.read(&mut buf).ok()?;
+        if n == 0 {
+            return match parse_response(&raw, End::Closed) {
+                Parsed::Done(status, body) => Some((status, body)),
+                Parsed::Broken | Parsed::Incomplete => None,
+            };
+        }
+        raw.extend_from_slice(&buf[..n]);
+        if raw.len() > PROBE_RESPONSE_CAP {
+            return None;
+        }
+    }
+}
+
+/// Whether the server has closed the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// More may come.
+    Open,
+    /// Everything has been read.
+    Closed,
+}
+
+/// What the bytes of a response read so far amount to.
+#[derive(Debug, PartialEq, Eq)]
+enum Parsed {
+    /// More is needed.
+    Incomplete,
+    /// Not a usable HTTP response.
+    Broken,
+    /// Status and body.
+    Done(u16, Vec<u8>),
+}
+
+fn parse_response(raw: &[u8], end: End) -> Parsed {
+    let Some(head_end) = raw.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return match end {
+            End::Open => Parsed::Incomplete,
+            End::Closed => Parsed::Broken,
+        };
+    };
+    let head = String::from_utf8_lossy(&raw[..head_end]);
+    let body = &raw[head_end + 4..];
+    let mut lines = head.split("\r\n");
+    let status_line = lines.next().unwrap_or("");
+    let status = match status_line.split(' ').collect::<Vec<_>>().as_slice() {
+        [version, code, ..] if version.starts_with("HTTP/1.") => code.parse::<u16>().ok(),
+        _ => None,
+    };
+    let Some(status) = status else {
+        return Parsed::Broken;
+    };
+    let mut chunked = false;
+    let mut length = None;
+    for line in lines {
+        if let Some((name, value)) = line.split_once(':') {
+            let (name, value) = (name.trim(), value.trim());
+            if name.eq_ignore_ascii_case("transfer-encoding") {
+                chunked = value.to_ascii_lowercase().contains("chunked");
+            } else if name.eq_ignore_ascii_case("content-length") {
+                length = value.parse::<usize>().ok();
+            }
+        }
+    }
+    if chunked {
+        return match (dechunk(body), end) {
+            (Some(decoded), _) => Parsed::Done(status, decoded),
+            (None, End::Closed) => Parsed::Broken,
+            (None, End::Open) => Parsed::Incomplete,
+        };
+    }
+    match (length, end) {
+        (Some(n), _) if body.len() >= n => Parsed::Done(status, body[..n].to_vec()),
+        (Some(_), End::Closed) => Parsed::Broken,
+        (Some(_), End::Open) | (None, End::Open) => Parsed::Incomplete,
+        (None, End::Closed) => Parsed::Done(status, body.to_vec()),
+    }
+}
+
+/// Decodes a chunked body; `None` until the last (empty) chunk has arrived, or when the
+/// framing is broken.
+fn dechunk(mut data: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = data.windows(2).position(|w| w == b"\r\n")?;
+        let size_text = std::str::from_utf8(&data[..line_end]).ok()?;
+        let size_text = size_text.split(';').next().unwrap_or("").trim();
+        let size = usize::from_str_radix(size_text, 16).ok()?;
+        data = &data[line_end + 2..];
+        if size == 0 {
+            return Some(out);
+        }
+        if data.len() < size + 2 {
+            return None;
+        }
+        out.extend_from_slice(&data[..size]);
+        data = &data[size + 2..];
+    }
 }
 
 #[cfg(test)]
@@ -954,5 +1328,343 @@ mod tests {
         assert_eq!(provider_name_for("https://api.openai.com/v1"), "openai");
         assert_eq!(provider_name_for("http://127.0.0.1:11434/v1"), "ollama");
         assert_eq!(provider_name_for("http://127.0.0.1:9/v1"), "127.0.0.1");
+    }
+
+    // --- provider settings and the default model ---
+
+    fn resolve_with(
+        config: &str,
+        pairs: &[(&str, &str)],
+        probe: ServerProbe,
+    ) -> Result<Config, ConfigError> {
+        let home = home_with(config);
+        let wd = tempfile::tempdir().unwrap();
+        let over = Overrides {
+            workdir: Some(wd.path().into()),
+            ..Default::default()
+        };
+        let mut all = vec![("HARNESS9_HOME", home.path().to_str().unwrap())];
+        all.extend_from_slice(pairs);
+        Config::resolve(&over, &env_of(&all), EndpointNeed::Required, probe)
+    }
+
+    #[test]
+    fn provider_settings_parse_and_default() {
+        let c = resolve_with("base_url = \"http://x/v1\"\n", &[], ServerProbe::Disabled).unwrap();
+        assert_eq!(c.provider.auth_header, AuthHeader::Bearer);
+        assert!(c.provider.extra_body.is_empty());
+        assert_eq!(c.provider.max_output_tokens, None);
+        assert_eq!(c.tool_choice, None);
+
+        let c = resolve_with(
+            "base_url = \"http://x/v1\"\nauth_header = \"api-key\"\ntool_choice = \"none-sent\"\n\
+             max_output_tokens = 4096\n[extra_body]\noptions = { num_ctx = 8192 }\n\
+             chat_template_kwargs = { enable_thinking = false }\n",
+            &[],
+            ServerProbe::Disabled,
+        )
+        .unwrap();
+        assert_eq!(
+            c.provider.auth_header,
+            AuthHeader::Named {
+                name: "api-key".into()
+            }
+        );
+        assert_eq!(c.tool_choice, Some(ToolChoiceSetting::NoneSent));
+        assert_eq!(c.provider.max_output_tokens, Some(4096));
+        assert_eq!(
+            serde_json::Value::Object(c.provider.extra_body.clone()),
+            serde_json::json!({
+                "options": {"num_ctx": 8192},
+                "chat_template_kwargs": {"enable_thinking": false}
+            })
+        );
+        for (text, choice) in [
+            ("auto", ToolChoiceSetting::Auto),
+            ("required", ToolChoiceSetting::Required),
+        ] {
+            let c = resolve_with(
+                &format!("base_url = \"http://x/v1\"\ntool_choice = \"{text}\"\n"),
+                &[],
+                ServerProbe::Disabled,
+            )
+            .unwrap();
+            assert_eq!(c.tool_choice, Some(choice));
+        }
+        let c = resolve_with(
+            "base_url = \"http://x/v1\"\nauth_header = \"Authorization\"\n",
+            &[],
+            ServerProbe::Disabled,
+        )
+        .unwrap();
+        assert_eq!(c.provider.auth_header, AuthHeader::Bearer);
+    }
+
+    #[test]
+    fn bad_provider_settings_are_errors_that_name_the_key() {
+        let cases = [
+            ("auth_header = \"api key\"\n", "auth_header"),
+            ("auth_header = \"\"\n", "auth_header"),
+            ("[extra_body]\nmodel = \"x\"\n", "extra_body.model"),
+            (
+                "[extra_body]\nstream_options = {}\n",
+                "extra_body.stream_options",
+            ),
+            (
+                "max_output_tokens = 10\n[extra_body]\nmax_tokens = 5\n",
+                "extra_body.max_tokens",
+            ),
+            ("max_output_tokens = 0\n", "max_output_tokens"),
+            ("tool_choice = \"none\"\n", "tool_choice"),
+            ("extra_body = 3\n", "extra_body"),
+        ];
+        for (config, key) in cases {
+            let err = resolve_with(
+                &format!("base_url = \"http://x/v1\"\n{config}"),
+                &[],
+                ServerProbe::Disabled,
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(err.contains(key), "{config}: {err}");
+        }
+        let err = resolve_with(
+            "base_url = \"http://x/v1\"\n[extra_body]\nmessages = []\n",
+            &[],
+            ServerProbe::Disabled,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("cannot be overridden"), "{err}");
+    }
+
+    /// Serves `responses` in turn, one connection each, on 127.0.0.1; returns the base URL
+    /// and the requests it received.
+    fn serve(responses: Vec<Vec<u8>>) -> (String, std::sync::mpsc::Receiver<String>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for response in responses {
+                let Ok((mut conn, _)) = listener.accept() else {
+                    return;
+                };
+                let mut request = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match conn.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let _ = tx.send(String::from_utf8_lossy(&request).into_owned());
+                let _ = conn.write_all(&response);
+            }
+        });
+        (url, rx)
+    }
+
+    fn list_body(ids: &[&str]) -> String {
+        let data: Vec<_> = ids
+            .iter()
+            .map(|id| serde_json::json!({"id": id, "object": "model"}))
+            .collect();
+        serde_json::json!({"object": "list", "data": data}).to_string()
+    }
+
+    #[test]
+    fn the_only_model_the_server_lists_is_used_and_said() {
+        let body = list_body(&["qwen3-8b"]);
+        let response = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let (url, requests) = serve(vec![response.into_bytes()]);
+        let c = resolve_with(
+            &format!("base_url = \"{url}\"\nauth_header = \"api-key\"\n"),
+            &[("OPENAI_API_KEY", "k1")],
+            ServerProbe::Enabled,
+        )
+        .unwrap();
+        assert_eq!(c.model, "qwen3-8b");
+        assert!(
+            c.warnings
+                .iter()
+                .any(|w| w.contains("using `qwen3-8b`, the only model")),
+            "{:?}",
+            c.warnings
+        );
+        let request = requests.recv().unwrap();
+        assert!(
+            request.starts_with("GET /v1/models HTTP/1.1\r\n"),
+            "{request}"
+        );
+        assert!(request.contains("\r\napi-key: k1\r\n"), "{request}");
+    }
+
+    #[test]
+    fn the_first_of_several_models_is_used_chunked_or_close_delimited() {
+        let body = list_body(&["a-model", "b-model", "c-model"]);
+        let (half1, half2) = body.split_at(10);
+        let chunked = format!(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{half1}\r\n{:x}\r\n{half2}\r\n0\r\n\r\n",
+            half1.len(),
+            half2.len()
+        );
+        let closed = format!("HTTP/1.0 200 OK\r\n\r\n{body}");
+        let (url, _requests) = serve(vec![chunked.into_bytes(), closed.into_bytes()]);
+        for _ in 0..2 {
+            let c = resolve_with(
+                &format!("base_url = \"{url}\"\n"),
+                &[],
+                ServerProbe::Enabled,
+            )
+            .unwrap();
+            assert_eq!(c.model, "a-model");
+            assert!(
+                c.warnings
+                    .iter()
+                    .any(|w| w.contains("using `a-model`, the first of 3 models the server lists")),
+                "{:?}",
+                c.warnings
+            );
+        }
+    }
+
+    #[test]
+    fn a_configured_model_asks_nothing_and_openai_keeps_the_default() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let c = resolve_with(
+            &format!("base_url = \"{url}\"\nmodel = \"mine\"\n"),
+            &[],
+            ServerProbe::Enabled,
+        )
+        .unwrap();
+        assert_eq!(c.model, "mine");
+        listener.set_nonblocking(true).unwrap();
+        assert!(listener.accept().is_err(), "no request when a model is set");
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+
+        let c = resolve_with("", &[("OPENAI_API_KEY", "k")], ServerProbe::Enabled).unwrap();
+        assert_eq!(c.model, DEFAULT_MODEL);
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    }
+
+    #[test]
+    fn a_silent_or_failing_server_falls_back_quickly() {
+        // Accepts and never answers.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let started = Instant::now();
+        let c = resolve_with(
+            &format!("base_url = \"{url}\"\n"),
+            &[],
+            ServerProbe::Enabled,
+        )
+        .unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(c.model, DEFAULT_MODEL);
+        assert!(
+            c.warnings.iter().any(|w| w.contains("did not answer")),
+            "{:?}",
+            c.warnings
+        );
+        drop(listener);
+
+        let (url, _requests) = serve(vec![
+            b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        ]);
+        let c = resolve_with(
+            &format!("base_url = \"{url}\"\n"),
+            &[],
+            ServerProbe::Enabled,
+        )
+        .unwrap();
+        assert_eq!(c.model, DEFAULT_MODEL);
+
+        let c = resolve_with(
+            "base_url = \"https://openrouter.ai/api/v1\"\n",
+            &[],
+            ServerProbe::Enabled,
+        )
+        .unwrap();
+        assert_eq!(c.model, DEFAULT_MODEL);
+        assert!(
+            c.warnings.iter().any(|w| w.contains("to openrouter.ai")),
+            "{:?}",
+            c.warnings
+        );
+    }
+
+    #[test]
+    fn responses_are_framed_and_capped() {
+        let done = |raw: &str, end| parse_response(raw.as_bytes(), end);
+        assert_eq!(
+            done("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab", End::Open),
+            Parsed::Incomplete
+        );
+        assert_eq!(
+            done(
+                "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nabcd",
+                End::Open
+            ),
+            Parsed::Done(200, b"ab".to_vec())
+        );
+        assert_eq!(
+            done(
+                "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab",
+                End::Closed
+            ),
+            Parsed::Broken
+        );
+        assert_eq!(
+            done(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;x=y\r\nab\r\n1\r\nc\r\n0\r\n\r\n",
+                End::Open
+            ),
+            Parsed::Done(200, b"abc".to_vec())
+        );
+        assert_eq!(
+            done(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n",
+                End::Open
+            ),
+            Parsed::Incomplete
+        );
+        assert_eq!(done("garbage\r\n\r\n", End::Open), Parsed::Broken);
+        assert_eq!(url_host("http://[::1]:8080/v1"), "::1");
+        assert_eq!(
+            model_lookup_for("https://api.openai.com/v1"),
+            ModelLookup::OpenAi
+        );
+        assert_eq!(
+            model_lookup_for("http://[::1]:8080/v1"),
+            ModelLookup::PlainHttp
+        );
+        assert_eq!(
+            model_lookup_for("https://openrouter.ai/api/v1"),
+            ModelLookup::Tls
+        );
+        assert_eq!(url_host("https://user@api.openai.com/v1"), "api.openai.com");
+
+        let big = format!(
+            "HTTP/1.0 200 OK\r\n\r\n{}",
+            "x".repeat(PROBE_RESPONSE_CAP + 10)
+        );
+        let (url, _requests) = serve(vec![big.into_bytes()]);
+        assert_eq!(
+            http_get(
+                &format!("{url}/models"),
+                &[],
+                Duration::from_secs(2),
+                Duration::from_secs(2)
+            ),
+            None
+        );
     }
 }

@@ -15,7 +15,9 @@ use super::error::Site;
 use super::retry::{Jitter, StopReason, Verdict, parse_retry_after, verdict};
 use super::sse::{SseEvent, SseParser};
 use super::wire::{ChatChunk, RequestBody, ToolCallAccumulator, finish_reason};
-use super::{ChatRequest, Completion, FinishReason, LlmError, ProviderConfig, StreamEvent};
+use super::{
+    AuthHeader, ChatRequest, Completion, FinishReason, LlmError, ProviderConfig, StreamEvent,
+};
 use super::{StreamMode, ToolCall};
 use crate::protocol::Usage;
 
@@ -535,6 +537,12 @@ pub(crate) enum HeaderError {
         /// Where the key came from.
         source_name: String,
     },
+    /// The `auth_header` name is not a valid header name (config.toml checks it too).
+    #[error("auth_header `{name}` is not a valid header name; fix auth_header in config")]
+    AuthName {
+        /// The name as configured.
+        name: String,
+    },
     /// An extra header's name or value is invalid.
     #[error("extra header `{name}` has an invalid {part}; fix extra_headers in config")]
     Extra {
@@ -545,20 +553,28 @@ pub(crate) enum HeaderError {
     },
 }
 
-/// Adds what the provider wants on every request: `Authorization: Bearer` with its key
-/// (marked sensitive), then its extra headers, each replacing a header of the same name.
+/// Adds what the provider wants on every request: its key (marked sensitive) as
+/// `Authorization: Bearer <key>` or raw in the header `auth_header` names, then its extra
+/// headers, each replacing a header of the same name.
 pub(crate) fn add_provider_headers(
     headers: &mut HeaderMap,
     config: &ProviderConfig,
 ) -> Result<(), HeaderError> {
     if let Some(key) = &config.api_key {
-        let mut value = HeaderValue::from_str(&format!("Bearer {}", key.trim())).map_err(|_| {
-            HeaderError::ApiKey {
-                source_name: config.api_key_source.clone(),
-            }
+        let key = key.trim();
+        let (name, text) = match &config.auth_header {
+            AuthHeader::Bearer => (AUTHORIZATION, format!("Bearer {key}")),
+            AuthHeader::Named { name } => (
+                HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| HeaderError::AuthName { name: name.clone() })?,
+                key.to_string(),
+            ),
+        };
+        let mut value = HeaderValue::from_str(&text).map_err(|_| HeaderError::ApiKey {
+            source_name: config.api_key_source.clone(),
         })?;
         value.set_sensitive(true);
-        headers.insert(AUTHORIZATION, value);
+        headers.insert(name, value);
     }
     for (name, value) in &config.extra_headers {
         let bad = |part| HeaderError::Extra {
@@ -588,4 +604,34 @@ fn error_chain(error: &reqwest::Error) -> String {
         parts.push("connection timed out".into());
     }
     parts.last().cloned().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod auth_header_tests {
+    use super::*;
+
+    #[test]
+    fn the_key_goes_in_the_configured_header() {
+        let mut config = ProviderConfig::new("p", "http://x/v1");
+        config.api_key = Some(" secret ".into());
+        let mut headers = HeaderMap::new();
+        add_provider_headers(&mut headers, &config).unwrap();
+        assert_eq!(headers[AUTHORIZATION], "Bearer secret");
+        assert!(headers[AUTHORIZATION].is_sensitive());
+
+        config.auth_header = AuthHeader::Named {
+            name: "api-key".into(),
+        };
+        let mut headers = HeaderMap::new();
+        add_provider_headers(&mut headers, &config).unwrap();
+        assert_eq!(headers["api-key"], "secret");
+        assert!(headers["api-key"].is_sensitive());
+        assert!(headers.get(AUTHORIZATION).is_none());
+
+        config.auth_header = AuthHeader::Named {
+            name: "bad name".into(),
+        };
+        let err = add_provider_headers(&mut HeaderMap::new(), &config).unwrap_err();
+        assert!(err.to_string().contains("bad name"), "{err}");
+    }
 }

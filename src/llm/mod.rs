@@ -219,6 +219,26 @@ pub struct ProviderConfig {
     pub idle_timeout: Duration,
     /// Fail an attempt when the connection is not made within this long.
     pub connect_timeout: Duration,
+    /// The header the API key goes in (`auth_header` in config.toml).
+    pub auth_header: AuthHeader,
+    /// Top-level keys merged into every chat request body (`extra_body` in config.toml).
+    /// Keys the request itself sets ([`wire::OWNED_BODY_KEYS`]) are never taken from here.
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
+    /// Sent as `max_tokens` when set (`max_output_tokens` in config.toml).
+    pub max_output_tokens: Option<u32>,
+}
+
+/// Which header carries the API key.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum AuthHeader {
+    /// `Authorization: Bearer <key>` (the default).
+    #[default]
+    Bearer,
+    /// `<name>: <key>`, the raw key in a header of its own (Azure OpenAI's `api-key`).
+    Named {
+        /// The header name, already checked to be a valid one.
+        name: String,
+    },
 }
 
 impl ProviderConfig {
@@ -236,6 +256,9 @@ impl ProviderConfig {
             retry: RetryPolicy::default(),
             idle_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(15),
+            auth_header: AuthHeader::default(),
+            extra_body: serde_json::Map::new(),
+            max_output_tokens: None,
         }
     }
 }

@@ -28,6 +28,9 @@ pub struct RequestBody<'a> {
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
+    /// `max_tokens` and the configured `extra_body` keys (see [`ProviderExtras`]).
+    #[serde(flatten)]
+    provider_extras: ProviderExtras<'a>,
 }
 
 #[derive(Debug, Serialize)]
@@ -78,7 +81,7 @@ struct WireFunction<'a> {
 
 impl<'a> RequestBody<'a> {
     /// The body for `req` as `config` wants it sent.
-    pub fn new(req: &ChatRequest<'a>, config: &ProviderConfig) -> Self {
+    pub fn new(req: &ChatRequest<'a>, config: &'a ProviderConfig) -> Self {
         let stream = config.stream_mode == StreamMode::Sse;
         let stream_options = (stream && config.usage_reporting == UsageReporting::Request)
             .then_some(StreamOptions {
@@ -105,6 +108,7 @@ impl<'a> RequestBody<'a> {
                 .collect(),
             stream,
             stream_options,
+            provider_extras: ProviderExtras::new(config),
         }
     }
 
@@ -158,6 +162,53 @@ impl<'a> WireMessage<'a> {
                 tool_call_id: None,
             },
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Request: provider settings (max_output_tokens, extra_body)
+// ---------------------------------------------------------------------------------------
+
+/// Top-level body keys harness9 sets itself; `extra_body` may not set them (config.toml
+/// rejects them, and they are skipped here as well so a body never has a key twice).
+pub const OWNED_BODY_KEYS: &[&str] = &["model", "messages", "tools", "stream", "stream_options"];
+
+/// The body keys that come from provider settings rather than from the conversation:
+/// `max_tokens` when `max_output_tokens` is set, then every `extra_body` key that is not
+/// one of [`OWNED_BODY_KEYS`] (an `extra_body` `max_tokens` is skipped when
+/// `max_output_tokens` is set; config.toml rejects having both).
+#[derive(Debug)]
+struct ProviderExtras<'a> {
+    max_tokens: Option<u32>,
+    extra_body: &'a serde_json::Map<String, Value>,
+}
+
+impl<'a> ProviderExtras<'a> {
+    fn new(config: &'a ProviderConfig) -> Self {
+        ProviderExtras {
+            max_tokens: config.max_output_tokens,
+            extra_body: &config.extra_body,
+        }
+    }
+
+    fn takes(&self, key: &str) -> bool {
+        let owned = OWNED_BODY_KEYS.contains(&key);
+        let set_by_max_output_tokens = key == "max_tokens" && self.max_tokens.is_some();
+        !owned && !set_by_max_output_tokens
+    }
+}
+
+impl Serialize for ProviderExtras<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(n) = self.max_tokens {
+            map.serialize_entry("max_tokens", &n)?;
+        }
+        for (key, value) in self.extra_body.iter().filter(|(k, _)| self.takes(k)) {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -752,5 +803,71 @@ mod tests {
         let mut acc = ToolCallAccumulator::new();
         msg.tool_calls.iter().for_each(|d| acc.push(d));
         assert_eq!(acc.finish()[0].arguments, r#"{"path":"a"}"#);
+    }
+
+    // --- provider settings: max_output_tokens, extra_body ---
+
+    #[test]
+    fn max_output_tokens_is_sent_as_max_tokens_only_when_set() {
+        let messages = conversation();
+        let req = ChatRequest {
+            model: "m",
+            messages: &messages,
+            tools: &[],
+        };
+        let mut cfg = ProviderConfig::new("p", "http://x/v1");
+        assert!(body(&req, &cfg).get("max_tokens").is_none());
+        cfg.max_output_tokens = Some(4096);
+        assert_eq!(body(&req, &cfg)["max_tokens"], json!(4096));
+    }
+
+    #[test]
+    fn extra_body_keys_are_merged_at_the_top_level() {
+        let messages = conversation();
+        let req = ChatRequest {
+            model: "m",
+            messages: &messages,
+            tools: &[],
+        };
+        let mut cfg = ProviderConfig::new("p", "http://x/v1");
+        let extra = json!({
+            "options": {"num_ctx": 8192},
+            "chat_template_kwargs": {"enable_thinking": false},
+            "model": "not-this-one",
+            "stream": false,
+        });
+        let Value::Object(map) = extra else {
+            panic!("an object");
+        };
+        cfg.extra_body = map;
+        let sent = body(&req, &cfg);
+        assert_eq!(sent["options"], json!({"num_ctx": 8192}));
+        assert_eq!(
+            sent["chat_template_kwargs"],
+            json!({"enable_thinking": false})
+        );
+        // Owned keys are never taken from extra_body, and no key appears twice.
+        assert_eq!(sent["model"], json!("m"));
+        assert_eq!(sent["stream"], json!(true));
+        let text = String::from_utf8(RequestBody::new(&req, &cfg).to_bytes().unwrap()).unwrap();
+        assert_eq!(text.matches("\"model\"").count(), 1, "{text}");
+        assert_eq!(text.matches("\"stream\"").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn extra_body_max_tokens_yields_to_max_output_tokens() {
+        let messages = conversation();
+        let req = ChatRequest {
+            model: "m",
+            messages: &messages,
+            tools: &[],
+        };
+        let mut cfg = ProviderConfig::new("p", "http://x/v1");
+        cfg.extra_body.insert("max_tokens".into(), json!(100));
+        assert_eq!(body(&req, &cfg)["max_tokens"], json!(100));
+        cfg.max_output_tokens = Some(200);
+        let text = String::from_utf8(RequestBody::new(&req, &cfg).to_bytes().unwrap()).unwrap();
+        assert_eq!(text.matches("\"max_tokens\"").count(), 1, "{text}");
+        assert_eq!(body(&req, &cfg)["max_tokens"], json!(200));
     }
 }
