@@ -168,6 +168,30 @@ pub enum UsageReporting {
     Omit,
 }
 
+/// Whether and how `tool_choice` is sent when a request offers tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolChoice {
+    /// `"tool_choice": "auto"` (the default): some servers (llama-cpp-python's
+    /// function-calling formats) treat a missing `tool_choice` as "none".
+    #[default]
+    Auto,
+    /// Do not send `tool_choice` (servers that reject it).
+    Omit,
+    /// `"tool_choice": "required"`: the model must call a tool.
+    Required,
+}
+
+impl ToolChoice {
+    /// The wire value, or `None` when the field is not sent.
+    pub fn wire_value(self) -> Option<&'static str> {
+        match self {
+            ToolChoice::Auto => Some("auto"),
+            ToolChoice::Omit => None,
+            ToolChoice::Required => Some("required"),
+        }
+    }
+}
+
 /// Retry schedule for transient failures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
@@ -219,6 +243,8 @@ pub struct ProviderConfig {
     pub idle_timeout: Duration,
     /// Fail an attempt when the connection is not made within this long.
     pub connect_timeout: Duration,
+    /// Whether `tool_choice` is sent with tools (default [`ToolChoice::Auto`]).
+    pub tool_choice: ToolChoice,
 }
 
 impl ProviderConfig {
@@ -236,6 +262,7 @@ impl ProviderConfig {
             retry: RetryPolicy::default(),
             idle_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(15),
+            tool_choice: ToolChoice::default(),
         }
     }
 }

@@ -28,6 +28,9 @@ pub struct RequestBody<'a> {
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
+    /// Sent only with tools, as [`ToolChoice`] says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -38,8 +41,9 @@ struct StreamOptions {
 #[derive(Debug, Serialize)]
 struct WireMessage<'a> {
     role: &'static str,
-    /// `null` only for an assistant message that has tool calls and no text.
-    content: Option<&'a str>,
+    /// Always a string, `""` for an assistant message with only tool calls: some servers
+    /// (llama-cpp-python) answer 500 to `null` and fail when the field is missing.
+    content: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_content: Option<&'a str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -105,6 +109,11 @@ impl<'a> RequestBody<'a> {
                 .collect(),
             stream,
             stream_options,
+            tool_choice: if req.tools.is_empty() {
+                None
+            } else {
+                config.tool_choice.wire_value()
+            },
         }
     }
 
@@ -118,7 +127,7 @@ impl<'a> WireMessage<'a> {
     fn new(message: &'a Message, echo: ReasoningEcho) -> Self {
         let plain = |role, content: &'a str| WireMessage {
             role,
-            content: Some(content),
+            content,
             reasoning_content: None,
             tool_calls: Vec::new(),
             tool_call_id: None,
@@ -139,7 +148,7 @@ impl<'a> WireMessage<'a> {
                 tool_calls,
             } => WireMessage {
                 role: "assistant",
-                content: (!content.is_empty() || tool_calls.is_empty()).then_some(content.as_str()),
+                content,
                 reasoning_content: match echo {
                     ReasoningEcho::AsReasoningContent => reasoning.as_deref(),
                     ReasoningEcho::Omit => None,
@@ -516,7 +525,7 @@ fn lenient_u32<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::ToolSpec;
+    use crate::llm::{ToolChoice, ToolSpec};
     use serde_json::json;
 
     fn chunk(v: Value) -> ChatChunk {
@@ -572,7 +581,7 @@ mod tests {
                 "messages": [
                     {"role": "system", "content": "sys"},
                     {"role": "user", "content": "hi"},
-                    {"role": "assistant", "content": null, "tool_calls": [
+                    {"role": "assistant", "content": "", "tool_calls": [
                         {"id": "c1", "type": "function",
                          "function": {"name": "read_file", "arguments": "{\"path\":\"a\"}"}}
                     ]},
@@ -583,8 +592,51 @@ mod tests {
                     "parameters": {"type": "object"}}}],
                 "stream": true,
                 "stream_options": {"include_usage": true},
+                "tool_choice": "auto",
             })
         );
+    }
+
+    #[test]
+    fn tool_choice_is_sent_with_tools_only_and_follows_the_config() {
+        let messages = conversation();
+        let tools = vec![ToolSpec {
+            name: "read_file".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type": "object"}),
+        }];
+        let with_tools = ChatRequest {
+            model: "m",
+            messages: &messages,
+            tools: &tools,
+        };
+        let without_tools = ChatRequest {
+            tools: &[],
+            ..with_tools
+        };
+        let mut cfg = ProviderConfig::new("p", "http://x/v1");
+        assert_eq!(cfg.tool_choice, ToolChoice::Auto);
+        assert_eq!(body(&with_tools, &cfg)["tool_choice"], "auto");
+        assert!(body(&without_tools, &cfg).get("tool_choice").is_none());
+        cfg.tool_choice = ToolChoice::Required;
+        assert_eq!(body(&with_tools, &cfg)["tool_choice"], "required");
+        cfg.tool_choice = ToolChoice::Omit;
+        assert!(body(&with_tools, &cfg).get("tool_choice").is_none());
+    }
+
+    #[test]
+    fn assistant_content_is_always_a_string() {
+        let messages = conversation();
+        let req = ChatRequest {
+            model: "m",
+            messages: &messages,
+            tools: &[],
+        };
+        let v = body(&req, &ProviderConfig::new("p", "http://x/v1"));
+        for m in v["messages"].as_array().unwrap() {
+            assert!(m["content"].is_string(), "{m}");
+        }
+        assert_eq!(v["messages"][2]["content"], "");
     }
 
     #[test]

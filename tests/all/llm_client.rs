@@ -175,6 +175,8 @@ async fn tool_call_round_trip() {
     assert_eq!(sent.len(), 2);
     let msgs = sent[1].messages();
     assert_eq!(msgs[2]["role"], "assistant");
+    // Never null: llama-cpp-python answers 500 to a null content.
+    assert_eq!(msgs[2]["content"], "");
     assert_eq!(msgs[2]["tool_calls"][0]["id"], "call_1");
     assert_eq!(msgs[2]["tool_calls"][0]["type"], "function");
     assert_eq!(
@@ -672,6 +674,8 @@ async fn the_request_we_send() {
     assert_eq!(first.body["model"], "mock-model");
     assert_eq!(first.body["stream"], true);
     assert_eq!(first.body["stream_options"], json!({"include_usage": true}));
+    // With tools, tool_choice "auto": llama-cpp-python reads a missing one as "none".
+    assert_eq!(first.body["tool_choice"], "auto");
     assert_eq!(
         first.body["tools"],
         json!([{"type": "function", "function": {
@@ -686,6 +690,7 @@ async fn the_request_we_send() {
     let second = &sent[1];
     assert!(second.body.get("stream_options").is_none());
     assert!(second.body.get("tools").is_none());
+    assert!(second.body.get("tool_choice").is_none());
     assert_eq!(second.header("authorization"), None);
 }
 
