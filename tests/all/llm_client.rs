@@ -456,6 +456,25 @@ async fn unknown_model_and_context_too_long() {
 }
 
 #[tokio::test]
+async fn a_validation_error_with_a_500_is_retried_once_then_reported_as_a_bad_request() {
+    let pydantic = json!({"detail": [{"type": "string_type", "loc": ["body", "messages", 2, "content"],
+        "msg": "Input should be a valid string", "input": null}]});
+    let server = MockServer::start(vec![
+        http_error(500).json_body(pydantic.clone()),
+        http_error(500).json_body(pydantic),
+        sse(vec![text("never asked for"), finish("stop")]),
+    ]);
+    let run = run(provider(&server)).await;
+    let e = run.err();
+    assert_eq!(e.kind(), ErrorKind::BadRequest);
+    assert_eq!((e.status(), e.attempts()), (Some(500), 2));
+    let s = e.to_string();
+    assert!(s.contains("Input should be a valid string"), "{s}");
+    assert!(!s.contains("having trouble"), "{s}");
+    assert_eq!(server.chat_requests().len(), 2);
+}
+
+#[tokio::test]
 async fn a_cut_stream_is_retried() {
     let server = MockServer::start(vec![
         sse(vec![text("par"), text("tial"), finish("stop")]).cut_after(1),
