@@ -46,6 +46,42 @@ struct Details {
     wait_cap: Option<Duration>,
     cut: bool,
     retry: RetryBudget,
+    /// The time limit that was hit, for timeouts.
+    limit: Option<Limit>,
+    /// Set when retries stopped because the next one would pass the total timeout.
+    total_spent: Option<Duration>,
+    stream: StreamFault,
+}
+
+/// A time limit of a request, each with its own setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Limit {
+    /// No data for too long ([`ProviderConfig::idle_timeout`](super::ProviderConfig)).
+    Idle,
+    /// One attempt took too long in all (`attempt_timeout`).
+    Attempt,
+    /// All attempts of one request took too long (`total_timeout`).
+    Total,
+}
+
+impl Limit {
+    /// The config.toml key that changes this limit.
+    fn setting(self) -> &'static str {
+        match self {
+            Limit::Idle => "idle_timeout_secs",
+            Limit::Attempt => "attempt_timeout_secs",
+            Limit::Total => "total_timeout_secs",
+        }
+    }
+}
+
+/// What was wrong with a 200 event stream, beside its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StreamFault {
+    /// Nothing particular.
+    None,
+    /// It ended without a single data event (empty, or keep-alive comments only).
+    Empty,
 }
 
 /// How many retries a failure deserves, beside what its kind says.
@@ -75,6 +111,9 @@ impl LlmError {
             wait_cap: None,
             cut: false,
             retry: RetryBudget::ByKind,
+            limit: None,
+            total_spent: None,
+            stream: StreamFault::None,
         }))
     }
 
@@ -136,7 +175,52 @@ impl LlmError {
             "no data for {} while waiting for {waiting_for}",
             human_duration(idle)
         );
-        LlmError::at(site, model, ErrorKind::Timeout, &detail)
+        let mut e = LlmError::at(site, model, ErrorKind::Timeout, &detail);
+        e.0.limit = Some(Limit::Idle);
+        e
+    }
+
+    /// An attempt, or all attempts together, took longer than `limit` allows.
+    pub(crate) fn deadline(site: &Site, model: &str, limit: Limit, allowed: Duration) -> LlmError {
+        let detail = match limit {
+            Limit::Idle => format!("no data for {}", human_duration(allowed)),
+            Limit::Attempt => format!("one attempt may take {}", human_wait(allowed)),
+            Limit::Total => format!(
+                "one request, with its retries, may take {}",
+                human_wait(allowed)
+            ),
+        };
+        let mut e = LlmError::at(site, model, ErrorKind::Timeout, &detail);
+        e.0.limit = Some(limit);
+        e
+    }
+
+    /// A 200 event stream that ended without a single data event.
+    pub(crate) fn empty_stream(site: &Site, model: &str) -> LlmError {
+        let mut e = LlmError::at(
+            site,
+            model,
+            ErrorKind::Protocol,
+            "the event stream ended without any data",
+        );
+        e.0.stream = StreamFault::Empty;
+        e
+    }
+
+    /// Whether this is a 200 event stream that carried no data at all.
+    pub(crate) fn is_empty_stream(&self) -> bool {
+        self.0.stream == StreamFault::Empty
+    }
+
+    /// Whether this timeout is the total one (no retry can follow it).
+    pub(crate) fn is_total_timeout(&self) -> bool {
+        self.0.limit == Some(Limit::Total)
+    }
+
+    /// Records that no further retry was made because it would pass `total`.
+    pub(crate) fn with_total_spent(mut self, total: Duration) -> LlmError {
+        self.0.total_spent = Some(total);
+        self
     }
 
     /// The answer is not a chat completion.
@@ -243,7 +327,13 @@ impl Details {
             ErrorKind::Server => "the provider failed".into(),
             ErrorKind::Network if self.cut => "the connection broke mid-answer".into(),
             ErrorKind::Network => "the endpoint could not be reached".into(),
-            ErrorKind::Timeout => "the endpoint stopped sending (idle timeout)".into(),
+            ErrorKind::Timeout => match self.limit {
+                Some(Limit::Attempt) => "the answer took too long (attempt timeout)".into(),
+                Some(Limit::Total) => {
+                    "the request took too long with its retries (total timeout)".into()
+                }
+                Some(Limit::Idle) | None => "the endpoint stopped sending (idle timeout)".into(),
+            },
             ErrorKind::Protocol => "the answer is not a chat completion".into(),
             ErrorKind::Interrupted => "the request was interrupted".into(),
             ErrorKind::MaxTurns
@@ -307,9 +397,20 @@ impl Details {
                 "Is the server running at {}? Check --base-url or OPENAI_BASE_URL",
                 self.base_url
             ),
-            ErrorKind::Timeout => {
-                "The server may be overloaded or the model very slow; try again".into()
-            }
+            ErrorKind::Timeout => match self.limit {
+                Some(limit @ Limit::Idle) => format!(
+                    "The server may be overloaded or the model very slow (keep-alive comments \
+                     do not count as data once the answer started); try again, or raise {} \
+                     in config.toml",
+                    limit.setting()
+                ),
+                Some(limit) => format!(
+                    "The model may be very slow or the answer very long; raise {} in \
+                     config.toml",
+                    limit.setting()
+                ),
+                None => "The server may be overloaded or the model very slow; try again".into(),
+            },
             ErrorKind::Protocol => "Check that --base-url points at an OpenAI-compatible API \
                  (it usually ends in /v1)"
                 .into(),
@@ -335,7 +436,19 @@ impl Details {
             s.push_str(": ");
             s.push_str(&self.message);
         }
-        let todo = self.todo();
+        let mut todo = self.todo();
+        if let Some(total) = self.total_spent {
+            let stop = format!(
+                "No more retries: the next one would pass the {} of {}",
+                Limit::Total.setting(),
+                human_wait(total)
+            );
+            todo = if todo.is_empty() {
+                stop
+            } else {
+                format!("{stop}. {todo}")
+            };
+        }
         if !todo.is_empty() {
             if !s.ends_with('.') {
                 s.push('.');

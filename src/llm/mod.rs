@@ -239,12 +239,19 @@ pub struct ProviderConfig {
     pub reasoning_echo: ReasoningEcho,
     /// Retry schedule.
     pub retry: RetryPolicy,
-    /// Fail an attempt when no bytes arrive for this long.
+    /// Fail an attempt when nothing arrives for this long: before the first data event
+    /// any bytes count (keep-alive comments included), after it only data does.
     pub idle_timeout: Duration,
     /// Fail an attempt when the connection is not made within this long.
     pub connect_timeout: Duration,
     /// Whether `tool_choice` is sent with tools (default [`ToolChoice::Auto`]).
     pub tool_choice: ToolChoice,
+    /// Fail an attempt that takes longer than this in all, however steadily it streams
+    /// (default 10 minutes).
+    pub attempt_timeout: Duration,
+    /// Stop retrying, and fail, when all attempts of one request together would take
+    /// longer than this (default 15 minutes).
+    pub total_timeout: Duration,
 }
 
 impl ProviderConfig {
@@ -263,6 +270,8 @@ impl ProviderConfig {
             idle_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(15),
             tool_choice: ToolChoice::default(),
+            attempt_timeout: Duration::from_secs(10 * 60),
+            total_timeout: Duration::from_secs(15 * 60),
         }
     }
 }
