@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 
 use crate::llm::wire::OWNED_BODY_KEYS;
-use crate::llm::{AuthHeader, ProviderConfig, ReasoningEcho, StreamMode, UsageReporting};
+use crate::llm::{
+    AuthHeader, ProviderConfig, ReasoningEcho, StreamMode, ToolChoice, UsageReporting,
+};
 use crate::protocol::ApprovalMode;
 use crate::tools::ToolLimits;
 
@@ -132,6 +134,10 @@ pub struct FileConfig {
     pub send_reasoning: Option<bool>,
     /// Seconds without bytes before an attempt fails.
     pub idle_timeout_secs: Option<u64>,
+    /// Seconds one attempt may take in all (default 600).
+    pub attempt_timeout_secs: Option<u64>,
+    /// Seconds all attempts of one request may take together (default 900).
+    pub total_timeout_secs: Option<u64>,
     /// Retries after the first attempt.
     pub max_retries: Option<u32>,
     /// Extra HTTP headers for every request.
@@ -288,8 +294,6 @@ pub struct Config {
     pub session_saving: SessionSaving,
     /// Total size the saved sessions may take, in bytes.
     pub sessions_max_bytes: u64,
-    /// `tool_choice` from config.toml, if set (the default is `auto`).
-    pub tool_choice: Option<ToolChoiceSetting>,
 }
 
 /// Default cap on the total size of saved sessions: 1 GiB.
@@ -485,14 +489,39 @@ impl Config {
         if file.send_reasoning == Some(true) {
             provider.reasoning_echo = ReasoningEcho::AsReasoningContent;
         }
-        if let Some(secs) = file.idle_timeout_secs {
-            if secs == 0 {
-                return Err(ConfigError::Invalid {
-                    what: "idle_timeout_secs".into(),
-                    message: "must be at least 1".into(),
-                });
+        if let Some(choice) = file.tool_choice {
+            provider.tool_choice = match choice {
+                ToolChoiceSetting::Auto => ToolChoice::Auto,
+                ToolChoiceSetting::NoneSent => ToolChoice::Omit,
+                ToolChoiceSetting::Required => ToolChoice::Required,
+            };
+        }
+        for (key, value, slot) in [
+            (
+                "idle_timeout_secs",
+                file.idle_timeout_secs,
+                &mut provider.idle_timeout,
+            ),
+            (
+                "attempt_timeout_secs",
+                file.attempt_timeout_secs,
+                &mut provider.attempt_timeout,
+            ),
+            (
+                "total_timeout_secs",
+                file.total_timeout_secs,
+                &mut provider.total_timeout,
+            ),
+        ] {
+            if let Some(secs) = value {
+                if secs == 0 {
+                    return Err(ConfigError::Invalid {
+                        what: key.into(),
+                        message: "must be at least 1".into(),
+                    });
+                }
+                *slot = Duration::from_secs(secs);
             }
-            provider.idle_timeout = Duration::from_secs(secs);
         }
         if let Some(n) = file.max_retries {
             provider.retry.max_retries = n;
@@ -617,7 +646,6 @@ impl Config {
             warnings,
             session_saving,
             sessions_max_bytes,
-            tool_choice: file.tool_choice,
         })
     }
 }
@@ -1354,7 +1382,7 @@ mod tests {
         assert_eq!(c.provider.auth_header, AuthHeader::Bearer);
         assert!(c.provider.extra_body.is_empty());
         assert_eq!(c.provider.max_output_tokens, None);
-        assert_eq!(c.tool_choice, None);
+        assert_eq!(c.provider.tool_choice, ToolChoice::Auto);
 
         let c = resolve_with(
             "base_url = \"http://x/v1\"\nauth_header = \"api-key\"\ntool_choice = \"none-sent\"\n\
@@ -1370,7 +1398,7 @@ mod tests {
                 name: "api-key".into()
             }
         );
-        assert_eq!(c.tool_choice, Some(ToolChoiceSetting::NoneSent));
+        assert_eq!(c.provider.tool_choice, ToolChoice::Omit);
         assert_eq!(c.provider.max_output_tokens, Some(4096));
         assert_eq!(
             serde_json::Value::Object(c.provider.extra_body.clone()),
@@ -1380,8 +1408,8 @@ mod tests {
             })
         );
         for (text, choice) in [
-            ("auto", ToolChoiceSetting::Auto),
-            ("required", ToolChoiceSetting::Required),
+            ("auto", ToolChoice::Auto),
+            ("required", ToolChoice::Required),
         ] {
             let c = resolve_with(
                 &format!("base_url = \"http://x/v1\"\ntool_choice = \"{text}\"\n"),
@@ -1389,7 +1417,7 @@ mod tests {
                 ServerProbe::Disabled,
             )
             .unwrap();
-            assert_eq!(c.tool_choice, Some(choice));
+            assert_eq!(c.provider.tool_choice, choice);
         }
         let c = resolve_with(
             "base_url = \"http://x/v1\"\nauth_header = \"Authorization\"\n",

@@ -5,13 +5,13 @@
 //! must not know about the agent loop, tools' behaviour or terminals.
 
 use std::sync::{Arc, Once, OnceLock};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio::time::timeout;
 use tokio_util::sync::CancellationToken;
 
-use super::error::Site;
+use super::error::{Limit, Site};
 use super::retry::{Jitter, StopReason, Verdict, parse_retry_after, verdict};
 use super::sse::{SseEvent, SseParser};
 use super::wire::{ChatChunk, RequestBody, ToolCallAccumulator, finish_reason};
@@ -164,23 +164,52 @@ impl Client {
         cancel: &CancellationToken,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<Completion, LlmError> {
-        let body = RequestBody::new(&req, &self.config)
-            .to_bytes()
-            .map_err(|e| LlmError::internal(&self.site, req.model, &e.to_string()))?;
+        let mut mode = self.config.stream_mode;
+        let mut body = self.request_bytes(&req, mode)?;
         let mut jitter = Jitter::from_clock();
         let mut attempt = 1u32;
+        let started = Instant::now();
+        let total = self.config.total_timeout;
         loop {
+            // Each attempt gets its own limit, cut short by what is left of the total.
+            let left = total.saturating_sub(started.elapsed());
+            let (allowed, limit) = if self.config.attempt_timeout <= left {
+                (self.config.attempt_timeout, Limit::Attempt)
+            } else {
+                (left, Limit::Total)
+            };
             let result = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => Err(LlmError::interrupted(&self.site, req.model)),
-                r = self.attempt(&body, req.model, on_event) => r,
+                r = timeout(allowed, self.attempt(&body, mode, req.model, on_event)) => {
+                    r.unwrap_or_else(|_| {
+                        let shown = match limit {
+                            Limit::Total => total,
+                            _ => allowed,
+                        };
+                        Err(LlmError::deadline(&self.site, req.model, limit, shown))
+                    })
+                }
             };
             let error = match result {
                 Ok(completion) => return Ok(completion),
                 Err(e) => e,
             };
-            if error.kind() == crate::protocol::ErrorKind::Interrupted {
+            if error.kind() == crate::protocol::ErrorKind::Interrupted || error.is_total_timeout() {
                 return Err(error.with_attempts(attempt));
+            }
+            if error.is_empty_stream() && mode == StreamMode::Sse {
+                // A 200 stream with no data at all (llama-cpp-python does this when the
+                // prompt overflows): ask once more without streaming, and report what
+                // the server says then.
+                tracing::debug!(
+                    attempt,
+                    "empty event stream; asking again without streaming"
+                );
+                mode = StreamMode::NonStreaming;
+                body = self.request_bytes(&req, mode)?;
+                attempt += 1;
+                continue;
             }
             let delay = match verdict(&self.config.retry, &error, attempt, &mut jitter) {
                 Verdict::Retry { delay } => delay,
@@ -189,6 +218,9 @@ impl Client {
                 } => return Err(error.with_attempts(attempt).with_wait_refused(cap)),
                 Verdict::Stop { .. } => return Err(error.with_attempts(attempt)),
             };
+            if started.elapsed() + delay >= total {
+                return Err(error.with_attempts(attempt).with_total_spent(total));
+            }
             tracing::debug!(attempt, ?delay, error = %error, "retrying model request");
             on_event(StreamEvent::Retrying {
                 attempt: attempt + 1,
@@ -206,18 +238,35 @@ impl Client {
         }
     }
 
+    /// The request body as JSON bytes, streaming or not.
+    fn request_bytes(&self, req: &ChatRequest<'_>, mode: StreamMode) -> Result<Vec<u8>, LlmError> {
+        let bytes = if mode == self.config.stream_mode {
+            RequestBody::new(req, &self.config).to_bytes()
+        } else {
+            let mut config = self.config.clone();
+            config.stream_mode = mode;
+            RequestBody::new(req, &config).to_bytes()
+        };
+        bytes.map_err(|e| LlmError::internal(&self.site, req.model, &e.to_string()))
+    }
+
     /// One attempt: send, check the status, read the answer.
     async fn attempt(
         &self,
         body: &[u8],
+        mode: StreamMode,
         model: &str,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<Completion, LlmError> {
         let idle = self.config.idle_timeout;
+        let mut headers = self.headers.clone();
+        if mode != self.config.stream_mode {
+            headers.insert(ACCEPT, HeaderValue::from_static(accept_for(mode)));
+        }
         let send = self
             .http()?
             .post(&self.site.endpoint)
-            .headers(self.headers.clone())
+            .headers(headers)
             .body(body.to_vec())
             .send();
         let mut response = match timeout(idle, send).await {
@@ -262,7 +311,7 @@ impl Client {
             .unwrap_or("")
             .to_ascii_lowercase();
         let json_body = content_type.contains("json") && !content_type.contains("event-stream");
-        let streaming = self.config.stream_mode == StreamMode::Sse && !json_body;
+        let streaming = mode == StreamMode::Sse && !json_body;
         if streaming {
             self.read_stream(&mut response, model, on_event).await
         } else {
@@ -280,7 +329,7 @@ impl Client {
     ) -> Result<Vec<u8>, LlmError> {
         let idle = self.config.idle_timeout;
         let mut body = Vec::new();
-        while let Some(chunk) = self.next_chunk(response, model, idle).await? {
+        while let Some(chunk) = self.next_chunk(response, model, idle, idle).await? {
             body.extend_from_slice(&chunk);
             if body.len() >= limit {
                 body.truncate(limit);
@@ -290,14 +339,16 @@ impl Client {
         Ok(body)
     }
 
+    /// The next piece of the body, waiting at most `wait`; a timeout names `limit`.
     async fn next_chunk(
         &self,
         response: &mut reqwest::Response,
         model: &str,
-        idle: Duration,
+        wait: Duration,
+        limit: Duration,
     ) -> Result<Option<impl std::ops::Deref<Target = [u8]>>, LlmError> {
-        match timeout(idle, response.chunk()).await {
-            Err(_) => Err(LlmError::timeout(&self.site, model, idle, "the answer")),
+        match timeout(wait, response.chunk()).await {
+            Err(_) => Err(LlmError::timeout(&self.site, model, limit, "the answer")),
             Ok(Err(e)) => Err(LlmError::broken(&self.site, model, &error_chain(&e))),
             Ok(Ok(chunk)) => Ok(chunk),
         }
@@ -312,15 +363,21 @@ impl Client {
         let idle = self.config.idle_timeout;
         let mut parser = SseParser::new(MAX_SSE_LINE);
         let mut state = StreamState::default();
+        // The idle timer runs from the last progress: any bytes until the first data
+        // event (a server may send keep-alive comments while it reads the prompt), then
+        // only bytes of data, so a proxy that sends nothing but comments cannot hold
+        // the attempt forever.
+        let mut last_progress = Instant::now();
         loop {
             // Once the model has finished, only usage and `[DONE]` are still to come:
             // do not wait long for them, and do not throw the answer away without them.
-            let wait = if state.finish.is_some() {
+            let limit = if state.finish.is_some() {
                 idle.min(AFTER_FINISH_WAIT)
             } else {
                 idle
             };
-            let chunk = match self.next_chunk(response, model, wait).await {
+            let wait = limit.saturating_sub(last_progress.elapsed());
+            let chunk = match self.next_chunk(response, model, wait, limit).await {
                 Ok(Some(chunk)) => chunk,
                 Ok(None) => break,
                 Err(e) if state.finish.is_some() => {
@@ -332,9 +389,13 @@ impl Client {
             if state.head.len() < 512 {
                 state.head.extend(chunk.iter().take(512 - state.head.len()));
             }
+            let progress = parser.progress();
             let events = parser
                 .feed(&chunk)
                 .map_err(|e| LlmError::protocol(&self.site, model, &e.to_string()))?;
+            if state.events == 0 || parser.progress() != progress {
+                last_progress = Instant::now();
+            }
             for event in events {
                 if state.handle(event, &self.site, model, on_event)? == Flow::Done {
                     return Ok(state.into_completion());
@@ -345,13 +406,24 @@ impl Client {
             .finish()
             .map_err(|e| LlmError::protocol(&self.site, model, &e.to_string()))?;
         for event in events {
-            if state.handle(event, &self.site, model, on_event)? == Flow::Done {
-                return Ok(state.into_completion());
+            // These events had no blank line after them: the stream ended inside them.
+            // One that cannot be read was cut off, like a connection reset mid-event.
+            match state.handle(event, &self.site, model, on_event) {
+                Ok(Flow::Done) => return Ok(state.into_completion()),
+                Ok(Flow::More) => {}
+                Err(e) if e.kind() == crate::protocol::ErrorKind::Protocol => {
+                    tracing::debug!(error = %e, "the stream ended inside an event");
+                    return Err(LlmError::cut(&self.site, model));
+                }
+                Err(e) => return Err(e),
             }
         }
         if state.finish.is_some() {
             Ok(state.into_completion())
-        } else if state.events == 0 && !state.head.is_empty() {
+        } else if state.events == 0 && parser.foreign_lines() == 0 {
+            // Empty, or only keep-alive comments: an event stream that said nothing.
+            Err(LlmError::empty_stream(&self.site, model))
+        } else if state.events == 0 {
             // Not an event stream at all: maybe one JSON body with a wrong content type.
             Err(self.not_a_stream(&state.head, model))
         } else {
@@ -518,14 +590,19 @@ fn request_headers(config: &ProviderConfig, site: &Site) -> Result<HeaderMap, Ll
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(
         ACCEPT,
-        HeaderValue::from_static(match config.stream_mode {
-            StreamMode::Sse => "text/event-stream",
-            StreamMode::NonStreaming => "application/json",
-        }),
+        HeaderValue::from_static(accept_for(config.stream_mode)),
     );
     add_provider_headers(&mut headers, config)
         .map_err(|e| LlmError::config(site, &e.to_string()))?;
     Ok(headers)
+}
+
+/// The Accept header for a way of asking.
+fn accept_for(mode: StreamMode) -> &'static str {
+    match mode {
+        StreamMode::Sse => "text/event-stream",
+        StreamMode::NonStreaming => "application/json",
+    }
 }
 
 /// Why a provider's key or extra headers cannot be sent.

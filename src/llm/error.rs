@@ -45,6 +45,53 @@ struct Details {
     /// Set when the client did not wait for `retry_after` because it is over this cap.
     wait_cap: Option<Duration>,
     cut: bool,
+    retry: RetryBudget,
+    /// The time limit that was hit, for timeouts.
+    limit: Option<Limit>,
+    /// Set when retries stopped because the next one would pass the total timeout.
+    total_spent: Option<Duration>,
+    stream: StreamFault,
+}
+
+/// A time limit of a request, each with its own setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Limit {
+    /// No data for too long ([`ProviderConfig::idle_timeout`](super::ProviderConfig)).
+    Idle,
+    /// One attempt took too long in all (`attempt_timeout`).
+    Attempt,
+    /// All attempts of one request took too long (`total_timeout`).
+    Total,
+}
+
+impl Limit {
+    /// The config.toml key that changes this limit.
+    fn setting(self) -> &'static str {
+        match self {
+            Limit::Idle => "idle_timeout_secs",
+            Limit::Attempt => "attempt_timeout_secs",
+            Limit::Total => "total_timeout_secs",
+        }
+    }
+}
+
+/// What was wrong with a 200 event stream, beside its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StreamFault {
+    /// Nothing particular.
+    None,
+    /// It ended without a single data event (empty, or keep-alive comments only).
+    Empty,
+}
+
+/// How many retries a failure deserves, beside what its kind says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RetryBudget {
+    /// What the kind says: transient kinds get the policy's retries, others none.
+    ByKind,
+    /// One retry at most: a 5xx whose body is a request-validation error is most likely
+    /// a problem with the request, but a flaky server gets one more chance.
+    Once,
 }
 
 impl LlmError {
@@ -63,6 +110,10 @@ impl LlmError {
             retry_after: None,
             wait_cap: None,
             cut: false,
+            retry: RetryBudget::ByKind,
+            limit: None,
+            total_spent: None,
+            stream: StreamFault::None,
         }))
     }
 
@@ -79,6 +130,9 @@ impl LlmError {
         let mut e = LlmError::at(site, model, kind, &info.message);
         e.0.status = Some(status);
         e.0.retry_after = retry_after;
+        if status >= 500 && kind == ErrorKind::BadRequest {
+            e.0.retry = RetryBudget::Once;
+        }
         e
     }
 
@@ -121,7 +175,52 @@ impl LlmError {
             "no data for {} while waiting for {waiting_for}",
             human_duration(idle)
         );
-        LlmError::at(site, model, ErrorKind::Timeout, &detail)
+        let mut e = LlmError::at(site, model, ErrorKind::Timeout, &detail);
+        e.0.limit = Some(Limit::Idle);
+        e
+    }
+
+    /// An attempt, or all attempts together, took longer than `limit` allows.
+    pub(crate) fn deadline(site: &Site, model: &str, limit: Limit, allowed: Duration) -> LlmError {
+        let detail = match limit {
+            Limit::Idle => format!("no data for {}", human_duration(allowed)),
+            Limit::Attempt => format!("one attempt may take {}", human_wait(allowed)),
+            Limit::Total => format!(
+                "one request, with its retries, may take {}",
+                human_wait(allowed)
+            ),
+        };
+        let mut e = LlmError::at(site, model, ErrorKind::Timeout, &detail);
+        e.0.limit = Some(limit);
+        e
+    }
+
+    /// A 200 event stream that ended without a single data event.
+    pub(crate) fn empty_stream(site: &Site, model: &str) -> LlmError {
+        let mut e = LlmError::at(
+            site,
+            model,
+            ErrorKind::Protocol,
+            "the event stream ended without any data",
+        );
+        e.0.stream = StreamFault::Empty;
+        e
+    }
+
+    /// Whether this is a 200 event stream that carried no data at all.
+    pub(crate) fn is_empty_stream(&self) -> bool {
+        self.0.stream == StreamFault::Empty
+    }
+
+    /// Whether this timeout is the total one (no retry can follow it).
+    pub(crate) fn is_total_timeout(&self) -> bool {
+        self.0.limit == Some(Limit::Total)
+    }
+
+    /// Records that no further retry was made because it would pass `total`.
+    pub(crate) fn with_total_spent(mut self, total: Duration) -> LlmError {
+        self.0.total_spent = Some(total);
+        self
     }
 
     /// The answer is not a chat completion.
@@ -193,10 +292,16 @@ impl LlmError {
 
     /// Whether another attempt may succeed.
     pub fn is_retryable(&self) -> bool {
-        matches!(
-            self.0.kind,
-            ErrorKind::Network | ErrorKind::Timeout | ErrorKind::Server | ErrorKind::RateLimit
-        )
+        self.0.retry == RetryBudget::Once
+            || matches!(
+                self.0.kind,
+                ErrorKind::Network | ErrorKind::Timeout | ErrorKind::Server | ErrorKind::RateLimit
+            )
+    }
+
+    /// How many retries this failure deserves beside what its kind says.
+    pub(crate) fn retry_budget(&self) -> RetryBudget {
+        self.0.retry
     }
 
     /// A short reason for a retry notice.
@@ -222,7 +327,13 @@ impl Details {
             ErrorKind::Server => "the provider failed".into(),
             ErrorKind::Network if self.cut => "the connection broke mid-answer".into(),
             ErrorKind::Network => "the endpoint could not be reached".into(),
-            ErrorKind::Timeout => "the endpoint stopped sending (idle timeout)".into(),
+            ErrorKind::Timeout => match self.limit {
+                Some(Limit::Attempt) => "the answer took too long (attempt timeout)".into(),
+                Some(Limit::Total) => {
+                    "the request took too long with its retries (total timeout)".into()
+                }
+                Some(Limit::Idle) | None => "the endpoint stopped sending (idle timeout)".into(),
+            },
             ErrorKind::Protocol => "the answer is not a chat completion".into(),
             ErrorKind::Interrupted => "the request was interrupted".into(),
             ErrorKind::MaxTurns
@@ -261,12 +372,18 @@ impl Details {
             ErrorKind::ModelNotFound => {
                 "Pick a model the endpoint serves: --model or HARNESS9_MODEL".into()
             }
+            ErrorKind::BadRequest if self.retry == RetryBudget::Once => {
+                "The server could not read the request harness9 sent (a validation error, \
+                 though it answered with a server error); the message above says which field"
+                    .into()
+            }
             ErrorKind::BadRequest => "The endpoint refused the request as sent; if it rejects \
                  stream_options or tools, change the provider settings in config.toml"
                 .into(),
-            ErrorKind::ContextTooLong => {
-                "Start a new conversation, or pick a model with a larger context window".into()
-            }
+            ErrorKind::ContextTooLong => "Run /compact or start a new conversation, or use a \
+                 larger context window (a local server's context size, such as llama-server -c \
+                 or Ollama's num_ctx, or a model with a larger window)"
+                .into(),
             ErrorKind::RateLimit => "Wait a minute and try again".into(),
             ErrorKind::Quota => format!(
                 "Add credit or raise the quota of the account behind {}",
@@ -280,9 +397,20 @@ impl Details {
                 "Is the server running at {}? Check --base-url or OPENAI_BASE_URL",
                 self.base_url
             ),
-            ErrorKind::Timeout => {
-                "The server may be overloaded or the model very slow; try again".into()
-            }
+            ErrorKind::Timeout => match self.limit {
+                Some(limit @ Limit::Idle) => format!(
+                    "The server may be overloaded or the model very slow (keep-alive comments \
+                     do not count as data once the answer started); try again, or raise {} \
+                     in config.toml",
+                    limit.setting()
+                ),
+                Some(limit) => format!(
+                    "The model may be very slow or the answer very long; raise {} in \
+                     config.toml",
+                    limit.setting()
+                ),
+                None => "The server may be overloaded or the model very slow; try again".into(),
+            },
             ErrorKind::Protocol => "Check that --base-url points at an OpenAI-compatible API \
                  (it usually ends in /v1)"
                 .into(),
@@ -308,7 +436,19 @@ impl Details {
             s.push_str(": ");
             s.push_str(&self.message);
         }
-        let todo = self.todo();
+        let mut todo = self.todo();
+        if let Some(total) = self.total_spent {
+            let stop = format!(
+                "No more retries: the next one would pass the {} of {}",
+                Limit::Total.setting(),
+                human_wait(total)
+            );
+            todo = if todo.is_empty() {
+                stop
+            } else {
+                format!("{stop}. {todo}")
+            };
+        }
         if !todo.is_empty() {
             if !s.ends_with('.') {
                 s.push('.');
@@ -376,15 +516,52 @@ fn mentions_quota(text: &str) -> bool {
         .any(|w| text.contains(w))
 }
 
+/// Whether an error text says the conversation does not fit the model's context
+/// window, in the words of the servers people use: OpenAI and Azure OpenAI
+/// (`context_length_exceeded`, "maximum context length"), llama.cpp's llama-server
+/// ("exceeds the available context size"), llama-cpp-python ("exceed context window"),
+/// vLLM ("maximum context length", "longer than the maximum model length"), Ollama ("the
+/// input length exceeds the context length"), LM Studio ("greater than the context
+/// length", "Cannot truncate prompt with n_keep"), OpenRouter and DeepSeek ("maximum
+/// context length"), Anthropic-style "prompt is too long". A complaint about the
+/// output limit (`max_tokens` too large) is not one, even when it names the context.
 fn mentions_context(text: &str) -> bool {
+    if mentions_output_limit(text) {
+        return false;
+    }
     [
         "context_length_exceeded",
         "context length",
         "maximum context",
         "context window",
-        "prompt is too long",
+        "context size",
         "exceed_context_size",
-        "exceeds the available context",
+        "maximum model length",
+        "prompt is too long",
+        "cannot truncate prompt",
+        "input token count",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
+}
+
+/// Whether an error text is about the requested output length (`max_tokens` too large),
+/// which a shorter conversation does not fix.
+fn mentions_output_limit(text: &str) -> bool {
+    ["max_tokens", "max_completion_tokens", "max_new_tokens"]
+        .iter()
+        .any(|w| text.contains(w))
+        && text.contains("too large")
+}
+
+/// Whether an error text is a request-validation failure (pydantic, FastAPI) that some
+/// servers (llama-cpp-python) send with a 500.
+fn mentions_validation(text: &str) -> bool {
+    [
+        "validation error",
+        "input should be",
+        "field required",
+        "value is not a valid",
     ]
     .iter()
     .any(|w| text.contains(w))
@@ -396,14 +573,18 @@ pub(crate) fn classify_http(status: u16, info: &ErrorInfo) -> ErrorKind {
     match status {
         402 => ErrorKind::Quota,
         429 | 403 if mentions_quota(&text) => ErrorKind::Quota,
+        // A rate limit is a rate limit, whatever tokens it mentions.
+        429 => ErrorKind::RateLimit,
         400..=499 if text.contains("insufficient_quota") => ErrorKind::Quota,
-        400..=499 if mentions_context(&text) => ErrorKind::ContextTooLong,
+        // Some servers (Ollama, proxies such as OpenRouter passing on an upstream 400)
+        // send an overflow with a 5xx: it is still not fixed by trying again.
+        400..=599 if mentions_context(&text) => ErrorKind::ContextTooLong,
         401 | 403 => ErrorKind::Auth,
         404 if text.contains("model") => ErrorKind::ModelNotFound,
         404 => ErrorKind::Protocol,
         408 => ErrorKind::Timeout,
-        429 => ErrorKind::RateLimit,
         400..=499 => ErrorKind::BadRequest,
+        500..=599 if mentions_validation(&text) => ErrorKind::BadRequest,
         500..=599 => ErrorKind::Server,
         _ => ErrorKind::Protocol,
     }
@@ -476,6 +657,159 @@ mod tests {
         );
         assert_eq!(http(402, "pay up").kind(), ErrorKind::Quota);
         assert_eq!(http(503, "overloaded").kind(), ErrorKind::Server);
+    }
+
+    /// Context overflows as real servers word them (bodies written for this test after
+    /// the servers' documented and reported messages), and near-misses that are not.
+    #[test]
+    fn context_overflows_of_real_servers_are_context_too_long() {
+        let overflows: &[(&str, u16, &str)] = &[
+            (
+                "OpenAI",
+                400,
+                r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130412 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
+            ),
+            (
+                "OpenAI (newer wording)",
+                400,
+                r#"{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}"#,
+            ),
+            (
+                "Azure OpenAI",
+                400,
+                r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, you requested 9021 tokens (8021 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
+            ),
+            (
+                "llama.cpp llama-server",
+                400,
+                r#"{"error":{"code":400,"message":"request (2332 tokens) exceeds the available context size (2048 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":2332,"n_ctx":2048}}"#,
+            ),
+            (
+                "llama-cpp-python",
+                400,
+                r#"{"error":{"message":"Requested tokens (2285) exceed context window of 2048","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
+            ),
+            (
+                "llama-cpp-python (message only)",
+                500,
+                r#"{"detail":"Requested tokens (4100) exceed context window of 4096"}"#,
+            ),
+            (
+                "vLLM",
+                400,
+                r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5120 tokens (4096 in the messages, 1024 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}"#,
+            ),
+            (
+                "vLLM (V1 engine)",
+                400,
+                r#"{"object":"error","message":"The decoder prompt (length 5016) is longer than the maximum model length of 4096. Make sure that `max_model_len` is no smaller than the number of text tokens.","type":"BadRequestError","param":null,"code":400}"#,
+            ),
+            (
+                "Ollama",
+                500,
+                r#"{"error":"the input length exceeds the context length"}"#,
+            ),
+            (
+                "Ollama (OpenAI endpoint)",
+                400,
+                r#"{"error":{"message":"the input length exceeds the context length","type":"invalid_request_error","param":null,"code":null}}"#,
+            ),
+            (
+                "LM Studio",
+                400,
+                r#"{"error":"The number of tokens to keep from the initial prompt is greater than the context length. Try to load the model with a larger context length, or provide a shorter input"}"#,
+            ),
+            (
+                "LM Studio (n_keep)",
+                400,
+                r#"{"error":{"message":"Cannot truncate prompt with n_keep (15028) >= n_ctx (7424)"}}"#,
+            ),
+            (
+                "OpenRouter",
+                400,
+                r#"{"error":{"message":"This endpoint's maximum context length is 131072 tokens. However, you requested about 140212 tokens (140212 of text input). Please reduce the length of either one, or use the "middle-out" transform to compress your prompt automatically.","code":400,"metadata":{"provider_name":null}}}"#,
+            ),
+            (
+                "OpenRouter passing on an upstream overflow",
+                502,
+                r#"{"error":{"message":"ConnectionError: This model's maximum context length is 16000 tokens. However, you requested 17165 tokens.","code":502,"metadata":{"provider_name":"DeepInfra"}}}"#,
+            ),
+            (
+                "DeepSeek",
+                400,
+                r#"{"error":{"message":"This model's maximum context length is 65536 tokens. However, you requested 66343 tokens (62247 in the messages, 4096 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#,
+            ),
+            (
+                "Anthropic-compatible",
+                400,
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210344 tokens > 200000 maximum"}}"#,
+            ),
+        ];
+        for (server, status, body) in overflows {
+            let e = http(*status, body);
+            assert_eq!(e.kind(), ErrorKind::ContextTooLong, "{server}: {e}");
+            assert!(!e.is_retryable(), "{server}");
+            let s = e.to_string();
+            assert!(!s.contains("stream_options"), "{server}: {s}");
+            assert!(s.contains("/compact"), "{server}: {s}");
+        }
+
+        let near_misses: &[(&str, u16, &str, ErrorKind)] = &[
+            (
+                "OpenAI tokens-per-minute limit",
+                429,
+                r#"{"error":{"message":"Request too large for gpt-4o in organization org-abc on tokens per min (TPM): Limit 30000, Requested 45000. The input or output tokens must be reduced in order to run successfully.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#,
+                ErrorKind::RateLimit,
+            ),
+            (
+                "Azure token rate limit",
+                429,
+                r#"{"error":{"code":"429","message":"Requests to the ChatCompletions_Create Operation have exceeded token rate limit of your current pricing tier. Please retry after 6 seconds."}}"#,
+                ErrorKind::RateLimit,
+            ),
+            (
+                "Groq tokens-per-minute limit",
+                413,
+                r#"{"error":{"message":"Request too large for model `llama-3.3-70b` on tokens per minute (TPM): Limit 6000, Requested 7012, please reduce your message size and try again.","type":"tokens","code":"rate_limit_exceeded"}}"#,
+                ErrorKind::BadRequest,
+            ),
+            (
+                "OpenAI max_tokens too large",
+                400,
+                r#"{"error":{"message":"max_tokens is too large: 100000. This model supports at most 16384 completion tokens, whichever is lower.","type":"invalid_request_error","param":"max_tokens","code":"invalid_value"}}"#,
+                ErrorKind::BadRequest,
+            ),
+            (
+                "vLLM max_tokens too large",
+                400,
+                r#"{"object":"error","message":"'max_tokens' or 'max_completion_tokens' is too large: 8192. This model's maximum context length is 8192 tokens and your request has 1210 input tokens (8192 > 8192 - 1210).","type":"BadRequestError","code":400}"#,
+                ErrorKind::BadRequest,
+            ),
+        ];
+        for (what, status, body, kind) in near_misses {
+            assert_eq!(http(*status, body).kind(), *kind, "{what}");
+        }
+    }
+
+    #[test]
+    fn a_validation_error_in_a_5xx_is_a_bad_request_retried_once() {
+        let body = r#"{"detail":[{"type":"string_type","loc":["body","messages",2,"content"],"msg":"Input should be a valid string","input":null}]}"#;
+        let e = http(500, body);
+        assert_eq!(e.kind(), ErrorKind::BadRequest);
+        assert!(e.is_retryable());
+        assert_eq!(e.retry_budget(), RetryBudget::Once);
+        let s = e.to_string();
+        assert!(!s.contains("having trouble"), "{s}");
+        assert!(s.contains("validation error"), "{s}");
+        for body in [
+            "1 validation error for ChatCompletionRequest\nmessages.2.content\n  Input should be a valid string",
+            r#"{"error":{"message":"messages -> 0 -> role: field required"}}"#,
+        ] {
+            assert_eq!(http(500, body).kind(), ErrorKind::BadRequest, "{body}");
+        }
+        // A plain 500 stays a provider failure; a 4xx validation error is not retried.
+        assert_eq!(http(500, "Internal Server Error").kind(), ErrorKind::Server);
+        assert!(!http(422, body).is_retryable());
     }
 
     #[test]

@@ -168,6 +168,30 @@ pub enum UsageReporting {
     Omit,
 }
 
+/// Whether and how `tool_choice` is sent when a request offers tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolChoice {
+    /// `"tool_choice": "auto"` (the default): some servers (llama-cpp-python's
+    /// function-calling formats) treat a missing `tool_choice` as "none".
+    #[default]
+    Auto,
+    /// Do not send `tool_choice` (servers that reject it).
+    Omit,
+    /// `"tool_choice": "required"`: the model must call a tool.
+    Required,
+}
+
+impl ToolChoice {
+    /// The wire value, or `None` when the field is not sent.
+    pub fn wire_value(self) -> Option<&'static str> {
+        match self {
+            ToolChoice::Auto => Some("auto"),
+            ToolChoice::Omit => None,
+            ToolChoice::Required => Some("required"),
+        }
+    }
+}
+
 /// Retry schedule for transient failures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
@@ -215,7 +239,8 @@ pub struct ProviderConfig {
     pub reasoning_echo: ReasoningEcho,
     /// Retry schedule.
     pub retry: RetryPolicy,
-    /// Fail an attempt when no bytes arrive for this long.
+    /// Fail an attempt when nothing arrives for this long: before the first data event
+    /// any bytes count (keep-alive comments included), after it only data does.
     pub idle_timeout: Duration,
     /// Fail an attempt when the connection is not made within this long.
     pub connect_timeout: Duration,
@@ -226,6 +251,14 @@ pub struct ProviderConfig {
     pub extra_body: serde_json::Map<String, serde_json::Value>,
     /// Sent as `max_tokens` when set (`max_output_tokens` in config.toml).
     pub max_output_tokens: Option<u32>,
+    /// Whether `tool_choice` is sent with tools (default [`ToolChoice::Auto`]).
+    pub tool_choice: ToolChoice,
+    /// Fail an attempt that takes longer than this in all, however steadily it streams
+    /// (default 10 minutes).
+    pub attempt_timeout: Duration,
+    /// Stop retrying, and fail, when all attempts of one request together would take
+    /// longer than this (default 15 minutes).
+    pub total_timeout: Duration,
 }
 
 /// Which header carries the API key.
@@ -259,6 +292,9 @@ impl ProviderConfig {
             auth_header: AuthHeader::default(),
             extra_body: serde_json::Map::new(),
             max_output_tokens: None,
+            tool_choice: ToolChoice::default(),
+            attempt_timeout: Duration::from_secs(10 * 60),
+            total_timeout: Duration::from_secs(15 * 60),
         }
     }
 }

@@ -9,7 +9,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::RetryPolicy;
-use super::error::LlmError;
+use super::error::{LlmError, RetryBudget};
 
 /// A tiny xorshift generator for jitter (not for anything secret).
 #[derive(Debug, Clone)]
@@ -103,6 +103,9 @@ pub fn verdict(policy: &RetryPolicy, error: &LlmError, retry: u32, jitter: &mut 
             },
         },
         _ if retry > policy.max_retries => Verdict::Stop {
+            reason: StopReason::OutOfRetries,
+        },
+        _ if retry > 1 && error.retry_budget() == RetryBudget::Once => Verdict::Stop {
             reason: StopReason::OutOfRetries,
         },
         Some(delay) => Verdict::Retry { delay },
@@ -241,6 +244,28 @@ mod tests {
         assert_eq!(verdict(&p, &http(429, Some(86_400)), 1, &mut j), too_long);
         // The longer wait is the news, even when the retries are used up too.
         assert_eq!(verdict(&p, &http(429, Some(86_400)), 4, &mut j), too_long);
+    }
+
+    #[test]
+    fn a_validation_error_in_a_5xx_is_retried_once() {
+        let mut j = Jitter::seeded(1);
+        let e = LlmError::http(
+            &site(),
+            "m",
+            500,
+            "1 validation error: Field required",
+            None,
+        );
+        assert!(matches!(
+            verdict(&policy(), &e, 1, &mut j),
+            Verdict::Retry { .. }
+        ));
+        assert_eq!(
+            verdict(&policy(), &e, 2, &mut j),
+            Verdict::Stop {
+                reason: StopReason::OutOfRetries
+            }
+        );
     }
 
     #[test]

@@ -41,6 +41,11 @@ pub struct SseParser {
     /// At least one `data:` field was seen for the pending event.
     has_data: bool,
     event: Option<String>,
+    /// Bytes of lines that are not comments (complete or partial), ever: grows when
+    /// the stream carries anything but keep-alive comments and blank lines.
+    progress: u64,
+    /// Complete lines that are no SSE field at all (HTML, a JSON body...).
+    foreign_lines: u64,
 }
 
 impl SseParser {
@@ -54,7 +59,21 @@ impl SseParser {
             data: String::new(),
             has_data: false,
             event: None,
+            progress: 0,
+            foreign_lines: 0,
         }
+    }
+
+    /// A counter that grows with every byte of a line that is not a comment, so a
+    /// caller can tell keep-alive comments from the stream moving on.
+    pub fn progress(&self) -> u64 {
+        self.progress
+    }
+
+    /// How many complete lines were not SSE fields (`data`, `event`, `id`, `retry`),
+    /// comments or blank: more than zero means the body is not an event stream.
+    pub fn foreign_lines(&self) -> u64 {
+        self.foreign_lines
     }
 
     /// Parses the next bytes of the stream and returns the events they completed.
@@ -125,6 +144,14 @@ impl SseParser {
 
     fn push_partial(&mut self, bytes: &[u8]) -> Result<(), SseError> {
         self.check_len(self.line.len() + bytes.len())?;
+        if self
+            .line
+            .first()
+            .or(bytes.first())
+            .is_some_and(|&b| b != b':')
+        {
+            self.progress += bytes.len() as u64;
+        }
         self.line.extend_from_slice(bytes);
         Ok(())
     }
@@ -141,6 +168,7 @@ impl SseParser {
         if line[0] == b':' {
             return;
         }
+        self.progress += line.len() as u64;
         let (name, value) = match line.iter().position(|&b| b == b':') {
             Some(colon) => {
                 let value = &line[colon + 1..];
@@ -155,8 +183,11 @@ impl SseParser {
                 self.has_data = true;
             }
             b"event" => self.event = Some(String::from_utf8_lossy(value).into_owned()),
-            // `id`, `retry` and unknown fields are tolerated and ignored.
-            _ => {}
+            // `id` and `retry` are tolerated and ignored.
+            b"id" | b"retry" => {}
+            // Unknown fields are ignored too, but counted: a body full of them is not
+            // an event stream.
+            _ => self.foreign_lines += 1,
         }
     }
 
@@ -257,6 +288,23 @@ mod tests {
             got.extend(p.feed(std::slice::from_ref(b)).unwrap());
         }
         assert_eq!(got, vec![data("héllo→")]);
+    }
+
+    #[test]
+    fn comments_are_not_progress_and_foreign_lines_are_counted() {
+        let mut p = SseParser::new(100);
+        p.feed(b": ping - 2025\n\n: OPENROUTER PROCESSING\n\n")
+            .unwrap();
+        assert_eq!((p.progress(), p.foreign_lines()), (0, 0));
+        p.feed(b"data: {\"a\"").unwrap();
+        let partial = p.progress();
+        assert!(partial > 0);
+        p.feed(b": not a comment, inside the data line").unwrap();
+        assert!(p.progress() > partial);
+        p.feed(b"\n\nid: 1\nretry: 5\nevent: x\n\n").unwrap();
+        assert_eq!(p.foreign_lines(), 0);
+        p.feed(b"<html>not an API</html>\n").unwrap();
+        assert_eq!(p.foreign_lines(), 1);
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub struct RequestBody<'a> {
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
+    /// Sent only with tools, as [`ToolChoice`] says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
     /// `max_tokens` and the configured `extra_body` keys (see [`ProviderExtras`]).
     #[serde(flatten)]
     provider_extras: ProviderExtras<'a>,
@@ -41,8 +44,9 @@ struct StreamOptions {
 #[derive(Debug, Serialize)]
 struct WireMessage<'a> {
     role: &'static str,
-    /// `null` only for an assistant message that has tool calls and no text.
-    content: Option<&'a str>,
+    /// Always a string, `""` for an assistant message with only tool calls: some servers
+    /// (llama-cpp-python) answer 500 to `null` and fail when the field is missing.
+    content: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_content: Option<&'a str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -108,6 +112,11 @@ impl<'a> RequestBody<'a> {
                 .collect(),
             stream,
             stream_options,
+            tool_choice: if req.tools.is_empty() {
+                None
+            } else {
+                config.tool_choice.wire_value()
+            },
             provider_extras: ProviderExtras::new(config),
         }
     }
@@ -122,7 +131,7 @@ impl<'a> WireMessage<'a> {
     fn new(message: &'a Message, echo: ReasoningEcho) -> Self {
         let plain = |role, content: &'a str| WireMessage {
             role,
-            content: Some(content),
+            content,
             reasoning_content: None,
             tool_calls: Vec::new(),
             tool_call_id: None,
@@ -143,7 +152,7 @@ impl<'a> WireMessage<'a> {
                 tool_calls,
             } => WireMessage {
                 role: "assistant",
-                content: (!content.is_empty() || tool_calls.is_empty()).then_some(content.as_str()),
+                content,
                 reasoning_content: match echo {
                     ReasoningEcho::AsReasoningContent => reasoning.as_deref(),
                     ReasoningEcho::Omit => None,
@@ -171,7 +180,14 @@ impl<'a> WireMessage<'a> {
 
 /// Top-level body keys harness9 sets itself; `extra_body` may not set them (config.toml
 /// rejects them, and they are skipped here as well so a body never has a key twice).
-pub const OWNED_BODY_KEYS: &[&str] = &["model", "messages", "tools", "stream", "stream_options"];
+pub const OWNED_BODY_KEYS: &[&str] = &[
+    "model",
+    "messages",
+    "tools",
+    "tool_choice",
+    "stream",
+    "stream_options",
+];
 
 /// The body keys that come from provider settings rather than from the conversation:
 /// `max_tokens` when `max_output_tokens` is set, then every `extra_body` key that is not
@@ -567,7 +583,7 @@ fn lenient_u32<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::ToolSpec;
+    use crate::llm::{ToolChoice, ToolSpec};
     use serde_json::json;
 
     fn chunk(v: Value) -> ChatChunk {
@@ -623,7 +639,7 @@ mod tests {
                 "messages": [
                     {"role": "system", "content": "sys"},
                     {"role": "user", "content": "hi"},
-                    {"role": "assistant", "content": null, "tool_calls": [
+                    {"role": "assistant", "content": "", "tool_calls": [
                         {"id": "c1", "type": "function",
                          "function": {"name": "read_file", "arguments": "{\"path\":\"a\"}"}}
                     ]},
@@ -634,8 +650,51 @@ mod tests {
                     "parameters": {"type": "object"}}}],
                 "stream": true,
                 "stream_options": {"include_usage": true},
+                "tool_choice": "auto",
             })
         );
+    }
+
+    #[test]
+    fn tool_choice_is_sent_with_tools_only_and_follows_the_config() {
+        let messages = conversation();
+        let tools = vec![ToolSpec {
+            name: "read_file".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type": "object"}),
+        }];
+        let with_tools = ChatRequest {
+            model: "m",
+            messages: &messages,
+            tools: &tools,
+        };
+        let without_tools = ChatRequest {
+            tools: &[],
+            ..with_tools
+        };
+        let mut cfg = ProviderConfig::new("p", "http://x/v1");
+        assert_eq!(cfg.tool_choice, ToolChoice::Auto);
+        assert_eq!(body(&with_tools, &cfg)["tool_choice"], "auto");
+        assert!(body(&without_tools, &cfg).get("tool_choice").is_none());
+        cfg.tool_choice = ToolChoice::Required;
+        assert_eq!(body(&with_tools, &cfg)["tool_choice"], "required");
+        cfg.tool_choice = ToolChoice::Omit;
+        assert!(body(&with_tools, &cfg).get("tool_choice").is_none());
+    }
+
+    #[test]
+    fn assistant_content_is_always_a_string() {
+        let messages = conversation();
+        let req = ChatRequest {
+            model: "m",
+            messages: &messages,
+            tools: &[],
+        };
+        let v = body(&req, &ProviderConfig::new("p", "http://x/v1"));
+        for m in v["messages"].as_array().unwrap() {
+            assert!(m["content"].is_string(), "{m}");
+        }
+        assert_eq!(v["messages"][2]["content"], "");
     }
 
     #[test]

@@ -175,6 +175,8 @@ async fn tool_call_round_trip() {
     assert_eq!(sent.len(), 2);
     let msgs = sent[1].messages();
     assert_eq!(msgs[2]["role"], "assistant");
+    // Never null: llama-cpp-python answers 500 to a null content.
+    assert_eq!(msgs[2]["content"], "");
     assert_eq!(msgs[2]["tool_calls"][0]["id"], "call_1");
     assert_eq!(msgs[2]["tool_calls"][0]["type"], "function");
     assert_eq!(
@@ -454,6 +456,25 @@ async fn unknown_model_and_context_too_long() {
 }
 
 #[tokio::test]
+async fn a_validation_error_with_a_500_is_retried_once_then_reported_as_a_bad_request() {
+    let pydantic = json!({"detail": [{"type": "string_type", "loc": ["body", "messages", 2, "content"],
+        "msg": "Input should be a valid string", "input": null}]});
+    let server = MockServer::start(vec![
+        http_error(500).json_body(pydantic.clone()),
+        http_error(500).json_body(pydantic),
+        sse(vec![text("never asked for"), finish("stop")]),
+    ]);
+    let run = run(provider(&server)).await;
+    let e = run.err();
+    assert_eq!(e.kind(), ErrorKind::BadRequest);
+    assert_eq!((e.status(), e.attempts()), (Some(500), 2));
+    let s = e.to_string();
+    assert!(s.contains("Input should be a valid string"), "{s}");
+    assert!(!s.contains("having trouble"), "{s}");
+    assert_eq!(server.chat_requests().len(), 2);
+}
+
+#[tokio::test]
 async fn a_cut_stream_is_retried() {
     let server = MockServer::start(vec![
         sse(vec![text("par"), text("tial"), finish("stop")]).cut_after(1),
@@ -468,6 +489,160 @@ async fn a_cut_stream_is_retried() {
     );
     assert_eq!(run.texts(), vec!["par", "par", "full"]);
     assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn a_stream_that_ends_inside_an_event_is_a_cut_whether_closed_or_reset() {
+    let half_event = r#"data: {"choices":[{"index":0,"delta":{"content":"par"#;
+    let server = MockServer::start(vec![
+        // A clean end of the body in the middle of a data line...
+        sse(vec![text("a"), raw(half_event)]).without_done(),
+        // ...and the same bytes followed by a reset.
+        sse(vec![text("a"), raw(half_event), text("never sent")]).cut_after(2),
+        sse(vec![text("full"), finish("stop")]),
+    ]);
+    let run = run(provider(&server)).await;
+    assert_eq!(run.ok().text, "full");
+    assert_eq!(
+        run.retries().iter().map(|r| r.0).collect::<Vec<_>>(),
+        vec![2, 3]
+    );
+    assert_eq!(server.chat_requests().len(), 3);
+
+    // Out of retries, it is reported as a cut, not as a protocol error.
+    let server = MockServer::start(vec![sse(vec![raw(half_event)]).without_done()]);
+    let mut config = provider(&server);
+    config.retry.max_retries = 0;
+    let e = run_with(config, &user("hi"), &[]).await.result.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Network);
+    assert!(
+        e.to_string().contains("the connection broke mid-answer"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_without_any_data_is_asked_again_without_streaming() {
+    let overflow = json!({"error": {"message": "Requested tokens (2285) exceed context window of 2048",
+        "type": "invalid_request_error", "code": "context_length_exceeded"}});
+    let server = MockServer::start(vec![
+        // llama-cpp-python on an overflow: 200, an event stream, nothing in it.
+        sse(vec![]).without_done(),
+        http_error(400).json_body(overflow),
+        // Only keep-alive comments, then the end: the same, and the retry answers.
+        sse(vec![
+            comment("ping - 2025-01-01 00:00:00"),
+            comment("OPENROUTER PROCESSING"),
+        ])
+        .without_done(),
+        json_text("fine"),
+    ]);
+    let first = run(provider(&server)).await;
+    let e = first.err();
+    assert_eq!(e.kind(), ErrorKind::ContextTooLong);
+    assert_eq!(e.attempts(), 2);
+    assert!(first.retries().is_empty());
+
+    let second = run(provider(&server)).await;
+    assert_eq!(second.ok().text, "fine");
+
+    let sent = server.chat_requests();
+    assert_eq!(sent.len(), 4);
+    for (i, stream) in [(0, true), (1, false), (2, true), (3, false)] {
+        assert_eq!(sent[i].body["stream"], stream, "request {i}");
+    }
+    assert!(sent[1].body.get("stream_options").is_none());
+    assert_eq!(sent[1].header("accept"), Some("application/json"));
+    assert_eq!(sent[0].messages(), sent[1].messages());
+}
+
+#[tokio::test]
+async fn comments_before_the_data_are_an_event_stream() {
+    let server = MockServer::start(vec![sse(vec![
+        comment("OPENROUTER PROCESSING"),
+        comment("ping - 2025-01-01 00:00:00"),
+        text("hi"),
+        finish("stop"),
+    ])]);
+    assert_eq!(run(provider(&server)).await.ok().text, "hi");
+}
+
+#[tokio::test]
+async fn keep_alives_hold_the_idle_timer_only_until_the_first_data() {
+    let keepalives = |n| (0..n).map(|_| comment("keepalive")).collect::<Vec<_>>();
+    // Comments every 50 ms for 1 s before the first data: the server is still working.
+    let mut slow_start = keepalives(20);
+    slow_start.extend([text("b"), finish("stop")]);
+    // Comments every 50 ms for 2 s after the answer started: nothing is moving.
+    let mut stuck = vec![text("a")];
+    stuck.extend(keepalives(40));
+    stuck.push(finish("stop"));
+    let server = MockServer::start(vec![sse(slow_start).delay_ms(50), sse(stuck).delay_ms(50)]);
+    let mut config = provider(&server);
+    config.idle_timeout = Duration::from_millis(300);
+    config.retry.max_retries = 0;
+
+    assert_eq!(run(config.clone()).await.ok().text, "b");
+
+    let start = Instant::now();
+    let e = run(config).await.result.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    assert!(start.elapsed() < Duration::from_millis(1500), "{e}");
+    let s = e.to_string();
+    assert!(
+        s.contains("idle timeout") && s.contains("idle_timeout_secs"),
+        "{s}"
+    );
+}
+
+#[tokio::test]
+async fn an_attempt_that_streams_too_long_hits_the_attempt_timeout() {
+    let deltas = (0..40).map(|_| text("x")).collect::<Vec<_>>();
+    let server = MockServer::start(vec![sse(deltas).delay_ms(50)]);
+    let mut config = provider(&server);
+    config.idle_timeout = Duration::from_millis(300);
+    config.attempt_timeout = Duration::from_millis(400);
+    config.retry.max_retries = 0;
+    let start = Instant::now();
+    let e = run(config).await.result.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    assert!(start.elapsed() < Duration::from_millis(1500), "{e}");
+    let s = e.to_string();
+    assert!(
+        s.contains("attempt timeout") && s.contains("attempt_timeout_secs"),
+        "{s}"
+    );
+}
+
+#[tokio::test]
+async fn retries_stop_at_the_total_timeout() {
+    let stalls = (0..6)
+        .map(|_| sse(vec![]).delay_headers_ms(5_000))
+        .collect();
+    let server = MockServer::start(stalls);
+    let mut config = provider(&server);
+    config.idle_timeout = Duration::from_millis(200);
+    config.retry.max_retries = 5;
+    config.total_timeout = Duration::from_millis(500);
+    let start = Instant::now();
+    let run = run(config).await;
+    let e = run.err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    assert!(start.elapsed() < Duration::from_millis(1000), "{e}");
+    assert!(e.attempts() <= 3, "{e}");
+    assert!(e.to_string().contains("total_timeout_secs"), "{e}");
+
+    // A retry wait that would pass the total is not started either.
+    let server = MockServer::start(vec![http_error(503).header("Retry-After", "2")]);
+    let mut config = provider(&server);
+    config.total_timeout = Duration::from_secs(1);
+    let start = Instant::now();
+    let run = run_with(config, &user("hi"), &[]).await;
+    let e = run.err();
+    assert_eq!((e.kind(), e.attempts()), (ErrorKind::Server, 1));
+    assert!(start.elapsed() < Duration::from_secs(1));
+    assert!(e.to_string().contains("total_timeout_secs"), "{e}");
+    assert_eq!(server.chat_requests().len(), 1);
 }
 
 #[tokio::test]
@@ -672,6 +847,8 @@ async fn the_request_we_send() {
     assert_eq!(first.body["model"], "mock-model");
     assert_eq!(first.body["stream"], true);
     assert_eq!(first.body["stream_options"], json!({"include_usage": true}));
+    // With tools, tool_choice "auto": llama-cpp-python reads a missing one as "none".
+    assert_eq!(first.body["tool_choice"], "auto");
     assert_eq!(
         first.body["tools"],
         json!([{"type": "function", "function": {
@@ -686,6 +863,7 @@ async fn the_request_we_send() {
     let second = &sent[1];
     assert!(second.body.get("stream_options").is_none());
     assert!(second.body.get("tools").is_none());
+    assert!(second.body.get("tool_choice").is_none());
     assert_eq!(second.header("authorization"), None);
 }
 
