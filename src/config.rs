@@ -176,10 +176,24 @@ pub struct FileConfig {
     pub max_output_tokens: Option<u32>,
 }
 
-/// `tool_choice` in config.toml: what the request says about tools.
+/// `tool_choice` in config.toml: what the request says about tools — a mode, or
+/// `{ function = "NAME" }` to force one tool.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum ToolChoiceSetting {
+    /// `"auto"`, `"none-sent"` or `"required"`.
+    Mode(ToolChoiceMode),
+    /// `{ function = "read_file" }`: the model must call that tool.
+    Function {
+        /// The tool's name.
+        function: String,
+    },
+}
+
+/// The modes of [`ToolChoiceSetting`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum ToolChoiceSetting {
+pub enum ToolChoiceMode {
     /// `"tool_choice": "auto"` is sent with the tools.
     Auto,
     /// No `tool_choice` key is sent (servers that reject it).
@@ -491,9 +505,10 @@ impl Config {
         }
         if let Some(choice) = file.tool_choice {
             provider.tool_choice = match choice {
-                ToolChoiceSetting::Auto => ToolChoice::Auto,
-                ToolChoiceSetting::NoneSent => ToolChoice::Omit,
-                ToolChoiceSetting::Required => ToolChoice::Required,
+                ToolChoiceSetting::Mode(ToolChoiceMode::Auto) => ToolChoice::Auto,
+                ToolChoiceSetting::Mode(ToolChoiceMode::NoneSent) => ToolChoice::Omit,
+                ToolChoiceSetting::Mode(ToolChoiceMode::Required) => ToolChoice::Required,
+                ToolChoiceSetting::Function { function } => ToolChoice::Function { name: function },
             };
         }
         for (key, value, slot) in [
@@ -1408,11 +1423,17 @@ mod tests {
             })
         );
         for (text, choice) in [
-            ("auto", ToolChoice::Auto),
-            ("required", ToolChoice::Required),
+            ("\"auto\"", ToolChoice::Auto),
+            ("\"required\"", ToolChoice::Required),
+            (
+                "{ function = \"read_file\" }",
+                ToolChoice::Function {
+                    name: "read_file".into(),
+                },
+            ),
         ] {
             let c = resolve_with(
-                &format!("base_url = \"http://x/v1\"\ntool_choice = \"{text}\"\n"),
+                &format!("base_url = \"http://x/v1\"\ntool_choice = {text}\n"),
                 &[],
                 ServerProbe::Disabled,
             )

@@ -169,7 +169,7 @@ pub enum UsageReporting {
 }
 
 /// Whether and how `tool_choice` is sent when a request offers tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum ToolChoice {
     /// `"tool_choice": "auto"` (the default): some servers (llama-cpp-python's
     /// function-calling formats) treat a missing `tool_choice` as "none".
@@ -179,15 +179,26 @@ pub enum ToolChoice {
     Omit,
     /// `"tool_choice": "required"`: the model must call a tool.
     Required,
+    /// `{"type": "function", "function": {"name": …}}`: the model must call this tool
+    /// (the only way to force a call on llama-cpp-python's function-calling formats,
+    /// which refuse `"required"`).
+    Function {
+        /// The tool's name.
+        name: String,
+    },
 }
 
 impl ToolChoice {
     /// The wire value, or `None` when the field is not sent.
-    pub fn wire_value(self) -> Option<&'static str> {
+    pub fn wire_value(&self) -> Option<serde_json::Value> {
         match self {
-            ToolChoice::Auto => Some("auto"),
+            ToolChoice::Auto => Some("auto".into()),
             ToolChoice::Omit => None,
-            ToolChoice::Required => Some("required"),
+            ToolChoice::Required => Some("required".into()),
+            ToolChoice::Function { name } => Some(serde_json::json!({
+                "type": "function",
+                "function": {"name": name},
+            })),
         }
     }
 }

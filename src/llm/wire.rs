@@ -30,7 +30,7 @@ pub struct RequestBody<'a> {
     stream_options: Option<StreamOptions>,
     /// Sent only with tools, as [`ToolChoice`] says.
     #[serde(skip_serializing_if = "Option::is_none")]
-    tool_choice: Option<&'static str>,
+    tool_choice: Option<serde_json::Value>,
     /// `max_tokens` and the configured `extra_body` keys (see [`ProviderExtras`]).
     #[serde(flatten)]
     provider_extras: ProviderExtras<'a>,
@@ -678,6 +678,13 @@ mod tests {
         assert!(body(&without_tools, &cfg).get("tool_choice").is_none());
         cfg.tool_choice = ToolChoice::Required;
         assert_eq!(body(&with_tools, &cfg)["tool_choice"], "required");
+        cfg.tool_choice = ToolChoice::Function {
+            name: "read_file".into(),
+        };
+        assert_eq!(
+            body(&with_tools, &cfg)["tool_choice"],
+            json!({"type": "function", "function": {"name": "read_file"}})
+        );
         cfg.tool_choice = ToolChoice::Omit;
         assert!(body(&with_tools, &cfg).get("tool_choice").is_none());
     }
