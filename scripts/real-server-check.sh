@@ -86,7 +86,7 @@ echo "-- plain chat format"
 long=$(printf 'word %.0s' $(seq 1 3000))
 "$BIN" -p "$long" --output-format json >"$WORK/over.json" 2>"$WORK/err3"; code=$?
 kind=$("$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); print((r.get("error") or {}).get("kind"))' "$WORK/over.json" 2>/dev/null)
-check "overflow" $(( code != 3 )) "exit $code, kind ${kind:-?}: $(head -c 200 "$WORK/err3" | tr '\n' ' ')"
+check "overflow" $(( code != 3 )) "exit $code, kind ${kind:-?}: $(grep -m1 '^error' "$WORK/err3" | head -c 200)"
 
 # 4. In a pipe, the line after an overflow is answered (the failed turn is not sent again).
 out=$(printf '%s\nSay yes.\n' "$long" | "$BIN" 2>"$WORK/err4"); code=$?
