@@ -458,6 +458,7 @@ impl Client {
         if let Some(error) = &chunk.error {
             return Err(LlmError::in_stream(&self.site, model, error));
         }
+        let usage = chunk.reported_usage();
         let Some(choice) = chunk
             .choices
             .into_iter()
@@ -485,7 +486,7 @@ impl Client {
             reasoning,
             tool_calls: calls.finish(),
             finish_reason: choice.finish_reason.as_deref().and_then(finish_reason),
-            usage: chunk.usage.as_ref().map(|u| u.to_usage()),
+            usage,
         })
     }
 }
@@ -547,8 +548,8 @@ impl StreamState {
             let value: serde_json::Value = serde_json::from_str(data).unwrap_or_default();
             return Err(LlmError::in_stream(site, model, &value));
         }
-        if let Some(usage) = &chunk.usage {
-            self.usage = Some(usage.to_usage());
+        if let Some(usage) = chunk.reported_usage() {
+            self.usage = Some(usage);
         }
         for choice in chunk.choices {
             if choice.index.unwrap_or(0) != 0 {

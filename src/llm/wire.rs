@@ -242,8 +242,52 @@ pub struct ChatChunk {
     pub choices: Vec<Choice>,
     /// Token counts, usually in a last chunk with no choices.
     pub usage: Option<WireUsage>,
+    /// llama.cpp's `timings`, which carry the server's own token counts even when no
+    /// `usage` is sent.
+    pub timings: Option<WireTimings>,
     /// An error the provider reported instead of (or in the middle of) an answer.
     pub error: Option<Value>,
+}
+
+impl ChatChunk {
+    /// The server's token counts: `usage`, else llama.cpp's `timings`.
+    pub fn reported_usage(&self) -> Option<Usage> {
+        match (&self.usage, &self.timings) {
+            (Some(usage), _) => Some(usage.to_usage()),
+            (None, Some(timings)) => timings.to_usage(),
+            (None, None) => None,
+        }
+    }
+}
+
+/// llama.cpp's `timings`: prompt tokens evaluated now (`prompt_n`), taken from its cache
+/// (`cache_n`), and generated (`predicted_n`).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct WireTimings {
+    /// Prompt tokens evaluated for this request.
+    #[serde(deserialize_with = "lenient_u64")]
+    pub prompt_n: Option<u64>,
+    /// Prompt tokens reused from the server's cache.
+    #[serde(deserialize_with = "lenient_u64")]
+    pub cache_n: Option<u64>,
+    /// Tokens generated.
+    #[serde(deserialize_with = "lenient_u64")]
+    pub predicted_n: Option<u64>,
+}
+
+impl WireTimings {
+    /// The counts as usage, when the prompt count is there.
+    pub fn to_usage(&self) -> Option<Usage> {
+        let evaluated = self.prompt_n?;
+        let cached = self.cache_n.unwrap_or(0);
+        Some(Usage {
+            input_tokens: evaluated + cached,
+            output_tokens: self.predicted_n.unwrap_or(0),
+            cached_input_tokens: cached,
+            estimated: false,
+        })
+    }
 }
 
 /// One choice of a chunk.
@@ -753,6 +797,26 @@ mod tests {
                 usage.cached_input_tokens
             ),
             (10, 2, 4)
+        );
+        let llama = chunk(
+            json!({"choices": [], "timings": {"prompt_n": 150, "cache_n": 38, "predicted_n": 12}}),
+        );
+        let usage = llama.reported_usage().unwrap();
+        assert_eq!(
+            (
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cached_input_tokens,
+                usage.estimated
+            ),
+            (188, 12, 38, false)
+        );
+        let both = chunk(json!({"usage": {"prompt_tokens": 5}, "timings": {"prompt_n": 150}}));
+        assert_eq!(both.reported_usage().unwrap().input_tokens, 5, "usage wins");
+        assert!(
+            chunk(json!({"timings": {"predicted_n": 3}}))
+                .reported_usage()
+                .is_none()
         );
         let empty = chunk(json!({"choices": null, "usage": null}));
         assert!(empty.choices.is_empty() && empty.usage.is_none());
