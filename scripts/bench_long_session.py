@@ -22,18 +22,12 @@ import collections
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from scripted_server import start_server
 
 
 def script(turns):
@@ -49,17 +43,6 @@ def script(turns):
     )
     rule = {"match": "You summarize a conversation", "reply": {"text": summary}}
     return {"replies": replies, "rules": [rule]}
-
-
-def wait_for(url, deadline=10.0):
-    end = time.time() + deadline
-    while time.time() < end:
-        try:
-            urllib.request.urlopen(url + "/models", timeout=1).read()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit("the scripted server did not start")
 
 
 def main():
@@ -86,16 +69,12 @@ def main():
     with open(script_path, "w") as f:
         json.dump(script(args.turns), f)
     log = os.path.join(work, "log.jsonl")
-    port = free_port()
     limit = args.window * 4
-    server = subprocess.Popen(
-        [sys.executable, args.mock, "--port", str(port), "--script", script_path, "--log", log,
-         "--max-prompt-bytes", str(limit), "--overflow-style", args.overflow_style],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    server, url = start_server(
+        args.mock, script_path, log,
+        ["--max-prompt-bytes", str(limit), "--overflow-style", args.overflow_style],
     )
-    url = f"http://127.0.0.1:{port}/v1"
     try:
-        wait_for(url)
         prompts = "".join(f"turn {i + 1}: look at big.txt again\n" for i in range(args.turns))
         env = dict(os.environ, HARNESS9_HOME=home, OPENAI_API_KEY="k", NO_COLOR="1")
         start = time.time()

@@ -19,35 +19,13 @@ import argparse
 import json
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(mock, script, log, port):
-    server = subprocess.Popen(
-        [sys.executable, mock, "--port", str(port), "--script", script, "--log", log],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    end = time.time() + 10
-    while time.time() < end:
-        try:
-            urllib.request.urlopen(url + "/models", timeout=1).read()
-            return server, url
-        except OSError:
-            time.sleep(0.05)
-    sys.exit("the scripted server did not start")
+from scripted_server import start_server
 
 
 def chat_arrivals(log):
@@ -124,7 +102,7 @@ def main():
             {"match": "You summarize a conversation", "reply": {"text": "## Goal\nRead out.txt.\n## Open tasks\nGo on."}}
         ]}, f)
     log = os.path.join(work, "log.jsonl")
-    server, url = start_server(args.mock, script, log, free_port())
+    server, url = start_server(args.mock, script, log)
     env = dict(os.environ, HARNESS9_HOME=home, OPENAI_API_KEY="k", NO_COLOR="1")
     try:
         t0 = time.time()

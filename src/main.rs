@@ -153,7 +153,8 @@ fn env_lookup(name: &str) -> Option<String> {
 
 fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
     let overrides = cli.overrides();
-    if let Some(Command::Skills { action }) = &cli.command {
+    // Subcommands never call the model: no endpoint is needed or looked for.
+    if let Some(command) = &cli.command {
         let config = Config::resolve(
             &overrides,
             &env_lookup,
@@ -161,17 +162,10 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
             OllamaProbe::Disabled,
         )?;
         let home = init_logging(&config);
-        return skills_command(&config, &home, action);
-    }
-    if let Some(Command::Sessions { action }) = &cli.command {
-        let config = Config::resolve(
-            &overrides,
-            &env_lookup,
-            EndpointNeed::None,
-            OllamaProbe::Disabled,
-        )?;
-        let home = init_logging(&config);
-        return Ok(sessions_command(&config, &home, action));
+        return match command {
+            Command::Skills { action } => skills_command(&config, &home, action),
+            Command::Sessions { action } => Ok(sessions_command(&config, &home, action)),
+        };
     }
     let mut config = Config::resolve(
         &overrides,
