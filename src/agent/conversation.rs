@@ -42,6 +42,14 @@ const HISTORY_ITEMS: usize = 200;
 pub trait RecordSink: Send + Sync {
     /// Appends one record; the error says why it could not be saved.
     fn append(&mut self, record: &Record) -> Result<(), String>;
+
+    /// Appends a `message` record; a file sink writes it without copying the message.
+    fn append_message(&mut self, turn: u64, message: &Message) -> Result<(), String> {
+        self.append(&Record::Message {
+            turn,
+            message: message.clone(),
+        })
+    }
 }
 
 /// The tool kinds of a session, by tool name (for elision).
@@ -147,26 +155,21 @@ impl Conversation {
     /// Appends a record to the session file. A write that fails stops saving, with one
     /// warning; the conversation goes on.
     pub fn record(&mut self, record: Record) {
-        let Some(sink) = self.sink.as_mut() else {
-            return;
-        };
-        if !self.prompt_recorded {
+        self.save(|sink| sink.append(&record));
+    }
+
+    /// Runs `write` on the sink, the system prompt first if it is not saved yet.
+    fn save(&mut self, write: impl FnOnce(&mut dyn RecordSink) -> Result<(), String>) {
+        if self.sink.is_some() && !self.prompt_recorded {
             self.prompt_recorded = true;
             let prompt = Record::SystemPrompt {
-                prompt: match self.messages.first() {
-                    Some(Message::System { content }) => content.clone(),
-                    _ => String::new(),
-                },
+                prompt: self.system_prompt().to_string(),
             };
-            if let Err(e) = sink.append(&prompt) {
+            if let Some(Err(e)) = self.sink.as_mut().map(|sink| sink.append(&prompt)) {
                 self.stop_saving(e);
-                return;
             }
         }
-        let Some(sink) = self.sink.as_mut() else {
-            return;
-        };
-        if let Err(e) = sink.append(&record) {
+        if let Some(Err(e)) = self.sink.as_mut().map(|sink| write(sink.as_mut())) {
             self.stop_saving(e);
         }
     }
@@ -186,10 +189,8 @@ impl Conversation {
 
     /// Adds a message to the current turn (saved, then sent from the next request on).
     pub fn push(&mut self, message: Message) {
-        self.record(Record::Message {
-            turn: self.turn,
-            message: message.clone(),
-        });
+        let turn = self.turn;
+        self.save(|sink| sink.append_message(turn, &message));
         self.messages.push(message);
         self.turns.push(self.turn);
     }

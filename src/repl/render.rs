@@ -69,7 +69,7 @@ pub enum AnswerDelivery {
 }
 
 /// The most answer text held for one request before it is streamed anyway.
-pub const HOLD_CAP: usize = 1 << 20;
+pub const HOLD_CAP: usize = 256 << 10;
 
 /// The line that tells a reader the text above it was cut off and starts again.
 pub const RETRY_MARKER: &str =

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::agent::conversation::RecordSink;
 use crate::agent::saved;
+use crate::llm::Message;
 use crate::protocol::{ExportFormat, SessionListing};
 use crate::sessions::cli::{self, Destination};
 use crate::sessions::record::{SCHEMA_VERSION, endpoint_host, now_ms};
@@ -145,6 +146,10 @@ impl RecordSink for SessionWriter {
     fn append(&mut self, record: &Record) -> Result<(), String> {
         SessionWriter::append(self, record).map_err(|e| e.to_string())
     }
+
+    fn append_message(&mut self, turn: u64, message: &Message) -> Result<(), String> {
+        SessionWriter::append_message(self, turn, message).map_err(|e| e.to_string())
+    }
 }
 
 /// A new session's file, created with the first record; the store's size cap is
@@ -156,21 +161,36 @@ struct NewFile {
     max_bytes: u64,
 }
 
-impl RecordSink for NewFile {
-    fn append(&mut self, record: &Record) -> Result<(), String> {
-        let writer = match &mut self.writer {
-            Some(writer) => writer,
-            None => {
-                let writer = self.store.create(&self.header).map_err(|e| e.to_string())?;
-                if let Err(e) = self
-                    .store
-                    .enforce_cap(self.max_bytes, Some(&self.header.id))
-                {
+impl NewFile {
+    /// The file's writer, created (with the header) the first time.
+    fn writer(&mut self) -> Result<&SessionWriter, String> {
+        if self.writer.is_none() {
+            let writer = self.store.create(&self.header).map_err(|e| e.to_string())?;
+            // Listing every session to apply the cap must not delay the request this
+            // first record comes before: it runs on a thread of its own.
+            let (store, max_bytes, keep) =
+                (self.store.clone(), self.max_bytes, self.header.id.clone());
+            std::thread::spawn(move || {
+                if let Err(e) = store.enforce_cap(max_bytes, Some(&keep)) {
                     tracing::warn!("cannot keep the sessions under their size cap: {e}");
                 }
-                self.writer.insert(writer)
-            }
-        };
-        SessionWriter::append(writer, record).map_err(|e| e.to_string())
+            });
+            self.writer = Some(writer);
+        }
+        self.writer
+            .as_ref()
+            .ok_or_else(|| "the session file could not be created".to_string())
+    }
+}
+
+impl RecordSink for NewFile {
+    fn append(&mut self, record: &Record) -> Result<(), String> {
+        self.writer()?.append(record).map_err(|e| e.to_string())
+    }
+
+    fn append_message(&mut self, turn: u64, message: &Message) -> Result<(), String> {
+        self.writer()?
+            .append_message(turn, message)
+            .map_err(|e| e.to_string())
     }
 }

@@ -132,6 +132,17 @@ pub struct Header {
     pub version: String,
 }
 
+/// A `message` record that borrows its message, so that a long answer is written
+/// without being copied first; it serializes exactly as [`Record::Message`].
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename = "message")]
+pub struct MessageRecord<'a> {
+    /// The turn it belongs to.
+    pub turn: u64,
+    /// The message.
+    pub message: &'a Message,
+}
+
 /// One line of a session file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -361,6 +372,25 @@ mod tests {
         );
         assert_eq!(endpoint_host("localhost:11434"), "localhost:11434");
         assert_eq!(endpoint_host(""), "");
+    }
+
+    #[test]
+    fn a_borrowed_message_record_is_the_same_line() {
+        let message = Message::User {
+            content: "hi".into(),
+        };
+        let owned = Record::Message {
+            turn: 3,
+            message: message.clone(),
+        };
+        let borrowed = MessageRecord {
+            turn: 3,
+            message: &message,
+        };
+        assert_eq!(
+            serde_json::to_string(&borrowed).unwrap(),
+            serde_json::to_string(&owned).unwrap()
+        );
     }
 
     #[test]

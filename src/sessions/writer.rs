@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use super::error::{IoAction, SessionError};
 use super::layout::private_append_options;
 use super::reader::read_header;
-use super::record::{Header, Record, SessionId};
+use super::record::{Header, MessageRecord, Record, SessionId};
+use crate::llm::Message;
 
 /// An open session file that records are appended to.
 #[derive(Debug)]
@@ -78,10 +79,22 @@ impl SessionWriter {
 
     /// Appends one record as one line.
     pub fn append(&self, record: &Record) -> Result<(), SessionError> {
-        let mut line = serde_json::to_vec(record).map_err(|source| SessionError::Encode {
-            kind: record.type_name(),
-            source,
-        })?;
+        self.write_line(record, record.type_name())
+    }
+
+    /// Appends a `message` record without copying the message.
+    pub fn append_message(&self, turn: u64, message: &Message) -> Result<(), SessionError> {
+        self.write_line(&MessageRecord { turn, message }, "message")
+    }
+
+    /// One record as one line, written with one `write_all`.
+    fn write_line(
+        &self,
+        value: &impl serde::Serialize,
+        kind: &'static str,
+    ) -> Result<(), SessionError> {
+        let mut line =
+            serde_json::to_vec(value).map_err(|source| SessionError::Encode { kind, source })?;
         line.push(b'\n');
         (&self.file)
             .write_all(&line)
