@@ -7,6 +7,14 @@
 # Not part of `cargo test`: it needs pip, a few minutes and a CPU.
 #
 #   scripts/real-server-check.sh [path/to/harness9]      (default target/release/harness9)
+#   LLAMA_SERVER=path/to/llama-server scripts/real-server-check.sh …
+#
+# With LLAMA_SERVER set, the text, overflow and pipe checks also run against llama.cpp's
+# own llama-server (--jinja, -c 2048), and the window it publishes must be learnt.
+# One way to build it from PyPI only: `pip download llama-cpp-python==0.3.36
+# --no-binary llama-cpp-python --no-deps`, unpack, then in vendor/llama.cpp:
+# `cmake -B build -DLLAMA_CURL=OFF && cmake --build build --target llama-server -j2`
+# (cmake from `pip install cmake`).
 #
 # Checks: a text answer; a tool round trip (read_file, forced with
 # tool_choice = { function = "read_file" } because the 135M model rarely picks a fitting
@@ -86,10 +94,32 @@ echo "-- plain chat format"
 long=$(printf 'word %.0s' $(seq 1 3000))
 "$BIN" -p "$long" --output-format json >"$WORK/over.json" 2>"$WORK/err3"; code=$?
 kind=$("$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); print((r.get("error") or {}).get("kind"))' "$WORK/over.json" 2>/dev/null)
-check "overflow" $(( code != 3 )) "exit $code, kind ${kind:-?}: $(grep -m1 '^error' "$WORK/err3" | head -c 200)"
+check "overflow" $(( code != 3 )) "exit $code, kind ${kind:-?}"
 
 # 4. In a pipe, the line after an overflow is answered (the failed turn is not sent again).
 out=$(printf '%s\nSay yes.\n' "$long" | "$BIN" 2>"$WORK/err4"); code=$?
 check "pipe after overflow" $(( ${#out} == 0 )) "exit $code (the first line's), next answer: $(echo "$out" | head -c 120 | tr '\n' ' ')"
+
+if [ -n "${LLAMA_SERVER:-}" ]; then
+    kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
+    "$LLAMA_SERVER" -m "$MODEL" -c 2048 --host 127.0.0.1 --port "$PORT" --jinja >"$WORK/llama.log" 2>&1 &
+    SERVER=$!
+    for _ in $(seq 1 240); do
+        curl -sf "http://127.0.0.1:$PORT/v1/models" >/dev/null && break
+        sleep 0.5
+    done
+    echo "-- llama-server $("$LLAMA_SERVER" --version 2>&1 | head -1)"
+    out=$("$BIN" -p "Say hello in five words." 2>"$WORK/err5"); code=$?
+    check "text answer" $(( code != 0 || ${#out} == 0 )) "exit $code, answer: $(echo "$out" | head -c 120 | tr '\n' ' ')"
+    # The first run learnt the window after its answer; the next one starts with it.
+    window=$("$BIN" -p "Say yes." --output-format stream-json 2>/dev/null |
+        "$PY" -c 'import json,sys; print(next((e.get("context_window"), e.get("context_window_source")) for e in map(json.loads, sys.stdin) if e.get("type") == "session_configured"))')
+    check "window learnt" $([ "$window" = "(2048, 'cache')" ]; echo $?) "$window"
+    "$BIN" -p "$long" --output-format json >"$WORK/over2.json" 2>"$WORK/err6"; code=$?
+    kind=$("$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); print((r.get("error") or {}).get("kind"))' "$WORK/over2.json" 2>/dev/null)
+    check "overflow" $(( code != 3 )) "exit $code, kind ${kind:-?}"
+    out=$(printf '%s\nSay yes.\n' "$long" | "$BIN" 2>/dev/null); code=$?
+    check "pipe after overflow" $(( ${#out} == 0 )) "exit $code (the first line's), next answer: $(echo "$out" | head -c 120 | tr '\n' ' ')"
+fi
 
 exit $failed

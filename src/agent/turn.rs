@@ -177,12 +177,15 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
                 messages: state.conversation.messages(),
                 tools: &specs,
             };
+            let model = state.model.clone();
             let mut on_event = |event: StreamEvent| match event {
                 StreamEvent::Text(t) => {
+                    start_learning(ctx, &model);
                     streamed.push_str(&t);
                     ctx.emit(Event::TextDelta { text: t });
                 }
                 StreamEvent::Reasoning(t) => {
+                    start_learning(ctx, &model);
                     reasoning.push_str(&t);
                     ctx.emit(Event::ReasoningDelta { text: t });
                 }
@@ -256,10 +259,7 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
             }
         };
         compacted_after_refusal = false;
-        // The first answer is in: the endpoint may now be asked for the window.
-        if let Some(cache) = ctx.setup.window_learning.start() {
-            tokio::spawn(learn_window(ctx.clone(), cache, state.model.clone()));
-        }
+        start_learning(ctx, &state.model);
         // The partial copies are only for an interrupted answer: free them before the
         // answer is copied again (a long answer would otherwise be held three times).
         drop(streamed);
@@ -349,6 +349,15 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
         final_text,
         usage: turn_usage,
         requests,
+    }
+}
+
+/// Starts learning the window from the endpoint, the first time only: called once the
+/// first answer has begun to arrive, so the questions never compete with the first
+/// request, and a `-p` run has the rest of the answer's time for them.
+fn start_learning(ctx: &TurnContext, model: &str) {
+    if let Some(cache) = ctx.setup.window_learning.start() {
+        tokio::spawn(learn_window(ctx.clone(), cache, model.to_string()));
     }
 }
 
