@@ -84,7 +84,7 @@ impl SharedWindow {
 pub enum WindowLearning {
     /// It was configured, or learnt recently (cached): nothing to ask.
     Settled,
-    /// Ask the endpoint in the background, once the first answer has arrived (so the
+    /// Ask the endpoint in the background, once the first answer begins to stream (so the
     /// questions never compete with the first request), and remember the answer here.
     FromEndpoint {
         /// The cache of learnt windows.
