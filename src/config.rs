@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
+use crate::exec::secrets::SecretPolicy;
 use crate::llm::wire::OWNED_BODY_KEYS;
 use crate::llm::{
     AuthHeader, ProviderConfig, ReasoningEcho, StreamMode, ToolChoice, UsageReporting,
@@ -160,6 +161,12 @@ pub struct FileConfig {
     pub skill_run_allowed_commands: Option<Vec<String>>,
     /// Command names `skill_run` must not run (when set, only a plain command is accepted).
     pub skill_run_denied_commands: Option<Vec<String>>,
+    /// Variables kept in commands' environments although their names look like secrets.
+    #[serde(default)]
+    pub child_env_keep: Vec<String>,
+    /// More variables removed from commands' environments.
+    #[serde(default)]
+    pub child_env_remove: Vec<String>,
     /// Save sessions under `$HARNESS9_HOME/sessions` (default true); `HARNESS9_SESSIONS=0`
     /// turns it off.
     pub sessions: Option<bool>,
@@ -300,6 +307,8 @@ pub struct Config {
     pub skills_cache_dir: PathBuf,
     /// `skill_run` allow and deny lists.
     pub skill_run_commands: CommandLists,
+    /// What is kept out of commands' environments (the key, header values, secrets).
+    pub secret_policy: SecretPolicy,
     /// Settings that point at nothing (a skills root that does not exist) and notes such
     /// as which model was picked when none was configured, for the start-up warnings of
     /// every mode.
@@ -623,6 +632,16 @@ impl Config {
                 .map(|v| command_list(&v))
                 .or(file.skill_run_denied_commands.clone()),
         };
+        let secret_policy = SecretPolicy {
+            values: provider
+                .api_key
+                .iter()
+                .cloned()
+                .chain(provider.extra_headers.iter().map(|(_, v)| v.clone()))
+                .collect(),
+            remove: file.child_env_remove.clone(),
+            keep: file.child_env_keep.clone(),
+        };
         let session_saving = resolve_session_saving(env, file.sessions)?;
         let sessions_max_bytes = file
             .sessions_max_bytes
@@ -638,6 +657,7 @@ impl Config {
             remote_skills_root,
             skills_cache_dir,
             skill_run_commands,
+            secret_policy,
             context_window: file.context_window,
             context_window_cache: home.join("cache").join("context_windows.json"),
             model,

@@ -176,6 +176,9 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
     if cli.no_session {
         config.session_saving = SessionSaving::Disabled;
     }
+    // Every command started for the model or a skill from now on leaves out the key,
+    // header values and secret-looking variables.
+    harness9::exec::secrets::configure(config.secret_policy.clone());
     let home = init_logging(&config);
     let (start, start_view) = match session_start(cli, &config)? {
         Start::Session(start) => (start, tui::StartView::Conversation),

@@ -14,7 +14,7 @@ use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 
 use super::supervise::ProcessGroup;
-use super::{Confinement, EnvChange, ExecError, Program, Prompts, Stdin};
+use super::{Confinement, EnvChange, ExecError, Program, Prompts, Stdin, secrets};
 
 /// Everything needed to build the command (stdin's bytes travel separately).
 pub(super) struct Plan<'a> {
@@ -129,6 +129,11 @@ fn start(plan: &Plan<'_>, mut cmd: Command, writers: &Writers) -> Result<Child, 
         cmd.env("PAGER", "cat")
             .env("GIT_PAGER", "cat")
             .env("GIT_TERMINAL_PROMPT", "0");
+    }
+    // Secrets never reach a child: the API key and header values under any name, and
+    // every variable that looks like a secret (see `secrets`).
+    for name in secrets::to_remove(std::env::vars_os()) {
+        cmd.env_remove(name);
     }
     for change in plan.env {
         match change {

@@ -14,8 +14,9 @@
 //! borrows only the head-and-tail collector of `tools::truncate`, which knows nothing of
 //! where its text comes from).
 //!
-//! `launch.rs` builds and spawns the command, `capture.rs` keeps what a stream printed,
-//! `supervise.rs` waits, drains and stops the process group.
+//! `launch.rs` builds and spawns the command (its environment without secrets:
+//! `secrets.rs`), `capture.rs` keeps what a stream printed, `supervise.rs` waits, drains
+//! and stops the process group.
 
 use std::ffi::OsString;
 use std::io;
@@ -29,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 mod capture;
 mod launch;
+pub mod secrets;
 mod supervise;
 #[cfg(test)]
 pub(crate) mod test_support;

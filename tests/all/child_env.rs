@@ -1,0 +1,77 @@
+//! Secrets kept out of the commands harness9 starts: the real binary runs `env` through
+//! the `bash` tool, and the output the model gets back must hold neither the API key
+//! (under its own name or any other) nor secret-looking variables, while ordinary ones
+//! and the ones the user chose to keep are there.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Command, Stdio};
+
+use crate::support::*;
+
+#[test]
+fn the_key_and_secret_looking_variables_never_reach_a_command() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    write(
+        &home.path().join("config.toml"),
+        "child_env_keep = [\"CI_JOB_TOKEN\"]\nchild_env_remove = [\"CORP_CREDS\"]\n[headers]\nX-Org = \"org-hdr-value\"\n",
+    );
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "c1", "bash", r#"{"command":"env"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("done"), finish("stop")]),
+    ]);
+    let out = Command::new(env!("CARGO_BIN_EXE_harness9"))
+        .current_dir(project.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("HARNESS9_HOME", home.path())
+        .env("OPENAI_API_KEY", "sk-test-KEYVALUE")
+        .env("OPENAI_BASE_URL", server.url())
+        .env("HARNESS9_MODEL", "m")
+        .env("KEY_COPY", "sk-test-KEYVALUE")
+        .env("HDR_COPY", "org-hdr-value")
+        .env("MY_SERVICE_TOKEN", "tok-VALUE")
+        .env("DB_PASSWORD", "pw-VALUE")
+        .env("CORP_CREDS", "corp-VALUE")
+        .env("CI_JOB_TOKEN", "ci-kept")
+        .env("ORDINARY", "still-here")
+        .args(["-p", "show the environment", "--approval-mode", "full-auto"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reqs = server.chat_requests();
+    let tool_output = reqs[1]
+        .messages()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str().map(String::from))
+        .unwrap();
+    assert!(tool_output.contains("ORDINARY=still-here"), "{tool_output}");
+    assert!(
+        tool_output.contains("CI_JOB_TOKEN=ci-kept"),
+        "{tool_output}"
+    );
+    for secret in [
+        "sk-test-KEYVALUE",
+        "org-hdr-value",
+        "tok-VALUE",
+        "pw-VALUE",
+        "corp-VALUE",
+    ] {
+        assert!(
+            !tool_output.contains(secret),
+            "{secret} leaked: {tool_output}"
+        );
+    }
+}
