@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use crate::support::*;
 
@@ -24,15 +24,9 @@ fn the_key_and_secret_looking_variables_never_reach_a_command() {
         ]),
         sse(vec![text("done"), finish("stop")]),
     ]);
-    let out = Command::new(env!("CARGO_BIN_EXE_harness9"))
-        .current_dir(project.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("HARNESS9_HOME", home.path())
+    let out = server
+        .harness9(home.path(), project.path())
         .env("OPENAI_API_KEY", "sk-test-KEYVALUE")
-        .env("OPENAI_BASE_URL", server.url())
-        .env("HARNESS9_MODEL", "m")
         .env("KEY_COPY", "sk-test-KEYVALUE")
         .env("HDR_COPY", "org-hdr-value")
         .env("MY_SERVICE_TOKEN", "tok-VALUE")

@@ -13,17 +13,7 @@ use crate::support::*;
 use serde_json::Value;
 
 fn harness9(server: &MockServer, home: &Path, project: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
-    cmd.current_dir(project)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("HARNESS9_HOME", home)
-        .env("OPENAI_API_KEY", "k")
-        .env("OPENAI_BASE_URL", server.url())
-        .env("HARNESS9_MODEL", "m")
-        .env("NO_COLOR", "1");
-    cmd
+    server.harness9(home, project)
 }
 
 fn user_texts(request: &RecordedRequest) -> Vec<String> {

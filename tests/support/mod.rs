@@ -551,6 +551,26 @@ impl MockServer {
         self.addr
     }
 
+    /// The real binary, run in `project` against this server with a clean environment:
+    /// `home` as `$HARNESS9_HOME` and `$HOME`, the key `k`, the model `m`, `NO_COLOR`.
+    pub fn harness9(
+        &self,
+        home: &std::path::Path,
+        project: &std::path::Path,
+    ) -> std::process::Command {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_harness9"));
+        cmd.current_dir(project)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home)
+            .env("HARNESS9_HOME", home)
+            .env("OPENAI_API_KEY", "k")
+            .env("OPENAI_BASE_URL", self.url())
+            .env("HARNESS9_MODEL", "m")
+            .env("NO_COLOR", "1");
+        cmd
+    }
+
     /// Answers requests for `path` (e.g. `/v1/models`) with `body`, every time.
     pub fn route(&self, path: &str, body: Value) {
         self.shared.lock().routes.push((path.to_string(), body));
