@@ -12,7 +12,7 @@ const CORE: &[&str] = &[
     "src/tools",
     "src/skills",
     "src/prompt.rs",
-    "src/config.rs",
+    "src/config",
     "src/protocol.rs",
     "src/input.rs",
     "src/session.rs",
