@@ -11,6 +11,7 @@ pub mod config;
 pub mod exec;
 pub mod input;
 pub mod llm;
+pub mod permissions;
 pub mod print;
 pub mod prompt;
 pub mod protocol;

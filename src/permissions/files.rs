@@ -1,0 +1,535 @@
+//! Where rules live on disk: the `[permissions]` table of the user's config.toml, the
+//! project's `.harness9/permissions.toml` (meant to be committed), and the list of the
+//! project file's `allow` rules this user has approved on this machine
+//! (`$HARNESS9_HOME/permissions/trusted.json`).
+//!
+//! A project file comes with the repository, so it is untrusted input: its `deny` and
+//! `ask` rules always apply (they only take rights away), but an `allow` rule applies
+//! only once this user approved it — by answering "this project" to a prompt (harness9
+//! writes the rule and records it) or with `harness9 permissions trust`. Rules are added
+//! and removed with `toml_edit`, so a person's comments and layout survive.
+//!
+//! It owns the file formats and the trust list; it must not know how a call is judged.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::{ActiveRule, Effect, Rule, RuleError, Rulebook, Source};
+
+/// The project file, relative to the project directory.
+pub const PROJECT_FILE: &str = ".harness9/permissions.toml";
+
+/// The `[permissions]` table of config.toml (the same keys as the project file, plus
+/// `builtin_rules`).
+#[derive(Debug, Default, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct UserPermissions {
+    /// Rules that run without asking.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Rules that always ask.
+    #[serde(default)]
+    pub ask: Vec<String>,
+    /// Rules that never run.
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// Whether the built-in rules (secret files, `.git`, `.harness9`) apply.
+    #[serde(default)]
+    pub builtin_rules: BuiltinRules,
+}
+
+/// Whether the built-in rules apply (set only in the user's config.toml: a project
+/// file cannot switch them off).
+#[derive(Debug, Default, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum BuiltinRules {
+    /// They apply (the default).
+    #[default]
+    On,
+    /// They do not.
+    Off,
+}
+
+/// The project file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProjectRules {
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
+    ask: Vec<String>,
+    #[serde(default)]
+    deny: Vec<String>,
+}
+
+/// Why rules could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum PermissionsError {
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A file is not valid TOML or has unknown keys.
+    #[error("{path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What the parser said.
+        message: String,
+    },
+    /// A rule cannot be read.
+    #[error("{path}: {source}")]
+    Rule {
+        /// The file.
+        path: PathBuf,
+        /// The rule and the reason.
+        source: RuleError,
+    },
+}
+
+/// Everything the rule files say, loaded.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The rules in force.
+    pub book: Rulebook,
+    /// `allow` rules of the project file this user has not approved (not in force).
+    pub untrusted: Vec<String>,
+    /// The project file.
+    pub project_file: PathBuf,
+}
+
+/// Where the files are.
+#[derive(Debug, Clone)]
+pub struct Places {
+    /// The user's config.toml (for messages and edits).
+    pub user_file: PathBuf,
+    /// The project directory.
+    pub project: PathBuf,
+    /// `$HARNESS9_HOME`.
+    pub harness_home: PathBuf,
+    /// The user's home directory, for `~/` in patterns.
+    pub home: Option<PathBuf>,
+}
+
+impl Places {
+    /// The project's rule file.
+    pub fn project_file(&self) -> PathBuf {
+        self.project.join(PROJECT_FILE)
+    }
+
+    fn trust_file(&self) -> PathBuf {
+        self.harness_home.join("permissions").join("trusted.json")
+    }
+}
+
+/// Loads the built-in rules, the user's and the project's.
+pub fn load(places: &Places, user: &UserPermissions) -> Result<Loaded, PermissionsError> {
+    let mut book = match user.builtin_rules {
+        BuiltinRules::On => Rulebook::built_in(),
+        BuiltinRules::Off => Rulebook::default(),
+    };
+    let home = places.home.as_deref();
+    let user_source = Source::User {
+        path: places.user_file.clone(),
+    };
+    for (effect, texts) in [
+        (Effect::Deny, &user.deny),
+        (Effect::Ask, &user.ask),
+        (Effect::Allow, &user.allow),
+    ] {
+        for text in texts {
+            let rule = Rule::parse(text, home).map_err(|source| PermissionsError::Rule {
+                path: places.user_file.clone(),
+                source,
+            })?;
+            book.push(ActiveRule {
+                rule,
+                effect,
+                source: user_source.clone(),
+            });
+        }
+    }
+    let project_file = places.project_file();
+    let project = read_project(&project_file)?;
+    let trusted = read_trust(places)?;
+    let trusted_here = trusted
+        .get(&key(&project_file))
+        .cloned()
+        .unwrap_or_default();
+    let project_source = Source::Project {
+        path: project_file.clone(),
+    };
+    let mut untrusted = Vec::new();
+    for (effect, texts) in [
+        (Effect::Deny, &project.deny),
+        (Effect::Ask, &project.ask),
+        (Effect::Allow, &project.allow),
+    ] {
+        for text in texts {
+            let rule = Rule::parse(text, home).map_err(|source| PermissionsError::Rule {
+                path: project_file.clone(),
+                source,
+            })?;
+            if effect == Effect::Allow && !trusted_here.iter().any(|t| t == rule.text()) {
+                untrusted.push(rule.text().to_string());
+                continue;
+            }
+            book.push(ActiveRule {
+                rule,
+                effect,
+                source: project_source.clone(),
+            });
+        }
+    }
+    Ok(Loaded {
+        book,
+        untrusted,
+        project_file,
+    })
+}
+
+fn read_project(path: &Path) -> Result<ProjectRules, PermissionsError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => toml::from_str(&text).map_err(|e| PermissionsError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ProjectRules::default()),
+        Err(source) => Err(PermissionsError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+fn key(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+fn read_trust(places: &Places) -> Result<BTreeMap<String, Vec<String>>, PermissionsError> {
+    let path = places.trust_file();
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| PermissionsError::Parse {
+            path,
+            message: e.to_string(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
+        Err(source) => Err(PermissionsError::Io { path, source }),
+    }
+}
+
+fn write_trust(
+    places: &Places,
+    trust: &BTreeMap<String, Vec<String>>,
+) -> Result<(), PermissionsError> {
+    let path = places.trust_file();
+    let text = serde_json::to_string_pretty(trust).map_err(|e| PermissionsError::Parse {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    write_atomic(&path, &text)
+}
+
+/// Records the project file's current `allow` rules as approved by this user.
+pub fn trust_project(places: &Places) -> Result<Vec<String>, PermissionsError> {
+    let file = places.project_file();
+    let project = read_project(&file)?;
+    let home = places.home.as_deref();
+    let mut texts = Vec::new();
+    for text in &project.allow {
+        let rule = Rule::parse(text, home).map_err(|source| PermissionsError::Rule {
+            path: file.clone(),
+            source,
+        })?;
+        texts.push(rule.text().to_string());
+    }
+    let mut trust = read_trust(places)?;
+    trust.insert(key(&file), texts.clone());
+    write_trust(places, &trust)?;
+    Ok(texts)
+}
+
+/// Adds `rule` to the project file's list for `effect` (creating the file), and, for an
+/// `allow` rule, records it as approved by this user.
+pub fn add_to_project(places: &Places, effect: Effect, rule: &str) -> Result<(), PermissionsError> {
+    let file = places.project_file();
+    edit_array(&file, None, effect, |array| {
+        if !array.iter().any(|v| v.as_str() == Some(rule)) {
+            array.push(rule);
+        }
+    })?;
+    if effect == Effect::Allow {
+        let mut trust = read_trust(places)?;
+        let list = trust.entry(key(&file)).or_default();
+        if !list.iter().any(|t| t == rule) {
+            list.push(rule.to_string());
+        }
+        write_trust(places, &trust)?;
+    }
+    Ok(())
+}
+
+/// Removes `rule` from the list for `effect` in the file it came from (`[permissions]`
+/// of config.toml, or the project file).
+pub fn remove_from(
+    places: &Places,
+    source: &Source,
+    effect: Effect,
+    rule: &str,
+) -> Result<(), PermissionsError> {
+    let (file, table) = match source {
+        Source::User { path } => (path.clone(), Some("permissions")),
+        Source::Project { path } => (path.clone(), None),
+        Source::BuiltIn | Source::Session => return Ok(()),
+    };
+    edit_array(&file, table, effect, |array| {
+        array.retain(|v| v.as_str().map(str::trim) != Some(rule));
+    })?;
+    if matches!(source, Source::Project { .. }) && effect == Effect::Allow {
+        let mut trust = read_trust(places)?;
+        if let Some(list) = trust.get_mut(&key(&file)) {
+            list.retain(|t| t != rule);
+        }
+        write_trust(places, &trust)?;
+    }
+    Ok(())
+}
+
+/// Edits the array `effect` of `table` (or the top level) in `file`, keeping the rest
+/// of the file as written.
+fn edit_array(
+    file: &Path,
+    table: Option<&str>,
+    effect: Effect,
+    change: impl FnOnce(&mut toml_edit::Array),
+) -> Result<(), PermissionsError> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            return Err(PermissionsError::Io {
+                path: file.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let parse_error = |message: String| PermissionsError::Parse {
+        path: file.to_path_buf(),
+        message,
+    };
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| parse_error(e.to_string()))?;
+    let root = doc.as_table_mut();
+    let container = match table {
+        None => root,
+        Some(name) => root
+            .entry(name)
+            .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
+            .as_table_mut()
+            .ok_or_else(|| parse_error(format!("`{name}` is not a table")))?,
+    };
+    let array = container
+        .entry(effect.as_str())
+        .or_insert_with(|| toml_edit::value(toml_edit::Array::new()))
+        .as_array_mut()
+        .ok_or_else(|| parse_error(format!("`{}` is not a list", effect.as_str())))?;
+    change(array);
+    array.fmt();
+    write_atomic(file, &doc.to_string())
+}
+
+/// Writes `text` to `path` through a temporary file and a rename.
+fn write_atomic(path: &Path, text: &str) -> Result<(), PermissionsError> {
+    let io = |source| PermissionsError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let tmp = path.with_extension("toml.tmp");
+    std::fs::write(&tmp, text).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn places(dir: &Path) -> Places {
+        let project = dir.join("proj");
+        std::fs::create_dir_all(&project).unwrap();
+        Places {
+            user_file: dir.join("home/config.toml"),
+            project,
+            harness_home: dir.join("home"),
+            home: None,
+        }
+    }
+
+    fn texts(book: &Rulebook, effect: Effect, source: fn(&Source) -> bool) -> Vec<String> {
+        book.rules()
+            .iter()
+            .filter(|r| r.effect == effect && source(&r.source))
+            .map(|r| r.rule.text().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn project_allow_rules_need_this_users_approval_and_deny_rules_do_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = places(dir.path());
+        std::fs::create_dir_all(p.project.join(".harness9")).unwrap();
+        std::fs::write(
+            p.project_file(),
+            "# team rules\nallow = [\"bash\"]\ndeny = [\"bash(curl:*)\"]\n",
+        )
+        .unwrap();
+        let loaded = load(&p, &UserPermissions::default()).unwrap();
+        assert_eq!(loaded.untrusted, vec!["bash"]);
+        let is_project = |s: &Source| matches!(s, Source::Project { .. });
+        assert!(texts(&loaded.book, Effect::Allow, is_project).is_empty());
+        assert_eq!(
+            texts(&loaded.book, Effect::Deny, is_project),
+            vec!["bash(curl:*)"]
+        );
+
+        assert_eq!(trust_project(&p).unwrap(), vec!["bash"]);
+        let loaded = load(&p, &UserPermissions::default()).unwrap();
+        assert!(loaded.untrusted.is_empty());
+        assert_eq!(texts(&loaded.book, Effect::Allow, is_project), vec!["bash"]);
+
+        // A rule added behind harness9's back is not trusted.
+        let text = std::fs::read_to_string(p.project_file()).unwrap();
+        std::fs::write(
+            p.project_file(),
+            text.replace("[\"bash\"]", "[\"bash\", \"edit\"]"),
+        )
+        .unwrap();
+        let loaded = load(&p, &UserPermissions::default()).unwrap();
+        assert_eq!(loaded.untrusted, vec!["edit"]);
+    }
+
+    #[test]
+    fn answers_for_the_project_are_written_keeping_comments_and_are_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = places(dir.path());
+        add_to_project(&p, Effect::Allow, "bash(cargo test:*)").unwrap();
+        std::fs::write(
+            p.project_file(),
+            format!(
+                "# keep me\n{}",
+                std::fs::read_to_string(p.project_file()).unwrap()
+            ),
+        )
+        .unwrap();
+        add_to_project(&p, Effect::Allow, "bash(cargo fmt:*)").unwrap();
+        add_to_project(&p, Effect::Allow, "bash(cargo fmt:*)").unwrap();
+        let text = std::fs::read_to_string(p.project_file()).unwrap();
+        assert!(text.contains("# keep me"), "{text}");
+        let loaded = load(&p, &UserPermissions::default()).unwrap();
+        let is_project = |s: &Source| matches!(s, Source::Project { .. });
+        assert_eq!(
+            texts(&loaded.book, Effect::Allow, is_project),
+            vec!["bash(cargo test:*)", "bash(cargo fmt:*)"]
+        );
+        remove_from(
+            &p,
+            &Source::Project {
+                path: p.project_file(),
+            },
+            Effect::Allow,
+            "bash(cargo test:*)",
+        )
+        .unwrap();
+        let loaded = load(&p, &UserPermissions::default()).unwrap();
+        assert_eq!(
+            texts(&loaded.book, Effect::Allow, is_project),
+            vec!["bash(cargo fmt:*)"]
+        );
+    }
+
+    #[test]
+    fn user_rules_load_and_are_removed_from_config_toml() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = places(dir.path());
+        std::fs::create_dir_all(&p.harness_home).unwrap();
+        std::fs::write(
+            &p.user_file,
+            "model = \"m\" # mine\n[permissions]\nallow = [\"bash(ls:*)\", \"read(/usr/**)\"]\n",
+        )
+        .unwrap();
+        let user: UserPermissions = UserPermissions {
+            allow: vec!["bash(ls:*)".into(), "read(/usr/**)".into()],
+            ..Default::default()
+        };
+        let loaded = load(&p, &user).unwrap();
+        let is_user = |s: &Source| matches!(s, Source::User { .. });
+        assert_eq!(texts(&loaded.book, Effect::Allow, is_user).len(), 2);
+        remove_from(
+            &p,
+            &Source::User {
+                path: p.user_file.clone(),
+            },
+            Effect::Allow,
+            "bash(ls:*)",
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(&p.user_file).unwrap();
+        assert!(
+            text.contains("model = \"m\" # mine") && !text.contains("bash(ls:*)"),
+            "{text}"
+        );
+        assert!(text.contains("read(/usr/**)"), "{text}");
+    }
+
+    #[test]
+    fn a_bad_rule_or_file_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = places(dir.path());
+        std::fs::create_dir_all(p.project.join(".harness9")).unwrap();
+        std::fs::write(p.project_file(), "deny = [\"bash(\"]\n").unwrap();
+        let e = load(&p, &UserPermissions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("permissions.toml") && e.contains("bash("), "{e}");
+        std::fs::write(p.project_file(), "allow = 3\n").unwrap();
+        let e = load(&p, &UserPermissions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("permissions.toml"), "{e}");
+        std::fs::write(p.project_file(), "builtin_rules = \"off\"\n").unwrap();
+        assert!(
+            load(&p, &UserPermissions::default()).is_err(),
+            "a project cannot switch the built-in rules off"
+        );
+    }
+
+    #[test]
+    fn built_in_rules_can_be_switched_off_by_the_user() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = places(dir.path());
+        let on = load(&p, &UserPermissions::default()).unwrap();
+        assert_eq!(
+            on.book.rules().len(),
+            super::super::SECRET_FILES.len() + super::super::PROTECTED_EDITS.len(),
+            "every built-in rule parses"
+        );
+        let off = load(
+            &p,
+            &UserPermissions {
+                builtin_rules: BuiltinRules::Off,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(off.book.rules().is_empty());
+    }
+}

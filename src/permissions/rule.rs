@@ -1,0 +1,453 @@
+//! One permission rule as a person writes it — `bash(cargo test:*)`,
+//! `read_file(**/.env*)`, `edit(src/**)`, `*(**/*.pem)`, `bash` — parsed into which
+//! tools it names and what of a call it matches: the words of a command (a prefix with
+//! `:*`, else the exact command) or a path glob.
+//!
+//! It owns the rule syntax and matching of one call subject against one rule; it must
+//! not know where rules come from, their precedence or the approval mode.
+
+use std::path::{Component, Path, PathBuf};
+
+use globset::{GlobBuilder, GlobMatcher};
+
+use super::shell::{self, SimpleCommand};
+
+/// A rule that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("rule `{rule}`: {reason}")]
+pub struct RuleError {
+    /// The rule as written.
+    pub rule: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+/// A parsed rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    text: String,
+    tools: ToolSelector,
+    spec: Spec,
+}
+
+/// Which tools a rule names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolSelector {
+    /// `*`: every tool.
+    Any,
+    /// `read`: the tools that read files (`read_file`, `grep`, `glob`, `list`).
+    Readers,
+    /// `edit`: the tools that change files (`edit_file`, `write_file`).
+    Editors,
+    /// One tool by its name.
+    Named(String),
+}
+
+/// The tools in the `read` group.
+pub const READERS: &[&str] = &["read_file", "grep", "glob", "list"];
+/// The tools in the `edit` group.
+pub const EDITORS: &[&str] = &["edit_file", "write_file"];
+
+impl ToolSelector {
+    fn covers(&self, tool: &str) -> bool {
+        match self {
+            ToolSelector::Any => true,
+            ToolSelector::Readers => READERS.contains(&tool),
+            ToolSelector::Editors => EDITORS.contains(&tool),
+            ToolSelector::Named(name) => name == tool,
+        }
+    }
+}
+
+/// What of a call a rule matches.
+#[derive(Debug, Clone)]
+enum Spec {
+    /// No parentheses: every call of the tool.
+    All,
+    /// The text inside the parentheses, read both ways; which one applies depends on
+    /// the call (a command or a path).
+    Given {
+        /// The words of the command, when the text reads as one plain command.
+        command: Option<CommandSpec>,
+        /// The text as a path glob.
+        glob: GlobMatcher,
+        /// Whether the glob is anchored at the file system root (`/…` or `~/…`).
+        absolute: bool,
+        /// Whether the glob starts with `**/` (matches at any depth, in or out of the
+        /// project).
+        any_depth: bool,
+    },
+}
+
+/// A command pattern: `cargo test:*` (these words, then anything) or `git status`
+/// (exactly these words).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandSpec {
+    words: Vec<String>,
+    shape: CommandShape,
+}
+
+/// Prefix or exact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandShape {
+    /// `words:*`.
+    Prefix,
+    /// `words`.
+    Exact,
+}
+
+impl Rule {
+    /// Parses `tool` or `tool(spec)`; `home` expands a leading `~/` in a path glob.
+    pub fn parse(text: &str, home: Option<&Path>) -> Result<Rule, RuleError> {
+        let err = |reason: &str| RuleError {
+            rule: text.to_string(),
+            reason: reason.to_string(),
+        };
+        let trimmed = text.trim();
+        let (tool, spec) = match trimmed.find('(') {
+            None => (trimmed, None),
+            Some(open) => {
+                let inner = trimmed[open + 1..]
+                    .strip_suffix(')')
+                    .ok_or_else(|| err("a rule with `(` must end with `)`"))?;
+                (&trimmed[..open], Some(inner.trim()))
+            }
+        };
+        let tools = match tool {
+            "" => {
+                return Err(err(
+                    "it names no tool (write `bash(…)`, `read_file(…)`, `*(…)`)",
+                ));
+            }
+            "*" => ToolSelector::Any,
+            "read" => ToolSelector::Readers,
+            "edit" => ToolSelector::Editors,
+            name if name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') =>
+            {
+                ToolSelector::Named(name.to_string())
+            }
+            _ => {
+                return Err(err(
+                    "a tool name is letters, digits, `_` and `-` (or `*`, `read`, `edit`)",
+                ));
+            }
+        };
+        let spec = match spec {
+            None => {
+                if tools == ToolSelector::Any {
+                    return Err(err("`*` needs a path pattern, e.g. `*(**/.env*)`"));
+                }
+                Spec::All
+            }
+            Some("") => return Err(err("the parentheses are empty")),
+            Some(inner) => given(inner, home).map_err(|reason| err(&reason))?,
+        };
+        Ok(Rule {
+            text: trimmed.to_string(),
+            tools,
+            spec,
+        })
+    }
+
+    /// The rule as written (trimmed).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Which tools it names.
+    pub fn tools(&self) -> &ToolSelector {
+        &self.tools
+    }
+
+    /// True when it names `tool`.
+    pub fn covers_tool(&self, tool: &str) -> bool {
+        self.tools.covers(tool)
+    }
+
+    /// True when it names `tool` with no pattern (every call).
+    pub fn covers_every_call(&self, tool: &str) -> bool {
+        self.covers_tool(tool) && matches!(self.spec, Spec::All)
+    }
+
+    /// Whether it matches this simple command of a call to `tool`.
+    pub fn matches_command(&self, tool: &str, command: &SimpleCommand) -> bool {
+        if !self.covers_tool(tool) || self.tools == ToolSelector::Any {
+            return false;
+        }
+        match &self.spec {
+            Spec::All => true,
+            Spec::Given { command: spec, .. } => spec
+                .as_ref()
+                .is_some_and(|spec| spec.matches(&command.words)),
+        }
+    }
+
+    /// Whether it matches exactly this simple command: an exact command pattern (not a
+    /// prefix, not the whole tool). Destructive commands need such a rule.
+    pub fn names_exactly(&self, tool: &str, command: &SimpleCommand) -> bool {
+        if !self.covers_tool(tool) || self.tools == ToolSelector::Any {
+            return false;
+        }
+        matches!(
+            &self.spec,
+            Spec::Given { command: Some(spec), .. }
+                if spec.shape == CommandShape::Exact && spec.words == command.words
+        )
+    }
+
+    /// Whether it matches a path a call to `tool` touches; `project` is the project
+    /// directory (relative patterns are relative to it).
+    pub fn matches_path(&self, tool: &str, path: &Path, project: &Path) -> bool {
+        if !self.covers_tool(tool) {
+            return false;
+        }
+        match &self.spec {
+            Spec::All => true,
+            Spec::Given {
+                glob,
+                absolute,
+                any_depth,
+                ..
+            } => {
+                let path = normalize(path);
+                if *absolute {
+                    return glob.is_match(&path);
+                }
+                match path.strip_prefix(project) {
+                    Ok(rel) if rel.as_os_str().is_empty() => glob.is_match("."),
+                    Ok(rel) => glob.is_match(rel),
+                    Err(_) => *any_depth && glob.is_match(&path),
+                }
+            }
+        }
+    }
+}
+
+impl CommandSpec {
+    fn matches(&self, words: &[String]) -> bool {
+        match self.shape {
+            CommandShape::Exact => words == self.words.as_slice(),
+            CommandShape::Prefix => words.starts_with(&self.words),
+        }
+    }
+}
+
+fn given(inner: &str, home: Option<&Path>) -> Result<Spec, String> {
+    let (command_text, shape) = match inner.strip_suffix(":*") {
+        Some(prefix) => (prefix, CommandShape::Prefix),
+        None => (inner, CommandShape::Exact),
+    };
+    let parsed = shell::parse(command_text);
+    let command = match (parsed.is_plain(), parsed.commands.as_slice()) {
+        (true, [one]) if one.assignments.is_empty() && one.redirects.is_empty() => {
+            Some(CommandSpec {
+                words: one.words.clone(),
+                shape,
+            })
+        }
+        _ => None,
+    };
+    let (pattern, absolute) = match (inner.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => (format!("{}/{rest}", home.display()), true),
+        (Some(_), None) => return Err("`~/` is used but the home directory is unknown".into()),
+        (None, _) => (inner.to_string(), inner.starts_with('/')),
+    };
+    let glob = GlobBuilder::new(&pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| format!("not a valid path pattern: {}", e.kind()))?
+        .compile_matcher();
+    Ok(Spec::Given {
+        command,
+        glob,
+        absolute,
+        any_depth: pattern.starts_with("**/"),
+    })
+}
+
+/// Removes `.` and resolves `..` lexically (no file system access): rules judge the
+/// path as named; the tools resolve symlinks before they touch anything.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The rule text proposed for "always" on this simple command: its name, plus the
+/// subcommand for tools that have subcommands (`cargo test:*`, `git status:*`), else the
+/// name alone (`ls:*`).
+pub fn proposed_prefix(tool: &str, command: &SimpleCommand) -> Option<String> {
+    const WITH_SUBCOMMANDS: &[&str] = &[
+        "git",
+        "cargo",
+        "npm",
+        "pnpm",
+        "yarn",
+        "bun",
+        "go",
+        "docker",
+        "kubectl",
+        "pip",
+        "pip3",
+        "uv",
+        "poetry",
+        "make",
+        "just",
+        "gh",
+        "dotnet",
+        "mvn",
+        "gradle",
+        "rustup",
+        "deno",
+        "npx",
+        "python",
+        "python3",
+        "node",
+        "brew",
+        "apt",
+        "helm",
+        "terraform",
+    ];
+    let name = command.words.first()?;
+    let mut words = vec![name.as_str()];
+    if WITH_SUBCOMMANDS.contains(&name.as_str())
+        && let Some(sub) = command.words.get(1)
+        && !sub.starts_with('-')
+        && sub
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))
+    {
+        words.push(sub);
+    }
+    let joined = words
+        .iter()
+        .map(|w| quote_word(w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Some(format!("{tool}({joined}:*)"))
+}
+
+/// The exact rule naming this simple command.
+pub fn exact_rule(tool: &str, command: &SimpleCommand) -> String {
+    let joined = command
+        .words
+        .iter()
+        .map(|w| quote_word(w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    format!("{tool}({joined})")
+}
+
+/// A word as it must be written in a rule so it reads back as the same word.
+fn quote_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '-' | '_' | '.' | '/' | ':' | '=' | '+' | '@' | ',')
+        });
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmd(line: &str) -> SimpleCommand {
+        shell::parse(line).commands.remove(0)
+    }
+
+    #[test]
+    fn command_rules_match_prefixes_or_exact_words() {
+        let rule = Rule::parse("bash(cargo test:*)", None).unwrap();
+        assert!(rule.matches_command("bash", &cmd("cargo test")));
+        assert!(rule.matches_command("bash", &cmd("cargo test -q --lib")));
+        assert!(!rule.matches_command("bash", &cmd("cargo testx")));
+        assert!(!rule.matches_command("bash", &cmd("cargo build")));
+        assert!(!rule.matches_command("skill_run", &cmd("cargo test")));
+        let exact = Rule::parse("bash(git status)", None).unwrap();
+        assert!(exact.matches_command("bash", &cmd("git status")));
+        assert!(!exact.matches_command("bash", &cmd("git status --short")));
+        assert!(exact.names_exactly("bash", &cmd("git  'status'")));
+        assert!(!rule.names_exactly("bash", &cmd("cargo test")));
+        let whole = Rule::parse("bash", None).unwrap();
+        assert!(whole.matches_command("bash", &cmd("anything at all")));
+        assert!(whole.covers_every_call("bash"));
+    }
+
+    #[test]
+    fn path_rules_match_relative_to_the_project_or_anywhere() {
+        let project = Path::new("/p");
+        let env = Rule::parse("read_file(**/.env*)", None).unwrap();
+        assert!(env.matches_path("read_file", Path::new("/p/.env"), project));
+        assert!(env.matches_path("read_file", Path::new("/p/a/b/.env.local"), project));
+        assert!(env.matches_path("read_file", Path::new("/home/u/.env"), project));
+        assert!(!env.matches_path("read_file", Path::new("/p/src/env.rs"), project));
+        assert!(!env.matches_path("grep", Path::new("/p/.env"), project));
+        let src = Rule::parse("edit(src/**)", None).unwrap();
+        assert!(src.matches_path("edit_file", Path::new("/p/src/a/b.rs"), project));
+        assert!(src.matches_path("write_file", Path::new("/p/src/x.rs"), project));
+        assert!(!src.matches_path("edit_file", Path::new("/p/tests/x.rs"), project));
+        assert!(!src.matches_path("edit_file", Path::new("/q/src/x.rs"), project));
+        assert!(
+            !src.matches_path("edit_file", Path::new("/p/src/../../etc/passwd"), project),
+            "`..` is resolved before matching"
+        );
+        let abs = Rule::parse("read(/usr/share/**)", None).unwrap();
+        assert!(abs.matches_path("grep", Path::new("/usr/share/doc/x"), project));
+        let home = Rule::parse("*(~/.ssh/**)", Some(Path::new("/home/u"))).unwrap();
+        assert!(home.matches_path("bash", Path::new("/home/u/.ssh/id_rsa"), project));
+        // `*` in a segment does not cross `/`.
+        let one = Rule::parse("edit_file(src/*.rs)", None).unwrap();
+        assert!(!one.matches_path("edit_file", Path::new("/p/src/a/b.rs"), project));
+    }
+
+    #[test]
+    fn bad_rules_are_refused_with_a_reason() {
+        for bad in ["", "bash(", "bash()", "*", "b a(x)", "read_file([)"] {
+            let e = Rule::parse(bad, None).unwrap_err();
+            assert!(!e.reason.is_empty(), "{bad}");
+        }
+        assert!(Rule::parse("*(~/x)", None).is_err());
+    }
+
+    #[test]
+    fn proposals_name_the_command_and_its_subcommand() {
+        assert_eq!(
+            proposed_prefix("bash", &cmd("cargo test -q")).as_deref(),
+            Some("bash(cargo test:*)")
+        );
+        assert_eq!(
+            proposed_prefix("bash", &cmd("ls -la src")).as_deref(),
+            Some("bash(ls:*)")
+        );
+        assert_eq!(
+            proposed_prefix("bash", &cmd("git --no-pager log")).as_deref(),
+            Some("bash(git:*)")
+        );
+        assert_eq!(
+            exact_rule("bash", &cmd("git push --force origin 'my branch'")),
+            "bash(git push --force origin 'my branch')"
+        );
+        // What is proposed reads back as a rule matching the command.
+        let c = cmd("git push --force origin 'my branch'");
+        let rule = Rule::parse(&exact_rule("bash", &c), None).unwrap();
+        assert!(rule.names_exactly("bash", &c));
+        let c = cmd("npm run build");
+        let rule = Rule::parse(&proposed_prefix("bash", &c).unwrap(), None).unwrap();
+        assert!(rule.matches_command("bash", &c));
+    }
+}
