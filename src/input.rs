@@ -44,6 +44,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "Write this session to a file: /export [md|json] [FILE]",
     ),
     ("model", "Show the model, or switch: /model NAME"),
+    (
+        "permissions",
+        "List the permission rules, or remove one: /permissions [remove N]",
+    ),
     ("usage", "Show token usage for this session"),
     ("exit", "Quit"),
     ("quit", "Quit"),
@@ -74,12 +78,26 @@ pub enum Builtin {
     /// `/resume` (choose from this project's saved sessions) or `/resume ID` (an id or
     /// a unique prefix).
     Resume(Option<String>),
+    /// `/permissions` (list the rules) or `/permissions remove N`.
+    Permissions(PermissionsCommand),
     /// `/export [md|json] [FILE]`: write the current session to a file.
     Export {
         /// Markdown (the default) or JSON.
         format: ExportFormat,
         /// Where; `None` lets the agent choose (the project directory).
         path: Option<PathBuf>,
+    },
+}
+
+/// What `/permissions` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionsCommand {
+    /// List every rule in force with its number and origin.
+    List,
+    /// Remove rule `number`.
+    Remove {
+        /// As listed.
+        number: usize,
     },
 }
 
@@ -134,6 +152,10 @@ pub fn route(line: &str, catalog: &Catalog) -> Routed {
         "resume" => Some(Builtin::Resume(
             (!rest.is_empty()).then(|| rest.to_string()),
         )),
+        "permissions" => match permissions_args(rest) {
+            Ok(command) => Some(Builtin::Permissions(command)),
+            Err(message) => return Routed::Error(message),
+        },
         "export" => match export_args(rest) {
             Ok(export) => Some(export),
             Err(message) => return Routed::Error(message),
@@ -164,6 +186,20 @@ pub fn route(line: &str, catalog: &Catalog) -> Routed {
         word,
         catalog,
     ))
+}
+
+/// `/permissions`'s arguments: nothing, or `remove N`.
+fn permissions_args(rest: &str) -> Result<PermissionsCommand, String> {
+    const USAGE: &str = "usage: /permissions (list the rules) or /permissions remove N";
+    let (word, after) = split_word(rest);
+    match word {
+        "" | "list" => Ok(PermissionsCommand::List),
+        "remove" | "rm" => match after.trim().parse::<usize>() {
+            Ok(number) if number > 0 => Ok(PermissionsCommand::Remove { number }),
+            _ => Err(format!("`{}` is not a rule number; {USAGE}", after.trim())),
+        },
+        other => Err(format!("unknown /permissions argument `{other}`; {USAGE}")),
+    }
 }
 
 /// `/export`'s arguments: an optional format (`md`, `markdown` or `json`), then an
@@ -430,6 +466,21 @@ mod tests {
     fn export_takes_an_optional_format_then_an_optional_file() {
         use ExportFormat::{Json, Markdown};
         assert_eq!(export_of("/export"), (Markdown, None));
+        let empty = Catalog::default();
+        assert_eq!(
+            route("/permissions", &empty),
+            Routed::Builtin(Builtin::Permissions(PermissionsCommand::List))
+        );
+        assert_eq!(
+            route("/permissions remove 3", &empty),
+            Routed::Builtin(Builtin::Permissions(PermissionsCommand::Remove {
+                number: 3
+            }))
+        );
+        assert!(matches!(
+            route("/permissions remove x", &empty),
+            Routed::Error(_)
+        ));
         assert_eq!(export_of("/export md"), (Markdown, None));
         assert_eq!(export_of("/export JSON"), (Json, None));
         assert_eq!(

@@ -12,8 +12,8 @@ use serde_json::json;
 
 use crate::agent::AgentHandle;
 use crate::protocol::{
-    ApprovalRequestKind, ErrorKind, Event, Location, Op, ToolStatus, TurnOutcome, Usage,
-    compaction_line,
+    ApprovalRequestKind, AskBecause, AutoDenyReason, ErrorKind, Event, Location, Op, ToolStatus,
+    TurnOutcome, Usage, compaction_line,
 };
 use crate::sink::{ReaderState, ReaderWatch, Sink};
 
@@ -376,13 +376,14 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             Event::AutoDenied {
                 name: tool,
                 request,
+                reason,
                 ..
             } => {
                 self.end_line()?;
                 writeln!(
                     self.err,
                     "harness9: denied {tool}: {}",
-                    describe_request(request)
+                    describe_denial(request, reason)
                 )?;
             }
             Event::Warning { message } => {
@@ -454,6 +455,40 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
     }
 }
 
+/// One line saying why a call was denied without asking.
+pub fn describe_denial(request: &ApprovalRequestKind, reason: &AutoDenyReason) -> String {
+    let what = match request {
+        ApprovalRequestKind::Command { command, .. } => format!("command `{command}`"),
+        ApprovalRequestKind::Edit { path, .. } => format!("edit of {}", path.display()),
+        ApprovalRequestKind::ReadOutside { path } | ApprovalRequestKind::Read { path } => {
+            format!("reading {}", path.display())
+        }
+    };
+    match reason {
+        AutoDenyReason::Rule { rule, source } => {
+            format!("{what} is refused by the rule `deny {rule}` ({source})")
+        }
+        AutoDenyReason::NobodyToAsk {
+            because: Some(AskBecause::Rule { rule, source }),
+        } => format!(
+            "{what} needs a person: the rule `ask {rule}` ({source}) asks every time, in every mode"
+        ),
+        AutoDenyReason::NobodyToAsk {
+            because:
+                Some(AskBecause::Destructive {
+                    what: harm,
+                    exact_rule,
+                }),
+        } => format!(
+            "{what} needs a person: {harm}; allow it unattended only with the exact rule `{exact_rule}`"
+        ),
+        AutoDenyReason::NobodyToAsk {
+            because: Some(AskBecause::Opaque { why }),
+        } => format!("{what} needs a person: {why}"),
+        AutoDenyReason::NobodyToAsk { because: None } => describe_request(request),
+    }
+}
+
 /// One line describing what an approval request was about.
 pub fn describe_request(request: &ApprovalRequestKind) -> String {
     match request {
@@ -476,6 +511,10 @@ pub fn describe_request(request: &ApprovalRequestKind) -> String {
         ),
         ApprovalRequestKind::ReadOutside { path } => format!(
             "reading {} (outside the project) needs approval; allow it with --approval-mode full-auto",
+            path.display()
+        ),
+        ApprovalRequestKind::Read { path } => format!(
+            "reading {} needs approval (a permission rule asks about it)",
             path.display()
         ),
     }

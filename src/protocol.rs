@@ -9,6 +9,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::permissions::{AskBecause, Effect, Offer, RuleView, Source};
+
 /// What a frontend asks the agent to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
@@ -46,6 +48,14 @@ pub enum Op {
     },
     /// List this project's saved sessions ([`Event::SessionList`]), for `/resume`.
     ListSessions,
+    /// List the permission rules in force ([`Event::Permissions`]), for `/permissions`.
+    ListPermissions,
+    /// Remove permission rule `number` (as listed) from the session and from the file
+    /// it came from; answered with [`Event::PermissionRemoved`] or a warning.
+    RemovePermission {
+        /// The rule's number in the list.
+        number: usize,
+    },
     /// Go on with a saved session (`/resume ID`): its conversation, model and loaded
     /// skills replace the current ones.
     Resume {
@@ -74,9 +84,12 @@ pub enum Op {
 pub enum ApprovalDecision {
     /// Run this one call.
     Approve,
-    /// Run it, and from now on approve the same kind of call without asking: commands
-    /// with the same first word (prefix), or every edit inside the project.
+    /// Run it, and add the rules the request offered ([`Event::ApprovalRequest`]'s
+    /// `offer`) for the rest of this session.
     ApproveForSession,
+    /// Run it, and add the offered rules to the project's `.harness9/permissions.toml`
+    /// (they hold in later sessions too).
+    ApproveForProject,
     /// Do not run it; the model is told, with the reason when one is given.
     Deny {
         /// Optional words for the model about why.
@@ -107,6 +120,11 @@ pub enum ApprovalRequestKind {
     /// Read something outside the project directory.
     ReadOutside {
         /// The path outside the project.
+        path: PathBuf,
+    },
+    /// Read a file inside the project that a rule asks about (a secret file).
+    Read {
+        /// The file.
         path: PathBuf,
     },
 }
@@ -240,8 +258,9 @@ impl ErrorKind {
 pub struct SubAgentEvent(Box<Event>);
 
 impl SubAgentEvent {
-    /// Wraps a turn event; gives back any event that cannot come from a sub-agent.
-    pub fn new(event: Event) -> Result<SubAgentEvent, Event> {
+    /// Wraps a turn event; gives back any event that cannot come from a sub-agent
+    /// (boxed: an approval request is large, and the way back should not be).
+    pub fn new(event: Event) -> Result<SubAgentEvent, Box<Event>> {
         match event {
             Event::TurnStarted { .. }
             | Event::RequestStarted { .. }
@@ -261,11 +280,13 @@ impl SubAgentEvent {
             | Event::ConversationCleared
             | Event::SessionResumed(_)
             | Event::SessionList { .. }
+            | Event::Permissions { .. }
+            | Event::PermissionRemoved { .. }
             | Event::Exported { .. }
             | Event::Compacted { .. }
             | Event::ContextWindow { .. }
             | Event::ModelChanged { .. }
-            | Event::ShutdownComplete { .. } => Err(event),
+            | Event::ShutdownComplete { .. } => Err(Box::new(event)),
         }
     }
 
@@ -495,11 +516,22 @@ pub enum ToolStatus {
 }
 
 /// Why the agent skipped asking for approval and denied a call by itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AutoDenyReason {
-    /// Print or pipe mode: nobody can answer, and the approval mode did not allow it.
-    NobodyToAsk,
+    /// Print or pipe mode: nobody can answer, and the approval mode (or a rule, or a
+    /// destructive command: `because`) wanted a person to.
+    NobodyToAsk {
+        /// Why it needed a person beyond the approval mode.
+        because: Option<AskBecause>,
+    },
+    /// A deny rule refused it (in any mode).
+    Rule {
+        /// The rule.
+        rule: String,
+        /// Where it came from.
+        source: Source,
+    },
 }
 
 /// What the agent tells frontends. Every variant is rendered by every frontend (or
@@ -596,6 +628,10 @@ pub enum Event {
         name: String,
         /// What the call would do.
         request: ApprovalRequestKind,
+        /// Why it is asked beyond the approval mode (`None`: the mode asks).
+        because: Option<AskBecause>,
+        /// What an "always" answer (this session, this project) would add.
+        offer: Offer,
     },
     /// A call that needed approval was denied without asking (print and pipe modes).
     AutoDenied {
@@ -665,6 +701,21 @@ pub enum Event {
     /// A saved session was resumed (at start, or after [`Op::Resume`]): what was said
     /// is in its history, and the conversation goes on from it.
     SessionResumed(Box<ResumedSession>),
+    /// The permission rules in force, after [`Op::ListPermissions`].
+    Permissions {
+        /// Every rule, numbered.
+        rules: Vec<RuleView>,
+        /// The project file's `allow` rules not in force until this user approves them
+        /// (`harness9 permissions trust`).
+        untrusted: Vec<String>,
+        /// The project's rule file.
+        project_file: PathBuf,
+    },
+    /// A rule was removed after [`Op::RemovePermission`].
+    PermissionRemoved {
+        /// The rule as it was listed.
+        rule: RuleView,
+    },
     /// This project's saved sessions, newest first, after [`Op::ListSessions`].
     SessionList {
         /// The sessions.
@@ -710,6 +761,6 @@ mod sub_agent_tests {
         let shutdown = Event::ShutdownComplete {
             usage: Usage::default(),
         };
-        assert_eq!(SubAgentEvent::new(shutdown.clone()), Err(shutdown));
+        assert_eq!(SubAgentEvent::new(shutdown.clone()), Err(Box::new(shutdown)));
     }
 }

@@ -202,6 +202,7 @@ pub fn prepare_with_remote(
         workdir: config.workdir.clone(),
         approval_mode: config.approval_mode,
         approver,
+        permissions: config.permissions.clone(),
         max_turns: config.max_turns,
         tool_limits: config.tool_limits,
         context_window: agent::SharedWindow::new(context_window),

@@ -1,14 +1,23 @@
-//! The approval policy: given the approval mode, what a call would do, and what the user
-//! already approved for this session, decide whether a call runs, must be asked about,
-//! or is denied because nobody can answer.
+//! The approval policy: given the approval mode, the permission rules in force and
+//! what a call would do, decide whether it runs, must be asked about, is refused by a
+//! rule, or is denied because nobody can answer; and record what an answer grants —
+//! for this session (rules kept in memory) or for the project (rules written to
+//! `.harness9/permissions.toml`).
 //!
-//! It owns the session's "always" approvals. Clones share them: a forked skill's
-//! sub-agent works under the same policy as the conversation that started it, so an
-//! "always" given in either holds in both. It must not know how a frontend asks.
+//! It owns the session's rule book. Clones share it: a forked skill's sub-agent works
+//! under the same rules as the conversation that started it, so an "always" given in
+//! either holds in both. It must not know how a frontend asks.
 
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::agent::{ApprovalMode, Approver};
+pub use crate::permissions::PermissionsSetup;
+use crate::permissions::files::{self, Places};
+use crate::permissions::{
+    ActiveRule, AskBecause, Effect, Judgement, Offer, ReadOnlyCommands, Rule, RuleView, Rulebook,
+    Source, Subject,
+};
 use crate::protocol::{ApprovalDecision, ApprovalRequestKind, Location};
 use crate::tools::Access;
 
@@ -17,41 +26,95 @@ use crate::tools::Access;
 pub enum Verdict {
     /// Run it.
     Run,
-    /// Ask the frontend about this request.
-    Ask(ApprovalRequestKind),
+    /// Ask the frontend.
+    Ask(AskPlan),
     /// Deny it at once: nobody can be asked.
-    DenyUnattended(ApprovalRequestKind),
+    DenyUnattended(AskPlan),
+    /// A deny rule refuses it.
+    DeniedByRule {
+        /// What the call would have done.
+        request: ApprovalRequestKind,
+        /// The rule.
+        rule: String,
+        /// Where it came from.
+        source: Source,
+    },
 }
 
-/// The session's approval state. Cheap to clone; clones share the "always" grants.
+/// A question for the user: what the call does, why it is asked, and what "always"
+/// would add.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AskPlan {
+    /// What the call would do.
+    pub request: ApprovalRequestKind,
+    /// Why it is asked beyond the approval mode (`None`: the mode asks).
+    pub because: Option<AskBecause>,
+    /// What an "always" answer adds.
+    pub offer: Offer,
+}
+
+/// The session's approval state. Cheap to clone; clones share the rule book.
 #[derive(Debug, Clone)]
 pub struct ApprovalPolicy {
     mode: ApprovalMode,
     approver: Approver,
-    grants: Arc<Mutex<Grants>>,
+    shared: Arc<Mutex<Shared>>,
 }
 
-/// What the user approved for the whole session.
-#[derive(Debug, Default)]
-struct Grants {
-    command_prefixes: Vec<String>,
-    edits_in_project: bool,
-    reads_outside: bool,
+#[derive(Debug)]
+struct Shared {
+    book: Rulebook,
+    untrusted: Vec<String>,
+    places: Places,
+    temp: Vec<PathBuf>,
+}
+
+/// What `/permissions` shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PermissionsView {
+    /// Every rule in force, numbered.
+    pub rules: Vec<RuleView>,
+    /// The project file's `allow` rules not in force until approved.
+    pub untrusted: Vec<String>,
+    /// The project file.
+    pub project_file: PathBuf,
+}
+
+/// Why a rule could not be removed.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoveError {
+    /// No rule has that number.
+    #[error("there is no rule {0}; /permissions lists them with their numbers")]
+    NoSuchRule(usize),
+    /// Built-in rules are switched off in config.toml, not removed one by one.
+    #[error(
+        "rule {0} is built in; set `builtin_rules = \"off\"` under [permissions] in config.toml \
+         to switch the built-in rules off"
+    )]
+    BuiltIn(usize),
+    /// The file it came from could not be changed.
+    #[error("cannot remove the rule from its file: {0}")]
+    File(#[from] files::PermissionsError),
 }
 
 impl ApprovalPolicy {
-    /// A policy with nothing approved for the session yet.
-    pub fn new(mode: ApprovalMode, approver: Approver) -> Self {
+    /// A policy over `permissions`, with nothing approved for the session yet.
+    pub fn new(mode: ApprovalMode, approver: Approver, permissions: PermissionsSetup) -> Self {
         ApprovalPolicy {
             mode,
             approver,
-            grants: Arc::default(),
+            shared: Arc::new(Mutex::new(Shared {
+                book: permissions.book,
+                untrusted: permissions.untrusted,
+                places: permissions.places,
+                temp: permissions.temp,
+            })),
         }
     }
 
-    fn grants(&self) -> MutexGuard<'_, Grants> {
-        // Every update is one assignment or push: a poisoned lock holds a whole state.
-        self.grants.lock().unwrap_or_else(PoisonError::into_inner)
+    fn shared(&self) -> MutexGuard<'_, Shared> {
+        // Every update is one push or removal: a poisoned lock holds a whole state.
+        self.shared.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The approval mode.
@@ -59,115 +122,245 @@ impl ApprovalPolicy {
         self.mode
     }
 
-    /// Decides about a call.
-    pub fn verdict(&self, access: Access) -> Verdict {
-        let request = match access {
-            Access::ReadOnly => return Verdict::Run,
-            Access::NeedsApproval(request) => request,
+    /// Decides about a call to `tool`.
+    pub fn verdict(&self, tool: &str, access: Access) -> Verdict {
+        let shared = self.shared();
+        let project = shared.places.project.clone();
+        let temp: Vec<&Path> = shared.temp.iter().map(PathBuf::as_path).collect();
+        let read_only = match self.mode {
+            ApprovalMode::Suggest => ReadOnlyCommands::Asked,
+            ApprovalMode::AutoEdit | ApprovalMode::FullAuto => ReadOnlyCommands::Allowed,
         };
-        if self.allowed_without_asking(&request) {
-            return Verdict::Run;
-        }
+        let (request, subject_default) = match &access {
+            Access::ReadOnly => return Verdict::Run,
+            Access::ReadInside(path) => (
+                ApprovalRequestKind::Read { path: path.clone() },
+                ModeDefault::Runs,
+            ),
+            Access::NeedsApproval(request) => (request.clone(), self.mode_default(request)),
+        };
+        let judgement = match &request {
+            ApprovalRequestKind::Command { command, cwd } => shared.book.judge(
+                tool,
+                Subject::Command { line: command, cwd },
+                &project,
+                &temp,
+                read_only,
+            ),
+            ApprovalRequestKind::Edit { path, .. } => {
+                shared
+                    .book
+                    .judge(tool, Subject::Edit { path }, &project, &temp, read_only)
+            }
+            ApprovalRequestKind::Read { path } | ApprovalRequestKind::ReadOutside { path } => {
+                shared
+                    .book
+                    .judge(tool, Subject::Read { path }, &project, &temp, read_only)
+            }
+        };
+        drop(shared);
+        let plan = |because, offer| AskPlan {
+            request: request.clone(),
+            because,
+            offer,
+        };
+        let asked = match judgement {
+            Judgement::Deny { rule, source } => {
+                return Verdict::DeniedByRule {
+                    request,
+                    rule,
+                    source,
+                };
+            }
+            Judgement::Allow => return Verdict::Run,
+            Judgement::Ask(because) => {
+                let offer = match &because {
+                    AskBecause::Destructive { exact_rule, .. } => Offer::Rules {
+                        rules: vec![exact_rule.clone()],
+                    },
+                    AskBecause::Rule { rule, source } => Offer::OnceOnly {
+                        why: format!("the rule `ask {rule}` ({source}) asks every time"),
+                    },
+                    AskBecause::Opaque { why } => Offer::OnceOnly { why: why.clone() },
+                };
+                plan(Some(because), offer)
+            }
+            Judgement::Undecided { offer } => match subject_default {
+                ModeDefault::Runs => return Verdict::Run,
+                ModeDefault::Asks => plan(None, offer),
+            },
+        };
         match self.approver {
-            Approver::Frontend => Verdict::Ask(request),
-            Approver::Nobody => Verdict::DenyUnattended(request),
+            Approver::Frontend => Verdict::Ask(asked),
+            Approver::Nobody => Verdict::DenyUnattended(asked),
         }
     }
 
-    fn allowed_without_asking(&self, request: &ApprovalRequestKind) -> bool {
-        let grants = self.grants();
+    /// What the approval mode does with a call no rule decides.
+    fn mode_default(&self, request: &ApprovalRequestKind) -> ModeDefault {
         match (self.mode, request) {
-            (ApprovalMode::FullAuto, _) => true,
-            (_, ApprovalRequestKind::Command { command, .. }) => {
-                command_prefix(command).is_some_and(|p| grants.command_prefixes.contains(&p))
-            }
-            (
+            (ApprovalMode::FullAuto, _)
+            | (
                 ApprovalMode::AutoEdit,
                 ApprovalRequestKind::Edit {
                     location: Location::Inside,
                     ..
                 },
-            ) => true,
-            (
-                _,
-                ApprovalRequestKind::Edit {
-                    location: Location::Inside,
-                    ..
-                },
-            ) => grants.edits_in_project,
-            (_, ApprovalRequestKind::Edit { .. }) => false,
-            (_, ApprovalRequestKind::ReadOutside { .. }) => grants.reads_outside,
+            )
+            | (_, ApprovalRequestKind::Read { .. }) => ModeDefault::Runs,
+            _ => ModeDefault::Asks,
         }
     }
 
-    /// Records a decision; `ApproveForSession` widens what runs without asking.
-    pub fn record(&self, request: &ApprovalRequestKind, decision: &ApprovalDecision) {
-        if *decision != ApprovalDecision::ApproveForSession {
-            return;
-        }
-        let mut grants = self.grants();
-        match request {
-            ApprovalRequestKind::Command { command, .. } => {
-                if let Some(prefix) = command_prefix(command)
-                    && !grants.command_prefixes.contains(&prefix)
-                {
-                    grants.command_prefixes.push(prefix);
-                }
+    /// Records a decision: "this session" adds the offered rules in memory, "this
+    /// project" writes them to the project file too. Returns a warning when the file
+    /// could not be written (the rules still hold for the session).
+    pub fn record(&self, plan: &AskPlan, decision: &ApprovalDecision) -> Option<String> {
+        let Offer::Rules { rules } = &plan.offer else {
+            return None;
+        };
+        let source = match decision {
+            ApprovalDecision::ApproveForSession => Source::Session,
+            ApprovalDecision::ApproveForProject => Source::Project {
+                path: self.shared().places.project_file(),
+            },
+            ApprovalDecision::Approve | ApprovalDecision::Deny { .. } => return None,
+        };
+        let mut shared = self.shared();
+        let mut warning = None;
+        for text in rules {
+            let Ok(rule) = Rule::parse(text, shared.places.home.as_deref()) else {
+                continue;
+            };
+            if matches!(source, Source::Project { .. })
+                && let Err(e) = files::add_to_project(&shared.places, Effect::Allow, text)
+            {
+                warning = Some(format!(
+                    "could not save `{text}` for the project ({e}); it holds for this session"
+                ));
             }
-            ApprovalRequestKind::Edit { .. } => grants.edits_in_project = true,
-            ApprovalRequestKind::ReadOutside { .. } => grants.reads_outside = true,
+            let source = if warning.is_some() {
+                Source::Session
+            } else {
+                source.clone()
+            };
+            shared.book.push(ActiveRule {
+                rule,
+                effect: Effect::Allow,
+                source,
+            });
         }
+        warning
+    }
+
+    /// Every rule in force and the project's unapproved `allow` rules.
+    pub fn view(&self) -> PermissionsView {
+        let shared = self.shared();
+        PermissionsView {
+            rules: shared.book.list(),
+            untrusted: shared.untrusted.clone(),
+            project_file: shared.places.project_file(),
+        }
+    }
+
+    /// Removes rule `number` (as listed by [`ApprovalPolicy::view`]) from the session
+    /// and from the file it came from.
+    pub fn remove(&self, number: usize) -> Result<RuleView, RemoveError> {
+        let mut shared = self.shared();
+        let view = shared
+            .book
+            .list()
+            .into_iter()
+            .find(|r| r.number == number)
+            .ok_or(RemoveError::NoSuchRule(number))?;
+        if view.source == Source::BuiltIn {
+            return Err(RemoveError::BuiltIn(number));
+        }
+        files::remove_from(&shared.places, &view.source, view.effect, &view.rule)?;
+        shared.book.remove(number);
+        Ok(view)
     }
 
     /// The message the model sees when nobody could approve a call.
-    pub fn unattended_denial(&self, request: &ApprovalRequestKind) -> String {
-        let (what, flag) = match request {
-            ApprovalRequestKind::Command { command, .. } => {
-                (format!("running `{command}`"), "--approval-mode full-auto")
-            }
+    pub fn unattended_denial(&self, plan: &AskPlan) -> String {
+        let what = match &plan.request {
+            ApprovalRequestKind::Command { command, .. } => format!("running `{command}`"),
             ApprovalRequestKind::Edit {
                 path,
                 location: Location::Inside,
                 ..
-            } => (
-                format!("editing {}", path.display()),
-                "--approval-mode auto-edit",
-            ),
-            ApprovalRequestKind::Edit { path, .. } => (
-                format!("editing {} (outside the project)", path.display()),
-                "--approval-mode full-auto",
-            ),
-            ApprovalRequestKind::ReadOutside { path } => (
-                format!("reading {} (outside the project)", path.display()),
-                "--approval-mode full-auto",
-            ),
+            } => format!("editing {}", path.display()),
+            ApprovalRequestKind::Edit { path, .. } => {
+                format!("editing {} (outside the project)", path.display())
+            }
+            ApprovalRequestKind::ReadOutside { path } => {
+                format!("reading {} (outside the project)", path.display())
+            }
+            ApprovalRequestKind::Read { path } => format!("reading {}", path.display()),
         };
-        let mode = match self.mode {
-            ApprovalMode::Suggest => "suggest",
-            ApprovalMode::AutoEdit => "auto-edit",
-            ApprovalMode::FullAuto => "full-auto",
+        let needs = match (&plan.because, &plan.request) {
+            (Some(AskBecause::Rule { rule, source }), _) => {
+                format!("the rule `ask {rule}` ({source}) asks a person every time")
+            }
+            (Some(AskBecause::Destructive { what, exact_rule }), _) => format!(
+                "{what}, so it needs a person's approval or an exact allow rule `{exact_rule}`"
+            ),
+            (Some(AskBecause::Opaque { why }), _) => format!("{why}; a person must approve it"),
+            (None, request) => {
+                let flag = match request {
+                    ApprovalRequestKind::Edit {
+                        location: Location::Inside,
+                        ..
+                    } => "--approval-mode auto-edit",
+                    _ => "--approval-mode full-auto",
+                };
+                format!(
+                    "it needs approval in approval mode '{}' (it would run with {flag} or an allow rule)",
+                    mode_name(self.mode)
+                )
+            }
         };
         format!(
-            "Denied: {what} needs approval in approval mode '{mode}', and this run is \
-             non-interactive, so nobody can approve it. Do not retry it; continue without it \
-             or tell the user it needs {flag}."
+            "Denied: {what} was not run because {needs}, and this run is non-interactive, so \
+             nobody can approve it. Do not retry it; continue without it or tell the user."
+        )
+    }
+
+    /// The message the model sees when a deny rule refused a call.
+    pub fn rule_denial(rule: &str, source: &Source) -> String {
+        format!(
+            "Denied by the permission rule `deny {rule}` ({source}). Do not retry it or work \
+             around it; continue without it or tell the user."
         )
     }
 }
 
-/// The first word of a command (what "always allow this command" covers), ignoring
-/// leading environment assignments like `FOO=1`.
-pub fn command_prefix(command: &str) -> Option<String> {
-    command
-        .split_whitespace()
-        .find(|w| !w.contains('=') || w.starts_with('='))
-        .map(str::to_string)
+/// What the approval mode does when no rule decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ModeDefault {
+    Runs,
+    Asks,
+}
+
+fn mode_name(mode: ApprovalMode) -> &'static str {
+    match mode {
+        ApprovalMode::Suggest => "suggest",
+        ApprovalMode::AutoEdit => "auto-edit",
+        ApprovalMode::FullAuto => "full-auto",
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
+
+    fn policy(mode: ApprovalMode, approver: Approver) -> ApprovalPolicy {
+        ApprovalPolicy::new(
+            mode,
+            approver,
+            PermissionsSetup::built_in(Path::new("/p"), Path::new("/h")),
+        )
+    }
 
     fn cmd(c: &str) -> Access {
         Access::NeedsApproval(ApprovalRequestKind::Command {
@@ -177,7 +370,7 @@ mod tests {
     }
     fn edit(outside: bool) -> Access {
         Access::NeedsApproval(ApprovalRequestKind::Edit {
-            path: PathBuf::from("/p/a.rs"),
+            path: PathBuf::from(if outside { "/q/a.rs" } else { "/p/a.rs" }),
             diff: None,
             location: if outside {
                 Location::Outside
@@ -187,30 +380,62 @@ mod tests {
         })
     }
 
+    fn ask(v: Verdict) -> AskPlan {
+        match v {
+            Verdict::Ask(plan) => plan,
+            other => panic!("expected a question, got {other:?}"),
+        }
+    }
+
     #[test]
     fn modes_decide_what_runs_without_asking() {
-        let suggest = ApprovalPolicy::new(ApprovalMode::Suggest, Approver::Frontend);
-        assert_eq!(suggest.verdict(Access::ReadOnly), Verdict::Run);
-        assert!(matches!(suggest.verdict(edit(false)), Verdict::Ask(_)));
-        assert!(matches!(suggest.verdict(cmd("ls")), Verdict::Ask(_)));
+        let suggest = policy(ApprovalMode::Suggest, Approver::Frontend);
+        assert_eq!(suggest.verdict("list", Access::ReadOnly), Verdict::Run);
+        assert_eq!(
+            suggest.verdict("read_file", Access::ReadInside("/p/src/a.rs".into())),
+            Verdict::Run
+        );
+        ask(suggest.verdict("edit_file", edit(false)));
+        ask(suggest.verdict("bash", cmd("ls")));
 
-        let auto_edit = ApprovalPolicy::new(ApprovalMode::AutoEdit, Approver::Frontend);
-        assert_eq!(auto_edit.verdict(edit(false)), Verdict::Run);
-        assert!(matches!(auto_edit.verdict(edit(true)), Verdict::Ask(_)));
-        assert!(matches!(auto_edit.verdict(cmd("ls")), Verdict::Ask(_)));
+        let auto_edit = policy(ApprovalMode::AutoEdit, Approver::Frontend);
+        assert_eq!(auto_edit.verdict("edit_file", edit(false)), Verdict::Run);
+        ask(auto_edit.verdict("edit_file", edit(true)));
+        assert_eq!(
+            auto_edit.verdict("bash", cmd("ls -la && git status")),
+            Verdict::Run
+        );
+        ask(auto_edit.verdict("bash", cmd("cargo test")));
 
-        let full = ApprovalPolicy::new(ApprovalMode::FullAuto, Approver::Nobody);
-        assert_eq!(full.verdict(edit(true)), Verdict::Run);
-        assert_eq!(full.verdict(cmd("rm -rf x")), Verdict::Run);
+        let full = policy(ApprovalMode::FullAuto, Approver::Nobody);
+        assert_eq!(full.verdict("edit_file", edit(true)), Verdict::Run);
+        assert_eq!(full.verdict("bash", cmd("rm -f x")), Verdict::Run);
+    }
+
+    #[test]
+    fn secret_files_and_destructive_commands_ask_even_in_full_auto() {
+        let full = policy(ApprovalMode::FullAuto, Approver::Nobody);
+        let Verdict::DenyUnattended(plan) =
+            full.verdict("read_file", Access::ReadInside("/p/.env".into()))
+        else {
+            panic!()
+        };
+        let msg = full.unattended_denial(&plan);
+        assert!(msg.contains(".env") && msg.contains("ask"), "{msg}");
+        let Verdict::DenyUnattended(plan) = full.verdict("bash", cmd("git reset --hard")) else {
+            panic!()
+        };
+        let msg = full.unattended_denial(&plan);
+        assert!(msg.contains("bash(git reset --hard)"), "{msg}");
     }
 
     #[test]
     fn nobody_to_ask_means_deny_at_once() {
-        let p = ApprovalPolicy::new(ApprovalMode::Suggest, Approver::Nobody);
-        let Verdict::DenyUnattended(req) = p.verdict(cmd("cargo test")) else {
+        let p = policy(ApprovalMode::Suggest, Approver::Nobody);
+        let Verdict::DenyUnattended(plan) = p.verdict("bash", cmd("cargo test")) else {
             panic!()
         };
-        let msg = p.unattended_denial(&req);
+        let msg = p.unattended_denial(&plan);
         assert!(
             msg.contains("cargo test") && msg.contains("full-auto"),
             "{msg}"
@@ -218,38 +443,83 @@ mod tests {
     }
 
     #[test]
-    fn always_covers_the_command_prefix_and_edits() {
-        let p = ApprovalPolicy::new(ApprovalMode::Suggest, Approver::Frontend);
-        let Verdict::Ask(req) = p.verdict(cmd("RUST_LOG=1 cargo test -q")) else {
-            panic!()
-        };
-        p.record(&req, &ApprovalDecision::ApproveForSession);
-        assert_eq!(p.verdict(cmd("cargo build")), Verdict::Run);
-        assert!(matches!(p.verdict(cmd("git push")), Verdict::Ask(_)));
+    fn always_adds_exactly_the_offered_rules() {
+        let p = policy(ApprovalMode::Suggest, Approver::Frontend);
+        let plan = ask(p.verdict("bash", cmd("RUST_LOG=1 cargo test -q")));
+        assert_eq!(
+            plan.offer,
+            Offer::Rules {
+                rules: vec!["bash(cargo test:*)".into()]
+            }
+        );
+        p.record(&plan, &ApprovalDecision::ApproveForSession);
+        assert_eq!(p.verdict("bash", cmd("cargo test --lib")), Verdict::Run);
+        ask(p.verdict("bash", cmd("cargo build")));
+        // The reported bypasses ask again.
+        let echo = ask(p.verdict("bash", cmd("echo hi")));
+        p.record(&echo, &ApprovalDecision::ApproveForSession);
+        ask(p.verdict("bash", cmd("echo innocent; touch /tmp/x")));
+        let sub = ask(p.verdict("bash", cmd("echo $(touch /tmp/y)")));
+        assert!(matches!(sub.offer, Offer::OnceOnly { .. }));
+        // Once is once.
+        let plan = ask(p.verdict("edit_file", edit(false)));
+        p.record(&plan, &ApprovalDecision::Approve);
+        ask(p.verdict("edit_file", edit(false)));
+        p.record(&plan, &ApprovalDecision::ApproveForSession);
+        assert_eq!(p.verdict("write_file", edit(false)), Verdict::Run);
+        ask(p.verdict("edit_file", edit(true)));
+    }
 
-        let Verdict::Ask(req) = p.verdict(edit(false)) else {
-            panic!()
-        };
-        p.record(&req, &ApprovalDecision::Approve);
-        assert!(matches!(p.verdict(edit(false)), Verdict::Ask(_)));
-        p.record(&req, &ApprovalDecision::ApproveForSession);
-        assert_eq!(p.verdict(edit(false)), Verdict::Run);
-        assert!(matches!(p.verdict(edit(true)), Verdict::Ask(_)));
+    #[test]
+    fn project_answers_are_written_to_the_project_file_and_removable() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        std::fs::create_dir_all(&project).unwrap();
+        let setup = PermissionsSetup::built_in(&project, &dir.path().join("h"));
+        let p = ApprovalPolicy::new(ApprovalMode::Suggest, Approver::Frontend, setup);
+        let plan = ask(p.verdict(
+            "bash",
+            Access::NeedsApproval(ApprovalRequestKind::Command {
+                command: "cargo test".into(),
+                cwd: project.clone(),
+            }),
+        ));
+        assert_eq!(p.record(&plan, &ApprovalDecision::ApproveForProject), None);
+        let text = std::fs::read_to_string(project.join(".harness9/permissions.toml")).unwrap();
+        assert!(text.contains("bash(cargo test:*)"), "{text}");
+        let view = p.view();
+        let rule = view.rules.last().unwrap();
+        assert!(matches!(rule.source, Source::Project { .. }));
+        assert!(matches!(p.remove(1), Err(RemoveError::BuiltIn(1))));
+        assert!(matches!(p.remove(999), Err(RemoveError::NoSuchRule(999))));
+        p.remove(rule.number).unwrap();
+        let text = std::fs::read_to_string(project.join(".harness9/permissions.toml")).unwrap();
+        assert!(!text.contains("bash(cargo test:*)"), "{text}");
     }
 
     #[test]
     fn a_sub_agents_policy_shares_the_sessions_always_answers() {
-        let session = ApprovalPolicy::new(ApprovalMode::Suggest, Approver::Frontend);
+        let session = policy(ApprovalMode::Suggest, Approver::Frontend);
         let sub_agent = session.clone();
-        let Verdict::Ask(req) = sub_agent.verdict(cmd("cargo test")) else {
+        let plan = ask(sub_agent.verdict("bash", cmd("cargo test")));
+        sub_agent.record(&plan, &ApprovalDecision::ApproveForSession);
+        assert_eq!(session.verdict("bash", cmd("cargo test -q")), Verdict::Run);
+    }
+
+    #[test]
+    fn deny_rules_refuse_in_every_mode() {
+        let mut setup = PermissionsSetup::built_in(Path::new("/p"), Path::new("/h"));
+        setup.book.push(ActiveRule {
+            rule: Rule::parse("bash(curl:*)", None).unwrap(),
+            effect: Effect::Deny,
+            source: Source::Session,
+        });
+        let full = ApprovalPolicy::new(ApprovalMode::FullAuto, Approver::Nobody, setup);
+        let Verdict::DeniedByRule { rule, source, .. } = full.verdict("bash", cmd("curl x | sh"))
+        else {
             panic!()
         };
-        sub_agent.record(&req, &ApprovalDecision::ApproveForSession);
-        assert_eq!(session.verdict(cmd("cargo build")), Verdict::Run);
-        let Verdict::Ask(req) = session.verdict(edit(false)) else {
-            panic!()
-        };
-        session.record(&req, &ApprovalDecision::ApproveForSession);
-        assert_eq!(sub_agent.verdict(edit(false)), Verdict::Run);
+        let msg = ApprovalPolicy::rule_denial(&rule, &source);
+        assert!(msg.contains("deny bash(curl:*)"), "{msg}");
     }
 }

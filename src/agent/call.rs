@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::agent::approval::Verdict;
+use crate::agent::approval::{ApprovalPolicy, Verdict};
 use crate::agent::fork::AgentForker;
 use crate::agent::turn::{SessionState, TurnContext};
 use crate::llm::ToolCall;
@@ -151,19 +151,35 @@ async fn approve(
     call: &ToolCall,
     access: Access,
 ) -> Result<(), Report> {
-    match state.policy.verdict(access) {
+    match state.policy.verdict(&call.name, access) {
         Verdict::Run => Ok(()),
-        Verdict::DenyUnattended(request) => {
-            let msg = state.policy.unattended_denial(&request);
+        Verdict::DeniedByRule {
+            request,
+            rule,
+            source,
+        } => {
+            let msg = ApprovalPolicy::rule_denial(&rule, &source);
             ctx.emit(Event::AutoDenied {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
                 request,
-                reason: AutoDenyReason::NobodyToAsk,
+                reason: AutoDenyReason::Rule { rule, source },
             });
             Err(Report::new(ToolStatus::Denied, msg, CallEnd::Done))
         }
-        Verdict::Ask(request) => {
+        Verdict::DenyUnattended(plan) => {
+            let msg = state.policy.unattended_denial(&plan);
+            ctx.emit(Event::AutoDenied {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                request: plan.request,
+                reason: AutoDenyReason::NobodyToAsk {
+                    because: plan.because,
+                },
+            });
+            Err(Report::new(ToolStatus::Denied, msg, CallEnd::Done))
+        }
+        Verdict::Ask(plan) => {
             let (tx, rx) = oneshot::channel();
             if let Ok(mut pending) = ctx.pending.lock() {
                 pending.insert(call.id.clone(), tx);
@@ -171,7 +187,9 @@ async fn approve(
             ctx.emit(Event::ApprovalRequest {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
-                request: request.clone(),
+                request: plan.request.clone(),
+                because: plan.because.clone(),
+                offer: plan.offer.clone(),
             });
             let decision = tokio::select! {
                 d = rx => d.ok(),
@@ -189,7 +207,9 @@ async fn approve(
                     CallEnd::Interrupted,
                 ));
             };
-            state.policy.record(&request, &decision);
+            if let Some(message) = state.policy.record(&plan, &decision) {
+                ctx.emit(Event::Warning { message });
+            }
             match decision {
                 ApprovalDecision::Deny { reason } => {
                     let msg = match reason.filter(|r| !r.trim().is_empty()) {
@@ -200,7 +220,9 @@ async fn approve(
                     };
                     Err(Report::new(ToolStatus::Denied, msg, CallEnd::Done))
                 }
-                ApprovalDecision::Approve | ApprovalDecision::ApproveForSession => Ok(()),
+                ApprovalDecision::Approve
+                | ApprovalDecision::ApproveForSession
+                | ApprovalDecision::ApproveForProject => Ok(()),
             }
         }
     }

@@ -166,6 +166,8 @@ pub struct AgentSetup {
     pub approval_mode: ApprovalMode,
     /// Who answers approval requests.
     pub approver: Approver,
+    /// The permission rules at start and where their files are.
+    pub permissions: approval::PermissionsSetup,
     /// Cap on model requests per turn.
     pub max_turns: u32,
     /// Tool limits.

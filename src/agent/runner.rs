@@ -55,11 +55,18 @@ async fn run(
     events: mpsc::UnboundedSender<Event>,
 ) {
     let pending: PendingApprovals = Arc::default();
+    // Shared by every state this session has (clones share the rule book), so
+    // `/permissions` is answered at once, even while a turn runs.
+    let policy = ApprovalPolicy::new(
+        setup.approval_mode,
+        setup.approver,
+        setup.permissions.clone(),
+    );
     let mut st = SessionState {
         conversation: Conversation::new(setup.system_prompt.clone(), None),
         model: setup.model.clone(),
         usage: Usage::default(),
-        policy: ApprovalPolicy::new(setup.approval_mode, setup.approver),
+        policy: policy.clone(),
     };
     let ctx = |cancel: CancellationToken| TurnContext {
         setup: setup.clone(),
@@ -170,7 +177,7 @@ async fn run(
                                 conversation: Conversation::new(setup.system_prompt.clone(), None),
                                 model: setup.model.clone(),
                                 usage: Usage::default(),
-                                policy: ApprovalPolicy::new(setup.approval_mode, setup.approver),
+                                policy: policy.clone(),
                             });
                         }
                     }
@@ -213,6 +220,22 @@ async fn run(
             Some(Op::SetModel { model }) => queue.push_back(Work::SetModel(model)),
             Some(Op::Resume { id }) => queue.push_back(Work::Resume(id)),
             Some(Op::ListSessions) => queue.push_back(Work::ListSessions),
+            Some(Op::ListPermissions) => {
+                let view = policy.view();
+                let _ = events.send(Event::Permissions {
+                    rules: view.rules,
+                    untrusted: view.untrusted,
+                    project_file: view.project_file,
+                });
+            }
+            Some(Op::RemovePermission { number }) => {
+                let _ = events.send(match policy.remove(number) {
+                    Ok(rule) => Event::PermissionRemoved { rule },
+                    Err(e) => Event::Warning {
+                        message: e.to_string(),
+                    },
+                });
+            }
             Some(Op::Export { format, path }) => queue.push_back(Work::Export { format, path }),
         }
     }

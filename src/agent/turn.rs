@@ -93,7 +93,7 @@ impl EventSink {
                     skill: label.skill.clone(),
                     event,
                 },
-                Err(event) => event,
+                Err(event) => *event,
             },
         };
         let _ = self.tx.send(event);

@@ -19,6 +19,8 @@ use crate::llm::wire::OWNED_BODY_KEYS;
 use crate::llm::{
     AuthHeader, ProviderConfig, ReasoningEcho, StreamMode, ToolChoice, UsageReporting,
 };
+use crate::permissions::PermissionsSetup;
+use crate::permissions::files::{Places, UserPermissions};
 use crate::protocol::ApprovalMode;
 use crate::tools::ToolLimits;
 
@@ -65,6 +67,9 @@ pub enum ConfigError {
         /// The parser's message.
         message: String,
     },
+    /// A permission rule file or rule cannot be read.
+    #[error("permission rules: {0}")]
+    Permissions(#[from] crate::permissions::files::PermissionsError),
     /// A value is out of range or of the wrong form.
     #[error("invalid {what}: {message}")]
     Invalid {
@@ -179,6 +184,9 @@ pub struct FileConfig {
     pub tool_choice: Option<ToolChoiceSetting>,
     /// Sent as `max_tokens`.
     pub max_output_tokens: Option<u32>,
+    /// Permission rules (`allow`, `ask`, `deny`) and `builtin_rules` (docs/SECURITY.md).
+    #[serde(default)]
+    pub permissions: UserPermissions,
 }
 
 /// `tool_choice` in config.toml: what the request says about tools — a mode, or
@@ -313,6 +321,9 @@ pub struct Config {
     pub warnings: Vec<String>,
     /// Whether sessions are saved.
     pub session_saving: SessionSaving,
+    /// The permission rules (built-in, config.toml, the project file) and where the
+    /// files are.
+    pub permissions: PermissionsSetup,
     /// Total size the saved sessions may take, in bytes.
     pub sessions_max_bytes: u64,
 }
@@ -651,7 +662,26 @@ impl Config {
             });
         }
 
+        let permissions = PermissionsSetup::load(
+            Places {
+                user_file: config_path.clone(),
+                project: workdir.clone(),
+                harness_home: home.clone(),
+                home: user_home.clone(),
+            },
+            &file.permissions,
+        )?;
+        if !permissions.untrusted.is_empty() {
+            warnings.push(format!(
+                "{} has allow rules you have not approved on this machine ({}); they are \
+                 ignored. Review the file, then run `harness9 permissions trust` to use them.",
+                permissions.places.project_file().display(),
+                permissions.untrusted.join(", ")
+            ));
+        }
+
         Ok(Config {
+            permissions,
             remote_skills_root,
             skills_cache_dir,
             skill_run_commands,

@@ -221,6 +221,54 @@ pub const SECRET_FILES: &[&str] = &[
 /// (git hooks and config; harness9's own permission file).
 pub const PROTECTED_EDITS: &[&str] = &["edit(**/.git/**)", "edit(.harness9/**)"];
 
+/// The permission rules and where they live, as the session starts.
+#[derive(Debug, Clone)]
+pub struct PermissionsSetup {
+    /// The rules in force.
+    pub book: Rulebook,
+    /// The project file's `allow` rules this user has not approved (not in force).
+    pub untrusted: Vec<String>,
+    /// Where the rule files are.
+    pub places: files::Places,
+    /// Temp folders (where `rm -r` is not destructive).
+    pub temp: Vec<PathBuf>,
+}
+
+impl PermissionsSetup {
+    /// Loads the rule files for `project` (see [`files::load`]).
+    pub fn load(
+        places: files::Places,
+        user: &files::UserPermissions,
+    ) -> Result<Self, files::PermissionsError> {
+        let loaded = files::load(&places, user)?;
+        let mut temp = vec![std::env::temp_dir()];
+        if !temp.iter().any(|t| t == Path::new("/tmp")) {
+            temp.push(PathBuf::from("/tmp"));
+        }
+        Ok(PermissionsSetup {
+            book: loaded.book,
+            untrusted: loaded.untrusted,
+            places,
+            temp,
+        })
+    }
+
+    /// Built-in rules only, for a project directory (tests and tools that load no files).
+    pub fn built_in(project: &Path, harness_home: &Path) -> Self {
+        PermissionsSetup {
+            book: Rulebook::built_in(),
+            untrusted: Vec::new(),
+            places: files::Places {
+                user_file: harness_home.join("config.toml"),
+                project: project.to_path_buf(),
+                harness_home: harness_home.to_path_buf(),
+                home: None,
+            },
+            temp: vec![std::env::temp_dir()],
+        }
+    }
+}
+
 /// Every rule in force.
 #[derive(Debug, Clone, Default)]
 pub struct Rulebook {
@@ -472,6 +520,45 @@ impl Rulebook {
                 )
             })
     }
+}
+
+/// The rule list as plain text (for `/permissions`, the REPL and
+/// `harness9 permissions list`): one line per rule with its number, effect and origin,
+/// then the project file's unapproved `allow` rules.
+pub fn describe_list(rules: &[RuleView], untrusted: &[String], project_file: &Path) -> String {
+    let width = rules
+        .iter()
+        .map(|r| r.rule.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    if rules.is_empty() {
+        out.push_str("No permission rules are in force.\n");
+    }
+    for r in rules {
+        out.push_str(&format!(
+            "{:>3}  {:<5}  {:<width$}  {}\n",
+            r.number,
+            r.effect.as_str(),
+            r.rule,
+            r.source
+        ));
+    }
+    if !untrusted.is_empty() {
+        out.push_str(&format!(
+            "\nNot in force: allow rules in {} you have not approved on this machine \
+             (`harness9 permissions trust` approves them):\n",
+            project_file.display()
+        ));
+        for rule in untrusted {
+            out.push_str(&format!("       allow  {rule}\n"));
+        }
+    }
+    out.push_str(
+        "\nDeny wins over ask over allow. Remove one with /permissions remove N; \
+         add rules under [permissions] in config.toml or in .harness9/permissions.toml.\n",
+    );
+    out
 }
 
 fn verdict_of(hit: &ActiveRule) -> Judgement {

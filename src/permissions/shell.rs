@@ -841,7 +841,11 @@ fn is_assignment(word: &str) -> bool {
 /// Why a simple command runs code other than itself, if it does.
 fn runs_other_code(words: &[String]) -> Option<String> {
     let name = words.first()?.as_str();
-    let base = name.rsplit('/').next().unwrap_or(name);
+    // `/usr/bin/sudo` is sudo; `dir/.` is a path, not the `.` builtin.
+    let base = match name.rsplit('/').next() {
+        Some(".") | None => name,
+        Some(base) => base,
+    };
     let args = &words[1..];
     if WRAPPERS.contains(&base) {
         return Some(base.to_string());

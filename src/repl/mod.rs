@@ -19,7 +19,7 @@ use std::io::{self, IsTerminal, Write};
 use tokio::sync::mpsc;
 
 use crate::agent::{AgentHandle, SessionInfo};
-use crate::input::{self, Builtin, Routed};
+use crate::input::{self, Builtin, PermissionsCommand, Routed};
 use crate::print::{Activity, OutputFormat};
 use crate::protocol::{ApprovalDecision, ErrorKind, Event, Op, Usage};
 use crate::sink::{ReaderState, ReaderWatch, Sink};
@@ -165,6 +165,9 @@ enum State {
     Compacting,
     /// Waiting for [`Event::SessionList`], or the warning saying why not.
     Listing,
+    /// Waiting for [`Event::Permissions`], [`Event::PermissionRemoved`] or the warning
+    /// saying why not.
+    Permissions,
     /// Waiting for [`Event::SessionResumed`], or the warning saying why not.
     Resuming,
     /// Waiting for [`Event::Exported`], or the warning saying why not.
@@ -384,6 +387,7 @@ impl<O: Write, E: Write> Repl<O, E> {
                 let decision = match answer {
                     Answer::Yes => ApprovalDecision::Approve,
                     Answer::Always => ApprovalDecision::ApproveForSession,
+                    Answer::Project => ApprovalDecision::ApproveForProject,
                     Answer::No => ApprovalDecision::Deny { reason: None },
                     Answer::Cancel => ApprovalDecision::Deny {
                         reason: Some("the user stopped the turn".into()),
@@ -453,6 +457,14 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.state = State::Resuming;
                 Ok(())
             }
+            Builtin::Permissions(command) => {
+                self.send(match command {
+                    PermissionsCommand::List => Op::ListPermissions,
+                    PermissionsCommand::Remove { number } => Op::RemovePermission { number },
+                });
+                self.state = State::Permissions;
+                Ok(())
+            }
             Builtin::Export { format, path } => {
                 self.send(Op::Export { format, path });
                 self.state = State::Exporting;
@@ -501,10 +513,13 @@ impl<O: Write, E: Write> Repl<O, E> {
                 call_id,
                 name: tool,
                 request,
+                because,
+                offer,
             } => {
                 return match &self.terminal {
                     Some(terminal) => {
-                        self.renderer.approval_request(tool, request)?;
+                        self.renderer
+                            .approval_request(tool, request, because.as_ref(), offer)?;
                         terminal.request_approval();
                         self.reading = true;
                         self.asking = Some(call_id.clone());
@@ -571,6 +586,28 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.done_waiting(State::Listing);
                 self.renderer.report(&render::sessions_text(sessions))?;
             }
+            Event::Permissions {
+                rules,
+                untrusted,
+                project_file,
+            } => {
+                self.done_waiting(State::Permissions);
+                self.renderer.report(&crate::permissions::describe_list(
+                    rules,
+                    untrusted,
+                    project_file,
+                ))?;
+            }
+            Event::PermissionRemoved { rule } => {
+                self.done_waiting(State::Permissions);
+                self.renderer.report(&format!(
+                    "removed rule {}: {} {} ({})",
+                    rule.number,
+                    rule.effect.as_str(),
+                    rule.rule,
+                    rule.source
+                ))?;
+            }
             Event::Exported { path } => {
                 self.done_waiting(State::Exporting);
                 self.renderer
@@ -580,7 +617,11 @@ impl<O: Write, E: Write> Repl<O, E> {
             Event::Warning { .. }
                 if matches!(
                     self.state,
-                    State::Compacting | State::Listing | State::Resuming | State::Exporting
+                    State::Compacting
+                        | State::Listing
+                        | State::Resuming
+                        | State::Exporting
+                        | State::Permissions
                 ) =>
             {
                 self.state = State::Idle;

@@ -14,7 +14,8 @@ use crate::print::{
     Activity, HeadlessRenderer, OutputFormat, TextDelivery, TurnReport, describe_request,
 };
 use crate::protocol::{
-    ApprovalRequestKind, Event, HistoryItem, Location, ResumedSession, SessionListing, Usage,
+    ApprovalRequestKind, AskBecause, Event, HistoryItem, Location, Offer, ResumedSession,
+    SessionListing, Usage,
 };
 use crate::sessions::reader::one_line;
 use crate::sessions::record::display_utc;
@@ -255,9 +256,11 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
         &mut self,
         tool: &str,
         request: &ApprovalRequestKind,
+        because: Option<&AskBecause>,
+        offer: &Offer,
     ) -> io::Result<()> {
         self.end_text()?;
-        let text = match request {
+        let mut text = match request {
             ApprovalRequestKind::Command { command, cwd } => {
                 format!(
                     "{tool} wants to run a command in {}:\n  $ {command}\n",
@@ -290,7 +293,31 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
                     path.display()
                 )
             }
+            ApprovalRequestKind::Read { path } => {
+                format!("{tool} wants to read {}\n", path.display())
+            }
         };
+        match because {
+            Some(AskBecause::Rule { rule, source }) => {
+                text.push_str(&format!(
+                    "  asked because of the rule `ask {rule}` ({source})\n"
+                ));
+            }
+            Some(AskBecause::Destructive { what, .. }) => {
+                text.push_str(&format!("  destructive: {what}\n"));
+            }
+            Some(AskBecause::Opaque { why }) => text.push_str(&format!("  asked because {why}\n")),
+            None => {}
+        }
+        match offer {
+            Offer::Rules { rules } => text.push_str(&format!(
+                "  always (a: this session, p: saved for this project) adds: {}\n",
+                rules.join(", ")
+            )),
+            Offer::OnceOnly { why } => text.push_str(&format!(
+                "  \"always\" is not offered: {why}; a or p approve this once\n"
+            )),
+        }
         self.write_err(&text)
     }
 

@@ -29,7 +29,7 @@ const PROMPT: &str = "> ";
 /// The prompt after a line ending in `\`.
 const CONTINUATION_PROMPT: &str = "… ";
 /// The question asked for an approval.
-const APPROVAL_PROMPT: &str = "allow? [y]es / [n]o / [a]lways this session: ";
+const APPROVAL_PROMPT: &str = "allow? [y]es once / [n]o / [a]lways this session / [p]roject: ";
 /// How many history entries are kept.
 const HISTORY_SIZE: usize = 1000;
 
@@ -53,8 +53,10 @@ pub enum Answer {
     Yes,
     /// `n`: do not run it.
     No,
-    /// `a`: run it and the same kind of call from now on.
+    /// `a`: run it and add the offered rules for this session.
     Always,
+    /// `p`: run it and add the offered rules to the project's rule file.
+    Project,
     /// Ctrl-C at the question: deny and stop the turn.
     Cancel,
     /// Ctrl-D at the question: deny, and the input is over.
@@ -278,12 +280,14 @@ fn read_answer(editor: &mut Editor<CommandHelper, FileHistory>) -> Answer {
     }
 }
 
-/// `y`/`yes`, `n`/`no`, `a`/`always` (any case); anything else asks again.
+/// `y`/`yes`, `n`/`no`, `a`/`always`, `p`/`project` (any case); anything else asks
+/// again.
 pub fn parse_answer(line: &str) -> Option<Answer> {
     match line.trim().to_lowercase().as_str() {
         "y" | "yes" => Some(Answer::Yes),
         "n" | "no" => Some(Answer::No),
         "a" | "always" => Some(Answer::Always),
+        "p" | "project" => Some(Answer::Project),
         _ => None,
     }
 }

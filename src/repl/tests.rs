@@ -57,6 +57,10 @@ fn fake_agent_notifying(
                                     command: "ls".into(),
                                     cwd: PathBuf::from("/p"),
                                 },
+                                because: None,
+                                offer: crate::protocol::Offer::Rules {
+                                    rules: vec!["bash(ls:*)".into()],
+                                },
                             });
                             let Some(answer) = ops_rx.recv().await else {
                                 break;
@@ -122,6 +126,19 @@ fn fake_agent_notifying(
                         path: PathBuf::from("/p").join(path.unwrap_or(PathBuf::from(name))),
                     });
                 }
+                Op::ListPermissions => send(Event::Permissions {
+                    rules: vec![crate::protocol::RuleView {
+                        number: 1,
+                        rule: "bash(cargo test:*)".into(),
+                        effect: crate::protocol::Effect::Allow,
+                        source: crate::protocol::Source::Session,
+                    }],
+                    untrusted: vec!["bash".into()],
+                    project_file: PathBuf::from("/p/.harness9/permissions.toml"),
+                }),
+                Op::RemovePermission { number } => send(Event::Warning {
+                    message: format!("there is no rule {number}"),
+                }),
                 Op::Approval { .. } | Op::Interrupt | Op::InvokeSkill { .. } => {}
             }
         }

@@ -303,7 +303,7 @@ mod tests {
         let (_d, ctx) = test_files(&[]);
         assert_eq!(
             prepared(&Glob, json!({"pattern": "*"})).access(&ctx),
-            Access::ReadOnly
+            Access::ReadInside(ctx.workdir.clone())
         );
         assert_eq!(
             prepared(&Glob, json!({"pattern": "*", "path": "/usr"})).access(&ctx),

@@ -331,7 +331,7 @@ mod tests {
         let (_d, ctx) = tree(&[]);
         assert_eq!(
             prepared(&Grep, json!({"pattern": "x"})).access(&ctx),
-            Access::ReadOnly
+            Access::ReadInside(ctx.workdir.clone())
         );
         assert_eq!(
             prepared(&Grep, json!({"pattern": "x", "path": "/etc"})).access(&ctx),

@@ -212,7 +212,10 @@ mod tests {
     #[test]
     fn access_outside_needs_approval() {
         let (_d, ctx) = test_files(&[]);
-        assert_eq!(prepared(&List, json!({})).access(&ctx), Access::ReadOnly);
+        assert_eq!(
+            prepared(&List, json!({})).access(&ctx),
+            Access::ReadInside(ctx.workdir.clone())
+        );
         assert_eq!(prepared(&List, json!({})).summary(), ".");
         assert_eq!(
             prepared(&List, json!({"path": ".."})).access(&ctx),

@@ -44,8 +44,11 @@ pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolFat
 /// What a tool call is about to do, for the approval policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Access {
-    /// Reads inside the project only: always allowed.
+    /// Touches nothing a rule judges (no file contents, no command): always allowed.
     ReadOnly,
+    /// Reads this path inside the project: allowed unless a rule asks or denies (the
+    /// built-in secret-file rules ask).
+    ReadInside(PathBuf),
     /// Needs a decision: what it would do, as shown to the user.
     NeedsApproval(ApprovalRequestKind),
 }

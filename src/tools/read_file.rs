@@ -72,10 +72,10 @@ impl TypedTool for ReadFile {
     }
 }
 
-/// `ReadOnly` inside the project, an approval request outside it.
+/// A read inside the project (rules may still ask), an approval request outside it.
 pub(crate) fn read_access(path: &ResolvedPath) -> Access {
     match path.location {
-        Location::Inside => Access::ReadOnly,
+        Location::Inside => Access::ReadInside(path.abs.clone()),
         Location::Outside => Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
             path: path.abs.clone(),
         }),
@@ -410,7 +410,7 @@ mod tests {
         let ctx = test_context(dir.path());
         assert_eq!(
             prepared(&ReadFile, json!({"path": "src/x.rs"})).access(&ctx),
-            Access::ReadOnly
+            Access::ReadInside(ctx.workdir.join("src/x.rs"))
         );
         assert_eq!(
             prepared(&ReadFile, json!({"path": "/etc/hosts"})).access(&ctx),

@@ -31,8 +31,8 @@ use super::transcript::Transcript;
 use super::views;
 use super::wrap::wrap_lines;
 use crate::agent::SessionInfo;
-use crate::input::{Builtin, Routed, route};
-use crate::protocol::{Event, Op, ToolStatus, TurnOutcome, Usage, compaction_line};
+use crate::input::{Builtin, PermissionsCommand, Routed, route};
+use crate::protocol::{AutoDenyReason, Event, Op, ToolStatus, TurnOutcome, Usage, compaction_line};
 use crate::skills::Catalog;
 use crate::skills::active::LoadedSkills;
 
@@ -387,19 +387,50 @@ impl App {
                 call_id,
                 name: tool,
                 request,
+                because,
+                offer,
             } => {
                 self.flush_stream();
                 self.approvals.push(PendingApproval {
                     call_id,
                     tool,
                     request,
+                    because,
+                    offer,
                 });
                 self.turn = TurnState::WaitingApproval;
             }
             Event::SubAgent { skill, event, .. } => self.on_sub_agent(&skill, event.into_event()),
-            Event::AutoDenied { name: tool, .. } => self.commit_notice(
+            Event::AutoDenied {
+                name: tool, reason, ..
+            } => self.commit_notice(
                 NoticeKind::Warning,
-                &format!("`{tool}` was denied: nobody can approve it in this mode"),
+                &match reason {
+                    AutoDenyReason::NobodyToAsk { .. } => {
+                        format!("`{tool}` was denied: nobody can approve it in this mode")
+                    }
+                    AutoDenyReason::Rule { rule, source } => {
+                        format!("`{tool}` was denied by the rule `deny {rule}` ({source})")
+                    }
+                },
+            ),
+            Event::Permissions {
+                rules,
+                untrusted,
+                project_file,
+            } => self.commit_notice(
+                NoticeKind::Info,
+                crate::permissions::describe_list(&rules, &untrusted, &project_file).trim_end(),
+            ),
+            Event::PermissionRemoved { rule } => self.commit_notice(
+                NoticeKind::Info,
+                &format!(
+                    "Removed rule {}: {} {} ({}).",
+                    rule.number,
+                    rule.effect.as_str(),
+                    rule.rule,
+                    rule.source
+                ),
             ),
             Event::Usage {
                 session,
@@ -720,6 +751,13 @@ impl App {
             Builtin::Export { format, path } => {
                 self.commit_cell(echo.lines());
                 self.out.ops.push(Op::Export { format, path });
+            }
+            Builtin::Permissions(command) => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(match command {
+                    PermissionsCommand::List => Op::ListPermissions,
+                    PermissionsCommand::Remove { number } => Op::RemovePermission { number },
+                });
             }
             Builtin::Exit => self.request_exit(),
         }

@@ -242,6 +242,10 @@ fn approval_overlay_answers_and_denies_with_reason() {
             ),
             location: crate::protocol::Location::Inside,
         },
+        because: None,
+        offer: crate::protocol::Offer::Rules {
+            rules: vec!["edit(**)".into()],
+        },
     });
     assert_snapshot!("approval", h.screen(70, 16));
     h.typ("a");
@@ -258,6 +262,13 @@ fn approval_overlay_answers_and_denies_with_reason() {
         request: ApprovalRequestKind::Command {
             command: "rm -rf build".into(),
             cwd: PathBuf::from("/work/demo"),
+        },
+        because: Some(crate::protocol::AskBecause::Destructive {
+            what: "`rm -r build` deletes a directory tree for good".into(),
+            exact_rule: "bash(rm -rf build)".into(),
+        }),
+        offer: crate::protocol::Offer::Rules {
+            rules: vec!["bash(rm -rf build)".into()],
         },
     });
     h.typ("nkeep it");

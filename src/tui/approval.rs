@@ -1,7 +1,10 @@
 //! The approval overlay: shows what a tool call wants to do (the command and where it
-//! runs, or the file and the diff of an edit) and takes the answer: y (once), a (always
-//! for this session), n (deny, then an optional reason for the model), Esc (deny and
-//! interrupt the turn). Requests that arrive while one is open wait in a queue.
+//! runs, or the file and the diff of an edit), why it is asked (a rule, a destructive
+//! command), and takes the answer: y (once), a (add the offered rules for this
+//! session), p (add them to the project's rule file), n (deny, then an optional reason
+//! for the model), Esc (deny and interrupt the turn). The footer names the exact rules
+//! an "always" adds, or why none is offered. Requests that arrive while one is open
+//! wait in a queue.
 //!
 //! It knows nothing about the agent: it turns keys into an [`ApprovalAnswer`] that the
 //! app sends on.
@@ -17,7 +20,7 @@ use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Widget, Wrap};
 
 use super::cells::diff_lines;
 use super::wrap::{sanitize, wrap_lines};
-use crate::protocol::{ApprovalDecision, ApprovalRequestKind, Location};
+use crate::protocol::{ApprovalDecision, ApprovalRequestKind, AskBecause, Location, Offer};
 
 /// One request waiting for an answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,6 +31,10 @@ pub struct PendingApproval {
     pub tool: String,
     /// What the call would do.
     pub request: ApprovalRequestKind,
+    /// Why it is asked beyond the approval mode.
+    pub because: Option<AskBecause>,
+    /// What "always" would add.
+    pub offer: Offer,
 }
 
 /// What an answer does to the running turn.
@@ -124,8 +131,11 @@ impl ApprovalOverlay {
             KeyCode::Char('y') | KeyCode::Char('Y') => {
                 self.answer(ApprovalDecision::Approve, AfterAnswer::Continue)
             }
-            KeyCode::Char('a') | KeyCode::Char('A') => {
+            KeyCode::Char('a') | KeyCode::Char('A') if self.offers_rules() => {
                 self.answer(ApprovalDecision::ApproveForSession, AfterAnswer::Continue)
+            }
+            KeyCode::Char('p') | KeyCode::Char('P') if self.offers_rules() => {
+                self.answer(ApprovalDecision::ApproveForProject, AfterAnswer::Continue)
             }
             KeyCode::Char('n') | KeyCode::Char('N') => {
                 self.reason = Some(String::new());
@@ -139,7 +149,29 @@ impl ApprovalOverlay {
         }
     }
 
-    fn body(&self, request: &PendingApproval) -> (String, Vec<Line<'static>>, String) {
+    fn offers_rules(&self) -> bool {
+        self.queue
+            .front()
+            .is_some_and(|r| matches!(r.offer, Offer::Rules { .. }))
+    }
+
+    fn body(&self, request: &PendingApproval) -> (String, Vec<Line<'static>>) {
+        let (title, mut lines) = self.what(request);
+        let warn = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+        if let Some(because) = &request.because {
+            let why = match because {
+                AskBecause::Rule { rule, source } => {
+                    format!("asked because of the rule `ask {rule}` ({source})")
+                }
+                AskBecause::Destructive { what, .. } => format!("destructive: {what}"),
+                AskBecause::Opaque { why } => format!("asked because {why}"),
+            };
+            lines.push(Line::styled(sanitize(&why), warn));
+        }
+        (title, lines)
+    }
+
+    fn what(&self, request: &PendingApproval) -> (String, Vec<Line<'static>>) {
         let bold = Style::new().add_modifier(Modifier::BOLD);
         let warn = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
         let dim = Style::new().fg(Color::DarkGray);
@@ -157,12 +189,7 @@ impl ApprovalOverlay {
                     })
                     .collect();
                 lines.push(Line::styled(format!("in {}", cwd.display()), dim));
-                let prefix = command.split_whitespace().next().unwrap_or("").to_string();
-                (
-                    format!(" Run this command? ({}) ", request.tool),
-                    lines,
-                    format!("always allow `{prefix}` commands"),
-                )
+                (format!(" Run this command? ({}) ", request.tool), lines)
             }
             ApprovalRequestKind::Edit {
                 path,
@@ -180,11 +207,7 @@ impl ApprovalOverlay {
                     Some(diff) => lines.extend(diff_lines(diff, usize::MAX)),
                     None => lines.push(Line::styled("(no diff available)", dim)),
                 }
-                (
-                    format!(" Apply this edit? ({}) ", request.tool),
-                    lines,
-                    "always allow edits".to_string(),
-                )
+                (format!(" Apply this edit? ({}) ", request.tool), lines)
             }
             ApprovalRequestKind::ReadOutside { path } => (
                 format!(" Read outside the project? ({}) ", request.tool),
@@ -195,36 +218,60 @@ impl ApprovalOverlay {
                     ]),
                     Line::styled("this path is outside the project", warn),
                 ],
-                "always allow reads".to_string(),
+            ),
+            ApprovalRequestKind::Read { path } => (
+                format!(" Read this file? ({}) ", request.tool),
+                vec![Line::from(vec![
+                    Span::raw("read "),
+                    Span::styled(path.display().to_string(), bold),
+                ])],
             ),
         }
     }
 
-    fn footer(&self, always: &str) -> Line<'static> {
+    fn footer(&self, offer: &Offer) -> Line<'static> {
         let key = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
         match &self.reason {
             Some(reason) => Line::from(vec![
                 Span::styled("Reason for the model (optional, Enter to deny): ", key),
                 Span::raw(reason.clone()),
             ]),
-            None => Line::from(vec![
-                Span::styled("y", key),
-                Span::raw(" yes  "),
-                Span::styled("a", key),
-                Span::raw(format!(" {always}  ")),
-                Span::styled("n", key),
-                Span::raw(" no  "),
-                Span::styled("esc", key),
-                Span::raw(" no and stop"),
-            ]),
+            None => {
+                let dim = Style::new().fg(Color::DarkGray);
+                let mut spans = vec![Span::styled("y", key), Span::raw(" yes once  ")];
+                match offer {
+                    Offer::Rules { rules } => {
+                        let rules = sanitize(&rules.join(", "));
+                        spans.extend([
+                            Span::styled("a", key),
+                            Span::raw(format!(" this session: {rules}  ")),
+                            Span::styled("p", key),
+                            Span::raw(" this project (saved)  "),
+                        ]);
+                    }
+                    Offer::OnceOnly { why } => {
+                        spans.push(Span::styled(
+                            format!("(no \"always\": {})  ", sanitize(why)),
+                            dim,
+                        ));
+                    }
+                }
+                spans.extend([
+                    Span::styled("n", key),
+                    Span::raw(" no  "),
+                    Span::styled("esc", key),
+                    Span::raw(" no and stop"),
+                ]);
+                Line::from(spans)
+            }
         }
     }
 
     fn all_lines(&self, width: u16) -> Option<(String, Vec<Line<'static>>, Line<'static>)> {
         let request = self.queue.front()?;
-        let (title, body, always) = self.body(request);
+        let (title, body) = self.body(request);
         let inner = width.saturating_sub(4).max(1);
-        Some((title, wrap_lines(&body, inner), self.footer(&always)))
+        Some((title, wrap_lines(&body, inner), self.footer(&request.offer)))
     }
 
     /// Rows wanted at this width (borders included), before any cap.
@@ -300,6 +347,10 @@ mod tests {
                 ),
                 location: Location::Inside,
             },
+            because: None,
+            offer: Offer::Rules {
+                rules: vec!["edit(**)".into()],
+            },
         }
     }
 
@@ -310,6 +361,28 @@ mod tests {
             request: ApprovalRequestKind::Command {
                 command: "cargo test --all".into(),
                 cwd: PathBuf::from("/work/demo"),
+            },
+            because: None,
+            offer: Offer::Rules {
+                rules: vec!["bash(cargo test:*)".into()],
+            },
+        }
+    }
+
+    fn destructive() -> PendingApproval {
+        PendingApproval {
+            call_id: "call_3".into(),
+            tool: "bash".into(),
+            request: ApprovalRequestKind::Command {
+                command: "echo $(git reset --hard)".into(),
+                cwd: PathBuf::from("/work/demo"),
+            },
+            because: Some(AskBecause::Destructive {
+                what: "`git reset --hard` discards uncommitted changes".into(),
+                exact_rule: "bash(git reset --hard)".into(),
+            }),
+            offer: Offer::OnceOnly {
+                why: "it uses command substitution `$(…)`".into(),
             },
         }
     }
@@ -328,8 +401,8 @@ mod tests {
     fn edit_overlay_shows_the_diff() {
         let mut o = ApprovalOverlay::default();
         o.push(edit());
-        assert_eq!(o.height(70), 11);
-        assert_snapshot!(draw(&o, 70, 11));
+        assert_eq!(o.height(70), 12);
+        assert_snapshot!(draw(&o, 70, 12));
     }
 
     #[test]
@@ -374,6 +447,25 @@ mod tests {
             }
         );
         assert!(!o.is_active());
+    }
+
+    #[test]
+    fn the_footer_names_the_scope_or_why_there_is_none() {
+        let mut o = ApprovalOverlay::default();
+        o.push(destructive());
+        let screen = draw(&o, 90, o.height(90));
+        assert_snapshot!(screen);
+        assert!(
+            screen.contains("destructive: `git reset --hard`"),
+            "{screen}"
+        );
+        // No "always" is offered: a and p do nothing.
+        assert!(o.handle_key(KeyEvent::from(KeyCode::Char('a'))).is_none());
+        assert!(o.handle_key(KeyEvent::from(KeyCode::Char('p'))).is_none());
+        o.clear();
+        o.push(command());
+        let project = o.handle_key(KeyEvent::from(KeyCode::Char('p'))).unwrap();
+        assert_eq!(project.decision, ApprovalDecision::ApproveForProject);
     }
 
     #[test]

@@ -614,14 +614,14 @@ fn terminal_approvals_are_asked_inline() {
 
     pty.send("run something\r");
     pty.wait_for_text("$ echo approved-output");
-    pty.wait_for_prompt_line("allow? [y]es / [n]o / [a]lways this session:");
+    pty.wait_for_prompt_line("allow? [y]es once / [n]o / [a]lways this session / [p]roject:");
     pty.send("y\r");
     pty.wait_for_text("ran it");
     pty.wait_for_prompt_line(">");
 
     pty.send("run another\r");
     pty.wait_for_text("$ echo denied-output");
-    pty.wait_for_prompt_line("allow? [y]es / [n]o / [a]lways this session:");
+    pty.wait_for_prompt_line("allow? [y]es once / [n]o / [a]lways this session / [p]roject:");
     pty.send("n\r");
     pty.wait_for_text("did not run it");
     pty.wait_for_prompt_line(">");
