@@ -118,6 +118,23 @@ pub enum Command {
         #[command(subcommand)]
         action: SessionsAction,
     },
+    /// List the permission rules in force, or approve the project's allow rules.
+    Permissions {
+        /// What to do.
+        #[command(subcommand)]
+        action: PermissionsAction,
+    },
+}
+
+/// `harness9 permissions ...`.
+#[derive(Debug, Subcommand)]
+pub enum PermissionsAction {
+    /// Every rule in force (built-in, config.toml, .harness9/permissions.toml), numbered,
+    /// with where it came from; then the project's allow rules not yet approved.
+    List,
+    /// Approve the allow rules now in this project's .harness9/permissions.toml (they
+    /// come with the repository, so they apply only once you approve them).
+    Trust,
 }
 
 /// `harness9 sessions ...`.

@@ -11,7 +11,8 @@ use clap::Parser;
 use harness9::agent::Approver;
 use harness9::agent::saved::SessionStart;
 use harness9::cli::{
-    Cli, Command, ResumeRequest, SessionExportFormat, SessionsAction, SkillsAction,
+    Cli, Command, PermissionsAction, ResumeRequest, SessionExportFormat, SessionsAction,
+    SkillsAction,
 };
 use harness9::config::{Config, ConfigError, EndpointNeed, OllamaProbe, SessionSaving};
 use harness9::print::{self, Activity, HeadlessRenderer, OutputFormat, TextDelivery};
@@ -165,6 +166,7 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
         return match command {
             Command::Skills { action } => skills_command(&config, &home, action),
             Command::Sessions { action } => Ok(sessions_command(&config, &home, action)),
+            Command::Permissions { action } => permissions_command(&config, action),
         };
     }
     let mut config = Config::resolve(
@@ -476,6 +478,42 @@ fn skills_command(config: &Config, home: &Home, action: &SkillsAction) -> anyhow
 
 /// `harness9 sessions …`: the saved sessions of this project (or all), read from
 /// `$HARNESS9_HOME/sessions`. An id that names no single session is a usage error.
+/// `harness9 permissions list|trust`.
+fn permissions_command(config: &Config, action: &PermissionsAction) -> anyhow::Result<u8> {
+    let setup = &config.permissions;
+    let project_file = setup.places.project_file();
+    let text = match action {
+        PermissionsAction::List => harness9::permissions::describe_list(
+            &setup.book.list(),
+            &setup.untrusted,
+            &project_file,
+        ),
+        PermissionsAction::Trust => {
+            let approved = harness9::permissions::files::trust_project(&setup.places)?;
+            if approved.is_empty() {
+                format!(
+                    "{} has no allow rules to approve.\n",
+                    project_file.display()
+                )
+            } else {
+                format!(
+                    "Approved {} allow rule(s) of {} for this machine:\n{}",
+                    approved.len(),
+                    project_file.display(),
+                    approved
+                        .iter()
+                        .map(|r| format!("  allow  {r}\n"))
+                        .collect::<String>()
+                )
+            }
+        }
+    };
+    let mut out = Sink::new(std::io::stdout().lock());
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(0)
+}
+
 fn sessions_command(config: &Config, home: &Home, action: &SessionsAction) -> u8 {
     use harness9::sessions::{self, SessionStore, cli};
     if let Some(warning) = home.warning() {

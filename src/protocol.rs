@@ -761,6 +761,9 @@ mod sub_agent_tests {
         let shutdown = Event::ShutdownComplete {
             usage: Usage::default(),
         };
-        assert_eq!(SubAgentEvent::new(shutdown.clone()), Err(Box::new(shutdown)));
+        assert_eq!(
+            SubAgentEvent::new(shutdown.clone()),
+            Err(Box::new(shutdown))
+        );
     }
 }

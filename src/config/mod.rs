@@ -20,7 +20,7 @@ use crate::llm::{
     AuthHeader, ProviderConfig, ReasoningEcho, StreamMode, ToolChoice, UsageReporting,
 };
 use crate::permissions::PermissionsSetup;
-use crate::permissions::files::{Places, UserPermissions};
+use crate::permissions::files::{BuiltinRules, Places, UserPermissions};
 use crate::protocol::ApprovalMode;
 use crate::tools::ToolLimits;
 
@@ -586,6 +586,9 @@ impl Config {
             )
         }));
         let mut tool_limits = ToolLimits::default();
+        if file.permissions.builtin_rules == BuiltinRules::Off {
+            tool_limits.secret_files = crate::tools::SecretFileSearch::Searched;
+        }
         if let Some(secs) = file.bash_timeout_secs {
             tool_limits.default_bash_timeout_secs =
                 secs.clamp(1, tool_limits.max_bash_timeout_secs);

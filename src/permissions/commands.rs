@@ -120,19 +120,30 @@ pub fn is_read_only(command: &SimpleCommand) -> bool {
 }
 
 /// Why this simple command destroys work that cannot be recovered, if it does; `cwd`
-/// resolves relative paths and `temp` is the temp folder (`rm -r` inside it is fine).
-pub fn destructive(command: &SimpleCommand, cwd: &Path, temp: &[&Path]) -> Option<String> {
+/// resolves relative paths and `temp` is the temp folders (`rm -r` inside them is fine,
+/// unless it reaches into the project, which may itself live in a temp folder).
+pub fn destructive(
+    command: &SimpleCommand,
+    cwd: &Path,
+    project: &Path,
+    temp: &[&Path],
+) -> Option<String> {
     let name = command.name()?;
     let args: Vec<&str> = command.words[1..].iter().map(String::as_str).collect();
     match name {
-        "rm" => rm_recursive_outside_temp(&args, cwd, temp),
+        "rm" => rm_recursive_outside_temp(&args, cwd, project, temp),
         "shred" => Some("shred destroys file contents".into()),
         "git" => git_destructive(&args),
         _ => None,
     }
 }
 
-fn rm_recursive_outside_temp(args: &[&str], cwd: &Path, temp: &[&Path]) -> Option<String> {
+fn rm_recursive_outside_temp(
+    args: &[&str],
+    cwd: &Path,
+    project: &Path,
+    temp: &[&Path],
+) -> Option<String> {
     let mut recursive = false;
     let mut targets = Vec::new();
     let mut options_done = false;
@@ -157,7 +168,10 @@ fn rm_recursive_outside_temp(args: &[&str], cwd: &Path, temp: &[&Path]) -> Optio
             // A computed or globbed target could be anything.
             let literal = !t.contains(['$', '*', '?', '[', '{', '~']);
             let path = normalize(&cwd.join(t));
-            !(literal && temp.iter().any(|tmp| path.starts_with(tmp) && path != *tmp))
+            let scratch = temp.iter().any(|tmp| path.starts_with(tmp) && path != *tmp)
+                && !path.starts_with(project)
+                && !project.starts_with(&path);
+            !(literal && scratch)
         })
         .collect();
     if outside.is_empty() && !targets.is_empty() {
@@ -256,6 +270,7 @@ mod tests {
     #[test]
     fn destructive_commands_are_named() {
         let cwd = Path::new("/p");
+        let project = Path::new("/p");
         let tmp = [Path::new("/tmp")];
         for line in [
             "rm -rf build",
@@ -280,7 +295,10 @@ mod tests {
             "git stash clear",
             "shred -u key",
         ] {
-            assert!(destructive(&cmd(line), cwd, &tmp).is_some(), "{line}");
+            assert!(
+                destructive(&cmd(line), cwd, project, &tmp).is_some(),
+                "{line}"
+            );
         }
         for line in [
             "rm file.txt",
@@ -295,9 +313,16 @@ mod tests {
             "git branch -d merged",
             "git stash pop",
         ] {
-            assert!(destructive(&cmd(line), cwd, &tmp).is_none(), "{line}");
+            assert!(
+                destructive(&cmd(line), cwd, project, &tmp).is_none(),
+                "{line}"
+            );
         }
         // Relative to a cwd inside the temp dir.
-        assert!(destructive(&cmd("rm -rf x"), Path::new("/tmp/w"), &tmp).is_none());
+        assert!(destructive(&cmd("rm -rf x"), Path::new("/tmp/w"), project, &tmp).is_none());
+        // A project that lives in the temp dir is still the project.
+        let in_tmp = Path::new("/tmp/proj");
+        assert!(destructive(&cmd("rm -rf build"), in_tmp, in_tmp, &tmp).is_some());
+        assert!(destructive(&cmd("rm -rf /tmp"), in_tmp, in_tmp, &tmp).is_some());
     }
 }

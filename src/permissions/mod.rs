@@ -217,6 +217,26 @@ pub const SECRET_FILES: &[&str] = &[
     "**/.docker/config.json",
 ];
 
+/// True when `path` matches a built-in secret-file pattern (for tools that read many
+/// files at once, like `grep`, and skip those).
+pub fn is_secret_file(path: &Path) -> bool {
+    static SET: std::sync::OnceLock<Option<globset::GlobSet>> = std::sync::OnceLock::new();
+    let set = SET.get_or_init(|| {
+        let mut builder = globset::GlobSetBuilder::new();
+        for pattern in SECRET_FILES {
+            let glob = globset::GlobBuilder::new(pattern)
+                .literal_separator(true)
+                .build()
+                .ok()?;
+            builder.add(glob);
+        }
+        builder.build().ok()
+    });
+    // The patterns are constants a test compiles; a set that failed to build would
+    // skip nothing, and the rules would still ask.
+    set.as_ref().is_some_and(|set| set.is_match(path))
+}
+
 /// Built-in `ask` rules for edits: files that run code or grant permissions later
 /// (git hooks and config; harness9's own permission file).
 pub const PROTECTED_EDITS: &[&str] = &["edit(**/.git/**)", "edit(.harness9/**)"];
@@ -407,7 +427,7 @@ impl Rulebook {
             return Judgement::Ask(AskBecause::Opaque { why });
         }
         for command in &parsed.commands {
-            if let Some(what) = commands::destructive(command, cwd, temp) {
+            if let Some(what) = commands::destructive(command, cwd, project, temp) {
                 let named = self
                     .rules
                     .iter()

@@ -16,7 +16,10 @@ use tokio_util::sync::CancellationToken;
 use super::glob::{PathGlob, check_root, place, project_walker};
 use super::path::{ResolvedPath, display_relative, resolve};
 use super::read_file::read_access;
-use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, run_blocking};
+use super::{
+    Access, SecretFileSearch, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool,
+    run_blocking,
+};
 use crate::truncate::truncate_head_tail;
 
 /// Matches returned when the model gives no `max_results`.
@@ -45,6 +48,8 @@ struct Query {
     matcher: RegexMatcher,
     glob: Option<PathGlob>,
     max_results: usize,
+    /// Whether secret-looking files are searched.
+    secret_files: SecretFileSearch,
 }
 
 impl TypedTool for Grep {
@@ -85,7 +90,10 @@ impl TypedTool for Grep {
     fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
             let query = match query(&args) {
-                Ok(query) => query,
+                Ok(query) => Query {
+                    secret_files: ctx.limits.secret_files,
+                    ..query
+                },
                 Err(message) => return Ok(ToolOutput::error(message)),
             };
             let root = resolve(&ctx.workdir, args.path.as_deref().unwrap_or(""));
@@ -126,6 +134,7 @@ fn query(args: &Args) -> Result<Query, String> {
         matcher,
         glob,
         max_results,
+        secret_files: SecretFileSearch::Skipped,
     })
 }
 
@@ -147,6 +156,7 @@ fn search(
     let mut found = 0usize;
     let mut more = false;
     let mut unreadable = 0usize;
+    let mut skipped_secrets: Vec<String> = Vec::new();
     for entry in project_walker(&root.abs).build() {
         if cancel.is_cancelled() {
             return Err(ToolFatal::Interrupted);
@@ -156,6 +166,13 @@ fn search(
             continue;
         };
         if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        if query.secret_files == SecretFileSearch::Skipped
+            && entry.depth() > 0
+            && crate::permissions::is_secret_file(entry.path())
+        {
+            skipped_secrets.push(display_relative(entry.path(), workdir));
             continue;
         }
         if let (Some(glob), Ok(relative)) = (&query.glob, entry.path().strip_prefix(&root.abs))
@@ -195,6 +212,19 @@ fn search(
     }
     if found == 0 {
         out.push_str(&format!("No matches for {pattern:?} in {}.\n", place(root)));
+    }
+    if !skipped_secrets.is_empty() {
+        let shown: Vec<&str> = skipped_secrets.iter().take(5).map(String::as_str).collect();
+        let more_names = if skipped_secrets.len() > shown.len() {
+            ", …"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "[skipped {} file(s) that may hold secrets: {}{more_names}; read_file asks the user before reading one]\n",
+            skipped_secrets.len(),
+            shown.join(", ")
+        ));
     }
     if more {
         out.push_str(&format!(
@@ -289,6 +319,28 @@ mod tests {
         assert_eq!(
             (out.is_error, out.content.as_str()),
             (false, "No matches for \"absent\" in the project.\n")
+        );
+    }
+
+    #[tokio::test]
+    async fn secret_files_are_skipped_and_named() {
+        let (_d, mut ctx) = tree(&[
+            (".env", "API_KEY=sk-live-1\n"),
+            ("certs/server.pem", "API_KEY in a key\n"),
+            ("src/a.rs", "let API_KEY = env();\n"),
+        ]);
+        let out = call(&ctx, json!({"pattern": "API_KEY"})).await;
+        assert_eq!(
+            out.content,
+            "src/a.rs:1:let API_KEY = env();\n[skipped 2 file(s) that may hold secrets: .env, \
+             certs/server.pem; read_file asks the user before reading one]\n"
+        );
+        ctx.limits.secret_files = SecretFileSearch::Searched;
+        let out = call(&ctx, json!({"pattern": "API_KEY"})).await;
+        assert!(
+            out.content.contains(".env:1:API_KEY=sk-live-1"),
+            "{}",
+            out.content
         );
     }
 

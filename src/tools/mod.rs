@@ -139,6 +139,19 @@ pub struct ToolLimits {
     pub default_bash_timeout_secs: u64,
     /// Upper bound on a `bash` timeout, in seconds.
     pub max_bash_timeout_secs: u64,
+    /// Whether `grep` searches files that look like secrets (`.env`, keys).
+    pub secret_files: SecretFileSearch,
+}
+
+/// Whether tools that read many files at once (`grep`) read secret-looking files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SecretFileSearch {
+    /// They are skipped, and the output says how many (the default, while the
+    /// built-in secret-file rules are on).
+    #[default]
+    Skipped,
+    /// They are searched like any file (`builtin_rules = "off"`).
+    Searched,
 }
 
 impl Default for ToolLimits {
@@ -148,6 +161,7 @@ impl Default for ToolLimits {
             max_read_bytes: 2 * 1024 * 1024,
             default_bash_timeout_secs: 120,
             max_bash_timeout_secs: 600,
+            secret_files: SecretFileSearch::Skipped,
         }
     }
 }

@@ -15,6 +15,7 @@ mod architecture;
 mod child_env;
 mod context;
 mod llm_client;
+mod permissions;
 mod print_e2e;
 mod remote_skills;
 mod repl_e2e;

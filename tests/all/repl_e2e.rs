@@ -645,3 +645,57 @@ fn terminal_approvals_are_asked_inline() {
     let entries: Vec<&str> = history.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(entries, ["run something", "run another"]);
 }
+
+/// The reported bypass: after "always" for `echo`, a command chained to an echo or
+/// hidden in a substitution must be asked about again, and "always" names its scope.
+#[test]
+fn always_for_echo_does_not_cover_what_is_chained_or_substituted() {
+    let dirs = Dirs::new();
+    let chained = dirs.work.path().join("chained");
+    let substituted = dirs.work.path().join("substituted");
+    let bash = |id: &str, command: &str| {
+        let args = serde_json::json!({ "command": command }).to_string();
+        sse(vec![tool_call(0, id, "bash", &args), finish("tool_calls")])
+    };
+    let server = MockServer::start(vec![
+        bash("call_1", "echo hi"),
+        answer("first done"),
+        bash(
+            "call_2",
+            &format!("echo innocent; touch {}", chained.display()),
+        ),
+        answer("second done"),
+        bash(
+            "call_3",
+            &format!("echo $(touch {})", substituted.display()),
+        ),
+        answer("third done"),
+    ]);
+    let mut pty = Pty::spawn(&server, dirs.home.path(), dirs.work.path());
+    pty.wait_for_prompt_line(">");
+    let prompt = "allow? [y]es once / [n]o / [a]lways this session / [p]roject:";
+
+    pty.send("one\r");
+    pty.wait_for_text("adds: bash(echo:*)");
+    pty.wait_for_prompt_line(prompt);
+    pty.send("a\r");
+    pty.wait_for_text("first done");
+    pty.wait_for_prompt_line(">");
+
+    pty.send("two\r");
+    pty.wait_for_text("adds: bash(touch:*)");
+    pty.wait_for_prompt_line(prompt);
+    pty.send("n\r");
+    pty.wait_for_text("second done");
+    pty.wait_for_prompt_line(">");
+
+    pty.send("three\r");
+    pty.wait_for_text("\"always\" is not offered: it uses command substitution");
+    pty.wait_for_prompt_line(prompt);
+    pty.send("n\r");
+    pty.wait_for_text("third done");
+    pty.wait_for_prompt_line(">");
+    pty.send("\x04");
+    assert!(pty.wait_exit().success());
+    assert!(!chained.exists() && !substituted.exists());
+}

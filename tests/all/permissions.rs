@@ -1,0 +1,205 @@
+//! Permission rules through the real binary: a scripted model asks for calls, and what
+//! the model is told back (and what happened on disk) shows which rule decided — secret
+//! files and destructive commands ask even in `full-auto` (so an unattended run denies
+//! them), deny wins over allow across the user's and the project's files, a project
+//! file's allow rules count only once approved, and `harness9 permissions` lists them
+//! with their origin.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Output, Stdio};
+
+use crate::support::*;
+
+/// Runs one `-p` prompt in which the model makes one bash call, then answers "done".
+/// Returns the binary's output and the tool result the model got back.
+fn one_bash_call(
+    home: &Path,
+    project: &Path,
+    command: &str,
+    extra_args: &[&str],
+) -> (Output, String) {
+    let args = serde_json::json!({ "command": command }).to_string();
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "c1", "bash", &args),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("done"), finish("stop")]),
+    ]);
+    let mut cmd = server.harness9(home, project);
+    cmd.args(["-p", "go"]).args(extra_args).stdin(Stdio::null());
+    let out = cmd.output().unwrap();
+    let reqs = server.chat_requests();
+    assert_eq!(reqs.len(), 2, "{}", String::from_utf8_lossy(&out.stderr));
+    let tool_output = reqs[1]
+        .messages()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str().map(String::from))
+        .unwrap();
+    (out, tool_output)
+}
+
+fn dirs() -> (tempfile::TempDir, tempfile::TempDir) {
+    (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap())
+}
+
+#[test]
+fn full_auto_still_asks_for_secret_files_so_an_unattended_run_denies_them() {
+    let (home, project) = dirs();
+    write(&project.path().join(".env"), "API_KEY=sk-live-SECRET\n");
+    let (out, tool) = one_bash_call(
+        home.path(),
+        project.path(),
+        "cat .env",
+        &["--approval-mode", "full-auto"],
+    );
+    assert!(!tool.contains("sk-live-SECRET"), "{tool}");
+    assert!(
+        tool.contains("Denied") && tool.contains("*(**/.env*)"),
+        "{tool}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("denied bash") && stderr.contains("asks every time"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn destructive_commands_need_a_person_or_an_exact_rule() {
+    let (home, project) = dirs();
+    let victim = project.path().join("build");
+    std::fs::create_dir_all(&victim).unwrap();
+    write(&victim.join("keep.txt"), "x");
+    let (_, tool) = one_bash_call(
+        home.path(),
+        project.path(),
+        "rm -rf build",
+        &["--approval-mode", "full-auto"],
+    );
+    assert!(victim.join("keep.txt").exists(), "{tool}");
+    assert!(tool.contains("bash(rm -rf build)"), "{tool}");
+
+    // A prefix rule does not cover it; the exact rule does.
+    write(
+        &home.path().join("config.toml"),
+        "[permissions]\nallow = [\"bash(rm:*)\"]\n",
+    );
+    let (_, tool) = one_bash_call(
+        home.path(),
+        project.path(),
+        "rm -rf build",
+        &["--approval-mode", "full-auto"],
+    );
+    assert!(victim.exists(), "{tool}");
+    write(
+        &home.path().join("config.toml"),
+        "[permissions]\nallow = [\"bash(rm -rf build)\"]\n",
+    );
+    let (_, tool) = one_bash_call(
+        home.path(),
+        project.path(),
+        "rm -rf build",
+        &["--approval-mode", "full-auto"],
+    );
+    assert!(!victim.exists(), "{tool}");
+}
+
+#[test]
+fn deny_in_the_project_file_wins_over_allow_in_the_users_config() {
+    let (home, project) = dirs();
+    write(
+        &home.path().join("config.toml"),
+        "[permissions]\nallow = [\"bash\"]\n",
+    );
+    write(
+        &project.path().join(".harness9/permissions.toml"),
+        "deny = [\"bash(touch:*)\"]\n",
+    );
+    let marker = project.path().join("made");
+    let (out, tool) = one_bash_call(home.path(), project.path(), "echo hi && touch made", &[]);
+    assert!(!marker.exists());
+    assert!(tool.contains("deny bash(touch:*)"), "{tool}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("refused by the rule `deny bash(touch:*)`")
+    );
+    // The user's allow rule alone runs it in suggest mode, unattended.
+    let (_, tool) = one_bash_call(home.path(), project.path(), "echo ran-by-rule", &[]);
+    assert!(tool.contains("ran-by-rule"), "{tool}");
+}
+
+#[test]
+fn a_projects_allow_rules_count_only_once_this_user_approved_them() {
+    let (home, project) = dirs();
+    write(
+        &project.path().join(".harness9/permissions.toml"),
+        "# from the repository\nallow = [\"bash(echo:*)\"]\n",
+    );
+    let (out, tool) = one_bash_call(home.path(), project.path(), "echo from-repo", &[]);
+    assert!(!tool.contains("from-repo\n"), "{tool}");
+    assert!(tool.contains("Denied"), "{tool}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("permissions trust") && stderr.contains("bash(echo:*)"),
+        "{stderr}"
+    );
+
+    let server = MockServer::start(vec![]);
+    let list = server
+        .harness9(home.path(), project.path())
+        .args(["permissions", "list"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        text.contains("Not in force") && text.contains("bash(echo:*)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ask    *(**/.env*)") && text.contains("built-in"),
+        "{text}"
+    );
+    let trust = server
+        .harness9(home.path(), project.path())
+        .args(["permissions", "trust"])
+        .output()
+        .unwrap();
+    assert_eq!(trust.status.code(), Some(0));
+
+    let (_, tool) = one_bash_call(home.path(), project.path(), "echo from-repo", &[]);
+    assert!(tool.contains("from-repo"), "{tool}");
+    assert!(!tool.contains("Denied"), "{tool}");
+
+    // A rule slipped into the file afterwards is not approved by that.
+    write(
+        &project.path().join(".harness9/permissions.toml"),
+        "allow = [\"bash(echo:*)\", \"bash(touch:*)\"]\n",
+    );
+    let (_, tool) = one_bash_call(home.path(), project.path(), "touch slipped", &[]);
+    assert!(!project.path().join("slipped").exists(), "{tool}");
+}
+
+#[test]
+fn a_bad_rule_stops_the_start_and_names_its_file() {
+    let (home, project) = dirs();
+    write(
+        &project.path().join(".harness9/permissions.toml"),
+        "deny = [\"bash(\"]\n",
+    );
+    let server = MockServer::start(vec![]);
+    let out = server
+        .harness9(home.path(), project.path())
+        .args(["-p", "hi"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(".harness9/permissions.toml") && stderr.contains("bash("),
+        "{stderr}"
+    );
+}
