@@ -8,6 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::agent::approval::ApprovalPolicy;
 use crate::agent::saved::SessionStart;
 use crate::agent::{self, AgentHandle, AgentSetup, Approver, SessionInfo, WindowLearning};
 use crate::config::{Config, SessionSaving};
@@ -155,6 +156,7 @@ pub fn prepare_with_remote(
     }
     let system_prompt = crate::prompt::build(&config.workdir, index.text.as_deref());
 
+    let policy = ApprovalPolicy::new(config.approval_mode, approver, config.permissions.clone());
     let mut tools = ToolRegistryBuilder::with_builtins();
     // Skills loaded in this session (by use_skill or a slash command), shared by the
     // use_skill tool and the agent (which clears it on /clear).
@@ -168,7 +170,7 @@ pub fn prepare_with_remote(
         // unload_skill removes them; the docs tools share the selection in loaded_skills.
         let use_skill = UseSkill::with_loaded(catalog.clone(), loaded_skills.clone())
             .with_tools(tools.loaded().clone())
-            .with_inline_shell(crate::agent::slash::mode_permission(config.approval_mode));
+            .with_inline_shell(crate::agent::slash::inline_permission(&policy));
         tools.register(Arc::new(use_skill));
         tools.register(Arc::new(UnloadSkill::new(loaded_skills.clone())));
         tools.register(Arc::new(SkillListDocs::new(
@@ -200,9 +202,7 @@ pub fn prepare_with_remote(
         system_prompt,
         tools: tools.freeze(),
         workdir: config.workdir.clone(),
-        approval_mode: config.approval_mode,
-        approver,
-        permissions: config.permissions.clone(),
+        policy,
         max_turns: config.max_turns,
         tool_limits: config.tool_limits,
         context_window: agent::SharedWindow::new(context_window),

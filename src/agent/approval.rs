@@ -122,6 +122,11 @@ impl ApprovalPolicy {
         self.mode
     }
 
+    /// The project directory.
+    pub fn project(&self) -> PathBuf {
+        self.shared().places.project.clone()
+    }
+
     /// Decides about a call to `tool`.
     pub fn verdict(&self, tool: &str, access: Access) -> Verdict {
         let shared = self.shared();

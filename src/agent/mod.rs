@@ -162,12 +162,9 @@ pub struct AgentSetup {
     pub tools: ToolRegistry,
     /// The project directory.
     pub workdir: PathBuf,
-    /// Approval mode.
-    pub approval_mode: ApprovalMode,
-    /// Who answers approval requests.
-    pub approver: Approver,
-    /// The permission rules at start and where their files are.
-    pub permissions: approval::PermissionsSetup,
+    /// The approval policy (mode, who answers, the permission rules); clones share the
+    /// rules, so what an answer adds holds for every part of the session.
+    pub policy: approval::ApprovalPolicy,
     /// Cap on model requests per turn.
     pub max_turns: u32,
     /// Tool limits.

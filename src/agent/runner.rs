@@ -8,7 +8,6 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::approval::ApprovalPolicy;
 use crate::agent::compact::{CompactError, compact_and_report};
 use crate::agent::conversation::Conversation;
 use crate::agent::saved;
@@ -57,11 +56,7 @@ async fn run(
     let pending: PendingApprovals = Arc::default();
     // Shared by every state this session has (clones share the rule book), so
     // `/permissions` is answered at once, even while a turn runs.
-    let policy = ApprovalPolicy::new(
-        setup.approval_mode,
-        setup.approver,
-        setup.permissions.clone(),
-    );
+    let policy = setup.policy.clone();
     let mut st = SessionState {
         conversation: Conversation::new(setup.system_prompt.clone(), None),
         model: setup.model.clone(),

@@ -8,26 +8,63 @@
 //! It must not know how events are drawn.
 
 use crate::agent::ApprovalMode;
+use crate::agent::approval::{ApprovalPolicy, Verdict};
 use crate::agent::fork::run_fork;
 use crate::agent::turn::{SessionState, TurnContext, run_turn};
 use crate::llm::Message;
+use crate::permissions::AskBecause;
+use crate::protocol::ApprovalRequestKind;
 use crate::protocol::{ErrorKind, Event, TurnOutcome, Usage};
-use crate::skills::inline_shell::{InlineShellError, Permission};
+use crate::skills::inline_shell::{CommandGate, InlineShellError, Permission};
 use crate::skills::invoke::{self, InlineShell, PrepareError, Prepared};
+use crate::tools::Access;
 use crate::tools::skill::{BundledTools, load_bundled_tools};
 use crate::tools::{ForkError, ForkRequest};
 
-/// Whether inline commands may run under an approval mode (before looking at where a
-/// skill comes from: see [`crate::skills::inline_shell::permission_for`]).
-pub fn mode_permission(mode: ApprovalMode) -> Permission {
-    match mode {
-        ApprovalMode::FullAuto => Permission::Run,
+/// Whether inline commands may run under the session's approval policy (before looking
+/// at where a skill comes from: see [`crate::skills::inline_shell::permission_for`]):
+/// in `full-auto`, each one the permission rules let run without a person (a deny or
+/// ask rule, a secret file or a destructive command keeps it from running); otherwise
+/// none, since nobody is asked in the middle of loading a skill.
+pub fn inline_permission(policy: &ApprovalPolicy) -> Permission {
+    match policy.mode() {
+        ApprovalMode::FullAuto => {
+            let policy = policy.clone();
+            let workdir = policy.project();
+            Permission::Checked(CommandGate::new(move |command| {
+                let access = Access::NeedsApproval(ApprovalRequestKind::Command {
+                    command: command.to_string(),
+                    cwd: workdir.clone(),
+                });
+                match policy.verdict("bash", access) {
+                    Verdict::Run => Ok(()),
+                    Verdict::DeniedByRule { rule, source, .. } => {
+                        Err(format!("the rule `deny {rule}` ({source}) refuses it"))
+                    }
+                    Verdict::Ask(plan) | Verdict::DenyUnattended(plan) => Err(format!(
+                        "it needs a person's approval ({}), and inline commands are not asked about",
+                        plan.because
+                            .as_ref()
+                            .map_or("the approval mode".to_string(), describe_because)
+                    )),
+                }
+            }))
+        }
         ApprovalMode::Suggest => {
             Permission::Refuse("approval mode suggest does not allow commands".into())
         }
         ApprovalMode::AutoEdit => {
             Permission::Refuse("approval mode auto-edit does not allow commands".into())
         }
+    }
+}
+
+/// A few words on why a rule wants a person.
+fn describe_because(because: &AskBecause) -> String {
+    match because {
+        AskBecause::Rule { rule, source } => format!("the rule `ask {rule}` ({source})"),
+        AskBecause::Destructive { what, .. } => what.clone(),
+        AskBecause::Opaque { why } => why.clone(),
     }
 }
 
@@ -69,7 +106,7 @@ pub async fn run_skill(
     }
     // The one skill pipeline: inline commands on the body as written, then the
     // arguments, so an argument can never smuggle in a command.
-    let permission = mode_permission(state.policy.mode());
+    let permission = inline_permission(&state.policy);
     let shell = InlineShell {
         permission: &permission,
         workdir: &ctx.setup.workdir,
@@ -151,4 +188,29 @@ pub async fn run_skill(
         requests,
     });
     outcome
+}
+
+#[cfg(test)]
+mod gate_tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::agent::Approver;
+    use crate::permissions::PermissionsSetup;
+
+    #[test]
+    fn inline_commands_in_full_auto_pass_the_same_rules_as_bash() {
+        let setup = PermissionsSetup::built_in(Path::new("/p"), Path::new("/h"));
+        let full = ApprovalPolicy::new(ApprovalMode::FullAuto, Approver::Frontend, setup.clone());
+        let Permission::Checked(gate) = inline_permission(&full) else {
+            panic!("full-auto checks each command")
+        };
+        assert_eq!(gate.check("git log -1 --oneline"), Ok(()));
+        let secret = gate.check("cat .env").unwrap_err();
+        assert!(secret.contains("*(**/.env*)"), "{secret}");
+        let destructive = gate.check("git reset --hard").unwrap_err();
+        assert!(destructive.contains("discards"), "{destructive}");
+        let suggest = ApprovalPolicy::new(ApprovalMode::Suggest, Approver::Frontend, setup);
+        assert!(matches!(inline_permission(&suggest), Permission::Refuse(_)));
+    }
 }

@@ -28,9 +28,46 @@ pub const TIMEOUT: Duration = Duration::from_secs(30);
 pub enum Permission {
     /// Run them.
     Run,
+    /// Run each one the gate lets through (the session's permission rules); replace
+    /// the others by a notice giving the gate's reason.
+    Checked(CommandGate),
     /// Do not run them; replace each by a notice giving this reason.
     Refuse(String),
 }
+
+/// Judges one inline command line before it runs: `Ok` runs it, `Err(reason)` does
+/// not. Built by the agent from its approval policy; this module only calls it.
+#[derive(Clone)]
+pub struct CommandGate(std::sync::Arc<Judge>);
+
+/// What a [`CommandGate`] calls: `Ok` runs the command, `Err(reason)` does not.
+type Judge = dyn Fn(&str) -> Result<(), String> + Send + Sync;
+
+impl CommandGate {
+    /// A gate from a judging function.
+    pub fn new(judge: impl Fn(&str) -> Result<(), String> + Send + Sync + 'static) -> Self {
+        CommandGate(std::sync::Arc::new(judge))
+    }
+
+    /// Whether `command` may run, or why not.
+    pub fn check(&self, command: &str) -> Result<(), String> {
+        (self.0)(command)
+    }
+}
+
+impl std::fmt::Debug for CommandGate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CommandGate")
+    }
+}
+
+impl PartialEq for CommandGate {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for CommandGate {}
 
 /// The permission for one skill: `mode` (what the approval mode allows) narrowed by
 /// where the skill comes from — skills from remote roots never run commands.
@@ -151,14 +188,19 @@ pub async fn expand(
     let mut last = 0;
     for site in sites {
         out.push_str(&body[last..site.start]);
-        match permission {
-            Permission::Refuse(reason) => {
+        let verdict = match permission {
+            Permission::Refuse(reason) => Err(reason.clone()),
+            Permission::Checked(gate) => gate.check(&site.command),
+            Permission::Run => Ok(()),
+        };
+        match verdict {
+            Err(reason) => {
                 out.push_str(&format!(
                     "[inline command `{}` not run: {reason}]",
                     site.command
                 ));
             }
-            Permission::Run => {
+            Ok(()) => {
                 let output = run(&site.command, skill, skill_dir, workdir, cancel).await?;
                 out.push_str(output.trim_end_matches('\n'));
             }
