@@ -15,6 +15,7 @@ pub mod print;
 pub mod prompt;
 pub mod protocol;
 pub mod repl;
+pub mod safe_text;
 pub mod session;
 pub mod sessions;
 pub mod sink;
