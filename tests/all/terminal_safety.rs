@@ -310,4 +310,5 @@ fn a_config_error_that_quotes_the_file() {
     both_inert("config error", &out);
     let err = text(&out.stderr);
     assert!(err.contains("config.toml is invalid"), "{err}");
+    assert!(err.contains(&format!("broken {SHOWN}")), "the quoted line: {err}");
 }
