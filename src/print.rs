@@ -669,8 +669,16 @@ mod tests {
         let (out, err) = render_all(OutputFormat::Text, &hostile_turn());
         assert_no_raw_controls(&out);
         assert_no_raw_controls(&err);
-        assert!(out.contains("a^[]0;PWNED^G^[[?1049h^[[?25l<U+009B>31m"), "{out}");
-        for line in ["→ read_file x^[]0;PWNED", "✗ read_file: bad^[", "warning: w^[", "error: e^["] {
+        assert!(
+            out.contains("a^[]0;PWNED^G^[[?1049h^[[?25l<U+009B>31m"),
+            "{out}"
+        );
+        for line in [
+            "→ read_file x^[]0;PWNED",
+            "✗ read_file: bad^[",
+            "warning: w^[",
+            "error: e^[",
+        ] {
             assert!(err.contains(line), "{line} not in {err}");
         }
         assert!(err.contains("^Mhidden"), "a lone CR is shown: {err}");

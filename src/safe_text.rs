@@ -297,7 +297,11 @@ mod tests {
     fn assert_safe(text: &str) {
         for (i, c) in text.char_indices() {
             if c == '\r' {
-                assert_eq!(text[i + 1..].chars().next(), Some('\n'), "lone CR in {text:?}");
+                assert_eq!(
+                    text[i + 1..].chars().next(),
+                    Some('\n'),
+                    "lone CR in {text:?}"
+                );
             } else {
                 assert!(!is_forbidden(c), "{c:?} in {text:?}");
             }
@@ -310,12 +314,18 @@ mod tests {
             neutralize(HOSTILE),
             "a^[]0;PWNED^G^[[?1049h^[[?25l<U+009B>31mb"
         );
-        assert_eq!(neutralize("\0\x01\x1f\x7f\u{80}\u{9f}"), "^@^A^_^?<U+0080><U+009F>");
+        assert_eq!(
+            neutralize("\0\x01\x1f\x7f\u{80}\u{9f}"),
+            "^@^A^_^?<U+0080><U+009F>"
+        );
     }
 
     #[test]
     fn newlines_tabs_and_crlf_are_kept_a_lone_cr_is_not() {
-        assert!(matches!(neutralize("a\tb\nc\r\nd"), Cow::Borrowed("a\tb\nc\r\nd")));
+        assert!(matches!(
+            neutralize("a\tb\nc\r\nd"),
+            Cow::Borrowed("a\tb\nc\r\nd")
+        ));
         assert_eq!(neutralize("secret\rpublic"), "secret^Mpublic");
         assert_eq!(neutralize("end\r"), "end^M");
         assert_eq!(neutralize("\r\r\n"), "^M\r\n");
@@ -372,7 +382,10 @@ mod tests {
         let raw = serde_json::to_string_pretty(&value).unwrap();
         let safe = escape_json(&raw);
         assert_safe(&safe);
-        assert!(!safe.contains('\u{9b}') && safe.contains("\\u009b"), "{safe}");
+        assert!(
+            !safe.contains('\u{9b}') && safe.contains("\\u009b"),
+            "{safe}"
+        );
         let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
         assert_eq!(back, value);
         let mut w = SafeWriter::json(Vec::new());
@@ -384,8 +397,8 @@ mod tests {
     fn any_text() -> impl Strategy<Value = String> {
         // Mostly the interesting characters, with plain and wide ones between them.
         let interesting = prop::sample::select(vec![
-            '\x1b', '\x07', '\r', '\n', '\t', '\0', '\x7f', '\u{9b}', '\u{9d}', '\u{85}', '[',
-            ']', ';', 'a', ' ', 'é', '✓', '🦀', '\u{a0}',
+            '\x1b', '\x07', '\r', '\n', '\t', '\0', '\x7f', '\u{9b}', '\u{9d}', '\u{85}', '[', ']',
+            ';', 'a', ' ', 'é', '✓', '🦀', '\u{a0}',
         ]);
         prop::collection::vec(prop_oneof![interesting, any::<char>()], 0..64)
             .prop_map(|chars| chars.into_iter().collect())

@@ -497,7 +497,8 @@ fn render_inline(line: &str, style: MarkdownStyle) -> (String, bool) {
             }
             Md::End(TagEnd::Emphasis | TagEnd::Strong) => w.pop(),
             Md::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. }) => {
-                w.links.push((neutralize(&dest_url).into_owned(), String::new()));
+                w.links
+                    .push((neutralize(&dest_url).into_owned(), String::new()));
                 w.push(UNDERLINE);
             }
             Md::End(TagEnd::Link | TagEnd::Image) => {
@@ -635,7 +636,10 @@ mod tests {
         assert_eq!(out, "bold ^[]0;PWNED^G and c^[[?1049h <U+009B>31m\n");
         let out = ansi(hostile);
         assert!(foreign_controls(&out).is_empty(), "{out:?}");
-        assert!(out.starts_with("\x1b[1mbold\x1b[0m ^[]0;PWNED^G"), "{out:?}");
+        assert!(
+            out.starts_with("\x1b[1mbold\x1b[0m ^[]0;PWNED^G"),
+            "{out:?}"
+        );
         // Cut inside the escapes, one byte at a time.
         let out = plain_in_pieces("go \x1b]0;PWNED\x07 x\r\n```\n\x1b[?25l\n```\n", 1);
         assert_eq!(out, "go ^[]0;PWNED^G x\n    ^[[?25l\n");

@@ -81,7 +81,10 @@ pub fn assess(frontmatter: &Frontmatter, notes: Vec<ParseNote>) -> Assessment {
             },
         },
         (Some(name), None, Some(description)) => {
-            match description.chars().find(|&c| crate::safe_text::is_forbidden(c)) {
+            match description
+                .chars()
+                .find(|&c| crate::safe_text::is_forbidden(c))
+            {
                 Some(found) => Verdict::Invalid {
                     reason: WarningKind::InvalidDescription { found },
                 },
@@ -132,9 +135,18 @@ mod tests {
             ("name: a\ndescription: \"del\\x7f\"\n", '\x7f'),
         ] {
             let reason = WarningKind::InvalidDescription { found };
-            assert_eq!(verdict(yaml), Verdict::Invalid { reason: reason.clone() }, "{yaml}");
+            assert_eq!(
+                verdict(yaml),
+                Verdict::Invalid {
+                    reason: reason.clone()
+                },
+                "{yaml}"
+            );
             let text = reason.to_string();
-            assert!(text.contains(&format!("U+{:04X}", u32::from(found))), "{text}");
+            assert!(
+                text.contains(&format!("U+{:04X}", u32::from(found))),
+                "{text}"
+            );
         }
         for yaml in [
             "name: a\ndescription: |\n  line one\n  \tline two\n",

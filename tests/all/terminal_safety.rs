@@ -28,7 +28,9 @@ fn assert_inert(what: &str, bytes: &[u8]) {
         "{what}: raw ESC or BEL in {text:?}"
     );
     assert!(
-        !bytes.windows(2).any(|w| w[0] == 0xc2 && (0x80..=0x9f).contains(&w[1])),
+        !bytes
+            .windows(2)
+            .any(|w| w[0] == 0xc2 && (0x80..=0x9f).contains(&w[1])),
         "{what}: raw C1 control in {text:?}"
     );
     assert!(!text.contains('\u{9b}'), "{what}: {text:?}");
@@ -81,14 +83,16 @@ fn print_mode_json_keeps_the_text_escaped() {
             crate::support::text(&format!("answer {HOSTILE}")),
             finish("stop"),
         ]));
-        let out = run(server
-            .harness9(home.path(), project.path())
-            .args(["-p", "hi", "--output-format", format]));
+        let out = run(server.harness9(home.path(), project.path()).args([
+            "-p",
+            "hi",
+            "--output-format",
+            format,
+        ]));
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         both_inert(format, &out);
         let stdout = text(&out.stdout);
-        let last: serde_json::Value =
-            serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
         assert_eq!(last["result"], format!("answer {HOSTILE}"), "{format}");
     }
 }
@@ -196,7 +200,10 @@ fn skills_list_show_and_validate() {
     let list = skills(&["list"]);
     both_inert("skills list", &list);
     let stdout = text(&list.stdout);
-    assert!(stdout.contains("evil-body") && stdout.contains("invalid"), "{stdout}");
+    assert!(
+        stdout.contains("evil-body") && stdout.contains("invalid"),
+        "{stdout}"
+    );
 
     let json = skills(&["list", "--json"]);
     both_inert("skills list --json", &json);
@@ -310,5 +317,8 @@ fn a_config_error_that_quotes_the_file() {
     both_inert("config error", &out);
     let err = text(&out.stderr);
     assert!(err.contains("config.toml is invalid"), "{err}");
-    assert!(err.contains(&format!("broken {SHOWN}")), "the quoted line: {err}");
+    assert!(
+        err.contains(&format!("broken {SHOWN}")),
+        "the quoted line: {err}"
+    );
 }
