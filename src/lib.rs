@@ -3,7 +3,8 @@
 //! The core (`agent`, `llm`, `tools`, `exec`, `skills`, `prompt`, `config`, `protocol`,
 //! `input`, `session`, `truncate`) never touches the terminal; the frontends (`tui`, `repl`, `print`) send
 //! [`protocol::Op`]s and render [`protocol::Event`]s. `main.rs` turns arguments into a
-//! config, picks a frontend and maps errors to exit codes.
+//! config, picks a frontend and maps errors to exit codes. Whatever the frontends outside
+//! the TUI write passes through [`safe_text`], so untrusted text cannot steer a terminal.
 
 pub mod agent;
 pub mod cli;
@@ -16,6 +17,7 @@ pub mod print;
 pub mod prompt;
 pub mod protocol;
 pub mod repl;
+pub mod safe_text;
 pub mod session;
 pub mod sessions;
 pub mod sink;

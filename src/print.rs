@@ -4,6 +4,9 @@
 //!
 //! It owns the JSON schema scripts parse. It writes plain bytes to the writers it is
 //! given and never touches terminal modes; it must not know how the agent works inside.
+//! Everything it writes passes through [`SafeWriter`]: text has its control characters
+//! made visible ([`crate::safe_text`]) and JSON lines have DEL and C1 characters escaped,
+//! so neither an answer nor a file's contents can steer the terminal reading it.
 
 use std::io::{self, Write};
 use std::time::Instant;
@@ -15,6 +18,7 @@ use crate::protocol::{
     ApprovalRequestKind, AskBecause, AutoDenyReason, ErrorKind, Event, Location, Op, ToolStatus,
     TurnOutcome, Usage, compaction_line,
 };
+use crate::safe_text::{self, SafeWriter};
 use crate::sink::{ReaderState, ReaderWatch, Sink};
 
 /// Version of the JSON output schema (bumped on incompatible changes). Version 2: the
@@ -105,8 +109,8 @@ pub struct HeadlessRenderer<O: Write, E: Write> {
     format: OutputFormat,
     delivery: TextDelivery,
     activity: Activity,
-    out: Sink<O>,
-    err: Sink<E>,
+    out: Sink<SafeWriter<O>>,
+    err: Sink<SafeWriter<E>>,
     turn_started: Instant,
     /// Whether the text format left stdout mid-line.
     mid_line: bool,
@@ -129,8 +133,8 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             format,
             delivery,
             activity,
-            out: Sink::new(out),
-            err: Sink::new(err),
+            out: Sink::new(SafeWriter::text(out)),
+            err: Sink::new(SafeWriter::text(err)),
             turn_started: Instant::now(),
             mid_line: false,
             header_written: false,
@@ -289,7 +293,9 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
     }
 
     /// Writes one JSON line; in `stream-json` the `start` line comes first, whatever
-    /// is written first (a start-up warning, an error, an event).
+    /// is written first (a start-up warning, an error, an event). DEL and C1 characters,
+    /// which `serde_json` leaves raw, are escaped ([`safe_text::escape_json`]): the line
+    /// parses to the same value and holds no raw control character.
     fn json_line(&mut self, value: &impl serde::Serialize) -> io::Result<()> {
         if self.format == OutputFormat::StreamJson && !self.header_written {
             self.header_written = true;
@@ -297,7 +303,9 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             serde_json::to_writer(&mut self.out, &start)?;
             self.out.write_all(b"\n")?;
         }
-        serde_json::to_writer(&mut self.out, value)?;
+        let line = serde_json::to_string(value)?;
+        self.out
+            .write_all(safe_text::escape_json(&line).as_bytes())?;
         self.out.write_all(b"\n")?;
         self.out.flush()
     }
@@ -450,8 +458,13 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
     }
 
     /// The writers back (tests).
-    pub fn into_inner(self) -> (O, E) {
-        (self.out.into_inner(), self.err.into_inner())
+    pub fn into_inner(mut self) -> (O, E) {
+        let _ = self.out.flush();
+        let _ = self.err.flush();
+        (
+            self.out.into_inner().into_inner(),
+            self.err.into_inner().into_inner(),
+        )
     }
 }
 
@@ -647,6 +660,79 @@ mod tests {
         assert_eq!(values[0]["schema_version"], SCHEMA_VERSION);
         assert_eq!(values[2]["type"], "text_delta");
         assert_eq!(values.last().unwrap()["type"], "result");
+    }
+
+    const HOSTILE: &str = "\x1b]0;PWNED\x07\x1b[?1049h\x1b[?25l\u{9b}31m";
+
+    fn hostile_turn() -> Vec<Event> {
+        vec![
+            Event::TurnStarted { text: "hi".into() },
+            Event::TextDelta {
+                text: format!("a{HOSTILE}"),
+            },
+            Event::ToolCallBegin {
+                call_id: "c1".into(),
+                name: "read_file".into(),
+                summary: format!("x{HOSTILE}"),
+            },
+            Event::ToolCallEnd {
+                call_id: "c1".into(),
+                name: "read_file".into(),
+                status: ToolStatus::Error,
+                summary: format!("bad{HOSTILE}\rhidden"),
+                diff: None,
+            },
+            Event::Warning {
+                message: format!("w{HOSTILE}"),
+            },
+            Event::TurnComplete {
+                outcome: TurnOutcome::Failed {
+                    kind: ErrorKind::Server,
+                    message: format!("e{HOSTILE}"),
+                },
+                final_text: format!("final{HOSTILE}"),
+                usage: Usage::default(),
+                requests: 1,
+            },
+        ]
+    }
+
+    fn assert_no_raw_controls(bytes: &str) {
+        for bad in ['\x1b', '\x07', '\u{9b}'] {
+            assert!(!bytes.contains(bad), "{bad:?} in {bytes:?}");
+        }
+    }
+
+    #[test]
+    fn text_output_shows_control_characters_instead_of_obeying_them() {
+        let (out, err) = render_all(OutputFormat::Text, &hostile_turn());
+        assert_no_raw_controls(&out);
+        assert_no_raw_controls(&err);
+        assert!(
+            out.contains("a^[]0;PWNED^G^[[?1049h^[[?25l<U+009B>31m"),
+            "{out}"
+        );
+        for line in [
+            "→ read_file x^[]0;PWNED",
+            "✗ read_file: bad^[",
+            "warning: w^[",
+            "error: e^[",
+        ] {
+            assert!(err.contains(line), "{line} not in {err}");
+        }
+        assert!(err.contains("^Mhidden"), "a lone CR is shown: {err}");
+    }
+
+    #[test]
+    fn json_output_escapes_control_characters_and_keeps_the_text() {
+        for format in [OutputFormat::Json, OutputFormat::StreamJson] {
+            let (out, _) = render_all(format, &hostile_turn());
+            assert_no_raw_controls(&out);
+            let last: serde_json::Value =
+                serde_json::from_str(out.lines().last().unwrap()).unwrap();
+            assert_eq!(last["result"], format!("final{HOSTILE}"));
+            assert_eq!(last["error"]["message"], format!("e{HOSTILE}"));
+        }
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! reports success, so renderers never fail half-way; the frontend asks
 //! [`Sink::state`] (or a [`ReaderWatch`]) after each event and winds the session down.
 //!
-//! It owns only that rule. It must not know what is written or what a frontend does
-//! once the reader has gone.
+//! It owns only that rule (and [`stderr_line`], the binary's own messages, neutralized).
+//! It must not know what is written or what a frontend does once the reader has gone.
 
 use std::io::{self, Write};
 use std::sync::Arc;
@@ -101,11 +101,14 @@ impl<W: Write> Write for Sink<W> {
     }
 }
 
-/// Writes one line to stderr, as the binary's own messages do. A closed or failing
-/// stderr is ignored (unlike `eprintln!`, which panics): there is nobody to tell.
+/// Writes one line to stderr, as the binary's own messages do (errors that end a run,
+/// start-up warnings), with control characters made visible
+/// ([`crate::safe_text::neutralize`]): a message may quote hostile text (a config file,
+/// an error body). A closed or failing stderr is ignored (unlike `eprintln!`, which
+/// panics): there is nobody to tell.
 pub fn stderr_line(message: &str) {
     let mut err = io::stderr().lock();
-    let _ = writeln!(err, "{message}");
+    let _ = writeln!(err, "{}", crate::safe_text::neutralize(message));
     let _ = err.flush();
 }
 

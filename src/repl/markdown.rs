@@ -19,9 +19,16 @@
 //! dropped or printed twice. A code line inside a fence, an indented code line and a
 //! line that would open a fence are printed verbatim past the cap, so a line longer than
 //! the cap never opens or closes a fence. Normal lines render exactly as if whole.
+//! The text is untrusted (it is the model's): each delta is neutralized first
+//! ([`crate::safe_text::Neutralizer`]: control characters made visible, a `\r` held
+//! until its `\n`), and so is what the Markdown parser decodes from character
+//! references (`&#27;` is ESC) and link targets, so the only escape sequences in the
+//! output are the styling this module adds itself.
 //! It knows nothing of the agent or of events: text in, text out.
 
 use pulldown_cmark::{CodeBlockKind, Event as Md, Options, Parser, Tag, TagEnd};
+
+use crate::safe_text::{Neutralizer, neutralize};
 
 /// The most bytes of one unfinished line a [`MarkdownStream`] holds.
 pub const MAX_HELD: usize = 64 << 10;
@@ -85,6 +92,8 @@ pub struct MarkdownStream {
     /// End of the streamable prefix without its trailing whitespace.
     head_end: usize,
     fence: Option<Fence>,
+    /// Makes each delta safe before anything else looks at it.
+    guard: Neutralizer,
     /// Bytes looked at (searched, rendered or copied), to test that work is linear.
     #[cfg(test)]
     work: usize,
@@ -102,6 +111,7 @@ impl MarkdownStream {
             blocked: false,
             head_end: 0,
             fence: None,
+            guard: Neutralizer::new(),
             #[cfg(test)]
             work: 0,
         }
@@ -115,7 +125,8 @@ impl MarkdownStream {
     /// Takes a delta; returns what to print now.
     pub fn push(&mut self, delta: &str) -> String {
         let mut out = String::new();
-        let mut rest = delta;
+        let delta = self.guard.push(delta);
+        let mut rest = &*delta;
         while let Some(i) = rest.find('\n') {
             self.count(i + 1);
             self.take(&rest[..i], &mut out);
@@ -131,7 +142,11 @@ impl MarkdownStream {
     /// Ends the text (a turn or a model request finished): prints the unfinished line,
     /// ending it with a newline, and closes any open fence.
     pub fn finish(&mut self) -> String {
+        let held = self.guard.finish();
         let mut out = String::new();
+        if !held.is_empty() {
+            self.take(held, &mut out);
+        }
         if !self.pending.is_empty() || self.mid_line() {
             self.end_line(&mut out);
         }
@@ -482,7 +497,8 @@ fn render_inline(line: &str, style: MarkdownStyle) -> (String, bool) {
             }
             Md::End(TagEnd::Emphasis | TagEnd::Strong) => w.pop(),
             Md::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. }) => {
-                w.links.push((dest_url.to_string(), String::new()));
+                w.links
+                    .push((neutralize(&dest_url).into_owned(), String::new()));
                 w.push(UNDERLINE);
             }
             Md::End(TagEnd::Link | TagEnd::Image) => {
@@ -531,7 +547,10 @@ struct LineWriter {
 }
 
 impl LineWriter {
+    /// Appends text the parser produced, which may hold characters decoded from
+    /// references (`&#27;`): neutralized again.
     fn text(&mut self, t: &str) {
+        let t = &*neutralize(t);
         self.out.push_str(t);
         for (_, text) in &mut self.links {
             text.push_str(t);
@@ -596,6 +615,54 @@ mod tests {
         out.push_str(&md.push(&piece));
         out.push_str(&md.finish());
         out
+    }
+
+    /// Raw controls that must never come out of the renderer (its own styling aside).
+    fn foreign_controls(out: &str) -> Vec<char> {
+        // Take away the styling this module writes itself, then look for any control.
+        let mut rest = out.to_string();
+        for code in ["0", BOLD, DIM, ITALIC, UNDERLINE, STRIKE, CYAN] {
+            rest = rest.replace(&format!("\x1b[{code}m"), "");
+        }
+        rest.chars()
+            .filter(|&c| crate::safe_text::is_forbidden(c) && c != '\r')
+            .collect()
+    }
+
+    #[test]
+    fn escapes_in_the_answer_are_shown_not_obeyed_and_the_styling_survives() {
+        let hostile = "**bold** \x1b]0;PWNED\x07 and `c\x1b[?1049h` \u{9b}31m\n";
+        let out = plain(hostile);
+        assert_eq!(out, "bold ^[]0;PWNED^G and c^[[?1049h <U+009B>31m\n");
+        let out = ansi(hostile);
+        assert!(foreign_controls(&out).is_empty(), "{out:?}");
+        assert!(
+            out.starts_with("\x1b[1mbold\x1b[0m ^[]0;PWNED^G"),
+            "{out:?}"
+        );
+        // Cut inside the escapes, one byte at a time.
+        let out = plain_in_pieces("go \x1b]0;PWNED\x07 x\r\n```\n\x1b[?25l\n```\n", 1);
+        assert_eq!(out, "go ^[]0;PWNED^G x\n    ^[[?25l\n");
+    }
+
+    #[test]
+    fn character_references_cannot_make_escapes() {
+        for style in [MarkdownStyle::Plain, MarkdownStyle::Ansi] {
+            let mut md = MarkdownStream::new(style);
+            let mut out = md.push("a &#27;]0;PWNED&#7; [x](&#x1b;[?1049h) &#155;31m *&#x1b;*\n");
+            out.push_str(&md.finish());
+            assert!(foreign_controls(&out).is_empty(), "{style:?}: {out:?}");
+            assert!(out.contains("^[]0;PWNED^G"), "{out:?}");
+            assert!(out.contains("<U+009B>31m"), "{out:?}");
+        }
+    }
+
+    #[test]
+    fn a_lone_carriage_return_at_the_end_is_shown() {
+        let mut md = MarkdownStream::new(MarkdownStyle::Plain);
+        let mut out = md.push("visible\r");
+        out.push_str(&md.finish());
+        assert_eq!(out, "visible^M\n");
     }
 
     const SAMPLE: &str = "# Plan\n\nRun **all** the *tests* with `cargo test`, see [docs](https://x.dev/a).\n\n- first\n- second\n\n1. one\n2. two\n\n> quoted _text_\n\n```rust\nfn main() {}\n```\nDone.";

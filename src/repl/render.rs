@@ -4,8 +4,11 @@
 //! built-in commands and approval questions.
 //!
 //! Built-in output goes to stdout in the text format and to stderr in the JSON formats,
-//! so that stdout stays one JSON document per line. It must not know how the agent or
-//! the line editor work.
+//! so that stdout stays one JSON document per line. Nothing untrusted reaches the
+//! terminal raw: notices, info lines and approval details are neutralized
+//! ([`crate::safe_text`]) as they are written, the headless renderer does the same for
+//! its lines, and the Markdown stream neutralizes the answer before it adds its own
+//! styling. It must not know how the agent or the line editor work.
 
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
@@ -21,6 +24,8 @@ use crate::sessions::reader::one_line;
 use crate::sessions::record::display_utc;
 use crate::skills::active::LoadedSkills;
 use crate::skills::{Catalog, listing};
+
+use crate::safe_text::neutralize;
 
 use super::markdown::{MarkdownStream, MarkdownStyle};
 
@@ -154,7 +159,7 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
         }
         let shown = self.markdown.push(text);
         self.written |= !shown.is_empty() || !text.is_empty();
-        self.write_out(&shown)
+        self.write_rendered(&shown)
     }
 
     /// Writes what is held for this request.
@@ -165,7 +170,7 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
         let held = std::mem::take(&mut self.held);
         self.written = true;
         let shown = self.markdown.push(&held);
-        self.write_out(&shown)
+        self.write_rendered(&shown)
     }
 
     /// A failed attempt's text: dropped when held; when already written, ended with
@@ -174,7 +179,7 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
         self.held.clear();
         if self.written {
             let rest = self.markdown.finish();
-            self.write_out(&rest)?;
+            self.write_rendered(&rest)?;
             let mut marker = String::new();
             if !rest.ends_with('\n') {
                 marker.push('\n');
@@ -194,15 +199,22 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
     fn end_text(&mut self) -> io::Result<()> {
         self.release()?;
         let rest = self.markdown.finish();
-        self.write_out(&rest)
+        self.write_rendered(&rest)
     }
 
-    fn write_out(&mut self, text: &str) -> io::Result<()> {
+    /// Writes what the Markdown stream made of the answer: already neutralized, with
+    /// harness9's own styling escapes (which must survive) in it.
+    fn write_rendered(&mut self, text: &str) -> io::Result<()> {
         if text.is_empty() {
             return Ok(());
         }
         self.out.write_all(text.as_bytes())?;
         self.out.flush()
+    }
+
+    /// Writes text for people to stdout, neutralized.
+    fn write_out(&mut self, text: &str) -> io::Result<()> {
+        self.write_rendered(&neutralize(text))
     }
 
     /// A user-facing error that is not a turn outcome (unknown command...).
@@ -246,8 +258,9 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
         self.write_err(&format!("{text}\n"))
     }
 
+    /// Writes text for people to stderr, neutralized.
     fn write_err(&mut self, text: &str) -> io::Result<()> {
-        self.err.write_all(text.as_bytes())?;
+        self.err.write_all(neutralize(text).as_bytes())?;
         self.err.flush()
     }
 
@@ -638,6 +651,49 @@ mod tests {
         r.event(&Event::TextDelta { text: "x".into() }).unwrap();
         assert_eq!(text_of(&out), "");
         assert_eq!(text_of(&err), "model: m\n");
+    }
+
+    #[test]
+    fn notices_info_and_approvals_are_neutralized() {
+        let mut r = ReplRenderer::new(
+            OutputFormat::Text,
+            Activity::Shown,
+            MarkdownStyle::Plain,
+            Vec::new(),
+            Vec::new(),
+        );
+        let (out, err) = r.writers();
+        let hostile = "\x1b]0;PWNED\x07\u{9b}?25l";
+        r.notice(&format!("model: {hostile}")).unwrap();
+        r.info(&format!("info {hostile}")).unwrap();
+        r.approval_request(
+            "bash",
+            &ApprovalRequestKind::Command {
+                command: format!("echo {hostile}"),
+                cwd: "/p".into(),
+            },
+        )
+        .unwrap();
+        r.event(&Event::TextDelta {
+            text: format!("answer {hostile}"),
+        })
+        .unwrap();
+        r.event(&Event::Warning {
+            message: format!("warn {hostile}"),
+        })
+        .unwrap();
+        let (out, err) = (text_of(&out), text_of(&err));
+        for text in [&out, &err] {
+            assert!(
+                !text.contains(['\x1b', '\x07', '\u{9b}']),
+                "raw control in {text:?}"
+            );
+        }
+        assert!(out.contains("model: ^[]0;PWNED^G<U+009B>?25l"), "{out}");
+        assert!(out.contains("answer ^[]0;PWNED^G"), "{out}");
+        assert!(err.contains("info ^[]0;PWNED^G"), "{err}");
+        assert!(err.contains("$ echo ^[]0;PWNED^G"), "{err}");
+        assert!(err.contains("warning: warn ^["), "{err}");
     }
 
     #[test]

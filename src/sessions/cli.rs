@@ -3,12 +3,19 @@
 //! [`CliError`] whose [`CliError::kind`] `main.rs` turns into the exit code. Argument
 //! parsing belongs to the CLI module, which calls these.
 //!
+//! Saved sessions hold untrusted text (answers, tool output, prompts): what goes to `out`
+//! and `err` passes through [`SafeWriter`] (control characters shown as `^[`, JSON with
+//! DEL and C1 escaped), so reading a session cannot steer the terminal. An export
+//! written to a file (`-o`) is exact.
+//!
 //! It must not know the agent or any frontend; it sees the store and the exports only.
 
 use std::fs::OpenOptions;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use crate::safe_text::{self, SafeWriter};
 
 use super::error::{FindError, IoAction, SessionError};
 use super::export::{self, Detail};
@@ -81,9 +88,12 @@ pub fn list(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let summaries = store.list(scope.clone())?;
+    // Every write below is a whole line, so the writer never holds anything back.
+    let mut safe = SafeWriter::text(out);
+    let out = &mut safe;
     if format == ListFormat::Json {
         let text = serde_json::to_string_pretty(&summaries).map_err(io::Error::other)?;
-        writeln!(out, "{text}")?;
+        writeln!(out, "{}", safe_text::escape_json(&text))?;
         return Ok(());
     }
     if summaries.is_empty() {
@@ -151,7 +161,7 @@ pub fn show(
     let path = store.find(query)?;
     let header = read_header(&path)?;
     let s = summary(&path)?;
-    let mut out = BufWriter::new(out);
+    let mut out = BufWriter::new(SafeWriter::text(out));
     writeln!(out, "id: {}", header.id)?;
     writeln!(out, "file: {}", path.display())?;
     writeln!(out, "created: {} UTC", display_utc(header.created_ms))?;
@@ -190,19 +200,23 @@ pub fn export(
     };
     let report = match destination {
         Destination::Stdout => {
-            let mut buffered = BufWriter::new(out);
+            let safe = match format {
+                ExportFormat::Markdown => SafeWriter::text(out),
+                ExportFormat::Json => SafeWriter::json(out),
+            };
+            let mut buffered = BufWriter::new(safe);
             let report = write(&mut buffered)?;
             buffered.flush()?;
             report
         }
         Destination::File(file) => {
             let report = write_atomically(file, write)?;
-            let _ = writeln!(
-                err,
+            let line = format!(
                 "harness9: exported {} to {}",
                 report.header.id,
                 file.display()
             );
+            let _ = writeln!(err, "{}", safe_text::neutralize(&line));
             report
         }
     };
@@ -220,6 +234,9 @@ pub fn prune(
 ) -> Result<(), CliError> {
     let age = format_age(older_than);
     let stale = store.stale(older_than, now_ms)?;
+    // Every write below is a whole line, so the writer never holds anything back.
+    let mut safe = SafeWriter::text(out);
+    let out = &mut safe;
     if stale.is_empty() {
         writeln!(out, "no sessions unused for more than {age}")?;
         return Ok(());
@@ -267,7 +284,8 @@ fn describe(file: &SessionFile) -> String {
 /// `err` is ignored (there is nobody to tell).
 fn warn(err: &mut dyn Write, report: &ReadReport) {
     for w in &report.warnings {
-        let _ = writeln!(err, "harness9: warning: {w}");
+        let line = format!("harness9: warning: {w}");
+        let _ = writeln!(err, "{}", safe_text::neutralize(&line));
     }
 }
 

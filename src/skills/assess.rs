@@ -1,6 +1,9 @@
 //! The one decision whether a `SKILL.md`'s parsed frontmatter makes a usable skill, and
-//! if not, why: `name` and `description` present, and a name that can be invoked — typed
-//! as one word after `/`, passed to `use_skill`, written on one line of the index. The
+//! if not, why: `name` and `description` present, a name that can be invoked — typed
+//! as one word after `/`, passed to `use_skill`, written on one line of the index — and
+//! a description without control characters other than line breaks and tabs (one
+//! written as a YAML escape, `"\e]0;…"`, would reach every listing and the model's
+//! index; CRLF line ends are made LF before YAML reads the file, so they stay valid). The
 //! catalog (hence the index, the slash-command popup, completion, `/help` and
 //! `skills list`), `skills show` and `skills validate` all ask [`assess`], so they never
 //! disagree about which skills work. This module also names the two problems every
@@ -77,10 +80,20 @@ pub fn assess(frontmatter: &Frontmatter, notes: Vec<ParseNote>) -> Assessment {
                 field: "description",
             },
         },
-        (Some(name), None, Some(description)) => Verdict::Usable {
-            name: name.to_string(),
-            description: description.to_string(),
-        },
+        (Some(name), None, Some(description)) => {
+            match description
+                .chars()
+                .find(|&c| crate::safe_text::is_forbidden(c))
+            {
+                Some(found) => Verdict::Invalid {
+                    reason: WarningKind::InvalidDescription { found },
+                },
+                None => Verdict::Usable {
+                    name: name.to_string(),
+                    description: description.to_string(),
+                },
+            }
+        }
     };
     Assessment { verdict, warnings }
 }
@@ -110,6 +123,41 @@ mod tests {
             } => Some(problem),
             _ => None,
         }
+    }
+
+    #[test]
+    fn descriptions_with_control_characters_are_invalid_with_the_reason() {
+        for (yaml, found) in [
+            ("name: a\ndescription: \"x\\e]0;PWNED\\a\"\n", '\x1b'),
+            ("name: a\ndescription: \"x\\x9b31m\"\n", '\u{9b}'),
+            ("name: a\ndescription: \"over\\rwrite\"\n", '\r'),
+            ("name: a\ndescription: \"bell\\x07\"\n", '\x07'),
+            ("name: a\ndescription: \"del\\x7f\"\n", '\x7f'),
+        ] {
+            let reason = WarningKind::InvalidDescription { found };
+            assert_eq!(
+                verdict(yaml),
+                Verdict::Invalid {
+                    reason: reason.clone()
+                },
+                "{yaml}"
+            );
+            let text = reason.to_string();
+            assert!(
+                text.contains(&format!("U+{:04X}", u32::from(found))),
+                "{text}"
+            );
+        }
+        for yaml in [
+            "name: a\ndescription: |\n  line one\n  \tline two\n",
+            "name: a\ndescription: \"tab\\there\\nand a line\"\n",
+        ] {
+            assert!(matches!(verdict(yaml), Verdict::Usable { .. }), "{yaml}");
+        }
+        // A CRLF file: frontmatter::head makes the line ends LF first.
+        let text = "---\r\nname: a\r\ndescription: |\r\n  one\r\n  two\r\n---\r\nbody\r\n";
+        let (yaml, _) = frontmatter::split(text).unwrap();
+        assert!(matches!(verdict(&yaml), Verdict::Usable { .. }), "{yaml:?}");
     }
 
     #[test]

@@ -1,11 +1,15 @@
 //! Output of the `harness9 skills list|show|validate` subcommands. Each function writes
 //! to the given writer and returns the exit code; argument parsing belongs to the CLI
-//! module, which calls these.
+//! module, which calls these. Skills are untrusted (a cloned repository's): everything
+//! written passes through [`SafeWriter`], so a control character in a name, description,
+//! path, body or error reason is shown (`^[`), never obeyed by the terminal.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
 
 use serde_json::json;
+
+use crate::safe_text::{self, SafeWriter};
 
 use super::name::shown_name;
 use super::validate::{self, Severity};
@@ -23,6 +27,26 @@ pub enum ListFormat {
 /// `skills list [--json]`: every skill (winners, shadowed, invalid) with name, root,
 /// path and status, then how much of the index budget is used and the warnings.
 pub fn list(
+    catalog: &Catalog,
+    budget: usize,
+    format: ListFormat,
+    out: &mut dyn Write,
+) -> io::Result<i32> {
+    safely(out, |out| list_to(catalog, budget, format, out))
+}
+
+/// Runs `write` with `out` neutralized ([`crate::safe_text`]).
+fn safely(
+    out: &mut dyn Write,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<i32>,
+) -> io::Result<i32> {
+    let mut safe = SafeWriter::text(out);
+    let code = write(&mut safe)?;
+    safe.flush()?;
+    Ok(code)
+}
+
+fn list_to(
     catalog: &Catalog,
     budget: usize,
     format: ListFormat,
@@ -163,13 +187,17 @@ fn list_json(catalog: &Catalog, index: &SkillIndex, out: &mut dyn Write) -> io::
         "warnings": catalog.warnings().iter().map(|w| w.to_string()).collect::<Vec<_>>(),
     });
     let text = serde_json::to_string_pretty(&doc).map_err(io::Error::other)?;
-    writeln!(out, "{text}")
+    writeln!(out, "{}", safe_text::escape_json(&text))
 }
 
 /// `skills show NAME`: metadata, then the body. Exit 1 when no skill has that name; an
 /// invalid skill of that name (or, failing a valid one, in a directory of that name) is
 /// shown with why it is invalid, also with exit 1.
 pub fn show(catalog: &Catalog, name: &str, out: &mut dyn Write) -> io::Result<i32> {
+    safely(out, |out| show_to(catalog, name, out))
+}
+
+fn show_to(catalog: &Catalog, name: &str, out: &mut dyn Write) -> io::Result<i32> {
     let Some(skill) = catalog.get(name) else {
         let invalid = catalog.invalid_named(name);
         if !invalid.is_empty() {
@@ -286,6 +314,10 @@ fn yes_no(b: bool) -> &'static str {
 /// `path: warning: ...`), then a summary. Directories are searched like a skills root;
 /// files are checked as given. Exit 1 if any skill has an error, else 0.
 pub fn validate(paths: &[PathBuf], out: &mut dyn Write) -> io::Result<i32> {
+    safely(out, |out| validate_to(paths, out))
+}
+
+fn validate_to(paths: &[PathBuf], out: &mut dyn Write) -> io::Result<i32> {
     let (checked, problems) = validate::validate(paths);
     for p in &problems {
         writeln!(out, "{p}")?;

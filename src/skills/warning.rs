@@ -34,6 +34,13 @@ pub enum WarningKind {
         /// What is wrong with it.
         problem: NameProblem,
     },
+    /// The description holds a control character other than a line break or a tab
+    /// (ESC, a lone carriage return, a C1 control...): it would reach terminals and the
+    /// model's index, so the skill is skipped.
+    InvalidDescription {
+        /// The first such character.
+        found: char,
+    },
     /// The file has no usable frontmatter block: the skill is skipped.
     BadFrontmatter {
         /// Why (no opening `---`, no closing `---`, not UTF-8).
@@ -116,6 +123,12 @@ impl fmt::Display for WarningKind {
                     s => write!(f, ", e.g. `name: {s}`)"),
                 }
             }
+            WarningKind::InvalidDescription { found } => write!(
+                f,
+                "`description` holds a control character (U+{:04X}) that could steer a \
+                 terminal; skill skipped (remove it: line breaks and tabs are fine)",
+                u32::from(*found)
+            ),
             WarningKind::BadFrontmatter { reason } => write!(
                 f,
                 "{reason}; skill skipped (start the file with `---`, then `name:` and \

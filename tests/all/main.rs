@@ -26,4 +26,5 @@ mod skills_act;
 mod skills_cache;
 mod skills_cli;
 mod skills_corpus;
+mod terminal_safety;
 mod tui_e2e;
