@@ -508,8 +508,9 @@ fn permissions_command(config: &Config, action: &PermissionsAction) -> anyhow::R
             }
         }
     };
+    // Rules and paths come from files anyone may have written: no raw control bytes.
     let mut out = Sink::new(std::io::stdout().lock());
-    out.write_all(text.as_bytes())?;
+    out.write_all(harness9::safe_text::neutralize(&text).as_bytes())?;
     out.flush()?;
     Ok(0)
 }
