@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::config::Overrides;
 use crate::print::OutputFormat;
 use crate::protocol::ApprovalMode;
+use crate::sandbox::SandboxMode;
 
 /// harness9: a terminal coding agent for any OpenAI-compatible endpoint, with Agent Skills.
 ///
@@ -47,6 +48,12 @@ pub struct Cli {
     /// full-auto (everything).
     #[arg(long, value_enum, global = true)]
     pub approval_mode: Option<ApprovalModeArg>,
+
+    /// How commands run for the model are confined: read-only, workspace-write (writes
+    /// only in the project and temp folders, no network), off. Default: workspace-write
+    /// in auto-edit and full-auto, off in suggest.
+    #[arg(long, value_enum, global = true)]
+    pub sandbox: Option<SandboxArg>,
 
     /// Extra skills root, searched before the project and user roots (repeatable).
     #[arg(long = "skills-dir", value_name = "DIR", global = true)]
@@ -91,6 +98,27 @@ pub enum ApprovalModeArg {
     AutoEdit,
     /// Everything runs.
     FullAuto,
+}
+
+/// `--sandbox`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SandboxArg {
+    /// Commands may write nothing (but /dev/null) and reach no network.
+    ReadOnly,
+    /// Commands may write only in the project, the temp folders and configured paths.
+    WorkspaceWrite,
+    /// No sandbox.
+    Off,
+}
+
+impl From<SandboxArg> for SandboxMode {
+    fn from(value: SandboxArg) -> Self {
+        match value {
+            SandboxArg::ReadOnly => SandboxMode::ReadOnly,
+            SandboxArg::WorkspaceWrite => SandboxMode::WorkspaceWrite,
+            SandboxArg::Off => SandboxMode::Off,
+        }
+    }
 }
 
 impl From<ApprovalModeArg> for ApprovalMode {
@@ -239,6 +267,7 @@ impl Cli {
             workdir: self.cwd.clone(),
             max_turns: self.max_turns,
             approval_mode: self.approval_mode.map(Into::into),
+            sandbox: self.sandbox.map(Into::into),
             skills_dirs: self.skills_dirs.clone(),
         }
     }

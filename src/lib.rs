@@ -18,6 +18,7 @@ pub mod prompt;
 pub mod protocol;
 pub mod repl;
 pub mod safe_text;
+pub mod sandbox;
 pub mod session;
 pub mod sessions;
 pub mod sink;

@@ -17,6 +17,7 @@ use harness9::cli::{
 use harness9::config::{Config, ConfigError, EndpointNeed, OllamaProbe, SessionSaving};
 use harness9::print::{self, Activity, HeadlessRenderer, OutputFormat, TextDelivery};
 use harness9::protocol::{ErrorKind, Op};
+use harness9::sandbox::{Decision, SessionSandbox};
 use harness9::sink::{self, ReaderState, Sink};
 use harness9::{input, repl, session, tui};
 
@@ -88,6 +89,11 @@ struct Terminals {
 }
 
 fn main() -> ExitCode {
+    // Started as the sandbox launcher: confine this process and become the command
+    // (before anything else exists: no runtime, no threads, no config).
+    if let Some(code) = harness9::sandbox::launcher::run_if_requested() {
+        return ExitCode::from(code);
+    }
     let cli = Cli::parse();
     let terminals = Terminals {
         stdin: std::io::stdin().is_terminal(),
@@ -109,6 +115,8 @@ fn fail(cli: &Cli, mode: Mode, e: &anyhow::Error) -> u8 {
     let kind = if e.downcast_ref::<ConfigError>().is_some()
         || e.downcast_ref::<ResumeError>().is_some()
         || e.downcast_ref::<harness9::llm::LlmError>().is_some()
+        || e.downcast_ref::<harness9::sandbox::SandboxRefusal>()
+            .is_some()
     {
         ErrorKind::Usage
     } else {
@@ -181,6 +189,18 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
     // Every command started for the model or a skill from now on leaves out the key,
     // header values and secret-looking variables.
     harness9::exec::secrets::configure(config.secret_policy.clone());
+    // And each runs in the sandbox, when there is one.
+    match harness9::sandbox::decide(&config.sandbox, config.approval_mode, &config.workdir)? {
+        Decision::Confined(policy) => {
+            let launcher = std::env::current_exe()
+                .context("cannot find harness9's own binary to start sandboxed commands")?;
+            harness9::sandbox::configure(SessionSandbox {
+                policy: std::sync::Arc::new(policy),
+                launcher,
+            });
+        }
+        Decision::Unconfined { warning } => config.warnings.extend(warning),
+    }
     let home = init_logging(&config);
     let (start, start_view) = match session_start(cli, &config)? {
         Start::Session(start) => (start, tui::StartView::Conversation),

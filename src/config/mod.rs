@@ -22,6 +22,7 @@ use crate::llm::{
 use crate::permissions::PermissionsSetup;
 use crate::permissions::files::{BuiltinRules, Places, UserPermissions};
 use crate::protocol::ApprovalMode;
+use crate::sandbox::{Network, SandboxChoice, SandboxMode, SandboxSettings};
 use crate::tools::ToolLimits;
 
 /// Default model when none is configured.
@@ -187,6 +188,22 @@ pub struct FileConfig {
     /// Permission rules (`allow`, `ask`, `deny`) and `builtin_rules` (docs/SECURITY.md).
     #[serde(default)]
     pub permissions: UserPermissions,
+    /// The sandbox for commands (`mode`, `network`, `writable_paths`).
+    #[serde(default)]
+    pub sandbox: SandboxFile,
+}
+
+/// `[sandbox]` in config.toml.
+#[derive(Debug, Default, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxFile {
+    /// `read-only`, `workspace-write` or `off`.
+    pub mode: Option<SandboxMode>,
+    /// `deny` (the default) or `allow`.
+    pub network: Option<Network>,
+    /// More folders confined commands may write beneath (`~/` expanded).
+    #[serde(default)]
+    pub writable_paths: Vec<PathBuf>,
 }
 
 /// `tool_choice` in config.toml: what the request says about tools — a mode, or
@@ -248,6 +265,8 @@ pub struct Overrides {
     pub max_turns: Option<u32>,
     /// `--approval-mode`.
     pub approval_mode: Option<ApprovalMode>,
+    /// `--sandbox`.
+    pub sandbox: Option<SandboxMode>,
     /// `--skills-dir` (repeatable), highest precedence first.
     pub skills_dirs: Vec<PathBuf>,
 }
@@ -324,6 +343,8 @@ pub struct Config {
     /// The permission rules (built-in, config.toml, the project file) and where the
     /// files are.
     pub permissions: PermissionsSetup,
+    /// The sandbox for commands, as configured.
+    pub sandbox: SandboxSettings,
     /// Total size the saved sessions may take, in bytes.
     pub sessions_max_bytes: u64,
 }
@@ -683,8 +704,21 @@ impl Config {
             ));
         }
 
+        let approval_mode = overrides
+            .approval_mode
+            .or(file.approval_mode)
+            .unwrap_or_default();
+        let sandbox = resolve_sandbox(
+            env,
+            overrides.sandbox,
+            &file.sandbox,
+            approval_mode,
+            user_home.as_deref(),
+        )?;
+
         Ok(Config {
             permissions,
+            sandbox,
             remote_skills_root,
             skills_cache_dir,
             skill_run_commands,
@@ -701,10 +735,7 @@ impl Config {
             workdir,
             home,
             user_home,
-            approval_mode: overrides
-                .approval_mode
-                .or(file.approval_mode)
-                .unwrap_or_default(),
+            approval_mode,
             max_turns,
             skills_dirs,
             skills_index_budget: file.skills_index_budget,
@@ -714,6 +745,49 @@ impl Config {
             sessions_max_bytes,
         })
     }
+}
+
+/// The sandbox from `--sandbox`, then `HARNESS9_SANDBOX`, then `[sandbox]`; with none,
+/// workspace-write in `auto-edit` and `full-auto` (where commands may run unasked) and
+/// off in `suggest` (where a person approves each one).
+fn resolve_sandbox(
+    env: &dyn Fn(&str) -> Option<String>,
+    flag: Option<SandboxMode>,
+    file: &SandboxFile,
+    approval_mode: ApprovalMode,
+    user_home: Option<&Path>,
+) -> Result<SandboxSettings, ConfigError> {
+    let from_env = match env("HARNESS9_SANDBOX").filter(|v| !v.is_empty()) {
+        None => None,
+        Some(v) => Some(match v.as_str() {
+            "read-only" => SandboxMode::ReadOnly,
+            "workspace-write" => SandboxMode::WorkspaceWrite,
+            "off" => SandboxMode::Off,
+            _ => {
+                return Err(ConfigError::Invalid {
+                    what: "HARNESS9_SANDBOX".into(),
+                    message: format!("{v:?}: use read-only, workspace-write or off"),
+                });
+            }
+        }),
+    };
+    let mode = match flag.or(from_env).or(file.mode) {
+        Some(mode) => SandboxChoice::Chosen(mode),
+        None => SandboxChoice::Default(match approval_mode {
+            ApprovalMode::Suggest => SandboxMode::Off,
+            ApprovalMode::AutoEdit | ApprovalMode::FullAuto => SandboxMode::WorkspaceWrite,
+        }),
+    };
+    Ok(SandboxSettings {
+        mode,
+        network: file.network.unwrap_or_default(),
+        writable_paths: file
+            .writable_paths
+            .iter()
+            .map(|p| expand_home(p, user_home))
+            .collect(),
+        simulate_unavailable: env("HARNESS9_SANDBOX_UNAVAILABLE").is_some_and(|v| v == "1"),
+    })
 }
 
 fn validate_url(url: &str) -> Result<(), ConfigError> {

@@ -15,6 +15,8 @@ use tokio::process::{Child, Command};
 
 use super::supervise::ProcessGroup;
 use super::{Confinement, EnvChange, ExecError, Program, Prompts, Stdin, secrets};
+use crate::sandbox::{SandboxPolicy, SessionSandbox};
+use std::sync::Arc;
 
 /// Everything needed to build the command (stdin's bytes travel separately).
 pub(super) struct Plan<'a> {
@@ -37,6 +39,8 @@ pub(super) struct Launched {
     pub(super) stdout: Option<pipe::Receiver>,
     /// The read end of stderr; `None` when merged.
     pub(super) stderr: Option<pipe::Receiver>,
+    /// The sandbox it runs in, if any.
+    pub(super) sandbox: Option<Arc<SandboxPolicy>>,
 }
 
 /// The write ends the child gets; ours are dropped once it has started, so end of file
@@ -71,6 +75,12 @@ pub(super) fn spawn(plan: &Plan<'_>) -> Result<Launched, ExecError> {
         stderr: err_writer,
     };
     let mut child = match plan.program {
+        // Through the launcher, a missing bash would only show once it runs: look first.
+        Program::BashOrSh { line }
+            if sandbox_of(plan.confinement).is_some() && !on_path("bash") =>
+        {
+            start(plan, shell("sh", line), &writers)?
+        }
         Program::BashOrSh { line } => match start(plan, shell("bash", line), &writers) {
             Err(ExecError::Spawn { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
                 start(plan, shell("sh", line), &writers)?
@@ -104,6 +114,7 @@ pub(super) fn spawn(plan: &Plan<'_>) -> Result<Launched, ExecError> {
         group,
         stdout,
         stderr,
+        sandbox: sandbox_of(plan.confinement).map(|s| s.policy.clone()),
     })
 }
 
@@ -115,8 +126,9 @@ fn shell(shell: &str, line: &str) -> Command {
 
 /// Configures `cmd` from the plan, confines it and starts it. The command (holding
 /// clones of the write ends) is dropped before this returns.
-fn start(plan: &Plan<'_>, mut cmd: Command, writers: &Writers) -> Result<Child, ExecError> {
+fn start(plan: &Plan<'_>, cmd: Command, writers: &Writers) -> Result<Child, ExecError> {
     let program = cmd.as_std().get_program().to_string_lossy().into_owned();
+    let mut cmd = confine(plan.confinement, cmd);
     let stdin = match plan.stdin {
         Stdin::Null => Stdio::null(),
         Stdin::Bytes(_) => Stdio::piped(),
@@ -142,14 +154,42 @@ fn start(plan: &Plan<'_>, mut cmd: Command, writers: &Writers) -> Result<Child, 
         };
     }
     cmd.process_group(0).kill_on_drop(true);
-    confine(plan.confinement, cmd)
-        .spawn()
+    cmd.spawn()
         .map_err(|source| ExecError::Spawn { program, source })
 }
 
-/// The seam for a sandbox: the command as it will really be started.
-fn confine(confinement: Confinement, cmd: Command) -> Command {
+/// Whether `name` is an executable file in one of `PATH`'s folders.
+fn on_path(name: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(name))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+/// The session's sandbox when the command is to run in it and one is configured.
+fn sandbox_of(confinement: Confinement) -> Option<&'static SessionSandbox> {
     match confinement {
-        Confinement::Unconfined => cmd,
+        Confinement::Unconfined => None,
+        Confinement::SessionSandbox => crate::sandbox::session(),
     }
+}
+
+/// The command as it will really be started: as is, or as the launcher's arguments
+/// (the launcher confines itself, then runs it). Called before anything else is set on
+/// the command, which only knows its program and arguments here.
+fn confine(confinement: Confinement, cmd: Command) -> Command {
+    let Some(sandbox) = sandbox_of(confinement) else {
+        return cmd;
+    };
+    let inner = cmd.as_std();
+    let mut wrapped = Command::new(&sandbox.launcher);
+    wrapped
+        .args(sandbox.policy.launcher_args())
+        .arg("--")
+        .arg(inner.get_program())
+        .args(inner.get_args());
+    wrapped
 }

@@ -8,8 +8,10 @@
 //! or cancellation the whole group gets SIGTERM, then SIGKILL; an abandoned call (its
 //! future dropped) kills the group at once.
 //!
-//! [`Confinement`] is the seam where a sandbox will wrap the command; today it has one
-//! variant, [`Confinement::Unconfined`]. This module knows processes, pipes and signals;
+//! [`Confinement`] says whether the session's sandbox ([`crate::sandbox`]) wraps the
+//! command: then it starts through the launcher, and a failure that looks like the
+//! sandbox's doing gets a note naming what would allow it. This module knows processes,
+//! pipes and signals;
 //! it must not know tools, skills, the model or how a result is worded for anyone (it
 //! borrows only the head-and-tail collector of `tools::truncate`, which knows nothing of
 //! where its text comes from).
@@ -193,11 +195,14 @@ pub enum Leftovers {
     Kill,
 }
 
-/// How the command is wrapped before it starts: the place a sandbox hooks in.
+/// How the command is wrapped before it starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Confinement {
     /// Run as is, with the user's rights.
     Unconfined,
+    /// Inside the session's sandbox ([`crate::sandbox::configure`]); as is when the
+    /// session has none (`--sandbox off`, or nothing configured, as in unit tests).
+    SessionSandbox,
 }
 
 /// How a finished command ended and what it printed.
@@ -314,6 +319,7 @@ pub async fn run(request: Request, cancel: &CancellationToken) -> Result<Finishe
         confinement,
     } = request;
     let started = Instant::now();
+    let merged = matches!(output, Output::Merged(_));
     let launched = launch::spawn(&launch::Plan {
         program: &program,
         cwd: &cwd,
@@ -327,13 +333,33 @@ pub async fn run(request: Request, cancel: &CancellationToken) -> Result<Finishe
         Output::Merged(sink) => (sink, None),
         Output::Split { stdout, stderr } => (stdout, Some(stderr)),
     };
+    let sandbox = launched.sandbox.clone();
     let outcome =
         supervise::supervise(launched, out_sink, err_sink, timeout, leftovers, cancel).await;
-    Ok(Finished {
+    let mut finished = Finished {
         exit: outcome.exit,
         pipes: outcome.pipes,
         stdout: outcome.stdout,
         stderr: outcome.stderr,
         elapsed: started.elapsed(),
-    })
+    };
+    if let Some(policy) = sandbox
+        && matches!(finished.exit, Exit::Exited { code } if code != 0)
+    {
+        let printed = format!("{}\n{}", finished.stdout, finished.stderr);
+        if let Some(note) = crate::sandbox::denial_note(&policy, &printed) {
+            // Merged output has everything in stdout; else the note goes with stderr.
+            let text = if merged {
+                &mut finished.stdout
+            } else {
+                &mut finished.stderr
+            };
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&note);
+            text.push('\n');
+        }
+    }
+    Ok(finished)
 }

@@ -54,6 +54,7 @@ pub(super) async fn supervise(
         group,
         stdout: out_pipe,
         stderr: err_pipe,
+        ..
     } = launched;
     let mut streams = Streams {
         out: Stream::new(out_pipe, Some(stdout)),

@@ -672,6 +672,12 @@ mod tests {
                 command: format!("echo {hostile}"),
                 cwd: "/p".into(),
             },
+            Some(&AskBecause::Opaque {
+                why: format!("why {hostile}"),
+            }),
+            &Offer::Rules {
+                rules: vec![format!("bash(echo {hostile}:*)")],
+            },
         )
         .unwrap();
         r.event(&Event::TextDelta {

@@ -239,7 +239,7 @@ async fn run(
         },
         timeout: TIMEOUT,
         leftovers: Leftovers::Leave,
-        confinement: Confinement::Unconfined,
+        confinement: Confinement::SessionSandbox,
     };
     let finished = exec::run(request, cancel)
         .await

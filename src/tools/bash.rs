@@ -108,7 +108,7 @@ async fn run_command(
         }),
         timeout,
         leftovers: Leftovers::Leave,
-        confinement: Confinement::Unconfined,
+        confinement: Confinement::SessionSandbox,
     };
     let finished = match exec::run(request, &ctx.cancel).await {
         Ok(finished) => finished,

@@ -381,7 +381,7 @@ fn request(plan: &Plan, work: &WorkDir, timeout: Duration, ctx: &ToolContext) ->
         },
         timeout,
         leftovers: Leftovers::Kill,
-        confinement: Confinement::Unconfined,
+        confinement: Confinement::SessionSandbox,
     }
 }
 

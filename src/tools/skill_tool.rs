@@ -84,7 +84,7 @@ impl SkillTool {
             },
             timeout,
             leftovers: Leftovers::Leave,
-            confinement: Confinement::Unconfined,
+            confinement: Confinement::SessionSandbox,
         }
     }
 }

@@ -19,6 +19,7 @@ mod permissions;
 mod print_e2e;
 mod remote_skills;
 mod repl_e2e;
+mod sandbox;
 mod sessions_cli;
 mod sessions_resume;
 mod skill_tools;

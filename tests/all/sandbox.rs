@@ -1,0 +1,248 @@
+//! The sandbox through the real binary: a scripted model runs commands with `bash` under
+//! `full-auto`, and what happened on disk and on a loopback listener shows what the
+//! sandbox allowed — writes beneath the project and the temp folders, reads anywhere,
+//! nothing else: no writes outside (directly, through a symlink, through
+//! `/proc/self/root`), no TCP or UDP socket. `--sandbox off` lifts it; a system without
+//! Landlock (simulated) refuses `full-auto` unless `--sandbox off` was given.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::{TcpListener, UdpSocket};
+use std::path::Path;
+use std::process::{Output, Stdio};
+
+use crate::support::*;
+
+/// A folder outside the project and outside the temp folders (which the sandbox lets
+/// commands write): beneath the target directory.
+fn outside_dir() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+/// One `-p` run in which the model makes one bash call; the binary's output and the
+/// tool result the model got back.
+fn run_bash(
+    home: &Path,
+    project: &Path,
+    command: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Output, String) {
+    let call = serde_json::json!({ "command": command }).to_string();
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "c1", "bash", &call),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("done"), finish("stop")]),
+    ]);
+    let mut cmd = server.harness9(home, project);
+    cmd.args(["-p", "go"]).args(args).stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let tool = server
+        .chat_requests()
+        .get(1)
+        .and_then(|r| {
+            r.messages()
+                .iter()
+                .find(|m| m["role"] == "tool")
+                .and_then(|m| m["content"].as_str().map(String::from))
+        })
+        .unwrap_or_default();
+    (out, tool)
+}
+
+#[test]
+fn writes_outside_the_project_and_temp_folders_are_denied() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let outside = outside_dir();
+    let o = outside.path().display();
+    let scratch = format!("/tmp/harness9-sandbox-test-{}", std::process::id());
+    let command = format!(
+        "touch {o}/direct; ln -s {o} link && touch link/via-symlink; \
+         touch /proc/self/root{o}/via-proc; echo in > inside.txt; echo t > {scratch}; \
+         cat /etc/hostname > /dev/null && echo read-ok; touch {o}/last"
+    );
+    let (out, tool) = run_bash(
+        home.path(),
+        project.path(),
+        &command,
+        &["--approval-mode", "full-auto"],
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in ["direct", "via-symlink", "via-proc", "last"] {
+        assert!(
+            !outside.path().join(name).exists(),
+            "{name} was written: {tool}"
+        );
+    }
+    assert_eq!(tool.matches("Permission denied").count(), 4, "{tool}");
+    assert!(project.path().join("inside.txt").exists(), "{tool}");
+    assert!(Path::new(&scratch).exists(), "{tool}");
+    std::fs::remove_file(&scratch).unwrap();
+    assert!(tool.contains("read-ok"), "{tool}");
+    assert!(
+        tool.contains("[harness9 sandbox: this command ran under --sandbox workspace-write")
+            && tool.contains("--sandbox off")
+            && tool.contains("writable_paths"),
+        "{tool}"
+    );
+}
+
+#[test]
+fn no_socket_reaches_even_a_loopback_listener() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let command = format!(
+        "echo hi > /dev/tcp/127.0.0.1/{}; echo hi > /dev/udp/127.0.0.1/{}",
+        tcp.local_addr().unwrap().port(),
+        udp.local_addr().unwrap().port()
+    );
+    let (_, tool) = run_bash(
+        home.path(),
+        project.path(),
+        &command,
+        &["--approval-mode", "full-auto"],
+        &[],
+    );
+    // The command has ended: anything it sent is there by now.
+    assert_eq!(
+        tcp.accept().map(|_| ()).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock,
+        "{tool}"
+    );
+    let mut buf = [0u8; 16];
+    assert_eq!(
+        udp.recv(&mut buf).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock,
+        "{tool}"
+    );
+    assert_eq!(
+        tool.matches("socket: Operation not permitted").count(),
+        2,
+        "{tool}"
+    );
+    assert!(tool.contains("network = \"allow\""), "{tool}");
+
+    // Allowed in config.toml, the same command connects.
+    write(
+        &home.path().join("config.toml"),
+        "[sandbox]\nnetwork = \"allow\"\n",
+    );
+    let (_, tool) = run_bash(
+        home.path(),
+        project.path(),
+        &command,
+        &["--approval-mode", "full-auto"],
+        &[],
+    );
+    tcp.set_nonblocking(false).unwrap();
+    assert!(tcp.accept().is_ok(), "{tool}");
+}
+
+#[test]
+fn read_only_refuses_writes_in_the_project_too_and_off_lifts_the_sandbox() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let (_, tool) = run_bash(
+        home.path(),
+        project.path(),
+        "echo x > inside.txt",
+        &["--approval-mode", "full-auto", "--sandbox", "read-only"],
+        &[],
+    );
+    assert!(!project.path().join("inside.txt").exists(), "{tool}");
+    assert!(tool.contains("--sandbox read-only"), "{tool}");
+
+    let outside = outside_dir();
+    let target = outside.path().join("made");
+    let (_, tool) = run_bash(
+        home.path(),
+        project.path(),
+        &format!("touch {}", target.display()),
+        &["--approval-mode", "full-auto", "--sandbox", "off"],
+        &[],
+    );
+    assert!(target.exists(), "{tool}");
+}
+
+#[test]
+fn without_landlock_full_auto_needs_an_explicit_sandbox_off() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let unavailable = [("HARNESS9_SANDBOX_UNAVAILABLE", "1")];
+    let server = MockServer::start(vec![]);
+    let refused = server
+        .harness9(home.path(), project.path())
+        .env("HARNESS9_SANDBOX_UNAVAILABLE", "1")
+        .args(["-p", "go", "--approval-mode", "full-auto"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("sandbox") && stderr.contains("--sandbox off"),
+        "{stderr}"
+    );
+    assert!(server.chat_requests().is_empty(), "nothing was sent");
+
+    // An explicit sandbox that cannot be had is refused too.
+    let refused = server
+        .harness9(home.path(), project.path())
+        .env("HARNESS9_SANDBOX_UNAVAILABLE", "1")
+        .args([
+            "-p",
+            "go",
+            "--approval-mode",
+            "auto-edit",
+            "--sandbox",
+            "workspace-write",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+
+    // With --sandbox off it runs, unconfined.
+    let outside = outside_dir();
+    let target = outside.path().join("made");
+    let (out, tool) = run_bash(
+        home.path(),
+        project.path(),
+        &format!("touch {}", target.display()),
+        &["--approval-mode", "full-auto", "--sandbox", "off"],
+        &unavailable,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(target.exists(), "{tool}");
+
+    // auto-edit by default runs unconfined and says so once.
+    let (out, _) = run_bash(
+        home.path(),
+        project.path(),
+        "ls",
+        &["--approval-mode", "auto-edit"],
+        &unavailable,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("commands run unconfined").count(),
+        1,
+        "{stderr}"
+    );
+}
