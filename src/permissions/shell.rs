@@ -94,6 +94,11 @@ pub enum Hazard {
         /// The variable.
         name: String,
     },
+    /// `</dev/tcp/HOST/PORT` and the like: bash opens a network connection.
+    NetworkRedirection {
+        /// The target as written.
+        target: String,
+    },
     /// Quoting or syntax this reader does not handle (an unterminated quote, `$'…'`,
     /// a file-descriptor variable redirect, …).
     Unsupported {
@@ -116,6 +121,9 @@ impl Hazard {
             Hazard::RunsOtherCode { what } => format!("`{what}` runs other code"),
             Hazard::DangerousAssignment { name } => {
                 format!("it sets {name}, which can make programs run other code")
+            }
+            Hazard::NetworkRedirection { target } => {
+                format!("its redirection to {target} opens a network connection")
             }
             Hazard::Unsupported { what } => format!("harness9 cannot read {what} safely"),
         }
@@ -220,6 +228,7 @@ fn dangerous_variable(name: &str) -> bool {
         "LESSOPEN",
         "LESSCLOSE",
         "RUSTC_WRAPPER",
+        "RIPGREP_CONFIG_PATH",
         "RUSTC",
         "CARGO_BUILD_RUSTC_WRAPPER",
         "JAVA_TOOL_OPTIONS",
@@ -401,6 +410,13 @@ impl<'a, 'p> Reader<'a, 'p> {
                     if shape.expands || shape.globs {
                         self.hazard(Hazard::Unsupported {
                             what: "a redirection to a computed file name".into(),
+                        });
+                    }
+                    if word.starts_with("/dev/tcp/") || word.starts_with("/dev/udp/") {
+                        self.hazard(Hazard::RunsOtherCode {
+                            what: format!(
+                                "a redirection to {word} (bash opens a network connection)"
+                            ),
                         });
                     }
                     current.redirects.push(Redirect {
@@ -847,6 +863,17 @@ fn runs_other_code(words: &[String]) -> Option<String> {
         Some(base) => base,
     };
     let args = &words[1..];
+    // `env` alone, or with only options and assignments, prints the environment.
+    // (Not `-S`/`--split-string`, whose argument is a command line.)
+    let printing_flag =
+        |a: &str| matches!(a, "-0" | "--null" | "-i" | "--ignore-environment" | "-");
+    if base == "env" && args.iter().all(|a| printing_flag(a) || is_assignment(a)) {
+        return None;
+    }
+    // `command -v NAME` and `command -V NAME` only look a name up.
+    if base == "command" && matches!(args.first().map(String::as_str), Some("-v" | "-V")) {
+        return None;
+    }
     if WRAPPERS.contains(&base) {
         return Some(base.to_string());
     }
@@ -1001,6 +1028,10 @@ mod tests {
             "echo $((1+2))",
             "[[ -f x ]] && ls",
             "env FOO=1 ls",
+            "env -S'touch /tmp/x'",
+            "cat < /dev/tcp/example.com/80",
+            "RIPGREP_CONFIG_PATH=./x rg foo",
+            "env --split-string='touch x'",
             "command ls",
             "source ./x.sh",
             ". ./x.sh",
@@ -1070,6 +1101,9 @@ mod tests {
 
     #[test]
     fn a_quoted_keyword_or_glob_in_an_argument_is_fine() {
+        assert!(parse("env").is_plain());
+        assert!(parse("env -0").is_plain());
+        assert!(parse("command -v cargo").is_plain());
         assert!(parse("rg 'if' src/*.rs").is_plain());
         assert!(parse("echo '$(not run)'").is_plain());
         assert!(parse("ls ~/x").is_plain());
