@@ -15,6 +15,8 @@ use super::{LAUNCHER_MARKER, Network, SandboxMode, SandboxPolicy};
 /// The exit code when the command could not be confined or started (as shells use for
 /// "found but cannot run").
 pub const CANNOT_RUN: u8 = 126;
+/// The exit code when the command does not exist (as shells use).
+pub const NOT_FOUND: u8 = 127;
 
 /// When the process was started as the launcher, confines it and runs the command
 /// (never returning on success); returns the exit code when that failed. `None`: this
@@ -25,15 +27,15 @@ pub fn run_if_requested() -> Option<u8> {
         return None;
     }
     let rest: Vec<OsString> = args.collect();
-    let message = match parse(&rest) {
+    let (message, code) = match parse(&rest) {
         Ok((policy, command)) => match confine_and_exec(&policy, &command) {
             Ok(never) => match never {},
-            Err(message) => message,
+            Err(failure) => failure,
         },
-        Err(message) => message,
+        Err(message) => (message, CANNOT_RUN),
     };
     crate::sink::stderr_line(&format!("harness9 sandbox: {message}"));
-    Some(CANNOT_RUN)
+    Some(code)
 }
 
 /// The policy and the command from the launcher's arguments.
@@ -87,15 +89,21 @@ pub fn parse(args: &[OsString]) -> Result<(SandboxPolicy, Vec<OsString>), String
 fn confine_and_exec(
     policy: &SandboxPolicy,
     command: &[OsString],
-) -> Result<std::convert::Infallible, String> {
+) -> Result<std::convert::Infallible, (String, u8)> {
     use std::os::unix::process::CommandExt;
-    super::linux::confine(policy).map_err(|e| format!("cannot confine the command: {e}"))?;
+    super::linux::confine(policy)
+        .map_err(|e| (format!("cannot confine the command: {e}"), CANNOT_RUN))?;
     let error = std::process::Command::new(&command[0])
         .args(&command[1..])
         .exec();
-    Err(format!(
-        "cannot start `{}`: {error}",
-        command[0].to_string_lossy()
+    let code = if error.kind() == std::io::ErrorKind::NotFound {
+        NOT_FOUND
+    } else {
+        CANNOT_RUN
+    };
+    Err((
+        format!("cannot start `{}`: {error}", command[0].to_string_lossy()),
+        code,
     ))
 }
 
@@ -103,8 +111,8 @@ fn confine_and_exec(
 fn confine_and_exec(
     _policy: &SandboxPolicy,
     _command: &[OsString],
-) -> Result<std::convert::Infallible, String> {
-    Err("the sandbox is only available on Linux".into())
+) -> Result<std::convert::Infallible, (String, u8)> {
+    Err(("the sandbox is only available on Linux".into(), CANNOT_RUN))
 }
 
 #[cfg(test)]

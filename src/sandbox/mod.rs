@@ -77,6 +77,8 @@ impl SandboxPolicy {
             writable.push(project.to_path_buf());
             writable.push(std::env::temp_dir());
             writable.push(PathBuf::from("/tmp"));
+            // Shared memory, for Python's multiprocessing and the like.
+            writable.push(PathBuf::from("/dev/shm"));
             writable.extend(extra.iter().cloned());
             writable.dedup();
         }

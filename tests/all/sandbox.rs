@@ -246,3 +246,164 @@ fn without_landlock_full_auto_needs_an_explicit_sandbox_off() {
         "{stderr}"
     );
 }
+
+#[test]
+fn truncating_renaming_and_hard_linking_out_of_the_project_are_denied() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let outside = outside_dir();
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, "keep me").unwrap();
+    let command = format!(
+        "truncate -s 0 {v}; mv {v} ./stolen; ln {v} ./hard; echo x > here; \
+         mv here {o}/moved; rm -f {v}",
+        v = victim.display(),
+        o = outside.path().display()
+    );
+    let (_, tool) = run_bash(
+        home.path(),
+        project.path(),
+        &command,
+        &["--approval-mode", "full-auto"],
+        &[],
+    );
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "keep me",
+        "{tool}"
+    );
+    assert!(!project.path().join("stolen").exists(), "{tool}");
+    assert!(!project.path().join("hard").exists(), "{tool}");
+    assert!(!outside.path().join("moved").exists(), "{tool}");
+    assert!(project.path().join("here").exists(), "{tool}");
+    assert!(tool.contains("[harness9 sandbox:"), "{tool}");
+}
+
+#[test]
+fn the_launcher_runs_nothing_it_cannot_confine() {
+    let bin = env!("CARGO_BIN_EXE_harness9");
+    let bad = std::process::Command::new(bin)
+        .args([
+            "__harness9-sandbox-exec",
+            "--mode",
+            "sideways",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(126));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).starts_with("harness9 sandbox: "),
+        "{bad:?}"
+    );
+    let missing = std::process::Command::new(bin)
+        .args([
+            "__harness9-sandbox-exec",
+            "--mode",
+            "read-only",
+            "--",
+            "no-such-program-h9",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(127), "{missing:?}");
+    let ok = std::process::Command::new(bin)
+        .args([
+            "__harness9-sandbox-exec",
+            "--mode",
+            "read-only",
+            "--network",
+            "allow",
+            "--",
+            "sh",
+            "-c",
+            "echo confined",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&ok.stdout), "confined\n", "{ok:?}");
+}
+
+/// The other kinds of child are confined too: a skill's inline `` !`cmd` ``, a
+/// tools.json tool and `skill_run` each try to write outside the project.
+#[test]
+fn skill_commands_are_confined_like_bash() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let outside = outside_dir();
+    let o = outside.path().display();
+    let dir = skill(
+        &project.path().join("skills"),
+        "writer",
+        "Writes files",
+        "",
+        &format!("Inline:\n!`touch {o}/inline 2>&1; echo inline-ran`\n"),
+    );
+    let script = dir.join("scripts/write.sh");
+    write(
+        &script,
+        &format!("#!/bin/sh\ntouch {o}/script-$1 2>&1\necho script-ran\n"),
+    );
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write(
+        &dir.join("tools.json"),
+        r#"[{"name": "writer_write", "description": "Write.", "command": "scripts/write.sh tool",
+             "parameters": {"type": "object", "properties": {}}}]"#,
+    );
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "c1", "use_skill", r#"{"skill_name":"writer"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![
+            tool_call(0, "c2", "writer_write", "{}"),
+            finish("tool_calls"),
+        ]),
+        sse(vec![
+            tool_call(
+                0,
+                "c3",
+                "skill_run",
+                r#"{"skill":"writer","command":"scripts/write.sh run"}"#,
+            ),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("done"), finish("stop")]),
+    ]);
+    let out = server
+        .harness9(home.path(), project.path())
+        .args(["-p", "write", "--approval-mode", "full-auto"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reqs = server.chat_requests();
+    assert_eq!(reqs.len(), 4);
+    let results: Vec<String> = reqs[3]
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str().map(String::from))
+        .collect();
+    assert!(results[0].contains("inline-ran"), "{results:?}");
+    assert!(
+        results[1].contains("script-ran") && results[2].contains("script-ran"),
+        "{results:?}"
+    );
+    assert_eq!(
+        results
+            .iter()
+            .filter(|r| r.contains("Permission denied"))
+            .count(),
+        3,
+        "{results:?}"
+    );
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+}
