@@ -14,9 +14,27 @@ use std::process::{Output, Stdio};
 use crate::support::*;
 
 /// A folder outside the project and outside the temp folders (which the sandbox lets
-/// commands write): beneath the target directory.
+/// commands write): beneath the target directory, unless the checkout itself lives in
+/// /tmp (then /var/tmp, else the home directory).
 fn outside_dir() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    let candidates = [
+        Some(std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        Some(std::path::PathBuf::from("/var/tmp")),
+        std::env::var_os("HOME").map(std::path::PathBuf::from),
+    ];
+    for dir in candidates.into_iter().flatten() {
+        let dir = match dir.canonicalize() {
+            Ok(dir) => dir,
+            Err(_) => continue,
+        };
+        if dir.starts_with("/tmp") || dir.starts_with(std::env::temp_dir()) {
+            continue;
+        }
+        if let Ok(made) = tempfile::tempdir_in(&dir) {
+            return made;
+        }
+    }
+    panic!("no writable folder outside /tmp to test writes outside the sandbox with")
 }
 
 /// One `-p` run in which the model makes one bash call; the binary's output and the
