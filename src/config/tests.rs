@@ -325,6 +325,31 @@ fn resolve_with(
     Config::resolve(&over, &env_of(&all), EndpointNeed::Required, probe)
 }
 
+/// The config with only `base_url = url`, asking the server for its model.
+fn probe_at(url: &str) -> Config {
+    resolve_with(
+        &format!("base_url = \"{url}\"\n"),
+        &[],
+        ServerProbe::Enabled,
+    )
+    .unwrap()
+}
+
+fn assert_warned(c: &Config, part: &str) {
+    assert!(
+        c.warnings.iter().any(|w| w.contains(part)),
+        "{:?}",
+        c.warnings
+    );
+}
+
+/// A listener that accepts and never answers, and its base URL.
+fn silent_server() -> (std::net::TcpListener, String) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    (listener, url)
+}
+
 #[test]
 fn provider_settings_parse_and_default() {
     let c = resolve_with("base_url = \"http://x/v1\"\n", &[], ServerProbe::Disabled).unwrap();
@@ -424,8 +449,7 @@ fn bad_provider_settings_are_errors_that_name_the_key() {
 /// Serves `responses` in turn, one connection each, on 127.0.0.1; returns the base URL
 /// and the requests it received.
 fn serve(responses: Vec<Vec<u8>>) -> (String, std::sync::mpsc::Receiver<String>) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (listener, url) = silent_server();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for response in responses {
@@ -470,13 +494,7 @@ fn the_only_model_the_server_lists_is_used_and_said() {
     )
     .unwrap();
     assert_eq!(c.model, "qwen3-8b");
-    assert!(
-        c.warnings
-            .iter()
-            .any(|w| w.contains("using `qwen3-8b`, the only model")),
-        "{:?}",
-        c.warnings
-    );
+    assert_warned(&c, "using `qwen3-8b`, the only model");
     let request = requests.recv().unwrap();
     assert!(
         request.starts_with("GET /v1/models HTTP/1.1\r\n"),
@@ -497,27 +515,18 @@ fn the_first_of_several_models_is_used_chunked_or_close_delimited() {
     let closed = format!("HTTP/1.0 200 OK\r\n\r\n{body}");
     let (url, _requests) = serve(vec![chunked.into_bytes(), closed.into_bytes()]);
     for _ in 0..2 {
-        let c = resolve_with(
-            &format!("base_url = \"{url}\"\n"),
-            &[],
-            ServerProbe::Enabled,
-        )
-        .unwrap();
+        let c = probe_at(&url);
         assert_eq!(c.model, "a-model");
-        assert!(
-            c.warnings
-                .iter()
-                .any(|w| w.contains("using `a-model`, the first of 3 models the server lists")),
-            "{:?}",
-            c.warnings
+        assert_warned(
+            &c,
+            "using `a-model`, the first of 3 models the server lists",
         );
     }
 }
 
 #[test]
 fn a_configured_model_asks_nothing_and_openai_keeps_the_default() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (listener, url) = silent_server();
     let c = resolve_with(
         &format!("base_url = \"{url}\"\nmodel = \"mine\"\n"),
         &[],
@@ -537,37 +546,22 @@ fn a_configured_model_asks_nothing_and_openai_keeps_the_default() {
 #[test]
 fn a_silent_or_failing_server_falls_back_quickly() {
     // Accepts and never answers.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (listener, url) = silent_server();
     let started = Instant::now();
-    let c = resolve_with(
-        &format!("base_url = \"{url}\"\n"),
-        &[],
-        ServerProbe::Enabled,
-    )
-    .unwrap();
+    let c = probe_at(&url);
     assert!(
         started.elapsed() < Duration::from_secs(2),
         "{:?}",
         started.elapsed()
     );
     assert_eq!(c.model, DEFAULT_MODEL);
-    assert!(
-        c.warnings.iter().any(|w| w.contains("did not answer")),
-        "{:?}",
-        c.warnings
-    );
+    assert_warned(&c, "did not answer");
     drop(listener);
 
     let (url, _requests) = serve(vec![
         b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n".to_vec(),
     ]);
-    let c = resolve_with(
-        &format!("base_url = \"{url}\"\n"),
-        &[],
-        ServerProbe::Enabled,
-    )
-    .unwrap();
+    let c = probe_at(&url);
     assert_eq!(c.model, DEFAULT_MODEL);
 
     let c = resolve_with(
@@ -577,11 +571,7 @@ fn a_silent_or_failing_server_falls_back_quickly() {
     )
     .unwrap();
     assert_eq!(c.model, DEFAULT_MODEL);
-    assert!(
-        c.warnings.iter().any(|w| w.contains("to openrouter.ai")),
-        "{:?}",
-        c.warnings
-    );
+    assert_warned(&c, "to openrouter.ai");
 }
 
 #[test]
