@@ -11,7 +11,7 @@ use ratatui::backend::TestBackend;
 
 use super::StartView;
 use super::app::{Action, App, CellHistory, Lifecycle};
-use super::test_support::{catalog_with_skill, session_info};
+use super::test_support::{catalog_with_skill, complete, session_info};
 use crate::protocol::{
     ApprovalDecision, ApprovalRequestKind, ErrorKind, Event, ExportFormat, HistoryItem, Op,
     ResumedSession, SessionListing, ToolStatus, TurnOutcome, Usage,
@@ -56,6 +56,12 @@ impl Harness {
         }
     }
 
+    /// Types `text` and presses Enter.
+    fn submit(&mut self, text: &str) -> Action {
+        self.typ(text);
+        self.key(KeyCode::Enter)
+    }
+
     fn event(&mut self, event: Event) {
         self.app.on_event(event, self.now);
     }
@@ -83,20 +89,10 @@ fn text(s: &str) -> Event {
     Event::TextDelta { text: s.into() }
 }
 
-fn complete() -> Event {
-    Event::TurnComplete {
-        outcome: TurnOutcome::Completed,
-        final_text: String::new(),
-        usage: Usage::default(),
-        requests: 1,
-    }
-}
-
 #[test]
 fn prompt_streams_and_commits_whole_lines() {
     let mut h = Harness::new();
-    h.typ("explain main.go");
-    h.key(KeyCode::Enter);
+    h.submit("explain main.go");
     assert_eq!(
         h.ops(),
         vec![Op::UserInput {
@@ -128,8 +124,7 @@ fn prompt_streams_and_commits_whole_lines() {
 #[test]
 fn skill_invocation_sends_the_skill_and_shows_what_was_typed() {
     let mut h = Harness::new();
-    h.typ("/go-refactor clean main.go");
-    h.key(KeyCode::Enter);
+    h.submit("/go-refactor clean main.go");
     let ops = h.ops();
     let [Op::InvokeSkill { name, args }] = ops.as_slice() else {
         panic!("{ops:?}")
@@ -151,11 +146,9 @@ fn skill_invocation_sends_the_skill_and_shows_what_was_typed() {
 #[test]
 fn builtins_become_ops_or_local_views() {
     let mut h = Harness::new();
-    h.typ("/clear");
-    h.key(KeyCode::Enter);
+    h.submit("/clear");
     assert_eq!(h.ops(), vec![Op::NewConversation]);
-    h.typ("/model gpt-x");
-    h.key(KeyCode::Enter);
+    h.submit("/model gpt-x");
     assert_eq!(
         h.ops(),
         vec![Op::SetModel {
@@ -166,8 +159,7 @@ fn builtins_become_ops_or_local_views() {
         model: "gpt-x".into(),
     });
     for cmd in ["/help", "/skills", "/usage", "/model"] {
-        h.typ(cmd);
-        h.key(KeyCode::Enter);
+        h.submit(cmd);
         assert!(h.ops().is_empty(), "{cmd} is local");
     }
     let screen = h.screen(100, 60);
@@ -179,8 +171,7 @@ fn builtins_become_ops_or_local_views() {
     assert!(screen.contains("index:"), "{screen}");
     assert!(screen.contains("Usage this session"), "{screen}");
     assert!(screen.contains("Model: gpt-x"), "{screen}");
-    h.typ("/nosuch");
-    h.key(KeyCode::Enter);
+    h.submit("/nosuch");
     let screen = h.screen(100, 60);
     assert!(screen.contains("unknown command `/nosuch`"), "{screen}");
 }
@@ -188,8 +179,7 @@ fn builtins_become_ops_or_local_views() {
 #[test]
 fn exit_command_shuts_down_and_waits_for_the_agent() {
     let mut h = Harness::new();
-    h.typ("/exit");
-    h.key(KeyCode::Enter);
+    h.submit("/exit");
     assert_eq!(h.ops(), vec![Op::Shutdown]);
     assert_eq!(h.app.lifecycle(), Lifecycle::ShuttingDown);
     let usage = Usage {
@@ -214,8 +204,7 @@ fn slash_popup_filters_and_completes() {
         "popup closes on arguments"
     );
     h.ctrl('c');
-    h.typ("/he");
-    h.key(KeyCode::Enter);
+    h.submit("/he");
     let screen = h.screen(70, 40);
     assert!(
         screen.contains("Commands"),
@@ -226,8 +215,7 @@ fn slash_popup_filters_and_completes() {
 #[test]
 fn approval_overlay_answers_and_denies_with_reason() {
     let mut h = Harness::new();
-    h.typ("rename x");
-    h.key(KeyCode::Enter);
+    h.submit("rename x");
     h.ops();
     h.event(Event::TurnStarted {
         text: "rename x".into(),
@@ -271,8 +259,7 @@ fn approval_overlay_answers_and_denies_with_reason() {
             rules: vec!["bash(rm -rf build)".into()],
         },
     });
-    h.typ("nkeep it");
-    h.key(KeyCode::Enter);
+    h.submit("nkeep it");
     assert_eq!(
         h.ops(),
         vec![Op::Approval {
@@ -334,8 +321,7 @@ fn esc_interrupts_and_ctrl_c_twice_exits() {
     let mut h = Harness::new();
     h.key(KeyCode::Esc);
     assert!(h.ops().is_empty(), "nothing to interrupt");
-    h.typ("work");
-    h.key(KeyCode::Enter);
+    h.submit("work");
     h.ops();
     h.event(Event::TurnStarted {
         text: "work".into(),
@@ -516,8 +502,7 @@ fn resumed() -> Event {
 #[test]
 fn resume_picker_lists_sessions_and_resumes_the_chosen_one() {
     let mut h = Harness::new();
-    h.typ("/resume");
-    h.key(KeyCode::Enter);
+    h.submit("/resume");
     assert_eq!(h.ops(), vec![Op::ListSessions]);
     h.event(two_sessions());
     assert_snapshot!("picker", h.screen(70, 12));
@@ -551,8 +536,7 @@ fn resume_picker_lists_sessions_and_resumes_the_chosen_one() {
     );
     assert_snapshot!("resumed", screen);
     // The composer is back.
-    h.typ("go on");
-    h.key(KeyCode::Enter);
+    h.submit("go on");
     assert_eq!(
         h.ops(),
         vec![Op::UserInput {
@@ -594,16 +578,14 @@ fn no_saved_sessions_is_a_notice_and_ids_and_exports_go_straight_to_the_agent() 
         h.screen(70, 8)
             .contains("No saved sessions for this project yet."),
     );
-    h.typ("/resume 20261123-17");
-    h.key(KeyCode::Enter);
+    h.submit("/resume 20261123-17");
     assert_eq!(
         h.ops(),
         vec![Op::Resume {
             id: "20261123-17".into()
         }]
     );
-    h.typ("/export json out/session.json");
-    h.key(KeyCode::Enter);
+    h.submit("/export json out/session.json");
     assert_eq!(
         h.ops(),
         vec![Op::Export {
@@ -614,8 +596,7 @@ fn no_saved_sessions_is_a_notice_and_ids_and_exports_go_straight_to_the_agent() 
     h.event(Event::Exported {
         path: PathBuf::from("/work/demo/out/session.json"),
     });
-    h.typ("/export pdf");
-    h.key(KeyCode::Enter);
+    h.submit("/export pdf");
     assert!(h.ops().is_empty());
     let screen = h.screen(70, 16);
     assert!(

@@ -1,10 +1,11 @@
-//! Helpers shared by the TUI's unit tests: a catalog with one skill on disk and a
-//! session description, so widget tests need no agent.
+//! Helpers shared by the TUI's unit tests: a catalog with one skill on disk, a
+//! session description and a finished turn, so widget tests need no agent.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::agent::{ApprovalMode, SessionInfo};
+use crate::protocol::{Event, TurnOutcome, Usage};
 use crate::skills::{Catalog, DiscoveryOptions};
 
 /// A temporary project with a `go-refactor` skill, and its catalog.
@@ -39,5 +40,15 @@ pub fn session_info(catalog: Catalog) -> SessionInfo {
         startup_warnings: Vec::new(),
         index_budget: 8_000,
         loaded_skills: Default::default(),
+    }
+}
+
+/// The event that ends a turn which completed normally after one request.
+pub fn complete() -> Event {
+    Event::TurnComplete {
+        outcome: TurnOutcome::Completed,
+        final_text: String::new(),
+        usage: Usage::default(),
+        requests: 1,
     }
 }
