@@ -454,16 +454,9 @@ pub fn sessions_text(sessions: &[SessionListing]) -> String {
     if sessions.is_empty() {
         return "no saved sessions for this project yet".into();
     }
-    let turns = |n: u64| {
-        if n == 1 {
-            "1 turn".to_string()
-        } else {
-            format!("{n} turns")
-        }
-    };
     let turns_width = sessions
         .iter()
-        .map(|s| turns(s.turns).len())
+        .map(|s| s.turns_text().len())
         .max()
         .unwrap_or(0);
     let model_width = sessions
@@ -481,7 +474,7 @@ pub fn sessions_text(sessions: &[SessionListing]) -> String {
             "  {}  {}  {:<turns_width$}  {:<model_width$}  {prompt}\n",
             s.id,
             display_utc(s.modified_ms),
-            turns(s.turns),
+            s.turns_text(),
             s.model,
         ));
     }

@@ -183,7 +183,7 @@ impl Columns {
     fn for_width(width: u16, sessions: &[SessionListing]) -> Columns {
         let turns = sessions
             .iter()
-            .map(|s| turns_text(s.turns).width())
+            .map(|s| s.turns_text().width())
             .max()
             .unwrap_or(0);
         let model = sessions
@@ -223,7 +223,7 @@ impl Columns {
         ];
         if let Some(width) = self.turns {
             spans.push(Span::styled(
-                format!("  {}", pad(&turns_text(session.turns), width)),
+                format!("  {}", pad(&session.turns_text(), width)),
                 dim,
             ));
         }
@@ -244,14 +244,6 @@ impl Columns {
             spans.push(Span::styled(format!("  {}", fit(&prompt, room)), style));
         }
         Line::from(spans)
-    }
-}
-
-fn turns_text(turns: u64) -> String {
-    if turns == 1 {
-        "1 turn".to_string()
-    } else {
-        format!("{turns} turns")
     }
 }
 
