@@ -333,26 +333,23 @@ mod tests {
 
     #[test]
     fn newest_first_and_keys_move_choose_and_close() {
-        let mut p = three();
-        assert_eq!(p.selected().id, "20261124-080000-ffeedd", "newest first");
-        assert_eq!(key(&mut p, KeyCode::Up), PickerAction::Stay);
-        assert_eq!(
-            p.selected().id,
+        let (newest, middle, oldest) = (
             "20261124-080000-ffeedd",
-            "stops at the top"
-        );
-        key(&mut p, KeyCode::Down);
-        assert_eq!(p.selected().id, "20261123-190000-0b1c2d");
-        key(&mut p, KeyCode::PageDown);
-        assert_eq!(
-            p.selected().id,
+            "20261123-190000-0b1c2d",
             "20261123-173501-a3f9c2",
-            "stops at the end"
         );
-        key(&mut p, KeyCode::Down);
-        assert_eq!(p.selected().id, "20261123-173501-a3f9c2");
-        key(&mut p, KeyCode::Home);
-        assert_eq!(p.selected().id, "20261124-080000-ffeedd");
+        let mut p = three();
+        assert_eq!(p.selected().id, newest, "newest first");
+        for (code, selected, why) in [
+            (KeyCode::Up, newest, "stops at the top"),
+            (KeyCode::Down, middle, "moves down"),
+            (KeyCode::PageDown, oldest, "stops at the end"),
+            (KeyCode::Down, oldest, "stays at the end"),
+            (KeyCode::Home, newest, "back to the top"),
+        ] {
+            assert_eq!(key(&mut p, code), PickerAction::Stay, "{why}");
+            assert_eq!(p.selected().id, selected, "{why}");
+        }
         p.handle_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::CONTROL));
         assert_eq!(
             key(&mut p, KeyCode::Enter),

@@ -144,6 +144,11 @@ mod tests {
         lines.iter().map(|l| l.to_string()).collect()
     }
 
+    /// The rows of the unstyled line `text` wrapped at `width`.
+    fn wrapped(text: &str, width: u16) -> Vec<String> {
+        texts(&wrap_line(&Line::from(text.to_string()), width))
+    }
+
     #[test]
     fn sanitize_drops_escape_sequences_and_expands_tabs() {
         assert_eq!(sanitize("a\x1b[31mb\tc\r\nd"), "a[31mb    c\nd");
@@ -151,31 +156,27 @@ mod tests {
 
     #[test]
     fn short_lines_are_untouched() {
-        let line = Line::from("hello world");
-        assert_eq!(texts(&wrap_line(&line, 20)), vec!["hello world"]);
+        assert_eq!(wrapped("hello world", 20), ["hello world"]);
     }
 
     #[test]
     fn wraps_at_spaces() {
-        let line = Line::from("the quick brown fox jumps");
         assert_eq!(
-            texts(&wrap_line(&line, 10)),
-            vec!["the quick", "brown fox", "jumps"]
+            wrapped("the quick brown fox jumps", 10),
+            ["the quick", "brown fox", "jumps"]
         );
     }
 
     #[test]
     fn breaks_long_words() {
-        let line = Line::from("abcdefghijkl");
-        assert_eq!(texts(&wrap_line(&line, 5)), vec!["abcde", "fghij", "kl"]);
+        assert_eq!(wrapped("abcdefghijkl", 5), ["abcde", "fghij", "kl"]);
     }
 
     #[test]
     fn keeps_indent_on_continuation_rows() {
-        let line = Line::from("  one two three four");
         assert_eq!(
-            texts(&wrap_line(&line, 10)),
-            vec!["  one two", "  three", "  four"]
+            wrapped("  one two three four", 10),
+            ["  one two", "  three", "  four"]
         );
     }
 
@@ -189,8 +190,6 @@ mod tests {
 
     #[test]
     fn wide_characters_count_double() {
-        let line = Line::from("日本語テキスト");
-        let rows = wrap_line(&line, 6);
-        assert_eq!(texts(&rows), vec!["日本語", "テキス", "ト"]);
+        assert_eq!(wrapped("日本語テキスト", 6), ["日本語", "テキス", "ト"]);
     }
 }
