@@ -141,14 +141,9 @@ fn unknown_keys_and_bad_values_are_reported_with_the_file() {
     let home = home_with("modle = \"x\"\n");
     let h = home.path().to_str().unwrap();
     let env = env_of(&[("HARNESS9_HOME", h), ("OPENAI_API_KEY", "k")]);
-    let err = Config::resolve(
-        &Overrides::default(),
-        &env,
-        EndpointNeed::Required,
-        OllamaProbe::Disabled,
-    )
-    .unwrap_err()
-    .to_string();
+    let err = resolve_plain(&Overrides::default(), &env)
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("config.toml") && err.contains("modle"),
         "{err}"
@@ -157,14 +152,9 @@ fn unknown_keys_and_bad_values_are_reported_with_the_file() {
     let home = home_with("base_url = \"localhost:8080\"\n");
     let h = home.path().to_str().unwrap();
     let env = env_of(&[("HARNESS9_HOME", h)]);
-    let err = Config::resolve(
-        &Overrides::default(),
-        &env,
-        EndpointNeed::Required,
-        OllamaProbe::Disabled,
-    )
-    .unwrap_err()
-    .to_string();
+    let err = resolve_plain(&Overrides::default(), &env)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("http://"), "{err}");
 }
 
