@@ -508,19 +508,24 @@ mod tests {
     use super::*;
     use crate::protocol::{ToolStatus, TurnOutcome};
 
+    /// A renderer of plain (unstyled) Markdown into two in-memory writers.
+    fn plain(format: OutputFormat, activity: Activity) -> ReplRenderer<Vec<u8>, Vec<u8>> {
+        ReplRenderer::new(
+            format,
+            activity,
+            MarkdownStyle::Plain,
+            Vec::new(),
+            Vec::new(),
+        )
+    }
+
     fn text_of(w: &SharedWriter<Vec<u8>>) -> String {
         w.with(|v| String::from_utf8_lossy(v).into_owned()).unwrap()
     }
 
     #[test]
     fn text_format_renders_markdown_and_ends_lines_before_activity() {
-        let mut r = ReplRenderer::new(
-            OutputFormat::Text,
-            Activity::Shown,
-            MarkdownStyle::Plain,
-            Vec::new(),
-            Vec::new(),
-        );
+        let mut r = plain(OutputFormat::Text, Activity::Shown);
         let (out, err) = r.writers();
         r.event(&Event::TextDelta {
             text: "**Reading** the ".into(),
@@ -568,14 +573,7 @@ mod tests {
     /// Feeds a first attempt cut off after `partial`, a retry, and `full`, then ends the
     /// turn; returns stdout.
     fn retried(delivery: AnswerDelivery, partial: &str, full: &str) -> String {
-        let mut r = ReplRenderer::new(
-            OutputFormat::Text,
-            Activity::Hidden,
-            MarkdownStyle::Plain,
-            Vec::new(),
-            Vec::new(),
-        )
-        .with_delivery(delivery);
+        let mut r = plain(OutputFormat::Text, Activity::Hidden).with_delivery(delivery);
         let (out, _) = r.writers();
         let events = [
             Event::RequestStarted { request: 1 },
@@ -632,13 +630,7 @@ mod tests {
 
     #[test]
     fn json_formats_keep_notices_off_stdout() {
-        let mut r = ReplRenderer::new(
-            OutputFormat::Json,
-            Activity::Hidden,
-            MarkdownStyle::Plain,
-            Vec::new(),
-            Vec::new(),
-        );
+        let mut r = plain(OutputFormat::Json, Activity::Hidden);
         let (out, err) = r.writers();
         r.notice("model: m").unwrap();
         r.event(&Event::TextDelta { text: "x".into() }).unwrap();
@@ -648,13 +640,7 @@ mod tests {
 
     #[test]
     fn notices_info_and_approvals_are_neutralized() {
-        let mut r = ReplRenderer::new(
-            OutputFormat::Text,
-            Activity::Shown,
-            MarkdownStyle::Plain,
-            Vec::new(),
-            Vec::new(),
-        );
+        let mut r = plain(OutputFormat::Text, Activity::Shown);
         let (out, err) = r.writers();
         let hostile = "\x1b]0;PWNED\x07\u{9b}?25l";
         r.notice(&format!("model: {hostile}")).unwrap();
