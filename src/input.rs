@@ -493,25 +493,25 @@ mod tests {
             route("/permissions remove x", &empty),
             Routed::Error(_)
         ));
-        assert_eq!(export_of("/export md"), (Markdown, None));
-        assert_eq!(export_of("/export JSON"), (Json, None));
-        assert_eq!(
-            export_of("/export json out/session.txt"),
-            (Json, Some("out/session.txt".into()))
-        );
-        assert_eq!(
-            export_of("/export markdown my notes.md"),
-            (Markdown, Some("my notes.md".into()))
-        );
-        // A file alone: its extension chooses JSON, anything else is Markdown.
-        assert_eq!(
-            export_of("/export run.json"),
-            (Json, Some("run.json".into()))
-        );
-        assert_eq!(
-            export_of("/export ./review.md"),
-            (Markdown, Some("./review.md".into()))
-        );
+        for (line, format, path) in [
+            ("/export md", Markdown, None),
+            ("/export JSON", Json, None),
+            (
+                "/export json out/session.txt",
+                Json,
+                Some("out/session.txt"),
+            ),
+            (
+                "/export markdown my notes.md",
+                Markdown,
+                Some("my notes.md"),
+            ),
+            // A file alone: its extension chooses JSON, anything else is Markdown.
+            ("/export run.json", Json, Some("run.json")),
+            ("/export ./review.md", Markdown, Some("./review.md")),
+        ] {
+            assert_eq!(export_of(line), (format, path.map(PathBuf::from)), "{line}");
+        }
         let (_t, c) = catalog();
         let e = error(route("/export html page.html", &c));
         assert!(
