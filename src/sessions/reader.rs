@@ -349,7 +349,7 @@ pub fn one_line(text: &str, max: usize) -> String {
 mod tests {
     use super::*;
     use crate::protocol::TurnOutcome;
-    use crate::sessions::{temp_store, test_header};
+    use crate::sessions::{SessionStore, SessionWriter, temp_store, test_header};
 
     fn collect(path: &Path) -> (Vec<Record>, ReadReport) {
         let mut records = Vec::new();
@@ -361,6 +361,14 @@ mod tests {
     fn append_raw(path: &Path, bytes: &[u8]) {
         let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
         std::io::Write::write_all(&mut f, bytes).unwrap();
+    }
+
+    /// A new session in `store` whose first record is the user's `text`; its path.
+    fn started(store: &SessionStore, text: &str) -> (SessionWriter, PathBuf) {
+        let writer = store.create(&test_header("/p", 1)).unwrap();
+        writer.append(&user(1, text)).unwrap();
+        let path = writer.path().to_path_buf();
+        (writer, path)
     }
 
     fn user(turn: u64, text: &str) -> Record {
@@ -459,9 +467,7 @@ mod tests {
     #[test]
     fn a_torn_last_line_is_skipped_and_the_next_append_starts_a_fresh_line() {
         let (_tmp, store) = temp_store();
-        let writer = store.create(&test_header("/p", 1)).unwrap();
-        writer.append(&user(1, "first")).unwrap();
-        let path = writer.path().to_path_buf();
+        let (writer, path) = started(&store, "first");
         drop(writer);
         // A crash in the middle of writing a record.
         let torn = r#"{"type":"message","turn":1,"message":{"role":"assis"#;
@@ -499,9 +505,7 @@ mod tests {
     #[test]
     fn a_damaged_middle_line_and_unknown_types_are_skipped_with_warnings() {
         let (_tmp, store) = temp_store();
-        let writer = store.create(&test_header("/p", 1)).unwrap();
-        writer.append(&user(1, "a")).unwrap();
-        let path = writer.path().to_path_buf();
+        let (writer, path) = started(&store, "a");
         append_raw(
             &path,
             b"not json at all\n{\"type\":\"hologram\",\"x\":1}\n{\"type\":\"message\",\"turn\":\"one\"}\n\
