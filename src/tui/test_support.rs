@@ -1,8 +1,11 @@
 //! Helpers shared by the TUI's unit tests: a catalog with one skill on disk, a
-//! session description and a finished turn, so widget tests need no agent.
+//! session description, a finished turn and the text of rendered lines, so widget
+//! tests need no agent.
 
 use std::path::PathBuf;
 use std::sync::Arc;
+
+use ratatui::text::Line;
 
 use crate::agent::{ApprovalMode, SessionInfo};
 use crate::protocol::{Event, TurnOutcome, Usage};
@@ -51,4 +54,9 @@ pub fn complete() -> Event {
         usage: Usage::default(),
         requests: 1,
     }
+}
+
+/// The text of each line, without styles.
+pub fn texts(lines: &[Line<'_>]) -> Vec<String> {
+    lines.iter().map(|l| l.to_string()).collect()
 }

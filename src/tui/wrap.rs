@@ -138,11 +138,8 @@ pub fn wrap_line(line: &Line<'static>, width: u16) -> Vec<Line<'static>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::test_support::texts;
     use ratatui::style::Stylize;
-
-    fn texts(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.to_string()).collect()
-    }
 
     /// The rows of the unstyled line `text` wrapped at `width`.
     fn wrapped(text: &str, width: u16) -> Vec<String> {
