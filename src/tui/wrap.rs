@@ -80,8 +80,11 @@ pub fn wrap_line(line: &Line<'static>, width: u16) -> Vec<Line<'static>> {
     let mut row_start_len = 0usize; // pieces in `row` that are indent
     let mut break_at: Option<usize> = None; // index in `row` after a space
     for piece in &pieces {
-        if row_width + piece.width > width && row.len() > row_start_len {
-            let tail: Vec<&Piece<'_>> = match break_at {
+        // The pieces moved from the full row to the next one; `piece` goes after them.
+        let mut tail: Vec<&Piece<'_>> = Vec::new();
+        let wrapped = row_width + piece.width > width && row.len() > row_start_len;
+        if wrapped {
+            tail = match break_at {
                 _ if piece.text == " " => Vec::new(),
                 Some(at) if at > row_start_len && at < row.len() => row.split_off(at),
                 _ => Vec::new(),
@@ -94,24 +97,17 @@ pub fn wrap_line(line: &Line<'static>, width: u16) -> Vec<Line<'static>> {
             row_start_len = row.len();
             row_width = indent;
             break_at = None;
-            for p in tail {
-                if p.text == " " && row.len() == row_start_len {
-                    continue;
-                }
-                row_width += p.width;
-                row.push(p);
-                if p.text == " " {
-                    break_at = Some(row.len());
-                }
-            }
-            if piece.text == " " && row.len() == row_start_len {
+        }
+        for p in tail.into_iter().chain([piece]) {
+            // A continuation row does not start with a space.
+            if wrapped && p.text == " " && row.len() == row_start_len {
                 continue;
             }
-        }
-        row_width += piece.width;
-        row.push(piece);
-        if piece.text == " " {
-            break_at = Some(row.len());
+            row_width += p.width;
+            row.push(p);
+            if p.text == " " {
+                break_at = Some(row.len());
+            }
         }
     }
     if row.len() > row_start_len || rows.is_empty() {
