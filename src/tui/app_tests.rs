@@ -6,12 +6,10 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use insta::assert_snapshot;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 use super::StartView;
 use super::app::{Action, App, CellHistory, Lifecycle};
-use super::test_support::{catalog_with_skill, complete, session_info};
+use super::test_support::{catalog_with_skill, complete, drawn, session_info};
 use crate::protocol::{
     ApprovalDecision, ApprovalRequestKind, ErrorKind, Event, ExportFormat, HistoryItem, Op,
     ResumedSession, SessionListing, ToolStatus, TurnOutcome, Usage,
@@ -71,17 +69,13 @@ impl Harness {
     }
 
     fn screen(&mut self, width: u16, height: u16) -> String {
-        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
         let now = self.now;
-        terminal
-            .draw(|f| {
-                let area = f.area();
-                if let Some(p) = self.app.render(area, f.buffer_mut(), now) {
-                    f.set_cursor_position(p);
-                }
-            })
-            .unwrap();
-        terminal.backend().to_string()
+        drawn(width, height, |f| {
+            let area = f.area();
+            if let Some(p) = self.app.render(area, f.buffer_mut(), now) {
+                f.set_cursor_position(p);
+            }
+        })
     }
 }
 

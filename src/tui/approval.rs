@@ -330,9 +330,8 @@ impl ApprovalOverlay {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::test_support::drawn;
     use insta::assert_snapshot;
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
     use std::path::PathBuf;
 
     fn edit() -> PendingApproval {
@@ -392,13 +391,9 @@ mod tests {
     }
 
     fn draw(overlay: &ApprovalOverlay, width: u16, height: u16) -> String {
-        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-        terminal
-            .draw(|f| {
-                overlay.render(f.area(), f.buffer_mut());
-            })
-            .unwrap();
-        terminal.backend().to_string()
+        drawn(width, height, |f| {
+            overlay.render(f.area(), f.buffer_mut());
+        })
     }
 
     #[test]

@@ -278,9 +278,8 @@ fn fit(text: &str, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::test_support::drawn;
     use insta::assert_snapshot;
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
 
     /// 2026-11-23 17:35 UTC, in milliseconds.
     const T: u64 = 1_795_455_301_000;
@@ -315,11 +314,7 @@ mod tests {
     }
 
     fn draw(picker: &mut SessionPicker, width: u16, height: u16) -> String {
-        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-        terminal
-            .draw(|f| picker.render(f.area(), f.buffer_mut()))
-            .unwrap();
-        terminal.backend().to_string()
+        drawn(width, height, |f| picker.render(f.area(), f.buffer_mut()))
     }
 
     fn key(picker: &mut SessionPicker, code: KeyCode) -> PickerAction {

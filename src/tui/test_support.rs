@@ -1,11 +1,13 @@
 //! Helpers shared by the TUI's unit tests: a catalog with one skill on disk, a
-//! session description, a finished turn and the text of rendered lines, so widget
-//! tests need no agent.
+//! session description, a finished turn, the text of rendered lines and of a drawn
+//! test terminal, so widget tests need no agent and no real terminal.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use ratatui::backend::TestBackend;
 use ratatui::text::Line;
+use ratatui::{Frame, Terminal};
 
 use crate::agent::{ApprovalMode, SessionInfo};
 use crate::protocol::{Event, TurnOutcome, Usage};
@@ -59,4 +61,11 @@ pub fn complete() -> Event {
 /// The text of each line, without styles.
 pub fn texts(lines: &[Line<'_>]) -> Vec<String> {
     lines.iter().map(|l| l.to_string()).collect()
+}
+
+/// What `render` draws on a test terminal of `width` x `height`, as text.
+pub fn drawn(width: u16, height: u16, render: impl FnOnce(&mut Frame)) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(render).unwrap();
+    terminal.backend().to_string()
 }
