@@ -380,24 +380,36 @@ mod tests {
 
     use crate::test_support::write;
 
+    /// Writes `skills/DIR/SKILL.md` with `text` for each `(DIR, text)`.
+    fn write_skills(skills: &std::path::Path, files: &[(&str, &str)]) {
+        for (dir, text) in files {
+            write(&skills.join(dir).join("SKILL.md"), text);
+        }
+    }
+
     fn catalog() -> (tempfile::TempDir, Catalog) {
         let tmp = tempfile::tempdir().unwrap();
         let s = tmp.path().join("skills");
-        write(
-            &s.join("go-refactor/SKILL.md"),
-            "---\nname: go-refactor\ndescription: Use when refactoring Go code\n---\n\nRefactor.\n",
-        );
-        write(
-            &s.join("fix-issue/SKILL.md"),
-            "---\nname: fix-issue\ndescription: Fix an issue\n---\nFix issue $ARGUMENTS[0] in ${SKILL_DIR}, cost $5.00\n",
-        );
-        write(
-            &s.join("help/SKILL.md"),
-            "---\nname: help\ndescription: A skill named like a built-in\n---\nSkill help body\n",
-        );
-        write(
-            &s.join("background/SKILL.md"),
-            "---\nname: background\ndescription: Model only\nuser-invocable: false\n---\nbg\n",
+        write_skills(
+            &s,
+            &[
+                (
+                    "go-refactor",
+                    "---\nname: go-refactor\ndescription: Use when refactoring Go code\n---\n\nRefactor.\n",
+                ),
+                (
+                    "fix-issue",
+                    "---\nname: fix-issue\ndescription: Fix an issue\n---\nFix issue $ARGUMENTS[0] in ${SKILL_DIR}, cost $5.00\n",
+                ),
+                (
+                    "help",
+                    "---\nname: help\ndescription: A skill named like a built-in\n---\nSkill help body\n",
+                ),
+                (
+                    "background",
+                    "---\nname: background\ndescription: Model only\nuser-invocable: false\n---\nbg\n",
+                ),
+            ],
         );
         let c = project_catalog(tmp.path());
         (tmp, c)
@@ -481,25 +493,25 @@ mod tests {
             route("/permissions remove x", &empty),
             Routed::Error(_)
         ));
-        assert_eq!(export_of("/export md"), (Markdown, None));
-        assert_eq!(export_of("/export JSON"), (Json, None));
-        assert_eq!(
-            export_of("/export json out/session.txt"),
-            (Json, Some("out/session.txt".into()))
-        );
-        assert_eq!(
-            export_of("/export markdown my notes.md"),
-            (Markdown, Some("my notes.md".into()))
-        );
-        // A file alone: its extension chooses JSON, anything else is Markdown.
-        assert_eq!(
-            export_of("/export run.json"),
-            (Json, Some("run.json".into()))
-        );
-        assert_eq!(
-            export_of("/export ./review.md"),
-            (Markdown, Some("./review.md".into()))
-        );
+        for (line, format, path) in [
+            ("/export md", Markdown, None),
+            ("/export JSON", Json, None),
+            (
+                "/export json out/session.txt",
+                Json,
+                Some("out/session.txt"),
+            ),
+            (
+                "/export markdown my notes.md",
+                Markdown,
+                Some("my notes.md"),
+            ),
+            // A file alone: its extension chooses JSON, anything else is Markdown.
+            ("/export run.json", Json, Some("run.json")),
+            ("/export ./review.md", Markdown, Some("./review.md")),
+        ] {
+            assert_eq!(export_of(line), (format, path.map(PathBuf::from)), "{line}");
+        }
         let (_t, c) = catalog();
         let e = error(route("/export html page.html", &c));
         assert!(
@@ -582,13 +594,15 @@ mod tests {
     fn names_that_cannot_be_invoked_are_never_suggested_or_completed() {
         let (tmp, _) = catalog();
         let s = tmp.path().join("skills");
-        write(
-            &s.join("spaces/SKILL.md"),
-            "---\nname: Bad Name With Spaces\ndescription: d\n---\nbody\n",
-        );
-        write(
-            &s.join("dotdot/SKILL.md"),
-            "---\nname: ../x\ndescription: d\n---\nbody\n",
+        write_skills(
+            &s,
+            &[
+                (
+                    "spaces",
+                    "---\nname: Bad Name With Spaces\ndescription: d\n---\nbody\n",
+                ),
+                ("dotdot", "---\nname: ../x\ndescription: d\n---\nbody\n"),
+            ],
         );
         let c = project_catalog(tmp.path());
         assert_eq!(c.invalid().len(), 2);

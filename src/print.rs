@@ -190,25 +190,21 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
 
     /// Writes a warning that did not come through the agent (start-up warnings).
     pub fn warning(&mut self, message: &str) -> io::Result<()> {
-        match self.format {
-            OutputFormat::StreamJson => {
-                self.json_line(&json!({"type": "warning", "message": message}))
-            }
-            _ => {
-                writeln!(self.err, "warning: {message}")?;
-                self.err.flush()
-            }
-        }
+        self.diagnostic("warning", message)
     }
 
     /// Writes a user-facing error that is not a turn outcome (unknown command...).
     pub fn error(&mut self, message: &str) -> io::Result<()> {
+        self.diagnostic("error", message)
+    }
+
+    /// Writes `kind: message` to stderr, or a `{"type": kind, "message": ...}` line in
+    /// stream-json.
+    fn diagnostic(&mut self, kind: &str, message: &str) -> io::Result<()> {
         match self.format {
-            OutputFormat::StreamJson => {
-                self.json_line(&json!({"type": "error", "message": message}))
-            }
+            OutputFormat::StreamJson => self.json_line(&json!({"type": kind, "message": message})),
             _ => {
-                writeln!(self.err, "error: {message}")?;
+                writeln!(self.err, "{kind}: {message}")?;
                 self.err.flush()
             }
         }

@@ -429,6 +429,17 @@ pub struct SessionListing {
     pub first_prompt: Option<String>,
 }
 
+impl SessionListing {
+    /// Its turn count as listings show it: "1 turn", "3 turns".
+    pub fn turns_text(&self) -> String {
+        if self.turns == 1 {
+            "1 turn".to_string()
+        } else {
+            format!("{} turns", self.turns)
+        }
+    }
+}
+
 /// A resumed session, as [`Event::SessionResumed`] tells it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ResumedSession {

@@ -21,6 +21,24 @@ fn home_with(config: &str) -> tempfile::TempDir {
     dir
 }
 
+/// Overrides naming a fresh temporary directory (the first value) as the workdir.
+fn in_workdir() -> (tempfile::TempDir, Overrides) {
+    let wd = tempfile::tempdir().unwrap();
+    let over = Overrides {
+        workdir: Some(wd.path().into()),
+        ..Default::default()
+    };
+    (wd, over)
+}
+
+/// Resolves with an endpoint required and no server asked.
+fn resolve_plain(
+    over: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, ConfigError> {
+    Config::resolve(over, env, EndpointNeed::Required, OllamaProbe::Disabled)
+}
+
 #[test]
 fn a_home_that_is_a_file_is_named_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -68,14 +86,10 @@ fn skills_roots_that_do_not_exist_are_warnings() {
 fn flags_beat_env_beat_file_beat_defaults() {
     let home = home_with("model = \"file-model\"\nbase_url = \"http://file/v1\"\nmax_turns = 7\n");
     let h = home.path().to_str().unwrap();
-    let wd = tempfile::tempdir().unwrap();
-    let over = Overrides {
-        workdir: Some(wd.path().into()),
-        ..Default::default()
-    };
+    let (_wd, over) = in_workdir();
 
     let env = env_of(&[("HARNESS9_HOME", h)]);
-    let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+    let c = resolve_plain(&over, &env).unwrap();
     assert_eq!(c.model, "file-model");
     assert_eq!(c.provider.base_url, "http://file/v1");
     assert_eq!(c.max_turns, 7);
@@ -85,7 +99,7 @@ fn flags_beat_env_beat_file_beat_defaults() {
         ("HARNESS9_MODEL", "env-model"),
         ("OPENAI_BASE_URL", "http://env/v1/"),
     ]);
-    let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+    let c = resolve_plain(&over, &env).unwrap();
     assert_eq!(c.model, "env-model");
     assert_eq!(c.provider.base_url, "http://env/v1");
 
@@ -95,7 +109,7 @@ fn flags_beat_env_beat_file_beat_defaults() {
         max_turns: Some(3),
         ..over
     };
-    let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+    let c = resolve_plain(&over, &env).unwrap();
     assert_eq!(
         (c.model.as_str(), c.provider.base_url.as_str()),
         ("flag-model", "http://flag/v1")
@@ -107,21 +121,15 @@ fn flags_beat_env_beat_file_beat_defaults() {
 fn key_alone_means_openai_and_no_endpoint_says_what_to_set() {
     let home = home_with("");
     let h = home.path().to_str().unwrap();
-    let wd = tempfile::tempdir().unwrap();
-    let over = Overrides {
-        workdir: Some(wd.path().into()),
-        ..Default::default()
-    };
+    let (_wd, over) = in_workdir();
     let env = env_of(&[("HARNESS9_HOME", h), ("OPENAI_API_KEY", "sk-test")]);
-    let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+    let c = resolve_plain(&over, &env).unwrap();
     assert_eq!(c.provider.base_url, DEFAULT_BASE_URL);
     assert_eq!(c.provider.api_key.as_deref(), Some("sk-test"));
     assert_eq!(c.model, DEFAULT_MODEL);
 
     let env = env_of(&[("HARNESS9_HOME", h)]);
-    let err = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled)
-        .unwrap_err()
-        .to_string();
+    let err = resolve_plain(&over, &env).unwrap_err().to_string();
     assert!(
         err.contains("OPENAI_API_KEY") && err.contains("--base-url"),
         "{err}"
@@ -133,14 +141,9 @@ fn unknown_keys_and_bad_values_are_reported_with_the_file() {
     let home = home_with("modle = \"x\"\n");
     let h = home.path().to_str().unwrap();
     let env = env_of(&[("HARNESS9_HOME", h), ("OPENAI_API_KEY", "k")]);
-    let err = Config::resolve(
-        &Overrides::default(),
-        &env,
-        EndpointNeed::Required,
-        OllamaProbe::Disabled,
-    )
-    .unwrap_err()
-    .to_string();
+    let err = resolve_plain(&Overrides::default(), &env)
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("config.toml") && err.contains("modle"),
         "{err}"
@@ -149,14 +152,9 @@ fn unknown_keys_and_bad_values_are_reported_with_the_file() {
     let home = home_with("base_url = \"localhost:8080\"\n");
     let h = home.path().to_str().unwrap();
     let env = env_of(&[("HARNESS9_HOME", h)]);
-    let err = Config::resolve(
-        &Overrides::default(),
-        &env,
-        EndpointNeed::Required,
-        OllamaProbe::Disabled,
-    )
-    .unwrap_err()
-    .to_string();
+    let err = resolve_plain(&Overrides::default(), &env)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("http://"), "{err}");
 }
 
@@ -167,12 +165,8 @@ fn provider_quirks_come_from_the_file() {
     );
     let h = home.path().to_str().unwrap();
     let env = env_of(&[("HARNESS9_HOME", h), ("MY_KEY", "secret")]);
-    let wd = tempfile::tempdir().unwrap();
-    let over = Overrides {
-        workdir: Some(wd.path().into()),
-        ..Default::default()
-    };
-    let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+    let (_wd, over) = in_workdir();
+    let c = resolve_plain(&over, &env).unwrap();
     assert_eq!(c.provider.usage_reporting, UsageReporting::Omit);
     assert_eq!(c.provider.stream_mode, StreamMode::NonStreaming);
     assert_eq!(c.provider.reasoning_echo, ReasoningEcho::AsReasoningContent);
@@ -192,7 +186,7 @@ fn missing_workdir_is_an_error() {
         ..Default::default()
     };
     assert!(matches!(
-        Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled),
+        resolve_plain(&over, &env),
         Err(ConfigError::Workdir { .. })
     ));
 }
@@ -203,13 +197,9 @@ fn skills_root_and_skill_run_lists() {
         "skills_root = \"https://example.com/skills.zip\"\nskill_run_denied_commands = [\"rm\"]\n",
     );
     let h = home.path().to_str().unwrap();
-    let wd = tempfile::tempdir().unwrap();
-    let over = Overrides {
-        workdir: Some(wd.path().into()),
-        ..Default::default()
-    };
+    let (_wd, over) = in_workdir();
     let env = env_of(&[("HARNESS9_HOME", h), ("OPENAI_API_KEY", "k")]);
-    let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+    let c = resolve_plain(&over, &env).unwrap();
     assert_eq!(
         c.remote_skills_root.as_deref(),
         Some("https://example.com/skills.zip")
@@ -225,7 +215,7 @@ fn skills_root_and_skill_run_lists() {
         ("SKILLS_CACHE_DIR", "/tmp/cache"),
         ("HARNESS9_SKILL_RUN_ALLOWED_COMMANDS", "python3, sh"),
     ]);
-    let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+    let c = resolve_plain(&over, &env).unwrap();
     assert_eq!(c.remote_skills_root, None);
     assert_eq!(
         c.skills_dirs.last().unwrap(),
@@ -251,7 +241,7 @@ fn the_context_window_comes_only_from_the_file() {
         ("HARNESS9_HOME", home.path().to_str().unwrap()),
         ("OPENAI_API_KEY", "k"),
     ]);
-    let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+    let c = resolve_plain(&over, &env).unwrap();
     assert_eq!(c.context_window, None, "the table is not consulted here");
     assert_eq!(
         c.context_window_cache,
@@ -263,17 +253,13 @@ fn the_context_window_comes_only_from_the_file() {
         ("HARNESS9_HOME", home.path().to_str().unwrap()),
         ("OPENAI_API_KEY", "k"),
     ]);
-    let c = Config::resolve(&over, &env, EndpointNeed::Required, OllamaProbe::Disabled).unwrap();
+    let c = resolve_plain(&over, &env).unwrap();
     assert_eq!(c.context_window, Some(32_000));
 }
 
 #[test]
 fn sessions_are_saved_unless_turned_off() {
-    let wd = tempfile::tempdir().unwrap();
-    let over = Overrides {
-        workdir: Some(wd.path().into()),
-        ..Default::default()
-    };
+    let (_wd, over) = in_workdir();
     let resolve = |config: &str, pairs: &[(&str, &str)]| {
         let home = home_with(config);
         let mut all = vec![("HARNESS9_HOME", home.path().to_str().unwrap())];
@@ -315,14 +301,35 @@ fn resolve_with(
     probe: ServerProbe,
 ) -> Result<Config, ConfigError> {
     let home = home_with(config);
-    let wd = tempfile::tempdir().unwrap();
-    let over = Overrides {
-        workdir: Some(wd.path().into()),
-        ..Default::default()
-    };
+    let (_wd, over) = in_workdir();
     let mut all = vec![("HARNESS9_HOME", home.path().to_str().unwrap())];
     all.extend_from_slice(pairs);
     Config::resolve(&over, &env_of(&all), EndpointNeed::Required, probe)
+}
+
+/// The config with only `base_url = url`, asking the server for its model.
+fn probe_at(url: &str) -> Config {
+    resolve_with(
+        &format!("base_url = \"{url}\"\n"),
+        &[],
+        ServerProbe::Enabled,
+    )
+    .unwrap()
+}
+
+fn assert_warned(c: &Config, part: &str) {
+    assert!(
+        c.warnings.iter().any(|w| w.contains(part)),
+        "{:?}",
+        c.warnings
+    );
+}
+
+/// A listener that accepts and never answers, and its base URL.
+fn silent_server() -> (std::net::TcpListener, String) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    (listener, url)
 }
 
 #[test]
@@ -424,8 +431,7 @@ fn bad_provider_settings_are_errors_that_name_the_key() {
 /// Serves `responses` in turn, one connection each, on 127.0.0.1; returns the base URL
 /// and the requests it received.
 fn serve(responses: Vec<Vec<u8>>) -> (String, std::sync::mpsc::Receiver<String>) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (listener, url) = silent_server();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for response in responses {
@@ -470,13 +476,7 @@ fn the_only_model_the_server_lists_is_used_and_said() {
     )
     .unwrap();
     assert_eq!(c.model, "qwen3-8b");
-    assert!(
-        c.warnings
-            .iter()
-            .any(|w| w.contains("using `qwen3-8b`, the only model")),
-        "{:?}",
-        c.warnings
-    );
+    assert_warned(&c, "using `qwen3-8b`, the only model");
     let request = requests.recv().unwrap();
     assert!(
         request.starts_with("GET /v1/models HTTP/1.1\r\n"),
@@ -497,27 +497,18 @@ fn the_first_of_several_models_is_used_chunked_or_close_delimited() {
     let closed = format!("HTTP/1.0 200 OK\r\n\r\n{body}");
     let (url, _requests) = serve(vec![chunked.into_bytes(), closed.into_bytes()]);
     for _ in 0..2 {
-        let c = resolve_with(
-            &format!("base_url = \"{url}\"\n"),
-            &[],
-            ServerProbe::Enabled,
-        )
-        .unwrap();
+        let c = probe_at(&url);
         assert_eq!(c.model, "a-model");
-        assert!(
-            c.warnings
-                .iter()
-                .any(|w| w.contains("using `a-model`, the first of 3 models the server lists")),
-            "{:?}",
-            c.warnings
+        assert_warned(
+            &c,
+            "using `a-model`, the first of 3 models the server lists",
         );
     }
 }
 
 #[test]
 fn a_configured_model_asks_nothing_and_openai_keeps_the_default() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (listener, url) = silent_server();
     let c = resolve_with(
         &format!("base_url = \"{url}\"\nmodel = \"mine\"\n"),
         &[],
@@ -537,37 +528,22 @@ fn a_configured_model_asks_nothing_and_openai_keeps_the_default() {
 #[test]
 fn a_silent_or_failing_server_falls_back_quickly() {
     // Accepts and never answers.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (listener, url) = silent_server();
     let started = Instant::now();
-    let c = resolve_with(
-        &format!("base_url = \"{url}\"\n"),
-        &[],
-        ServerProbe::Enabled,
-    )
-    .unwrap();
+    let c = probe_at(&url);
     assert!(
         started.elapsed() < Duration::from_secs(2),
         "{:?}",
         started.elapsed()
     );
     assert_eq!(c.model, DEFAULT_MODEL);
-    assert!(
-        c.warnings.iter().any(|w| w.contains("did not answer")),
-        "{:?}",
-        c.warnings
-    );
+    assert_warned(&c, "did not answer");
     drop(listener);
 
     let (url, _requests) = serve(vec![
         b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n".to_vec(),
     ]);
-    let c = resolve_with(
-        &format!("base_url = \"{url}\"\n"),
-        &[],
-        ServerProbe::Enabled,
-    )
-    .unwrap();
+    let c = probe_at(&url);
     assert_eq!(c.model, DEFAULT_MODEL);
 
     let c = resolve_with(
@@ -577,11 +553,7 @@ fn a_silent_or_failing_server_falls_back_quickly() {
     )
     .unwrap();
     assert_eq!(c.model, DEFAULT_MODEL);
-    assert!(
-        c.warnings.iter().any(|w| w.contains("to openrouter.ai")),
-        "{:?}",
-        c.warnings
-    );
+    assert_warned(&c, "to openrouter.ai");
 }
 
 #[test]

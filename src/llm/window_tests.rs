@@ -163,37 +163,20 @@ fn ollama_show_hostile_bodies() {
     let bad_param = json!({"parameters": "num_ctx -1\nnum_ctx_extra 5",
         "model_info": {"llama.context_length": 4096}});
     assert_eq!(from_ollama_show(&bad_param), Some(4096));
-    assert_eq!(from_ollama_show(&json!({"parameters": "num_ctx 0"})), None);
-    assert_eq!(
-        from_ollama_show(&json!({"parameters": "num_ctx 8192 tokens"})),
-        None
-    );
-    assert_eq!(from_ollama_show(&json!({"parameters": "num_ctx"})), None);
-    assert_eq!(
-        from_ollama_show(&json!({"parameters": "num_ctx 99999999999999"})),
-        None
-    );
-    assert_eq!(
-        from_ollama_show(&json!({"parameters": {"num_ctx": 8192}})),
-        None
-    );
-    assert_eq!(
-        from_ollama_show(&json!({"parameters": "my_num_ctx 8192"})),
-        None
-    );
-    assert_eq!(
-        from_ollama_show(&json!({"model_info": {"context_length": 4096}})),
-        None
-    );
-    assert_eq!(
-        from_ollama_show(&json!({"model_info": {"x.context_length": "4096"}})),
-        None
-    );
-    assert_eq!(from_ollama_show(&json!({"model_info": [4096]})), None);
-    assert_eq!(
-        from_ollama_show(&json!({"error": "model 'x' not found"})),
-        None
-    );
+    for body in [
+        json!({"parameters": "num_ctx 0"}),
+        json!({"parameters": "num_ctx 8192 tokens"}),
+        json!({"parameters": "num_ctx"}),
+        json!({"parameters": "num_ctx 99999999999999"}),
+        json!({"parameters": {"num_ctx": 8192}}),
+        json!({"parameters": "my_num_ctx 8192"}),
+        json!({"model_info": {"context_length": 4096}}),
+        json!({"model_info": {"x.context_length": "4096"}}),
+        json!({"model_info": [4096]}),
+        json!({"error": "model 'x' not found"}),
+    ] {
+        assert_eq!(from_ollama_show(&body), None, "{body}");
+    }
 }
 
 // ---- rejections ----
@@ -720,16 +703,12 @@ async fn learns_from_ollama_show_after_two_404s() {
         serde_json::from_str::<Value>(&show.body).unwrap(),
         json!({"model": "llama3.1:8b"})
     );
-    assert!(
-        show.head.contains("content-type: application/json"),
-        "{}",
-        show.head
-    );
-    assert!(
-        show.head.contains("authorization: bearer sk-test"),
-        "{}",
-        show.head
-    );
+    for header in [
+        "content-type: application/json",
+        "authorization: bearer sk-test",
+    ] {
+        assert!(show.head.contains(header), "{}", show.head);
+    }
 }
 
 #[tokio::test]

@@ -13,6 +13,32 @@ fn body(req: &ChatRequest<'_>, cfg: &ProviderConfig) -> Value {
     serde_json::from_slice(&RequestBody::new(req, cfg).to_bytes().unwrap()).unwrap()
 }
 
+/// A request for model "m" over `messages`, offering `tools`.
+fn request<'a>(messages: &'a [Message], tools: &'a [ToolSpec]) -> ChatRequest<'a> {
+    ChatRequest {
+        model: "m",
+        messages,
+        tools,
+    }
+}
+
+fn provider() -> ProviderConfig {
+    ProviderConfig::new("p", "http://x/v1")
+}
+
+/// The body as the bytes send it, for counting how often a key appears.
+fn body_text(req: &ChatRequest<'_>, cfg: &ProviderConfig) -> String {
+    String::from_utf8(RequestBody::new(req, cfg).to_bytes().unwrap()).unwrap()
+}
+
+fn read_file_spec() -> Vec<ToolSpec> {
+    vec![ToolSpec {
+        name: "read_file".into(),
+        description: "Read a file".into(),
+        parameters: json!({"type": "object"}),
+    }]
+}
+
 fn conversation() -> Vec<Message> {
     vec![
         Message::System {
@@ -40,17 +66,9 @@ fn conversation() -> Vec<Message> {
 #[test]
 fn request_body_shape() {
     let messages = conversation();
-    let tools = vec![ToolSpec {
-        name: "read_file".into(),
-        description: "Read a file".into(),
-        parameters: json!({"type": "object"}),
-    }];
-    let req = ChatRequest {
-        model: "m",
-        messages: &messages,
-        tools: &tools,
-    };
-    let cfg = ProviderConfig::new("p", "http://x/v1");
+    let tools = read_file_spec();
+    let req = request(&messages, &tools);
+    let cfg = provider();
     assert_eq!(
         body(&req, &cfg),
         json!({
@@ -77,21 +95,13 @@ fn request_body_shape() {
 #[test]
 fn tool_choice_is_sent_with_tools_only_and_follows_the_config() {
     let messages = conversation();
-    let tools = vec![ToolSpec {
-        name: "read_file".into(),
-        description: "Read a file".into(),
-        parameters: json!({"type": "object"}),
-    }];
-    let with_tools = ChatRequest {
-        model: "m",
-        messages: &messages,
-        tools: &tools,
-    };
+    let tools = read_file_spec();
+    let with_tools = request(&messages, &tools);
     let without_tools = ChatRequest {
         tools: &[],
         ..with_tools
     };
-    let mut cfg = ProviderConfig::new("p", "http://x/v1");
+    let mut cfg = provider();
     assert_eq!(cfg.tool_choice, ToolChoice::Auto);
     assert_eq!(body(&with_tools, &cfg)["tool_choice"], "auto");
     assert!(body(&without_tools, &cfg).get("tool_choice").is_none());
@@ -111,12 +121,8 @@ fn tool_choice_is_sent_with_tools_only_and_follows_the_config() {
 #[test]
 fn assistant_content_is_always_a_string() {
     let messages = conversation();
-    let req = ChatRequest {
-        model: "m",
-        messages: &messages,
-        tools: &[],
-    };
-    let v = body(&req, &ProviderConfig::new("p", "http://x/v1"));
+    let req = request(&messages, &[]);
+    let v = body(&req, &provider());
     for m in v["messages"].as_array().unwrap() {
         assert!(m["content"].is_string(), "{m}");
     }
@@ -126,12 +132,8 @@ fn assistant_content_is_always_a_string() {
 #[test]
 fn request_options_follow_the_provider_config() {
     let messages = conversation();
-    let req = ChatRequest {
-        model: "m",
-        messages: &messages,
-        tools: &[],
-    };
-    let mut cfg = ProviderConfig::new("p", "http://x/v1");
+    let req = request(&messages, &[]);
+    let mut cfg = provider();
     cfg.usage_reporting = UsageReporting::Omit;
     cfg.reasoning_echo = ReasoningEcho::AsReasoningContent;
     let v = body(&req, &cfg);
@@ -229,15 +231,22 @@ fn piece(index: Option<u32>, id: Option<&str>, name: Option<&str>, args: &str) -
     }
 }
 
+/// What the accumulator makes of `pieces`, pushed in order.
+fn merge(pieces: &[ToolCallDelta]) -> Vec<ToolCall> {
+    let mut acc = ToolCallAccumulator::new();
+    pieces.iter().for_each(|p| acc.push(p));
+    acc.finish()
+}
+
 #[test]
 fn tool_calls_merge_by_index_in_pieces_and_in_parallel() {
-    let mut acc = ToolCallAccumulator::new();
-    acc.push(&piece(Some(0), Some("a"), Some("read_file"), ""));
-    acc.push(&piece(Some(1), Some("b"), Some("glob"), "{\"pat"));
-    acc.push(&piece(Some(0), None, None, "{\"path\""));
-    acc.push(&piece(Some(1), None, None, "tern\":\"*\"}"));
-    acc.push(&piece(Some(0), None, None, ":\"x\"}"));
-    let calls = acc.finish();
+    let calls = merge(&[
+        piece(Some(0), Some("a"), Some("read_file"), ""),
+        piece(Some(1), Some("b"), Some("glob"), "{\"pat"),
+        piece(Some(0), None, None, "{\"path\""),
+        piece(Some(1), None, None, "tern\":\"*\"}"),
+        piece(Some(0), None, None, ":\"x\"}"),
+    ]);
     assert_eq!(
         calls,
         vec![
@@ -257,12 +266,12 @@ fn tool_calls_merge_by_index_in_pieces_and_in_parallel() {
 
 #[test]
 fn tool_calls_without_index_fall_back_to_id_then_latest() {
-    let mut acc = ToolCallAccumulator::new();
-    acc.push(&piece(None, Some("a"), Some("list"), "{"));
-    acc.push(&piece(None, Some("b"), Some("glob"), "{}"));
-    acc.push(&piece(None, Some("a"), None, "}"));
-    acc.push(&piece(None, None, None, ""));
-    let calls = acc.finish();
+    let calls = merge(&[
+        piece(None, Some("a"), Some("list"), "{"),
+        piece(None, Some("b"), Some("glob"), "{}"),
+        piece(None, Some("a"), None, "}"),
+        piece(None, None, None, ""),
+    ]);
     assert_eq!(calls[0].arguments, "{}");
     assert_eq!(calls[0].name, "list");
     assert_eq!(calls[1].id, "b");
@@ -271,10 +280,10 @@ fn tool_calls_without_index_fall_back_to_id_then_latest() {
 
 #[test]
 fn empty_arguments_and_missing_ids() {
-    let mut acc = ToolCallAccumulator::new();
-    acc.push(&piece(Some(0), None, Some("list"), ""));
-    acc.push(&piece(Some(1), None, Some("glob"), "  "));
-    let calls = acc.finish();
+    let calls = merge(&[
+        piece(Some(0), None, Some("list"), ""),
+        piece(Some(1), None, Some("glob"), "  "),
+    ]);
     assert_eq!(calls[0].id, "call_0");
     assert_eq!(calls[1].id, "call_1");
     assert!(calls.iter().all(|c| c.arguments == "{}"));
@@ -282,11 +291,11 @@ fn empty_arguments_and_missing_ids() {
 
 #[test]
 fn same_index_with_new_id_is_a_new_call_and_repeated_names_are_not_doubled() {
-    let mut acc = ToolCallAccumulator::new();
-    acc.push(&piece(Some(0), Some("a"), Some("list"), "{}"));
-    acc.push(&piece(Some(0), Some("b"), Some("glob"), "{}"));
-    acc.push(&piece(Some(0), Some("b"), Some("glob"), ""));
-    let calls = acc.finish();
+    let calls = merge(&[
+        piece(Some(0), Some("a"), Some("list"), "{}"),
+        piece(Some(0), Some("b"), Some("glob"), "{}"),
+        piece(Some(0), Some("b"), Some("glob"), ""),
+    ]);
     assert_eq!(calls.len(), 2);
     assert_eq!(calls[1].name, "glob");
 }
@@ -300,9 +309,7 @@ fn non_streaming_body_and_object_arguments() {
              "function": {"name": "read_file", "arguments": {"path": "a"}}}]}}]}),
     );
     let msg = c.choices[0].message.as_ref().unwrap();
-    let mut acc = ToolCallAccumulator::new();
-    msg.tool_calls.iter().for_each(|d| acc.push(d));
-    assert_eq!(acc.finish()[0].arguments, r#"{"path":"a"}"#);
+    assert_eq!(merge(&msg.tool_calls)[0].arguments, r#"{"path":"a"}"#);
 }
 
 // --- provider settings: max_output_tokens, extra_body ---
@@ -310,12 +317,8 @@ fn non_streaming_body_and_object_arguments() {
 #[test]
 fn max_output_tokens_is_sent_as_max_tokens_only_when_set() {
     let messages = conversation();
-    let req = ChatRequest {
-        model: "m",
-        messages: &messages,
-        tools: &[],
-    };
-    let mut cfg = ProviderConfig::new("p", "http://x/v1");
+    let req = request(&messages, &[]);
+    let mut cfg = provider();
     assert!(body(&req, &cfg).get("max_tokens").is_none());
     cfg.max_output_tokens = Some(4096);
     assert_eq!(body(&req, &cfg)["max_tokens"], json!(4096));
@@ -324,12 +327,8 @@ fn max_output_tokens_is_sent_as_max_tokens_only_when_set() {
 #[test]
 fn extra_body_keys_are_merged_at_the_top_level() {
     let messages = conversation();
-    let req = ChatRequest {
-        model: "m",
-        messages: &messages,
-        tools: &[],
-    };
-    let mut cfg = ProviderConfig::new("p", "http://x/v1");
+    let req = request(&messages, &[]);
+    let mut cfg = provider();
     let extra = json!({
         "options": {"num_ctx": 8192},
         "chat_template_kwargs": {"enable_thinking": false},
@@ -349,7 +348,7 @@ fn extra_body_keys_are_merged_at_the_top_level() {
     // Owned keys are never taken from extra_body, and no key appears twice.
     assert_eq!(sent["model"], json!("m"));
     assert_eq!(sent["stream"], json!(true));
-    let text = String::from_utf8(RequestBody::new(&req, &cfg).to_bytes().unwrap()).unwrap();
+    let text = body_text(&req, &cfg);
     assert_eq!(text.matches("\"model\"").count(), 1, "{text}");
     assert_eq!(text.matches("\"stream\"").count(), 1, "{text}");
 }
@@ -357,16 +356,12 @@ fn extra_body_keys_are_merged_at_the_top_level() {
 #[test]
 fn extra_body_max_tokens_yields_to_max_output_tokens() {
     let messages = conversation();
-    let req = ChatRequest {
-        model: "m",
-        messages: &messages,
-        tools: &[],
-    };
-    let mut cfg = ProviderConfig::new("p", "http://x/v1");
+    let req = request(&messages, &[]);
+    let mut cfg = provider();
     cfg.extra_body.insert("max_tokens".into(), json!(100));
     assert_eq!(body(&req, &cfg)["max_tokens"], json!(100));
     cfg.max_output_tokens = Some(200);
-    let text = String::from_utf8(RequestBody::new(&req, &cfg).to_bytes().unwrap()).unwrap();
+    let text = body_text(&req, &cfg);
     assert_eq!(text.matches("\"max_tokens\"").count(), 1, "{text}");
     assert_eq!(body(&req, &cfg)["max_tokens"], json!(200));
 }

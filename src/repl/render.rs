@@ -454,16 +454,9 @@ pub fn sessions_text(sessions: &[SessionListing]) -> String {
     if sessions.is_empty() {
         return "no saved sessions for this project yet".into();
     }
-    let turns = |n: u64| {
-        if n == 1 {
-            "1 turn".to_string()
-        } else {
-            format!("{n} turns")
-        }
-    };
     let turns_width = sessions
         .iter()
-        .map(|s| turns(s.turns).len())
+        .map(|s| s.turns_text().len())
         .max()
         .unwrap_or(0);
     let model_width = sessions
@@ -481,7 +474,7 @@ pub fn sessions_text(sessions: &[SessionListing]) -> String {
             "  {}  {}  {:<turns_width$}  {:<model_width$}  {prompt}\n",
             s.id,
             display_utc(s.modified_ms),
-            turns(s.turns),
+            s.turns_text(),
             s.model,
         ));
     }
@@ -515,19 +508,24 @@ mod tests {
     use super::*;
     use crate::protocol::{ToolStatus, TurnOutcome};
 
+    /// A renderer of plain (unstyled) Markdown into two in-memory writers.
+    fn plain(format: OutputFormat, activity: Activity) -> ReplRenderer<Vec<u8>, Vec<u8>> {
+        ReplRenderer::new(
+            format,
+            activity,
+            MarkdownStyle::Plain,
+            Vec::new(),
+            Vec::new(),
+        )
+    }
+
     fn text_of(w: &SharedWriter<Vec<u8>>) -> String {
         w.with(|v| String::from_utf8_lossy(v).into_owned()).unwrap()
     }
 
     #[test]
     fn text_format_renders_markdown_and_ends_lines_before_activity() {
-        let mut r = ReplRenderer::new(
-            OutputFormat::Text,
-            Activity::Shown,
-            MarkdownStyle::Plain,
-            Vec::new(),
-            Vec::new(),
-        );
+        let mut r = plain(OutputFormat::Text, Activity::Shown);
         let (out, err) = r.writers();
         r.event(&Event::TextDelta {
             text: "**Reading** the ".into(),
@@ -575,14 +573,7 @@ mod tests {
     /// Feeds a first attempt cut off after `partial`, a retry, and `full`, then ends the
     /// turn; returns stdout.
     fn retried(delivery: AnswerDelivery, partial: &str, full: &str) -> String {
-        let mut r = ReplRenderer::new(
-            OutputFormat::Text,
-            Activity::Hidden,
-            MarkdownStyle::Plain,
-            Vec::new(),
-            Vec::new(),
-        )
-        .with_delivery(delivery);
+        let mut r = plain(OutputFormat::Text, Activity::Hidden).with_delivery(delivery);
         let (out, _) = r.writers();
         let events = [
             Event::RequestStarted { request: 1 },
@@ -639,13 +630,7 @@ mod tests {
 
     #[test]
     fn json_formats_keep_notices_off_stdout() {
-        let mut r = ReplRenderer::new(
-            OutputFormat::Json,
-            Activity::Hidden,
-            MarkdownStyle::Plain,
-            Vec::new(),
-            Vec::new(),
-        );
+        let mut r = plain(OutputFormat::Json, Activity::Hidden);
         let (out, err) = r.writers();
         r.notice("model: m").unwrap();
         r.event(&Event::TextDelta { text: "x".into() }).unwrap();
@@ -655,13 +640,7 @@ mod tests {
 
     #[test]
     fn notices_info_and_approvals_are_neutralized() {
-        let mut r = ReplRenderer::new(
-            OutputFormat::Text,
-            Activity::Shown,
-            MarkdownStyle::Plain,
-            Vec::new(),
-            Vec::new(),
-        );
+        let mut r = plain(OutputFormat::Text, Activity::Shown);
         let (out, err) = r.writers();
         let hostile = "\x1b]0;PWNED\x07\u{9b}?25l";
         r.notice(&format!("model: {hostile}")).unwrap();

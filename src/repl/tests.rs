@@ -262,6 +262,11 @@ async fn run_piped(input: &'static [u8], format: OutputFormat) -> Run {
     }
 }
 
+/// [`run_piped`] in the text format.
+async fn run_text(input: &'static [u8]) -> Run {
+    run_piped(input, OutputFormat::Text).await
+}
+
 fn user_inputs(ops: &[Op]) -> Vec<&str> {
     ops.iter()
         .filter_map(|op| match op {
@@ -273,7 +278,7 @@ fn user_inputs(ops: &[Op]) -> Vec<&str> {
 
 #[tokio::test]
 async fn each_line_is_one_turn_and_eof_shuts_down() {
-    let run = run_piped(b"first\n\n   \nsecond \\\nline\nthird", OutputFormat::Text).await;
+    let run = run_text(b"first\n\n   \nsecond \\\nline\nthird").await;
     assert_eq!(user_inputs(&run.ops), ["first", "second \nline", "third"]);
     assert_eq!(run.ops.last(), Some(&Op::Shutdown));
     // Markdown drops the space that ends a line.
@@ -289,7 +294,7 @@ async fn each_line_is_one_turn_and_eof_shuts_down() {
 
 #[tokio::test]
 async fn unknown_commands_and_failed_turns_do_not_stop_the_session() {
-    let run = run_piped(b"/nope\nfail\nafter\n", OutputFormat::Text).await;
+    let run = run_text(b"/nope\nfail\nafter\n").await;
     assert_eq!(user_inputs(&run.ops), ["fail", "after"]);
     assert!(run.err.contains("unknown command `/nope`"), "{}", run.err);
     assert!(run.err.contains("error: 500 from mock"), "{}", run.err);
@@ -299,11 +304,9 @@ async fn unknown_commands_and_failed_turns_do_not_stop_the_session() {
 
 #[tokio::test]
 async fn builtins_act_and_answer() {
-    let run = run_piped(
-        b"/model\n/model m2\n/model\n/clear\n/usage\n/help\n/skills\n/exit\nnever\n",
-        OutputFormat::Text,
-    )
-    .await;
+    let run =
+        run_text(b"/model\n/model m2\n/model\n/clear\n/usage\n/help\n/skills\n/exit\nnever\n")
+            .await;
     assert!(run.ops.contains(&Op::SetModel { model: "m2".into() }));
     assert!(run.ops.contains(&Op::NewConversation));
     assert!(user_inputs(&run.ops).is_empty(), "/exit stops reading");
@@ -337,7 +340,7 @@ async fn json_format_writes_one_result_per_turn_and_keeps_notices_on_stderr() {
 
 #[tokio::test]
 async fn pipe_mode_denies_approval_requests_itself() {
-    let run = run_piped(b"ask\n", OutputFormat::Text).await;
+    let run = run_text(b"ask\n").await;
     assert!(
         run.ops.iter().any(|op| matches!(
             op,
@@ -432,11 +435,7 @@ fn colours_only_on_a_terminal_without_no_color() {
 
 #[tokio::test]
 async fn resume_lists_then_resumes_with_a_recap_and_export_says_where() {
-    let run = run_piped(
-        b"/resume\n/resume 20261123\nafter\n/export json out.json\n/export\n",
-        OutputFormat::Text,
-    )
-    .await;
+    let run = run_text(b"/resume\n/resume 20261123\nafter\n/export json out.json\n/export\n").await;
     assert_eq!(
         run.ops[..3],
         [
@@ -480,7 +479,7 @@ async fn resume_lists_then_resumes_with_a_recap_and_export_says_where() {
 
 #[tokio::test]
 async fn a_resume_that_fails_is_a_warning_and_the_session_goes_on() {
-    let run = run_piped(b"/resume nope\nafter\n", OutputFormat::Text).await;
+    let run = run_text(b"/resume nope\nafter\n").await;
     assert!(
         run.err
             .contains("warning: could not resume: no session matches \"nope\""),

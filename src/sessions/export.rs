@@ -613,11 +613,16 @@ mod tests {
         String::from_utf8(out).unwrap()
     }
 
-    #[test]
-    fn markdown_export_for_a_pull_request() {
+    /// The demo session, rendered.
+    fn demo_markdown(detail: Detail) -> String {
         let tmp = tempfile::tempdir().unwrap();
         let (path, _) = demo_session(tmp.path());
-        let md = render(&path, Detail::Full);
+        render(&path, detail)
+    }
+
+    #[test]
+    fn markdown_export_for_a_pull_request() {
+        let md = demo_markdown(Detail::Full);
         insta::assert_snapshot!("export_full", md);
         // The output's own fence cannot end the block around it.
         assert!(md.contains("````\nrunning 1 test\n"), "{md}");
@@ -627,9 +632,7 @@ mod tests {
 
     #[test]
     fn brief_transcript_for_show() {
-        let tmp = tempfile::tempdir().unwrap();
-        let (path, _) = demo_session(tmp.path());
-        let md = render(&path, Detail::Brief);
+        let md = demo_markdown(Detail::Brief);
         insta::assert_snapshot!("export_brief", md);
         assert!(!md.contains("running 1 test"), "{md}");
     }

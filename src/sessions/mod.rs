@@ -36,6 +36,15 @@ pub(crate) fn test_header(project: &str, created_ms: u64) -> Header {
     test_header_with_id(&id, project, created_ms)
 }
 
+/// A store in a fresh temporary directory, for tests (keep the directory alive).
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+pub(crate) fn temp_store() -> (tempfile::TempDir, SessionStore) {
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let store = SessionStore::new(tmp.path());
+    (tmp, store)
+}
+
 /// A header for tests with the id `id`.
 #[cfg(test)]
 #[allow(clippy::expect_used)]

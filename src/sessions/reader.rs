@@ -349,13 +349,26 @@ pub fn one_line(text: &str, max: usize) -> String {
 mod tests {
     use super::*;
     use crate::protocol::TurnOutcome;
-    use crate::sessions::SessionStore;
-    use crate::sessions::test_header;
+    use crate::sessions::{SessionStore, SessionWriter, temp_store, test_header};
 
     fn collect(path: &Path) -> (Vec<Record>, ReadReport) {
         let mut records = Vec::new();
         let report = read(path, |r| records.push(r)).unwrap();
         (records, report)
+    }
+
+    /// Appends `bytes` to the file as they are, as a crash or another writer might.
+    fn append_raw(path: &Path, bytes: &[u8]) {
+        let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        std::io::Write::write_all(&mut f, bytes).unwrap();
+    }
+
+    /// A new session in `store` whose first record is the user's `text`; its path.
+    fn started(store: &SessionStore, text: &str) -> (SessionWriter, PathBuf) {
+        let writer = store.create(&test_header("/p", 1)).unwrap();
+        writer.append(&user(1, text)).unwrap();
+        let path = writer.path().to_path_buf();
+        (writer, path)
     }
 
     fn user(turn: u64, text: &str) -> Record {
@@ -369,8 +382,7 @@ mod tests {
 
     #[test]
     fn resuming_skips_only_the_messages_a_compaction_replaced() {
-        let tmp = tempfile::tempdir().unwrap();
-        let store = SessionStore::new(tmp.path());
+        let (_tmp, store) = temp_store();
         let writer = store.create(&test_header("/work/p", 1_000)).unwrap();
         let compacted = Record::Compacted {
             turn: 2,
@@ -411,8 +423,7 @@ mod tests {
 
     #[test]
     fn what_is_written_is_read_back_in_order() {
-        let tmp = tempfile::tempdir().unwrap();
-        let store = SessionStore::new(tmp.path());
+        let (_tmp, store) = temp_store();
         let header = test_header("/work/p", 1_000);
         let writer = store.create(&header).unwrap();
         let written = vec![
@@ -455,20 +466,12 @@ mod tests {
 
     #[test]
     fn a_torn_last_line_is_skipped_and_the_next_append_starts_a_fresh_line() {
-        let tmp = tempfile::tempdir().unwrap();
-        let store = SessionStore::new(tmp.path());
-        let writer = store.create(&test_header("/p", 1)).unwrap();
-        writer.append(&user(1, "first")).unwrap();
-        let path = writer.path().to_path_buf();
+        let (_tmp, store) = temp_store();
+        let (writer, path) = started(&store, "first");
         drop(writer);
         // A crash in the middle of writing a record.
         let torn = r#"{"type":"message","turn":1,"message":{"role":"assis"#;
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap();
-        std::io::Write::write_all(&mut f, torn.as_bytes()).unwrap();
-        drop(f);
+        append_raw(&path, torn.as_bytes());
         let (records, report) = collect(&path);
         assert_eq!(records, vec![user(1, "first")]);
         assert_eq!(
@@ -501,22 +504,13 @@ mod tests {
 
     #[test]
     fn a_damaged_middle_line_and_unknown_types_are_skipped_with_warnings() {
-        let tmp = tempfile::tempdir().unwrap();
-        let store = SessionStore::new(tmp.path());
-        let writer = store.create(&test_header("/p", 1)).unwrap();
-        writer.append(&user(1, "a")).unwrap();
-        let path = writer.path().to_path_buf();
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap();
-        std::io::Write::write_all(
-            &mut f,
+        let (_tmp, store) = temp_store();
+        let (writer, path) = started(&store, "a");
+        append_raw(
+            &path,
             b"not json at all\n{\"type\":\"hologram\",\"x\":1}\n{\"type\":\"message\",\"turn\":\"one\"}\n\
               {\"type\":\"hologram\"}\n\n{\"type\":\"future\"}\n",
-        )
-        .unwrap();
-        drop(f);
+        );
         writer.append(&user(2, "b")).unwrap();
         let (records, report) = collect(&path);
         assert_eq!(records, vec![user(1, "a"), user(2, "b")]);

@@ -269,16 +269,7 @@ mod tests {
     #[test]
     fn records_round_trip_with_type_first() {
         let records = vec![
-            Record::Header(Header {
-                schema: SCHEMA_VERSION,
-                id: SessionId::generate(),
-                created_ms: 1,
-                cwd: "/p".into(),
-                project: "/p".into(),
-                model: "m".into(),
-                endpoint_host: "127.0.0.1:8080".into(),
-                version: "0.1.0".into(),
-            }),
+            Record::Header(crate::sessions::test_header("/p", 1)),
             Record::Message {
                 turn: 1,
                 message: Message::Assistant {
@@ -308,18 +299,8 @@ mod tests {
 
     #[test]
     fn type_names_are_the_serialized_tags_and_all_listed() {
-        let header = Header {
-            schema: SCHEMA_VERSION,
-            id: SessionId::generate(),
-            created_ms: 1,
-            cwd: "/p".into(),
-            project: "/p".into(),
-            model: "m".into(),
-            endpoint_host: "h".into(),
-            version: "v".into(),
-        };
         let every = [
-            Record::Header(header),
+            Record::Header(crate::sessions::test_header("/p", 1)),
             Record::SystemPrompt { prompt: "p".into() },
             Record::Message {
                 turn: 1,

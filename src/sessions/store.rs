@@ -352,7 +352,7 @@ mod tests {
     use std::time::SystemTime;
 
     use super::*;
-    use crate::sessions::{test_header, test_header_with_id};
+    use crate::sessions::{temp_store, test_header, test_header_with_id};
 
     fn set_modified(path: &Path, ms: u64) {
         let f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
@@ -367,8 +367,7 @@ mod tests {
 
     #[test]
     fn files_are_filed_per_project_with_private_permissions() {
-        let tmp = tempfile::tempdir().unwrap();
-        let store = SessionStore::new(tmp.path());
+        let (tmp, store) = temp_store();
         let header = test_header("/work/main", 5);
         let path = store.create(&header).unwrap().path().to_path_buf();
         assert_eq!(
@@ -393,8 +392,7 @@ mod tests {
 
     #[test]
     fn find_takes_an_id_or_a_unique_prefix_in_any_project() {
-        let tmp = tempfile::tempdir().unwrap();
-        let store = SessionStore::new(tmp.path());
+        let (tmp, store) = temp_store();
         let a = create(&store, "20261123-173501-aaaaaa", "/gone/project-a");
         let b = create(&store, "20261123-173501-abbbbb", "/p/b");
         let c = create(&store, "20261124-090000-cccccc", "/p/b");
@@ -443,8 +441,7 @@ mod tests {
 
     #[test]
     fn ambiguity_lists_at_most_ten_candidates() {
-        let tmp = tempfile::tempdir().unwrap();
-        let store = SessionStore::new(tmp.path());
+        let (_tmp, store) = temp_store();
         for i in 0..12 {
             create(&store, &format!("20261123-173501-{i:06x}"), "/p");
         }
@@ -460,8 +457,7 @@ mod tests {
 
     #[test]
     fn latest_and_list_follow_the_modification_time() {
-        let tmp = tempfile::tempdir().unwrap();
-        let store = SessionStore::new(tmp.path());
+        let (_tmp, store) = temp_store();
         let old = create(&store, "20261123-100000-000001", "/p/one");
         let new = create(&store, "20261123-090000-000002", "/p/one");
         let other = create(&store, "20261123-110000-000003", "/p/two");
@@ -503,8 +499,7 @@ mod tests {
 
     #[test]
     fn prune_removes_sessions_older_than_the_age_and_empty_folders() {
-        let tmp = tempfile::tempdir().unwrap();
-        let store = SessionStore::new(tmp.path());
+        let (_tmp, store) = temp_store();
         let day = 86_400_000;
         let now = 100 * day;
         let old = create(&store, "20261101-000000-000001", "/p/old");
@@ -545,8 +540,7 @@ mod tests {
 
     #[test]
     fn the_cap_removes_the_oldest_but_never_the_kept_one() {
-        let tmp = tempfile::tempdir().unwrap();
-        let store = SessionStore::new(tmp.path());
+        let (_tmp, store) = temp_store();
         let paths: Vec<PathBuf> = (1..=4)
             .map(|i| create(&store, &format!("20261123-00000{i}-00000{i}"), "/p"))
             .collect();

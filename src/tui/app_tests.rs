@@ -6,12 +6,10 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use insta::assert_snapshot;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 use super::StartView;
 use super::app::{Action, App, CellHistory, Lifecycle};
-use super::test_support::{catalog_with_skill, session_info};
+use super::test_support::{catalog_with_skill, complete, drawn, session_info};
 use crate::protocol::{
     ApprovalDecision, ApprovalRequestKind, ErrorKind, Event, ExportFormat, HistoryItem, Op,
     ResumedSession, SessionListing, ToolStatus, TurnOutcome, Usage,
@@ -56,6 +54,12 @@ impl Harness {
         }
     }
 
+    /// Types `text` and presses Enter.
+    fn submit(&mut self, text: &str) -> Action {
+        self.typ(text);
+        self.key(KeyCode::Enter)
+    }
+
     fn event(&mut self, event: Event) {
         self.app.on_event(event, self.now);
     }
@@ -65,44 +69,37 @@ impl Harness {
     }
 
     fn screen(&mut self, width: u16, height: u16) -> String {
-        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
         let now = self.now;
-        terminal
-            .draw(|f| {
-                let area = f.area();
-                if let Some(p) = self.app.render(area, f.buffer_mut(), now) {
-                    f.set_cursor_position(p);
-                }
-            })
-            .unwrap();
-        terminal.backend().to_string()
+        drawn(width, height, |f| {
+            let area = f.area();
+            if let Some(p) = self.app.render(area, f.buffer_mut(), now) {
+                f.set_cursor_position(p);
+            }
+        })
     }
+}
+
+/// Checks that the screen shows each of `parts`.
+fn assert_shows(screen: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(screen.contains(part), "{part:?} in\n{screen}");
+    }
+}
+
+/// The ops of a prompt sent as typed.
+fn sent(text: &str) -> Vec<Op> {
+    vec![Op::UserInput { text: text.into() }]
 }
 
 fn text(s: &str) -> Event {
     Event::TextDelta { text: s.into() }
 }
 
-fn complete() -> Event {
-    Event::TurnComplete {
-        outcome: TurnOutcome::Completed,
-        final_text: String::new(),
-        usage: Usage::default(),
-        requests: 1,
-    }
-}
-
 #[test]
 fn prompt_streams_and_commits_whole_lines() {
     let mut h = Harness::new();
-    h.typ("explain main.go");
-    h.key(KeyCode::Enter);
-    assert_eq!(
-        h.ops(),
-        vec![Op::UserInput {
-            text: "explain main.go".into()
-        }]
-    );
+    h.submit("explain main.go");
+    assert_eq!(h.ops(), sent("explain main.go"));
     h.event(Event::TurnStarted {
         text: "explain main.go".into(),
     });
@@ -128,8 +125,7 @@ fn prompt_streams_and_commits_whole_lines() {
 #[test]
 fn skill_invocation_sends_the_skill_and_shows_what_was_typed() {
     let mut h = Harness::new();
-    h.typ("/go-refactor clean main.go");
-    h.key(KeyCode::Enter);
+    h.submit("/go-refactor clean main.go");
     let ops = h.ops();
     let [Op::InvokeSkill { name, args }] = ops.as_slice() else {
         panic!("{ops:?}")
@@ -151,11 +147,9 @@ fn skill_invocation_sends_the_skill_and_shows_what_was_typed() {
 #[test]
 fn builtins_become_ops_or_local_views() {
     let mut h = Harness::new();
-    h.typ("/clear");
-    h.key(KeyCode::Enter);
+    h.submit("/clear");
     assert_eq!(h.ops(), vec![Op::NewConversation]);
-    h.typ("/model gpt-x");
-    h.key(KeyCode::Enter);
+    h.submit("/model gpt-x");
     assert_eq!(
         h.ops(),
         vec![Op::SetModel {
@@ -166,21 +160,21 @@ fn builtins_become_ops_or_local_views() {
         model: "gpt-x".into(),
     });
     for cmd in ["/help", "/skills", "/usage", "/model"] {
-        h.typ(cmd);
-        h.key(KeyCode::Enter);
+        h.submit(cmd);
         assert!(h.ops().is_empty(), "{cmd} is local");
     }
     let screen = h.screen(100, 60);
-    assert!(screen.contains("Commands"), "{screen}");
-    assert!(
-        screen.contains("/go-refactor [goal] [file] ok (project)"),
-        "{screen}"
+    assert_shows(
+        &screen,
+        &[
+            "Commands",
+            "/go-refactor [goal] [file] ok (project)",
+            "index:",
+            "Usage this session",
+            "Model: gpt-x",
+        ],
     );
-    assert!(screen.contains("index:"), "{screen}");
-    assert!(screen.contains("Usage this session"), "{screen}");
-    assert!(screen.contains("Model: gpt-x"), "{screen}");
-    h.typ("/nosuch");
-    h.key(KeyCode::Enter);
+    h.submit("/nosuch");
     let screen = h.screen(100, 60);
     assert!(screen.contains("unknown command `/nosuch`"), "{screen}");
 }
@@ -188,8 +182,7 @@ fn builtins_become_ops_or_local_views() {
 #[test]
 fn exit_command_shuts_down_and_waits_for_the_agent() {
     let mut h = Harness::new();
-    h.typ("/exit");
-    h.key(KeyCode::Enter);
+    h.submit("/exit");
     assert_eq!(h.ops(), vec![Op::Shutdown]);
     assert_eq!(h.app.lifecycle(), Lifecycle::ShuttingDown);
     let usage = Usage {
@@ -214,8 +207,7 @@ fn slash_popup_filters_and_completes() {
         "popup closes on arguments"
     );
     h.ctrl('c');
-    h.typ("/he");
-    h.key(KeyCode::Enter);
+    h.submit("/he");
     let screen = h.screen(70, 40);
     assert!(
         screen.contains("Commands"),
@@ -226,8 +218,7 @@ fn slash_popup_filters_and_completes() {
 #[test]
 fn approval_overlay_answers_and_denies_with_reason() {
     let mut h = Harness::new();
-    h.typ("rename x");
-    h.key(KeyCode::Enter);
+    h.submit("rename x");
     h.ops();
     h.event(Event::TurnStarted {
         text: "rename x".into(),
@@ -271,8 +262,7 @@ fn approval_overlay_answers_and_denies_with_reason() {
             rules: vec!["bash(rm -rf build)".into()],
         },
     });
-    h.typ("nkeep it");
-    h.key(KeyCode::Enter);
+    h.submit("nkeep it");
     assert_eq!(
         h.ops(),
         vec![Op::Approval {
@@ -334,8 +324,7 @@ fn esc_interrupts_and_ctrl_c_twice_exits() {
     let mut h = Harness::new();
     h.key(KeyCode::Esc);
     assert!(h.ops().is_empty(), "nothing to interrupt");
-    h.typ("work");
-    h.key(KeyCode::Enter);
+    h.submit("work");
     h.ops();
     h.event(Event::TurnStarted {
         text: "work".into(),
@@ -383,12 +372,7 @@ fn paste_is_one_input_and_queued_inputs_show() {
     h.app.on_paste("line one\nline two\nline three");
     assert!(h.ops().is_empty(), "a paste never sends");
     h.key(KeyCode::Enter);
-    assert_eq!(
-        h.ops(),
-        vec![Op::UserInput {
-            text: "line one\nline two\nline three".into()
-        }]
-    );
+    assert_eq!(h.ops(), sent("line one\nline two\nline three"));
     let screen = h.screen(60, 8);
     assert!(screen.contains("↳ queued: line one"), "{screen}");
 }
@@ -406,13 +390,12 @@ fn startup_warnings_and_retries_are_shown() {
         reason: "server error 502".into(),
     });
     let screen = h.screen(70, 10);
-    assert!(
-        screen.contains("⚠ skills/bad/SKILL.md: missing `description`"),
-        "{screen}"
-    );
-    assert!(
-        screen.contains("server error 502; retrying (attempt 2) in 1.5s"),
-        "{screen}"
+    assert_shows(
+        &screen,
+        &[
+            "⚠ skills/bad/SKILL.md: missing `description`",
+            "server error 502; retrying (attempt 2) in 1.5s",
+        ],
     );
     assert!(!screen.contains("partial"), "{screen}");
 }
@@ -516,8 +499,7 @@ fn resumed() -> Event {
 #[test]
 fn resume_picker_lists_sessions_and_resumes_the_chosen_one() {
     let mut h = Harness::new();
-    h.typ("/resume");
-    h.key(KeyCode::Enter);
+    h.submit("/resume");
     assert_eq!(h.ops(), vec![Op::ListSessions]);
     h.event(two_sessions());
     assert_snapshot!("picker", h.screen(70, 12));
@@ -541,24 +523,17 @@ fn resume_picker_lists_sessions_and_resumes_the_chosen_one() {
     assert_eq!(h.app.status().model, "gpt-4o");
     assert_eq!(h.app.status().context_tokens, 0, "a new context");
     let screen = h.screen(70, 20);
-    assert!(
-        screen.contains("› fix the failing test in crate foo"),
-        "{screen}"
-    );
-    assert!(
-        screen.contains("The test expected 3; it is fixed."),
-        "{screen}"
+    assert_shows(
+        &screen,
+        &[
+            "› fix the failing test in crate foo",
+            "The test expected 3; it is fixed.",
+        ],
     );
     assert_snapshot!("resumed", screen);
     // The composer is back.
-    h.typ("go on");
-    h.key(KeyCode::Enter);
-    assert_eq!(
-        h.ops(),
-        vec![Op::UserInput {
-            text: "go on".into()
-        }]
-    );
+    h.submit("go on");
+    assert_eq!(h.ops(), sent("go on"));
 }
 
 #[test]
@@ -594,16 +569,14 @@ fn no_saved_sessions_is_a_notice_and_ids_and_exports_go_straight_to_the_agent() 
         h.screen(70, 8)
             .contains("No saved sessions for this project yet."),
     );
-    h.typ("/resume 20261123-17");
-    h.key(KeyCode::Enter);
+    h.submit("/resume 20261123-17");
     assert_eq!(
         h.ops(),
         vec![Op::Resume {
             id: "20261123-17".into()
         }]
     );
-    h.typ("/export json out/session.json");
-    h.key(KeyCode::Enter);
+    h.submit("/export json out/session.json");
     assert_eq!(
         h.ops(),
         vec![Op::Export {
@@ -614,13 +587,14 @@ fn no_saved_sessions_is_a_notice_and_ids_and_exports_go_straight_to_the_agent() 
     h.event(Event::Exported {
         path: PathBuf::from("/work/demo/out/session.json"),
     });
-    h.typ("/export pdf");
-    h.key(KeyCode::Enter);
+    h.submit("/export pdf");
     assert!(h.ops().is_empty());
     let screen = h.screen(70, 16);
-    assert!(
-        screen.contains("Exported the session to /work/demo/out/session.json."),
-        "{screen}"
+    assert_shows(
+        &screen,
+        &[
+            "Exported the session to /work/demo/out/session.json.",
+            "unknown export format `pdf`",
+        ],
     );
-    assert!(screen.contains("unknown export format `pdf`"), "{screen}");
 }

@@ -330,9 +330,8 @@ impl ApprovalOverlay {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::test_support::drawn;
     use insta::assert_snapshot;
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
     use std::path::PathBuf;
 
     fn edit() -> PendingApproval {
@@ -354,47 +353,47 @@ mod tests {
         }
     }
 
-    fn command() -> PendingApproval {
+    /// A `bash` call of `command` in /work/demo.
+    fn bash(
+        call_id: &str,
+        command: &str,
+        because: Option<AskBecause>,
+        offer: Offer,
+    ) -> PendingApproval {
         PendingApproval {
-            call_id: "call_2".into(),
+            call_id: call_id.into(),
             tool: "bash".into(),
             request: ApprovalRequestKind::Command {
-                command: "cargo test --all".into(),
+                command: command.into(),
                 cwd: PathBuf::from("/work/demo"),
             },
-            because: None,
-            offer: Offer::Rules {
-                rules: vec!["bash(cargo test:*)".into()],
-            },
+            because,
+            offer,
         }
+    }
+
+    fn command() -> PendingApproval {
+        let offer = Offer::Rules {
+            rules: vec!["bash(cargo test:*)".into()],
+        };
+        bash("call_2", "cargo test --all", None, offer)
     }
 
     fn destructive() -> PendingApproval {
-        PendingApproval {
-            call_id: "call_3".into(),
-            tool: "bash".into(),
-            request: ApprovalRequestKind::Command {
-                command: "echo $(git reset --hard)".into(),
-                cwd: PathBuf::from("/work/demo"),
-            },
-            because: Some(AskBecause::Destructive {
-                what: "`git reset --hard` discards uncommitted changes".into(),
-                exact_rule: "bash(git reset --hard)".into(),
-            }),
-            offer: Offer::OnceOnly {
-                why: "it uses command substitution `$(…)`".into(),
-            },
-        }
+        let because = AskBecause::Destructive {
+            what: "`git reset --hard` discards uncommitted changes".into(),
+            exact_rule: "bash(git reset --hard)".into(),
+        };
+        let offer = Offer::OnceOnly {
+            why: "it uses command substitution `$(…)`".into(),
+        };
+        bash("call_3", "echo $(git reset --hard)", Some(because), offer)
     }
 
     fn draw(overlay: &ApprovalOverlay, width: u16, height: u16) -> String {
-        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-        terminal
-            .draw(|f| {
-                overlay.render(f.area(), f.buffer_mut());
-            })
-            .unwrap();
-        terminal.backend().to_string()
+        drawn(width, height, |f| {
+            overlay.render(f.area(), f.buffer_mut());
+        })
     }
 
     #[test]

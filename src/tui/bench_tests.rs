@@ -13,20 +13,11 @@ use ratatui::layout::Position;
 
 use super::app::{App, CellHistory};
 use super::screen::{Placement, Screen};
-use super::test_support::session_info;
-use crate::protocol::{Event, TurnOutcome, Usage};
+use super::test_support::{complete, session_info};
+use crate::protocol::Event;
 use crate::skills::Catalog;
 
 const FRAMES: usize = 2000;
-
-fn complete() -> Event {
-    Event::TurnComplete {
-        outcome: TurnOutcome::Completed,
-        final_text: String::new(),
-        usage: Usage::default(),
-        requests: 1,
-    }
-}
 
 fn delta(i: usize) -> Event {
     let text = match i % 12 {

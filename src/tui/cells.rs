@@ -302,18 +302,16 @@ pub fn notice_lines(kind: NoticeKind, message: &str) -> Vec<Line<'static>> {
 mod tests {
     use super::*;
     use crate::tui::markdown::{Streaming, render_markdown};
+    use crate::tui::test_support::drawn;
+    use crate::tui::test_support::texts;
     use insta::assert_snapshot;
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
     use ratatui::widgets::{Paragraph, Wrap};
 
     /// Draws lines on a TestBackend of the given size and returns the screen as text.
     pub(crate) fn screen(lines: Vec<Line<'static>>, width: u16, height: u16) -> String {
-        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-        terminal
-            .draw(|f| f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), f.area()))
-            .unwrap();
-        terminal.backend().to_string()
+        drawn(width, height, |f| {
+            f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), f.area())
+        })
     }
 
     #[test]
@@ -395,7 +393,7 @@ mod tests {
     fn long_tool_output_is_cut() {
         let mut tool = ToolCell::running("c3", "grep", "TODO");
         tool.finish(ToolStatus::Ok, "1\n2\n3\n4\n5\n6\n7\n8", None);
-        let text: Vec<String> = tool.lines("").iter().map(|l| l.to_string()).collect();
+        let text = texts(&tool.lines(""));
         assert_eq!(text.last().map(String::as_str), Some("    … 3 more lines"));
     }
 

@@ -397,10 +397,7 @@ fn fence_closed(raw: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn texts(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.to_string()).collect()
-    }
+    use crate::tui::test_support::texts;
 
     fn md(src: &str) -> Vec<String> {
         texts(&render_markdown(src, Streaming::Complete))

@@ -183,7 +183,7 @@ impl Columns {
     fn for_width(width: u16, sessions: &[SessionListing]) -> Columns {
         let turns = sessions
             .iter()
-            .map(|s| turns_text(s.turns).width())
+            .map(|s| s.turns_text().width())
             .max()
             .unwrap_or(0);
         let model = sessions
@@ -223,7 +223,7 @@ impl Columns {
         ];
         if let Some(width) = self.turns {
             spans.push(Span::styled(
-                format!("  {}", pad(&turns_text(session.turns), width)),
+                format!("  {}", pad(&session.turns_text(), width)),
                 dim,
             ));
         }
@@ -244,14 +244,6 @@ impl Columns {
             spans.push(Span::styled(format!("  {}", fit(&prompt, room)), style));
         }
         Line::from(spans)
-    }
-}
-
-fn turns_text(turns: u64) -> String {
-    if turns == 1 {
-        "1 turn".to_string()
-    } else {
-        format!("{turns} turns")
     }
 }
 
@@ -286,9 +278,8 @@ fn fit(text: &str, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::test_support::drawn;
     use insta::assert_snapshot;
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
 
     /// 2026-11-23 17:35 UTC, in milliseconds.
     const T: u64 = 1_795_455_301_000;
@@ -323,11 +314,7 @@ mod tests {
     }
 
     fn draw(picker: &mut SessionPicker, width: u16, height: u16) -> String {
-        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-        terminal
-            .draw(|f| picker.render(f.area(), f.buffer_mut()))
-            .unwrap();
-        terminal.backend().to_string()
+        drawn(width, height, |f| picker.render(f.area(), f.buffer_mut()))
     }
 
     fn key(picker: &mut SessionPicker, code: KeyCode) -> PickerAction {
@@ -341,26 +328,23 @@ mod tests {
 
     #[test]
     fn newest_first_and_keys_move_choose_and_close() {
-        let mut p = three();
-        assert_eq!(p.selected().id, "20261124-080000-ffeedd", "newest first");
-        assert_eq!(key(&mut p, KeyCode::Up), PickerAction::Stay);
-        assert_eq!(
-            p.selected().id,
+        let (newest, middle, oldest) = (
             "20261124-080000-ffeedd",
-            "stops at the top"
-        );
-        key(&mut p, KeyCode::Down);
-        assert_eq!(p.selected().id, "20261123-190000-0b1c2d");
-        key(&mut p, KeyCode::PageDown);
-        assert_eq!(
-            p.selected().id,
+            "20261123-190000-0b1c2d",
             "20261123-173501-a3f9c2",
-            "stops at the end"
         );
-        key(&mut p, KeyCode::Down);
-        assert_eq!(p.selected().id, "20261123-173501-a3f9c2");
-        key(&mut p, KeyCode::Home);
-        assert_eq!(p.selected().id, "20261124-080000-ffeedd");
+        let mut p = three();
+        assert_eq!(p.selected().id, newest, "newest first");
+        for (code, selected, why) in [
+            (KeyCode::Up, newest, "stops at the top"),
+            (KeyCode::Down, middle, "moves down"),
+            (KeyCode::PageDown, oldest, "stops at the end"),
+            (KeyCode::Down, oldest, "stays at the end"),
+            (KeyCode::Home, newest, "back to the top"),
+        ] {
+            assert_eq!(key(&mut p, code), PickerAction::Stay, "{why}");
+            assert_eq!(p.selected().id, selected, "{why}");
+        }
         p.handle_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::CONTROL));
         assert_eq!(
             key(&mut p, KeyCode::Enter),

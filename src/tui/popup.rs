@@ -178,16 +178,13 @@ impl SlashPopup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::test_support::drawn;
     use insta::assert_snapshot;
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
 
     fn draw(popup: &SlashPopup, width: u16) -> String {
-        let mut terminal = Terminal::new(TestBackend::new(width, popup.height())).unwrap();
-        terminal
-            .draw(|f| popup.render(f.area(), f.buffer_mut()))
-            .unwrap();
-        terminal.backend().to_string()
+        drawn(width, popup.height(), |f| {
+            popup.render(f.area(), f.buffer_mut())
+        })
     }
 
     #[test]

@@ -72,10 +72,7 @@ fn tool_line(name: &str, arguments: &str) -> Line<'static> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn text(lines: &[Line<'static>]) -> Vec<String> {
-        lines.iter().map(|l| l.to_string()).collect()
-    }
+    use crate::tui::test_support::texts;
 
     #[test]
     fn history_becomes_cells_then_notices() {
@@ -103,7 +100,7 @@ mod tests {
             ],
             notes: vec!["skill `x` is no longer installed".into()],
         };
-        let cells: Vec<Vec<String>> = resumed_cells(&resumed).iter().map(|c| text(c)).collect();
+        let cells: Vec<Vec<String>> = resumed_cells(&resumed).iter().map(|c| texts(c)).collect();
         assert_eq!(
             cells,
             vec![

@@ -317,6 +317,14 @@ mod tests {
         vt100::Parser::new(rows.try_into().unwrap(), cols.try_into().unwrap(), 1000)
     }
 
+    /// A terminal of `rows` x `cols` showing `shell`, and an inline screen on it with
+    /// the cursor at `cursor`.
+    fn inline(rows: u16, cols: u16, shell: &[u8], cursor: Position) -> (vt100::Parser, Screen) {
+        let mut p = parser(rows, cols);
+        p.process(shell);
+        (p, Screen::new(Placement::Inline, cols, rows, cursor))
+    }
+
     fn row(p: &vt100::Parser, r: u16) -> String {
         p.screen()
             .contents_between(r, 0, r, p.screen().size().1.get())
@@ -328,94 +336,87 @@ mod tests {
         range.map(|i| Line::from(format!("line {i}"))).collect()
     }
 
-    fn live(screen: &mut Screen, p: &mut vt100::Parser, label: &str, height: u16) {
-        let label = label.to_string();
+    /// Draws a live area of `height` rows: `label` on top, "status" at the bottom.
+    fn draw_live(screen: &mut Screen, label: &str, height: u16) {
         screen
             .draw(height, |area, buf| {
-                buf.set_string(0, 0, &label, ratatui::style::Style::new());
+                buf.set_string(0, 0, label, ratatui::style::Style::new());
                 buf.set_string(0, area.height - 1, "status", ratatui::style::Style::new());
                 Some(Position::new(2, 0))
             })
             .unwrap();
+    }
+
+    /// Draws the live area and feeds what was written to the terminal `p`.
+    fn live(screen: &mut Screen, p: &mut vt100::Parser, label: &str, height: u16) {
+        draw_live(screen, label, height);
         p.process(&screen.take_output());
+    }
+
+    /// Checks the text of each `(row, text)`.
+    fn assert_rows(p: &vt100::Parser, expected: &[(u16, &str)]) {
+        for &(r, text) in expected {
+            assert_eq!(row(p, r), text, "row {r}");
+        }
     }
 
     #[test]
     fn live_area_starts_below_the_shell_prompt() {
-        let mut p = parser(10, 20);
-        p.process(b"$ harness9");
-        let mut s = Screen::new(Placement::Inline, 20, 10, Position::new(10, 0));
+        let (mut p, mut s) = inline(10, 20, b"$ harness9", Position::new(10, 0));
         live(&mut s, &mut p, "> hi", 2);
-        assert_eq!(row(&p, 0), "$ harness9");
-        assert_eq!(row(&p, 1), "> hi");
-        assert_eq!(row(&p, 2), "status");
+        assert_rows(&p, &[(0, "$ harness9"), (1, "> hi"), (2, "status")]);
         assert_eq!(p.screen().cursor_position(), (1, 2));
     }
 
     #[test]
     fn inserted_lines_push_the_live_area_down_then_scroll_into_scrollback() {
-        let mut p = parser(6, 20);
-        let mut s = Screen::new(Placement::Inline, 20, 6, Position::new(0, 0));
+        let (mut p, mut s) = inline(6, 20, b"", Position::new(0, 0));
         live(&mut s, &mut p, "> a", 2);
         s.insert_lines(&text_lines(0..3)).unwrap();
         live(&mut s, &mut p, "> b", 2);
-        assert_eq!(row(&p, 0), "line 0");
-        assert_eq!(row(&p, 2), "line 2");
-        assert_eq!(row(&p, 3), "> b");
-        assert_eq!(row(&p, 4), "status");
+        assert_rows(
+            &p,
+            &[(0, "line 0"), (2, "line 2"), (3, "> b"), (4, "status")],
+        );
 
         s.insert_lines(&text_lines(3..8)).unwrap();
         live(&mut s, &mut p, "> c", 2);
         // The live area is at the bottom; the last 4 lines are above it.
-        assert_eq!(row(&p, 0), "line 4");
-        assert_eq!(row(&p, 3), "line 7");
-        assert_eq!(row(&p, 4), "> c");
-        assert_eq!(row(&p, 5), "status");
+        assert_rows(
+            &p,
+            &[(0, "line 4"), (3, "line 7"), (4, "> c"), (5, "status")],
+        );
         // The rest went to the scrollback, in order.
         p.screen_mut().set_scrollback(4);
-        assert_eq!(row(&p, 0), "line 0");
-        assert_eq!(row(&p, 3), "line 3");
+        assert_rows(&p, &[(0, "line 0"), (3, "line 3")]);
     }
 
     #[test]
     fn unchanged_frames_write_almost_nothing() {
-        let mut p = parser(6, 40);
-        let mut s = Screen::new(Placement::Inline, 40, 6, Position::new(0, 0));
+        let (mut p, mut s) = inline(6, 40, b"", Position::new(0, 0));
         live(&mut s, &mut p, "> same", 2);
-        s.draw(2, |area, buf| {
-            buf.set_string(0, 0, "> same", ratatui::style::Style::new());
-            buf.set_string(0, area.height - 1, "status", ratatui::style::Style::new());
-            Some(Position::new(2, 0))
-        })
-        .unwrap();
+        draw_live(&mut s, "> same", 2);
         let bytes = s.take_output();
         assert!(bytes.is_empty(), "{:?}", String::from_utf8_lossy(&bytes));
     }
 
     #[test]
     fn growing_at_the_bottom_scrolls_and_shrinking_clears() {
-        let mut p = parser(6, 20);
-        p.process(b"a\r\nb\r\nc\r\nd\r\ne");
-        let mut s = Screen::new(Placement::Inline, 20, 6, Position::new(1, 4));
+        let (mut p, mut s) = inline(6, 20, b"a\r\nb\r\nc\r\nd\r\ne", Position::new(1, 4));
         live(&mut s, &mut p, "> x", 3);
-        assert_eq!(row(&p, 2), "e");
-        assert_eq!(row(&p, 3), "> x");
-        assert_eq!(row(&p, 5), "status");
+        assert_rows(&p, &[(2, "e"), (3, "> x"), (5, "status")]);
         live(&mut s, &mut p, "> y", 2);
-        assert_eq!(row(&p, 4), "status");
-        assert_eq!(row(&p, 5), "");
+        assert_rows(&p, &[(4, "status"), (5, "")]);
     }
 
     #[test]
     fn finish_clears_the_live_area_and_shows_the_cursor() {
-        let mut p = parser(6, 20);
-        let mut s = Screen::new(Placement::Inline, 20, 6, Position::new(0, 0));
+        let (mut p, mut s) = inline(6, 20, b"", Position::new(0, 0));
         s.insert_lines(&text_lines(0..1)).unwrap();
         live(&mut s, &mut p, "> a", 2);
         s.finish().unwrap();
         p.process(&s.take_output());
-        assert_eq!(row(&p, 0), "line 0");
-        assert_eq!(row(&p, 1), "");
+        assert_rows(&p, &[(0, "line 0"), (1, "")]);
         assert_eq!(p.screen().cursor_position(), (1, 0));
         assert!(!p.screen().hide_cursor());
     }
@@ -423,9 +424,8 @@ mod tests {
     #[test]
     fn losing_rows_follows_the_terminal_instead_of_overwriting_history() {
         // The terminal drops the empty rows below the cursor first: history stays put.
-        let mut s = Screen::new(Placement::Inline, 20, 10, Position::new(0, 0));
+        let (mut p, mut s) = inline(10, 20, b"", Position::new(0, 0));
         s.insert_lines(&text_lines(0..3)).unwrap();
-        let mut p = parser(10, 20);
         s.draw(2, |_, _| Some(Position::new(2, 0))).unwrap();
         p.process(&s.take_output());
         assert_eq!(s.top, 3);
@@ -441,11 +441,9 @@ mod tests {
 
     #[test]
     fn long_lines_are_wrapped_when_inserted() {
-        let mut p = parser(6, 10);
-        let mut s = Screen::new(Placement::Inline, 10, 6, Position::new(0, 0));
+        let (mut p, mut s) = inline(6, 10, b"", Position::new(0, 0));
         s.insert_lines(&[Line::from("one two three four")]).unwrap();
         live(&mut s, &mut p, ">", 1);
-        assert_eq!(row(&p, 0), "one two");
-        assert_eq!(row(&p, 1), "three four");
+        assert_rows(&p, &[(0, "one two"), (1, "three four")]);
     }
 }

@@ -175,9 +175,8 @@ pub fn render_status(area: Rect, buf: &mut Buffer, session: &SessionStatus, view
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::test_support::drawn;
     use insta::assert_snapshot;
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
 
     fn session() -> SessionStatus {
         SessionStatus {
@@ -196,19 +195,15 @@ mod tests {
     }
 
     fn draw(width: u16, state: TurnState, hint: Option<&str>) -> String {
-        let mut terminal = Terminal::new(TestBackend::new(width, 1)).unwrap();
-        terminal
-            .draw(|f| {
-                let view = StatusView {
-                    state: &state,
-                    elapsed: Some(Duration::from_secs(4)),
-                    spinner: "⠋",
-                    hint,
-                };
-                render_status(f.area(), f.buffer_mut(), &session(), view)
-            })
-            .unwrap();
-        terminal.backend().to_string()
+        drawn(width, 1, |f| {
+            let view = StatusView {
+                state: &state,
+                elapsed: Some(Duration::from_secs(4)),
+                spinner: "⠋",
+                hint,
+            };
+            render_status(f.area(), f.buffer_mut(), &session(), view)
+        })
     }
 
     #[test]

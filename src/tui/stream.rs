@@ -197,10 +197,7 @@ impl LiveTurn {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn texts(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.to_string()).collect()
-    }
+    use crate::tui::test_support::texts;
 
     #[test]
     fn whole_lines_are_committed_as_they_complete() {

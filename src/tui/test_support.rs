@@ -1,10 +1,16 @@
-//! Helpers shared by the TUI's unit tests: a catalog with one skill on disk and a
-//! session description, so widget tests need no agent.
+//! Helpers shared by the TUI's unit tests: a catalog with one skill on disk, a
+//! session description, a finished turn, the text of rendered lines and of a drawn
+//! test terminal, so widget tests need no agent and no real terminal.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use ratatui::backend::TestBackend;
+use ratatui::text::Line;
+use ratatui::{Frame, Terminal};
+
 use crate::agent::{ApprovalMode, SessionInfo};
+use crate::protocol::{Event, TurnOutcome, Usage};
 use crate::skills::{Catalog, DiscoveryOptions};
 
 /// A temporary project with a `go-refactor` skill, and its catalog.
@@ -40,4 +46,26 @@ pub fn session_info(catalog: Catalog) -> SessionInfo {
         index_budget: 8_000,
         loaded_skills: Default::default(),
     }
+}
+
+/// The event that ends a turn which completed normally after one request.
+pub fn complete() -> Event {
+    Event::TurnComplete {
+        outcome: TurnOutcome::Completed,
+        final_text: String::new(),
+        usage: Usage::default(),
+        requests: 1,
+    }
+}
+
+/// The text of each line, without styles.
+pub fn texts(lines: &[Line<'_>]) -> Vec<String> {
+    lines.iter().map(|l| l.to_string()).collect()
+}
+
+/// What `render` draws on a test terminal of `width` x `height`, as text.
+pub fn drawn(width: u16, height: u16, render: impl FnOnce(&mut Frame)) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(render).unwrap();
+    terminal.backend().to_string()
 }

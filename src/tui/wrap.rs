@@ -80,8 +80,11 @@ pub fn wrap_line(line: &Line<'static>, width: u16) -> Vec<Line<'static>> {
     let mut row_start_len = 0usize; // pieces in `row` that are indent
     let mut break_at: Option<usize> = None; // index in `row` after a space
     for piece in &pieces {
-        if row_width + piece.width > width && row.len() > row_start_len {
-            let tail: Vec<&Piece<'_>> = match break_at {
+        // The pieces moved from the full row to the next one; `piece` goes after them.
+        let mut tail: Vec<&Piece<'_>> = Vec::new();
+        let wrapped = row_width + piece.width > width && row.len() > row_start_len;
+        if wrapped {
+            tail = match break_at {
                 _ if piece.text == " " => Vec::new(),
                 Some(at) if at > row_start_len && at < row.len() => row.split_off(at),
                 _ => Vec::new(),
@@ -94,24 +97,17 @@ pub fn wrap_line(line: &Line<'static>, width: u16) -> Vec<Line<'static>> {
             row_start_len = row.len();
             row_width = indent;
             break_at = None;
-            for p in tail {
-                if p.text == " " && row.len() == row_start_len {
-                    continue;
-                }
-                row_width += p.width;
-                row.push(p);
-                if p.text == " " {
-                    break_at = Some(row.len());
-                }
-            }
-            if piece.text == " " && row.len() == row_start_len {
+        }
+        for p in tail.into_iter().chain([piece]) {
+            // A continuation row does not start with a space.
+            if wrapped && p.text == " " && row.len() == row_start_len {
                 continue;
             }
-        }
-        row_width += piece.width;
-        row.push(piece);
-        if piece.text == " " {
-            break_at = Some(row.len());
+            row_width += p.width;
+            row.push(p);
+            if p.text == " " {
+                break_at = Some(row.len());
+            }
         }
     }
     if row.len() > row_start_len || rows.is_empty() {
@@ -138,10 +134,12 @@ pub fn wrap_line(line: &Line<'static>, width: u16) -> Vec<Line<'static>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::test_support::texts;
     use ratatui::style::Stylize;
 
-    fn texts(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.to_string()).collect()
+    /// The rows of the unstyled line `text` wrapped at `width`.
+    fn wrapped(text: &str, width: u16) -> Vec<String> {
+        texts(&wrap_line(&Line::from(text.to_string()), width))
     }
 
     #[test]
@@ -151,31 +149,27 @@ mod tests {
 
     #[test]
     fn short_lines_are_untouched() {
-        let line = Line::from("hello world");
-        assert_eq!(texts(&wrap_line(&line, 20)), vec!["hello world"]);
+        assert_eq!(wrapped("hello world", 20), ["hello world"]);
     }
 
     #[test]
     fn wraps_at_spaces() {
-        let line = Line::from("the quick brown fox jumps");
         assert_eq!(
-            texts(&wrap_line(&line, 10)),
-            vec!["the quick", "brown fox", "jumps"]
+            wrapped("the quick brown fox jumps", 10),
+            ["the quick", "brown fox", "jumps"]
         );
     }
 
     #[test]
     fn breaks_long_words() {
-        let line = Line::from("abcdefghijkl");
-        assert_eq!(texts(&wrap_line(&line, 5)), vec!["abcde", "fghij", "kl"]);
+        assert_eq!(wrapped("abcdefghijkl", 5), ["abcde", "fghij", "kl"]);
     }
 
     #[test]
     fn keeps_indent_on_continuation_rows() {
-        let line = Line::from("  one two three four");
         assert_eq!(
-            texts(&wrap_line(&line, 10)),
-            vec!["  one two", "  three", "  four"]
+            wrapped("  one two three four", 10),
+            ["  one two", "  three", "  four"]
         );
     }
 
@@ -189,8 +183,6 @@ mod tests {
 
     #[test]
     fn wide_characters_count_double() {
-        let line = Line::from("日本語テキスト");
-        let rows = wrap_line(&line, 6);
-        assert_eq!(texts(&rows), vec!["日本語", "テキス", "ト"]);
+        assert_eq!(wrapped("日本語テキスト", 6), ["日本語", "テキス", "ト"]);
     }
 }
