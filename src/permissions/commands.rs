@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use super::rule::normalize;
-use super::shell::SimpleCommand;
+use super::shell::{FIND_ACTIONS, SimpleCommand};
 
 /// Read-only commands that change nothing and run nothing else, whatever their
 /// arguments (those that can be made to write or run code with some option are either
@@ -82,18 +82,7 @@ fn unsafe_option(name: &str, arg: &str) -> bool {
             arg.starts_with("--output") || arg == "--ext-diff" || arg.starts_with("--textconv")
         }
         "rg" => arg.starts_with("--pre") || arg == "-z" || arg == "--search-zip",
-        "find" => matches!(
-            arg,
-            "-exec"
-                | "-execdir"
-                | "-ok"
-                | "-okdir"
-                | "-delete"
-                | "-fprint"
-                | "-fprint0"
-                | "-fprintf"
-                | "-fls"
-        ),
+        "find" => FIND_ACTIONS.contains(&arg),
         "tree" => arg == "-o",
         _ => false,
     }

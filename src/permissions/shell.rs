@@ -668,41 +668,36 @@ impl<'a, 'p> Reader<'a, 'p> {
         (text, shape)
     }
 
-    fn single_quoted(&mut self, text: &mut String) {
-        loop {
-            match self.peek() {
-                None => {
-                    self.hazard(Hazard::Unsupported {
-                        what: "an unterminated quote".into(),
-                    });
-                    return;
-                }
-                Some('\'') => {
-                    self.pos += 1;
-                    return;
-                }
-                Some(c) => {
-                    text.push(c);
-                    self.pos += 1;
-                }
+    /// The next character inside a span that `close` ends, not yet consumed: `None` once
+    /// the closing character is consumed, or at the end of the line, where the span is an
+    /// unterminated `what` (a hazard).
+    fn inside(&mut self, close: char, what: &str) -> Option<char> {
+        match self.peek() {
+            None => {
+                self.hazard(Hazard::Unsupported {
+                    what: format!("an unterminated {what}"),
+                });
+                None
             }
+            Some(c) if c == close => {
+                self.pos += 1;
+                None
+            }
+            Some(c) => Some(c),
+        }
+    }
+
+    fn single_quoted(&mut self, text: &mut String) {
+        while let Some(c) = self.inside('\'', "quote") {
+            text.push(c);
+            self.pos += 1;
         }
     }
 
     fn double_quoted(&mut self, text: &mut String, shape: &mut WordShape) {
-        loop {
-            match self.peek() {
-                None => {
-                    self.hazard(Hazard::Unsupported {
-                        what: "an unterminated quote".into(),
-                    });
-                    return;
-                }
-                Some('"') => {
-                    self.pos += 1;
-                    return;
-                }
-                Some('\\') => {
+        while let Some(c) = self.inside('"', "quote") {
+            match c {
+                '\\' => {
                     self.pos += 1;
                     match self.peek() {
                         Some(c @ ('$' | '`' | '"' | '\\')) => {
@@ -713,16 +708,16 @@ impl<'a, 'p> Reader<'a, 'p> {
                         _ => text.push('\\'),
                     }
                 }
-                Some('`') => {
+                '`' => {
                     self.pos += 1;
                     self.backquoted();
                     shape.expands = true;
                 }
-                Some('$') => {
+                '$' => {
                     self.pos += 1;
                     self.dollar(text, shape, true);
                 }
-                Some(c) => {
+                c => {
                     text.push(c);
                     self.pos += 1;
                 }
@@ -805,29 +800,16 @@ impl<'a, 'p> Reader<'a, 'p> {
     fn backquoted(&mut self) {
         self.hazard(Hazard::CommandSubstitution);
         let mut inner = String::new();
-        loop {
-            match self.peek() {
-                None => {
-                    self.hazard(Hazard::Unsupported {
-                        what: "an unterminated backquote".into(),
-                    });
-                    break;
-                }
-                Some('`') => {
-                    self.pos += 1;
-                    break;
-                }
-                Some('\\') => {
-                    self.pos += 1;
-                    if let Some(c) = self.peek() {
-                        inner.push(c);
-                        self.pos += 1;
-                    }
-                }
-                Some(c) => {
+        while let Some(c) = self.inside('`', "backquote") {
+            if c == '\\' {
+                self.pos += 1;
+                if let Some(c) = self.peek() {
                     inner.push(c);
                     self.pos += 1;
                 }
+            } else {
+                inner.push(c);
+                self.pos += 1;
             }
         }
         let nested = parse(&inner);
@@ -853,6 +835,12 @@ fn is_assignment(word: &str) -> bool {
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
+
+/// `find` actions that run a program, delete or write a file (what makes `find` more than
+/// a read).
+pub(super) const FIND_ACTIONS: &[&str] = &[
+    "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls",
+];
 
 /// Why a simple command runs code other than itself, if it does.
 fn runs_other_code(words: &[String]) -> Option<String> {
@@ -883,20 +871,7 @@ fn runs_other_code(words: &[String]) -> Option<String> {
     match base {
         "find" => args
             .iter()
-            .find(|a| {
-                matches!(
-                    a.as_str(),
-                    "-exec"
-                        | "-execdir"
-                        | "-ok"
-                        | "-okdir"
-                        | "-delete"
-                        | "-fprint"
-                        | "-fprint0"
-                        | "-fprintf"
-                        | "-fls"
-                )
-            })
+            .find(|a| FIND_ACTIONS.contains(&a.as_str()))
             .map(|a| format!("find {a}")),
         "fd" | "fdfind" => args
             .iter()

@@ -2,14 +2,16 @@
 //!
 //! Also owns what `list` and `grep` share with it: the project walker configuration
 //! (`project_walker`: `.gitignore`/`.ignore` respected even outside a git repository,
-//! hidden files included, `.git` skipped) and the glob semantics (`PathGlob`: a pattern
+//! hidden files included, `.git` skipped, and `walk`, which runs it, counting unreadable
+//! paths, until cancelled) and the glob semantics (`PathGlob`: a pattern
 //! without `/` matches file names at any depth). It knows nothing of approval policy
 //! beyond declaring reads outside the project.
 
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use globset::{GlobBuilder, GlobMatcher};
-use ignore::WalkBuilder;
+use ignore::{DirEntry, WalkBuilder};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -130,6 +132,38 @@ pub(crate) fn project_walker(root: &Path) -> WalkBuilder {
     builder
 }
 
+/// Walks `walker`, handing each readable entry to `visit` until it answers
+/// `ControlFlow::Break`; stops with `Interrupted` when `cancel` fires. Returns how many
+/// entries could not be read.
+pub(crate) fn walk(
+    walker: &WalkBuilder,
+    cancel: &CancellationToken,
+    mut visit: impl FnMut(DirEntry) -> ControlFlow<()>,
+) -> Result<usize, ToolFatal> {
+    let mut unreadable = 0usize;
+    for entry in walker.build() {
+        if cancel.is_cancelled() {
+            return Err(ToolFatal::Interrupted);
+        }
+        match entry {
+            Ok(entry) => {
+                if visit(entry).is_break() {
+                    break;
+                }
+            }
+            Err(_) => unreadable += 1,
+        }
+    }
+    Ok(unreadable)
+}
+
+/// The closing note for paths a walk could not read (nothing when there were none).
+pub(crate) fn unreadable_note(out: &mut String, unreadable: usize) {
+    if unreadable > 0 {
+        out.push_str(&format!("[{unreadable} paths could not be read]\n"));
+    }
+}
+
 /// Checks that a search root exists and is a directory (or, when `files_ok`, a file).
 pub(crate) fn check_root(root: &ResolvedPath, files_ok: bool) -> Result<(), ToolOutput> {
     match std::fs::metadata(&root.abs) {
@@ -172,25 +206,16 @@ fn find(
         return Ok(output);
     }
     let mut found = Vec::new();
-    let mut unreadable = 0usize;
-    for entry in project_walker(&root.abs).build() {
-        if cancel.is_cancelled() {
-            return Err(ToolFatal::Interrupted);
-        }
-        let Ok(entry) = entry else {
-            unreadable += 1;
-            continue;
-        };
-        if entry.file_type().is_none_or(|t| t.is_dir()) {
-            continue;
-        }
-        let Ok(relative) = entry.path().strip_prefix(&root.abs) else {
-            continue;
-        };
-        if glob.is_match(relative) {
+    let unreadable = walk(&project_walker(&root.abs), cancel, |entry| {
+        let is_file = entry.file_type().is_some_and(|t| !t.is_dir());
+        if let Ok(relative) = entry.path().strip_prefix(&root.abs)
+            && is_file
+            && glob.is_match(relative)
+        {
             found.push(display_relative(entry.path(), workdir));
         }
-    }
+        ControlFlow::Continue(())
+    })?;
     found.sort();
     let mut out = String::new();
     if found.is_empty() {
@@ -206,17 +231,14 @@ fn find(
             found.len()
         ));
     }
-    if unreadable > 0 {
-        out.push_str(&format!("[{unreadable} paths could not be read]\n"));
-    }
+    unreadable_note(&mut out, unreadable);
     Ok(ToolOutput::ok(out))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ApprovalRequestKind;
-    use crate::tools::{Tool, prepared, test_files};
+    use crate::tools::{Tool, assert_read_access, prepared, test_files};
 
     use std::fs;
 
@@ -301,15 +323,11 @@ mod tests {
     #[test]
     fn access_outside_needs_approval() {
         let (_d, ctx) = test_files(&[]);
-        assert_eq!(
-            prepared(&Glob, json!({"pattern": "*"})).access(&ctx),
-            Access::ReadInside(ctx.workdir.clone())
-        );
-        assert_eq!(
-            prepared(&Glob, json!({"pattern": "*", "path": "/usr"})).access(&ctx),
-            Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
-                path: "/usr".into()
-            })
+        assert_read_access(
+            &Glob,
+            &ctx,
+            (json!({"pattern": "*"}), ""),
+            (json!({"pattern": "*", "path": "/usr"}), Path::new("/usr")),
         );
         assert_eq!(
             prepared(&Glob, json!({"pattern": "*.rs", "path": "src"})).summary(),

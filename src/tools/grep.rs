@@ -5,6 +5,7 @@
 //! It knows nothing of approval policy beyond declaring reads outside the project.
 
 use std::io;
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -13,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::glob::{PathGlob, check_root, place, project_walker};
+use super::glob::{PathGlob, check_root, place, project_walker, unreadable_note, walk};
 use super::path::{ResolvedPath, display_relative, resolve};
 use super::read_file::read_access;
 use super::{
@@ -155,31 +156,24 @@ fn search(
     let mut out = String::new();
     let mut found = 0usize;
     let mut more = false;
-    let mut unreadable = 0usize;
+    let mut unsearchable = 0usize;
     let mut skipped_secrets: Vec<String> = Vec::new();
-    for entry in project_walker(&root.abs).build() {
-        if cancel.is_cancelled() {
-            return Err(ToolFatal::Interrupted);
-        }
-        let Ok(entry) = entry else {
-            unreadable += 1;
-            continue;
-        };
+    let unwalkable = walk(&project_walker(&root.abs), cancel, |entry| {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
+            return ControlFlow::Continue(());
         }
         if query.secret_files == SecretFileSearch::Skipped
             && entry.depth() > 0
             && crate::permissions::is_secret_file(entry.path())
         {
             skipped_secrets.push(display_relative(entry.path(), workdir));
-            continue;
+            return ControlFlow::Continue(());
         }
         if let (Some(glob), Ok(relative)) = (&query.glob, entry.path().strip_prefix(&root.abs))
             && entry.depth() > 0
             && !glob.is_match(relative)
         {
-            continue;
+            return ControlFlow::Continue(());
         }
         // One more than the room left, to know whether more matches exist.
         let mut sink = FileMatches {
@@ -191,11 +185,11 @@ fn search(
             .search_path(&query.matcher, entry.path(), &mut sink)
             .is_err()
         {
-            unreadable += 1;
-            continue;
+            unsearchable += 1;
+            return ControlFlow::Continue(());
         }
         if sink.binary {
-            continue;
+            return ControlFlow::Continue(());
         }
         let shown = display_relative(entry.path(), workdir);
         for (line, text) in sink.lines {
@@ -207,9 +201,12 @@ fn search(
             out.push_str(&format!("{shown}:{line}:{text}\n"));
         }
         if more {
-            break;
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
         }
-    }
+    })?;
+    let unreadable = unwalkable + unsearchable;
     if found == 0 {
         out.push_str(&format!("No matches for {pattern:?} in {}.\n", place(root)));
     }
@@ -232,9 +229,7 @@ fn search(
              raise max_results]\n"
         ));
     }
-    if unreadable > 0 {
-        out.push_str(&format!("[{unreadable} paths could not be read]\n"));
-    }
+    unreadable_note(&mut out, unreadable);
     Ok(ToolOutput::ok(out))
 }
 
@@ -268,8 +263,7 @@ impl Sink for FileMatches {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ApprovalRequestKind;
-    use crate::tools::{Tool, prepared};
+    use crate::tools::{Tool, assert_read_access, prepared};
 
     async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
         Grep.run(args, ctx).await.unwrap()
@@ -381,15 +375,11 @@ mod tests {
     #[test]
     fn access_outside_needs_approval() {
         let (_d, ctx) = tree(&[]);
-        assert_eq!(
-            prepared(&Grep, json!({"pattern": "x"})).access(&ctx),
-            Access::ReadInside(ctx.workdir.clone())
-        );
-        assert_eq!(
-            prepared(&Grep, json!({"pattern": "x", "path": "/etc"})).access(&ctx),
-            Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
-                path: "/etc".into()
-            })
+        assert_read_access(
+            &Grep,
+            &ctx,
+            (json!({"pattern": "x"}), ""),
+            (json!({"pattern": "x", "path": "/etc"}), Path::new("/etc")),
         );
         assert_eq!(
             prepared(&Grep, json!({"pattern": "TODO", "glob": "*.rs"})).summary(),

@@ -4,11 +4,13 @@
 //! It shares the walker with `glob` and knows nothing of approval policy beyond
 //! declaring reads outside the project.
 
+use std::ops::ControlFlow;
+
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::glob::{check_root, place, project_walker};
+use super::glob::{check_root, place, project_walker, unreadable_note, walk};
 use super::path::{ResolvedPath, resolve};
 use super::read_file::read_access;
 use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, run_blocking};
@@ -90,17 +92,11 @@ fn list(
     let mut out = String::new();
     let mut shown = 0usize;
     let mut total = 0usize;
-    let mut unreadable = 0usize;
-    for entry in project_walker(&root.abs).max_depth(Some(depth)).build() {
-        if cancel.is_cancelled() {
-            return Err(ToolFatal::Interrupted);
-        }
-        let Ok(entry) = entry else {
-            unreadable += 1;
-            continue;
-        };
+    let mut walker = project_walker(&root.abs);
+    walker.max_depth(Some(depth));
+    let unreadable = walk(&walker, cancel, |entry| {
         if entry.depth() == 0 {
-            continue;
+            return ControlFlow::Continue(());
         }
         total += 1;
         if shown < MAX_ENTRIES {
@@ -113,9 +109,10 @@ fn list(
                 if is_dir { "/" } else { "" }
             ));
         } else if total >= MAX_COUNTED {
-            break;
+            return ControlFlow::Break(());
         }
-    }
+        ControlFlow::Continue(())
+    })?;
     if total == 0 {
         return Ok(ToolOutput::ok(format!(
             "{} is empty (or all of it is ignored).\n",
@@ -132,17 +129,14 @@ fn list(
             "[{shown} of {counted} entries shown; list a subfolder or use a smaller depth]\n"
         ));
     }
-    if unreadable > 0 {
-        out.push_str(&format!("[{unreadable} paths could not be read]\n"));
-    }
+    unreadable_note(&mut out, unreadable);
     Ok(ToolOutput::ok(out))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ApprovalRequestKind;
-    use crate::tools::{Tool, prepared, test_files};
+    use crate::tools::{Tool, assert_read_access, prepared, test_files};
 
     use std::fs;
 
@@ -212,16 +206,13 @@ mod tests {
     #[test]
     fn access_outside_needs_approval() {
         let (_d, ctx) = test_files(&[]);
-        assert_eq!(
-            prepared(&List, json!({})).access(&ctx),
-            Access::ReadInside(ctx.workdir.clone())
+        let parent = ctx.workdir.parent().unwrap().to_path_buf();
+        assert_read_access(
+            &List,
+            &ctx,
+            (json!({}), ""),
+            (json!({"path": ".."}), &parent),
         );
         assert_eq!(prepared(&List, json!({})).summary(), ".");
-        assert_eq!(
-            prepared(&List, json!({"path": ".."})).access(&ctx),
-            Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
-                path: ctx.workdir.parent().unwrap().to_path_buf()
-            })
-        );
     }
 }

@@ -504,6 +504,33 @@ pub(crate) fn prepared(tool: &dyn Tool, args: serde_json::Value) -> Box<dyn Prep
         .unwrap_or_else(|e| panic!("{}: arguments refused: {}", tool.name(), e.content))
 }
 
+/// Asserts how a reading tool's calls are approved in `ctx`'s project: `inside` reads
+/// `inside_path` (relative to the project) without asking, `outside` asks to read
+/// `outside_path`.
+#[cfg(test)]
+pub(crate) fn assert_read_access(
+    tool: &dyn Tool,
+    ctx: &ToolContext,
+    (inside, inside_path): (serde_json::Value, &str),
+    (outside, outside_path): (serde_json::Value, &std::path::Path),
+) {
+    let expected = if inside_path.is_empty() {
+        ctx.workdir.clone()
+    } else {
+        ctx.workdir.join(inside_path)
+    };
+    assert_eq!(
+        prepared(tool, inside).access(ctx),
+        Access::ReadInside(expected)
+    );
+    assert_eq!(
+        prepared(tool, outside).access(ctx),
+        Access::NeedsApproval(crate::protocol::ApprovalRequestKind::ReadOutside {
+            path: outside_path.to_path_buf()
+        })
+    );
+}
+
 /// A context for tool tests: canonical `workdir`, default limits, nobody listening.
 #[cfg(test)]
 pub(crate) fn test_context(workdir: &std::path::Path) -> ToolContext {

@@ -282,7 +282,8 @@ fn count_lines(reader: &mut BufReader<File>) -> std::io::Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::{Tool, prepared, test_context};
+    use crate::tools::{Tool, assert_read_access, prepared, test_context};
+    use std::path::Path;
 
     async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
         ReadFile.run(args, ctx).await.unwrap()
@@ -408,15 +409,11 @@ mod tests {
     fn access_depends_on_location() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = test_context(dir.path());
-        assert_eq!(
-            prepared(&ReadFile, json!({"path": "src/x.rs"})).access(&ctx),
-            Access::ReadInside(ctx.workdir.join("src/x.rs"))
-        );
-        assert_eq!(
-            prepared(&ReadFile, json!({"path": "/etc/hosts"})).access(&ctx),
-            Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
-                path: "/etc/hosts".into()
-            })
+        assert_read_access(
+            &ReadFile,
+            &ctx,
+            (json!({"path": "src/x.rs"}), "src/x.rs"),
+            (json!({"path": "/etc/hosts"}), Path::new("/etc/hosts")),
         );
         let refused = ReadFile.prepare(json!({"path": 3})).err().unwrap();
         assert_eq!(
