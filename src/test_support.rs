@@ -35,3 +35,9 @@ pub fn project_catalog(root: &Path) -> Catalog {
         ..DiscoveryOptions::default()
     })
 }
+
+/// Asserts that `text` contains `needle`, showing `text` when it does not.
+#[track_caller]
+pub fn assert_contains(text: &str, needle: &str) {
+    assert!(text.contains(needle), "{needle:?} not found in:\n{text}");
+}

@@ -362,6 +362,7 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), PermissionsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_contains;
 
     fn places(dir: &Path) -> Places {
         let project = dir.join("proj");
@@ -433,7 +434,7 @@ mod tests {
         add_to_project(&p, Effect::Allow, "bash(cargo fmt:*)").unwrap();
         add_to_project(&p, Effect::Allow, "bash(cargo fmt:*)").unwrap();
         let text = std::fs::read_to_string(p.project_file()).unwrap();
-        assert!(text.contains("# keep me"), "{text}");
+        assert_contains(&text, "# keep me");
         let loaded = load(&p, &UserPermissions::default()).unwrap();
         let is_project = |s: &Source| matches!(s, Source::Project { .. });
         assert_eq!(
@@ -487,7 +488,7 @@ mod tests {
             text.contains("model = \"m\" # mine") && !text.contains("bash(ls:*)"),
             "{text}"
         );
-        assert!(text.contains("read(/usr/**)"), "{text}");
+        assert_contains(&text, "read(/usr/**)");
     }
 
     #[test]
@@ -504,7 +505,7 @@ mod tests {
         let e = load(&p, &UserPermissions::default())
             .unwrap_err()
             .to_string();
-        assert!(e.contains("permissions.toml"), "{e}");
+        assert_contains(&e, "permissions.toml");
         std::fs::write(p.project_file(), "builtin_rules = \"off\"\n").unwrap();
         assert!(
             load(&p, &UserPermissions::default()).is_err(),

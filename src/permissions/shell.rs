@@ -640,15 +640,7 @@ impl<'a, 'p> Reader<'a, 'p> {
                     self.pos += 1;
                     self.double_quoted(&mut text, &mut shape);
                 }
-                '`' => {
-                    self.pos += 1;
-                    self.backquoted();
-                    shape.expands = true;
-                }
-                '$' => {
-                    self.pos += 1;
-                    self.dollar(&mut text, &mut shape, false);
-                }
+                '`' | '$' => self.expansion(&mut text, &mut shape, false),
                 '*' | '?' | '[' | '{' | '}' | '~' if c != '~' || text.is_empty() => {
                     if c != '~' {
                         shape.globs = true;
@@ -708,20 +700,25 @@ impl<'a, 'p> Reader<'a, 'p> {
                         _ => text.push('\\'),
                     }
                 }
-                '`' => {
-                    self.pos += 1;
-                    self.backquoted();
-                    shape.expands = true;
-                }
-                '$' => {
-                    self.pos += 1;
-                    self.dollar(text, shape, true);
-                }
+                '`' | '$' => self.expansion(text, shape, true),
                 c => {
                     text.push(c);
                     self.pos += 1;
                 }
             }
+        }
+    }
+
+    /// At a `` ` `` or a `$` (unquoted, or inside double quotes when `in_double`): reads
+    /// the command substitution or parameter it starts.
+    fn expansion(&mut self, text: &mut String, shape: &mut WordShape, in_double: bool) {
+        let at = self.peek();
+        self.pos += 1;
+        if at == Some('`') {
+            self.backquoted();
+            shape.expands = true;
+        } else {
+            self.dollar(text, shape, in_double);
         }
     }
 

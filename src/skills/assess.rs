@@ -110,6 +110,7 @@ mod tests {
     use super::*;
     use crate::skills::frontmatter;
     use crate::skills::name::{NameProblem, escaped, shown_name, suggested_name};
+    use crate::test_support::assert_contains;
 
     fn verdict(yaml: &str) -> Verdict {
         let (fm, notes) = frontmatter::parse(yaml);
@@ -271,9 +272,9 @@ mod tests {
         }
         .to_string();
         assert!(!reason.contains('\n'), "{reason}");
-        assert!(reason.contains("\"new\\nline\""), "{reason}");
-        assert!(reason.contains("U+000A"), "{reason}");
-        assert!(reason.contains("name: new-line"), "{reason}");
+        assert_contains(&reason, "\"new\\nline\"");
+        assert_contains(&reason, "U+000A");
+        assert_contains(&reason, "name: new-line");
         assert_eq!(
             suggested_name("Bad Name With Spaces"),
             "bad-name-with-spaces"

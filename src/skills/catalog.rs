@@ -525,6 +525,7 @@ fn skill_from(
 
 #[cfg(test)]
 mod tests {
+    use crate::test_support::assert_contains;
     use std::path::Path;
 
     use super::*;
@@ -770,8 +771,8 @@ mod tests {
         assert_eq!(s.description, "Use when: shipping to prod");
         assert_eq!(s.status, SkillStatus::Warning);
         let w = c.warnings()[0].to_string();
-        assert!(w.contains("deploy/SKILL.md"), "{w}");
-        assert!(w.contains("description: \"Use when: ...\""), "{w}");
+        assert_contains(&w, "deploy/SKILL.md");
+        assert_contains(&w, "description: \"Use when: ...\"");
     }
 
     #[test]
@@ -815,7 +816,7 @@ mod tests {
         let help = c.get("help").unwrap();
         assert_eq!(help.status, SkillStatus::Warning);
         let w = c.warnings()[0].to_string();
-        assert!(w.contains("/skill help"), "{w}");
+        assert_contains(&w, "/skill help");
     }
 
     #[test]

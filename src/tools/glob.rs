@@ -238,6 +238,7 @@ fn find(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_contains;
     use crate::tools::{Tool, assert_read_access, prepared, test_files};
 
     use std::fs;
@@ -317,7 +318,7 @@ mod tests {
         let out = call(&ctx, json!({"pattern": "*", "path": "missing"})).await;
         assert_eq!(out.content, "No such directory: missing");
         let out = call(&ctx, json!({"path": "."})).await;
-        assert!(out.content.contains("missing field `pattern`"));
+        assert_contains(&out.content, "missing field `pattern`");
     }
 
     #[test]

@@ -263,6 +263,7 @@ impl Sink for FileMatches {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_contains;
     use crate::tools::{Tool, assert_read_access, prepared};
 
     async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
@@ -331,11 +332,7 @@ mod tests {
         );
         ctx.limits.secret_files = SecretFileSearch::Searched;
         let out = call(&ctx, json!({"pattern": "API_KEY"})).await;
-        assert!(
-            out.content.contains(".env:1:API_KEY=sk-live-1"),
-            "{}",
-            out.content
-        );
+        assert_contains(&out.content, ".env:1:API_KEY=sk-live-1");
     }
 
     #[tokio::test]
@@ -369,7 +366,7 @@ mod tests {
         let out = call(&ctx, json!({"pattern": "x", "path": "nope"})).await;
         assert_eq!(out.content, "No such directory: nope");
         let out = call(&ctx, json!({"glob": "*"})).await;
-        assert!(out.content.contains("missing field `pattern`"));
+        assert_contains(&out.content, "missing field `pattern`");
     }
 
     #[test]

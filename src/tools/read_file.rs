@@ -282,6 +282,7 @@ fn count_lines(reader: &mut BufReader<File>) -> std::io::Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_contains;
     use crate::tools::{Tool, assert_read_access, prepared, test_context};
     use std::path::Path;
 
@@ -317,7 +318,7 @@ mod tests {
         assert_eq!(out.content, "     9\tline 9\n    10\tline 10\n");
         let out = call(&ctx, json!({"path": "a.txt", "offset": 11})).await;
         assert!(out.is_error);
-        assert!(out.content.contains("past the end"), "{}", out.content);
+        assert_contains(&out.content, "past the end");
     }
 
     #[tokio::test]
@@ -326,7 +327,7 @@ mod tests {
         std::fs::write(dir.path().join("b.bin"), b"ELF\x00\x01\x02").unwrap();
         let out = call(&test_context(dir.path()), json!({"path": "b.bin"})).await;
         assert!(out.is_error);
-        assert!(out.content.contains("binary"), "{}", out.content);
+        assert_contains(&out.content, "binary");
     }
 
     #[tokio::test]
@@ -337,7 +338,7 @@ mod tests {
         ctx.limits.max_read_bytes = 100;
         let out = call(&ctx, json!({"path": "big.txt"})).await;
         assert!(out.is_error);
-        assert!(out.content.contains("offset and limit"), "{}", out.content);
+        assert_contains(&out.content, "offset and limit");
         let out = call(&ctx, json!({"path": "big.txt", "offset": 500, "limit": 1})).await;
         assert!(!out.is_error);
         // Over the read limit, the rest is not counted.
@@ -383,12 +384,8 @@ mod tests {
         let ctx = test_context(dir.path());
         let out = call(&ctx, json!({})).await;
         assert!(out.is_error);
-        assert!(
-            out.content.contains("missing field `path`"),
-            "{}",
-            out.content
-        );
-        assert!(out.content.contains("\"path\": string"), "{}", out.content);
+        assert_contains(&out.content, "missing field `path`");
+        assert_contains(&out.content, "\"path\": string");
         let out = call(&ctx, json!({"path": "empty.txt", "offset": "3"})).await;
         assert!(
             out.content
@@ -397,7 +394,7 @@ mod tests {
         let out = call(&ctx, json!({"path": "nope.txt"})).await;
         assert_eq!(out.content, "File not found: nope.txt");
         let out = call(&ctx, json!({"path": "sub"})).await;
-        assert!(out.content.contains("is a directory"));
+        assert_contains(&out.content, "is a directory");
         let out = call(&ctx, json!({"path": "empty.txt"})).await;
         assert_eq!(
             (out.is_error, out.content.as_str()),

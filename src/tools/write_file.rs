@@ -218,6 +218,7 @@ impl Drop for TempFile {
 mod tests {
     use super::*;
     use crate::protocol::Location;
+    use crate::test_support::assert_contains;
     use crate::tools::{Tool, prepared, test_context};
     use std::os::unix::fs::PermissionsExt;
 
@@ -269,7 +270,7 @@ mod tests {
         )
         .await;
         assert_eq!(out.content, "Updated run.sh: +1 -1 lines.");
-        assert!(out.diff.unwrap().contains("-echo old\n+echo new\n"));
+        assert_contains(&out.diff.unwrap(), "-echo old\n+echo new\n");
         assert_eq!(fs::read_to_string(&file).unwrap(), "echo new\nexit 0\n");
         assert_eq!(
             fs::metadata(&file).unwrap().permissions().mode() & 0o777,
@@ -313,11 +314,7 @@ mod tests {
         let ctx = test_context(dir.path());
         let out = call(&ctx, json!({"path": "x.txt"})).await;
         assert!(out.is_error);
-        assert!(
-            out.content.contains("missing field `content`"),
-            "{}",
-            out.content
-        );
+        assert_contains(&out.content, "missing field `content`");
         let out = call(&ctx, json!({"path": "x.txt", "content": ["a"]})).await;
         assert!(
             out.content
@@ -325,7 +322,7 @@ mod tests {
         );
         let out = call(&ctx, json!({"path": "sub", "content": "x"})).await;
         assert!(out.is_error);
-        assert!(out.content.contains("is a directory"));
+        assert_contains(&out.content, "is a directory");
     }
 
     #[test]

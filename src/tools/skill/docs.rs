@@ -222,6 +222,7 @@ impl TypedTool for SkillSelectDocs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_contains;
     use crate::test_support::project_catalog;
     use std::path::PathBuf;
 
@@ -277,27 +278,15 @@ mod tests {
             "{}",
             out.content
         );
-        assert!(
-            out.content.contains("\n- forms.md (19 bytes)\n"),
-            "{}",
-            out.content
-        );
+        assert_contains(&out.content, "\n- forms.md (19 bytes)\n");
         f.select(json!({"skill": "pdf", "docs": ["forms.md"], "mode": "add"}))
             .await;
         f.loaded.mark("pdf");
         let out = f.list("pdf").await;
-        assert!(
-            out.content.contains("(loaded; 4 document(s), 1 selected;"),
-            "{}",
-            out.content
-        );
-        assert!(
-            out.content.contains("- forms.md (19 bytes) [selected]"),
-            "{}",
-            out.content
-        );
+        assert_contains(&out.content, "(loaded; 4 document(s), 1 selected;");
+        assert_contains(&out.content, "- forms.md (19 bytes) [selected]");
         let out = f.list("other").await;
-        assert!(out.content.contains("has no documents"), "{}", out.content);
+        assert_contains(&out.content, "has no documents");
         let out = f.list("nope").await;
         assert!(out.is_error);
         assert_eq!(
@@ -413,9 +402,9 @@ mod tests {
         assert_eq!(selected.docs.included, ["forms.md"]);
         assert_eq!(selected.docs.left_out.len(), 1);
         let text = selected.render("pdf");
-        assert!(
-            text.contains("Left out big.md: 5000 bytes, over what is left of the size cap (1000 bytes); read it with read_file at "),
-            "{text}"
+        assert_contains(
+            &text,
+            "Left out big.md: 5000 bytes, over what is left of the size cap (1000 bytes); read it with read_file at ",
         );
         assert_eq!(f.loaded.docs().selected("pdf"), ["forms.md"]);
     }

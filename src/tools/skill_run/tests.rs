@@ -2,6 +2,7 @@
 //! the allow and deny lists.
 use super::*;
 use crate::skills::DiscoveryOptions;
+use crate::test_support::assert_contains;
 use crate::tools::{Tool, prepared, test_context};
 
 /// What a call would touch; a call whose arguments do not parse asks for nothing.
@@ -482,14 +483,14 @@ async fn deny_list_refuses_denied_commands_and_wins_over_allow() {
         .run(json!({"skill": "demo", "command": "echo a | cat"}), &ctx)
         .await
         .unwrap();
-    assert!(out.content.contains("shell syntax"), "{}", out.content);
+    assert_contains(&out.content, "shell syntax");
 
     let tool = f.tool(lists(Some(&["rm"]), Some(&["rm"])));
     let out = tool
         .run(json!({"skill": "demo", "command": "rm x"}), &ctx)
         .await
         .unwrap();
-    assert!(out.content.contains("deny list"), "{}", out.content);
+    assert_contains(&out.content, "deny list");
 
     // A program that does not exist is an error for the model, not a failure.
     let tool = f.tool(lists(Some(&["no-such-program-h9"]), None));
