@@ -9,7 +9,7 @@ use tokio::sync::mpsc::unbounded_channel;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::test_support::{process_gone, read_pid, wait_for, wait_live};
+use super::test_support::{expect_killed, process_gone, read_pid, wait_live};
 use super::*;
 
 fn sink(max_bytes: usize) -> Sink {
@@ -231,8 +231,7 @@ async fn timeout_stops_the_whole_group_grandchildren_too() {
         }
     );
     assert_eq!(done.stdout, "started\n");
-    let grandchild = read_pid(&dir.path().join("grandchild.pid"));
-    wait_for("the grandchild to die", || process_gone(grandchild)).await;
+    expect_killed(&dir.path().join("grandchild.pid"), "the grandchild to die").await;
 }
 
 #[tokio::test]
@@ -249,8 +248,7 @@ async fn cancellation_stops_the_group_promptly() {
         .unwrap();
     assert_eq!(done.exit, Exit::Cancelled);
     assert_eq!(done.stdout, "started\n");
-    let bg = read_pid(&dir.path().join("bg.pid"));
-    wait_for("the background job to die", || process_gone(bg)).await;
+    expect_killed(&dir.path().join("bg.pid"), "the background job to die").await;
 }
 
 #[tokio::test]
@@ -260,8 +258,7 @@ async fn abandoning_the_call_kills_the_group() {
     let task = start_watched(line, dir.path(), CancellationToken::new()).await;
     task.abort();
     let _ = task.await;
-    let bg = read_pid(&dir.path().join("bg.pid"));
-    wait_for("the background job to die", || process_gone(bg)).await;
+    expect_killed(&dir.path().join("bg.pid"), "the background job to die").await;
 }
 
 #[tokio::test]
@@ -290,6 +287,5 @@ async fn leftovers_are_left_or_killed_as_asked() {
         (done.exit, done.pipes),
         (Exit::Exited { code: 0 }, Pipes::Closed)
     );
-    let killed = read_pid(&dir.path().join("killed.pid"));
-    wait_for("the leftover to die", || process_gone(killed)).await;
+    expect_killed(&dir.path().join("killed.pid"), "the leftover to die").await;
 }

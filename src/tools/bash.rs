@@ -161,7 +161,7 @@ mod tests {
     }
 
     use crate::exec::test_support::{
-        cancel_and_expect_interrupted, process_gone, read_pid, wait_for, wait_live,
+        cancel_and_expect_interrupted, expect_killed, read_pid, wait_live,
     };
     use nix::sys::signal::Signal;
     use nix::unistd::Pid;
@@ -215,8 +215,7 @@ mod tests {
             "{}",
             out.content
         );
-        let grandchild = read_pid(&ctx.workdir.join("grandchild.pid"));
-        wait_for("the grandchild to die", || process_gone(grandchild)).await;
+        expect_killed(&ctx.workdir.join("grandchild.pid"), "the grandchild to die").await;
     }
 
     #[tokio::test]
@@ -235,8 +234,7 @@ mod tests {
         });
         wait_live(&mut rx, "started\n").await;
         cancel_and_expect_interrupted(&cancel, task).await;
-        let bg = read_pid(&dir.path().join("bg.pid"));
-        wait_for("the background job to die", || process_gone(bg)).await;
+        expect_killed(&dir.path().join("bg.pid"), "the background job to die").await;
     }
 
     #[tokio::test]
@@ -279,8 +277,7 @@ mod tests {
         wait_live(&mut rx, "started\n").await;
         task.abort();
         let _ = task.await;
-        let bg = read_pid(&dir.path().join("bg.pid"));
-        wait_for("the background job to die", || process_gone(bg)).await;
+        expect_killed(&dir.path().join("bg.pid"), "the background job to die").await;
     }
 
     #[tokio::test]

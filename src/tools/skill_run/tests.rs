@@ -2,7 +2,7 @@
 //! the allow and deny lists.
 use super::*;
 use crate::skills::DiscoveryOptions;
-use crate::test_support::assert_contains;
+use crate::test_support::{assert_contains, write};
 use crate::tools::{Tool, prepared, test_context};
 
 /// What a call would touch; a call whose arguments do not parse asks for nothing.
@@ -28,11 +28,10 @@ fn fixture() -> Fixture {
     for name in ["demo", "other"] {
         let dir = root.path().join(name);
         std::fs::create_dir_all(dir.join("scripts")).unwrap();
-        std::fs::write(
-            dir.join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: Use for tests\n---\nBody\n"),
-        )
-        .unwrap();
+        write(
+            &dir.join("SKILL.md"),
+            &format!("---\nname: {name}\ndescription: Use for tests\n---\nBody\n"),
+        );
     }
     let empty = tempfile::tempdir().unwrap();
     let catalog = Catalog::discover(&DiscoveryOptions {
@@ -60,6 +59,10 @@ impl Fixture {
     fn ctx(&self) -> ToolContext {
         test_context(self.project.path())
     }
+    /// Runs `tool` with `args` in the project.
+    async fn run(&self, tool: &SkillRun, args: Value) -> ToolOutput {
+        tool.run(args, &self.ctx()).await.unwrap()
+    }
 }
 
 fn unrestricted() -> CommandLists {
@@ -70,24 +73,23 @@ fn report(out: &ToolOutput) -> Value {
     serde_json::from_str(&out.content).unwrap_or_else(|e| panic!("{e}: {}", out.content))
 }
 
-use crate::exec::test_support::{cancel_and_expect_interrupted, process_gone, read_pid, wait_for};
+use crate::exec::test_support::{cancel_and_expect_interrupted, expect_killed};
 
 #[tokio::test]
 async fn runs_in_the_skill_folder_with_its_variables() {
     let f = fixture();
     let tool = f.tool(unrestricted());
-    let out = tool
+    let out = f
         .run(
+            &tool,
             json!({
                 "skill": "demo",
                 "command": "pwd; echo \"$SKILL_NAME|$SKILL_DIR|$GREETING\"; echo \"$WORK_DIR\"; \
                             echo \"$OUTPUT_DIR\"; ls -A \"$WORK_DIR\"; echo oops >&2; exit 3",
                 "env": {"GREETING": "hi there"}
             }),
-            &f.ctx(),
         )
-        .await
-        .unwrap();
+        .await;
     assert!(out.is_error, "exit 3 is an error");
     let r = report(&out);
     let stdout = r["stdout"].as_str().unwrap();
@@ -108,13 +110,12 @@ async fn runs_in_the_skill_folder_with_its_variables() {
     assert!(!work.exists(), "the work folder is removed after the call");
 
     // cwd below the skill folder; each call gets its own work folder.
-    let out = tool
+    let out = f
         .run(
+            &tool,
             json!({"skill": "demo", "command": "pwd", "cwd": "scripts"}),
-            &f.ctx(),
         )
-        .await
-        .unwrap();
+        .await;
     assert!(!out.is_error, "{}", out.content);
     assert_eq!(
         report(&out)["stdout"],
@@ -227,44 +228,40 @@ async fn timeout_kills_the_group_and_returns_promptly() {
     let f = fixture();
     let tool = f.tool(unrestricted());
     let started = Instant::now();
-    let out = tool
+    let out = f
         .run(
+            &tool,
             json!({
                 "skill": "demo",
                 "command": "sleep 300 & echo $! > \"$SKILL_DIR/bg.pid\"; echo started; sleep 300",
                 "timeout": 1
             }),
-            &f.ctx(),
         )
-        .await
-        .unwrap();
+        .await;
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(out.is_error);
     let r = report(&out);
     assert_eq!(r["timed_out"], true);
     assert_eq!(r["exit_code"], Value::Null);
     assert_eq!(r["stdout"], "started\n");
-    let bg = read_pid(&f.demo_dir.join("bg.pid"));
-    wait_for("the background job to die", || process_gone(bg)).await;
+    expect_killed(&f.demo_dir.join("bg.pid"), "the background job to die").await;
 }
 
 #[tokio::test]
 async fn leftovers_are_killed_when_the_command_exits() {
     let f = fixture();
     let tool = f.tool(unrestricted());
-    let out = tool
+    let out = f
         .run(
+            &tool,
             json!({
                 "skill": "demo",
                 "command": "sleep 300 >/dev/null 2>&1 & echo $! > \"$SKILL_DIR/bg.pid\"; echo done"
             }),
-            &f.ctx(),
         )
-        .await
-        .unwrap();
+        .await;
     assert!(!out.is_error, "{}", out.content);
-    let bg = read_pid(&f.demo_dir.join("bg.pid"));
-    wait_for("the leftover job to die", || process_gone(bg)).await;
+    expect_killed(&f.demo_dir.join("bg.pid"), "the leftover job to die").await;
 }
 
 #[tokio::test]
@@ -295,8 +292,7 @@ async fn cancel_returns_promptly_kills_the_group_and_removes_the_work_folder() {
     let work = PathBuf::from(seen.trim_end());
     assert!(work.is_dir());
     cancel_and_expect_interrupted(&cancel, task).await;
-    let bg = read_pid(&f.demo_dir.join("bg.pid"));
-    wait_for("the background job to die", || process_gone(bg)).await;
+    expect_killed(&f.demo_dir.join("bg.pid"), "the background job to die").await;
     assert!(!work.exists());
 }
 
@@ -309,13 +305,7 @@ async fn output_files_come_back_inline_with_mime_types_and_limits() {
                    printf 'plain' > \"$OUTPUT_DIR/notes\"; \
                    mkdir \"$OUTPUT_DIR/deep\"; echo '{}' > \"$OUTPUT_DIR/deep/x.json\"; \
                    echo skipped > \"$WORK_DIR/elsewhere.txt\"";
-    let out = tool
-        .run(
-            json!({"skill": "demo", "command": command, "output_files": ["output/*", "output/**/*.json"]}),
-            &f.ctx(),
-        )
-        .await
-        .unwrap();
+    let out = f.run(&tool, json!({"skill": "demo", "command": command, "output_files": ["output/*", "output/**/*.json"]})).await;
     assert!(!out.is_error, "{}", out.content);
     let r = report(&out);
     let files = r["files"].as_array().unwrap();
@@ -344,13 +334,7 @@ async fn output_files_come_back_inline_with_mime_types_and_limits() {
     assert!(r.get("files_omitted").is_none());
 
     // Count limit: 25 files, 20 returned, the rest named.
-    let out = tool
-        .run(
-            json!({"skill": "demo", "command": "cd \"$OUTPUT_DIR\" && for i in $(seq 10 34); do echo $i > f$i.txt; done", "output_files": ["output/*.txt"]}),
-            &f.ctx(),
-        )
-        .await
-        .unwrap();
+    let out = f.run(&tool, json!({"skill": "demo", "command": "cd \"$OUTPUT_DIR\" && for i in $(seq 10 34); do echo $i > f$i.txt; done", "output_files": ["output/*.txt"]})).await;
     let r = report(&out);
     assert_eq!(r["files"].as_array().unwrap().len(), MAX_FILES);
     assert_eq!(r["files"][19]["path"], "output/f29.txt");
