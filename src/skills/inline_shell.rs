@@ -385,8 +385,7 @@ mod tests {
 #[cfg(test)]
 mod permission_tests {
     use super::*;
-    use crate::skills::{Catalog, DiscoveryOptions};
-    use crate::test_support::write;
+    use crate::test_support::{roots_catalog, write};
 
     #[test]
     fn remote_skills_never_run_commands_local_ones_follow_the_mode() {
@@ -399,13 +398,11 @@ mod permission_tests {
             );
         }
         let empty = tempfile::tempdir().unwrap();
-        let catalog = Catalog::discover(&DiscoveryOptions {
-            flag_dirs: vec![local.path().to_path_buf()],
-            workdir: empty.path().to_path_buf(),
-            harness9_home: empty.path().to_path_buf(),
-            user_home: None,
-            remote_dirs: vec![remote.path().to_path_buf()],
-        });
+        let catalog = roots_catalog(
+            empty.path(),
+            vec![local.path().to_path_buf()],
+            vec![remote.path().to_path_buf()],
+        );
         let far = catalog.get("far").unwrap();
         let near = catalog.get("near").unwrap();
         assert!(

@@ -1,8 +1,7 @@
 //! Tests for `skill_run`: environment, folders, refusals, timeouts, output files and
 //! the allow and deny lists.
 use super::*;
-use crate::skills::DiscoveryOptions;
-use crate::test_support::{assert_contains, write};
+use crate::test_support::{assert_contains, roots_catalog, write};
 use crate::tools::{Tool, prepared, test_context};
 
 /// What a call would touch; a call whose arguments do not parse asks for nothing.
@@ -34,13 +33,7 @@ fn fixture() -> Fixture {
         );
     }
     let empty = tempfile::tempdir().unwrap();
-    let catalog = Catalog::discover(&DiscoveryOptions {
-        flag_dirs: vec![root.path().to_path_buf()],
-        workdir: empty.path().to_path_buf(),
-        harness9_home: empty.path().to_path_buf(),
-        user_home: None,
-        remote_dirs: Vec::new(),
-    });
+    let catalog = roots_catalog(empty.path(), vec![root.path().to_path_buf()], Vec::new());
     assert!(catalog.get("demo").is_some(), "{:?}", catalog.warnings());
     let demo_dir = std::fs::canonicalize(root.path().join("demo")).unwrap();
     Fixture {
@@ -59,9 +52,12 @@ impl Fixture {
     fn ctx(&self) -> ToolContext {
         test_context(self.project.path())
     }
-    /// Runs `tool` with `args` in the project.
-    async fn run(&self, tool: &SkillRun, args: Value) -> ToolOutput {
-        tool.run(args, &self.ctx()).await.unwrap()
+    /// Runs an unrestricted `skill_run` with `args` in the project.
+    async fn run(&self, args: Value) -> ToolOutput {
+        self.tool(unrestricted())
+            .run(args, &self.ctx())
+            .await
+            .unwrap()
     }
 }
 
@@ -78,17 +74,13 @@ use crate::exec::test_support::{cancel_and_expect_interrupted, expect_killed};
 #[tokio::test]
 async fn runs_in_the_skill_folder_with_its_variables() {
     let f = fixture();
-    let tool = f.tool(unrestricted());
     let out = f
-        .run(
-            &tool,
-            json!({
-                "skill": "demo",
-                "command": "pwd; echo \"$SKILL_NAME|$SKILL_DIR|$GREETING\"; echo \"$WORK_DIR\"; \
-                            echo \"$OUTPUT_DIR\"; ls -A \"$WORK_DIR\"; echo oops >&2; exit 3",
-                "env": {"GREETING": "hi there"}
-            }),
-        )
+        .run(json!({
+            "skill": "demo",
+            "command": "pwd; echo \"$SKILL_NAME|$SKILL_DIR|$GREETING\"; echo \"$WORK_DIR\"; \
+                        echo \"$OUTPUT_DIR\"; ls -A \"$WORK_DIR\"; echo oops >&2; exit 3",
+            "env": {"GREETING": "hi there"}
+        }))
         .await;
     assert!(out.is_error, "exit 3 is an error");
     let r = report(&out);
@@ -111,10 +103,7 @@ async fn runs_in_the_skill_folder_with_its_variables() {
 
     // cwd below the skill folder; each call gets its own work folder.
     let out = f
-        .run(
-            &tool,
-            json!({"skill": "demo", "command": "pwd", "cwd": "scripts"}),
-        )
+        .run(json!({"skill": "demo", "command": "pwd", "cwd": "scripts"}))
         .await;
     assert!(!out.is_error, "{}", out.content);
     assert_eq!(
@@ -226,17 +215,13 @@ async fn access_declares_the_command_with_its_variables_and_folder() {
 #[tokio::test]
 async fn timeout_kills_the_group_and_returns_promptly() {
     let f = fixture();
-    let tool = f.tool(unrestricted());
     let started = Instant::now();
     let out = f
-        .run(
-            &tool,
-            json!({
-                "skill": "demo",
-                "command": "sleep 300 & echo $! > \"$SKILL_DIR/bg.pid\"; echo started; sleep 300",
-                "timeout": 1
-            }),
-        )
+        .run(json!({
+            "skill": "demo",
+            "command": "sleep 300 & echo $! > \"$SKILL_DIR/bg.pid\"; echo started; sleep 300",
+            "timeout": 1
+        }))
         .await;
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(out.is_error);
@@ -250,15 +235,11 @@ async fn timeout_kills_the_group_and_returns_promptly() {
 #[tokio::test]
 async fn leftovers_are_killed_when_the_command_exits() {
     let f = fixture();
-    let tool = f.tool(unrestricted());
     let out = f
-        .run(
-            &tool,
-            json!({
-                "skill": "demo",
-                "command": "sleep 300 >/dev/null 2>&1 & echo $! > \"$SKILL_DIR/bg.pid\"; echo done"
-            }),
-        )
+        .run(json!({
+            "skill": "demo",
+            "command": "sleep 300 >/dev/null 2>&1 & echo $! > \"$SKILL_DIR/bg.pid\"; echo done"
+        }))
         .await;
     assert!(!out.is_error, "{}", out.content);
     expect_killed(&f.demo_dir.join("bg.pid"), "the leftover job to die").await;
@@ -305,7 +286,7 @@ async fn output_files_come_back_inline_with_mime_types_and_limits() {
                    printf 'plain' > \"$OUTPUT_DIR/notes\"; \
                    mkdir \"$OUTPUT_DIR/deep\"; echo '{}' > \"$OUTPUT_DIR/deep/x.json\"; \
                    echo skipped > \"$WORK_DIR/elsewhere.txt\"";
-    let out = f.run(&tool, json!({"skill": "demo", "command": command, "output_files": ["output/*", "output/**/*.json"]})).await;
+    let out = f.run(json!({"skill": "demo", "command": command, "output_files": ["output/*", "output/**/*.json"]})).await;
     assert!(!out.is_error, "{}", out.content);
     let r = report(&out);
     let files = r["files"].as_array().unwrap();
@@ -334,7 +315,7 @@ async fn output_files_come_back_inline_with_mime_types_and_limits() {
     assert!(r.get("files_omitted").is_none());
 
     // Count limit: 25 files, 20 returned, the rest named.
-    let out = f.run(&tool, json!({"skill": "demo", "command": "cd \"$OUTPUT_DIR\" && for i in $(seq 10 34); do echo $i > f$i.txt; done", "output_files": ["output/*.txt"]})).await;
+    let out = f.run(json!({"skill": "demo", "command": "cd \"$OUTPUT_DIR\" && for i in $(seq 10 34); do echo $i > f$i.txt; done", "output_files": ["output/*.txt"]})).await;
     let r = report(&out);
     assert_eq!(r["files"].as_array().unwrap().len(), MAX_FILES);
     assert_eq!(r["files"][19]["path"], "output/f29.txt");
