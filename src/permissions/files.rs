@@ -138,22 +138,13 @@ pub fn load(places: &Places, user: &UserPermissions) -> Result<Loaded, Permissio
     let user_source = Source::User {
         path: places.user_file.clone(),
     };
-    for (effect, texts) in [
-        (Effect::Deny, &user.deny),
-        (Effect::Ask, &user.ask),
-        (Effect::Allow, &user.allow),
-    ] {
-        for text in texts {
-            let rule = Rule::parse(text, home).map_err(|source| PermissionsError::Rule {
-                path: places.user_file.clone(),
-                source,
-            })?;
-            book.push(ActiveRule {
-                rule,
-                effect,
-                source: user_source.clone(),
-            });
-        }
+    let lists = [&user.deny, &user.ask, &user.allow];
+    for (effect, rule) in parse_rules(lists, &places.user_file, home)? {
+        book.push(ActiveRule {
+            rule,
+            effect,
+            source: user_source.clone(),
+        });
     }
     let project_file = places.project_file();
     let project = read_project(&project_file)?;
@@ -166,32 +157,48 @@ pub fn load(places: &Places, user: &UserPermissions) -> Result<Loaded, Permissio
         path: project_file.clone(),
     };
     let mut untrusted = Vec::new();
-    for (effect, texts) in [
-        (Effect::Deny, &project.deny),
-        (Effect::Ask, &project.ask),
-        (Effect::Allow, &project.allow),
-    ] {
-        for text in texts {
-            let rule = Rule::parse(text, home).map_err(|source| PermissionsError::Rule {
-                path: project_file.clone(),
-                source,
-            })?;
-            if effect == Effect::Allow && !trusted_here.iter().any(|t| t == rule.text()) {
-                untrusted.push(rule.text().to_string());
-                continue;
-            }
-            book.push(ActiveRule {
-                rule,
-                effect,
-                source: project_source.clone(),
-            });
+    let lists = [&project.deny, &project.ask, &project.allow];
+    for (effect, rule) in parse_rules(lists, &project_file, home)? {
+        if effect == Effect::Allow && !trusted_here.iter().any(|t| t == rule.text()) {
+            untrusted.push(rule.text().to_string());
+            continue;
         }
+        book.push(ActiveRule {
+            rule,
+            effect,
+            source: project_source.clone(),
+        });
     }
     Ok(Loaded {
         book,
         untrusted,
         project_file,
     })
+}
+
+/// The rules of one file's `deny`, `ask` and `allow` lists (in that order), each with
+/// its effect; the first that does not parse is the error, naming `path`.
+fn parse_rules(
+    [deny, ask, allow]: [&Vec<String>; 3],
+    path: &Path,
+    home: Option<&Path>,
+) -> Result<Vec<(Effect, Rule)>, PermissionsError> {
+    let lists = [
+        (Effect::Deny, deny),
+        (Effect::Ask, ask),
+        (Effect::Allow, allow),
+    ];
+    let mut rules = Vec::new();
+    for (effect, texts) in lists {
+        for text in texts {
+            let rule = Rule::parse(text, home).map_err(|source| PermissionsError::Rule {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            rules.push((effect, rule));
+        }
+    }
+    Ok(rules)
 }
 
 fn read_project(path: &Path) -> Result<ProjectRules, PermissionsError> {

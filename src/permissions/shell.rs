@@ -4,7 +4,8 @@
 //! read off the text: command and process substitution, here-documents, control
 //! structures, a command name that comes from a variable or a glob, wrappers that run
 //! another command (`eval`, `sudo`, `xargs`, `bash -c`, `find -exec`, …) and
-//! assignments that make a program run other code (`LD_PRELOAD=…`).
+//! assignments that make a program run other code (`LD_PRELOAD=…`). The other way round,
+//! `quote_unless_plain` writes a word so that such a reader reads it back unchanged.
 //!
 //! It is deliberately conservative: anything it does not understand is a [`Hazard`],
 //! and a line with a hazard is never approved by a rule, only by a person. It does not
@@ -831,6 +832,16 @@ fn is_assignment(word: &str) -> bool {
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `word` as `sh` reads it back: as it is when every character is `plain` (and it is not
+/// empty), else in single quotes, each `'` written `'\''`.
+pub fn quote_unless_plain(word: &str, plain: impl Fn(char) -> bool) -> String {
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 /// `find` actions that run a program, delete or write a file (what makes `find` more than
