@@ -435,18 +435,15 @@ mod tests {
     use super::*;
     use crate::protocol::{ApprovalRequestKind, Location};
     use crate::test_support::assert_contains;
-    use crate::tools::{Tool, prepared, test_context};
+    use crate::tools::{prepared, run_tool, test_context};
     use std::fs;
 
     const SOURCE: &str = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n\nfn other() {\n    let x = 1;\n}\n";
 
-    async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
-        EditFile.run(args, ctx).await.unwrap()
-    }
-
     /// Replaces `old` by `new` in `path`.
     async fn edit(ctx: &ToolContext, path: &str, old: &str, new: &str) -> ToolOutput {
-        call(
+        run_tool(
+            &EditFile,
             ctx,
             json!({"path": path, "old_string": old, "new_string": new}),
         )
@@ -487,7 +484,7 @@ mod tests {
         let (_d, ctx) = setup();
         let args =
             json!({"path": "main.rs", "old_string": "let x = 1;", "new_string": "let x = 2;"});
-        let out = call(&ctx, args.clone()).await;
+        let out = run_tool(&EditFile, &ctx, args.clone()).await;
         assert!(out.is_error);
         assert!(
             out.content
@@ -498,7 +495,7 @@ mod tests {
         assert_eq!(file(&ctx), SOURCE);
         let mut all = args;
         all["replace_all"] = json!(true);
-        let out = call(&ctx, all).await;
+        let out = run_tool(&EditFile, &ctx, all).await;
         assert!(
             out.content
                 .starts_with("Edited main.rs: replaced 2 occurrences, +2 -2 lines.")
@@ -558,7 +555,12 @@ mod tests {
     #[tokio::test]
     async fn errors_the_model_can_fix() {
         let (_d, ctx) = setup();
-        let out = call(&ctx, json!({"path": "main.rs", "old_string": "x"})).await;
+        let out = run_tool(
+            &EditFile,
+            &ctx,
+            json!({"path": "main.rs", "old_string": "x"}),
+        )
+        .await;
         assert_contains(&out.content, "missing field `new_string`");
         let out = edit(&ctx, "main.rs", "", "x").await;
         assert!(out.content.starts_with("old_string is empty"));
@@ -566,7 +568,8 @@ mod tests {
         assert_contains(&out.content, "identical");
         let out = edit(&ctx, "nope.rs", "x", "y").await;
         assert_contains(&out.content, "File not found: nope.rs");
-        let out = call(
+        let out = run_tool(
+            &EditFile,
             &ctx,
             json!({"path": "main.rs", "old_string": "x", "new_string": "y", "replace_all": "yes"}),
         )

@@ -239,13 +239,9 @@ fn find(
 mod tests {
     use super::*;
     use crate::test_support::assert_contains;
-    use crate::tools::{Tool, assert_read_access, prepared, test_files};
+    use crate::tools::{assert_read_access, prepared, run_tool, test_files};
 
     use std::fs;
-
-    async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
-        Glob.run(args, ctx).await.unwrap()
-    }
 
     #[tokio::test]
     async fn name_patterns_match_at_any_depth_sorted_and_gitignore_aware() {
@@ -259,7 +255,7 @@ mod tests {
             "notes.md",
         ]);
         fs::write(ctx.workdir.join(".gitignore"), "target/\n").unwrap();
-        let out = call(&ctx, json!({"pattern": "*.rs"})).await;
+        let out = run_tool(&Glob, &ctx, json!({"pattern": "*.rs"})).await;
         assert!(!out.is_error, "{}", out.content);
         assert_eq!(
             out.content,
@@ -270,14 +266,14 @@ mod tests {
     #[tokio::test]
     async fn path_patterns_and_search_directory() {
         let (_d, ctx) = test_files(&["src/main.rs", "src/a/b.rs", "tests/t.rs"]);
-        let out = call(&ctx, json!({"pattern": "src/*.rs"})).await;
+        let out = run_tool(&Glob, &ctx, json!({"pattern": "src/*.rs"})).await;
         assert_eq!(out.content, "src/main.rs\n");
-        let out = call(&ctx, json!({"pattern": "src/**/*.rs"})).await;
+        let out = run_tool(&Glob, &ctx, json!({"pattern": "src/**/*.rs"})).await;
         assert_eq!(out.content, "src/a/b.rs\nsrc/main.rs\n");
         // Relative to `path`, displayed relative to the project.
-        let out = call(&ctx, json!({"pattern": "a/*.rs", "path": "src"})).await;
+        let out = run_tool(&Glob, &ctx, json!({"pattern": "a/*.rs", "path": "src"})).await;
         assert_eq!(out.content, "src/a/b.rs\n");
-        let out = call(&ctx, json!({"pattern": "*.{md,txt}"})).await;
+        let out = run_tool(&Glob, &ctx, json!({"pattern": "*.{md,txt}"})).await;
         assert_eq!(
             out.content,
             "No files match \"*.{md,txt}\" in the project.\n"
@@ -291,7 +287,7 @@ mod tests {
             .collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let (_d, ctx) = test_files(&refs);
-        let out = call(&ctx, json!({"pattern": "*.txt"})).await;
+        let out = run_tool(&Glob, &ctx, json!({"pattern": "*.txt"})).await;
         let lines: Vec<&str> = out.content.lines().collect();
         assert_eq!(lines.len(), MAX_RESULTS + 1);
         assert_eq!(lines[0], "f0000.txt");
@@ -307,17 +303,17 @@ mod tests {
     #[tokio::test]
     async fn errors_the_model_can_fix() {
         let (_d, ctx) = test_files(&["a.txt"]);
-        let out = call(&ctx, json!({"pattern": "a[", "path": "."})).await;
+        let out = run_tool(&Glob, &ctx, json!({"pattern": "a[", "path": "."})).await;
         assert!(
             out.is_error && out.content.contains("invalid glob pattern"),
             "{}",
             out.content
         );
-        let out = call(&ctx, json!({"pattern": "/etc/*"})).await;
+        let out = run_tool(&Glob, &ctx, json!({"pattern": "/etc/*"})).await;
         assert!(out.is_error && out.content.contains("put the directory in `path`"));
-        let out = call(&ctx, json!({"pattern": "*", "path": "missing"})).await;
+        let out = run_tool(&Glob, &ctx, json!({"pattern": "*", "path": "missing"})).await;
         assert_eq!(out.content, "No such directory: missing");
-        let out = call(&ctx, json!({"path": "."})).await;
+        let out = run_tool(&Glob, &ctx, json!({"path": "."})).await;
         assert_contains(&out.content, "missing field `pattern`");
     }
 

@@ -264,11 +264,7 @@ impl Sink for FileMatches {
 mod tests {
     use super::*;
     use crate::test_support::assert_contains;
-    use crate::tools::{Tool, assert_read_access, prepared};
-
-    async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
-        Grep.run(args, ctx).await.unwrap()
-    }
+    use crate::tools::{assert_read_access, prepared, run_tool};
 
     use crate::tools::test_tree as tree;
 
@@ -281,7 +277,7 @@ mod tests {
             ("blob.bin", "fn binary()\0\n"),
             (".gitignore", "target/\n"),
         ]);
-        let out = call(&ctx, json!({"pattern": "fn \\w+\\(\\)"})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "fn \\w+\\(\\)"})).await;
         assert!(!out.is_error, "{}", out.content);
         assert_eq!(
             out.content,
@@ -296,21 +292,23 @@ mod tests {
             ("src/a.md", "hello\n"),
             ("docs/b.md", "HELLO\n"),
         ]);
-        let out = call(
+        let out = run_tool(
+            &Grep,
             &ctx,
             json!({"pattern": "hello", "case_insensitive": true, "glob": "*.md"}),
         )
         .await;
         assert_eq!(out.content, "docs/b.md:1:HELLO\nsrc/a.md:1:hello\n");
-        let out = call(&ctx, json!({"pattern": "hello", "path": "src"})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "hello", "path": "src"})).await;
         assert_eq!(out.content, "src/a.md:1:hello\n");
-        let out = call(
+        let out = run_tool(
+            &Grep,
             &ctx,
             json!({"pattern": "Hello", "path": "src/a.rs", "glob": "*.md"}),
         )
         .await;
         assert_eq!(out.content, "src/a.rs:1:Hello\n");
-        let out = call(&ctx, json!({"pattern": "absent"})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "absent"})).await;
         assert_eq!(
             (out.is_error, out.content.as_str()),
             (false, "No matches for \"absent\" in the project.\n")
@@ -324,14 +322,14 @@ mod tests {
             ("certs/server.pem", "API_KEY in a key\n"),
             ("src/a.rs", "let API_KEY = env();\n"),
         ]);
-        let out = call(&ctx, json!({"pattern": "API_KEY"})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "API_KEY"})).await;
         assert_eq!(
             out.content,
             "src/a.rs:1:let API_KEY = env();\n[skipped 2 file(s) that may hold secrets: .env, \
              certs/server.pem; read_file asks the user before reading one]\n"
         );
         ctx.limits.secret_files = SecretFileSearch::Searched;
-        let out = call(&ctx, json!({"pattern": "API_KEY"})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "API_KEY"})).await;
         assert_contains(&out.content, ".env:1:API_KEY=sk-live-1");
     }
 
@@ -339,33 +337,33 @@ mod tests {
     async fn results_are_capped_with_a_note() {
         let many: String = (1..=50).map(|i| format!("hit {i}\n")).collect();
         let (_d, ctx) = tree(&[("a.txt", &many), ("b.txt", "hit b\n")]);
-        let out = call(&ctx, json!({"pattern": "hit", "max_results": 3})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "hit", "max_results": 3})).await;
         assert_eq!(
             out.content,
             "a.txt:1:hit 1\na.txt:2:hit 2\na.txt:3:hit 3\n[stopped after 3 matches; more exist: \
              narrow the pattern, path or glob, or raise max_results]\n"
         );
         // Exactly at the cap: no note.
-        let out = call(&ctx, json!({"pattern": "hit b", "max_results": 1})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "hit b", "max_results": 1})).await;
         assert_eq!(out.content, "b.txt:1:hit b\n");
     }
 
     #[tokio::test]
     async fn errors_the_model_can_fix() {
         let (_d, ctx) = tree(&[("a.txt", "x\n")]);
-        let out = call(&ctx, json!({"pattern": "foo("})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "foo("})).await;
         assert!(
             out.is_error && out.content.contains("invalid regex"),
             "{}",
             out.content
         );
-        let out = call(&ctx, json!({"pattern": "x", "glob": "a["})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "x", "glob": "a["})).await;
         assert!(out.is_error && out.content.contains("invalid glob"));
-        let out = call(&ctx, json!({"pattern": "x", "max_results": -1})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "x", "max_results": -1})).await;
         assert!(out.is_error, "{}", out.content);
-        let out = call(&ctx, json!({"pattern": "x", "path": "nope"})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "x", "path": "nope"})).await;
         assert_eq!(out.content, "No such directory: nope");
-        let out = call(&ctx, json!({"glob": "*"})).await;
+        let out = run_tool(&Grep, &ctx, json!({"glob": "*"})).await;
         assert_contains(&out.content, "missing field `pattern`");
     }
 

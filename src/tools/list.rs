@@ -136,13 +136,9 @@ fn list(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::{Tool, assert_read_access, prepared, test_files};
+    use crate::tools::{assert_read_access, prepared, run_tool, test_files};
 
     use std::fs;
-
-    async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
-        List.run(args, ctx).await.unwrap()
-    }
 
     #[tokio::test]
     async fn lists_a_tree_to_the_default_depth_skipping_ignored() {
@@ -155,13 +151,13 @@ mod tests {
             ".gitignore",
         ]);
         fs::write(ctx.workdir.join(".gitignore"), "/target\n").unwrap();
-        let out = call(&ctx, json!({})).await;
+        let out = run_tool(&List, &ctx, json!({})).await;
         assert!(!out.is_error, "{}", out.content);
         assert_eq!(
             out.content,
             ".gitignore\nCargo.toml\nsrc/\n  lib.rs\n  tools/\n"
         );
-        let out = call(&ctx, json!({"path": "src", "depth": 5})).await;
+        let out = run_tool(&List, &ctx, json!({"path": "src", "depth": 5})).await;
         assert_eq!(out.content, "lib.rs\ntools/\n  mod.rs\n");
     }
 
@@ -170,7 +166,7 @@ mod tests {
         let names: Vec<String> = (0..MAX_ENTRIES + 3).map(|i| format!("d/f{i:04}")).collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let (_d, ctx) = test_files(&refs);
-        let out = call(&ctx, json!({"depth": 2})).await;
+        let out = run_tool(&List, &ctx, json!({"depth": 2})).await;
         let lines: Vec<&str> = out.content.lines().collect();
         assert_eq!(lines.len(), MAX_ENTRIES + 1);
         assert_eq!(lines[0], "d/");
@@ -187,16 +183,16 @@ mod tests {
     async fn errors_and_empty_directories() {
         let (_d, ctx) = test_files(&["file.txt"]);
         fs::create_dir(ctx.workdir.join("empty")).unwrap();
-        let out = call(&ctx, json!({"path": "empty"})).await;
+        let out = run_tool(&List, &ctx, json!({"path": "empty"})).await;
         assert_eq!(
             (out.is_error, out.content.as_str()),
             (false, "empty is empty (or all of it is ignored).\n")
         );
-        let out = call(&ctx, json!({"path": "file.txt"})).await;
+        let out = run_tool(&List, &ctx, json!({"path": "file.txt"})).await;
         assert_eq!(out.content, "file.txt is not a directory");
-        let out = call(&ctx, json!({"depth": 0})).await;
+        let out = run_tool(&List, &ctx, json!({"depth": 0})).await;
         assert!(out.is_error && out.content.contains("between 1 and 10"));
-        let out = call(&ctx, json!({"depth": "deep"})).await;
+        let out = run_tool(&List, &ctx, json!({"depth": "deep"})).await;
         assert!(
             out.content
                 .contains("field `depth` must be an integer, got a string")

@@ -497,6 +497,18 @@ pub(crate) fn test_files(paths: &[&str]) -> (tempfile::TempDir, ToolContext) {
     test_tree(&with_content)
 }
 
+/// What `tool` answers to `args` in `ctx`, for tests; panics on a fatal error.
+#[cfg(test)]
+pub(crate) async fn run_tool(
+    tool: &dyn Tool,
+    ctx: &ToolContext,
+    args: serde_json::Value,
+) -> ToolOutput {
+    tool.run(args, ctx)
+        .await
+        .unwrap_or_else(|e| panic!("{}: {e:?}", tool.name()))
+}
+
 /// The call `tool` prepares from `args`, for tests; panics when they do not parse.
 #[cfg(test)]
 pub(crate) fn prepared(tool: &dyn Tool, args: serde_json::Value) -> Box<dyn PreparedCall + '_> {

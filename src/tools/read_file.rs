@@ -283,12 +283,8 @@ fn count_lines(reader: &mut BufReader<File>) -> std::io::Result<u64> {
 mod tests {
     use super::*;
     use crate::test_support::assert_contains;
-    use crate::tools::{Tool, assert_read_access, prepared, test_context};
+    use crate::tools::{Tool, assert_read_access, prepared, run_tool, test_context};
     use std::path::Path;
-
-    async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
-        ReadFile.run(args, ctx).await.unwrap()
-    }
 
     fn numbered(n: usize) -> String {
         (1..=n).map(|i| format!("line {i}\n")).collect()
@@ -298,7 +294,12 @@ mod tests {
     async fn reads_with_line_numbers() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "alpha\r\nbeta\ngamma").unwrap();
-        let out = call(&test_context(dir.path()), json!({"path": "a.txt"})).await;
+        let out = run_tool(
+            &ReadFile,
+            &test_context(dir.path()),
+            json!({"path": "a.txt"}),
+        )
+        .await;
         assert!(!out.is_error);
         assert_eq!(out.content, "     1\talpha\n     2\tbeta\n     3\tgamma\n");
     }
@@ -308,15 +309,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), numbered(10)).unwrap();
         let ctx = test_context(dir.path());
-        let out = call(&ctx, json!({"path": "a.txt", "offset": 3, "limit": 2})).await;
+        let out = run_tool(
+            &ReadFile,
+            &ctx,
+            json!({"path": "a.txt", "offset": 3, "limit": 2}),
+        )
+        .await;
         assert_eq!(
             out.content,
             "     3\tline 3\n     4\tline 4\n\
              [showing lines 3-4 of 10; more remain: continue with offset=5]\n"
         );
-        let out = call(&ctx, json!({"path": "a.txt", "offset": 9})).await;
+        let out = run_tool(&ReadFile, &ctx, json!({"path": "a.txt", "offset": 9})).await;
         assert_eq!(out.content, "     9\tline 9\n    10\tline 10\n");
-        let out = call(&ctx, json!({"path": "a.txt", "offset": 11})).await;
+        let out = run_tool(&ReadFile, &ctx, json!({"path": "a.txt", "offset": 11})).await;
         assert!(out.is_error);
         assert_contains(&out.content, "past the end");
     }
@@ -325,7 +331,12 @@ mod tests {
     async fn refuses_binary_files() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("b.bin"), b"ELF\x00\x01\x02").unwrap();
-        let out = call(&test_context(dir.path()), json!({"path": "b.bin"})).await;
+        let out = run_tool(
+            &ReadFile,
+            &test_context(dir.path()),
+            json!({"path": "b.bin"}),
+        )
+        .await;
         assert!(out.is_error);
         assert_contains(&out.content, "binary");
     }
@@ -336,10 +347,15 @@ mod tests {
         std::fs::write(dir.path().join("big.txt"), numbered(1000)).unwrap();
         let mut ctx = test_context(dir.path());
         ctx.limits.max_read_bytes = 100;
-        let out = call(&ctx, json!({"path": "big.txt"})).await;
+        let out = run_tool(&ReadFile, &ctx, json!({"path": "big.txt"})).await;
         assert!(out.is_error);
         assert_contains(&out.content, "offset and limit");
-        let out = call(&ctx, json!({"path": "big.txt", "offset": 500, "limit": 1})).await;
+        let out = run_tool(
+            &ReadFile,
+            &ctx,
+            json!({"path": "big.txt", "offset": 500, "limit": 1}),
+        )
+        .await;
         assert!(!out.is_error);
         // Over the read limit, the rest is not counted.
         assert_eq!(
@@ -354,7 +370,7 @@ mod tests {
         std::fs::write(dir.path().join("a.txt"), numbered(1000)).unwrap();
         let mut ctx = test_context(dir.path());
         ctx.limits.max_output_bytes = 1000;
-        let out = call(&ctx, json!({"path": "a.txt"})).await;
+        let out = run_tool(&ReadFile, &ctx, json!({"path": "a.txt"})).await;
         assert!(out.content.len() <= 1000);
         let note = out.content.lines().last().unwrap();
         let shown = out.content.lines().count() - 1;
@@ -372,7 +388,12 @@ mod tests {
     async fn long_lines_are_cut() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("min.js"), "x".repeat(5000)).unwrap();
-        let out = call(&test_context(dir.path()), json!({"path": "min.js"})).await;
+        let out = run_tool(
+            &ReadFile,
+            &test_context(dir.path()),
+            json!({"path": "min.js"}),
+        )
+        .await;
         assert!(out.content.ends_with(" [... line cut: 3000 more bytes]\n"));
     }
 
@@ -382,20 +403,20 @@ mod tests {
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         std::fs::write(dir.path().join("empty.txt"), "").unwrap();
         let ctx = test_context(dir.path());
-        let out = call(&ctx, json!({})).await;
+        let out = run_tool(&ReadFile, &ctx, json!({})).await;
         assert!(out.is_error);
         assert_contains(&out.content, "missing field `path`");
         assert_contains(&out.content, "\"path\": string");
-        let out = call(&ctx, json!({"path": "empty.txt", "offset": "3"})).await;
+        let out = run_tool(&ReadFile, &ctx, json!({"path": "empty.txt", "offset": "3"})).await;
         assert!(
             out.content
                 .contains("field `offset` must be an integer, got a string")
         );
-        let out = call(&ctx, json!({"path": "nope.txt"})).await;
+        let out = run_tool(&ReadFile, &ctx, json!({"path": "nope.txt"})).await;
         assert_eq!(out.content, "File not found: nope.txt");
-        let out = call(&ctx, json!({"path": "sub"})).await;
+        let out = run_tool(&ReadFile, &ctx, json!({"path": "sub"})).await;
         assert_contains(&out.content, "is a directory");
-        let out = call(&ctx, json!({"path": "empty.txt"})).await;
+        let out = run_tool(&ReadFile, &ctx, json!({"path": "empty.txt"})).await;
         assert_eq!(
             (out.is_error, out.content.as_str()),
             (false, "empty.txt is empty.")

@@ -219,12 +219,8 @@ mod tests {
     use super::*;
     use crate::protocol::Location;
     use crate::test_support::assert_contains;
-    use crate::tools::{Tool, prepared, test_context};
+    use crate::tools::{Tool, prepared, run_tool, test_context};
     use std::os::unix::fs::PermissionsExt;
-
-    async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
-        WriteFile.run(args, ctx).await.unwrap()
-    }
 
     fn entries(dir: &Path) -> Vec<String> {
         let mut names: Vec<String> = fs::read_dir(dir)
@@ -239,7 +235,8 @@ mod tests {
     async fn creates_file_and_parents_with_diff_against_empty() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = test_context(dir.path());
-        let out = call(
+        let out = run_tool(
+            &WriteFile,
             &ctx,
             json!({"path": "a/b/new.txt", "content": "one\ntwo\n"}),
         )
@@ -264,7 +261,8 @@ mod tests {
         fs::write(&file, "echo old\nexit 0\n").unwrap();
         fs::set_permissions(&file, fs::Permissions::from_mode(0o755)).unwrap();
         let ctx = test_context(dir.path());
-        let out = call(
+        let out = run_tool(
+            &WriteFile,
             &ctx,
             json!({"path": "run.sh", "content": "echo new\nexit 0\n"}),
         )
@@ -277,7 +275,8 @@ mod tests {
             0o755
         );
         assert_eq!(entries(dir.path()), ["run.sh"]);
-        let out = call(
+        let out = run_tool(
+            &WriteFile,
             &ctx,
             json!({"path": "run.sh", "content": "echo new\nexit 0\n"}),
         )
@@ -290,7 +289,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("real.txt"), "a\n").unwrap();
         std::os::unix::fs::symlink("real.txt", dir.path().join("link.txt")).unwrap();
-        let out = call(
+        let out = run_tool(
+            &WriteFile,
             &test_context(dir.path()),
             json!({"path": "link.txt", "content": "b\n"}),
         )
@@ -312,15 +312,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir(dir.path().join("sub")).unwrap();
         let ctx = test_context(dir.path());
-        let out = call(&ctx, json!({"path": "x.txt"})).await;
+        let out = run_tool(&WriteFile, &ctx, json!({"path": "x.txt"})).await;
         assert!(out.is_error);
         assert_contains(&out.content, "missing field `content`");
-        let out = call(&ctx, json!({"path": "x.txt", "content": ["a"]})).await;
+        let out = run_tool(&WriteFile, &ctx, json!({"path": "x.txt", "content": ["a"]})).await;
         assert!(
             out.content
                 .contains("field `content` must be a string, got an array")
         );
-        let out = call(&ctx, json!({"path": "sub", "content": "x"})).await;
+        let out = run_tool(&WriteFile, &ctx, json!({"path": "sub", "content": "x"})).await;
         assert!(out.is_error);
         assert_contains(&out.content, "is a directory");
     }
