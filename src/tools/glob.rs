@@ -1,6 +1,7 @@
 //! The `glob` tool: finds files by glob pattern, gitignore-aware, sorted by path, capped.
 //!
-//! Also owns what `list` and `grep` share with it: the project walker configuration
+//! Also owns what `list` and `grep` share with it: the `path` argument (`SearchRoot`),
+//! the project walker configuration
 //! (`project_walker`: `.gitignore`/`.ignore` respected even outside a git repository,
 //! hidden files included, `.git` skipped, and `walk`, which runs it, counting unreadable
 //! paths, until cancelled) and the glob semantics (`PathGlob`: a pattern
@@ -31,7 +32,8 @@ pub struct Glob;
 #[derive(Debug, Deserialize)]
 pub struct Args {
     pattern: String,
-    path: Option<String>,
+    #[serde(default)]
+    path: SearchRoot,
 }
 
 impl TypedTool for Glob {
@@ -54,23 +56,46 @@ impl TypedTool for Glob {
     }
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
-        read_access(&resolve(&ctx.workdir, args.path.as_deref().unwrap_or("")))
+        args.path.access(ctx)
     }
 
     fn summary(&self, args: &Args) -> String {
         let pattern = &args.pattern;
-        match args.path.as_deref() {
-            Some(path) if !path.is_empty() && path != "." => format!("{pattern} in {path}"),
-            _ => pattern.clone(),
+        match args.path.as_str() {
+            "" | "." => pattern.clone(),
+            path => format!("{pattern} in {path}"),
         }
     }
 
     fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let root = resolve(&ctx.workdir, args.path.as_deref().unwrap_or(""));
+            let root = args.path.resolve(ctx);
             let (workdir, cancel) = (ctx.workdir.clone(), ctx.cancel.clone());
             run_blocking(move || find(&root, &args.pattern, &workdir, &cancel)).await?
         })
+    }
+}
+
+/// Where a search starts: the optional `path` argument of `glob`, `grep` and `list`,
+/// relative to the project (or absolute); absent or empty, the project root.
+#[derive(Debug, Default, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct SearchRoot(Option<String>);
+
+impl SearchRoot {
+    /// The path as given; empty when absent.
+    pub(crate) fn as_str(&self) -> &str {
+        self.0.as_deref().unwrap_or("")
+    }
+
+    /// The path resolved against the project.
+    pub(crate) fn resolve(&self, ctx: &ToolContext) -> ResolvedPath {
+        resolve(&ctx.workdir, self.as_str())
+    }
+
+    /// Reading it: inside the project, or asking first.
+    pub(crate) fn access(&self, ctx: &ToolContext) -> Access {
+        read_access(&self.resolve(ctx))
     }
 }
 

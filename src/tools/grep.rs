@@ -14,9 +14,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::glob::{PathGlob, check_root, place, project_walker, unreadable_note, walk};
-use super::path::{ResolvedPath, display_relative, resolve};
-use super::read_file::read_access;
+use super::glob::{PathGlob, SearchRoot, check_root, place, project_walker, unreadable_note, walk};
+use super::path::{ResolvedPath, display_relative};
 use super::{
     Access, SecretFileSearch, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool,
     run_blocking,
@@ -38,7 +37,8 @@ pub struct Grep;
 #[derive(Debug, Deserialize)]
 pub struct Args {
     pattern: String,
-    path: Option<String>,
+    #[serde(default)]
+    path: SearchRoot,
     glob: Option<String>,
     case_insensitive: Option<bool>,
     max_results: Option<u64>,
@@ -75,12 +75,12 @@ impl TypedTool for Grep {
     }
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
-        read_access(&resolve(&ctx.workdir, args.path.as_deref().unwrap_or("")))
+        args.path.access(ctx)
     }
 
     fn summary(&self, args: &Args) -> String {
         let pattern = &args.pattern;
-        let place = args.path.as_deref().filter(|p| !p.is_empty());
+        let place = Some(args.path.as_str()).filter(|p| !p.is_empty());
         match (place, args.glob.as_deref()) {
             (Some(path), _) => format!("{pattern} in {path}"),
             (None, Some(glob)) => format!("{pattern} in {glob}"),
@@ -97,7 +97,7 @@ impl TypedTool for Grep {
                 },
                 Err(message) => return Ok(ToolOutput::error(message)),
             };
-            let root = resolve(&ctx.workdir, args.path.as_deref().unwrap_or(""));
+            let root = args.path.resolve(ctx);
             let (workdir, cancel) = (ctx.workdir.clone(), ctx.cancel.clone());
             let max_output = ctx.limits.max_output_bytes;
             let pattern = args.pattern;

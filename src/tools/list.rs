@@ -10,9 +10,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::glob::{check_root, place, project_walker, unreadable_note, walk};
-use super::path::{ResolvedPath, resolve};
-use super::read_file::read_access;
+use super::glob::{SearchRoot, check_root, place, project_walker, unreadable_note, walk};
+use super::path::ResolvedPath;
 use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, run_blocking};
 
 /// Depth when the model gives none.
@@ -31,7 +30,8 @@ pub struct List;
 /// The arguments of a `list` call.
 #[derive(Debug, Deserialize)]
 pub struct Args {
-    path: Option<String>,
+    #[serde(default)]
+    path: SearchRoot,
     depth: Option<u64>,
 }
 
@@ -53,19 +53,19 @@ impl TypedTool for List {
     }
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
-        read_access(&resolve(&ctx.workdir, args.path.as_deref().unwrap_or("")))
+        args.path.access(ctx)
     }
 
     fn summary(&self, args: &Args) -> String {
-        match args.path.as_deref() {
-            Some(path) if !path.is_empty() => path.to_string(),
-            _ => ".".to_string(),
+        match args.path.as_str() {
+            "" => ".".to_string(),
+            path => path.to_string(),
         }
     }
 
     fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let root = resolve(&ctx.workdir, args.path.as_deref().unwrap_or(""));
+            let root = args.path.resolve(ctx);
             let depth = match args.depth {
                 None => DEFAULT_DEPTH,
                 Some(d) if (1..=MAX_DEPTH as u64).contains(&d) => d as usize,
