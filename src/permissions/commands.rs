@@ -261,7 +261,7 @@ mod tests {
         let cwd = Path::new("/p");
         let project = Path::new("/p");
         let tmp = [Path::new("/tmp")];
-        for line in [
+        let destroying = [
             "rm -rf build",
             "rm -r -f /",
             "rm --recursive src",
@@ -283,13 +283,8 @@ mod tests {
             "git branch -D topic",
             "git stash clear",
             "shred -u key",
-        ] {
-            assert!(
-                destructive(&cmd(line), cwd, project, &tmp).is_some(),
-                "{line}"
-            );
-        }
-        for line in [
+        ];
+        let harmless = [
             "rm file.txt",
             "rm -f a b",
             "rm -rf /tmp/work",
@@ -301,11 +296,12 @@ mod tests {
             "git push origin main",
             "git branch -d merged",
             "git stash pop",
-        ] {
-            assert!(
-                destructive(&cmd(line), cwd, project, &tmp).is_none(),
-                "{line}"
-            );
+        ];
+        for (lines, expected) in [(&destroying[..], true), (&harmless[..], false)] {
+            for line in lines {
+                let found = destructive(&cmd(line), cwd, project, &tmp);
+                assert_eq!(found.is_some(), expected, "{line}");
+            }
         }
         // Relative to a cwd inside the temp dir.
         assert!(destructive(&cmd("rm -rf x"), Path::new("/tmp/w"), project, &tmp).is_none());

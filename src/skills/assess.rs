@@ -163,38 +163,25 @@ mod tests {
 
     #[test]
     fn names_that_cannot_be_invoked_are_invalid_with_the_reason() {
-        assert_eq!(
-            invalid_name("name: Bad Name With Spaces\ndescription: d"),
-            Some(NameProblem::Whitespace)
-        );
-        assert_eq!(
-            invalid_name("name: ../x\ndescription: d"),
-            Some(NameProblem::Separator { found: '/' })
-        );
-        assert_eq!(
-            invalid_name("name: a\\b\ndescription: d"),
-            Some(NameProblem::Separator { found: '\\' })
-        );
-        assert_eq!(
-            invalid_name("name: a..b\ndescription: d"),
-            Some(NameProblem::ParentDir)
-        );
-        assert_eq!(
-            invalid_name("name: \"new\\nline\"\ndescription: d"),
-            Some(NameProblem::Unprintable { found: '\n' })
-        );
-        assert_eq!(
-            invalid_name("name: \"tab\\tbed\"\ndescription: d"),
-            Some(NameProblem::Unprintable { found: '\t' })
-        );
-        assert_eq!(
-            invalid_name("name: \"zero\u{200B}width\"\ndescription: d"),
-            Some(NameProblem::Unprintable { found: '\u{200B}' })
-        );
-        assert_eq!(
-            invalid_name("name: \"no\u{00A0}break\"\ndescription: d"),
-            Some(NameProblem::Whitespace)
-        );
+        for (name, problem) in [
+            ("Bad Name With Spaces", NameProblem::Whitespace),
+            ("../x", NameProblem::Separator { found: '/' }),
+            ("a\\b", NameProblem::Separator { found: '\\' }),
+            ("a..b", NameProblem::ParentDir),
+            ("\"new\\nline\"", NameProblem::Unprintable { found: '\n' }),
+            ("\"tab\\tbed\"", NameProblem::Unprintable { found: '\t' }),
+            (
+                "\"zero\u{200B}width\"",
+                NameProblem::Unprintable { found: '\u{200B}' },
+            ),
+            ("\"no\u{00A0}break\"", NameProblem::Whitespace),
+        ] {
+            assert_eq!(
+                invalid_name(&format!("name: {name}\ndescription: d")),
+                Some(problem),
+                "{name}"
+            );
+        }
     }
 
     #[test]
