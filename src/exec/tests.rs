@@ -39,6 +39,17 @@ fn request(line: &str, dir: &Path) -> Request {
     }
 }
 
+/// [`request`] running `program` with `args` directly, without a shell.
+fn direct(program: &str, args: &[&str], dir: &Path) -> Request {
+    Request {
+        program: Program::Direct {
+            program: program.into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+        },
+        ..request("", dir)
+    }
+}
+
 async fn run_ok(request: Request) -> Finished {
     run(request, &CancellationToken::new()).await.unwrap()
 }
@@ -139,22 +150,14 @@ async fn folder_environment_and_prompts() {
 #[tokio::test]
 async fn direct_programs_run_without_a_shell() {
     let dir = tempfile::tempdir().unwrap();
-    let mut req = request("", dir.path());
-    req.program = Program::Direct {
-        program: "echo".into(),
-        args: vec!["a;b".into(), "$HOME".into()],
-    };
+    let req = direct("echo", &["a;b", "$HOME"], dir.path());
     assert_eq!(run_ok(req).await.stdout, "a;b $HOME\n");
 }
 
 #[tokio::test]
 async fn missing_programs_fail_to_start_and_sh_stands_in_for_bash() {
     let dir = tempfile::tempdir().unwrap();
-    let mut req = request("", dir.path());
-    req.program = Program::Direct {
-        program: "no-such-program-h9".into(),
-        args: Vec::new(),
-    };
+    let req = direct("no-such-program-h9", &[], dir.path());
     let err = run(req, &CancellationToken::new()).await.unwrap_err();
     assert!(
         matches!(&err, ExecError::Spawn { program, .. } if program == "no-such-program-h9"),
