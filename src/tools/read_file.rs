@@ -283,7 +283,7 @@ fn count_lines(reader: &mut BufReader<File>) -> std::io::Result<u64> {
 mod tests {
     use super::*;
     use crate::test_support::assert_contains;
-    use crate::tools::{Tool, assert_read_access, prepared, run_tool, test_context};
+    use crate::tools::{Tool, assert_read_access, prepared, run_tool, test_context, test_tree};
     use std::path::Path;
 
     fn numbered(n: usize) -> String {
@@ -306,9 +306,7 @@ mod tests {
 
     #[tokio::test]
     async fn offset_and_limit_report_what_remains() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.txt"), numbered(10)).unwrap();
-        let ctx = test_context(dir.path());
+        let (_dir, ctx) = test_tree(&[("a.txt", &numbered(10))]);
         let out = run_tool(
             &ReadFile,
             &ctx,
@@ -343,9 +341,7 @@ mod tests {
 
     #[tokio::test]
     async fn large_files_need_a_window() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("big.txt"), numbered(1000)).unwrap();
-        let mut ctx = test_context(dir.path());
+        let (_dir, mut ctx) = test_tree(&[("big.txt", &numbered(1000))]);
         ctx.limits.max_read_bytes = 100;
         let out = run_tool(&ReadFile, &ctx, json!({"path": "big.txt"})).await;
         assert!(out.is_error);
@@ -366,9 +362,7 @@ mod tests {
 
     #[tokio::test]
     async fn output_budget_stops_early_with_next_offset() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.txt"), numbered(1000)).unwrap();
-        let mut ctx = test_context(dir.path());
+        let (_dir, mut ctx) = test_tree(&[("a.txt", &numbered(1000))]);
         ctx.limits.max_output_bytes = 1000;
         let out = run_tool(&ReadFile, &ctx, json!({"path": "a.txt"})).await;
         assert!(out.content.len() <= 1000);

@@ -222,6 +222,11 @@ mod tests {
     use crate::tools::{Tool, prepared, run_tool, test_context};
     use std::os::unix::fs::PermissionsExt;
 
+    /// Writes `content` to `path`.
+    async fn write_to(ctx: &ToolContext, path: &str, content: &str) -> ToolOutput {
+        run_tool(&WriteFile, ctx, json!({"path": path, "content": content})).await
+    }
+
     fn entries(dir: &Path) -> Vec<String> {
         let mut names: Vec<String> = fs::read_dir(dir)
             .unwrap()
@@ -235,12 +240,7 @@ mod tests {
     async fn creates_file_and_parents_with_diff_against_empty() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = test_context(dir.path());
-        let out = run_tool(
-            &WriteFile,
-            &ctx,
-            json!({"path": "a/b/new.txt", "content": "one\ntwo\n"}),
-        )
-        .await;
+        let out = write_to(&ctx, "a/b/new.txt", "one\ntwo\n").await;
         assert!(!out.is_error, "{}", out.content);
         assert_eq!(out.content, "Created a/b/new.txt (2 lines, 8 bytes).");
         assert_eq!(
@@ -261,12 +261,7 @@ mod tests {
         fs::write(&file, "echo old\nexit 0\n").unwrap();
         fs::set_permissions(&file, fs::Permissions::from_mode(0o755)).unwrap();
         let ctx = test_context(dir.path());
-        let out = run_tool(
-            &WriteFile,
-            &ctx,
-            json!({"path": "run.sh", "content": "echo new\nexit 0\n"}),
-        )
-        .await;
+        let out = write_to(&ctx, "run.sh", "echo new\nexit 0\n").await;
         assert_eq!(out.content, "Updated run.sh: +1 -1 lines.");
         assert_contains(&out.diff.unwrap(), "-echo old\n+echo new\n");
         assert_eq!(fs::read_to_string(&file).unwrap(), "echo new\nexit 0\n");
@@ -275,12 +270,7 @@ mod tests {
             0o755
         );
         assert_eq!(entries(dir.path()), ["run.sh"]);
-        let out = run_tool(
-            &WriteFile,
-            &ctx,
-            json!({"path": "run.sh", "content": "echo new\nexit 0\n"}),
-        )
-        .await;
+        let out = write_to(&ctx, "run.sh", "echo new\nexit 0\n").await;
         assert_eq!(out.content, "No change: run.sh already has this content.");
     }
 
@@ -320,7 +310,7 @@ mod tests {
             out.content
                 .contains("field `content` must be a string, got an array")
         );
-        let out = run_tool(&WriteFile, &ctx, json!({"path": "sub", "content": "x"})).await;
+        let out = write_to(&ctx, "sub", "x").await;
         assert!(out.is_error);
         assert_contains(&out.content, "is a directory");
     }
