@@ -61,6 +61,12 @@ impl Fixture {
     }
 }
 
+/// Runs `command` in skill `demo` with `tool`.
+async fn run_demo(tool: &SkillRun, ctx: &ToolContext, command: &str) -> ToolOutput {
+    let args = json!({"skill": "demo", "command": command});
+    tool.run(args, ctx).await.unwrap()
+}
+
 fn unrestricted() -> CommandLists {
     CommandLists::default()
 }
@@ -371,19 +377,10 @@ async fn allow_list_runs_listed_plain_commands_without_a_shell() {
     let tool = f.tool(lists(Some(&["echo", "printf"]), None));
     assert!(TypedTool::description(&tool).contains("Allowed: echo, printf."));
     let ctx = f.ctx();
-    let out = tool
-        .run(
-            json!({"skill": "demo", "command": "echo \"a;b\" '$HOME' c\\ d"}),
-            &ctx,
-        )
-        .await
-        .unwrap();
+    let out = run_demo(&tool, &ctx, "echo \"a;b\" '$HOME' c\\ d").await;
     assert!(!out.is_error, "{}", out.content);
     assert_eq!(report(&out)["stdout"], "a;b $HOME c d\n");
-    let out = tool
-        .run(json!({"skill": "demo", "command": "/bin/echo hi"}), &ctx)
-        .await
-        .unwrap();
+    let out = run_demo(&tool, &ctx, "/bin/echo hi").await;
     assert_eq!(report(&out)["stdout"], "hi\n");
     assert!(matches!(
         prepared(&tool, json!({"skill": "demo", "command": "echo hi"})).access(&ctx),
@@ -428,10 +425,7 @@ async fn deny_list_refuses_denied_commands_and_wins_over_allow() {
     let ctx = f.ctx();
     let tool = f.tool(lists(None, Some(&["rm", "bash"])));
     for command in ["rm -rf scripts", "/bin/rm x", "bash -c id"] {
-        let out = tool
-            .run(json!({"skill": "demo", "command": command}), &ctx)
-            .await
-            .unwrap();
+        let out = run_demo(&tool, &ctx, command).await;
         assert!(
             out.is_error && out.content.contains("deny list"),
             "{command}: {}",
@@ -439,33 +433,18 @@ async fn deny_list_refuses_denied_commands_and_wins_over_allow() {
         );
     }
     assert!(f.demo_dir.join("scripts").is_dir());
-    let out = tool
-        .run(json!({"skill": "demo", "command": "echo ok"}), &ctx)
-        .await
-        .unwrap();
+    let out = run_demo(&tool, &ctx, "echo ok").await;
     assert_eq!(report(&out)["stdout"], "ok\n");
-    let out = tool
-        .run(json!({"skill": "demo", "command": "echo a | cat"}), &ctx)
-        .await
-        .unwrap();
+    let out = run_demo(&tool, &ctx, "echo a | cat").await;
     assert_contains(&out.content, "shell syntax");
 
     let tool = f.tool(lists(Some(&["rm"]), Some(&["rm"])));
-    let out = tool
-        .run(json!({"skill": "demo", "command": "rm x"}), &ctx)
-        .await
-        .unwrap();
+    let out = run_demo(&tool, &ctx, "rm x").await;
     assert_contains(&out.content, "deny list");
 
     // A program that does not exist is an error for the model, not a failure.
     let tool = f.tool(lists(Some(&["no-such-program-h9"]), None));
-    let out = tool
-        .run(
-            json!({"skill": "demo", "command": "no-such-program-h9"}),
-            &ctx,
-        )
-        .await
-        .unwrap();
+    let out = run_demo(&tool, &ctx, "no-such-program-h9").await;
     assert!(
         out.is_error && out.content.contains("Failed to start"),
         "{}",
