@@ -154,7 +154,7 @@ async fn run_command(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::{Tool, prepared, run_tool, test_context};
+    use crate::tools::{Tool, assert_error, prepared, run_tool, test_context};
 
     use crate::exec::test_support::{
         cancel_and_expect_interrupted, expect_killed, read_pid, wait_live,
@@ -326,7 +326,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ctx = test_context(dir.path());
         let out = run_tool(&Bash, &ctx, json!({"timeout_secs": 5})).await;
-        assert!(out.is_error && out.content.contains("missing field `command`"));
+        assert_error(&out, "missing field `command`");
         let out = run_tool(&Bash, &ctx, json!({"command": "  "})).await;
         assert_eq!(out.content, "command is empty");
         assert_eq!(

@@ -264,7 +264,7 @@ fn find(
 mod tests {
     use super::*;
     use crate::test_support::assert_contains;
-    use crate::tools::{assert_read_access, prepared, run_tool, test_files};
+    use crate::tools::{assert_error, assert_read_access, prepared, run_tool, test_files};
 
     use std::fs;
 
@@ -329,13 +329,9 @@ mod tests {
     async fn errors_the_model_can_fix() {
         let (_d, ctx) = test_files(&["a.txt"]);
         let out = run_tool(&Glob, &ctx, json!({"pattern": "a[", "path": "."})).await;
-        assert!(
-            out.is_error && out.content.contains("invalid glob pattern"),
-            "{}",
-            out.content
-        );
+        assert_error(&out, "invalid glob pattern");
         let out = run_tool(&Glob, &ctx, json!({"pattern": "/etc/*"})).await;
-        assert!(out.is_error && out.content.contains("put the directory in `path`"));
+        assert_error(&out, "put the directory in `path`");
         let out = run_tool(&Glob, &ctx, json!({"pattern": "*", "path": "missing"})).await;
         assert_eq!(out.content, "No such directory: missing");
         let out = run_tool(&Glob, &ctx, json!({"path": "."})).await;

@@ -264,7 +264,7 @@ impl Sink for FileMatches {
 mod tests {
     use super::*;
     use crate::test_support::assert_contains;
-    use crate::tools::{assert_read_access, prepared, run_tool};
+    use crate::tools::{assert_error, assert_read_access, prepared, run_tool};
 
     use crate::tools::test_tree as tree;
 
@@ -352,13 +352,9 @@ mod tests {
     async fn errors_the_model_can_fix() {
         let (_d, ctx) = tree(&[("a.txt", "x\n")]);
         let out = run_tool(&Grep, &ctx, json!({"pattern": "foo("})).await;
-        assert!(
-            out.is_error && out.content.contains("invalid regex"),
-            "{}",
-            out.content
-        );
+        assert_error(&out, "invalid regex");
         let out = run_tool(&Grep, &ctx, json!({"pattern": "x", "glob": "a["})).await;
-        assert!(out.is_error && out.content.contains("invalid glob"));
+        assert_error(&out, "invalid glob");
         let out = run_tool(&Grep, &ctx, json!({"pattern": "x", "max_results": -1})).await;
         assert!(out.is_error, "{}", out.content);
         let out = run_tool(&Grep, &ctx, json!({"pattern": "x", "path": "nope"})).await;

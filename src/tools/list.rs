@@ -136,7 +136,7 @@ fn list(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::{assert_read_access, prepared, run_tool, test_files};
+    use crate::tools::{assert_error, assert_read_access, prepared, run_tool, test_files};
 
     use std::fs;
 
@@ -191,7 +191,7 @@ mod tests {
         let out = run_tool(&List, &ctx, json!({"path": "file.txt"})).await;
         assert_eq!(out.content, "file.txt is not a directory");
         let out = run_tool(&List, &ctx, json!({"depth": 0})).await;
-        assert!(out.is_error && out.content.contains("between 1 and 10"));
+        assert_error(&out, "between 1 and 10");
         let out = run_tool(&List, &ctx, json!({"depth": "deep"})).await;
         assert!(
             out.content

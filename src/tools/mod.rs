@@ -509,6 +509,18 @@ pub(crate) async fn run_tool(
         .unwrap_or_else(|e| panic!("{}: {e:?}", tool.name()))
 }
 
+/// Asserts that `out` is an error result whose text contains `needle`.
+#[cfg(test)]
+#[track_caller]
+pub(crate) fn assert_error(out: &ToolOutput, needle: &str) {
+    assert!(
+        out.is_error && out.content.contains(needle),
+        "expected an error containing {needle:?}, got (is_error: {}):\n{}",
+        out.is_error,
+        out.content
+    );
+}
+
 /// The call `tool` prepares from `args`, for tests; panics when they do not parse.
 #[cfg(test)]
 pub(crate) fn prepared(tool: &dyn Tool, args: serde_json::Value) -> Box<dyn PreparedCall + '_> {

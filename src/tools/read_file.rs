@@ -283,7 +283,9 @@ fn count_lines(reader: &mut BufReader<File>) -> std::io::Result<u64> {
 mod tests {
     use super::*;
     use crate::test_support::assert_contains;
-    use crate::tools::{Tool, assert_read_access, prepared, run_tool, test_context, test_tree};
+    use crate::tools::{
+        Tool, assert_error, assert_read_access, prepared, run_tool, test_context, test_tree,
+    };
     use std::path::Path;
 
     fn numbered(n: usize) -> String {
@@ -321,8 +323,7 @@ mod tests {
         let out = run_tool(&ReadFile, &ctx, json!({"path": "a.txt", "offset": 9})).await;
         assert_eq!(out.content, "     9\tline 9\n    10\tline 10\n");
         let out = run_tool(&ReadFile, &ctx, json!({"path": "a.txt", "offset": 11})).await;
-        assert!(out.is_error);
-        assert_contains(&out.content, "past the end");
+        assert_error(&out, "past the end");
     }
 
     #[tokio::test]
@@ -335,8 +336,7 @@ mod tests {
             json!({"path": "b.bin"}),
         )
         .await;
-        assert!(out.is_error);
-        assert_contains(&out.content, "binary");
+        assert_error(&out, "binary");
     }
 
     #[tokio::test]
@@ -344,8 +344,7 @@ mod tests {
         let (_dir, mut ctx) = test_tree(&[("big.txt", &numbered(1000))]);
         ctx.limits.max_read_bytes = 100;
         let out = run_tool(&ReadFile, &ctx, json!({"path": "big.txt"})).await;
-        assert!(out.is_error);
-        assert_contains(&out.content, "offset and limit");
+        assert_error(&out, "offset and limit");
         let out = run_tool(
             &ReadFile,
             &ctx,
@@ -398,8 +397,7 @@ mod tests {
         std::fs::write(dir.path().join("empty.txt"), "").unwrap();
         let ctx = test_context(dir.path());
         let out = run_tool(&ReadFile, &ctx, json!({})).await;
-        assert!(out.is_error);
-        assert_contains(&out.content, "missing field `path`");
+        assert_error(&out, "missing field `path`");
         assert_contains(&out.content, "\"path\": string");
         let out = run_tool(&ReadFile, &ctx, json!({"path": "empty.txt", "offset": "3"})).await;
         assert!(

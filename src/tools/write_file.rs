@@ -219,7 +219,7 @@ mod tests {
     use super::*;
     use crate::protocol::Location;
     use crate::test_support::assert_contains;
-    use crate::tools::{Tool, prepared, run_tool, test_context};
+    use crate::tools::{Tool, assert_error, prepared, run_tool, test_context};
     use std::os::unix::fs::PermissionsExt;
 
     /// Writes `content` to `path`.
@@ -303,16 +303,14 @@ mod tests {
         fs::create_dir(dir.path().join("sub")).unwrap();
         let ctx = test_context(dir.path());
         let out = run_tool(&WriteFile, &ctx, json!({"path": "x.txt"})).await;
-        assert!(out.is_error);
-        assert_contains(&out.content, "missing field `content`");
+        assert_error(&out, "missing field `content`");
         let out = run_tool(&WriteFile, &ctx, json!({"path": "x.txt", "content": ["a"]})).await;
         assert!(
             out.content
                 .contains("field `content` must be a string, got an array")
         );
         let out = write_to(&ctx, "sub", "x").await;
-        assert!(out.is_error);
-        assert_contains(&out.content, "is a directory");
+        assert_error(&out, "is a directory");
     }
 
     #[test]
@@ -344,10 +342,6 @@ mod tests {
             })
         ));
         let refused = WriteFile.prepare(json!({"path": "f.txt"})).err().unwrap();
-        assert!(
-            refused.is_error && refused.content.contains("missing field `content`"),
-            "{}",
-            refused.content
-        );
+        assert_error(&refused, "missing field `content`");
     }
 }

@@ -227,7 +227,7 @@ mod tests {
     use std::path::PathBuf;
 
     use crate::skills::docs::write_test_skills;
-    use crate::tools::{Tool, test_context};
+    use crate::tools::{Tool, assert_error, test_context};
 
     struct Fixture {
         tmp: tempfile::TempDir,
@@ -356,15 +356,11 @@ mod tests {
         );
         assert!(f.loaded.docs().selected("pdf").is_empty());
         let out = f.select(json!({"skill": "pdf", "mode": "add"})).await;
-        assert!(out.is_error && out.content.contains("Give `docs`"));
+        assert_error(&out, "Give `docs`");
         let out = f
             .select(json!({"skill": "pdf", "docs": ["x.md"], "mode": "merge"}))
             .await;
-        assert!(
-            out.is_error && out.content.contains("unknown variant"),
-            "{}",
-            out.content
-        );
+        assert_error(&out, "unknown variant");
     }
 
     #[tokio::test]

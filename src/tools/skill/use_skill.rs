@@ -428,7 +428,7 @@ mod tests {
     use super::*;
     use crate::test_support::assert_contains;
     use crate::test_support::project_catalog;
-    use crate::tools::{Tool, test_context};
+    use crate::tools::{Tool, assert_error, test_context};
 
     use crate::test_support::write;
 
@@ -603,7 +603,7 @@ mod tests {
             );
         }
         let out = call(&tool, json!({}), tmp.path()).await;
-        assert!(out.is_error && out.content.contains("skill_name"));
+        assert_error(&out, "skill_name");
     }
 }
 

@@ -2,7 +2,7 @@
 //! the allow and deny lists.
 use super::*;
 use crate::test_support::{assert_contains, roots_catalog, write};
-use crate::tools::{Tool, prepared, test_context};
+use crate::tools::{Tool, assert_error, prepared, test_context};
 
 /// What a call would touch; a call whose arguments do not parse asks for nothing.
 fn access(tool: &SkillRun, args: &Value, ctx: &ToolContext) -> Access {
@@ -445,11 +445,7 @@ async fn deny_list_refuses_denied_commands_and_wins_over_allow() {
     // A program that does not exist is an error for the model, not a failure.
     let tool = f.tool(lists(Some(&["no-such-program-h9"]), None));
     let out = run_demo(&tool, &ctx, "no-such-program-h9").await;
-    assert!(
-        out.is_error && out.content.contains("Failed to start"),
-        "{}",
-        out.content
-    );
+    assert_error(&out, "Failed to start");
 }
 
 #[test]
