@@ -528,33 +528,6 @@ pub(crate) fn prepared(tool: &dyn Tool, args: serde_json::Value) -> Box<dyn Prep
         .unwrap_or_else(|e| panic!("{}: arguments refused: {}", tool.name(), e.content))
 }
 
-/// Asserts how a reading tool's calls are approved in `ctx`'s project: `inside` reads
-/// `inside_path` (relative to the project) without asking, `outside` asks to read
-/// `outside_path`.
-#[cfg(test)]
-pub(crate) fn assert_read_access(
-    tool: &dyn Tool,
-    ctx: &ToolContext,
-    (inside, inside_path): (serde_json::Value, &str),
-    (outside, outside_path): (serde_json::Value, &std::path::Path),
-) {
-    let expected = if inside_path.is_empty() {
-        ctx.workdir.clone()
-    } else {
-        ctx.workdir.join(inside_path)
-    };
-    assert_eq!(
-        prepared(tool, inside).access(ctx),
-        Access::ReadInside(expected)
-    );
-    assert_eq!(
-        prepared(tool, outside).access(ctx),
-        Access::NeedsApproval(crate::protocol::ApprovalRequestKind::ReadOutside {
-            path: outside_path.to_path_buf()
-        })
-    );
-}
-
 /// A context for tool tests: canonical `workdir`, default limits, nobody listening.
 #[cfg(test)]
 pub(crate) fn test_context(workdir: &std::path::Path) -> ToolContext {
@@ -673,6 +646,46 @@ mod typed_tests {
                 Touch.run(args, &ctx).await.unwrap(),
                 ToolOutput::error(message)
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod access_tests {
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::glob::Glob;
+    use super::grep::Grep;
+    use super::list::List;
+    use super::read_file::ReadFile;
+    use super::*;
+    use crate::protocol::ApprovalRequestKind;
+
+    #[test]
+    fn reading_tools_ask_only_outside_the_project() {
+        let (_d, ctx) = test_files(&[]);
+        let ok = |path: &str| Access::ReadInside(ctx.workdir.join(path));
+        let ask = |path: &str| {
+            Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
+                path: Path::new(path).to_path_buf(),
+            })
+        };
+        let parent = ctx.workdir.parent().unwrap().to_str().unwrap();
+        let cases: [(&dyn Tool, serde_json::Value, Access); 8] = [
+            (&Glob, json!({"pattern": "*"}), ok("")),
+            (&Glob, json!({"pattern": "*", "path": "/usr"}), ask("/usr")),
+            (&Grep, json!({"pattern": "x"}), ok("")),
+            (&Grep, json!({"pattern": "x", "path": "/etc"}), ask("/etc")),
+            (&List, json!({}), ok("")),
+            (&List, json!({"path": ".."}), ask(parent)),
+            (&ReadFile, json!({"path": "src/x.rs"}), ok("src/x.rs")),
+            (&ReadFile, json!({"path": "/etc/hosts"}), ask("/etc/hosts")),
+        ];
+        for (tool, args, expected) in cases {
+            let access = prepared(tool, args.clone()).access(&ctx);
+            assert_eq!(access, expected, "{} {args}", tool.name());
         }
     }
 }
