@@ -486,12 +486,7 @@ mod tests {
             json!({"path": "main.rs", "old_string": "let x = 1;", "new_string": "let x = 2;"});
         let out = run_tool(&EditFile, &ctx, args.clone()).await;
         assert!(out.is_error);
-        assert!(
-            out.content
-                .contains("occurs 2 times in main.rs (at lines 2, 7)"),
-            "{}",
-            out.content
-        );
+        assert_contains(&out.content, "occurs 2 times in main.rs (at lines 2, 7)");
         assert_eq!(file(&ctx), SOURCE);
         let mut all = args;
         all["replace_all"] = json!(true);
@@ -574,9 +569,9 @@ mod tests {
             json!({"path": "main.rs", "old_string": "x", "new_string": "y", "replace_all": "yes"}),
         )
         .await;
-        assert!(
-            out.content
-                .contains("field `replace_all` must be a boolean, got a string")
+        assert_contains(
+            &out.content,
+            "field `replace_all` must be a boolean, got a string",
         );
         fs::write(ctx.workdir.join("bin"), b"\xff\xfe").unwrap();
         let out = edit(&ctx, "bin", "x", "y").await;

@@ -136,6 +136,7 @@ fn list(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_contains;
     use crate::tools::{assert_error, prepared, run_tool, test_files};
 
     use std::fs;
@@ -193,9 +194,9 @@ mod tests {
         let out = run_tool(&List, &ctx, json!({"depth": 0})).await;
         assert_error(&out, "between 1 and 10");
         let out = run_tool(&List, &ctx, json!({"depth": "deep"})).await;
-        assert!(
-            out.content
-                .contains("field `depth` must be an integer, got a string")
+        assert_contains(
+            &out.content,
+            "field `depth` must be an integer, got a string",
         );
     }
 

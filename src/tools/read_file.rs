@@ -397,9 +397,9 @@ mod tests {
         assert_error(&out, "missing field `path`");
         assert_contains(&out.content, "\"path\": string");
         let out = run_tool(&ReadFile, &ctx, json!({"path": "empty.txt", "offset": "3"})).await;
-        assert!(
-            out.content
-                .contains("field `offset` must be an integer, got a string")
+        assert_contains(
+            &out.content,
+            "field `offset` must be an integer, got a string",
         );
         let out = run_tool(&ReadFile, &ctx, json!({"path": "nope.txt"})).await;
         assert_eq!(out.content, "File not found: nope.txt");

@@ -305,9 +305,9 @@ mod tests {
         let out = run_tool(&WriteFile, &ctx, json!({"path": "x.txt"})).await;
         assert_error(&out, "missing field `content`");
         let out = run_tool(&WriteFile, &ctx, json!({"path": "x.txt", "content": ["a"]})).await;
-        assert!(
-            out.content
-                .contains("field `content` must be a string, got an array")
+        assert_contains(
+            &out.content,
+            "field `content` must be a string, got an array",
         );
         let out = write_to(&ctx, "sub", "x").await;
         assert_error(&out, "is a directory");

@@ -315,14 +315,13 @@ mod tests {
         let out = f
             .select(json!({"skill": "pdf", "docs": ["forms.md", "reference.txt"], "mode": "add"}))
             .await;
-        assert!(
-            out.content.contains(
-                "Already selected (their text is earlier in the conversation): forms.md."
-            )
+        assert_contains(
+            &out.content,
+            "Already selected (their text is earlier in the conversation): forms.md.",
         );
-        assert!(
-            out.content
-                .contains("<skill-doc path=\"reference.txt\">\nplain text\n</skill-doc>")
+        assert_contains(
+            &out.content,
+            "<skill-doc path=\"reference.txt\">\nplain text\n</skill-doc>",
         );
         assert!(!out.content.contains("Fill them"), "{}", out.content);
         assert_eq!(
@@ -332,15 +331,13 @@ mod tests {
         let out = f
             .select(json!({"skill": "pdf", "docs": ["reference.txt", "references/deep/more.MD"], "mode": "replace"}))
             .await;
-        assert!(
-            out.content
-                .contains("No longer selected: forms.md, references/api.md"),
-            "{}",
-            out.content
+        assert_contains(
+            &out.content,
+            "No longer selected: forms.md, references/api.md",
         );
-        assert!(
-            out.content
-                .contains("<skill-doc path=\"references/deep/more.MD\">\nmore\n</skill-doc>")
+        assert_contains(
+            &out.content,
+            "<skill-doc path=\"references/deep/more.MD\">\nmore\n</skill-doc>",
         );
         assert!(!out.content.contains("plain text"), "{}", out.content);
         assert_eq!(
@@ -348,12 +345,7 @@ mod tests {
             ["reference.txt", "references/deep/more.MD"]
         );
         let out = f.select(json!({"skill": "pdf", "mode": "clear"})).await;
-        assert!(
-            out.content
-                .contains("Selection of skill \"pdf\" is now empty."),
-            "{}",
-            out.content
-        );
+        assert_contains(&out.content, "Selection of skill \"pdf\" is now empty.");
         assert!(f.loaded.docs().selected("pdf").is_empty());
         let out = f.select(json!({"skill": "pdf", "mode": "add"})).await;
         assert_error(&out, "Give `docs`");
@@ -373,11 +365,9 @@ mod tests {
                 .select(json!({"skill": "pdf", "docs": ["reference.txt", bad], "mode": "replace"}))
                 .await;
             assert!(out.is_error, "{bad}");
-            assert!(
-                out.content
-                    .contains("Nothing was changed. Documents: forms.md, reference.txt,"),
-                "{}",
-                out.content
+            assert_contains(
+                &out.content,
+                "Nothing was changed. Documents: forms.md, reference.txt,",
             );
             assert!(!out.content.contains("SECRET"));
             assert_eq!(f.loaded.docs().selected("pdf"), ["forms.md"]);

@@ -720,9 +720,9 @@ mod bundle_tests {
             "{}",
             out.content
         );
-        assert!(
-            out.content
-                .contains("Other skills loaded in this conversation: pdf.")
+        assert_contains(
+            &out.content,
+            "Other skills loaded in this conversation: pdf.",
         );
         assert_eq!(registry.loaded().owners(), ["pdf"]);
 
@@ -778,9 +778,10 @@ mod bundle_tests {
         )
         .await;
         assert!(!out.is_error, "{}", out.content);
-        assert!(out.content.contains(
-            "Documents: guide.md (skill_select_docs adds their text; skill_list_docs lists all)."
-        ));
+        assert_contains(
+            &out.content,
+            "Documents: guide.md (skill_select_docs adds their text; skill_list_docs lists all).",
+        );
         assert!(
             out.content.ends_with(
                 "Selection of skill \"plain\" is now: guide.md.\n\n\
