@@ -63,6 +63,7 @@ fn read_agents_md(workdir: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_contains;
 
     #[test]
     fn agents_md_is_included_when_present_and_left_out_silently_when_absent() {
@@ -71,7 +72,7 @@ mod tests {
         assert!(!without.contains("AGENTS.md"));
         std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.\n").unwrap();
         let with = build(dir.path(), None);
-        assert!(with.contains("## Project instructions (AGENTS.md)\nUse tabs.\n"));
+        assert_contains(&with, "## Project instructions (AGENTS.md)\nUse tabs.\n");
     }
 
     #[test]
@@ -95,7 +96,7 @@ mod tests {
         )
         .unwrap();
         let p = build(dir.path(), None);
-        assert!(p.contains("[AGENTS.md truncated"));
+        assert_contains(&p, "[AGENTS.md truncated");
         assert!(p.len() < MAX_AGENTS_MD_BYTES + 2048);
     }
 }

@@ -1,5 +1,5 @@
 //! Fixtures shared by the unit tests: files and skill folders written into temporary
-//! directories, and a catalog discovered from them. Compiled only for tests; it knows
+//! directories, a catalog discovered from them, and an assertion on text. Compiled only for tests; it knows
 //! skills discovery and the file system, nothing else.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -34,4 +34,22 @@ pub fn project_catalog(root: &Path) -> Catalog {
         harness9_home: root.join("h9"),
         ..DiscoveryOptions::default()
     })
+}
+
+/// The catalog of the skill roots `flag_dirs` and `remote_dirs` alone: the project and
+/// the harness9 home are the folder `empty`, and there is no user home.
+pub fn roots_catalog(empty: &Path, flag_dirs: Vec<PathBuf>, remote_dirs: Vec<PathBuf>) -> Catalog {
+    Catalog::discover(&DiscoveryOptions {
+        flag_dirs,
+        workdir: empty.to_path_buf(),
+        harness9_home: empty.to_path_buf(),
+        user_home: None,
+        remote_dirs,
+    })
+}
+
+/// Asserts that `text` contains `needle`, showing `text` when it does not.
+#[track_caller]
+pub fn assert_contains(text: &str, needle: &str) {
+    assert!(text.contains(needle), "{needle:?} not found in:\n{text}");
 }

@@ -358,6 +358,7 @@ fn mode_name(mode: ApprovalMode) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_contains;
 
     fn policy(mode: ApprovalMode, approver: Approver) -> ApprovalPolicy {
         ApprovalPolicy::new(
@@ -431,7 +432,7 @@ mod tests {
             panic!()
         };
         let msg = full.unattended_denial(&plan);
-        assert!(msg.contains("bash(git reset --hard)"), "{msg}");
+        assert_contains(&msg, "bash(git reset --hard)");
     }
 
     #[test]
@@ -491,7 +492,7 @@ mod tests {
         ));
         assert_eq!(p.record(&plan, &ApprovalDecision::ApproveForProject), None);
         let text = std::fs::read_to_string(project.join(".harness9/permissions.toml")).unwrap();
-        assert!(text.contains("bash(cargo test:*)"), "{text}");
+        assert_contains(&text, "bash(cargo test:*)");
         let view = p.view();
         let rule = view.rules.last().unwrap();
         assert!(matches!(rule.source, Source::Project { .. }));
@@ -525,6 +526,6 @@ mod tests {
             panic!()
         };
         let msg = ApprovalPolicy::rule_denial(&rule, &source);
-        assert!(msg.contains("deny bash(curl:*)"), "{msg}");
+        assert_contains(&msg, "deny bash(curl:*)");
     }
 }

@@ -361,6 +361,7 @@ fn summary_message(summary: &str, kept: &[String], left_out: usize, skills: &[St
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_contains;
 
     #[test]
     fn the_threshold_is_85_percent() {
@@ -386,10 +387,13 @@ mod tests {
             &["<skill-loaded name=\"x\">\ndo X\n</skill-loaded>".into()],
         );
         assert!(text.starts_with(SUMMARY_OPENING));
-        assert!(text.contains("## Goal\nship"));
-        assert!(text.contains("<user_message>\nnever touch main.rs\n</user_message>"));
-        assert!(text.contains("(2 earlier ones are covered by the summary)"));
-        assert!(text.contains("do X"));
+        assert_contains(&text, "## Goal\nship");
+        assert_contains(
+            &text,
+            "<user_message>\nnever touch main.rs\n</user_message>",
+        );
+        assert_contains(&text, "(2 earlier ones are covered by the summary)");
+        assert_contains(&text, "do X");
         assert!(is_summary_message(&Message::User { content: text }));
     }
 
@@ -413,7 +417,7 @@ mod tests {
                 content: "x".repeat(10_000),
             },
         ]);
-        assert!(text.contains("### User\nfix it"));
+        assert_contains(&text, "### User\nfix it");
         assert!(text.contains(r#"(calls bash {"command":"ls"})"#));
         assert!(text.len() < 2500, "{}", text.len());
     }

@@ -1,6 +1,7 @@
 //! Tests of the conversation: elision, the failed-turn rule, recording, estimates and
 //! replay (a replayed session sends exactly what the live one would have).
 
+use crate::test_support::assert_contains;
 use std::sync::{Arc, Mutex};
 
 use super::*;
@@ -88,9 +89,9 @@ fn old_large_tool_output_is_elided_and_recent_output_is_kept() {
     // Turns 1 and 2 are older than the last three.
     for old in &outputs[..2] {
         assert!(old.starts_with(ELIDED_PREFIX), "{old}");
-        assert!(old.contains("bash"), "{old}");
-        assert!(old.contains("10000 bytes"), "{old}");
-        assert!(old.contains("call the tool again"), "{old}");
+        assert_contains(old, "bash");
+        assert_contains(old, "10000 bytes");
+        assert_contains(old, "call the tool again");
     }
     for recent in &outputs[2..] {
         assert_eq!(recent.len(), 10_000);

@@ -192,6 +192,7 @@ pub async fn run_skill(
 
 #[cfg(test)]
 mod gate_tests {
+    use crate::test_support::assert_contains;
     use std::path::Path;
 
     use super::*;
@@ -207,9 +208,9 @@ mod gate_tests {
         };
         assert_eq!(gate.check("git log -1 --oneline"), Ok(()));
         let secret = gate.check("cat .env").unwrap_err();
-        assert!(secret.contains("*(**/.env*)"), "{secret}");
+        assert_contains(&secret, "*(**/.env*)");
         let destructive = gate.check("git reset --hard").unwrap_err();
-        assert!(destructive.contains("discards"), "{destructive}");
+        assert_contains(&destructive, "discards");
         let suggest = ApprovalPolicy::new(ApprovalMode::Suggest, Approver::Frontend, setup);
         assert!(matches!(inline_permission(&suggest), Permission::Refuse(_)));
     }

@@ -1,6 +1,6 @@
 //! Helpers for tests that check processes really went away: whether a pid is gone,
-//! waiting on a condition or on live output with a deadline, and reading a pid a script
-//! wrote. Test-only; knows `/proc`, nothing of tools.
+//! waiting on a condition or on live output with a deadline, reading a pid a script
+//! wrote and waiting for that process to die. Test-only; knows `/proc`, nothing of tools.
 
 use std::path::Path;
 use std::time::Duration;
@@ -35,6 +35,13 @@ pub(crate) fn read_pid(path: &Path) -> i32 {
         .trim()
         .parse()
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Waits (at most 10 s) for the process whose pid a test script wrote to `pid_file` to
+/// die; panics naming `what` otherwise.
+pub(crate) async fn expect_killed(pid_file: &Path, what: &str) {
+    let pid = read_pid(pid_file);
+    wait_for(what, || process_gone(pid)).await;
 }
 
 /// Collects live output until it contains `needle`; panics after 10 s without it.

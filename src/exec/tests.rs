@@ -9,7 +9,7 @@ use tokio::sync::mpsc::unbounded_channel;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::test_support::{process_gone, read_pid, wait_for, wait_live};
+use super::test_support::{expect_killed, process_gone, read_pid, wait_live};
 use super::*;
 
 fn sink(max_bytes: usize) -> Sink {
@@ -36,6 +36,17 @@ fn request(line: &str, dir: &Path) -> Request {
         timeout: Duration::from_secs(20),
         leftovers: Leftovers::Leave,
         confinement: Confinement::Unconfined,
+    }
+}
+
+/// [`request`] running `program` with `args` directly, without a shell.
+fn direct(program: &str, args: &[&str], dir: &Path) -> Request {
+    Request {
+        program: Program::Direct {
+            program: program.into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+        },
+        ..request("", dir)
     }
 }
 
@@ -139,22 +150,14 @@ async fn folder_environment_and_prompts() {
 #[tokio::test]
 async fn direct_programs_run_without_a_shell() {
     let dir = tempfile::tempdir().unwrap();
-    let mut req = request("", dir.path());
-    req.program = Program::Direct {
-        program: "echo".into(),
-        args: vec!["a;b".into(), "$HOME".into()],
-    };
+    let req = direct("echo", &["a;b", "$HOME"], dir.path());
     assert_eq!(run_ok(req).await.stdout, "a;b $HOME\n");
 }
 
 #[tokio::test]
 async fn missing_programs_fail_to_start_and_sh_stands_in_for_bash() {
     let dir = tempfile::tempdir().unwrap();
-    let mut req = request("", dir.path());
-    req.program = Program::Direct {
-        program: "no-such-program-h9".into(),
-        args: Vec::new(),
-    };
+    let req = direct("no-such-program-h9", &[], dir.path());
     let err = run(req, &CancellationToken::new()).await.unwrap_err();
     assert!(
         matches!(&err, ExecError::Spawn { program, .. } if program == "no-such-program-h9"),
@@ -231,8 +234,7 @@ async fn timeout_stops_the_whole_group_grandchildren_too() {
         }
     );
     assert_eq!(done.stdout, "started\n");
-    let grandchild = read_pid(&dir.path().join("grandchild.pid"));
-    wait_for("the grandchild to die", || process_gone(grandchild)).await;
+    expect_killed(&dir.path().join("grandchild.pid"), "the grandchild to die").await;
 }
 
 #[tokio::test]
@@ -249,8 +251,7 @@ async fn cancellation_stops_the_group_promptly() {
         .unwrap();
     assert_eq!(done.exit, Exit::Cancelled);
     assert_eq!(done.stdout, "started\n");
-    let bg = read_pid(&dir.path().join("bg.pid"));
-    wait_for("the background job to die", || process_gone(bg)).await;
+    expect_killed(&dir.path().join("bg.pid"), "the background job to die").await;
 }
 
 #[tokio::test]
@@ -260,8 +261,7 @@ async fn abandoning_the_call_kills_the_group() {
     let task = start_watched(line, dir.path(), CancellationToken::new()).await;
     task.abort();
     let _ = task.await;
-    let bg = read_pid(&dir.path().join("bg.pid"));
-    wait_for("the background job to die", || process_gone(bg)).await;
+    expect_killed(&dir.path().join("bg.pid"), "the background job to die").await;
 }
 
 #[tokio::test]
@@ -290,6 +290,5 @@ async fn leftovers_are_left_or_killed_as_asked() {
         (done.exit, done.pipes),
         (Exit::Exited { code: 0 }, Pipes::Closed)
     );
-    let killed = read_pid(&dir.path().join("killed.pid"));
-    wait_for("the leftover to die", || process_gone(killed)).await;
+    expect_killed(&dir.path().join("killed.pid"), "the leftover to die").await;
 }

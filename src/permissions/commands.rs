@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use super::rule::normalize;
-use super::shell::SimpleCommand;
+use super::shell::{FIND_ACTIONS, SimpleCommand};
 
 /// Read-only commands that change nothing and run nothing else, whatever their
 /// arguments (those that can be made to write or run code with some option are either
@@ -82,18 +82,7 @@ fn unsafe_option(name: &str, arg: &str) -> bool {
             arg.starts_with("--output") || arg == "--ext-diff" || arg.starts_with("--textconv")
         }
         "rg" => arg.starts_with("--pre") || arg == "-z" || arg == "--search-zip",
-        "find" => matches!(
-            arg,
-            "-exec"
-                | "-execdir"
-                | "-ok"
-                | "-okdir"
-                | "-delete"
-                | "-fprint"
-                | "-fprint0"
-                | "-fprintf"
-                | "-fls"
-        ),
+        "find" => FIND_ACTIONS.contains(&arg),
         "tree" => arg == "-o",
         _ => false,
     }
@@ -272,7 +261,7 @@ mod tests {
         let cwd = Path::new("/p");
         let project = Path::new("/p");
         let tmp = [Path::new("/tmp")];
-        for line in [
+        let destroying = [
             "rm -rf build",
             "rm -r -f /",
             "rm --recursive src",
@@ -294,13 +283,8 @@ mod tests {
             "git branch -D topic",
             "git stash clear",
             "shred -u key",
-        ] {
-            assert!(
-                destructive(&cmd(line), cwd, project, &tmp).is_some(),
-                "{line}"
-            );
-        }
-        for line in [
+        ];
+        let harmless = [
             "rm file.txt",
             "rm -f a b",
             "rm -rf /tmp/work",
@@ -312,11 +296,12 @@ mod tests {
             "git push origin main",
             "git branch -d merged",
             "git stash pop",
-        ] {
-            assert!(
-                destructive(&cmd(line), cwd, project, &tmp).is_none(),
-                "{line}"
-            );
+        ];
+        for (lines, expected) in [(&destroying[..], true), (&harmless[..], false)] {
+            for line in lines {
+                let found = destructive(&cmd(line), cwd, project, &tmp);
+                assert_eq!(found.is_some(), expected, "{line}");
+            }
         }
         // Relative to a cwd inside the temp dir.
         assert!(destructive(&cmd("rm -rf x"), Path::new("/tmp/w"), project, &tmp).is_none());

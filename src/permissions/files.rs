@@ -138,22 +138,13 @@ pub fn load(places: &Places, user: &UserPermissions) -> Result<Loaded, Permissio
     let user_source = Source::User {
         path: places.user_file.clone(),
     };
-    for (effect, texts) in [
-        (Effect::Deny, &user.deny),
-        (Effect::Ask, &user.ask),
-        (Effect::Allow, &user.allow),
-    ] {
-        for text in texts {
-            let rule = Rule::parse(text, home).map_err(|source| PermissionsError::Rule {
-                path: places.user_file.clone(),
-                source,
-            })?;
-            book.push(ActiveRule {
-                rule,
-                effect,
-                source: user_source.clone(),
-            });
-        }
+    let lists = [&user.deny, &user.ask, &user.allow];
+    for (effect, rule) in parse_rules(lists, &places.user_file, home)? {
+        book.push(ActiveRule {
+            rule,
+            effect,
+            source: user_source.clone(),
+        });
     }
     let project_file = places.project_file();
     let project = read_project(&project_file)?;
@@ -166,32 +157,48 @@ pub fn load(places: &Places, user: &UserPermissions) -> Result<Loaded, Permissio
         path: project_file.clone(),
     };
     let mut untrusted = Vec::new();
-    for (effect, texts) in [
-        (Effect::Deny, &project.deny),
-        (Effect::Ask, &project.ask),
-        (Effect::Allow, &project.allow),
-    ] {
-        for text in texts {
-            let rule = Rule::parse(text, home).map_err(|source| PermissionsError::Rule {
-                path: project_file.clone(),
-                source,
-            })?;
-            if effect == Effect::Allow && !trusted_here.iter().any(|t| t == rule.text()) {
-                untrusted.push(rule.text().to_string());
-                continue;
-            }
-            book.push(ActiveRule {
-                rule,
-                effect,
-                source: project_source.clone(),
-            });
+    let lists = [&project.deny, &project.ask, &project.allow];
+    for (effect, rule) in parse_rules(lists, &project_file, home)? {
+        if effect == Effect::Allow && !trusted_here.iter().any(|t| t == rule.text()) {
+            untrusted.push(rule.text().to_string());
+            continue;
         }
+        book.push(ActiveRule {
+            rule,
+            effect,
+            source: project_source.clone(),
+        });
     }
     Ok(Loaded {
         book,
         untrusted,
         project_file,
     })
+}
+
+/// The rules of one file's `deny`, `ask` and `allow` lists (in that order), each with
+/// its effect; the first that does not parse is the error, naming `path`.
+fn parse_rules(
+    [deny, ask, allow]: [&Vec<String>; 3],
+    path: &Path,
+    home: Option<&Path>,
+) -> Result<Vec<(Effect, Rule)>, PermissionsError> {
+    let lists = [
+        (Effect::Deny, deny),
+        (Effect::Ask, ask),
+        (Effect::Allow, allow),
+    ];
+    let mut rules = Vec::new();
+    for (effect, texts) in lists {
+        for text in texts {
+            let rule = Rule::parse(text, home).map_err(|source| PermissionsError::Rule {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            rules.push((effect, rule));
+        }
+    }
+    Ok(rules)
 }
 
 fn read_project(path: &Path) -> Result<ProjectRules, PermissionsError> {
@@ -362,6 +369,7 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), PermissionsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_contains;
 
     fn places(dir: &Path) -> Places {
         let project = dir.join("proj");
@@ -433,7 +441,7 @@ mod tests {
         add_to_project(&p, Effect::Allow, "bash(cargo fmt:*)").unwrap();
         add_to_project(&p, Effect::Allow, "bash(cargo fmt:*)").unwrap();
         let text = std::fs::read_to_string(p.project_file()).unwrap();
-        assert!(text.contains("# keep me"), "{text}");
+        assert_contains(&text, "# keep me");
         let loaded = load(&p, &UserPermissions::default()).unwrap();
         let is_project = |s: &Source| matches!(s, Source::Project { .. });
         assert_eq!(
@@ -487,7 +495,7 @@ mod tests {
             text.contains("model = \"m\" # mine") && !text.contains("bash(ls:*)"),
             "{text}"
         );
-        assert!(text.contains("read(/usr/**)"), "{text}");
+        assert_contains(&text, "read(/usr/**)");
     }
 
     #[test]
@@ -504,7 +512,7 @@ mod tests {
         let e = load(&p, &UserPermissions::default())
             .unwrap_err()
             .to_string();
-        assert!(e.contains("permissions.toml"), "{e}");
+        assert_contains(&e, "permissions.toml");
         std::fs::write(p.project_file(), "builtin_rules = \"off\"\n").unwrap();
         assert!(
             load(&p, &UserPermissions::default()).is_err(),

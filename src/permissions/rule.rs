@@ -350,16 +350,10 @@ pub fn exact_rule(tool: &str, command: &SimpleCommand) -> String {
 
 /// A word as it must be written in a rule so it reads back as the same word.
 fn quote_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word.chars().all(|c| {
-            c.is_ascii_alphanumeric()
-                || matches!(c, '-' | '_' | '.' | '/' | ':' | '=' | '+' | '@' | ',')
-        });
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
+    super::shell::quote_unless_plain(word, |c| {
+        c.is_ascii_alphanumeric()
+            || matches!(c, '-' | '_' | '.' | '/' | ':' | '=' | '+' | '@' | ',')
+    })
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 //! read off the text: command and process substitution, here-documents, control
 //! structures, a command name that comes from a variable or a glob, wrappers that run
 //! another command (`eval`, `sudo`, `xargs`, `bash -c`, `find -exec`, …) and
-//! assignments that make a program run other code (`LD_PRELOAD=…`).
+//! assignments that make a program run other code (`LD_PRELOAD=…`). The other way round,
+//! `quote_unless_plain` writes a word so that such a reader reads it back unchanged.
 //!
 //! It is deliberately conservative: anything it does not understand is a [`Hazard`],
 //! and a line with a hazard is never approved by a rule, only by a person. It does not
@@ -640,15 +641,7 @@ impl<'a, 'p> Reader<'a, 'p> {
                     self.pos += 1;
                     self.double_quoted(&mut text, &mut shape);
                 }
-                '`' => {
-                    self.pos += 1;
-                    self.backquoted();
-                    shape.expands = true;
-                }
-                '$' => {
-                    self.pos += 1;
-                    self.dollar(&mut text, &mut shape, false);
-                }
+                '`' | '$' => self.expansion(&mut text, &mut shape, false),
                 '*' | '?' | '[' | '{' | '}' | '~' if c != '~' || text.is_empty() => {
                     if c != '~' {
                         shape.globs = true;
@@ -668,41 +661,36 @@ impl<'a, 'p> Reader<'a, 'p> {
         (text, shape)
     }
 
-    fn single_quoted(&mut self, text: &mut String) {
-        loop {
-            match self.peek() {
-                None => {
-                    self.hazard(Hazard::Unsupported {
-                        what: "an unterminated quote".into(),
-                    });
-                    return;
-                }
-                Some('\'') => {
-                    self.pos += 1;
-                    return;
-                }
-                Some(c) => {
-                    text.push(c);
-                    self.pos += 1;
-                }
+    /// The next character inside a span that `close` ends, not yet consumed: `None` once
+    /// the closing character is consumed, or at the end of the line, where the span is an
+    /// unterminated `what` (a hazard).
+    fn inside(&mut self, close: char, what: &str) -> Option<char> {
+        match self.peek() {
+            None => {
+                self.hazard(Hazard::Unsupported {
+                    what: format!("an unterminated {what}"),
+                });
+                None
             }
+            Some(c) if c == close => {
+                self.pos += 1;
+                None
+            }
+            Some(c) => Some(c),
+        }
+    }
+
+    fn single_quoted(&mut self, text: &mut String) {
+        while let Some(c) = self.inside('\'', "quote") {
+            text.push(c);
+            self.pos += 1;
         }
     }
 
     fn double_quoted(&mut self, text: &mut String, shape: &mut WordShape) {
-        loop {
-            match self.peek() {
-                None => {
-                    self.hazard(Hazard::Unsupported {
-                        what: "an unterminated quote".into(),
-                    });
-                    return;
-                }
-                Some('"') => {
-                    self.pos += 1;
-                    return;
-                }
-                Some('\\') => {
+        while let Some(c) = self.inside('"', "quote") {
+            match c {
+                '\\' => {
                     self.pos += 1;
                     match self.peek() {
                         Some(c @ ('$' | '`' | '"' | '\\')) => {
@@ -713,20 +701,25 @@ impl<'a, 'p> Reader<'a, 'p> {
                         _ => text.push('\\'),
                     }
                 }
-                Some('`') => {
-                    self.pos += 1;
-                    self.backquoted();
-                    shape.expands = true;
-                }
-                Some('$') => {
-                    self.pos += 1;
-                    self.dollar(text, shape, true);
-                }
-                Some(c) => {
+                '`' | '$' => self.expansion(text, shape, true),
+                c => {
                     text.push(c);
                     self.pos += 1;
                 }
             }
+        }
+    }
+
+    /// At a `` ` `` or a `$` (unquoted, or inside double quotes when `in_double`): reads
+    /// the command substitution or parameter it starts.
+    fn expansion(&mut self, text: &mut String, shape: &mut WordShape, in_double: bool) {
+        let at = self.peek();
+        self.pos += 1;
+        if at == Some('`') {
+            self.backquoted();
+            shape.expands = true;
+        } else {
+            self.dollar(text, shape, in_double);
         }
     }
 
@@ -805,29 +798,16 @@ impl<'a, 'p> Reader<'a, 'p> {
     fn backquoted(&mut self) {
         self.hazard(Hazard::CommandSubstitution);
         let mut inner = String::new();
-        loop {
-            match self.peek() {
-                None => {
-                    self.hazard(Hazard::Unsupported {
-                        what: "an unterminated backquote".into(),
-                    });
-                    break;
-                }
-                Some('`') => {
-                    self.pos += 1;
-                    break;
-                }
-                Some('\\') => {
-                    self.pos += 1;
-                    if let Some(c) = self.peek() {
-                        inner.push(c);
-                        self.pos += 1;
-                    }
-                }
-                Some(c) => {
+        while let Some(c) = self.inside('`', "backquote") {
+            if c == '\\' {
+                self.pos += 1;
+                if let Some(c) = self.peek() {
                     inner.push(c);
                     self.pos += 1;
                 }
+            } else {
+                inner.push(c);
+                self.pos += 1;
             }
         }
         let nested = parse(&inner);
@@ -853,6 +833,22 @@ fn is_assignment(word: &str) -> bool {
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
+
+/// `word` as `sh` reads it back: as it is when every character is `plain` (and it is not
+/// empty), else in single quotes, each `'` written `'\''`.
+pub fn quote_unless_plain(word: &str, plain: impl Fn(char) -> bool) -> String {
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// `find` actions that run a program, delete or write a file (what makes `find` more than
+/// a read).
+pub(super) const FIND_ACTIONS: &[&str] = &[
+    "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls",
+];
 
 /// Why a simple command runs code other than itself, if it does.
 fn runs_other_code(words: &[String]) -> Option<String> {
@@ -883,20 +879,7 @@ fn runs_other_code(words: &[String]) -> Option<String> {
     match base {
         "find" => args
             .iter()
-            .find(|a| {
-                matches!(
-                    a.as_str(),
-                    "-exec"
-                        | "-execdir"
-                        | "-ok"
-                        | "-okdir"
-                        | "-delete"
-                        | "-fprint"
-                        | "-fprint0"
-                        | "-fprintf"
-                        | "-fls"
-                )
-            })
+            .find(|a| FIND_ACTIONS.contains(&a.as_str()))
             .map(|a| format!("find {a}")),
         "fd" | "fdfind" => args
             .iter()

@@ -147,6 +147,21 @@ fn deny_wins_over_ask_over_allow_whatever_the_source() {
     );
 }
 
+/// Asserts that a built-in rule asks about `what`.
+#[track_caller]
+fn assert_builtin_ask(judgement: Judgement, what: &str) {
+    assert!(
+        matches!(
+            judgement,
+            Judgement::Ask(AskBecause::Rule {
+                source: Source::BuiltIn,
+                ..
+            })
+        ),
+        "{what}: {judgement:?}"
+    );
+}
+
 #[test]
 fn secret_files_ask_for_every_tool_and_in_commands() {
     let b = book(&[
@@ -161,16 +176,7 @@ fn secret_files_ask_for_every_tool_and_in_commands() {
         "/home/u/.aws/credentials",
         "/p/.netrc",
     ] {
-        assert!(
-            matches!(
-                read(&b, "read_file", path),
-                Judgement::Ask(AskBecause::Rule {
-                    source: Source::BuiltIn,
-                    ..
-                })
-            ),
-            "{path}"
-        );
+        assert_builtin_ask(read(&b, "read_file", path), path);
     }
     assert_eq!(read(&b, "read_file", "/p/src/env.rs"), Judgement::Allow);
     for line in [
@@ -180,16 +186,7 @@ fn secret_files_ask_for_every_tool_and_in_commands() {
         "curl --data=@.env x",
         "cat < .env",
     ] {
-        assert!(
-            matches!(
-                cmd(&b, line),
-                Judgement::Ask(AskBecause::Rule {
-                    source: Source::BuiltIn,
-                    ..
-                })
-            ),
-            "{line}"
-        );
+        assert_builtin_ask(cmd(&b, line), line);
     }
     assert_eq!(cmd(&b, "cat README.md"), Judgement::Allow);
 }

@@ -350,6 +350,7 @@ pub fn denial_note(policy: &SandboxPolicy, output: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_contains;
 
     #[test]
     fn workspace_write_writes_beneath_the_project_the_temp_folders_and_extras() {
@@ -397,7 +398,7 @@ mod tests {
             "{note}"
         );
         let note = denial_note(&p, "curl: (6) Could not resolve host: example.com").unwrap();
-        assert!(note.contains("network = \"allow\""), "{note}");
+        assert_contains(&note, "network = \"allow\"");
         assert!(denial_note(&p, "error: test failed").is_none());
         let open = SandboxPolicy::new(
             SandboxMode::WorkspaceWrite,

@@ -110,6 +110,7 @@ mod tests {
     use super::*;
     use crate::skills::frontmatter;
     use crate::skills::name::{NameProblem, escaped, shown_name, suggested_name};
+    use crate::test_support::assert_contains;
 
     fn verdict(yaml: &str) -> Verdict {
         let (fm, notes) = frontmatter::parse(yaml);
@@ -162,38 +163,25 @@ mod tests {
 
     #[test]
     fn names_that_cannot_be_invoked_are_invalid_with_the_reason() {
-        assert_eq!(
-            invalid_name("name: Bad Name With Spaces\ndescription: d"),
-            Some(NameProblem::Whitespace)
-        );
-        assert_eq!(
-            invalid_name("name: ../x\ndescription: d"),
-            Some(NameProblem::Separator { found: '/' })
-        );
-        assert_eq!(
-            invalid_name("name: a\\b\ndescription: d"),
-            Some(NameProblem::Separator { found: '\\' })
-        );
-        assert_eq!(
-            invalid_name("name: a..b\ndescription: d"),
-            Some(NameProblem::ParentDir)
-        );
-        assert_eq!(
-            invalid_name("name: \"new\\nline\"\ndescription: d"),
-            Some(NameProblem::Unprintable { found: '\n' })
-        );
-        assert_eq!(
-            invalid_name("name: \"tab\\tbed\"\ndescription: d"),
-            Some(NameProblem::Unprintable { found: '\t' })
-        );
-        assert_eq!(
-            invalid_name("name: \"zero\u{200B}width\"\ndescription: d"),
-            Some(NameProblem::Unprintable { found: '\u{200B}' })
-        );
-        assert_eq!(
-            invalid_name("name: \"no\u{00A0}break\"\ndescription: d"),
-            Some(NameProblem::Whitespace)
-        );
+        for (name, problem) in [
+            ("Bad Name With Spaces", NameProblem::Whitespace),
+            ("../x", NameProblem::Separator { found: '/' }),
+            ("a\\b", NameProblem::Separator { found: '\\' }),
+            ("a..b", NameProblem::ParentDir),
+            ("\"new\\nline\"", NameProblem::Unprintable { found: '\n' }),
+            ("\"tab\\tbed\"", NameProblem::Unprintable { found: '\t' }),
+            (
+                "\"zero\u{200B}width\"",
+                NameProblem::Unprintable { found: '\u{200B}' },
+            ),
+            ("\"no\u{00A0}break\"", NameProblem::Whitespace),
+        ] {
+            assert_eq!(
+                invalid_name(&format!("name: {name}\ndescription: d")),
+                Some(problem),
+                "{name}"
+            );
+        }
     }
 
     #[test]
@@ -271,9 +259,9 @@ mod tests {
         }
         .to_string();
         assert!(!reason.contains('\n'), "{reason}");
-        assert!(reason.contains("\"new\\nline\""), "{reason}");
-        assert!(reason.contains("U+000A"), "{reason}");
-        assert!(reason.contains("name: new-line"), "{reason}");
+        assert_contains(&reason, "\"new\\nline\"");
+        assert_contains(&reason, "U+000A");
+        assert_contains(&reason, "name: new-line");
         assert_eq!(
             suggested_name("Bad Name With Spaces"),
             "bad-name-with-spaces"

@@ -328,6 +328,7 @@ fn is_executable(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_contains;
     use std::os::unix::fs::PermissionsExt;
 
     fn skill() -> (tempfile::TempDir, PathBuf) {
@@ -455,7 +456,7 @@ mod tests {
             shown.starts_with(&format!("{}: tool #1", dir.join(TOOLS_FILE).display())),
             "{shown}"
         );
-        assert!(shown.contains("`name` must be a string"), "{shown}");
+        assert_contains(&shown, "`name` must be a string");
         std::fs::write(
             dir.join(TOOLS_FILE),
             r#"[{"name": "t", "description": "d", "command": "true"}]"#,

@@ -525,6 +525,7 @@ fn skill_from(
 
 #[cfg(test)]
 mod tests {
+    use crate::test_support::assert_contains;
     use std::path::Path;
 
     use super::*;
@@ -566,6 +567,20 @@ mod tests {
         fn discover(&self, flags: &[&str]) -> Catalog {
             Catalog::discover(&self.options(flags))
         }
+    }
+
+    /// The catalog's warnings that `keep` keeps.
+    fn warnings_where(c: &Catalog, keep: impl Fn(&SkillWarning) -> bool) -> Vec<&SkillWarning> {
+        c.warnings().iter().filter(|w| keep(w)).collect()
+    }
+
+    /// The one warning that `keep` keeps; panics, listing them all, unless there is
+    /// exactly one.
+    #[track_caller]
+    fn only_warning(c: &Catalog, keep: impl Fn(&SkillWarning) -> bool) -> &SkillWarning {
+        let kept = warnings_where(c, keep);
+        assert_eq!(kept.len(), 1, "{:?}", c.warnings());
+        kept[0]
     }
 
     fn names(skills: &[Skill]) -> Vec<&str> {
@@ -622,12 +637,9 @@ mod tests {
                 }
             );
         }
-        let shadow_warnings = c
-            .warnings()
-            .iter()
-            .filter(|w| matches!(w.kind, WarningKind::Shadowed { .. }))
-            .count();
-        assert_eq!(shadow_warnings, 7);
+        let shadow_warnings =
+            warnings_where(&c, |w| matches!(w.kind, WarningKind::Shadowed { .. }));
+        assert_eq!(shadow_warnings.len(), 7);
         assert_eq!(c.get("only2").unwrap().root.kind, RootKind::Project);
         assert_eq!(c.get("only7").unwrap().root.kind, RootKind::User);
         // Without the flags, the project wins.
@@ -659,21 +671,11 @@ mod tests {
         skill(&r.join("outer/references/inner"), "inner", "d");
         let c = env.discover(&[]);
         assert_eq!(names(c.skills()), ["deep", "hidden", "outer", "six"]);
-        let depth: Vec<_> = c
-            .warnings()
-            .iter()
-            .filter(|w| matches!(w.kind, WarningKind::DepthLimit { .. }))
-            .collect();
-        assert_eq!(depth.len(), 1, "{:?}", c.warnings());
-        assert!(depth[0].path.ends_with("1/2/3/4/5/6/7/8"));
+        let depth = only_warning(&c, |w| matches!(w.kind, WarningKind::DepthLimit { .. }));
+        assert!(depth.path.ends_with("1/2/3/4/5/6/7/8"));
         // `x` only holds `target`, which is skipped: reported as holding no skill.
-        let empty: Vec<_> = c
-            .warnings()
-            .iter()
-            .filter(|w| w.kind == WarningKind::NoSkillMd)
-            .collect();
-        assert_eq!(empty.len(), 1, "{:?}", c.warnings());
-        assert!(empty[0].path.ends_with("skills/x"));
+        let empty = only_warning(&c, |w| w.kind == WarningKind::NoSkillMd);
+        assert!(empty.path.ends_with("skills/x"));
     }
 
     #[test]
@@ -713,12 +715,7 @@ mod tests {
         let c = env.discover(&[]);
         assert_eq!(names(c.skills()), ["inside", "linked", "real"]);
         assert!(c.shadowed().is_empty(), "{:?}", c.shadowed());
-        let broken: Vec<_> = c
-            .warnings()
-            .iter()
-            .filter(|w| w.path.ends_with("broken"))
-            .collect();
-        assert_eq!(broken.len(), 1, "{:?}", c.warnings());
+        only_warning(&c, |w| w.path.ends_with("broken"));
     }
 
     #[test]
@@ -770,8 +767,8 @@ mod tests {
         assert_eq!(s.description, "Use when: shipping to prod");
         assert_eq!(s.status, SkillStatus::Warning);
         let w = c.warnings()[0].to_string();
-        assert!(w.contains("deploy/SKILL.md"), "{w}");
-        assert!(w.contains("description: \"Use when: ...\""), "{w}");
+        assert_contains(&w, "deploy/SKILL.md");
+        assert_contains(&w, "description: \"Use when: ...\"");
     }
 
     #[test]
@@ -815,7 +812,7 @@ mod tests {
         let help = c.get("help").unwrap();
         assert_eq!(help.status, SkillStatus::Warning);
         let w = c.warnings()[0].to_string();
-        assert!(w.contains("/skill help"), "{w}");
+        assert_contains(&w, "/skill help");
     }
 
     #[test]
@@ -856,12 +853,7 @@ mod tests {
                 matches!(bad.reason, WarningKind::InvalidName { .. }),
                 "{bad:?}"
             );
-            let warned = c
-                .warnings()
-                .iter()
-                .filter(|w| w.path == bad.path && w.kind == bad.reason)
-                .count();
-            assert_eq!(warned, 1, "{:?}", c.warnings());
+            only_warning(&c, |w| w.path == bad.path && w.kind == bad.reason);
         }
         assert_eq!(c.invalid_named("../x").len(), 1);
         // Failing a name, the directory's name finds it.

@@ -346,6 +346,7 @@ fn validate_to(paths: &[PathBuf], out: &mut dyn Write) -> io::Result<i32> {
 
 #[cfg(test)]
 mod tests {
+    use crate::test_support::assert_contains;
     use std::path::Path;
 
     use super::*;
@@ -380,10 +381,7 @@ mod tests {
         assert!(!out.contains("error:"), "{out}");
         // trigger, user-invocable, argument-hint... are harness9's own fields.
         assert!(!out.contains("warning:"), "{out}");
-        assert!(
-            out.contains("4 skill(s) checked: 0 failed, 0 warning(s)."),
-            "{out}"
-        );
+        assert_contains(&out, "4 skill(s) checked: 0 failed, 0 warning(s).");
     }
 
     #[test]
@@ -459,7 +457,7 @@ mod tests {
             assert!(out.lines().any(|l| l == line), "missing {line:?} in\n{out}");
         }
         assert_eq!(c.warnings().len(), 6, "{:?}", c.warnings());
-        assert!(out.contains("7 skill(s) checked: 4 failed"), "{out}");
+        assert_contains(&out, "7 skill(s) checked: 4 failed");
         // One line per problem: the newline in a name is escaped.
         assert!(
             out.lines()
@@ -505,23 +503,20 @@ mod tests {
             )),
             "{out}"
         );
-        assert!(out.contains("status: invalid\n"), "{out}");
-        assert!(
-            out.contains("invalid: `name` \"Bad Name With Spaces\" holds whitespace"),
-            "{out}"
+        assert_contains(&out, "status: invalid\n");
+        assert_contains(
+            &out,
+            "invalid: `name` \"Bad Name With Spaces\" holds whitespace",
         );
-        assert!(out.contains("e.g. `name: bad-name-with-spaces`"), "{out}");
+        assert_contains(&out, "e.g. `name: bad-name-with-spaces`");
         assert!(!out.contains("no skill named"), "{out}");
         // By its directory, and when the name is missing altogether.
         let (code, out) = run(|o| show(&c, "no-desc", o));
         assert_eq!(code, 1);
-        assert!(
-            out.contains("invalid: frontmatter has no `description`"),
-            "{out}"
-        );
+        assert_contains(&out, "invalid: frontmatter has no `description`");
         let (code, out) = run(|o| show(&c, "newline", o));
         assert_eq!(code, 1);
-        assert!(out.contains("U+000A"), "{out}");
+        assert_contains(&out, "U+000A");
     }
 
     #[test]
@@ -555,14 +550,14 @@ mod tests {
         }
         let (code, out) = run(|o| validate(&[tmp.path().join("nope")], o));
         assert_eq!(code, 1);
-        assert!(out.contains("no such file or directory"));
+        assert_contains(&out, "no such file or directory");
         write(
             &tmp.path().join("bad-yaml/SKILL.md"),
             "---\nname: bad-yaml\ndescription: a: b\n---\n",
         );
         let (code, out) = run(|o| validate(&[tmp.path().join("bad-yaml/SKILL.md")], o));
         assert_eq!(code, 1);
-        assert!(out.contains("not valid YAML"), "{out}");
+        assert_contains(&out, "not valid YAML");
     }
 
     #[test]
@@ -589,8 +584,8 @@ mod tests {
         assert!(row("code-review", "shadowed"), "{out}");
         assert!(row("go-refactor", "ok"), "{out}");
         assert!(row("-", "invalid"), "{out}");
-        assert!(out.contains("of 8000 characters"), "{out}");
-        assert!(out.contains("no `name`"), "{out}");
+        assert_contains(&out, "of 8000 characters");
+        assert_contains(&out, "no `name`");
 
         let (_, json) = run(|o| list(&c, 200, ListFormat::Json, o));
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
@@ -617,8 +612,8 @@ mod tests {
         let (code, out) = run(|o| show(&c, "go-refactor", o));
         assert_eq!(code, 0);
         assert!(out.starts_with("name: go-refactor\ndescription: Use when refactoring Go code"));
-        assert!(out.contains("trigger: refactor, clean up"), "{out}");
-        assert!(out.contains("---\n# Go refactoring"), "{out}");
+        assert_contains(&out, "trigger: refactor, clean up");
+        assert_contains(&out, "---\n# Go refactoring");
         let (code, out) = run(|o| show(&c, "nope", o));
         assert_eq!(code, 1);
         assert!(out.contains("no skill named `nope`") && out.contains("go-refactor"));

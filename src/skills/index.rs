@@ -204,6 +204,7 @@ fn shorten(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_contains;
 
     fn entries(items: &[(&'static str, &str)]) -> Vec<Entry<'static>> {
         items
@@ -260,10 +261,7 @@ mod tests {
         assert_eq!((a, b), (200, 50), "descriptions keep their 4:1 ratio");
         assert!(lines[0].ends_with('…'));
         let w = idx.warning().unwrap();
-        assert!(
-            w.contains("2 description(s) shortened (alpha, beta)"),
-            "{w}"
-        );
+        assert_contains(&w, "2 description(s) shortened (alpha, beta)");
         assert_eq!(build(&e, 8_000).warning(), None);
     }
 

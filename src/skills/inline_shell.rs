@@ -385,29 +385,24 @@ mod tests {
 #[cfg(test)]
 mod permission_tests {
     use super::*;
-    use crate::skills::{Catalog, DiscoveryOptions};
+    use crate::test_support::{roots_catalog, write};
 
     #[test]
     fn remote_skills_never_run_commands_local_ones_follow_the_mode() {
         let remote = tempfile::tempdir().unwrap();
         let local = tempfile::tempdir().unwrap();
         for (root, name) in [(remote.path(), "far"), (local.path(), "near")] {
-            let dir = root.join(name);
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(
-                dir.join("SKILL.md"),
-                format!("---\nname: {name}\ndescription: d\n---\n!`id`\n"),
-            )
-            .unwrap();
+            write(
+                &root.join(name).join("SKILL.md"),
+                &format!("---\nname: {name}\ndescription: d\n---\n!`id`\n"),
+            );
         }
         let empty = tempfile::tempdir().unwrap();
-        let catalog = Catalog::discover(&DiscoveryOptions {
-            flag_dirs: vec![local.path().to_path_buf()],
-            workdir: empty.path().to_path_buf(),
-            harness9_home: empty.path().to_path_buf(),
-            user_home: None,
-            remote_dirs: vec![remote.path().to_path_buf()],
-        });
+        let catalog = roots_catalog(
+            empty.path(),
+            vec![local.path().to_path_buf()],
+            vec![remote.path().to_path_buf()],
+        );
         let far = catalog.get("far").unwrap();
         let near = catalog.get("near").unwrap();
         assert!(

@@ -154,23 +154,39 @@ async fn run_command(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::{Tool, prepared, test_context};
-
-    async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
-        Bash.run(args, ctx).await.unwrap()
-    }
+    use crate::tools::{Tool, assert_error, prepared, run_tool, test_context};
 
     use crate::exec::test_support::{
-        cancel_and_expect_interrupted, process_gone, read_pid, wait_for, wait_live,
+        cancel_and_expect_interrupted, expect_killed, read_pid, wait_live,
     };
     use nix::sys::signal::Signal;
     use nix::unistd::Pid;
+
+    /// Runs `command` in `dir` as a task until its live output says `started`; the task
+    /// and the call's cancellation token.
+    async fn start(
+        dir: &std::path::Path,
+        command: &str,
+    ) -> (
+        tokio::task::JoinHandle<Result<ToolOutput, ToolFatal>>,
+        tokio_util::sync::CancellationToken,
+    ) {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut ctx = test_context(dir);
+        ctx.live_output = Some(tx);
+        let cancel = ctx.cancel.clone();
+        let args = json!({ "command": command });
+        let task = tokio::spawn(async move { Bash.run(args, &ctx).await });
+        wait_live(&mut rx, "started\n").await;
+        (task, cancel)
+    }
 
     #[tokio::test]
     async fn reports_exit_codes_and_interleaved_output() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = test_context(dir.path());
-        let out = call(
+        let out = run_tool(
+            &Bash,
             &ctx,
             json!({"command": "echo out; echo err >&2; echo out2"}),
         )
@@ -179,12 +195,12 @@ mod tests {
             (out.is_error, out.content.as_str()),
             (false, "out\nerr\nout2\n[exit code 0]")
         );
-        let out = call(&ctx, json!({"command": "printf partial; exit 3"})).await;
+        let out = run_tool(&Bash, &ctx, json!({"command": "printf partial; exit 3"})).await;
         assert_eq!(
             (out.is_error, out.content.as_str()),
             (true, "partial\n[exit code 3]")
         );
-        let out = call(&ctx, json!({"command": "kill -9 $$"})).await;
+        let out = run_tool(&Bash, &ctx, json!({"command": "kill -9 $$"})).await;
         assert_eq!(out.content, "(no output)\n[killed by signal 9 (SIGKILL)]");
         assert!(out.is_error);
     }
@@ -193,7 +209,7 @@ mod tests {
     async fn runs_in_the_workdir_with_empty_stdin() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = test_context(dir.path());
-        let out = call(&ctx, json!({"command": "pwd; cat; echo end"})).await;
+        let out = run_tool(&Bash, &ctx, json!({"command": "pwd; cat; echo end"})).await;
         assert_eq!(
             out.content,
             format!("{}\nend\n[exit code 0]", ctx.workdir.display())
@@ -204,7 +220,7 @@ mod tests {
     async fn timeout_kills_the_whole_group() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = test_context(dir.path());
-        let out = call(
+        let out = run_tool(&Bash,
             &ctx,
             json!({"command": "sleep 300 & echo $! > grandchild.pid; echo started; sleep 300", "timeout_secs": 1}),
         )
@@ -215,28 +231,16 @@ mod tests {
             "{}",
             out.content
         );
-        let grandchild = read_pid(&ctx.workdir.join("grandchild.pid"));
-        wait_for("the grandchild to die", || process_gone(grandchild)).await;
+        expect_killed(&ctx.workdir.join("grandchild.pid"), "the grandchild to die").await;
     }
 
     #[tokio::test]
     async fn cancel_returns_promptly_and_kills_the_group() {
         let dir = tempfile::tempdir().unwrap();
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut ctx = test_context(dir.path());
-        ctx.live_output = Some(tx);
-        let cancel = ctx.cancel.clone();
-        let task = tokio::spawn(async move {
-            Bash.run(
-                json!({"command": "sleep 300 & echo $! > bg.pid; echo started; sleep 300"}),
-                &ctx,
-            )
-            .await
-        });
-        wait_live(&mut rx, "started\n").await;
+        let line = "sleep 300 & echo $! > bg.pid; echo started; sleep 300";
+        let (task, cancel) = start(dir.path(), line).await;
         cancel_and_expect_interrupted(&cancel, task).await;
-        let bg = read_pid(&dir.path().join("bg.pid"));
-        wait_for("the background job to die", || process_gone(bg)).await;
+        expect_killed(&dir.path().join("bg.pid"), "the background job to die").await;
     }
 
     #[tokio::test]
@@ -245,7 +249,8 @@ mod tests {
         let ctx = test_context(dir.path());
         let out = tokio::time::timeout(
             Duration::from_secs(20),
-            call(
+            run_tool(
+                &Bash,
                 &ctx,
                 json!({"command": "sleep 300 & echo $! > bg.pid; echo done"}),
             ),
@@ -266,21 +271,11 @@ mod tests {
     #[tokio::test]
     async fn dropping_the_call_kills_the_group() {
         let dir = tempfile::tempdir().unwrap();
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut ctx = test_context(dir.path());
-        ctx.live_output = Some(tx);
-        let task = tokio::spawn(async move {
-            Bash.run(
-                json!({"command": "sleep 300 & echo $! > bg.pid; echo started; wait"}),
-                &ctx,
-            )
-            .await
-        });
-        wait_live(&mut rx, "started\n").await;
+        let line = "sleep 300 & echo $! > bg.pid; echo started; wait";
+        let (task, _cancel) = start(dir.path(), line).await;
         task.abort();
         let _ = task.await;
-        let bg = read_pid(&dir.path().join("bg.pid"));
-        wait_for("the background job to die", || process_gone(bg)).await;
+        expect_killed(&dir.path().join("bg.pid"), "the background job to die").await;
     }
 
     #[tokio::test]
@@ -288,7 +283,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut ctx = test_context(dir.path());
         ctx.limits.max_output_bytes = 2_000;
-        let out = call(&ctx, json!({"command": "seq 1 100000"})).await;
+        let out = run_tool(&Bash, &ctx, json!({"command": "seq 1 100000"})).await;
         assert!(!out.is_error);
         assert!(out.content.len() <= 2_000, "{}", out.content.len());
         assert!(out.content.starts_with("1\n2\n3\n"));
@@ -311,7 +306,8 @@ mod tests {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let mut ctx = test_context(dir.path());
         ctx.live_output = Some(tx);
-        let out = call(
+        let out = run_tool(
+            &Bash,
             &ctx,
             json!({"command": "echo one; echo two >&2; printf three"}),
         )
@@ -329,9 +325,9 @@ mod tests {
     async fn invalid_arguments_and_access() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = test_context(dir.path());
-        let out = call(&ctx, json!({"timeout_secs": 5})).await;
-        assert!(out.is_error && out.content.contains("missing field `command`"));
-        let out = call(&ctx, json!({"command": "  "})).await;
+        let out = run_tool(&Bash, &ctx, json!({"timeout_secs": 5})).await;
+        assert_error(&out, "missing field `command`");
+        let out = run_tool(&Bash, &ctx, json!({"command": "  "})).await;
         assert_eq!(out.content, "command is empty");
         assert_eq!(
             prepared(&Bash, json!({"command": "cargo test"})).access(&ctx),

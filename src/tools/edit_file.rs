@@ -434,13 +434,20 @@ fn closest_region(content: &str, old: &str) -> Option<Closest> {
 mod tests {
     use super::*;
     use crate::protocol::{ApprovalRequestKind, Location};
-    use crate::tools::{Tool, prepared, test_context};
+    use crate::test_support::assert_contains;
+    use crate::tools::{prepared, run_tool, test_context};
     use std::fs;
 
     const SOURCE: &str = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n\nfn other() {\n    let x = 1;\n}\n";
 
-    async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
-        EditFile.run(args, ctx).await.unwrap()
+    /// Replaces `old` by `new` in `path`.
+    async fn edit(ctx: &ToolContext, path: &str, old: &str, new: &str) -> ToolOutput {
+        run_tool(
+            &EditFile,
+            ctx,
+            json!({"path": path, "old_string": old, "new_string": new}),
+        )
+        .await
     }
 
     fn setup() -> (tempfile::TempDir, ToolContext) {
@@ -457,11 +464,7 @@ mod tests {
     #[tokio::test]
     async fn replaces_a_unique_match_and_returns_a_diff() {
         let (_d, ctx) = setup();
-        let out = call(
-            &ctx,
-            json!({"path": "main.rs", "old_string": "println!(\"{x}\");", "new_string": "dbg!(x);"}),
-        )
-        .await;
+        let out = edit(&ctx, "main.rs", "println!(\"{x}\");", "dbg!(x);").await;
         assert!(!out.is_error, "{}", out.content);
         assert_eq!(file(&ctx), SOURCE.replace("println!(\"{x}\");", "dbg!(x);"));
         let diff = out.diff.clone().unwrap();
@@ -469,7 +472,7 @@ mod tests {
             diff.starts_with("--- a/main.rs\n+++ b/main.rs\n@@ -1,6 +1,6 @@\n"),
             "{diff}"
         );
-        assert!(diff.contains("-    println!(\"{x}\");\n+    dbg!(x);\n"));
+        assert_contains(&diff, "-    println!(\"{x}\");\n+    dbg!(x);\n");
         assert_eq!(
             out.content,
             format!("Edited main.rs: replaced 1 occurrence, +1 -1 lines.\n{diff}")
@@ -481,18 +484,13 @@ mod tests {
         let (_d, ctx) = setup();
         let args =
             json!({"path": "main.rs", "old_string": "let x = 1;", "new_string": "let x = 2;"});
-        let out = call(&ctx, args.clone()).await;
+        let out = run_tool(&EditFile, &ctx, args.clone()).await;
         assert!(out.is_error);
-        assert!(
-            out.content
-                .contains("occurs 2 times in main.rs (at lines 2, 7)"),
-            "{}",
-            out.content
-        );
+        assert_contains(&out.content, "occurs 2 times in main.rs (at lines 2, 7)");
         assert_eq!(file(&ctx), SOURCE);
         let mut all = args;
         all["replace_all"] = json!(true);
-        let out = call(&ctx, all).await;
+        let out = run_tool(&EditFile, &ctx, all).await;
         assert!(
             out.content
                 .starts_with("Edited main.rs: replaced 2 occurrences, +2 -2 lines.")
@@ -503,11 +501,7 @@ mod tests {
     #[tokio::test]
     async fn not_found_names_the_closest_match_with_whitespace_hint() {
         let (_d, ctx) = setup();
-        let out = call(
-            &ctx,
-            json!({"path": "main.rs", "old_string": "fn other() {\n  let x = 1;\n}", "new_string": "x"}),
-        )
-        .await;
+        let out = edit(&ctx, "main.rs", "fn other() {\n  let x = 1;\n}", "x").await;
         assert!(out.is_error);
         assert!(
             out.content.starts_with(
@@ -517,64 +511,38 @@ mod tests {
             "{}",
             out.content
         );
-        assert!(
-            out.content.contains("-  let x = 1;\n+    let x = 1;\n"),
-            "{}",
-            out.content
-        );
+        assert_contains(&out.content, "-  let x = 1;\n+    let x = 1;\n");
         assert_eq!(file(&ctx), SOURCE);
     }
 
     #[tokio::test]
     async fn not_found_with_a_typo_gives_similarity_and_line() {
         let (_d, ctx) = setup();
-        let out = call(
-            &ctx,
-            json!({"path": "main.rs", "old_string": "    printn!(\"{x}\");", "new_string": "x"}),
-        )
-        .await;
-        assert!(
-            out.content.contains("The closest match is at line 3 ("),
-            "{}",
-            out.content
-        );
-        assert!(out.content.contains("% similar"));
-        let out = call(
-            &ctx,
-            json!({"path": "main.rs", "old_string": "zzzz qqqq", "new_string": "x"}),
-        )
-        .await;
-        assert!(
-            out.content.contains("Nothing in the file resembles it"),
-            "{}",
-            out.content
-        );
+        let out = edit(&ctx, "main.rs", "    printn!(\"{x}\");", "x").await;
+        assert_contains(&out.content, "The closest match is at line 3 (");
+        assert_contains(&out.content, "% similar");
+        let out = edit(&ctx, "main.rs", "zzzz qqqq", "x").await;
+        assert_contains(&out.content, "Nothing in the file resembles it");
     }
 
     #[tokio::test]
     async fn line_number_prefixes_are_pointed_out() {
         let (_d, ctx) = setup();
-        let out = call(
+        let out = edit(
             &ctx,
-            json!({"path": "main.rs", "old_string": "     2\t    let x = 1;\n     3\t    println!(\"{x}\");", "new_string": "x"}),
+            "main.rs",
+            "     2\t    let x = 1;\n     3\t    println!(\"{x}\");",
+            "x",
         )
         .await;
-        assert!(
-            out.content.contains("line-number prefixes"),
-            "{}",
-            out.content
-        );
+        assert_contains(&out.content, "line-number prefixes");
     }
 
     #[tokio::test]
     async fn crlf_files_match_lf_old_strings() {
         let (_d, ctx) = setup();
         fs::write(ctx.workdir.join("main.rs"), "a\r\nb\r\nc\r\n").unwrap();
-        let out = call(
-            &ctx,
-            json!({"path": "main.rs", "old_string": "a\nb", "new_string": "x\ny"}),
-        )
-        .await;
+        let out = edit(&ctx, "main.rs", "a\nb", "x\ny").await;
         assert!(!out.is_error, "{}", out.content);
         assert_eq!(file(&ctx), "x\r\ny\r\nc\r\n");
     }
@@ -582,46 +550,32 @@ mod tests {
     #[tokio::test]
     async fn errors_the_model_can_fix() {
         let (_d, ctx) = setup();
-        let out = call(&ctx, json!({"path": "main.rs", "old_string": "x"})).await;
-        assert!(
-            out.content.contains("missing field `new_string`"),
-            "{}",
-            out.content
-        );
-        let out = call(
+        let out = run_tool(
+            &EditFile,
             &ctx,
-            json!({"path": "main.rs", "old_string": "", "new_string": "x"}),
+            json!({"path": "main.rs", "old_string": "x"}),
         )
         .await;
+        assert_contains(&out.content, "missing field `new_string`");
+        let out = edit(&ctx, "main.rs", "", "x").await;
         assert!(out.content.starts_with("old_string is empty"));
-        let out = call(
-            &ctx,
-            json!({"path": "main.rs", "old_string": "x", "new_string": "x"}),
-        )
-        .await;
-        assert!(out.content.contains("identical"));
-        let out = call(
-            &ctx,
-            json!({"path": "nope.rs", "old_string": "x", "new_string": "y"}),
-        )
-        .await;
-        assert!(out.content.contains("File not found: nope.rs"));
-        let out = call(
+        let out = edit(&ctx, "main.rs", "x", "x").await;
+        assert_contains(&out.content, "identical");
+        let out = edit(&ctx, "nope.rs", "x", "y").await;
+        assert_contains(&out.content, "File not found: nope.rs");
+        let out = run_tool(
+            &EditFile,
             &ctx,
             json!({"path": "main.rs", "old_string": "x", "new_string": "y", "replace_all": "yes"}),
         )
         .await;
-        assert!(
-            out.content
-                .contains("field `replace_all` must be a boolean, got a string")
+        assert_contains(
+            &out.content,
+            "field `replace_all` must be a boolean, got a string",
         );
         fs::write(ctx.workdir.join("bin"), b"\xff\xfe").unwrap();
-        let out = call(
-            &ctx,
-            json!({"path": "bin", "old_string": "x", "new_string": "y"}),
-        )
-        .await;
-        assert!(out.content.contains("not UTF-8"), "{}", out.content);
+        let out = edit(&ctx, "bin", "x", "y").await;
+        assert_contains(&out.content, "not UTF-8");
     }
 
     #[test]
@@ -641,7 +595,7 @@ mod tests {
             panic!("expected an edit request: {access:?}");
         };
         assert_eq!(path, ctx.workdir.join("main.rs"));
-        assert!(diff.unwrap().contains("-fn other() {\n+fn renamed() {\n"));
+        assert_contains(&diff.unwrap(), "-fn other() {\n+fn renamed() {\n");
         assert_eq!(location, Location::Inside);
         // Nothing written by access().
         assert_eq!(file(&ctx), SOURCE);

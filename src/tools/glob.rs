@@ -1,15 +1,18 @@
 //! The `glob` tool: finds files by glob pattern, gitignore-aware, sorted by path, capped.
 //!
-//! Also owns what `list` and `grep` share with it: the project walker configuration
+//! Also owns what `list` and `grep` share with it: the `path` argument (`SearchRoot`),
+//! the project walker configuration
 //! (`project_walker`: `.gitignore`/`.ignore` respected even outside a git repository,
-//! hidden files included, `.git` skipped) and the glob semantics (`PathGlob`: a pattern
+//! hidden files included, `.git` skipped, and `walk`, which runs it, counting unreadable
+//! paths, until cancelled) and the glob semantics (`PathGlob`: a pattern
 //! without `/` matches file names at any depth). It knows nothing of approval policy
 //! beyond declaring reads outside the project.
 
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use globset::{GlobBuilder, GlobMatcher};
-use ignore::WalkBuilder;
+use ignore::{DirEntry, WalkBuilder};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -29,7 +32,8 @@ pub struct Glob;
 #[derive(Debug, Deserialize)]
 pub struct Args {
     pattern: String,
-    path: Option<String>,
+    #[serde(default)]
+    path: SearchRoot,
 }
 
 impl TypedTool for Glob {
@@ -52,23 +56,46 @@ impl TypedTool for Glob {
     }
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
-        read_access(&resolve(&ctx.workdir, args.path.as_deref().unwrap_or("")))
+        args.path.access(ctx)
     }
 
     fn summary(&self, args: &Args) -> String {
         let pattern = &args.pattern;
-        match args.path.as_deref() {
-            Some(path) if !path.is_empty() && path != "." => format!("{pattern} in {path}"),
-            _ => pattern.clone(),
+        match args.path.as_str() {
+            "" | "." => pattern.clone(),
+            path => format!("{pattern} in {path}"),
         }
     }
 
     fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let root = resolve(&ctx.workdir, args.path.as_deref().unwrap_or(""));
+            let root = args.path.resolve(ctx);
             let (workdir, cancel) = (ctx.workdir.clone(), ctx.cancel.clone());
             run_blocking(move || find(&root, &args.pattern, &workdir, &cancel)).await?
         })
+    }
+}
+
+/// Where a search starts: the optional `path` argument of `glob`, `grep` and `list`,
+/// relative to the project (or absolute); absent or empty, the project root.
+#[derive(Debug, Default, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct SearchRoot(Option<String>);
+
+impl SearchRoot {
+    /// The path as given; empty when absent.
+    pub(crate) fn as_str(&self) -> &str {
+        self.0.as_deref().unwrap_or("")
+    }
+
+    /// The path resolved against the project.
+    pub(crate) fn resolve(&self, ctx: &ToolContext) -> ResolvedPath {
+        resolve(&ctx.workdir, self.as_str())
+    }
+
+    /// Reading it: inside the project, or asking first.
+    pub(crate) fn access(&self, ctx: &ToolContext) -> Access {
+        read_access(&self.resolve(ctx))
     }
 }
 
@@ -130,6 +157,38 @@ pub(crate) fn project_walker(root: &Path) -> WalkBuilder {
     builder
 }
 
+/// Walks `walker`, handing each readable entry to `visit` until it answers
+/// `ControlFlow::Break`; stops with `Interrupted` when `cancel` fires. Returns how many
+/// entries could not be read.
+pub(crate) fn walk(
+    walker: &WalkBuilder,
+    cancel: &CancellationToken,
+    mut visit: impl FnMut(DirEntry) -> ControlFlow<()>,
+) -> Result<usize, ToolFatal> {
+    let mut unreadable = 0usize;
+    for entry in walker.build() {
+        if cancel.is_cancelled() {
+            return Err(ToolFatal::Interrupted);
+        }
+        match entry {
+            Ok(entry) => {
+                if visit(entry).is_break() {
+                    break;
+                }
+            }
+            Err(_) => unreadable += 1,
+        }
+    }
+    Ok(unreadable)
+}
+
+/// The closing note for paths a walk could not read (nothing when there were none).
+pub(crate) fn unreadable_note(out: &mut String, unreadable: usize) {
+    if unreadable > 0 {
+        out.push_str(&format!("[{unreadable} paths could not be read]\n"));
+    }
+}
+
 /// Checks that a search root exists and is a directory (or, when `files_ok`, a file).
 pub(crate) fn check_root(root: &ResolvedPath, files_ok: bool) -> Result<(), ToolOutput> {
     match std::fs::metadata(&root.abs) {
@@ -172,25 +231,16 @@ fn find(
         return Ok(output);
     }
     let mut found = Vec::new();
-    let mut unreadable = 0usize;
-    for entry in project_walker(&root.abs).build() {
-        if cancel.is_cancelled() {
-            return Err(ToolFatal::Interrupted);
-        }
-        let Ok(entry) = entry else {
-            unreadable += 1;
-            continue;
-        };
-        if entry.file_type().is_none_or(|t| t.is_dir()) {
-            continue;
-        }
-        let Ok(relative) = entry.path().strip_prefix(&root.abs) else {
-            continue;
-        };
-        if glob.is_match(relative) {
+    let unreadable = walk(&project_walker(&root.abs), cancel, |entry| {
+        let is_file = entry.file_type().is_some_and(|t| !t.is_dir());
+        if let Ok(relative) = entry.path().strip_prefix(&root.abs)
+            && is_file
+            && glob.is_match(relative)
+        {
             found.push(display_relative(entry.path(), workdir));
         }
-    }
+        ControlFlow::Continue(())
+    })?;
     found.sort();
     let mut out = String::new();
     if found.is_empty() {
@@ -206,23 +256,17 @@ fn find(
             found.len()
         ));
     }
-    if unreadable > 0 {
-        out.push_str(&format!("[{unreadable} paths could not be read]\n"));
-    }
+    unreadable_note(&mut out, unreadable);
     Ok(ToolOutput::ok(out))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ApprovalRequestKind;
-    use crate::tools::{Tool, prepared, test_files};
+    use crate::test_support::assert_contains;
+    use crate::tools::{assert_error, prepared, run_tool, test_files};
 
     use std::fs;
-
-    async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
-        Glob.run(args, ctx).await.unwrap()
-    }
 
     #[tokio::test]
     async fn name_patterns_match_at_any_depth_sorted_and_gitignore_aware() {
@@ -236,7 +280,7 @@ mod tests {
             "notes.md",
         ]);
         fs::write(ctx.workdir.join(".gitignore"), "target/\n").unwrap();
-        let out = call(&ctx, json!({"pattern": "*.rs"})).await;
+        let out = run_tool(&Glob, &ctx, json!({"pattern": "*.rs"})).await;
         assert!(!out.is_error, "{}", out.content);
         assert_eq!(
             out.content,
@@ -247,14 +291,14 @@ mod tests {
     #[tokio::test]
     async fn path_patterns_and_search_directory() {
         let (_d, ctx) = test_files(&["src/main.rs", "src/a/b.rs", "tests/t.rs"]);
-        let out = call(&ctx, json!({"pattern": "src/*.rs"})).await;
+        let out = run_tool(&Glob, &ctx, json!({"pattern": "src/*.rs"})).await;
         assert_eq!(out.content, "src/main.rs\n");
-        let out = call(&ctx, json!({"pattern": "src/**/*.rs"})).await;
+        let out = run_tool(&Glob, &ctx, json!({"pattern": "src/**/*.rs"})).await;
         assert_eq!(out.content, "src/a/b.rs\nsrc/main.rs\n");
         // Relative to `path`, displayed relative to the project.
-        let out = call(&ctx, json!({"pattern": "a/*.rs", "path": "src"})).await;
+        let out = run_tool(&Glob, &ctx, json!({"pattern": "a/*.rs", "path": "src"})).await;
         assert_eq!(out.content, "src/a/b.rs\n");
-        let out = call(&ctx, json!({"pattern": "*.{md,txt}"})).await;
+        let out = run_tool(&Glob, &ctx, json!({"pattern": "*.{md,txt}"})).await;
         assert_eq!(
             out.content,
             "No files match \"*.{md,txt}\" in the project.\n"
@@ -268,7 +312,7 @@ mod tests {
             .collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let (_d, ctx) = test_files(&refs);
-        let out = call(&ctx, json!({"pattern": "*.txt"})).await;
+        let out = run_tool(&Glob, &ctx, json!({"pattern": "*.txt"})).await;
         let lines: Vec<&str> = out.content.lines().collect();
         assert_eq!(lines.len(), MAX_RESULTS + 1);
         assert_eq!(lines[0], "f0000.txt");
@@ -284,33 +328,18 @@ mod tests {
     #[tokio::test]
     async fn errors_the_model_can_fix() {
         let (_d, ctx) = test_files(&["a.txt"]);
-        let out = call(&ctx, json!({"pattern": "a[", "path": "."})).await;
-        assert!(
-            out.is_error && out.content.contains("invalid glob pattern"),
-            "{}",
-            out.content
-        );
-        let out = call(&ctx, json!({"pattern": "/etc/*"})).await;
-        assert!(out.is_error && out.content.contains("put the directory in `path`"));
-        let out = call(&ctx, json!({"pattern": "*", "path": "missing"})).await;
+        let out = run_tool(&Glob, &ctx, json!({"pattern": "a[", "path": "."})).await;
+        assert_error(&out, "invalid glob pattern");
+        let out = run_tool(&Glob, &ctx, json!({"pattern": "/etc/*"})).await;
+        assert_error(&out, "put the directory in `path`");
+        let out = run_tool(&Glob, &ctx, json!({"pattern": "*", "path": "missing"})).await;
         assert_eq!(out.content, "No such directory: missing");
-        let out = call(&ctx, json!({"path": "."})).await;
-        assert!(out.content.contains("missing field `pattern`"));
+        let out = run_tool(&Glob, &ctx, json!({"path": "."})).await;
+        assert_contains(&out.content, "missing field `pattern`");
     }
 
     #[test]
-    fn access_outside_needs_approval() {
-        let (_d, ctx) = test_files(&[]);
-        assert_eq!(
-            prepared(&Glob, json!({"pattern": "*"})).access(&ctx),
-            Access::ReadInside(ctx.workdir.clone())
-        );
-        assert_eq!(
-            prepared(&Glob, json!({"pattern": "*", "path": "/usr"})).access(&ctx),
-            Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
-                path: "/usr".into()
-            })
-        );
+    fn summary_names_the_pattern_and_the_folder() {
         assert_eq!(
             prepared(&Glob, json!({"pattern": "*.rs", "path": "src"})).summary(),
             "*.rs in src"

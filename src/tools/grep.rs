@@ -5,6 +5,7 @@
 //! It knows nothing of approval policy beyond declaring reads outside the project.
 
 use std::io;
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -13,9 +14,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::glob::{PathGlob, check_root, place, project_walker};
-use super::path::{ResolvedPath, display_relative, resolve};
-use super::read_file::read_access;
+use super::glob::{PathGlob, SearchRoot, check_root, place, project_walker, unreadable_note, walk};
+use super::path::{ResolvedPath, display_relative};
 use super::{
     Access, SecretFileSearch, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool,
     run_blocking,
@@ -37,7 +37,8 @@ pub struct Grep;
 #[derive(Debug, Deserialize)]
 pub struct Args {
     pattern: String,
-    path: Option<String>,
+    #[serde(default)]
+    path: SearchRoot,
     glob: Option<String>,
     case_insensitive: Option<bool>,
     max_results: Option<u64>,
@@ -74,12 +75,12 @@ impl TypedTool for Grep {
     }
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
-        read_access(&resolve(&ctx.workdir, args.path.as_deref().unwrap_or("")))
+        args.path.access(ctx)
     }
 
     fn summary(&self, args: &Args) -> String {
         let pattern = &args.pattern;
-        let place = args.path.as_deref().filter(|p| !p.is_empty());
+        let place = Some(args.path.as_str()).filter(|p| !p.is_empty());
         match (place, args.glob.as_deref()) {
             (Some(path), _) => format!("{pattern} in {path}"),
             (None, Some(glob)) => format!("{pattern} in {glob}"),
@@ -96,7 +97,7 @@ impl TypedTool for Grep {
                 },
                 Err(message) => return Ok(ToolOutput::error(message)),
             };
-            let root = resolve(&ctx.workdir, args.path.as_deref().unwrap_or(""));
+            let root = args.path.resolve(ctx);
             let (workdir, cancel) = (ctx.workdir.clone(), ctx.cancel.clone());
             let max_output = ctx.limits.max_output_bytes;
             let pattern = args.pattern;
@@ -155,31 +156,24 @@ fn search(
     let mut out = String::new();
     let mut found = 0usize;
     let mut more = false;
-    let mut unreadable = 0usize;
+    let mut unsearchable = 0usize;
     let mut skipped_secrets: Vec<String> = Vec::new();
-    for entry in project_walker(&root.abs).build() {
-        if cancel.is_cancelled() {
-            return Err(ToolFatal::Interrupted);
-        }
-        let Ok(entry) = entry else {
-            unreadable += 1;
-            continue;
-        };
+    let unwalkable = walk(&project_walker(&root.abs), cancel, |entry| {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
+            return ControlFlow::Continue(());
         }
         if query.secret_files == SecretFileSearch::Skipped
             && entry.depth() > 0
             && crate::permissions::is_secret_file(entry.path())
         {
             skipped_secrets.push(display_relative(entry.path(), workdir));
-            continue;
+            return ControlFlow::Continue(());
         }
         if let (Some(glob), Ok(relative)) = (&query.glob, entry.path().strip_prefix(&root.abs))
             && entry.depth() > 0
             && !glob.is_match(relative)
         {
-            continue;
+            return ControlFlow::Continue(());
         }
         // One more than the room left, to know whether more matches exist.
         let mut sink = FileMatches {
@@ -191,11 +185,11 @@ fn search(
             .search_path(&query.matcher, entry.path(), &mut sink)
             .is_err()
         {
-            unreadable += 1;
-            continue;
+            unsearchable += 1;
+            return ControlFlow::Continue(());
         }
         if sink.binary {
-            continue;
+            return ControlFlow::Continue(());
         }
         let shown = display_relative(entry.path(), workdir);
         for (line, text) in sink.lines {
@@ -207,9 +201,12 @@ fn search(
             out.push_str(&format!("{shown}:{line}:{text}\n"));
         }
         if more {
-            break;
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
         }
-    }
+    })?;
+    let unreadable = unwalkable + unsearchable;
     if found == 0 {
         out.push_str(&format!("No matches for {pattern:?} in {}.\n", place(root)));
     }
@@ -232,9 +229,7 @@ fn search(
              raise max_results]\n"
         ));
     }
-    if unreadable > 0 {
-        out.push_str(&format!("[{unreadable} paths could not be read]\n"));
-    }
+    unreadable_note(&mut out, unreadable);
     Ok(ToolOutput::ok(out))
 }
 
@@ -268,12 +263,8 @@ impl Sink for FileMatches {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ApprovalRequestKind;
-    use crate::tools::{Tool, prepared};
-
-    async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
-        Grep.run(args, ctx).await.unwrap()
-    }
+    use crate::test_support::assert_contains;
+    use crate::tools::{assert_error, prepared, run_tool};
 
     use crate::tools::test_tree as tree;
 
@@ -286,7 +277,7 @@ mod tests {
             ("blob.bin", "fn binary()\0\n"),
             (".gitignore", "target/\n"),
         ]);
-        let out = call(&ctx, json!({"pattern": "fn \\w+\\(\\)"})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "fn \\w+\\(\\)"})).await;
         assert!(!out.is_error, "{}", out.content);
         assert_eq!(
             out.content,
@@ -301,21 +292,23 @@ mod tests {
             ("src/a.md", "hello\n"),
             ("docs/b.md", "HELLO\n"),
         ]);
-        let out = call(
+        let out = run_tool(
+            &Grep,
             &ctx,
             json!({"pattern": "hello", "case_insensitive": true, "glob": "*.md"}),
         )
         .await;
         assert_eq!(out.content, "docs/b.md:1:HELLO\nsrc/a.md:1:hello\n");
-        let out = call(&ctx, json!({"pattern": "hello", "path": "src"})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "hello", "path": "src"})).await;
         assert_eq!(out.content, "src/a.md:1:hello\n");
-        let out = call(
+        let out = run_tool(
+            &Grep,
             &ctx,
             json!({"pattern": "Hello", "path": "src/a.rs", "glob": "*.md"}),
         )
         .await;
         assert_eq!(out.content, "src/a.rs:1:Hello\n");
-        let out = call(&ctx, json!({"pattern": "absent"})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "absent"})).await;
         assert_eq!(
             (out.is_error, out.content.as_str()),
             (false, "No matches for \"absent\" in the project.\n")
@@ -329,68 +322,49 @@ mod tests {
             ("certs/server.pem", "API_KEY in a key\n"),
             ("src/a.rs", "let API_KEY = env();\n"),
         ]);
-        let out = call(&ctx, json!({"pattern": "API_KEY"})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "API_KEY"})).await;
         assert_eq!(
             out.content,
             "src/a.rs:1:let API_KEY = env();\n[skipped 2 file(s) that may hold secrets: .env, \
              certs/server.pem; read_file asks the user before reading one]\n"
         );
         ctx.limits.secret_files = SecretFileSearch::Searched;
-        let out = call(&ctx, json!({"pattern": "API_KEY"})).await;
-        assert!(
-            out.content.contains(".env:1:API_KEY=sk-live-1"),
-            "{}",
-            out.content
-        );
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "API_KEY"})).await;
+        assert_contains(&out.content, ".env:1:API_KEY=sk-live-1");
     }
 
     #[tokio::test]
     async fn results_are_capped_with_a_note() {
         let many: String = (1..=50).map(|i| format!("hit {i}\n")).collect();
         let (_d, ctx) = tree(&[("a.txt", &many), ("b.txt", "hit b\n")]);
-        let out = call(&ctx, json!({"pattern": "hit", "max_results": 3})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "hit", "max_results": 3})).await;
         assert_eq!(
             out.content,
             "a.txt:1:hit 1\na.txt:2:hit 2\na.txt:3:hit 3\n[stopped after 3 matches; more exist: \
              narrow the pattern, path or glob, or raise max_results]\n"
         );
         // Exactly at the cap: no note.
-        let out = call(&ctx, json!({"pattern": "hit b", "max_results": 1})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "hit b", "max_results": 1})).await;
         assert_eq!(out.content, "b.txt:1:hit b\n");
     }
 
     #[tokio::test]
     async fn errors_the_model_can_fix() {
         let (_d, ctx) = tree(&[("a.txt", "x\n")]);
-        let out = call(&ctx, json!({"pattern": "foo("})).await;
-        assert!(
-            out.is_error && out.content.contains("invalid regex"),
-            "{}",
-            out.content
-        );
-        let out = call(&ctx, json!({"pattern": "x", "glob": "a["})).await;
-        assert!(out.is_error && out.content.contains("invalid glob"));
-        let out = call(&ctx, json!({"pattern": "x", "max_results": -1})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "foo("})).await;
+        assert_error(&out, "invalid regex");
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "x", "glob": "a["})).await;
+        assert_error(&out, "invalid glob");
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "x", "max_results": -1})).await;
         assert!(out.is_error, "{}", out.content);
-        let out = call(&ctx, json!({"pattern": "x", "path": "nope"})).await;
+        let out = run_tool(&Grep, &ctx, json!({"pattern": "x", "path": "nope"})).await;
         assert_eq!(out.content, "No such directory: nope");
-        let out = call(&ctx, json!({"glob": "*"})).await;
-        assert!(out.content.contains("missing field `pattern`"));
+        let out = run_tool(&Grep, &ctx, json!({"glob": "*"})).await;
+        assert_contains(&out.content, "missing field `pattern`");
     }
 
     #[test]
-    fn access_outside_needs_approval() {
-        let (_d, ctx) = tree(&[]);
-        assert_eq!(
-            prepared(&Grep, json!({"pattern": "x"})).access(&ctx),
-            Access::ReadInside(ctx.workdir.clone())
-        );
-        assert_eq!(
-            prepared(&Grep, json!({"pattern": "x", "path": "/etc"})).access(&ctx),
-            Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
-                path: "/etc".into()
-            })
-        );
+    fn summary_names_the_pattern_and_the_glob() {
         assert_eq!(
             prepared(&Grep, json!({"pattern": "TODO", "glob": "*.rs"})).summary(),
             "TODO in *.rs"

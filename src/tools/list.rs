@@ -4,13 +4,14 @@
 //! It shares the walker with `glob` and knows nothing of approval policy beyond
 //! declaring reads outside the project.
 
+use std::ops::ControlFlow;
+
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::glob::{check_root, place, project_walker};
-use super::path::{ResolvedPath, resolve};
-use super::read_file::read_access;
+use super::glob::{SearchRoot, check_root, place, project_walker, unreadable_note, walk};
+use super::path::ResolvedPath;
 use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, run_blocking};
 
 /// Depth when the model gives none.
@@ -29,7 +30,8 @@ pub struct List;
 /// The arguments of a `list` call.
 #[derive(Debug, Deserialize)]
 pub struct Args {
-    path: Option<String>,
+    #[serde(default)]
+    path: SearchRoot,
     depth: Option<u64>,
 }
 
@@ -51,19 +53,19 @@ impl TypedTool for List {
     }
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
-        read_access(&resolve(&ctx.workdir, args.path.as_deref().unwrap_or("")))
+        args.path.access(ctx)
     }
 
     fn summary(&self, args: &Args) -> String {
-        match args.path.as_deref() {
-            Some(path) if !path.is_empty() => path.to_string(),
-            _ => ".".to_string(),
+        match args.path.as_str() {
+            "" => ".".to_string(),
+            path => path.to_string(),
         }
     }
 
     fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let root = resolve(&ctx.workdir, args.path.as_deref().unwrap_or(""));
+            let root = args.path.resolve(ctx);
             let depth = match args.depth {
                 None => DEFAULT_DEPTH,
                 Some(d) if (1..=MAX_DEPTH as u64).contains(&d) => d as usize,
@@ -90,17 +92,11 @@ fn list(
     let mut out = String::new();
     let mut shown = 0usize;
     let mut total = 0usize;
-    let mut unreadable = 0usize;
-    for entry in project_walker(&root.abs).max_depth(Some(depth)).build() {
-        if cancel.is_cancelled() {
-            return Err(ToolFatal::Interrupted);
-        }
-        let Ok(entry) = entry else {
-            unreadable += 1;
-            continue;
-        };
+    let mut walker = project_walker(&root.abs);
+    walker.max_depth(Some(depth));
+    let unreadable = walk(&walker, cancel, |entry| {
         if entry.depth() == 0 {
-            continue;
+            return ControlFlow::Continue(());
         }
         total += 1;
         if shown < MAX_ENTRIES {
@@ -113,9 +109,10 @@ fn list(
                 if is_dir { "/" } else { "" }
             ));
         } else if total >= MAX_COUNTED {
-            break;
+            return ControlFlow::Break(());
         }
-    }
+        ControlFlow::Continue(())
+    })?;
     if total == 0 {
         return Ok(ToolOutput::ok(format!(
             "{} is empty (or all of it is ignored).\n",
@@ -132,23 +129,17 @@ fn list(
             "[{shown} of {counted} entries shown; list a subfolder or use a smaller depth]\n"
         ));
     }
-    if unreadable > 0 {
-        out.push_str(&format!("[{unreadable} paths could not be read]\n"));
-    }
+    unreadable_note(&mut out, unreadable);
     Ok(ToolOutput::ok(out))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ApprovalRequestKind;
-    use crate::tools::{Tool, prepared, test_files};
+    use crate::test_support::assert_contains;
+    use crate::tools::{assert_error, prepared, run_tool, test_files};
 
     use std::fs;
-
-    async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
-        List.run(args, ctx).await.unwrap()
-    }
 
     #[tokio::test]
     async fn lists_a_tree_to_the_default_depth_skipping_ignored() {
@@ -161,13 +152,13 @@ mod tests {
             ".gitignore",
         ]);
         fs::write(ctx.workdir.join(".gitignore"), "/target\n").unwrap();
-        let out = call(&ctx, json!({})).await;
+        let out = run_tool(&List, &ctx, json!({})).await;
         assert!(!out.is_error, "{}", out.content);
         assert_eq!(
             out.content,
             ".gitignore\nCargo.toml\nsrc/\n  lib.rs\n  tools/\n"
         );
-        let out = call(&ctx, json!({"path": "src", "depth": 5})).await;
+        let out = run_tool(&List, &ctx, json!({"path": "src", "depth": 5})).await;
         assert_eq!(out.content, "lib.rs\ntools/\n  mod.rs\n");
     }
 
@@ -176,7 +167,7 @@ mod tests {
         let names: Vec<String> = (0..MAX_ENTRIES + 3).map(|i| format!("d/f{i:04}")).collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let (_d, ctx) = test_files(&refs);
-        let out = call(&ctx, json!({"depth": 2})).await;
+        let out = run_tool(&List, &ctx, json!({"depth": 2})).await;
         let lines: Vec<&str> = out.content.lines().collect();
         assert_eq!(lines.len(), MAX_ENTRIES + 1);
         assert_eq!(lines[0], "d/");
@@ -193,35 +184,24 @@ mod tests {
     async fn errors_and_empty_directories() {
         let (_d, ctx) = test_files(&["file.txt"]);
         fs::create_dir(ctx.workdir.join("empty")).unwrap();
-        let out = call(&ctx, json!({"path": "empty"})).await;
+        let out = run_tool(&List, &ctx, json!({"path": "empty"})).await;
         assert_eq!(
             (out.is_error, out.content.as_str()),
             (false, "empty is empty (or all of it is ignored).\n")
         );
-        let out = call(&ctx, json!({"path": "file.txt"})).await;
+        let out = run_tool(&List, &ctx, json!({"path": "file.txt"})).await;
         assert_eq!(out.content, "file.txt is not a directory");
-        let out = call(&ctx, json!({"depth": 0})).await;
-        assert!(out.is_error && out.content.contains("between 1 and 10"));
-        let out = call(&ctx, json!({"depth": "deep"})).await;
-        assert!(
-            out.content
-                .contains("field `depth` must be an integer, got a string")
+        let out = run_tool(&List, &ctx, json!({"depth": 0})).await;
+        assert_error(&out, "between 1 and 10");
+        let out = run_tool(&List, &ctx, json!({"depth": "deep"})).await;
+        assert_contains(
+            &out.content,
+            "field `depth` must be an integer, got a string",
         );
     }
 
     #[test]
-    fn access_outside_needs_approval() {
-        let (_d, ctx) = test_files(&[]);
-        assert_eq!(
-            prepared(&List, json!({})).access(&ctx),
-            Access::ReadInside(ctx.workdir.clone())
-        );
+    fn summary_is_the_folder() {
         assert_eq!(prepared(&List, json!({})).summary(), ".");
-        assert_eq!(
-            prepared(&List, json!({"path": ".."})).access(&ctx),
-            Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
-                path: ctx.workdir.parent().unwrap().to_path_buf()
-            })
-        );
     }
 }

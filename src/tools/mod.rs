@@ -497,6 +497,30 @@ pub(crate) fn test_files(paths: &[&str]) -> (tempfile::TempDir, ToolContext) {
     test_tree(&with_content)
 }
 
+/// What `tool` answers to `args` in `ctx`, for tests; panics on a fatal error.
+#[cfg(test)]
+pub(crate) async fn run_tool(
+    tool: &dyn Tool,
+    ctx: &ToolContext,
+    args: serde_json::Value,
+) -> ToolOutput {
+    tool.run(args, ctx)
+        .await
+        .unwrap_or_else(|e| panic!("{}: {e:?}", tool.name()))
+}
+
+/// Asserts that `out` is an error result whose text contains `needle`.
+#[cfg(test)]
+#[track_caller]
+pub(crate) fn assert_error(out: &ToolOutput, needle: &str) {
+    assert!(
+        out.is_error && out.content.contains(needle),
+        "expected an error containing {needle:?}, got (is_error: {}):\n{}",
+        out.is_error,
+        out.content
+    );
+}
+
 /// The call `tool` prepares from `args`, for tests; panics when they do not parse.
 #[cfg(test)]
 pub(crate) fn prepared(tool: &dyn Tool, args: serde_json::Value) -> Box<dyn PreparedCall + '_> {
@@ -622,6 +646,46 @@ mod typed_tests {
                 Touch.run(args, &ctx).await.unwrap(),
                 ToolOutput::error(message)
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod access_tests {
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::glob::Glob;
+    use super::grep::Grep;
+    use super::list::List;
+    use super::read_file::ReadFile;
+    use super::*;
+    use crate::protocol::ApprovalRequestKind;
+
+    #[test]
+    fn reading_tools_ask_only_outside_the_project() {
+        let (_d, ctx) = test_files(&[]);
+        let ok = |path: &str| Access::ReadInside(ctx.workdir.join(path));
+        let ask = |path: &str| {
+            Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
+                path: Path::new(path).to_path_buf(),
+            })
+        };
+        let parent = ctx.workdir.parent().unwrap().to_str().unwrap();
+        let cases: [(&dyn Tool, serde_json::Value, Access); 8] = [
+            (&Glob, json!({"pattern": "*"}), ok("")),
+            (&Glob, json!({"pattern": "*", "path": "/usr"}), ask("/usr")),
+            (&Grep, json!({"pattern": "x"}), ok("")),
+            (&Grep, json!({"pattern": "x", "path": "/etc"}), ask("/etc")),
+            (&List, json!({}), ok("")),
+            (&List, json!({"path": ".."}), ask(parent)),
+            (&ReadFile, json!({"path": "src/x.rs"}), ok("src/x.rs")),
+            (&ReadFile, json!({"path": "/etc/hosts"}), ask("/etc/hosts")),
+        ];
+        for (tool, args, expected) in cases {
+            let access = prepared(tool, args.clone()).access(&ctx);
+            assert_eq!(access, expected, "{} {args}", tool.name());
         }
     }
 }

@@ -282,11 +282,8 @@ fn count_lines(reader: &mut BufReader<File>) -> std::io::Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::{Tool, prepared, test_context};
-
-    async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
-        ReadFile.run(args, ctx).await.unwrap()
-    }
+    use crate::test_support::assert_contains;
+    use crate::tools::{Tool, assert_error, prepared, run_tool, test_context, test_tree};
 
     fn numbered(n: usize) -> String {
         (1..=n).map(|i| format!("line {i}\n")).collect()
@@ -296,48 +293,61 @@ mod tests {
     async fn reads_with_line_numbers() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "alpha\r\nbeta\ngamma").unwrap();
-        let out = call(&test_context(dir.path()), json!({"path": "a.txt"})).await;
+        let out = run_tool(
+            &ReadFile,
+            &test_context(dir.path()),
+            json!({"path": "a.txt"}),
+        )
+        .await;
         assert!(!out.is_error);
         assert_eq!(out.content, "     1\talpha\n     2\tbeta\n     3\tgamma\n");
     }
 
     #[tokio::test]
     async fn offset_and_limit_report_what_remains() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.txt"), numbered(10)).unwrap();
-        let ctx = test_context(dir.path());
-        let out = call(&ctx, json!({"path": "a.txt", "offset": 3, "limit": 2})).await;
+        let (_dir, ctx) = test_tree(&[("a.txt", &numbered(10))]);
+        let out = run_tool(
+            &ReadFile,
+            &ctx,
+            json!({"path": "a.txt", "offset": 3, "limit": 2}),
+        )
+        .await;
         assert_eq!(
             out.content,
             "     3\tline 3\n     4\tline 4\n\
              [showing lines 3-4 of 10; more remain: continue with offset=5]\n"
         );
-        let out = call(&ctx, json!({"path": "a.txt", "offset": 9})).await;
+        let out = run_tool(&ReadFile, &ctx, json!({"path": "a.txt", "offset": 9})).await;
         assert_eq!(out.content, "     9\tline 9\n    10\tline 10\n");
-        let out = call(&ctx, json!({"path": "a.txt", "offset": 11})).await;
-        assert!(out.is_error);
-        assert!(out.content.contains("past the end"), "{}", out.content);
+        let out = run_tool(&ReadFile, &ctx, json!({"path": "a.txt", "offset": 11})).await;
+        assert_error(&out, "past the end");
     }
 
     #[tokio::test]
     async fn refuses_binary_files() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("b.bin"), b"ELF\x00\x01\x02").unwrap();
-        let out = call(&test_context(dir.path()), json!({"path": "b.bin"})).await;
-        assert!(out.is_error);
-        assert!(out.content.contains("binary"), "{}", out.content);
+        let out = run_tool(
+            &ReadFile,
+            &test_context(dir.path()),
+            json!({"path": "b.bin"}),
+        )
+        .await;
+        assert_error(&out, "binary");
     }
 
     #[tokio::test]
     async fn large_files_need_a_window() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("big.txt"), numbered(1000)).unwrap();
-        let mut ctx = test_context(dir.path());
+        let (_dir, mut ctx) = test_tree(&[("big.txt", &numbered(1000))]);
         ctx.limits.max_read_bytes = 100;
-        let out = call(&ctx, json!({"path": "big.txt"})).await;
-        assert!(out.is_error);
-        assert!(out.content.contains("offset and limit"), "{}", out.content);
-        let out = call(&ctx, json!({"path": "big.txt", "offset": 500, "limit": 1})).await;
+        let out = run_tool(&ReadFile, &ctx, json!({"path": "big.txt"})).await;
+        assert_error(&out, "offset and limit");
+        let out = run_tool(
+            &ReadFile,
+            &ctx,
+            json!({"path": "big.txt", "offset": 500, "limit": 1}),
+        )
+        .await;
         assert!(!out.is_error);
         // Over the read limit, the rest is not counted.
         assert_eq!(
@@ -348,11 +358,9 @@ mod tests {
 
     #[tokio::test]
     async fn output_budget_stops_early_with_next_offset() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.txt"), numbered(1000)).unwrap();
-        let mut ctx = test_context(dir.path());
+        let (_dir, mut ctx) = test_tree(&[("a.txt", &numbered(1000))]);
         ctx.limits.max_output_bytes = 1000;
-        let out = call(&ctx, json!({"path": "a.txt"})).await;
+        let out = run_tool(&ReadFile, &ctx, json!({"path": "a.txt"})).await;
         assert!(out.content.len() <= 1000);
         let note = out.content.lines().last().unwrap();
         let shown = out.content.lines().count() - 1;
@@ -370,7 +378,12 @@ mod tests {
     async fn long_lines_are_cut() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("min.js"), "x".repeat(5000)).unwrap();
-        let out = call(&test_context(dir.path()), json!({"path": "min.js"})).await;
+        let out = run_tool(
+            &ReadFile,
+            &test_context(dir.path()),
+            json!({"path": "min.js"}),
+        )
+        .await;
         assert!(out.content.ends_with(" [... line cut: 3000 more bytes]\n"));
     }
 
@@ -380,24 +393,19 @@ mod tests {
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         std::fs::write(dir.path().join("empty.txt"), "").unwrap();
         let ctx = test_context(dir.path());
-        let out = call(&ctx, json!({})).await;
-        assert!(out.is_error);
-        assert!(
-            out.content.contains("missing field `path`"),
-            "{}",
-            out.content
+        let out = run_tool(&ReadFile, &ctx, json!({})).await;
+        assert_error(&out, "missing field `path`");
+        assert_contains(&out.content, "\"path\": string");
+        let out = run_tool(&ReadFile, &ctx, json!({"path": "empty.txt", "offset": "3"})).await;
+        assert_contains(
+            &out.content,
+            "field `offset` must be an integer, got a string",
         );
-        assert!(out.content.contains("\"path\": string"), "{}", out.content);
-        let out = call(&ctx, json!({"path": "empty.txt", "offset": "3"})).await;
-        assert!(
-            out.content
-                .contains("field `offset` must be an integer, got a string")
-        );
-        let out = call(&ctx, json!({"path": "nope.txt"})).await;
+        let out = run_tool(&ReadFile, &ctx, json!({"path": "nope.txt"})).await;
         assert_eq!(out.content, "File not found: nope.txt");
-        let out = call(&ctx, json!({"path": "sub"})).await;
-        assert!(out.content.contains("is a directory"));
-        let out = call(&ctx, json!({"path": "empty.txt"})).await;
+        let out = run_tool(&ReadFile, &ctx, json!({"path": "sub"})).await;
+        assert_contains(&out.content, "is a directory");
+        let out = run_tool(&ReadFile, &ctx, json!({"path": "empty.txt"})).await;
         assert_eq!(
             (out.is_error, out.content.as_str()),
             (false, "empty.txt is empty.")
@@ -405,19 +413,7 @@ mod tests {
     }
 
     #[test]
-    fn access_depends_on_location() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = test_context(dir.path());
-        assert_eq!(
-            prepared(&ReadFile, json!({"path": "src/x.rs"})).access(&ctx),
-            Access::ReadInside(ctx.workdir.join("src/x.rs"))
-        );
-        assert_eq!(
-            prepared(&ReadFile, json!({"path": "/etc/hosts"})).access(&ctx),
-            Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
-                path: "/etc/hosts".into()
-            })
-        );
+    fn bad_arguments_are_refused_and_good_ones_summarised() {
         let refused = ReadFile.prepare(json!({"path": 3})).err().unwrap();
         assert_eq!(
             (refused.is_error, refused.content.as_str()),

@@ -208,7 +208,7 @@ mod tests {
     use super::*;
     use crate::exec::test_support::cancel_and_expect_interrupted;
     use crate::skills::bundle::parse;
-    use crate::tools::{Tool, prepared, test_context};
+    use crate::tools::{Tool, assert_error, prepared, test_context};
     use serde_json::json;
     use std::os::unix::fs::PermissionsExt;
     use std::path::Path;
@@ -286,20 +286,12 @@ mod tests {
         );
         // Arguments that break the declared schema never reach the command.
         let out = script_tool(&dir).run(json!({}), &ctx).await.unwrap();
-        assert!(
-            out.is_error && out.content.contains("missing field `n`"),
-            "{}",
-            out.content
-        );
+        assert_error(&out, "missing field `n`");
         let out = script_tool(&dir)
             .run(json!({"n": "x"}), &ctx)
             .await
             .unwrap();
-        assert!(
-            out.is_error && out.content.contains("must be an integer"),
-            "{}",
-            out.content
-        );
+        assert_error(&out, "must be an integer");
     }
 
     #[tokio::test]

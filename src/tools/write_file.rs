@@ -218,11 +218,13 @@ impl Drop for TempFile {
 mod tests {
     use super::*;
     use crate::protocol::Location;
-    use crate::tools::{Tool, prepared, test_context};
+    use crate::test_support::assert_contains;
+    use crate::tools::{Tool, assert_error, prepared, run_tool, test_context};
     use std::os::unix::fs::PermissionsExt;
 
-    async fn call(ctx: &ToolContext, args: Value) -> ToolOutput {
-        WriteFile.run(args, ctx).await.unwrap()
+    /// Writes `content` to `path`.
+    async fn write_to(ctx: &ToolContext, path: &str, content: &str) -> ToolOutput {
+        run_tool(&WriteFile, ctx, json!({"path": path, "content": content})).await
     }
 
     fn entries(dir: &Path) -> Vec<String> {
@@ -238,11 +240,7 @@ mod tests {
     async fn creates_file_and_parents_with_diff_against_empty() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = test_context(dir.path());
-        let out = call(
-            &ctx,
-            json!({"path": "a/b/new.txt", "content": "one\ntwo\n"}),
-        )
-        .await;
+        let out = write_to(&ctx, "a/b/new.txt", "one\ntwo\n").await;
         assert!(!out.is_error, "{}", out.content);
         assert_eq!(out.content, "Created a/b/new.txt (2 lines, 8 bytes).");
         assert_eq!(
@@ -263,24 +261,16 @@ mod tests {
         fs::write(&file, "echo old\nexit 0\n").unwrap();
         fs::set_permissions(&file, fs::Permissions::from_mode(0o755)).unwrap();
         let ctx = test_context(dir.path());
-        let out = call(
-            &ctx,
-            json!({"path": "run.sh", "content": "echo new\nexit 0\n"}),
-        )
-        .await;
+        let out = write_to(&ctx, "run.sh", "echo new\nexit 0\n").await;
         assert_eq!(out.content, "Updated run.sh: +1 -1 lines.");
-        assert!(out.diff.unwrap().contains("-echo old\n+echo new\n"));
+        assert_contains(&out.diff.unwrap(), "-echo old\n+echo new\n");
         assert_eq!(fs::read_to_string(&file).unwrap(), "echo new\nexit 0\n");
         assert_eq!(
             fs::metadata(&file).unwrap().permissions().mode() & 0o777,
             0o755
         );
         assert_eq!(entries(dir.path()), ["run.sh"]);
-        let out = call(
-            &ctx,
-            json!({"path": "run.sh", "content": "echo new\nexit 0\n"}),
-        )
-        .await;
+        let out = write_to(&ctx, "run.sh", "echo new\nexit 0\n").await;
         assert_eq!(out.content, "No change: run.sh already has this content.");
     }
 
@@ -289,7 +279,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("real.txt"), "a\n").unwrap();
         std::os::unix::fs::symlink("real.txt", dir.path().join("link.txt")).unwrap();
-        let out = call(
+        let out = run_tool(
+            &WriteFile,
             &test_context(dir.path()),
             json!({"path": "link.txt", "content": "b\n"}),
         )
@@ -311,21 +302,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir(dir.path().join("sub")).unwrap();
         let ctx = test_context(dir.path());
-        let out = call(&ctx, json!({"path": "x.txt"})).await;
-        assert!(out.is_error);
-        assert!(
-            out.content.contains("missing field `content`"),
-            "{}",
-            out.content
+        let out = run_tool(&WriteFile, &ctx, json!({"path": "x.txt"})).await;
+        assert_error(&out, "missing field `content`");
+        let out = run_tool(&WriteFile, &ctx, json!({"path": "x.txt", "content": ["a"]})).await;
+        assert_contains(
+            &out.content,
+            "field `content` must be a string, got an array",
         );
-        let out = call(&ctx, json!({"path": "x.txt", "content": ["a"]})).await;
-        assert!(
-            out.content
-                .contains("field `content` must be a string, got an array")
-        );
-        let out = call(&ctx, json!({"path": "sub", "content": "x"})).await;
-        assert!(out.is_error);
-        assert!(out.content.contains("is a directory"));
+        let out = write_to(&ctx, "sub", "x").await;
+        assert_error(&out, "is a directory");
     }
 
     #[test]
@@ -357,10 +342,6 @@ mod tests {
             })
         ));
         let refused = WriteFile.prepare(json!({"path": "f.txt"})).err().unwrap();
-        assert!(
-            refused.is_error && refused.content.contains("missing field `content`"),
-            "{}",
-            refused.content
-        );
+        assert_error(&refused, "missing field `content`");
     }
 }

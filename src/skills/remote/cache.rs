@@ -265,6 +265,15 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 mod tests {
     use super::*;
 
+    /// A tar archive holding one file `path` with `content`.
+    fn tar_of(path: &str, content: &[u8]) -> Vec<u8> {
+        let mut builder = tar::Builder::new(Vec::new());
+        let mut header = tar::Header::new_gnu();
+        header.set_size(content.len() as u64);
+        builder.append_data(&mut header, path, content).unwrap();
+        builder.into_inner().unwrap()
+    }
+
     #[test]
     fn slot_names_are_readable_stable_and_distinct() {
         assert_eq!(
@@ -319,13 +328,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let slot = Slot::for_url(tmp.path(), "http://h/a.tar");
         let limits = RemoteLimits::default();
-        let mut builder = tar::Builder::new(Vec::new());
-        let mut header = tar::Header::new_gnu();
-        header.set_size(2);
-        builder
-            .append_data(&mut header, "s/SKILL.md", &b"hi"[..])
-            .unwrap();
-        let good = builder.into_inner().unwrap();
+        let good = tar_of("s/SKILL.md", b"hi");
         let (tree, _) = slot
             .install(&good, Some("\"1\"".into()), None, &limits)
             .unwrap();
@@ -352,11 +355,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let slot = Slot::for_url(tmp.path(), "http://h/a.tar");
         let limits = RemoteLimits::default();
-        let mut builder = tar::Builder::new(Vec::new());
-        let mut header = tar::Header::new_gnu();
-        header.set_size(1);
-        builder.append_data(&mut header, "f", &b"x"[..]).unwrap();
-        let body = builder.into_inner().unwrap();
+        let body = tar_of("f", b"x");
         let mut trees = Vec::new();
         for _ in 0..3 {
             trees.push(slot.install(&body, None, None, &limits).unwrap().0);

@@ -222,11 +222,12 @@ impl TypedTool for SkillSelectDocs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_contains;
     use crate::test_support::project_catalog;
     use std::path::PathBuf;
 
     use crate::skills::docs::write_test_skills;
-    use crate::tools::{Tool, test_context};
+    use crate::tools::{Tool, assert_error, test_context};
 
     struct Fixture {
         tmp: tempfile::TempDir,
@@ -277,27 +278,15 @@ mod tests {
             "{}",
             out.content
         );
-        assert!(
-            out.content.contains("\n- forms.md (19 bytes)\n"),
-            "{}",
-            out.content
-        );
+        assert_contains(&out.content, "\n- forms.md (19 bytes)\n");
         f.select(json!({"skill": "pdf", "docs": ["forms.md"], "mode": "add"}))
             .await;
         f.loaded.mark("pdf");
         let out = f.list("pdf").await;
-        assert!(
-            out.content.contains("(loaded; 4 document(s), 1 selected;"),
-            "{}",
-            out.content
-        );
-        assert!(
-            out.content.contains("- forms.md (19 bytes) [selected]"),
-            "{}",
-            out.content
-        );
+        assert_contains(&out.content, "(loaded; 4 document(s), 1 selected;");
+        assert_contains(&out.content, "- forms.md (19 bytes) [selected]");
         let out = f.list("other").await;
-        assert!(out.content.contains("has no documents"), "{}", out.content);
+        assert_contains(&out.content, "has no documents");
         let out = f.list("nope").await;
         assert!(out.is_error);
         assert_eq!(
@@ -326,14 +315,13 @@ mod tests {
         let out = f
             .select(json!({"skill": "pdf", "docs": ["forms.md", "reference.txt"], "mode": "add"}))
             .await;
-        assert!(
-            out.content.contains(
-                "Already selected (their text is earlier in the conversation): forms.md."
-            )
+        assert_contains(
+            &out.content,
+            "Already selected (their text is earlier in the conversation): forms.md.",
         );
-        assert!(
-            out.content
-                .contains("<skill-doc path=\"reference.txt\">\nplain text\n</skill-doc>")
+        assert_contains(
+            &out.content,
+            "<skill-doc path=\"reference.txt\">\nplain text\n</skill-doc>",
         );
         assert!(!out.content.contains("Fill them"), "{}", out.content);
         assert_eq!(
@@ -343,15 +331,13 @@ mod tests {
         let out = f
             .select(json!({"skill": "pdf", "docs": ["reference.txt", "references/deep/more.MD"], "mode": "replace"}))
             .await;
-        assert!(
-            out.content
-                .contains("No longer selected: forms.md, references/api.md"),
-            "{}",
-            out.content
+        assert_contains(
+            &out.content,
+            "No longer selected: forms.md, references/api.md",
         );
-        assert!(
-            out.content
-                .contains("<skill-doc path=\"references/deep/more.MD\">\nmore\n</skill-doc>")
+        assert_contains(
+            &out.content,
+            "<skill-doc path=\"references/deep/more.MD\">\nmore\n</skill-doc>",
         );
         assert!(!out.content.contains("plain text"), "{}", out.content);
         assert_eq!(
@@ -359,23 +345,14 @@ mod tests {
             ["reference.txt", "references/deep/more.MD"]
         );
         let out = f.select(json!({"skill": "pdf", "mode": "clear"})).await;
-        assert!(
-            out.content
-                .contains("Selection of skill \"pdf\" is now empty."),
-            "{}",
-            out.content
-        );
+        assert_contains(&out.content, "Selection of skill \"pdf\" is now empty.");
         assert!(f.loaded.docs().selected("pdf").is_empty());
         let out = f.select(json!({"skill": "pdf", "mode": "add"})).await;
-        assert!(out.is_error && out.content.contains("Give `docs`"));
+        assert_error(&out, "Give `docs`");
         let out = f
             .select(json!({"skill": "pdf", "docs": ["x.md"], "mode": "merge"}))
             .await;
-        assert!(
-            out.is_error && out.content.contains("unknown variant"),
-            "{}",
-            out.content
-        );
+        assert_error(&out, "unknown variant");
     }
 
     #[tokio::test]
@@ -388,11 +365,9 @@ mod tests {
                 .select(json!({"skill": "pdf", "docs": ["reference.txt", bad], "mode": "replace"}))
                 .await;
             assert!(out.is_error, "{bad}");
-            assert!(
-                out.content
-                    .contains("Nothing was changed. Documents: forms.md, reference.txt,"),
-                "{}",
-                out.content
+            assert_contains(
+                &out.content,
+                "Nothing was changed. Documents: forms.md, reference.txt,",
             );
             assert!(!out.content.contains("SECRET"));
             assert_eq!(f.loaded.docs().selected("pdf"), ["forms.md"]);
@@ -413,9 +388,9 @@ mod tests {
         assert_eq!(selected.docs.included, ["forms.md"]);
         assert_eq!(selected.docs.left_out.len(), 1);
         let text = selected.render("pdf");
-        assert!(
-            text.contains("Left out big.md: 5000 bytes, over what is left of the size cap (1000 bytes); read it with read_file at "),
-            "{text}"
+        assert_contains(
+            &text,
+            "Left out big.md: 5000 bytes, over what is left of the size cap (1000 bytes); read it with read_file at ",
         );
         assert_eq!(f.loaded.docs().selected("pdf"), ["forms.md"]);
     }

@@ -95,6 +95,7 @@ impl TypedTool for UnloadSkill {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_contains;
     use crate::test_support::project_catalog;
 
     use crate::tools::ToolRegistry;
@@ -174,18 +175,14 @@ mod tests {
             .run(json!({"skill_name": "calc"}), &ctx)
             .await
             .unwrap();
-        assert!(out.content.contains("Use calc_add."), "{}", out.content);
+        assert_contains(&out.content, "Use calc_add.");
         assert!(has(&registry));
 
         let out = unload
             .run(json!({"skill_name": "plain"}), &ctx)
             .await
             .unwrap();
-        assert!(
-            out.content.contains("It had no tools loaded."),
-            "{}",
-            out.content
-        );
+        assert_contains(&out.content, "It had no tools loaded.");
         assert_eq!(loaded.names(), ["calc"]);
     }
 }

@@ -426,8 +426,9 @@ impl TypedTool for UseSkill {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_contains;
     use crate::test_support::project_catalog;
-    use crate::tools::{Tool, test_context};
+    use crate::tools::{Tool, assert_error, test_context};
 
     use crate::test_support::write;
 
@@ -499,11 +500,7 @@ mod tests {
                 .unwrap();
             assert!(!out.is_error, "{}", out.content);
             if name == "inline" {
-                assert!(
-                    out.content.contains("Today: ran. Task: !`touch pwned`"),
-                    "{}",
-                    out.content
-                );
+                assert_contains(&out.content, "Today: ran. Task: !`touch pwned`");
             }
         }
         let requests = forker.0.lock().unwrap();
@@ -555,11 +552,7 @@ mod tests {
         call(&tool, args.clone(), tmp.path()).await;
         let again = call(&tool, args.clone(), tmp.path()).await;
         assert!(!again.is_error);
-        assert!(
-            again.content.contains("already loaded"),
-            "{}",
-            again.content
-        );
+        assert_contains(&again.content, "already loaded");
         assert!(!again.content.contains("go vet"));
         tool.loaded().clear();
         assert!(
@@ -610,14 +603,14 @@ mod tests {
             );
         }
         let out = call(&tool, json!({}), tmp.path()).await;
-        assert!(out.is_error && out.content.contains("skill_name"));
+        assert_error(&out, "skill_name");
     }
 }
 
 #[cfg(test)]
 mod bundle_tests {
     use super::*;
-    use crate::test_support::project_catalog;
+    use crate::test_support::{assert_contains, project_catalog};
     use crate::tools::{Tool, ToolRegistry, test_context};
     use std::os::unix::fs::PermissionsExt;
 
@@ -708,7 +701,7 @@ mod bundle_tests {
         call(&tool, json!({"skill_name": "pdf"}), tmp.path()).await;
         let out = call(&tool, json!({"skill_name": "twin"}), tmp.path()).await;
         assert!(!out.is_error);
-        assert!(out.content.contains("twin body"), "{}", out.content);
+        assert_contains(&out.content, "twin body");
         assert_eq!(
             out.warnings.len(),
             1,
@@ -727,9 +720,9 @@ mod bundle_tests {
             "{}",
             out.content
         );
-        assert!(
-            out.content
-                .contains("Other skills loaded in this conversation: pdf.")
+        assert_contains(
+            &out.content,
+            "Other skills loaded in this conversation: pdf.",
         );
         assert_eq!(registry.loaded().owners(), ["pdf"]);
 
@@ -761,7 +754,7 @@ mod bundle_tests {
         let tool = UseSkill::new(catalog).with_tools(registry.loaded().clone());
         let out = call(&tool, json!({"skill_name": "pdf"}), tmp.path()).await;
         assert!(!out.is_error);
-        assert!(out.content.contains("pdf body"));
+        assert_contains(&out.content, "pdf body");
         assert!(
             out.content.contains(&format!(
                 "Warning: the skill's tools were NOT loaded (its instructions above are): \
@@ -785,9 +778,10 @@ mod bundle_tests {
         )
         .await;
         assert!(!out.is_error, "{}", out.content);
-        assert!(out.content.contains(
-            "Documents: guide.md (skill_select_docs adds their text; skill_list_docs lists all)."
-        ));
+        assert_contains(
+            &out.content,
+            "Documents: guide.md (skill_select_docs adds their text; skill_list_docs lists all).",
+        );
         assert!(
             out.content.ends_with(
                 "Selection of skill \"plain\" is now: guide.md.\n\n\
@@ -804,7 +798,10 @@ mod bundle_tests {
             tmp.path(),
         )
         .await;
-        assert!(out.content.contains("<skill-doc path=\"guide.md\">\nGuide text\n</skill-doc>\n<skill-doc path=\"references/a.txt\">\nA text\n</skill-doc>"), "{}", out.content);
+        assert_contains(
+            &out.content,
+            "<skill-doc path=\"guide.md\">\nGuide text\n</skill-doc>\n<skill-doc path=\"references/a.txt\">\nA text\n</skill-doc>",
+        );
         assert_eq!(
             tool.loaded().docs().selected("plain"),
             ["guide.md", "references/a.txt"]

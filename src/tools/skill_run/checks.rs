@@ -257,15 +257,9 @@ pub(super) fn output_globs(patterns: &[String]) -> Result<GlobSet, String> {
 
 /// `value` quoted for display in a shell-like command line.
 pub(super) fn shell_quote(value: &str) -> String {
-    let plain = !value.is_empty()
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:,=+@%".contains(c));
-    if plain {
-        value.to_string()
-    } else {
-        format!("'{}'", value.replace('\'', r"'\''"))
-    }
+    crate::permissions::shell::quote_unless_plain(value, |c| {
+        c.is_ascii_alphanumeric() || "-_./:,=+@%".contains(c)
+    })
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! Tests for `skill_run`: environment, folders, refusals, timeouts, output files and
 //! the allow and deny lists.
 use super::*;
-use crate::skills::DiscoveryOptions;
-use crate::tools::{Tool, prepared, test_context};
+use crate::test_support::{assert_contains, roots_catalog, write};
+use crate::tools::{Tool, assert_error, prepared, test_context};
 
 /// What a call would touch; a call whose arguments do not parse asks for nothing.
 fn access(tool: &SkillRun, args: &Value, ctx: &ToolContext) -> Access {
@@ -27,20 +27,13 @@ fn fixture() -> Fixture {
     for name in ["demo", "other"] {
         let dir = root.path().join(name);
         std::fs::create_dir_all(dir.join("scripts")).unwrap();
-        std::fs::write(
-            dir.join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: Use for tests\n---\nBody\n"),
-        )
-        .unwrap();
+        write(
+            &dir.join("SKILL.md"),
+            &format!("---\nname: {name}\ndescription: Use for tests\n---\nBody\n"),
+        );
     }
     let empty = tempfile::tempdir().unwrap();
-    let catalog = Catalog::discover(&DiscoveryOptions {
-        flag_dirs: vec![root.path().to_path_buf()],
-        workdir: empty.path().to_path_buf(),
-        harness9_home: empty.path().to_path_buf(),
-        user_home: None,
-        remote_dirs: Vec::new(),
-    });
+    let catalog = roots_catalog(empty.path(), vec![root.path().to_path_buf()], Vec::new());
     assert!(catalog.get("demo").is_some(), "{:?}", catalog.warnings());
     let demo_dir = std::fs::canonicalize(root.path().join("demo")).unwrap();
     Fixture {
@@ -59,6 +52,19 @@ impl Fixture {
     fn ctx(&self) -> ToolContext {
         test_context(self.project.path())
     }
+    /// Runs an unrestricted `skill_run` with `args` in the project.
+    async fn run(&self, args: Value) -> ToolOutput {
+        self.tool(unrestricted())
+            .run(args, &self.ctx())
+            .await
+            .unwrap()
+    }
+}
+
+/// Runs `command` in skill `demo` with `tool`.
+async fn run_demo(tool: &SkillRun, ctx: &ToolContext, command: &str) -> ToolOutput {
+    let args = json!({"skill": "demo", "command": command});
+    tool.run(args, ctx).await.unwrap()
 }
 
 fn unrestricted() -> CommandLists {
@@ -69,24 +75,19 @@ fn report(out: &ToolOutput) -> Value {
     serde_json::from_str(&out.content).unwrap_or_else(|e| panic!("{e}: {}", out.content))
 }
 
-use crate::exec::test_support::{cancel_and_expect_interrupted, process_gone, read_pid, wait_for};
+use crate::exec::test_support::{cancel_and_expect_interrupted, expect_killed};
 
 #[tokio::test]
 async fn runs_in_the_skill_folder_with_its_variables() {
     let f = fixture();
-    let tool = f.tool(unrestricted());
-    let out = tool
-        .run(
-            json!({
-                "skill": "demo",
-                "command": "pwd; echo \"$SKILL_NAME|$SKILL_DIR|$GREETING\"; echo \"$WORK_DIR\"; \
-                            echo \"$OUTPUT_DIR\"; ls -A \"$WORK_DIR\"; echo oops >&2; exit 3",
-                "env": {"GREETING": "hi there"}
-            }),
-            &f.ctx(),
-        )
-        .await
-        .unwrap();
+    let out = f
+        .run(json!({
+            "skill": "demo",
+            "command": "pwd; echo \"$SKILL_NAME|$SKILL_DIR|$GREETING\"; echo \"$WORK_DIR\"; \
+                        echo \"$OUTPUT_DIR\"; ls -A \"$WORK_DIR\"; echo oops >&2; exit 3",
+            "env": {"GREETING": "hi there"}
+        }))
+        .await;
     assert!(out.is_error, "exit 3 is an error");
     let r = report(&out);
     let stdout = r["stdout"].as_str().unwrap();
@@ -107,13 +108,9 @@ async fn runs_in_the_skill_folder_with_its_variables() {
     assert!(!work.exists(), "the work folder is removed after the call");
 
     // cwd below the skill folder; each call gets its own work folder.
-    let out = tool
-        .run(
-            json!({"skill": "demo", "command": "pwd", "cwd": "scripts"}),
-            &f.ctx(),
-        )
-        .await
-        .unwrap();
+    let out = f
+        .run(json!({"skill": "demo", "command": "pwd", "cwd": "scripts"}))
+        .await;
     assert!(!out.is_error, "{}", out.content);
     assert_eq!(
         report(&out)["stdout"],
@@ -224,46 +221,34 @@ async fn access_declares_the_command_with_its_variables_and_folder() {
 #[tokio::test]
 async fn timeout_kills_the_group_and_returns_promptly() {
     let f = fixture();
-    let tool = f.tool(unrestricted());
     let started = Instant::now();
-    let out = tool
-        .run(
-            json!({
-                "skill": "demo",
-                "command": "sleep 300 & echo $! > \"$SKILL_DIR/bg.pid\"; echo started; sleep 300",
-                "timeout": 1
-            }),
-            &f.ctx(),
-        )
-        .await
-        .unwrap();
+    let out = f
+        .run(json!({
+            "skill": "demo",
+            "command": "sleep 300 & echo $! > \"$SKILL_DIR/bg.pid\"; echo started; sleep 300",
+            "timeout": 1
+        }))
+        .await;
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(out.is_error);
     let r = report(&out);
     assert_eq!(r["timed_out"], true);
     assert_eq!(r["exit_code"], Value::Null);
     assert_eq!(r["stdout"], "started\n");
-    let bg = read_pid(&f.demo_dir.join("bg.pid"));
-    wait_for("the background job to die", || process_gone(bg)).await;
+    expect_killed(&f.demo_dir.join("bg.pid"), "the background job to die").await;
 }
 
 #[tokio::test]
 async fn leftovers_are_killed_when_the_command_exits() {
     let f = fixture();
-    let tool = f.tool(unrestricted());
-    let out = tool
-        .run(
-            json!({
-                "skill": "demo",
-                "command": "sleep 300 >/dev/null 2>&1 & echo $! > \"$SKILL_DIR/bg.pid\"; echo done"
-            }),
-            &f.ctx(),
-        )
-        .await
-        .unwrap();
+    let out = f
+        .run(json!({
+            "skill": "demo",
+            "command": "sleep 300 >/dev/null 2>&1 & echo $! > \"$SKILL_DIR/bg.pid\"; echo done"
+        }))
+        .await;
     assert!(!out.is_error, "{}", out.content);
-    let bg = read_pid(&f.demo_dir.join("bg.pid"));
-    wait_for("the leftover job to die", || process_gone(bg)).await;
+    expect_killed(&f.demo_dir.join("bg.pid"), "the leftover job to die").await;
 }
 
 #[tokio::test]
@@ -294,8 +279,7 @@ async fn cancel_returns_promptly_kills_the_group_and_removes_the_work_folder() {
     let work = PathBuf::from(seen.trim_end());
     assert!(work.is_dir());
     cancel_and_expect_interrupted(&cancel, task).await;
-    let bg = read_pid(&f.demo_dir.join("bg.pid"));
-    wait_for("the background job to die", || process_gone(bg)).await;
+    expect_killed(&f.demo_dir.join("bg.pid"), "the background job to die").await;
     assert!(!work.exists());
 }
 
@@ -308,13 +292,7 @@ async fn output_files_come_back_inline_with_mime_types_and_limits() {
                    printf 'plain' > \"$OUTPUT_DIR/notes\"; \
                    mkdir \"$OUTPUT_DIR/deep\"; echo '{}' > \"$OUTPUT_DIR/deep/x.json\"; \
                    echo skipped > \"$WORK_DIR/elsewhere.txt\"";
-    let out = tool
-        .run(
-            json!({"skill": "demo", "command": command, "output_files": ["output/*", "output/**/*.json"]}),
-            &f.ctx(),
-        )
-        .await
-        .unwrap();
+    let out = f.run(json!({"skill": "demo", "command": command, "output_files": ["output/*", "output/**/*.json"]})).await;
     assert!(!out.is_error, "{}", out.content);
     let r = report(&out);
     let files = r["files"].as_array().unwrap();
@@ -343,13 +321,7 @@ async fn output_files_come_back_inline_with_mime_types_and_limits() {
     assert!(r.get("files_omitted").is_none());
 
     // Count limit: 25 files, 20 returned, the rest named.
-    let out = tool
-        .run(
-            json!({"skill": "demo", "command": "cd \"$OUTPUT_DIR\" && for i in $(seq 10 34); do echo $i > f$i.txt; done", "output_files": ["output/*.txt"]}),
-            &f.ctx(),
-        )
-        .await
-        .unwrap();
+    let out = f.run(json!({"skill": "demo", "command": "cd \"$OUTPUT_DIR\" && for i in $(seq 10 34); do echo $i > f$i.txt; done", "output_files": ["output/*.txt"]})).await;
     let r = report(&out);
     assert_eq!(r["files"].as_array().unwrap().len(), MAX_FILES);
     assert_eq!(r["files"][19]["path"], "output/f29.txt");
@@ -405,19 +377,10 @@ async fn allow_list_runs_listed_plain_commands_without_a_shell() {
     let tool = f.tool(lists(Some(&["echo", "printf"]), None));
     assert!(TypedTool::description(&tool).contains("Allowed: echo, printf."));
     let ctx = f.ctx();
-    let out = tool
-        .run(
-            json!({"skill": "demo", "command": "echo \"a;b\" '$HOME' c\\ d"}),
-            &ctx,
-        )
-        .await
-        .unwrap();
+    let out = run_demo(&tool, &ctx, "echo \"a;b\" '$HOME' c\\ d").await;
     assert!(!out.is_error, "{}", out.content);
     assert_eq!(report(&out)["stdout"], "a;b $HOME c d\n");
-    let out = tool
-        .run(json!({"skill": "demo", "command": "/bin/echo hi"}), &ctx)
-        .await
-        .unwrap();
+    let out = run_demo(&tool, &ctx, "/bin/echo hi").await;
     assert_eq!(report(&out)["stdout"], "hi\n");
     assert!(matches!(
         prepared(&tool, json!({"skill": "demo", "command": "echo hi"})).access(&ctx),
@@ -462,10 +425,7 @@ async fn deny_list_refuses_denied_commands_and_wins_over_allow() {
     let ctx = f.ctx();
     let tool = f.tool(lists(None, Some(&["rm", "bash"])));
     for command in ["rm -rf scripts", "/bin/rm x", "bash -c id"] {
-        let out = tool
-            .run(json!({"skill": "demo", "command": command}), &ctx)
-            .await
-            .unwrap();
+        let out = run_demo(&tool, &ctx, command).await;
         assert!(
             out.is_error && out.content.contains("deny list"),
             "{command}: {}",
@@ -473,38 +433,19 @@ async fn deny_list_refuses_denied_commands_and_wins_over_allow() {
         );
     }
     assert!(f.demo_dir.join("scripts").is_dir());
-    let out = tool
-        .run(json!({"skill": "demo", "command": "echo ok"}), &ctx)
-        .await
-        .unwrap();
+    let out = run_demo(&tool, &ctx, "echo ok").await;
     assert_eq!(report(&out)["stdout"], "ok\n");
-    let out = tool
-        .run(json!({"skill": "demo", "command": "echo a | cat"}), &ctx)
-        .await
-        .unwrap();
-    assert!(out.content.contains("shell syntax"), "{}", out.content);
+    let out = run_demo(&tool, &ctx, "echo a | cat").await;
+    assert_contains(&out.content, "shell syntax");
 
     let tool = f.tool(lists(Some(&["rm"]), Some(&["rm"])));
-    let out = tool
-        .run(json!({"skill": "demo", "command": "rm x"}), &ctx)
-        .await
-        .unwrap();
-    assert!(out.content.contains("deny list"), "{}", out.content);
+    let out = run_demo(&tool, &ctx, "rm x").await;
+    assert_contains(&out.content, "deny list");
 
     // A program that does not exist is an error for the model, not a failure.
     let tool = f.tool(lists(Some(&["no-such-program-h9"]), None));
-    let out = tool
-        .run(
-            json!({"skill": "demo", "command": "no-such-program-h9"}),
-            &ctx,
-        )
-        .await
-        .unwrap();
-    assert!(
-        out.is_error && out.content.contains("Failed to start"),
-        "{}",
-        out.content
-    );
+    let out = run_demo(&tool, &ctx, "no-such-program-h9").await;
+    assert_error(&out, "Failed to start");
 }
 
 #[test]
