@@ -1098,9 +1098,10 @@ mod tests {
             let _ = parse(&line);
         }
 
+        // Words without `/`: `q/su` names a program called su, which is a wrapper.
         #[test]
         fn words_of_plain_lines_never_hold_operators(
-            parts in proptest::collection::vec("q[a-z0-9_./-]{0,7}", 1..6)
+            parts in proptest::collection::vec("q[a-z0-9_.-]{0,7}", 1..6)
         ) {
             let line = parts.join(" ; ");
             let p = parse(&line);
