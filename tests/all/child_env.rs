@@ -38,19 +38,9 @@ fn the_key_and_secret_looking_variables_never_reach_a_command() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let reqs = server.chat_requests();
-    let tool_output = reqs[1]
-        .messages()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .and_then(|m| m["content"].as_str().map(String::from))
-        .unwrap();
+    let tool_output = reqs[1].tool_results().remove(0);
     assert!(tool_output.contains("ORDINARY=still-here"), "{tool_output}");
     assert!(
         tool_output.contains("CI_JOB_TOKEN=ci-kept"),
@@ -122,20 +112,10 @@ fn no_kind_of_child_sees_the_key() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let reqs = server.chat_requests();
     assert_eq!(reqs.len(), 4);
-    let results: Vec<String> = reqs[3]
-        .messages()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .filter_map(|m| m["content"].as_str().map(String::from))
-        .collect();
+    let results = reqs[3].tool_results();
     assert_eq!(results.len(), 3, "{results:?}");
     for (kind, result) in ["inline !`env`", "tools.json tool", "skill_run"]
         .iter()

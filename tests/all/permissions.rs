@@ -12,34 +12,15 @@ use std::process::{Output, Stdio};
 
 use crate::support::*;
 
-/// Runs one `-p` prompt in which the model makes one bash call, then answers "done".
-/// Returns the binary's output and the tool result the model got back.
+/// One `-p` run in which the model makes one bash call; the output and what the model
+/// got back.
 fn one_bash_call(
     home: &Path,
     project: &Path,
     command: &str,
     extra_args: &[&str],
 ) -> (Output, String) {
-    let args = serde_json::json!({ "command": command }).to_string();
-    let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "bash", &args),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
-    ]);
-    let mut cmd = server.harness9(home, project);
-    cmd.args(["-p", "go"]).args(extra_args).stdin(Stdio::null());
-    let out = cmd.output().unwrap();
-    let reqs = server.chat_requests();
-    assert_eq!(reqs.len(), 2, "{}", String::from_utf8_lossy(&out.stderr));
-    let tool_output = reqs[1]
-        .messages()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .and_then(|m| m["content"].as_str().map(String::from))
-        .unwrap();
-    (out, tool_output)
+    MockServer::start(vec![]).one_bash_call(home, project, command, extra_args, &[])
 }
 
 fn dirs() -> (tempfile::TempDir, tempfile::TempDir) {

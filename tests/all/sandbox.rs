@@ -37,8 +37,8 @@ fn outside_dir() -> tempfile::TempDir {
     panic!("no writable folder outside /tmp to test writes outside the sandbox with")
 }
 
-/// One `-p` run in which the model makes one bash call; the binary's output and the
-/// tool result the model got back.
+/// One `-p` run in which the model makes one bash call; the output and what the model
+/// got back.
 fn run_bash(
     home: &Path,
     project: &Path,
@@ -46,31 +46,7 @@ fn run_bash(
     args: &[&str],
     env: &[(&str, &str)],
 ) -> (Output, String) {
-    let call = serde_json::json!({ "command": command }).to_string();
-    let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "bash", &call),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
-    ]);
-    let mut cmd = server.harness9(home, project);
-    cmd.args(["-p", "go"]).args(args).stdin(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let tool = server
-        .chat_requests()
-        .get(1)
-        .and_then(|r| {
-            r.messages()
-                .iter()
-                .find(|m| m["role"] == "tool")
-                .and_then(|m| m["content"].as_str().map(String::from))
-        })
-        .unwrap_or_default();
-    (out, tool)
+    MockServer::start(vec![]).one_bash_call(home, project, command, args, env)
 }
 
 #[test]
@@ -92,12 +68,7 @@ fn writes_outside_the_project_and_temp_folders_are_denied() {
         &["--approval-mode", "full-auto"],
         &[],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     for name in ["direct", "via-symlink", "via-proc", "last"] {
         assert!(
             !outside.path().join(name).exists(),
@@ -246,7 +217,7 @@ fn without_landlock_full_auto_needs_an_explicit_sandbox_off() {
         &["--approval-mode", "full-auto", "--sandbox", "off"],
         &unavailable,
     );
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     assert!(target.exists(), "{tool}");
 
     // auto-edit by default runs unconfined and says so once.
@@ -396,20 +367,10 @@ fn skill_commands_are_confined_like_bash() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let reqs = server.chat_requests();
     assert_eq!(reqs.len(), 4);
-    let results: Vec<String> = reqs[3]
-        .messages()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .filter_map(|m| m["content"].as_str().map(String::from))
-        .collect();
+    let results = reqs[3].tool_results();
     assert!(results[0].contains("inline-ran"), "{results:?}");
     assert!(
         results[1].contains("script-ran") && results[2].contains("script-ran"),

@@ -275,6 +275,16 @@ pub struct Reply {
     piece: Option<usize>,
 }
 
+/// Asserts that the binary exited with `code`, showing its stderr when it did not.
+pub fn assert_exit(out: &std::process::Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A 200 event stream of these items, then `data: [DONE]`.
 pub fn sse(items: Vec<Ev>) -> Reply {
     let mut frames: Vec<Vec<u8>> = items.into_iter().flat_map(Ev::into_frames).collect();
@@ -462,6 +472,15 @@ impl RecordedRequest {
             .unwrap_or_default()
     }
 
+    /// The contents of the tool results in this request, in order.
+    pub fn tool_results(&self) -> Vec<String> {
+        self.messages()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .filter_map(|m| m["content"].as_str().map(String::from))
+            .collect()
+    }
+
     /// The text of the last user message (empty when there is none).
     pub fn last_user_text(&self) -> String {
         self.messages()
@@ -569,6 +588,40 @@ impl MockServer {
             .env("HARNESS9_MODEL", "m")
             .env("NO_COLOR", "1");
         cmd
+    }
+
+    /// Runs `harness9 -p go` (plus `args` and `env`) in `project` while this server's
+    /// model makes one `bash` call with `command` and then answers; returns the output
+    /// and the tool result the model got back ("" when there was no second request).
+    pub fn one_bash_call(
+        &self,
+        home: &std::path::Path,
+        project: &std::path::Path,
+        command: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> (std::process::Output, String) {
+        let call = serde_json::json!({ "command": command }).to_string();
+        self.push(sse(vec![
+            tool_call(0, "c1", "bash", &call),
+            finish("tool_calls"),
+        ]));
+        self.push(sse(vec![text("done"), finish("stop")]));
+        let before = self.chat_requests().len();
+        let mut cmd = self.harness9(home, project);
+        cmd.args(["-p", "go"])
+            .args(args)
+            .stdin(std::process::Stdio::null());
+        for (name, value) in env {
+            cmd.env(name, value);
+        }
+        let out = cmd.output().expect("the binary runs");
+        let tool = self
+            .chat_requests()
+            .get(before + 1)
+            .and_then(|r| r.tool_results().into_iter().next())
+            .unwrap_or_default();
+        (out, tool)
     }
 
     /// Answers requests for `path` (e.g. `/v1/models`) with `body`, every time.
