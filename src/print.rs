@@ -25,7 +25,7 @@ use crate::sink::{ReaderState, ReaderWatch, Sink};
 /// `start` line comes before everything else, `result` carries `session_usage`, and
 /// `shutdown_complete` is no longer written, so that a stream ends with its last
 /// `result`.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// `--output-format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]

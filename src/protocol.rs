@@ -528,7 +528,7 @@ pub enum ToolStatus {
 
 /// Why the agent skipped asking for approval and denied a call by itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AutoDenyReason {
     /// Print or pipe mode: nobody can answer, and the approval mode (or a rule, or a
     /// destructive command: `because`) wanted a person to.
@@ -775,6 +775,33 @@ mod sub_agent_tests {
         assert_eq!(
             SubAgentEvent::new(shutdown.clone()),
             Err(Box::new(shutdown))
+        );
+    }
+
+    #[test]
+    fn a_denial_reason_is_an_object_with_a_kind() {
+        let mode = AutoDenyReason::NobodyToAsk { because: None };
+        assert_eq!(
+            serde_json::to_value(&mode).unwrap(),
+            serde_json::json!({"kind": "nobody_to_ask", "because": null})
+        );
+        let rule = AutoDenyReason::Rule {
+            rule: "bash(curl:*)".into(),
+            source: Source::Session,
+        };
+        assert_eq!(
+            serde_json::to_value(&rule).unwrap(),
+            serde_json::json!({"kind": "rule", "rule": "bash(curl:*)", "source": {"kind": "session"}})
+        );
+        let secret = AutoDenyReason::NobodyToAsk {
+            because: Some(AskBecause::Rule {
+                rule: "*(**/.env*)".into(),
+                source: Source::BuiltIn,
+            }),
+        };
+        assert_eq!(
+            serde_json::to_value(&secret).unwrap()["because"]["source"]["kind"],
+            "built_in"
         );
     }
 }

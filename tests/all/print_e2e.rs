@@ -245,7 +245,7 @@ fn json_and_stream_json_follow_the_documented_schema() {
     let lines: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
     assert_eq!(lines.len(), 1);
     let v: Value = serde_json::from_str(lines[0]).unwrap();
-    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["schema_version"], 3);
     assert_eq!(v["result"], "ok");
     assert_eq!(v["turns"], 2);
     assert_eq!(v["error"], Value::Null);
@@ -258,7 +258,7 @@ fn json_and_stream_json_follow_the_documented_schema() {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
         .collect();
     assert_eq!(events[0]["type"], "start");
-    assert_eq!(events[0]["schema_version"], 2);
+    assert_eq!(events[0]["schema_version"], 3);
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     for t in [
         "session_configured",
@@ -305,7 +305,7 @@ fn stream_json_starts_with_start_even_before_skill_warnings() {
     // line names its type first.
     assert_eq!(
         text_of(&out.stdout).lines().next(),
-        Some(r#"{"type":"start","schema_version":2}"#)
+        Some(r#"{"type":"start","schema_version":3}"#)
     );
     assert!(
         text_of(&out.stdout)

@@ -289,7 +289,7 @@ fn json_output_is_one_result_object_per_turn() {
     assert_eq!(values.len(), 2, "stdout: {}", out.stdout);
     for (v, expected) in values.iter().zip(["alpha", "beta"]) {
         assert_eq!(v["type"], "result");
-        assert_eq!(v["schema_version"], 2);
+        assert_eq!(v["schema_version"], 3);
         assert_eq!(v["result"], expected);
         assert_eq!(v["is_error"], false);
         assert_eq!(v["model"], "m");
@@ -326,7 +326,7 @@ fn stream_json_output_is_one_event_per_line_in_order() {
         .map(|v| v["type"].as_str().unwrap_or("?"))
         .collect();
     assert_eq!(types[0], "start", "{types:?}");
-    assert_eq!(values[0]["schema_version"], 2);
+    assert_eq!(values[0]["schema_version"], 3);
     let deltas: String = values
         .iter()
         .filter(|v| v["type"] == "text_delta")
