@@ -33,6 +33,16 @@ pub fn welcome(status: &SessionStatus, mode: ApprovalMode) -> Vec<Line<'static>>
         ApprovalMode::FullAuto => "full-auto",
     };
     let s = if status.skills == 1 { "" } else { "s" };
+    // Only a sandbox in force is named: without one, the approval mode says it all.
+    let sandbox = crate::sandbox::session()
+        .map(|sandbox| {
+            let network = match sandbox.policy.network {
+                crate::sandbox::Network::Deny => "no network",
+                crate::sandbox::Network::Allow => "network",
+            };
+            format!(" · sandbox: {}, {network}", sandbox.policy.mode.as_str())
+        })
+        .unwrap_or_default();
     vec![
         Line::from(vec![
             Span::styled("harness9", bold().fg(Color::Cyan)),
@@ -40,7 +50,7 @@ pub fn welcome(status: &SessionStatus, mode: ApprovalMode) -> Vec<Line<'static>>
         ]),
         Line::styled(
             format!(
-                "{} skill{s} · approvals: {mode} · /help for commands and keys",
+                "{} skill{s} · approvals: {mode}{sandbox} · /help for commands and keys",
                 status.skills
             ),
             dim(),

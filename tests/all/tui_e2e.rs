@@ -261,6 +261,27 @@ fn last_user_message(server: &MockServer) -> String {
 }
 
 #[test]
+fn the_welcome_names_the_sandbox_in_force() {
+    let server = MockServer::start(vec![]);
+    let mut tui = Tui::spawn(&server, &["--approval-mode", "full-auto"], |_, _| {});
+    tui.wait_ready();
+    let screen = tui.contents();
+    assert!(
+        screen.contains("approvals: full-auto · sandbox: workspace-write, no network"),
+        "{screen}"
+    );
+    tui.exit_with_ctrl_c_twice();
+    let mut plain = Tui::spawn(&server, &[], |_, _| {});
+    plain.wait_ready();
+    let screen = plain.contents();
+    assert!(
+        screen.contains("approvals: suggest · /help") && !screen.contains("sandbox:"),
+        "{screen}"
+    );
+    plain.exit_with_ctrl_c_twice();
+}
+
+#[test]
 fn starts_and_shows_the_status_line() {
     let server = MockServer::start(vec![]);
     let mut tui = Tui::spawn(&server, &[], |_, _| {});
