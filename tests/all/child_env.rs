@@ -64,58 +64,20 @@ fn the_key_and_secret_looking_variables_never_reach_a_command() {
 /// `skill_run` — each prints its environment, and none holds the key.
 #[test]
 fn no_kind_of_child_sees_the_key() {
-    use std::os::unix::fs::PermissionsExt;
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
-    let dir = skill(
-        &project.path().join("skills"),
-        "envy",
-        "Shows the environment",
-        "",
-        "Inline env:\n!`env`\n",
+    let (out, results) = MockServer::start(vec![]).every_skill_child(
+        home.path(),
+        project.path(),
+        ("envy", "env", "#!/bin/sh\nenv\n"),
+        &[
+            ("OPENAI_API_KEY", "sk-test-KEYVALUE"),
+            ("KEY_COPY", "sk-test-KEYVALUE"),
+            ("MY_SERVICE_TOKEN", "tok-VALUE"),
+            ("ORDINARY", "still-here"),
+        ],
     );
-    let script = dir.join("scripts/env.sh");
-    write(&script, "#!/bin/sh\nread -r _args\nenv\n");
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    write(
-        &dir.join("tools.json"),
-        r#"[{"name": "envy_env", "description": "Print the environment.", "command": "scripts/env.sh",
-             "parameters": {"type": "object", "properties": {}}}]"#,
-    );
-    let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "use_skill", r#"{"skill_name":"envy"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "c2", "envy_env", "{}"),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(
-                0,
-                "c3",
-                "skill_run",
-                r#"{"skill":"envy","command":"scripts/env.sh"}"#,
-            ),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
-    ]);
-    let out = server
-        .harness9(home.path(), project.path())
-        .env("OPENAI_API_KEY", "sk-test-KEYVALUE")
-        .env("KEY_COPY", "sk-test-KEYVALUE")
-        .env("MY_SERVICE_TOKEN", "tok-VALUE")
-        .env("ORDINARY", "still-here")
-        .args(["-p", "show the environment", "--approval-mode", "full-auto"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
     assert_exit(&out, 0);
-    let reqs = server.chat_requests();
-    assert_eq!(reqs.len(), 4);
-    let results = reqs[3].tool_results();
     assert_eq!(results.len(), 3, "{results:?}");
     for (kind, result) in ["inline !`env`", "tools.json tool", "skill_run"]
         .iter()

@@ -318,59 +318,22 @@ fn the_launcher_runs_nothing_it_cannot_confine() {
 /// tools.json tool and `skill_run` each try to write outside the project.
 #[test]
 fn skill_commands_are_confined_like_bash() {
-    use std::os::unix::fs::PermissionsExt;
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let outside = outside_dir();
     let o = outside.path().display();
-    let dir = skill(
-        &project.path().join("skills"),
-        "writer",
-        "Writes files",
-        "",
-        &format!("Inline:\n!`touch {o}/inline 2>&1; echo inline-ran`\n"),
+    let (out, results) = MockServer::start(vec![]).every_skill_child(
+        home.path(),
+        project.path(),
+        (
+            "writer",
+            &format!("touch {o}/inline 2>&1; echo inline-ran"),
+            &format!("#!/bin/sh\ntouch {o}/script-$1 2>&1\necho script-ran\n"),
+        ),
+        &[],
     );
-    let script = dir.join("scripts/write.sh");
-    write(
-        &script,
-        &format!("#!/bin/sh\ntouch {o}/script-$1 2>&1\necho script-ran\n"),
-    );
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    write(
-        &dir.join("tools.json"),
-        r#"[{"name": "writer_write", "description": "Write.", "command": "scripts/write.sh tool",
-             "parameters": {"type": "object", "properties": {}}}]"#,
-    );
-    let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "use_skill", r#"{"skill_name":"writer"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "c2", "writer_write", "{}"),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(
-                0,
-                "c3",
-                "skill_run",
-                r#"{"skill":"writer","command":"scripts/write.sh run"}"#,
-            ),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
-    ]);
-    let out = server
-        .harness9(home.path(), project.path())
-        .args(["-p", "write", "--approval-mode", "full-auto"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
     assert_exit(&out, 0);
-    let reqs = server.chat_requests();
-    assert_eq!(reqs.len(), 4);
-    let results = reqs[3].tool_results();
+    assert_eq!(results.len(), 3, "{results:?}");
     assert!(results[0].contains("inline-ran"), "{results:?}");
     assert!(
         results[1].contains("script-ran") && results[2].contains("script-ran"),

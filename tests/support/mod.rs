@@ -624,6 +624,75 @@ impl MockServer {
         (out, tool)
     }
 
+    /// Runs `harness9 -p go --approval-mode full-auto` (plus `env`) in `project` with a
+    /// skill `name` whose body holds the inline command `` !`inline` `` and whose
+    /// `scripts/run.sh` (the text `script`) is both its tools.json tool `NAME_run` (run
+    /// with the argument `tool`) and what `skill_run` runs (with `run`): the model calls
+    /// use_skill, the tool, then skill_run. Returns the output and the three tool results,
+    /// in that order — one from each kind of child a skill starts.
+    pub fn every_skill_child(
+        &self,
+        home: &std::path::Path,
+        project: &std::path::Path,
+        (name, inline, script): (&str, &str, &str),
+        env: &[(&str, &str)],
+    ) -> (std::process::Output, Vec<String>) {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = skill(
+            &project.join("skills"),
+            name,
+            "Runs commands",
+            "",
+            &format!("Inline:\n!`{inline}`\n"),
+        );
+        let path = dir.join("scripts/run.sh");
+        write(&path, script);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+            .expect("the script is made executable");
+        write(
+            &dir.join("tools.json"),
+            &serde_json::json!([{
+                "name": format!("{name}_run"),
+                "description": "Run the script.",
+                "command": "scripts/run.sh tool",
+                "parameters": {"type": "object", "properties": {}},
+            }])
+            .to_string(),
+        );
+        let call = |id: &str, tool: &str, args: Value| {
+            sse(vec![
+                tool_call(0, id, tool, &args.to_string()),
+                finish("tool_calls"),
+            ])
+        };
+        self.push(call(
+            "c1",
+            "use_skill",
+            serde_json::json!({ "skill_name": name }),
+        ));
+        self.push(call("c2", &format!("{name}_run"), serde_json::json!({})));
+        self.push(call(
+            "c3",
+            "skill_run",
+            serde_json::json!({ "skill": name, "command": "scripts/run.sh run" }),
+        ));
+        self.push(sse(vec![text("done"), finish("stop")]));
+        let before = self.chat_requests().len();
+        let mut cmd = self.harness9(home, project);
+        cmd.args(["-p", "go", "--approval-mode", "full-auto"])
+            .stdin(std::process::Stdio::null());
+        for (var, value) in env {
+            cmd.env(var, value);
+        }
+        let out = cmd.output().expect("the binary runs");
+        let results = self
+            .chat_requests()
+            .get(before + 3)
+            .map(RecordedRequest::tool_results)
+            .unwrap_or_default();
+        (out, results)
+    }
+
     /// Answers requests for `path` (e.g. `/v1/models`) with `body`, every time.
     pub fn route(&self, path: &str, body: Value) {
         self.shared.lock().routes.push((path.to_string(), body));
