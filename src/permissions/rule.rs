@@ -8,7 +8,9 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use globset::{GlobBuilder, GlobMatcher};
+use std::sync::OnceLock;
+
+use globset::{Glob, GlobBuilder, GlobMatcher};
 
 use super::shell::{self, SimpleCommand};
 
@@ -69,8 +71,10 @@ enum Spec {
     Given {
         /// The words of the command, when the text reads as one plain command.
         command: Option<CommandSpec>,
-        /// The text as a path glob.
-        glob: GlobMatcher,
+        /// The text as a path glob, checked when the rule is read and compiled into a
+        /// matcher when it is first used: start-up reads every rule but matches none,
+        /// and compiling the built-in rules' globs cost milliseconds.
+        glob: LazyGlob,
         /// Whether the glob is anchored at the file system root (`/…` or `~/…`).
         absolute: bool,
         /// Whether the glob starts with `**/` (matches at any depth, in or out of the
@@ -213,15 +217,28 @@ impl Rule {
             } => {
                 let path = normalize(path);
                 if *absolute {
-                    return glob.is_match(&path);
+                    return glob.matcher().is_match(&path);
                 }
                 match path.strip_prefix(project) {
-                    Ok(rel) if rel.as_os_str().is_empty() => glob.is_match("."),
-                    Ok(rel) => glob.is_match(rel),
-                    Err(_) => *any_depth && glob.is_match(&path),
+                    Ok(rel) if rel.as_os_str().is_empty() => glob.matcher().is_match("."),
+                    Ok(rel) => glob.matcher().is_match(rel),
+                    Err(_) => *any_depth && glob.matcher().is_match(&path),
                 }
             }
         }
+    }
+}
+
+/// A parsed glob and, once needed, its compiled matcher.
+#[derive(Debug, Clone)]
+struct LazyGlob {
+    glob: Glob,
+    matcher: OnceLock<GlobMatcher>,
+}
+
+impl LazyGlob {
+    fn matcher(&self) -> &GlobMatcher {
+        self.matcher.get_or_init(|| self.glob.compile_matcher())
     }
 }
 
@@ -257,8 +274,11 @@ fn given(inner: &str, home: Option<&Path>) -> Result<Spec, String> {
     let glob = GlobBuilder::new(&pattern)
         .literal_separator(true)
         .build()
-        .map_err(|e| format!("not a valid path pattern: {}", e.kind()))?
-        .compile_matcher();
+        .map_err(|e| format!("not a valid path pattern: {}", e.kind()))?;
+    let glob = LazyGlob {
+        glob,
+        matcher: OnceLock::new(),
+    };
     Ok(Spec::Given {
         command,
         glob,
