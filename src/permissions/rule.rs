@@ -74,7 +74,7 @@ enum Spec {
         /// The text as a path glob, checked when the rule is read and compiled into a
         /// matcher when it is first used: start-up reads every rule but matches none,
         /// and compiling the built-in rules' globs cost milliseconds.
-        glob: LazyGlob,
+        glob: Box<LazyGlob>,
         /// Whether the glob is anchored at the file system root (`/…` or `~/…`).
         absolute: bool,
         /// Whether the glob starts with `**/` (matches at any depth, in or out of the
@@ -275,10 +275,10 @@ fn given(inner: &str, home: Option<&Path>) -> Result<Spec, String> {
         .literal_separator(true)
         .build()
         .map_err(|e| format!("not a valid path pattern: {}", e.kind()))?;
-    let glob = LazyGlob {
+    let glob = Box::new(LazyGlob {
         glob,
         matcher: OnceLock::new(),
-    };
+    });
     Ok(Spec::Given {
         command,
         glob,
