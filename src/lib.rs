@@ -12,6 +12,7 @@ pub mod config;
 pub mod exec;
 pub mod input;
 pub mod llm;
+pub mod mcp;
 pub mod permissions;
 pub mod print;
 pub mod prompt;

@@ -472,6 +472,9 @@ pub fn describe_denial(request: &ApprovalRequestKind, reason: &AutoDenyReason) -
         ApprovalRequestKind::ReadOutside { path } | ApprovalRequestKind::Read { path } => {
             format!("reading {}", path.display())
         }
+        ApprovalRequestKind::Mcp { server, tool, .. } => {
+            format!("MCP tool `{tool}` of server `{server}`")
+        }
     };
     match reason {
         AutoDenyReason::Rule { rule, source } => {
@@ -525,6 +528,9 @@ pub fn describe_request(request: &ApprovalRequestKind) -> String {
         ApprovalRequestKind::Read { path } => format!(
             "reading {} needs approval (a permission rule asks about it)",
             path.display()
+        ),
+        ApprovalRequestKind::Mcp { server, tool, .. } => format!(
+            "MCP tool `{tool}` of server `{server}` needs approval; allow it with the rule              `mcp__{server}` (the whole server) or --approval-mode full-auto"
         ),
     }
 }

@@ -127,6 +127,27 @@ pub enum ApprovalRequestKind {
         /// The file.
         path: PathBuf,
     },
+    /// Call a tool of an MCP server, or read its resources.
+    Mcp {
+        /// The server.
+        server: String,
+        /// The tool's name on the server (`resources` for the resources tool).
+        tool: String,
+        /// Calling a tool, or reading resources.
+        action: McpAction,
+        /// The arguments as compact JSON (cut at 2,000 characters), or the resource URI.
+        arguments: String,
+    },
+}
+
+/// What an MCP request does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpAction {
+    /// Call one of its tools (asks in `suggest` and `auto-edit`).
+    CallTool,
+    /// List or read its resources (a read: runs in every mode unless a rule says no).
+    ReadResource,
 }
 
 /// Where a path lies relative to the project directory.

@@ -154,7 +154,14 @@ pub fn prepare_with_remote(
     if let Some(warning) = index.warning() {
         warnings.push(warning);
     }
-    let system_prompt = crate::prompt::build(&config.workdir, index.text.as_deref());
+    let mcp = mcp_servers(config);
+    let mcp_section = crate::mcp::index::section(&mcp);
+    let sections = match (index.text.as_deref(), mcp_section.as_deref()) {
+        (Some(skills), Some(servers)) => Some(format!("{skills}\n\n{servers}")),
+        (Some(one), None) | (None, Some(one)) => Some(one.to_string()),
+        (None, None) => None,
+    };
+    let system_prompt = crate::prompt::build(&config.workdir, sections.as_deref());
 
     let policy = ApprovalPolicy::new(config.approval_mode, approver, config.permissions.clone());
     let mut tools = ToolRegistryBuilder::with_builtins();
@@ -164,13 +171,14 @@ pub fn prepare_with_remote(
     // The active set knows the registry's skill tools, so unloading a skill (or all of
     // them, for a new conversation) removes its tools too, however it was loaded.
     loaded_skills.attach_tools(Arc::new(tools.loaded().clone()));
-    let skills_in_index = if index.text.is_some() {
+    let skills_in_index = if index.text.is_some() || mcp_section.is_some() {
         // use_skill loads skills' tools.json tools into the registry's shared loaded set
         // (which learns every fixed tool's name when the registry is frozen below);
         // unload_skill removes them; the docs tools share the selection in loaded_skills.
         let use_skill = UseSkill::with_loaded(catalog.clone(), loaded_skills.clone())
             .with_tools(tools.loaded().clone())
-            .with_inline_shell(crate::agent::slash::inline_permission(&policy));
+            .with_inline_shell(crate::agent::slash::inline_permission(&policy))
+            .with_mcp(mcp.clone());
         tools.register(Arc::new(use_skill));
         tools.register(Arc::new(UnloadSkill::new(loaded_skills.clone())));
         tools.register(Arc::new(SkillListDocs::new(
@@ -218,6 +226,7 @@ pub fn prepare_with_remote(
         sessions: live_sessions(config).map(|s| Arc::new(s) as Arc<dyn agent::saved::SessionStore>),
         start,
         model_source: config.model_source,
+        mcp: mcp.clone(),
     };
     let info = SessionInfo {
         model: config.model.clone(),
@@ -229,8 +238,26 @@ pub fn prepare_with_remote(
         startup_warnings: warnings,
         index_budget,
         loaded_skills: setup.loaded_skills.clone(),
+        mcp,
     };
     Ok(Prepared { setup, info })
+}
+
+/// The session's MCP servers: nothing starts here (servers start when loaded, or in
+/// the background once the agent runs when preloaded).
+pub fn mcp_servers(config: &Config) -> crate::mcp::McpServers {
+    let sandbox = crate::sandbox::session().map(|s| (s.policy.clone(), s.launcher.clone()));
+    crate::mcp::McpServers::new(
+        config.mcp.clone(),
+        crate::mcp::ConnectContext {
+            project: config.workdir.clone(),
+            log_dir: config.home.join("logs").join("mcp"),
+            sandbox,
+            user_home: config.user_home.clone(),
+            env: |name| std::env::var(name).ok(),
+        },
+        crate::mcp::cache::IndexCache::new(config.home.join("cache").join("mcp-servers.json")),
+    )
 }
 
 #[cfg(test)]

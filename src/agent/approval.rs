@@ -18,7 +18,7 @@ use crate::permissions::{
     ActiveRule, AskBecause, Effect, Judgement, Offer, ReadOnlyCommands, Rule, RuleView, Rulebook,
     Source, Subject,
 };
-use crate::protocol::{ApprovalDecision, ApprovalRequestKind, Location};
+use crate::protocol::{ApprovalDecision, ApprovalRequestKind, Location, McpAction};
 use crate::tools::Access;
 
 /// What to do with a call before running it.
@@ -162,6 +162,11 @@ impl ApprovalPolicy {
                     .book
                     .judge(tool, Subject::Read { path }, &project, &temp, read_only)
             }
+            ApprovalRequestKind::Mcp { .. } => {
+                shared
+                    .book
+                    .judge(tool, Subject::Call, &project, &temp, read_only)
+            }
         };
         drop(shared);
         let plan = |because, offer| AskPlan {
@@ -212,7 +217,14 @@ impl ApprovalPolicy {
                     ..
                 },
             )
-            | (_, ApprovalRequestKind::Read { .. }) => ModeDefault::Runs,
+            | (_, ApprovalRequestKind::Read { .. })
+            | (
+                _,
+                ApprovalRequestKind::Mcp {
+                    action: McpAction::ReadResource,
+                    ..
+                },
+            ) => ModeDefault::Runs,
             _ => ModeDefault::Asks,
         }
     }
@@ -302,6 +314,9 @@ impl ApprovalPolicy {
                 format!("reading {} (outside the project)", path.display())
             }
             ApprovalRequestKind::Read { path } => format!("reading {}", path.display()),
+            ApprovalRequestKind::Mcp { server, tool, .. } => {
+                format!("the MCP tool `{tool}` of server `{server}`")
+            }
         };
         let needs = match (&plan.because, &plan.request) {
             (Some(AskBecause::Rule { rule, source }), _) => {

@@ -10,6 +10,7 @@ mod call;
 pub mod compact;
 pub mod conversation;
 pub mod fork;
+pub mod mcp_load;
 mod runner;
 pub mod saved;
 pub mod slash;
@@ -147,6 +148,8 @@ pub struct SessionInfo {
     pub index_budget: usize,
     /// Skills loaded in this session (for `/skills` to mark them).
     pub loaded_skills: LoadedSkills,
+    /// The session's MCP servers (for `/mcp` and their prompts as slash commands).
+    pub mcp: crate::mcp::McpServers,
 }
 
 /// The fixed parts of a session, assembled by `session::prepare`.
@@ -185,4 +188,6 @@ pub struct AgentSetup {
     pub start: saved::SessionStart,
     /// Whether a resumed session's model replaces this one.
     pub model_source: saved::ModelSource,
+    /// The session's MCP servers.
+    pub mcp: crate::mcp::McpServers,
 }

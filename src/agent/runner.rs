@@ -57,6 +57,13 @@ async fn run(
     // Shared by every state this session has (clones share the rule book), so
     // `/permissions` is answered at once, even while a turn runs.
     let policy = setup.policy.clone();
+    // MCP servers' failures (a start, a server that stopped) are warnings.
+    {
+        let events = events.clone();
+        setup.mcp.set_notify(move |message| {
+            let _ = events.send(Event::Warning { message });
+        });
+    }
     let mut st = SessionState {
         conversation: Conversation::new(setup.system_prompt.clone(), None),
         model: setup.model.clone(),
@@ -84,6 +91,7 @@ async fn run(
     for event in resumed {
         let _ = events.send(event);
     }
+    super::mcp_load::preload(&setup);
     let mut state = Some(st);
     let mut queue: VecDeque<Work> = VecDeque::new();
     let mut running: Option<(TurnTask, CancellationToken)> = None;
@@ -99,6 +107,8 @@ async fn run(
                     st.conversation.clear();
                     // A new conversation has no loaded skills and none of their tools.
                     setup.loaded_skills.clear();
+                    // Preloaded servers' tools are part of every conversation.
+                    super::mcp_load::preload(&setup);
                     state = Some(st);
                     let _ = events.send(Event::ConversationCleared);
                 }

@@ -123,6 +123,16 @@ pub fn resume(
     // The skills loaded when it was saved are loaded again, with their tools.
     setup.loaded_skills.clear();
     for name in &loaded_skills {
+        if let Some(server) = crate::mcp::tools::server_of_owner(name) {
+            if setup.mcp.has(server) {
+                super::mcp_load::load_in_background(setup, server);
+            } else {
+                notes.push(format!(
+                    "MCP server `{server}` was loaded in this session but is not configured now"
+                ));
+            }
+            continue;
+        }
         match setup.catalog.get(name) {
             Some(skill) => {
                 setup.loaded_skills.mark(name);

@@ -191,6 +191,9 @@ pub struct FileConfig {
     /// The sandbox for commands (`mode`, `network`, `writable_paths`).
     #[serde(default)]
     pub sandbox: SandboxFile,
+    /// MCP servers by name (docs/MCP.md).
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerFile>,
 }
 
 /// `[sandbox]` in config.toml.
@@ -345,6 +348,8 @@ pub struct Config {
     pub permissions: PermissionsSetup,
     /// The sandbox for commands, as configured.
     pub sandbox: SandboxSettings,
+    /// The MCP servers configured for this project.
+    pub mcp: crate::mcp::McpSetup,
     /// Total size the saved sessions may take, in bytes.
     pub sessions_max_bytes: u64,
 }
@@ -704,6 +709,10 @@ impl Config {
             ));
         }
 
+        let mcp = crate::mcp::config::load(&file.mcp_servers, &config_path, &workdir, &home, env);
+        warnings.extend(mcp.warnings.iter().cloned());
+        warnings.extend(mcp.untrusted_warning());
+
         let approval_mode = overrides
             .approval_mode
             .or(file.approval_mode)
@@ -719,6 +728,7 @@ impl Config {
         Ok(Config {
             permissions,
             sandbox,
+            mcp,
             remote_skills_root,
             skills_cache_dir,
             skill_run_commands,

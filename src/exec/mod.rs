@@ -33,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 mod capture;
 mod launch;
 pub mod secrets;
+pub mod service;
 mod supervise;
 #[cfg(test)]
 pub(crate) mod test_support;

@@ -113,6 +113,8 @@ pub enum Subject<'a> {
         /// The path (absolute).
         path: &'a Path,
     },
+    /// A call judged by its tool's name alone (an MCP server's tool).
+    Call,
     /// A file created or changed.
     Edit {
         /// The path (absolute).
@@ -371,6 +373,28 @@ impl Rulebook {
             Subject::Read { path } | Subject::Edit { path } => {
                 self.judge_path(tool, path, project, matches!(subject, Subject::Edit { .. }))
             }
+            Subject::Call => self.judge_call(tool),
+        }
+    }
+
+    /// A call judged by its tool alone: rules that name the tool (or, for an MCP tool,
+    /// its server: `mcp__NAME`) without a pattern; "always" offers the tool's name.
+    fn judge_call(&self, tool: &str) -> Judgement {
+        for effect in [Effect::Deny, Effect::Ask] {
+            if let Some(hit) = self.first(effect, |r| r.covers_every_call(tool)) {
+                return verdict_of(hit);
+            }
+        }
+        if self
+            .first(Effect::Allow, |r| r.covers_every_call(tool))
+            .is_some()
+        {
+            return Judgement::Allow;
+        }
+        Judgement::Undecided {
+            offer: Offer::Rules {
+                rules: vec![tool.to_string()],
+            },
         }
     }
 

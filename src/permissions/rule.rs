@@ -56,9 +56,18 @@ impl ToolSelector {
             ToolSelector::Any => true,
             ToolSelector::Readers => READERS.contains(&tool),
             ToolSelector::Editors => EDITORS.contains(&tool),
-            ToolSelector::Named(name) => name == tool,
+            ToolSelector::Named(name) => name == tool || covers_as_server(name, tool),
         }
     }
+}
+
+/// `mcp__NAME` (a server, no tool part) names every tool of that server.
+fn covers_as_server(rule: &str, tool: &str) -> bool {
+    rule.strip_prefix("mcp__")
+        .is_some_and(|server| !server.is_empty() && !server.contains("__"))
+        && tool
+            .strip_prefix(rule)
+            .is_some_and(|rest| rest.starts_with("__") && rest.len() > 2)
 }
 
 /// What of a call a rule matches.

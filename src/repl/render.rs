@@ -17,8 +17,8 @@ use crate::print::{
     Activity, HeadlessRenderer, OutputFormat, TextDelivery, TurnReport, describe_request,
 };
 use crate::protocol::{
-    ApprovalRequestKind, AskBecause, Event, HistoryItem, Location, Offer, ResumedSession,
-    SessionListing, Usage,
+    ApprovalRequestKind, AskBecause, Event, HistoryItem, Location, McpAction, Offer,
+    ResumedSession, SessionListing, Usage,
 };
 use crate::sessions::reader::one_line;
 use crate::sessions::record::display_utc;
@@ -309,6 +309,19 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
             ApprovalRequestKind::Read { path } => {
                 format!("{tool} wants to read {}\n", path.display())
             }
+            ApprovalRequestKind::Mcp {
+                server,
+                tool: remote,
+                action,
+                arguments,
+            } => match action {
+                McpAction::CallTool => format!(
+                    "MCP server `{server}` tool `{remote}` wants to run with:\n  {arguments}\n"
+                ),
+                McpAction::ReadResource => {
+                    format!("MCP server `{server}`: read resources {arguments}\n")
+                }
+            },
         };
         match because {
             Some(AskBecause::Rule { rule, source }) => {

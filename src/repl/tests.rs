@@ -203,6 +203,7 @@ fn info() -> SessionInfo {
         startup_warnings: vec!["a skill did not load".into()],
         index_budget: 8_000,
         loaded_skills: Default::default(),
+        mcp: crate::mcp::McpServers::none(),
     }
 }
 

@@ -255,7 +255,8 @@ impl LoadedTools {
         owners
     }
 
-    fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+    /// The loaded tool called `name`.
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
         self.lock()
             .iter()
             .find(|l| l.tool.name() == name)

@@ -20,7 +20,9 @@ use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Widget, Wrap};
 
 use super::cells::diff_lines;
 use super::wrap::{sanitize, wrap_lines};
-use crate::protocol::{ApprovalDecision, ApprovalRequestKind, AskBecause, Location, Offer};
+use crate::protocol::{
+    ApprovalDecision, ApprovalRequestKind, AskBecause, Location, McpAction, Offer,
+};
 
 /// One request waiting for an answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -226,6 +228,29 @@ impl ApprovalOverlay {
                     Span::styled(path.display().to_string(), bold),
                 ])],
             ),
+            ApprovalRequestKind::Mcp {
+                server,
+                tool,
+                action,
+                arguments,
+            } => {
+                let title = match action {
+                    McpAction::CallTool => " Call this MCP tool? ",
+                    McpAction::ReadResource => " Read this MCP server's resources? ",
+                };
+                let mut lines = vec![Line::from(vec![
+                    Span::raw("server "),
+                    Span::styled(sanitize(server), bold),
+                    Span::raw("  tool "),
+                    Span::styled(sanitize(tool), bold),
+                ])];
+                lines.extend(
+                    sanitize(arguments)
+                        .lines()
+                        .map(|l| Line::styled(l.to_string(), dim)),
+                );
+                (title.to_string(), lines)
+            }
         }
     }
 

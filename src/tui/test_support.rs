@@ -45,6 +45,7 @@ pub fn session_info(catalog: Catalog) -> SessionInfo {
         startup_warnings: Vec::new(),
         index_budget: 8_000,
         loaded_skills: Default::default(),
+        mcp: crate::mcp::McpServers::none(),
     }
 }
 

@@ -51,6 +51,8 @@ pub struct UseSkill {
     tools: Option<LoadedTools>,
     /// Whether the approval mode lets inline `` !`command` ``s run.
     inline: Permission,
+    /// The session's MCP servers, loaded by the name `mcp:NAME`.
+    mcp: Option<crate::mcp::McpServers>,
 }
 
 /// The arguments of a `use_skill` call.
@@ -70,6 +72,7 @@ impl UseSkill {
             loaded: LoadedSkills::default(),
             tools: None,
             inline: Permission::Refuse("inline commands are off in this session".into()),
+            mcp: None,
         }
     }
 
@@ -81,6 +84,7 @@ impl UseSkill {
             loaded,
             tools: None,
             inline: Permission::Refuse("inline commands are off in this session".into()),
+            mcp: None,
         }
     }
 
@@ -98,6 +102,48 @@ impl UseSkill {
         self.loaded.attach_tools(Arc::new(tools.clone()));
         self.tools = Some(tools);
         self
+    }
+
+    /// Lets `mcp:NAME` load MCP server NAME's tools (into the set given to
+    /// [`UseSkill::with_tools`]). Without usable servers nothing changes, not even the
+    /// description.
+    pub fn with_mcp(mut self, servers: crate::mcp::McpServers) -> Self {
+        if !servers.usable().is_empty() {
+            self.mcp = Some(servers);
+        }
+        self
+    }
+
+    /// Loads MCP server `server` (the `mcp:NAME` form of `skill_name`).
+    async fn load_server(&self, server: &str) -> ToolOutput {
+        use crate::mcp::tools::{self as mcp_tools, owner};
+        let (Some(servers), Some(into)) = (&self.mcp, &self.tools) else {
+            return ToolOutput::error(format!(
+                "There is no MCP server \"{server}\" in this session (none are configured)."
+            ));
+        };
+        if !servers.has(server) {
+            return ToolOutput::error(format!(
+                "There is no MCP server \"{server}\". Servers: {}.",
+                servers
+                    .usable()
+                    .iter()
+                    .map(|s| owner(s))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        match mcp_tools::load(servers, server, into).await {
+            Ok(report) => {
+                self.loaded.mark(&owner(server));
+                ToolOutput::ok(mcp_tools::loaded_text(server, &report))
+            }
+            Err(e) => {
+                let message = e.to_string();
+                ToolOutput::error(format!("{message}. Its tools are not available; continue without them or tell the user."))
+                    .with_warning(message)
+            }
+        }
     }
 
     /// The set of skills loaded in this session.
@@ -391,6 +437,18 @@ impl TypedTool for UseSkill {
         })
     }
 
+    fn description(&self) -> &str {
+        if self.mcp.is_some() {
+            "Load the full instructions of a skill from the Available Skills list in the system \
+             prompt, or the tools of an MCP server from the MCP Servers list (by its name, \
+             `mcp:NAME`). Use it when a skill or server matches the task, before starting the \
+             work. Returns the skill's instructions and the files bundled with it, and adds \
+             any tools it brings."
+        } else {
+            Self::DESCRIPTION
+        }
+    }
+
     fn output_kind(&self) -> OutputKind {
         // A loaded skill's instructions (or documents) stay in force for the session.
         OutputKind::Instructions
@@ -402,6 +460,19 @@ impl TypedTool for UseSkill {
 
     fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
+            if let Some(server) = crate::mcp::tools::server_of_owner(args.skill_name.trim()) {
+                if self.loaded.contains(args.skill_name.trim())
+                    && self
+                        .tools
+                        .as_ref()
+                        .is_some_and(|t| t.owners().iter().any(|o| o == args.skill_name.trim()))
+                {
+                    return Ok(ToolOutput::ok(format!(
+                        "MCP server \"{server}\" is already loaded; its tools (mcp__{server}__…) are in your tool list."
+                    )));
+                }
+                return Ok(self.load_server(server).await);
+            }
             let budget = ctx.limits.max_output_bytes.saturating_sub(SUMMARY_RESERVE);
             let skill = lookup(&self.catalog, &args.skill_name).ok().cloned();
             let mut prepared = None;
