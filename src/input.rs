@@ -12,12 +12,15 @@
 //! 3. `/skill NAME args` and `/NAME args` invoke a skill: the prompt is the body with
 //!    templates expanded, or body + `"\n\n"` + args (see [`crate::skills::template`]).
 //!    Skills with `user-invocable: false` cannot be slash-invoked.
-//! 4. A first word holding a second `/` (`/usr/bin/foo is broken`, `//x`) is a path,
+//! 4. `/SERVER:PROMPT args`, where SERVER is one of the session's MCP servers, gets that
+//!    server's prompt ([`Routed::McpPrompt`]); its text is never expanded.
+//! 5. A first word holding a second `/` (`/usr/bin/foo is broken`, `//x`) is a path,
 //!    not a command: the line is a prompt.
-//! 5. Anything else is an unknown command: [`Routed::Error`] with close matches.
+//! 6. Anything else is an unknown command: [`Routed::Error`] with close matches.
 
 use std::path::PathBuf;
 
+use crate::mcp::McpServers;
 use crate::protocol::ExportFormat;
 use crate::skills::{Catalog, Skill};
 
@@ -48,6 +51,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "permissions",
         "List the permission rules, or remove one: /permissions [remove N]",
     ),
+    ("mcp", "List the MCP servers, their state and prompts"),
     ("usage", "Show token usage for this session"),
     ("exit", "Quit"),
     ("quit", "Quit"),
@@ -73,6 +77,8 @@ pub enum Builtin {
     Model(Option<String>),
     /// `/usage`.
     Usage,
+    /// `/mcp`.
+    Mcp,
     /// `/compact [focus]`.
     Compact(Option<String>),
     /// `/resume` (choose from this project's saved sessions) or `/resume ID` (an id or
@@ -119,14 +125,24 @@ pub enum Routed {
         /// Everything after the name, trimmed.
         args: String,
     },
+    /// Get prompt `prompt` of MCP server `server` with these arguments and send it as
+    /// the user's message ([`Op::McpPrompt`](crate::protocol::Op::McpPrompt)).
+    McpPrompt {
+        /// The server.
+        server: String,
+        /// The prompt's name.
+        prompt: String,
+        /// Everything after the command, trimmed.
+        args: String,
+    },
     /// Carry out a built-in command.
     Builtin(Builtin),
     /// Show this message to the user (stderr or a notice); the session goes on.
     Error(String),
 }
 
-/// Routes one line of input.
-pub fn route(line: &str, catalog: &Catalog) -> Routed {
+/// Routes one line of input; `mcp` are the session's MCP servers (for their prompts).
+pub fn route(line: &str, catalog: &Catalog, mcp: &McpServers) -> Routed {
     let line = line.trim_end_matches(['\n', '\r']);
     let trimmed = line.trim_start();
     if trimmed.trim_end().is_empty() {
@@ -145,6 +161,7 @@ pub fn route(line: &str, catalog: &Catalog) -> Routed {
         "clear" => Some(Builtin::Clear),
         "exit" | "quit" => Some(Builtin::Exit),
         "usage" => Some(Builtin::Usage),
+        "mcp" => Some(Builtin::Mcp),
         "compact" => Some(Builtin::Compact(
             (!rest.is_empty()).then(|| rest.to_string()),
         )),
@@ -177,6 +194,12 @@ pub fn route(line: &str, catalog: &Catalog) -> Routed {
     }
     if let Some(skill) = catalog.get(word) {
         return invoke(skill, rest);
+    }
+    if let Some((server, prompt)) = word.split_once(':')
+        && !word.contains('/')
+        && mcp.setup().get(server).is_some()
+    {
+        return mcp_prompt(server, prompt, rest, mcp);
     }
     if word.contains('/') {
         return Routed::Prompt(line.to_string());
@@ -258,6 +281,36 @@ fn invoke(skill: &Skill, args: &str) -> Routed {
     }
 }
 
+/// `/SERVER:PROMPT args`: the prompt of a usable server, or why not.
+fn mcp_prompt(server: &str, prompt: &str, args: &str, mcp: &McpServers) -> Routed {
+    if !mcp.has(server) {
+        return Routed::Error(format!(
+            "MCP server `{server}` is not in use in this session (`harness9 mcp list` says why)"
+        ));
+    }
+    if prompt.is_empty() {
+        let known: Vec<String> = mcp
+            .known_prompts()
+            .into_iter()
+            .filter(|(s, _)| s == server)
+            .map(|(s, p)| format!("/{s}:{}", p.name))
+            .collect();
+        return Routed::Error(format!(
+            "usage: /{server}:PROMPT [args]; known prompts: {}",
+            if known.is_empty() {
+                "none yet (they are learnt when the server first starts)".to_string()
+            } else {
+                known.join(", ")
+            }
+        ));
+    }
+    Routed::McpPrompt {
+        server: server.to_string(),
+        prompt: prompt.to_string(),
+        args: args.to_string(),
+    }
+}
+
 impl Routed {
     /// The operation a frontend sends for a prompt or a skill (`None` for the rest).
     pub fn to_op(&self) -> Option<crate::protocol::Op> {
@@ -265,6 +318,15 @@ impl Routed {
             Routed::Prompt(text) => Some(crate::protocol::Op::UserInput { text: text.clone() }),
             Routed::Skill { name, args } => Some(crate::protocol::Op::InvokeSkill {
                 name: name.clone(),
+                args: args.clone(),
+            }),
+            Routed::McpPrompt {
+                server,
+                prompt,
+                args,
+            } => Some(crate::protocol::Op::McpPrompt {
+                server: server.clone(),
+                prompt: prompt.clone(),
                 args: args.clone(),
             }),
             Routed::Empty | Routed::Builtin(_) | Routed::Error(_) => None,
@@ -337,9 +399,11 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// Completions for what the user typed after `/` (a leading `/` is ignored): built-ins
 /// first (in [`BUILTINS`] order), then slash-invocable skills by name, as (name without
-/// `/`, one-line description). After `skill ` it completes skill names, returned as
-/// `skill NAME`. Nothing once arguments are being typed.
-pub fn completions(prefix: &str, catalog: &Catalog) -> Vec<(String, String)> {
+/// `/`, one-line description), then MCP servers' prompts known so far as
+/// `SERVER:PROMPT` (with their arguments, required ones starred). After `skill ` it
+/// completes skill names, returned as `skill NAME`. Nothing once arguments are being
+/// typed.
+pub fn completions(prefix: &str, catalog: &Catalog, mcp: &McpServers) -> Vec<(String, String)> {
     let p = prefix.strip_prefix('/').unwrap_or(prefix);
     if let Some(q) = p.strip_prefix("skill ") {
         let q = q.trim_start();
@@ -368,6 +432,30 @@ pub fn completions(prefix: &str, catalog: &Catalog) -> Vec<(String, String)> {
             .filter(|s| s.user_invocable() && s.name.starts_with(p) && !is_builtin(&s.name))
             .map(|s| (s.name.clone(), s.one_line_description())),
     );
+    for (server, prompt) in mcp.known_prompts() {
+        let name = format!("{server}:{}", prompt.name);
+        if !name.starts_with(p) {
+            continue;
+        }
+        let args: Vec<String> = prompt
+            .arguments
+            .iter()
+            .map(|a| {
+                if a.required {
+                    format!("{}*", a.name)
+                } else {
+                    a.name.clone()
+                }
+            })
+            .collect();
+        let mut description =
+            crate::safe_text::neutralize(prompt.description.lines().next().unwrap_or(""))
+                .into_owned();
+        if !args.is_empty() {
+            description.push_str(&format!(" [{}]", args.join(" ")));
+        }
+        out.push((name, format!("MCP {description}").trim_end().to_string()));
+    }
     out
 }
 
@@ -379,6 +467,16 @@ mod tests {
     use crate::test_support::project_catalog;
 
     use crate::test_support::write;
+
+    /// Routing with no MCP servers (their prompts have tests of their own).
+    fn route(line: &str, catalog: &Catalog) -> Routed {
+        super::route(line, catalog, &McpServers::none())
+    }
+
+    /// Completions with no MCP servers.
+    fn completions(prefix: &str, catalog: &Catalog) -> Vec<(String, String)> {
+        super::completions(prefix, catalog, &McpServers::none())
+    }
 
     /// Writes `skills/DIR/SKILL.md` with `text` for each `(DIR, text)`.
     fn write_skills(skills: &std::path::Path, files: &[(&str, &str)]) {

@@ -406,7 +406,7 @@ fn print_mode(
         PromptSource::Argument(prompt) => (prompt.clone(), piped),
         PromptSource::Stdin => (std::mem::take(&mut piped), String::new()),
     };
-    let mut op = match input::route(&prompt, &prepared.info.catalog) {
+    let mut op = match input::route(&prompt, &prepared.info.catalog, &prepared.info.mcp) {
         input::Routed::Empty => {
             let message = match source {
                 PromptSource::Stdin => "the prompt is empty: -p was empty and so was stdin",
@@ -430,6 +430,14 @@ fn print_mode(
             .to_op()
             .context("a prompt or skill always becomes an operation")?,
     };
+    if !context.trim().is_empty() && matches!(op, Op::McpPrompt { .. }) {
+        renderer.fail_before_turn(
+            ErrorKind::Usage,
+            "an MCP prompt's text comes from its server, so piped input cannot be added to it; \
+             give the input as the prompt's argument",
+        )?;
+        return Ok(code::USAGE);
+    }
     if !context.trim().is_empty() {
         let context = format!("\n\n<stdin>\n{}\n</stdin>", context.trim_end());
         match &mut op {

@@ -29,6 +29,17 @@ pub enum Op {
         /// Everything after the name, as typed.
         args: String,
     },
+    /// Send an MCP server's prompt (`/server:prompt args`) as the user's message: the
+    /// agent gets it from the server (starting it when needed) with the arguments
+    /// matched to the prompt's, and runs a turn with its text as given (never expanded).
+    McpPrompt {
+        /// The server.
+        server: String,
+        /// The prompt's name.
+        prompt: String,
+        /// Everything after the command, as typed.
+        args: String,
+    },
     /// The answer to an [`Event::ApprovalRequest`].
     Approval {
         /// The `call_id` of the request being answered.

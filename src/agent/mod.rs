@@ -10,7 +10,7 @@ mod call;
 pub mod compact;
 pub mod conversation;
 pub mod fork;
-pub mod mcp_load;
+pub mod mcp_servers;
 mod runner;
 pub mod saved;
 pub mod slash;

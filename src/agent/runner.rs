@@ -24,6 +24,11 @@ enum Work {
         name: String,
         args: String,
     },
+    McpPrompt {
+        server: String,
+        prompt: String,
+        args: String,
+    },
     Clear,
     Compact(Option<String>),
     SetModel(String),
@@ -91,7 +96,7 @@ async fn run(
     for event in resumed {
         let _ = events.send(event);
     }
-    super::mcp_load::preload(&setup);
+    super::mcp_servers::preload(&setup);
     let mut state = Some(st);
     let mut queue: VecDeque<Work> = VecDeque::new();
     let mut running: Option<(TurnTask, CancellationToken)> = None;
@@ -108,7 +113,7 @@ async fn run(
                     // A new conversation has no loaded skills and none of their tools.
                     setup.loaded_skills.clear();
                     // Preloaded servers' tools are part of every conversation.
-                    super::mcp_load::preload(&setup);
+                    super::mcp_servers::preload(&setup);
                     state = Some(st);
                     let _ = events.send(Event::ConversationCleared);
                 }
@@ -138,13 +143,26 @@ async fn run(
                     }
                     state = Some(st);
                 }
-                work @ (Work::Turn(_) | Work::Skill { .. } | Work::Compact(_)) => {
+                work @ (Work::Turn(_)
+                | Work::Skill { .. }
+                | Work::McpPrompt { .. }
+                | Work::Compact(_)) => {
                     let cancel = CancellationToken::new();
                     let ctx = ctx(cancel.clone());
                     let task = tokio::spawn(async move {
                         match work {
                             Work::Skill { name, args } => {
                                 run_skill(&mut st, &ctx, &name, &args).await;
+                            }
+                            Work::McpPrompt {
+                                server,
+                                prompt,
+                                args,
+                            } => {
+                                super::mcp_servers::run_prompt(
+                                    &mut st, &ctx, &server, &prompt, &args,
+                                )
+                                .await;
                             }
                             Work::Turn(text) => {
                                 run_turn(&mut st, &ctx, text).await;
@@ -220,6 +238,15 @@ async fn run(
             }
             Some(Op::UserInput { text }) => queue.push_back(Work::Turn(text)),
             Some(Op::InvokeSkill { name, args }) => queue.push_back(Work::Skill { name, args }),
+            Some(Op::McpPrompt {
+                server,
+                prompt,
+                args,
+            }) => queue.push_back(Work::McpPrompt {
+                server,
+                prompt,
+                args,
+            }),
             Some(Op::NewConversation) => queue.push_back(Work::Clear),
             Some(Op::Compact { focus }) => queue.push_back(Work::Compact(focus)),
             Some(Op::SetModel { model }) => queue.push_back(Work::SetModel(model)),

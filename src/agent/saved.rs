@@ -125,7 +125,7 @@ pub fn resume(
     for name in &loaded_skills {
         if let Some(server) = crate::mcp::tools::server_of_owner(name) {
             if setup.mcp.has(server) {
-                super::mcp_load::load_in_background(setup, server);
+                super::mcp_servers::load_in_background(setup, server);
             } else {
                 notes.push(format!(
                     "MCP server `{server}` was loaded in this session but is not configured now"

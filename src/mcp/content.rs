@@ -65,7 +65,8 @@ pub fn resource_contents(result: &Value) -> String {
     }
 }
 
-fn block_text(block: &Value, resources_tool: &str) -> Option<String> {
+/// One content block as text (`None` for a block too broken to say anything of).
+pub(crate) fn block_text(block: &Value, resources_tool: &str) -> Option<String> {
     let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
     let str_of = |key: &str| block.get(key).and_then(Value::as_str);
     Some(match kind {

@@ -16,8 +16,10 @@ pub mod config;
 pub mod connection;
 pub mod content;
 pub mod index;
+pub mod listing;
 pub mod manager;
 pub mod names;
+pub mod prompts;
 pub mod schema;
 #[cfg(test)]
 pub(crate) mod tests;

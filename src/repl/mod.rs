@@ -92,7 +92,8 @@ pub async fn run(
             source::spawn_line_reader(io::BufReader::new(io::stdin())),
         ),
         ReplInput::Terminal => {
-            let (t, rx) = TerminalInput::start(info.home.clone(), info.catalog.clone())?;
+            let (t, rx) =
+                TerminalInput::start(info.home.clone(), info.catalog.clone(), info.mcp.clone())?;
             (Some(t), rx)
         }
     };
@@ -409,9 +410,9 @@ impl<O: Write, E: Write> Repl<O, E> {
     }
 
     fn on_line(&mut self, line: &str) -> io::Result<()> {
-        match input::route(line, &self.info.catalog) {
+        match input::route(line, &self.info.catalog, &self.info.mcp) {
             Routed::Empty => Ok(()),
-            routed @ (Routed::Prompt(_) | Routed::Skill { .. }) => {
+            routed @ (Routed::Prompt(_) | Routed::Skill { .. } | Routed::McpPrompt { .. }) => {
                 if let Some(op) = routed.to_op() {
                     self.send(op);
                 }
@@ -435,6 +436,10 @@ impl<O: Write, E: Write> Repl<O, E> {
                     self.info.index_budget,
                     &self.info.loaded_skills,
                 );
+                self.renderer.notice(&text)
+            }
+            Builtin::Mcp => {
+                let text = crate::mcp::listing::text(&self.info.mcp, &self.info.loaded_skills);
                 self.renderer.notice(&text)
             }
             Builtin::Clear => {

@@ -169,6 +169,7 @@ impl TerminalInput {
     pub fn start(
         home: PathBuf,
         catalog: Arc<Catalog>,
+        mcp: crate::mcp::McpServers,
     ) -> Result<(TerminalInput, mpsc::UnboundedReceiver<Reply>), ReadlineError> {
         let config = Config::builder()
             .behavior(Behavior::PreferTerm)
@@ -179,7 +180,7 @@ impl TerminalInput {
             .max_history_size(HISTORY_SIZE)?
             .build();
         let mut editor: Editor<CommandHelper, FileHistory> = Editor::with_config(config)?;
-        editor.set_helper(Some(CommandHelper { catalog }));
+        editor.set_helper(Some(CommandHelper { catalog, mcp }));
         let history = home.join("history");
         let history_warning = match editor.load_history(&history) {
             Ok(()) => None,
@@ -295,6 +296,7 @@ pub fn parse_answer(line: &str) -> Option<Answer> {
 /// Tab completion of built-in commands and skill names, with descriptions.
 struct CommandHelper {
     catalog: Arc<Catalog>,
+    mcp: crate::mcp::McpServers,
 }
 
 impl CommandHelper {
@@ -306,7 +308,7 @@ impl CommandHelper {
         if !typed.starts_with('/') {
             return (start, Vec::new());
         }
-        let found = input::completions(typed, &self.catalog);
+        let found = input::completions(typed, &self.catalog, &self.mcp);
         let width = found
             .iter()
             .map(|(name, _)| name.chars().count())
@@ -411,6 +413,7 @@ mod tests {
     fn completes_builtins_with_descriptions() {
         let helper = CommandHelper {
             catalog: Arc::new(Catalog::empty()),
+            mcp: crate::mcp::McpServers::none(),
         };
         let (start, pairs) = helper.candidates("/he", 3);
         assert_eq!(start, 0);

@@ -139,7 +139,10 @@ fn fake_agent_notifying(
                 Op::RemovePermission { number } => send(Event::Warning {
                     message: format!("there is no rule {number}"),
                 }),
-                Op::Approval { .. } | Op::Interrupt | Op::InvokeSkill { .. } => {}
+                Op::Approval { .. }
+                | Op::Interrupt
+                | Op::InvokeSkill { .. }
+                | Op::McpPrompt { .. } => {}
             }
         }
         seen

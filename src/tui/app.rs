@@ -75,6 +75,7 @@ struct Outbox {
 #[derive(Debug)]
 pub struct App {
     catalog: Arc<Catalog>,
+    mcp: crate::mcp::McpServers,
     index_budget: usize,
     loaded_skills: LoadedSkills,
     status: SessionStatus,
@@ -120,6 +121,7 @@ impl App {
         let history = History::load(&info.home.join("history"));
         let mut app = App {
             catalog: Arc::clone(&info.catalog),
+            mcp: info.mcp.clone(),
             index_budget: info.index_budget,
             loaded_skills: info.loaded_skills.clone(),
             status,
@@ -522,8 +524,12 @@ impl App {
     }
 
     fn refresh_popup(&mut self) {
-        self.popup =
-            SlashPopup::for_draft(self.composer.text(), &self.catalog, self.popup.as_ref());
+        self.popup = SlashPopup::for_draft(
+            self.composer.text(),
+            &self.catalog,
+            &self.mcp,
+            self.popup.as_ref(),
+        );
     }
 
     fn busy(&self) -> bool {
@@ -682,10 +688,22 @@ impl App {
     fn submit(&mut self) {
         let typed = self.composer.take();
         self.popup = None;
-        match route(&typed, &self.catalog) {
+        match route(&typed, &self.catalog, &self.mcp) {
             Routed::Empty => {}
             Routed::Prompt(text) => self.send(typed, Op::UserInput { text }),
             Routed::Skill { name, args } => self.send(typed, Op::InvokeSkill { name, args }),
+            Routed::McpPrompt {
+                server,
+                prompt,
+                args,
+            } => self.send(
+                typed,
+                Op::McpPrompt {
+                    server,
+                    prompt,
+                    args,
+                },
+            ),
             Routed::Builtin(builtin) => self.builtin(builtin, &typed),
             Routed::Error(message) => {
                 self.commit_cell(HistoryCell::User { text: typed }.lines());
@@ -719,6 +737,10 @@ impl App {
             Builtin::Usage => {
                 self.commit_cell(echo.lines());
                 self.commit_cell(views::usage(&self.status));
+            }
+            Builtin::Mcp => {
+                self.commit_cell(echo.lines());
+                self.commit_cell(views::mcp(&self.mcp, &self.loaded_skills));
             }
             Builtin::Model(None) => {
                 self.commit_cell(echo.lines());

@@ -13,6 +13,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use crate::input::completions;
+use crate::mcp::McpServers;
 use crate::skills::Catalog;
 
 /// Rows the popup shows at most; more candidates scroll.
@@ -56,12 +57,13 @@ impl SlashPopup {
     pub fn for_draft(
         draft: &str,
         catalog: &Catalog,
+        mcp: &McpServers,
         previous: Option<&SlashPopup>,
     ) -> Option<Self> {
         if !draft.starts_with('/') || draft.contains('\n') {
             return None;
         }
-        let candidates: Vec<Candidate> = completions(draft, catalog)
+        let candidates: Vec<Candidate> = completions(draft, catalog, mcp)
             .into_iter()
             .map(|(name, description)| {
                 let skill_name = name.strip_prefix("skill ").unwrap_or(&name);
@@ -190,12 +192,12 @@ mod tests {
     #[test]
     fn lists_builtins_filtered_as_typed() {
         let catalog = Catalog::empty();
-        let all = SlashPopup::for_draft("/", &catalog, None).unwrap();
+        let all = SlashPopup::for_draft("/", &catalog, &McpServers::none(), None).unwrap();
         assert!(all.candidates().len() >= 6);
-        let popup = SlashPopup::for_draft("/s", &catalog, None).unwrap();
+        let popup = SlashPopup::for_draft("/s", &catalog, &McpServers::none(), None).unwrap();
         let names: Vec<&str> = popup.candidates().iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, vec!["skills", "skill"]);
-        let exact = SlashPopup::for_draft("/skill", &catalog, None).unwrap();
+        let exact = SlashPopup::for_draft("/skill", &catalog, &McpServers::none(), None).unwrap();
         assert_eq!(
             exact.complete("/skill"),
             None,
@@ -207,10 +209,10 @@ mod tests {
     #[test]
     fn lists_skills_with_argument_hints() {
         let (_dir, catalog) = crate::tui::test_support::catalog_with_skill();
-        let popup = SlashPopup::for_draft("/go", &catalog, None).unwrap();
+        let popup = SlashPopup::for_draft("/go", &catalog, &McpServers::none(), None).unwrap();
         assert_eq!(popup.candidates()[0].hint.as_deref(), Some("[goal] [file]"));
         assert_snapshot!(draw(&popup, 70));
-        let skill = SlashPopup::for_draft("/skill g", &catalog, None).unwrap();
+        let skill = SlashPopup::for_draft("/skill g", &catalog, &McpServers::none(), None).unwrap();
         assert_eq!(skill.candidates()[0].name, "skill go-refactor");
     }
 
@@ -224,7 +226,7 @@ mod tests {
             assert!(!NO_ARGS.contains(&takes_arguments), "{takes_arguments}");
         }
         let catalog = Catalog::empty();
-        let popup = SlashPopup::for_draft("/res", &catalog, None).unwrap();
+        let popup = SlashPopup::for_draft("/res", &catalog, &McpServers::none(), None).unwrap();
         assert_eq!(
             popup.complete("/res"),
             Some(Completion {
@@ -237,15 +239,15 @@ mod tests {
     #[test]
     fn hidden_when_not_a_command_name() {
         let catalog = Catalog::empty();
-        assert!(SlashPopup::for_draft("hello", &catalog, None).is_none());
-        assert!(SlashPopup::for_draft("/help me", &catalog, None).is_none());
-        assert!(SlashPopup::for_draft("/zzz", &catalog, None).is_none());
+        assert!(SlashPopup::for_draft("hello", &catalog, &McpServers::none(), None).is_none());
+        assert!(SlashPopup::for_draft("/help me", &catalog, &McpServers::none(), None).is_none());
+        assert!(SlashPopup::for_draft("/zzz", &catalog, &McpServers::none(), None).is_none());
     }
 
     #[test]
     fn completion_and_selection() {
         let catalog = Catalog::empty();
-        let mut popup = SlashPopup::for_draft("/", &catalog, None).unwrap();
+        let mut popup = SlashPopup::for_draft("/", &catalog, &McpServers::none(), None).unwrap();
         let first = popup.complete("/").unwrap();
         assert_eq!(
             first,
@@ -257,13 +259,13 @@ mod tests {
         popup.down();
         popup.down();
         let third = popup.candidates()[2].name.clone();
-        let kept = SlashPopup::for_draft("/", &catalog, Some(&popup)).unwrap();
+        let kept = SlashPopup::for_draft("/", &catalog, &McpServers::none(), Some(&popup)).unwrap();
         assert_eq!(kept.candidates()[kept.selected].name, third);
         popup.up();
         popup.up();
         popup.up();
         assert_eq!(popup.selected, popup.candidates().len() - 1, "wraps");
-        let model = SlashPopup::for_draft("/mod", &catalog, None).unwrap();
+        let model = SlashPopup::for_draft("/mod", &catalog, &McpServers::none(), None).unwrap();
         assert_eq!(
             model.complete("/mod"),
             Some(Completion {

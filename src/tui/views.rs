@@ -174,6 +174,38 @@ pub fn skills(catalog: &Catalog, budget: usize, loaded: &LoadedSkills) -> Vec<Li
     lines
 }
 
+/// `/mcp`: the MCP servers, their state and prompts.
+pub fn mcp(servers: &crate::mcp::McpServers, loaded: &LoadedSkills) -> Vec<Line<'static>> {
+    let entries = crate::mcp::listing::listing(servers, loaded);
+    let mut lines = vec![heading(&format!("MCP servers ({})", entries.len()))];
+    if entries.is_empty() {
+        lines.push(Line::styled(
+            "  none configured: harness9 mcp add NAME -- COMMAND (docs/MCP.md)",
+            dim(),
+        ));
+    }
+    for e in entries {
+        let state = if e.failed {
+            Style::new().fg(Color::Red)
+        } else {
+            Style::new().fg(Color::Green)
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {}", e.name), Style::new().fg(Color::Cyan)),
+            Span::raw("  "),
+            Span::styled(e.state, state),
+        ]));
+        lines.push(Line::styled(format!("    {}", e.detail), dim()));
+        if !e.prompts.is_empty() {
+            lines.push(Line::styled(
+                format!("    prompts: {}", e.prompts.join(", ")),
+                dim(),
+            ));
+        }
+    }
+    lines
+}
+
 /// `/usage`: token counts for the session.
 pub fn usage(status: &SessionStatus) -> Vec<Line<'static>> {
     let u = status.usage;

@@ -26,9 +26,12 @@
 #![allow(dead_code)]
 
 mod fixture;
+mod mcp;
 mod session;
 
 pub use fixture::*;
+#[allow(unused_imports)]
+pub use mcp::*;
 // benches/e2e.rs includes this file too and drives the binary, not a session.
 #[allow(unused_imports)]
 pub use session::*;

@@ -1,0 +1,293 @@
+//! MCP servers through the real binary, with the fixture server
+//! (`examples/mcp_fixture.rs`): loading a server changes the next request's tools and
+//! never the system prompt; its calls ask in `suggest` and `auto-edit` (so `-p` denies
+//! them) unless a rule allows them, and run in `full-auto` unless a rule denies them; its
+//! prompts are slash commands whose text is never expanded; a server that cannot start
+//! is a warning naming it with its stderr; and nothing starts before it is needed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Output, Stdio};
+
+use crate::support::*;
+
+fn dirs() -> (tempfile::TempDir, tempfile::TempDir) {
+    (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap())
+}
+
+fn configure(home: &Path, toml: &str) {
+    write(&home.join("config.toml"), toml);
+}
+
+fn run(server: &MockServer, home: &Path, project: &Path, prompt: &str, args: &[&str]) -> Output {
+    server
+        .harness9(home, project)
+        .args(["-p", prompt])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn tool_names(request: &RecordedRequest) -> Vec<String> {
+    request.body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn system_prompt(request: &RecordedRequest) -> String {
+    request.messages()[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt() {
+    let (home, project) = dirs();
+    configure(
+        home.path(),
+        &mcp_fixture_table("fx", &["--instructions", "Echo and add numbers."], ""),
+    );
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![
+            tool_call(0, "c2", "mcp__fx__echo", r#"{"text":"hi"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![
+            tool_call(0, "c3", "unload_skill", r#"{"skill_name":"mcp:fx"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("done"), finish("stop")]),
+    ]);
+    let out = run(
+        &server,
+        home.path(),
+        project.path(),
+        "go",
+        &["--approval-mode", "full-auto"],
+    );
+    assert_exit(&out, 0);
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 4);
+    let prompt = system_prompt(&requests[0]);
+    // Nothing was started for the first request, so its line comes from configuration.
+    assert!(prompt.contains("## MCP Servers\n"), "{prompt}");
+    assert!(prompt.contains("\n- mcp:fx: (MCP server)"), "{prompt}");
+    for r in &requests {
+        assert_eq!(system_prompt(r), prompt, "the system prompt changed");
+    }
+    let has_echo = |r: &RecordedRequest| tool_names(r).contains(&"mcp__fx__echo".to_string());
+    assert!(!has_echo(&requests[0]));
+    assert!(has_echo(&requests[1]) && has_echo(&requests[2]));
+    assert!(!has_echo(&requests[3]), "{:?}", tool_names(&requests[3]));
+    let loaded = &requests[1].tool_results()[0];
+    assert!(
+        loaded.contains("<mcp-server-loaded name=\"fx\">"),
+        "{loaded}"
+    );
+    assert!(loaded.contains("Echo and add numbers."), "{loaded}");
+    assert_eq!(requests[2].tool_results()[1], "echo: hi");
+    // The server's stderr went to its log, not to the user.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("fixture fixture starting"), "{stderr}");
+    let log = std::fs::read_to_string(home.path().join("logs/mcp/fx.log")).unwrap();
+    assert!(log.contains("fixture fixture starting"), "{log}");
+
+    // The next session's index line says what the server said of itself.
+    let again = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+    assert_exit(&run(&again, home.path(), project.path(), "hi", &[]), 0);
+    let prompt = system_prompt(&again.chat_requests()[0]);
+    assert!(
+        prompt.contains("\n- mcp:fx: Echo and add numbers. (MCP server, "),
+        "{prompt}"
+    );
+}
+
+/// One `-p` run in which the model loads `fx` and calls its `echo`; the tool result.
+fn echo_call(home: &Path, project: &Path, args: &[&str]) -> (Output, String) {
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![
+            tool_call(0, "c2", "mcp__fx__echo", r#"{"text":"hi"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("done"), finish("stop")]),
+    ]);
+    let out = run(&server, home, project, "go", args);
+    let result = server
+        .chat_requests()
+        .get(2)
+        .and_then(|r| r.tool_results().get(1).cloned())
+        .unwrap_or_default();
+    (out, result)
+}
+
+#[test]
+fn mcp_tools_ask_unless_allowed_and_run_in_full_auto_unless_denied() {
+    let (home, project) = dirs();
+    let table = mcp_fixture_table("fx", &[], "");
+    configure(home.path(), &table);
+    for mode in ["suggest", "auto-edit"] {
+        let (out, result) = echo_call(home.path(), project.path(), &["--approval-mode", mode]);
+        assert!(
+            result.starts_with("Denied: the MCP tool `echo` of server `fx`"),
+            "{mode}: {result}"
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("MCP tool `echo` of server `fx` needs approval"),
+            "{stderr}"
+        );
+    }
+    let (_, result) = echo_call(
+        home.path(),
+        project.path(),
+        &["--approval-mode", "full-auto"],
+    );
+    assert_eq!(result, "echo: hi");
+
+    // A rule for the whole server allows it in suggest; a deny rule wins in full-auto.
+    configure(
+        home.path(),
+        &format!("[permissions]\nallow = [\"mcp__fx\"]\n\n{table}"),
+    );
+    let (_, result) = echo_call(home.path(), project.path(), &["--approval-mode", "suggest"]);
+    assert_eq!(result, "echo: hi");
+    configure(
+        home.path(),
+        &format!("[permissions]\ndeny = [\"mcp__fx__echo\"]\n\n{table}"),
+    );
+    let (_, result) = echo_call(
+        home.path(),
+        project.path(),
+        &["--approval-mode", "full-auto"],
+    );
+    assert!(
+        result.contains("Denied by the permission rule `deny mcp__fx__echo`"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_prompt_is_a_slash_command_whose_text_is_never_expanded() {
+    let (home, project) = dirs();
+    configure(home.path(), &mcp_fixture_table("fx", &[], ""));
+    let server = MockServer::start(vec![sse(vec![text("hello Ann"), finish("stop")])]);
+    let out = run(
+        &server,
+        home.path(),
+        project.path(),
+        "/fx:greet Ann pirate",
+        &[],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(
+        server.chat_requests()[0].last_user_text(),
+        "Say hello to Ann in a pirate way"
+    );
+
+    let marker = project.path().join("pwned");
+    let server = MockServer::start(vec![sse(vec![text("no"), finish("stop")])]);
+    let out = run(
+        &server,
+        home.path(),
+        project.path(),
+        "/fx:shell",
+        &["--approval-mode", "full-auto"],
+    );
+    assert_exit(&out, 0);
+    let sent = server.chat_requests()[0].last_user_text();
+    assert!(
+        sent.contains("!`touch /tmp/mcp_fixture_pwned`") && sent.contains("$ARGUMENTS"),
+        "{sent}"
+    );
+    assert!(!marker.exists());
+
+    // A missing required argument fails the turn with the prompt's usage.
+    let server = MockServer::start(vec![]);
+    let out = run(&server, home.path(), project.path(), "/fx:greet", &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("/fx:greet needs name; usage: /fx:greet <name> [style]"),
+        "{stderr}"
+    );
+    assert!(server.chat_requests().is_empty());
+    assert_ne!(out.status.code(), Some(0));
+}
+
+#[test]
+fn a_server_that_cannot_start_is_named_with_its_stderr_and_nothing_starts_early() {
+    let (home, project) = dirs();
+    configure(
+        home.path(),
+        &format!(
+            "{}{}",
+            mcp_fixture_table("db", &["--fail-start"], ""),
+            mcp_fixture_table("idle", &[], "")
+        ),
+    );
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "c1", "use_skill", r#"{"skill_name":"mcp:db"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("done"), finish("stop")]),
+    ]);
+    let out = run(
+        &server,
+        home.path(),
+        project.path(),
+        "go",
+        &["--approval-mode", "full-auto"],
+    );
+    assert_exit(&out, 0);
+    let result = &server.chat_requests()[1].tool_results()[0];
+    assert!(
+        result.contains("MCP server `db` could not start"),
+        "{result}"
+    );
+    assert!(
+        result.contains("cannot open database /nonexistent"),
+        "{result}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("MCP server `db` could not start"),
+        "{stderr}"
+    );
+    // The server nobody loaded never ran.
+    assert!(!home.path().join("logs/mcp/idle.log").exists());
+}
+
+#[test]
+fn piped_input_cannot_be_added_to_an_mcp_prompt() {
+    let (home, project) = dirs();
+    configure(home.path(), &mcp_fixture_table("fx", &[], ""));
+    let server = MockServer::start(vec![]);
+    let child = spawn_fed(
+        server
+            .harness9(home.path(), project.path())
+            .args(["-p", "/fx:review"]),
+        b"some diff\n",
+    );
+    let out = wait_with_deadline(child, std::time::Duration::from_secs(60));
+    assert_exit(&out, 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("piped input cannot be added"), "{stderr}");
+    assert!(server.chat_requests().is_empty());
+}
