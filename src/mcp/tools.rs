@@ -151,7 +151,9 @@ impl PreparedCall for McpCall<'_> {
 fn failure(e: McpError) -> Result<ToolOutput, ToolFatal> {
     match e {
         McpError::Cancelled => Err(ToolFatal::Interrupted),
-        e @ (McpError::Closed { .. } | McpError::Start { .. }) => {
+        // A server that stopped during the call: the user hears of it here. (A failed
+        // start was reported by the servers when it failed.)
+        e @ McpError::Closed { .. } => {
             let message = e.to_string();
             Ok(ToolOutput::error(format!("{message}.")).with_warning(message))
         }

@@ -140,8 +140,14 @@ impl UseSkill {
             }
             Err(e) => {
                 let message = e.to_string();
-                ToolOutput::error(format!("{message}. Its tools are not available; continue without them or tell the user."))
-                    .with_warning(message)
+                let output = ToolOutput::error(format!(
+                    "{message}. Its tools are not available; continue without them or tell the user."
+                ));
+                match e {
+                    // The servers reported a failed start when it happened.
+                    mcp_tools::LoadError::Server(_) => output,
+                    mcp_tools::LoadError::Collision(_) => output.with_warning(message),
+                }
             }
         }
     }
