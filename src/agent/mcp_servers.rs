@@ -14,23 +14,21 @@ use crate::mcp::prompts;
 use crate::mcp::tools::{self, owner};
 use crate::protocol::{ErrorKind, Event, TurnOutcome, Usage};
 
-/// Loads `server`'s tools in the background, marking it loaded at once (so the session
-/// records it and `unload_skill` can take it away).
+/// Loads `server`'s tools in the background; once they are in, the server counts as
+/// loaded (the session records it and `unload_skill` can take it away).
 pub fn load_in_background(setup: &AgentSetup, server: &str) {
     let servers = setup.mcp.clone();
     let loaded = setup.tools.loaded().clone();
     let skills = setup.loaded_skills.clone();
     let server = server.to_string();
-    skills.mark(&owner(&server));
     tokio::spawn(async move {
         match tools::load(&servers, &server, &loaded).await {
-            Ok(_) => {}
-            // A failed start was reported by the servers already.
-            Err(tools::LoadError::Server(_)) => {
-                skills.unload(&owner(&server));
+            Ok(_) => {
+                skills.mark(&owner(&server));
             }
+            // A failed start was reported by the servers already.
+            Err(tools::LoadError::Server(_)) => {}
             Err(e @ tools::LoadError::Collision(_)) => {
-                skills.unload(&owner(&server));
                 servers.report(format!(
                     "MCP server `{server}`: its tools were not loaded: {e}"
                 ));

@@ -291,3 +291,50 @@ fn piped_input_cannot_be_added_to_an_mcp_prompt() {
     assert!(stderr.contains("piped input cannot be added"), "{stderr}");
     assert!(server.chat_requests().is_empty());
 }
+
+/// Waits (at most 30 s) until `owner` counts as loaded, which a background load marks
+/// once its tools are in.
+async fn until_tools_of(s: &Session, owner: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !s
+        .info
+        .loaded_skills
+        .names_with_tools()
+        .iter()
+        .any(|n| n == owner)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{owner}'s tools never loaded"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_preloaded_server_starts_in_the_background_and_comes_back_after_clear() {
+    let project = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        sse(vec![text("one"), finish("stop")]),
+        sse(vec![text("two"), finish("stop")]),
+    ]);
+    let mut s = SessionBuilder::new(&server, project.path())
+        .config_toml(&mcp_fixture_table("pre", &[], "preload = true"))
+        .start();
+    until_tools_of(&s, "mcp:pre").await;
+    s.turn("hi").await;
+    s.op(harness9::protocol::Op::NewConversation);
+    s.until(|e| matches!(e, harness9::protocol::Event::ConversationCleared))
+        .await;
+    until_tools_of(&s, "mcp:pre").await;
+    s.turn("again").await;
+    let requests = server.chat_requests();
+    for r in &requests {
+        assert!(
+            tool_names(r).contains(&"mcp__pre__echo".to_string()),
+            "{:?}",
+            tool_names(r)
+        );
+    }
+    assert_eq!(system_prompt(&requests[0]), system_prompt(&requests[1]));
+}
