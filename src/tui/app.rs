@@ -141,7 +141,11 @@ impl App {
             lifecycle: Lifecycle::Active,
             ctrl_c_at: None,
         };
-        app.commit_cell(views::welcome(&app.status, info.approval_mode));
+        app.commit_cell(views::welcome(
+            &app.status,
+            info.approval_mode,
+            info.mcp.usable().len(),
+        ));
         for warning in &info.startup_warnings {
             app.commit_notice(NoticeKind::Warning, warning);
         }

@@ -26,7 +26,11 @@ fn heading(text: &str) -> Line<'static> {
 }
 
 /// The header shown once at start.
-pub fn welcome(status: &SessionStatus, mode: ApprovalMode) -> Vec<Line<'static>> {
+pub fn welcome(
+    status: &SessionStatus,
+    mode: ApprovalMode,
+    mcp_servers: usize,
+) -> Vec<Line<'static>> {
     let mode = match mode {
         ApprovalMode::Suggest => "suggest",
         ApprovalMode::AutoEdit => "auto-edit",
@@ -43,6 +47,11 @@ pub fn welcome(status: &SessionStatus, mode: ApprovalMode) -> Vec<Line<'static>>
             format!(" · sandbox: {}, {network}", sandbox.policy.mode.as_str())
         })
         .unwrap_or_default();
+    let servers = match mcp_servers {
+        0 => String::new(),
+        1 => " · 1 MCP server".to_string(),
+        n => format!(" · {n} MCP servers"),
+    };
     vec![
         Line::from(vec![
             Span::styled("harness9", bold().fg(Color::Cyan)),
@@ -50,7 +59,7 @@ pub fn welcome(status: &SessionStatus, mode: ApprovalMode) -> Vec<Line<'static>>
         ]),
         Line::styled(
             format!(
-                "{} skill{s} · approvals: {mode}{sandbox} · /help for commands and keys",
+                "{} skill{s}{servers} · approvals: {mode}{sandbox} · /help for commands and keys",
                 status.skills
             ),
             dim(),
