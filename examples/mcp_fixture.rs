@@ -318,18 +318,23 @@ impl Fixture {
             return;
         }
         eprintln!("fixture: slow cancelled");
-        if let Some(path) = std::env::var_os("FIXTURE_CANCEL_LOG") {
-            let appended = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .and_then(|mut file| file.write_all(b"cancelled\n"));
-            if let Err(error) = appended {
-                eprintln!(
-                    "fixture: cannot append to {}: {error}",
-                    path.to_string_lossy()
-                );
-            }
+        append_to_cancel_log(b"cancelled\n");
+    }
+}
+
+/// Appends `line` to `$FIXTURE_CANCEL_LOG`, when it is set.
+fn append_to_cancel_log(line: &[u8]) {
+    if let Some(path) = std::env::var_os("FIXTURE_CANCEL_LOG") {
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut file| file.write_all(line));
+        if let Err(error) = appended {
+            eprintln!(
+                "fixture: cannot append to {}: {error}",
+                path.to_string_lossy()
+            );
         }
     }
 }
@@ -402,6 +407,8 @@ impl ServerHandler for Fixture {
                 let Ok(duration) = Duration::try_from_secs_f64(seconds) else {
                     return Ok(missing(name, "seconds"));
                 };
+                // Tests wait for this line before they interrupt the call.
+                append_to_cancel_log(b"slow started\n");
                 tokio::select! {
                     () = tokio::time::sleep(duration) => text_result("slept"),
                     () = context.ct.cancelled() => {

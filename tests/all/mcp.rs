@@ -338,3 +338,53 @@ async fn a_preloaded_server_starts_in_the_background_and_comes_back_after_clear(
     }
     assert_eq!(system_prompt(&requests[0]), system_prompt(&requests[1]));
 }
+
+#[tokio::test]
+async fn interrupting_a_hanging_mcp_call_ends_the_turn_and_tells_the_server() {
+    use harness9::protocol::{Event, Op, TurnOutcome};
+    let project = tempfile::tempdir().unwrap();
+    let log = project.path().join("cancel.log");
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![
+            tool_call(0, "c2", "mcp__fx__slow", r#"{"seconds":60}"#),
+            finish("tool_calls"),
+        ]),
+    ]);
+    let extra = format!(
+        "env = {{ FIXTURE_CANCEL_LOG = {:?} }}",
+        log.display().to_string()
+    );
+    let mut s = SessionBuilder::new(&server, project.path())
+        .config_toml(&format!(
+            "approval_mode = \"full-auto\"\n{}",
+            mcp_fixture_table("fx", &[], &extra)
+        ))
+        .start();
+    s.send("go");
+    s.until(|e| matches!(e, Event::ToolCallBegin { name, .. } if name == "mcp__fx__slow"))
+        .await;
+    // The call has reached the server before it is interrupted.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !std::fs::read_to_string(&log).is_ok_and(|t| t.contains("slow started")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the call never reached the server"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    s.op(Op::Interrupt);
+    let (outcome, _) = s.until_complete().await;
+    assert_eq!(outcome, TurnOutcome::Interrupted);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !std::fs::read_to_string(&log).is_ok_and(|t| t.contains("\ncancelled")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never heard of the cancellation"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
