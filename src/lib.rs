@@ -13,6 +13,7 @@ pub mod exec;
 pub mod input;
 pub mod llm;
 pub mod mcp;
+pub mod mentions;
 pub mod permissions;
 pub mod print;
 pub mod prompt;

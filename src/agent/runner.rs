@@ -12,7 +12,7 @@ use crate::agent::compact::{CompactError, compact_and_report};
 use crate::agent::conversation::Conversation;
 use crate::agent::saved;
 use crate::agent::slash::run_skill;
-use crate::agent::turn::{EventSink, PendingApprovals, SessionState, TurnContext, run_turn};
+use crate::agent::turn::{EventSink, PendingApprovals, SessionState, TurnContext, run_user_turn};
 use crate::agent::{AgentHandle, AgentSetup};
 use crate::protocol::{CompactionTrigger, Event, ExportFormat, Op, Usage};
 use crate::sessions::{Record, SessionId};
@@ -165,7 +165,7 @@ async fn run(
                                 .await;
                             }
                             Work::Turn(text) => {
-                                run_turn(&mut st, &ctx, text).await;
+                                run_user_turn(&mut st, &ctx, text).await;
                             }
                             Work::Compact(focus) => compact_by_hand(&mut st, &ctx, focus).await,
                             Work::Clear

@@ -133,6 +133,42 @@ pub struct TurnResult {
 }
 
 /// Runs one turn for `text` and reports it; returns how it ended.
+/// Runs a turn for a message the user typed: its `@path` mentions are attached first
+/// ([`crate::mentions`]); one that names nothing fails the turn with the reason, and
+/// nothing is sent.
+pub async fn run_user_turn(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    text: String,
+) -> TurnOutcome {
+    if !crate::mentions::has_mentions(&text) {
+        return run_turn(state, ctx, text).await.outcome;
+    }
+    let workdir = ctx.setup.workdir.clone();
+    let typed = text.clone();
+    let expanded =
+        tokio::task::spawn_blocking(move || crate::mentions::expand(&typed, &workdir)).await;
+    let failure = match expanded {
+        Ok(Ok(expanded)) => return run_turn(state, ctx, expanded.text).await.outcome,
+        Ok(Err(e)) => TurnOutcome::Failed {
+            kind: ErrorKind::Usage,
+            message: e.to_string(),
+        },
+        Err(e) => TurnOutcome::Failed {
+            kind: ErrorKind::Internal,
+            message: format!("attaching the mentioned files failed: {e}"),
+        },
+    };
+    ctx.emit(Event::TurnStarted { text });
+    ctx.emit(Event::TurnComplete {
+        outcome: failure.clone(),
+        final_text: String::new(),
+        usage: Usage::default(),
+        requests: 0,
+    });
+    failure
+}
+
 pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String) -> TurnResult {
     ctx.emit(Event::TurnStarted { text: text.clone() });
     state

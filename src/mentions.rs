@@ -1,0 +1,394 @@
+//! `@path` mentions in the user's message: each names a file or folder of the project,
+//! and the message goes to the model with what they name attached after it — a file's
+//! text (up to a cap), a folder's listing (gitignore-aware, up to a cap). A mention is
+//! `@` at the start of the message or after whitespace, followed by a path up to the next
+//! whitespace (`@"a path with spaces"` for the rest); punctuation that ends a sentence
+//! is not part of the path unless the path exists with it. `\@` is an `@` as text.
+//!
+//! A mention that names nothing is an error naming it (the message is not sent), never
+//! a silent literal. Every frontend gets this through the agent, so the TUI, the REPL
+//! and `-p` behave the same. It knows files; it must not know terminals or the model.
+
+use std::fmt::Write as _;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The most of one file attached, in bytes.
+pub const MAX_FILE_BYTES: usize = 64 * 1024;
+/// The most attached in all, in bytes.
+pub const MAX_TOTAL_BYTES: usize = 256 * 1024;
+/// The most entries of one folder listed.
+pub const MAX_FOLDER_ENTRIES: usize = 300;
+
+/// Why a message's mentions could not be attached.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MentionError {
+    /// A mention names nothing.
+    #[error("@{mention}: no such file or folder in {project} (write \\@ for an @ as text)")]
+    Missing {
+        /// The path as written.
+        mention: String,
+        /// The project directory.
+        project: PathBuf,
+    },
+    /// A mention could not be read.
+    #[error("@{mention}: {reason}")]
+    Unreadable {
+        /// The path as written.
+        mention: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// What one mention attached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attachment {
+    /// The path as shown to the model (relative to the project when inside it).
+    pub path: String,
+    /// A file or a folder.
+    pub kind: AttachmentKind,
+    /// Whether it was cut to fit the caps.
+    pub truncated: bool,
+}
+
+/// What a mention named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttachmentKind {
+    /// A file's text.
+    File,
+    /// A folder's listing.
+    Folder,
+    /// A file that is not text: named, not attached.
+    Binary,
+}
+
+/// The message with its mentions attached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expanded {
+    /// What is sent to the model.
+    pub text: String,
+    /// What was attached, in order of first mention.
+    pub attachments: Vec<Attachment>,
+}
+
+/// The mentions of `text`, as written (without `@`), in order, with their byte spans.
+fn find(text: &str) -> Vec<(String, std::ops::Range<usize>)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let at_start = text[..i]
+            .chars()
+            .next_back()
+            .is_none_or(char::is_whitespace);
+        let escaped = i > 0 && bytes[i - 1] == b'\\';
+        if bytes[i] != b'@' || escaped || !text.is_char_boundary(i) || !at_start {
+            i += 1;
+            continue;
+        }
+        let rest = &text[i + 1..];
+        if let Some(quoted) = rest.strip_prefix('"')
+            && let Some(end) = quoted.find('"')
+        {
+            let path = &quoted[..end];
+            let span = i..i + 1 + 1 + end + 1;
+            if !path.is_empty() {
+                out.push((path.to_string(), span.clone()));
+            }
+            i = span.end;
+            continue;
+        }
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let word = &rest[..end];
+        if !word.is_empty() {
+            out.push((word.to_string(), i..i + 1 + end));
+        }
+        i += 1 + end.max(1);
+    }
+    out
+}
+
+/// Whether `text` has any mention (so callers can skip the work).
+pub fn has_mentions(text: &str) -> bool {
+    !find(text).is_empty()
+}
+
+/// Attaches what `text`'s mentions name, relative to `project`.
+pub fn expand(text: &str, project: &Path) -> Result<Expanded, MentionError> {
+    let mentions = find(text);
+    let mut attachments: Vec<Attachment> = Vec::new();
+    let mut blocks = String::new();
+    let mut budget = MAX_TOTAL_BYTES;
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for (written, _) in &mentions {
+        let (shown, path) = resolve(written, project)?;
+        if seen.contains(&path) {
+            continue;
+        }
+        seen.push(path.clone());
+        let (block, attachment) = attach(written, &shown, &path, &mut budget)?;
+        blocks.push_str(&block);
+        attachments.push(attachment);
+    }
+    let mut message = unescape(text);
+    if !blocks.is_empty() {
+        message.push_str("\n\n");
+        message.push_str(blocks.trim_end());
+    }
+    Ok(Expanded {
+        text: message,
+        attachments,
+    })
+}
+
+/// `\@` made `@` again.
+fn unescape(text: &str) -> String {
+    text.replace("\\@", "@")
+}
+
+/// The path a mention names: as written, else without trailing sentence punctuation.
+fn resolve(written: &str, project: &Path) -> Result<(String, PathBuf), MentionError> {
+    let mut candidate = written;
+    loop {
+        let path = absolute(candidate, project);
+        if path.exists() {
+            let shown = path
+                .strip_prefix(project)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| path.display().to_string());
+            let shown = if shown.is_empty() {
+                ".".to_string()
+            } else {
+                shown
+            };
+            return Ok((shown, path));
+        }
+        match candidate.strip_suffix(['.', ',', ';', ':', '!', '?', ')', '\'', '"']) {
+            Some(shorter) if !shorter.is_empty() => candidate = shorter,
+            _ => {
+                return Err(MentionError::Missing {
+                    mention: written.to_string(),
+                    project: project.to_path_buf(),
+                });
+            }
+        }
+    }
+}
+
+fn absolute(written: &str, project: &Path) -> PathBuf {
+    let expanded = match written.strip_prefix("~/") {
+        Some(rest) => std::env::var_os("HOME")
+            .map_or_else(|| PathBuf::from(written), |h| PathBuf::from(h).join(rest)),
+        None => PathBuf::from(written),
+    };
+    if expanded.is_absolute() {
+        expanded
+    } else {
+        project.join(expanded)
+    }
+}
+
+/// The block for one mention and what it attached.
+fn attach(
+    written: &str,
+    shown: &str,
+    path: &Path,
+    budget: &mut usize,
+) -> Result<(String, Attachment), MentionError> {
+    let unreadable = |reason: String| MentionError::Unreadable {
+        mention: written.to_string(),
+        reason,
+    };
+    if path.is_dir() {
+        let (listing, truncated) = folder_listing(path);
+        let listing = cut(&listing, *budget);
+        *budget = budget.saturating_sub(listing.len());
+        let block = format!("<folder path=\"{shown}\">\n{listing}</folder>\n");
+        return Ok((
+            block,
+            Attachment {
+                path: shown.to_string(),
+                kind: AttachmentKind::Folder,
+                truncated,
+            },
+        ));
+    }
+    let mut file = std::fs::File::open(path).map_err(|e| unreadable(e.to_string()))?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let cap = MAX_FILE_BYTES.min(*budget);
+    let mut bytes = Vec::with_capacity(cap.min(usize::try_from(size).unwrap_or(cap)));
+    file.by_ref()
+        .take(u64::try_from(cap).unwrap_or(u64::MAX))
+        .read_to_end(&mut bytes)
+        .map_err(|e| unreadable(e.to_string()))?;
+    if bytes.contains(&0) {
+        let block = format!(
+            "<file path=\"{shown}\">\n(binary file, {size} bytes: not attached)\n</file>\n"
+        );
+        return Ok((
+            block,
+            Attachment {
+                path: shown.to_string(),
+                kind: AttachmentKind::Binary,
+                truncated: false,
+            },
+        ));
+    }
+    let truncated = u64::try_from(bytes.len()).unwrap_or(u64::MAX) < size;
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    if truncated {
+        // Cut at a line end so the model sees whole lines, and say what is left.
+        if let Some(end) = text.rfind('\n') {
+            text.truncate(end + 1);
+        }
+        let _ = writeln!(
+            text,
+            "[… cut: {} of {size} bytes attached; read_file reads the rest]",
+            text.len()
+        );
+    } else if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    *budget = budget.saturating_sub(text.len());
+    let block = format!("<file path=\"{shown}\">\n{text}</file>\n");
+    Ok((
+        block,
+        Attachment {
+            path: shown.to_string(),
+            kind: AttachmentKind::File,
+            truncated,
+        },
+    ))
+}
+
+/// A folder's files and subfolders (gitignore-aware, depth 3), one per line.
+fn folder_listing(dir: &Path) -> (String, bool) {
+    let mut out = String::new();
+    let mut count = 0;
+    let walk = ignore::WalkBuilder::new(dir)
+        .max_depth(Some(3))
+        .hidden(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .sort_by_file_path(|a, b| a.cmp(b))
+        .build();
+    for entry in walk.flatten().skip(1) {
+        if count == MAX_FOLDER_ENTRIES {
+            let _ = writeln!(out, "[… more entries not listed]");
+            return (out, true);
+        }
+        let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+        let slash = if entry.file_type().is_some_and(|t| t.is_dir()) {
+            "/"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "{}{slash}", rel.display());
+        count += 1;
+    }
+    if count == 0 {
+        out.push_str("(empty)\n");
+    }
+    (out, false)
+}
+
+fn cut(text: &str, budget: usize) -> String {
+    if text.len() <= budget {
+        return text.to_string();
+    }
+    let mut end = budget;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n[… cut to fit]\n", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src/util")).unwrap();
+        std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+        std::fs::write(dir.path().join("src/util/mod.rs"), "pub fn x() {}").unwrap();
+        std::fs::write(dir.path().join("my notes.txt"), "spaced\n").unwrap();
+        std::fs::write(dir.path().join("blob.bin"), [0u8, 1, 2]).unwrap();
+        dir
+    }
+
+    #[test]
+    fn files_and_folders_are_attached_after_the_message() {
+        let p = project();
+        let e = expand("fix @src/main.rs, see @src/util.", p.path()).unwrap();
+        assert!(
+            e.text.starts_with("fix @src/main.rs, see @src/util.\n\n"),
+            "{}",
+            e.text
+        );
+        assert!(
+            e.text
+                .contains("<file path=\"src/main.rs\">\nfn main() {}\n</file>"),
+            "{}",
+            e.text
+        );
+        assert!(
+            e.text
+                .contains("<folder path=\"src/util\">\nmod.rs\n</folder>"),
+            "{}",
+            e.text
+        );
+        assert_eq!(e.attachments.len(), 2);
+        assert_eq!(e.attachments[1].kind, AttachmentKind::Folder);
+    }
+
+    #[test]
+    fn quoted_paths_binary_files_and_repeats() {
+        let p = project();
+        let e = expand("@\"my notes.txt\" and @blob.bin and @blob.bin", p.path()).unwrap();
+        assert!(
+            e.text
+                .contains("<file path=\"my notes.txt\">\nspaced\n</file>"),
+            "{}",
+            e.text
+        );
+        assert!(
+            e.text.contains("(binary file, 3 bytes: not attached)"),
+            "{}",
+            e.text
+        );
+        assert_eq!(e.attachments.len(), 2);
+    }
+
+    #[test]
+    fn a_missing_path_is_an_error_and_emails_and_escapes_are_text() {
+        let p = project();
+        let err = expand("look at @nope.rs", p.path()).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("@nope.rs: no such file or folder in "),
+            "{err}"
+        );
+        let e = expand("mail me@example.com or \\@team", p.path()).unwrap();
+        assert_eq!(e.text, "mail me@example.com or @team");
+        assert!(e.attachments.is_empty());
+        assert!(!has_mentions("me@example.com"));
+        assert!(has_mentions("@x"));
+    }
+
+    #[test]
+    fn big_files_are_cut_at_a_line_and_say_so() {
+        let p = project();
+        let line = "x".repeat(99) + "\n";
+        std::fs::write(p.path().join("big.txt"), line.repeat(2000)).unwrap();
+        let e = expand("@big.txt", p.path()).unwrap();
+        assert!(e.attachments[0].truncated);
+        assert!(e.text.len() < MAX_FILE_BYTES + 500);
+        assert!(
+            e.text
+                .contains("of 200000 bytes attached; read_file reads the rest]"),
+            "{}",
+            &e.text[e.text.len() - 200..]
+        );
+    }
+}
