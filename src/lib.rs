@@ -9,6 +9,7 @@
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod cost;
 pub mod exec;
 pub mod input;
 pub mod llm;

@@ -415,9 +415,10 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                 } else {
                     ""
                 };
+                let cost = session.cost.map(|c| format!(", {c}")).unwrap_or_default();
                 writeln!(
                     self.err,
-                    "  tokens: {} in, {} out{est}",
+                    "  tokens: {} in, {} out{cost}{est}",
                     session.input_tokens, session.output_tokens
                 )?;
             }

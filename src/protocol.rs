@@ -196,15 +196,23 @@ pub struct Usage {
     /// True when at least part of these counts is our estimate (about 4 bytes per
     /// token) because the provider sent no usage.
     pub estimated: bool,
+    /// What it cost, when the model has a price in config.toml (`cost_usd` in JSON).
+    #[serde(rename = "cost_usd", default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::cost::Cost>,
 }
 
 impl Usage {
-    /// Adds another count to this one; the sum is an estimate if either part was.
+    /// Adds another count to this one; the sum is an estimate if either part was, and
+    /// its cost is the sum of the parts' known costs.
     pub fn add(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         self.cached_input_tokens += other.cached_input_tokens;
         self.estimated |= other.estimated;
+        self.cost = match (self.cost, other.cost) {
+            (Some(a), Some(b)) => Some(a.plus(b)),
+            (a, b) => a.or(b),
+        };
     }
 
     /// Input plus output tokens.

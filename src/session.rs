@@ -227,6 +227,7 @@ pub fn prepare_with_remote(
         start,
         model_source: config.model_source,
         mcp: mcp.clone(),
+        prices: config.prices.clone(),
     };
     let info = SessionInfo {
         model: config.model.clone(),

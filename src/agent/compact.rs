@@ -139,7 +139,7 @@ pub async fn compact(
         {
             Ok(c) => {
                 if let Some(u) = c.usage {
-                    usage.add(&u);
+                    usage.add(&ctx.setup.prices.priced(&state.model, u));
                 }
                 break c.text;
             }

@@ -190,4 +190,6 @@ pub struct AgentSetup {
     pub model_source: saved::ModelSource,
     /// The session's MCP servers.
     pub mcp: crate::mcp::McpServers,
+    /// Prices per model, for the cost of each request.
+    pub prices: crate::cost::PriceTable,
 }

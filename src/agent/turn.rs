@@ -310,6 +310,7 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
             }
             None => estimate_usage(state.conversation.messages(), &specs, &completion),
         };
+        let usage = ctx.setup.prices.priced(&state.model, usage);
         turn_usage.add(&usage);
         state.usage.add(&usage);
         state.conversation.record(Record::Usage {
@@ -458,6 +459,7 @@ pub fn estimate_usage(messages: &[Message], specs: &[ToolSpec], completion: &Com
         output_tokens: (output as u64).div_ceil(4),
         cached_input_tokens: 0,
         estimated: true,
+        cost: None,
     }
 }
 

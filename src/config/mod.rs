@@ -194,6 +194,9 @@ pub struct FileConfig {
     /// MCP servers by name (docs/MCP.md).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerFile>,
+    /// Prices per model (US dollars per million tokens), by model id or id prefix.
+    #[serde(default)]
+    pub prices: BTreeMap<String, crate::cost::ModelPrice>,
 }
 
 /// `[sandbox]` in config.toml.
@@ -350,6 +353,8 @@ pub struct Config {
     pub sandbox: SandboxSettings,
     /// The MCP servers configured for this project.
     pub mcp: crate::mcp::McpSetup,
+    /// Prices per model, when the user set any.
+    pub prices: crate::cost::PriceTable,
     /// Total size the saved sessions may take, in bytes.
     pub sessions_max_bytes: u64,
 }
@@ -709,6 +714,13 @@ impl Config {
             ));
         }
 
+        for (model, price) in &file.prices {
+            price.check().map_err(|message| ConfigError::Invalid {
+                what: format!("prices.\"{model}\""),
+                message,
+            })?;
+        }
+        let prices = crate::cost::PriceTable::new(file.prices.clone());
         let mcp = crate::mcp::config::load(&file.mcp_servers, &config_path, &workdir, &home, env);
         warnings.extend(mcp.warnings.iter().cloned());
         warnings.extend(mcp.untrusted_warning());
@@ -729,6 +741,7 @@ impl Config {
             permissions,
             sandbox,
             mcp,
+            prices,
             remote_skills_root,
             skills_cache_dir,
             skill_run_commands,

@@ -286,6 +286,7 @@ impl WireTimings {
             output_tokens: self.predicted_n.unwrap_or(0),
             cached_input_tokens: cached,
             estimated: false,
+            cost: None,
         })
     }
 }
@@ -401,6 +402,7 @@ impl WireUsage {
             output_tokens: self.completion_tokens.unwrap_or(0),
             cached_input_tokens: cached,
             estimated: false,
+            cost: None,
         }
     }
 }

@@ -505,6 +505,9 @@ pub fn usage_text(usage: &Usage, context_tokens: u64, context_window: Option<u64
         usage.output_tokens,
         usage.total()
     );
+    if let Some(cost) = usage.cost {
+        t.push_str(&format!("\ncost this session: {cost}{est}"));
+    }
     match context_window {
         Some(window) if window > 0 => t.push_str(&format!(
             "\ncontext: {context_tokens} of {window} tokens ({}%)",
@@ -714,6 +717,7 @@ mod tests {
             output_tokens: 300,
             cached_input_tokens: 1000,
             estimated: false,
+            cost: None,
         };
         let t = usage_text(&usage, 800, Some(8000));
         assert!(

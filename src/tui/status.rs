@@ -139,6 +139,9 @@ pub fn render_status(area: Rect, buf: &mut Buffer, session: &SessionStatus, view
             short_count(session.usage.output_tokens)
         ),
     ));
+    if let Some(cost) = session.usage.cost {
+        segments.push((3, format!("{approx}{cost}")));
+    }
     let s = if session.skills == 1 { "" } else { "s" };
     segments.push((1, format!("{} skill{s}", session.skills)));
 
@@ -189,6 +192,7 @@ mod tests {
                 output_tokens: 812,
                 cached_input_tokens: 0,
                 estimated: false,
+                cost: None,
             },
             skills: 3,
         }

@@ -229,6 +229,9 @@ pub fn usage(status: &SessionStatus) -> Vec<Line<'static>> {
             short_count(u.total())
         )),
     ];
+    if let Some(cost) = u.cost {
+        lines.push(Line::raw(format!("  cost: {cost}{approx}")));
+    }
     if let Some(window) = status.context_window.filter(|w| *w > 0) {
         lines.push(Line::raw(format!(
             "  context: {} of {} tokens ({}%)",

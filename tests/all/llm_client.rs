@@ -128,7 +128,8 @@ async fn plain_answer_with_usage() {
             input_tokens: 10,
             output_tokens: 2,
             cached_input_tokens: 4,
-            estimated: false
+            estimated: false,
+            cost: None,
         })
     );
     assert!(c.tool_calls.is_empty() && c.reasoning.is_none());

@@ -553,3 +553,37 @@ fn an_unwritable_harness9_home_is_said_once_and_the_run_goes_on() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_priced_model_reports_its_cost_in_the_result_and_with_verbose() {
+    let run = Run::new("[prices.\"mock\"]\ninput = 2.0\ncached_input = 0.5\noutput = 8.0\n");
+    let server = MockServer::start(vec![
+        sse(vec![
+            text("hi"),
+            usage_cached(1_000, 100, 400),
+            finish("stop"),
+        ]),
+        sse(vec![
+            text("hi"),
+            usage_cached(1_000, 100, 400),
+            finish("stop"),
+        ]),
+    ]);
+    let out = run.run(&server, &["-p", "hi", "--output-format", "json"]);
+    assert_exit(&out, 0);
+    let v: Value = serde_json::from_str(text_of(&out.stdout).trim()).unwrap();
+    // 600 fresh at $2/M + 400 cached at $0.5/M + 100 out at $8/M = $0.0022.
+    assert_eq!(v["session_usage"]["cost_usd"], 0.0022, "{v}");
+    let out = run.run(&server, &["-p", "hi", "-v"]);
+    assert!(
+        text_of(&out.stderr).contains("tokens: 1000 in, 100 out, $0.0022"),
+        "{}",
+        text_of(&out.stderr)
+    );
+    // Without a price there is no cost at all, not a cost of zero.
+    let unpriced = Run::new("");
+    let server = MockServer::start(vec![sse(vec![text("hi"), usage(10, 1), finish("stop")])]);
+    let out = unpriced.run(&server, &["-p", "hi", "--output-format", "json"]);
+    let v: Value = serde_json::from_str(text_of(&out.stdout).trim()).unwrap();
+    assert!(v["session_usage"].get("cost_usd").is_none(), "{v}");
+}

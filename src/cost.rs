@@ -1,0 +1,200 @@
+//! What requests cost, from per-model prices the user sets in config.toml
+//! (`[prices."MODEL"]`: US dollars per million input, cached input and output tokens).
+//! A model's price is the entry whose name is the longest prefix of its id, so
+//! `gpt-4.1` prices `gpt-4.1-2025-04-14`. Costs are kept in micro-dollars so sums are
+//! exact; they are shown and written to JSON as dollars. Without a price for the model,
+//! a request has no cost (not zero). It knows token counts, nothing of providers.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::Usage;
+
+/// An amount in US dollars, held in millionths.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Cost(u64);
+
+impl Cost {
+    /// From micro-dollars.
+    pub fn from_micros(micros: u64) -> Self {
+        Cost(micros)
+    }
+
+    /// In micro-dollars.
+    pub fn micros(self) -> u64 {
+        self.0
+    }
+
+    /// In dollars.
+    pub fn dollars(self) -> f64 {
+        self.0 as f64 / 1_000_000.0
+    }
+
+    /// The sum.
+    pub fn plus(self, other: Cost) -> Cost {
+        Cost(self.0.saturating_add(other.0))
+    }
+}
+
+impl std::fmt::Display for Cost {
+    /// `$0.0123` below a dollar, `$12.34` above.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0 < 1_000_000 {
+            write!(f, "${:.4}", self.dollars())
+        } else {
+            write!(f, "${:.2}", self.dollars())
+        }
+    }
+}
+
+impl Serialize for Cost {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(self.dollars())
+    }
+}
+
+impl<'de> Deserialize<'de> for Cost {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let dollars = f64::deserialize(d)?;
+        Ok(Cost((dollars.max(0.0) * 1_000_000.0).round() as u64))
+    }
+}
+
+/// One model's prices, in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelPrice {
+    /// Input (prompt) tokens.
+    pub input: f64,
+    /// Output (completion) tokens.
+    pub output: f64,
+    /// Input tokens served from the provider's cache (default: the input price).
+    pub cached_input: Option<f64>,
+}
+
+impl ModelPrice {
+    /// What `usage` costs at these prices.
+    pub fn cost(&self, usage: &Usage) -> Cost {
+        let cached = usage.cached_input_tokens.min(usage.input_tokens);
+        let fresh = usage.input_tokens - cached;
+        let per_token = |price: f64| price.max(0.0); // dollars per million = micros per token
+        let micros = fresh as f64 * per_token(self.input)
+            + cached as f64 * per_token(self.cached_input.unwrap_or(self.input))
+            + usage.output_tokens as f64 * per_token(self.output);
+        Cost(micros.round() as u64)
+    }
+
+    /// Why these prices cannot be used, if they cannot.
+    pub fn check(&self) -> Result<(), String> {
+        let all = [Some(self.input), Some(self.output), self.cached_input];
+        if all.iter().flatten().any(|p| !p.is_finite() || *p < 0.0) {
+            return Err(
+                "prices must be numbers of at least 0 (US dollars per million tokens)".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The prices of every model the user priced.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PriceTable(BTreeMap<String, ModelPrice>);
+
+impl PriceTable {
+    /// A table over `prices` (checked by the caller).
+    pub fn new(prices: BTreeMap<String, ModelPrice>) -> Self {
+        PriceTable(prices)
+    }
+
+    /// The price of `model`: the entry that is the longest prefix of its id.
+    pub fn for_model(&self, model: &str) -> Option<&ModelPrice> {
+        self.0
+            .iter()
+            .filter(|(name, _)| model.starts_with(name.as_str()))
+            .max_by_key(|(name, _)| name.len())
+            .map(|(_, price)| price)
+    }
+
+    /// `usage` with its cost at `model`'s price (unchanged when the model has none).
+    pub fn priced(&self, model: &str, mut usage: Usage) -> Usage {
+        if let Some(price) = self.for_model(model) {
+            usage.cost = Some(price.cost(&usage));
+        }
+        usage
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(input: u64, cached: u64, output: u64) -> Usage {
+        Usage {
+            input_tokens: input,
+            cached_input_tokens: cached,
+            output_tokens: output,
+            ..Usage::default()
+        }
+    }
+
+    #[test]
+    fn costs_use_the_longest_prefix_and_the_cached_price() {
+        let table = PriceTable::new(BTreeMap::from([
+            (
+                "gpt-4.1".to_string(),
+                ModelPrice {
+                    input: 2.0,
+                    output: 8.0,
+                    cached_input: Some(0.5),
+                },
+            ),
+            (
+                "gpt-4.1-mini".to_string(),
+                ModelPrice {
+                    input: 0.4,
+                    output: 1.6,
+                    cached_input: None,
+                },
+            ),
+        ]));
+        let u = table.priced("gpt-4.1-2025-04-14", usage(1_000_000, 400_000, 100_000));
+        // 600k fresh at $2 + 400k cached at $0.5 + 100k out at $8 = 1.2 + 0.2 + 0.8
+        assert_eq!(u.cost, Some(Cost::from_micros(2_200_000)));
+        assert_eq!(u.cost.unwrap().to_string(), "$2.20");
+        let mini = table.priced("gpt-4.1-mini", usage(10_000, 0, 1_000));
+        assert_eq!(mini.cost, Some(Cost::from_micros(5_600)));
+        assert_eq!(mini.cost.unwrap().to_string(), "$0.0056");
+        assert_eq!(table.priced("llama3", usage(5, 0, 5)).cost, None);
+    }
+
+    #[test]
+    fn sums_keep_known_costs_and_json_is_dollars() {
+        let mut total = Usage::default();
+        total.add(&Usage {
+            cost: Some(Cost::from_micros(1_500)),
+            ..usage(1, 0, 1)
+        });
+        total.add(&usage(1, 0, 1));
+        total.add(&Usage {
+            cost: Some(Cost::from_micros(500)),
+            ..usage(1, 0, 1)
+        });
+        assert_eq!(total.cost, Some(Cost::from_micros(2_000)));
+        let json = serde_json::to_value(total).unwrap();
+        assert_eq!(json["cost_usd"], 0.002);
+        let back: Usage = serde_json::from_value(json).unwrap();
+        assert_eq!(back.cost, Some(Cost::from_micros(2_000)));
+        let none = serde_json::to_value(usage(1, 0, 1)).unwrap();
+        assert!(none.get("cost_usd").is_none());
+        assert!(
+            ModelPrice {
+                input: -1.0,
+                output: 0.0,
+                cached_input: None
+            }
+            .check()
+            .is_err()
+        );
+    }
+}
