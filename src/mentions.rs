@@ -78,12 +78,14 @@ fn find(text: &str) -> Vec<(String, std::ops::Range<usize>)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
-        let at_start = text[..i]
-            .chars()
-            .next_back()
-            .is_none_or(char::is_whitespace);
-        let escaped = i > 0 && bytes[i - 1] == b'\\';
-        if bytes[i] != b'@' || escaped || !text.is_char_boundary(i) || !at_start {
+        // `@` is ASCII, so where it is found is a character boundary.
+        if bytes[i] != b'@'
+            || (i > 0 && bytes[i - 1] == b'\\')
+            || !text[..i]
+                .chars()
+                .next_back()
+                .is_none_or(char::is_whitespace)
+        {
             i += 1;
             continue;
         }
@@ -358,6 +360,29 @@ mod tests {
             e.text
         );
         assert_eq!(e.attachments.len(), 2);
+    }
+
+    #[test]
+    fn text_without_mentions_is_untouched_whatever_its_characters() {
+        let p = project();
+        for text in [
+            "\u{9b}31m @\u{9b}",
+            "é@x",
+            "\x1b]0;t\x07",
+            "@",
+            "a @ b",
+            "ü @\"\"",
+        ] {
+            let found = find(text);
+            assert!(
+                found.iter().all(|(m, _)| !m.is_empty()),
+                "{text:?}: {found:?}"
+            );
+        }
+        assert_eq!(
+            expand("\u{9b}31m é@x", p.path()).unwrap().text,
+            "\u{9b}31m é@x"
+        );
     }
 
     #[test]

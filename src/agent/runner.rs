@@ -196,6 +196,16 @@ async fn run(
                             // A panicking turn loses its state; start a fresh one so the
                             // session goes on, and say so.
                             let _ = events.send(Event::Warning { message: format!("internal error in the turn ({e}); the conversation was reset") });
+                            // Frontends wait for the turn's end: it ended, as a failure.
+                            let _ = events.send(Event::TurnComplete {
+                                outcome: crate::protocol::TurnOutcome::Failed {
+                                    kind: crate::protocol::ErrorKind::Internal,
+                                    message: format!("internal error in the turn ({e})"),
+                                },
+                                final_text: String::new(),
+                                usage: Usage::default(),
+                                requests: 0,
+                            });
                             state = Some(SessionState {
                                 conversation: Conversation::new(setup.system_prompt.clone(), None),
                                 model: setup.model.clone(),
