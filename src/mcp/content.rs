@@ -18,6 +18,20 @@ pub struct Rendered {
     pub is_error: bool,
 }
 
+/// Whether `structured` is only `text` under one key, as servers wrap a text result
+/// (`{"content": TEXT}` of server-filesystem, `{"result": TEXT}` of Python's FastMCP):
+/// adding it would repeat the whole text.
+fn wraps_text(structured: &Value, text: &str) -> bool {
+    let Some(map) = structured.as_object() else {
+        return false;
+    };
+    let mut values = map.values();
+    match (values.next(), values.next()) {
+        (Some(Value::String(only)), None) => !text.trim().is_empty() && only.trim() == text.trim(),
+        _ => false,
+    }
+}
+
 /// Renders a `tools/call` result; `resources_tool` is the name of the tool that reads
 /// the server's resources, for resource links.
 pub fn tool_result(result: &Value, resources_tool: &str) -> Rendered {
@@ -35,7 +49,8 @@ pub fn tool_result(result: &Value, resources_tool: &str) -> Rendered {
         let already = serde_json::from_str::<Value>(text_so_far.trim())
             .ok()
             .as_ref()
-            == Some(structured);
+            == Some(structured)
+            || wraps_text(structured, &text_so_far);
         if !already {
             parts.push(format!("Structured result: {json}"));
         }
@@ -163,6 +178,19 @@ mod tests {
         );
         let same = json!({"content": [{"type": "text", "text": "{\"sum\": 5}"}], "structuredContent": {"sum": 5}});
         assert_eq!(tool_result(&same, "r").text, "{\"sum\": 5}");
+        // A text result wrapped under one key (server-filesystem, FastMCP) is not repeated.
+        let wrapped = json!({"content": [{"type": "text", "text": "[FILE] a.txt\n"}], "structuredContent": {"content": "[FILE] a.txt"}});
+        assert_eq!(tool_result(&wrapped, "r").text, "[FILE] a.txt\n");
+        let fastmcp = json!({"content": [{"type": "text", "text": "ok"}], "structuredContent": {"result": "ok"}});
+        assert_eq!(tool_result(&fastmcp, "r").text, "ok");
+        // Anything more than the text is still added.
+        let more = json!({"content": [{"type": "text", "text": "ok"}], "structuredContent": {"result": "ok", "n": 1}});
+        assert_eq!(
+            tool_result(&more, "r").text,
+            "ok\nStructured result: {\"result\":\"ok\",\"n\":1}"
+        );
+        let other = json!({"content": [{"type": "text", "text": "ok"}], "structuredContent": {"result": "no"}});
+        assert!(tool_result(&other, "r").text.contains("Structured result"));
         let only = json!({"structuredContent": [1, 2]});
         assert_eq!(tool_result(&only, "r").text, "Structured result: [1,2]");
     }
