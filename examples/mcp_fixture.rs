@@ -7,7 +7,7 @@
 //! deliberately misbehave, and `env` reveals the server's environment to the caller).
 //!
 //! Command line: `mcp_fixture [--name NAME] [--tools N] [--instructions TEXT]
-//! [--die-after-start] [--stderr-noise] [--fail-start]`.
+//! [--die-after-start] [--stderr-noise] [--fail-start] [--no-resources]`.
 
 use std::{
     collections::HashSet,
@@ -52,6 +52,8 @@ struct Options {
     die_after_start: bool,
     stderr_noise: bool,
     fail_start: bool,
+    /// Announce resources but list none (as some servers do).
+    no_resources: bool,
 }
 
 fn parse_args() -> Result<Options, String> {
@@ -62,6 +64,7 @@ fn parse_args() -> Result<Options, String> {
         die_after_start: false,
         stderr_noise: false,
         fail_start: false,
+        no_resources: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -79,6 +82,7 @@ fn parse_args() -> Result<Options, String> {
             "--die-after-start" => options.die_after_start = true,
             "--stderr-noise" => options.stderr_noise = true,
             "--fail-start" => options.fail_start = true,
+            "--no-resources" => options.no_resources = true,
             other => return Err(format!("unknown argument: {other}")),
         }
     }
@@ -527,6 +531,9 @@ impl ServerHandler for Fixture {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        if self.options.no_resources {
+            return Ok(ListResourcesResult::with_all_items(Vec::new()));
+        }
         Ok(ListResourcesResult::with_all_items(vec![
             Resource::new(README_URI, "readme").with_mime_type("text/plain"),
             Resource::new(BLOB_URI, "blob").with_mime_type("application/octet-stream"),
@@ -538,6 +545,9 @@ impl ServerHandler for Fixture {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
+        if self.options.no_resources {
+            return Ok(ListResourceTemplatesResult::with_all_items(Vec::new()));
+        }
         Ok(ListResourceTemplatesResult::with_all_items(vec![
             ResourceTemplate::new("fixture://notes/{name}", "note").with_mime_type("text/plain"),
         ]))

@@ -181,14 +181,17 @@ pub fn prepare_with_remote(
             .with_mcp(mcp.clone());
         tools.register(Arc::new(use_skill));
         tools.register(Arc::new(UnloadSkill::new(loaded_skills.clone())));
-        tools.register(Arc::new(SkillListDocs::new(
-            catalog.clone(),
-            loaded_skills.clone(),
-        )));
-        tools.register(Arc::new(SkillSelectDocs::new(
-            catalog.clone(),
-            loaded_skills.clone(),
-        )));
+        // Documents are skills' only: with MCP servers alone they would do nothing.
+        if index.text.is_some() {
+            tools.register(Arc::new(SkillListDocs::new(
+                catalog.clone(),
+                loaded_skills.clone(),
+            )));
+            tools.register(Arc::new(SkillSelectDocs::new(
+                catalog.clone(),
+                loaded_skills.clone(),
+            )));
+        }
         catalog
             .skills()
             .iter()

@@ -51,12 +51,14 @@ pub fn section(servers: &McpServers) -> Option<String> {
     Some(out)
 }
 
-/// The first line or sentence of `text`, whitespace collapsed, within the line limit.
+/// The first line of `text` that is not a Markdown heading (else the first heading's
+/// words), whitespace collapsed, within the line limit.
 fn one_line(text: &str) -> String {
-    let first = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines
+        .clone()
+        .find(|l| !l.starts_with('#'))
+        .or_else(|| lines.next().map(|l| l.trim_start_matches('#').trim()))
         .unwrap_or("");
     let collapsed = first.split_whitespace().collect::<Vec<_>>().join(" ");
     // Control characters never reach the model's prompt from a server.
@@ -84,5 +86,10 @@ mod tests {
             MAX_LINE_DESCRIPTION
         );
         assert_eq!(one_line("a\u{1b}[31mb"), "a[31mb");
+        assert_eq!(
+            one_line("# Everything Server – Instructions\n\nTests every MCP feature.\n## Tools"),
+            "Tests every MCP feature."
+        );
+        assert_eq!(one_line("## Only a heading"), "Only a heading");
     }
 }

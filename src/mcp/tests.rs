@@ -187,6 +187,19 @@ async fn loading_a_server_adds_its_tools_with_valid_names_and_normalized_schemas
 }
 
 #[tokio::test]
+async fn a_server_that_announces_resources_but_lists_none_gets_no_resources_tool() {
+    let f = start(&[("empty", server(&["--no-resources"]))]);
+    let set = loaded_set();
+    let report = tools::load(&f.servers, "empty", &set).await.unwrap();
+    assert!(report.tools.contains(&"mcp__empty__echo".to_string()));
+    assert!(
+        !report.tools.iter().any(|t| t.ends_with("__resources")),
+        "{:?}",
+        report.tools
+    );
+}
+
+#[tokio::test]
 async fn a_server_that_fails_to_start_is_named_with_its_stderr() {
     let f = start(&[("db", server(&["--fail-start"]))]);
     let err = f.servers.connection("db").await.unwrap_err();

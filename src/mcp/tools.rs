@@ -28,6 +28,8 @@ use crate::tools::{
 const MAX_DESCRIPTION_CHARS: usize = 2_000;
 /// The longest preview of a call's arguments in an approval request.
 const MAX_ARGUMENTS_PREVIEW: usize = 2_000;
+/// How long listing resources may take when a server loads.
+const RESOURCES_PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// The name a server's resources tool asks for (made unique among its tools).
 const RESOURCES_TOOL: &str = "resources";
 
@@ -344,8 +346,18 @@ pub async fn load(
 ) -> Result<LoadReport, LoadError> {
     let (conn, infos) = servers.tools(server).await?;
     let identity = conn.identity().clone();
+    // A server may announce resources and list none: then the tool would be noise in
+    // every request.
+    let has_resources = identity.has_resources
+        && conn
+            .list_resources(
+                RESOURCES_PROBE_TIMEOUT,
+                &tokio_util::sync::CancellationToken::new(),
+            )
+            .await
+            .is_ok_and(|(resources, templates)| !resources.is_empty() || !templates.is_empty());
     let mut wanted: Vec<&str> = infos.iter().map(|t| t.name.as_str()).collect();
-    if identity.has_resources {
+    if has_resources {
         wanted.push(RESOURCES_TOOL);
     }
     let api = names::api_names(server, wanted);
@@ -368,9 +380,7 @@ pub async fn load(
             parameters: schema::normalize(&info.schema),
         }));
     }
-    if identity.has_resources
-        && let Some((api_name, _)) = api.last()
-    {
+    if has_resources && let Some((api_name, _)) = api.last() {
         tools.push(Arc::new(McpResources {
             servers: servers.clone(),
             server: server.to_string(),
