@@ -32,3 +32,4 @@ pub mod skills;
 pub mod tools;
 pub mod truncate;
 pub mod tui;
+pub mod undo;

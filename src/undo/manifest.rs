@@ -1,0 +1,224 @@
+//! One picture of the project's files: every file the project does not ignore (its
+//! `.gitignore`s and `.ignore`s apply; `.git/` is never included), with its size,
+//! modification time, inode, permissions and the SHA-256 of its content, whose bytes are
+//! kept in the [`Store`]. Taking a picture again reuses the previous one's digest for a
+//! file whose size, time, inode and mode are unchanged, so only changed files are read.
+//! Files over [`MAX_FILE_BYTES`] are recorded without content (a change to one cannot be
+//! undone, and `/undo` says so). It knows files; it must not know turns or the agent.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::sync::Mutex;
+
+use sha2::{Digest as _, Sha256};
+
+use super::store::Store;
+
+/// The largest file whose content is kept.
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A file's content identity.
+pub type Digest = [u8; 32];
+
+/// What is known of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileState {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, nanoseconds since the epoch.
+    pub mtime_ns: i128,
+    /// Inode number.
+    pub ino: u64,
+    /// Permission bits.
+    pub mode: u32,
+    /// What it is.
+    pub kind: FileKind,
+}
+
+/// A file's content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileKind {
+    /// A regular file whose content is in the store.
+    Stored(Digest),
+    /// A regular file too large to keep.
+    Large,
+    /// A symbolic link to this target.
+    Link(std::path::PathBuf),
+}
+
+impl FileState {
+    /// Whether the stat part says nothing changed (then the content did not either).
+    fn same_stat(&self, other: &FileState) -> bool {
+        self.size == other.size
+            && self.mtime_ns == other.mtime_ns
+            && self.ino == other.ino
+            && self.mode == other.mode
+    }
+
+    /// Whether two states hold the same content (and permissions).
+    pub fn same_content(&self, other: &FileState) -> bool {
+        self.mode == other.mode
+            && match (&self.kind, &other.kind) {
+                (FileKind::Large, FileKind::Large) => self.same_stat(other),
+                (a, b) => a == b,
+            }
+    }
+}
+
+/// Every file, by its path relative to the project (with `/`).
+pub type Manifest = BTreeMap<String, FileState>;
+
+/// Why a picture could not be taken.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot snapshot the project: {0}")]
+pub struct SnapshotError(pub String);
+
+/// Takes a picture of `project`, reusing `previous` where files are unchanged and
+/// storing the content of the rest in `store`.
+pub fn take(
+    project: &Path,
+    previous: Option<&Manifest>,
+    store: &Store,
+) -> Result<Manifest, SnapshotError> {
+    let found: Mutex<Vec<(String, std::fs::Metadata)>> = Mutex::new(Vec::new());
+    ignore::WalkBuilder::new(project)
+        .hidden(false)
+        .parents(true)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build_parallel()
+        .run(|| {
+            Box::new(|entry| {
+                let Ok(entry) = entry else {
+                    return ignore::WalkState::Continue;
+                };
+                let Some(kind) = entry.file_type() else {
+                    return ignore::WalkState::Continue;
+                };
+                if kind.is_dir() {
+                    return ignore::WalkState::Continue;
+                }
+                let Ok(rel) = entry.path().strip_prefix(project) else {
+                    return ignore::WalkState::Continue;
+                };
+                if let (Some(rel), Ok(meta)) = (rel.to_str(), entry.path().symlink_metadata()) {
+                    found
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push((rel.to_string(), meta));
+                }
+                ignore::WalkState::Continue
+            })
+        });
+    let found = found
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Hash what changed on two threads: reading dominates, and this machine class has two
+    // cores.
+    let results: Mutex<Manifest> = Mutex::new(BTreeMap::new());
+    let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let chunk = found.len().div_ceil(2).max(1);
+    std::thread::scope(|scope| {
+        for part in found.chunks(chunk) {
+            let (results, errors) = (&results, &errors);
+            scope.spawn(move || {
+                for (rel, meta) in part {
+                    match state_of(project, rel, meta, previous, store) {
+                        Ok(Some(state)) => {
+                            results
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .insert(rel.clone(), state);
+                        }
+                        Ok(None) => {}
+                        Err(e) => errors
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .push(format!("{rel}: {e}")),
+                    }
+                }
+            });
+        }
+    });
+    let errors = errors
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(first) = errors.first() {
+        // A file that vanished mid-walk is no error; one that cannot be read or stored is.
+        return Err(SnapshotError(format!(
+            "{first} ({} file(s) failed)",
+            errors.len()
+        )));
+    }
+    Ok(results
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner))
+}
+
+/// The state of one file (`None` when it vanished meanwhile).
+fn state_of(
+    project: &Path,
+    rel: &str,
+    meta: &std::fs::Metadata,
+    previous: Option<&Manifest>,
+    store: &Store,
+) -> std::io::Result<Option<FileState>> {
+    let path = project.join(rel);
+    let mut state = FileState {
+        size: meta.len(),
+        mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+        ino: meta.ino(),
+        mode: meta.permissions().mode() & 0o7777,
+        kind: FileKind::Large,
+    };
+    if meta.file_type().is_symlink() {
+        return match std::fs::read_link(&path) {
+            Ok(target) => {
+                state.kind = FileKind::Link(target);
+                Ok(Some(state))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        };
+    }
+    if !meta.is_file() {
+        return Ok(None);
+    }
+    if let Some(before) = previous.and_then(|p| p.get(rel))
+        && before.same_stat(&state)
+        && !matches!(before.kind, FileKind::Link(_))
+    {
+        state.kind = before.kind.clone();
+        return Ok(Some(state));
+    }
+    if state.size > MAX_FILE_BYTES {
+        return Ok(Some(state));
+    }
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let digest: Digest = Sha256::digest(&bytes).into();
+    store.put(&digest, &bytes)?;
+    state.kind = FileKind::Stored(digest);
+    Ok(Some(state))
+}
+
+/// The state of one file now, read the same way (for checks before a restore).
+pub fn current(
+    project: &Path,
+    rel: &str,
+    store: &Store,
+    known: Option<&FileState>,
+) -> std::io::Result<Option<FileState>> {
+    let path = project.join(rel);
+    match path.symlink_metadata() {
+        Ok(meta) => {
+            let previous = known.map(|k| BTreeMap::from([(rel.to_string(), k.clone())]));
+            state_of(project, rel, &meta, previous.as_ref(), store)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,329 @@
+//! `/undo` and `/diff`: pictures of the project's files ([`manifest`]) taken before the
+//! first call of a turn that may change something (an edit, a command, an MCP tool) and
+//! when the turn ends, so that what the turn changed — by any tool, `bash` included — is
+//! known file by file and can be put back.
+//!
+//! [`Snapshots::undo`] restores the files the last turn with changes changed: their
+//! content and permissions as they were before it, and files it created removed. It
+//! never deletes a file the turn did not create, and it refuses, naming them, when any of
+//! those files changed after the turn ended (someone else's work would be lost) or was too
+//! large to keep. [`Snapshots::diff`] shows what the session changed since its first
+//! picture. Ignored files (`.gitignore`) are not pictured, so changes to them are neither
+//! shown nor undone. It knows files and the store; it must not know the agent loop or
+//! frontends.
+
+pub mod manifest;
+pub mod store;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use manifest::{FileKind, FileState, Manifest, SnapshotError};
+use store::Store;
+
+/// The most of a `/diff` shown, in bytes.
+const MAX_DIFF_BYTES: usize = 200_000;
+
+/// What one turn changed: each path's state before and after (`None`: absent).
+#[derive(Debug, Clone)]
+struct TurnChange {
+    paths: Vec<(String, Option<FileState>, Option<FileState>)>,
+}
+
+#[derive(Default)]
+struct State {
+    /// The first picture of the session.
+    baseline: Option<Manifest>,
+    /// The latest picture.
+    last: Option<Manifest>,
+    /// The picture before the turn under way, once one was needed.
+    turn_before: Option<Manifest>,
+    /// Turns with changes, oldest first.
+    stack: Vec<TurnChange>,
+}
+
+/// The session's pictures of its project. Cheap to clone (shared).
+#[derive(Clone)]
+pub struct Snapshots(Arc<Inner>);
+
+struct Inner {
+    project: PathBuf,
+    store: Store,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for Snapshots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshots")
+            .field("project", &self.0.project)
+            .finish()
+    }
+}
+
+/// What `/undo` did.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum UndoOutcome {
+    /// The last turn's changes were put back.
+    Restored {
+        /// Files put back as they were (changed or deleted by the turn).
+        restored: Vec<String>,
+        /// Files the turn created, removed.
+        removed: Vec<String>,
+    },
+    /// No turn of this session changed a file (or all were undone).
+    NothingToUndo,
+    /// Nothing was touched, because of these files.
+    Refused {
+        /// Files changed after the turn ended.
+        changed_since: Vec<String>,
+        /// Files the turn changed that were too large to keep.
+        too_large: Vec<String>,
+    },
+}
+
+/// Why `/undo` or `/diff` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum UndoError {
+    /// The project could not be pictured.
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotError),
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+impl Snapshots {
+    /// Pictures of `project`, kept under `root` (`$HARNESS9_HOME/snapshots`).
+    pub fn new(project: &Path, root: &Path) -> Self {
+        Snapshots(Arc::new(Inner {
+            project: project.to_path_buf(),
+            store: Store::new(root),
+            state: Mutex::new(State::default()),
+        }))
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // Every update replaces whole fields: a poisoned lock holds a whole state.
+        self.0.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn take(&self) -> Result<Manifest, SnapshotError> {
+        let previous = self.state().last.clone();
+        let manifest = manifest::take(&self.0.project, previous.as_ref(), &self.0.store)?;
+        self.state().last = Some(manifest.clone());
+        Ok(manifest)
+    }
+
+    /// Makes sure the turn under way has its "before" picture (blocking: call it off the
+    /// async threads). The first one is the session's baseline.
+    pub fn before_change(&self) -> Result<(), SnapshotError> {
+        if self.state().turn_before.is_some() {
+            return Ok(());
+        }
+        let manifest = self.take()?;
+        let mut state = self.state();
+        state.baseline.get_or_insert_with(|| manifest.clone());
+        state.turn_before = Some(manifest);
+        Ok(())
+    }
+
+    /// Ends the turn: when it had a "before" picture, takes the "after" one and records
+    /// what changed (blocking). Returns how many files changed.
+    pub fn end_turn(&self) -> Result<usize, SnapshotError> {
+        let Some(before) = self.state().turn_before.take() else {
+            return Ok(0);
+        };
+        let after = self.take()?;
+        let paths = changes(&before, &after);
+        let count = paths.len();
+        if count > 0 {
+            self.state().stack.push(TurnChange { paths });
+        }
+        Ok(count)
+    }
+
+    /// Puts back what the last turn with changes changed (blocking).
+    pub fn undo(&self) -> Result<UndoOutcome, UndoError> {
+        let Some(change) = self.state().stack.last().cloned() else {
+            return Ok(UndoOutcome::NothingToUndo);
+        };
+        let project = &self.0.project;
+        let store = &self.0.store;
+        let io = |path: &str, source| UndoError::Io {
+            path: path.to_string(),
+            source,
+        };
+        let mut changed_since = Vec::new();
+        let mut too_large = Vec::new();
+        for (path, before, after) in &change.paths {
+            let now =
+                manifest::current(project, path, store, after.as_ref()).map_err(|e| io(path, e))?;
+            let same = match (&now, after) {
+                (None, None) => true,
+                (Some(n), Some(a)) => n.same_content(a),
+                _ => false,
+            };
+            if !same {
+                changed_since.push(path.clone());
+            }
+            if matches!(
+                before,
+                Some(FileState {
+                    kind: FileKind::Large,
+                    ..
+                })
+            ) {
+                too_large.push(path.clone());
+            }
+        }
+        if !changed_since.is_empty() || !too_large.is_empty() {
+            return Ok(UndoOutcome::Refused {
+                changed_since,
+                too_large,
+            });
+        }
+        let mut restored = Vec::new();
+        let mut removed = Vec::new();
+        for (path, before, _) in &change.paths {
+            let target = project.join(path);
+            match before {
+                None => {
+                    std::fs::remove_file(&target).map_err(|e| io(path, e))?;
+                    removed.push(path.clone());
+                }
+                Some(state) => {
+                    restore(&target, state, store).map_err(|e| io(path, e))?;
+                    restored.push(path.clone());
+                }
+            }
+        }
+        let mut state = self.state();
+        state.stack.pop();
+        // The next picture reads the restored files again (their times changed).
+        state.last = None;
+        Ok(UndoOutcome::Restored { restored, removed })
+    }
+
+    /// What the session changed since its first picture, as a unified diff (blocking);
+    /// `None` when nothing was pictured yet.
+    pub fn diff(&self) -> Result<Option<String>, UndoError> {
+        let Some(baseline) = self.state().baseline.clone() else {
+            return Ok(None);
+        };
+        let now = self.take()?;
+        let mut out = String::new();
+        for (path, before, after) in changes(&baseline, &now) {
+            if out.len() > MAX_DIFF_BYTES {
+                out.push_str("[… more changes not shown]\n");
+                break;
+            }
+            out.push_str(&file_diff(
+                &path,
+                before.as_ref(),
+                after.as_ref(),
+                &self.0.store,
+            ));
+        }
+        Ok(Some(out))
+    }
+}
+
+/// The paths whose state differs between two pictures.
+fn changes(
+    before: &Manifest,
+    after: &Manifest,
+) -> Vec<(String, Option<FileState>, Option<FileState>)> {
+    let mut out = Vec::new();
+    for (path, b) in before {
+        match after.get(path) {
+            Some(a) if a.same_content(b) => {}
+            other => out.push((path.clone(), Some(b.clone()), other.cloned())),
+        }
+    }
+    for (path, a) in after {
+        if !before.contains_key(path) {
+            out.push((path.clone(), None, Some(a.clone())));
+        }
+    }
+    out.sort_by(|x, y| x.0.cmp(&y.0));
+    out
+}
+
+/// Writes `state` back at `target`: through a temporary file and a rename for content.
+fn restore(target: &Path, state: &FileState, store: &Store) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(dir) = target.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    match &state.kind {
+        FileKind::Stored(digest) => {
+            let bytes = store.get(digest)?;
+            let tmp = target.with_file_name(format!(
+                ".{}.harness9-undo",
+                target
+                    .file_name()
+                    .map(|n| n.to_string_lossy())
+                    .unwrap_or_default()
+            ));
+            std::fs::write(&tmp, bytes)?;
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(state.mode))?;
+            // A symlink or file in the way is replaced by the rename.
+            std::fs::rename(&tmp, target)
+        }
+        FileKind::Link(to) => {
+            if target.symlink_metadata().is_ok() {
+                std::fs::remove_file(target)?;
+            }
+            std::os::unix::fs::symlink(to, target)
+        }
+        FileKind::Large => Err(std::io::Error::other("too large to have been kept")),
+    }
+}
+
+/// One file's part of a diff.
+fn file_diff(
+    path: &str,
+    before: Option<&FileState>,
+    after: Option<&FileState>,
+    store: &Store,
+) -> String {
+    let text = |state: Option<&FileState>| -> Option<String> {
+        match state.map(|s| &s.kind) {
+            None => Some(String::new()),
+            Some(FileKind::Stored(d)) => store.get(d).ok().and_then(|b| String::from_utf8(b).ok()),
+            Some(FileKind::Link(to)) => Some(format!("-> {}\n", to.display())),
+            Some(FileKind::Large) => None,
+        }
+    };
+    let (old_name, new_name) = (
+        if before.is_some() {
+            format!("a/{path}")
+        } else {
+            "/dev/null".into()
+        },
+        if after.is_some() {
+            format!("b/{path}")
+        } else {
+            "/dev/null".into()
+        },
+    );
+    match (text(before), text(after)) {
+        (Some(old), Some(new)) if old != new || before.map(|b| b.mode) == after.map(|a| a.mode) => {
+            similar::TextDiff::from_lines(&old, &new)
+                .unified_diff()
+                .header(&old_name, &new_name)
+                .to_string()
+        }
+        (Some(_), Some(_)) => format!("--- {old_name}\n+++ {new_name}\n(permissions changed)\n"),
+        _ => format!("--- {old_name}\n+++ {new_name}\n(binary or large file changed)\n"),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,138 @@
+//! Turns that change files in every way a tool can (write, delete, create, chmod,
+//! symlink), undone; refusals when a file changed after the turn; ignored files left
+//! alone; `/diff` of the session.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use super::*;
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn read(root: &Path, rel: &str) -> String {
+    std::fs::read_to_string(root.join(rel)).unwrap()
+}
+
+fn setup() -> (tempfile::TempDir, Snapshots) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("p");
+    write(&project, "src/main.rs", "fn main() {}\n");
+    write(&project, "README.md", "hello\n");
+    write(&project, "doomed.txt", "bye\n");
+    write(&project, ".gitignore", "target/\n");
+    write(&project, "target/out.bin", "build\n");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    write(&project, ".git/HEAD", "ref: refs/heads/main\n");
+    let snapshots = Snapshots::new(&project, &dir.path().join("home/snapshots"));
+    (dir, snapshots)
+}
+
+#[test]
+fn a_turns_writes_deletions_creations_and_modes_are_put_back() {
+    let (dir, s) = setup();
+    let p = dir.path().join("p");
+    s.before_change().unwrap();
+    write(&p, "src/main.rs", "fn main() { changed() }\n");
+    std::fs::remove_file(p.join("doomed.txt")).unwrap();
+    write(&p, "src/new.rs", "pub fn new() {}\n");
+    std::fs::set_permissions(p.join("README.md"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    write(&p, "target/out.bin", "rebuilt\n");
+    assert_eq!(s.end_turn().unwrap(), 4);
+
+    let diff = s.diff().unwrap().unwrap();
+    assert!(
+        diff.contains("-fn main() {}\n+fn main() { changed() }"),
+        "{diff}"
+    );
+    assert!(diff.contains("+++ b/src/new.rs"), "{diff}");
+    assert!(diff.contains("--- a/doomed.txt\n+++ /dev/null"), "{diff}");
+    assert!(
+        !diff.contains("target/"),
+        "ignored files are not shown: {diff}"
+    );
+
+    match s.undo().unwrap() {
+        UndoOutcome::Restored { restored, removed } => {
+            assert_eq!(restored, ["README.md", "doomed.txt", "src/main.rs"]);
+            assert_eq!(removed, ["src/new.rs"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(read(&p, "src/main.rs"), "fn main() {}\n");
+    assert_eq!(read(&p, "doomed.txt"), "bye\n");
+    assert!(!p.join("src/new.rs").exists());
+    let mode = std::fs::metadata(p.join("README.md"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(
+        mode,
+        0o644 & !0o022 | (mode & 0o644),
+        "mode back to what it was"
+    );
+    assert_eq!(mode & 0o111, 0);
+    // Ignored files and .git are not the snapshot's business.
+    assert_eq!(read(&p, "target/out.bin"), "rebuilt\n");
+    assert_eq!(s.undo().unwrap(), UndoOutcome::NothingToUndo);
+}
+
+#[test]
+fn a_file_changed_after_the_turn_makes_undo_refuse_and_touch_nothing() {
+    let (dir, s) = setup();
+    let p = dir.path().join("p");
+    s.before_change().unwrap();
+    write(&p, "src/main.rs", "by the turn\n");
+    write(&p, "created.txt", "by the turn\n");
+    s.end_turn().unwrap();
+    // The user edits the file afterwards, and a file the turn did not touch.
+    write(&p, "src/main.rs", "by the user\n");
+    write(&p, "README.md", "user's own\n");
+    assert_eq!(
+        s.undo().unwrap(),
+        UndoOutcome::Refused {
+            changed_since: vec!["src/main.rs".into()],
+            too_large: vec![],
+        }
+    );
+    assert_eq!(read(&p, "src/main.rs"), "by the user\n");
+    assert!(p.join("created.txt").exists());
+    assert_eq!(read(&p, "README.md"), "user's own\n");
+}
+
+#[test]
+fn turns_are_undone_newest_first_and_a_turn_without_changes_is_not_one() {
+    let (dir, s) = setup();
+    let p = dir.path().join("p");
+    s.before_change().unwrap();
+    write(&p, "README.md", "one\n");
+    s.end_turn().unwrap();
+    s.before_change().unwrap();
+    assert_eq!(s.end_turn().unwrap(), 0);
+    s.before_change().unwrap();
+    write(&p, "README.md", "two\n");
+    std::os::unix::fs::symlink("src/main.rs", p.join("link")).unwrap();
+    s.end_turn().unwrap();
+    assert!(matches!(s.undo().unwrap(), UndoOutcome::Restored { .. }));
+    assert_eq!(read(&p, "README.md"), "one\n");
+    assert!(p.join("link").symlink_metadata().is_err());
+    assert!(matches!(s.undo().unwrap(), UndoOutcome::Restored { .. }));
+    assert_eq!(read(&p, "README.md"), "hello\n");
+    assert_eq!(s.undo().unwrap(), UndoOutcome::NothingToUndo);
+}
+
+#[test]
+fn the_store_lives_under_the_home_and_goes_with_the_session() {
+    let (dir, s) = setup();
+    s.before_change().unwrap();
+    let store_dir = s.0.store.dir().to_path_buf();
+    assert!(store_dir.starts_with(dir.path().join("home/snapshots")));
+    assert!(store_dir.is_dir());
+    drop(s);
+    assert!(!store_dir.exists());
+    assert!(!dir.path().join("p/.git/harness9").exists());
+}
