@@ -29,7 +29,7 @@ const MAX_DESCRIPTION_CHARS: usize = 2_000;
 /// The longest preview of a call's arguments in an approval request.
 const MAX_ARGUMENTS_PREVIEW: usize = 2_000;
 /// The name a server's resources tool asks for (made unique among its tools).
-const RESOURCES_TOOL: &str = "resources";
+pub const RESOURCES_TOOL: &str = "resources";
 
 /// The owner name of a server's tools in the registry and in the loaded skills.
 pub fn owner(server: &str) -> String {

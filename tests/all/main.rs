@@ -15,6 +15,7 @@ mod architecture;
 mod child_env;
 mod context;
 mod llm_client;
+mod mcp_cli;
 mod permissions;
 mod print_e2e;
 mod remote_skills;
