@@ -8,6 +8,8 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::config::Overrides;
+use crate::mcp::cli::{AddRequest, Scope};
+use crate::mcp::config::ServerFile;
 use crate::print::OutputFormat;
 use crate::protocol::ApprovalMode;
 use crate::sandbox::SandboxMode;
@@ -152,6 +154,142 @@ pub enum Command {
         #[command(subcommand)]
         action: PermissionsAction,
     },
+    /// List, check, add and remove MCP servers, or approve the project's.
+    Mcp {
+        /// What to do.
+        #[command(subcommand)]
+        action: McpAction,
+    },
+}
+
+/// `harness9 mcp ...`.
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// Every configured server (disabled and unapproved ones too): where it is defined,
+    /// what runs, and its state; enabled, approved servers are started to check them
+    /// (at most 15 s each, side by side).
+    List {
+        /// JSON output (an array, one object per server; fields in docs/CONFIG.md).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start a server and list its tools (with the names the model calls them by), its
+    /// prompts and whether it has resources.
+    Tools {
+        /// The server's name.
+        name: String,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a server: `harness9 mcp add NAME [OPTIONS] -- COMMAND [ARGS...]` (stdio) or
+    /// `harness9 mcp add NAME --url URL [OPTIONS]` (streamable HTTP).
+    Add(McpAddArgs),
+    /// Remove a server's `[mcp_servers.NAME]` table.
+    Remove {
+        /// The server's name.
+        name: String,
+        /// The file to remove it from (default: the one whose definition is in force).
+        #[arg(long, value_enum)]
+        scope: Option<McpScopeArg>,
+    },
+    /// Show the servers this project defines (.harness9/config.toml, .mcp.json) and
+    /// approve them for this machine (they come with the repository, so they never start
+    /// until you do).
+    Trust,
+}
+
+/// `harness9 mcp add`.
+#[derive(Debug, clap::Args)]
+pub struct McpAddArgs {
+    /// The server's name (letters, digits, `-`, `_`).
+    pub name: String,
+    /// Where to write it: your config.toml (user) or the project's .harness9/config.toml.
+    #[arg(long, value_enum, default_value_t = McpScopeArg::User)]
+    pub scope: McpScopeArg,
+    /// A variable set for a stdio server (repeatable).
+    #[arg(long = "env", value_name = "KEY=VALUE", value_parser = key_value)]
+    pub env: Vec<(String, String)>,
+    /// A secret-looking variable of harness9's environment passed on to a stdio server
+    /// (repeatable; others are kept from it).
+    #[arg(long = "env-var", value_name = "VAR")]
+    pub env_vars: Vec<String>,
+    /// Its tools are in the tool list from the start (it starts in the background).
+    #[arg(long)]
+    pub preload: bool,
+    /// Its line in the system prompt's index.
+    #[arg(long, value_name = "TEXT")]
+    pub description: Option<String>,
+    /// The endpoint of a streamable HTTP server (instead of a command).
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub url: Option<String>,
+    /// An HTTP header sent with every request (repeatable).
+    #[arg(long = "header", value_name = "KEY=VALUE", value_parser = key_value)]
+    pub headers: Vec<(String, String)>,
+    /// The environment variable holding a bearer token for the server.
+    #[arg(long, value_name = "VAR")]
+    pub bearer_token_env: Option<String>,
+    /// Replace a server of the same name.
+    #[arg(long)]
+    pub force: bool,
+    /// The command of a stdio server and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// `mcp add|remove --scope` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum McpScopeArg {
+    /// Your config.toml.
+    User,
+    /// The project's .harness9/config.toml.
+    Project,
+}
+
+impl From<McpScopeArg> for Scope {
+    fn from(value: McpScopeArg) -> Self {
+        match value {
+            McpScopeArg::User => Scope::User,
+            McpScopeArg::Project => Scope::Project,
+        }
+    }
+}
+
+/// `KEY=VALUE`, split at the first `=`.
+fn key_value(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() => {
+            Ok((key.trim().to_string(), value.to_string()))
+        }
+        _ => Err(format!("expected KEY=VALUE, got {text:?}")),
+    }
+}
+
+impl McpAddArgs {
+    /// The request these arguments make.
+    pub fn request(&self) -> AddRequest {
+        let (command, args) = match self.command.split_first() {
+            Some((command, args)) => (Some(command.clone()), args.to_vec()),
+            None => (None, Vec::new()),
+        };
+        AddRequest {
+            name: self.name.clone(),
+            scope: self.scope.into(),
+            server: ServerFile {
+                command,
+                args,
+                env: self.env.iter().cloned().collect(),
+                env_vars: self.env_vars.clone(),
+                url: self.url.clone(),
+                headers: self.headers.iter().cloned().collect(),
+                bearer_token_env: self.bearer_token_env.clone(),
+                preload: self.preload.then_some(true),
+                description: self.description.clone(),
+                ..ServerFile::default()
+            },
+            force: self.force,
+        }
+    }
 }
 
 /// `harness9 permissions ...`.
@@ -366,6 +504,62 @@ mod tests {
         );
         assert!(Cli::try_parse_from(["harness9", "sessions", "prune"]).is_err());
         assert!(Cli::try_parse_from(["harness9", "sessions", "list", "--all", "--json"]).is_ok());
+    }
+
+    #[test]
+    fn mcp_add_parses_a_command_or_a_url() {
+        let parse = |args: &[&str]| {
+            let mut all = vec!["harness9", "mcp", "add"];
+            all.extend_from_slice(args);
+            Cli::try_parse_from(all).map(|c| match c.command {
+                Some(Command::Mcp {
+                    action: McpAction::Add(add),
+                }) => add.request(),
+                other => panic!("{other:?}"),
+            })
+        };
+        let r = parse(&[
+            "fs",
+            "--env",
+            "A=b=c",
+            "--env-var",
+            "TOKEN",
+            "--preload",
+            "--",
+            "npx",
+            "-y",
+            "server",
+            "--scope",
+            "x",
+        ])
+        .unwrap();
+        assert_eq!(r.name, "fs");
+        assert_eq!(r.scope, Scope::User);
+        assert_eq!(r.server.command.as_deref(), Some("npx"));
+        assert_eq!(r.server.args, ["-y", "server", "--scope", "x"]);
+        assert_eq!(r.server.env.get("A").map(String::as_str), Some("b=c"));
+        assert_eq!(r.server.preload, Some(true));
+        let r = parse(&[
+            "docs",
+            "--url",
+            "https://x/mcp",
+            "--header",
+            "X-A=1",
+            "--bearer-token-env",
+            "T",
+            "--scope",
+            "project",
+        ])
+        .unwrap();
+        assert_eq!(r.scope, Scope::Project);
+        assert_eq!(r.server.url.as_deref(), Some("https://x/mcp"));
+        assert_eq!(r.server.headers.len(), 1);
+        assert!(parse(&["x", "--url", "http://x", "--", "cmd"]).is_err());
+        assert!(parse(&["x", "--env", "novalue", "--", "cmd"]).is_err());
+        assert!(
+            Cli::try_parse_from(["harness9", "mcp", "remove", "x", "--scope", "project"]).is_ok()
+        );
+        assert!(Cli::try_parse_from(["harness9", "mcp", "tools", "x", "--json"]).is_ok());
     }
 
     #[test]

@@ -11,7 +11,7 @@ use clap::Parser;
 use harness9::agent::Approver;
 use harness9::agent::saved::SessionStart;
 use harness9::cli::{
-    Cli, Command, PermissionsAction, ResumeRequest, SessionExportFormat, SessionsAction,
+    Cli, Command, McpAction, PermissionsAction, ResumeRequest, SessionExportFormat, SessionsAction,
     SkillsAction,
 };
 use harness9::config::{Config, ConfigError, EndpointNeed, OllamaProbe, SessionSaving};
@@ -175,6 +175,7 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
             Command::Skills { action } => skills_command(&config, &home, action),
             Command::Sessions { action } => Ok(sessions_command(&config, &home, action)),
             Command::Permissions { action } => permissions_command(&config, action),
+            Command::Mcp { action } => mcp_command(&config, &home, action),
         };
     }
     let mut config = Config::resolve(
@@ -504,8 +505,6 @@ fn skills_command(config: &Config, home: &Home, action: &SkillsAction) -> anyhow
     Ok(u8::try_from(code).unwrap_or(code::INTERNAL))
 }
 
-/// `harness9 sessions …`: the saved sessions of this project (or all), read from
-/// `$HARNESS9_HOME/sessions`. An id that names no single session is a usage error.
 /// `harness9 permissions list|trust`.
 fn permissions_command(config: &Config, action: &PermissionsAction) -> anyhow::Result<u8> {
     let setup = &config.permissions;
@@ -543,6 +542,96 @@ fn permissions_command(config: &Config, action: &PermissionsAction) -> anyhow::R
     Ok(0)
 }
 
+/// `harness9 mcp list|tools|add|remove|trust`. `list` and `tools` start servers as a
+/// session would: secrets kept out of their environment, `sandbox = true` servers in
+/// the sandbox (or reported, when it is asked for and cannot be had).
+fn mcp_command(config: &Config, home: &Home, action: &McpAction) -> anyhow::Result<u8> {
+    use harness9::mcp::cli;
+    if let Some(warning) = home.warning() {
+        sink::stderr_line(&format!("harness9: warning: {warning}"));
+    }
+    let files = cli::Files {
+        user_config: config.home.join("config.toml"),
+        project: config.workdir.clone(),
+    };
+    let format = |json: bool| {
+        if json {
+            cli::Format::Json
+        } else {
+            cli::Format::Text
+        }
+    };
+    // A reader that stops early (`| head -1`) ends the output quietly.
+    let mut out = Sink::new(std::io::stdout().lock());
+    let mut err = Sink::new(std::io::stderr());
+    let result = match action {
+        McpAction::List { json } => {
+            let (runtime, servers, options) = mcp_servers_started(config)?;
+            runtime.block_on(cli::list(
+                &servers,
+                &options,
+                format(*json),
+                &mut out,
+                &mut err,
+            ))
+        }
+        McpAction::Tools { name, json } => {
+            let (runtime, servers, options) = mcp_servers_started(config)?;
+            runtime.block_on(cli::tools(
+                &servers,
+                &options,
+                name,
+                format(*json),
+                &mut out,
+            ))
+        }
+        McpAction::Add(args) => cli::add(&config.mcp, &files, &args.request(), &mut out),
+        McpAction::Remove { name, scope } => {
+            cli::remove(&config.mcp, &files, name, scope.map(Into::into), &mut out)
+        }
+        McpAction::Trust => cli::trust(&config.mcp, &mut out, &mut err),
+    };
+    match result {
+        Ok(code) => Ok(u8::try_from(code).unwrap_or(code::INTERNAL)),
+        Err(e) => {
+            sink::stderr_line(&format!("harness9: {e}"));
+            Ok(exit_code_for(Some(e.kind())))
+        }
+    }
+}
+
+/// The runtime and the servers for `mcp list|tools`, with this run's secrets rule and
+/// sandbox set up as a session's are.
+fn mcp_servers_started(
+    config: &Config,
+) -> anyhow::Result<(
+    tokio::runtime::Runtime,
+    harness9::mcp::McpServers,
+    harness9::mcp::cli::StartOptions,
+)> {
+    harness9::exec::secrets::configure(config.secret_policy.clone());
+    let mut options = harness9::mcp::cli::StartOptions::default();
+    match harness9::sandbox::decide(&config.sandbox, config.approval_mode, &config.workdir) {
+        Ok(Decision::Confined(policy)) => {
+            let launcher = std::env::current_exe()
+                .context("cannot find harness9's own binary to start sandboxed servers")?;
+            harness9::sandbox::configure(SessionSandbox {
+                policy: std::sync::Arc::new(policy),
+                launcher,
+            });
+        }
+        Ok(Decision::Unconfined { .. }) => {}
+        Err(refusal) => options.sandbox_refusal = Some(refusal.to_string()),
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    Ok((runtime, session::mcp_servers(config), options))
+}
+
+/// `harness9 sessions …`: the saved sessions of this project (or all), read from
+/// `$HARNESS9_HOME/sessions`. An id that names no single session is a usage error.
 fn sessions_command(config: &Config, home: &Home, action: &SessionsAction) -> u8 {
     use harness9::sessions::{self, SessionStore, cli};
     if let Some(warning) = home.warning() {

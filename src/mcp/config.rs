@@ -433,6 +433,16 @@ fn resolve(name: &str, file: &ServerFile, origin: ServerOrigin) -> Result<McpSer
     })
 }
 
+/// Why `load` would refuse the table `file` named `name` (a bad name, both or neither
+/// of `command` and `url`, a non-http URL, keys of the other transport, a zero
+/// timeout), if it would: for `harness9 mcp add`, before anything is written.
+pub fn check(name: &str, file: &ServerFile) -> Result<(), String> {
+    let origin = ServerOrigin::User {
+        path: PathBuf::new(),
+    };
+    resolve(name, file, origin).map(|_| ())
+}
+
 /// Whether `name` can name a server: it becomes part of tool names and slash commands.
 pub fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
@@ -629,18 +639,55 @@ pub fn trust_project(setup: &McpSetup) -> Result<Vec<String>, TrustError> {
         .filter(|s| s.origin.is_project())
         .collect();
     list.insert(key, approved.iter().map(|s| s.fingerprint()).collect());
+    write_trust(&setup.trust_file, &list)?;
+    Ok(approved.iter().map(|s| s.name.clone()).collect())
+}
+
+/// Approves the one definition of `name` now in the project's `.harness9/config.toml`
+/// (read again, not taken from `setup`: what is approved is what the file says), keeping
+/// the project's other approvals and dropping older ones of that name. For a server the
+/// user has just written there themselves (`harness9 mcp add --scope project`), who
+/// need not approve their own addition. `Ok(false)` when the file does not define such
+/// a server validly (then nothing changed).
+pub fn trust_project_server(setup: &McpSetup, name: &str) -> Result<bool, TrustError> {
+    let path = setup.project.join(PROJECT_CONFIG);
+    let Ok(mut servers) = read_project_toml(&path) else {
+        return Ok(false);
+    };
+    let Some(file) = servers.remove(name) else {
+        return Ok(false);
+    };
+    let Ok(server) = resolve(name, &file, ServerOrigin::Project { path }) else {
+        return Ok(false);
+    };
+    let mut list = read_trust(&setup.trust_file);
+    let approved = list.entry(setup.project.display().to_string()).or_default();
+    approved.retain(|f| fingerprint_name(f).as_deref() != Some(name));
+    approved.push(server.fingerprint());
+    write_trust(&setup.trust_file, &list)?;
+    Ok(true)
+}
+
+/// The server name a trust-list entry ([`McpServerConfig::fingerprint`]) is for.
+fn fingerprint_name(fingerprint: &str) -> Option<String> {
+    serde_json::from_str::<(String, serde_json::Value)>(fingerprint)
+        .ok()
+        .map(|(name, _)| name)
+}
+
+/// Replaces the trust list with `list`, through a temporary file and a rename.
+fn write_trust(path: &Path, list: &BTreeMap<String, Vec<String>>) -> Result<(), TrustError> {
     let io = |source| TrustError {
-        path: setup.trust_file.clone(),
+        path: path.to_path_buf(),
         source,
     };
-    if let Some(dir) = setup.trust_file.parent() {
+    if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    let text = serde_json::to_string_pretty(&list).unwrap_or_default();
-    let tmp = setup.trust_file.with_extension("json.tmp");
+    let text = serde_json::to_string_pretty(list).unwrap_or_default();
+    let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, text).map_err(io)?;
-    std::fs::rename(&tmp, &setup.trust_file).map_err(io)?;
-    Ok(approved.iter().map(|s| s.name.clone()).collect())
+    std::fs::rename(&tmp, path).map_err(io)
 }
 
 #[cfg(test)]
@@ -771,6 +818,17 @@ tool_timeout_secs = 0
         let (_, changed) = reload(&dir);
         assert_eq!(changed.get("git").unwrap().trust, Trust::Untrusted);
         assert_eq!(changed.get("fs").unwrap().trust, Trust::Trusted);
+
+        // Approving the one server the user wrote keeps the others' approvals.
+        assert!(trust_project_server(&changed, "git").unwrap());
+        assert!(
+            !trust_project_server(&changed, "fs").unwrap(),
+            "not in the TOML file"
+        );
+        let (_, again) = reload(&dir);
+        assert_eq!(again.usable().count(), 3);
+        let list = std::fs::read_to_string(&again.trust_file).unwrap();
+        assert_eq!(list.matches("\\\"git\\\"").count(), 1, "{list}");
     }
 
     fn reload(dir: &tempfile::TempDir) -> ((), McpSetup) {

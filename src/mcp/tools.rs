@@ -31,7 +31,7 @@ const MAX_ARGUMENTS_PREVIEW: usize = 2_000;
 /// How long listing resources may take when a server loads.
 const RESOURCES_PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// The name a server's resources tool asks for (made unique among its tools).
-const RESOURCES_TOOL: &str = "resources";
+pub const RESOURCES_TOOL: &str = "resources";
 
 /// The owner name of a server's tools in the registry and in the loaded skills.
 pub fn owner(server: &str) -> String {

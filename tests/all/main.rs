@@ -16,6 +16,7 @@ mod child_env;
 mod context;
 mod llm_client;
 mod mcp;
+mod mcp_cli;
 mod mentions;
 mod permissions;
 mod print_e2e;

@@ -1,0 +1,287 @@
+//! `harness9 mcp list|tools|add|remove|trust` end to end: the real binary with a
+//! `$HARNESS9_HOME` and a project of its own, against the scripted MCP server
+//! (`examples/mcp_fixture.rs`), checked by stdout, stderr, the files written and the
+//! exit code as a user or a script sees them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+use crate::support::{assert_exit, write};
+
+/// The fixture server.
+fn fixture() -> PathBuf {
+    crate::support::mcp_fixture()
+}
+
+/// A `$HARNESS9_HOME` (also `$HOME`) and a project directory.
+struct Env {
+    home: tempfile::TempDir,
+    work: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env {
+            home: tempfile::tempdir().unwrap(),
+            work: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn mcp(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_harness9"))
+            .arg("-C")
+            .arg(self.work.path())
+            .arg("mcp")
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.home.path())
+            .env("HARNESS9_HOME", self.home.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    fn user_config(&self) -> PathBuf {
+        self.home.path().join("config.toml")
+    }
+
+    fn project(&self) -> &Path {
+        self.work.path()
+    }
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).unwrap()
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn add_list_tools_and_remove_user_servers() {
+    let env = Env::new();
+    let fx = fixture().display().to_string();
+    write(
+        &env.user_config(),
+        "# my settings\nmodel = \"m\" # pinned\n",
+    );
+
+    let out = env.mcp(&["add", "fx", "--", &fx, "--name", "fx"]);
+    assert_exit(&out, 0);
+    assert!(
+        stdout(&out).contains("[mcp_servers.fx]"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stdout(&out).contains(&env.user_config().display().to_string()));
+    let out = env.mcp(&[
+        "add",
+        "web",
+        "--url",
+        "http://127.0.0.1:9/mcp",
+        "--header",
+        "X-Team=core",
+        "--bearer-token-env",
+        "H9_TEST_UNSET_TOKEN",
+    ]);
+    assert_exit(&out, 0);
+    let text = read(&env.user_config());
+    assert!(
+        text.starts_with("# my settings\nmodel = \"m\" # pinned\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[mcp_servers.fx]\ncommand = ")
+            && text.contains("args = [\"--name\", \"fx\"]"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "[mcp_servers.web]\nurl = \"http://127.0.0.1:9/mcp\"\nheaders = { X-Team = \"core\" }\n\
+             bearer_token_env = \"H9_TEST_UNSET_TOKEN\""
+        ),
+        "{text}"
+    );
+
+    // The name is taken.
+    let out = env.mcp(&["add", "fx", "--", "true"]);
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
+
+    let out = env.mcp(&["list"]);
+    assert_exit(&out, 0);
+    let listing = stdout(&out);
+    assert!(
+        listing.contains("fx  ok — 8 tools, 3 prompts (fx 1.0.0)"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("web  failed — ") && listing.contains("H9_TEST_UNSET_TOKEN"),
+        "{listing}"
+    );
+    assert!(listing.contains("http://127.0.0.1:9/mcp"), "{listing}");
+
+    let out = env.mcp(&["tools", "fx"]);
+    assert_exit(&out, 0);
+    let tools = stdout(&out);
+    assert!(!tools.contains('\u{1b}'), "raw escape in {tools:?}");
+    assert!(
+        tools.contains("Echoes the text back (^[[31mred^[[0m)."),
+        "{tools}"
+    );
+    for line in [
+        "mcp__fx__echo",
+        "mcp__fx__bad_name_     bad name!",
+        "/fx:greet name* style  Greets someone.",
+        "mcp__fx__resources",
+    ] {
+        assert!(tools.contains(line), "{line} missing from:\n{tools}");
+    }
+
+    let out = env.mcp(&["tools", "nope"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("servers: fx, web"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = env.mcp(&["remove", "web"]);
+    assert_exit(&out, 0);
+    let text = read(&env.user_config());
+    assert!(
+        !text.contains("web") && text.contains("[mcp_servers.fx]"),
+        "{text}"
+    );
+    assert!(text.starts_with("# my settings\n"), "{text}");
+    let out = env.mcp(&["remove", "web"]);
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("no MCP server named `web`"));
+}
+
+#[test]
+fn project_servers_wait_for_approval_but_not_the_users_own() {
+    let env = Env::new();
+    let fx = fixture().display().to_string();
+    let mcp_json = serde_json::json!({"mcpServers": {"shared": {
+        "command": fx, "args": ["--name", "${H9_TEST_NAME:-shared}"],
+        "env": {"SHARED_SECRET": "hunter2"}
+    }}});
+    write(&env.project().join(".mcp.json"), &mcp_json.to_string());
+
+    let out = env.mcp(&["list"]);
+    assert_exit(&out, 0);
+    assert!(
+        stdout(&out).contains("shared  not approved (harness9 mcp trust)"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stdout(&out).contains("--name shared"), "{}", stdout(&out));
+
+    let out = env.mcp(&["add", "mine", "--scope", "project", "--", &fx]);
+    assert_exit(&out, 0);
+    assert!(
+        stdout(&out).contains("approved on this machine"),
+        "{}",
+        stdout(&out)
+    );
+    let file = env.project().join(".harness9/config.toml");
+    assert!(
+        read(&file).starts_with("[mcp_servers.mine]\ncommand = "),
+        "{}",
+        read(&file)
+    );
+
+    let out = env.mcp(&["list", "--json"]);
+    assert_exit(&out, 0);
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let by_name = |name: &str| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("{name} missing from {list}"))
+            .clone()
+    };
+    let mine = by_name("mine");
+    assert_eq!(mine["state"], "ok", "{mine}");
+    assert_eq!(mine["scope"], "project");
+    assert_eq!(mine["tools"], 8);
+    assert_eq!(mine["prompts"], 3);
+    assert_eq!(mine["resources"], true);
+    assert_eq!(mine["server"], "fixture 1.0.0");
+    assert_eq!(mine["file"], file.display().to_string());
+    let shared = by_name("shared");
+    assert_eq!(shared["state"], "not_approved", "{shared}");
+    assert_eq!(shared["scope"], "mcp_json");
+    assert_eq!(shared["transport"], "stdio");
+    assert!(shared["tools"].is_null() && shared["error"].is_null());
+
+    let out = env.mcp(&["trust"]);
+    assert_exit(&out, 0);
+    let said = stdout(&out);
+    assert!(
+        said.contains("SHARED_SECRET") && !said.contains("hunter2"),
+        "{said}"
+    );
+    assert!(said.contains("mine (already approved)"), "{said}");
+    assert!(said.contains("Approved 2 MCP servers"), "{said}");
+
+    let out = env.mcp(&["list"]);
+    assert!(
+        stdout(&out).contains("shared  ok — 8 tools"),
+        "{}",
+        stdout(&out)
+    );
+
+    // harness9 does not edit .mcp.json.
+    let out = env.mcp(&["remove", "shared"]);
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("does not edit"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_failing_server_is_listed_as_failed_and_its_tools_fail() {
+    let env = Env::new();
+    let fx = fixture().display().to_string();
+    write(
+        &env.user_config(),
+        &format!("[mcp_servers.broken]\ncommand = {fx:?}\nargs = [\"--fail-start\"]\n"),
+    );
+    let out = env.mcp(&["list"]);
+    assert_exit(&out, 0);
+    let listing = stdout(&out);
+    assert!(
+        listing.contains("broken  failed — ") && listing.contains("cannot open database"),
+        "{listing}"
+    );
+
+    let out = env.mcp(&["tools", "broken"]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("cannot open database"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A project file that cannot be read: the listing is given, but incomplete.
+    write(&env.project().join(".mcp.json"), "{not json");
+    let out = env.mcp(&["list"]);
+    assert_exit(&out, 1);
+    assert!(stdout(&out).contains("broken  failed"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(".mcp.json: not valid"),
+        "{}",
+        stderr(&out)
+    );
+}
