@@ -51,6 +51,11 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "permissions",
         "List the permission rules, or remove one: /permissions [remove N]",
     ),
+    ("diff", "Show what this session changed in the project"),
+    (
+        "undo",
+        "Put back the files the last turn changed (commands' changes too)",
+    ),
     ("mcp", "List the MCP servers, their state and prompts"),
     ("usage", "Show token usage for this session"),
     ("exit", "Quit"),
@@ -79,6 +84,10 @@ pub enum Builtin {
     Usage,
     /// `/mcp`.
     Mcp,
+    /// `/undo`.
+    Undo,
+    /// `/diff`.
+    Diff,
     /// `/compact [focus]`.
     Compact(Option<String>),
     /// `/resume` (choose from this project's saved sessions) or `/resume ID` (an id or
@@ -162,6 +171,8 @@ pub fn route(line: &str, catalog: &Catalog, mcp: &McpServers) -> Routed {
         "exit" | "quit" => Some(Builtin::Exit),
         "usage" => Some(Builtin::Usage),
         "mcp" => Some(Builtin::Mcp),
+        "undo" => Some(Builtin::Undo),
+        "diff" => Some(Builtin::Diff),
         "compact" => Some(Builtin::Compact(
             (!rest.is_empty()).then(|| rest.to_string()),
         )),

@@ -73,6 +73,12 @@ pub enum Op {
         /// A session id or a unique prefix.
         id: String,
     },
+    /// Put back what the last turn with file changes changed (`/undo`); answered by
+    /// [`Event::Undone`] or a warning.
+    Undo,
+    /// Show what this session changed in the project (`/diff`); answered by
+    /// [`Event::SessionDiff`] or a warning.
+    Diff,
     /// Write the current session to a file (`/export`); answered by [`Event::Exported`].
     Export {
         /// Markdown or JSON.
@@ -323,6 +329,8 @@ impl SubAgentEvent {
             | Event::Permissions { .. }
             | Event::PermissionRemoved { .. }
             | Event::Exported { .. }
+            | Event::Undone { .. }
+            | Event::SessionDiff { .. }
             | Event::Compacted { .. }
             | Event::ContextWindow { .. }
             | Event::ModelChanged { .. }
@@ -776,6 +784,17 @@ pub enum Event {
     Exported {
         /// The file.
         path: PathBuf,
+    },
+    /// What [`Op::Undo`] did.
+    Undone {
+        /// Restored, nothing to undo, or refused (with the files why).
+        outcome: crate::undo::UndoOutcome,
+    },
+    /// What this session changed in the project, after [`Op::Diff`].
+    SessionDiff {
+        /// A unified diff (empty: nothing changed); `None` when no tool that may change
+        /// files has run yet.
+        diff: Option<String>,
     },
     /// The conversation was cleared after [`Op::NewConversation`].
     ConversationCleared,

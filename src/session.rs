@@ -231,6 +231,10 @@ pub fn prepare_with_remote(
         model_source: config.model_source,
         mcp: mcp.clone(),
         prices: config.prices.clone(),
+        snapshots: Some(crate::undo::Snapshots::new(
+            &config.workdir,
+            &config.home.join("snapshots"),
+        )),
     };
     let info = SessionInfo {
         model: config.model.clone(),

@@ -121,8 +121,13 @@ async fn approve_and_run(
     };
     // A call that is denied, or interrupted while waiting for approval, never began:
     // the frontend saw the approval request (or the denial) and then its end.
-    if let Err(report) = approve(state, ctx, call, prepared.access(&tool_ctx)).await {
+    let access = prepared.access(&tool_ctx);
+    let may_change_files = matches!(&access, Access::NeedsApproval(_));
+    if let Err(report) = approve(state, ctx, call, access).await {
         return report;
+    }
+    if may_change_files {
+        before_change(ctx).await;
     }
     begin(ctx, call, prepared.summary());
     let forward = forward_live_output(ctx, call, live_rx);
@@ -142,6 +147,23 @@ async fn approve_and_run(
     // The forwarder ends when the tool drops its sender; wait so deltas precede the end.
     let _ = forward.await;
     outcome(ctx, result)
+}
+
+/// Takes the turn's "before" picture of the project, once, before the first call that
+/// may change files runs (for `/undo`); a failure is a warning, and the call runs.
+async fn before_change(ctx: &TurnContext) {
+    let Some(snapshots) = ctx.setup.snapshots.clone() else {
+        return;
+    };
+    let taken = tokio::task::spawn_blocking(move || snapshots.before_change()).await;
+    let problem = match taken {
+        Ok(Ok(())) => return,
+        Ok(Err(e)) => e.to_string(),
+        Err(e) => e.to_string(),
+    };
+    ctx.emit(Event::Warning {
+        message: format!("{problem}; /undo cannot put back this turn's changes"),
+    });
 }
 
 /// Asks the policy (and, when it says so, the frontend) whether the call may run.

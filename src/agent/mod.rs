@@ -192,4 +192,6 @@ pub struct AgentSetup {
     pub mcp: crate::mcp::McpServers,
     /// Prices per model, for the cost of each request.
     pub prices: crate::cost::PriceTable,
+    /// Pictures of the project's files for `/undo` and `/diff` (`None`: not kept).
+    pub snapshots: Option<crate::undo::Snapshots>,
 }

@@ -34,10 +34,55 @@ enum Work {
     SetModel(String),
     Resume(String),
     ListSessions,
+    Undo,
+    Diff,
     Export {
         format: ExportFormat,
         path: Option<std::path::PathBuf>,
     },
+}
+
+/// Records what the turn changed in the project, when it ran a call that may change
+/// files; a failure is a warning.
+async fn end_changes(ctx: &TurnContext) {
+    let Some(snapshots) = ctx.setup.snapshots.clone() else {
+        return;
+    };
+    let problem = match tokio::task::spawn_blocking(move || snapshots.end_turn()).await {
+        Ok(Ok(_)) => return,
+        Ok(Err(e)) => e.to_string(),
+        Err(e) => e.to_string(),
+    };
+    ctx.emit(Event::Warning {
+        message: format!("{problem}; /undo cannot put back this turn's changes"),
+    });
+}
+
+/// The answer to `/undo` or `/diff`.
+async fn project_changes(setup: &AgentSetup, work: &Work) -> Event {
+    let Some(snapshots) = setup.snapshots.clone() else {
+        return Event::Warning {
+            message: "this session keeps no pictures of the project, so /undo and /diff have nothing to work with".into(),
+        };
+    };
+    let undo = matches!(work, Work::Undo);
+    let done = tokio::task::spawn_blocking(move || {
+        if undo {
+            snapshots.undo().map(|outcome| Event::Undone { outcome })
+        } else {
+            snapshots.diff().map(|diff| Event::SessionDiff { diff })
+        }
+    })
+    .await;
+    match done {
+        Ok(Ok(event)) => event,
+        Ok(Err(e)) => Event::Warning {
+            message: format!("{} failed: {e}", if undo { "/undo" } else { "/diff" }),
+        },
+        Err(e) => Event::Warning {
+            message: format!("internal error: {e}"),
+        },
+    }
 }
 
 /// Starts the agent on the current tokio runtime.
@@ -129,6 +174,10 @@ async fn run(
                     saved::list(&ctx(CancellationToken::new()));
                     state = Some(st);
                 }
+                Work::Undo | Work::Diff => {
+                    let _ = events.send(project_changes(&setup, &work).await);
+                    state = Some(st);
+                }
                 Work::Export { format, path } => {
                     let id = current_id(&session_id);
                     saved::export(&ctx(CancellationToken::new()), id.as_ref(), format, path);
@@ -172,8 +221,13 @@ async fn run(
                             | Work::SetModel(_)
                             | Work::Resume(_)
                             | Work::ListSessions
+                            | Work::Undo
+                            | Work::Diff
                             | Work::Export { .. } => {}
                         }
+                        // The turn's "after" picture, for /undo (part of the turn's work,
+                        // so an /undo sent right after waits for it).
+                        end_changes(&ctx).await;
                         st
                     });
                     running = Some((task, cancel));
@@ -262,6 +316,8 @@ async fn run(
             Some(Op::SetModel { model }) => queue.push_back(Work::SetModel(model)),
             Some(Op::Resume { id }) => queue.push_back(Work::Resume(id)),
             Some(Op::ListSessions) => queue.push_back(Work::ListSessions),
+            Some(Op::Undo) => queue.push_back(Work::Undo),
+            Some(Op::Diff) => queue.push_back(Work::Diff),
             Some(Op::ListPermissions) => {
                 let view = policy.view();
                 let _ = events.send(Event::Permissions {

@@ -141,6 +141,11 @@ pub async fn run_user_turn(
     ctx: &TurnContext,
     text: String,
 ) -> TurnOutcome {
+    // An undo since the model last heard from the user is news to it.
+    let text = match ctx.setup.snapshots.as_ref().and_then(|s| s.take_note()) {
+        Some(note) => format!("{note}\n\n{text}"),
+        None => text,
+    };
     if !crate::mentions::has_mentions(&text) {
         return run_turn(state, ctx, text).await.outcome;
     }

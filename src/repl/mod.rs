@@ -173,6 +173,9 @@ enum State {
     Resuming,
     /// Waiting for [`Event::Exported`], or the warning saying why not.
     Exporting,
+    /// Waiting for [`Event::Undone`] or [`Event::SessionDiff`], or the warning saying
+    /// why not.
+    ProjectChanges,
     /// [`Op::Shutdown`] sent; waiting for [`Event::ShutdownComplete`].
     ShuttingDown,
     /// The agent has stopped.
@@ -442,6 +445,15 @@ impl<O: Write, E: Write> Repl<O, E> {
                 let text = crate::mcp::listing::text(&self.info.mcp, &self.info.loaded_skills);
                 self.renderer.notice(&text)
             }
+            Builtin::Undo | Builtin::Diff => {
+                self.send(if builtin == Builtin::Undo {
+                    Op::Undo
+                } else {
+                    Op::Diff
+                });
+                self.state = State::ProjectChanges;
+                Ok(())
+            }
             Builtin::Clear => {
                 self.send(Op::NewConversation);
                 self.state = State::Clearing;
@@ -618,6 +630,19 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.renderer
                     .report(&format!("exported to {}", path.display()))?;
             }
+            Event::Undone { outcome } => {
+                self.done_waiting(State::ProjectChanges);
+                self.renderer.report(&outcome.describe())?;
+            }
+            Event::SessionDiff { diff } => {
+                self.done_waiting(State::ProjectChanges);
+                match diff.as_deref() {
+                    None | Some("") => self.renderer.report(
+                        "No changes: this session has not changed a file of the project.",
+                    )?,
+                    Some(diff) => self.renderer.report(diff.trim_end())?,
+                }
+            }
             // Work that could not happen ends with the warning saying why.
             Event::Warning { .. }
                 if matches!(
@@ -626,6 +651,7 @@ impl<O: Write, E: Write> Repl<O, E> {
                         | State::Listing
                         | State::Resuming
                         | State::Exporting
+                        | State::ProjectChanges
                         | State::Permissions
                 ) =>
             {

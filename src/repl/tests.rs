@@ -142,7 +142,9 @@ fn fake_agent_notifying(
                 Op::Approval { .. }
                 | Op::Interrupt
                 | Op::InvokeSkill { .. }
-                | Op::McpPrompt { .. } => {}
+                | Op::McpPrompt { .. }
+                | Op::Undo
+                | Op::Diff => {}
             }
         }
         seen

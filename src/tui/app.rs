@@ -483,6 +483,20 @@ impl App {
                 NoticeKind::Info,
                 &format!("Exported the session to {}.", path.display()),
             ),
+            Event::Undone { outcome } => {
+                let kind = match outcome {
+                    crate::undo::UndoOutcome::Refused { .. } => NoticeKind::Error,
+                    _ => NoticeKind::Info,
+                };
+                self.commit_notice(kind, &outcome.describe());
+            }
+            Event::SessionDiff { diff } => match diff.as_deref() {
+                None | Some("") => self.commit_notice(
+                    NoticeKind::Info,
+                    "No changes: this session has not changed a file of the project.",
+                ),
+                Some(diff) => self.commit_cell(super::cells::diff_lines(diff, usize::MAX)),
+            },
             Event::ConversationCleared => {
                 self.status.context_tokens = 0;
                 self.commit_notice(NoticeKind::Info, "Started a new conversation.");
@@ -745,6 +759,14 @@ impl App {
             Builtin::Mcp => {
                 self.commit_cell(echo.lines());
                 self.commit_cell(views::mcp(&self.mcp, &self.loaded_skills));
+            }
+            Builtin::Undo => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(Op::Undo);
+            }
+            Builtin::Diff => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(Op::Diff);
             }
             Builtin::Model(None) => {
                 self.commit_cell(echo.lines());

@@ -85,6 +85,8 @@ pub fn take(
     ignore::WalkBuilder::new(project)
         .hidden(false)
         .parents(true)
+        // A .gitignore counts in a project that is not a git repository too.
+        .require_git(false)
         .filter_entry(|e| e.file_name() != ".git")
         .build_parallel()
         .run(|| {

@@ -40,6 +40,8 @@ struct State {
     turn_before: Option<Manifest>,
     /// Turns with changes, oldest first.
     stack: Vec<TurnChange>,
+    /// What the model should hear with the next message (an undo it did not see).
+    note: Option<String>,
 }
 
 /// The session's pictures of its project. Cheap to clone (shared).
@@ -80,6 +82,54 @@ pub enum UndoOutcome {
         /// Files the turn changed that were too large to keep.
         too_large: Vec<String>,
     },
+}
+
+impl UndoOutcome {
+    /// What every frontend says about it.
+    pub fn describe(&self) -> String {
+        let list = |paths: &[String]| {
+            let mut shown: Vec<&str> = paths.iter().take(20).map(String::as_str).collect();
+            if paths.len() > 20 {
+                shown.push("…");
+            }
+            shown.join(", ")
+        };
+        match self {
+            UndoOutcome::Restored { restored, removed } => {
+                let mut parts = Vec::new();
+                if !restored.is_empty() {
+                    parts.push(format!("put back {} file(s): {}", restored.len(), list(restored)));
+                }
+                if !removed.is_empty() {
+                    parts.push(format!("removed {} file(s) it created: {}", removed.len(), list(removed)));
+                }
+                format!("Undid the last turn's changes: {}.", parts.join("; "))
+            }
+            UndoOutcome::NothingToUndo => {
+                "Nothing to undo: no turn of this session changed a file (ignored files are not tracked).".to_string()
+            }
+            UndoOutcome::Refused {
+                changed_since,
+                too_large,
+            } => {
+                let mut why = Vec::new();
+                if !changed_since.is_empty() {
+                    why.push(format!(
+                        "changed since the turn ended, so undoing would lose those changes: {}",
+                        list(changed_since)
+                    ));
+                }
+                if !too_large.is_empty() {
+                    why.push(format!(
+                        "too large to have been kept (over {} MB): {}",
+                        manifest::MAX_FILE_BYTES / (1024 * 1024),
+                        list(too_large)
+                    ));
+                }
+                format!("Nothing was undone; files {}.", why.join("; files "))
+            }
+        }
+    }
 }
 
 /// Why `/undo` or `/diff` failed.
@@ -207,7 +257,22 @@ impl Snapshots {
         state.stack.pop();
         // The next picture reads the restored files again (their times changed).
         state.last = None;
-        Ok(UndoOutcome::Restored { restored, removed })
+        let outcome = UndoOutcome::Restored { restored, removed };
+        let note = format!(
+            "[The user ran /undo: the file changes of an earlier turn were reverted. {} Read \
+             files again before relying on what you saw of them.]",
+            outcome.describe()
+        );
+        state.note = Some(match state.note.take() {
+            Some(earlier) => format!("{earlier}\n{note}"),
+            None => note,
+        });
+        Ok(outcome)
+    }
+
+    /// The note for the model about undos since its last message, once.
+    pub fn take_note(&self) -> Option<String> {
+        self.state().note.take()
     }
 
     /// What the session changed since its first picture, as a unified diff (blocking);

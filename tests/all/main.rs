@@ -32,3 +32,4 @@ mod skills_cli;
 mod skills_corpus;
 mod terminal_safety;
 mod tui_e2e;
+mod undo;
