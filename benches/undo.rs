@@ -53,7 +53,11 @@ fn main() {
     let tmp = tempfile::tempdir().unwrap();
     let project = tmp.path().join("project");
     let bytes = generate(&project);
-    println!("tree: {FILES} files, {} MB (+{} ignored)", bytes / 1_000_000, FILES / 10);
+    println!(
+        "tree: {FILES} files, {} MB (+{} ignored)",
+        bytes / 1_000_000,
+        FILES / 10
+    );
     let (mut first, mut again, mut end, mut undo) = (vec![], vec![], vec![], vec![]);
     for run in 0..RUNS {
         let home = tmp.path().join(format!("home{run}"));
@@ -76,8 +80,17 @@ fn main() {
         assert!(matches!(s.undo().unwrap(), UndoOutcome::Restored { .. }));
         undo.push(t.elapsed());
     }
-    println!("first picture (read, hash, copy all):  {}", ms(median(first)));
-    println!("picture with nothing changed (stat):   {}", ms(median(again)));
+    println!(
+        "first picture (read, hash, copy all):  {}",
+        ms(median(first))
+    );
+    println!(
+        "picture with nothing changed (stat):   {}",
+        ms(median(again))
+    );
     println!("end of a turn that changed 100 files:  {}", ms(median(end)));
-    println!("/undo of that turn:                    {}", ms(median(undo)));
+    println!(
+        "/undo of that turn:                    {}",
+        ms(median(undo))
+    );
 }

@@ -48,7 +48,13 @@ impl Store {
             return Ok(());
         }
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
+            // Copies of the project's files (secrets among them, perhaps) are the user's
+            // alone.
+            std::os::unix::fs::DirBuilderExt::mode(
+                std::fs::DirBuilder::new().recursive(true),
+                0o700,
+            )
+            .create(dir)?;
         }
         let tmp = path.with_extension(
             format!("tmp{:?}", std::thread::current().id()).replace(['(', ')'], ""),

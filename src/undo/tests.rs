@@ -132,6 +132,8 @@ fn the_store_lives_under_the_home_and_goes_with_the_session() {
     let store_dir = s.0.store.dir().to_path_buf();
     assert!(store_dir.starts_with(dir.path().join("home/snapshots")));
     assert!(store_dir.is_dir());
+    let mode = std::fs::metadata(&store_dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "the store is private");
     drop(s);
     assert!(!store_dir.exists());
     assert!(!dir.path().join("p/.git/harness9").exists());
