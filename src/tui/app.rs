@@ -583,13 +583,15 @@ impl App {
         }
         if self.approvals.is_active() {
             if let Some(answer) = self.approvals.handle_key(key) {
+                // "No, and stop": the interrupt goes first, so the turn ends while it
+                // waits for the answer and never sends the denial to the model.
+                if answer.turn == AfterAnswer::Interrupt {
+                    self.out.ops.push(Op::Interrupt);
+                }
                 self.out.ops.push(Op::Approval {
                     call_id: answer.call_id,
                     decision: answer.decision,
                 });
-                if answer.turn == AfterAnswer::Interrupt {
-                    self.out.ops.push(Op::Interrupt);
-                }
                 if !self.approvals.is_active() {
                     self.turn = TurnState::Thinking;
                 }

@@ -275,6 +275,34 @@ fn approval_overlay_answers_and_denies_with_reason() {
 }
 
 #[test]
+fn esc_at_an_approval_interrupts_before_it_denies() {
+    let mut h = Harness::new();
+    h.event(Event::TurnStarted { text: "go".into() });
+    h.event(Event::ApprovalRequest {
+        call_id: "call_1".into(),
+        name: "bash".into(),
+        request: ApprovalRequestKind::Command {
+            command: "make".into(),
+            cwd: PathBuf::from("/work/demo"),
+        },
+        because: None,
+        offer: crate::protocol::Offer::Rules {
+            rules: vec!["bash(make:*)".into()],
+        },
+    });
+    h.key(KeyCode::Esc);
+    let ops = h.ops();
+    assert_eq!(ops.first(), Some(&Op::Interrupt), "{ops:?}");
+    assert!(matches!(
+        ops.get(1),
+        Some(Op::Approval {
+            decision: ApprovalDecision::Deny { .. },
+            ..
+        })
+    ));
+}
+
+#[test]
 fn tool_calls_run_live_then_commit_with_diff() {
     let mut h = Harness::new();
     h.event(Event::TurnStarted { text: "go".into() });

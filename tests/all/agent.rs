@@ -542,3 +542,35 @@ async fn use_skill_unknown_name_lists_the_available_ones_and_slash_commands_send
     let last_user = msgs.iter().rev().find(|m| m["role"] == "user").unwrap();
     assert_eq!(last_user["content"], "Run go vet first.\n\nclean main.go");
 }
+
+/// Esc at an approval ("no, and stop") sends the interrupt before the denial: the turn
+/// ends while it waits, and the model is never asked again.
+#[tokio::test]
+async fn no_and_stop_at_an_approval_sends_no_further_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "b1", "bash", r#"{"command":"make"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("should never be asked"), finish("stop")]),
+    ]);
+    let mut s = SessionBuilder::new(&server, dir.path())
+        .approver(Approver::Frontend)
+        .start();
+    s.send("go");
+    let Event::ApprovalRequest { call_id, .. } = s
+        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    s.op(Op::Interrupt);
+    s.op(Op::Approval {
+        call_id,
+        decision: ApprovalDecision::Deny { reason: None },
+    });
+    let (outcome, _) = s.until_complete().await;
+    assert_eq!(outcome, TurnOutcome::Interrupted);
+    assert_eq!(server.chat_requests().len(), 1);
+}
