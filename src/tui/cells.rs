@@ -85,7 +85,17 @@ impl ToolCell {
     /// Marks the call finished with its result summary and diff.
     pub fn finish(&mut self, status: ToolStatus, summary: &str, diff: Option<String>) {
         self.state = ToolState::Done(status);
-        self.output = sanitize(summary).lines().map(str::to_string).collect();
+        let result: Vec<String> = sanitize(summary).lines().map(str::to_string).collect();
+        self.output = match status {
+            // What an interrupted command printed stays on screen, then whatever the
+            // result adds.
+            ToolStatus::Interrupted if !self.output.is_empty() => {
+                let mut kept = std::mem::take(&mut self.output);
+                kept.extend(result.into_iter().filter(|l| !l.trim().is_empty()));
+                kept
+            }
+            _ => result,
+        };
         self.diff = diff;
     }
 
@@ -387,6 +397,17 @@ mod tests {
             .unwrap();
         assert_eq!(removed.spans[1].style.fg, Some(Color::Red));
         assert_snapshot!(screen(lines, 40, 9));
+    }
+
+    #[test]
+    fn an_interrupted_call_keeps_what_it_printed() {
+        let mut tool = ToolCell::running("c1", "bash", "make");
+        tool.push_output("compiling a\ncompiling b\n");
+        tool.finish(ToolStatus::Interrupted, "", None);
+        let text: Vec<String> = tool.lines("").iter().map(|l| l.to_string()).collect();
+        assert!(text.iter().any(|l| l.contains("compiling a")), "{text:?}");
+        assert!(text.iter().any(|l| l.contains("compiling b")), "{text:?}");
+        assert!(text[0].contains("interrupted"), "{text:?}");
     }
 
     #[test]
