@@ -148,15 +148,24 @@ pub(crate) fn file_diff(display: &str, old: Option<&str>, new: &str) -> FileDiff
             ChangeTag::Equal => {}
         }
     }
+    // `a/` and `b/` prefix paths relative to the project; a path outside it is shown as
+    // it is (`+++ /tmp/x`, not `+++ b//tmp/x`).
+    let side = |prefix: &str| {
+        if display.starts_with('/') {
+            display.to_string()
+        } else {
+            format!("{prefix}{display}")
+        }
+    };
     let from = if old.is_some() {
-        format!("a/{display}")
+        side("a/")
     } else {
         "/dev/null".to_string()
     };
     let text = diff
         .unified_diff()
         .context_radius(DIFF_CONTEXT)
-        .header(&from, &format!("b/{display}"))
+        .header(&from, &side("b/"))
         .to_string();
     FileDiff {
         text,
@@ -343,5 +352,21 @@ mod tests {
         ));
         let refused = WriteFile.prepare(json!({"path": "f.txt"})).err().unwrap();
         assert_error(&refused, "missing field `content`");
+    }
+
+    #[test]
+    fn a_diff_outside_the_project_names_the_absolute_path_once() {
+        let d = file_diff("/tmp/x.txt", Some("a\n"), "b\n");
+        assert!(
+            d.text.starts_with("--- /tmp/x.txt\n+++ /tmp/x.txt\n"),
+            "{}",
+            d.text
+        );
+        let inside = file_diff("src/x.rs", Some("a\n"), "b\n");
+        assert!(
+            inside.text.starts_with("--- a/src/x.rs\n+++ b/src/x.rs\n"),
+            "{}",
+            inside.text
+        );
     }
 }
