@@ -575,6 +575,8 @@ impl App {
             self.ctrl_c(now);
             return Action::None;
         }
+        // Any other key means the next Ctrl+C is a first press again.
+        self.ctrl_c_at = None;
         if self.lifecycle != Lifecycle::Active {
             if ctrl && key.code == KeyCode::Char('d') {
                 self.request_exit();
@@ -676,33 +678,44 @@ impl App {
         }
     }
 
+    /// Ctrl+C does the first of: answer "no, and stop" to an approval, close the picker,
+    /// clear the draft, interrupt the turn. Only a press that had none of those to do arms
+    /// the exit ("press Ctrl+C again to exit"), so clearing a draft and then interrupting
+    /// a turn is never taken for a double press.
     fn ctrl_c(&mut self, now: Instant) {
         if self.ctrl_c_at.is_some_and(|t| now < t + DOUBLE_PRESS) {
             self.ctrl_c_at = None;
             self.request_exit();
             return;
         }
-        self.ctrl_c_at = Some(now);
         if self.lifecycle != Lifecycle::Active {
+            self.ctrl_c_at = Some(now);
             return;
         }
-        if self.approvals.is_active() {
+        let acted = if self.approvals.is_active() {
             // Deny what is asked and stop the turn.
+            self.out.ops.push(Op::Interrupt);
             while let Some(answer) = self.approvals.handle_key(KeyEvent::from(KeyCode::Esc)) {
                 self.out.ops.push(Op::Approval {
                     call_id: answer.call_id,
                     decision: answer.decision,
                 });
             }
-            self.out.ops.push(Op::Interrupt);
+            true
         } else if self.picker.take().is_some() {
             // Closed the picker.
+            true
         } else if !self.composer.is_empty() {
             self.composer.clear();
             self.popup = None;
+            true
         } else if self.busy() {
             self.out.ops.push(Op::Interrupt);
-        }
+            true
+        } else {
+            false
+        };
+        self.ctrl_c_at = (!acted).then_some(now);
     }
 
     fn submit(&mut self) {

@@ -348,6 +348,41 @@ fn tool_calls_run_live_then_commit_with_diff() {
 }
 
 #[test]
+fn clearing_a_draft_then_interrupting_the_turn_never_quits() {
+    let mut h = Harness::new();
+    h.typ("half a thought");
+    h.ctrl('c');
+    assert_eq!(h.app.draft(), "");
+    h.submit("run it");
+    h.ops();
+    h.event(Event::TurnStarted {
+        text: "run it".into(),
+    });
+    h.now += Duration::from_millis(900);
+    h.ctrl('c');
+    assert_eq!(
+        h.ops(),
+        vec![Op::Interrupt],
+        "the second press stops the stream"
+    );
+    // A press within the window after a key in between is a first press too.
+    h.event(Event::TurnComplete {
+        outcome: TurnOutcome::Interrupted,
+        final_text: String::new(),
+        usage: Usage::default(),
+        requests: 1,
+    });
+    h.ctrl('c');
+    h.typ("x");
+    h.key(KeyCode::Backspace);
+    h.ctrl('c');
+    assert!(
+        h.ops().is_empty(),
+        "no exit: a key came between the presses"
+    );
+}
+
+#[test]
 fn esc_interrupts_and_ctrl_c_twice_exits() {
     let mut h = Harness::new();
     h.key(KeyCode::Esc);
@@ -368,6 +403,11 @@ fn esc_interrupts_and_ctrl_c_twice_exits() {
     h.typ("draft");
     h.ctrl('c');
     assert_eq!(h.app.draft(), "", "first Ctrl+C clears the draft");
+    assert!(
+        !h.screen(60, 6).contains("press Ctrl+C again to exit"),
+        "clearing a draft does not arm the exit"
+    );
+    h.ctrl('c');
     assert!(h.screen(60, 6).contains("press Ctrl+C again to exit"));
     h.now += Duration::from_secs(5);
     h.app.tick(h.now);
