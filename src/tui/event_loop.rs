@@ -153,7 +153,15 @@ impl Loop {
                             }
                         }
                         Some(Ok(TermEvent::Paste(text))) => app.on_paste(&text),
-                        Some(Ok(TermEvent::Resize(cols, rows))) => self.screen.resize(cols, rows)?,
+                        Some(Ok(TermEvent::Resize(cols, rows))) => {
+                            // Where the cursor is now tells how far the terminal moved
+                            // the content (and the live area) when it changed height.
+                            self.screen.flush_to(&mut self.stdout)?;
+                            let now = crossterm::cursor::position()
+                                .ok()
+                                .map(|(x, y)| Position::new(x, y));
+                            self.screen.resize(cols, rows, now)?;
+                        }
                         Some(Ok(_)) => continue,
                         Some(Err(e)) => return Err(TuiError::Io(e)),
                         None => return Err(TuiError::Io(io::Error::new(

@@ -52,6 +52,10 @@ pub struct Screen {
     stale: bool,
     /// Where the terminal cursor was left by the last frame (`None`: unknown).
     cursor: Option<Option<Position>>,
+    /// Where the last frame left the terminal's cursor, shown or hidden (a hidden one is
+    /// parked at the live area's top-left), while nothing else moved it since; after a
+    /// resize, where the terminal reports it now says how far it moved the screen.
+    parked: Option<Position>,
 }
 
 impl Screen {
@@ -72,6 +76,7 @@ impl Screen {
             shown: Buffer::empty(Rect::new(0, 0, cols, 0)),
             stale: true,
             cursor: None,
+            parked: None,
         }
     }
 
@@ -105,10 +110,19 @@ impl Screen {
     }
 
     /// The terminal was resized: the next frame redraws everything below the live
-    /// area's top.
-    pub fn resize(&mut self, cols: u16, rows: u16) -> io::Result<()> {
+    /// area's top. `cursor_now` is where the terminal says the cursor is after the
+    /// resize, when it could be asked: terminals move the screen's content when they
+    /// change height (growing, tmux and xterm pull lines back from the scrollback and
+    /// push the content down; shrinking, they push lines into it), and the cursor moves
+    /// with the content, so the live area follows it by the same amount and nothing of
+    /// the conversation above it is cleared.
+    pub fn resize(&mut self, cols: u16, rows: u16, cursor_now: Option<Position>) -> io::Result<()> {
         if self.placement == Placement::Full {
             self.top = 0;
+        } else if let (Some(parked), Some(now)) = (self.parked, cursor_now) {
+            let moved = i32::from(now.y) - i32::from(parked.y);
+            let top = (i32::from(self.top) + moved).clamp(0, i32::from(rows.saturating_sub(1)));
+            self.top = u16::try_from(top).unwrap_or(0);
         } else if rows < self.rows {
             // Terminals keep the cursor on screen when they lose rows: they drop the
             // rows below it first, then scroll the top ones into the scrollback. Follow
@@ -134,6 +148,7 @@ impl Screen {
         )?;
         self.stale = true;
         self.cursor = None;
+        self.parked = None;
         Ok(())
     }
 
@@ -142,6 +157,7 @@ impl Screen {
     pub fn invalidate(&mut self) {
         self.stale = true;
         self.cursor = None;
+        self.parked = None;
     }
 
     /// Inserts finished lines above the live area (inline mode), wrapped to the width.
@@ -153,6 +169,7 @@ impl Screen {
         let lines = wrap_lines(lines, self.cols);
         let n = lines.len() as u16;
         self.cursor = None;
+        self.parked = None;
         let mut buf = Buffer::empty(Rect::new(0, 0, self.cols, n));
         for (i, line) in lines.iter().enumerate() {
             line.render(Rect::new(0, i as u16, self.cols, 1), &mut buf);
@@ -285,10 +302,12 @@ impl Screen {
         if self.cursor != Some(cursor) {
             match cursor {
                 Some(p) => queue!(self.out, MoveTo(p.x, p.y), Show)?,
-                None => queue!(self.out, Hide)?,
+                // Hidden, it waits at the live area's top-left: a known place, for resizes.
+                None => queue!(self.out, Hide, MoveTo(0, top))?,
             }
             self.cursor = Some(cursor);
         }
+        self.parked = Some(cursor.unwrap_or(Position::new(0, top)));
         self.shown = next;
         self.height = height;
         self.stale = false;
@@ -422,6 +441,33 @@ mod tests {
     }
 
     #[test]
+    fn a_resize_follows_the_cursor_the_terminal_moved_and_clears_only_below_it() {
+        // 30 rows, the live area at the bottom with the cursor in it.
+        let (mut p, mut s) = inline(30, 40, b"", Position::new(0, 0));
+        s.insert_lines(&text_lines(0..40)).unwrap();
+        s.draw(3, |_, _| Some(Position::new(2, 2))).unwrap();
+        p.process(&s.take_output());
+        assert_eq!(s.top, 27);
+        // Growing by 10, the terminal pulled 10 lines back from its scrollback: the
+        // cursor is 10 rows lower, and so is the live area; nothing above is cleared.
+        s.resize(40, 40, Some(Position::new(2, 39))).unwrap();
+        assert_eq!(s.top, 37);
+        let out = String::from_utf8(s.take_output()).unwrap();
+        assert_eq!(
+            out, "\u{1b}[38;1H\u{1b}[J",
+            "clear from the live area's new top only"
+        );
+        // A hidden cursor waits at the top-left of the live area, a known place too.
+        s.draw(3, |_, _| None).unwrap();
+        s.resize(40, 30, Some(Position::new(0, 27))).unwrap();
+        assert_eq!(s.top, 27);
+        // Without an answer from the terminal, shrinking falls back to what terminals do.
+        s.draw(3, |_, _| Some(Position::new(0, 2))).unwrap();
+        s.resize(40, 25, None).unwrap();
+        assert_eq!(s.top, 22);
+    }
+
+    #[test]
     fn losing_rows_follows_the_terminal_instead_of_overwriting_history() {
         // The terminal drops the empty rows below the cursor first: history stays put.
         let (mut p, mut s) = inline(10, 20, b"", Position::new(0, 0));
@@ -429,13 +475,13 @@ mod tests {
         s.draw(2, |_, _| Some(Position::new(2, 0))).unwrap();
         p.process(&s.take_output());
         assert_eq!(s.top, 3);
-        s.resize(20, 6).unwrap();
+        s.resize(20, 6, None).unwrap();
         assert_eq!(s.top, 3, "the 6 rows below the cursor absorb the loss");
         // With the live area at the bottom, the terminal scrolls: so does the area.
         s.insert_lines(&text_lines(3..6)).unwrap();
         s.draw(2, |_, _| Some(Position::new(2, 1))).unwrap();
         assert_eq!(s.top, 4);
-        s.resize(20, 4).unwrap();
+        s.resize(20, 4, None).unwrap();
         assert_eq!(s.top, 2);
     }
 
