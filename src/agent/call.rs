@@ -323,10 +323,21 @@ fn finish(ctx: &TurnContext, call: &ToolCall, report: Report) -> (String, CallEn
         call_id: call.id.clone(),
         name: call.name.clone(),
         status: report.status,
-        summary: first_lines(&report.content, 3),
+        summary: summary_of(&report.content, report.diff.as_deref()),
         diff: report.diff,
     });
     (report.content, report.end)
+}
+
+/// What frontends show of a result: its first lines, without the diff that travels
+/// beside it (shown once, from `diff`).
+fn summary_of(content: &str, diff: Option<&str>) -> String {
+    match diff {
+        Some(d) if !d.is_empty() && content.contains(d) => {
+            first_lines(content.replacen(d, "", 1).trim_end(), 3)
+        }
+        _ => first_lines(content, 3),
+    }
 }
 
 /// The first `n` lines of `text`, with a count of the rest.
@@ -345,6 +356,17 @@ fn first_lines(text: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_summary_leaves_out_the_diff_shown_beside_it() {
+        let diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n";
+        let content = format!("Edited x: replaced 1 occurrence, +1 -1 lines.\n{diff}");
+        assert_eq!(
+            summary_of(&content, Some(diff)),
+            "Edited x: replaced 1 occurrence, +1 -1 lines."
+        );
+        assert_eq!(summary_of("a\nb", None), "a\nb");
+    }
 
     #[test]
     fn first_lines_counts_the_rest() {
