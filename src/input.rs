@@ -51,6 +51,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "permissions",
         "List the permission rules, or remove one: /permissions [remove N]",
     ),
+    (
+        "approvals",
+        "Show the approval mode, or switch: /approvals suggest|auto-edit|full-auto",
+    ),
     ("diff", "Show what this session changed in the project"),
     (
         "undo",
@@ -86,6 +90,8 @@ pub enum Builtin {
     Mcp,
     /// `/undo`.
     Undo,
+    /// `/approvals` (show the mode) or `/approvals MODE` (switch).
+    Approvals(Option<crate::protocol::ApprovalMode>),
     /// `/diff`.
     Diff,
     /// `/compact [focus]`.
@@ -172,6 +178,23 @@ pub fn route(line: &str, catalog: &Catalog, mcp: &McpServers) -> Routed {
         "usage" => Some(Builtin::Usage),
         "mcp" => Some(Builtin::Mcp),
         "undo" => Some(Builtin::Undo),
+        "approvals" => match rest.trim() {
+            "" => Some(Builtin::Approvals(None)),
+            "suggest" => Some(Builtin::Approvals(Some(
+                crate::protocol::ApprovalMode::Suggest,
+            ))),
+            "auto-edit" => Some(Builtin::Approvals(Some(
+                crate::protocol::ApprovalMode::AutoEdit,
+            ))),
+            "full-auto" => Some(Builtin::Approvals(Some(
+                crate::protocol::ApprovalMode::FullAuto,
+            ))),
+            other => {
+                return Routed::Error(format!(
+                    "unknown approval mode `{other}`; usage: /approvals suggest|auto-edit|full-auto"
+                ));
+            }
+        },
         "diff" => Some(Builtin::Diff),
         "compact" => Some(Builtin::Compact(
             (!rest.is_empty()).then(|| rest.to_string()),
@@ -487,6 +510,25 @@ mod tests {
     /// Completions with no MCP servers.
     fn completions(prefix: &str, catalog: &Catalog) -> Vec<(String, String)> {
         super::completions(prefix, catalog, &McpServers::none())
+    }
+
+    #[test]
+    fn approvals_shows_or_switches_the_mode() {
+        let catalog = Catalog::empty();
+        assert_eq!(
+            route("/approvals", &catalog),
+            Routed::Builtin(Builtin::Approvals(None))
+        );
+        assert_eq!(
+            route("/approvals full-auto", &catalog),
+            Routed::Builtin(Builtin::Approvals(Some(
+                crate::protocol::ApprovalMode::FullAuto
+            )))
+        );
+        let Routed::Error(e) = route("/approvals yolo", &catalog) else {
+            panic!("an unknown mode is an error")
+        };
+        assert!(e.contains("unknown approval mode `yolo`"), "{e}");
     }
 
     /// Writes `skills/DIR/SKILL.md` with `text` for each `(DIR, text)`.

@@ -73,6 +73,13 @@ pub enum Op {
         /// A session id or a unique prefix.
         id: String,
     },
+    /// Switch the approval mode for the rest of the session (`/approvals MODE`,
+    /// Shift+Tab); answered by [`Event::ApprovalModeChanged`]. Every later call is judged
+    /// in the new mode, including the running turn's next one.
+    SetApprovalMode {
+        /// The new mode.
+        mode: ApprovalMode,
+    },
     /// Put back what the last turn with file changes changed (`/undo`); answered by
     /// [`Event::Undone`] or a warning.
     Undo,
@@ -331,6 +338,7 @@ impl SubAgentEvent {
             | Event::Exported { .. }
             | Event::Undone { .. }
             | Event::SessionDiff { .. }
+            | Event::ApprovalModeChanged { .. }
             | Event::Compacted { .. }
             | Event::ContextWindow { .. }
             | Event::ModelChanged { .. }
@@ -784,6 +792,11 @@ pub enum Event {
     Exported {
         /// The file.
         path: PathBuf,
+    },
+    /// The approval mode is now `mode` (after [`Op::SetApprovalMode`]).
+    ApprovalModeChanged {
+        /// The mode in force.
+        mode: ApprovalMode,
     },
     /// What [`Op::Undo`] did.
     Undone {

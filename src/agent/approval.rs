@@ -53,16 +53,18 @@ pub struct AskPlan {
     pub offer: Offer,
 }
 
-/// The session's approval state. Cheap to clone; clones share the rule book.
+/// The session's approval state. Cheap to clone; clones share the rule book and the
+/// approval mode, so a switch (`/approvals`, Shift+Tab) holds for every clone's next
+/// call: the running turn's, sub-agents', the inline-shell gate's.
 #[derive(Debug, Clone)]
 pub struct ApprovalPolicy {
-    mode: ApprovalMode,
     approver: Approver,
     shared: Arc<Mutex<Shared>>,
 }
 
 #[derive(Debug)]
 struct Shared {
+    mode: ApprovalMode,
     book: Rulebook,
     untrusted: Vec<String>,
     places: Places,
@@ -101,9 +103,9 @@ impl ApprovalPolicy {
     /// A policy over `permissions`, with nothing approved for the session yet.
     pub fn new(mode: ApprovalMode, approver: Approver, permissions: PermissionsSetup) -> Self {
         ApprovalPolicy {
-            mode,
             approver,
             shared: Arc::new(Mutex::new(Shared {
+                mode,
                 book: permissions.book,
                 untrusted: permissions.untrusted,
                 places: permissions.places,
@@ -119,7 +121,13 @@ impl ApprovalPolicy {
 
     /// The approval mode.
     pub fn mode(&self) -> ApprovalMode {
-        self.mode
+        self.shared().mode
+    }
+
+    /// Switches the approval mode for every clone's next call (a call already waiting
+    /// for an answer keeps the verdict it got).
+    pub fn set_mode(&self, mode: ApprovalMode) {
+        self.shared().mode = mode;
     }
 
     /// The project directory.
@@ -132,7 +140,8 @@ impl ApprovalPolicy {
         let shared = self.shared();
         let project = shared.places.project.clone();
         let temp: Vec<&Path> = shared.temp.iter().map(PathBuf::as_path).collect();
-        let read_only = match self.mode {
+        let mode = shared.mode;
+        let read_only = match mode {
             ApprovalMode::Suggest => ReadOnlyCommands::Asked,
             ApprovalMode::AutoEdit | ApprovalMode::FullAuto => ReadOnlyCommands::Allowed,
         };
@@ -142,7 +151,7 @@ impl ApprovalPolicy {
                 ApprovalRequestKind::Read { path: path.clone() },
                 ModeDefault::Runs,
             ),
-            Access::NeedsApproval(request) => (request.clone(), self.mode_default(request)),
+            Access::NeedsApproval(request) => (request.clone(), mode_default(mode, request)),
         };
         let judgement = match &request {
             ApprovalRequestKind::Command { command, cwd } => shared.book.judge(
@@ -203,29 +212,6 @@ impl ApprovalPolicy {
         match self.approver {
             Approver::Frontend => Verdict::Ask(asked),
             Approver::Nobody => Verdict::DenyUnattended(asked),
-        }
-    }
-
-    /// What the approval mode does with a call no rule decides.
-    fn mode_default(&self, request: &ApprovalRequestKind) -> ModeDefault {
-        match (self.mode, request) {
-            (ApprovalMode::FullAuto, _)
-            | (
-                ApprovalMode::AutoEdit,
-                ApprovalRequestKind::Edit {
-                    location: Location::Inside,
-                    ..
-                },
-            )
-            | (_, ApprovalRequestKind::Read { .. })
-            | (
-                _,
-                ApprovalRequestKind::Mcp {
-                    action: McpAction::ReadResource,
-                    ..
-                },
-            ) => ModeDefault::Runs,
-            _ => ModeDefault::Asks,
         }
     }
 
@@ -336,7 +322,7 @@ impl ApprovalPolicy {
                 };
                 format!(
                     "it needs approval in approval mode '{}' (it would run with {flag} or an allow rule)",
-                    mode_name(self.mode)
+                    mode_name(self.mode())
                 )
             }
         };
@@ -360,6 +346,29 @@ impl ApprovalPolicy {
 enum ModeDefault {
     Runs,
     Asks,
+}
+
+/// What approval mode `mode` does with a call no rule decides.
+fn mode_default(mode: ApprovalMode, request: &ApprovalRequestKind) -> ModeDefault {
+    match (mode, request) {
+        (ApprovalMode::FullAuto, _)
+        | (
+            ApprovalMode::AutoEdit,
+            ApprovalRequestKind::Edit {
+                location: Location::Inside,
+                ..
+            },
+        )
+        | (_, ApprovalRequestKind::Read { .. })
+        | (
+            _,
+            ApprovalRequestKind::Mcp {
+                action: McpAction::ReadResource,
+                ..
+            },
+        ) => ModeDefault::Runs,
+        _ => ModeDefault::Asks,
+    }
 }
 
 fn mode_name(mode: ApprovalMode) -> &'static str {
@@ -399,6 +408,22 @@ mod tests {
                 Location::Inside
             },
         })
+    }
+
+    #[test]
+    fn a_mode_switch_holds_for_every_clone_from_its_next_call() {
+        let session = policy(ApprovalMode::Suggest, Approver::Frontend);
+        let turn = session.clone();
+        assert!(matches!(turn.verdict("bash", cmd("make")), Verdict::Ask(_)));
+        session.set_mode(ApprovalMode::FullAuto);
+        assert_eq!(turn.mode(), ApprovalMode::FullAuto);
+        assert!(matches!(turn.verdict("bash", cmd("make")), Verdict::Run));
+        session.set_mode(ApprovalMode::AutoEdit);
+        assert!(matches!(
+            turn.verdict("edit_file", edit(false)),
+            Verdict::Run
+        ));
+        assert!(matches!(turn.verdict("bash", cmd("make")), Verdict::Ask(_)));
     }
 
     fn ask(v: Verdict) -> AskPlan {

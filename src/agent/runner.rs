@@ -317,6 +317,11 @@ async fn run(
             Some(Op::Resume { id }) => queue.push_back(Work::Resume(id)),
             Some(Op::ListSessions) => queue.push_back(Work::ListSessions),
             Some(Op::Undo) => queue.push_back(Work::Undo),
+            Some(Op::SetApprovalMode { mode }) => {
+                // At once, even while a turn runs: its next call is judged in the new mode.
+                policy.set_mode(mode);
+                let _ = events.send(Event::ApprovalModeChanged { mode });
+            }
             Some(Op::Diff) => queue.push_back(Work::Diff),
             Some(Op::ListPermissions) => {
                 let view = policy.view();

@@ -27,36 +27,32 @@ use crate::tools::{ForkError, ForkRequest};
 /// ask rule, a secret file or a destructive command keeps it from running); otherwise
 /// none, since nobody is asked in the middle of loading a skill.
 pub fn inline_permission(policy: &ApprovalPolicy) -> Permission {
-    match policy.mode() {
+    // The mode is read when a command is about to run, not now: it can be switched
+    // during the session.
+    let policy = policy.clone();
+    let workdir = policy.project();
+    Permission::Checked(CommandGate::new(move |command| match policy.mode() {
         ApprovalMode::FullAuto => {
-            let policy = policy.clone();
-            let workdir = policy.project();
-            Permission::Checked(CommandGate::new(move |command| {
-                let access = Access::NeedsApproval(ApprovalRequestKind::Command {
-                    command: command.to_string(),
-                    cwd: workdir.clone(),
-                });
-                match policy.verdict("bash", access) {
-                    Verdict::Run => Ok(()),
-                    Verdict::DeniedByRule { rule, source, .. } => {
-                        Err(format!("the rule `deny {rule}` ({source}) refuses it"))
-                    }
-                    Verdict::Ask(plan) | Verdict::DenyUnattended(plan) => Err(format!(
-                        "it needs a person's approval ({}), and inline commands are not asked about",
-                        plan.because
-                            .as_ref()
-                            .map_or("the approval mode".to_string(), describe_because)
-                    )),
+            let access = Access::NeedsApproval(ApprovalRequestKind::Command {
+                command: command.to_string(),
+                cwd: workdir.clone(),
+            });
+            match policy.verdict("bash", access) {
+                Verdict::Run => Ok(()),
+                Verdict::DeniedByRule { rule, source, .. } => {
+                    Err(format!("the rule `deny {rule}` ({source}) refuses it"))
                 }
-            }))
+                Verdict::Ask(plan) | Verdict::DenyUnattended(plan) => Err(format!(
+                    "it needs a person's approval ({}), and inline commands are not asked about",
+                    plan.because
+                        .as_ref()
+                        .map_or("the approval mode".to_string(), describe_because)
+                )),
+            }
         }
-        ApprovalMode::Suggest => {
-            Permission::Refuse("approval mode suggest does not allow commands".into())
-        }
-        ApprovalMode::AutoEdit => {
-            Permission::Refuse("approval mode auto-edit does not allow commands".into())
-        }
-    }
+        ApprovalMode::Suggest => Err("approval mode suggest does not allow commands".into()),
+        ApprovalMode::AutoEdit => Err("approval mode auto-edit does not allow commands".into()),
+    }))
 }
 
 /// A few words on why a rule wants a person.
@@ -212,6 +208,15 @@ mod gate_tests {
         let destructive = gate.check("git reset --hard").unwrap_err();
         assert_contains(&destructive, "discards");
         let suggest = ApprovalPolicy::new(ApprovalMode::Suggest, Approver::Frontend, setup);
-        assert!(matches!(inline_permission(&suggest), Permission::Refuse(_)));
+        let Permission::Checked(gate) = inline_permission(&suggest) else {
+            panic!("every mode is checked when a command is about to run")
+        };
+        assert_eq!(
+            gate.check("git log -1").unwrap_err(),
+            "approval mode suggest does not allow commands"
+        );
+        // A switch holds for a gate made before it.
+        suggest.set_mode(ApprovalMode::FullAuto);
+        assert_eq!(gate.check("git log -1 --oneline"), Ok(()));
     }
 }

@@ -207,6 +207,8 @@ struct Repl<O: Write, E: Write> {
     asking: Option<String>,
     interrupts_seen: u32,
     model: String,
+    /// The approval mode in force.
+    approval_mode: crate::protocol::ApprovalMode,
     usage: Usage,
     context_tokens: u64,
     /// The model's context window, when known (learnt while the session runs).
@@ -233,6 +235,7 @@ impl<O: Write, E: Write> Repl<O, E> {
             events: handle.events,
             model: info.model.clone(),
             context_window: info.context_window,
+            approval_mode: info.approval_mode,
             info,
             input,
             renderer,
@@ -445,6 +448,16 @@ impl<O: Write, E: Write> Repl<O, E> {
                 let text = crate::mcp::listing::text(&self.info.mcp, &self.info.loaded_skills);
                 self.renderer.notice(&text)
             }
+            Builtin::Approvals(None) => {
+                let mode = mode_name(self.approval_mode);
+                self.renderer.notice(&format!(
+                    "approval mode: {mode} (switch with /approvals suggest|auto-edit|full-auto)"
+                ))
+            }
+            Builtin::Approvals(Some(mode)) => {
+                self.send(Op::SetApprovalMode { mode });
+                Ok(())
+            }
             Builtin::Undo | Builtin::Diff => {
                 self.send(if builtin == Builtin::Undo {
                     Op::Undo
@@ -630,6 +643,11 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.renderer
                     .report(&format!("exported to {}", path.display()))?;
             }
+            Event::ApprovalModeChanged { mode } => {
+                self.approval_mode = *mode;
+                self.renderer
+                    .report(&format!("approval mode: {}", mode_name(*mode)))?;
+            }
             Event::Undone { outcome } => {
                 self.done_waiting(State::ProjectChanges);
                 self.renderer.report(&outcome.describe())?;
@@ -677,3 +695,12 @@ impl<O: Write, E: Write> Repl<O, E> {
 
 #[cfg(test)]
 mod tests;
+
+/// An approval mode's name as typed.
+fn mode_name(mode: crate::protocol::ApprovalMode) -> &'static str {
+    match mode {
+        crate::protocol::ApprovalMode::Suggest => "suggest",
+        crate::protocol::ApprovalMode::AutoEdit => "auto-edit",
+        crate::protocol::ApprovalMode::FullAuto => "full-auto",
+    }
+}

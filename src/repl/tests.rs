@@ -145,6 +145,7 @@ fn fake_agent_notifying(
                 | Op::McpPrompt { .. }
                 | Op::Undo
                 | Op::Diff => {}
+                Op::SetApprovalMode { mode } => send(Event::ApprovalModeChanged { mode }),
             }
         }
         seen

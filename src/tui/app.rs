@@ -94,6 +94,8 @@ pub struct App {
     transcript: Option<Transcript>,
     lifecycle: Lifecycle,
     ctrl_c_at: Option<Instant>,
+    /// A switch to full-auto waiting for the user's yes, with its question.
+    mode_confirm: Option<String>,
 }
 
 /// Where finished cells live.
@@ -117,6 +119,7 @@ impl App {
             context_tokens: 0,
             usage: Usage::default(),
             skills: info.catalog.skills().len(),
+            approval_mode: info.approval_mode,
         };
         let history = History::load(&info.home.join("history"));
         let mut app = App {
@@ -140,6 +143,7 @@ impl App {
             },
             lifecycle: Lifecycle::Active,
             ctrl_c_at: None,
+            mode_confirm: None,
         };
         app.commit_cell(views::welcome(
             &app.status,
@@ -483,6 +487,13 @@ impl App {
                 NoticeKind::Info,
                 &format!("Exported the session to {}.", path.display()),
             ),
+            Event::ApprovalModeChanged { mode } => {
+                self.status.approval_mode = mode;
+                self.commit_notice(
+                    NoticeKind::Info,
+                    &format!("Approval mode: {}.", mode_words(mode)),
+                );
+            }
             Event::Undone { outcome } => {
                 let kind = match outcome {
                     crate::undo::UndoOutcome::Refused { .. } => NoticeKind::Error,
@@ -577,6 +588,27 @@ impl App {
         }
         // Any other key means the next Ctrl+C is a first press again.
         self.ctrl_c_at = None;
+        if self.mode_confirm.take().is_some() {
+            if key.code == KeyCode::Char('y') || key.code == KeyCode::Char('Y') {
+                self.out.ops.push(Op::SetApprovalMode {
+                    mode: crate::protocol::ApprovalMode::FullAuto,
+                });
+            } else {
+                let kept = mode_words(self.status.approval_mode);
+                self.commit_notice(NoticeKind::Info, &format!("Approval mode kept: {kept}."));
+            }
+            return Action::None;
+        }
+        if key.code == KeyCode::BackTab && self.lifecycle == Lifecycle::Active {
+            use crate::protocol::ApprovalMode;
+            let next = match self.status.approval_mode {
+                ApprovalMode::Suggest => ApprovalMode::AutoEdit,
+                ApprovalMode::AutoEdit => ApprovalMode::FullAuto,
+                ApprovalMode::FullAuto => ApprovalMode::Suggest,
+            };
+            self.ask_mode(next);
+            return Action::None;
+        }
         if self.lifecycle != Lifecycle::Active {
             if ctrl && key.code == KeyCode::Char('d') {
                 self.request_exit();
@@ -718,6 +750,24 @@ impl App {
         self.ctrl_c_at = (!acted).then_some(now);
     }
 
+    /// Switches the approval mode; a switch to full-auto asks first, naming the sandbox
+    /// commands would run in.
+    fn ask_mode(&mut self, mode: crate::protocol::ApprovalMode) {
+        if mode == crate::protocol::ApprovalMode::FullAuto
+            && self.status.approval_mode != crate::protocol::ApprovalMode::FullAuto
+        {
+            let confinement = match crate::sandbox::session() {
+                Some(s) => format!("in the sandbox ({})", s.policy.mode.as_str()),
+                None => "unconfined: there is no sandbox in this session".to_string(),
+            };
+            self.mode_confirm = Some(format!(
+                "Switch to full-auto? Commands and edits run without asking, {confinement}. y/n"
+            ));
+            return;
+        }
+        self.out.ops.push(Op::SetApprovalMode { mode });
+    }
+
     fn submit(&mut self) {
         let typed = self.composer.take();
         self.popup = None;
@@ -778,6 +828,18 @@ impl App {
             Builtin::Undo => {
                 self.commit_cell(echo.lines());
                 self.out.ops.push(Op::Undo);
+            }
+            Builtin::Approvals(None) => {
+                self.commit_cell(echo.lines());
+                let mode = mode_words(self.status.approval_mode);
+                self.commit_notice(
+                    NoticeKind::Info,
+                    &format!("Approval mode: {mode}. Switch with Shift+Tab or /approvals MODE."),
+                );
+            }
+            Builtin::Approvals(Some(mode)) => {
+                self.commit_cell(echo.lines());
+                self.ask_mode(mode);
             }
             Builtin::Diff => {
                 self.commit_cell(echo.lines());
@@ -928,7 +990,10 @@ impl App {
             popup.render(Rect::new(area.x, y, area.width, plan.popup), buf);
             y += plan.popup;
         }
-        let hint = self.ctrl_c_at.map(|_| "press Ctrl+C again to exit");
+        let hint = self
+            .mode_confirm
+            .as_deref()
+            .or(self.ctrl_c_at.map(|_| "press Ctrl+C again to exit"));
         let view = StatusView {
             state: &self.turn,
             elapsed: self.turn_started.map(|t| now.duration_since(t)),
@@ -949,4 +1014,15 @@ struct Plan {
     composer: u16,
     popup: u16,
     height: u16,
+}
+
+/// An approval mode as the TUI words it.
+fn mode_words(mode: crate::protocol::ApprovalMode) -> &'static str {
+    match mode {
+        crate::protocol::ApprovalMode::Suggest => "suggest (edits and commands ask)",
+        crate::protocol::ApprovalMode::AutoEdit => {
+            "auto-edit (edits in the project and read-only commands run; other commands ask)"
+        }
+        crate::protocol::ApprovalMode::FullAuto => "full-auto (everything runs unless a rule asks)",
+    }
 }

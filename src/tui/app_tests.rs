@@ -275,6 +275,50 @@ fn approval_overlay_answers_and_denies_with_reason() {
 }
 
 #[test]
+fn shift_tab_cycles_the_approval_mode_and_asks_before_full_auto() {
+    use crate::protocol::ApprovalMode;
+    let mut h = Harness::new();
+    h.key(KeyCode::BackTab);
+    assert_eq!(
+        h.ops(),
+        vec![Op::SetApprovalMode {
+            mode: ApprovalMode::AutoEdit
+        }]
+    );
+    h.event(Event::ApprovalModeChanged {
+        mode: ApprovalMode::AutoEdit,
+    });
+    assert!(
+        h.screen(100, 8).contains("auto-edit ·"),
+        "the status line names the mode"
+    );
+    h.key(KeyCode::BackTab);
+    assert!(h.ops().is_empty(), "full-auto waits for a yes");
+    assert!(h.screen(120, 8).contains("Switch to full-auto?"));
+    h.key(KeyCode::Char('n'));
+    assert!(h.ops().is_empty());
+    assert!(!h.screen(120, 8).contains("Switch to full-auto?"));
+    h.key(KeyCode::BackTab);
+    h.key(KeyCode::Char('y'));
+    assert_eq!(
+        h.ops(),
+        vec![Op::SetApprovalMode {
+            mode: ApprovalMode::FullAuto
+        }]
+    );
+    h.event(Event::ApprovalModeChanged {
+        mode: ApprovalMode::FullAuto,
+    });
+    h.key(KeyCode::BackTab);
+    assert_eq!(
+        h.ops(),
+        vec![Op::SetApprovalMode {
+            mode: ApprovalMode::Suggest
+        }]
+    );
+}
+
+#[test]
 fn esc_at_an_approval_interrupts_before_it_denies() {
     let mut h = Harness::new();
     h.event(Event::TurnStarted { text: "go".into() });

@@ -49,6 +49,8 @@ pub struct SessionStatus {
     pub usage: Usage,
     /// Skills in the index.
     pub skills: usize,
+    /// The approval mode in force (Shift+Tab and `/approvals` switch it).
+    pub approval_mode: crate::protocol::ApprovalMode,
 }
 
 /// Shortens `path` with `~` for the user's home directory.
@@ -124,8 +126,16 @@ pub fn render_status(area: Rect, buf: &mut Buffer, session: &SessionStatus, view
     };
 
     // (priority, text): the lowest priority goes first when space runs out.
-    let mut segments: Vec<(u8, String)> =
-        vec![(5, session.model.clone()), (2, session.workdir.clone())];
+    let mode = match session.approval_mode {
+        crate::protocol::ApprovalMode::Suggest => "suggest",
+        crate::protocol::ApprovalMode::AutoEdit => "auto-edit",
+        crate::protocol::ApprovalMode::FullAuto => "full-auto",
+    };
+    let mut segments: Vec<(u8, String)> = vec![
+        (6, mode.to_string()),
+        (5, session.model.clone()),
+        (2, session.workdir.clone()),
+    ];
     if let Some(window) = session.context_window.filter(|w| *w > 0) {
         let pct = (session.context_tokens.saturating_mul(100) / window).min(100);
         segments.push((4, format!("ctx {pct}%")));
@@ -195,6 +205,7 @@ mod tests {
                 cost: None,
             },
             skills: 3,
+            approval_mode: crate::protocol::ApprovalMode::Suggest,
         }
     }
 

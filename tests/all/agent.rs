@@ -574,3 +574,38 @@ async fn no_and_stop_at_an_approval_sends_no_further_request() {
     assert_eq!(outcome, TurnOutcome::Interrupted);
     assert_eq!(server.chat_requests().len(), 1);
 }
+
+/// `/approvals full-auto` during a session: the next call runs without asking, where
+/// the starting mode (suggest, nobody to ask) denied it.
+#[tokio::test]
+async fn switching_the_approval_mode_holds_for_the_next_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let call = || {
+        sse(vec![
+            tool_call(0, "b1", "bash", r#"{"command":"echo switched > out.txt"}"#),
+            finish("tool_calls"),
+        ])
+    };
+    let server = MockServer::start(vec![
+        call(),
+        sse(vec![text("denied"), finish("stop")]),
+        call(),
+        sse(vec![text("ran"), finish("stop")]),
+    ]);
+    let mut s = SessionBuilder::new(&server, dir.path()).start();
+    s.turn("first").await;
+    assert!(
+        !dir.path().join("out.txt").exists(),
+        "suggest with nobody to ask denies"
+    );
+    s.op(Op::SetApprovalMode {
+        mode: harness9::protocol::ApprovalMode::FullAuto,
+    });
+    s.until(|e| matches!(e, Event::ApprovalModeChanged { .. }))
+        .await;
+    s.turn("again").await;
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out.txt")).unwrap(),
+        "switched\n"
+    );
+}
