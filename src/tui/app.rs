@@ -757,11 +757,11 @@ impl App {
             && self.status.approval_mode != crate::protocol::ApprovalMode::FullAuto
         {
             let confinement = match crate::sandbox::session() {
-                Some(s) => format!("in the sandbox ({})", s.policy.mode.as_str()),
-                None => "unconfined: there is no sandbox in this session".to_string(),
+                Some(s) => format!("sandboxed ({})", s.policy.mode.as_str()),
+                None => "unconfined (no sandbox)".to_string(),
             };
             self.mode_confirm = Some(format!(
-                "Switch to full-auto? Commands and edits run without asking, {confinement}. y/n"
+                "Full-auto? Edits and commands run unasked, {confinement}. y/n"
             ));
             return;
         }

@@ -294,10 +294,16 @@ fn shift_tab_cycles_the_approval_mode_and_asks_before_full_auto() {
     );
     h.key(KeyCode::BackTab);
     assert!(h.ops().is_empty(), "full-auto waits for a yes");
-    assert!(h.screen(120, 8).contains("Switch to full-auto?"));
+    assert!(
+        h.screen(120, 8)
+            .contains("Full-auto? Edits and commands run unasked")
+    );
     h.key(KeyCode::Char('n'));
     assert!(h.ops().is_empty());
-    assert!(!h.screen(120, 8).contains("Switch to full-auto?"));
+    assert!(
+        !h.screen(120, 8)
+            .contains("Full-auto? Edits and commands run unasked")
+    );
     h.key(KeyCode::BackTab);
     h.key(KeyCode::Char('y'));
     assert_eq!(
