@@ -1,0 +1,331 @@
+//! Keys and submitted input: what each key press means (Ctrl+C, Shift+Tab, the popups,
+//! the composer) and what a routed input does (built-ins shown here, prompts and skills
+//! sent to the agent as ops). It draws nothing and knows nothing about the terminal.
+
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use super::{Action, App, DOUBLE_PRESS, Lifecycle, mode_words};
+use crate::input::{Builtin, PermissionsCommand, Routed, route};
+use crate::protocol::Op;
+use crate::tui::approval::AfterAnswer;
+use crate::tui::cells::{HistoryCell, NoticeKind};
+use crate::tui::composer::ComposerAction;
+use crate::tui::picker::PickerAction;
+use crate::tui::status::TurnState;
+use crate::tui::views;
+
+impl App {
+    /// Applies a key press.
+    pub fn on_key(&mut self, key: KeyEvent, now: Instant) -> Action {
+        if key.kind == KeyEventKind::Release {
+            return Action::None;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            self.ctrl_c(now);
+            return Action::None;
+        }
+        // Any other key means the next Ctrl+C is a first press again.
+        self.ctrl_c_at = None;
+        if self.mode_confirm.take().is_some() {
+            if key.code == KeyCode::Char('y') || key.code == KeyCode::Char('Y') {
+                self.out.ops.push(Op::SetApprovalMode {
+                    mode: crate::protocol::ApprovalMode::FullAuto,
+                });
+            } else {
+                let kept = mode_words(self.status.approval_mode);
+                self.commit_notice(NoticeKind::Info, &format!("Approval mode kept: {kept}."));
+            }
+            return Action::None;
+        }
+        if key.code == KeyCode::BackTab && self.lifecycle == Lifecycle::Active {
+            use crate::protocol::ApprovalMode;
+            let next = match self.status.approval_mode {
+                ApprovalMode::Suggest => ApprovalMode::AutoEdit,
+                ApprovalMode::AutoEdit => ApprovalMode::FullAuto,
+                ApprovalMode::FullAuto => ApprovalMode::Suggest,
+            };
+            self.ask_mode(next);
+            return Action::None;
+        }
+        if self.lifecycle != Lifecycle::Active {
+            if ctrl && key.code == KeyCode::Char('d') {
+                self.request_exit();
+            }
+            return Action::None;
+        }
+        if self.approvals.is_active() {
+            if let Some(answer) = self.approvals.handle_key(key) {
+                // "No, and stop": the interrupt goes first, so the turn ends while it
+                // waits for the answer and never sends the denial to the model.
+                if answer.turn == AfterAnswer::Interrupt {
+                    self.out.ops.push(Op::Interrupt);
+                }
+                self.out.ops.push(Op::Approval {
+                    call_id: answer.call_id,
+                    decision: answer.decision,
+                });
+                if !self.approvals.is_active() {
+                    self.turn = TurnState::Thinking;
+                }
+            }
+            return Action::None;
+        }
+        if let Some(picker) = &mut self.picker {
+            match picker.handle_key(key) {
+                PickerAction::Stay => {}
+                PickerAction::Close => self.picker = None,
+                PickerAction::Resume(id) => {
+                    self.picker = None;
+                    self.out.ops.push(Op::Resume { id });
+                }
+            }
+            return Action::None;
+        }
+        match key.code {
+            KeyCode::Char('d') if ctrl && self.composer.is_empty() => {
+                self.request_exit();
+                return Action::None;
+            }
+            KeyCode::Char('d') if ctrl => {
+                self.composer.handle_key(KeyEvent::from(KeyCode::Delete));
+            }
+            KeyCode::Char('g') if ctrl => return Action::OpenEditor,
+            KeyCode::Esc => {
+                if self.popup.take().is_none() && self.busy() {
+                    self.out.ops.push(Op::Interrupt);
+                }
+                return Action::None;
+            }
+            KeyCode::PageUp | KeyCode::PageDown => {
+                if let Some(t) = &mut self.transcript {
+                    t.scroll(if key.code == KeyCode::PageUp { 10 } else { -10 });
+                }
+                return Action::None;
+            }
+            KeyCode::Up | KeyCode::Down | KeyCode::Tab | KeyCode::Enter
+                if self.popup.is_some() && key.modifiers.is_empty() =>
+            {
+                self.popup_key(key.code);
+                return Action::None;
+            }
+            _ => match self.composer.handle_key(key) {
+                ComposerAction::Submit => self.submit(),
+                ComposerAction::Edited => {
+                    if let Some(t) = &mut self.transcript {
+                        t.scroll_to_bottom();
+                    }
+                }
+                ComposerAction::Ignored => return Action::None,
+            },
+        }
+        self.refresh_popup();
+        Action::None
+    }
+
+    fn popup_key(&mut self, code: KeyCode) {
+        let Some(popup) = &mut self.popup else { return };
+        match code {
+            KeyCode::Up => popup.up(),
+            KeyCode::Down => popup.down(),
+            _ => match popup.complete(self.composer.text()) {
+                Some(done) => {
+                    self.composer.set_text(&done.text);
+                    if done.complete && code == KeyCode::Enter {
+                        self.submit();
+                    }
+                    self.refresh_popup();
+                }
+                None if code == KeyCode::Enter => {
+                    self.submit();
+                    self.refresh_popup();
+                }
+                None => {
+                    let text = self.composer.text().trim_end().to_string();
+                    self.composer.set_text(&format!("{text} "));
+                    self.refresh_popup();
+                }
+            },
+        }
+    }
+
+    /// Ctrl+C does the first of: answer "no, and stop" to an approval, close the picker,
+    /// clear the draft, interrupt the turn. Only a press that had none of those to do arms
+    /// the exit ("press Ctrl+C again to exit"), so clearing a draft and then interrupting
+    /// a turn is never taken for a double press.
+    fn ctrl_c(&mut self, now: Instant) {
+        if self.ctrl_c_at.is_some_and(|t| now < t + DOUBLE_PRESS) {
+            self.ctrl_c_at = None;
+            self.request_exit();
+            return;
+        }
+        if self.lifecycle != Lifecycle::Active {
+            self.ctrl_c_at = Some(now);
+            return;
+        }
+        let acted = if self.approvals.is_active() {
+            // Deny what is asked and stop the turn.
+            self.out.ops.push(Op::Interrupt);
+            while let Some(answer) = self.approvals.handle_key(KeyEvent::from(KeyCode::Esc)) {
+                self.out.ops.push(Op::Approval {
+                    call_id: answer.call_id,
+                    decision: answer.decision,
+                });
+            }
+            true
+        } else if self.picker.take().is_some() {
+            // Closed the picker.
+            true
+        } else if !self.composer.is_empty() {
+            self.composer.clear();
+            self.popup = None;
+            true
+        } else if self.busy() {
+            self.out.ops.push(Op::Interrupt);
+            true
+        } else {
+            false
+        };
+        self.ctrl_c_at = (!acted).then_some(now);
+    }
+
+    /// Switches the approval mode; a switch to full-auto asks first, naming the sandbox
+    /// commands would run in.
+    fn ask_mode(&mut self, mode: crate::protocol::ApprovalMode) {
+        if mode == crate::protocol::ApprovalMode::FullAuto
+            && self.status.approval_mode != crate::protocol::ApprovalMode::FullAuto
+        {
+            let confinement = match crate::sandbox::session() {
+                Some(s) => format!("sandboxed ({})", s.policy.mode.as_str()),
+                None => "unconfined (no sandbox)".to_string(),
+            };
+            self.mode_confirm = Some(format!(
+                "Full-auto? Edits and commands run unasked, {confinement}. y/n"
+            ));
+            return;
+        }
+        self.out.ops.push(Op::SetApprovalMode { mode });
+    }
+
+    fn submit(&mut self) {
+        let typed = self.composer.take();
+        self.popup = None;
+        match route(&typed, &self.catalog, &self.mcp) {
+            Routed::Empty => {}
+            Routed::Prompt(text) => self.send(typed, Op::UserInput { text }),
+            Routed::Skill { name, args } => self.send(typed, Op::InvokeSkill { name, args }),
+            Routed::McpPrompt {
+                server,
+                prompt,
+                args,
+            } => self.send(
+                typed,
+                Op::McpPrompt {
+                    server,
+                    prompt,
+                    args,
+                },
+            ),
+            Routed::Builtin(builtin) => self.builtin(builtin, &typed),
+            Routed::Error(message) => {
+                self.commit_cell(HistoryCell::User { text: typed }.lines());
+                self.commit_notice(NoticeKind::Error, &message);
+            }
+        }
+    }
+
+    fn send(&mut self, typed: String, op: Op) {
+        self.queued.push_back(typed);
+        self.out.ops.push(op);
+    }
+
+    fn builtin(&mut self, builtin: Builtin, typed: &str) {
+        let echo = HistoryCell::User {
+            text: typed.trim().to_string(),
+        };
+        match builtin {
+            Builtin::Help => {
+                self.commit_cell(echo.lines());
+                self.commit_cell(views::help(&self.catalog));
+            }
+            Builtin::Skills => {
+                self.commit_cell(echo.lines());
+                self.commit_cell(views::skills(
+                    &self.catalog,
+                    self.index_budget,
+                    &self.loaded_skills,
+                ));
+            }
+            Builtin::Usage => {
+                self.commit_cell(echo.lines());
+                self.commit_cell(views::usage(&self.status));
+            }
+            Builtin::Mcp => {
+                self.commit_cell(echo.lines());
+                self.commit_cell(views::mcp(&self.mcp, &self.loaded_skills));
+            }
+            Builtin::Undo => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(Op::Undo);
+            }
+            Builtin::Approvals(None) => {
+                self.commit_cell(echo.lines());
+                let mode = mode_words(self.status.approval_mode);
+                self.commit_notice(
+                    NoticeKind::Info,
+                    &format!("Approval mode: {mode}. Switch with Shift+Tab or /approvals MODE."),
+                );
+            }
+            Builtin::Approvals(Some(mode)) => {
+                self.commit_cell(echo.lines());
+                self.ask_mode(mode);
+            }
+            Builtin::Diff => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(Op::Diff);
+            }
+            Builtin::Model(None) => {
+                self.commit_cell(echo.lines());
+                let model = self.status.model.clone();
+                self.commit_notice(
+                    NoticeKind::Info,
+                    &format!("Model: {model}. Switch with /model NAME."),
+                );
+            }
+            Builtin::Model(Some(model)) => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(Op::SetModel { model });
+            }
+            Builtin::Clear => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(Op::NewConversation);
+            }
+            Builtin::Compact(focus) => {
+                self.commit_cell(echo.lines());
+                self.commit_notice(NoticeKind::Info, "Compacting the conversation…");
+                self.out.ops.push(Op::Compact { focus });
+            }
+            Builtin::Resume(id) => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(match id {
+                    Some(id) => Op::Resume { id },
+                    None => Op::ListSessions,
+                });
+            }
+            Builtin::Export { format, path } => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(Op::Export { format, path });
+            }
+            Builtin::Permissions(command) => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(match command {
+                    PermissionsCommand::List => Op::ListPermissions,
+                    PermissionsCommand::Remove { number } => Op::RemovePermission { number },
+                });
+            }
+            Builtin::Exit => self.request_exit(),
+        }
+    }
+}
