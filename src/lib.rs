@@ -17,6 +17,7 @@ pub mod mcp;
 pub mod mentions;
 pub mod permissions;
 pub mod print;
+pub mod project_walk;
 pub mod prompt;
 pub mod protocol;
 pub mod repl;

@@ -13,6 +13,8 @@ use std::path::Path;
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{DirEntry, WalkBuilder};
+
+pub(crate) use crate::project_walk::project_walker;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -141,20 +143,6 @@ impl PathGlob {
             self.matcher.is_match(relative)
         }
     }
-}
-
-/// The walker every file-finding tool uses: sorted by name, `.gitignore`, `.ignore` and
-/// git excludes respected (also outside a git repository), hidden files included, `.git`
-/// folders skipped, symlinks not followed.
-pub(crate) fn project_walker(root: &Path) -> WalkBuilder {
-    let mut builder = WalkBuilder::new(root);
-    builder
-        .hidden(false)
-        .require_git(false)
-        .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|entry| entry.file_name() != ".git");
-    builder
 }
 
 /// Walks `walker`, handing each readable entry to `visit` until it answers

@@ -716,3 +716,79 @@ fn no_saved_sessions_is_a_notice_and_ids_and_exports_go_straight_to_the_agent() 
         ],
     );
 }
+
+/// Draws until `want` shows (the file index works on its own threads), with a deadline.
+fn screen_showing(h: &mut Harness, want: &str, width: u16, height: u16) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        h.app.on_wake();
+        let screen = h.screen(width, height);
+        if screen.contains(want) {
+            return screen;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never showed {want:?}:\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn at_opens_the_file_picker_and_tab_inserts_the_path() {
+    let project = tempfile::tempdir().unwrap();
+    for f in [
+        "src/tui/composer.rs",
+        "src/main.rs",
+        "my notes/plan.md",
+        "ignored/x.rs",
+    ] {
+        let p = project.path().join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "x").unwrap();
+    }
+    std::fs::write(project.path().join(".gitignore"), "ignored/\n").unwrap();
+    let mut info = session_info(Catalog::empty());
+    info.workdir = project.path().to_path_buf();
+    let mut h = Harness::with(info, None);
+    h.typ("look at @comp");
+    let screen = screen_showing(&mut h, "1 of ", 60, 5);
+    assert_snapshot!("mention_picker", screen);
+    h.key(KeyCode::Tab);
+    assert_eq!(h.app.draft(), "look at @src/tui/composer.rs ");
+    assert!(
+        !h.screen(60, 10).contains("tab inserts"),
+        "the picker closed"
+    );
+    // A folder keeps the picker open on its contents; a path with a space is quoted.
+    h.typ("and @my");
+    screen_showing(&mut h, "my notes/", 60, 10);
+    h.key(KeyCode::Tab);
+    assert_eq!(
+        h.app.draft(),
+        "look at @src/tui/composer.rs and @\"my notes/\" "
+    );
+    // Esc closes the picker for that word only; typing on does not reopen it.
+    h.typ("@main");
+    screen_showing(&mut h, "src/main.rs", 60, 10);
+    h.key(KeyCode::Esc);
+    h.typ(".rs");
+    assert!(!h.screen(60, 10).contains("tab inserts"));
+    assert!(h.ops().is_empty(), "Esc on the picker does not interrupt");
+    // Enter sends the draft as typed (the agent attaches the files).
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.ops(),
+        vec![Op::UserInput {
+            text: "look at @src/tui/composer.rs and @\"my notes/\" @main.rs".into()
+        }]
+    );
+}
+
+#[test]
+fn at_inside_a_word_or_escaped_opens_no_picker() {
+    let mut h = Harness::new();
+    h.typ("mail me@example.com or \\@x");
+    let screen = h.screen(60, 8);
+    assert!(!screen.contains("indexing"), "{screen}");
+}

@@ -182,6 +182,18 @@ impl Composer {
         text
     }
 
+    /// Where the cursor is (a byte offset into the draft).
+    pub fn cursor(&self) -> usize {
+        self.cursor
+    }
+
+    /// Replaces `range` of the draft with `text` and puts the cursor after it.
+    pub fn replace(&mut self, range: std::ops::Range<usize>, text: &str) {
+        self.text.replace_range(range.clone(), text);
+        self.cursor = range.start + text.len();
+        self.browsing = None;
+    }
+
     /// Inserts text at the cursor (typed or pasted; `\r\n` and `\r` become `\n`).
     pub fn insert(&mut self, text: &str) {
         let text = text.replace("\r\n", "\n").replace('\r', "\n");

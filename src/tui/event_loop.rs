@@ -118,6 +118,7 @@ impl Loop {
         let mut sigterm = signal(SignalKind::terminate())?;
         let mut sighup = signal(SignalKind::hangup())?;
         let mut sigint = signal(SignalKind::interrupt())?;
+        let waker = app.waker();
         loop {
             self.send_ops(app)?;
             if let Lifecycle::Finished(usage) = app.lifecycle() {
@@ -169,6 +170,9 @@ impl Loop {
                             "the terminal closed its input",
                         ))),
                     }
+                }
+                _ = waker.notified() => {
+                    app.on_wake();
                 }
                 _ = sleep_until(tick), if app.animating() => {}
                 _ = async { if let Some(d) = deadline { sleep_until(d).await } }, if deadline.is_some() => {

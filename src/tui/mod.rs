@@ -26,6 +26,7 @@ mod composer;
 mod event_loop;
 mod highlight;
 mod markdown;
+mod mention_popup;
 mod picker;
 mod popup;
 mod resume;

@@ -82,12 +82,8 @@ pub fn take(
     store: &Store,
 ) -> Result<Manifest, SnapshotError> {
     let found: Mutex<Vec<(String, std::fs::Metadata)>> = Mutex::new(Vec::new());
-    ignore::WalkBuilder::new(project)
-        .hidden(false)
-        .parents(true)
-        // A .gitignore counts in a project that is not a git repository too.
-        .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git")
+    // A .gitignore counts in a project that is not a git repository too.
+    crate::project_walk::project_walker(project)
         .build_parallel()
         .run(|| {
             Box::new(|entry| {

@@ -94,7 +94,9 @@ impl App {
             }
             KeyCode::Char('g') if ctrl => return Action::OpenEditor,
             KeyCode::Esc => {
-                if self.popup.take().is_none() && self.busy() {
+                if let Some(mention) = self.mention.take() {
+                    self.mention_dismissed = Some(mention.at());
+                } else if self.popup.take().is_none() && self.busy() {
                     self.out.ops.push(Op::Interrupt);
                 }
                 return Action::None;
@@ -104,6 +106,11 @@ impl App {
                     t.scroll(if key.code == KeyCode::PageUp { 10 } else { -10 });
                 }
                 return Action::None;
+            }
+            KeyCode::Up | KeyCode::Down | KeyCode::Tab | KeyCode::Enter
+                if self.mention.is_some() && key.modifiers.is_empty() =>
+            {
+                self.mention_key(key.code);
             }
             KeyCode::Up | KeyCode::Down | KeyCode::Tab | KeyCode::Enter
                 if self.popup.is_some() && key.modifiers.is_empty() =>
@@ -123,6 +130,23 @@ impl App {
         }
         self.refresh_popup();
         Action::None
+    }
+
+    /// Up/Down move the `@` picker's selection; Tab or Enter put the selected path in
+    /// place of the mention being typed (Enter with nothing listed sends the draft).
+    fn mention_key(&mut self, code: KeyCode) {
+        let Some(mention) = &mut self.mention else {
+            return;
+        };
+        match code {
+            KeyCode::Up => mention.up(),
+            KeyCode::Down => mention.down(),
+            _ => match mention.pick(self.composer.cursor()) {
+                Some(pick) => self.composer.replace(pick.range, &pick.text),
+                None if code == KeyCode::Enter => self.submit(),
+                None => {}
+            },
+        }
     }
 
     fn popup_key(&mut self, code: KeyCode) {
@@ -181,6 +205,7 @@ impl App {
         } else if !self.composer.is_empty() {
             self.composer.clear();
             self.popup = None;
+            self.mention = None;
             true
         } else if self.busy() {
             self.out.ops.push(Op::Interrupt);

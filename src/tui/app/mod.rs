@@ -23,6 +23,7 @@ use super::StartView;
 use super::approval::{ApprovalOverlay, PendingApproval};
 use super::cells::{HistoryCell, NoticeKind, SPINNER, ToolCell, outcome_notice, sub_agent_end};
 use super::composer::{Composer, History};
+use super::mention_popup::MentionPopup;
 use super::picker::SessionPicker;
 use super::popup::SlashPopup;
 use super::resume::{NO_SESSIONS, resumed_cells};
@@ -83,6 +84,15 @@ pub struct App {
     turn_started: Option<Instant>,
     composer: Composer,
     popup: Option<SlashPopup>,
+    /// The `@` picker, while the word at the cursor is a mention.
+    mention: Option<MentionPopup>,
+    /// The mention (where its `@` stands) whose picker Esc closed.
+    mention_dismissed: Option<usize>,
+    /// The project's files for the `@` picker, indexed from its first use.
+    files: Option<crate::mentions::FileIndex>,
+    workdir: std::path::PathBuf,
+    /// Woken when background work (the file index) has something to show.
+    waker: Arc<tokio::sync::Notify>,
     approvals: ApprovalOverlay,
     /// The saved sessions to choose from, while `/resume` shows them.
     picker: Option<SessionPicker>,
@@ -132,6 +142,11 @@ impl App {
             turn_started: None,
             composer: Composer::new(history),
             popup: None,
+            mention: None,
+            mention_dismissed: None,
+            files: None,
+            workdir: info.workdir.clone(),
+            waker: Arc::new(tokio::sync::Notify::new()),
             approvals: ApprovalOverlay::default(),
             picker: None,
             live: LiveTurn::default(),
@@ -553,12 +568,63 @@ impl App {
     }
 
     fn refresh_popup(&mut self) {
-        self.popup = SlashPopup::for_draft(
-            self.composer.text(),
-            &self.catalog,
-            &self.mcp,
-            self.popup.as_ref(),
-        );
+        self.refresh_mention();
+        self.popup = match self.mention {
+            Some(_) => None,
+            None => SlashPopup::for_draft(
+                self.composer.text(),
+                &self.catalog,
+                &self.mcp,
+                self.popup.as_ref(),
+            ),
+        };
+    }
+
+    /// Opens, follows or closes the `@` picker for the word at the cursor; the first one
+    /// starts indexing the project.
+    fn refresh_mention(&mut self) {
+        let typing = crate::mentions::typing_at(self.composer.text(), self.composer.cursor());
+        let Some((at, query)) = typing.filter(|(at, _)| self.mention_dismissed != Some(*at)) else {
+            if typing.is_none() {
+                self.mention_dismissed = None;
+            }
+            self.mention = None;
+            return;
+        };
+        let index = match &self.files {
+            Some(index) => {
+                if self.mention.is_none() {
+                    index.refresh_if_stale();
+                }
+                index
+            }
+            None => {
+                let waker = Arc::clone(&self.waker);
+                self.files.insert(crate::mentions::FileIndex::start(
+                    &self.workdir,
+                    move || waker.notify_one(),
+                ))
+            }
+        };
+        match &mut self.mention {
+            Some(popup) => popup.retarget(at, query, index),
+            None => self.mention = Some(MentionPopup::open(at, query, index)),
+        }
+    }
+
+    /// What the event loop waits on besides input and the agent: background work with
+    /// something new to show.
+    pub fn waker(&self) -> Arc<tokio::sync::Notify> {
+        Arc::clone(&self.waker)
+    }
+
+    /// Takes in what background work published (the `@` picker's latest list); true
+    /// when the screen needs drawing again.
+    pub fn on_wake(&mut self) -> bool {
+        match (&mut self.mention, &self.files) {
+            (Some(popup), Some(index)) => popup.update(index),
+            _ => false,
+        }
     }
 
     fn busy(&self) -> bool {
@@ -607,8 +673,9 @@ impl App {
         } else {
             1 + self.composer.height(width)
         };
-        let popup = match (&self.popup, overlay) {
-            (Some(p), 0) => p.height(),
+        let popup = match (&self.mention, &self.popup, overlay) {
+            (Some(m), _, 0) => m.height(),
+            (None, Some(p), 0) => p.height(),
             _ => 0,
         };
         let status = 1;
@@ -666,7 +733,7 @@ impl App {
             let placeholder = if self.busy() {
                 "type to queue a message · esc to interrupt"
             } else {
-                "ask anything · / for commands · ctrl+g editor"
+                "ask anything · / for commands · @ for files · ctrl+g editor"
             };
             let rows = plan.composer - 1;
             cursor =
@@ -674,8 +741,13 @@ impl App {
                     .render(Rect::new(area.x, y + 1, area.width, rows), buf, placeholder);
             y += plan.composer;
         }
-        if let Some(popup) = self.popup.as_ref().filter(|_| plan.popup > 0) {
-            popup.render(Rect::new(area.x, y, area.width, plan.popup), buf);
+        if plan.popup > 0 {
+            let rect = Rect::new(area.x, y, area.width, plan.popup);
+            match (&self.mention, &self.popup) {
+                (Some(mention), _) => mention.render(rect, buf),
+                (None, Some(popup)) => popup.render(rect, buf),
+                (None, None) => {}
+            }
             y += plan.popup;
         }
         let hint = self

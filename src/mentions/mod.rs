@@ -13,6 +13,10 @@ use std::fmt::Write as _;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+mod index;
+
+pub use index::{FileIndex, MatchList, Matched};
+
 /// The most of one file attached, in bytes.
 pub const MAX_FILE_BYTES: usize = 64 * 1024;
 /// The most attached in all, in bytes.
@@ -109,6 +113,33 @@ fn find(text: &str) -> Vec<(String, std::ops::Range<usize>)> {
         i += 1 + end.max(1);
     }
     out
+}
+
+/// The mention being typed at byte `cursor` of `text`, for a picker: the byte where its
+/// `@` stands and what follows it up to the cursor. `None` when the cursor is not in a
+/// mention's unquoted word (inside a word like `me@x`, after `\@`, or past a space).
+pub fn typing_at(text: &str, cursor: usize) -> Option<(usize, &str)> {
+    let before = text.get(..cursor)?;
+    let start = before
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let word = &before[start..];
+    // The word runs from a space (or the start), so `me@x` and `\@x` do not start
+    // with `@`.
+    let query = word.strip_prefix('@')?;
+    (!query.starts_with('"')).then_some((start, query))
+}
+
+/// How a picked path is written as a mention: `@path`, or `@"path"` when it holds
+/// whitespace.
+pub fn written(path: &str) -> String {
+    if path.contains(char::is_whitespace) {
+        format!("@\"{path}\"")
+    } else {
+        format!("@{path}")
+    }
 }
 
 /// Whether `text` has any mention (so callers can skip the work).
@@ -268,10 +299,8 @@ fn attach(
 fn folder_listing(dir: &Path) -> (String, bool) {
     let mut out = String::new();
     let mut count = 0;
-    let walk = ignore::WalkBuilder::new(dir)
+    let walk = crate::project_walk::project_walker(dir)
         .max_depth(Some(3))
-        .hidden(false)
-        .filter_entry(|e| e.file_name() != ".git")
         .sort_by_file_path(|a, b| a.cmp(b))
         .build();
     for entry in walk.flatten().skip(1) {
@@ -317,6 +346,24 @@ mod tests {
         std::fs::write(dir.path().join("my notes.txt"), "spaced\n").unwrap();
         std::fs::write(dir.path().join("blob.bin"), [0u8, 1, 2]).unwrap();
         dir
+    }
+
+    #[test]
+    fn the_mention_being_typed_is_found_at_the_cursor() {
+        let text = "see @src/ma and me@x \\@no @";
+        assert_eq!(typing_at(text, 11), Some((4, "src/ma")));
+        assert_eq!(typing_at(text, 5), Some((4, "")));
+        // Past the space after it, inside a word, after `\\@`, at a bare `@`.
+        assert_eq!(typing_at(text, 12), None);
+        assert_eq!(typing_at(text, 20), None);
+        assert_eq!(typing_at(text, 25), None);
+        assert_eq!(typing_at(text, text.len()), Some((text.len() - 1, "")));
+        // Not a character boundary, a quoted mention, out of range.
+        assert_eq!(typing_at("@é", 2), None);
+        assert_eq!(typing_at("@\"a b", 5), None);
+        assert_eq!(typing_at("@a", 9), None);
+        assert_eq!(written("src/a.rs"), "@src/a.rs");
+        assert_eq!(written("my notes/a.md"), "@\"my notes/a.md\"");
     }
 
     #[test]
