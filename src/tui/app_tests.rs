@@ -208,7 +208,7 @@ fn slash_popup_filters_and_completes() {
     );
     h.ctrl('c');
     h.submit("/he");
-    let screen = h.screen(70, 40);
+    let screen = h.screen(70, 50);
     assert!(
         screen.contains("Commands"),
         "Enter completes and runs /help: {screen}"
@@ -791,4 +791,70 @@ fn at_inside_a_word_or_escaped_opens_no_picker() {
     h.typ("mail me@example.com or \\@x");
     let screen = h.screen(60, 8);
     assert!(!screen.contains("indexing"), "{screen}");
+}
+
+#[test]
+fn a_large_paste_collapses_in_the_draft_and_is_sent_in_full() {
+    let mut h = Harness::new();
+    let body: String = (1..=300).map(|i| format!("log line {i}\n")).collect();
+    h.typ("why does this fail? ");
+    h.app.on_paste(&body);
+    h.typ(" thanks");
+    assert_snapshot!("collapsed_paste", h.screen(60, 4));
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.ops(),
+        vec![Op::UserInput {
+            text: format!("why does this fail? {body} thanks")
+        }]
+    );
+    // The conversation shows the placeholder, not 300 lines.
+    h.event(Event::TurnStarted {
+        text: format!("why does this fail? {body} thanks"),
+    });
+    let screen = h.screen(60, 12);
+    assert!(
+        screen.contains("why does this fail? [pasted 300 lines] thanks"),
+        "{screen}"
+    );
+    assert!(!screen.contains("log line 7"), "{screen}");
+}
+
+#[test]
+fn ctrl_r_searches_the_history_and_takes_the_match_into_the_draft() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("history"),
+        "#V2\nrun the tests\nfix the flaky test in ci\nexplain main.rs\n",
+    )
+    .unwrap();
+    let mut info = session_info(Catalog::empty());
+    info.home = home.path().to_path_buf();
+    let mut h = Harness::with(info, None);
+    h.typ("draft");
+    h.ctrl('r');
+    h.typ("test");
+    assert_snapshot!("history_search", h.screen(60, 4));
+    h.ctrl('r');
+    assert!(h.screen(60, 4).contains("run the tests"));
+    // Esc leaves the draft as it was; Ctrl+C closes the search without exiting.
+    h.key(KeyCode::Esc);
+    assert_eq!(h.app.draft(), "draft");
+    h.ctrl('r');
+    h.ctrl('c');
+    assert_eq!(h.app.draft(), "draft");
+    assert!(!h.screen(60, 4).contains("press Ctrl+C again"));
+    // Enter takes the match into the draft (not sent yet).
+    h.ctrl('r');
+    h.typ("main");
+    h.key(KeyCode::Enter);
+    assert_eq!(h.app.draft(), "explain main.rs");
+    assert!(h.ops().is_empty());
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.ops(),
+        vec![Op::UserInput {
+            text: "explain main.rs".into()
+        }]
+    );
 }

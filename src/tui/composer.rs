@@ -16,6 +16,8 @@ use ratatui::style::{Color, Modifier, Style};
 use unicode_segmentation::UnicodeSegmentation;
 use unicode_width::UnicodeWidthStr;
 
+use super::pastes::Pastes;
+
 /// A move up or down (the cursor between lines, or through the history).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Vertical {
@@ -122,6 +124,11 @@ impl History {
         }
     }
 
+    /// The entries, oldest first.
+    pub fn entries(&self) -> &[String] {
+        &self.entries
+    }
+
     fn get(&self, i: usize) -> Option<&str> {
         self.entries.get(i).map(String::as_str)
     }
@@ -140,6 +147,18 @@ pub struct Composer {
     history: History,
     /// While browsing history: the entry shown, and the draft it replaced.
     browsing: Option<(usize, String)>,
+    /// Large pastes standing in the draft as placeholders.
+    pastes: Pastes,
+}
+
+/// A draft taken for sending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Taken {
+    /// As it stood in the composer (large pastes as placeholders): what the
+    /// conversation shows.
+    pub shown: String,
+    /// With every paste in full: what is sent.
+    pub full: String,
 }
 
 impl Composer {
@@ -149,6 +168,11 @@ impl Composer {
             history,
             ..Composer::default()
         }
+    }
+
+    /// The inputs sent before.
+    pub fn history(&self) -> &History {
+        &self.history
     }
 
     /// The draft.
@@ -166,6 +190,50 @@ impl Composer {
         self.text = text.to_string();
         self.cursor = self.text.len();
         self.browsing = None;
+        self.pastes.clear();
+    }
+
+    /// The draft with every collapsed paste in full (for the editor).
+    pub fn full_text(&self) -> String {
+        self.pastes.expand(&self.text)
+    }
+
+    /// Ctrl+O: puts every collapsed paste's full text in place of its placeholder.
+    pub fn expand_pastes(&mut self) -> bool {
+        if self.pastes.is_empty() {
+            return false;
+        }
+        let before = self.pastes.expand(&self.text[..self.cursor]).len();
+        self.text = self.pastes.expand(&self.text);
+        self.cursor = before;
+        self.pastes.clear();
+        true
+    }
+
+    /// Inserts a paste: a large one as a placeholder (see [`Pastes`]), else as typed.
+    pub fn paste(&mut self, text: &str) {
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        match self.pastes.collapse(&text, &self.text) {
+            Some(label) => self.insert(&label),
+            None => self.insert(&text),
+        }
+    }
+
+    /// Removes `range` from the draft (grown to whole placeholders) and puts the cursor
+    /// where it was.
+    fn remove(&mut self, range: std::ops::Range<usize>) {
+        let range = self.pastes.widen(&self.text, range);
+        self.text.replace_range(range.clone(), "");
+        self.cursor = range.start;
+        self.pastes.prune(&self.text);
+    }
+
+    /// Moves the cursor out of a placeholder it landed in: to its start when moving
+    /// left, else to its end.
+    fn snap(&mut self, leftwards: bool) {
+        if let Some(span) = self.pastes.inside(&self.text, self.cursor) {
+            self.cursor = if leftwards { span.start } else { span.end };
+        }
     }
 
     /// Empties the draft.
@@ -173,13 +241,15 @@ impl Composer {
         self.set_text("");
     }
 
-    /// Takes the draft for sending and records it in the history.
-    pub fn take(&mut self) -> String {
-        let text = std::mem::take(&mut self.text);
+    /// Takes the draft for sending and records it (in full) in the history.
+    pub fn take(&mut self) -> Taken {
+        let shown = std::mem::take(&mut self.text);
+        let full = self.pastes.expand(&shown);
         self.cursor = 0;
         self.browsing = None;
-        self.history.push(&text);
-        text
+        self.pastes.clear();
+        self.history.push(&full);
+        Taken { shown, full }
     }
 
     /// Where the cursor is (a byte offset into the draft).
@@ -312,19 +382,13 @@ impl Composer {
                 'e' => self.cursor = self.line_end(),
                 'b' => self.cursor = self.prev_boundary(),
                 'f' => self.cursor = self.next_boundary(),
-                'u' => {
-                    let start = self.line_start();
-                    self.text.replace_range(start..self.cursor, "");
-                    self.cursor = start;
-                }
-                'k' => {
-                    let end = self.line_end();
-                    self.text.replace_range(self.cursor..end, "");
-                }
-                'w' => {
-                    let start = self.word_start();
-                    self.text.replace_range(start..self.cursor, "");
-                    self.cursor = start;
+                'u' => self.remove(self.line_start()..self.cursor),
+                'k' => self.remove(self.cursor..self.line_end()),
+                'w' => self.remove(self.word_start()..self.cursor),
+                'o' => {
+                    if !self.expand_pastes() {
+                        return ComposerAction::Ignored;
+                    }
                 }
                 'h' => return self.handle_key(KeyEvent::from(KeyCode::Backspace)),
                 _ => return ComposerAction::Ignored,
@@ -338,20 +402,9 @@ impl Composer {
                 let mut buf = [0u8; 4];
                 self.insert(c.encode_utf8(&mut buf));
             }
-            KeyCode::Backspace if alt || ctrl => {
-                let start = self.word_start();
-                self.text.replace_range(start..self.cursor, "");
-                self.cursor = start;
-            }
-            KeyCode::Backspace => {
-                let start = self.prev_boundary();
-                self.text.replace_range(start..self.cursor, "");
-                self.cursor = start;
-            }
-            KeyCode::Delete => {
-                let end = self.next_boundary();
-                self.text.replace_range(self.cursor..end, "");
-            }
+            KeyCode::Backspace if alt || ctrl => self.remove(self.word_start()..self.cursor),
+            KeyCode::Backspace => self.remove(self.prev_boundary()..self.cursor),
+            KeyCode::Delete => self.remove(self.cursor..self.next_boundary()),
             KeyCode::Left if ctrl || alt => self.cursor = self.word_start(),
             KeyCode::Right if ctrl || alt => self.cursor = self.word_end(),
             KeyCode::Left => self.cursor = self.prev_boundary(),
@@ -370,6 +423,10 @@ impl Composer {
             }
             _ => return ComposerAction::Ignored,
         }
+        let leftwards = matches!(key.code, KeyCode::Left | KeyCode::Home | KeyCode::Up)
+            || (ctrl && matches!(key.code, KeyCode::Char('a' | 'b')))
+            || (alt && key.code == KeyCode::Char('b'));
+        self.snap(leftwards);
         ComposerAction::Edited
     }
 
@@ -426,17 +483,32 @@ impl Composer {
         let (rows, (cursor_row, cursor_col)) = self.layout(area.width);
         let visible = usize::from(area.height);
         let first = (cursor_row + 1).saturating_sub(visible);
+        let labels: Vec<&str> = self
+            .pastes
+            .spans(&self.text)
+            .into_iter()
+            .map(|span| &self.text[span])
+            .collect();
+        let label_style = Style::new().fg(Color::Cyan);
         for (i, row) in rows.iter().skip(first).take(visible).enumerate() {
             let y = area.y + i as u16;
             let lead = if first + i == 0 { "› " } else { "  " };
             buf.set_string(area.x, y, lead, prompt_style);
-            buf.set_stringn(
-                area.x + PROMPT_WIDTH,
-                y,
-                row,
-                usize::from(area.width - PROMPT_WIDTH),
-                Style::new(),
-            );
+            let room = usize::from(area.width - PROMPT_WIDTH);
+            buf.set_stringn(area.x + PROMPT_WIDTH, y, row, room, Style::new());
+            // Placeholders of collapsed pastes stand out from typed text.
+            for label in &labels {
+                for (at, _) in row.match_indices(label) {
+                    let x = area.x + PROMPT_WIDTH + row[..at].width() as u16;
+                    buf.set_stringn(
+                        x,
+                        y,
+                        label,
+                        room.saturating_sub(row[..at].width()),
+                        label_style,
+                    );
+                }
+            }
         }
         if self.text.is_empty() && !placeholder.is_empty() {
             buf.set_stringn(
@@ -490,6 +562,58 @@ mod tests {
         let mut c = Composer::default();
         c.insert("line1\r\nline2\rline3");
         assert_eq!(c.text(), "line1\nline2\nline3");
+    }
+
+    #[test]
+    fn a_large_paste_is_one_placeholder_that_moves_and_deletes_whole() {
+        let body: String = (1..=300).map(|i| format!("row {i}\r\n")).collect();
+        let full = body.replace("\r\n", "\n");
+        let mut c = typed("see ");
+        c.paste(&body);
+        c.insert(" now");
+        assert_eq!(c.text(), "see [pasted 300 lines] now");
+        assert_eq!(c.full_text(), format!("see {full} now"));
+        // Left from after it lands before it, never inside; Right jumps back over it.
+        for _ in 0..5 {
+            c.handle_key(key(KeyCode::Left));
+        }
+        assert_eq!(c.cursor(), 4);
+        c.handle_key(key(KeyCode::Right));
+        assert_eq!(c.cursor(), "see [pasted 300 lines]".len());
+        // Ctrl+W cuts into it: the whole placeholder goes, and its text with it.
+        c.handle_key(mods(KeyCode::Char('w'), KeyModifiers::CONTROL));
+        assert_eq!(c.text(), "see  now");
+        assert_eq!(c.full_text(), "see  now");
+        // Backspace right after it takes it whole.
+        c.paste(&body);
+        c.handle_key(key(KeyCode::Backspace));
+        assert_eq!(c.text(), "see  now");
+        // Sent: shown with the placeholder, sent and remembered in full.
+        c.paste(&body);
+        let taken = c.take();
+        assert_eq!(taken.shown, "see [pasted 300 lines] now");
+        assert_eq!(taken.full, format!("see {full} now"));
+        c.handle_key(key(KeyCode::Up));
+        assert_eq!(c.text(), taken.full);
+    }
+
+    #[test]
+    fn ctrl_o_expands_pastes_in_place() {
+        let mut c = typed("a ");
+        c.paste(&"x".repeat(2500));
+        c.insert(" b");
+        c.handle_key(key(KeyCode::Home));
+        c.handle_key(key(KeyCode::Right));
+        let action = c.handle_key(mods(KeyCode::Char('o'), KeyModifiers::CONTROL));
+        assert_eq!(action, ComposerAction::Edited);
+        assert_eq!(c.text(), format!("a {} b", "x".repeat(2500)));
+        assert_eq!(c.cursor(), 1, "the cursor stays where it was in the text");
+        let again = c.handle_key(mods(KeyCode::Char('o'), KeyModifiers::CONTROL));
+        assert_eq!(again, ComposerAction::Ignored);
+        // A small paste goes in as it is.
+        let mut small = Composer::default();
+        small.paste("one\ntwo");
+        assert_eq!(small.text(), "one\ntwo");
     }
 
     #[test]

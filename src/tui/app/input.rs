@@ -12,6 +12,7 @@ use crate::protocol::Op;
 use crate::tui::approval::AfterAnswer;
 use crate::tui::cells::{HistoryCell, NoticeKind};
 use crate::tui::composer::ComposerAction;
+use crate::tui::history_search::{HistorySearch, SearchAction};
 use crate::tui::picker::PickerAction;
 use crate::tui::status::TurnState;
 use crate::tui::views;
@@ -84,7 +85,27 @@ impl App {
             }
             return Action::None;
         }
+        if let Some(search) = &mut self.search {
+            match search.handle_key(key, self.composer.history().entries()) {
+                SearchAction::Stay => {}
+                SearchAction::Take(entry) => {
+                    self.search = None;
+                    if let Some(entry) = entry {
+                        self.composer.set_text(&entry);
+                        self.refresh_popup();
+                    }
+                }
+                SearchAction::Close => self.search = None,
+            }
+            return Action::None;
+        }
         match key.code {
+            KeyCode::Char('r') if ctrl => {
+                self.search = Some(HistorySearch::new(self.composer.history().entries()));
+                self.popup = None;
+                self.mention = None;
+                return Action::None;
+            }
             KeyCode::Char('d') if ctrl && self.composer.is_empty() => {
                 self.request_exit();
                 return Action::None;
@@ -199,8 +220,8 @@ impl App {
                 });
             }
             true
-        } else if self.picker.take().is_some() {
-            // Closed the picker.
+        } else if self.picker.take().is_some() || self.search.take().is_some() {
+            // Closed the picker or the history search.
             true
         } else if !self.composer.is_empty() {
             self.composer.clear();
@@ -235,9 +256,12 @@ impl App {
     }
 
     fn submit(&mut self) {
-        let typed = self.composer.take();
+        // The conversation shows the draft as it stood (large pastes as placeholders);
+        // the router and the agent get it in full.
+        let crate::tui::composer::Taken { shown: typed, full } = self.composer.take();
         self.popup = None;
-        match route(&typed, &self.catalog, &self.mcp) {
+        self.mention = None;
+        match route(&full, &self.catalog, &self.mcp) {
             Routed::Empty => {}
             Routed::Prompt(text) => self.send(typed, Op::UserInput { text }),
             Routed::Skill { name, args } => self.send(typed, Op::InvokeSkill { name, args }),

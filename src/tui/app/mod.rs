@@ -23,6 +23,7 @@ use super::StartView;
 use super::approval::{ApprovalOverlay, PendingApproval};
 use super::cells::{HistoryCell, NoticeKind, SPINNER, ToolCell, outcome_notice, sub_agent_end};
 use super::composer::{Composer, History};
+use super::history_search::HistorySearch;
 use super::mention_popup::MentionPopup;
 use super::picker::SessionPicker;
 use super::popup::SlashPopup;
@@ -96,6 +97,8 @@ pub struct App {
     approvals: ApprovalOverlay,
     /// The saved sessions to choose from, while `/resume` shows them.
     picker: Option<SessionPicker>,
+    /// Ctrl+R's search through the input history, in the composer's place.
+    search: Option<HistorySearch>,
     live: LiveTurn,
     /// Inputs sent while a turn ran, as typed, waiting for their `TurnStarted`.
     queued: VecDeque<String>,
@@ -149,6 +152,7 @@ impl App {
             waker: Arc::new(tokio::sync::Notify::new()),
             approvals: ApprovalOverlay::default(),
             picker: None,
+            search: None,
             live: LiveTurn::default(),
             queued: VecDeque::new(),
             out: Outbox::default(),
@@ -224,9 +228,9 @@ impl App {
         }
     }
 
-    /// The draft (for `$EDITOR`).
-    pub fn draft(&self) -> &str {
-        self.composer.text()
+    /// The draft with large pastes in full (for `$EDITOR`).
+    pub fn draft(&self) -> String {
+        self.composer.full_text()
     }
 
     /// Replaces the draft (after `$EDITOR`).
@@ -562,7 +566,7 @@ impl App {
         if self.approvals.is_active() {
             self.approvals.paste(text);
         } else if self.picker.is_none() {
-            self.composer.insert(text);
+            self.composer.paste(text);
             self.refresh_popup();
         }
     }
@@ -663,10 +667,11 @@ impl App {
                 Span::styled(first.to_string(), dim),
             ]));
         }
-        let overlay = match &self.picker {
+        let overlay = match (&self.picker, &self.search) {
             _ if self.approvals.is_active() => self.approvals.height(width),
-            Some(picker) => picker.height(),
-            None => 0,
+            (Some(picker), _) => picker.height(),
+            (None, Some(search)) => search.height(width),
+            (None, None) => 0,
         };
         let composer = if overlay > 0 {
             0
@@ -720,10 +725,11 @@ impl App {
         let mut cursor = None;
         if plan.overlay > 0 {
             let overlay = Rect::new(area.x, y, area.width, plan.overlay);
-            match &mut self.picker {
+            match (&mut self.picker, &self.search) {
                 _ if self.approvals.is_active() => cursor = self.approvals.render(overlay, buf),
-                Some(picker) => picker.render(overlay, buf),
-                None => {}
+                (Some(picker), _) => picker.render(overlay, buf),
+                (None, Some(search)) => cursor = search.render(overlay, buf),
+                (None, None) => {}
             }
             y += plan.overlay;
         }
