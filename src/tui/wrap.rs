@@ -48,9 +48,31 @@ struct Piece<'a> {
     width: usize,
 }
 
+/// Where a line's text starts after its leading spaces and list or status marker
+/// (`✓ `, `└ `, `- `, `12. `), so continuation rows line up under the text.
+fn hanging_indent(pieces: &[Piece<'_>]) -> usize {
+    let spaces = pieces.iter().take_while(|p| p.text == " ").count();
+    let rest = &pieces[spaces..];
+    let digits = rest
+        .iter()
+        .take_while(|p| p.text.len() == 1 && p.text.as_bytes()[0].is_ascii_digit())
+        .count();
+    let marker = match rest.get(digits) {
+        Some(p) if digits > 0 && digits <= 3 && (p.text == "." || p.text == ")") => digits + 1,
+        Some(p) if digits == 0 && !p.text.chars().any(char::is_alphanumeric) && p.text != " " => 1,
+        _ => 0,
+    };
+    if marker > 0 && rest.get(marker).is_some_and(|p| p.text == " ") {
+        let marker_width: usize = rest[..=marker].iter().map(|p| p.width).sum();
+        spaces + marker_width
+    } else {
+        spaces
+    }
+}
+
 /// Wraps one styled line to `width` columns: breaks after spaces where it can, inside a
-/// word when a word is longer than the row, and indents continuation rows like the
-/// line's own leading spaces (up to half the width).
+/// word when a word is longer than the row, and indents continuation rows to where the
+/// line's text starts (see [`hanging_indent`]; at most half the width).
 pub fn wrap_line(line: &Line<'static>, width: u16) -> Vec<Line<'static>> {
     let width = usize::from(width.max(1));
     if line_width(line) <= width {
@@ -68,11 +90,12 @@ pub fn wrap_line(line: &Line<'static>, width: u16) -> Vec<Line<'static>> {
             })
         })
         .collect();
-    let indent = pieces
-        .iter()
-        .take_while(|p| p.text == " ")
-        .count()
-        .min(width / 2);
+    let indent = hanging_indent(&pieces).min(width / 2);
+    let space = Piece {
+        text: " ",
+        style: Style::default(),
+        width: 1,
+    };
 
     let mut rows: Vec<Vec<&Piece<'_>>> = Vec::new();
     let mut row: Vec<&Piece<'_>> = Vec::new();
@@ -93,7 +116,7 @@ pub fn wrap_line(line: &Line<'static>, width: u16) -> Vec<Line<'static>> {
                 row.pop();
             }
             rows.push(std::mem::take(&mut row));
-            row.extend(pieces.iter().take(indent));
+            row.extend(std::iter::repeat_n(&space, indent));
             row_start_len = row.len();
             row_width = indent;
             break_at = None;
@@ -171,6 +194,25 @@ mod tests {
             wrapped("  one two three four", 10),
             ["  one two", "  three", "  four"]
         );
+    }
+
+    #[test]
+    fn continuation_rows_hang_under_the_text_after_a_marker() {
+        assert_eq!(
+            wrapped("✓ grep a long pattern in .", 14),
+            ["✓ grep a long", "  pattern in ."]
+        );
+        assert_eq!(
+            wrapped("  └ No matches for the pattern", 16),
+            ["  └ No matches", "    for the", "    pattern"]
+        );
+        assert_eq!(
+            wrapped("12. first item of the list", 12),
+            ["12. first", "    item of", "    the list"]
+        );
+        // A word, or a symbol not followed by a space, is not a marker.
+        assert_eq!(wrapped("go ahead now", 8), ["go ahead", "now"]);
+        assert_eq!(wrapped("(see) the docs", 9), ["(see) the", "docs"]);
     }
 
     #[test]
