@@ -103,7 +103,26 @@ impl Loop {
         Ok(())
     }
 
+    /// Follows a change of the terminal's size: where the cursor is now tells how far
+    /// the terminal moved the content (and the live area) when it changed height.
+    fn follow_resize(&mut self, cols: u16, rows: u16) -> io::Result<()> {
+        if (cols, rows) == self.screen.size() {
+            return Ok(());
+        }
+        self.screen.flush_to(&mut self.stdout)?;
+        let now = crossterm::cursor::position()
+            .ok()
+            .map(|(x, y)| Position::new(x, y));
+        self.screen.resize(cols, rows, now)
+    }
+
     fn draw(&mut self, app: &mut App) -> io::Result<()> {
+        // The terminal may have been resized since its Resize event was read (or its
+        // event may come after input typed later): a frame drawn for the old size
+        // would land where the terminal no longer has the live area.
+        if let Ok((cols, rows)) = crossterm::terminal::size() {
+            self.follow_resize(cols, rows)?;
+        }
         let lines = app.take_lines();
         self.screen.insert_lines(&lines)?;
         let now = Instant::now();
@@ -155,13 +174,7 @@ impl Loop {
                         }
                         Some(Ok(TermEvent::Paste(text))) => app.on_paste(&text),
                         Some(Ok(TermEvent::Resize(cols, rows))) => {
-                            // Where the cursor is now tells how far the terminal moved
-                            // the content (and the live area) when it changed height.
-                            self.screen.flush_to(&mut self.stdout)?;
-                            let now = crossterm::cursor::position()
-                                .ok()
-                                .map(|(x, y)| Position::new(x, y));
-                            self.screen.resize(cols, rows, now)?;
+                            self.follow_resize(cols, rows)?;
                         }
                         Some(Ok(_)) => continue,
                         Some(Err(e)) => return Err(TuiError::Io(e)),

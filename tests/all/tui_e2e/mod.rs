@@ -18,6 +18,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod defects;
+
 use crate::support::{MockServer, finish, skill, sse, text, tool_call};
 use serde_json::Value;
 use tempfile::TempDir;
@@ -25,6 +27,8 @@ use tempfile::TempDir;
 const DEADLINE: Duration = Duration::from_secs(30);
 const ROWS: u16 = 40;
 const COLS: u16 = 120;
+/// Lines of scrollback the emulated terminal keeps.
+const SCROLLBACK: usize = 2000;
 
 type Writer = Arc<Mutex<Box<dyn Write + Send>>>;
 
@@ -84,7 +88,7 @@ impl Tui {
     ) -> Tui {
         let dirs = Dirs::new();
         prepare(dirs.home.path(), dirs.work.path());
-        Tui::spawn_in(server, extra, env, dirs)
+        Tui::spawn_in(server, extra, env, dirs, (ROWS, COLS))
     }
 
     /// The binary with this home and project directory.
@@ -93,13 +97,14 @@ impl Tui {
         extra: &[&str],
         env: &[(&str, String)],
         dirs: Arc<Dirs>,
+        (rows, cols): (u16, u16),
     ) -> Tui {
         use portable_pty::{CommandBuilder, PtySize, native_pty_system};
         let (home, work) = (dirs.home.path(), dirs.work.path());
         let pair = native_pty_system()
             .openpty(PtySize {
-                rows: ROWS,
-                cols: COLS,
+                rows,
+                cols,
                 pixel_width: 0,
                 pixel_height: 0,
             })
@@ -125,9 +130,9 @@ impl Tui {
         let writer: Writer = Arc::new(Mutex::new(pair.master.take_writer().unwrap()));
         let master = Arc::new(Mutex::new(pair.master));
         let screen = Arc::new(Mutex::new(vt100::Parser::new(
-            std::num::NonZero::new(ROWS).unwrap(),
-            std::num::NonZero::new(COLS).unwrap(),
-            1000,
+            std::num::NonZero::new(rows).unwrap(),
+            std::num::NonZero::new(cols).unwrap(),
+            SCROLLBACK,
         )));
         {
             let screen = screen.clone();
@@ -506,7 +511,7 @@ fn resume_opens_the_picker_and_goes_on_with_the_chosen_session() {
         sse(vec![text("Going on from the plan."), finish("stop")]),
     ]);
     let dirs = Dirs::new();
-    let mut first = Tui::spawn_in(&server, &[], &[], dirs.clone());
+    let mut first = Tui::spawn_in(&server, &[], &[], dirs.clone(), (ROWS, COLS));
     first.wait_ready();
     first.type_text("draft the parser plan");
     first.send("\r");
@@ -515,7 +520,7 @@ fn resume_opens_the_picker_and_goes_on_with_the_chosen_session() {
     first.exit_with_ctrl_c_twice();
 
     // Same home, same project: `--resume` without an id opens the picker at start.
-    let mut second = Tui::spawn_in(&server, &["--resume"], &[], dirs);
+    let mut second = Tui::spawn_in(&server, &["--resume"], &[], dirs, (ROWS, COLS));
     second.wait_for_text("Resume a session · 1 of 1");
     second.wait_for_text("1 turn");
     second.wait_for_text("draft the parser plan");
