@@ -27,7 +27,7 @@ pub(super) struct Plan<'a> {
     pub(super) stdin: &'a Stdin,
     /// stdout and stderr on one pipe.
     pub(super) merged: bool,
-    pub(super) confinement: Confinement,
+    pub(super) confinement: &'a Confinement,
 }
 
 /// A started command.
@@ -114,7 +114,7 @@ pub(super) fn spawn(plan: &Plan<'_>) -> Result<Launched, ExecError> {
         group,
         stdout,
         stderr,
-        sandbox: sandbox_of(plan.confinement).map(|s| s.policy.clone()),
+        sandbox: sandbox_of(plan.confinement).map(|s| s.policy),
     })
 }
 
@@ -169,18 +169,28 @@ fn on_path(name: &str) -> bool {
     })
 }
 
-/// The session's sandbox when the command is to run in it and one is configured.
-fn sandbox_of(confinement: Confinement) -> Option<&'static SessionSandbox> {
+/// The sandbox a command runs in (the session's, or the session's narrowed): the
+/// launcher and the policy it applies. `None` when it runs as is.
+fn sandbox_of(confinement: &Confinement) -> Option<SessionSandbox> {
+    let session = match confinement {
+        Confinement::Unconfined => return None,
+        Confinement::SessionSandbox | Confinement::SessionSandboxWritingOnly(_) => {
+            crate::sandbox::session()?
+        }
+    };
     match confinement {
-        Confinement::Unconfined => None,
-        Confinement::SessionSandbox => crate::sandbox::session(),
+        Confinement::SessionSandboxWritingOnly(writable) => Some(SessionSandbox {
+            policy: Arc::new(session.policy.writing_only(writable)),
+            launcher: session.launcher.clone(),
+        }),
+        _ => Some(session.clone()),
     }
 }
 
 /// The command as it will really be started: as is, or as the launcher's arguments
 /// (the launcher confines itself, then runs it). Called before anything else is set on
 /// the command, which only knows its program and arguments here.
-fn confine(confinement: Confinement, cmd: Command) -> Command {
+fn confine(confinement: &Confinement, cmd: Command) -> Command {
     let Some(sandbox) = sandbox_of(confinement) else {
         return cmd;
     };

@@ -197,13 +197,17 @@ pub enum Leftovers {
 }
 
 /// How the command is wrapped before it starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Confinement {
     /// Run as is, with the user's rights.
     Unconfined,
     /// Inside the session's sandbox ([`crate::sandbox::configure`]); as is when the
     /// session has none (`--sandbox off`, or nothing configured, as in unit tests).
     SessionSandbox,
+    /// Inside the session's sandbox with writes allowed only beneath these folders (and
+    /// `/dev/null`), whatever the session's own writable paths or mode: a skill run
+    /// writes only in its workspace. As is when the session has no sandbox.
+    SessionSandboxWritingOnly(Vec<PathBuf>),
 }
 
 /// How a finished command ended and what it printed.
@@ -328,7 +332,7 @@ pub async fn run(request: Request, cancel: &CancellationToken) -> Result<Finishe
         env: &env,
         stdin: &stdin,
         merged: matches!(output, Output::Merged(_)),
-        confinement,
+        confinement: &confinement,
     })?;
     let (out_sink, err_sink) = match output {
         Output::Merged(sink) => (sink, None),

@@ -89,6 +89,16 @@ impl SandboxPolicy {
         }
     }
 
+    /// This policy with writes allowed only beneath `writable` (workspace-write, the
+    /// same network rule), for a command that must keep to its own folders.
+    pub fn writing_only(&self, writable: &[PathBuf]) -> SandboxPolicy {
+        SandboxPolicy {
+            mode: SandboxMode::WorkspaceWrite,
+            writable: writable.to_vec(),
+            network: self.network,
+        }
+    }
+
     /// The launcher's arguments before `--`: mode, network and writable paths.
     pub fn launcher_args(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = vec![

@@ -1,7 +1,9 @@
-//! The `skill_run` tool: runs a command rooted at a skill's folder, with `SKILL_DIR`,
-//! `SKILL_NAME`, `WORK_DIR` (a fresh, private folder under the system temp dir, deleted
-//! when the call ends) and `OUTPUT_DIR` (`$WORK_DIR/output`) set, stdin empty, in its own
-//! process group. The result is one compact JSON object: `exit_code`, `signal` (when
+//! The `skill_run` tool: runs a command in a fresh, private workspace (see
+//! `workspace.rs`: a read-only copy of the skill's folder where the command runs, and
+//! `work/`, `out/`, `runs/<id>/`, `tmp/`, with `SKILL_DIR`, `SKILL_NAME`,
+//! `WORKSPACE_DIR`, `SKILLS_DIR`, `WORK_DIR`, `OUTPUT_DIR`, `RUN_DIR` and `TMPDIR` set),
+//! deleted when the call ends, stdin empty, in its own process group; when the session
+//! has a sandbox, the command may write only in the workspace. The result is one compact JSON object: `exit_code`, `signal` (when
 //! killed by one), `timed_out`, `duration_ms`, `stdout`, `stderr` (separately, each kept
 //! head-and-tail within its share of the output budget), and for `output_files` the
 //! matching files under `WORK_DIR`, inline with a MIME type (text as text, anything else
@@ -21,7 +23,7 @@
 //! `checks.rs` holds the pre-run checks (cwd, variables, plain-command splitting, lists,
 //! globs); `files.rs` the work folder, the report and the output files.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -40,10 +42,12 @@ use crate::skills::Catalog;
 
 mod checks;
 mod files;
+mod workspace;
 
 use checks::{check_env, check_lists, output_globs, resolve_cwd, shell_quote, split_plain};
+use files::Report;
 pub use files::{MAX_FILES, MAX_FILES_BYTES};
-use files::{Report, WorkDir};
+use workspace::Workspace;
 
 /// Runs a command in a skill's folder.
 pub struct SkillRun {
@@ -65,10 +69,10 @@ impl SkillRun {
     /// The tool over `catalog`, restricted by `commands` when either list is set.
     pub fn new(catalog: Arc<Catalog>, commands: CommandLists) -> Self {
         let mut description = String::from(
-            "Run a command in a skill's folder (cwd relative to it). Sets SKILL_DIR, \
-             SKILL_NAME, WORK_DIR (fresh, deleted after the call) and OUTPUT_DIR \
-             ($WORK_DIR/output). Returns JSON: exit_code, timed_out, duration_ms, stdout, \
-             stderr, and the files matching output_files inline.",
+            "Run a command in a fresh workspace, in a read-only copy of a skill's folder \
+             (cwd relative to it). Env: SKILL_DIR, WORK_DIR, OUTPUT_DIR (out/), \
+             WORKSPACE_DIR, RUN_DIR. Returns JSON: exit_code, timed_out, stdout, stderr, \
+             and the files matching output_files inline.",
         );
         if !commands.is_unrestricted() {
             description.push_str(" Only one plain command, no shell syntax.");
@@ -119,6 +123,8 @@ struct Plan {
     skill_dir: PathBuf,
     /// Canonical, inside `skill_dir`.
     cwd: PathBuf,
+    /// `cwd` relative to `skill_dir` (the same folder in the workspace's copy).
+    cwd_rel: PathBuf,
     env: Vec<(String, String)>,
     program: Program,
     /// The command as shown for approval: extra variables, then the command.
@@ -154,7 +160,7 @@ impl TypedTool for SkillRun {
                 "cwd": {"type": "string", "description": "Folder relative to the skill's folder."},
                 "env": {"type": "object", "description": "Extra string environment variables."},
                 "timeout": {"type": "integer", "description": "Seconds before it is killed."},
-                "output_files": {"type": "array", "items": {"type": "string"}, "description": "Globs relative to WORK_DIR (e.g. output/*) to return."}
+                "output_files": {"type": "array", "items": {"type": "string"}, "description": "Globs relative to the workspace (e.g. out/*) to return."}
             },
             "required": ["skill", "command"]
         })
@@ -216,6 +222,10 @@ impl SkillRun {
             ))
         })?;
         let cwd = resolve_cwd(&skill_dir, args.cwd.as_deref()).map_err(ToolOutput::error)?;
+        let cwd_rel = cwd
+            .strip_prefix(&skill_dir)
+            .unwrap_or(Path::new(""))
+            .to_path_buf();
         let env = check_env(args.env.clone().unwrap_or_default()).map_err(ToolOutput::error)?;
         if args.command.trim().is_empty() {
             return Err(ToolOutput::error("command is empty"));
@@ -252,6 +262,7 @@ impl SkillRun {
             skill_name: skill.name.clone(),
             skill_dir,
             cwd,
+            cwd_rel,
             env,
             program,
             shown,
@@ -267,14 +278,10 @@ async fn execute(plan: Plan, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal>
         .timeout_secs
         .unwrap_or(limits.default_bash_timeout_secs)
         .clamp(1, limits.max_bash_timeout_secs.max(1));
-    let work = match run_blocking(WorkDir::create).await? {
+    let (name, dir) = (plan.skill_name.clone(), plan.skill_dir.clone());
+    let work = match run_blocking(move || Workspace::create(&name, &dir)).await? {
         Ok(work) => work,
-        Err(e) => {
-            return Ok(ToolOutput::error(format!(
-                "Cannot create a work folder in {}: {e}",
-                std::env::temp_dir().display()
-            )));
-        }
+        Err(e) => return Ok(ToolOutput::error(format!("skill_run: {e}"))),
     };
     let request = request(&plan, &work, Duration::from_secs(timeout_secs), ctx);
     let finished = match exec::run(request, &ctx.cancel).await {
@@ -320,7 +327,7 @@ async fn execute(plan: Plan, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal>
     let outputs = plan.outputs;
     let content = run_blocking(move || {
         let content = match outputs {
-            Some(globs) => report.with_files(&work.path, &globs, max).to_json(),
+            Some(globs) => report.with_files(&work.root, &globs, max).to_json(),
             None => report.to_json(),
         };
         drop(work);
@@ -335,16 +342,18 @@ async fn execute(plan: Plan, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal>
     })
 }
 
-/// The request for a checked call: the program in the plan's folder with the skill's
-/// variables, stdout and stderr kept apart within their shares of the output budget and
-/// both streamed live, leftovers killed with the work folder.
-fn request(plan: &Plan, work: &WorkDir, timeout: Duration, ctx: &ToolContext) -> Request {
+/// The request for a checked call: the program in the workspace's copy of the plan's
+/// folder with the workspace's variables, stdout and stderr kept apart within their
+/// shares of the output budget and both streamed live, leftovers killed with the
+/// workspace, and (when the session has a sandbox) writes only in the workspace.
+fn request(plan: &Plan, work: &Workspace, timeout: Duration, ctx: &ToolContext) -> Request {
+    let cwd = work.skill_dir().join(&plan.cwd_rel);
     let program = match &plan.program {
         Program::Shell(line) => exec::Program::Bash { line: line.clone() },
         Program::Direct { program, args } => exec::Program::Direct {
             // A relative path with a slash means the working folder, not ours.
             program: if program.contains('/') {
-                plan.cwd.join(program)
+                cwd.join(program)
             } else {
                 PathBuf::from(program)
             },
@@ -357,15 +366,19 @@ fn request(plan: &Plan, work: &WorkDir, timeout: Duration, ctx: &ToolContext) ->
         .map(|(name, value)| EnvChange::set(name, value))
         .collect();
     env.extend([
-        EnvChange::set("SKILL_DIR", &plan.skill_dir),
+        EnvChange::set("SKILL_DIR", work.skill_dir()),
         EnvChange::set("SKILL_NAME", &plan.skill_name),
-        EnvChange::set("WORK_DIR", &work.path),
+        EnvChange::set("WORKSPACE_DIR", &work.root),
+        EnvChange::set("SKILLS_DIR", work.skills_dir()),
+        EnvChange::set("WORK_DIR", work.work_dir()),
         EnvChange::set("OUTPUT_DIR", work.output_dir()),
+        EnvChange::set("RUN_DIR", work.run_dir()),
+        EnvChange::set("TMPDIR", work.tmp_dir()),
     ]);
     let max = ctx.limits.max_output_bytes;
     Request {
         program,
-        cwd: plan.cwd.clone(),
+        cwd,
         prompts: Prompts::Suppressed,
         env,
         stdin: Stdin::Null,
@@ -381,7 +394,7 @@ fn request(plan: &Plan, work: &WorkDir, timeout: Duration, ctx: &ToolContext) ->
         },
         timeout,
         leftovers: Leftovers::Kill,
-        confinement: Confinement::SessionSandbox,
+        confinement: Confinement::SessionSandboxWritingOnly(work.writable()),
     }
 }
 

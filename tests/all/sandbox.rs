@@ -349,3 +349,53 @@ fn skill_commands_are_confined_like_bash() {
     );
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
 }
+
+/// `skill_run` in a sandboxed session writes only in its workspace: its `OUTPUT_DIR`
+/// and `WORK_DIR` work (and the file comes back), while the project (writable for
+/// `bash`), `/tmp` and the skill's folder are not.
+#[test]
+fn skill_run_writes_only_in_its_workspace() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let dir = skill(
+        &project.path().join("skills"),
+        "maker",
+        "Makes files",
+        "",
+        "Body\n",
+    );
+    let p = project.path().display();
+    let command = format!(
+        "echo made > \"$OUTPUT_DIR/r.txt\" && echo w > \"$WORK_DIR/w\" && echo $TMPDIR > \"$TMPDIR/t\" && echo ok; \
+         touch {p}/in-project 2>&1; touch /tmp/harness9-skill-run-escape 2>&1; \
+         touch {}/in-skill 2>&1; true",
+        dir.display()
+    );
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(
+                0,
+                "c1",
+                "skill_run",
+                &serde_json::json!({"skill": "maker", "command": command, "output_files": ["$OUTPUT_DIR/*"]})
+                    .to_string(),
+            ),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("done"), finish("stop")]),
+    ]);
+    let out = server
+        .harness9(home.path(), project.path())
+        .args(["-p", "go", "--approval-mode", "full-auto"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let result = server.chat_requests()[1].tool_results().join("\n");
+    assert!(result.contains("ok\\n"), "{result}");
+    assert!(result.contains("\"path\":\"out/r.txt\""), "{result}");
+    assert_eq!(result.matches("Permission denied").count(), 3, "{result}");
+    assert!(!project.path().join("in-project").exists());
+    assert!(!dir.join("in-skill").exists());
+    assert!(!Path::new("/tmp/harness9-skill-run-escape").exists());
+}

@@ -14,7 +14,16 @@ use crate::config::CommandLists;
 /// `output_files` patterns per call at most.
 const MAX_PATTERNS: usize = 20;
 /// Variables skill_run sets itself.
-const RESERVED_ENV: [&str; 4] = ["SKILL_DIR", "SKILL_NAME", "WORK_DIR", "OUTPUT_DIR"];
+const RESERVED_ENV: [&str; 8] = [
+    "SKILL_DIR",
+    "SKILL_NAME",
+    "WORKSPACE_DIR",
+    "SKILLS_DIR",
+    "WORK_DIR",
+    "OUTPUT_DIR",
+    "RUN_DIR",
+    "TMPDIR",
+];
 /// Variables that change which code runs (search paths, preloads, startup hooks).
 const INJECTION_ENV: [&str; 22] = [
     "PATH",
@@ -224,8 +233,28 @@ pub(super) fn check_lists(lists: &CommandLists, words: &[String]) -> Result<(), 
     Ok(())
 }
 
+/// A pattern as written by a skill's docs, made relative to the workspace root:
+/// `$OUTPUT_DIR/…` (or `${OUTPUT_DIR}/…`) is `out/…`, `$WORK_DIR/…` is `work/…`, and the
+/// older `output/…` (when `OUTPUT_DIR` was `$WORK_DIR/output`) is `out/…` too.
+pub(super) fn normalize_glob(pattern: &str) -> String {
+    let pattern = pattern.trim();
+    let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
+    for (prefixes, to) in [
+        (["$OUTPUT_DIR/", "${OUTPUT_DIR}/", "output/"], "out/"),
+        (["$WORK_DIR/", "${WORK_DIR}/", "work/"], "work/"),
+    ] {
+        for prefix in prefixes {
+            if let Some(rest) = pattern.strip_prefix(prefix) {
+                return format!("{to}{rest}");
+            }
+        }
+    }
+    pattern.to_string()
+}
+
 /// The `output_files` patterns as one set, matched against `/`-separated paths relative
-/// to `WORK_DIR` (`*` stays within a folder; `**` crosses folders).
+/// to the workspace root (see [`normalize_glob`]; `*` stays within a folder, `**`
+/// crosses folders).
 pub(super) fn output_globs(patterns: &[String]) -> Result<GlobSet, String> {
     if patterns.len() > MAX_PATTERNS {
         return Err(format!(
@@ -241,12 +270,12 @@ pub(super) fn output_globs(patterns: &[String]) -> Result<GlobSet, String> {
             || path.components().any(|c| c == Component::ParentDir)
         {
             return Err(format!(
-                "output_files: {pattern:?} must be a glob relative to WORK_DIR, without `..` \
-                 (e.g. \"output/*.png\")"
+                "output_files: {pattern:?} must be a glob relative to the workspace, without \
+                 `..` (e.g. \"out/*.png\" or \"$OUTPUT_DIR/*.png\")"
             ));
         }
-        let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
-        let glob = GlobBuilder::new(pattern)
+        let pattern = normalize_glob(pattern);
+        let glob = GlobBuilder::new(&pattern)
             .literal_separator(true)
             .build()
             .map_err(|e| format!("output_files: {e}"))?;
@@ -362,9 +391,18 @@ mod tests {
     #[test]
     fn globs_are_relative_and_star_stays_in_its_folder() {
         let set = output_globs(&["output/*".into(), "./report.md".into()]).unwrap();
-        assert!(set.is_match("output/a.png"));
-        assert!(!set.is_match("output/deep/a.png"));
+        assert!(set.is_match("out/a.png"), "the older output/ is out/");
+        assert!(!set.is_match("out/deep/a.png"));
         assert!(set.is_match("report.md"));
+        for (written, normal) in [
+            ("$OUTPUT_DIR/**", "out/**"),
+            ("${OUTPUT_DIR}/a.txt", "out/a.txt"),
+            ("$WORK_DIR/x/*", "work/x/*"),
+            ("./out/*.csv", "out/*.csv"),
+            ("runs/**", "runs/**"),
+        ] {
+            assert_eq!(normalize_glob(written), normal);
+        }
         assert!(output_globs(&["/etc/*".into()]).is_err());
         assert!(output_globs(&["a/../../x".into()]).is_err());
         assert!(output_globs(&["a[".into()]).is_err());

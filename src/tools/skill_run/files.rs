@@ -1,12 +1,9 @@
-//! The files side of `skill_run`: the per-call work folder (created private under the
-//! system temp dir, removed on drop), the JSON report the model sees, and the
-//! `output_files` collected into it with MIME types, within limits on count and bytes
-//! and the tool output limit. Knows nothing of processes or of the tool trait.
+//! The files side of `skill_run`: the JSON report the model sees, and the
+//! `output_files` collected into it from the run's workspace with MIME types, within
+//! limits on count and bytes and the tool output limit. Knows nothing of processes or
+//! of the tool trait.
 
-use std::io;
-use std::os::unix::fs::DirBuilderExt;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
 use globset::GlobSet;
 use serde::Serialize;
@@ -19,55 +16,6 @@ pub const MAX_FILES_BYTES: usize = 256 * 1024;
 const MAX_WALK_ENTRIES: usize = 10_000;
 /// Room kept for the list of omitted files.
 const OMITTED_RESERVE: usize = 1_500;
-
-/// A fresh, private work folder under the system temp dir, deleted on drop.
-#[derive(Debug)]
-pub(super) struct WorkDir {
-    pub(super) path: PathBuf,
-}
-
-impl WorkDir {
-    pub(super) fn create() -> io::Result<WorkDir> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let base = std::env::temp_dir();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let mut last_error = None;
-        for _ in 0..16 {
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = base.join(format!(
-                "harness9-skill-run-{}-{nanos:08x}-{n}",
-                std::process::id()
-            ));
-            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => {
-                    // From here on, drop removes it.
-                    let mut work = WorkDir { path };
-                    work.path = std::fs::canonicalize(&work.path)?;
-                    std::fs::DirBuilder::new()
-                        .mode(0o700)
-                        .create(work.output_dir())?;
-                    return Ok(work);
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last_error = Some(e),
-                Err(e) => return Err(e),
-            }
-        }
-        Err(last_error.unwrap_or_else(|| io::Error::other("no free work folder name")))
-    }
-
-    pub(super) fn output_dir(&self) -> PathBuf {
-        self.path.join("output")
-    }
-}
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
-}
 
 /// The result the model sees, as compact JSON.
 #[derive(Debug, Serialize)]
@@ -116,15 +64,15 @@ impl Report {
         serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
 
-    /// Adds the files under `work` matching `globs`, keeping the whole JSON within
-    /// `max_output` bytes.
-    pub(super) fn with_files(mut self, work: &Path, globs: &GlobSet, max_output: usize) -> Report {
+    /// Adds the files of the workspace at `root` matching `globs` (not the staged skill),
+    /// keeping the whole JSON within `max_output` bytes.
+    pub(super) fn with_files(mut self, root: &Path, globs: &GlobSet, max_output: usize) -> Report {
         self.files = Some(Vec::new());
         let base = self.to_json().len();
         let mut room = max_output
             .saturating_sub(base + OMITTED_RESERVE)
             .min(MAX_FILES_BYTES);
-        let (matches, walk_capped) = matching_files(work, globs);
+        let (matches, walk_capped) = matching_files(root, globs);
         let mut files = Vec::new();
         let mut omitted = Vec::new();
         for (path, size) in matches {
@@ -143,7 +91,7 @@ impl Report {
                 )));
                 continue;
             }
-            let entry = match std::fs::read(work.join(&path)) {
+            let entry = match std::fs::read(root.join(&path)) {
                 Ok(bytes) => file_entry(path.clone(), &bytes),
                 Err(e) => {
                     omitted.push(leave_out(format!("cannot read: {e}")));
@@ -184,9 +132,12 @@ impl Report {
     }
 }
 
-/// Regular files below `work` (symlinks are not followed) whose relative path matches,
-/// sorted, with their sizes; true when the walk stopped at its entry limit.
-fn matching_files(work: &Path, globs: &GlobSet) -> (Vec<(String, u64)>, bool) {
+/// Regular files below `root` but outside its `skills/` (symlinks are not followed) whose
+/// relative path matches, sorted, with their sizes; true when the walk stopped at its
+/// entry limit.
+fn matching_files(root: &Path, globs: &GlobSet) -> (Vec<(String, u64)>, bool) {
+    let work = root;
+    let staged = root.join("skills");
     let mut found = Vec::new();
     let mut pending = vec![work.to_path_buf()];
     let mut visited = 0;
@@ -205,7 +156,9 @@ fn matching_files(work: &Path, globs: &GlobSet) -> (Vec<(String, u64)>, bool) {
             };
             let path = entry.path();
             if kind.is_dir() {
-                pending.push(path);
+                if path != staged {
+                    pending.push(path);
+                }
             } else if kind.is_file() {
                 let Ok(relative) = path.strip_prefix(work) else {
                     continue;
@@ -367,35 +320,34 @@ mod tests {
     }
 
     #[test]
-    fn work_folders_are_fresh_private_and_removed_on_drop() {
-        use std::os::unix::fs::PermissionsExt;
-        let a = WorkDir::create().unwrap();
-        let b = WorkDir::create().unwrap();
-        assert_ne!(a.path, b.path);
-        assert!(a.output_dir().is_dir());
-        let mode = std::fs::metadata(&a.path).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o700);
-        std::fs::write(a.output_dir().join("x"), "x").unwrap();
-        let path = a.path.clone();
-        drop(a);
-        assert!(!path.exists());
-    }
-
-    #[test]
-    fn symlinks_are_not_followed_when_collecting() {
-        let work = WorkDir::create().unwrap();
+    fn symlinks_and_the_staged_skill_are_not_collected() {
+        let skill = tempfile::tempdir().unwrap();
+        std::fs::write(skill.path().join("script.py"), "print(1)").unwrap();
+        let ws = super::super::workspace::Workspace::create("demo", skill.path()).unwrap();
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("secret.txt"), "s").unwrap();
-        std::os::unix::fs::symlink(outside.path(), work.output_dir().join("link")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.output_dir().join("link")).unwrap();
         std::os::unix::fs::symlink(
             outside.path().join("secret.txt"),
-            work.output_dir().join("s.txt"),
+            ws.output_dir().join("s.txt"),
         )
         .unwrap();
-        std::fs::write(work.output_dir().join("real.txt"), "r").unwrap();
-        let globs = super::super::checks::output_globs(&["output/**".into()]).unwrap();
-        let (found, capped) = matching_files(&work.path, &globs);
-        assert_eq!(found, [("output/real.txt".to_string(), 1)]);
+        std::fs::write(ws.output_dir().join("real.txt"), "r").unwrap();
+        std::fs::write(ws.work_dir().join("w.txt"), "ww").unwrap();
+        let globs = super::super::checks::output_globs(&[
+            "$OUTPUT_DIR/**".into(),
+            "**/*.py".into(),
+            "work/*".into(),
+        ])
+        .unwrap();
+        let (found, capped) = matching_files(&ws.root, &globs);
+        assert_eq!(
+            found,
+            [
+                ("out/real.txt".to_string(), 1),
+                ("work/w.txt".to_string(), 2)
+            ]
+        );
         assert!(!capped);
     }
 }

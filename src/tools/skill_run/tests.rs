@@ -78,13 +78,16 @@ fn report(out: &ToolOutput) -> Value {
 use crate::exec::test_support::{cancel_and_expect_interrupted, expect_killed};
 
 #[tokio::test]
-async fn runs_in_the_skill_folder_with_its_variables() {
+async fn runs_in_a_workspace_copy_of_the_skill_with_the_design_s_variables() {
     let f = fixture();
+    write(&f.demo_dir.join("scripts/tool.sh"), "echo tool\n");
     let out = f
         .run(json!({
             "skill": "demo",
-            "command": "pwd; echo \"$SKILL_NAME|$SKILL_DIR|$GREETING\"; echo \"$WORK_DIR\"; \
-                        echo \"$OUTPUT_DIR\"; ls -A \"$WORK_DIR\"; echo oops >&2; exit 3",
+            "command": "pwd; echo \"$SKILL_NAME|$SKILL_DIR|$GREETING\"; echo \"$WORKSPACE_DIR\"; \
+                        echo \"$SKILLS_DIR|$WORK_DIR|$OUTPUT_DIR|$RUN_DIR|$TMPDIR\"; \
+                        ls \"$WORK_DIR\" | tr '\\n' ' '; echo; ls . | tr '\\n' ' '; echo; \
+                        echo changed > SKILL.md; touch new-file; echo oops >&2; exit 3",
             "env": {"GREETING": "hi there"}
         }))
         .await;
@@ -92,30 +95,55 @@ async fn runs_in_the_skill_folder_with_its_variables() {
     let r = report(&out);
     let stdout = r["stdout"].as_str().unwrap();
     let lines: Vec<&str> = stdout.lines().collect();
-    let demo = f.demo_dir.display().to_string();
-    assert_eq!(lines[0], demo);
-    assert_eq!(lines[1], format!("demo|{demo}|hi there"));
-    let work = PathBuf::from(lines[2]);
+    let ws = PathBuf::from(lines[2]);
     let temp = std::fs::canonicalize(std::env::temp_dir()).unwrap();
-    assert!(work.starts_with(&temp), "{}", work.display());
-    assert_eq!(lines[3], work.join("output").display().to_string());
-    assert_eq!(lines[4..], ["output"], "the work folder starts empty");
+    assert!(ws.starts_with(&temp), "{}", ws.display());
+    let staged = ws.join("skills/demo");
+    assert_eq!(lines[0], staged.display().to_string(), "runs in the copy");
+    assert_eq!(lines[1], format!("demo|{}|hi there", staged.display()));
+    let p = |rel: &str| ws.join(rel).display().to_string();
+    assert_eq!(
+        lines[3],
+        [
+            p("skills"),
+            p("work"),
+            p("out"),
+            lines[3].split('|').nth(3).unwrap().to_string(),
+            p("tmp")
+        ]
+        .join("|")
+    );
+    assert!(
+        lines[3]
+            .split('|')
+            .nth(3)
+            .unwrap()
+            .starts_with(&p("runs/run-"))
+    );
+    assert_eq!(
+        lines[4], "inputs ",
+        "the work folder starts with its inputs folder"
+    );
+    assert_eq!(lines[5], "SKILL.md inputs out scripts work ");
     assert_eq!(r["stderr"], "oops\n");
     assert_eq!(r["exit_code"], 3);
     assert_eq!(r["timed_out"], false);
     assert!(r["duration_ms"].is_u64());
     assert!(r.get("files").is_none());
-    assert!(!work.exists(), "the work folder is removed after the call");
+    assert!(!ws.exists(), "the workspace is removed after the call");
+    // The skill's own folder is never changed, whatever the command writes in its copy.
+    let original = std::fs::read_to_string(f.demo_dir.join("SKILL.md")).unwrap();
+    assert!(original.starts_with("---\nname: demo"), "{original}");
+    assert!(!f.demo_dir.join("new-file").exists());
 
-    // cwd below the skill folder; each call gets its own work folder.
+    // cwd below the skill folder, in the copy; each call gets its own workspace.
     let out = f
-        .run(json!({"skill": "demo", "command": "pwd", "cwd": "scripts"}))
+        .run(json!({"skill": "demo", "command": "pwd; sh tool.sh", "cwd": "scripts"}))
         .await;
     assert!(!out.is_error, "{}", out.content);
-    assert_eq!(
-        report(&out)["stdout"],
-        format!("{}\n", f.demo_dir.join("scripts").display())
-    );
+    let stdout = report(&out)["stdout"].as_str().unwrap().to_string();
+    assert!(stdout.ends_with("/skills/demo/scripts\ntool\n"), "{stdout}");
+    assert!(!stdout.starts_with(&ws.display().to_string()));
 }
 
 #[tokio::test]
@@ -163,7 +191,7 @@ async fn refuses_escapes_unknown_skills_and_reserved_variables() {
         ),
         (
             json!({"skill": "demo", "command": "pwd", "output_files": ["../x"]}),
-            "relative to WORK_DIR",
+            "relative to the workspace",
         ),
         (
             json!({"skill": "dem", "command": "pwd"}),
@@ -225,7 +253,8 @@ async fn timeout_kills_the_group_and_returns_promptly() {
     let out = f
         .run(json!({
             "skill": "demo",
-            "command": "sleep 300 & echo $! > \"$SKILL_DIR/bg.pid\"; echo started; sleep 300",
+            "command": "sleep 300 & echo $! > \"$PIDS/bg.pid\"; echo started; sleep 300",
+            "env": {"PIDS": f.project.path().to_str().unwrap()},
             "timeout": 1
         }))
         .await;
@@ -235,7 +264,11 @@ async fn timeout_kills_the_group_and_returns_promptly() {
     assert_eq!(r["timed_out"], true);
     assert_eq!(r["exit_code"], Value::Null);
     assert_eq!(r["stdout"], "started\n");
-    expect_killed(&f.demo_dir.join("bg.pid"), "the background job to die").await;
+    expect_killed(
+        &f.project.path().join("bg.pid"),
+        "the background job to die",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -244,11 +277,12 @@ async fn leftovers_are_killed_when_the_command_exits() {
     let out = f
         .run(json!({
             "skill": "demo",
-            "command": "sleep 300 >/dev/null 2>&1 & echo $! > \"$SKILL_DIR/bg.pid\"; echo done"
+            "command": "sleep 300 >/dev/null 2>&1 & echo $! > \"$PIDS/bg.pid\"; echo done",
+            "env": {"PIDS": f.project.path().to_str().unwrap()}
         }))
         .await;
     assert!(!out.is_error, "{}", out.content);
-    expect_killed(&f.demo_dir.join("bg.pid"), "the leftover job to die").await;
+    expect_killed(&f.project.path().join("bg.pid"), "the leftover job to die").await;
 }
 
 #[tokio::test]
@@ -259,13 +293,15 @@ async fn cancel_returns_promptly_kills_the_group_and_removes_the_work_folder() {
     let mut ctx = f.ctx();
     ctx.live_output = Some(tx);
     let cancel = ctx.cancel.clone();
+    let pids = f.project.path().to_str().unwrap().to_string();
     let task = tokio::spawn({
         let tool = tool.clone();
         async move {
             tool.run(
                 json!({
                     "skill": "demo",
-                    "command": "sleep 300 & echo $! > \"$SKILL_DIR/bg.pid\"; echo \"$WORK_DIR\"; sleep 300"
+                    "command": "sleep 300 & echo $! > \"$PIDS/bg.pid\"; echo \"$WORK_DIR\"; sleep 300",
+                    "env": {"PIDS": pids}
                 }),
                 &ctx,
             )
@@ -279,7 +315,11 @@ async fn cancel_returns_promptly_kills_the_group_and_removes_the_work_folder() {
     let work = PathBuf::from(seen.trim_end());
     assert!(work.is_dir());
     cancel_and_expect_interrupted(&cancel, task).await;
-    expect_killed(&f.demo_dir.join("bg.pid"), "the background job to die").await;
+    expect_killed(
+        &f.project.path().join("bg.pid"),
+        "the background job to die",
+    )
+    .await;
     assert!(!work.exists());
 }
 
@@ -292,7 +332,7 @@ async fn output_files_come_back_inline_with_mime_types_and_limits() {
                    printf 'plain' > \"$OUTPUT_DIR/notes\"; \
                    mkdir \"$OUTPUT_DIR/deep\"; echo '{}' > \"$OUTPUT_DIR/deep/x.json\"; \
                    echo skipped > \"$WORK_DIR/elsewhere.txt\"";
-    let out = f.run(json!({"skill": "demo", "command": command, "output_files": ["output/*", "output/**/*.json"]})).await;
+    let out = f.run(json!({"skill": "demo", "command": command, "output_files": ["output/*", "$OUTPUT_DIR/**/*.json"]})).await;
     assert!(!out.is_error, "{}", out.content);
     let r = report(&out);
     let files = r["files"].as_array().unwrap();
@@ -309,10 +349,10 @@ async fn output_files_come_back_inline_with_mime_types_and_limits() {
     assert_eq!(
         summary,
         [
-            ("output/deep/x.json", "application/json", "utf-8"),
-            ("output/dot.png", "image/png", "base64"),
-            ("output/notes", "text/plain", "utf-8"),
-            ("output/table.csv", "text/csv", "utf-8"),
+            ("out/deep/x.json", "application/json", "utf-8"),
+            ("out/dot.png", "image/png", "base64"),
+            ("out/notes", "text/plain", "utf-8"),
+            ("out/table.csv", "text/csv", "utf-8"),
         ]
     );
     assert_eq!(files[1]["content"], "iVBORw0KGgoA");
@@ -321,13 +361,13 @@ async fn output_files_come_back_inline_with_mime_types_and_limits() {
     assert!(r.get("files_omitted").is_none());
 
     // Count limit: 25 files, 20 returned, the rest named.
-    let out = f.run(json!({"skill": "demo", "command": "cd \"$OUTPUT_DIR\" && for i in $(seq 10 34); do echo $i > f$i.txt; done", "output_files": ["output/*.txt"]})).await;
+    let out = f.run(json!({"skill": "demo", "command": "cd \"$OUTPUT_DIR\" && for i in $(seq 10 34); do echo $i > f$i.txt; done", "output_files": ["out/*.txt"]})).await;
     let r = report(&out);
     assert_eq!(r["files"].as_array().unwrap().len(), MAX_FILES);
-    assert_eq!(r["files"][19]["path"], "output/f29.txt");
+    assert_eq!(r["files"][19]["path"], "out/f29.txt");
     let omitted = r["files_omitted"].as_array().unwrap();
     assert_eq!(omitted.len(), 5);
-    assert_eq!(omitted[0]["path"], "output/f30.txt");
+    assert_eq!(omitted[0]["path"], "out/f30.txt");
     assert!(
         omitted[0]["reason"].as_str().unwrap().contains("20 files"),
         "{}",
@@ -346,9 +386,9 @@ async fn output_files_come_back_inline_with_mime_types_and_limits() {
         .unwrap();
     assert!(out.content.len() <= 6_000, "{}", out.content.len());
     let r = report(&out);
-    assert_eq!(r["files"][0]["path"], "output/a.txt");
+    assert_eq!(r["files"][0]["path"], "out/a.txt");
     assert_eq!(r["files"].as_array().unwrap().len(), 1);
-    assert_eq!(r["files_omitted"][0]["path"], "output/b.bin");
+    assert_eq!(r["files_omitted"][0]["path"], "out/b.bin");
     assert_eq!(r["files_omitted"][0]["size"], 4000);
     assert!(
         r["files_omitted"][0]["reason"]
