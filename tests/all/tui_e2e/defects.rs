@@ -73,6 +73,16 @@ fn counts(lines: &[String], prefix: &str, n: usize) -> Vec<usize> {
         .collect()
 }
 
+/// `edit_file` arguments turning `var x = 1` into `var y = 1` in main.go.
+fn rename_x_to_y() -> String {
+    serde_json::json!({
+        "path": "main.go",
+        "old_string": "var x = 1",
+        "new_string": "var y = 1",
+    })
+    .to_string()
+}
+
 #[test]
 fn growing_and_shrinking_the_terminal_keeps_every_line_of_the_conversation() {
     let server = MockServer::start(vec![
@@ -154,15 +164,9 @@ fn a_ctrl_c_that_cleared_the_draft_then_one_that_interrupts_does_not_quit() {
 
 #[test]
 fn esc_at_an_approval_stops_the_turn_without_another_request() {
-    let args = serde_json::json!({
-        "path": "main.go",
-        "old_string": "var x = 1",
-        "new_string": "var y = 1",
-    })
-    .to_string();
     let server = MockServer::start(vec![
         sse(vec![
-            tool_call(0, "call_1", "edit_file", &args),
+            tool_call(0, "call_1", "edit_file", &rename_x_to_y()),
             finish("tool_calls"),
         ]),
         sse(vec![text("next turn"), finish("stop")]),
@@ -217,16 +221,10 @@ fn interrupting_a_command_keeps_the_output_it_streamed() {
 fn tool_cells_at_80_columns_show_one_diff_header_and_hang_wrapped_rows() {
     let pattern = "a very long pattern that goes on and on so that the header wraps twice";
     let grep = serde_json::json!({ "pattern": pattern, "path": "." }).to_string();
-    let edit = serde_json::json!({
-        "path": "main.go",
-        "old_string": "var x = 1",
-        "new_string": "var y = 1",
-    })
-    .to_string();
     let server = MockServer::start(vec![
         sse(vec![
             tool_call(0, "call_1", "grep", &grep),
-            tool_call(1, "call_2", "edit_file", &edit),
+            tool_call(1, "call_2", "edit_file", &rename_x_to_y()),
             finish("tool_calls"),
         ]),
         sse(vec![text("done here"), finish("stop")]),
