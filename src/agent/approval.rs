@@ -135,8 +135,18 @@ impl ApprovalPolicy {
         self.shared().places.project.clone()
     }
 
-    /// Decides about a call to `tool`.
+    /// Decides about a call to `tool`. For [`Access::All`], the first part that does not
+    /// simply run decides (an interactive caller asks about the parts one by one).
     pub fn verdict(&self, tool: &str, access: Access) -> Verdict {
+        if let Access::All(parts) = access {
+            for part in parts {
+                match self.verdict(tool, part) {
+                    Verdict::Run => {}
+                    other => return other,
+                }
+            }
+            return Verdict::Run;
+        }
         let shared = self.shared();
         let project = shared.places.project.clone();
         let temp: Vec<&Path> = shared.temp.iter().map(PathBuf::as_path).collect();
@@ -152,6 +162,8 @@ impl ApprovalPolicy {
                 ModeDefault::Runs,
             ),
             Access::NeedsApproval(request) => (request.clone(), mode_default(mode, request)),
+            // Taken apart above.
+            Access::All(_) => return Verdict::Run,
         };
         let judgement = match &request {
             ApprovalRequestKind::Command { command, cwd } => shared.book.judge(
@@ -473,6 +485,30 @@ mod tests {
         };
         let msg = full.unattended_denial(&plan);
         assert_contains(&msg, "bash(git reset --hard)");
+    }
+
+    #[test]
+    fn every_part_of_a_combined_access_must_pass() {
+        let both = |read: &str| {
+            Access::All(vec![
+                Access::ReadInside(read.into()),
+                Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
+                    path: "/etc/hosts".into(),
+                }),
+                cmd("python3 run.py"),
+            ])
+        };
+        let full = policy(ApprovalMode::FullAuto, Approver::Frontend);
+        assert_eq!(full.verdict("skill_run", both("/p/data.csv")), Verdict::Run);
+        // A secret file among the inputs asks even in full-auto, about that file.
+        let plan = ask(full.verdict("skill_run", both("/p/.env")));
+        assert_eq!(plan.request, ApprovalRequestKind::Read { path: "/p/.env".into() });
+        // In suggest the read outside the project is asked first.
+        let suggest = policy(ApprovalMode::Suggest, Approver::Frontend);
+        let plan = ask(suggest.verdict("skill_run", both("/p/data.csv")));
+        assert!(matches!(plan.request, ApprovalRequestKind::ReadOutside { .. }));
+        assert!(both("/p/x").needs_approval());
+        assert_eq!(both("/p/x").into_parts().len(), 3);
     }
 
     #[test]

@@ -122,9 +122,12 @@ async fn approve_and_run(
     // A call that is denied, or interrupted while waiting for approval, never began:
     // the frontend saw the approval request (or the denial) and then its end.
     let access = prepared.access(&tool_ctx);
-    let may_change_files = matches!(&access, Access::NeedsApproval(_));
-    if let Err(report) = approve(state, ctx, call, access).await {
-        return report;
+    let may_change_files = access.needs_approval();
+    // Each part is judged, and asked about, in turn; the first refusal ends the call.
+    for part in access.into_parts() {
+        if let Err(report) = approve(state, ctx, call, part).await {
+            return report;
+        }
     }
     if may_change_files {
         before_change(ctx).await;

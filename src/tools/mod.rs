@@ -51,6 +51,28 @@ pub enum Access {
     ReadInside(PathBuf),
     /// Needs a decision: what it would do, as shown to the user.
     NeedsApproval(ApprovalRequestKind),
+    /// Does all of these: each is judged (and asked about) in turn, and the call runs
+    /// only when every one may (skill_run reading its inputs, then running a command).
+    All(Vec<Access>),
+}
+
+impl Access {
+    /// The single accesses this one is made of, in order.
+    pub fn into_parts(self) -> Vec<Access> {
+        match self {
+            Access::All(parts) => parts.into_iter().flat_map(Access::into_parts).collect(),
+            one => vec![one],
+        }
+    }
+
+    /// Whether any part needs a decision (so the call may change things).
+    pub fn needs_approval(&self) -> bool {
+        match self {
+            Access::NeedsApproval(_) => true,
+            Access::All(parts) => parts.iter().any(Access::needs_approval),
+            Access::ReadOnly | Access::ReadInside(_) => false,
+        }
+    }
 }
 
 /// Everything a tool may use while it runs.
