@@ -502,11 +502,19 @@ mod tests {
         assert_eq!(full.verdict("skill_run", both("/p/data.csv")), Verdict::Run);
         // A secret file among the inputs asks even in full-auto, about that file.
         let plan = ask(full.verdict("skill_run", both("/p/.env")));
-        assert_eq!(plan.request, ApprovalRequestKind::Read { path: "/p/.env".into() });
+        assert_eq!(
+            plan.request,
+            ApprovalRequestKind::Read {
+                path: "/p/.env".into()
+            }
+        );
         // In suggest the read outside the project is asked first.
         let suggest = policy(ApprovalMode::Suggest, Approver::Frontend);
         let plan = ask(suggest.verdict("skill_run", both("/p/data.csv")));
-        assert!(matches!(plan.request, ApprovalRequestKind::ReadOutside { .. }));
+        assert!(matches!(
+            plan.request,
+            ApprovalRequestKind::ReadOutside { .. }
+        ));
         assert!(both("/p/x").needs_approval());
         assert_eq!(both("/p/x").into_parts().len(), 3);
     }

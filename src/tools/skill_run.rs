@@ -42,6 +42,7 @@ use crate::skills::Catalog;
 
 mod checks;
 mod files;
+mod inputs;
 mod workspace;
 
 use checks::{check_env, check_lists, output_globs, resolve_cwd, shell_quote, split_plain};
@@ -70,9 +71,8 @@ impl SkillRun {
     pub fn new(catalog: Arc<Catalog>, commands: CommandLists) -> Self {
         let mut description = String::from(
             "Run a command in a fresh workspace, in a read-only copy of a skill's folder \
-             (cwd relative to it). Env: SKILL_DIR, WORK_DIR, OUTPUT_DIR (out/), \
-             WORKSPACE_DIR, RUN_DIR. Returns JSON: exit_code, timed_out, stdout, stderr, \
-             and the files matching output_files inline.",
+             (cwd relative to it). Env: SKILL_DIR, WORK_DIR, OUTPUT_DIR=out/, RUN_DIR. \
+             Returns JSON: exit_code, stdout, stderr, files matching output_files.",
         );
         if !commands.is_unrestricted() {
             description.push_str(" Only one plain command, no shell syntax.");
@@ -113,6 +113,7 @@ pub struct Args {
     env: Option<serde_json::Map<String, Value>>,
     timeout: Option<u64>,
     output_files: Option<Vec<String>>,
+    inputs: Option<Vec<inputs::InputSpec>>,
 }
 
 /// A call that passed every check, ready to run.
@@ -131,6 +132,10 @@ struct Plan {
     shown: String,
     timeout_secs: Option<u64>,
     outputs: Option<GlobSet>,
+    /// Checked inputs, staged before the command runs.
+    inputs: Vec<inputs::Input>,
+    /// What reading the inputs needs from the approval policy.
+    input_access: Vec<Access>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,21 +162,32 @@ impl TypedTool for SkillRun {
             "properties": {
                 "skill": {"type": "string", "description": "Skill name."},
                 "command": {"type": "string", "description": "The command line."},
-                "cwd": {"type": "string", "description": "Folder relative to the skill's folder."},
-                "env": {"type": "object", "description": "Extra string environment variables."},
-                "timeout": {"type": "integer", "description": "Seconds before it is killed."},
-                "output_files": {"type": "array", "items": {"type": "string"}, "description": "Globs relative to the workspace (e.g. out/*) to return."}
+                "cwd": {"type": "string", "description": "Relative to the skill's folder."},
+                "env": {"type": "object", "description": "Extra variables."},
+                "timeout": {"type": "integer", "description": "Seconds."},
+                "output_files": {"type": "array", "items": {"type": "string"}, "description": "Globs relative to the workspace (e.g. out/*) to return."},
+                "inputs": {"type": "array", "items": {"type": "object"}, "description": "Copied in first: [{from: workspace://rel|skill://name/rel|host:///abs, to?, mode?}]"}
             },
             "required": ["skill", "command"]
         })
     }
 
-    fn access(&self, args: &Args, _ctx: &ToolContext) -> Access {
-        match self.plan(args) {
-            Ok(plan) => Access::NeedsApproval(ApprovalRequestKind::Command {
-                command: plan.shown,
-                cwd: plan.cwd,
-            }),
+    fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
+        match self.plan(args, &ctx.workdir) {
+            Ok(plan) => {
+                let command = Access::NeedsApproval(ApprovalRequestKind::Command {
+                    command: plan.shown,
+                    cwd: plan.cwd,
+                });
+                if plan.input_access.is_empty() {
+                    command
+                } else {
+                    // The inputs are read first, so they are judged first.
+                    let mut all = plan.input_access;
+                    all.push(command);
+                    Access::All(all)
+                }
+            }
             // Refused calls run nothing: `run` reports the problem.
             Err(_) => Access::ReadOnly,
         }
@@ -190,7 +206,7 @@ impl TypedTool for SkillRun {
 
     fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            match self.plan(&args) {
+            match self.plan(&args, &ctx.workdir) {
                 Ok(plan) => execute(plan, ctx).await,
                 Err(output) => Ok(output),
             }
@@ -199,8 +215,8 @@ impl TypedTool for SkillRun {
 }
 
 impl SkillRun {
-    /// Checks a call: arguments, skill, cwd, variables, command lists, patterns.
-    fn plan(&self, args: &Args) -> Result<Plan, ToolOutput> {
+    /// Checks a call: arguments, skill, cwd, variables, command lists, patterns, inputs.
+    fn plan(&self, args: &Args, project: &Path) -> Result<Plan, ToolOutput> {
         let name = args.skill.trim();
         if name.is_empty() || name.contains(['/', '\\']) || name.contains("..") {
             return Err(ToolOutput::error(format!(
@@ -253,6 +269,13 @@ impl SkillRun {
             Some(patterns) => Some(output_globs(patterns).map_err(ToolOutput::error)?),
             None => None,
         };
+        let inputs = inputs::check(
+            args.inputs.as_deref().unwrap_or_default(),
+            project,
+            &self.catalog,
+        )
+        .map_err(ToolOutput::error)?;
+        let input_access = inputs::accesses(&inputs, project);
         let mut shown = String::new();
         for (key, value) in &env {
             shown.push_str(&format!("{key}={} ", shell_quote(value)));
@@ -268,6 +291,8 @@ impl SkillRun {
             shown,
             timeout_secs: args.timeout,
             outputs,
+            inputs,
+            input_access,
         })
     }
 }
@@ -279,9 +304,17 @@ async fn execute(plan: Plan, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal>
         .unwrap_or(limits.default_bash_timeout_secs)
         .clamp(1, limits.max_bash_timeout_secs.max(1));
     let (name, dir) = (plan.skill_name.clone(), plan.skill_dir.clone());
-    let work = match run_blocking(move || Workspace::create(&name, &dir)).await? {
-        Ok(work) => work,
-        Err(e) => return Ok(ToolOutput::error(format!("skill_run: {e}"))),
+    let to_stage = plan.inputs.clone();
+    let sandboxed = crate::sandbox::session().is_some();
+    let prepared = run_blocking(move || {
+        let work = Workspace::create(&name, &dir).map_err(|e| format!("skill_run: {e}"))?;
+        let staged = inputs::stage(&to_stage, &work, sandboxed)?;
+        Ok::<_, String>((work, staged))
+    })
+    .await?;
+    let (work, staged) = match prepared {
+        Ok(prepared) => prepared,
+        Err(message) => return Ok(ToolOutput::error(message)),
     };
     let request = request(&plan, &work, Duration::from_secs(timeout_secs), ctx);
     let finished = match exec::run(request, &ctx.cancel).await {
@@ -320,6 +353,7 @@ async fn execute(plan: Plan, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal>
         duration_ms,
         stdout: finished.stdout,
         stderr: finished.stderr,
+        inputs: staged,
         files: None,
         files_omitted: Vec::new(),
         files_omitted_more: 0,
@@ -400,3 +434,5 @@ fn request(plan: &Plan, work: &Workspace, timeout: Duration, ctx: &ToolContext) 
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_inputs;

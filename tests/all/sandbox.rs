@@ -352,7 +352,7 @@ fn skill_commands_are_confined_like_bash() {
 
 /// `skill_run` in a sandboxed session writes only in its workspace: its `OUTPUT_DIR`
 /// and `WORK_DIR` work (and the file comes back), while the project (writable for
-/// `bash`), `/tmp` and the skill's folder are not.
+/// `bash`), `/tmp`, the skill's folder and a project file linked in as an input are not.
 #[test]
 fn skill_run_writes_only_in_its_workspace() {
     let home = tempfile::tempdir().unwrap();
@@ -368,16 +368,19 @@ fn skill_run_writes_only_in_its_workspace() {
     let command = format!(
         "echo made > \"$OUTPUT_DIR/r.txt\" && echo w > \"$WORK_DIR/w\" && echo $TMPDIR > \"$TMPDIR/t\" && echo ok; \
          touch {p}/in-project 2>&1; touch /tmp/harness9-skill-run-escape 2>&1; \
-         touch {}/in-skill 2>&1; true",
+         touch {}/in-skill 2>&1; cat \"$WORK_DIR/inputs/data.txt\"; \
+         echo x >> \"$WORK_DIR/inputs/data.txt\" 2>&1; true",
         dir.display()
     );
+    std::fs::write(project.path().join("data.txt"), "original\n").unwrap();
     let server = MockServer::start(vec![
         sse(vec![
             tool_call(
                 0,
                 "c1",
                 "skill_run",
-                &serde_json::json!({"skill": "maker", "command": command, "output_files": ["$OUTPUT_DIR/*"]})
+                &serde_json::json!({"skill": "maker", "command": command, "output_files": ["$OUTPUT_DIR/*"],
+                    "inputs": [{"from": "workspace://data.txt", "mode": "link"}]})
                     .to_string(),
             ),
             finish("tool_calls"),
@@ -394,7 +397,14 @@ fn skill_run_writes_only_in_its_workspace() {
     let result = server.chat_requests()[1].tool_results().join("\n");
     assert!(result.contains("ok\\n"), "{result}");
     assert!(result.contains("\"path\":\"out/r.txt\""), "{result}");
-    assert_eq!(result.matches("Permission denied").count(), 3, "{result}");
+    // The three writes outside, and one through the linked input.
+    assert_eq!(result.matches("Permission denied").count(), 4, "{result}");
+    assert!(result.contains("original\\n"), "the link reads: {result}");
+    assert!(result.contains("\"mode\":\"link\""), "{result}");
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("data.txt")).unwrap(),
+        "original\n"
+    );
     assert!(!project.path().join("in-project").exists());
     assert!(!dir.join("in-skill").exists());
     assert!(!Path::new("/tmp/harness9-skill-run-escape").exists());

@@ -27,6 +27,9 @@ pub(super) struct Report {
     pub(super) duration_ms: u64,
     pub(super) stdout: String,
     pub(super) stderr: String,
+    /// What the declared inputs put in the workspace.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) inputs: Vec<super::inputs::Staged>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) files: Option<Vec<FileEntry>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]

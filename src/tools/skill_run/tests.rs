@@ -5,7 +5,7 @@ use crate::test_support::{assert_contains, roots_catalog, write};
 use crate::tools::{Tool, assert_error, prepared, test_context};
 
 /// What a call would touch; a call whose arguments do not parse asks for nothing.
-fn access(tool: &SkillRun, args: &Value, ctx: &ToolContext) -> Access {
+pub(super) fn access(tool: &SkillRun, args: &Value, ctx: &ToolContext) -> Access {
     match tool.prepare(args.clone()) {
         Ok(call) => call.access(ctx),
         Err(_) => Access::ReadOnly,
@@ -14,15 +14,15 @@ fn access(tool: &SkillRun, args: &Value, ctx: &ToolContext) -> Access {
 use tokio::time::Instant;
 
 /// A skills root with skill `demo` (with a `scripts/` folder) and `other`.
-struct Fixture {
+pub(super) struct Fixture {
     _root: tempfile::TempDir,
     _empty: tempfile::TempDir,
-    project: tempfile::TempDir,
+    pub(super) project: tempfile::TempDir,
     catalog: Arc<Catalog>,
-    demo_dir: PathBuf,
+    pub(super) demo_dir: PathBuf,
 }
 
-fn fixture() -> Fixture {
+pub(super) fn fixture() -> Fixture {
     let root = tempfile::tempdir().unwrap();
     for name in ["demo", "other"] {
         let dir = root.path().join(name);
@@ -46,14 +46,14 @@ fn fixture() -> Fixture {
 }
 
 impl Fixture {
-    fn tool(&self, commands: CommandLists) -> SkillRun {
+    pub(super) fn tool(&self, commands: CommandLists) -> SkillRun {
         SkillRun::new(self.catalog.clone(), commands)
     }
-    fn ctx(&self) -> ToolContext {
+    pub(super) fn ctx(&self) -> ToolContext {
         test_context(self.project.path())
     }
     /// Runs an unrestricted `skill_run` with `args` in the project.
-    async fn run(&self, args: Value) -> ToolOutput {
+    pub(super) async fn run(&self, args: Value) -> ToolOutput {
         self.tool(unrestricted())
             .run(args, &self.ctx())
             .await
@@ -67,11 +67,11 @@ async fn run_demo(tool: &SkillRun, ctx: &ToolContext, command: &str) -> ToolOutp
     tool.run(args, ctx).await.unwrap()
 }
 
-fn unrestricted() -> CommandLists {
+pub(super) fn unrestricted() -> CommandLists {
     CommandLists::default()
 }
 
-fn report(out: &ToolOutput) -> Value {
+pub(super) fn report(out: &ToolOutput) -> Value {
     serde_json::from_str(&out.content).unwrap_or_else(|e| panic!("{e}: {}", out.content))
 }
 
