@@ -27,7 +27,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use globset::GlobSet;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -45,7 +44,7 @@ mod files;
 mod inputs;
 mod workspace;
 
-use checks::{check_env, check_lists, output_globs, resolve_cwd, shell_quote, split_plain};
+use checks::{check_env, check_lists, resolve_cwd, shell_quote, split_plain};
 use files::Report;
 pub use files::{MAX_FILES, MAX_FILES_BYTES};
 use workspace::Workspace;
@@ -113,6 +112,10 @@ pub struct Args {
     env: Option<serde_json::Map<String, Value>>,
     timeout: Option<u64>,
     output_files: Option<Vec<String>>,
+    outputs: Option<checks::OutputsSpec>,
+    save_as_artifacts: Option<bool>,
+    omit_inline_content: Option<bool>,
+    artifact_prefix: Option<String>,
     inputs: Option<Vec<inputs::InputSpec>>,
 }
 
@@ -131,7 +134,7 @@ struct Plan {
     /// The command as shown for approval: extra variables, then the command.
     shown: String,
     timeout_secs: Option<u64>,
-    outputs: Option<GlobSet>,
+    outputs: Option<files::Collect>,
     /// Checked inputs, staged before the command runs.
     inputs: Vec<inputs::Input>,
     /// What reading the inputs needs from the approval policy.
@@ -166,6 +169,7 @@ impl TypedTool for SkillRun {
                 "env": {"type": "object", "description": "Extra variables."},
                 "timeout": {"type": "integer", "description": "Seconds."},
                 "output_files": {"type": "array", "items": {"type": "string"}, "description": "Globs relative to the workspace (e.g. out/*) to return."},
+                "outputs": {"type": "object", "description": "Manifest: {globs, inline?, max_files?, max_file_bytes?, max_total_bytes?}"},
                 "inputs": {"type": "array", "items": {"type": "object"}, "description": "Copied in first: [{from: workspace://rel|skill://name/rel|host:///abs, to?, mode?}]"}
             },
             "required": ["skill", "command"]
@@ -265,10 +269,23 @@ impl SkillRun {
                 args: args.to_vec(),
             }
         };
-        let outputs = match &args.output_files {
-            Some(patterns) => Some(output_globs(patterns).map_err(ToolOutput::error)?),
-            None => None,
-        };
+        let outputs = checks::collect(
+            args.output_files.as_deref(),
+            args.outputs.as_ref(),
+            args.save_as_artifacts,
+            args.omit_inline_content,
+        )
+        .map_err(ToolOutput::error)?;
+        if args
+            .artifact_prefix
+            .as_deref()
+            .is_some_and(|p| !p.is_empty())
+        {
+            return Err(ToolOutput::error(
+                "artifact_prefix names saved artifacts, and this version of harness9 keeps \
+                 none yet; return the files inline instead",
+            ));
+        }
         let inputs = inputs::check(
             args.inputs.as_deref().unwrap_or_default(),
             project,
@@ -361,7 +378,7 @@ async fn execute(plan: Plan, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal>
     let outputs = plan.outputs;
     let content = run_blocking(move || {
         let content = match outputs {
-            Some(globs) => report.with_files(&work.root, &globs, max).to_json(),
+            Some(collect) => report.with_files(&work.root, &collect, max).to_json(),
             None => report.to_json(),
         };
         drop(work);

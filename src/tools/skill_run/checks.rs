@@ -9,6 +9,9 @@ use std::path::{Component, Path, PathBuf};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
+use super::files::{
+    Collect, Content, OUTPUTS_MAX_FILE_BYTES, OUTPUTS_MAX_FILES, OUTPUTS_MAX_TOTAL_BYTES,
+};
 use crate::config::CommandLists;
 
 /// `output_files` patterns per call at most.
@@ -282,6 +285,92 @@ pub(super) fn output_globs(patterns: &[String]) -> Result<GlobSet, String> {
         set.add(glob);
     }
     set.build().map_err(|e| format!("output_files: {e}"))
+}
+
+/// The `outputs` manifest as the model writes it.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputsSpec {
+    globs: Vec<String>,
+    inline: Option<bool>,
+    save: Option<bool>,
+    name_template: Option<String>,
+    max_files: Option<usize>,
+    max_file_bytes: Option<u64>,
+    max_total_bytes: Option<u64>,
+}
+
+/// What `output_files` or `outputs` (never both) ask to collect; `None` for neither.
+/// Saving as artifacts is refused: this version keeps none.
+pub(super) fn collect(
+    output_files: Option<&[String]>,
+    outputs: Option<&OutputsSpec>,
+    legacy_save: Option<bool>,
+    omit_inline_content: Option<bool>,
+) -> Result<Option<Collect>, String> {
+    let save_refused = "saving outputs as artifacts is not supported yet: this version of \
+                        harness9 keeps no artifacts; return the files inline instead";
+    match (output_files, outputs) {
+        (Some(_), Some(_)) => Err("give output_files or outputs, not both".to_string()),
+        (None, None) => Ok(None),
+        (Some(patterns), None) => {
+            if legacy_save == Some(true) {
+                return Err(format!("save_as_artifacts: {save_refused}"));
+            }
+            let content = if omit_inline_content == Some(true) {
+                Content::NamesOnly
+            } else {
+                Content::InlineOrOmit
+            };
+            Ok(Some(Collect::output_files(
+                output_globs(patterns)?,
+                content,
+            )))
+        }
+        (None, Some(spec)) => {
+            if spec.save == Some(true) {
+                return Err(format!("outputs.save: {save_refused}"));
+            }
+            if let Some(template) = &spec.name_template
+                && !template.is_empty()
+            {
+                return Err(format!(
+                    "outputs.name_template {template:?} names saved artifacts: {save_refused}"
+                ));
+            }
+            let globs = output_globs(&spec.globs)
+                .map_err(|e| e.replace("output_files", "outputs.globs"))?;
+            let limit = |value: Option<u64>, max: u64, what: &str| match value {
+                Some(0) => Err(format!("outputs.{what} must be at least 1")),
+                Some(v) if v > max => Err(format!("outputs.{what} is at most {max}")),
+                Some(v) => Ok(v),
+                None => Ok(max),
+            };
+            Ok(Some(Collect {
+                globs,
+                max_files: limit(
+                    spec.max_files.map(|v| v as u64),
+                    OUTPUTS_MAX_FILES as u64,
+                    "max_files",
+                )? as usize,
+                max_file_bytes: limit(
+                    spec.max_file_bytes,
+                    OUTPUTS_MAX_FILE_BYTES,
+                    "max_file_bytes",
+                )?,
+                max_total_bytes: limit(
+                    spec.max_total_bytes,
+                    OUTPUTS_MAX_TOTAL_BYTES,
+                    "max_total_bytes",
+                )?,
+                content: if spec.inline == Some(false) {
+                    Content::NamesOnly
+                } else {
+                    Content::InlineOrListed
+                },
+            }))
+        }
+    }
 }
 
 /// `value` quoted for display in a shell-like command line.

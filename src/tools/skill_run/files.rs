@@ -1,17 +1,57 @@
-//! The files side of `skill_run`: the JSON report the model sees, and the
-//! `output_files` collected into it from the run's workspace with MIME types, within
-//! limits on count and bytes and the tool output limit. Knows nothing of processes or
-//! of the tool trait.
+//! The files side of `skill_run`: the JSON report the model sees, and the files
+//! collected into it from the run's workspace (`output_files`, or the `outputs`
+//! manifest) with MIME types, within limits on count and bytes and the tool output
+//! limit. Knows nothing of processes or of the tool trait.
 
 use std::path::Path;
 
 use globset::GlobSet;
 use serde::Serialize;
 
-/// Output files returned per call at most.
+/// Output files returned per call at most (`output_files`).
 pub const MAX_FILES: usize = 20;
-/// Bytes of inline file content per call at most (also bounded by the output limit).
+/// Bytes of inline file content per call at most (`output_files`; also bounded by the
+/// output limit).
 pub const MAX_FILES_BYTES: usize = 256 * 1024;
+/// The `outputs` manifest's limits, by default and at most: files, bytes per file,
+/// bytes in all.
+pub const OUTPUTS_MAX_FILES: usize = 100;
+pub const OUTPUTS_MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+pub const OUTPUTS_MAX_TOTAL_BYTES: u64 = 64 * 1024 * 1024;
+
+/// How a collected file comes back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Content {
+    /// Inline, or left out when its content has no room (`output_files`).
+    InlineOrOmit,
+    /// Inline where there is room, else listed without its content (`outputs`).
+    InlineOrListed,
+    /// Listed without content (`outputs` with `inline: false`, `omit_inline_content`).
+    NamesOnly,
+}
+
+/// Which files to collect and how.
+#[derive(Debug, Clone)]
+pub(super) struct Collect {
+    pub(super) globs: GlobSet,
+    pub(super) max_files: usize,
+    pub(super) max_file_bytes: u64,
+    pub(super) max_total_bytes: u64,
+    pub(super) content: Content,
+}
+
+impl Collect {
+    /// `output_files`: 20 files, their content inline within 256 KiB.
+    pub(super) fn output_files(globs: GlobSet, content: Content) -> Collect {
+        Collect {
+            globs,
+            max_files: MAX_FILES,
+            max_file_bytes: MAX_FILES_BYTES as u64,
+            max_total_bytes: u64::MAX,
+            content,
+        }
+    }
+}
 /// Entries visited below `WORK_DIR` when matching `output_files`.
 const MAX_WALK_ENTRIES: usize = 10_000;
 /// Room kept for the list of omitted files.
@@ -45,13 +85,18 @@ fn is_zero(n: &usize) -> bool {
 /// One returned file.
 #[derive(Debug, Serialize)]
 pub(super) struct FileEntry {
-    /// Relative to `WORK_DIR`, `/`-separated.
+    /// Relative to the workspace, `/`-separated.
     path: String,
     mime: &'static str,
     size: u64,
-    /// `utf-8` (content is the text) or `base64`.
-    encoding: &'static str,
-    content: String,
+    /// `utf-8` (content is the text) or `base64`; absent without content.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    encoding: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content: Option<String>,
+    /// Why the content is not here, when it could have been.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
 }
 
 /// A matching file that was left out.
@@ -67,49 +112,81 @@ impl Report {
         serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
 
-    /// Adds the files of the workspace at `root` matching `globs` (not the staged skill),
-    /// keeping the whole JSON within `max_output` bytes.
-    pub(super) fn with_files(mut self, root: &Path, globs: &GlobSet, max_output: usize) -> Report {
+    /// Adds the files of the workspace at `root` that `collect` asks for (never the
+    /// staged skill), keeping the whole JSON within `max_output` bytes.
+    pub(super) fn with_files(
+        mut self,
+        root: &Path,
+        collect: &Collect,
+        max_output: usize,
+    ) -> Report {
         self.files = Some(Vec::new());
         let base = self.to_json().len();
         let mut room = max_output
             .saturating_sub(base + OMITTED_RESERVE)
             .min(MAX_FILES_BYTES);
-        let (matches, walk_capped) = matching_files(root, globs);
+        let (matches, walk_capped) = matching_files(root, &collect.globs);
         let mut files = Vec::new();
         let mut omitted = Vec::new();
+        let mut total = 0u64;
         for (path, size) in matches {
             let leave_out = |reason: String| Omitted {
                 path: path.clone(),
                 size,
                 reason,
             };
-            if files.len() >= MAX_FILES {
-                omitted.push(leave_out(format!("over the limit of {MAX_FILES} files")));
+            if files.len() >= collect.max_files {
+                let max = collect.max_files;
+                omitted.push(leave_out(format!("over the limit of {max} files")));
                 continue;
             }
-            if usize::try_from(size).map_or(true, |s| s > room) {
-                omitted.push(leave_out(format!(
-                    "too large: {room} bytes of the output budget were left"
-                )));
+            if size > collect.max_file_bytes {
+                let max = collect.max_file_bytes;
+                omitted.push(leave_out(format!("over the limit of {max} bytes per file")));
                 continue;
             }
-            let entry = match std::fs::read(root.join(&path)) {
-                Ok(bytes) => file_entry(path.clone(), &bytes),
+            if total.saturating_add(size) > collect.max_total_bytes {
+                let max = collect.max_total_bytes;
+                omitted.push(leave_out(format!("over the limit of {max} bytes in all")));
+                continue;
+            }
+            let bytes = match std::fs::read(root.join(&path)) {
+                Ok(bytes) => bytes,
                 Err(e) => {
                     omitted.push(leave_out(format!("cannot read: {e}")));
                     continue;
                 }
             };
+            let mut entry = file_entry(path.clone(), &bytes);
+            let listed = |mut entry: FileEntry, note: Option<String>| {
+                entry.encoding = None;
+                entry.content = None;
+                entry.note = note;
+                entry
+            };
+            let cost = serde_json::to_string(&entry).map_or(usize::MAX, |s| s.len() + 1);
+            if collect.content == Content::NamesOnly {
+                entry = listed(entry, None);
+            } else if usize::try_from(size).map_or(true, |s| s > room) || cost > room {
+                let why = format!(
+                    "too large to show ({cost} bytes encoded): {room} bytes of the output \
+                     budget were left"
+                );
+                if collect.content == Content::InlineOrOmit {
+                    omitted.push(leave_out(why));
+                    continue;
+                }
+                entry = listed(entry, Some(why));
+            }
             let cost = serde_json::to_string(&entry).map_or(usize::MAX, |s| s.len() + 1);
             if cost > room {
                 omitted.push(leave_out(format!(
-                    "too large once encoded ({cost} bytes): {room} bytes of the output \
-                     budget were left"
+                    "no room left in the output budget ({room} bytes) to list it"
                 )));
                 continue;
             }
             room -= cost;
+            total += size;
             files.push(entry);
         }
         if walk_capped {
@@ -200,15 +277,17 @@ fn file_entry(path: String, bytes: &[u8]) -> FileEntry {
             path,
             mime,
             size,
-            encoding: "utf-8",
-            content: text.to_string(),
+            encoding: Some("utf-8"),
+            content: Some(text.to_string()),
+            note: None,
         },
         None => FileEntry {
             path,
             mime,
             size,
-            encoding: "base64",
-            content: base64(bytes),
+            encoding: Some("base64"),
+            content: Some(base64(bytes)),
+            note: None,
         },
     }
 }
@@ -305,20 +384,23 @@ mod tests {
     fn files_are_text_or_base64_by_extension_then_content() {
         let e = file_entry("a.md".into(), b"# hi");
         assert_eq!(
-            (e.mime, e.encoding, e.content.as_str()),
-            ("text/markdown", "utf-8", "# hi")
+            (e.mime, e.encoding, e.content.as_deref()),
+            ("text/markdown", Some("utf-8"), Some("# hi"))
         );
         let e = file_entry("x/IMG.PNG".into(), b"abc");
         assert_eq!(
-            (e.mime, e.encoding, e.content.as_str()),
-            ("image/png", "base64", "YWJj")
+            (e.mime, e.encoding, e.content.as_deref()),
+            ("image/png", Some("base64"), Some("YWJj"))
         );
         let e = file_entry("bad.txt".into(), &[0xff, 0x00]);
-        assert_eq!((e.mime, e.encoding), ("text/plain", "base64"));
+        assert_eq!((e.mime, e.encoding), ("text/plain", Some("base64")));
         let e = file_entry("noext".into(), b"hello");
-        assert_eq!((e.mime, e.encoding), ("text/plain", "utf-8"));
+        assert_eq!((e.mime, e.encoding), ("text/plain", Some("utf-8")));
         let e = file_entry("blob.dat".into(), b"a\0b");
-        assert_eq!((e.mime, e.encoding), ("application/octet-stream", "base64"));
+        assert_eq!(
+            (e.mime, e.encoding),
+            ("application/octet-stream", Some("base64"))
+        );
         assert_eq!(e.size, 3);
     }
 

@@ -506,6 +506,8 @@ fn schema_is_concise() {
         })
         .to_string();
         eprintln!("skill_run schema: {} bytes", wire.len());
-        assert!(wire.len() <= 1024, "{} bytes", wire.len());
+        // Every request carries it: at most 1,024 bytes until `inputs` and `outputs`
+        // joined (1,063 unrestricted now, 1,134 with this allow list).
+        assert!(wire.len() <= 1152, "{} bytes", wire.len());
     }
 }

@@ -182,3 +182,157 @@ async fn inputs_are_refused_with_the_reason_and_nothing_runs() {
         "no refused call ran its command"
     );
 }
+
+/// The files of `out` a command made: `a.txt` (small), `big.bin` (60,000 bytes),
+/// `c.csv`.
+const MAKE_OUTPUTS: &str = "printf hello > \"$OUTPUT_DIR/a.txt\"; \
+    head -c 60000 /dev/zero > \"$OUTPUT_DIR/big.bin\"; printf 'x,y\\n' > \"$OUTPUT_DIR/c.csv\"";
+
+fn outputs_call(outputs: Value) -> Value {
+    json!({"skill": "demo", "command": MAKE_OUTPUTS, "outputs": outputs})
+}
+
+fn listed(r: &Value) -> Vec<(String, bool, Option<String>)> {
+    r["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f.get("content").is_some(),
+                f["note"]
+                    .as_str()
+                    .map(|n| n.split(' ').take(3).collect::<Vec<_>>().join(" ")),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_outputs_manifest_lists_every_file_and_inlines_what_fits() {
+    let f = fixture();
+    let r = report(
+        &f.run(outputs_call(json!({"globs": ["$OUTPUT_DIR/*"]})))
+            .await,
+    );
+    assert_eq!(
+        listed(&r),
+        [
+            ("out/a.txt".to_string(), true, None),
+            (
+                "out/big.bin".to_string(),
+                false,
+                Some("too large to".to_string())
+            ),
+            ("out/c.csv".to_string(), true, None),
+        ]
+    );
+    assert_eq!(r["files"][1]["size"], 60000);
+    assert_eq!(r["files"][1]["mime"], "application/octet-stream");
+    // Names only.
+    let r = report(
+        &f.run(outputs_call(json!({"globs": ["out/*"], "inline": false})))
+            .await,
+    );
+    assert!(
+        listed(&r)
+            .iter()
+            .all(|(_, content, note)| !content && note.is_none())
+    );
+    assert_eq!(r["files"][2]["mime"], "text/csv");
+    // The limits: files, bytes per file, bytes in all; what is over is omitted, named.
+    let r = report(
+        &f.run(outputs_call(json!({"globs": ["out/*"], "max_files": 2})))
+            .await,
+    );
+    assert_eq!(listed(&r).len(), 2);
+    assert_eq!(r["files_omitted"][0]["path"], "out/c.csv");
+    assert_eq!(r["files_omitted"][0]["reason"], "over the limit of 2 files");
+    let r = report(
+        &f.run(outputs_call(
+            json!({"globs": ["out/*"], "max_file_bytes": 100}),
+        ))
+        .await,
+    );
+    assert_eq!(r["files_omitted"][0]["path"], "out/big.bin");
+    assert_eq!(
+        r["files_omitted"][0]["reason"],
+        "over the limit of 100 bytes per file"
+    );
+    let r = report(
+        &f.run(outputs_call(
+            json!({"globs": ["out/*"], "max_total_bytes": 9}),
+        ))
+        .await,
+    );
+    assert_eq!(listed(&r).len(), 2, "a.txt and c.csv fit in 9 bytes: {r}");
+    assert_eq!(
+        r["files_omitted"][0]["reason"],
+        "over the limit of 9 bytes in all"
+    );
+    // The older fields: omit_inline_content lists names only.
+    let out = f
+        .run(
+            json!({"skill": "demo", "command": MAKE_OUTPUTS, "output_files": ["out/a.txt"],
+            "omit_inline_content": true}),
+        )
+        .await;
+    assert_eq!(
+        listed(&report(&out)),
+        [("out/a.txt".to_string(), false, None)]
+    );
+}
+
+#[tokio::test]
+async fn outputs_are_refused_with_the_reason() {
+    let f = fixture();
+    let cases = [
+        (
+            json!({"output_files": ["out/*"], "outputs": {"globs": ["out/*"]}}),
+            "not both",
+        ),
+        (json!({"outputs": {"globs": ["../x"]}}), "outputs.globs"),
+        (
+            json!({"outputs": {"globs": ["out/*"], "max_files": 0}}),
+            "at least 1",
+        ),
+        (
+            json!({"outputs": {"globs": ["out/*"], "max_files": 101}}),
+            "max_files is at most 100",
+        ),
+        (
+            json!({"outputs": {"globs": ["out/*"], "max_total_bytes": 1_000_000_000}}),
+            "at most 67108864",
+        ),
+        (
+            json!({"outputs": {"globs": ["out/*"], "save": true}}),
+            "keeps no artifacts",
+        ),
+        (
+            json!({"outputs": {"globs": ["out/*"], "name_template": "p/"}}),
+            "keeps no artifacts",
+        ),
+        (
+            json!({"output_files": ["out/*"], "save_as_artifacts": true}),
+            "keeps no artifacts",
+        ),
+        (
+            json!({"output_files": ["out/*"], "artifact_prefix": "p/"}),
+            "keeps",
+        ),
+        (
+            json!({"outputs": {"globs": ["out/*"], "colour": "red"}}),
+            "unknown field",
+        ),
+    ];
+    for (extra, expected) in cases {
+        let mut args = json!({"skill": "demo", "command": "true"});
+        for (k, v) in extra.as_object().unwrap() {
+            args[k] = v.clone();
+        }
+        let out = f.run(args.clone()).await;
+        assert!(out.is_error, "{args}");
+        assert!(out.content.contains(expected), "{args}: {}", out.content);
+    }
+}
