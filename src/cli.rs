@@ -148,6 +148,12 @@ pub enum Command {
         #[command(subcommand)]
         action: SessionsAction,
     },
+    /// List or get the files skill runs saved as artifacts in a session.
+    Artifacts {
+        /// What to do.
+        #[command(subcommand)]
+        action: ArtifactsAction,
+    },
     /// List the permission rules in force, or approve the project's allow rules.
     Permissions {
         /// What to do.
@@ -339,6 +345,31 @@ pub enum SessionsAction {
         /// Only list what would be removed.
         #[arg(long)]
         dry_run: bool,
+    },
+}
+
+/// `harness9 artifacts ...`.
+#[derive(Debug, Subcommand)]
+pub enum ArtifactsAction {
+    /// Every saved version, oldest first.
+    List {
+        /// Session id or a unique prefix of one (default: this project's latest).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// JSON output (an array).
+        #[arg(long)]
+        json: bool,
+    },
+    /// One artifact's content (the latest version unless NAME@VERSION).
+    Get {
+        /// NAME or NAME@VERSION.
+        name: String,
+        /// Session id or a unique prefix of one (default: this project's latest).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Write to FILE instead of stdout.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
     },
 }
 

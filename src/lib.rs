@@ -7,6 +7,7 @@
 //! the TUI write passes through [`safe_text`], so untrusted text cannot steer a terminal.
 
 pub mod agent;
+pub mod artifacts;
 pub mod cli;
 pub mod config;
 pub mod cost;

@@ -11,8 +11,8 @@ use clap::Parser;
 use harness9::agent::Approver;
 use harness9::agent::saved::SessionStart;
 use harness9::cli::{
-    Cli, Command, McpAction, PermissionsAction, ResumeRequest, SessionExportFormat, SessionsAction,
-    SkillsAction,
+    ArtifactsAction, Cli, Command, McpAction, PermissionsAction, ResumeRequest,
+    SessionExportFormat, SessionsAction, SkillsAction,
 };
 use harness9::config::{Config, ConfigError, EndpointNeed, OllamaProbe, SessionSaving};
 use harness9::print::{self, Activity, HeadlessRenderer, OutputFormat, TextDelivery};
@@ -174,6 +174,7 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
         return match command {
             Command::Skills { action } => skills_command(&config, &home, action),
             Command::Sessions { action } => Ok(sessions_command(&config, &home, action)),
+            Command::Artifacts { action } => Ok(artifacts_command(&config, action)),
             Command::Permissions { action } => permissions_command(&config, action),
             Command::Mcp { action } => mcp_command(&config, &home, action),
         };
@@ -684,6 +685,32 @@ fn sessions_command(config: &Config, home: &Home, action: &SessionsAction) -> u8
                 &mut out,
             )
         }
+    };
+    match result {
+        Ok(()) => code::OK,
+        Err(e) => {
+            sink::stderr_line(&format!("harness9: {e}"));
+            exit_code_for(Some(e.kind()))
+        }
+    }
+}
+
+/// `harness9 artifacts …`: a saved session's artifacts.
+fn artifacts_command(config: &Config, action: &ArtifactsAction) -> u8 {
+    use harness9::artifacts::cli;
+    let sessions = harness9::sessions::SessionStore::new(&config.home);
+    let mut out = Sink::new(std::io::stdout().lock());
+    let result = match action {
+        ArtifactsAction::List { session, json } => {
+            cli::store_for(&sessions, &config.workdir, session.as_deref())
+                .and_then(|(id, store)| cli::list(&id, &store, *json, &mut out))
+        }
+        ArtifactsAction::Get {
+            name,
+            session,
+            output,
+        } => cli::store_for(&sessions, &config.workdir, session.as_deref())
+            .and_then(|(_, store)| cli::get(&store, name, output.as_deref(), &mut out)),
     };
     match result {
         Ok(()) => code::OK,

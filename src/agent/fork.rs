@@ -55,6 +55,7 @@ pub async fn run_fork(
     parent: &TurnContext,
     model: &str,
     policy: ApprovalPolicy,
+    parent_artifacts: Option<crate::artifacts::ArtifactStore>,
     request: ForkRequest,
 ) -> (Result<TurnResult, ForkError>, Usage) {
     let tools = match request.allowed_tools.as_deref() {
@@ -87,6 +88,8 @@ pub async fn run_fork(
         model: model.to_string(),
         usage: Usage::default(),
         policy,
+        // A forked skill saves into, and reads from, the session's artifacts.
+        artifacts: parent_artifacts,
     };
     let task = if request.task.trim().is_empty() {
         DEFAULT_TASK.to_string()
@@ -117,6 +120,7 @@ pub struct AgentForker {
     ctx: TurnContext,
     model: String,
     policy: ApprovalPolicy,
+    artifacts: Option<crate::artifacts::ArtifactStore>,
     usage: Mutex<Usage>,
 }
 
@@ -127,6 +131,7 @@ impl AgentForker {
             ctx,
             model: state.model.clone(),
             policy: state.policy.clone(),
+            artifacts: state.artifacts.clone(),
             usage: Mutex::new(Usage::default()),
         })
     }
@@ -146,8 +151,14 @@ impl Forker for AgentForker {
         request: ForkRequest,
     ) -> Pin<Box<dyn Future<Output = Result<String, ForkError>> + Send + '_>> {
         Box::pin(async move {
-            let (result, usage) =
-                run_fork(&self.ctx, &self.model, self.policy.clone(), request).await;
+            let (result, usage) = run_fork(
+                &self.ctx,
+                &self.model,
+                self.policy.clone(),
+                self.artifacts.clone(),
+                request,
+            )
+            .await;
             if let Ok(mut u) = self.usage.lock() {
                 u.add(&usage);
             }

@@ -119,6 +119,7 @@ async fn run(
         model: setup.model.clone(),
         usage: Usage::default(),
         policy: policy.clone(),
+        artifacts: None,
     };
     let ctx = |cancel: CancellationToken| TurnContext {
         setup: setup.clone(),
@@ -265,6 +266,7 @@ async fn run(
                                 model: setup.model.clone(),
                                 usage: Usage::default(),
                                 policy: policy.clone(),
+                                artifacts: None,
                             });
                         }
                     }

@@ -35,6 +35,8 @@ pub trait SessionStore: Send + Sync {
     fn list(&self) -> Result<Vec<SessionListing>, String>;
     /// Writes session `id` to `dest` in `format`.
     fn export(&self, id: &SessionId, format: ExportFormat, dest: &Path) -> Result<(), String>;
+    /// Session `id`'s artifacts.
+    fn artifacts(&self, id: &SessionId) -> crate::artifacts::ArtifactStore;
 }
 
 pub use crate::config::ModelSource;
@@ -67,6 +69,7 @@ pub fn start(state: &mut SessionState, ctx: &TurnContext) -> (Option<SessionId>,
     }
     let (id, sink) = store.create(&state.model);
     state.conversation = Conversation::new(setup.system_prompt.clone(), Some(sink));
+    state.artifacts = Some(store.artifacts(&id));
     (Some(id), events)
 }
 
@@ -149,6 +152,7 @@ pub fn resume(
     }
     conversation.sync_skills(&setup.loaded_skills.names());
     state.conversation = conversation;
+    state.artifacts = Some(store.artifacts(id));
     events.push(Event::SessionResumed(Box::new(ResumedSession {
         id: id.to_string(),
         model: state.model.clone(),

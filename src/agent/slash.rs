@@ -146,7 +146,14 @@ pub async fn run_skill(
     });
     state.conversation.begin_turn();
     let request = ForkRequest::for_skill(skill, instructions, task);
-    let (result, usage) = run_fork(ctx, &state.model.clone(), state.policy.clone(), request).await;
+    let (result, usage) = run_fork(
+        ctx,
+        &state.model.clone(),
+        state.policy.clone(),
+        state.artifacts.clone(),
+        request,
+    )
+    .await;
     state.usage.add(&usage);
     ctx.events.emit(Event::Usage {
         turn: usage,

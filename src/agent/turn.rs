@@ -41,6 +41,8 @@ pub struct SessionState {
     pub usage: Usage,
     /// Approval mode and "always" approvals.
     pub policy: ApprovalPolicy,
+    /// The saved session's artifacts (`None` when the session is not saved).
+    pub artifacts: Option<crate::artifacts::ArtifactStore>,
 }
 
 /// Where a turn's events go: straight to the frontend, or, inside a forked skill's

@@ -98,6 +98,10 @@ impl saved::SessionStore for LiveSessions {
         self.find_id(query)
     }
 
+    fn artifacts(&self, id: &SessionId) -> crate::artifacts::ArtifactStore {
+        crate::artifacts::ArtifactStore::new(self.store.artifacts_dir(&self.project, id))
+    }
+
     fn open(
         &self,
         id: &SessionId,

@@ -82,6 +82,17 @@ impl SessionStore {
         SessionWriter::create(dir.join(format!("{id}.{EXTENSION}")), header)
     }
 
+    /// Where session `id`'s artifacts live: beside its file (`<id>.artifacts/`), in
+    /// whichever project folder holds it, else in `project`'s folder (a session whose
+    /// file is not written yet).
+    pub fn artifacts_dir(&self, project: &Path, id: &SessionId) -> PathBuf {
+        let name = format!("{id}.artifacts");
+        match self.find(id.as_str()) {
+            Ok(file) => file.with_file_name(name),
+            Err(_) => self.project_dir(project).join(name),
+        }
+    }
+
     /// Opens an existing session file to append to (resume).
     pub fn open_append(&self, path: &Path) -> Result<SessionWriter, SessionError> {
         SessionWriter::open_append(path)
@@ -229,6 +240,9 @@ impl SessionStore {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(SessionError::io(IoAction::Remove, &file.path, e)),
             }
+            // The session's artifacts go with it.
+            let _ =
+                std::fs::remove_dir_all(file.path.with_file_name(format!("{}.artifacts", file.id)));
             report.bytes_freed += file.bytes;
             report.removed.push(file.id);
             if let Some(dir) = file.path.parent()
@@ -506,6 +520,15 @@ mod tests {
         let fresh = create(&store, "20261120-000000-000002", "/p/fresh");
         set_modified(&old, now - 40 * day);
         set_modified(&fresh, now - 2 * day);
+        // A session's artifacts go with it.
+        let old_id = SessionId::parse("20261101-000000-000001").unwrap();
+        let artifacts = store.artifacts_dir(Path::new("/p/old"), &old_id);
+        assert_eq!(
+            artifacts,
+            old.with_file_name("20261101-000000-000001.artifacts")
+        );
+        std::fs::create_dir_all(artifacts.join("blobs")).unwrap();
+        std::fs::write(artifacts.join("blobs/1"), "x").unwrap();
         let age = parse_age("30d").unwrap();
         assert_eq!(store.stale(age, now).unwrap().len(), 1);
         let report = store.prune(age, now).unwrap();
@@ -514,6 +537,7 @@ mod tests {
             [SessionId::parse("20261101-000000-000001").unwrap()]
         );
         assert!(report.bytes_freed > 0);
+        assert!(!artifacts.exists());
         assert!(!old.exists() && !old.parent().unwrap().exists());
         assert!(fresh.exists());
         assert_eq!(store.prune(age, now).unwrap(), PruneReport::default());

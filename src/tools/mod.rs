@@ -90,6 +90,8 @@ pub struct ToolContext {
     /// Runs a forked skill in a sub-agent. `None` inside a sub-agent (no nested forks)
     /// and in tool tests.
     pub forker: Option<Arc<dyn Forker>>,
+    /// The saved session's artifacts (`None` when the session is not saved).
+    pub artifacts: Option<crate::artifacts::ArtifactStore>,
 }
 
 /// A request to run a skill in a sub-agent with its own conversation.
@@ -559,6 +561,7 @@ pub(crate) fn test_context(workdir: &std::path::Path) -> ToolContext {
         limits: ToolLimits::default(),
         live_output: None,
         forker: None,
+        artifacts: None,
     }
 }
 

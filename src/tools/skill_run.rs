@@ -177,7 +177,7 @@ impl TypedTool for SkillRun {
     }
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
-        match self.plan(args, &ctx.workdir) {
+        match self.plan(args, ctx) {
             Ok(plan) => {
                 let command = Access::NeedsApproval(ApprovalRequestKind::Command {
                     command: plan.shown,
@@ -210,7 +210,7 @@ impl TypedTool for SkillRun {
 
     fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            match self.plan(&args, &ctx.workdir) {
+            match self.plan(&args, ctx) {
                 Ok(plan) => execute(plan, ctx).await,
                 Err(output) => Ok(output),
             }
@@ -220,7 +220,8 @@ impl TypedTool for SkillRun {
 
 impl SkillRun {
     /// Checks a call: arguments, skill, cwd, variables, command lists, patterns, inputs.
-    fn plan(&self, args: &Args, project: &Path) -> Result<Plan, ToolOutput> {
+    fn plan(&self, args: &Args, ctx: &ToolContext) -> Result<Plan, ToolOutput> {
+        let project = ctx.workdir.as_path();
         let name = args.skill.trim();
         if name.is_empty() || name.contains(['/', '\\']) || name.contains("..") {
             return Err(ToolOutput::error(format!(
@@ -272,24 +273,19 @@ impl SkillRun {
         let outputs = checks::collect(
             args.output_files.as_deref(),
             args.outputs.as_ref(),
-            args.save_as_artifacts,
-            args.omit_inline_content,
+            checks::LegacyOutputs {
+                save_as_artifacts: args.save_as_artifacts,
+                omit_inline_content: args.omit_inline_content,
+                artifact_prefix: args.artifact_prefix.as_deref(),
+            },
+            ctx.artifacts.is_some(),
         )
         .map_err(ToolOutput::error)?;
-        if args
-            .artifact_prefix
-            .as_deref()
-            .is_some_and(|p| !p.is_empty())
-        {
-            return Err(ToolOutput::error(
-                "artifact_prefix names saved artifacts, and this version of harness9 keeps \
-                 none yet; return the files inline instead",
-            ));
-        }
         let inputs = inputs::check(
             args.inputs.as_deref().unwrap_or_default(),
             project,
             &self.catalog,
+            ctx.artifacts.as_ref(),
         )
         .map_err(ToolOutput::error)?;
         let input_access = inputs::accesses(&inputs, project);
@@ -374,11 +370,16 @@ async fn execute(plan: Plan, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal>
         files: None,
         files_omitted: Vec::new(),
         files_omitted_more: 0,
+        artifact_files: Vec::new(),
+        artifact_error: None,
     };
     let outputs = plan.outputs;
+    let store = ctx.artifacts.clone();
     let content = run_blocking(move || {
         let content = match outputs {
-            Some(collect) => report.with_files(&work.root, &collect, max).to_json(),
+            Some(collect) => report
+                .with_files(&work.root, &collect, store.as_ref(), max)
+                .to_json(),
             None => report.to_json(),
         };
         drop(work);

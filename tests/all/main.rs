@@ -12,6 +12,7 @@ mod support;
 
 mod agent;
 mod architecture;
+mod artifacts;
 mod child_env;
 mod context;
 mod llm_client;

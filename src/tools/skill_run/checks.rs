@@ -10,7 +10,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
 use super::files::{
-    Collect, Content, OUTPUTS_MAX_FILE_BYTES, OUTPUTS_MAX_FILES, OUTPUTS_MAX_TOTAL_BYTES,
+    Collect, Content, OUTPUTS_MAX_FILE_BYTES, OUTPUTS_MAX_FILES, OUTPUTS_MAX_TOTAL_BYTES, SaveAs,
 };
 use crate::config::CommandLists;
 
@@ -300,44 +300,68 @@ pub struct OutputsSpec {
     max_total_bytes: Option<u64>,
 }
 
+/// The older fields that go with `output_files`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct LegacyOutputs<'a> {
+    pub(super) save_as_artifacts: Option<bool>,
+    pub(super) omit_inline_content: Option<bool>,
+    pub(super) artifact_prefix: Option<&'a str>,
+}
+
 /// What `output_files` or `outputs` (never both) ask to collect; `None` for neither.
-/// Saving as artifacts is refused: this version keeps none.
+/// Saving needs a saved session (`can_save`).
 pub(super) fn collect(
     output_files: Option<&[String]>,
     outputs: Option<&OutputsSpec>,
-    legacy_save: Option<bool>,
-    omit_inline_content: Option<bool>,
+    legacy: LegacyOutputs<'_>,
+    can_save: bool,
 ) -> Result<Option<Collect>, String> {
-    let save_refused = "saving outputs as artifacts is not supported yet: this version of \
-                        harness9 keeps no artifacts; return the files inline instead";
+    let save =
+        |wanted: bool, prefix: Option<&str>, field: &str| -> Result<Option<SaveAs>, String> {
+            let prefix = prefix.unwrap_or("").trim();
+            if !wanted {
+                return match prefix.is_empty() {
+                    true => Ok(None),
+                    false => Err(format!("{field} names saved artifacts: set saving on too")),
+                };
+            }
+            if !can_save {
+                return Err(
+                    "saving artifacts needs a saved session, and this one is not saved \
+                        (--no-session or sessions = false); return the files inline instead"
+                        .to_string(),
+                );
+            }
+            if prefix.starts_with('/') || prefix.split('/').any(|p| p == "..") {
+                return Err(format!("{field} {prefix:?} must be a relative name prefix"));
+            }
+            Ok(Some(SaveAs {
+                prefix: prefix.to_string(),
+            }))
+        };
     match (output_files, outputs) {
         (Some(_), Some(_)) => Err("give output_files or outputs, not both".to_string()),
-        (None, None) => Ok(None),
-        (Some(patterns), None) => {
-            if legacy_save == Some(true) {
-                return Err(format!("save_as_artifacts: {save_refused}"));
+        (None, None) => {
+            if legacy.save_as_artifacts == Some(true) {
+                return Err("save_as_artifacts saves the output_files: give some".to_string());
             }
-            let content = if omit_inline_content == Some(true) {
+            Ok(None)
+        }
+        (Some(patterns), None) => {
+            let content = if legacy.omit_inline_content == Some(true) {
                 Content::NamesOnly
             } else {
                 Content::InlineOrOmit
             };
-            Ok(Some(Collect::output_files(
-                output_globs(patterns)?,
-                content,
-            )))
+            let mut collect = Collect::output_files(output_globs(patterns)?, content);
+            collect.save = save(
+                legacy.save_as_artifacts == Some(true),
+                legacy.artifact_prefix,
+                "artifact_prefix",
+            )?;
+            Ok(Some(collect))
         }
         (None, Some(spec)) => {
-            if spec.save == Some(true) {
-                return Err(format!("outputs.save: {save_refused}"));
-            }
-            if let Some(template) = &spec.name_template
-                && !template.is_empty()
-            {
-                return Err(format!(
-                    "outputs.name_template {template:?} names saved artifacts: {save_refused}"
-                ));
-            }
             let globs = output_globs(&spec.globs)
                 .map_err(|e| e.replace("output_files", "outputs.globs"))?;
             let limit = |value: Option<u64>, max: u64, what: &str| match value {
@@ -346,13 +370,14 @@ pub(super) fn collect(
                 Some(v) => Ok(v),
                 None => Ok(max),
             };
+            let max_files = limit(
+                spec.max_files.map(|v| v as u64),
+                OUTPUTS_MAX_FILES as u64,
+                "max_files",
+            )?;
             Ok(Some(Collect {
                 globs,
-                max_files: limit(
-                    spec.max_files.map(|v| v as u64),
-                    OUTPUTS_MAX_FILES as u64,
-                    "max_files",
-                )? as usize,
+                max_files: usize::try_from(max_files).unwrap_or(OUTPUTS_MAX_FILES),
                 max_file_bytes: limit(
                     spec.max_file_bytes,
                     OUTPUTS_MAX_FILE_BYTES,
@@ -368,6 +393,11 @@ pub(super) fn collect(
                 } else {
                     Content::InlineOrListed
                 },
+                save: save(
+                    spec.save == Some(true),
+                    spec.name_template.as_deref(),
+                    "outputs.name_template",
+                )?,
             }))
         }
     }

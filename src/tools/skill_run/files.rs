@@ -38,6 +38,25 @@ pub(super) struct Collect {
     pub(super) max_file_bytes: u64,
     pub(super) max_total_bytes: u64,
     pub(super) content: Content,
+    /// Save every collected file as an artifact.
+    pub(super) save: Option<SaveAs>,
+}
+
+/// How collected files are saved as artifacts: named `prefix` + their path (below
+/// `out/` when they are there).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct SaveAs {
+    pub(super) prefix: String,
+}
+
+impl SaveAs {
+    fn name(&self, path: &str) -> String {
+        format!(
+            "{}{}",
+            self.prefix,
+            path.strip_prefix("out/").unwrap_or(path)
+        )
+    }
 }
 
 impl Collect {
@@ -49,6 +68,7 @@ impl Collect {
             max_file_bytes: MAX_FILES_BYTES as u64,
             max_total_bytes: u64::MAX,
             content,
+            save: None,
         }
     }
 }
@@ -76,6 +96,12 @@ pub(super) struct Report {
     pub(super) files_omitted: Vec<Omitted>,
     #[serde(skip_serializing_if = "is_zero")]
     pub(super) files_omitted_more: usize,
+    /// What was saved as artifacts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) artifact_files: Vec<crate::artifacts::ArtifactRef>,
+    /// Why saving failed, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) artifact_error: Option<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -118,6 +144,7 @@ impl Report {
         mut self,
         root: &Path,
         collect: &Collect,
+        store: Option<&crate::artifacts::ArtifactStore>,
         max_output: usize,
     ) -> Report {
         self.files = Some(Vec::new());
@@ -158,6 +185,14 @@ impl Report {
                 }
             };
             let mut entry = file_entry(path.clone(), &bytes);
+            if let (Some(save), Some(store)) = (&collect.save, store)
+                && self.artifact_error.is_none()
+            {
+                match store.save(&save.name(&path), entry.mime, &bytes) {
+                    Ok(saved) => self.artifact_files.push(saved),
+                    Err(e) => self.artifact_error = Some(e.to_string()),
+                }
+            }
             let listed = |mut entry: FileEntry, note: Option<String>| {
                 entry.encoding = None;
                 entry.content = None;

@@ -6,7 +6,7 @@
 //! - `skill://name/rel/path`: one from a skill's folder;
 //! - `host:///abs/path`: one anywhere (outside the project, reading it is asked about
 //!   like any read outside it);
-//! - `artifact://…`: refused, with the reason: saved artifacts are not kept yet.
+//! - `artifact://name[@version]`: one the session saved (the latest version by default).
 //!
 //! Every source is resolved (symlinks and `..` included) and must stay inside its root;
 //! `to` is relative to the workspace, defaults to `work/inputs/<basename>`, and may not
@@ -20,6 +20,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::workspace::{MAX_STAGED_BYTES, MAX_STAGED_FILES, Workspace};
+use crate::artifacts::ArtifactStore;
 use crate::protocol::ApprovalRequestKind;
 use crate::skills::Catalog;
 use crate::tools::Access;
@@ -55,6 +56,8 @@ enum Origin {
     Project,
     /// A skill's folder (skills are readable already).
     Skill,
+    /// One of the session's artifacts (its name).
+    Artifact(String),
     /// Anywhere else on the machine.
     Outside,
 }
@@ -86,14 +89,19 @@ pub struct Staged {
 
 /// Checks every input: its source exists inside its root, its destination is free and
 /// inside the workspace.
-pub fn check(specs: &[InputSpec], project: &Path, catalog: &Catalog) -> Result<Vec<Input>, String> {
+pub fn check(
+    specs: &[InputSpec],
+    project: &Path,
+    catalog: &Catalog,
+    artifacts: Option<&ArtifactStore>,
+) -> Result<Vec<Input>, String> {
     if specs.len() > MAX_INPUTS {
         return Err(format!("inputs: at most {MAX_INPUTS}, got {}", specs.len()));
     }
     let mut inputs: Vec<Input> = Vec::with_capacity(specs.len());
     for spec in specs {
-        let (source, origin) = resolve_source(&spec.from, project, catalog)?;
-        let to = destination(spec, &source)?;
+        let (source, origin) = resolve_source(&spec.from, project, catalog, artifacts)?;
+        let to = destination(spec, &source, &origin)?;
         if let Some(other) = inputs.iter().find(|i| overlaps(&i.to, &to)) {
             return Err(format!(
                 "inputs: {:?} and {:?} both land on {to:?}; give one of them another `to`",
@@ -117,7 +125,7 @@ pub fn accesses(inputs: &[Input], project: &Path) -> Vec<Access> {
     inputs
         .iter()
         .filter_map(|input| match input.origin {
-            Origin::Skill => None,
+            Origin::Skill | Origin::Artifact(_) => None,
             Origin::Project => Some(Access::ReadInside(input.source.clone())),
             Origin::Outside if input.source.starts_with(project) => {
                 Some(Access::ReadInside(input.source.clone()))
@@ -245,6 +253,7 @@ fn resolve_source(
     from: &str,
     project: &Path,
     catalog: &Catalog,
+    artifacts: Option<&ArtifactStore>,
 ) -> Result<(PathBuf, Origin), String> {
     let bad = |why: &str| Err(format!("inputs: {from:?}: {why}"));
     if let Some(rel) = from.strip_prefix("workspace://") {
@@ -272,11 +281,15 @@ fn resolve_source(
         let path = std::fs::canonicalize(abs).map_err(|e| format!("inputs: {from:?}: {e}"))?;
         return Ok((path, Origin::Outside));
     }
-    if from.starts_with("artifact://") {
-        return bad(
-            "artifact inputs read saved artifacts, and this version of harness9 does not save \
-             them yet; use workspace://, skill:// or host://",
-        );
+    if let Some(reference) = from.strip_prefix("artifact://") {
+        let Some(store) = artifacts else {
+            return bad("artifacts are kept with a saved session, and this one is not saved");
+        };
+        let (name, version) = crate::artifacts::parse_ref(reference);
+        let (_, path) = store
+            .find(name, version)
+            .map_err(|e| format!("inputs: {from:?}: {e}"))?;
+        return Ok((path, Origin::Artifact(name.to_string())));
     }
     bad("use workspace://rel/path, skill://name/rel/path or host:///abs/path")
 }
@@ -298,17 +311,21 @@ fn inside(root: &Path, rel: &str) -> Result<PathBuf, String> {
 }
 
 /// Where an input lands, relative to the workspace.
-fn destination(spec: &InputSpec, source: &Path) -> Result<String, String> {
+fn destination(spec: &InputSpec, source: &Path, origin: &Origin) -> Result<String, String> {
     let to = match spec.to.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
         Some(to) => to
             .trim_start_matches("./")
             .trim_end_matches('/')
             .to_string(),
         None => {
-            let name = source
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "input".to_string());
+            // An artifact's content file is numbered: its name says what it is.
+            let name = match origin {
+                Origin::Artifact(name) => name.rsplit('/').next().unwrap_or(name).to_string(),
+                _ => source
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "input".to_string()),
+            };
             format!("work/inputs/{name}")
         }
     };

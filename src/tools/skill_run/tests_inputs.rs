@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::tests::{access, fixture, report, unrestricted};
 use crate::protocol::ApprovalRequestKind;
 use crate::test_support::write;
-use crate::tools::Access;
+use crate::tools::{Access, Tool};
 
 fn command(access: &Access) -> bool {
     matches!(
@@ -144,7 +144,7 @@ async fn inputs_are_refused_with_the_reason_and_nothing_runs() {
         (input(json!({"from": "host://etc/passwd"})), "absolute"),
         (
             input(json!({"from": "artifact://report@2"})),
-            "does not save them yet",
+            "this one is not saved",
         ),
         (input(json!({"from": "ftp://x"})), "use workspace://"),
         (
@@ -307,20 +307,21 @@ async fn outputs_are_refused_with_the_reason() {
         ),
         (
             json!({"outputs": {"globs": ["out/*"], "save": true}}),
-            "keeps no artifacts",
+            "needs a saved session",
         ),
         (
             json!({"outputs": {"globs": ["out/*"], "name_template": "p/"}}),
-            "keeps no artifacts",
+            "set saving on too",
         ),
         (
             json!({"output_files": ["out/*"], "save_as_artifacts": true}),
-            "keeps no artifacts",
+            "needs a saved session",
         ),
         (
             json!({"output_files": ["out/*"], "artifact_prefix": "p/"}),
-            "keeps",
+            "set saving on too",
         ),
+        (json!({"save_as_artifacts": true}), "give some"),
         (
             json!({"outputs": {"globs": ["out/*"], "colour": "red"}}),
             "unknown field",
@@ -335,4 +336,69 @@ async fn outputs_are_refused_with_the_reason() {
         assert!(out.is_error, "{args}");
         assert!(out.content.contains(expected), "{args}: {}", out.content);
     }
+}
+
+#[tokio::test]
+async fn saved_outputs_become_versioned_artifacts_that_inputs_read_back() {
+    let f = fixture();
+    let dir = tempfile::tempdir().unwrap();
+    let mut ctx = f.ctx();
+    ctx.artifacts = Some(crate::artifacts::ArtifactStore::new(
+        dir.path().join("s.artifacts"),
+    ));
+    let tool = f.tool(unrestricted());
+    let make = |text: &str| {
+        json!({"skill": "demo", "command": format!("printf '{text}' > \"$OUTPUT_DIR/chart.txt\""),
+            "outputs": {"globs": ["out/*"], "save": true, "name_template": "plots/"}})
+    };
+    let r = report(&tool.run(make("first"), &ctx).await.unwrap());
+    assert_eq!(
+        r["artifact_files"],
+        json!([{"name": "plots/chart.txt", "version": 1}])
+    );
+    let r = report(&tool.run(make("second"), &ctx).await.unwrap());
+    assert_eq!(
+        r["artifact_files"],
+        json!([{"name": "plots/chart.txt", "version": 2}])
+    );
+    // The older fields save too.
+    let older = json!({"skill": "demo", "command": "echo x > \"$OUTPUT_DIR/y.txt\"",
+        "output_files": ["out/y.txt"], "save_as_artifacts": true, "omit_inline_content": true});
+    let r = report(&tool.run(older, &ctx).await.unwrap());
+    assert_eq!(
+        r["artifact_files"],
+        json!([{"name": "y.txt", "version": 1}])
+    );
+    assert!(r["files"][0].get("content").is_none());
+    // artifact:// inputs: the latest version, or the one named.
+    let read = |from: &str| {
+        json!({"skill": "demo", "command": "cat \"$WORK_DIR/inputs/chart.txt\"",
+            "inputs": [{"from": from}]})
+    };
+    let latest = report(
+        &tool
+            .run(read("artifact://plots/chart.txt"), &ctx)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(latest["stdout"], "second");
+    let first = report(
+        &tool
+            .run(read("artifact://plots/chart.txt@1"), &ctx)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(first["stdout"], "first");
+    let missing = tool
+        .run(read("artifact://plots/chart.txt@3"), &ctx)
+        .await
+        .unwrap();
+    assert!(missing.is_error);
+    assert!(
+        missing.content.contains(
+            "no artifact plots/chart.txt@3 in this session (saved: plots/chart.txt, y.txt)"
+        ),
+        "{}",
+        missing.content
+    );
 }
