@@ -408,7 +408,11 @@ fn print_mode(
         PromptSource::Argument(prompt) => (prompt.clone(), piped),
         PromptSource::Stdin => (std::mem::take(&mut piped), String::new()),
     };
-    let mut op = match input::route(&prompt, &prepared.info.catalog, &prepared.info.mcp) {
+    let mut op = match input::route(
+        &prompt,
+        &prepared.info.catalog.current(),
+        &prepared.info.mcp,
+    ) {
         input::Routed::Empty => {
             let message = match source {
                 PromptSource::Stdin => "the prompt is empty: -p was empty and so was stdin",

@@ -142,9 +142,13 @@ pub fn prepare_with_remote(
     remote: RemoteRoots,
     start: SessionStart,
 ) -> Result<Prepared, LlmError> {
-    let catalog = Arc::new(Catalog::discover(&discovery_options_with_remote(
-        config, &remote,
-    )));
+    let discovery = discovery_options_with_remote(config, &remote);
+    let catalog = Arc::new(Catalog::discover(&discovery));
+    let shared_catalog = crate::skills::SharedCatalog::from(Arc::clone(&catalog));
+    let skills_watch = Arc::new(crate::skills::SkillsWatch::new(
+        shared_catalog.clone(),
+        discovery,
+    ));
     let mut warnings = config.warnings.clone();
     warnings.extend(remote.warnings);
     warnings.extend(catalog.warnings().iter().map(ToString::to_string));
@@ -175,7 +179,7 @@ pub fn prepare_with_remote(
         // use_skill loads skills' tools.json tools into the registry's shared loaded set
         // (which learns every fixed tool's name when the registry is frozen below);
         // unload_skill removes them; the docs tools share the selection in loaded_skills.
-        let use_skill = UseSkill::with_loaded(catalog.clone(), loaded_skills.clone())
+        let use_skill = UseSkill::with_loaded(shared_catalog.clone(), loaded_skills.clone())
             .with_tools(tools.loaded().clone())
             .with_inline_shell(crate::agent::slash::inline_permission(&policy))
             .with_mcp(mcp.clone());
@@ -184,11 +188,11 @@ pub fn prepare_with_remote(
         // Documents are skills' only: with MCP servers alone they would do nothing.
         if index.text.is_some() {
             tools.register(Arc::new(SkillListDocs::new(
-                catalog.clone(),
+                shared_catalog.clone(),
                 loaded_skills.clone(),
             )));
             tools.register(Arc::new(SkillSelectDocs::new(
-                catalog.clone(),
+                shared_catalog.clone(),
                 loaded_skills.clone(),
             )));
         }
@@ -202,7 +206,7 @@ pub fn prepare_with_remote(
     };
     if !catalog.is_empty() {
         tools.register(Arc::new(SkillRun::new(
-            catalog.clone(),
+            shared_catalog.clone(),
             config.skill_run_commands.clone(),
         )));
     }
@@ -224,7 +228,8 @@ pub fn prepare_with_remote(
             }
         },
         skills_in_index,
-        catalog: catalog.clone(),
+        catalog: shared_catalog.clone(),
+        skills_watch,
         loaded_skills,
         sessions: live_sessions(config).map(|s| Arc::new(s) as Arc<dyn agent::saved::SessionStore>),
         start,
@@ -241,7 +246,7 @@ pub fn prepare_with_remote(
         workdir: config.workdir.clone(),
         home: config.home.clone(),
         approval_mode: config.approval_mode,
-        catalog,
+        catalog: shared_catalog,
         context_window: context_window.map(|w| w.tokens),
         startup_warnings: warnings,
         index_budget,

@@ -318,7 +318,7 @@ fn skill_instructions(older: &[Message], ctx: &TurnContext) -> Vec<String> {
             Some(rest[..end].to_string())
         });
         let block = found.or_else(|| {
-            let body = ctx.setup.catalog.get(&name)?.load_body().ok()?;
+            let body = ctx.setup.catalog.current().get(&name)?.load_body().ok()?;
             Some(format!("{open}\n{body}\n</skill-loaded>"))
         });
         if let Some(block) = block {

@@ -25,7 +25,6 @@ use tokio::sync::mpsc;
 
 use crate::llm::window::{ContextWindow, WindowCache};
 use crate::protocol::{Event, Op};
-use crate::skills::Catalog;
 use crate::skills::active::LoadedSkills;
 use crate::tools::{ToolLimits, ToolRegistry};
 
@@ -137,8 +136,8 @@ pub struct SessionInfo {
     pub home: PathBuf,
     /// The approval mode.
     pub approval_mode: ApprovalMode,
-    /// The skills catalog (for completion, `/skills`, slash commands).
-    pub catalog: Arc<Catalog>,
+    /// The skills catalog (for completion, `/skills`, slash commands); reloads swap it.
+    pub catalog: crate::skills::SharedCatalog,
     /// The model's context window, when known.
     pub context_window: Option<u64>,
     /// Warnings from start-up (skills that did not load, config problems). Frontends
@@ -178,8 +177,10 @@ pub struct AgentSetup {
     pub window_learning: WindowLearning,
     /// Skills in the index.
     pub skills_in_index: usize,
-    /// The skills catalog (for `/name` invocations).
-    pub catalog: Arc<Catalog>,
+    /// The skills catalog (for `/name` invocations); reloads swap it.
+    pub catalog: crate::skills::SharedCatalog,
+    /// Looks for new, changed and removed skills between turns.
+    pub skills_watch: Arc<crate::skills::SkillsWatch>,
     /// Skills loaded in this session; cleared with the conversation.
     pub loaded_skills: LoadedSkills,
     /// Where sessions are saved (`None`: not saved this run).

@@ -136,7 +136,7 @@ pub fn resume(
             }
             continue;
         }
-        match setup.catalog.get(name) {
+        match setup.catalog.current().get(name) {
             Some(skill) => {
                 setup.loaded_skills.mark(name);
                 if let BundledTools::Failed(problem) = load_bundled_tools(skill, tools.loaded()) {

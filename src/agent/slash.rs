@@ -92,7 +92,8 @@ pub async fn run_skill(
         });
         outcome
     };
-    let Some(skill) = ctx.setup.catalog.get(name) else {
+    let catalog = ctx.setup.catalog.current();
+    let Some(skill) = catalog.get(name) else {
         return fail(format!("no skill named `{name}`"));
     };
     if !skill.user_invocable() {

@@ -416,7 +416,7 @@ impl<O: Write, E: Write> Repl<O, E> {
     }
 
     fn on_line(&mut self, line: &str) -> io::Result<()> {
-        match input::route(line, &self.info.catalog, &self.info.mcp) {
+        match input::route(line, &self.info.catalog.current(), &self.info.mcp) {
             Routed::Empty => Ok(()),
             routed @ (Routed::Prompt(_) | Routed::Skill { .. } | Routed::McpPrompt { .. }) => {
                 if let Some(op) = routed.to_op() {
@@ -438,7 +438,7 @@ impl<O: Write, E: Write> Repl<O, E> {
             }
             Builtin::Skills => {
                 let text = render::skills_text(
-                    &self.info.catalog,
+                    &self.info.catalog.current(),
                     self.info.index_budget,
                     &self.info.loaded_skills,
                 );

@@ -8,7 +8,6 @@
 
 use std::io::BufRead;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::mpsc as std_mpsc;
 
 use rustyline::completion::{Completer, Pair};
@@ -22,7 +21,6 @@ use rustyline::{Context, Editor, Helper};
 use tokio::sync::mpsc;
 
 use crate::input;
-use crate::skills::Catalog;
 
 /// The prompt for a new input.
 const PROMPT: &str = "> ";
@@ -168,7 +166,7 @@ impl TerminalInput {
     /// `home/history`. Returns the handle and where replies arrive.
     pub fn start(
         home: PathBuf,
-        catalog: Arc<Catalog>,
+        catalog: crate::skills::SharedCatalog,
         mcp: crate::mcp::McpServers,
     ) -> Result<(TerminalInput, mpsc::UnboundedReceiver<Reply>), ReadlineError> {
         let config = Config::builder()
@@ -295,7 +293,7 @@ pub fn parse_answer(line: &str) -> Option<Answer> {
 
 /// Tab completion of built-in commands and skill names, with descriptions.
 struct CommandHelper {
-    catalog: Arc<Catalog>,
+    catalog: crate::skills::SharedCatalog,
     mcp: crate::mcp::McpServers,
 }
 
@@ -308,7 +306,7 @@ impl CommandHelper {
         if !typed.starts_with('/') {
             return (start, Vec::new());
         }
-        let found = input::completions(typed, &self.catalog, &self.mcp);
+        let found = input::completions(typed, &self.catalog.current(), &self.mcp);
         let width = found
             .iter()
             .map(|(name, _)| name.chars().count())
@@ -412,7 +410,7 @@ mod tests {
     #[test]
     fn completes_builtins_with_descriptions() {
         let helper = CommandHelper {
-            catalog: Arc::new(Catalog::empty()),
+            catalog: crate::skills::Catalog::empty().into(),
             mcp: crate::mcp::McpServers::none(),
         };
         let (start, pairs) = helper.candidates("/he", 3);

@@ -204,7 +204,7 @@ fn info() -> SessionInfo {
         workdir: PathBuf::from("/p"),
         home: PathBuf::from("/h"),
         approval_mode: ApprovalMode::Suggest,
-        catalog: Arc::new(Catalog::empty()),
+        catalog: Arc::new(Catalog::empty()).into(),
         context_window: Some(1000),
         startup_warnings: vec!["a skill did not load".into()],
         index_budget: 8_000,

@@ -24,7 +24,6 @@
 //! globs); `files.rs` the work folder, the report and the output files.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -37,7 +36,7 @@ use crate::exec::{
     signal_name,
 };
 use crate::protocol::ApprovalRequestKind;
-use crate::skills::Catalog;
+use crate::skills::SharedCatalog;
 
 mod checks;
 mod files;
@@ -51,7 +50,7 @@ use workspace::Workspace;
 
 /// Runs a command in a skill's folder.
 pub struct SkillRun {
-    catalog: Arc<Catalog>,
+    catalog: SharedCatalog,
     commands: CommandLists,
     description: String,
 }
@@ -59,7 +58,7 @@ pub struct SkillRun {
 impl std::fmt::Debug for SkillRun {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SkillRun")
-            .field("skills", &self.catalog.skills().len())
+            .field("skills", &self.catalog.current().skills().len())
             .field("commands", &self.commands)
             .finish()
     }
@@ -67,7 +66,8 @@ impl std::fmt::Debug for SkillRun {
 
 impl SkillRun {
     /// The tool over `catalog`, restricted by `commands` when either list is set.
-    pub fn new(catalog: Arc<Catalog>, commands: CommandLists) -> Self {
+    pub fn new(catalog: impl Into<SharedCatalog>, commands: CommandLists) -> Self {
+        let catalog = catalog.into();
         let mut description = String::from(
             "Run a command in a fresh workspace, in a read-only copy of a skill's folder \
              (cwd relative to it). Env: SKILL_DIR, WORK_DIR, OUTPUT_DIR=out/, RUN_DIR. \
@@ -89,12 +89,8 @@ impl SkillRun {
     }
 
     fn available(&self) -> String {
-        let names: Vec<&str> = self
-            .catalog
-            .skills()
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect();
+        let catalog = self.catalog.current();
+        let names: Vec<&str> = catalog.skills().iter().map(|s| s.name.as_str()).collect();
         if names.is_empty() {
             "(none)".to_string()
         } else {
@@ -230,7 +226,8 @@ impl SkillRun {
                 self.available()
             )));
         }
-        let Some(skill) = self.catalog.get(name) else {
+        let catalog = self.catalog.current();
+        let Some(skill) = catalog.get(name) else {
             return Err(ToolOutput::error(format!(
                 "Unknown skill {name:?}. Available skills: {}",
                 self.available()
@@ -284,7 +281,7 @@ impl SkillRun {
         let inputs = inputs::check(
             args.inputs.as_deref().unwrap_or_default(),
             project,
-            &self.catalog,
+            &catalog,
             ctx.artifacts.as_ref(),
         )
         .map_err(ToolOutput::error)?;

@@ -3,7 +3,6 @@
 //! test terminal, so widget tests need no agent and no real terminal.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use ratatui::backend::TestBackend;
 use ratatui::text::Line;
@@ -40,7 +39,7 @@ pub fn session_info(catalog: Catalog) -> SessionInfo {
         workdir: PathBuf::from("/work/demo"),
         home: PathBuf::from("/nonexistent/harness9-home"),
         approval_mode: ApprovalMode::Suggest,
-        catalog: Arc::new(catalog),
+        catalog: catalog.into(),
         context_window: Some(100_000),
         startup_warnings: Vec::new(),
         index_budget: 8_000,

@@ -532,9 +532,13 @@ async fn use_skill_unknown_name_lists_the_available_ones_and_slash_commands_send
         .to_string();
     assert!(result.contains("go-refactor"), "{result}");
 
-    let op = harness9::input::route("/go-refactor clean main.go", &s.info.catalog, &s.info.mcp)
-        .to_op()
-        .unwrap();
+    let op = harness9::input::route(
+        "/go-refactor clean main.go",
+        &s.info.catalog.current(),
+        &s.info.mcp,
+    )
+    .to_op()
+    .unwrap();
     assert!(matches!(op, Op::InvokeSkill { .. }), "{op:?}");
     s.handle.ops.send(op).unwrap();
     s.until(|e| matches!(e, Event::TurnComplete { .. })).await;

@@ -4,15 +4,14 @@
 //! the conversation as tool results: the system prompt never changes. It knows the
 //! catalog and the session's active skills, not the agent loop.
 
-use std::sync::Arc;
-
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{SUMMARY_RESERVE, lookup};
+use crate::skills::SharedCatalog;
+use crate::skills::Skill;
 use crate::skills::active::LoadedSkills;
 use crate::skills::docs::{DocPathError, SelectMode, list_docs};
-use crate::skills::{Catalog, Skill};
 use crate::tools::{OutputKind, ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking};
 
 /// Names of documents shown in an error about a bad path.
@@ -43,18 +42,22 @@ pub(crate) fn bad_path(skill: &Skill, e: &DocPathError) -> ToolOutput {
 /// `skill_list_docs`: lists a skill's documents with sizes and the selection.
 #[derive(Debug, Clone)]
 pub struct SkillListDocs {
-    catalog: Arc<Catalog>,
+    catalog: SharedCatalog,
     loaded: LoadedSkills,
 }
 
 impl SkillListDocs {
     /// The tool over `catalog`, reading the selection from `loaded`.
-    pub fn new(catalog: Arc<Catalog>, loaded: LoadedSkills) -> Self {
-        SkillListDocs { catalog, loaded }
+    pub fn new(catalog: impl Into<SharedCatalog>, loaded: LoadedSkills) -> Self {
+        SkillListDocs {
+            catalog: catalog.into(),
+            loaded,
+        }
     }
 
     fn call(&self, name: &str) -> ToolOutput {
-        let skill = match lookup(&self.catalog, name) {
+        let catalog = self.catalog.current();
+        let skill = match lookup(&catalog, name) {
             Ok(s) => s,
             Err(e) => return ToolOutput::error(e),
         };
@@ -136,7 +139,7 @@ impl TypedTool for SkillListDocs {
 /// returns the text of the newly selected ones.
 #[derive(Debug, Clone)]
 pub struct SkillSelectDocs {
-    catalog: Arc<Catalog>,
+    catalog: SharedCatalog,
     loaded: LoadedSkills,
 }
 
@@ -151,12 +154,16 @@ pub struct SelectArgs {
 
 impl SkillSelectDocs {
     /// The tool over `catalog`, keeping the selection in `loaded`.
-    pub fn new(catalog: Arc<Catalog>, loaded: LoadedSkills) -> Self {
-        SkillSelectDocs { catalog, loaded }
+    pub fn new(catalog: impl Into<SharedCatalog>, loaded: LoadedSkills) -> Self {
+        SkillSelectDocs {
+            catalog: catalog.into(),
+            loaded,
+        }
     }
 
     fn call(&self, args: SelectArgs, budget: usize) -> ToolOutput {
-        let skill = match lookup(&self.catalog, &args.skill) {
+        let catalog = self.catalog.current();
+        let skill = match lookup(&catalog, &args.skill) {
             Ok(s) => s,
             Err(e) => return ToolOutput::error(e),
         };
@@ -231,7 +238,7 @@ mod tests {
 
     struct Fixture {
         tmp: tempfile::TempDir,
-        catalog: Arc<Catalog>,
+        catalog: SharedCatalog,
         loaded: LoadedSkills,
     }
 
@@ -239,10 +246,10 @@ mod tests {
     fn fixture() -> Fixture {
         let tmp = tempfile::tempdir().unwrap();
         write_test_skills(tmp.path());
-        let catalog = Arc::new(project_catalog(tmp.path()));
+        let catalog = std::sync::Arc::new(project_catalog(tmp.path()));
         Fixture {
             tmp,
-            catalog,
+            catalog: catalog.into(),
             loaded: LoadedSkills::default(),
         }
     }
@@ -378,7 +385,8 @@ mod tests {
     async fn documents_over_the_cap_are_left_out_and_named() {
         let f = fixture();
         std::fs::write(f.dir().join("big.md"), "x".repeat(5_000)).unwrap();
-        let pdf = f.catalog.get("pdf").unwrap();
+        let catalog = f.catalog.current();
+        let pdf = catalog.get("pdf").unwrap();
         let docs = ["big.md".to_string(), "forms.md".to_string()];
         let selected = f
             .loaded

@@ -24,12 +24,13 @@ use serde_json::{Value, json};
 
 use super::docs::bad_path;
 use super::{BundledTools, SUMMARY_RESERVE, load_bundled_tools, lookup};
+use crate::skills::SharedCatalog;
+use crate::skills::Skill;
 use crate::skills::active::LoadedSkills;
 use crate::skills::docs::{SelectMode, list_docs, resolve_doc};
 use crate::skills::folder::{self, WalkLimits};
 use crate::skills::inline_shell::{InlineShellError, Permission};
 use crate::skills::invoke::{self, InlineShell, PrepareError, Prepared, RunMode};
-use crate::skills::{Catalog, Skill};
 use crate::tools::{
     ForkError, ForkRequest, LoadedTools, OutputKind, ToolContext, ToolFatal, ToolFuture,
     ToolOutput, TypedTool, run_blocking,
@@ -45,7 +46,7 @@ const MAX_LIST_DEPTH: usize = 4;
 /// Loads a skill's instructions on demand.
 #[derive(Debug, Clone)]
 pub struct UseSkill {
-    catalog: Arc<Catalog>,
+    catalog: SharedCatalog,
     loaded: LoadedSkills,
     /// Where skills' `tools.json` tools go: the session registry's loaded set.
     tools: Option<LoadedTools>,
@@ -66,9 +67,9 @@ pub struct Args {
 
 impl UseSkill {
     /// A tool over this catalog, with a fresh set of loaded skills.
-    pub fn new(catalog: Arc<Catalog>) -> Self {
+    pub fn new(catalog: impl Into<SharedCatalog>) -> Self {
         UseSkill {
-            catalog,
+            catalog: catalog.into(),
             loaded: LoadedSkills::default(),
             tools: None,
             inline: Permission::Refuse("inline commands are off in this session".into()),
@@ -78,9 +79,9 @@ impl UseSkill {
 
     /// A tool sharing `loaded` (so the session can clear it, or mark skills the user
     /// invoked with a slash command).
-    pub fn with_loaded(catalog: Arc<Catalog>, loaded: LoadedSkills) -> Self {
+    pub fn with_loaded(catalog: impl Into<SharedCatalog>, loaded: LoadedSkills) -> Self {
         UseSkill {
-            catalog,
+            catalog: catalog.into(),
             loaded,
             tools: None,
             inline: Permission::Refuse("inline commands are off in this session".into()),
@@ -247,7 +248,8 @@ impl UseSkill {
     }
 
     fn call(&self, args: Args, budget: usize, prepared: Option<String>) -> ToolOutput {
-        let skill = match lookup(&self.catalog, &args.skill_name) {
+        let catalog = self.catalog.current();
+        let skill = match lookup(&catalog, &args.skill_name) {
             Ok(s) => s,
             Err(e) => return ToolOutput::error(e),
         };
@@ -480,7 +482,9 @@ impl TypedTool for UseSkill {
                 return Ok(self.load_server(server).await);
             }
             let budget = ctx.limits.max_output_bytes.saturating_sub(SUMMARY_RESERVE);
-            let skill = lookup(&self.catalog, &args.skill_name).ok().cloned();
+            let skill = lookup(&self.catalog.current(), &args.skill_name)
+                .ok()
+                .cloned();
             let mut prepared = None;
             if let Some(skill) = &skill {
                 if RunMode::of(skill) == RunMode::Fork {
@@ -509,7 +513,7 @@ mod tests {
 
     use crate::test_support::write;
 
-    fn setup() -> (tempfile::TempDir, Arc<Catalog>) {
+    fn setup() -> (tempfile::TempDir, Arc<crate::skills::Catalog>) {
         let tmp = tempfile::tempdir().unwrap();
         let skills = tmp.path().join("skills");
         write(
@@ -695,7 +699,7 @@ mod bundle_tests {
 
     /// Skill `pdf` with an echoing tool `pdf_echo`, skill `twin` with a tool of the same
     /// name, and skill `plain` with documents and no tools.
-    fn setup() -> (tempfile::TempDir, Arc<Catalog>) {
+    fn setup() -> (tempfile::TempDir, Arc<crate::skills::Catalog>) {
         let tmp = tempfile::tempdir().unwrap();
         let skills = tmp.path().join("skills");
         for name in ["pdf", "twin"] {

@@ -1,8 +1,10 @@
 //! Tests for `skill_run`: environment, folders, refusals, timeouts, output files and
 //! the allow and deny lists.
 use super::*;
+use crate::skills::Catalog;
 use crate::test_support::{assert_contains, roots_catalog, write};
 use crate::tools::{Tool, assert_error, prepared, test_context};
+use std::sync::Arc;
 
 /// What a call would touch; a call whose arguments do not parse asks for nothing.
 pub(super) fn access(tool: &SkillRun, args: &Value, ctx: &ToolContext) -> Access {

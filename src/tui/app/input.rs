@@ -261,7 +261,7 @@ impl App {
         let crate::tui::composer::Taken { shown: typed, full } = self.composer.take();
         self.popup = None;
         self.mention = None;
-        match route(&full, &self.catalog, &self.mcp) {
+        match route(&full, &self.catalog.current(), &self.mcp) {
             Routed::Empty => {}
             Routed::Prompt(text) => self.send(typed, Op::UserInput { text }),
             Routed::Skill { name, args } => self.send(typed, Op::InvokeSkill { name, args }),
@@ -297,12 +297,12 @@ impl App {
         match builtin {
             Builtin::Help => {
                 self.commit_cell(echo.lines());
-                self.commit_cell(views::help(&self.catalog));
+                self.commit_cell(views::help(&self.catalog.current()));
             }
             Builtin::Skills => {
                 self.commit_cell(echo.lines());
                 self.commit_cell(views::skills(
-                    &self.catalog,
+                    &self.catalog.current(),
                     self.index_budget,
                     &self.loaded_skills,
                 ));

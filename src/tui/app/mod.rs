@@ -35,7 +35,6 @@ use super::views;
 use super::wrap::wrap_lines;
 use crate::agent::SessionInfo;
 use crate::protocol::{AutoDenyReason, Event, Op, ToolStatus, TurnOutcome, Usage, compaction_line};
-use crate::skills::Catalog;
 use crate::skills::active::LoadedSkills;
 
 /// Two Ctrl+C within this window exit.
@@ -76,7 +75,7 @@ struct Outbox {
 /// The TUI's state.
 #[derive(Debug)]
 pub struct App {
-    catalog: Arc<Catalog>,
+    catalog: crate::skills::SharedCatalog,
     mcp: crate::mcp::McpServers,
     index_budget: usize,
     loaded_skills: LoadedSkills,
@@ -131,12 +130,12 @@ impl App {
             context_window: info.context_window,
             context_tokens: 0,
             usage: Usage::default(),
-            skills: info.catalog.skills().len(),
+            skills: info.catalog.current().skills().len(),
             approval_mode: info.approval_mode,
         };
         let history = History::load(&info.home.join("history"));
         let mut app = App {
-            catalog: Arc::clone(&info.catalog),
+            catalog: info.catalog.clone(),
             mcp: info.mcp.clone(),
             index_budget: info.index_budget,
             loaded_skills: info.loaded_skills.clone(),
@@ -577,7 +576,7 @@ impl App {
             Some(_) => None,
             None => SlashPopup::for_draft(
                 self.composer.text(),
-                &self.catalog,
+                &self.catalog.current(),
                 &self.mcp,
                 self.popup.as_ref(),
             ),
