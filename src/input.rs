@@ -31,7 +31,10 @@ const EXPORT_USAGE: &str = "usage: /export [md|json] [FILE] (Markdown by default
 /// Built-in commands: name (without `/`) and a one-line description.
 pub const BUILTINS: &[(&str, &str)] = &[
     ("help", "Show commands and skills"),
-    ("skills", "List the available skills"),
+    (
+        "skills",
+        "List the available skills; /skills reload looks again",
+    ),
     ("skill", "Run a skill: /skill NAME [args]"),
     ("clear", "Start a new conversation"),
     (
@@ -78,6 +81,8 @@ pub enum Builtin {
     Help,
     /// `/skills`.
     Skills,
+    /// `/skills reload`: look for new, changed and removed skills now.
+    SkillsReload,
     /// `/clear`.
     Clear,
     /// `/exit` or `/quit`.
@@ -172,7 +177,15 @@ pub fn route(line: &str, catalog: &Catalog, mcp: &McpServers) -> Routed {
     }
     let builtin = match word {
         "help" => Some(Builtin::Help),
-        "skills" => Some(Builtin::Skills),
+        "skills" => match rest.trim() {
+            "" => Some(Builtin::Skills),
+            "reload" => Some(Builtin::SkillsReload),
+            other => {
+                return Routed::Error(format!(
+                    "unknown /skills argument `{other}`; usage: /skills [reload]"
+                ));
+            }
+        },
         "clear" => Some(Builtin::Clear),
         "exit" | "quit" => Some(Builtin::Exit),
         "usage" => Some(Builtin::Usage),

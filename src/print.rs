@@ -394,6 +394,14 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                 self.end_line()?;
                 writeln!(self.err, "warning: {message}")?;
             }
+            // A skill that broke while the run went on is reported like one broken at
+            // start.
+            Event::SkillsReloaded { warnings, .. } if !warnings.is_empty() => {
+                self.end_line()?;
+                for warning in warnings {
+                    writeln!(self.err, "warning: {warning}")?;
+                }
+            }
             Event::Compacted {
                 trigger,
                 tokens_before,

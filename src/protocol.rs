@@ -83,6 +83,9 @@ pub enum Op {
     /// Put back what the last turn with file changes changed (`/undo`); answered by
     /// [`Event::Undone`] or a warning.
     Undo,
+    /// Look for new, changed and removed skills now (`/skills reload`); answered by
+    /// [`Event::SkillsReloaded`].
+    ReloadSkills,
     /// Show what this session changed in the project (`/diff`); answered by
     /// [`Event::SessionDiff`] or a warning.
     Diff,
@@ -337,6 +340,7 @@ impl SubAgentEvent {
             | Event::PermissionRemoved { .. }
             | Event::Exported { .. }
             | Event::Undone { .. }
+            | Event::SkillsReloaded { .. }
             | Event::SessionDiff { .. }
             | Event::ApprovalModeChanged { .. }
             | Event::Compacted { .. }
@@ -355,6 +359,16 @@ impl SubAgentEvent {
     pub fn into_event(self) -> Event {
         *self.0
     }
+}
+
+/// Why the skills were looked at again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReloadTrigger {
+    /// Before a turn (said only when something changed).
+    BeforeTurn,
+    /// `/skills reload`.
+    Asked,
 }
 
 /// How a turn ended.
@@ -797,6 +811,19 @@ pub enum Event {
     ApprovalModeChanged {
         /// The mode in force.
         mode: ApprovalMode,
+    },
+    /// The skills were looked at again (before a turn, when something changed; or on
+    /// [`Op::ReloadSkills`], always). The system prompt is not touched: the model is
+    /// told with its next message.
+    SkillsReloaded {
+        /// What changed (empty: nothing).
+        changes: crate::skills::SkillChanges,
+        /// How many skills there are now.
+        skills: usize,
+        /// Problems with skills not reported before (path and reason).
+        warnings: Vec<String>,
+        /// Why they were looked at.
+        trigger: ReloadTrigger,
     },
     /// What [`Op::Undo`] did.
     Undone {

@@ -13,6 +13,7 @@ pub mod fork;
 pub mod mcp_servers;
 mod runner;
 pub mod saved;
+mod skills_reload;
 pub mod slash;
 pub mod turn;
 

@@ -36,6 +36,7 @@ enum Work {
     ListSessions,
     Undo,
     Diff,
+    ReloadSkills,
     Export {
         format: ExportFormat,
         path: Option<std::path::PathBuf>,
@@ -179,6 +180,15 @@ async fn run(
                     let _ = events.send(project_changes(&setup, &work).await);
                     state = Some(st);
                 }
+                Work::ReloadSkills => {
+                    super::skills_reload::check(
+                        &mut st,
+                        &ctx(CancellationToken::new()),
+                        crate::protocol::ReloadTrigger::Asked,
+                    )
+                    .await;
+                    state = Some(st);
+                }
                 Work::Export { format, path } => {
                     let id = current_id(&session_id);
                     saved::export(&ctx(CancellationToken::new()), id.as_ref(), format, path);
@@ -200,6 +210,15 @@ async fn run(
                     let cancel = CancellationToken::new();
                     let ctx = ctx(cancel.clone());
                     let task = tokio::spawn(async move {
+                        // Skills added, edited or removed since the last turn.
+                        if !matches!(work, Work::Compact(_)) {
+                            super::skills_reload::check(
+                                &mut st,
+                                &ctx,
+                                crate::protocol::ReloadTrigger::BeforeTurn,
+                            )
+                            .await;
+                        }
                         match work {
                             Work::Skill { name, args } => {
                                 run_skill(&mut st, &ctx, &name, &args).await;
@@ -224,6 +243,7 @@ async fn run(
                             | Work::ListSessions
                             | Work::Undo
                             | Work::Diff
+                            | Work::ReloadSkills
                             | Work::Export { .. } => {}
                         }
                         // The turn's "after" picture, for /undo (part of the turn's work,
@@ -319,6 +339,7 @@ async fn run(
             Some(Op::Resume { id }) => queue.push_back(Work::Resume(id)),
             Some(Op::ListSessions) => queue.push_back(Work::ListSessions),
             Some(Op::Undo) => queue.push_back(Work::Undo),
+            Some(Op::ReloadSkills) => queue.push_back(Work::ReloadSkills),
             Some(Op::SetApprovalMode { mode }) => {
                 // At once, even while a turn runs: its next call is judged in the new mode.
                 policy.set_mode(mode);

@@ -143,8 +143,13 @@ pub async fn run_user_turn(
     ctx: &TurnContext,
     text: String,
 ) -> TurnOutcome {
-    // An undo since the model last heard from the user is news to it.
+    // An undo, or skills that changed, since the model last heard from the user are
+    // news to it.
     let text = match ctx.setup.snapshots.as_ref().and_then(|s| s.take_note()) {
+        Some(note) => format!("{note}\n\n{text}"),
+        None => text,
+    };
+    let text = match ctx.setup.skills_watch.take_note() {
         Some(note) => format!("{note}\n\n{text}"),
         None => text,
     };

@@ -176,6 +176,8 @@ enum State {
     /// Waiting for [`Event::Undone`] or [`Event::SessionDiff`], or the warning saying
     /// why not.
     ProjectChanges,
+    /// Waiting for [`Event::SkillsReloaded`].
+    ReloadingSkills,
     /// [`Op::Shutdown`] sent; waiting for [`Event::ShutdownComplete`].
     ShuttingDown,
     /// The agent has stopped.
@@ -458,6 +460,11 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.send(Op::SetApprovalMode { mode });
                 Ok(())
             }
+            Builtin::SkillsReload => {
+                self.send(Op::ReloadSkills);
+                self.state = State::ReloadingSkills;
+                Ok(())
+            }
             Builtin::Undo | Builtin::Diff => {
                 self.send(if builtin == Builtin::Undo {
                     Op::Undo
@@ -659,6 +666,20 @@ impl<O: Write, E: Write> Repl<O, E> {
                         "No changes: this session has not changed a file of the project.",
                     )?,
                     Some(diff) => self.renderer.report(diff.trim_end())?,
+                }
+            }
+            Event::SkillsReloaded {
+                changes,
+                skills,
+                warnings,
+                trigger,
+            } => {
+                self.done_waiting(State::ReloadingSkills);
+                for warning in warnings {
+                    self.renderer.report(&format!("warning: {warning}"))?;
+                }
+                if let Some(line) = crate::skills::reload::describe(changes, *skills, *trigger) {
+                    self.renderer.report(&line)?;
                 }
             }
             // Work that could not happen ends with the warning saying why.

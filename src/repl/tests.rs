@@ -146,6 +146,15 @@ fn fake_agent_notifying(
                 | Op::Undo
                 | Op::Diff => {}
                 Op::SetApprovalMode { mode } => send(Event::ApprovalModeChanged { mode }),
+                Op::ReloadSkills => send(Event::SkillsReloaded {
+                    changes: crate::skills::SkillChanges {
+                        added: vec![("fresh".into(), "New one".into())],
+                        ..Default::default()
+                    },
+                    skills: 3,
+                    warnings: vec!["/s/broken/SKILL.md: no frontmatter".into()],
+                    trigger: crate::protocol::ReloadTrigger::Asked,
+                }),
             }
         }
         seen
@@ -328,6 +337,27 @@ async fn builtins_act_and_answer() {
     assert!(
         out.contains("/help") && out.contains("No skills found"),
         "{out}"
+    );
+}
+
+#[tokio::test]
+async fn skills_reload_asks_the_agent_and_reports_changes_and_problems() {
+    let run = run_text(b"/skills reload\n/skills again\nafter\n").await;
+    assert!(run.ops.contains(&Op::ReloadSkills));
+    let all = format!("{}{}", run.out, run.err);
+    assert!(
+        all.contains("Skills changed: + fresh (now 3 skills)"),
+        "{all}"
+    );
+    assert!(
+        all.contains("warning: /s/broken/SKILL.md: no frontmatter"),
+        "{all}"
+    );
+    assert!(all.contains("unknown /skills argument `again`"), "{all}");
+    assert_eq!(
+        user_inputs(&run.ops),
+        ["after"],
+        "the reload was waited for"
     );
 }
 

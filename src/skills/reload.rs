@@ -94,6 +94,31 @@ impl SkillChanges {
     }
 }
 
+/// What a frontend says after skills were looked at again; `None` when a look before a
+/// turn found nothing.
+pub fn describe(
+    changes: &SkillChanges,
+    skills: usize,
+    trigger: crate::protocol::ReloadTrigger,
+) -> Option<String> {
+    let count = match skills {
+        1 => "1 skill".to_string(),
+        n => format!("{n} skills"),
+    };
+    if changes.is_empty() {
+        return (trigger == crate::protocol::ReloadTrigger::Asked)
+            .then(|| format!("Skills are up to date ({count})."));
+    }
+    let mut parts: Vec<String> = Vec::new();
+    parts.extend(changes.added.iter().map(|(n, _)| format!("+ {n}")));
+    parts.extend(changes.changed.iter().map(|(n, _)| format!("~ {n}")));
+    parts.extend(changes.removed.iter().map(|n| format!("− {n}")));
+    Some(format!(
+        "Skills changed: {} (now {count}); the model hears of it with the next message.",
+        parts.join(", ")
+    ))
+}
+
 /// The skill as compared between looks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Seen {
@@ -130,6 +155,8 @@ pub struct SkillsWatch {
     started: SystemTime,
     /// What the model has not been told yet.
     note: Mutex<Option<SkillChanges>>,
+    /// Warnings already shown (the start's, then each check's).
+    warned: Mutex<Option<std::collections::BTreeSet<String>>>,
 }
 
 impl SkillsWatch {
@@ -141,6 +168,7 @@ impl SkillsWatch {
             last: Mutex::new(None),
             started: SystemTime::now(),
             note: Mutex::new(None),
+            warned: Mutex::new(None),
         }
     }
 
@@ -150,8 +178,9 @@ impl SkillsWatch {
     }
 
     /// Discovers again and, when something changed, swaps the catalog in and keeps a
-    /// note for the model; returns what changed and the new catalog's warnings.
-    /// Blocking (file system): run it off the async threads.
+    /// note for the model; returns what changed and the warnings not shown before
+    /// (a broken SKILL.md that appeared, with its path and reason). Blocking (file
+    /// system): run it off the async threads.
     pub fn check(&self) -> (SkillChanges, Vec<String>) {
         let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
         let before = match last.take() {
@@ -187,7 +216,23 @@ impl SkillsWatch {
             .cloned()
             .collect();
         *last = Some(now);
-        let warnings = found.warnings().iter().map(ToString::to_string).collect();
+        let warnings = {
+            let mut warned = self.warned.lock().unwrap_or_else(PoisonError::into_inner);
+            let shown = warned.get_or_insert_with(|| {
+                self.catalog
+                    .current()
+                    .warnings()
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect()
+            });
+            found
+                .warnings()
+                .iter()
+                .map(ToString::to_string)
+                .filter(|w| shown.insert(w.clone()))
+                .collect()
+        };
         if !changes.is_empty() {
             self.catalog.replace(found);
             let mut note = self.note.lock().unwrap_or_else(PoisonError::into_inner);
@@ -312,6 +357,42 @@ mod tests {
         );
         assert_eq!(w.take_note(), None, "told once");
         assert!(w.check().0.is_empty(), "nothing new since");
+    }
+
+    /// What a look costs with 1,000 skills, with the discovery cache warm
+    /// (`cargo test --release --lib skills::reload -- --ignored --nocapture`).
+    #[test]
+    #[ignore = "benchmark"]
+    fn a_look_at_1000_skills() {
+        let root = tempfile::tempdir().unwrap();
+        for i in 0..1000 {
+            write(
+                &root.path().join(format!("s{i:04}/SKILL.md")),
+                &skill_md(&format!("s{i:04}"), "A generated skill for timing"),
+            );
+        }
+        let home = tempfile::tempdir().unwrap();
+        let options = DiscoveryOptions {
+            flag_dirs: vec![root.path().to_path_buf()],
+            workdir: home.path().join("project"),
+            harness9_home: home.path().to_path_buf(),
+            user_home: None,
+            remote_dirs: Vec::new(),
+        };
+        let w = SkillsWatch::new(SharedCatalog::new(Catalog::discover(&options)), options);
+        let mut times: Vec<std::time::Duration> = (0..21)
+            .map(|_| {
+                let start = std::time::Instant::now();
+                assert!(w.check().0.is_empty());
+                start.elapsed()
+            })
+            .collect();
+        times.sort();
+        println!(
+            "look at 1,000 skills: median {:.2} ms, max {:.2} ms",
+            times[10].as_secs_f64() * 1e3,
+            times[20].as_secs_f64() * 1e3
+        );
     }
 
     #[test]

@@ -858,3 +858,43 @@ fn ctrl_r_searches_the_history_and_takes_the_match_into_the_draft() {
         }]
     );
 }
+
+#[test]
+fn reloaded_skills_are_announced_and_counted() {
+    let mut h = Harness::new();
+    h.event(Event::SkillsReloaded {
+        changes: crate::skills::SkillChanges {
+            added: vec![("gamma".into(), "Brand new".into())],
+            changed: vec![],
+            removed: vec!["beta".into()],
+        },
+        skills: 7,
+        warnings: vec!["/s/bad/SKILL.md: no frontmatter".into()],
+        trigger: crate::protocol::ReloadTrigger::BeforeTurn,
+    });
+    // Nothing changed before a turn: nothing said; asked: the count.
+    h.event(Event::SkillsReloaded {
+        changes: Default::default(),
+        skills: 7,
+        warnings: vec![],
+        trigger: crate::protocol::ReloadTrigger::BeforeTurn,
+    });
+    h.submit("/skills reload");
+    assert_eq!(h.ops(), vec![Op::ReloadSkills]);
+    h.event(Event::SkillsReloaded {
+        changes: Default::default(),
+        skills: 7,
+        warnings: vec![],
+        trigger: crate::protocol::ReloadTrigger::Asked,
+    });
+    assert_eq!(h.app.status().skills, 7);
+    let screen = h.screen(100, 14);
+    assert_shows(
+        &screen,
+        &[
+            "/s/bad/SKILL.md: no frontmatter",
+            "Skills changed: + gamma, − beta (now 7 skills)",
+            "Skills are up to date (7 skills).",
+        ],
+    );
+}

@@ -699,3 +699,72 @@ fn always_for_echo_does_not_cover_what_is_chained_or_substituted() {
     assert!(pty.wait_exit().success());
     assert!(!chained.exists() && !substituted.exists());
 }
+
+/// Skills added, edited and removed while a session runs: a command the model runs
+/// changes the skills folder; `/skills reload` reports it; the next message carries
+/// the note for the model; the system prompt is byte-identical in every request; and a
+/// removed skill can no longer be loaded while a new one can.
+#[test]
+fn skills_changed_mid_session_are_noticed_and_the_system_prompt_stays() {
+    let dirs = Dirs::new();
+    let skills = dirs.work.path().join("skills");
+    skill(&skills, "alpha", "First skill", "", "Alpha body\n");
+    skill(&skills, "beta", "Second skill", "", "Beta body\n");
+    let change = "mkdir -p skills/gamma && \
+        printf -- '---\\nname: gamma\\ndescription: Brand new\\n---\\nGamma body\\n' > skills/gamma/SKILL.md && \
+        printf -- '---\\nname: alpha\\ndescription: First skill, improved\\n---\\nNew alpha\\n' > skills/alpha/SKILL.md && \
+        rm skills/beta/SKILL.md && rmdir skills/beta";
+    let bash = serde_json::json!({ "command": change }).to_string();
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "c1", "bash", &bash),
+            finish("tool_calls"),
+        ]),
+        answer("changed them"),
+        sse(vec![
+            tool_call(0, "c2", "use_skill", r#"{"skill_name":"gamma"}"#),
+            tool_call(1, "c3", "use_skill", r#"{"skill_name":"beta"}"#),
+            finish("tool_calls"),
+        ]),
+        answer("done"),
+    ]);
+    let out = run_piped(
+        &server,
+        &dirs,
+        &["--approval-mode", "full-auto"],
+        "change the skills\n/skills reload\nuse the new one\n",
+    );
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        all.contains("Skills changed: + gamma, ~ alpha, − beta (now 2 skills)"),
+        "{all}"
+    );
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 4);
+    let system = |i: usize| requests[i].messages()[0]["content"].clone();
+    for i in 1..4 {
+        assert_eq!(
+            system(i),
+            system(0),
+            "request {i}: the system prompt changed"
+        );
+    }
+    let asked = requests[2].last_user_text();
+    assert!(
+        asked.starts_with(
+            "[skills changed since the list in the system prompt: + gamma: Brand new; \
+             ~ alpha: First skill, improved; − beta."
+        ) && asked.ends_with("use the new one"),
+        "{asked}"
+    );
+    let results = requests[3].tool_results();
+    let [.., gamma, beta] = results.as_slice() else {
+        panic!("{results:?}")
+    };
+    assert!(gamma.contains("Gamma body"), "{results:?}");
+    assert_eq!(
+        beta,
+        "Unknown skill \"beta\". Available skills: alpha, gamma"
+    );
+}

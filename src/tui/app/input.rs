@@ -315,6 +315,10 @@ impl App {
                 self.commit_cell(echo.lines());
                 self.commit_cell(views::mcp(&self.mcp, &self.loaded_skills));
             }
+            Builtin::SkillsReload => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(Op::ReloadSkills);
+            }
             Builtin::Undo => {
                 self.commit_cell(echo.lines());
                 self.out.ops.push(Op::Undo);

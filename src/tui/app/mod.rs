@@ -512,6 +512,20 @@ impl App {
                     &format!("Approval mode: {}.", mode_words(mode)),
                 );
             }
+            Event::SkillsReloaded {
+                changes,
+                skills,
+                warnings,
+                trigger,
+            } => {
+                self.status.skills = skills;
+                for warning in &warnings {
+                    self.commit_notice(NoticeKind::Warning, warning);
+                }
+                if let Some(line) = crate::skills::reload::describe(&changes, skills, trigger) {
+                    self.commit_notice(NoticeKind::Info, &line);
+                }
+            }
             Event::Undone { outcome } => {
                 let kind = match outcome {
                     crate::undo::UndoOutcome::Refused { .. } => NoticeKind::Error,
