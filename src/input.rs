@@ -31,10 +31,7 @@ const EXPORT_USAGE: &str = "usage: /export [md|json] [FILE] (Markdown by default
 /// Built-in commands: name (without `/`) and a one-line description.
 pub const BUILTINS: &[(&str, &str)] = &[
     ("help", "Show commands and skills"),
-    (
-        "skills",
-        "List the available skills; /skills reload looks again",
-    ),
+    ("skills", "List the skills; /skills reload looks again"),
     ("skill", "Run a skill: /skill NAME [args]"),
     ("clear", "Start a new conversation"),
     (
