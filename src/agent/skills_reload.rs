@@ -10,8 +10,12 @@ use std::sync::Arc;
 use super::turn::{SessionState, TurnContext};
 use crate::protocol::{Event, ReloadTrigger};
 
-/// Looks at the skills again and reports; before a turn, only when something changed.
+/// Looks at the skills again and reports; before a turn, only when something changed
+/// (and not in the first seconds of the session, when the skills were just found).
 pub async fn check(state: &mut SessionState, ctx: &TurnContext, trigger: ReloadTrigger) {
+    if trigger == ReloadTrigger::BeforeTurn && !ctx.setup.skills_watch.due() {
+        return;
+    }
     let watch = Arc::clone(&ctx.setup.skills_watch);
     let Ok((changes, warnings)) = tokio::task::spawn_blocking(move || watch.check()).await else {
         return;

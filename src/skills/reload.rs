@@ -15,6 +15,9 @@ use std::time::SystemTime;
 
 use super::{Catalog, DiscoveryOptions};
 
+/// How old the start's catalog must be before a turn looks again.
+pub const FRESH: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The session's skills catalog, swapped as a whole when skills reload.
 #[derive(Debug, Clone)]
 pub struct SharedCatalog(Arc<RwLock<Arc<Catalog>>>);
@@ -172,6 +175,17 @@ impl SkillsWatch {
         }
     }
 
+    /// Whether a look before a turn is worth it: not while the catalog is fresher than
+    /// [`FRESH`] (a `-p` run's only turn starts at once; its skills were just found).
+    pub fn due(&self) -> bool {
+        let looked = self
+            .last
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some();
+        looked || self.started.elapsed().map_or(true, |age| age >= FRESH)
+    }
+
     /// The catalog handle.
     pub fn catalog(&self) -> &SharedCatalog {
         &self.catalog
@@ -319,7 +333,12 @@ mod tests {
             &skill_md("beta", "Second"),
         );
         let w = watch(root.path());
+        assert!(
+            !w.due(),
+            "a catalog just found is not looked at before a turn"
+        );
         let (changes, _) = w.check();
+        assert!(w.due(), "after a first look, every turn looks");
         assert!(changes.is_empty(), "{changes:?}");
         assert_eq!(w.take_note(), None);
 
