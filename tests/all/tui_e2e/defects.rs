@@ -8,9 +8,14 @@ use super::*;
 
 impl Tui {
     /// Resizes the terminal: vt100 first (so the cursor-position answer the TUI asks
-    /// for reflects the new layout), then the pty (which signals the process).
+    /// for reflects the new layout), then the pty (which signals the process); returns
+    /// once the TUI has asked where the cursor went, i.e. followed the resize. (Keys
+    /// typed while it waits for that answer are held by crossterm until the next input
+    /// arrives, so the tests type only after it.)
     fn resize(&self, rows: u16, cols: u16) {
         use portable_pty::PtySize;
+        use std::sync::atomic::Ordering;
+        let asked = self.positions_asked.load(Ordering::SeqCst);
         self.screen.lock().unwrap().screen_mut().set_size(
             std::num::NonZero::new(rows).unwrap(),
             std::num::NonZero::new(cols).unwrap(),
@@ -25,6 +30,9 @@ impl Tui {
                 pixel_height: 0,
             })
             .unwrap();
+        self.wait_for("the TUI to follow the resize", |_| {
+            self.positions_asked.load(Ordering::SeqCst) > asked
+        });
     }
 
     /// Every line the terminal holds: its scrollback, oldest first, then the screen.

@@ -50,6 +50,8 @@ impl Dirs {
 /// The binary in a pseudo-terminal, its screen kept by vt100.
 struct Tui {
     screen: Arc<Mutex<vt100::Parser>>,
+    /// Cursor-position queries answered so far.
+    positions_asked: Arc<std::sync::atomic::AtomicUsize>,
     writer: Writer,
     child: Box<dyn portable_pty::Child + Send + Sync>,
     master: Arc<Mutex<Box<dyn portable_pty::MasterPty + Send>>>,
@@ -57,10 +59,16 @@ struct Tui {
 }
 
 /// Answers the terminal queries found in `bytes` (after `parser` has processed them).
-fn answer_queries(bytes: &[u8], parser: &vt100::Parser, writer: &Writer) {
+fn answer_queries(
+    bytes: &[u8],
+    parser: &vt100::Parser,
+    writer: &Writer,
+    asked: &std::sync::atomic::AtomicUsize,
+) {
     let has = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
     let mut reply = Vec::new();
     if has(b"\x1b[6n") {
+        asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let (row, col) = parser.screen().cursor_position();
         reply.extend_from_slice(format!("\x1b[{};{}R", row + 1, col + 1).as_bytes());
     }
@@ -134,9 +142,11 @@ impl Tui {
             std::num::NonZero::new(cols).unwrap(),
             SCROLLBACK,
         )));
+        let positions_asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         {
             let screen = screen.clone();
             let writer = writer.clone();
+            let asked = positions_asked.clone();
             let _keep = master.clone();
             std::thread::spawn(move || {
                 let _keep = _keep;
@@ -147,12 +157,13 @@ impl Tui {
                     }
                     let mut parser = screen.lock().unwrap();
                     parser.process(&buf[..n]);
-                    answer_queries(&buf[..n], &parser, &writer);
+                    answer_queries(&buf[..n], &parser, &writer, &asked);
                 }
             });
         }
         Tui {
             screen,
+            positions_asked,
             writer,
             child,
             master,
