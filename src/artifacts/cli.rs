@@ -71,8 +71,10 @@ pub fn store_for(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let dir = file.with_file_name(format!("{id}.artifacts"));
-    Ok((id, ArtifactStore::new(dir)))
+    Ok((
+        id,
+        ArtifactStore::new(crate::sessions::store::artifacts_beside(&file)),
+    ))
 }
 
 /// `artifacts list`: every saved version, oldest first.

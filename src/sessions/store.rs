@@ -86,10 +86,11 @@ impl SessionStore {
     /// whichever project folder holds it, else in `project`'s folder (a session whose
     /// file is not written yet).
     pub fn artifacts_dir(&self, project: &Path, id: &SessionId) -> PathBuf {
-        let name = format!("{id}.artifacts");
         match self.find(id.as_str()) {
-            Ok(file) => file.with_file_name(name),
-            Err(_) => self.project_dir(project).join(name),
+            Ok(file) => artifacts_beside(&file),
+            Err(_) => {
+                artifacts_beside(&self.project_dir(project).join(format!("{id}.{EXTENSION}")))
+            }
         }
     }
 
@@ -241,8 +242,7 @@ impl SessionStore {
                 Err(e) => return Err(SessionError::io(IoAction::Remove, &file.path, e)),
             }
             // The session's artifacts go with it.
-            let _ =
-                std::fs::remove_dir_all(file.path.with_file_name(format!("{}.artifacts", file.id)));
+            let _ = std::fs::remove_dir_all(artifacts_beside(&file.path));
             report.bytes_freed += file.bytes;
             report.removed.push(file.id);
             if let Some(dir) = file.path.parent()
@@ -283,6 +283,12 @@ impl SessionStore {
 /// Oldest modification first; the id (time-ordered) breaks ties.
 fn sort_oldest_first(files: &mut [SessionFile]) {
     files.sort_by(|a, b| a.modified_ms.cmp(&b.modified_ms).then(a.id.cmp(&b.id)));
+}
+
+/// The artifacts folder of the session whose file is `session_file`: `<id>.artifacts`
+/// beside it.
+pub fn artifacts_beside(session_file: &Path) -> PathBuf {
+    session_file.with_extension("artifacts")
 }
 
 /// The `<id>.jsonl` files of one folder; a missing folder holds none.

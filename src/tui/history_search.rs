@@ -14,6 +14,8 @@ use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+use super::wrap::visible;
+
 /// Rows of the matched entry shown at most.
 const ENTRY_ROWS: usize = 4;
 /// What the first row starts with.
@@ -218,15 +220,9 @@ impl HistorySearch {
     }
 }
 
-/// Control characters shown as `?`, tabs as a space.
+/// `text` as one row shows it ([`visible`]).
 fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\t' => ' ',
-            c if c.is_control() => '?',
-            c => c,
-        })
-        .collect()
+    text.chars().map(visible).collect()
 }
 
 /// The entry cut into rows of at most `width - 2` columns, each with the byte offset
@@ -242,11 +238,7 @@ fn entry_rows(entry: &str, width: u16) -> Vec<(usize, String)> {
         let mut row_start = offset;
         let mut row_width = 0;
         for (i, c) in line.char_indices() {
-            let shown = match c {
-                '\t' => ' ',
-                c if c.is_control() => '?',
-                c => c,
-            };
+            let shown = visible(c);
             let w = if shown == c {
                 c.width().unwrap_or(0)
             } else {
@@ -257,10 +249,11 @@ fn entry_rows(entry: &str, width: u16) -> Vec<(usize, String)> {
                 row_start = offset + i;
                 row_width = 0;
             }
-            if shown == c {
-                row.push(c);
-            } else {
-                for _ in 0..c.len_utf8() {
+            // A replaced character keeps its byte length (one byte shown as itself,
+            // the rest as `?`), so offsets in the row stay the entry's.
+            row.push(shown);
+            if shown != c {
+                for _ in 1..c.len_utf8() {
                     row.push('?');
                 }
             }

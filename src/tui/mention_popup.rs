@@ -16,6 +16,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use unicode_width::UnicodeWidthChar;
 
+use super::wrap::visible;
 use crate::mentions::{FileIndex, MatchList};
 
 /// Rows of paths shown at most; more scroll.
@@ -156,7 +157,10 @@ impl MentionPopup {
         let mut line = if !self.current() {
             "  searching…".to_string()
         } else if list.items.is_empty() {
-            format!("  no file matches @{}", safe(&self.query))
+            format!(
+                "  no file matches @{}",
+                self.query.chars().map(visible).collect::<String>()
+            )
         } else if list.query.is_empty() {
             format!("  {} files and folders", thousands(list.indexed))
         } else {
@@ -196,7 +200,7 @@ fn draw_path(
     let chars: Vec<(u32, char)> = path
         .chars()
         .enumerate()
-        .map(|(i, c)| (i as u32, if c.is_control() { '?' } else { c }))
+        .map(|(i, c)| (i as u32, visible(c)))
         .collect();
     let room = width.saturating_sub(2);
     let total: usize = chars.iter().map(|(_, c)| c.width().unwrap_or(0)).sum();
@@ -232,13 +236,6 @@ fn draw_path(
         buf.set_string(col, y, c.encode_utf8(&mut tmp), style);
         col += w;
     }
-}
-
-/// Control characters shown as `?`.
-fn safe(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
 }
 
 /// `123456` as `123,456`.

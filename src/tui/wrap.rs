@@ -27,6 +27,16 @@ pub fn sanitize(text: &str) -> String {
     out
 }
 
+/// One character as a one-row widget shows it, keeping character positions: a tab as a
+/// space, any other control character as `?`.
+pub fn visible(c: char) -> char {
+    match c {
+        '\t' => ' ',
+        c if c.is_control() => '?',
+        c => c,
+    }
+}
+
 /// Display width of a line in terminal columns.
 pub fn line_width(line: &Line<'_>) -> usize {
     line.spans.iter().map(|s| s.content.width()).sum()
