@@ -14,7 +14,6 @@
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool};
 use crate::exec::{
@@ -45,17 +44,7 @@ impl TypedTool for Bash {
          tail if long) and the exit code. Background jobs must redirect their output \
          (cmd > log 2>&1 &). Prefer read_file, grep, glob and list over cat, grep and find.";
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "The command line."},
-                "timeout_secs": {"type": "integer", "description": "Kill the command after this many seconds (omit for the default)."},
-                "description": {"type": "string", "description": "What the command does, in a few words, for the user."}
-            },
-            "required": ["command"]
-        })
-    }
+    const PARAMETERS: &'static str = include_str!("schemas/bash.json");
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
         Access::NeedsApproval(ApprovalRequestKind::Command {
@@ -155,6 +144,7 @@ async fn run_command(
 mod tests {
     use super::*;
     use crate::tools::{Tool, assert_error, prepared, run_tool, test_context};
+    use serde_json::json;
 
     use crate::exec::test_support::{
         cancel_and_expect_interrupted, expect_killed, read_pid, wait_live,

@@ -11,7 +11,6 @@ use std::collections::HashMap;
 use std::io;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
 use similar::TextDiff;
 
 use super::path::{ResolvedPath, resolve};
@@ -50,18 +49,7 @@ impl TypedTool for EditFile {
          unless replace_all is true; include enough surrounding lines to make it unique. \
          Returns a unified diff.";
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path, relative to the project root or absolute."},
-                "old_string": {"type": "string", "description": "Exact text to replace."},
-                "new_string": {"type": "string", "description": "Replacement text."},
-                "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."}
-            },
-            "required": ["path", "old_string", "new_string"]
-        })
-    }
+    const PARAMETERS: &'static str = include_str!("schemas/edit_file.json");
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
         let path = resolve(&ctx.workdir, &args.path);
@@ -436,6 +424,7 @@ mod tests {
     use crate::protocol::{ApprovalRequestKind, Location};
     use crate::test_support::assert_contains;
     use crate::tools::{prepared, run_tool, test_context};
+    use serde_json::json;
     use std::fs;
 
     const SOURCE: &str = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n\nfn other() {\n    let x = 1;\n}\n";

@@ -16,7 +16,6 @@ use ignore::{DirEntry, WalkBuilder};
 
 pub(crate) use crate::project_walk::project_walker;
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::path::{ResolvedPath, display_relative, resolve};
@@ -46,16 +45,7 @@ impl TypedTool for Glob {
          matches file names at any depth (\"*.rs\"); with '/', it matches the path from \
          the search directory (\"src/**/*.rs\"). Returns matching paths sorted.";
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "Glob: * ? [abc] {a,b}, ** for any depth."},
-                "path": {"type": "string", "description": "Directory to search (default: project root)."}
-            },
-            "required": ["pattern"]
-        })
-    }
+    const PARAMETERS: &'static str = include_str!("schemas/glob.json");
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
         args.path.access(ctx)
@@ -253,6 +243,7 @@ mod tests {
     use super::*;
     use crate::test_support::assert_contains;
     use crate::tools::{assert_error, prepared, run_tool, test_files};
+    use serde_json::json;
 
     use std::fs;
 

@@ -11,7 +11,6 @@ use std::path::Path;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::glob::{PathGlob, SearchRoot, check_root, place, project_walker, unreadable_note, walk};
@@ -60,19 +59,7 @@ impl TypedTool for Grep {
     const DESCRIPTION: &'static str = "Search file contents with a regular expression (Rust regex syntax), skipping \
          gitignored and binary files. Returns matching lines as path:line:text.";
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "Regex; escape literal ( ) [ ] { } . * + ? with \\."},
-                "path": {"type": "string", "description": "File or directory to search (default: project root)."},
-                "glob": {"type": "string", "description": "Only files matching this glob, e.g. \"*.rs\" or \"src/**/*.ts\"."},
-                "case_insensitive": {"type": "boolean", "description": "Ignore case (default false)."},
-                "max_results": {"type": "integer", "description": "Maximum matching lines (default 100)."}
-            },
-            "required": ["pattern"]
-        })
-    }
+    const PARAMETERS: &'static str = include_str!("schemas/grep.json");
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
         args.path.access(ctx)
@@ -265,6 +252,7 @@ mod tests {
     use super::*;
     use crate::test_support::assert_contains;
     use crate::tools::{assert_error, prepared, run_tool};
+    use serde_json::json;
 
     use crate::tools::test_tree as tree;
 

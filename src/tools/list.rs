@@ -7,7 +7,6 @@
 use std::ops::ControlFlow;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::glob::{SearchRoot, check_root, place, project_walker, unreadable_note, walk};
@@ -42,15 +41,7 @@ impl TypedTool for List {
     const DESCRIPTION: &'static str = "List a directory as an indented tree, skipping gitignored files; folders end \
          with '/'.";
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Directory (default: project root)."},
-                "depth": {"type": "integer", "description": "Levels to descend, 1-10 (default 2)."}
-            }
-        })
-    }
+    const PARAMETERS: &'static str = include_str!("schemas/list.json");
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
         args.path.access(ctx)
@@ -138,6 +129,7 @@ mod tests {
     use super::*;
     use crate::test_support::assert_contains;
     use crate::tools::{assert_error, prepared, run_tool, test_files};
+    use serde_json::json;
 
     use std::fs;
 

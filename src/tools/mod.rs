@@ -281,8 +281,15 @@ pub trait TypedTool: Send + Sync {
     fn description(&self) -> &str {
         Self::DESCRIPTION
     }
-    /// JSON schema of the arguments object.
-    fn parameters(&self) -> serde_json::Value;
+    /// JSON schema of the arguments object, as text. The built-in tools' schemas are data
+    /// in `tools/schemas/<name>.json`, compiled in with `include_str!`, so what the model
+    /// is told about a tool's arguments reads as exactly what is sent.
+    const PARAMETERS: &'static str = "";
+    /// JSON schema of the arguments object: [`TypedTool::PARAMETERS`] parsed; a tool whose
+    /// schema is data (a skill's tools.json) overrides it.
+    fn parameters(&self) -> serde_json::Value {
+        schema_from_text(Self::PARAMETERS)
+    }
     /// What a call with these arguments would touch (reads inside the project unless
     /// the tool says otherwise).
     fn access(&self, _args: &Self::Args, _ctx: &ToolContext) -> Access {
@@ -385,6 +392,13 @@ impl<T: TypedTool> Tool for T {
 /// checked against the tool's JSON schema (`parameters`) so that a missing field or a
 /// wrong type comes back as an error the model can act on, naming the field and the
 /// expected shape. `null` counts as `{}`.
+/// A schema compiled into the binary (`TypedTool::PARAMETERS`). Every built-in tool's text
+/// is parsed by a test (`tools::tests::every_built_in_schema_is_an_object_schema`), so the
+/// fallback, an object with no known properties, is never what a released build sends.
+pub(crate) fn schema_from_text(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|_| serde_json::json!({"type": "object"}))
+}
+
 pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(
     tool: &str,
     args: &serde_json::Value,
@@ -712,5 +726,77 @@ mod access_tests {
             let access = prepared(tool, args.clone()).access(&ctx);
             assert_eq!(access, expected, "{} {args}", tool.name());
         }
+    }
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use super::skill::docs::{SkillListDocs, SkillSelectDocs};
+    use super::skill::unload_skill::UnloadSkill;
+    use super::skill::use_skill::UseSkill;
+    use super::*;
+
+    /// Every built-in tool's schema, by the tool's name.
+    fn built_in() -> Vec<(&'static str, &'static str)> {
+        vec![
+            (bash::Bash::NAME, bash::Bash::PARAMETERS),
+            (edit_file::EditFile::NAME, edit_file::EditFile::PARAMETERS),
+            (glob::Glob::NAME, glob::Glob::PARAMETERS),
+            (grep::Grep::NAME, grep::Grep::PARAMETERS),
+            (list::List::NAME, list::List::PARAMETERS),
+            (read_file::ReadFile::NAME, read_file::ReadFile::PARAMETERS),
+            (
+                write_file::WriteFile::NAME,
+                write_file::WriteFile::PARAMETERS,
+            ),
+            (UseSkill::NAME, UseSkill::PARAMETERS),
+            (UnloadSkill::NAME, UnloadSkill::PARAMETERS),
+            (SkillListDocs::NAME, SkillListDocs::PARAMETERS),
+            (SkillSelectDocs::NAME, SkillSelectDocs::PARAMETERS),
+            (skill_run::SkillRun::NAME, skill_run::SkillRun::PARAMETERS),
+        ]
+    }
+
+    #[test]
+    fn every_built_in_schema_is_an_object_schema() {
+        for (name, text) in built_in() {
+            let schema: serde_json::Value = serde_json::from_str(text)
+                .unwrap_or_else(|e| panic!("tools/schemas/{name}.json: {e}"));
+            assert_eq!(schema["type"], "object", "{name}");
+            let properties = schema["properties"]
+                .as_object()
+                .unwrap_or_else(|| panic!("{name}: no properties"));
+            for (property, spec) in properties {
+                assert!(spec["type"].is_string(), "{name}.{property}: no type");
+                assert!(
+                    spec["description"].as_str().is_some_and(|d| !d.is_empty()),
+                    "{name}.{property}: no description"
+                );
+            }
+            for required in schema["required"].as_array().into_iter().flatten() {
+                let required = required.as_str().unwrap_or_default();
+                assert!(
+                    properties.contains_key(required),
+                    "{name}: `{required}` is required but not a property"
+                );
+            }
+            assert_eq!(schema_from_text(text), schema, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_schema_folder_holds_exactly_the_built_in_tools() {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tools/schemas");
+        let mut files: Vec<String> = std::fs::read_dir(&folder)
+            .unwrap_or_else(|e| panic!("{}: {e}", folder.display()))
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        let mut expected: Vec<String> = built_in()
+            .iter()
+            .map(|(name, _)| format!("{name}.json"))
+            .collect();
+        expected.sort();
+        assert_eq!(files, expected);
     }
 }

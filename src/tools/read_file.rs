@@ -8,7 +8,6 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::path::{Location, ResolvedPath, resolve};
 use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking};
@@ -42,17 +41,7 @@ impl TypedTool for ReadFile {
          are not part of the file. Reads up to 2000 lines; use offset/limit for more or for \
          large files. Refuses binary files.";
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path, relative to the project root or absolute."},
-                "offset": {"type": "integer", "description": "First line to read, 1-based (default 1)."},
-                "limit": {"type": "integer", "description": "Maximum number of lines (default 2000)."}
-            },
-            "required": ["path"]
-        })
-    }
+    const PARAMETERS: &'static str = include_str!("schemas/read_file.json");
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
         read_access(&resolve(&ctx.workdir, &args.path))
@@ -284,6 +273,7 @@ mod tests {
     use super::*;
     use crate::test_support::assert_contains;
     use crate::tools::{Tool, assert_error, prepared, run_tool, test_context, test_tree};
+    use serde_json::json;
 
     fn numbered(n: usize) -> String {
         (1..=n).map(|i| format!("line {i}\n")).collect()

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, run_blocking};
 use crate::config::CommandLists;
@@ -155,22 +155,7 @@ impl TypedTool for SkillRun {
         &self.description
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "skill": {"type": "string", "description": "Skill name."},
-                "command": {"type": "string", "description": "The command line."},
-                "cwd": {"type": "string", "description": "Relative to the skill's folder."},
-                "env": {"type": "object", "description": "Extra variables."},
-                "timeout": {"type": "integer", "description": "Seconds."},
-                "output_files": {"type": "array", "items": {"type": "string"}, "description": "Globs relative to the workspace (e.g. out/*) to return."},
-                "outputs": {"type": "object", "description": "Manifest: {globs, inline?, max_files?, max_file_bytes?, max_total_bytes?}"},
-                "inputs": {"type": "array", "items": {"type": "object"}, "description": "Copied in first: [{from: workspace://rel|skill://name/rel|host:///abs, to?, mode?}]"}
-            },
-            "required": ["skill", "command"]
-        })
-    }
+    const PARAMETERS: &'static str = include_str!("schemas/skill_run.json");
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
         match self.plan(args, ctx) {

@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
 use similar::{ChangeTag, TextDiff};
 
 use super::path::{ResolvedPath, resolve};
@@ -42,16 +41,7 @@ impl TypedTool for WriteFile {
     const DESCRIPTION: &'static str = "Create a file or replace its whole content; parent folders are created. Prefer \
          edit_file for changes to an existing file.";
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path, relative to the project root or absolute."},
-                "content": {"type": "string", "description": "The complete new content of the file."}
-            },
-            "required": ["path", "content"]
-        })
-    }
+    const PARAMETERS: &'static str = include_str!("schemas/write_file.json");
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
         let path = resolve(&ctx.workdir, &args.path);
@@ -229,6 +219,7 @@ mod tests {
     use crate::protocol::Location;
     use crate::test_support::assert_contains;
     use crate::tools::{Tool, assert_error, prepared, run_tool, test_context};
+    use serde_json::json;
     use std::os::unix::fs::PermissionsExt;
 
     /// Writes `content` to `path`.

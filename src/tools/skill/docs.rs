@@ -5,7 +5,6 @@
 //! catalog and the session's active skills, not the agent loop.
 
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::{SUMMARY_RESERVE, lookup};
 use crate::skills::SharedCatalog;
@@ -113,15 +112,7 @@ impl TypedTool for SkillListDocs {
     const DESCRIPTION: &'static str = "List a skill's documents (.md and .txt files besides SKILL.md, references/ \
          included) with their sizes and which are selected.";
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "skill": {"type": "string", "description": "The skill's name."}
-            },
-            "required": ["skill"]
-        })
-    }
+    const PARAMETERS: &'static str = include_str!("../schemas/skill_list_docs.json");
 
     fn summary(&self, args: &ListArgs) -> String {
         args.skill.clone()
@@ -191,17 +182,7 @@ impl TypedTool for SkillSelectDocs {
     const DESCRIPTION: &'static str = "Change which of a skill's documents are in the conversation. add and replace \
          return the text of newly selected documents; clear empties the selection.";
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "skill": {"type": "string", "description": "The skill's name."},
-                "docs": {"type": "array", "items": {"type": "string"}, "description": "Document paths relative to the skill folder, as skill_list_docs shows them."},
-                "mode": {"type": "string", "enum": ["add", "replace", "clear"], "description": "add to, replace or clear the selection."}
-            },
-            "required": ["skill", "mode"]
-        })
-    }
+    const PARAMETERS: &'static str = include_str!("../schemas/skill_select_docs.json");
 
     fn output_kind(&self) -> OutputKind {
         // A loaded skill's instructions (or documents) stay in force for the session.
@@ -231,6 +212,7 @@ mod tests {
     use super::*;
     use crate::test_support::assert_contains;
     use crate::test_support::project_catalog;
+    use serde_json::{Value, json};
     use std::path::PathBuf;
 
     use crate::skills::docs::write_test_skills;

@@ -5,7 +5,6 @@
 //! knows the active set, nothing of the agent loop.
 
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use crate::skills::active::{LoadedSkills, Unloaded};
 use crate::tools::{ToolContext, ToolFuture, ToolOutput, TypedTool};
@@ -73,15 +72,7 @@ impl TypedTool for UnloadSkill {
     const DESCRIPTION: &'static str = "Unload a skill loaded with use_skill: removes the tools it added, to free context. \
          use_skill can load it again.";
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "skill_name": {"type": "string", "description": "The loaded skill's name."}
-            },
-            "required": ["skill_name"]
-        })
-    }
+    const PARAMETERS: &'static str = include_str!("../schemas/unload_skill.json");
 
     fn summary(&self, args: &Args) -> String {
         args.skill_name.clone()
@@ -97,6 +88,7 @@ mod tests {
     use super::*;
     use crate::test_support::assert_contains;
     use crate::test_support::project_catalog;
+    use serde_json::json;
 
     use crate::tools::ToolRegistry;
     use crate::tools::skill::use_skill::UseSkill;

@@ -20,7 +20,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::docs::bad_path;
 use super::{BundledTools, SUMMARY_RESERVE, load_bundled_tools, lookup};
@@ -432,18 +431,7 @@ impl TypedTool for UseSkill {
          prompt. Use it when a skill matches the task, before starting the work. Returns the \
          skill's instructions and the files bundled with it, and adds any tools it brings.";
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "skill_name": {"type": "string", "description": "The skill's name, exactly as listed in Available Skills."},
-                "args": {"type": "string", "description": "Optional arguments for the skill (e.g. a file name)."},
-                "docs": {"type": "array", "items": {"type": "string"}, "description": "Documents to append (paths relative to the skill folder)."},
-                "include_all_docs": {"type": "boolean", "description": "Append all the skill's documents (within a size cap)."}
-            },
-            "required": ["skill_name"]
-        })
-    }
+    const PARAMETERS: &'static str = include_str!("../schemas/use_skill.json");
 
     fn description(&self) -> &str {
         if self.mcp.is_some() {
@@ -510,6 +498,7 @@ mod tests {
     use crate::test_support::assert_contains;
     use crate::test_support::project_catalog;
     use crate::tools::{Tool, assert_error, test_context};
+    use serde_json::{Value, json};
 
     use crate::test_support::write;
 
@@ -693,6 +682,7 @@ mod bundle_tests {
     use super::*;
     use crate::test_support::{assert_contains, project_catalog};
     use crate::tools::{Tool, ToolRegistry, test_context};
+    use serde_json::{Value, json};
     use std::os::unix::fs::PermissionsExt;
 
     use crate::test_support::write;

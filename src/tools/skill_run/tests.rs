@@ -4,6 +4,7 @@ use super::*;
 use crate::skills::Catalog;
 use crate::test_support::{assert_contains, roots_catalog, write};
 use crate::tools::{Tool, assert_error, prepared, test_context};
+use serde_json::json;
 use std::sync::Arc;
 
 /// What a call would touch; a call whose arguments do not parse asks for nothing.
