@@ -13,7 +13,7 @@
 //!    templates expanded, or body + `"\n\n"` + args (see [`crate::skills::template`]).
 //!    Skills with `user-invocable: false` cannot be slash-invoked.
 //! 4. `/SERVER:PROMPT args`, where SERVER is one of the session's MCP servers, gets that
-//!    server's prompt ([`Routed::McpPrompt`]); its text is never expanded.
+//!    server's prompt ([`Invocation::McpPrompt`]); its text is never expanded.
 //! 5. A first word holding a second `/` (`/usr/bin/foo is broken`, `//x`) is a path,
 //!    not a command: the line is a prompt.
 //! 6. Anything else is an unknown command: [`Routed::Error`] with close matches.
@@ -21,7 +21,7 @@
 use std::path::PathBuf;
 
 use crate::mcp::McpServers;
-use crate::protocol::ExportFormat;
+use crate::protocol::{ExportFormat, Invocation};
 use crate::skills::{Catalog, Skill};
 
 /// What `/export` accepts, for its error messages.
@@ -131,27 +131,9 @@ pub enum Routed {
     Empty,
     /// Send this text to the model as the user's message.
     Prompt(String),
-    /// Run this skill with these arguments: frontends send [`Op::InvokeSkill`], and the
-    /// agent expands the body ([`crate::skills::invocation_prompt`], inline shell) or
-    /// forks a sub-agent for `context: fork` skills.
-    ///
-    /// [`Op::InvokeSkill`]: crate::protocol::Op::InvokeSkill
-    Skill {
-        /// The skill's name.
-        name: String,
-        /// Everything after the name, trimmed.
-        args: String,
-    },
-    /// Get prompt `prompt` of MCP server `server` with these arguments and send it as
-    /// the user's message ([`Op::McpPrompt`](crate::protocol::Op::McpPrompt)).
-    McpPrompt {
-        /// The server.
-        server: String,
-        /// The prompt's name.
-        prompt: String,
-        /// Everything after the command, trimmed.
-        args: String,
-    },
+    /// Run this skill or MCP prompt: frontends send it as
+    /// [`Op::Invoke`](crate::protocol::Op::Invoke).
+    Invoke(Invocation),
     /// Carry out a built-in command.
     Builtin(Builtin),
     /// Show this message to the user (stderr or a notice); the session goes on.
@@ -319,10 +301,10 @@ fn invoke(skill: &Skill, args: &str) -> Routed {
             skill.name
         ));
     }
-    Routed::Skill {
+    Routed::Invoke(Invocation::Skill {
         name: skill.name.clone(),
         args: args.to_string(),
-    }
+    })
 }
 
 /// `/SERVER:PROMPT args`: the prompt of a usable server, or why not.
@@ -348,11 +330,11 @@ fn mcp_prompt(server: &str, prompt: &str, args: &str, mcp: &McpServers) -> Route
             }
         ));
     }
-    Routed::McpPrompt {
+    Routed::Invoke(Invocation::McpPrompt {
         server: server.to_string(),
         prompt: prompt.to_string(),
         args: args.to_string(),
-    }
+    })
 }
 
 impl Routed {
@@ -360,19 +342,7 @@ impl Routed {
     pub fn to_op(&self) -> Option<crate::protocol::Op> {
         match self {
             Routed::Prompt(text) => Some(crate::protocol::Op::UserInput { text: text.clone() }),
-            Routed::Skill { name, args } => Some(crate::protocol::Op::InvokeSkill {
-                name: name.clone(),
-                args: args.clone(),
-            }),
-            Routed::McpPrompt {
-                server,
-                prompt,
-                args,
-            } => Some(crate::protocol::Op::McpPrompt {
-                server: server.clone(),
-                prompt: prompt.clone(),
-                args: args.clone(),
-            }),
+            Routed::Invoke(invocation) => Some(crate::protocol::Op::Invoke(invocation.clone())),
             Routed::Empty | Routed::Builtin(_) | Routed::Error(_) => None,
         }
     }
@@ -682,7 +652,7 @@ mod tests {
     }
 
     fn prompt_of(routed: Routed, c: &Catalog) -> String {
-        let Routed::Skill { name, args } = routed else {
+        let Routed::Invoke(Invocation::Skill { name, args }) = routed else {
             panic!("not a skill: {routed:?}")
         };
         invocation_prompt(c.get(&name).unwrap(), &args).unwrap()
@@ -691,10 +661,10 @@ mod tests {
     #[test]
     fn skill_invocations_append_or_substitute_arguments() {
         let (t, c) = catalog();
-        let expected = Routed::Skill {
+        let expected = Routed::Invoke(Invocation::Skill {
             name: "go-refactor".into(),
             args: "clean main.go".into(),
-        };
+        });
         assert_eq!(route("/go-refactor clean main.go", &c), expected);
         assert_eq!(route("/skill go-refactor   clean main.go\n", &c), expected);
         assert_eq!(prompt_of(expected, &c), "Refactor.\n\nclean main.go");
@@ -706,10 +676,10 @@ mod tests {
         );
         assert_eq!(
             route("/fix-issue 42", &c).to_op(),
-            Some(crate::protocol::Op::InvokeSkill {
+            Some(crate::protocol::Op::Invoke(Invocation::Skill {
                 name: "fix-issue".into(),
                 args: "42".into()
-            })
+            }))
         );
     }
 

@@ -16,7 +16,7 @@ use harness9::cli::{
 };
 use harness9::config::{Config, ConfigError, EndpointNeed, OllamaProbe, SessionSaving};
 use harness9::print::{self, Activity, HeadlessRenderer, OutputFormat, TextDelivery};
-use harness9::protocol::{ErrorKind, Op};
+use harness9::protocol::{ErrorKind, Invocation, Op};
 use harness9::sandbox::{Decision, SessionSandbox};
 use harness9::sink::{self, ReaderState, Sink};
 use harness9::{input, repl, session, tui};
@@ -436,7 +436,7 @@ fn print_mode(
             .to_op()
             .context("a prompt or skill always becomes an operation")?,
     };
-    if !context.trim().is_empty() && matches!(op, Op::McpPrompt { .. }) {
+    if !context.trim().is_empty() && matches!(op, Op::Invoke(Invocation::McpPrompt { .. })) {
         renderer.fail_before_turn(
             ErrorKind::Usage,
             "an MCP prompt's text comes from its server, so piped input cannot be added to it; \
@@ -448,7 +448,7 @@ fn print_mode(
         let context = format!("\n\n<stdin>\n{}\n</stdin>", context.trim_end());
         match &mut op {
             Op::UserInput { text } => text.push_str(&context),
-            Op::InvokeSkill { args, .. } => args.push_str(&context),
+            Op::Invoke(Invocation::Skill { args, .. }) => args.push_str(&context),
             _ => {}
         }
     }

@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::agent::AgentHandle;
 use crate::protocol::{
     ApprovalRequestKind, AskBecause, AutoDenyReason, ErrorKind, Event, Location, Op, ToolStatus,
-    TurnOutcome, Usage, compaction_line,
+    TurnOutcome, Usage,
 };
 use crate::safe_text::{self, SafeWriter};
 use crate::sink::{ReaderState, ReaderWatch, Sink};
@@ -402,19 +402,9 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                     writeln!(self.err, "warning: {warning}")?;
                 }
             }
-            Event::Compacted {
-                trigger,
-                tokens_before,
-                tokens_after,
-                summarized_messages,
-            } => {
+            Event::Compacted { .. } => {
                 self.end_line()?;
-                let line = compaction_line(
-                    *trigger,
-                    *tokens_before,
-                    *tokens_after,
-                    *summarized_messages,
-                );
+                let line = event.compaction_line().unwrap_or_default();
                 writeln!(self.err, "note: {line}")?;
             }
             Event::Usage { session, .. } if shown => {

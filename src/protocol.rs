@@ -11,22 +11,16 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::permissions::{AskBecause, Effect, Offer, RuleView, Source};
 
-/// What a frontend asks the agent to do.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Op {
-    /// Start a turn with this user message (already routed: a plain prompt or an
-    /// expanded skill). Input sent while a turn runs is queued and starts after it.
-    UserInput {
-        /// The text sent to the model as the user message.
-        text: String,
-    },
+/// A slash command the agent runs as a turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invocation {
     /// Run a skill the user invoked (`/name args`): the agent expands the body
     /// (templates, inline shell when allowed) and runs it as a turn, or, for a
     /// `context: fork` skill, in a sub-agent whose final answer becomes the turn's answer.
-    InvokeSkill {
+    Skill {
         /// The skill's name.
         name: String,
-        /// Everything after the name, as typed.
+        /// Everything after the name, trimmed.
         args: String,
     },
     /// Send an MCP server's prompt (`/server:prompt args`) as the user's message: the
@@ -37,9 +31,23 @@ pub enum Op {
         server: String,
         /// The prompt's name.
         prompt: String,
-        /// Everything after the command, as typed.
+        /// Everything after the command, trimmed.
         args: String,
     },
+}
+
+/// What a frontend asks the agent to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// Start a turn with this user message (already routed: a plain prompt or an
+    /// expanded skill). Input sent while a turn runs is queued and starts after it.
+    UserInput {
+        /// The text sent to the model as the user message.
+        text: String,
+    },
+    /// Run a slash command the user typed that becomes a turn: a skill or an MCP
+    /// server's prompt.
+    Invoke(Invocation),
     /// The answer to an [`Event::ApprovalRequest`].
     Approval {
         /// The `call_id` of the request being answered.
@@ -411,22 +419,29 @@ pub enum CompactionTrigger {
     Rejection,
 }
 
-/// The line every frontend shows for a compaction.
-pub fn compaction_line(
-    trigger: CompactionTrigger,
-    tokens_before: u64,
-    tokens_after: u64,
-    summarized_messages: usize,
-) -> String {
-    let why = match trigger {
-        CompactionTrigger::Threshold => "the context window was nearly full",
-        CompactionTrigger::Manual => "as asked",
-        CompactionTrigger::Rejection => "the provider refused the request as too long",
-    };
-    format!(
-        "Compacted the conversation ({why}): {summarized_messages} messages summarized, \
-         about {tokens_before} → {tokens_after} tokens; the saved session keeps everything."
-    )
+impl Event {
+    /// The line every frontend shows for an [`Event::Compacted`]; `None` for any other
+    /// event.
+    pub fn compaction_line(&self) -> Option<String> {
+        let Event::Compacted {
+            trigger,
+            tokens_before,
+            tokens_after,
+            summarized_messages,
+        } = self
+        else {
+            return None;
+        };
+        let why = match trigger {
+            CompactionTrigger::Threshold => "the context window was nearly full",
+            CompactionTrigger::Manual => "as asked",
+            CompactionTrigger::Rejection => "the provider refused the request as too long",
+        };
+        Some(format!(
+            "Compacted the conversation ({why}): {summarized_messages} messages summarized, \
+             about {tokens_before} → {tokens_after} tokens; the saved session keeps everything."
+        ))
+    }
 }
 
 /// Where a context window came from.

@@ -7,12 +7,13 @@
 //! It knows the session's setup and turns; it must not know frontends.
 
 use super::AgentSetup;
+use super::slash::SlashLine;
 use super::turn::{SessionState, TurnContext, run_turn};
 use crate::mcp::config::Preload;
 use crate::mcp::connection::McpError;
 use crate::mcp::prompts;
 use crate::mcp::tools::{self, owner};
-use crate::protocol::{ErrorKind, Event, TurnOutcome, Usage};
+use crate::protocol::TurnOutcome;
 
 /// Loads `server`'s tools in the background; once they are in, the server counts as
 /// loaded (the session records it and `unload_skill` can take it away).
@@ -60,29 +61,9 @@ pub async fn run_prompt(
     prompt: &str,
     args: &str,
 ) -> TurnOutcome {
-    let typed = if args.is_empty() {
-        format!("/{server}:{prompt}")
-    } else {
-        format!("/{server}:{prompt} {args}")
-    };
-    let end = |outcome: TurnOutcome| {
-        ctx.events.emit(Event::TurnStarted {
-            text: typed.clone(),
-        });
-        ctx.events.emit(Event::TurnComplete {
-            outcome: outcome.clone(),
-            final_text: String::new(),
-            usage: Usage::default(),
-            requests: 0,
-        });
-        outcome
-    };
-    let fail = |message: String| {
-        end(TurnOutcome::Failed {
-            kind: ErrorKind::Skill,
-            message,
-        })
-    };
+    let line = SlashLine::new(ctx, &format!("{server}:{prompt}"), args);
+    let end = |outcome: TurnOutcome| line.end(outcome);
+    let fail = |message: String| line.fail(message);
     let servers = &ctx.setup.mcp;
     let known = tokio::select! {
         listed = servers.prompts(server) => listed,

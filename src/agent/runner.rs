@@ -14,21 +14,13 @@ use crate::agent::saved;
 use crate::agent::slash::run_skill;
 use crate::agent::turn::{EventSink, PendingApprovals, SessionState, TurnContext, run_user_turn};
 use crate::agent::{AgentHandle, AgentSetup};
-use crate::protocol::{CompactionTrigger, Event, ExportFormat, Op, Usage};
+use crate::protocol::{CompactionTrigger, Event, ExportFormat, Invocation, Op, Usage};
 use crate::sessions::{Record, SessionId};
 
 /// Work queued while a turn runs, done in order.
 enum Work {
     Turn(String),
-    Skill {
-        name: String,
-        args: String,
-    },
-    McpPrompt {
-        server: String,
-        prompt: String,
-        args: String,
-    },
+    Invoke(Invocation),
     Clear,
     Compact(Option<String>),
     SetModel(String),
@@ -203,10 +195,7 @@ async fn run(
                     }
                     state = Some(st);
                 }
-                work @ (Work::Turn(_)
-                | Work::Skill { .. }
-                | Work::McpPrompt { .. }
-                | Work::Compact(_)) => {
+                work @ (Work::Turn(_) | Work::Invoke(_) | Work::Compact(_)) => {
                     let cancel = CancellationToken::new();
                     let ctx = ctx(cancel.clone());
                     let task = tokio::spawn(async move {
@@ -220,14 +209,14 @@ async fn run(
                             .await;
                         }
                         match work {
-                            Work::Skill { name, args } => {
+                            Work::Invoke(Invocation::Skill { name, args }) => {
                                 run_skill(&mut st, &ctx, &name, &args).await;
                             }
-                            Work::McpPrompt {
+                            Work::Invoke(Invocation::McpPrompt {
                                 server,
                                 prompt,
                                 args,
-                            } => {
+                            }) => {
                                 super::mcp_servers::run_prompt(
                                     &mut st, &ctx, &server, &prompt, &args,
                                 )
@@ -323,16 +312,7 @@ async fn run(
                 }
             }
             Some(Op::UserInput { text }) => queue.push_back(Work::Turn(text)),
-            Some(Op::InvokeSkill { name, args }) => queue.push_back(Work::Skill { name, args }),
-            Some(Op::McpPrompt {
-                server,
-                prompt,
-                args,
-            }) => queue.push_back(Work::McpPrompt {
-                server,
-                prompt,
-                args,
-            }),
+            Some(Op::Invoke(invocation)) => queue.push_back(Work::Invoke(invocation)),
             Some(Op::NewConversation) => queue.push_back(Work::Clear),
             Some(Op::Compact { focus }) => queue.push_back(Work::Compact(focus)),
             Some(Op::SetModel { model }) => queue.push_back(Work::SetModel(model)),

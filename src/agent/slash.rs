@@ -64,6 +64,53 @@ fn describe_because(because: &AskBecause) -> String {
     }
 }
 
+/// What the user typed for a slash command, and how such a turn ends when it ends before
+/// anything is sent: the turn is shown as started with the typed line, then complete.
+/// Shared by `/name` skills and `/SERVER:PROMPT` prompts.
+pub(super) struct SlashLine<'c> {
+    ctx: &'c TurnContext,
+    typed: String,
+}
+
+impl<'c> SlashLine<'c> {
+    /// `/command`, or `/command args` when there are arguments.
+    pub(super) fn new(ctx: &'c TurnContext, command: &str, args: &str) -> Self {
+        let typed = if args.is_empty() {
+            format!("/{command}")
+        } else {
+            format!("/{command} {args}")
+        };
+        SlashLine { ctx, typed }
+    }
+
+    /// The line as the user typed it.
+    pub(super) fn typed(&self) -> &str {
+        &self.typed
+    }
+
+    /// Ends the turn with `outcome` before any request.
+    pub(super) fn end(&self, outcome: TurnOutcome) -> TurnOutcome {
+        self.ctx.events.emit(Event::TurnStarted {
+            text: self.typed.clone(),
+        });
+        self.ctx.events.emit(Event::TurnComplete {
+            outcome: outcome.clone(),
+            final_text: String::new(),
+            usage: Usage::default(),
+            requests: 0,
+        });
+        outcome
+    }
+
+    /// Ends the turn as failed (the error kind `skill`) with `message`.
+    pub(super) fn fail(&self, message: String) -> TurnOutcome {
+        self.end(TurnOutcome::Failed {
+            kind: ErrorKind::Skill,
+            message,
+        })
+    }
+}
+
 /// Runs a user-invoked skill (`/name args`) as a turn.
 pub async fn run_skill(
     state: &mut SessionState,
@@ -71,27 +118,8 @@ pub async fn run_skill(
     name: &str,
     args: &str,
 ) -> TurnOutcome {
-    let typed = if args.is_empty() {
-        format!("/{name}")
-    } else {
-        format!("/{name} {args}")
-    };
-    let fail = |message: String| {
-        ctx.events.emit(Event::TurnStarted {
-            text: typed.clone(),
-        });
-        let outcome = TurnOutcome::Failed {
-            kind: ErrorKind::Skill,
-            message,
-        };
-        ctx.events.emit(Event::TurnComplete {
-            outcome: outcome.clone(),
-            final_text: String::new(),
-            usage: Usage::default(),
-            requests: 0,
-        });
-        outcome
-    };
+    let line = SlashLine::new(ctx, name, args);
+    let fail = |message: String| line.fail(message);
     let catalog = ctx.setup.catalog.current();
     let Some(skill) = catalog.get(name) else {
         return fail(format!("no skill named `{name}`"));
@@ -113,16 +141,7 @@ pub async fn run_skill(
         Ok(p) => p,
         Err(PrepareError::Body(e)) => return fail(format!("cannot run skill `{name}`: {e}")),
         Err(PrepareError::Inline(InlineShellError::Interrupted)) => {
-            ctx.events.emit(Event::TurnStarted {
-                text: typed.clone(),
-            });
-            ctx.events.emit(Event::TurnComplete {
-                outcome: TurnOutcome::Interrupted,
-                final_text: String::new(),
-                usage: Usage::default(),
-                requests: 0,
-            });
-            return TurnOutcome::Interrupted;
+            return line.end(TurnOutcome::Interrupted);
         }
         Err(PrepareError::Inline(e)) => return fail(format!("{e}; the skill was not run")),
     };
@@ -143,7 +162,7 @@ pub async fn run_skill(
     };
 
     ctx.events.emit(Event::TurnStarted {
-        text: typed.clone(),
+        text: line.typed().to_string(),
     });
     state.conversation.begin_turn();
     let request = ForkRequest::for_skill(skill, instructions, task);
@@ -163,7 +182,9 @@ pub async fn run_skill(
     });
     let (outcome, final_text, requests) = match result {
         Ok(r) => {
-            state.conversation.push(Message::User { content: typed });
+            state.conversation.push(Message::User {
+                content: line.typed().to_string(),
+            });
             state.conversation.push(Message::Assistant {
                 content: r.final_text.clone(),
                 reasoning: None,

@@ -313,31 +313,28 @@ pub fn load(
         add(name, file, origin, &mut setup.warnings);
     }
     let json_path = project.join(MCP_JSON);
-    match read_mcp_json(&json_path, env) {
-        Ok((servers, problems)) => {
-            setup.warnings.extend(problems);
-            for (name, file) in servers {
-                let origin = ServerOrigin::McpJson {
-                    path: json_path.clone(),
-                };
-                add(&name, &file, origin, &mut setup.warnings);
-            }
-        }
-        Err(Some(e)) => setup.warnings.push(e),
-        Err(None) => {}
-    }
     let toml_path = project.join(PROJECT_CONFIG);
-    match read_project_toml(&toml_path) {
-        Ok(servers) => {
-            for (name, file) in servers {
-                let origin = ServerOrigin::Project {
-                    path: toml_path.clone(),
-                };
-                add(&name, &file, origin, &mut setup.warnings);
+    let project_files = [
+        (
+            read_mcp_json(&json_path, env),
+            ServerOrigin::McpJson { path: json_path },
+        ),
+        (
+            read_project_toml(&toml_path),
+            ServerOrigin::Project { path: toml_path },
+        ),
+    ];
+    for (read, origin) in project_files {
+        match read {
+            Ok((servers, problems)) => {
+                setup.warnings.extend(problems);
+                for (name, file) in servers {
+                    add(&name, &file, origin.clone(), &mut setup.warnings);
+                }
             }
+            Err(Some(e)) => setup.warnings.push(e),
+            Err(None) => {}
         }
-        Err(Some(e)) => setup.warnings.push(e),
-        Err(None) => {}
     }
     let trusted = read_trust(&setup.trust_file)
         .remove(&project.display().to_string())
@@ -465,20 +462,23 @@ pub fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The servers of `.harness9/config.toml`; `Err(None)` when there is no file.
-fn read_project_toml(path: &Path) -> Result<BTreeMap<String, ServerFile>, Option<String>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(None),
-        Err(e) => {
-            return Err(Some(format!(
-                "{}: {e}; its MCP servers are not used",
-                path.display()
-            )));
-        }
-    };
+/// The text of a project file defining servers; `Err(None)` when there is no file.
+fn read_servers_file(path: &Path) -> Result<String, Option<String>> {
+    std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => None,
+        _ => Some(format!(
+            "{}: {e}; its MCP servers are not used",
+            path.display()
+        )),
+    })
+}
+
+/// The servers of `.harness9/config.toml` (whose problems stop the whole file); `Err(None)`
+/// when there is no file.
+fn read_project_toml(path: &Path) -> Result<ProjectServers, Option<String>> {
+    let text = read_servers_file(path)?;
     toml::from_str::<ProjectConfig>(&text)
-        .map(|c| c.mcp_servers)
+        .map(|c| (c.mcp_servers.into_iter().collect(), Vec::new()))
         .map_err(|e| {
             Some(format!(
                 "{}: {}; its MCP servers are not used",
@@ -512,25 +512,16 @@ struct McpJson {
     mcp_servers: BTreeMap<String, serde_json::Value>,
 }
 
-/// `.mcp.json`'s servers and one problem per entry that could not be read.
-type JsonServers = (Vec<(String, ServerFile)>, Vec<String>);
+/// A project file's servers and one problem per entry that could not be read.
+type ProjectServers = (Vec<(String, ServerFile)>, Vec<String>);
 
 /// The servers of `.mcp.json` and the entries that could not be read, with `${VAR}` and `${VAR:-default}` expanded in
 /// commands, arguments, variables, URLs and headers; `Err(None)` when there is no file.
 fn read_mcp_json(
     path: &Path,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<JsonServers, Option<String>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(None),
-        Err(e) => {
-            return Err(Some(format!(
-                "{}: {e}; its MCP servers are not used",
-                path.display()
-            )));
-        }
-    };
+) -> Result<ProjectServers, Option<String>> {
+    let text = read_servers_file(path)?;
     let file: McpJson = serde_json::from_str(&text).map_err(|e| {
         Some(format!(
             "{}: not valid ({e}); its MCP servers are not used",
@@ -651,10 +642,10 @@ pub fn trust_project(setup: &McpSetup) -> Result<Vec<String>, TrustError> {
 /// a server validly (then nothing changed).
 pub fn trust_project_server(setup: &McpSetup, name: &str) -> Result<bool, TrustError> {
     let path = setup.project.join(PROJECT_CONFIG);
-    let Ok(mut servers) = read_project_toml(&path) else {
+    let Ok((servers, _)) = read_project_toml(&path) else {
         return Ok(false);
     };
-    let Some(file) = servers.remove(name) else {
+    let Some((_, file)) = servers.into_iter().find(|(n, _)| n == name) else {
         return Ok(false);
     };
     let Ok(server) = resolve(name, &file, ServerOrigin::Project { path }) else {

@@ -478,6 +478,18 @@ impl Connection {
         }
     }
 
+    /// Runs a listing `request` within `limit`; listings are made outside any turn, so
+    /// nothing cancels them.
+    async fn listing<T>(
+        &self,
+        what: &str,
+        limit: Duration,
+        request: impl std::future::Future<Output = Result<T, rmcp::ServiceError>>,
+    ) -> Result<T, McpError> {
+        self.bounded(what, limit, &CancellationToken::new(), request)
+            .await
+    }
+
     /// Runs `request` within `limit`, stopping when `cancel` fires. Dropping the
     /// request's future is how the SDK tells the server it was cancelled.
     async fn bounded<T>(
@@ -500,14 +512,8 @@ impl Connection {
 
     /// Every tool it offers.
     pub async fn list_tools(&self, limit: Duration) -> Result<Vec<ToolInfo>, McpError> {
-        let never = CancellationToken::new();
         let tools = self
-            .bounded(
-                "tools/list",
-                limit,
-                &never,
-                self.service.peer().list_all_tools(),
-            )
+            .listing("tools/list", limit, self.service.peer().list_all_tools())
             .await?;
         Ok(tools
             .into_iter()
@@ -541,12 +547,10 @@ impl Connection {
         if !self.identity.has_prompts {
             return Ok(Vec::new());
         }
-        let never = CancellationToken::new();
         let prompts = self
-            .bounded(
+            .listing(
                 "prompts/list",
                 limit,
-                &never,
                 self.service.peer().list_all_prompts(),
             )
             .await?;

@@ -420,7 +420,7 @@ impl<O: Write, E: Write> Repl<O, E> {
     fn on_line(&mut self, line: &str) -> io::Result<()> {
         match input::route(line, &self.info.catalog.current(), &self.info.mcp) {
             Routed::Empty => Ok(()),
-            routed @ (Routed::Prompt(_) | Routed::Skill { .. } | Routed::McpPrompt { .. }) => {
+            routed @ (Routed::Prompt(_) | Routed::Invoke(_)) => {
                 if let Some(op) = routed.to_op() {
                     self.send(op);
                 }

@@ -139,12 +139,7 @@ fn fake_agent_notifying(
                 Op::RemovePermission { number } => send(Event::Warning {
                     message: format!("there is no rule {number}"),
                 }),
-                Op::Approval { .. }
-                | Op::Interrupt
-                | Op::InvokeSkill { .. }
-                | Op::McpPrompt { .. }
-                | Op::Undo
-                | Op::Diff => {}
+                Op::Approval { .. } | Op::Interrupt | Op::Invoke(_) | Op::Undo | Op::Diff => {}
                 Op::SetApprovalMode { mode } => send(Event::ApprovalModeChanged { mode }),
                 Op::ReloadSkills => send(Event::SkillsReloaded {
                     changes: crate::skills::SkillChanges {

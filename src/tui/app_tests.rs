@@ -11,8 +11,8 @@ use super::StartView;
 use super::app::{Action, App, CellHistory, Lifecycle};
 use super::test_support::{catalog_with_skill, complete, drawn, session_info};
 use crate::protocol::{
-    ApprovalDecision, ApprovalRequestKind, ErrorKind, Event, ExportFormat, HistoryItem, Op,
-    ResumedSession, SessionListing, ToolStatus, TurnOutcome, Usage,
+    ApprovalDecision, ApprovalRequestKind, ErrorKind, Event, ExportFormat, HistoryItem, Invocation,
+    Op, ResumedSession, SessionListing, ToolStatus, TurnOutcome, Usage,
 };
 use crate::skills::Catalog;
 
@@ -127,7 +127,7 @@ fn skill_invocation_sends_the_skill_and_shows_what_was_typed() {
     let mut h = Harness::new();
     h.submit("/go-refactor clean main.go");
     let ops = h.ops();
-    let [Op::InvokeSkill { name, args }] = ops.as_slice() else {
+    let [Op::Invoke(Invocation::Skill { name, args })] = ops.as_slice() else {
         panic!("{ops:?}")
     };
     assert_eq!(

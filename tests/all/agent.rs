@@ -10,7 +10,8 @@ use crate::support::*;
 use harness9::agent::Approver;
 use harness9::config::Overrides;
 use harness9::protocol::{
-    ApprovalDecision, ApprovalRequestKind, ErrorKind, Event, Op, ToolStatus, TurnOutcome,
+    ApprovalDecision, ApprovalRequestKind, ErrorKind, Event, Invocation, Op, ToolStatus,
+    TurnOutcome,
 };
 use serde_json::Value;
 
@@ -539,7 +540,7 @@ async fn use_skill_unknown_name_lists_the_available_ones_and_slash_commands_send
     )
     .to_op()
     .unwrap();
-    assert!(matches!(op, Op::InvokeSkill { .. }), "{op:?}");
+    assert!(matches!(op, Op::Invoke(Invocation::Skill { .. })), "{op:?}");
     s.handle.ops.send(op).unwrap();
     s.until(|e| matches!(e, Event::TurnComplete { .. })).await;
     let msgs = server.chat_requests()[2].messages();

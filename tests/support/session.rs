@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use harness9::agent::{AgentHandle, ApprovalMode, Approver, SessionInfo};
 use harness9::config::{Config, EndpointNeed, OllamaProbe, Overrides};
-use harness9::protocol::{Event, Op, TurnOutcome};
+use harness9::protocol::{Event, Invocation, Op, TurnOutcome};
 
 use super::MockServer;
 
@@ -168,10 +168,10 @@ impl Session {
 
     /// `/name args`: invokes a skill and waits for the turn to complete.
     pub async fn invoke(&mut self, name: &str, args: &str) -> (TurnOutcome, String) {
-        self.op(Op::InvokeSkill {
+        self.op(Op::Invoke(Invocation::Skill {
             name: name.into(),
             args: args.into(),
-        });
+        }));
         self.until_complete().await
     }
 }

@@ -115,14 +115,7 @@ impl Workspace {
             run: format!("run-{n}"),
         };
         ws.root = std::fs::canonicalize(&ws.root).map_err(create)?;
-        for dir in [
-            ws.work_dir(),
-            ws.inputs_dir(),
-            ws.output_dir(),
-            ws.run_dir(),
-            ws.tmp_dir(),
-            ws.skills_dir(),
-        ] {
+        for dir in ws.layout() {
             std::fs::DirBuilder::new()
                 .mode(0o700)
                 .recursive(true)
@@ -131,6 +124,18 @@ impl Workspace {
         }
         ws.stage(skill_dir)?;
         Ok(ws)
+    }
+
+    /// The folders every run's workspace has, made when it is created.
+    fn layout(&self) -> [PathBuf; 6] {
+        [
+            self.work_dir(),
+            self.inputs_dir(),
+            self.output_dir(),
+            self.run_dir(),
+            self.tmp_dir(),
+            self.skills_dir(),
+        ]
     }
 
     /// `SKILLS_DIR`.
@@ -292,13 +297,7 @@ mod tests {
         let ws = Workspace::create("demo", src.path()).unwrap();
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&ws.root), 0o700);
-        for dir in [
-            ws.work_dir(),
-            ws.inputs_dir(),
-            ws.output_dir(),
-            ws.run_dir(),
-            ws.tmp_dir(),
-        ] {
+        for dir in ws.layout() {
             assert!(dir.is_dir(), "{}", dir.display());
         }
         let staged = ws.skill_dir();

@@ -264,19 +264,7 @@ impl App {
         match route(&full, &self.catalog.current(), &self.mcp) {
             Routed::Empty => {}
             Routed::Prompt(text) => self.send(typed, Op::UserInput { text }),
-            Routed::Skill { name, args } => self.send(typed, Op::InvokeSkill { name, args }),
-            Routed::McpPrompt {
-                server,
-                prompt,
-                args,
-            } => self.send(
-                typed,
-                Op::McpPrompt {
-                    server,
-                    prompt,
-                    args,
-                },
-            ),
+            Routed::Invoke(invocation) => self.send(typed, Op::Invoke(invocation)),
             Routed::Builtin(builtin) => self.builtin(builtin, &typed),
             Routed::Error(message) => {
                 self.commit_cell(HistoryCell::User { text: typed }.lines());

@@ -34,7 +34,7 @@ use super::transcript::Transcript;
 use super::views;
 use super::wrap::wrap_lines;
 use crate::agent::SessionInfo;
-use crate::protocol::{AutoDenyReason, Event, Op, ToolStatus, TurnOutcome, Usage, compaction_line};
+use crate::protocol::{AutoDenyReason, Event, Op, ToolStatus, TurnOutcome, Usage};
 use crate::skills::active::LoadedSkills;
 
 /// Two Ctrl+C within this window exit.
@@ -473,17 +473,10 @@ impl App {
             }
             Event::Warning { message } => self.commit_notice(NoticeKind::Warning, &message),
             Event::TurnComplete { outcome, .. } => self.turn_complete(outcome),
-            Event::Compacted {
-                trigger,
-                tokens_before,
-                tokens_after,
-                summarized_messages,
-            } => {
+            ref compacted @ Event::Compacted { tokens_after, .. } => {
                 self.status.context_tokens = tokens_after;
-                self.commit_notice(
-                    NoticeKind::Info,
-                    &compaction_line(trigger, tokens_before, tokens_after, summarized_messages),
-                );
+                let line = compacted.compaction_line().unwrap_or_default();
+                self.commit_notice(NoticeKind::Info, &line);
             }
             Event::SessionResumed(resumed) => {
                 self.flush_stream();
