@@ -1,7 +1,11 @@
 //! Tests of `harness9 mcp`: listing, tools, adding, removing and trusting servers, on
 //! fixture configs and the fixture server.
 
+use super::tools::{DESCRIPTION_CHARS, first_line, prompt_usage};
 use super::*;
+use crate::mcp::config::{self, MCP_JSON, McpSetup, ServerOrigin};
+use crate::mcp::connection::PromptInfo;
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::Path;
 
