@@ -523,6 +523,11 @@ impl SessionListing {
             format!("{} turns", self.turns)
         }
     }
+
+    /// The widest of `sessions` by `measure`, for a listing's column (0 for none).
+    pub fn column_width(sessions: &[SessionListing], measure: impl Fn(&Self) -> usize) -> usize {
+        sessions.iter().map(measure).max().unwrap_or(0)
+    }
 }
 
 /// A resumed session, as [`Event::SessionResumed`] tells it.

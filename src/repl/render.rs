@@ -467,16 +467,8 @@ pub fn sessions_text(sessions: &[SessionListing]) -> String {
     if sessions.is_empty() {
         return "no saved sessions for this project yet".into();
     }
-    let turns_width = sessions
-        .iter()
-        .map(|s| s.turns_text().len())
-        .max()
-        .unwrap_or(0);
-    let model_width = sessions
-        .iter()
-        .map(|s| s.model.chars().count())
-        .max()
-        .unwrap_or(0);
+    let turns_width = SessionListing::column_width(sessions, |s| s.turns_text().len());
+    let model_width = SessionListing::column_width(sessions, |s| s.model.chars().count());
     let mut t = String::from("saved sessions, newest first:\n");
     for s in sessions {
         let prompt = s

@@ -160,17 +160,30 @@ pub(crate) fn walk(
     Ok(unreadable)
 }
 
-/// The closing note for paths a walk could not read (nothing when there were none).
-pub(crate) fn unreadable_note(out: &mut String, unreadable: usize) {
+/// A walking tool's answer: `out`, closed by a note for the paths the walk could not
+/// read (nothing when there were none).
+pub(crate) fn walked(mut out: String, unreadable: usize) -> Result<ToolOutput, ToolFatal> {
     if unreadable > 0 {
         out.push_str(&format!("[{unreadable} paths could not be read]\n"));
     }
+    Ok(ToolOutput::ok(out))
 }
 
-/// Checks that a search root exists and is a directory (or, when `files_ok`, a file).
-pub(crate) fn check_root(root: &ResolvedPath, files_ok: bool) -> Result<(), ToolOutput> {
+/// What a search root may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RootKind {
+    /// A directory (glob, list).
+    Directory,
+    /// A directory or one file (grep).
+    DirectoryOrFile,
+}
+
+/// Checks that a search root exists and is what `kind` allows.
+pub(crate) fn check_root(root: &ResolvedPath, kind: RootKind) -> Result<(), ToolOutput> {
     match std::fs::metadata(&root.abs) {
-        Ok(meta) if meta.is_dir() || (files_ok && meta.is_file()) => Ok(()),
+        Ok(meta) if meta.is_dir() || (kind == RootKind::DirectoryOrFile && meta.is_file()) => {
+            Ok(())
+        }
         Ok(_) => Err(ToolOutput::error(format!(
             "{} is not a directory",
             root.display
@@ -205,7 +218,7 @@ fn find(
         Ok(glob) => glob,
         Err(message) => return Ok(ToolOutput::error(message)),
     };
-    if let Err(output) = check_root(root, false) {
+    if let Err(output) = check_root(root, RootKind::Directory) {
         return Ok(output);
     }
     let mut found = Vec::new();
@@ -234,8 +247,7 @@ fn find(
             found.len()
         ));
     }
-    unreadable_note(&mut out, unreadable);
-    Ok(ToolOutput::ok(out))
+    walked(out, unreadable)
 }
 
 #[cfg(test)]

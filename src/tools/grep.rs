@@ -13,7 +13,9 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch}
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::glob::{PathGlob, SearchRoot, check_root, place, project_walker, unreadable_note, walk};
+use super::glob::{
+    PathGlob, RootKind, SearchRoot, check_root, place, project_walker, walk, walked,
+};
 use super::path::{ResolvedPath, display_relative};
 use super::{
     Access, SecretFileSearch, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool,
@@ -133,7 +135,7 @@ fn search(
     workdir: &Path,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolFatal> {
-    if let Err(output) = check_root(root, true) {
+    if let Err(output) = check_root(root, RootKind::DirectoryOrFile) {
         return Ok(output);
     }
     let mut searcher = SearcherBuilder::new()
@@ -216,8 +218,7 @@ fn search(
              raise max_results]\n"
         ));
     }
-    unreadable_note(&mut out, unreadable);
-    Ok(ToolOutput::ok(out))
+    walked(out, unreadable)
 }
 
 /// Collects one file's matching lines; a file found to be binary is marked and dropped.

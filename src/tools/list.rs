@@ -9,7 +9,7 @@ use std::ops::ControlFlow;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::glob::{SearchRoot, check_root, place, project_walker, unreadable_note, walk};
+use super::glob::{RootKind, SearchRoot, check_root, place, project_walker, walk, walked};
 use super::path::ResolvedPath;
 use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, run_blocking};
 
@@ -77,7 +77,7 @@ fn list(
     depth: usize,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolFatal> {
-    if let Err(output) = check_root(root, false) {
+    if let Err(output) = check_root(root, RootKind::Directory) {
         return Ok(output);
     }
     let mut out = String::new();
@@ -120,8 +120,7 @@ fn list(
             "[{shown} of {counted} entries shown; list a subfolder or use a smaller depth]\n"
         ));
     }
-    unreadable_note(&mut out, unreadable);
-    Ok(ToolOutput::ok(out))
+    walked(out, unreadable)
 }
 
 #[cfg(test)]

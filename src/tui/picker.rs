@@ -181,17 +181,9 @@ struct Columns {
 
 impl Columns {
     fn for_width(width: u16, sessions: &[SessionListing]) -> Columns {
-        let turns = sessions
-            .iter()
-            .map(|s| s.turns_text().width())
-            .max()
-            .unwrap_or(0);
-        let model = sessions
-            .iter()
-            .map(|s| sanitize(&s.model).width())
-            .max()
-            .unwrap_or(0)
-            .min(MODEL_WIDTH);
+        let turns = SessionListing::column_width(sessions, |s| s.turns_text().width());
+        let model =
+            SessionListing::column_width(sessions, |s| sanitize(&s.model).width()).min(MODEL_WIDTH);
         Columns {
             width: usize::from(width),
             turns: (width >= WITH_TURNS).then_some(turns),
