@@ -339,7 +339,7 @@ impl SubAgentEvent {
             | Event::Warning { .. }
             | Event::TurnComplete { .. } => Ok(SubAgentEvent(Box::new(event))),
             Event::SessionConfigured { .. }
-            | Event::ApprovalRequest { .. }
+            | Event::ApprovalRequest(_)
             | Event::SubAgent { .. }
             | Event::ConversationCleared
             | Event::SessionResumed(_)
@@ -635,6 +635,22 @@ pub enum AutoDenyReason {
     },
 }
 
+/// A call waiting for the user's yes or no ([`Event::ApprovalRequest`]); frontends keep
+/// it as it is until it is answered.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ApprovalAsk {
+    /// Id to answer with.
+    pub call_id: String,
+    /// Tool name (as in [`Event::ToolCallBegin`]).
+    pub name: String,
+    /// What the call would do.
+    pub request: ApprovalRequestKind,
+    /// Why it is asked beyond the approval mode (`None`: the mode asks).
+    pub because: Option<AskBecause>,
+    /// What an "always" answer (this session, this project) would add.
+    pub offer: Offer,
+}
+
 /// What the agent tells frontends. Every variant is rendered by every frontend (or
 /// deliberately ignored with a reason in that frontend).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -722,18 +738,7 @@ pub enum Event {
         diff: Option<String>,
     },
     /// A call needs a yes or no; answer with [`Op::Approval`].
-    ApprovalRequest {
-        /// Id to answer with.
-        call_id: String,
-        /// Tool name (as in [`Event::ToolCallBegin`]).
-        name: String,
-        /// What the call would do.
-        request: ApprovalRequestKind,
-        /// Why it is asked beyond the approval mode (`None`: the mode asks).
-        because: Option<AskBecause>,
-        /// What an "always" answer (this session, this project) would add.
-        offer: Offer,
-    },
+    ApprovalRequest(ApprovalAsk),
     /// A call that needed approval was denied without asking (print and pipe modes).
     AutoDenied {
         /// The call.

@@ -16,7 +16,7 @@ use crate::agent::approval::{ApprovalPolicy, Verdict};
 use crate::agent::fork::AgentForker;
 use crate::agent::turn::{SessionState, TurnContext};
 use crate::llm::ToolCall;
-use crate::protocol::{ApprovalDecision, AutoDenyReason, Event, ToolStatus, Usage};
+use crate::protocol::{ApprovalAsk, ApprovalDecision, AutoDenyReason, Event, ToolStatus, Usage};
 use crate::tools::{Access, PreparedCall, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// How one tool call ended, for the turn.
@@ -210,13 +210,13 @@ async fn approve(
             if let Ok(mut pending) = ctx.pending.lock() {
                 pending.insert(call.id.clone(), tx);
             }
-            ctx.emit(Event::ApprovalRequest {
+            ctx.emit(Event::ApprovalRequest(ApprovalAsk {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
                 request: plan.request.clone(),
                 because: plan.because.clone(),
                 offer: plan.offer.clone(),
-            });
+            }));
             let decision = tokio::select! {
                 d = rx => d.ok(),
                 () = ctx.cancel.cancelled() => None,

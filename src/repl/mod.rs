@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use crate::agent::{AgentHandle, SessionInfo};
 use crate::input::{self, Builtin, PermissionsCommand, Routed};
 use crate::print::{Activity, OutputFormat};
-use crate::protocol::{ApprovalDecision, ErrorKind, Event, Op, Usage};
+use crate::protocol::{ApprovalAsk, ApprovalDecision, ErrorKind, Event, Op, Usage};
 use crate::sink::{ReaderState, ReaderWatch, Sink};
 
 pub use markdown::{MarkdownStream, MarkdownStyle};
@@ -546,13 +546,13 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.context_window = *context_window;
             }
             Event::ContextWindow { tokens, .. } => self.context_window = Some(*tokens),
-            Event::ApprovalRequest {
+            Event::ApprovalRequest(ApprovalAsk {
                 call_id,
                 name: tool,
                 request,
                 because,
                 offer,
-            } => {
+            }) => {
                 return match &self.terminal {
                     Some(terminal) => {
                         self.renderer

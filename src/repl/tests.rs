@@ -50,7 +50,7 @@ fn fake_agent_notifying(
                             message: "500 from mock".into(),
                         },
                         "ask" => {
-                            send(Event::ApprovalRequest {
+                            send(Event::ApprovalRequest(crate::protocol::ApprovalAsk {
                                 call_id: "c1".into(),
                                 name: "bash".into(),
                                 request: ApprovalRequestKind::Command {
@@ -61,7 +61,7 @@ fn fake_agent_notifying(
                                 offer: crate::protocol::Offer::Rules {
                                     rules: vec!["bash(ls:*)".into()],
                                 },
-                            });
+                            }));
                             let Some(answer) = ops_rx.recv().await else {
                                 break;
                             };

@@ -223,7 +223,7 @@ fn approval_overlay_answers_and_denies_with_reason() {
     h.event(Event::TurnStarted {
         text: "rename x".into(),
     });
-    h.event(Event::ApprovalRequest {
+    h.event(Event::ApprovalRequest(crate::protocol::ApprovalAsk {
         call_id: "call_1".into(),
         name: "edit_file".into(),
         request: ApprovalRequestKind::Edit {
@@ -237,7 +237,7 @@ fn approval_overlay_answers_and_denies_with_reason() {
         offer: crate::protocol::Offer::Rules {
             rules: vec!["edit(**)".into()],
         },
-    });
+    }));
     assert_snapshot!("approval", h.screen(70, 16));
     h.typ("a");
     assert_eq!(
@@ -247,7 +247,7 @@ fn approval_overlay_answers_and_denies_with_reason() {
             decision: ApprovalDecision::ApproveForSession
         }]
     );
-    h.event(Event::ApprovalRequest {
+    h.event(Event::ApprovalRequest(crate::protocol::ApprovalAsk {
         call_id: "call_2".into(),
         name: "bash".into(),
         request: ApprovalRequestKind::Command {
@@ -261,7 +261,7 @@ fn approval_overlay_answers_and_denies_with_reason() {
         offer: crate::protocol::Offer::Rules {
             rules: vec!["bash(rm -rf build)".into()],
         },
-    });
+    }));
     h.submit("nkeep it");
     assert_eq!(
         h.ops(),
@@ -328,7 +328,7 @@ fn shift_tab_cycles_the_approval_mode_and_asks_before_full_auto() {
 fn esc_at_an_approval_interrupts_before_it_denies() {
     let mut h = Harness::new();
     h.event(Event::TurnStarted { text: "go".into() });
-    h.event(Event::ApprovalRequest {
+    h.event(Event::ApprovalRequest(crate::protocol::ApprovalAsk {
         call_id: "call_1".into(),
         name: "bash".into(),
         request: ApprovalRequestKind::Command {
@@ -339,7 +339,7 @@ fn esc_at_an_approval_interrupts_before_it_denies() {
         offer: crate::protocol::Offer::Rules {
             rules: vec!["bash(make:*)".into()],
         },
-    });
+    }));
     h.key(KeyCode::Esc);
     let ops = h.ops();
     assert_eq!(ops.first(), Some(&Op::Interrupt), "{ops:?}");

@@ -21,23 +21,8 @@ use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Widget, Wrap};
 use super::cells::diff_lines;
 use super::wrap::{sanitize, wrap_lines};
 use crate::protocol::{
-    ApprovalDecision, ApprovalRequestKind, AskBecause, Location, McpAction, Offer,
+    ApprovalAsk, ApprovalDecision, ApprovalRequestKind, AskBecause, Location, McpAction, Offer,
 };
-
-/// One request waiting for an answer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PendingApproval {
-    /// Id to answer with.
-    pub call_id: String,
-    /// Tool name.
-    pub tool: String,
-    /// What the call would do.
-    pub request: ApprovalRequestKind,
-    /// Why it is asked beyond the approval mode.
-    pub because: Option<AskBecause>,
-    /// What "always" would add.
-    pub offer: Offer,
-}
 
 /// What an answer does to the running turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,14 +47,14 @@ pub struct ApprovalAnswer {
 /// The queue of requests and the state of the one shown.
 #[derive(Debug, Default)]
 pub struct ApprovalOverlay {
-    queue: VecDeque<PendingApproval>,
+    queue: VecDeque<ApprovalAsk>,
     /// `Some` while the user types a reason for denying.
     reason: Option<String>,
 }
 
 impl ApprovalOverlay {
     /// Queues a request.
-    pub fn push(&mut self, request: PendingApproval) {
+    pub fn push(&mut self, request: ApprovalAsk) {
         self.queue.push_back(request);
     }
 
@@ -157,7 +142,7 @@ impl ApprovalOverlay {
             .is_some_and(|r| matches!(r.offer, Offer::Rules { .. }))
     }
 
-    fn body(&self, request: &PendingApproval) -> (String, Vec<Line<'static>>) {
+    fn body(&self, request: &ApprovalAsk) -> (String, Vec<Line<'static>>) {
         let (title, mut lines) = self.what(request);
         let warn = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
         if let Some(because) = &request.because {
@@ -173,7 +158,7 @@ impl ApprovalOverlay {
         (title, lines)
     }
 
-    fn what(&self, request: &PendingApproval) -> (String, Vec<Line<'static>>) {
+    fn what(&self, request: &ApprovalAsk) -> (String, Vec<Line<'static>>) {
         let bold = Style::new().add_modifier(Modifier::BOLD);
         let warn = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
         let dim = Style::new().fg(Color::DarkGray);
@@ -191,7 +176,7 @@ impl ApprovalOverlay {
                     })
                     .collect();
                 lines.push(Line::styled(format!("in {}", cwd.display()), dim));
-                (format!(" Run this command? ({}) ", request.tool), lines)
+                (format!(" Run this command? ({}) ", request.name), lines)
             }
             ApprovalRequestKind::Edit {
                 path,
@@ -209,10 +194,10 @@ impl ApprovalOverlay {
                     Some(diff) => lines.extend(diff_lines(diff, usize::MAX)),
                     None => lines.push(Line::styled("(no diff available)", dim)),
                 }
-                (format!(" Apply this edit? ({}) ", request.tool), lines)
+                (format!(" Apply this edit? ({}) ", request.name), lines)
             }
             ApprovalRequestKind::ReadOutside { path } => (
-                format!(" Read outside the project? ({}) ", request.tool),
+                format!(" Read outside the project? ({}) ", request.name),
                 vec![
                     Line::from(vec![
                         Span::raw("read "),
@@ -222,7 +207,7 @@ impl ApprovalOverlay {
                 ],
             ),
             ApprovalRequestKind::Read { path } => (
-                format!(" Read this file? ({}) ", request.tool),
+                format!(" Read this file? ({}) ", request.name),
                 vec![Line::from(vec![
                     Span::raw("read "),
                     Span::styled(path.display().to_string(), bold),
@@ -359,10 +344,10 @@ mod tests {
     use insta::assert_snapshot;
     use std::path::PathBuf;
 
-    fn edit() -> PendingApproval {
-        PendingApproval {
+    fn edit() -> ApprovalAsk {
+        ApprovalAsk {
             call_id: "call_1".into(),
-            tool: "edit_file".into(),
+            name: "edit_file".into(),
             request: ApprovalRequestKind::Edit {
                 path: PathBuf::from("main.go"),
                 diff: Some(
@@ -384,10 +369,10 @@ mod tests {
         command: &str,
         because: Option<AskBecause>,
         offer: Offer,
-    ) -> PendingApproval {
-        PendingApproval {
+    ) -> ApprovalAsk {
+        ApprovalAsk {
             call_id: call_id.into(),
-            tool: "bash".into(),
+            name: "bash".into(),
             request: ApprovalRequestKind::Command {
                 command: command.into(),
                 cwd: PathBuf::from("/work/demo"),
@@ -397,14 +382,14 @@ mod tests {
         }
     }
 
-    fn command() -> PendingApproval {
+    fn command() -> ApprovalAsk {
         let offer = Offer::Rules {
             rules: vec!["bash(cargo test:*)".into()],
         };
         bash("call_2", "cargo test --all", None, offer)
     }
 
-    fn destructive() -> PendingApproval {
+    fn destructive() -> ApprovalAsk {
         let because = AskBecause::Destructive {
             what: "`git reset --hard` discards uncommitted changes".into(),
             exact_rule: "bash(git reset --hard)".into(),

@@ -10,8 +10,8 @@ use crate::support::*;
 use harness9::agent::Approver;
 use harness9::config::Overrides;
 use harness9::protocol::{
-    ApprovalDecision, ApprovalRequestKind, ErrorKind, Event, Invocation, Op, ToolStatus,
-    TurnOutcome,
+    ApprovalAsk, ApprovalDecision, ApprovalRequestKind, ErrorKind, Event, Invocation, Op,
+    ToolStatus, TurnOutcome,
 };
 use serde_json::Value;
 
@@ -238,11 +238,9 @@ async fn frontend_approvals_run_deny_with_reason_and_remember_always() {
         .approver(Approver::Frontend)
         .start();
     s.send("go");
-    let Event::ApprovalRequest {
+    let Event::ApprovalRequest(ApprovalAsk {
         call_id, request, ..
-    } = s
-        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
-        .await
+    }) = s.until(|e| matches!(e, Event::ApprovalRequest(_))).await
     else {
         unreachable!()
     };
@@ -264,9 +262,8 @@ async fn frontend_approvals_run_deny_with_reason_and_remember_always() {
         })
         .unwrap();
 
-    let Event::ApprovalRequest { call_id, .. } = s
-        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
-        .await
+    let Event::ApprovalRequest(ApprovalAsk { call_id, .. }) =
+        s.until(|e| matches!(e, Event::ApprovalRequest(_))).await
     else {
         unreachable!()
     };
@@ -282,9 +279,8 @@ async fn frontend_approvals_run_deny_with_reason_and_remember_always() {
         })
         .unwrap();
 
-    let Event::ApprovalRequest { call_id, .. } = s
-        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
-        .await
+    let Event::ApprovalRequest(ApprovalAsk { call_id, .. }) =
+        s.until(|e| matches!(e, Event::ApprovalRequest(_))).await
     else {
         unreachable!()
     };
@@ -297,12 +293,7 @@ async fn frontend_approvals_run_deny_with_reason_and_remember_always() {
         .unwrap();
     // w3 runs without asking: edits are now approved for the session.
     let Event::TurnComplete { outcome, .. } = s
-        .until(|e| {
-            matches!(
-                e,
-                Event::TurnComplete { .. } | Event::ApprovalRequest { .. }
-            )
-        })
+        .until(|e| matches!(e, Event::TurnComplete { .. } | Event::ApprovalRequest(_)))
         .await
     else {
         panic!("asked again after 'always': {:#?}", s.events)
@@ -564,9 +555,8 @@ async fn no_and_stop_at_an_approval_sends_no_further_request() {
         .approver(Approver::Frontend)
         .start();
     s.send("go");
-    let Event::ApprovalRequest { call_id, .. } = s
-        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
-        .await
+    let Event::ApprovalRequest(ApprovalAsk { call_id, .. }) =
+        s.until(|e| matches!(e, Event::ApprovalRequest(_))).await
     else {
         unreachable!()
     };

@@ -20,7 +20,7 @@ use ratatui::widgets::Widget;
 mod input;
 
 use super::StartView;
-use super::approval::{ApprovalOverlay, PendingApproval};
+use super::approval::ApprovalOverlay;
 use super::cells::{HistoryCell, NoticeKind, SPINNER, ToolCell, outcome_notice, sub_agent_end};
 use super::composer::{Composer, History};
 use super::history_search::HistorySearch;
@@ -411,21 +411,9 @@ impl App {
                     };
                 }
             }
-            Event::ApprovalRequest {
-                call_id,
-                name: tool,
-                request,
-                because,
-                offer,
-            } => {
+            Event::ApprovalRequest(ask) => {
                 self.flush_stream();
-                self.approvals.push(PendingApproval {
-                    call_id,
-                    tool,
-                    request,
-                    because,
-                    offer,
-                });
+                self.approvals.push(ask);
                 self.turn = TurnState::WaitingApproval;
             }
             Event::SubAgent { skill, event, .. } => self.on_sub_agent(&skill, event.into_event()),
