@@ -148,45 +148,41 @@ pub fn decode_outcome(rest: &[u8]) -> Option<Outcome> {
 }
 
 fn decode_frontmatter(r: &mut In<'_>) -> Option<Frontmatter> {
-    let name = r.opt_string()?;
-    let description = r.opt_string()?;
-    let trigger = r.opt_string()?;
-    let when_to_use = r.opt_string()?;
-    let argument_hint = r.opt_string()?;
-    let context = r.opt_string()?;
-    let license = r.opt_string()?;
-    let compatibility = r.opt_string()?;
-    let n = r.u32()?;
-    let mut allowed_tools = Vec::with_capacity(n.min(64) as usize);
-    for _ in 0..n {
-        allowed_tools.push(r.string()?);
-    }
-    let user_invocable = r.u8()? != 0;
-    let disable_model_invocation = r.u8()? != 0;
-    let metadata = match r.opt_string()? {
-        Some(json) => Some(serde_json::from_str(&json).ok()?),
-        None => None,
-    };
-    let mut extra = std::collections::BTreeMap::new();
-    for _ in 0..r.u32()? {
-        let key = r.string()?;
-        let value: Value = serde_json::from_str(std::str::from_utf8(r.bytes()?).ok()?).ok()?;
-        extra.insert(key, value);
-    }
+    // Fields are read in the order `encode_frontmatter` wrote them: a struct literal's
+    // fields are evaluated as written, so this literal's order is the format.
     Some(Frontmatter {
-        name,
-        description,
-        trigger,
-        when_to_use,
-        allowed_tools,
-        user_invocable,
-        disable_model_invocation,
-        argument_hint,
-        context,
-        license,
-        compatibility,
-        metadata,
-        extra,
+        name: r.opt_string()?,
+        description: r.opt_string()?,
+        trigger: r.opt_string()?,
+        when_to_use: r.opt_string()?,
+        argument_hint: r.opt_string()?,
+        context: r.opt_string()?,
+        license: r.opt_string()?,
+        compatibility: r.opt_string()?,
+        allowed_tools: {
+            let n = r.u32()?;
+            let mut tools = Vec::with_capacity(n.min(64) as usize);
+            for _ in 0..n {
+                tools.push(r.string()?);
+            }
+            tools
+        },
+        user_invocable: r.u8()? != 0,
+        disable_model_invocation: r.u8()? != 0,
+        metadata: match r.opt_string()? {
+            Some(json) => Some(serde_json::from_str(&json).ok()?),
+            None => None,
+        },
+        extra: {
+            let mut extra = std::collections::BTreeMap::new();
+            for _ in 0..r.u32()? {
+                let key = r.string()?;
+                let value: Value =
+                    serde_json::from_str(std::str::from_utf8(r.bytes()?).ok()?).ok()?;
+                extra.insert(key, value);
+            }
+            extra
+        },
     })
 }
 
