@@ -929,3 +929,33 @@ mod sub_agent_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod compaction_line_tests {
+    use super::*;
+
+    #[test]
+    fn a_compaction_says_why_and_how_much_and_other_events_have_no_line() {
+        let compacted = |trigger| Event::Compacted {
+            trigger,
+            tokens_before: 90_000,
+            tokens_after: 12_000,
+            summarized_messages: 41,
+        };
+        assert_eq!(
+            compacted(CompactionTrigger::Threshold).compaction_line().as_deref(),
+            Some(
+                "Compacted the conversation (the context window was nearly full): 41 messages \
+                 summarized, about 90000 → 12000 tokens; the saved session keeps everything."
+            )
+        );
+        let manual = compacted(CompactionTrigger::Manual).compaction_line();
+        assert!(manual.is_some_and(|l| l.contains("(as asked)")));
+        let rejected = compacted(CompactionTrigger::Rejection).compaction_line();
+        assert!(rejected.is_some_and(|l| l.contains("refused the request as too long")));
+        let warning = Event::Warning {
+            message: "x".into(),
+        };
+        assert_eq!(warning.compaction_line(), None);
+    }
+}
