@@ -943,7 +943,9 @@ mod compaction_line_tests {
             summarized_messages: 41,
         };
         assert_eq!(
-            compacted(CompactionTrigger::Threshold).compaction_line().as_deref(),
+            compacted(CompactionTrigger::Threshold)
+                .compaction_line()
+                .as_deref(),
             Some(
                 "Compacted the conversation (the context window was nearly full): 41 messages \
                  summarized, about 90000 → 12000 tokens; the saved session keeps everything."

@@ -2,6 +2,7 @@
 //! learning against a local 127.0.0.1 server.
 
 use super::*;
+use crate::test_support::assert_contains;
 use serde_json::json;
 
 use std::collections::HashMap;
@@ -633,12 +634,8 @@ async fn learns_from_vllm_models_and_stops_there() {
     assert_eq!(learned, Some(window(40_960, WindowSource::Models)));
     assert_eq!(server.paths(), ["GET /v1/models"]);
     let seen = server.seen.lock().unwrap()[0].clone();
-    assert!(
-        seen.head.contains("authorization: bearer sk-test"),
-        "{}",
-        seen.head
-    );
-    assert!(seen.head.contains("x-title: harness9"), "{}", seen.head);
+    assert_contains(&seen.head, "authorization: bearer sk-test");
+    assert_contains(&seen.head, "x-title: harness9");
 }
 
 #[tokio::test]
@@ -707,7 +704,7 @@ async fn learns_from_ollama_show_after_two_404s() {
         "content-type: application/json",
         "authorization: bearer sk-test",
     ] {
-        assert!(show.head.contains(header), "{}", show.head);
+        assert_contains(&show.head, header);
     }
 }
 

@@ -2,6 +2,7 @@
 //! (built by `cargo test`; built here on demand when a single test target was asked
 //! for), started over stdio through [`McpServers`] as a session would.
 
+use crate::test_support::assert_contains;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -240,16 +241,8 @@ async fn a_server_that_dies_is_reported_and_restarted_on_next_use() {
     // It exits right after listing its tools: the next call finds it gone.
     let out = call(&set, "mcp__crashy__echo", json!({"text": "x"})).await;
     assert!(out.is_error, "{out:?}");
-    assert!(
-        out.content.contains("MCP server `crashy` stopped"),
-        "{}",
-        out.content
-    );
-    assert!(
-        out.content.contains("crashed on purpose"),
-        "{}",
-        out.content
-    );
+    assert_contains(&out.content, "MCP server `crashy` stopped");
+    assert_contains(&out.content, "crashed on purpose");
     assert_eq!(out.warnings.len(), 1);
     // The next use starts it again (and it answers before dying again).
     let conn = f.servers.connection("crashy").await.unwrap();
@@ -269,12 +262,7 @@ async fn a_hanging_call_times_out_and_cancelling_tells_the_server() {
 
     let out = call(&set, "mcp__slow__slow", json!({"seconds": 30})).await;
     assert!(out.is_error);
-    assert!(
-        out.content
-            .contains("did not answer the call of `slow` within 1 s"),
-        "{}",
-        out.content
-    );
+    assert_contains(&out.content, "did not answer the call of `slow` within 1 s");
 
     // Esc: the call ends at once as interrupted, and the server hears of it.
     let (_d, ctx) = crate::tools::test_tree(&[]);

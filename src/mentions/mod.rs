@@ -337,6 +337,7 @@ fn cut(text: &str, budget: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_contains;
 
     fn project() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
@@ -375,18 +376,11 @@ mod tests {
             "{}",
             e.text
         );
-        assert!(
-            e.text
-                .contains("<file path=\"src/main.rs\">\nfn main() {}\n</file>"),
-            "{}",
-            e.text
+        assert_contains(
+            &e.text,
+            "<file path=\"src/main.rs\">\nfn main() {}\n</file>",
         );
-        assert!(
-            e.text
-                .contains("<folder path=\"src/util\">\nmod.rs\n</folder>"),
-            "{}",
-            e.text
-        );
+        assert_contains(&e.text, "<folder path=\"src/util\">\nmod.rs\n</folder>");
         assert_eq!(e.attachments.len(), 2);
         assert_eq!(e.attachments[1].kind, AttachmentKind::Folder);
     }
@@ -395,17 +389,8 @@ mod tests {
     fn quoted_paths_binary_files_and_repeats() {
         let p = project();
         let e = expand("@\"my notes.txt\" and @blob.bin and @blob.bin", p.path()).unwrap();
-        assert!(
-            e.text
-                .contains("<file path=\"my notes.txt\">\nspaced\n</file>"),
-            "{}",
-            e.text
-        );
-        assert!(
-            e.text.contains("(binary file, 3 bytes: not attached)"),
-            "{}",
-            e.text
-        );
+        assert_contains(&e.text, "<file path=\"my notes.txt\">\nspaced\n</file>");
+        assert_contains(&e.text, "(binary file, 3 bytes: not attached)");
         assert_eq!(e.attachments.len(), 2);
     }
 

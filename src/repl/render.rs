@@ -515,6 +515,7 @@ pub fn usage_text(usage: &Usage, context_tokens: u64, context_window: Option<u64
 mod tests {
     use super::*;
     use crate::protocol::{ToolStatus, TurnOutcome};
+    use crate::test_support::assert_contains;
 
     /// A renderer of plain (unstyled) Markdown into two in-memory writers.
     fn plain(format: OutputFormat, activity: Activity) -> ReplRenderer<Vec<u8>, Vec<u8>> {
@@ -571,11 +572,7 @@ mod tests {
             .unwrap();
         assert!(report.is_some());
         assert_eq!(text_of(&out), "Reading the file\nDone.\n");
-        assert!(
-            text_of(&err).contains("→ read_file a.rs"),
-            "{}",
-            text_of(&err)
-        );
+        assert_contains(&text_of(&err), "→ read_file a.rs");
     }
 
     /// Feeds a first attempt cut off after `partial`, a retry, and `full`, then ends the

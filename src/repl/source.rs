@@ -358,6 +358,7 @@ impl Helper for CommandHelper {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_contains;
 
     #[test]
     fn continuation_joins_lines_ending_in_a_backslash() {
@@ -417,11 +418,7 @@ mod tests {
         assert_eq!(start, 0);
         assert_eq!(pairs.len(), 1);
         assert_eq!(pairs[0].replacement, "/help ");
-        assert!(
-            pairs[0].display.contains("Show commands"),
-            "{}",
-            pairs[0].display
-        );
+        assert_contains(&pairs[0].display, "Show commands");
         assert!(helper.candidates("hello", 5).1.is_empty());
     }
 }

@@ -1,6 +1,7 @@
 //! The REPL loop against a scripted fake agent: routing, built-ins, failures, approvals
 //! and shutdown, with piped input read from bytes.
 
+use crate::test_support::assert_contains;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -294,11 +295,7 @@ async fn each_line_is_one_turn_and_eof_shuts_down() {
     assert_eq!(run.ops.last(), Some(&Op::Shutdown));
     // Markdown drops the space that ends a line.
     assert_eq!(run.out, "echo: first\necho: second\nline\necho: third\n");
-    assert!(
-        run.err.contains("warning: a skill did not load"),
-        "{}",
-        run.err
-    );
+    assert_contains(&run.err, "warning: a skill did not load");
     assert_eq!(run.summary.failure, None);
     assert_eq!(run.summary.usage.input_tokens, 30);
 }
@@ -307,8 +304,8 @@ async fn each_line_is_one_turn_and_eof_shuts_down() {
 async fn unknown_commands_and_failed_turns_do_not_stop_the_session() {
     let run = run_text(b"/nope\nfail\nafter\n").await;
     assert_eq!(user_inputs(&run.ops), ["fail", "after"]);
-    assert!(run.err.contains("unknown command `/nope`"), "{}", run.err);
-    assert!(run.err.contains("error: 500 from mock"), "{}", run.err);
+    assert_contains(&run.err, "unknown command `/nope`");
+    assert_contains(&run.err, "error: 500 from mock");
     assert_eq!(run.out, "echo: after\n");
     assert_eq!(run.summary.failure, Some(ErrorKind::Server));
 }
@@ -384,7 +381,7 @@ async fn pipe_mode_denies_approval_requests_itself() {
         "{:?}",
         run.ops
     );
-    assert!(run.err.contains("denied bash"), "{}", run.err);
+    assert_contains(&run.err, "denied bash");
 }
 
 #[tokio::test]
@@ -512,11 +509,9 @@ async fn resume_lists_then_resumes_with_a_recap_and_export_says_where() {
 #[tokio::test]
 async fn a_resume_that_fails_is_a_warning_and_the_session_goes_on() {
     let run = run_text(b"/resume nope\nafter\n").await;
-    assert!(
-        run.err
-            .contains("warning: could not resume: no session matches \"nope\""),
-        "{}",
-        run.err
+    assert_contains(
+        &run.err,
+        "warning: could not resume: no session matches \"nope\"",
     );
     assert_eq!(run.out, "echo: after\n");
     assert_eq!(run.summary.failure, None);
