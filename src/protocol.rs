@@ -420,6 +420,22 @@ pub enum CompactionTrigger {
 }
 
 impl Event {
+    /// The line every frontend shows for an [`Event::SkillsReloaded`]: what changed, or,
+    /// when the user asked, that nothing did. `None` for a look before a turn that found
+    /// nothing, and for any other event.
+    pub fn reload_line(&self) -> Option<String> {
+        let Event::SkillsReloaded {
+            changes,
+            skills,
+            trigger,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        crate::skills::reload::describe(changes, *skills, *trigger)
+    }
+
     /// The line every frontend shows for an [`Event::Compacted`]; `None` for any other
     /// event.
     pub fn compaction_line(&self) -> Option<String> {

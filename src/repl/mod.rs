@@ -668,17 +668,12 @@ impl<O: Write, E: Write> Repl<O, E> {
                     Some(diff) => self.renderer.report(diff.trim_end())?,
                 }
             }
-            Event::SkillsReloaded {
-                changes,
-                skills,
-                warnings,
-                trigger,
-            } => {
+            Event::SkillsReloaded { warnings, .. } => {
                 self.done_waiting(State::ReloadingSkills);
                 for warning in warnings {
                     self.renderer.report(&format!("warning: {warning}"))?;
                 }
-                if let Some(line) = crate::skills::reload::describe(changes, *skills, *trigger) {
+                if let Some(line) = event.reload_line() {
                     self.renderer.report(&line)?;
                 }
             }

@@ -493,17 +493,16 @@ impl App {
                     &format!("Approval mode: {}.", mode_words(mode)),
                 );
             }
-            Event::SkillsReloaded {
-                changes,
+            ref reloaded @ Event::SkillsReloaded {
                 skills,
-                warnings,
-                trigger,
+                ref warnings,
+                ..
             } => {
                 self.status.skills = skills;
-                for warning in &warnings {
+                for warning in warnings {
                     self.commit_notice(NoticeKind::Warning, warning);
                 }
-                if let Some(line) = crate::skills::reload::describe(&changes, skills, trigger) {
+                if let Some(line) = reloaded.reload_line() {
                     self.commit_notice(NoticeKind::Info, &line);
                 }
             }
