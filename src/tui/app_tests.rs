@@ -779,9 +779,7 @@ fn at_opens_the_file_picker_and_tab_inserts_the_path() {
     h.key(KeyCode::Enter);
     assert_eq!(
         h.ops(),
-        vec![Op::UserInput {
-            text: "look at @src/tui/composer.rs and @\"my notes/\" @main.rs".into()
-        }]
+        sent("look at @src/tui/composer.rs and @\"my notes/\" @main.rs")
     );
 }
 
@@ -802,12 +800,7 @@ fn a_large_paste_collapses_in_the_draft_and_is_sent_in_full() {
     h.typ(" thanks");
     assert_snapshot!("collapsed_paste", h.screen(60, 4));
     h.key(KeyCode::Enter);
-    assert_eq!(
-        h.ops(),
-        vec![Op::UserInput {
-            text: format!("why does this fail? {body} thanks")
-        }]
-    );
+    assert_eq!(h.ops(), sent(&format!("why does this fail? {body} thanks")));
     // The conversation shows the placeholder, not 300 lines.
     h.event(Event::TurnStarted {
         text: format!("why does this fail? {body} thanks"),
@@ -851,12 +844,7 @@ fn ctrl_r_searches_the_history_and_takes_the_match_into_the_draft() {
     assert_eq!(h.app.draft(), "explain main.rs");
     assert!(h.ops().is_empty());
     h.key(KeyCode::Enter);
-    assert_eq!(
-        h.ops(),
-        vec![Op::UserInput {
-            text: "explain main.rs".into()
-        }]
-    );
+    assert_eq!(h.ops(), sent("explain main.rs"));
 }
 
 #[test]
