@@ -277,14 +277,14 @@ fn approval_overlay_answers_and_denies_with_reason() {
 #[test]
 fn shift_tab_cycles_the_approval_mode_and_asks_before_full_auto() {
     use crate::protocol::ApprovalMode;
+    let set = |mode| vec![Op::SetApprovalMode { mode }];
+    let asks = |h: &mut Harness| {
+        h.screen(120, 8)
+            .contains("Full-auto? Edits and commands run unasked")
+    };
     let mut h = Harness::new();
     h.key(KeyCode::BackTab);
-    assert_eq!(
-        h.ops(),
-        vec![Op::SetApprovalMode {
-            mode: ApprovalMode::AutoEdit
-        }]
-    );
+    assert_eq!(h.ops(), set(ApprovalMode::AutoEdit));
     h.event(Event::ApprovalModeChanged {
         mode: ApprovalMode::AutoEdit,
     });
@@ -294,34 +294,18 @@ fn shift_tab_cycles_the_approval_mode_and_asks_before_full_auto() {
     );
     h.key(KeyCode::BackTab);
     assert!(h.ops().is_empty(), "full-auto waits for a yes");
-    assert!(
-        h.screen(120, 8)
-            .contains("Full-auto? Edits and commands run unasked")
-    );
+    assert!(asks(&mut h));
     h.key(KeyCode::Char('n'));
     assert!(h.ops().is_empty());
-    assert!(
-        !h.screen(120, 8)
-            .contains("Full-auto? Edits and commands run unasked")
-    );
+    assert!(!asks(&mut h));
     h.key(KeyCode::BackTab);
     h.key(KeyCode::Char('y'));
-    assert_eq!(
-        h.ops(),
-        vec![Op::SetApprovalMode {
-            mode: ApprovalMode::FullAuto
-        }]
-    );
+    assert_eq!(h.ops(), set(ApprovalMode::FullAuto));
     h.event(Event::ApprovalModeChanged {
         mode: ApprovalMode::FullAuto,
     });
     h.key(KeyCode::BackTab);
-    assert_eq!(
-        h.ops(),
-        vec![Op::SetApprovalMode {
-            mode: ApprovalMode::Suggest
-        }]
-    );
+    assert_eq!(h.ops(), set(ApprovalMode::Suggest));
 }
 
 #[test]
