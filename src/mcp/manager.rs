@@ -340,28 +340,18 @@ impl McpServers {
         arguments: Map<String, Value>,
         cancel: &CancellationToken,
     ) -> Result<Value, McpError> {
-        let limit = self
-            .config(server)
-            .map_or(super::config::DEFAULT_TOOL_TIMEOUT, |c| c.tool_timeout);
         let conn = self.connection(server).await?;
-        let result = conn.call_tool(tool, arguments, limit, cancel).await;
-        if let Err(McpError::Closed { .. }) = &result
-            && let Some(slot) = self.0.slots.get(server)
-        {
-            let message = result
-                .as_ref()
-                .err()
-                .map(ToString::to_string)
-                .unwrap_or_default();
-            self.set_state(slot, ServerState::Failed { error: message });
-        }
-        result
+        let result = conn
+            .call_tool(tool, arguments, self.tool_timeout(server), cancel)
+            .await;
+        self.closed_means_failed(server, result)
     }
 
     /// `server`'s prompts (starting it when needed).
     pub async fn prompts(&self, server: &str) -> Result<Vec<PromptInfo>, McpError> {
         let conn = self.connection(server).await?;
-        conn.list_prompts(LIST_TIMEOUT).await
+        let result = conn.list_prompts(LIST_TIMEOUT).await;
+        self.closed_means_failed(server, result)
     }
 
     /// Gets prompt `name` of `server` with `arguments`.
@@ -373,7 +363,8 @@ impl McpServers {
         cancel: &CancellationToken,
     ) -> Result<Value, McpError> {
         let conn = self.connection(server).await?;
-        conn.get_prompt(name, arguments, LIST_TIMEOUT, cancel).await
+        let result = conn.get_prompt(name, arguments, LIST_TIMEOUT, cancel).await;
+        self.closed_means_failed(server, result)
     }
 
     /// `server`'s resources and templates.
@@ -383,7 +374,8 @@ impl McpServers {
         cancel: &CancellationToken,
     ) -> Result<(Vec<Value>, Vec<Value>), McpError> {
         let conn = self.connection(server).await?;
-        conn.list_resources(LIST_TIMEOUT, cancel).await
+        let result = conn.list_resources(LIST_TIMEOUT, cancel).await;
+        self.closed_means_failed(server, result)
     }
 
     /// Reads resource `uri` of `server`.
@@ -393,11 +385,37 @@ impl McpServers {
         uri: &str,
         cancel: &CancellationToken,
     ) -> Result<Value, McpError> {
-        let limit = self
-            .config(server)
-            .map_or(super::config::DEFAULT_TOOL_TIMEOUT, |c| c.tool_timeout);
         let conn = self.connection(server).await?;
-        conn.read_resource(uri, limit, cancel).await
+        let result = conn
+            .read_resource(uri, self.tool_timeout(server), cancel)
+            .await;
+        self.closed_means_failed(server, result)
+    }
+
+    /// How long one of `server`'s tool calls or resource reads may take.
+    fn tool_timeout(&self, server: &str) -> Duration {
+        self.config(server)
+            .map_or(super::config::DEFAULT_TOOL_TIMEOUT, |c| c.tool_timeout)
+    }
+
+    /// Passes `result` on; when the server closed during the request, its state says it
+    /// failed (and why) until the next use restarts it, whatever the request was.
+    fn closed_means_failed<T>(
+        &self,
+        server: &str,
+        result: Result<T, McpError>,
+    ) -> Result<T, McpError> {
+        if let Err(error @ McpError::Closed { .. }) = &result
+            && let Some(slot) = self.0.slots.get(server)
+        {
+            self.set_state(
+                slot,
+                ServerState::Failed {
+                    error: error.to_string(),
+                },
+            );
+        }
+        result
     }
 
     /// The prompts known for slash commands without starting anything: those of the

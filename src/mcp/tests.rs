@@ -250,6 +250,23 @@ async fn a_server_that_dies_is_reported_and_restarted_on_next_use() {
 }
 
 #[tokio::test]
+async fn a_server_that_dies_during_a_prompt_request_is_shown_as_failed() {
+    let f = start(&[("crashy", server(&["--die-after-start"]))]);
+    // Started (or restarted) for the request, it exits after listing its tools: the
+    // prompt request finds it gone, as a tool call would.
+    let err = f
+        .servers
+        .get_prompt("crashy", "greet", Map::new(), &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, McpError::Closed { .. }), "{err:?}");
+    match &f.servers.statuses()[0].state {
+        ServerState::Failed { error } => assert_contains(error, "MCP server `crashy` stopped"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
 async fn a_hanging_call_times_out_and_cancelling_tells_the_server() {
     let mut slow = server(&[]);
     slow.tool_timeout_secs = Some(1);
