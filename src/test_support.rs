@@ -14,6 +14,13 @@ pub fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
+/// Writes each `(path below root, text)`, creating parent folders.
+pub fn write_tree(root: &Path, files: &[(&str, &str)]) {
+    for (rel, text) in files {
+        write(&root.join(rel), text);
+    }
+}
+
 /// Writes `root/skills/NAME/SKILL.md` with `name`, a description, the extra frontmatter
 /// lines `extra` (each ending in a newline) and `body`; returns the skill's folder.
 pub fn write_skill(root: &Path, name: &str, extra: &str, body: &str) -> PathBuf {

@@ -531,13 +531,20 @@ mod tests {
     use super::*;
     use crate::skills::RootKind;
 
-    use crate::test_support::write;
+    use crate::test_support::{write, write_tree};
 
     fn skill(dir: &Path, name: &str, description: &str) {
         write(
             &dir.join("SKILL.md"),
             &format!("---\nname: {name}\ndescription: {description}\n---\n\nBody of {name}.\n"),
         );
+    }
+
+    /// One skill per `(folder below root, name)`, each described as "d".
+    fn skills_below(root: &Path, folders_and_names: &[(&str, &str)]) {
+        for (folder, name) in folders_and_names {
+            skill(&root.join(folder), name, "d");
+        }
     }
 
     struct Env {
@@ -659,16 +666,21 @@ mod tests {
     fn searches_deep_and_hidden_folders_and_skips_vcs_and_build_dirs() {
         let env = Env::new();
         let r = env.p("work/skills");
-        skill(&r.join("plugins/x/skills/deep"), "deep", "d");
-        skill(&r.join("a/b/c/d/e/f/six"), "six", "d");
-        skill(&r.join(".curated/hidden"), "hidden", "d");
-        skill(&r.join(".git/in-git"), "in-git", "d");
-        skill(&r.join("node_modules/pkg"), "in-nm", "d");
-        skill(&r.join("x/target/built"), "in-target", "d");
-        skill(&r.join("1/2/3/4/5/6/7/8/9/too-deep"), "too-deep", "d");
-        // A skill's own folders are not searched for more skills.
-        skill(&r.join("outer"), "outer", "d");
-        skill(&r.join("outer/references/inner"), "inner", "d");
+        skills_below(
+            &r,
+            &[
+                ("plugins/x/skills/deep", "deep"),
+                ("a/b/c/d/e/f/six", "six"),
+                (".curated/hidden", "hidden"),
+                (".git/in-git", "in-git"),
+                ("node_modules/pkg", "in-nm"),
+                ("x/target/built", "in-target"),
+                ("1/2/3/4/5/6/7/8/9/too-deep", "too-deep"),
+                // A skill's own folders are not searched for more skills.
+                ("outer", "outer"),
+                ("outer/references/inner", "inner"),
+            ],
+        );
         let c = env.discover(&[]);
         assert_eq!(names(c.skills()), ["deep", "hidden", "outer", "six"]);
         let depth = only_warning(&c, |w| matches!(w.kind, WarningKind::DepthLimit { .. }));
@@ -722,18 +734,17 @@ mod tests {
     fn missing_fields_are_reported_with_file_and_field() {
         let env = Env::new();
         let r = env.p("work/skills");
-        write(
-            &r.join("no-name/SKILL.md"),
-            "---\ndescription: d\n---\nbody\n",
-        );
-        write(
-            &r.join("no-desc/SKILL.md"),
-            "---\nname: no-desc\ndescription: \"  \"\n---\nbody\n",
-        );
-        write(&r.join("no-fm/SKILL.md"), "# Just markdown\n");
-        write(
-            &r.join("unclosed/SKILL.md"),
-            "---\nname: x\ndescription: y\n",
+        write_tree(
+            &r,
+            &[
+                ("no-name/SKILL.md", "---\ndescription: d\n---\nbody\n"),
+                (
+                    "no-desc/SKILL.md",
+                    "---\nname: no-desc\ndescription: \"  \"\n---\nbody\n",
+                ),
+                ("no-fm/SKILL.md", "# Just markdown\n"),
+                ("unclosed/SKILL.md", "---\nname: x\ndescription: y\n"),
+            ],
         );
         let c = env.discover(&[]);
         assert!(c.is_empty());
@@ -819,12 +830,17 @@ mod tests {
     fn names_that_cannot_be_invoked_are_invalid_and_never_indexed() {
         let env = Env::new();
         let r = env.p("work/skills");
-        skill(&r.join("spaces"), "Bad Name With Spaces", "Spaces");
-        skill(&r.join("dotdot"), "../x", "Dots");
-        skill(&r.join("newline"), "\"new\\nline\"", "Newline");
-        skill(&r.join("good"), "good", "Good");
-        // Outside the specification but invocable: loaded.
-        skill(&r.join("Upper.Case"), "Upper.Case", "Upper");
+        skills_below(
+            &r,
+            &[
+                ("spaces", "Bad Name With Spaces"),
+                ("dotdot", "../x"),
+                ("newline", "\"new\\nline\""),
+                ("good", "good"),
+                // Outside the specification but invocable: loaded.
+                ("Upper.Case", "Upper.Case"),
+            ],
+        );
         let c = env.discover(&[]);
         assert_eq!(names(c.skills()), ["Upper.Case", "good"]);
         let invocable: Vec<&str> = c.user_invocable_names().collect();

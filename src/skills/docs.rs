@@ -323,25 +323,28 @@ impl Selected {
 /// under `root/skills`, and `root/secret.md` (tests here and of the document tools).
 #[cfg(test)]
 pub(crate) fn write_test_skills(root: &Path) {
-    use crate::test_support::write;
-    let pdf = root.join("skills/pdf");
-    write(
-        &pdf.join("SKILL.md"),
-        "---\nname: pdf\ndescription: PDFs\n---\nbody\n",
+    crate::test_support::write_tree(
+        root,
+        &[
+            (
+                "skills/pdf/SKILL.md",
+                "---\nname: pdf\ndescription: PDFs\n---\nbody\n",
+            ),
+            ("skills/pdf/forms.md", "# Forms\nFill them.\n"),
+            ("skills/pdf/reference.txt", "plain text\n"),
+            ("skills/pdf/references/api.md", "API\n"),
+            ("skills/pdf/references/deep/more.MD", "more\n"),
+            ("skills/pdf/scripts/fill.py", "print()\n"),
+            ("skills/pdf/.hidden/x.md", "hidden\n"),
+            ("skills/pdf/tools.json", "[]"),
+            (
+                "skills/other/SKILL.md",
+                "---\nname: other\ndescription: Other\n---\nbody\n",
+            ),
+            ("secret.md", "SECRET\n"),
+        ],
     );
-    write(&pdf.join("forms.md"), "# Forms\nFill them.\n");
-    write(&pdf.join("reference.txt"), "plain text\n");
-    write(&pdf.join("references/api.md"), "API\n");
-    write(&pdf.join("references/deep/more.MD"), "more\n");
-    write(&pdf.join("scripts/fill.py"), "print()\n");
-    write(&pdf.join(".hidden/x.md"), "hidden\n");
-    write(&pdf.join("tools.json"), "[]");
-    write(
-        &root.join("skills/other/SKILL.md"),
-        "---\nname: other\ndescription: Other\n---\nbody\n",
-    );
-    write(&root.join("secret.md"), "SECRET\n");
-    std::os::unix::fs::symlink(root.join("secret.md"), pdf.join("leak.md")).unwrap();
+    std::os::unix::fs::symlink(root.join("secret.md"), root.join("skills/pdf/leak.md")).unwrap();
 }
 
 #[cfg(test)]

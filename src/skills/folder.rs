@@ -126,9 +126,9 @@ impl Walk<'_> {
 mod tests {
     use super::*;
 
+    /// A file holding "x" at `path`.
     fn write(path: &Path) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, "x").unwrap();
+        crate::test_support::write(path, "x");
     }
 
     const WIDE: WalkLimits = WalkLimits {

@@ -7,10 +7,11 @@ use std::path::Path;
 
 use super::*;
 
+use crate::test_support::write_tree;
+
+/// Writes `text` to `root/rel`, creating its folders.
 fn write(root: &Path, rel: &str, text: &str) {
-    let path = root.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
+    write_tree(root, &[(rel, text)]);
 }
 
 fn read(root: &Path, rel: &str) -> String {
@@ -20,13 +21,17 @@ fn read(root: &Path, rel: &str) -> String {
 fn setup() -> (tempfile::TempDir, Snapshots) {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("p");
-    write(&project, "src/main.rs", "fn main() {}\n");
-    write(&project, "README.md", "hello\n");
-    write(&project, "doomed.txt", "bye\n");
-    write(&project, ".gitignore", "target/\n");
-    write(&project, "target/out.bin", "build\n");
-    std::fs::create_dir_all(project.join(".git")).unwrap();
-    write(&project, ".git/HEAD", "ref: refs/heads/main\n");
+    write_tree(
+        &project,
+        &[
+            ("src/main.rs", "fn main() {}\n"),
+            ("README.md", "hello\n"),
+            ("doomed.txt", "bye\n"),
+            (".gitignore", "target/\n"),
+            ("target/out.bin", "build\n"),
+            (".git/HEAD", "ref: refs/heads/main\n"),
+        ],
+    );
     let snapshots = Snapshots::new(&project, &dir.path().join("home/snapshots"));
     (dir, snapshots)
 }

@@ -86,8 +86,7 @@ impl TypedTool for UnloadSkill {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::assert_contains;
-    use crate::test_support::project_catalog;
+    use crate::test_support::{assert_contains, project_catalog, write_tree};
     use serde_json::json;
 
     use crate::tools::ToolRegistry;
@@ -95,23 +94,25 @@ mod tests {
     use crate::tools::{Tool, test_context};
     use std::sync::Arc;
 
-    use crate::test_support::write;
-
     #[tokio::test]
     async fn tools_appear_after_use_skill_and_disappear_after_unload() {
         let tmp = tempfile::tempdir().unwrap();
-        let skill = tmp.path().join("skills/calc");
-        write(
-            &skill.join("SKILL.md"),
-            "---\nname: calc\ndescription: d\n---\nUse calc_add.\n",
-        );
-        write(
-            &skill.join("tools.json"),
-            r#"[{"name": "calc_add", "description": "Add", "command": "cat"}]"#,
-        );
-        write(
-            &tmp.path().join("skills/plain/SKILL.md"),
-            "---\nname: plain\ndescription: d\n---\nbody\n",
+        write_tree(
+            &tmp.path().join("skills"),
+            &[
+                (
+                    "calc/SKILL.md",
+                    "---\nname: calc\ndescription: d\n---\nUse calc_add.\n",
+                ),
+                (
+                    "calc/tools.json",
+                    r#"[{"name": "calc_add", "description": "Add", "command": "cat"}]"#,
+                ),
+                (
+                    "plain/SKILL.md",
+                    "---\nname: plain\ndescription: d\n---\nbody\n",
+                ),
+            ],
         );
         let catalog = Arc::new(project_catalog(tmp.path()));
         let mut builder = crate::tools::ToolRegistryBuilder::with_builtins();

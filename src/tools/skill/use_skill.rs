@@ -495,28 +495,27 @@ impl TypedTool for UseSkill {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::assert_contains;
-    use crate::test_support::project_catalog;
+    use crate::test_support::{assert_contains, project_catalog, write, write_tree};
     use crate::tools::{Tool, assert_error, test_context};
     use serde_json::{Value, json};
-
-    use crate::test_support::write;
 
     fn setup() -> (tempfile::TempDir, Arc<crate::skills::Catalog>) {
         let tmp = tempfile::tempdir().unwrap();
         let skills = tmp.path().join("skills");
-        write(
-            &skills.join("go-refactor/SKILL.md"),
-            "---\nname: go-refactor\ndescription: Use when refactoring Go code\n---\n\n# Go\nRun `go vet ./...` on $ARGUMENTS.\n",
-        );
-        write(&skills.join("go-refactor/scripts/check.sh"), "#!/bin/sh\n");
-        write(
-            &skills.join("go-refactor/references/style/naming.md"),
-            "names\n",
-        );
-        write(
-            &skills.join("secret/SKILL.md"),
-            "---\nname: secret\ndescription: user only\ndisable-model-invocation: true\n---\nbody\n",
+        write_tree(
+            &skills,
+            &[
+                (
+                    "go-refactor/SKILL.md",
+                    "---\nname: go-refactor\ndescription: Use when refactoring Go code\n---\n\n# Go\nRun `go vet ./...` on $ARGUMENTS.\n",
+                ),
+                ("go-refactor/scripts/check.sh", "#!/bin/sh\n"),
+                ("go-refactor/references/style/naming.md", "names\n"),
+                (
+                    "secret/SKILL.md",
+                    "---\nname: secret\ndescription: user only\ndisable-model-invocation: true\n---\nbody\n",
+                ),
+            ],
         );
         let catalog = Arc::new(project_catalog(tmp.path()));
         (tmp, catalog)
@@ -680,12 +679,10 @@ mod tests {
 #[cfg(test)]
 mod bundle_tests {
     use super::*;
-    use crate::test_support::{assert_contains, project_catalog};
+    use crate::test_support::{assert_contains, project_catalog, write, write_tree};
     use crate::tools::{Tool, ToolRegistry, test_context};
     use serde_json::{Value, json};
     use std::os::unix::fs::PermissionsExt;
-
-    use crate::test_support::write;
 
     /// Skill `pdf` with an echoing tool `pdf_echo`, skill `twin` with a tool of the same
     /// name, and skill `plain` with documents and no tools.
@@ -706,12 +703,17 @@ mod bundle_tests {
                     "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}}]}"#,
             );
         }
-        write(
-            &skills.join("plain/SKILL.md"),
-            "---\nname: plain\ndescription: d\n---\nplain body\n",
+        write_tree(
+            &skills,
+            &[
+                (
+                    "plain/SKILL.md",
+                    "---\nname: plain\ndescription: d\n---\nplain body\n",
+                ),
+                ("plain/guide.md", "Guide text\n"),
+                ("plain/references/a.txt", "A text\n"),
+            ],
         );
-        write(&skills.join("plain/guide.md"), "Guide text\n");
-        write(&skills.join("plain/references/a.txt"), "A text\n");
         let catalog = Arc::new(project_catalog(tmp.path()));
         (tmp, catalog)
     }
