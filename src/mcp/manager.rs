@@ -24,6 +24,16 @@ use super::connection::{self, ConnectContext, Connection, McpError, PromptInfo, 
 /// How long listing requests (tools, prompts, resources) may take.
 const LIST_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Who tells the user that a server could not start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StartFailure {
+    /// The servers' notice callback: nothing else reaches the user (a background load,
+    /// the model's tool call, whose error goes to the model).
+    Notice,
+    /// The caller, which ends the user's own request (`/SERVER:PROMPT`) with the error.
+    CallerReports,
+}
+
 /// What a server is doing, for `/mcp` and `harness9 mcp list`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerState {
@@ -213,8 +223,13 @@ impl McpServers {
         *slot.state.lock().unwrap_or_else(PoisonError::into_inner) = state;
     }
 
-    /// The running connection to `name`, starting (or restarting) it when needed.
+    /// The running connection to `name`, starting (or restarting) it when needed; a
+    /// failed start is also a notice.
     pub async fn connection(&self, name: &str) -> Result<Arc<Connection>, McpError> {
+        self.connect(name, StartFailure::Notice).await
+    }
+
+    async fn connect(&self, name: &str, report: StartFailure) -> Result<Arc<Connection>, McpError> {
         let slot = self.0.slots.get(name).ok_or_else(|| McpError::Start {
             server: name.to_string(),
             reason: self.why_unusable(name),
@@ -234,29 +249,29 @@ impl McpServers {
                 let conn = Arc::new(conn);
                 // Learnt before anyone else can use it, so its tool list is there first.
                 if let Err(e) = self.learn(slot, &conn).await {
-                    self.set_state(
-                        slot,
-                        ServerState::Failed {
-                            error: e.to_string(),
-                        },
-                    );
-                    self.notice(e.to_string());
-                    return Err(e);
+                    return Err(self.start_failed(slot, e, report));
                 }
                 *running = Some(conn.clone());
                 Ok(conn)
             }
-            Err(e) => {
-                self.set_state(
-                    slot,
-                    ServerState::Failed {
-                        error: e.to_string(),
-                    },
-                );
-                self.notice(e.to_string());
-                Err(e)
-            }
+            Err(e) => Err(self.start_failed(slot, e, report)),
         }
+    }
+
+    /// Records a failed start in `slot`'s state, tells the user if `report` says so,
+    /// and gives the error back.
+    fn start_failed(&self, slot: &Slot, error: McpError, report: StartFailure) -> McpError {
+        let message = error.to_string();
+        self.set_state(
+            slot,
+            ServerState::Failed {
+                error: message.clone(),
+            },
+        );
+        if report == StartFailure::Notice {
+            self.notice(message);
+        }
+        error
     }
 
     /// Records what a fresh connection says of itself (tools, prompts) in the state and
@@ -347,14 +362,16 @@ impl McpServers {
         self.closed_means_failed(server, result)
     }
 
-    /// `server`'s prompts (starting it when needed).
+    /// `server`'s prompts (starting it when needed; a failed start is the caller's to
+    /// report).
     pub async fn prompts(&self, server: &str) -> Result<Vec<PromptInfo>, McpError> {
-        let conn = self.connection(server).await?;
+        let conn = self.connect(server, StartFailure::CallerReports).await?;
         let result = conn.list_prompts(LIST_TIMEOUT).await;
         self.closed_means_failed(server, result)
     }
 
-    /// Gets prompt `name` of `server` with `arguments`.
+    /// Gets prompt `name` of `server` with `arguments` (a failed start is the caller's
+    /// to report).
     pub async fn get_prompt(
         &self,
         server: &str,
@@ -362,7 +379,7 @@ impl McpServers {
         arguments: Map<String, Value>,
         cancel: &CancellationToken,
     ) -> Result<Value, McpError> {
-        let conn = self.connection(server).await?;
+        let conn = self.connect(server, StartFailure::CallerReports).await?;
         let result = conn.get_prompt(name, arguments, LIST_TIMEOUT, cancel).await;
         self.closed_means_failed(server, result)
     }

@@ -265,13 +265,31 @@ fn a_server_that_cannot_start_is_named_with_its_stderr_and_nothing_starts_early(
         result.contains("cannot open database /nonexistent"),
         "{result}"
     );
+    // The user hears of it once: the model's tool result is not shown as an error too.
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("MCP server `db` could not start"),
+    assert_eq!(
+        stderr.matches("MCP server `db` could not start").count(),
+        1,
         "{stderr}"
     );
     // The server nobody loaded never ran.
     assert!(!home.path().join("logs/mcp/idle.log").exists());
+
+    // The user's own `/db:PROMPT` fails with the reason, said once (the error, no
+    // notice besides it), and asks the model nothing.
+    let out = run(&server, home.path(), project.path(), "/db:hello", &[]);
+    assert_exit(&out, 1);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("MCP server `db` could not start").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("error: MCP server `db` could not start"),
+        "{stderr}"
+    );
+    assert_eq!(server.chat_requests().len(), 2);
 }
 
 #[test]
