@@ -253,8 +253,7 @@ fn find(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::assert_contains;
-    use crate::tools::{assert_error, prepared, run_tool, test_files};
+    use crate::tools::{assert_errors, prepared, run_tool, test_files};
     use serde_json::json;
 
     use std::fs;
@@ -319,14 +318,23 @@ mod tests {
     #[tokio::test]
     async fn errors_the_model_can_fix() {
         let (_d, ctx) = test_files(&["a.txt"]);
-        let out = run_tool(&Glob, &ctx, json!({"pattern": "a[", "path": "."})).await;
-        assert_error(&out, "invalid glob pattern");
-        let out = run_tool(&Glob, &ctx, json!({"pattern": "/etc/*"})).await;
-        assert_error(&out, "put the directory in `path`");
-        let out = run_tool(&Glob, &ctx, json!({"pattern": "*", "path": "missing"})).await;
-        assert_eq!(out.content, "No such directory: missing");
-        let out = run_tool(&Glob, &ctx, json!({"path": "."})).await;
-        assert_contains(&out.content, "missing field `pattern`");
+        assert_errors(
+            &Glob,
+            &ctx,
+            &[
+                (
+                    json!({"pattern": "a[", "path": "."}),
+                    "invalid glob pattern",
+                ),
+                (json!({"pattern": "/etc/*"}), "put the directory in `path`"),
+                (
+                    json!({"pattern": "*", "path": "missing"}),
+                    "No such directory: missing",
+                ),
+                (json!({"path": "."}), "missing field `pattern`"),
+            ],
+        )
+        .await;
     }
 
     #[test]

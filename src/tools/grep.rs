@@ -252,7 +252,7 @@ impl Sink for FileMatches {
 mod tests {
     use super::*;
     use crate::test_support::assert_contains;
-    use crate::tools::{assert_error, prepared, run_tool};
+    use crate::tools::{assert_errors, prepared, run_tool};
     use serde_json::json;
 
     use crate::tools::test_tree as tree;
@@ -340,16 +340,24 @@ mod tests {
     #[tokio::test]
     async fn errors_the_model_can_fix() {
         let (_d, ctx) = tree(&[("a.txt", "x\n")]);
-        let out = run_tool(&Grep, &ctx, json!({"pattern": "foo("})).await;
-        assert_error(&out, "invalid regex");
-        let out = run_tool(&Grep, &ctx, json!({"pattern": "x", "glob": "a["})).await;
-        assert_error(&out, "invalid glob");
-        let out = run_tool(&Grep, &ctx, json!({"pattern": "x", "max_results": -1})).await;
-        assert!(out.is_error, "{}", out.content);
-        let out = run_tool(&Grep, &ctx, json!({"pattern": "x", "path": "nope"})).await;
-        assert_eq!(out.content, "No such directory: nope");
-        let out = run_tool(&Grep, &ctx, json!({"glob": "*"})).await;
-        assert_contains(&out.content, "missing field `pattern`");
+        assert_errors(
+            &Grep,
+            &ctx,
+            &[
+                (json!({"pattern": "foo("}), "invalid regex"),
+                (json!({"pattern": "x", "glob": "a["}), "invalid glob"),
+                (
+                    json!({"pattern": "x", "max_results": -1}),
+                    "integer `-1`, expected u64",
+                ),
+                (
+                    json!({"pattern": "x", "path": "nope"}),
+                    "No such directory: nope",
+                ),
+                (json!({"glob": "*"}), "missing field `pattern`"),
+            ],
+        )
+        .await;
     }
 
     #[test]

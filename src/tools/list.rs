@@ -126,8 +126,7 @@ fn list(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::assert_contains;
-    use crate::tools::{assert_error, prepared, run_tool, test_files};
+    use crate::tools::{assert_errors, prepared, run_tool, test_files};
     use serde_json::json;
 
     use std::fs;
@@ -180,15 +179,19 @@ mod tests {
             (out.is_error, out.content.as_str()),
             (false, "empty is empty (or all of it is ignored).\n")
         );
-        let out = run_tool(&List, &ctx, json!({"path": "file.txt"})).await;
-        assert_eq!(out.content, "file.txt is not a directory");
-        let out = run_tool(&List, &ctx, json!({"depth": 0})).await;
-        assert_error(&out, "between 1 and 10");
-        let out = run_tool(&List, &ctx, json!({"depth": "deep"})).await;
-        assert_contains(
-            &out.content,
-            "field `depth` must be an integer, got a string",
-        );
+        assert_errors(
+            &List,
+            &ctx,
+            &[
+                (json!({"path": "file.txt"}), "file.txt is not a directory"),
+                (json!({"depth": 0}), "between 1 and 10"),
+                (
+                    json!({"depth": "deep"}),
+                    "field `depth` must be an integer, got a string",
+                ),
+            ],
+        )
+        .await;
     }
 
     #[test]

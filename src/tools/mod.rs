@@ -388,10 +388,6 @@ impl<T: TypedTool> Tool for T {
     }
 }
 
-/// Parses a tool's arguments into its private argument struct. Arguments are first
-/// checked against the tool's JSON schema (`parameters`) so that a missing field or a
-/// wrong type comes back as an error the model can act on, naming the field and the
-/// expected shape. `null` counts as `{}`.
 /// A schema compiled into the binary (`TypedTool::PARAMETERS`). Every built-in tool's text
 /// is parsed by a test (`tools::tests::every_built_in_schema_is_an_object_schema`), so the
 /// fallback, an object with no known properties, is never what a released build sends.
@@ -399,6 +395,10 @@ pub(crate) fn schema_from_text(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|_| serde_json::json!({"type": "object"}))
 }
 
+/// Parses a tool's arguments into its private argument struct. Arguments are first
+/// checked against the tool's JSON schema (`parameters`) so that a missing field or a
+/// wrong type comes back as an error the model can act on, naming the field and the
+/// expected shape. `null` counts as `{}`.
 pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(
     tool: &str,
     args: &serde_json::Value,
@@ -557,6 +557,25 @@ pub(crate) fn assert_error(out: &ToolOutput, needle: &str) {
         out.is_error,
         out.content
     );
+}
+
+/// Runs `tool` once per `(arguments, needle)` and asserts that each call is an error
+/// result whose text contains `needle`; a failure names the arguments.
+#[cfg(test)]
+pub(crate) async fn assert_errors(
+    tool: &dyn Tool,
+    ctx: &ToolContext,
+    cases: &[(serde_json::Value, &str)],
+) {
+    for (args, needle) in cases {
+        let out = run_tool(tool, ctx, args.clone()).await;
+        assert!(
+            out.is_error && out.content.contains(needle),
+            "{args}: expected an error containing {needle:?}, got (is_error: {}):\n{}",
+            out.is_error,
+            out.content
+        );
+    }
 }
 
 /// The call `tool` prepares from `args`, for tests; panics when they do not parse.

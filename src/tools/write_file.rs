@@ -218,7 +218,7 @@ mod tests {
     use super::*;
     use crate::protocol::Location;
     use crate::test_support::assert_contains;
-    use crate::tools::{Tool, assert_error, prepared, run_tool, test_context};
+    use crate::tools::{Tool, assert_error, assert_errors, prepared, run_tool, test_context};
     use serde_json::json;
     use std::os::unix::fs::PermissionsExt;
 
@@ -302,13 +302,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir(dir.path().join("sub")).unwrap();
         let ctx = test_context(dir.path());
-        let out = run_tool(&WriteFile, &ctx, json!({"path": "x.txt"})).await;
-        assert_error(&out, "missing field `content`");
-        let out = run_tool(&WriteFile, &ctx, json!({"path": "x.txt", "content": ["a"]})).await;
-        assert_contains(
-            &out.content,
-            "field `content` must be a string, got an array",
-        );
+        assert_errors(
+            &WriteFile,
+            &ctx,
+            &[
+                (json!({"path": "x.txt"}), "missing field `content`"),
+                (
+                    json!({"path": "x.txt", "content": ["a"]}),
+                    "field `content` must be a string, got an array",
+                ),
+            ],
+        )
+        .await;
         let out = write_to(&ctx, "sub", "x").await;
         assert_error(&out, "is a directory");
     }
