@@ -348,7 +348,7 @@ mod tests {
                 (json!({"pattern": "x", "glob": "a["}), "invalid glob"),
                 (
                     json!({"pattern": "x", "max_results": -1}),
-                    "integer `-1`, expected u64",
+                    "field `max_results`: invalid value: integer `-1`",
                 ),
                 (
                     json!({"pattern": "x", "path": "nope"}),

@@ -441,7 +441,37 @@ pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(
             )));
         }
     }
-    serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))
+    serde_json::from_value(args.clone()).map_err(|e| {
+        invalid(match refused_field::<T>(object) {
+            Some(name) => format!("field `{name}`: {e}"),
+            None => e.to_string(),
+        })
+    })
+}
+
+/// More fields than any tool takes: arguments this wide get serde's message alone.
+const MAX_FIELDS_SEARCHED: usize = 32;
+
+/// The field whose value made parsing fail, when one alone did: serde's message says
+/// what was wrong ("invalid value: integer `-1`, expected u64", "unknown variant") but
+/// not where. A field is the one when the arguments parse without it, or when without
+/// it the only complaint is that it is missing (a required field). Runs only after a
+/// failure, one parse per field, and not at all for more than [`MAX_FIELDS_SEARCHED`]
+/// fields (the search copies the object once per field).
+fn refused_field<T: serde::de::DeserializeOwned>(
+    object: &serde_json::Map<String, serde_json::Value>,
+) -> Option<&str> {
+    if object.len() > MAX_FIELDS_SEARCHED {
+        return None;
+    }
+    object.keys().map(String::as_str).find(|name| {
+        let mut without = object.clone();
+        without.remove(*name);
+        match serde_json::from_value::<T>(serde_json::Value::Object(without)) {
+            Ok(_) => true,
+            Err(e) => e.to_string() == format!("missing field `{name}`"),
+        }
+    })
 }
 
 fn json_type_matches(value: &serde_json::Value, expected: &str) -> bool {
@@ -607,6 +637,7 @@ mod typed_tests {
     use serde_json::json;
 
     use super::*;
+    use crate::test_support::assert_contains;
 
     /// Times [`Counted`] was deserialized. The other test here never gets that far: its
     /// arguments fail the schema check first.
@@ -675,6 +706,44 @@ mod typed_tests {
         let out = call.run(&ctx).await.unwrap();
         assert_eq!(out, ToolOutput::ok("touched a.txt"));
         assert_eq!(PARSES.load(Ordering::SeqCst) - before, 1);
+    }
+
+    #[test]
+    fn a_value_serde_refuses_is_named_by_its_field() {
+        #[derive(Debug, Deserialize)]
+        #[serde(rename_all = "lowercase")]
+        enum Mode {
+            Add,
+        }
+        #[derive(Debug, Deserialize)]
+        struct Args {
+            #[allow(dead_code)]
+            mode: Mode,
+            #[allow(dead_code)]
+            count: Option<u32>,
+        }
+        let schema = json!({
+            "type": "object",
+            "properties": {"mode": {"type": "string"}, "count": {"type": "integer"}},
+            "required": ["mode"]
+        });
+        let refused =
+            |args: serde_json::Value| parse_args::<Args>("t", &args, &schema).unwrap_err().content;
+        assert_contains(
+            &refused(json!({"mode": "add", "count": -1})),
+            "Invalid arguments for t: field `count`: invalid value: integer `-1`, expected u32.",
+        );
+        // A required field: without it, the only complaint is that it is missing.
+        assert_contains(
+            &refused(json!({"mode": "drop", "count": 2})),
+            "Invalid arguments for t: field `mode`: unknown variant `drop`, expected `add`.",
+        );
+        // Two bad values: no single field is to blame, serde's message stands alone.
+        assert_contains(
+            &refused(json!({"mode": "drop", "count": -1})),
+            "Invalid arguments for t: unknown variant `drop`",
+        );
+        assert!(parse_args::<Args>("t", &json!({"mode": "add"}), &schema).is_ok());
     }
 
     #[tokio::test]
