@@ -62,8 +62,6 @@ pub async fn run_prompt(
     args: &str,
 ) -> TurnOutcome {
     let line = SlashLine::new(ctx, &format!("{server}:{prompt}"), args);
-    let end = |outcome: TurnOutcome| line.end(outcome);
-    let fail = |message: String| line.fail(message);
     let servers = &ctx.setup.mcp;
     let known = tokio::select! {
         listed = servers.prompts(server) => listed,
@@ -71,12 +69,12 @@ pub async fn run_prompt(
     };
     let known = match known {
         Ok(known) => known,
-        Err(McpError::Cancelled) => return end(TurnOutcome::Interrupted),
-        Err(e) => return fail(e.to_string()),
+        Err(McpError::Cancelled) => return line.end(TurnOutcome::Interrupted),
+        Err(e) => return line.fail(e.to_string()),
     };
     let Some(info) = known.iter().find(|p| p.name == prompt) else {
         let names: Vec<String> = known.iter().map(|p| prompts::usage(server, p)).collect();
-        return fail(format!(
+        return line.fail(format!(
             "MCP server `{server}` has no prompt `{prompt}`; its prompts: {}",
             if names.is_empty() {
                 "none".to_string()
@@ -87,18 +85,18 @@ pub async fn run_prompt(
     };
     let arguments = match prompts::bind(server, info, args) {
         Ok(a) => a,
-        Err(message) => return fail(message),
+        Err(message) => return line.fail(message),
     };
     let text = match servers
         .get_prompt(server, prompt, arguments, &ctx.cancel)
         .await
     {
         Ok(result) => prompts::message_text(&result),
-        Err(McpError::Cancelled) => return end(TurnOutcome::Interrupted),
-        Err(e) => return fail(e.to_string()),
+        Err(McpError::Cancelled) => return line.end(TurnOutcome::Interrupted),
+        Err(e) => return line.fail(e.to_string()),
     };
     if text.trim().is_empty() {
-        return fail(format!("the prompt /{server}:{prompt} came back empty"));
+        return line.fail(format!("the prompt /{server}:{prompt} came back empty"));
     }
     // The server's text as it is: no inline commands, no templates.
     run_turn(state, ctx, text).await.outcome

@@ -119,13 +119,12 @@ pub async fn run_skill(
     args: &str,
 ) -> TurnOutcome {
     let line = SlashLine::new(ctx, name, args);
-    let fail = |message: String| line.fail(message);
     let catalog = ctx.setup.catalog.current();
     let Some(skill) = catalog.get(name) else {
-        return fail(format!("no skill named `{name}`"));
+        return line.fail(format!("no skill named `{name}`"));
     };
     if !skill.user_invocable() {
-        return fail(format!(
+        return line.fail(format!(
             "skill `{name}` sets `user-invocable: false` and cannot be run as a slash command"
         ));
     }
@@ -139,11 +138,11 @@ pub async fn run_skill(
     };
     let prepared = match invoke::prepare(skill, args, shell).await {
         Ok(p) => p,
-        Err(PrepareError::Body(e)) => return fail(format!("cannot run skill `{name}`: {e}")),
+        Err(PrepareError::Body(e)) => return line.fail(format!("cannot run skill `{name}`: {e}")),
         Err(PrepareError::Inline(InlineShellError::Interrupted)) => {
             return line.end(TurnOutcome::Interrupted);
         }
-        Err(PrepareError::Inline(e)) => return fail(format!("{e}; the skill was not run")),
+        Err(PrepareError::Inline(e)) => return line.fail(format!("{e}; the skill was not run")),
     };
     ctx.setup.loaded_skills.mark(&skill.name);
     // A skill run with /name brings its tools.json tools, as use_skill would.

@@ -389,7 +389,7 @@ impl<T: TypedTool> Tool for T {
 }
 
 /// A schema compiled into the binary (`TypedTool::PARAMETERS`). Every built-in tool's text
-/// is parsed by a test (`tools::tests::every_built_in_schema_is_an_object_schema`), so the
+/// is parsed by a test (`tools::schema_tests::every_built_in_schema_is_an_object_schema`), so the
 /// fallback, an object with no known properties, is never what a released build sends.
 pub(crate) fn schema_from_text(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|_| serde_json::json!({"type": "object"}))
