@@ -475,12 +475,9 @@ pub fn completions(prefix: &str, catalog: &Catalog, mcp: &McpServers) -> Vec<(St
 
 #[cfg(test)]
 mod tests {
-
     use super::*;
     use crate::skills::invocation_prompt;
-    use crate::test_support::project_catalog;
-
-    use crate::test_support::write;
+    use crate::test_support::project_with;
 
     /// Routing with no MCP servers (their prompts have tests of their own).
     fn route(line: &str, catalog: &Catalog) -> Routed {
@@ -511,39 +508,29 @@ mod tests {
         assert!(e.contains("unknown approval mode `yolo`"), "{e}");
     }
 
-    /// Writes `skills/DIR/SKILL.md` with `text` for each `(DIR, text)`.
-    fn write_skills(skills: &std::path::Path, files: &[(&str, &str)]) {
-        for (dir, text) in files {
-            write(&skills.join(dir).join("SKILL.md"), text);
-        }
-    }
+    /// The project's skills: two for everyone, one named like a built-in, one for the
+    /// model only.
+    const SKILLS: &[(&str, &str)] = &[
+        (
+            "skills/go-refactor/SKILL.md",
+            "---\nname: go-refactor\ndescription: Use when refactoring Go code\n---\n\nRefactor.\n",
+        ),
+        (
+            "skills/fix-issue/SKILL.md",
+            "---\nname: fix-issue\ndescription: Fix an issue\n---\nFix issue $ARGUMENTS[0] in ${SKILL_DIR}, cost $5.00\n",
+        ),
+        (
+            "skills/help/SKILL.md",
+            "---\nname: help\ndescription: A skill named like a built-in\n---\nSkill help body\n",
+        ),
+        (
+            "skills/background/SKILL.md",
+            "---\nname: background\ndescription: Model only\nuser-invocable: false\n---\nbg\n",
+        ),
+    ];
 
     fn catalog() -> (tempfile::TempDir, Catalog) {
-        let tmp = tempfile::tempdir().unwrap();
-        let s = tmp.path().join("skills");
-        write_skills(
-            &s,
-            &[
-                (
-                    "go-refactor",
-                    "---\nname: go-refactor\ndescription: Use when refactoring Go code\n---\n\nRefactor.\n",
-                ),
-                (
-                    "fix-issue",
-                    "---\nname: fix-issue\ndescription: Fix an issue\n---\nFix issue $ARGUMENTS[0] in ${SKILL_DIR}, cost $5.00\n",
-                ),
-                (
-                    "help",
-                    "---\nname: help\ndescription: A skill named like a built-in\n---\nSkill help body\n",
-                ),
-                (
-                    "background",
-                    "---\nname: background\ndescription: Model only\nuser-invocable: false\n---\nbg\n",
-                ),
-            ],
-        );
-        let c = project_catalog(tmp.path());
-        (tmp, c)
+        project_with(SKILLS)
     }
 
     fn error(r: Routed) -> String {
@@ -723,19 +710,17 @@ mod tests {
 
     #[test]
     fn names_that_cannot_be_invoked_are_never_suggested_or_completed() {
-        let (tmp, _) = catalog();
-        let s = tmp.path().join("skills");
-        write_skills(
-            &s,
-            &[
-                (
-                    "spaces",
-                    "---\nname: Bad Name With Spaces\ndescription: d\n---\nbody\n",
-                ),
-                ("dotdot", "---\nname: ../x\ndescription: d\n---\nbody\n"),
-            ],
-        );
-        let c = project_catalog(tmp.path());
+        let invalid: &[(&str, &str)] = &[
+            (
+                "skills/spaces/SKILL.md",
+                "---\nname: Bad Name With Spaces\ndescription: d\n---\nbody\n",
+            ),
+            (
+                "skills/dotdot/SKILL.md",
+                "---\nname: ../x\ndescription: d\n---\nbody\n",
+            ),
+        ];
+        let (_tmp, c) = project_with(&[SKILLS, invalid].concat());
         assert_eq!(c.invalid().len(), 2);
         let e = error(route("/Bad", &c));
         assert!(!e.contains("Bad Name"), "{e}");

@@ -16,6 +16,7 @@ pub mod input;
 pub mod llm;
 pub mod mcp;
 pub mod mentions;
+pub mod paths;
 pub mod permissions;
 pub mod print;
 pub mod project_walk;

@@ -21,6 +21,20 @@ pub fn write_tree(root: &Path, files: &[(&str, &str)]) {
     }
 }
 
+/// A temporary directory holding `files` (paths below it; see [`write_tree`]).
+pub fn temp_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write_tree(dir.path(), files);
+    dir
+}
+
+/// A temporary project holding `files`, and its catalog (see [`project_catalog`]).
+pub fn project_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Catalog) {
+    let dir = temp_tree(files);
+    let catalog = project_catalog(dir.path());
+    (dir, catalog)
+}
+
 /// Writes `root/skills/NAME/SKILL.md` with `name`, a description, the extra frontmatter
 /// lines `extra` (each ending in a newline) and `body`; returns the skill's folder.
 pub fn write_skill(root: &Path, name: &str, extra: &str, body: &str) -> PathBuf {

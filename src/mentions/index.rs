@@ -405,6 +405,7 @@ fn depth(path: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::temp_tree;
     use std::sync::mpsc;
 
     /// Waits (with a deadline) for a published list answering `query` after the walk.
@@ -424,25 +425,17 @@ mod tests {
     }
 
     fn tree() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        for f in [
-            "src/main.rs",
-            "src/tui/app.rs",
-            "src/tui/composer.rs",
-            "docs/ARCHITECTURE.md",
-            "README.md",
-            "target/debug/junk.rs",
-            "with space/notes.txt",
-        ] {
-            let p = root.join(f);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, "x").unwrap();
-        }
-        std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
-        std::fs::create_dir_all(root.join(".git")).unwrap();
-        std::fs::write(root.join(".git/config"), "x").unwrap();
-        dir
+        temp_tree(&[
+            ("src/main.rs", "x"),
+            ("src/tui/app.rs", "x"),
+            ("src/tui/composer.rs", "x"),
+            ("docs/ARCHITECTURE.md", "x"),
+            ("README.md", "x"),
+            ("target/debug/junk.rs", "x"),
+            ("with space/notes.txt", "x"),
+            (".gitignore", "target/\n"),
+            (".git/config", "x"),
+        ])
     }
 
     fn start(root: &Path) -> (FileIndex, mpsc::Receiver<()>) {
@@ -516,16 +509,13 @@ mod tests {
 
     #[test]
     fn hostile_names_are_ranked_without_harm() {
-        let dir = tempfile::tempdir().unwrap();
-        for name in [
-            "\u{9b}[31mred",
-            "ünïcödé.txt",
-            "tab\there",
-            "new\nline",
-            "日本語.md",
-        ] {
-            std::fs::write(dir.path().join(name), "x").unwrap();
-        }
+        let dir = temp_tree(&[
+            ("\u{9b}[31mred", "x"),
+            ("ünïcödé.txt", "x"),
+            ("tab\there", "x"),
+            ("new\nline", "x"),
+            ("日本語.md", "x"),
+        ]);
         let (index, rx) = start(dir.path());
         index.search("ü");
         let list = settled(&index, &rx, "ü");

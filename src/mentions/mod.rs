@@ -184,7 +184,7 @@ fn unescape(text: &str) -> String {
 fn resolve(written: &str, project: &Path) -> Result<(String, PathBuf), MentionError> {
     let mut candidate = written;
     loop {
-        let path = absolute(candidate, project);
+        let path = crate::paths::absolute(candidate, project);
         if path.exists() {
             let shown = path
                 .strip_prefix(project)
@@ -206,19 +206,6 @@ fn resolve(written: &str, project: &Path) -> Result<(String, PathBuf), MentionEr
                 });
             }
         }
-    }
-}
-
-fn absolute(written: &str, project: &Path) -> PathBuf {
-    let expanded = match written.strip_prefix("~/") {
-        Some(rest) => std::env::var_os("HOME")
-            .map_or_else(|| PathBuf::from(written), |h| PathBuf::from(h).join(rest)),
-        None => PathBuf::from(written),
-    };
-    if expanded.is_absolute() {
-        expanded
-    } else {
-        project.join(expanded)
     }
 }
 
@@ -337,14 +324,14 @@ fn cut(text: &str, budget: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::assert_contains;
+    use crate::test_support::{assert_contains, temp_tree};
 
     fn project() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("src/util")).unwrap();
-        std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
-        std::fs::write(dir.path().join("src/util/mod.rs"), "pub fn x() {}").unwrap();
-        std::fs::write(dir.path().join("my notes.txt"), "spaced\n").unwrap();
+        let dir = temp_tree(&[
+            ("src/main.rs", "fn main() {}\n"),
+            ("src/util/mod.rs", "pub fn x() {}"),
+            ("my notes.txt", "spaced\n"),
+        ]);
         std::fs::write(dir.path().join("blob.bin"), [0u8, 1, 2]).unwrap();
         dir
     }

@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
-use super::rule::normalize;
 use super::shell::{FIND_ACTIONS, SimpleCommand};
+use crate::paths::normalize;
 
 /// Read-only commands that change nothing and run nothing else, whatever their
 /// arguments (those that can be made to write or run code with some option are either

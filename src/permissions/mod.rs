@@ -19,6 +19,7 @@ pub mod shell;
 
 pub use rule::{Rule, RuleError};
 
+use crate::paths;
 use shell::{Direction, Parsed, SimpleCommand};
 
 /// What a rule does when it matches.
@@ -416,7 +417,7 @@ impl Rulebook {
         {
             return Judgement::Allow;
         }
-        let inside = rule::normalize(path).starts_with(project);
+        let inside = paths::normalize(path).starts_with(project);
         let rule = match (edit, inside) {
             (true, true) => "edit(**)".to_string(),
             (true, false) => format!("edit({})", path.display()),
@@ -528,7 +529,7 @@ impl Rulebook {
                         .iter()
                         .filter(|redirect| redirect.direction == Direction::Write)
                         .any(|redirect| {
-                            let path = cwd.join(expand_tilde(&redirect.target));
+                            let path = paths::absolute(&redirect.target, cwd);
                             r.rule.matches_path("write_file", &path, project)
                         })
             })
@@ -618,14 +619,6 @@ fn verdict_of(hit: &ActiveRule) -> Judgement {
     }
 }
 
-/// `~/x` with the home directory, else the word.
-fn expand_tilde(word: &str) -> PathBuf {
-    match (word.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ => PathBuf::from(word),
-    }
-}
-
 /// Every path a simple command's arguments and redirections may name: each argument
 /// (and the value of `--opt=value`), resolved against `cwd`.
 fn named_paths<'a>(
@@ -639,7 +632,7 @@ fn named_paths<'a>(
     let redirects = command.redirects.iter().map(|r| r.target.as_str());
     args.chain(redirects)
         .filter(|w| !w.is_empty() && !w.starts_with('-'))
-        .map(move |w| cwd.join(expand_tilde(w)))
+        .map(move |w| paths::absolute(w, cwd))
 }
 
 /// The first file a redirection writes outside the project and the temp folders.
@@ -651,7 +644,7 @@ fn writes_outside(parsed: &Parsed, cwd: &Path, project: &Path, temp: &[&Path]) -
         .flat_map(|c| c.redirects.iter())
         .filter(|r| r.direction == Direction::Write)
         .find(|r| {
-            let path = rule::normalize(&cwd.join(expand_tilde(&r.target)));
+            let path = paths::normalize(&paths::absolute(&r.target, cwd));
             !(HARMLESS.iter().any(|h| path == Path::new(h))
                 || path.starts_with(project)
                 || temp.iter().any(|t| path.starts_with(t)))

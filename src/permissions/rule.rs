@@ -6,7 +6,7 @@
 //! It owns the rule syntax and matching of one call subject against one rule; it must
 //! not know where rules come from, their precedence or the approval mode.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use std::sync::OnceLock;
 
@@ -224,7 +224,7 @@ impl Rule {
                 any_depth,
                 ..
             } => {
-                let path = normalize(path);
+                let path = crate::paths::normalize(path);
                 if *absolute {
                     return glob.matcher().is_match(&path);
                 }
@@ -294,22 +294,6 @@ fn given(inner: &str, home: Option<&Path>) -> Result<Spec, String> {
         absolute,
         any_depth: pattern.starts_with("**/"),
     })
-}
-
-/// Removes `.` and resolves `..` lexically (no file system access): rules judge the
-/// path as named; the tools resolve symlinks before they touch anything.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 /// The rule text proposed for "always" on this simple command: its name, plus the

@@ -138,16 +138,13 @@ mod tests {
 
     #[test]
     fn files_below_the_start_sorted_without_hidden_ones() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::test_support::temp_tree(&[
+            ("scripts/b.sh", "x"),
+            ("scripts/a/x.py", "x"),
+            ("scripts/.hidden", "x"),
+            ("top.md", "x"),
+        ]);
         let d = dir.path();
-        for p in [
-            "scripts/b.sh",
-            "scripts/a/x.py",
-            "scripts/.hidden",
-            "top.md",
-        ] {
-            write(&d.join(p));
-        }
         let listing = walk(d, "scripts", WIDE, &|_| true);
         let paths: Vec<&str> = listing.files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(paths, ["scripts/a/x.py", "scripts/b.sh"]);

@@ -308,6 +308,14 @@ mod tests {
         format!("---\nname: {name}\ndescription: {description}\n---\nBody of {name}\n")
     }
 
+    /// Writes `root/NAME/SKILL.md` (see [`skill_md`]).
+    fn put(root: &std::path::Path, name: &str, description: &str) {
+        write(
+            &root.join(name).join("SKILL.md"),
+            &skill_md(name, description),
+        );
+    }
+
     fn watch(root: &std::path::Path) -> SkillsWatch {
         let empty = std::env::temp_dir().join("harness9-reload-test-nothing-here");
         let options = DiscoveryOptions {
@@ -324,14 +332,8 @@ mod tests {
     #[test]
     fn added_changed_and_removed_skills_are_noticed_once_each() {
         let root = tempfile::tempdir().unwrap();
-        write(
-            &root.path().join("alpha/SKILL.md"),
-            &skill_md("alpha", "First"),
-        );
-        write(
-            &root.path().join("beta/SKILL.md"),
-            &skill_md("beta", "Second"),
-        );
+        put(root.path(), "alpha", "First");
+        put(root.path(), "beta", "Second");
         let w = watch(root.path());
         assert!(
             !w.due(),
@@ -342,14 +344,8 @@ mod tests {
         assert!(changes.is_empty(), "{changes:?}");
         assert_eq!(w.take_note(), None);
 
-        write(
-            &root.path().join("gamma/SKILL.md"),
-            &skill_md("gamma", "Third one"),
-        );
-        write(
-            &root.path().join("alpha/SKILL.md"),
-            &skill_md("alpha", "First, better"),
-        );
+        put(root.path(), "gamma", "Third one");
+        put(root.path(), "alpha", "First, better");
         std::fs::remove_dir_all(root.path().join("beta")).unwrap();
         let (changes, _) = w.check();
         assert_eq!(
@@ -385,9 +381,10 @@ mod tests {
     fn a_look_at_1000_skills() {
         let root = tempfile::tempdir().unwrap();
         for i in 0..1000 {
-            write(
-                &root.path().join(format!("s{i:04}/SKILL.md")),
-                &skill_md(&format!("s{i:04}"), "A generated skill for timing"),
+            put(
+                root.path(),
+                &format!("s{i:04}"),
+                "A generated skill for timing",
             );
         }
         let home = tempfile::tempdir().unwrap();
@@ -417,10 +414,7 @@ mod tests {
     #[test]
     fn a_body_edit_counts_and_notes_not_yet_told_are_merged() {
         let root = tempfile::tempdir().unwrap();
-        write(
-            &root.path().join("alpha/SKILL.md"),
-            &skill_md("alpha", "First"),
-        );
+        put(root.path(), "alpha", "First");
         let w = watch(root.path());
         w.check();
         // Same frontmatter, new body, later modification time.
@@ -434,10 +428,7 @@ mod tests {
             .set_modified(later)
             .unwrap();
         assert_eq!(w.check().0.changed.len(), 1);
-        write(
-            &root.path().join("temp/SKILL.md"),
-            &skill_md("temp", "Short-lived"),
-        );
+        put(root.path(), "temp", "Short-lived");
         w.check();
         std::fs::remove_dir_all(root.path().join("temp")).unwrap();
         w.check();

@@ -277,14 +277,11 @@ mod tests {
 
     #[test]
     fn a_broken_tools_json_is_an_error_naming_the_file() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("calc");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("SKILL.md"),
+        let tmp = crate::test_support::temp_tree(&[(
+            "calc/SKILL.md",
             "---\nname: calc\ndescription: Adds\n---\nbody\n",
-        )
-        .unwrap();
+        )]);
+        let dir = tmp.path().join("calc");
         assert_eq!(validate(std::slice::from_ref(&dir)), (1, Vec::new()));
         std::fs::write(
             dir.join("tools.json"),

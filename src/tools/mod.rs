@@ -577,16 +577,24 @@ pub(crate) async fn run_tool(
         .unwrap_or_else(|e| panic!("{}: {e:?}", tool.name()))
 }
 
+/// Why `out` is not an error result whose text contains `needle`; `None` when it is.
+#[cfg(test)]
+fn not_the_error(out: &ToolOutput, needle: &str) -> Option<String> {
+    (!(out.is_error && out.content.contains(needle))).then(|| {
+        format!(
+            "expected an error containing {needle:?}, got (is_error: {}):\n{}",
+            out.is_error, out.content
+        )
+    })
+}
+
 /// Asserts that `out` is an error result whose text contains `needle`.
 #[cfg(test)]
 #[track_caller]
 pub(crate) fn assert_error(out: &ToolOutput, needle: &str) {
-    assert!(
-        out.is_error && out.content.contains(needle),
-        "expected an error containing {needle:?}, got (is_error: {}):\n{}",
-        out.is_error,
-        out.content
-    );
+    if let Some(why) = not_the_error(out, needle) {
+        panic!("{why}");
+    }
 }
 
 /// Runs `tool` once per `(arguments, needle)` and asserts that each call is an error
@@ -599,12 +607,9 @@ pub(crate) async fn assert_errors(
 ) {
     for (args, needle) in cases {
         let out = run_tool(tool, ctx, args.clone()).await;
-        assert!(
-            out.is_error && out.content.contains(needle),
-            "{args}: expected an error containing {needle:?}, got (is_error: {}):\n{}",
-            out.is_error,
-            out.content
-        );
+        if let Some(why) = not_the_error(&out, needle) {
+            panic!("{args}: {why}");
+        }
     }
 }
 

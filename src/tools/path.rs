@@ -6,7 +6,9 @@
 //! longest existing ancestor, so a symlink inside the project that points elsewhere counts
 //! as outside. This module knows nothing of approval policy or of any particular tool.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
+
+use crate::paths::{absolute, normalize};
 
 // Where a path lies is a protocol value: approval requests carry it.
 pub use crate::protocol::Location;
@@ -33,8 +35,7 @@ impl ResolvedPath {
 /// Resolves `arg` (relative to `workdir`, absolute, or starting with `~/`) and decides
 /// whether it lies inside `workdir`. An empty argument means `workdir` itself.
 pub fn resolve(workdir: &Path, arg: &str) -> ResolvedPath {
-    let joined = expand_home(arg).unwrap_or_else(|| workdir.join(arg));
-    let abs = normalize(&joined);
+    let abs = normalize(&absolute(arg, workdir));
     let root = canonical_or_self(workdir);
     let real = canonicalize_existing_prefix(&abs);
     let location = if real.starts_with(&root) {
@@ -53,37 +54,6 @@ pub fn resolve(workdir: &Path, arg: &str) -> ResolvedPath {
         display,
         location,
     }
-}
-
-/// `~` and `~/...` expand to `$HOME`; anything else is left to the caller.
-fn expand_home(arg: &str) -> Option<PathBuf> {
-    let rest = if arg == "~" {
-        ""
-    } else {
-        arg.strip_prefix("~/")?
-    };
-    let home = std::env::var_os("HOME")?;
-    Some(PathBuf::from(home).join(rest))
-}
-
-/// Folds `.` and `..` lexically. `..` at the root stays at the root.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push(component);
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    if out.as_os_str().is_empty() {
-        out.push(".");
-    }
-    out
 }
 
 fn canonical_or_self(path: &Path) -> PathBuf {

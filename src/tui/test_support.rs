@@ -14,14 +14,10 @@ use crate::skills::{Catalog, DiscoveryOptions};
 
 /// A temporary project with a `go-refactor` skill, and its catalog.
 pub fn catalog_with_skill() -> (tempfile::TempDir, Catalog) {
-    let dir = tempfile::tempdir().unwrap();
-    let skill = dir.path().join("skills/go-refactor");
-    std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
+    let dir = crate::test_support::temp_tree(&[(
+        "skills/go-refactor/SKILL.md",
         "---\nname: go-refactor\ndescription: Refactor Go code the team's way\nargument-hint: \"[goal] [file]\"\n---\nRefactor: $ARGUMENTS\n",
-    )
-    .unwrap();
+    )]);
     let catalog = Catalog::discover(&DiscoveryOptions {
         flag_dirs: Vec::new(),
         workdir: dir.path().to_path_buf(),

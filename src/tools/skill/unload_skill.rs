@@ -86,7 +86,7 @@ impl TypedTool for UnloadSkill {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{assert_contains, project_catalog, write_tree};
+    use crate::test_support::{assert_contains, project_with};
     use serde_json::json;
 
     use crate::tools::ToolRegistry;
@@ -96,25 +96,21 @@ mod tests {
 
     #[tokio::test]
     async fn tools_appear_after_use_skill_and_disappear_after_unload() {
-        let tmp = tempfile::tempdir().unwrap();
-        write_tree(
-            &tmp.path().join("skills"),
-            &[
-                (
-                    "calc/SKILL.md",
-                    "---\nname: calc\ndescription: d\n---\nUse calc_add.\n",
-                ),
-                (
-                    "calc/tools.json",
-                    r#"[{"name": "calc_add", "description": "Add", "command": "cat"}]"#,
-                ),
-                (
-                    "plain/SKILL.md",
-                    "---\nname: plain\ndescription: d\n---\nbody\n",
-                ),
-            ],
-        );
-        let catalog = Arc::new(project_catalog(tmp.path()));
+        let (tmp, catalog) = project_with(&[
+            (
+                "skills/calc/SKILL.md",
+                "---\nname: calc\ndescription: d\n---\nUse calc_add.\n",
+            ),
+            (
+                "skills/calc/tools.json",
+                r#"[{"name": "calc_add", "description": "Add", "command": "cat"}]"#,
+            ),
+            (
+                "skills/plain/SKILL.md",
+                "---\nname: plain\ndescription: d\n---\nbody\n",
+            ),
+        ]);
+        let catalog = Arc::new(catalog);
         let mut builder = crate::tools::ToolRegistryBuilder::with_builtins();
         let use_skill = UseSkill::new(catalog).with_tools(builder.loaded().clone());
         let loaded = use_skill.loaded();

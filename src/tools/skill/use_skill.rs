@@ -495,30 +495,24 @@ impl TypedTool for UseSkill {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{assert_contains, project_catalog, write, write_tree};
+    use crate::test_support::{assert_contains, project_catalog, project_with, write};
     use crate::tools::{Tool, assert_error, test_context};
     use serde_json::{Value, json};
 
     fn setup() -> (tempfile::TempDir, Arc<crate::skills::Catalog>) {
-        let tmp = tempfile::tempdir().unwrap();
-        let skills = tmp.path().join("skills");
-        write_tree(
-            &skills,
-            &[
-                (
-                    "go-refactor/SKILL.md",
-                    "---\nname: go-refactor\ndescription: Use when refactoring Go code\n---\n\n# Go\nRun `go vet ./...` on $ARGUMENTS.\n",
-                ),
-                ("go-refactor/scripts/check.sh", "#!/bin/sh\n"),
-                ("go-refactor/references/style/naming.md", "names\n"),
-                (
-                    "secret/SKILL.md",
-                    "---\nname: secret\ndescription: user only\ndisable-model-invocation: true\n---\nbody\n",
-                ),
-            ],
-        );
-        let catalog = Arc::new(project_catalog(tmp.path()));
-        (tmp, catalog)
+        let (tmp, catalog) = project_with(&[
+            (
+                "skills/go-refactor/SKILL.md",
+                "---\nname: go-refactor\ndescription: Use when refactoring Go code\n---\n\n# Go\nRun `go vet ./...` on $ARGUMENTS.\n",
+            ),
+            ("skills/go-refactor/scripts/check.sh", "#!/bin/sh\n"),
+            ("skills/go-refactor/references/style/naming.md", "names\n"),
+            (
+                "skills/secret/SKILL.md",
+                "---\nname: secret\ndescription: user only\ndisable-model-invocation: true\n---\nbody\n",
+            ),
+        ]);
+        (tmp, Arc::new(catalog))
     }
 
     async fn call(tool: &UseSkill, args: Value, dir: &Path) -> ToolOutput {

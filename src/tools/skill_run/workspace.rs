@@ -278,16 +278,13 @@ mod tests {
     use super::*;
 
     fn skill() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("scripts")).unwrap();
-        std::fs::write(dir.path().join("SKILL.md"), "---\nname: demo\n---\n").unwrap();
-        std::fs::write(dir.path().join("scripts/run.sh"), "echo hi\n").unwrap();
-        std::fs::set_permissions(
-            dir.path().join("scripts/run.sh"),
-            std::fs::Permissions::from_mode(0o755),
-        )
-        .unwrap();
-        std::fs::write(dir.path().join(".env"), "SECRET=1\n").unwrap();
+        let dir = crate::test_support::temp_tree(&[
+            ("SKILL.md", "---\nname: demo\n---\n"),
+            ("scripts/run.sh", "echo hi\n"),
+            (".env", "SECRET=1\n"),
+        ]);
+        let script = dir.path().join("scripts/run.sh");
+        std::fs::set_permissions(script, std::fs::Permissions::from_mode(0o755)).unwrap();
         dir
     }
 
