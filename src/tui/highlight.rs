@@ -10,190 +10,88 @@ use ratatui::text::Span;
 
 /// What a language looks like to the highlighter.
 struct Lang {
-    keywords: &'static [&'static str],
+    /// Its keywords (and a few common built-ins), separated by spaces.
+    keywords: &'static str,
+    /// What starts a comment that runs to the end of the line.
     line_comment: &'static [&'static str],
-    /// Single quotes delimit strings (not lifetimes or chars).
-    single_quote_strings: bool,
+    /// What a single quote opens.
+    single_quote: SingleQuote,
+}
+
+/// What `'` opens in a language.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SingleQuote {
+    /// A string, as `"` does (Python, JavaScript, shells, data files).
+    String,
+    /// A character or a lifetime: not highlighted (Rust, Go, C and its kin).
+    CharOrLifetime,
 }
 
 const RUST: Lang = Lang {
-    keywords: &[
-        "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum",
-        "extern", "false", "fn", "for", "if", "impl", "in", "let", "loop", "match", "mod", "move",
-        "mut", "pub", "ref", "return", "self", "Self", "static", "struct", "super", "trait",
-        "true", "type", "unsafe", "use", "where", "while", "Some", "None", "Ok", "Err",
-    ],
+    keywords: concat!(
+        "as async await break const continue crate dyn else enum extern false fn for if impl ",
+        "in let loop match mod move mut pub ref return self Self static struct super trait ",
+        "true type unsafe use where while Some None Ok Err",
+    ),
     line_comment: &["//"],
-    single_quote_strings: false,
+    single_quote: SingleQuote::CharOrLifetime,
 };
 
 const PYTHON: Lang = Lang {
-    keywords: &[
-        "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
-        "elif", "else", "except", "False", "finally", "for", "from", "global", "if", "import",
-        "in", "is", "lambda", "None", "nonlocal", "not", "or", "pass", "raise", "return", "True",
-        "try", "while", "with", "yield", "self",
-    ],
+    keywords: concat!(
+        "and as assert async await break class continue def del elif else except False ",
+        "finally for from global if import in is lambda None nonlocal not or pass raise ",
+        "return True try while with yield self",
+    ),
     line_comment: &["#"],
-    single_quote_strings: true,
+    single_quote: SingleQuote::String,
 };
 
 const JS: Lang = Lang {
-    keywords: &[
-        "async",
-        "await",
-        "break",
-        "case",
-        "catch",
-        "class",
-        "const",
-        "continue",
-        "default",
-        "delete",
-        "do",
-        "else",
-        "export",
-        "extends",
-        "false",
-        "finally",
-        "for",
-        "from",
-        "function",
-        "if",
-        "import",
-        "in",
-        "instanceof",
-        "interface",
-        "let",
-        "new",
-        "null",
-        "return",
-        "static",
-        "super",
-        "switch",
-        "this",
-        "throw",
-        "true",
-        "try",
-        "type",
-        "typeof",
-        "undefined",
-        "var",
-        "void",
-        "while",
-        "yield",
-    ],
+    keywords: concat!(
+        "async await break case catch class const continue default delete do else export ",
+        "extends false finally for from function if import in instanceof interface let new ",
+        "null return static super switch this throw true try type typeof undefined var void ",
+        "while yield",
+    ),
     line_comment: &["//"],
-    single_quote_strings: true,
+    single_quote: SingleQuote::String,
 };
 
 const GO: Lang = Lang {
-    keywords: &[
-        "break",
-        "case",
-        "chan",
-        "const",
-        "continue",
-        "default",
-        "defer",
-        "else",
-        "false",
-        "fallthrough",
-        "for",
-        "func",
-        "go",
-        "goto",
-        "if",
-        "import",
-        "interface",
-        "map",
-        "nil",
-        "package",
-        "range",
-        "return",
-        "select",
-        "struct",
-        "switch",
-        "true",
-        "type",
-        "var",
-    ],
+    keywords: concat!(
+        "break case chan const continue default defer else false fallthrough for func go goto ",
+        "if import interface map nil package range return select struct switch true type var",
+    ),
     line_comment: &["//"],
-    single_quote_strings: false,
+    single_quote: SingleQuote::CharOrLifetime,
 };
 
 const C: Lang = Lang {
-    keywords: &[
-        "auto",
-        "bool",
-        "break",
-        "case",
-        "char",
-        "class",
-        "const",
-        "continue",
-        "default",
-        "delete",
-        "do",
-        "double",
-        "else",
-        "enum",
-        "extern",
-        "false",
-        "float",
-        "for",
-        "if",
-        "int",
-        "long",
-        "namespace",
-        "new",
-        "nullptr",
-        "private",
-        "public",
-        "return",
-        "short",
-        "signed",
-        "sizeof",
-        "static",
-        "struct",
-        "switch",
-        "template",
-        "this",
-        "true",
-        "typedef",
-        "union",
-        "unsigned",
-        "using",
-        "virtual",
-        "void",
-        "while",
-        "#include",
-        "#define",
-        "abstract",
-        "extends",
-        "final",
-        "implements",
-        "import",
-        "package",
+    keywords: concat!(
+        "auto bool break case char class const continue default delete do double else enum ",
+        "extern false float for if int long namespace new nullptr private public return short ",
+        "signed sizeof static struct switch template this true typedef union unsigned using ",
+        "virtual void while #include #define abstract extends final implements import package ",
         "throws",
-    ],
+    ),
     line_comment: &["//"],
-    single_quote_strings: false,
+    single_quote: SingleQuote::CharOrLifetime,
 };
 
 const SHELL: Lang = Lang {
-    keywords: &[
-        "if", "then", "else", "elif", "fi", "for", "in", "do", "done", "while", "case", "esac",
-        "function", "return", "export", "local", "echo", "cd", "set", "exit",
-    ],
+    keywords: concat!(
+        "if then else elif fi for in do done while case esac function return export local ",
+        "echo cd set exit",
+    ),
     line_comment: &["#"],
-    single_quote_strings: true,
+    single_quote: SingleQuote::String,
 };
 
 const DATA: Lang = Lang {
-    keywords: &["true", "false", "null"],
+    keywords: "true false null",
     line_comment: &["#"],
-    single_quote_strings: true,
+    single_quote: SingleQuote::String,
 };
 
 fn lang_for(name: &str) -> Option<&'static Lang> {
@@ -247,14 +145,12 @@ pub fn highlight_line(lang: &str, line: &str) -> Vec<Span<'static>> {
     while i < bytes.len() {
         let (at, c) = bytes[i];
         let rest = &line[at..];
-        if lang.line_comment.iter().any(|m| rest.starts_with(m))
-            && !(rest.starts_with("#include") || rest.starts_with("#define"))
-        {
+        if lang.line_comment.iter().any(|m| rest.starts_with(m)) {
             flush(&mut plain, &mut spans);
             spans.push(Span::styled(rest.to_string(), comment_style()));
             return spans;
         }
-        if c == '"' || c == '`' || (c == '\'' && lang.single_quote_strings) {
+        if c == '"' || c == '`' || (c == '\'' && lang.single_quote == SingleQuote::String) {
             flush(&mut plain, &mut spans);
             let mut j = i + 1;
             while j < bytes.len() {
@@ -284,7 +180,7 @@ pub fn highlight_line(lang: &str, line: &str) -> Vec<Span<'static>> {
             if word.starts_with(|c: char| c.is_ascii_digit()) {
                 flush(&mut plain, &mut spans);
                 spans.push(Span::styled(word.to_string(), number_style()));
-            } else if lang.keywords.contains(&word) {
+            } else if lang.keywords.split(' ').any(|k| k == word) {
                 flush(&mut plain, &mut spans);
                 spans.push(Span::styled(word.to_string(), keyword_style()));
             } else {
@@ -336,6 +232,35 @@ mod tests {
                 ("42".into(), number_style()),
             ]
         );
+    }
+
+    #[test]
+    fn a_hash_is_a_comment_where_the_language_says_so() {
+        let c = highlight_line("c", "#include <stdio.h>");
+        assert_eq!(styled(&c[..1]), vec![("#include".into(), keyword_style())]);
+        for lang in ["python", "sh"] {
+            let spans = highlight_line(lang, "#include x");
+            assert_eq!(styled(&spans), vec![("#include x".into(), comment_style())]);
+        }
+    }
+
+    #[test]
+    fn every_keyword_is_one_word_and_each_list_reads_whole() {
+        for lang in [&RUST, &PYTHON, &JS, &GO, &C, &SHELL, &DATA] {
+            assert!(
+                lang.keywords.split(' ').all(|k| !k.is_empty()),
+                "a doubled or trailing space in {:?}",
+                lang.keywords
+            );
+        }
+        // Words where the source lines of a list meet.
+        let spans = highlight_line("rust", "impl in Err");
+        let keywords: Vec<String> = styled(&spans)
+            .into_iter()
+            .filter(|(_, style)| *style == keyword_style())
+            .map(|(word, _)| word)
+            .collect();
+        assert_eq!(keywords, ["impl", "in", "Err"]);
     }
 
     #[test]
