@@ -21,6 +21,11 @@ pub fn write_tree(root: &Path, files: &[(&str, &str)]) {
     }
 }
 
+/// `n` lines `line 00001` … of 11 bytes each, newline included.
+pub fn numbered_lines(n: usize) -> String {
+    (1..=n).map(|i| format!("line {i:05}\n")).collect()
+}
+
 /// A temporary directory holding `files` (paths below it; see [`write_tree`]).
 pub fn temp_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -142,10 +142,7 @@ pub fn truncate_head_tail(text: &str, max_bytes: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn numbered_lines(n: usize) -> String {
-        (1..=n).map(|i| format!("line {i:05}\n")).collect()
-    }
+    use crate::test_support::numbered_lines;
 
     #[test]
     fn short_text_is_unchanged() {

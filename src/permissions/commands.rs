@@ -222,11 +222,7 @@ fn git_destructive(args: &[&str]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::permissions::shell;
-
-    fn cmd(line: &str) -> SimpleCommand {
-        shell::parse(line).commands.remove(0)
-    }
+    use crate::permissions::shell::first_command as cmd;
 
     #[test]
     fn read_only_commands_are_known_and_their_writing_options_are_not() {

@@ -372,10 +372,7 @@ fn quote_word(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn cmd(line: &str) -> SimpleCommand {
-        shell::parse(line).commands.remove(0)
-    }
+    use crate::permissions::shell::first_command as cmd;
 
     #[test]
     fn command_rules_match_prefixes_or_exact_words() {

@@ -116,10 +116,7 @@ impl Pastes {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lines(n: usize) -> String {
-        (1..=n).map(|i| format!("line {i}\n")).collect()
-    }
+    use crate::test_support::numbered_lines as lines;
 
     #[test]
     fn only_large_pastes_collapse_and_labels_are_unique() {

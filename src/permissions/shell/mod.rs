@@ -345,5 +345,11 @@ fn is_short_flag_with(arg: &str, flag: char) -> bool {
         && arg[1..].contains(flag)
 }
 
+/// The first simple command of `line`, for tests; panics when there is none.
+#[cfg(test)]
+pub(crate) fn first_command(line: &str) -> SimpleCommand {
+    parse(line).commands.remove(0)
+}
+
 #[cfg(test)]
 mod tests;
