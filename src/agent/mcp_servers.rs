@@ -10,7 +10,7 @@ use super::AgentSetup;
 use super::slash::SlashLine;
 use super::turn::{SessionState, TurnContext, run_turn};
 use crate::mcp::config::Preload;
-use crate::mcp::connection::McpError;
+use crate::mcp::connection::{McpError, Request};
 use crate::mcp::prompts;
 use crate::mcp::tools::{self, owner};
 use crate::protocol::TurnOutcome;
@@ -88,7 +88,14 @@ pub async fn run_prompt(
         Err(message) => return line.fail(message),
     };
     let text = match servers
-        .get_prompt(server, prompt, arguments, &ctx.cancel)
+        .request(
+            server,
+            Request::GetPrompt {
+                name: prompt,
+                arguments,
+            },
+            &ctx.cancel,
+        )
         .await
     {
         Ok(result) => prompts::message_text(&result),

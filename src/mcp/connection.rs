@@ -181,6 +181,30 @@ pub struct PromptArgument {
     pub required: bool,
 }
 
+/// A request whose answer is the specification's JSON result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request<'a> {
+    /// `tools/call`: tool `name` (its name on the server) with `arguments`.
+    CallTool {
+        /// The tool's name on the server.
+        name: &'a str,
+        /// Its arguments.
+        arguments: Map<String, Value>,
+    },
+    /// `prompts/get`: prompt `name` with `arguments`.
+    GetPrompt {
+        /// The prompt's name.
+        name: &'a str,
+        /// Its arguments.
+        arguments: Map<String, Value>,
+    },
+    /// `resources/read`: resource `uri`.
+    ReadResource {
+        /// The resource.
+        uri: &'a str,
+    },
+}
+
 /// A live connection.
 pub struct Connection {
     server: String,
@@ -402,6 +426,11 @@ fn identity_of(service: &RunningService<RoleClient, InitializeRequestParams>) ->
     }
 }
 
+/// An answer as JSON; `null` for one serde cannot write (it came from JSON, so none).
+fn to_value<T: serde::Serialize>(answer: T) -> Value {
+    serde_json::to_value(&answer).unwrap_or(Value::Null)
+}
+
 fn to_json<T: serde::Serialize>(items: &[T]) -> Vec<Value> {
     items
         .iter()
@@ -525,23 +554,6 @@ impl Connection {
             .collect())
     }
 
-    /// Calls tool `name` (its name on the server); the result as the specification's
-    /// JSON.
-    pub async fn call_tool(
-        &self,
-        name: &str,
-        arguments: Map<String, Value>,
-        limit: Duration,
-        cancel: &CancellationToken,
-    ) -> Result<Value, McpError> {
-        let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
-        let what = format!("the call of `{name}`");
-        let result = self
-            .bounded(&what, limit, cancel, self.service.peer().call_tool(params))
-            .await?;
-        Ok(serde_json::to_value(&result).unwrap_or(Value::Null))
-    }
-
     /// Every prompt it offers (none when it offers no prompts).
     pub async fn list_prompts(&self, limit: Duration) -> Result<Vec<PromptInfo>, McpError> {
         if !self.identity.has_prompts {
@@ -558,22 +570,6 @@ impl Connection {
             .into_iter()
             .filter_map(|p| serde_json::from_value(serde_json::to_value(&p).ok()?).ok())
             .collect())
-    }
-
-    /// Gets prompt `name` with `arguments`; the result as JSON.
-    pub async fn get_prompt(
-        &self,
-        name: &str,
-        arguments: Map<String, Value>,
-        limit: Duration,
-        cancel: &CancellationToken,
-    ) -> Result<Value, McpError> {
-        let params = GetPromptRequestParams::new(name).with_arguments(arguments);
-        let what = format!("the prompt `{name}`");
-        let result = self
-            .bounded(&what, limit, cancel, self.service.peer().get_prompt(params))
-            .await?;
-        Ok(serde_json::to_value(&result).unwrap_or(Value::Null))
     }
 
     /// Its resources and resource templates, as JSON lists.
@@ -598,23 +594,37 @@ impl Connection {
         Ok((to_json(&resources), to_json(&templates)))
     }
 
-    /// Reads resource `uri`; the result as JSON.
-    pub async fn read_resource(
+    /// Sends `request` within `limit`, stopping when `cancel` fires; the answer as the
+    /// specification's JSON.
+    pub async fn request(
         &self,
-        uri: &str,
+        request: Request<'_>,
         limit: Duration,
         cancel: &CancellationToken,
     ) -> Result<Value, McpError> {
-        let params = ReadResourceRequestParams::new(uri);
-        let what = format!("reading {uri}");
-        let result = self
-            .bounded(
-                &what,
-                limit,
-                cancel,
-                self.service.peer().read_resource(params),
-            )
-            .await?;
-        Ok(serde_json::to_value(&result).unwrap_or(Value::Null))
+        let peer = self.service.peer();
+        match request {
+            Request::CallTool { name, arguments } => {
+                let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
+                let what = format!("the call of `{name}`");
+                self.bounded(&what, limit, cancel, peer.call_tool(params))
+                    .await
+                    .map(to_value)
+            }
+            Request::GetPrompt { name, arguments } => {
+                let params = GetPromptRequestParams::new(name).with_arguments(arguments);
+                let what = format!("the prompt `{name}`");
+                self.bounded(&what, limit, cancel, peer.get_prompt(params))
+                    .await
+                    .map(to_value)
+            }
+            Request::ReadResource { uri } => {
+                let params = ReadResourceRequestParams::new(uri);
+                let what = format!("reading {uri}");
+                self.bounded(&what, limit, cancel, peer.read_resource(params))
+                    .await
+                    .map(to_value)
+            }
+        }
     }
 }

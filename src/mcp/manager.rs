@@ -14,12 +14,14 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::cache::{IndexCache, ServerMemo};
 use super::config::{McpServerConfig, McpSetup};
-use super::connection::{self, ConnectContext, Connection, McpError, PromptInfo, ToolInfo};
+use super::connection::{
+    self, ConnectContext, Connection, McpError, PromptInfo, Request, ToolInfo,
+};
 
 /// How long listing requests (tools, prompts, resources) may take.
 const LIST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -346,22 +348,6 @@ impl McpServers {
         Ok((conn, tools))
     }
 
-    /// Calls `tool` (its name on the server) of `server`. A server that stopped is
-    /// restarted once for the call.
-    pub async fn call_tool(
-        &self,
-        server: &str,
-        tool: &str,
-        arguments: Map<String, Value>,
-        cancel: &CancellationToken,
-    ) -> Result<Value, McpError> {
-        let conn = self.connection(server).await?;
-        let result = conn
-            .call_tool(tool, arguments, self.tool_timeout(server), cancel)
-            .await;
-        self.closed_means_failed(server, result)
-    }
-
     /// `server`'s prompts (starting it when needed; a failed start is the caller's to
     /// report).
     pub async fn prompts(&self, server: &str) -> Result<Vec<PromptInfo>, McpError> {
@@ -370,17 +356,24 @@ impl McpServers {
         self.closed_means_failed(server, result)
     }
 
-    /// Gets prompt `name` of `server` with `arguments` (a failed start is the caller's
-    /// to report).
-    pub async fn get_prompt(
+    /// Sends `request` to `server`, starting it when needed (a server that stopped is
+    /// restarted once for it). A tool call or a resource read gets the server's tool
+    /// timeout; a prompt gets the listing timeout, and a failed start is the caller's to
+    /// report (prompts are the user's own `/SERVER:PROMPT`, which reports it).
+    pub async fn request(
         &self,
         server: &str,
-        name: &str,
-        arguments: Map<String, Value>,
+        request: Request<'_>,
         cancel: &CancellationToken,
     ) -> Result<Value, McpError> {
-        let conn = self.connect(server, StartFailure::CallerReports).await?;
-        let result = conn.get_prompt(name, arguments, LIST_TIMEOUT, cancel).await;
+        let (report, limit) = match request {
+            Request::GetPrompt { .. } => (StartFailure::CallerReports, LIST_TIMEOUT),
+            Request::CallTool { .. } | Request::ReadResource { .. } => {
+                (StartFailure::Notice, self.tool_timeout(server))
+            }
+        };
+        let conn = self.connect(server, report).await?;
+        let result = conn.request(request, limit, cancel).await;
         self.closed_means_failed(server, result)
     }
 
@@ -392,20 +385,6 @@ impl McpServers {
     ) -> Result<(Vec<Value>, Vec<Value>), McpError> {
         let conn = self.connection(server).await?;
         let result = conn.list_resources(LIST_TIMEOUT, cancel).await;
-        self.closed_means_failed(server, result)
-    }
-
-    /// Reads resource `uri` of `server`.
-    pub async fn read_resource(
-        &self,
-        server: &str,
-        uri: &str,
-        cancel: &CancellationToken,
-    ) -> Result<Value, McpError> {
-        let conn = self.connection(server).await?;
-        let result = conn
-            .read_resource(uri, self.tool_timeout(server), cancel)
-            .await;
         self.closed_means_failed(server, result)
     }
 

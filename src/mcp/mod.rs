@@ -29,5 +29,5 @@ pub(crate) mod tests;
 pub mod tools;
 
 pub use config::{McpServerConfig, McpSetup};
-pub use connection::{ConnectContext, McpError};
+pub use connection::{ConnectContext, McpError, Request};
 pub use manager::{McpServers, ServerState, ServerStatus};

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cache::IndexCache;
 use super::config::{self, ServerFile};
-use super::connection::{ConnectContext, McpError};
+use super::connection::{ConnectContext, McpError, Request};
 use super::manager::{McpServers, ServerState};
 use super::tools;
 use crate::tools::{LoadedTools, Tool, ToolRegistry};
@@ -249,14 +249,25 @@ async fn a_server_that_dies_is_reported_and_restarted_on_next_use() {
     assert!(conn.identity().has_tools);
 }
 
+/// Gets prompt `name` of `server`, with nothing to cancel it.
+async fn get_prompt(
+    servers: &McpServers,
+    server: &str,
+    name: &str,
+    arguments: Map<String, Value>,
+) -> Result<Value, McpError> {
+    let request = Request::GetPrompt { name, arguments };
+    servers
+        .request(server, request, &CancellationToken::new())
+        .await
+}
+
 #[tokio::test]
 async fn a_server_that_dies_during_a_prompt_request_is_shown_as_failed() {
     let f = start(&[("crashy", server(&["--die-after-start"]))]);
     // Started (or restarted) for the request, it exits after listing its tools: the
     // prompt request finds it gone, as a tool call would.
-    let err = f
-        .servers
-        .get_prompt("crashy", "greet", Map::new(), &CancellationToken::new())
+    let err = get_prompt(&f.servers, "crashy", "greet", Map::new())
         .await
         .unwrap_err();
     assert!(matches!(err, McpError::Closed { .. }), "{err:?}");
@@ -308,15 +319,9 @@ async fn prompts_and_resources_are_read_as_json() {
     assert!(greet.arguments[0].required);
     let mut args = Map::new();
     args.insert("name".into(), json!("Ann"));
-    let got = f
-        .servers
-        .get_prompt("fx", "greet", args, &CancellationToken::new())
-        .await
-        .unwrap();
+    let got = get_prompt(&f.servers, "fx", "greet", args).await.unwrap();
     assert_eq!(got["messages"][0]["content"]["text"], "Say hello to Ann");
-    let err = f
-        .servers
-        .get_prompt("fx", "nope", Map::new(), &CancellationToken::new())
+    let err = get_prompt(&f.servers, "fx", "nope", Map::new())
         .await
         .unwrap_err();
     assert!(matches!(err, McpError::Refused { .. }), "{err:?}");

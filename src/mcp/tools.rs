@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::connection::McpError;
+use super::connection::{McpError, Request};
 use super::content;
 use super::manager::McpServers;
 use super::names;
@@ -127,7 +127,14 @@ impl PreparedCall for McpCall<'_> {
             let McpCall { tool, arguments } = *self;
             let result = tool
                 .servers
-                .call_tool(&tool.server, &tool.remote, arguments, &ctx.cancel)
+                .request(
+                    &tool.server,
+                    Request::CallTool {
+                        name: &tool.remote,
+                        arguments,
+                    },
+                    &ctx.cancel,
+                )
                 .await;
             let resources = names::server_prefix(&tool.server) + RESOURCES_TOOL;
             match result {
@@ -257,7 +264,10 @@ impl PreparedCall for ResourcesCall<'_> {
             let servers = &self.tool.servers;
             let server = &self.tool.server;
             let text = match &self.uri {
-                Some(uri) => match servers.read_resource(server, uri, &ctx.cancel).await {
+                Some(uri) => match servers
+                    .request(server, Request::ReadResource { uri }, &ctx.cancel)
+                    .await
+                {
                     Ok(value) => content::resource_contents(&value),
                     Err(e) => return failure(e),
                 },
