@@ -148,27 +148,29 @@ mod tests {
     }
 
     #[test]
-    fn words_fill_arguments_in_order_and_the_last_takes_the_rest() {
-        let p = prompt(&[("name", true), ("style", false)]);
-        let b = bind("s", &p, "Ann in a pirate way").unwrap();
-        assert_eq!(b["name"], "Ann");
-        assert_eq!(b["style"], "in a pirate way");
+    fn words_fill_arguments_in_order_or_by_name() {
+        let two = prompt(&[("name", true), ("style", false)]);
         let one = prompt(&[("code", true)]);
-        assert_eq!(
-            bind("s", &one, " fn main() {} ").unwrap()["code"],
-            "fn main() {}"
-        );
-    }
-
-    #[test]
-    fn named_words_set_arguments_by_name() {
-        let p = prompt(&[("name", true), ("style", false)]);
-        let b = bind("s", &p, "style=loud name=Bo").unwrap();
-        assert_eq!(b["name"], "Bo");
-        assert_eq!(b["style"], "loud");
-        // An `=` inside ordinary text is not a name.
-        let b = bind("s", &p, "x=1 y").unwrap();
-        assert_eq!(b["name"], "x=1");
+        for (p, words, bound) in [
+            // In order, the last taking the rest.
+            (
+                &two,
+                "Ann in a pirate way",
+                json!({"name": "Ann", "style": "in a pirate way"}),
+            ),
+            (&one, " fn main() {} ", json!({"code": "fn main() {}"})),
+            // By name, in any order.
+            (
+                &two,
+                "style=loud name=Bo",
+                json!({"name": "Bo", "style": "loud"}),
+            ),
+            // An `=` inside ordinary text is not a name.
+            (&two, "x=1 y", json!({"name": "x=1", "style": "y"})),
+        ] {
+            let got = Value::Object(bind("s", p, words).unwrap());
+            assert_eq!(got, bound, "{words:?}");
+        }
     }
 
     #[test]

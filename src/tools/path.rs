@@ -108,81 +108,68 @@ mod tests {
     }
 
     #[test]
-    fn relative_path_inside() {
+    fn paths_are_folded_and_placed_without_touching_the_disk() {
         let (_d, root) = workdir();
-        let r = resolve(&root, "src/main.rs");
-        assert_eq!(r.abs, root.join("src/main.rs"));
-        assert_eq!(r.display, "src/main.rs");
-        assert_eq!(r.location, Location::Inside);
-    }
-
-    #[test]
-    fn empty_and_dot_are_the_workdir() {
-        let (_d, root) = workdir();
-        for arg in ["", ".", "./"] {
-            let r = resolve(&root, arg);
-            assert_eq!(r.abs, root, "{arg:?}");
-            assert_eq!(r.display, ".");
-            assert_eq!(r.location, Location::Inside);
+        let parent = root.parent().unwrap().display().to_string();
+        let inside = |display: &str| (display.to_string(), Location::Inside);
+        let outside = |display: String| (display, Location::Outside);
+        for (arg, (display, location)) in [
+            ("src/main.rs".to_string(), inside("src/main.rs")),
+            (String::new(), inside(".")),
+            (".".to_string(), inside(".")),
+            ("./".to_string(), inside(".")),
+            // Folded whether or not the folders exist.
+            ("a/b/../../c/./d.txt".to_string(), inside("c/d.txt")),
+            (root.join("x/y").display().to_string(), inside("x/y")),
+            (
+                "../elsewhere.txt".to_string(),
+                outside(format!("{parent}/elsewhere.txt")),
+            ),
+            (
+                "/etc/passwd".to_string(),
+                outside("/etc/passwd".to_string()),
+            ),
+            // A sibling whose name starts with the project's is not inside it.
+            (
+                format!("{}-other/x", root.display()),
+                outside(format!("{}-other/x", root.display())),
+            ),
+        ] {
+            let r = resolve(&root, &arg);
+            assert_eq!(
+                (r.display.as_str(), r.location),
+                (display.as_str(), location),
+                "{arg:?}"
+            );
+            assert_eq!(r.is_outside(), location == Location::Outside);
+            let abs = if display == "." {
+                root.clone()
+            } else {
+                root.join(&display)
+            };
+            assert_eq!(r.abs, abs, "{arg:?}");
         }
     }
 
     #[test]
-    fn dotdot_is_folded_without_existence() {
-        let (_d, root) = workdir();
-        let r = resolve(&root, "a/b/../../c/./d.txt");
-        assert_eq!(r.abs, root.join("c/d.txt"));
-        assert_eq!(r.display, "c/d.txt");
-        assert!(!r.is_outside());
-    }
-
-    #[test]
-    fn escaping_with_dotdot_is_outside() {
-        let (_d, root) = workdir();
-        let r = resolve(&root, "../elsewhere.txt");
-        assert_eq!(r.location, Location::Outside);
-        assert_eq!(r.abs, root.parent().unwrap().join("elsewhere.txt"));
-        assert_eq!(r.display, r.abs.display().to_string());
-    }
-
-    #[test]
-    fn absolute_paths_inside_and_outside() {
-        let (_d, root) = workdir();
-        let inside = resolve(&root, &root.join("x/y").display().to_string());
-        assert_eq!(inside.location, Location::Inside);
-        assert_eq!(inside.display, "x/y");
-        let outside = resolve(&root, "/etc/passwd");
-        assert_eq!(outside.location, Location::Outside);
-        assert_eq!(outside.display, "/etc/passwd");
-    }
-
-    #[test]
-    fn symlink_pointing_outside_is_outside() {
+    fn symlinks_are_placed_by_where_they_point() {
         let (_d, root) = workdir();
         let (_o, other) = workdir();
         std::fs::write(other.join("secret.txt"), "s").unwrap();
         std::os::unix::fs::symlink(&other, root.join("link")).unwrap();
-        let r = resolve(&root, "link/secret.txt");
-        assert_eq!(r.location, Location::Outside);
-        // Not yet existing files below the link are outside too.
-        let r = resolve(&root, "link/new/file.txt");
-        assert_eq!(r.location, Location::Outside);
-    }
-
-    #[test]
-    fn symlink_pointing_inside_is_inside() {
-        let (_d, root) = workdir();
         std::fs::create_dir(root.join("real")).unwrap();
         std::os::unix::fs::symlink(root.join("real"), root.join("alias")).unwrap();
-        let r = resolve(&root, "alias/f.txt");
-        assert_eq!(r.location, Location::Inside);
-        assert_eq!(r.display, "alias/f.txt");
-    }
-
-    #[test]
-    fn sibling_with_common_prefix_is_outside() {
-        let (_d, root) = workdir();
-        let sibling = format!("{}-other/x", root.display());
-        assert_eq!(resolve(&root, &sibling).location, Location::Outside);
+        // Files below a link, existing or not yet, are where the link points.
+        for (arg, location) in [
+            ("link/secret.txt", Location::Outside),
+            ("link/new/file.txt", Location::Outside),
+            ("alias/f.txt", Location::Inside),
+        ] {
+            let r = resolve(&root, arg);
+            assert_eq!(r.location, location, "{arg}");
+            // Named as written, not as the link resolves.
+            assert_eq!(r.abs, root.join(arg));
+        }
+        assert_eq!(resolve(&root, "alias/f.txt").display, "alias/f.txt");
     }
 }
