@@ -173,6 +173,15 @@ async fn loading_a_server_adds_its_tools_with_valid_names_and_normalized_schemas
         missing.is_error || missing.content.contains("refused"),
         "{missing:?}"
     );
+    // A blank uri lists; a uri that is not a string is refused, naming the field.
+    let blank = call(&set, "mcp__fx__resources", json!({"uri": "  "})).await;
+    assert_eq!(blank.content, listing);
+    let refused = call(&set, "mcp__fx__resources", json!({"uri": 5})).await;
+    assert!(refused.is_error, "{refused:?}");
+    assert_contains(
+        &refused.content,
+        "Invalid arguments for mcp__fx__resources: field `uri` must be a string",
+    );
 
     // Its stderr went to the log, and the cache learned it for the next session's index.
     let log = std::fs::read_to_string(f.log_dir.join("fx.log")).unwrap();

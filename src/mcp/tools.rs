@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::connection::{McpError, Request};
 use super::content;
@@ -21,7 +21,7 @@ use super::schema;
 use crate::protocol::{ApprovalRequestKind, McpAction};
 use crate::tools::{
     Access, LoadedTools, OutputKind, PreparedCall, Tool, ToolContext, ToolFatal, ToolFuture,
-    ToolOutput,
+    ToolOutput, TypedTool,
 };
 
 /// The longest tool description passed on (a server's essay would cost every request).
@@ -189,13 +189,30 @@ pub struct McpResources {
     description: String,
 }
 
-/// A resources call.
-struct ResourcesCall<'t> {
-    tool: &'t McpResources,
+/// The arguments of a resources call.
+#[derive(Debug, serde::Deserialize)]
+pub struct ResourcesArgs {
+    /// The resource to read; none (or blank) lists them.
+    #[serde(default)]
     uri: Option<String>,
 }
 
-impl Tool for McpResources {
+impl ResourcesArgs {
+    /// The resource to read, or `None` to list them.
+    fn uri(&self) -> Option<&str> {
+        self.uri.as_deref().filter(|u| !u.trim().is_empty())
+    }
+}
+
+impl TypedTool for McpResources {
+    type Args = ResourcesArgs;
+    const PARAMETERS: &'static str = r#"{
+        "type": "object",
+        "properties": {
+            "uri": {"type": "string", "description": "The resource to read; leave out to list them."}
+        }
+    }"#;
+
     fn name(&self) -> &str {
         &self.api_name
     }
@@ -204,66 +221,23 @@ impl Tool for McpResources {
         &self.description
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "uri": {"type": "string", "description": "The resource to read; leave out to list them."}
-            }
-        })
-    }
-
-    fn output_kind(&self) -> OutputKind {
-        OutputKind::Reproducible
-    }
-
-    fn prepare(&self, args: Value) -> Result<Box<dyn PreparedCall + '_>, ToolOutput> {
-        let uri = match &args {
-            Value::Null => None,
-            Value::Object(map) => match map.get("uri") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(s)) if s.trim().is_empty() => None,
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(other) => {
-                    return Err(ToolOutput::error(format!(
-                        "Invalid arguments for {}: field `uri` must be a string, got {other}",
-                        self.api_name
-                    )));
-                }
-            },
-            other => {
-                return Err(ToolOutput::error(format!(
-                    "Invalid arguments for {}: arguments must be a JSON object, got {other}",
-                    self.api_name
-                )));
-            }
-        };
-        Ok(Box::new(ResourcesCall { tool: self, uri }))
-    }
-}
-
-impl PreparedCall for ResourcesCall<'_> {
-    fn access(&self, _ctx: &ToolContext) -> Access {
+    fn access(&self, args: &ResourcesArgs, _ctx: &ToolContext) -> Access {
         Access::NeedsApproval(ApprovalRequestKind::Mcp {
-            server: self.tool.server.clone(),
+            server: self.server.clone(),
             tool: RESOURCES_TOOL.to_string(),
             action: McpAction::ReadResource,
-            arguments: self.uri.clone().unwrap_or_else(|| "(list)".into()),
+            arguments: args.uri().unwrap_or("(list)").to_string(),
         })
     }
 
-    fn summary(&self) -> String {
-        self.uri.clone().unwrap_or_else(|| "list".into())
+    fn summary(&self, args: &ResourcesArgs) -> String {
+        args.uri().unwrap_or("list").to_string()
     }
 
-    fn run<'a>(self: Box<Self>, ctx: &'a ToolContext) -> ToolFuture<'a>
-    where
-        Self: 'a,
-    {
+    fn execute<'a>(&'a self, args: ResourcesArgs, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let servers = &self.tool.servers;
-            let server = &self.tool.server;
-            let text = match &self.uri {
+            let (servers, server) = (&self.servers, &self.server);
+            let text = match args.uri() {
                 Some(uri) => match servers
                     .request(server, Request::ReadResource { uri }, &ctx.cancel)
                     .await
