@@ -44,6 +44,14 @@ pub(crate) async fn expect_killed(pid_file: &Path, what: &str) {
     wait_for(what, || process_gone(pid)).await;
 }
 
+/// Aborts `task`, as dropping a call does, and waits for the background job whose pid a
+/// test script wrote to `pid_file` to die.
+pub(crate) async fn abort_and_expect_killed<T>(task: tokio::task::JoinHandle<T>, pid_file: &Path) {
+    task.abort();
+    let _ = task.await;
+    expect_killed(pid_file, "the background job to die").await;
+}
+
 /// Collects live output until it contains `needle`; panics after 10 s without it.
 pub(crate) async fn wait_live(rx: &mut UnboundedReceiver<String>, needle: &str) -> String {
     let mut seen = String::new();

@@ -9,7 +9,9 @@ use tokio::sync::mpsc::unbounded_channel;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::test_support::{expect_killed, process_gone, read_pid, wait_live};
+use super::test_support::{
+    abort_and_expect_killed, expect_killed, process_gone, read_pid, wait_live,
+};
 use super::*;
 
 fn sink(max_bytes: usize) -> Sink {
@@ -259,9 +261,7 @@ async fn abandoning_the_call_kills_the_group() {
     let dir = tempfile::tempdir().unwrap();
     let line = "sleep 300 & echo $! > bg.pid; echo started; wait";
     let task = start_watched(line, dir.path(), CancellationToken::new()).await;
-    task.abort();
-    let _ = task.await;
-    expect_killed(&dir.path().join("bg.pid"), "the background job to die").await;
+    abort_and_expect_killed(task, &dir.path().join("bg.pid")).await;
 }
 
 #[tokio::test]

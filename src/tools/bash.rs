@@ -147,7 +147,7 @@ mod tests {
     use serde_json::json;
 
     use crate::exec::test_support::{
-        cancel_and_expect_interrupted, expect_killed, read_pid, wait_live,
+        abort_and_expect_killed, cancel_and_expect_interrupted, expect_killed, read_pid, wait_live,
     };
     use nix::sys::signal::Signal;
     use nix::unistd::Pid;
@@ -263,9 +263,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let line = "sleep 300 & echo $! > bg.pid; echo started; wait";
         let (task, _cancel) = start(dir.path(), line).await;
-        task.abort();
-        let _ = task.await;
-        expect_killed(&dir.path().join("bg.pid"), "the background job to die").await;
+        abort_and_expect_killed(task, &dir.path().join("bg.pid")).await;
     }
 
     #[tokio::test]
