@@ -3,7 +3,7 @@
 //! alone; `/diff` of the session.
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::*;
 
@@ -18,7 +18,9 @@ fn read(root: &Path, rel: &str) -> String {
     std::fs::read_to_string(root.join(rel)).unwrap()
 }
 
-fn setup() -> (tempfile::TempDir, Snapshots) {
+/// A project `p` in a temporary folder (kept while the first value lives), its path, and
+/// its snapshots under the folder's `home/snapshots`.
+fn setup() -> (tempfile::TempDir, PathBuf, Snapshots) {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("p");
     write_tree(
@@ -33,13 +35,12 @@ fn setup() -> (tempfile::TempDir, Snapshots) {
         ],
     );
     let snapshots = Snapshots::new(&project, &dir.path().join("home/snapshots"));
-    (dir, snapshots)
+    (dir, project, snapshots)
 }
 
 #[test]
 fn a_turns_writes_deletions_creations_and_modes_are_put_back() {
-    let (dir, s) = setup();
-    let p = dir.path().join("p");
+    let (_dir, p, s) = setup();
     s.before_change().unwrap();
     write(&p, "src/main.rs", "fn main() { changed() }\n");
     std::fs::remove_file(p.join("doomed.txt")).unwrap();
@@ -88,8 +89,7 @@ fn a_turns_writes_deletions_creations_and_modes_are_put_back() {
 
 #[test]
 fn a_file_changed_after_the_turn_makes_undo_refuse_and_touch_nothing() {
-    let (dir, s) = setup();
-    let p = dir.path().join("p");
+    let (_dir, p, s) = setup();
     s.before_change().unwrap();
     write(&p, "src/main.rs", "by the turn\n");
     write(&p, "created.txt", "by the turn\n");
@@ -111,8 +111,7 @@ fn a_file_changed_after_the_turn_makes_undo_refuse_and_touch_nothing() {
 
 #[test]
 fn turns_are_undone_newest_first_and_a_turn_without_changes_is_not_one() {
-    let (dir, s) = setup();
-    let p = dir.path().join("p");
+    let (_dir, p, s) = setup();
     s.before_change().unwrap();
     write(&p, "README.md", "one\n");
     s.end_turn().unwrap();
@@ -132,7 +131,7 @@ fn turns_are_undone_newest_first_and_a_turn_without_changes_is_not_one() {
 
 #[test]
 fn the_store_lives_under_the_home_and_goes_with_the_session() {
-    let (dir, s) = setup();
+    let (dir, _, s) = setup();
     s.before_change().unwrap();
     let store_dir = s.0.store.dir().to_path_buf();
     assert!(store_dir.starts_with(dir.path().join("home/snapshots")));
