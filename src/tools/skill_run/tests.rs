@@ -78,6 +78,18 @@ pub(super) fn report(out: &ToolOutput) -> Value {
     serde_json::from_str(&out.content).unwrap_or_else(|e| panic!("{e}: {}", out.content))
 }
 
+/// The values of `keys` in each object of the array `items`, one row per object
+/// (`null` where a key is missing).
+pub(super) fn rows(items: &Value, keys: &[&str]) -> Value {
+    let items = items
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {items}"));
+    items
+        .iter()
+        .map(|item| keys.iter().map(|k| item[*k].clone()).collect::<Value>())
+        .collect()
+}
+
 use crate::exec::test_support::{cancel_and_expect_interrupted, expect_killed};
 
 #[tokio::test]
@@ -338,26 +350,16 @@ async fn output_files_come_back_inline_with_mime_types_and_limits() {
     let out = f.run(json!({"skill": "demo", "command": command, "output_files": ["output/*", "$OUTPUT_DIR/**/*.json"]})).await;
     assert!(!out.is_error, "{}", out.content);
     let r = report(&out);
-    let files = r["files"].as_array().unwrap();
-    let summary: Vec<(&str, &str, &str)> = files
-        .iter()
-        .map(|f| {
-            (
-                f["path"].as_str().unwrap(),
-                f["mime"].as_str().unwrap(),
-                f["encoding"].as_str().unwrap(),
-            )
-        })
-        .collect();
     assert_eq!(
-        summary,
-        [
-            ("out/deep/x.json", "application/json", "utf-8"),
-            ("out/dot.png", "image/png", "base64"),
-            ("out/notes", "text/plain", "utf-8"),
-            ("out/table.csv", "text/csv", "utf-8"),
-        ]
+        rows(&r["files"], &["path", "mime", "encoding"]),
+        json!([
+            ["out/deep/x.json", "application/json", "utf-8"],
+            ["out/dot.png", "image/png", "base64"],
+            ["out/notes", "text/plain", "utf-8"],
+            ["out/table.csv", "text/csv", "utf-8"],
+        ])
     );
+    let files = r["files"].as_array().unwrap();
     assert_eq!(files[1]["content"], "iVBORw0KGgoA");
     assert_eq!(files[1]["size"], 9);
     assert_eq!(files[3]["content"], "a,b\n1,2\n");

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::tests::{access, fixture, report, unrestricted};
+use super::tests::{access, fixture, report, rows, unrestricted};
 use crate::protocol::ApprovalRequestKind;
 use crate::test_support::write;
 use crate::tools::{Access, Tool};
@@ -61,27 +61,17 @@ async fn inputs_bring_project_skill_and_host_files_into_the_workspace() {
     assert!(!out.is_error, "{}", out.content);
     let r = report(&out);
     assert_eq!(r["stdout"], "a,b\n1,2\na.txt \nhelper\nhost notes");
-    let staged = r["inputs"].as_array().unwrap();
-    let summary: Vec<(&str, &str, u64)> = staged
-        .iter()
-        .map(|s| {
-            (
-                s["to"].as_str().unwrap(),
-                s["mode"].as_str().unwrap(),
-                s["files"].as_u64().unwrap(),
-            )
-        })
-        .collect();
     // Without a sandbox a link is a copy, so the command cannot write through it.
     assert_eq!(
-        summary,
-        [
-            ("work/inputs/data.csv", "copy", 1),
-            ("work/d", "copy", 1),
-            ("work/inputs/helper.sh", "copy", 1),
-            ("out/n.txt", "copy", 1)
-        ]
+        rows(&r["inputs"], &["to", "mode", "files"]),
+        json!([
+            ["work/inputs/data.csv", "copy", 1],
+            ["work/d", "copy", 1],
+            ["work/inputs/helper.sh", "copy", 1],
+            ["out/n.txt", "copy", 1],
+        ])
     );
+    let staged = r["inputs"].as_array().unwrap();
     // A secret file in a folder is left out and named; ignored files are not copied.
     assert_eq!(
         staged[1]["skipped"],
