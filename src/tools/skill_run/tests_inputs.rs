@@ -106,60 +106,39 @@ async fn inputs_are_refused_with_the_reason_and_nothing_runs() {
     std::os::unix::fs::symlink(outside.path(), project.join("escape")).unwrap();
     let marker = project.join("ran");
     let input = |spec: Value| json!({"skill": "demo", "command": format!("touch {}", marker.display()), "inputs": [spec]});
-    let cases = [
-        (
-            input(json!({"from": "workspace://../x"})),
-            "may not hold `..`",
-        ),
-        (
-            input(json!({"from": "workspace://escape"})),
-            "leads outside",
-        ),
-        (
-            input(json!({"from": "workspace:///etc/passwd"})),
-            "relative to its root",
-        ),
-        (
-            input(json!({"from": "workspace://missing.txt"})),
-            "No such file",
-        ),
-        (
-            input(json!({"from": "skill://nope/x"})),
-            "no skill named \"nope\"",
-        ),
-        (
-            input(json!({"from": "skill://other/../demo/SKILL.md"})),
-            "may not hold `..`",
-        ),
-        (input(json!({"from": "host://etc/passwd"})), "absolute"),
-        (
-            input(json!({"from": "artifact://report@2"})),
-            "this one is not saved",
-        ),
-        (input(json!({"from": "ftp://x"})), "use workspace://"),
-        (
-            input(json!({"from": "workspace://ok.txt", "to": "/tmp/x"})),
-            "relative to the workspace",
-        ),
-        (
-            input(json!({"from": "workspace://ok.txt", "to": "work/../../x"})),
-            "may not hold `..`",
-        ),
-        (
-            input(json!({"from": "workspace://ok.txt", "to": "skills/demo/x"})),
-            "read-only copy",
-        ),
-        (
-            input(json!({"from": "workspace://ok.txt", "mode": "move"})),
-            "unknown variant",
-        ),
-        (
-            json!({"skill": "demo", "command": "true", "inputs": [
-                {"from": "workspace://ok.txt", "to": "work/a"},
-                {"from": "workspace://ok.txt", "to": "work/a/b"}]}),
-            "both land on",
-        ),
+    // Where an input comes from.
+    let sources = [
+        ("workspace://../x", "may not hold `..`"),
+        ("workspace://escape", "leads outside"),
+        ("workspace:///etc/passwd", "relative to its root"),
+        ("workspace://missing.txt", "No such file"),
+        ("skill://nope/x", "no skill named \"nope\""),
+        ("skill://other/../demo/SKILL.md", "may not hold `..`"),
+        ("host://etc/passwd", "absolute"),
+        ("artifact://report@2", "this one is not saved"),
+        ("ftp://x", "use workspace://"),
     ];
+    // Where a good file goes, and how.
+    let placements = [
+        (json!({"to": "/tmp/x"}), "relative to the workspace"),
+        (json!({"to": "work/../../x"}), "may not hold `..`"),
+        (json!({"to": "skills/demo/x"}), "read-only copy"),
+        (json!({"mode": "move"}), "unknown variant"),
+    ];
+    let mut cases: Vec<(Value, &str)> = Vec::new();
+    for (from, why) in sources {
+        cases.push((input(json!({ "from": from })), why));
+    }
+    for (mut spec, why) in placements {
+        spec["from"] = json!("workspace://ok.txt");
+        cases.push((input(spec), why));
+    }
+    cases.push((
+        json!({"skill": "demo", "command": "true", "inputs": [
+            {"from": "workspace://ok.txt", "to": "work/a"},
+            {"from": "workspace://ok.txt", "to": "work/a/b"}]}),
+        "both land on",
+    ));
     let tool = f.tool(unrestricted());
     for (args, expected) in cases {
         assert_eq!(access(&tool, &args, &f.ctx()), Access::ReadOnly, "{args}");
