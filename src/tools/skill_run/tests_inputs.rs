@@ -344,20 +344,13 @@ async fn saved_outputs_become_versioned_artifacts_that_inputs_read_back() {
         json!({"skill": "demo", "command": "cat \"$WORK_DIR/inputs/chart.txt\"",
             "inputs": [{"from": from}]})
     };
-    let latest = report(
-        &tool
-            .run(read("artifact://plots/chart.txt"), &ctx)
-            .await
-            .unwrap(),
-    );
-    assert_eq!(latest["stdout"], "second");
-    let first = report(
-        &tool
-            .run(read("artifact://plots/chart.txt@1"), &ctx)
-            .await
-            .unwrap(),
-    );
-    assert_eq!(first["stdout"], "first");
+    for (from, stdout) in [
+        ("artifact://plots/chart.txt", "second"),
+        ("artifact://plots/chart.txt@1", "first"),
+    ] {
+        let r = report(&tool.run(read(from), &ctx).await.unwrap());
+        assert_eq!(r["stdout"], stdout, "{from}");
+    }
     let missing = tool
         .run(read("artifact://plots/chart.txt@3"), &ctx)
         .await
