@@ -300,39 +300,36 @@ mod tests {
              <skill-doc path=\"forms.md\">\n# Forms\nFill them.\n</skill-doc>\n\
              <skill-doc path=\"references/api.md\">\nAPI\n</skill-doc>"
         );
-        // Adding again returns only what is new.
-        let out = f
-            .select(json!({"skill": "pdf", "docs": ["forms.md", "reference.txt"], "mode": "add"}))
-            .await;
-        assert_contains(
-            &out.content,
-            "Already selected (their text is earlier in the conversation): forms.md.",
-        );
-        assert_contains(
-            &out.content,
-            "<skill-doc path=\"reference.txt\">\nplain text\n</skill-doc>",
-        );
-        assert!(!out.content.contains("Fill them"), "{}", out.content);
-        assert_eq!(
-            f.loaded.docs().selected("pdf"),
-            ["forms.md", "references/api.md", "reference.txt"]
-        );
-        let out = f
-            .select(json!({"skill": "pdf", "docs": ["reference.txt", "references/deep/more.MD"], "mode": "replace"}))
-            .await;
-        assert_contains(
-            &out.content,
-            "No longer selected: forms.md, references/api.md",
-        );
-        assert_contains(
-            &out.content,
-            "<skill-doc path=\"references/deep/more.MD\">\nmore\n</skill-doc>",
-        );
-        assert!(!out.content.contains("plain text"), "{}", out.content);
-        assert_eq!(
-            f.loaded.docs().selected("pdf"),
-            ["reference.txt", "references/deep/more.MD"]
-        );
+        // Each step: what it shows, what it does not show again, the selection after.
+        let steps = [
+            // Adding again returns only what is new.
+            (
+                json!({"skill": "pdf", "docs": ["forms.md", "reference.txt"], "mode": "add"}),
+                [
+                    "Already selected (their text is earlier in the conversation): forms.md.",
+                    "<skill-doc path=\"reference.txt\">\nplain text\n</skill-doc>",
+                ],
+                "Fill them",
+                &["forms.md", "references/api.md", "reference.txt"][..],
+            ),
+            (
+                json!({"skill": "pdf", "docs": ["reference.txt", "references/deep/more.MD"], "mode": "replace"}),
+                [
+                    "No longer selected: forms.md, references/api.md",
+                    "<skill-doc path=\"references/deep/more.MD\">\nmore\n</skill-doc>",
+                ],
+                "plain text",
+                &["reference.txt", "references/deep/more.MD"][..],
+            ),
+        ];
+        for (args, shown, not_again, selection) in steps {
+            let out = f.select(args).await;
+            for needle in shown {
+                assert_contains(&out.content, needle);
+            }
+            assert!(!out.content.contains(not_again), "{}", out.content);
+            assert_eq!(f.loaded.docs().selected("pdf"), selection);
+        }
         let out = f.select(json!({"skill": "pdf", "mode": "clear"})).await;
         assert_contains(&out.content, "Selection of skill \"pdf\" is now empty.");
         assert!(f.loaded.docs().selected("pdf").is_empty());
