@@ -253,7 +253,7 @@ fn find(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::{assert_errors, prepared, run_tool, test_files};
+    use crate::tools::{assert_capped, assert_errors, prepared, run_tool, test_files};
     use serde_json::json;
 
     use std::fs;
@@ -300,19 +300,13 @@ mod tests {
         let names: Vec<String> = (0..MAX_RESULTS + 5)
             .map(|i| format!("f{i:04}.txt"))
             .collect();
-        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-        let (_d, ctx) = test_files(&refs);
+        let (_d, ctx) = test_files(&names);
         let out = run_tool(&Glob, &ctx, json!({"pattern": "*.txt"})).await;
-        let lines: Vec<&str> = out.content.lines().collect();
-        assert_eq!(lines.len(), MAX_RESULTS + 1);
-        assert_eq!(lines[0], "f0000.txt");
-        assert_eq!(
-            lines[MAX_RESULTS],
-            format!(
-                "[{MAX_RESULTS} of {} matches shown; narrow the pattern or the path]",
-                MAX_RESULTS + 5
-            )
+        let note = format!(
+            "[{MAX_RESULTS} of {} matches shown; narrow the pattern or the path]",
+            MAX_RESULTS + 5
         );
+        assert_capped(&out.content, MAX_RESULTS, "f0000.txt", &note);
     }
 
     #[tokio::test]

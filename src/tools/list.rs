@@ -126,7 +126,7 @@ fn list(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::{assert_errors, prepared, run_tool, test_files};
+    use crate::tools::{assert_capped, assert_errors, prepared, run_tool, test_files};
     use serde_json::json;
 
     use std::fs;
@@ -155,19 +155,13 @@ mod tests {
     #[tokio::test]
     async fn caps_entries_with_a_note() {
         let names: Vec<String> = (0..MAX_ENTRIES + 3).map(|i| format!("d/f{i:04}")).collect();
-        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-        let (_d, ctx) = test_files(&refs);
+        let (_d, ctx) = test_files(&names);
         let out = run_tool(&List, &ctx, json!({"depth": 2})).await;
-        let lines: Vec<&str> = out.content.lines().collect();
-        assert_eq!(lines.len(), MAX_ENTRIES + 1);
-        assert_eq!(lines[0], "d/");
-        assert_eq!(
-            lines[MAX_ENTRIES],
-            format!(
-                "[{MAX_ENTRIES} of {} entries shown; list a subfolder or use a smaller depth]",
-                MAX_ENTRIES + 4
-            )
+        let note = format!(
+            "[{MAX_ENTRIES} of {} entries shown; list a subfolder or use a smaller depth]",
+            MAX_ENTRIES + 4
         );
+        assert_capped(&out.content, MAX_ENTRIES, "d/", &note);
     }
 
     #[tokio::test]

@@ -546,23 +546,25 @@ where
 /// A temporary project for tool tests holding `files` (path, content), and a context on it.
 #[cfg(test)]
 pub(crate) fn test_tree(files: &[(&str, &str)]) -> (tempfile::TempDir, ToolContext) {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
-    for (file, content) in files {
-        let path = dir.path().join(file);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("{}: {e}", parent.display()));
-        }
-        std::fs::write(&path, content).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    }
+    let dir = crate::test_support::temp_tree(files);
     let ctx = test_context(dir.path());
     (dir, ctx)
 }
 
-/// [`test_tree`] with the content `x` in every file.
+/// Like [`test_tree`], every file holding `x`.
 #[cfg(test)]
-pub(crate) fn test_files(paths: &[&str]) -> (tempfile::TempDir, ToolContext) {
-    let with_content: Vec<(&str, &str)> = paths.iter().map(|p| (*p, "x")).collect();
+pub(crate) fn test_files<S: AsRef<str>>(paths: &[S]) -> (tempfile::TempDir, ToolContext) {
+    let with_content: Vec<(&str, &str)> = paths.iter().map(|p| (p.as_ref(), "x")).collect();
     test_tree(&with_content)
+}
+
+/// Asserts that `text` lists `cap` lines, the first being `first`, and then `note`.
+#[cfg(test)]
+#[track_caller]
+pub(crate) fn assert_capped(text: &str, cap: usize, first: &str, note: &str) {
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), cap + 1, "{text}");
+    assert_eq!((lines[0], lines[cap]), (first, note));
 }
 
 /// What `tool` answers to `args` in `ctx`, for tests; panics on a fatal error.
@@ -797,7 +799,7 @@ mod access_tests {
 
     #[test]
     fn reading_tools_ask_only_outside_the_project() {
-        let (_d, ctx) = test_files(&[]);
+        let (_d, ctx) = test_tree(&[]);
         let ok = |path: &str| Access::ReadInside(ctx.workdir.join(path));
         let ask = |path: &str| {
             Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
