@@ -294,10 +294,16 @@ mod tests {
         );
     }
 
+    /// A slot for `url` in a temporary cache folder (kept while the first value lives).
+    fn slot_for(url: &str) -> (tempfile::TempDir, Slot) {
+        let tmp = tempfile::tempdir().unwrap();
+        let slot = Slot::for_url(tmp.path(), url);
+        (tmp, slot)
+    }
+
     #[test]
     fn a_meta_naming_a_folder_outside_the_slot_is_ignored() {
-        let tmp = tempfile::tempdir().unwrap();
-        let slot = Slot::for_url(tmp.path(), "http://h/a.zip");
+        let (_tmp, slot) = slot_for("http://h/a.zip");
         fs::create_dir_all(&slot.dir).unwrap();
         let meta = |tree: &str| Meta {
             url: "http://h/a.zip".into(),
@@ -325,8 +331,7 @@ mod tests {
 
     #[test]
     fn a_refused_archive_leaves_the_current_tree_and_no_leftovers() {
-        let tmp = tempfile::tempdir().unwrap();
-        let slot = Slot::for_url(tmp.path(), "http://h/a.tar");
+        let (_tmp, slot) = slot_for("http://h/a.tar");
         let limits = RemoteLimits::default();
         let good = tar_of("s/SKILL.md", b"hi");
         let (tree, _) = slot
@@ -352,8 +357,7 @@ mod tests {
 
     #[test]
     fn updates_keep_the_previous_tree_and_remove_older_ones() {
-        let tmp = tempfile::tempdir().unwrap();
-        let slot = Slot::for_url(tmp.path(), "http://h/a.tar");
+        let (_tmp, slot) = slot_for("http://h/a.tar");
         let limits = RemoteLimits::default();
         let body = tar_of("f", b"x");
         let mut trees = Vec::new();
