@@ -101,6 +101,8 @@ fn an_always_for_echo_covers_echo_and_nothing_chained_to_it() {
         "echo x | sh",
         "echo x > /etc/passwd",
         "echo x >> ~/.bashrc",
+        // A bare `~` is the home folder, as the shell reads it.
+        "echo x > ~",
         "LD_PRELOAD=/tmp/e.so echo x",
     ] {
         assert!(is_undecided(&cmd(&b, line)), "{line}: {:?}", cmd(&b, line));

@@ -8,7 +8,8 @@
 use ratatui::style::{Color, Style};
 use ratatui::text::Span;
 
-/// What a language looks like to the highlighter.
+/// What a language looks like to the highlighter. (The longer keyword lists are packed by
+/// hand: `rustfmt` would put one word on each line.)
 struct Lang {
     /// Its keywords (and a few common built-ins).
     keywords: &'static [&'static str],
@@ -27,25 +28,23 @@ enum SingleQuote {
     CharOrLifetime,
 }
 
-#[rustfmt::skip]
 const RUST: Lang = Lang {
     keywords: &[
         "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum",
-        "extern", "false", "fn", "for", "if", "impl", "in", "let", "loop", "match", "mod",
-        "move", "mut", "pub", "ref", "return", "self", "Self", "static", "struct", "super",
-        "trait", "true", "type", "unsafe", "use", "where", "while", "Some", "None", "Ok", "Err",
+        "extern", "false", "fn", "for", "if", "impl", "in", "let", "loop", "match", "mod", "move",
+        "mut", "pub", "ref", "return", "self", "Self", "static", "struct", "super", "trait",
+        "true", "type", "unsafe", "use", "where", "while", "Some", "None", "Ok", "Err",
     ],
     line_comment: &["//"],
     single_quote: SingleQuote::CharOrLifetime,
 };
 
-#[rustfmt::skip]
 const PYTHON: Lang = Lang {
     keywords: &[
         "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
         "elif", "else", "except", "False", "finally", "for", "from", "global", "if", "import",
-        "in", "is", "lambda", "None", "nonlocal", "not", "or", "pass", "raise", "return",
-        "True", "try", "while", "with", "yield", "self",
+        "in", "is", "lambda", "None", "nonlocal", "not", "or", "pass", "raise", "return", "True",
+        "try", "while", "with", "yield", "self",
     ],
     line_comment: &["#"],
     single_quote: SingleQuote::String,
@@ -89,7 +88,6 @@ const C: Lang = Lang {
     single_quote: SingleQuote::CharOrLifetime,
 };
 
-#[rustfmt::skip]
 const SHELL: Lang = Lang {
     keywords: &[
         "if", "then", "else", "elif", "fi", "for", "in", "do", "done", "while", "case", "esac",
