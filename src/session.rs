@@ -150,6 +150,7 @@ pub fn prepare_with_remote(
         discovery,
     ));
     let mut warnings = config.warnings.clone();
+    warnings.extend(crate::sandbox::startup_warning());
     warnings.extend(remote.warnings);
     warnings.extend(catalog.warnings().iter().map(ToString::to_string));
     let context_window = initial_context_window(config);
@@ -259,7 +260,20 @@ pub fn prepare_with_remote(
 /// The session's MCP servers: nothing starts here (servers start when loaded, or in
 /// the background once the agent runs when preloaded).
 pub fn mcp_servers(config: &Config) -> crate::mcp::McpServers {
-    let sandbox = crate::sandbox::session().map(|s| (s.policy.clone(), s.launcher.clone()));
+    // A server with `sandbox = true` is confined even when commands are not.
+    let wants_sandbox = config.mcp.usable().any(|s| {
+        matches!(
+            s.transport,
+            crate::mcp::config::McpTransport::Stdio {
+                sandbox: crate::mcp::config::ServerSandbox::Session,
+                ..
+            }
+        )
+    });
+    let sandbox = wants_sandbox.then(|| {
+        let s = crate::sandbox::for_servers(&config.sandbox, &config.workdir);
+        (s.policy, s.launcher)
+    });
     crate::mcp::McpServers::new(
         config.mcp.clone(),
         crate::mcp::ConnectContext {

@@ -22,7 +22,9 @@ use crate::llm::{
 use crate::permissions::PermissionsSetup;
 use crate::permissions::files::{BuiltinRules, Places, UserPermissions};
 use crate::protocol::ApprovalMode;
-use crate::sandbox::{Network, SandboxChoice, SandboxMode, SandboxSettings};
+use crate::sandbox::{
+    NamespacesProbe, Network, SandboxChoice, SandboxMode, SandboxSettings, SecretPlaces,
+};
 use crate::tools::ToolLimits;
 
 /// Default model when none is configured.
@@ -210,6 +212,10 @@ pub struct SandboxFile {
     /// More folders confined commands may write beneath (`~/` expanded).
     #[serde(default)]
     pub writable_paths: Vec<PathBuf>,
+    /// More files and folders confined commands may not read (`~/` expanded; relative
+    /// ones are in the project).
+    #[serde(default)]
+    pub masked_paths: Vec<PathBuf>,
 }
 
 /// `tool_choice` in config.toml: what the request says about tools — a mode, or
@@ -734,7 +740,12 @@ impl Config {
             overrides.sandbox,
             &file.sandbox,
             approval_mode,
-            user_home.as_deref(),
+            SandboxPlaces {
+                user_home: user_home.as_deref(),
+                harness9_home: &home,
+                workdir: &workdir,
+                skills_cache_dir: &skills_cache_dir,
+            },
         )?;
 
         Ok(Config {
@@ -770,16 +781,26 @@ impl Config {
     }
 }
 
+/// Where the sandbox's masks and exceptions are.
+struct SandboxPlaces<'a> {
+    user_home: Option<&'a Path>,
+    harness9_home: &'a Path,
+    workdir: &'a Path,
+    skills_cache_dir: &'a Path,
+}
+
 /// The sandbox from `--sandbox`, then `HARNESS9_SANDBOX`, then `[sandbox]`; with none,
 /// workspace-write in `auto-edit` and `full-auto` (where commands may run unasked) and
-/// off in `suggest` (where a person approves each one).
+/// off in `suggest` (where a person approves each one). It masks the user's secrets and
+/// `$HARNESS9_HOME` but for its skill folders.
 fn resolve_sandbox(
     env: &dyn Fn(&str) -> Option<String>,
     flag: Option<SandboxMode>,
     file: &SandboxFile,
     approval_mode: ApprovalMode,
-    user_home: Option<&Path>,
+    places: SandboxPlaces<'_>,
 ) -> Result<SandboxSettings, ConfigError> {
+    let user_home = places.user_home;
     let from_env = match env("HARNESS9_SANDBOX").filter(|v| !v.is_empty()) {
         None => None,
         Some(v) => Some(match v.as_str() {
@@ -809,7 +830,25 @@ fn resolve_sandbox(
             .iter()
             .map(|p| expand_home(p, user_home))
             .collect(),
+        secrets: SecretPlaces {
+            user_home: user_home.map(Path::to_path_buf),
+            harness9_home: Some(places.harness9_home.to_path_buf()),
+            masked_paths: file
+                .masked_paths
+                .iter()
+                .map(|p| places.workdir.join(expand_home(p, user_home)))
+                .collect(),
+            visible: vec![
+                places.harness9_home.join("skills"),
+                places.skills_cache_dir.to_path_buf(),
+            ],
+        },
         simulate_unavailable: env("HARNESS9_SANDBOX_UNAVAILABLE").is_some_and(|v| v == "1"),
+        namespaces: if env("HARNESS9_SANDBOX_NO_NAMESPACES").is_some_and(|v| v == "1") {
+            NamespacesProbe::SimulateUnavailable
+        } else {
+            NamespacesProbe::Run
+        },
     })
 }
 

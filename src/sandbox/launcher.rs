@@ -1,8 +1,13 @@
 //! The launcher: when harness9 is started as `harness9 __harness9-sandbox-exec --mode M
-//! --network N [--write PATH]... -- PROGRAM ARGS...`, it confines its own (single)
-//! thread with the policy those arguments describe and replaces itself with PROGRAM.
-//! It runs before anything else in `main` (no runtime, no config, no threads), and it
-//! never runs PROGRAM unconfined: any failure prints one line to stderr and exits 126.
+//! --network N --namespaces on|off --project P [--write PATH]... [--read-only PATH]...
+//! [--mask PATH]... [--visible PATH]... -- PROGRAM ARGS...`, it confines itself with the
+//! policy those arguments describe and runs PROGRAM: with namespaces, in a fresh user,
+//! mount and PID namespace it builds first (waiting for PROGRAM and exiting as it did);
+//! without, by replacing itself with PROGRAM after Landlock and seccomp. It runs before
+//! anything else in `main` (no runtime, no config, no threads), and it never runs
+//! PROGRAM less confined than asked: any failure prints one line to stderr and exits
+//! 126. `__harness9-sandbox-exec --probe` builds the namespaces with an empty policy and
+//! runs nothing (exit 0 when that worked): the session's start-up check.
 //!
 //! It owns the launcher's argument format (written by
 //! [`super::SandboxPolicy::launcher_args`]); it must not know why the command runs.
@@ -10,7 +15,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use super::{LAUNCHER_MARKER, Network, SandboxMode, SandboxPolicy};
+use super::{LAUNCHER_MARKER, Namespaces, Network, SandboxMode, SandboxPolicy};
 
 /// The exit code when the command could not be confined or started (as shells use for
 /// "found but cannot run").
@@ -18,9 +23,18 @@ pub const CANNOT_RUN: u8 = 126;
 /// The exit code when the command does not exist (as shells use).
 pub const NOT_FOUND: u8 = 127;
 
-/// When the process was started as the launcher, confines it and runs the command
-/// (never returning on success); returns the exit code when that failed. `None`: this
-/// is not a launcher start.
+/// What the launcher was asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Launch {
+    /// Run this program with these arguments.
+    Run(Vec<OsString>),
+    /// Build the namespaces, run nothing.
+    Probe,
+}
+
+/// When the process was started as the launcher, confines it and runs the command;
+/// returns the exit code (the command's, or the launcher's own when it could not run
+/// it). `None`: this is not a launcher start.
 pub fn run_if_requested() -> Option<u8> {
     let mut args = std::env::args_os().skip(1);
     if args.next().as_deref() != Some(std::ffi::OsStr::new(LAUNCHER_MARKER)) {
@@ -28,8 +42,12 @@ pub fn run_if_requested() -> Option<u8> {
     }
     let rest: Vec<OsString> = args.collect();
     let (message, code) = match parse(&rest) {
-        Ok((policy, command)) => match confine_and_exec(&policy, &command) {
-            Ok(never) => match never {},
+        Ok(_) if std::env::var_os("HARNESS9_SANDBOX_UNAVAILABLE").is_some_and(|v| v == "1") => (
+            "the sandbox is not available (HARNESS9_SANDBOX_UNAVAILABLE is set)".to_string(),
+            CANNOT_RUN,
+        ),
+        Ok((policy, launch)) => match run(&policy, &launch) {
+            Ok(code) => return Some(code),
             Err(failure) => failure,
         },
         Err(message) => (message, CANNOT_RUN),
@@ -38,11 +56,29 @@ pub fn run_if_requested() -> Option<u8> {
     Some(code)
 }
 
-/// The policy and the command from the launcher's arguments.
-pub fn parse(args: &[OsString]) -> Result<(SandboxPolicy, Vec<OsString>), String> {
+/// The policy the probe builds: nothing writable, nothing masked, namespaces on.
+fn probe_policy() -> SandboxPolicy {
+    SandboxPolicy {
+        mode: SandboxMode::ReadOnly,
+        project: PathBuf::from("/"),
+        writable: Vec::new(),
+        read_only: Vec::new(),
+        masked: Vec::new(),
+        visible: Vec::new(),
+        network: Network::Deny,
+        namespaces: Namespaces::On,
+    }
+}
+
+/// The policy and what to do, from the launcher's arguments.
+pub fn parse(args: &[OsString]) -> Result<(SandboxPolicy, Launch), String> {
+    if args.len() == 1 && args[0] == "--probe" {
+        return Ok((probe_policy(), Launch::Probe));
+    }
     let mut mode = None;
-    let mut network = Network::Deny;
-    let mut writable = Vec::new();
+    let mut project = None;
+    let mut policy = probe_policy();
+    policy.namespaces = Namespaces::Off;
     let mut i = 0;
     while i < args.len() {
         let flag = args[i].to_string_lossy();
@@ -53,15 +89,9 @@ pub fn parse(args: &[OsString]) -> Result<(SandboxPolicy, Vec<OsString>), String
                 if command.is_empty() {
                     return Err("no command after `--`".into());
                 }
-                let mode = mode.ok_or("no --mode given")?;
-                return Ok((
-                    SandboxPolicy {
-                        mode,
-                        writable,
-                        network,
-                    },
-                    command,
-                ));
+                policy.mode = mode.ok_or("no --mode given")?;
+                policy.project = project.ok_or("no --project given")?;
+                return Ok((policy, Launch::Run(command)));
             }
             ("--mode", Some(v)) => {
                 mode = Some(match v.to_string_lossy().as_ref() {
@@ -71,13 +101,24 @@ pub fn parse(args: &[OsString]) -> Result<(SandboxPolicy, Vec<OsString>), String
                 });
             }
             ("--network", Some(v)) => {
-                network = match v.to_string_lossy().as_ref() {
+                policy.network = match v.to_string_lossy().as_ref() {
                     "deny" => Network::Deny,
                     "allow" => Network::Allow,
                     other => return Err(format!("unknown network setting `{other}`")),
                 };
             }
-            ("--write", Some(v)) => writable.push(PathBuf::from(v)),
+            ("--namespaces", Some(v)) => {
+                policy.namespaces = match v.to_string_lossy().as_ref() {
+                    "on" => Namespaces::On,
+                    "off" => Namespaces::Off,
+                    other => return Err(format!("unknown namespaces setting `{other}`")),
+                };
+            }
+            ("--project", Some(v)) => project = Some(absolute(v)?),
+            ("--write", Some(v)) => policy.writable.push(absolute(v)?),
+            ("--read-only", Some(v)) => policy.read_only.push(absolute(v)?),
+            ("--mask", Some(v)) => policy.masked.push(absolute(v)?),
+            ("--visible", Some(v)) => policy.visible.push(absolute(v)?),
             (other, _) => return Err(format!("unexpected launcher argument `{other}`")),
         }
         i += 2;
@@ -85,33 +126,24 @@ pub fn parse(args: &[OsString]) -> Result<(SandboxPolicy, Vec<OsString>), String
     Err("no `--` before the command".into())
 }
 
-#[cfg(target_os = "linux")]
-fn confine_and_exec(
-    policy: &SandboxPolicy,
-    command: &[OsString],
-) -> Result<std::convert::Infallible, (String, u8)> {
-    use std::os::unix::process::CommandExt;
-    super::linux::confine(policy)
-        .map_err(|e| (format!("cannot confine the command: {e}"), CANNOT_RUN))?;
-    let error = std::process::Command::new(&command[0])
-        .args(&command[1..])
-        .exec();
-    let code = if error.kind() == std::io::ErrorKind::NotFound {
-        NOT_FOUND
+/// Paths are bound and masked as given: a relative one would depend on the folder the
+/// command starts in.
+fn absolute(value: &OsString) -> Result<PathBuf, String> {
+    let path = PathBuf::from(value);
+    if path.is_absolute() {
+        Ok(path)
     } else {
-        CANNOT_RUN
-    };
-    Err((
-        format!("cannot start `{}`: {error}", command[0].to_string_lossy()),
-        code,
-    ))
+        Err(format!("path `{}` is not absolute", path.display()))
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn run(policy: &SandboxPolicy, launch: &Launch) -> Result<u8, (String, u8)> {
+    super::linux::launch(policy, launch)
 }
 
 #[cfg(not(target_os = "linux"))]
-fn confine_and_exec(
-    _policy: &SandboxPolicy,
-    _command: &[OsString],
-) -> Result<std::convert::Infallible, (String, u8)> {
+fn run(_policy: &SandboxPolicy, _launch: &Launch) -> Result<u8, (String, u8)> {
     Err(("the sandbox is only available on Linux".into(), CANNOT_RUN))
 }
 
@@ -125,28 +157,57 @@ mod tests {
 
     #[test]
     fn what_policy_args_write_the_launcher_reads_back() {
-        let policy = SandboxPolicy::new(
+        let mut policy = SandboxPolicy::new(
             SandboxMode::WorkspaceWrite,
             std::path::Path::new("/p"),
             &[PathBuf::from("/x y")],
             Network::Allow,
         );
-        let mut args = policy.launcher_args();
-        args.remove(0);
-        args.extend(os(&["--", "bash", "-c", "echo hi"]));
-        let (read, command) = parse(&args).unwrap();
-        assert_eq!(read, policy);
-        assert_eq!(command, os(&["bash", "-c", "echo hi"]));
+        policy.masked = vec![PathBuf::from("/home/u/.ssh")];
+        policy.visible = vec![PathBuf::from("/home/u/.harness9/skills")];
+        for namespaces in [Namespaces::On, Namespaces::Off] {
+            let policy = policy.clone().with_namespaces(namespaces);
+            let mut args = policy.launcher_args();
+            args.remove(0);
+            args.extend(os(&["--", "bash", "-c", "echo hi"]));
+            let (read, launch) = parse(&args).unwrap();
+            assert_eq!(read, policy);
+            assert_eq!(launch, Launch::Run(os(&["bash", "-c", "echo hi"])));
+        }
+        assert_eq!(parse(&os(&["--probe"])).unwrap().1, Launch::Probe);
     }
 
     #[test]
     fn malformed_launcher_arguments_are_refused() {
         for bad in [
-            &["--mode", "workspace-write"][..],
-            &["--mode", "sideways", "--", "ls"],
-            &["--", "ls"],
-            &["--mode", "read-only", "--"],
+            &["--mode", "workspace-write", "--project", "/p"][..],
+            &["--mode", "sideways", "--project", "/p", "--", "ls"],
+            &["--project", "/p", "--", "ls"],
+            &["--mode", "read-only", "--", "ls"],
+            &["--mode", "read-only", "--project", "/p", "--"],
             &["--bogus", "x", "--", "ls"],
+            &["--mode", "read-only", "--project", "p", "--", "ls"],
+            &[
+                "--mode",
+                "read-only",
+                "--project",
+                "/p",
+                "--mask",
+                "rel",
+                "--",
+                "ls",
+            ],
+            &[
+                "--mode",
+                "read-only",
+                "--project",
+                "/p",
+                "--namespaces",
+                "maybe",
+                "--",
+                "ls",
+            ],
+            &["--probe", "--", "ls"],
         ] {
             assert!(parse(&os(bad)).is_err(), "{bad:?}");
         }

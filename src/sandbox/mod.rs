@@ -1,24 +1,35 @@
 //! The OS sandbox for the commands harness9 starts for the model (bash, skill_run,
-//! tools.json tools, inline `` !`cmd` ``): what a sandbox allows ([`SandboxPolicy`]:
-//! write access only beneath the project, the temp folders and configured paths, and no
-//! network unless allowed), whether this system can enforce it ([`availability`]), the
-//! session's sandbox ([`configure`], set once at start-up like the secrets policy), and
-//! how a confined command is started: harness9 re-executes itself as a small launcher
-//! ([`launcher`]) that confines its own process with Landlock and a seccomp filter and
-//! then `exec`s the command, so no `unsafe` `pre_exec` hook is needed.
+//! tools.json tools, inline `` !`cmd` ``) and for MCP servers with `sandbox = true`: what
+//! a sandbox allows ([`SandboxPolicy`], in `policy`: writes only beneath the project, the
+//! temp folders and configured paths, with the project's git hooks and config and its
+//! `.harness9/` kept read-only, the user's secrets masked, and no network unless
+//! allowed), whether this system can enforce it ([`availability`], and a start-up probe
+//! of the namespaces), the session's sandbox ([`configure`], set once at start-up like
+//! the secrets policy), and how a confined command is started: harness9 re-executes
+//! itself as a small launcher ([`launcher`]) that builds user, mount and PID namespaces
+//! (a read-only file system with masks and a fresh `/proc`), confines itself with
+//! Landlock and a seccomp filter, and runs the command, so no `unsafe` `pre_exec` hook
+//! is needed. The project's secret files are found by `project_secrets`.
 //!
 //! It also words the note added to a command's output when it probably failed because
-//! of the sandbox ([`denial_note`]). It must not know tools, the model or approvals.
+//! of the sandbox ([`denial_note`]) and the start-up warning when the namespaces are
+//! missing ([`startup_warning`]). It must not know tools, the model or approvals.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use crate::protocol::ApprovalMode;
 
 pub mod launcher;
 #[cfg(target_os = "linux")]
 mod linux;
+mod policy;
+pub mod project_secrets;
+
+pub use policy::{
+    HOME_SECRETS, Namespaces, Network, PROTECTED_IN_PROJECT, SandboxPolicy, SecretPlaces,
+    protected_paths, secret_paths,
+};
 
 /// The first argument that makes the binary a launcher instead of harness9.
 pub const LAUNCHER_MARKER: &str = "__harness9-sandbox-exec";
@@ -46,99 +57,6 @@ impl SandboxMode {
     }
 }
 
-/// Whether confined commands may use the network.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Network {
-    /// No sockets except Unix domain sockets (the default).
-    #[default]
-    Deny,
-    /// The network as the user has it.
-    Allow,
-}
-
-/// What a confined command may do.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SandboxPolicy {
-    /// Read-only or workspace-write (never off: then there is no policy).
-    pub mode: SandboxMode,
-    /// Where it may write (beneath each), besides `/dev/null`; empty in read-only.
-    pub writable: Vec<PathBuf>,
-    /// Whether it may use the network.
-    pub network: Network,
-}
-
-impl SandboxPolicy {
-    /// The policy for a session in `project`: in workspace-write the project, the temp
-    /// folders and `extra` are writable.
-    pub fn new(mode: SandboxMode, project: &Path, extra: &[PathBuf], network: Network) -> Self {
-        let mut writable = Vec::new();
-        if mode == SandboxMode::WorkspaceWrite {
-            writable.push(project.to_path_buf());
-            writable.push(std::env::temp_dir());
-            writable.push(PathBuf::from("/tmp"));
-            // Shared memory, for Python's multiprocessing and the like.
-            writable.push(PathBuf::from("/dev/shm"));
-            writable.extend(extra.iter().cloned());
-            writable.dedup();
-        }
-        SandboxPolicy {
-            mode,
-            writable,
-            network,
-        }
-    }
-
-    /// This policy with writes allowed only beneath `writable` (workspace-write, the
-    /// same network rule), for a command that must keep to its own folders.
-    pub fn writing_only(&self, writable: &[PathBuf]) -> SandboxPolicy {
-        SandboxPolicy {
-            mode: SandboxMode::WorkspaceWrite,
-            writable: writable.to_vec(),
-            network: self.network,
-        }
-    }
-
-    /// The launcher's arguments before `--`: mode, network and writable paths.
-    pub fn launcher_args(&self) -> Vec<OsString> {
-        let mut args: Vec<OsString> = vec![
-            LAUNCHER_MARKER.into(),
-            "--mode".into(),
-            self.mode.as_str().into(),
-            "--network".into(),
-            match self.network {
-                Network::Deny => "deny".into(),
-                Network::Allow => "allow".into(),
-            },
-        ];
-        for path in &self.writable {
-            args.push("--write".into());
-            args.push(path.clone().into_os_string());
-        }
-        args
-    }
-
-    /// A few words for notes: what the sandbox allows.
-    pub fn describe(&self) -> String {
-        let writes = match self.mode {
-            SandboxMode::ReadOnly => "no writes".to_string(),
-            _ => format!(
-                "writes only in {}",
-                self.writable
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        };
-        let network = match self.network {
-            Network::Deny => "no network",
-            Network::Allow => "network allowed",
-        };
-        format!("{writes}; {network}")
-    }
-}
-
 /// The sandbox as configured, before this system's support is known.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxSettings {
@@ -148,8 +66,22 @@ pub struct SandboxSettings {
     pub network: Network,
     /// More folders confined commands may write beneath.
     pub writable_paths: Vec<PathBuf>,
+    /// What confined commands may not read.
+    pub secrets: SecretPlaces,
     /// `HARNESS9_SANDBOX_UNAVAILABLE=1`: act as if the kernel had no Landlock (tests).
     pub simulate_unavailable: bool,
+    /// Whether to find out if this system can build the namespaces.
+    pub namespaces: NamespacesProbe,
+}
+
+/// How the session learns whether the launcher can build namespaces here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NamespacesProbe {
+    /// Start the launcher once at start-up and see (the default).
+    #[default]
+    Run,
+    /// `HARNESS9_SANDBOX_NO_NAMESPACES=1`: act as if it could not (tests).
+    SimulateUnavailable,
 }
 
 /// The sandbox mode and where it came from.
@@ -220,12 +152,11 @@ pub fn decide(
         return Ok(Decision::Unconfined { warning: None });
     }
     match (availability(settings.simulate_unavailable), settings.mode) {
-        (Availability::Available, _) => Ok(Decision::Confined(SandboxPolicy::new(
-            mode,
-            project,
-            &settings.writable_paths,
-            settings.network,
-        ))),
+        (Availability::Available, _) => Ok(Decision::Confined(
+            SandboxPolicy::new(mode, project, &settings.writable_paths, settings.network)
+                .hiding(&settings.secrets)
+                .with_namespaces(namespace_support(settings.namespaces)),
+        )),
         (Availability::Unavailable { reason }, SandboxChoice::Chosen(mode)) => {
             Err(SandboxRefusal::Unavailable {
                 mode: mode.as_str(),
@@ -298,14 +229,133 @@ pub struct SessionSandbox {
 static SESSION: OnceLock<SessionSandbox> = OnceLock::new();
 
 /// Sets the session's sandbox, once, at start-up; every command started with
-/// `exec::Confinement::SessionSandbox` from then on is confined by it.
+/// `exec::Confinement::SessionSandbox` from then on is confined by it. With namespaces,
+/// the walk for the project's secret files starts now, in the background.
 pub fn configure(sandbox: SessionSandbox) {
+    if sandbox.policy.namespaces == Namespaces::On {
+        project_secrets::start(&sandbox.policy.project);
+    }
     let _ = SESSION.set(sandbox);
 }
 
 /// The session's sandbox, if one was configured.
 pub fn session() -> Option<&'static SessionSandbox> {
     SESSION.get()
+}
+
+/// Why the namespaces are missing, once the start-up probe (or the test hook) found so.
+static NAMESPACES_MISSING: Mutex<Option<String>> = Mutex::new(None);
+
+/// Whether the launcher can build namespaces here: [`NamespacesProbe::Run`] starts it
+/// once (`--probe`: it builds them with an empty policy and runs nothing). Remembers why
+/// not, for [`startup_warning`].
+pub fn namespace_support(probe: NamespacesProbe) -> Namespaces {
+    let result = match probe {
+        NamespacesProbe::SimulateUnavailable => {
+            Err("HARNESS9_SANDBOX_NO_NAMESPACES is set".to_string())
+        }
+        NamespacesProbe::Run => probe_namespaces(),
+    };
+    match result {
+        Ok(()) => Namespaces::On,
+        Err(reason) => {
+            *NAMESPACES_MISSING
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(reason);
+            Namespaces::Off
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn probe_namespaces() -> Result<(), String> {
+    let launcher =
+        std::env::current_exe().map_err(|e| format!("cannot find harness9's own binary: {e}"))?;
+    let out = std::process::Command::new(launcher)
+        .args([LAUNCHER_MARKER, "--probe"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(|e| format!("cannot start the launcher: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let said = stderr
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.trim_start_matches("harness9 sandbox: ").to_string())
+        .unwrap_or_else(|| format!("the launcher's probe ended with {}", out.status));
+    Err(match linux::userns_restriction() {
+        Some(why) => format!("{said}; {why}"),
+        None => said,
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn probe_namespaces() -> Result<(), String> {
+    Err(format!(
+        "namespaces are Linux's, and this is {}",
+        std::env::consts::OS
+    ))
+}
+
+/// The start-up warning when the session's sandbox runs without namespaces: which
+/// guarantees are gone. `None` with namespaces, or without a sandbox.
+pub fn startup_warning() -> Option<String> {
+    let sandbox = session()?;
+    if sandbox.policy.namespaces == Namespaces::On {
+        return None;
+    }
+    let reason = NAMESPACES_MISSING
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()?;
+    Some(namespaces_warning(&reason))
+}
+
+/// The words of [`startup_warning`].
+pub fn namespaces_warning(reason: &str) -> String {
+    format!(
+        "the sandbox runs without its namespaces ({reason}): commands are confined by \
+         Landlock and seccomp only, so they can still change the metadata of files outside \
+         the writable folders (chmod, chown, timestamps, extended attributes), read secret \
+         files (~/.ssh, ~/.aws, $HARNESS9_HOME, the project's .env files), reach sockets \
+         such as Docker's, and see other processes in /proc (their command lines, and the \
+         environment of your own)"
+    )
+}
+
+/// The sandbox for MCP servers with `sandbox = true`: the session's, or, when the
+/// session has none (`--sandbox off`, or `suggest`'s default), a workspace-write one
+/// for them alone: such a server never starts unconfined. Where this system cannot
+/// confine at all, the launcher refuses to start it (exit 126, with the reason).
+pub fn for_servers(settings: &SandboxSettings, project: &Path) -> SessionSandbox {
+    if let Some(sandbox) = session() {
+        return sandbox.clone();
+    }
+    let launcher = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe"));
+    let namespaces = match availability(settings.simulate_unavailable) {
+        Availability::Available => namespace_support(settings.namespaces),
+        Availability::Unavailable { .. } => Namespaces::Off,
+    };
+    let policy = SandboxPolicy::new(
+        SandboxMode::WorkspaceWrite,
+        project,
+        &settings.writable_paths,
+        settings.network,
+    )
+    .hiding(&settings.secrets)
+    .with_namespaces(namespaces);
+    if namespaces == Namespaces::On {
+        project_secrets::start(project);
+    }
+    SessionSandbox {
+        policy: Arc::new(policy),
+        launcher,
+    }
 }
 
 /// The note added to a confined command's output when it failed in a way the sandbox
@@ -361,38 +411,6 @@ pub fn denial_note(policy: &SandboxPolicy, output: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::test_support::assert_contains;
-
-    #[test]
-    fn workspace_write_writes_beneath_the_project_the_temp_folders_and_extras() {
-        let p = SandboxPolicy::new(
-            SandboxMode::WorkspaceWrite,
-            Path::new("/p"),
-            &[PathBuf::from("/home/u/.cargo")],
-            Network::Deny,
-        );
-        assert!(p.writable.contains(&PathBuf::from("/p")));
-        assert!(p.writable.contains(&PathBuf::from("/tmp")));
-        assert!(p.writable.contains(&PathBuf::from("/home/u/.cargo")));
-        let read_only =
-            SandboxPolicy::new(SandboxMode::ReadOnly, Path::new("/p"), &[], Network::Deny);
-        assert!(read_only.writable.is_empty());
-        let args: Vec<String> = p
-            .launcher_args()
-            .into_iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(
-            &args[..5],
-            [
-                LAUNCHER_MARKER,
-                "--mode",
-                "workspace-write",
-                "--network",
-                "deny"
-            ]
-        );
-        assert!(args.windows(2).any(|w| w == ["--write", "/p"]));
-    }
 
     #[test]
     fn the_note_names_what_would_allow_the_command() {

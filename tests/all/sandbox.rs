@@ -37,6 +37,12 @@ fn outside_dir() -> tempfile::TempDir {
     panic!("no writable folder outside /tmp to test writes outside the sandbox with")
 }
 
+/// How many refusals `text` reports: by Landlock (`Permission denied`) or by the
+/// read-only file system the namespaces build.
+fn denials(text: &str) -> usize {
+    text.matches("Permission denied").count() + text.matches("Read-only file system").count()
+}
+
 /// One `-p` run in which the model makes one bash call; the output and what the model
 /// got back.
 fn run_bash(
@@ -75,7 +81,7 @@ fn writes_outside_the_project_and_temp_folders_are_denied() {
             "{name} was written: {tool}"
         );
     }
-    assert_eq!(tool.matches("Permission denied").count(), 4, "{tool}");
+    assert_eq!(denials(&tool), 4, "{tool}");
     assert!(project.path().join("inside.txt").exists(), "{tool}");
     assert!(Path::new(&scratch).exists(), "{tool}");
     std::fs::remove_file(&scratch).unwrap();
@@ -261,7 +267,8 @@ fn truncating_renaming_and_hard_linking_out_of_the_project_are_denied() {
         "keep me",
         "{tool}"
     );
-    assert!(!project.path().join("stolen").exists(), "{tool}");
+    // `mv` may leave a copy behind (reading is allowed); the file itself stays.
+    assert!(victim.exists(), "{tool}");
     assert!(!project.path().join("hard").exists(), "{tool}");
     assert!(!outside.path().join("moved").exists(), "{tool}");
     assert!(project.path().join("here").exists(), "{tool}");
@@ -291,6 +298,8 @@ fn the_launcher_runs_nothing_it_cannot_confine() {
             "__harness9-sandbox-exec",
             "--mode",
             "read-only",
+            "--project",
+            "/",
             "--",
             "no-such-program-h9",
         ])
@@ -302,6 +311,8 @@ fn the_launcher_runs_nothing_it_cannot_confine() {
             "__harness9-sandbox-exec",
             "--mode",
             "read-only",
+            "--project",
+            "/",
             "--network",
             "allow",
             "--",
@@ -340,10 +351,7 @@ fn skill_commands_are_confined_like_bash() {
         "{results:?}"
     );
     assert_eq!(
-        results
-            .iter()
-            .filter(|r| r.contains("Permission denied"))
-            .count(),
+        results.iter().filter(|r| denials(r) > 0).count(),
         3,
         "{results:?}"
     );
@@ -398,7 +406,7 @@ fn skill_run_writes_only_in_its_workspace() {
     assert!(result.contains("ok\\n"), "{result}");
     assert!(result.contains("\"path\":\"out/r.txt\""), "{result}");
     // The three writes outside, and one through the linked input.
-    assert_eq!(result.matches("Permission denied").count(), 4, "{result}");
+    assert_eq!(denials(&result), 4, "{result}");
     assert!(result.contains("original\\n"), "the link reads: {result}");
     assert!(result.contains("\"mode\":\"link\""), "{result}");
     assert_eq!(
