@@ -4,7 +4,9 @@
 //! (most projects ignore `.env`, which is exactly the file to find). The walk skips
 //! `.git`, `node_modules` and cache folders (those holding a `CACHEDIR.TAG`, like cargo's
 //! `target/`), stops after [`MAX_ENTRIES`] entries, and follows no symlink: a link with a
-//! secret name is masked at its target when that is a regular file.
+//! secret name is masked at its target when that is a regular file in the project or
+//! the user's home (a repository's `.env -> /etc/ld.so.cache` must not hide a system
+//! file from every command).
 //!
 //! No command pays for a walk: the first one starts when the sandbox is configured, and
 //! later ones run in the background when a command starts and the last walk is older
@@ -141,41 +143,68 @@ enum Verdict {
     Skip,
 }
 
-fn judge(project: &Path, path: &Path, kind: std::fs::FileType) -> Verdict {
-    let Ok(relative) = path.strip_prefix(project) else {
-        return Verdict::Skip;
-    };
-    if kind.is_dir() {
-        let name = relative.file_name().map(|n| n.to_string_lossy());
-        if name.is_some_and(|n| SKIPPED_DIRS.contains(&n.as_ref()))
-            || path.join("CACHEDIR.TAG").exists()
-        {
+/// Where the project and the user's home really are, for links' targets.
+struct Places {
+    project: PathBuf,
+    real: Vec<PathBuf>,
+}
+
+impl Places {
+    fn of(project: &Path) -> Places {
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute() && h.parent().is_some());
+        let real = [Some(project.to_path_buf()), home]
+            .into_iter()
+            .flatten()
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .filter(|p| p.parent().is_some())
+            .collect();
+        Places {
+            project: project.to_path_buf(),
+            real,
+        }
+    }
+
+    fn judge(&self, path: &Path, kind: std::fs::FileType) -> Verdict {
+        let Ok(relative) = path.strip_prefix(&self.project) else {
+            return Verdict::Skip;
+        };
+        if kind.is_dir() {
+            let name = relative.file_name().map(|n| n.to_string_lossy());
+            if name.is_some_and(|n| SKIPPED_DIRS.contains(&n.as_ref()))
+                || path.join("CACHEDIR.TAG").exists()
+            {
+                return Verdict::Skip;
+            }
+            // A folder whose every file is secret (`.ssh/`, `.config/gcloud/`).
+            if is_secret_file(&relative.join("x")) {
+                return Verdict::Mask(path.to_path_buf());
+            }
+            return Verdict::Descend;
+        }
+        if !is_secret_file(relative) {
             return Verdict::Skip;
         }
-        // A folder whose every file is secret (`.ssh/`, `.config/gcloud/`).
-        if is_secret_file(&relative.join("x")) {
+        if !kind.is_symlink() {
             return Verdict::Mask(path.to_path_buf());
         }
-        return Verdict::Descend;
-    }
-    if !is_secret_file(relative) {
-        return Verdict::Skip;
-    }
-    if kind.is_symlink() {
-        // Masked where it leads, when that is a regular file: a link to a folder or a
-        // device is not followed (a repository could otherwise hide `/usr`).
-        return match std::fs::metadata(path) {
-            Ok(meta) if meta.is_file() => std::fs::canonicalize(path)
-                .map(Verdict::Mask)
-                .unwrap_or(Verdict::Skip),
+        // Masked where it leads, when that is a regular file of the project's or the
+        // user's: a link to a folder, a device or a system file is not followed.
+        match std::fs::canonicalize(path) {
+            Ok(target)
+                if target.is_file() && self.real.iter().any(|r| target.starts_with(r)) =>
+            {
+                Verdict::Mask(target)
+            }
             _ => Verdict::Skip,
-        };
+        }
     }
-    Verdict::Mask(path.to_path_buf())
 }
 
 /// Walks `project` (see the module's documentation).
 pub fn walk(project: &Path) -> Vec<PathBuf> {
+    let places = Places::of(project);
     let mut found = Vec::new();
     let mut stack = vec![project.to_path_buf()];
     let mut seen = 0usize;
@@ -191,7 +220,7 @@ pub fn walk(project: &Path) -> Vec<PathBuf> {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            match judge(project, &entry.path(), kind) {
+            match places.judge(&entry.path(), kind) {
                 Verdict::Mask(path) => found.push(path),
                 Verdict::Descend => stack.push(entry.path()),
                 Verdict::Skip => {}
@@ -206,11 +235,12 @@ fn top_folder(project: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(project) else {
         return Vec::new();
     };
+    let places = Places::of(project);
     entries
         .flatten()
         .filter_map(|entry| {
             let kind = entry.file_type().ok()?;
-            match judge(project, &entry.path(), kind) {
+            match places.judge(&entry.path(), kind) {
                 Verdict::Mask(path) => Some(path),
                 _ => None,
             }
@@ -246,10 +276,12 @@ mod tests {
         }
         std::fs::write(p.join(".gitignore"), ".env\n*.pem\n").unwrap();
         std::fs::write(p.join("target/CACHEDIR.TAG"), "Signature").unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        touch(&outside.path().join("prod.env"));
-        std::os::unix::fs::symlink(outside.path().join("prod.env"), p.join(".env.local")).unwrap();
+        // Links: to a project file (masked there), to a folder and to a system file
+        // (neither followed).
+        touch(&p.join("config/prod.ini"));
+        std::os::unix::fs::symlink(p.join("config/prod.ini"), p.join(".env.local")).unwrap();
         std::os::unix::fs::symlink("/usr", p.join(".env.dir")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", p.join(".env.system")).unwrap();
         let mut found = walk(p);
         found.sort();
         let mut expected = vec![
@@ -258,7 +290,7 @@ mod tests {
             p.join("certs/server.pem"),
             p.join("deploy/id_ed25519"),
             p.join(".ssh"),
-            std::fs::canonicalize(outside.path().join("prod.env")).unwrap(),
+            std::fs::canonicalize(p.join("config/prod.ini")).unwrap(),
         ];
         expected.sort();
         assert_eq!(found, expected);
