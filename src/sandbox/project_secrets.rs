@@ -192,9 +192,7 @@ impl Places {
         // Masked where it leads, when that is a regular file of the project's or the
         // user's: a link to a folder, a device or a system file is not followed.
         match std::fs::canonicalize(path) {
-            Ok(target)
-                if target.is_file() && self.real.iter().any(|r| target.starts_with(r)) =>
-            {
+            Ok(target) if target.is_file() && self.real.iter().any(|r| target.starts_with(r)) => {
                 Verdict::Mask(target)
             }
             _ => Verdict::Skip,

@@ -38,12 +38,12 @@ pub enum ConfineError {
     /// The kernel enforced nothing.
     #[error("the kernel did not enforce the Landlock ruleset (is Landlock enabled?)")]
     NotEnforced,
-    /// The seccomp filter could not be built or installed.
+    /// The seccomp filter could not be installed.
     #[error("seccomp: {0}")]
     Seccomp(#[from] seccompiler::Error),
-    /// The seccomp filter could not be built.
-    #[error("seccomp: {0}")]
-    SeccompBackend(#[from] seccompiler::BackendError),
+    /// The seccomp filter's jumps do not fit (a table grown past what one program holds).
+    #[error("seccomp: the filter is too long for its jumps")]
+    FilterTooLong,
     /// No seccomp filter can be built for this CPU.
     #[error("harness9's seccomp filter does not support this CPU architecture ({0})")]
     UnsupportedArch(&'static str),
@@ -54,7 +54,7 @@ pub enum ConfineError {
 
 /// Whether Landlock confines file system access here.
 pub fn availability() -> Availability {
-    if seccomp::target_arch().is_err() {
+    if !seccomp::supported() {
         return Availability::Unavailable {
             reason: format!(
                 "harness9's seccomp filter does not support this CPU architecture ({})",
@@ -155,9 +155,7 @@ pub fn confine(policy: &SandboxPolicy) -> Result<(), ConfineError> {
         return Err(ConfineError::NotEnforced);
     }
     // Landlock's restrict_self set no_new_privs, which installing a filter needs.
-    for program in seccomp::filters(policy.network)? {
-        seccompiler::apply_filter(&program)?;
-    }
+    seccompiler::apply_filter(&seccomp::program(policy.network)?)?;
     Ok(())
 }
 

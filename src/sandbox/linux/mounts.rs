@@ -13,8 +13,8 @@
 //! 5. each writable folder, shallow ones first, is bound onto itself read-write, nosuid,
 //!    nodev (a folder on a file system mounted read-only stays read-only);
 //! 6. the protected paths inside (`.git/config`, `.git/hooks`, `.harness9`, …) are bound
-//!    onto themselves read-only; a missing `.git/hooks` is created empty first, so git
-//!    cannot be given hooks there;
+//!    onto themselves read-only; a missing `.git/hooks` or `.git/info/attributes` is
+//!    created empty first, so git cannot be given hooks or attributes there;
 //! 7. masks, ancestors first: a folder gets an empty, read-only tmpfs (mode 000), or, when
 //!    a visible or writable folder lies inside it, a tmpfs holding only those; a file (or
 //!    socket) gets `/dev/null` on a nodev mount, so opening it fails.
@@ -243,10 +243,21 @@ fn writable_folders(policy: &SandboxPolicy) -> Result<(), MountError> {
 /// Step 6: the protected paths, read-only.
 fn protected_paths(policy: &SandboxPolicy) -> Result<(), MountError> {
     let git = policy.project.join(".git");
-    let hooks = git.join("hooks");
-    if git.is_dir() && std::fs::symlink_metadata(&hooks).is_err() {
-        // Read-only mode cannot, and then neither can the command.
-        let _ = std::fs::create_dir(&hooks);
+    if git.is_dir() {
+        // Something to protect where git would read hooks or attributes a command could
+        // otherwise create. (Read-only mode cannot, and then neither can the command.)
+        let hooks = git.join("hooks");
+        if std::fs::symlink_metadata(&hooks).is_err() {
+            let _ = std::fs::create_dir(&hooks);
+        }
+        let attributes = git.join("info").join("attributes");
+        if std::fs::symlink_metadata(&attributes).is_err() {
+            let _ = std::fs::create_dir(git.join("info"));
+            let _ = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&attributes);
+        }
     }
     for path in policy.read_only.iter().filter(|p| p.exists()) {
         bind(path, path, "protect")?;

@@ -13,6 +13,8 @@ use std::process::{Output, Stdio};
 
 use crate::support::*;
 
+mod confinement;
+
 /// A folder outside the project and outside the temp folders (which the sandbox lets
 /// commands write): beneath the target directory, unless the checkout itself lives in
 /// /tmp (then /var/tmp, else the home directory).
