@@ -195,11 +195,5 @@ fn confine(confinement: &Confinement, cmd: Command) -> Command {
         return cmd;
     };
     let inner = cmd.as_std();
-    let mut wrapped = Command::new(&sandbox.launcher);
-    wrapped
-        .args(sandbox.policy.launcher_args())
-        .arg("--")
-        .arg(inner.get_program())
-        .args(inner.get_args());
-    wrapped
+    Command::from(sandbox.command(inner.get_program(), inner.get_args()))
 }

@@ -71,14 +71,12 @@ impl Service {
 /// Starts `command` with its three pipes.
 pub fn spawn(command: &ServiceCommand) -> Result<Service, ExecError> {
     let mut cmd = match &command.sandbox {
-        Some((policy, launcher)) => {
-            let mut cmd = Command::new(launcher);
-            cmd.args(policy.launcher_args())
-                .arg("--")
-                .arg(&command.program)
-                .args(&command.args);
-            cmd
-        }
+        Some((policy, launcher)) => Command::from(crate::sandbox::command_for(
+            launcher,
+            policy,
+            std::ffi::OsStr::new(&command.program),
+            &command.args,
+        )),
         None => {
             let mut cmd = Command::new(&command.program);
             cmd.args(&command.args);

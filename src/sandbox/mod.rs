@@ -222,8 +222,55 @@ fn platform_availability() -> Availability {
 pub struct SessionSandbox {
     /// What confined commands may do.
     pub policy: Arc<SandboxPolicy>,
-    /// The launcher (this binary).
+    /// The launcher (this binary; [`LAUNCHER_BINARY`] beside it is used instead).
     pub launcher: PathBuf,
+}
+
+/// The launcher's own binary (`src/bin/harness9-sandbox.rs`), started instead of
+/// harness9 when it sits beside harness9's binary: it starts faster.
+pub const LAUNCHER_BINARY: &str = "harness9-sandbox";
+
+impl SessionSandbox {
+    /// The command that runs `program` with `args` in this sandbox: the launcher with the
+    /// policy's arguments (see [`SandboxPolicy::launcher_args`]).
+    pub fn command<I, S>(&self, program: &std::ffi::OsStr, args: I) -> std::process::Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        command_for(&self.launcher, &self.policy, program, args)
+    }
+}
+
+/// The launcher to start for harness9's binary `harness9`: [`LAUNCHER_BINARY`] beside it
+/// when that is an executable file, else `harness9` itself.
+pub fn launcher_program(harness9: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let small = harness9.with_file_name(LAUNCHER_BINARY);
+    match std::fs::metadata(&small) {
+        Ok(meta) if meta.is_file() && meta.permissions().mode() & 0o111 != 0 => small,
+        _ => harness9.to_path_buf(),
+    }
+}
+
+/// The launcher command for `policy` (see [`SessionSandbox::command`]).
+pub fn command_for<I, S>(
+    launcher: &Path,
+    policy: &SandboxPolicy,
+    program: &std::ffi::OsStr,
+    args: I,
+) -> std::process::Command
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let mut command = std::process::Command::new(launcher_program(launcher));
+    command
+        .args(policy.launcher_args())
+        .arg("--")
+        .arg(program)
+        .args(args);
+    command
 }
 
 static SESSION: OnceLock<SessionSandbox> = OnceLock::new();
