@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
 """What the sandbox costs.
 
-1. Per command: `bash -c true` started directly, and through harness9's launcher with the
-   workspace-write policy (Landlock + the seccomp socket filter, then exec), alternating,
-   RUNS times each. This is the whole added cost of a confined `bash` call.
+1. Per command: `true` and `bash -c true` started directly, and through the launcher with
+   a workspace-write policy like a session's (the project, the temp folders, the
+   project's protected paths, the user's secret paths and `$HARNESS9_HOME` masked, a
+   `.env` in the project): with namespaces (user, mount and PID namespaces, the read-only
+   file system with its masks, a fresh /proc, then Landlock and seccomp) and without
+   (Landlock and seccomp only), through `harness9-sandbox` (the launcher's own binary,
+   what a session starts when it is installed beside harness9) and through harness9
+   itself. All alternating, RUNS times each. With `--before OLD`, the same through an
+   older harness9 binary's launcher (Landlock and seccomp, its own argument format).
 2. Per session: a one-shot `harness9 -p` run in full-auto against the scripted server
    (one bash call `true`, then an answer), with `--sandbox off` and with the default
-   workspace-write sandbox (the Landlock probe at start-up plus one confined command),
+   workspace-write sandbox (the namespace probe at start-up plus one confined command),
    alternating, SESSIONS times each.
 
-Usage: python3 scripts/bench_sandbox.py [path/to/harness9] (default target/release/harness9)
+Usage: python3 scripts/bench_sandbox.py [path/to/harness9] [--before path/to/old/harness9]
+(default target/release/harness9; harness9-sandbox is looked for beside it)
 """
 
 import json
@@ -26,34 +33,84 @@ from scripted_server import start_server  # noqa: E402
 RUNS = 300
 SESSIONS = 40
 MOCK = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "tools", "mockllm.py")
+HOME_SECRETS = [".ssh", ".aws", ".gnupg", ".config/gcloud", ".azure", ".kube",
+                ".docker/config.json", ".netrc", ".git-credentials", ".npmrc", ".pypirc",
+                ".pgpass", ".cargo/credentials", ".cargo/credentials.toml", ".config/gh",
+                ".config/hub", ".vault-token", ".terraform.d/credentials.tfrc.json",
+                ".gem/credentials", ".password-store", ".local/share/keyrings",
+                ".bash_history", ".zsh_history"]
+PROTECTED = [".git/config", ".git/config.worktree", ".git/hooks", ".git/info/attributes",
+             ".harness9"]
 
 
-def timed(argv, env=None):
+def timed(argv, env=None, cwd=None):
     start = time.perf_counter()
     subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, env=env, check=False)
+                   stderr=subprocess.DEVNULL, env=env, cwd=cwd, check=False)
     return (time.perf_counter() - start) * 1000
 
 
-def report(name_a, a, name_b, b):
-    ma, mb = statistics.median(a), statistics.median(b)
-    print(f"  {name_a}: median {ma:.2f} ms (p90 {sorted(a)[int(len(a) * 0.9)]:.2f})")
-    print(f"  {name_b}: median {mb:.2f} ms (p90 {sorted(b)[int(len(b) * 0.9)]:.2f})")
-    print(f"  added: {mb - ma:+.2f} ms ({mb / ma:.2f}x)")
+def line(name, times, base=None):
+    med = statistics.median(times)
+    p90 = sorted(times)[int(len(times) * 0.9)]
+    added = "" if base is None else f"  added {med - statistics.median(base):+.2f} ms"
+    print(f"  {name:58} median {med:6.2f} ms  p90 {p90:6.2f}{added}")
 
 
-def main():
-    binary = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/release/harness9")
+def project_dir():
     project = tempfile.mkdtemp()
-    launcher = [binary, "__harness9-sandbox-exec", "--mode", "workspace-write",
-                "--network", "deny", "--write", project, "--write", "/tmp", "--"]
-    direct, confined = [], []
-    for _ in range(RUNS):
-        direct.append(timed(["bash", "-c", "true"]))
-        confined.append(timed(launcher + ["bash", "-c", "true"]))
-    print(f"per command, {RUNS} runs each:")
-    report("bash -c true", direct, "through the launcher", confined)
+    os.makedirs(os.path.join(project, ".git", "hooks"))
+    os.makedirs(os.path.join(project, ".harness9"))
+    for name, text in [(".git/config", "[core]\n"), (".git/HEAD", "ref: refs/heads/main\n"),
+                       (".env", "SECRET=x\n"), (".harness9/permissions.toml", "")]:
+        with open(os.path.join(project, name), "w") as f:
+            f.write(text)
+    return project
 
+
+def launcher_args(launcher, project, namespaces):
+    home = os.path.expanduser("~")
+    args = [launcher, "__harness9-sandbox-exec", "--mode", "workspace-write", "--network",
+            "deny", "--namespaces", namespaces, "--project", project]
+    for path in [project, tempfile.gettempdir(), "/tmp", "/dev/shm"]:
+        args += ["--write", path]
+    for path in PROTECTED:
+        args += ["--read-only", os.path.join(project, path)]
+    for path in HOME_SECRETS + [".harness9"]:
+        args += ["--mask", os.path.join(home, path)]
+    args += ["--mask", os.path.join(project, ".env")]
+    args += ["--visible", os.path.join(home, ".harness9", "skills")]
+    return args + ["--"]
+
+
+def per_command(binary, before):
+    project = project_dir()
+    small = os.path.join(os.path.dirname(binary), "harness9-sandbox")
+    launchers = [("harness9-sandbox", small)] if os.path.isfile(small) else []
+    launchers.append(("harness9", binary))
+    for command in (["true"], ["bash", "-c", "true"]):
+        shown = " ".join(command)
+        cases = [(f"{shown}, unconfined", command)]
+        for name, launcher in launchers:
+            for ns in ("on", "off"):
+                cases.append((f"{shown}, {name} launcher, namespaces {ns}",
+                              launcher_args(launcher, project, ns) + command))
+        if before:
+            old = [before, "__harness9-sandbox-exec", "--mode", "workspace-write",
+                   "--network", "deny", "--write", project, "--write", "/tmp", "--"]
+            cases.append((f"{shown}, the older launcher (--before)", old + command))
+        times = {name: [] for name, _ in cases}
+        for _ in range(RUNS):
+            for name, argv in cases:
+                times[name].append(timed(argv, cwd=project))
+        print(f"per command, {RUNS} runs each:")
+        base = times[cases[0][0]]
+        for name, _ in cases:
+            line(name, times[name], None if name == cases[0][0] else base)
+
+
+def per_session(binary):
+    project = tempfile.mkdtemp()
     script = os.path.join(project, "script.json")
     log = os.path.join(project, "log.jsonl")
     replies = []
@@ -74,9 +131,22 @@ def main():
             off.append(timed(base + ["--sandbox", "off"], env))
             on.append(timed(base, env))
         print(f"one -p run with one bash call, {SESSIONS} runs each:")
-        report("--sandbox off", off, "workspace-write (default)", on)
+        line("--sandbox off", off)
+        line("workspace-write (default)", on, off)
     finally:
         server.terminate()
+
+
+def main():
+    args = sys.argv[1:]
+    before = None
+    if "--before" in args:
+        i = args.index("--before")
+        before = os.path.abspath(args[i + 1])
+        del args[i:i + 2]
+    binary = os.path.abspath(args[0] if args else "target/release/harness9")
+    per_command(binary, before)
+    per_session(binary)
 
 
 if __name__ == "__main__":

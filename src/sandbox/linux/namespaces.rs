@@ -1,14 +1,16 @@
 //! Running a command in its own namespaces. The launcher (single-threaded, before
 //! anything else in `main`) creates a user namespace (mapping only its own user and
-//! group, so no other user's files are its to override), a mount namespace and a PID
-//! namespace, then forks:
+//! group, so no other user's files are its to override) and a PID namespace, then
+//! forks:
 //!
-//! - the child is PID 1 of the new PID namespace: it builds the file system (`mounts`),
+//! - the child is PID 1 of the new PID namespace: it makes its own mount namespace,
+//!   builds the file system there (`mounts`),
 //!   mounts a `/proc` that shows only the sandbox's processes, confines itself (Landlock,
 //!   seccomp, capabilities), starts the command as PID 2, and reaps every process in the
 //!   namespace. When the command exits it hands its exit status to the parent over a
 //!   pipe, then waits for whatever the command left running (a background job) and exits
-//!   with the last of them, taking the namespace down.
+//!   with the last of them, taking the namespaces down (which waits for the kernel's RCU
+//!   grace periods: a millisecond or more that nobody waits for).
 //! - the parent, outside the PID namespace, blocks the signals it could be sent, waits
 //!   for that status and exits the same way: with the same code, or killed by the same
 //!   signal. harness9 waits for it as it would for the command.
@@ -80,8 +82,10 @@ pub fn run(policy: &SandboxPolicy, launch: &Launch) -> Result<u8, Failure> {
     let uid = nix::unistd::geteuid();
     let gid = nix::unistd::getegid();
     single_threaded().map_err(fail("check the launcher"))?;
-    unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID)
-        .map_err(fail("unshare"))?;
+    // The mount namespace is the child's alone (it makes its own, below): freeing one
+    // waits for an RCU grace period, which the child's exit may do in the background
+    // while this process, the one harness9 waits for, has already exited.
+    unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWPID).map_err(fail("unshare"))?;
     map_ids(uid.as_raw(), gid.as_raw())?;
     let mut blocked = SigSet::all();
     for synchronous in [
@@ -245,6 +249,9 @@ fn prepare(policy: &SandboxPolicy, cwd: &Path) -> Result<(), String> {
     // process, PID 1 of its namespace, is sent none it has no handler for.)
     sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)
         .map_err(|e| format!("cannot unblock signals: {e}"))?;
+    unshare(CloneFlags::CLONE_NEWNS).map_err(|e| {
+        format!("cannot build the sandbox's namespaces: unshare the mount namespace: {e}")
+    })?;
     mounts::build(policy).map_err(|e| format!("cannot build the sandbox's file system: {e}"))?;
     nix::unistd::chdir(cwd)
         .map_err(|e| format!("cannot enter the working folder {}: {e}", cwd.display()))?;
