@@ -32,7 +32,17 @@ from scripted_server import start_server  # noqa: E402
 
 RUNS = 300
 SESSIONS = 40
-MOCK = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "tools", "mockllm.py")
+def find_mock():
+    """shared/tools/mockllm.py in the nearest folder above this script that has one."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    while True:
+        candidate = os.path.join(here, "shared", "tools", "mockllm.py")
+        if os.path.isfile(candidate) or os.path.dirname(here) == here:
+            return candidate
+        here = os.path.dirname(here)
+
+
+MOCK = find_mock()
 HOME_SECRETS = [".ssh", ".aws", ".gnupg", ".config/gcloud", ".azure", ".kube",
                 ".docker/config.json", ".netrc", ".git-credentials", ".npmrc", ".pypirc",
                 ".pgpass", ".cargo/credentials", ".cargo/credentials.toml", ".config/gh",

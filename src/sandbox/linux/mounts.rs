@@ -4,12 +4,12 @@
 //!
 //! 1. nothing done here propagates outside (every mount private);
 //! 2. `/dev/null`, `zero`, `full`, `random` and `urandom` get mounts of their own, so
-//!    they stay usable when step 3 makes every other device node unusable;
-//! 3. every mount a path can reach is remounted read-only, nosuid and nodev (keeping its
-//!    noexec and atime flags, which a user namespace may not change);
-//! 4. a fresh `/proc` (read-only) for the new PID namespace; a private `/dev/pts`
+//!    they stay usable when step 4 makes every other device node unusable;
+//! 3. a fresh `/proc` (read-only) for the new PID namespace; a private `/dev/pts`
 //!    instance, `/dev/ptmx` from it, and an empty tmpfs on `/dev/shm` (writable when the
 //!    policy lets commands write there);
+//! 4. every other mount a path can reach is remounted read-only, nosuid and nodev
+//!    (keeping its noexec and atime flags, which a user namespace may not change);
 //! 5. each writable folder, shallow ones first, is bound onto itself read-write, nosuid,
 //!    nodev (a folder on a file system mounted read-only stays read-only);
 //! 6. the protected paths inside (`.git/config`, `.git/hooks`, `.harness9`, …) are bound
@@ -150,7 +150,6 @@ pub fn build(policy: &SandboxPolicy) -> Result<(), MountError> {
     for device in DEVICES.iter().map(Path::new).filter(|d| d.exists()) {
         bind(device, device, "keep the device")?;
     }
-    read_only_everywhere()?;
     let proc = Path::new("/proc");
     mount(
         Some("proc"),
@@ -160,18 +159,23 @@ pub fn build(policy: &SandboxPolicy) -> Result<(), MountError> {
         NONE,
     )
     .map_err(step("mount a fresh /proc on", proc))?;
-    private_dev(policy);
+    let mut own = vec![proc];
+    own.extend(private_dev(policy));
+    read_only_everywhere(&own)?;
     writable_folders(policy)?;
     protected_paths(policy)?;
     masks(policy)
 }
 
-/// Step 3: every reachable mount read-only, nosuid and nodev (the kept device nodes
-/// without nodev).
-fn read_only_everywhere() -> Result<(), MountError> {
+/// Step 4: every reachable mount read-only, nosuid and nodev (the kept device nodes
+/// without nodev), but the fresh ones at `own`.
+fn read_only_everywhere(own: &[&Path]) -> Result<(), MountError> {
     let table = std::fs::read_to_string("/proc/self/mountinfo").map_err(MountError::Table)?;
     let mounts = mountinfo::parse(&table);
     for m in mountinfo::visible(&mounts) {
+        if own.contains(&m.path.as_path()) {
+            continue;
+        }
         let device = DEVICES.iter().any(|d| m.path == Path::new(d));
         let mut wanted = MsFlags::MS_RDONLY | MsFlags::MS_NOSUID;
         if !device {
@@ -191,9 +195,11 @@ fn read_only_everywhere() -> Result<(), MountError> {
     Ok(())
 }
 
-/// Step 4's devices: a private pty instance and shared memory. Failing leaves the
-/// system's, read-only and nodev, so it is not an error.
-fn private_dev(policy: &SandboxPolicy) {
+/// Step 3's devices: a private pty instance and shared memory; where each was mounted.
+/// Failing leaves the system's, which step 3 makes read-only and nodev, so it is not an
+/// error.
+fn private_dev(policy: &SandboxPolicy) -> Vec<&'static Path> {
+    let mut made = Vec::new();
     let pts = Path::new("/dev/pts");
     let mounted = pts.is_dir()
         && mount(
@@ -204,9 +210,12 @@ fn private_dev(policy: &SandboxPolicy) {
             Some("newinstance,ptmxmode=0666,mode=0620"),
         )
         .is_ok();
-    let ptmx = Path::new("/dev/ptmx");
-    if mounted && ptmx.exists() {
-        let _ = bind(&pts.join("ptmx"), ptmx, "use the private ptmx as");
+    if mounted {
+        made.push(pts);
+        let ptmx = Path::new("/dev/ptmx");
+        if ptmx.exists() && bind(&pts.join("ptmx"), ptmx, "use the private ptmx as").is_ok() {
+            made.push(ptmx);
+        }
     }
     let shm = Path::new("/dev/shm");
     if shm.is_dir() {
@@ -214,8 +223,11 @@ fn private_dev(policy: &SandboxPolicy) {
         if !policy.writable.iter().any(|w| w == shm) {
             flags |= MsFlags::MS_RDONLY;
         }
-        let _ = mount(Some("tmpfs"), shm, Some("tmpfs"), flags, Some("mode=1777"));
+        if mount(Some("tmpfs"), shm, Some("tmpfs"), flags, Some("mode=1777")).is_ok() {
+            made.push(shm);
+        }
     }
+    made
 }
 
 /// Step 5: the writable folders.
@@ -226,6 +238,7 @@ fn writable_folders(policy: &SandboxPolicy) -> Result<(), MountError> {
         .filter(|w| w.as_path() != Path::new("/dev/shm") && w.exists())
         .collect();
     roots.sort_by_key(|p| p.components().count());
+    roots.dedup();
     for root in roots {
         bind(root, root, "bind the writable folder")?;
         let flags =

@@ -215,7 +215,12 @@ fn child(policy: &SandboxPolicy, launch: &Launch, cwd: &Path, status: OwnedFd) -
         return say(message, CANNOT_RUN);
     }
     let command = match launch {
-        Launch::Probe => return 0,
+        Launch::Probe => {
+            // Reported like a command's end, so the parent need not wait for this
+            // process to take the namespaces down.
+            let _ = nix::unistd::write(&status, &Ending::Exited(0).encode());
+            return 0;
+        }
         Launch::Run(command) => command,
     };
     let started = std::process::Command::new(&command[0])
