@@ -731,4 +731,28 @@ fn mcp_list_and_tools_confine_sandboxed_servers_when_commands_are_not() {
     assert!(log.contains("probed"), "{log}");
     assert!(!log.contains(SSH_KEY), "{log}");
     assert!(log.contains("Read-only file system"), "{log}");
+    // Where no sandbox can be had, such a server does not start at all.
+    let out = Command::new(env!("CARGO_BIN_EXE_harness9"))
+        .arg("-C")
+        .arg(world.project.path())
+        .args(["mcp", "list"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", world.home.path())
+        .env("HARNESS9_HOME", world.h9.path())
+        .env("HARNESS9_SANDBOX_UNAVAILABLE", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("failed") && stdout.contains("sandbox is not available"),
+        "{stdout}"
+    );
+    let log = std::fs::read_to_string(world.h9.path().join("logs/mcp/boxed.log")).unwrap();
+    assert_eq!(
+        log.matches("probed").count(),
+        2,
+        "it never ran unconfined: {log}"
+    );
 }
