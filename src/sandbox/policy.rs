@@ -71,19 +71,32 @@ pub const HOME_SECRETS: &[&str] = &[
     ".local/share/keyrings",
     ".bash_history",
     ".zsh_history",
+    ".Xauthority",
+    ".ICEauthority",
 ];
 
-/// Sockets that act with the user's (or root's) authority: a command that reaches the
-/// Docker daemon owns the machine, one that reaches an agent signs as the user.
+/// Sockets that act with the user's (or root's) authority, for a caller whose user id
+/// they trust: a command that reaches one leaves the sandbox. Docker, Podman,
+/// containerd, CRI-O, LXD and libvirt start containers or machines as root; systemd's
+/// private socket and the system D-Bus start services (as root, for root); snapd
+/// installs software; an X server takes synthetic keystrokes into the user's terminals.
 const AUTHORITY_SOCKETS: &[&str] = &[
     "/run/docker.sock",
     "/var/run/docker.sock",
-    "/run/podman/podman.sock",
-    "/run/containerd/containerd.sock",
+    "/run/podman",
+    "/run/containerd",
+    "/run/crio",
+    "/run/buildkit",
+    "/run/libvirt",
+    "/var/snap/lxd/common/lxd/unix.socket",
+    "/var/lib/lxd/unix.socket",
+    "/run/systemd/private",
+    "/run/dbus/system_bus_socket",
+    "/var/run/dbus/system_bus_socket",
+    "/run/snapd.socket",
+    "/run/snapd-snap.socket",
+    "/tmp/.X11-unix",
 ];
-
-/// The same, relative to `$XDG_RUNTIME_DIR`.
-const RUNTIME_DIR_SECRETS: &[&str] = &["docker.sock", "podman", "gnupg", "keyring"];
 
 /// System files only root could read anyway: masked when harness9 runs as root.
 const ROOT_SECRETS: &[&str] = &[
@@ -297,10 +310,10 @@ fn submodule_git_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 }
 
 /// Every path a sandbox masks for `places`: [`HOME_SECRETS`] in the home folder,
-/// `$HARNESS9_HOME`, sockets that act with the user's authority (`$SSH_AUTH_SOCK`, the
-/// Docker and Podman sockets, agents in `$XDG_RUNTIME_DIR`), the configured
-/// `masked_paths`, and for root the system's password hashes and host keys. Paths that
-/// do not exist are skipped when a command starts.
+/// `$HARNESS9_HOME`, sockets that act with the user's authority (`$SSH_AUTH_SOCK`,
+/// `$XDG_RUNTIME_DIR` as a whole, the container engines', systemd's, the system D-Bus,
+/// X11), the configured `masked_paths`, and for root the system's password hashes and
+/// host keys. Paths that do not exist are skipped when a command starts.
 pub fn secret_paths(places: &SecretPlaces, root: bool) -> Vec<PathBuf> {
     let mut paths = Vec::new();
     if let Some(home) = &places.user_home {
@@ -313,10 +326,14 @@ pub fn secret_paths(places: &SecretPlaces, root: bool) -> Vec<PathBuf> {
     {
         paths.push(sock);
     }
+    // The session's sockets: its D-Bus (which starts services outside the sandbox), the
+    // accessibility bus and Wayland (keystrokes), PipeWire (the screen), agents, Docker
+    // and Podman.
     if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from)
         && runtime.is_absolute()
+        && runtime.parent().is_some()
     {
-        paths.extend(RUNTIME_DIR_SECRETS.iter().map(|p| runtime.join(p)));
+        paths.push(runtime);
     }
     if root {
         paths.extend(ROOT_SECRETS.iter().map(PathBuf::from));

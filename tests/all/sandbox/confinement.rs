@@ -756,3 +756,62 @@ fn mcp_list_and_tools_confine_sandboxed_servers_when_commands_are_not() {
         "it never ran unconfined: {log}"
     );
 }
+
+#[test]
+fn devices_kernel_settings_and_the_users_sockets_are_out_of_reach() {
+    use std::os::unix::net::UnixListener;
+    let py = python().unwrap_or("false");
+    for user in USERS {
+        for mode in MODES {
+            let world = World::new(user);
+            // The session's bus and an SSH agent, as a desktop session has them.
+            let runtime = tempfile::tempdir().unwrap();
+            let bus = UnixListener::bind(runtime.path().join("bus")).unwrap();
+            let agent_dir = tempfile::tempdir().unwrap();
+            let agent = UnixListener::bind(agent_dir.path().join("agent.sock")).unwrap();
+            if user == User::Nobody {
+                chown_tree(runtime.path(), NOBODY);
+                chown_tree(agent_dir.path(), NOBODY);
+            }
+            bus.set_nonblocking(true).unwrap();
+            agent.set_nonblocking(true).unwrap();
+            let script = format!(
+                "for d in /dev/vda /dev/sda /dev/nvme0n1 /dev/loop0 /dev/mem /dev/port /dev/kmsg \
+                 /dev/tty /dev/console; do \
+                   [ -e $d ] && head -c 1 $d > /dev/null 2>&1 && echo \"READ $d\"; \
+                 done; \
+                 for d in /dev/kmsg /dev/tty /dev/console; do \
+                   [ -e $d ] && (echo x > $d) 2>/dev/null && echo \"WROTE $d\"; \
+                 done; \
+                 v=$(cat /proc/sys/vm/swappiness); (echo $v > /proc/sys/vm/swappiness) 2>/dev/null \
+                   && echo 'WROTE a kernel setting'; \
+                 for s in \"$XDG_RUNTIME_DIR/bus\" \"$SSH_AUTH_SOCK\"; do \
+                   {py} -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' \"$s\" \
+                     2>/dev/null && echo \"CONNECTED $s\"; \
+                 done; \
+                 head -c 1 /dev/urandom > /dev/null && echo x > /dev/null && echo devices-work"
+            );
+            let runtime_dir = runtime.path().display().to_string();
+            let agent_sock = agent_dir.path().join("agent.sock").display().to_string();
+            let (_, tool) = world.run(
+                mode,
+                &script,
+                &[
+                    ("XDG_RUNTIME_DIR", &runtime_dir),
+                    ("SSH_AUTH_SOCK", &agent_sock),
+                ],
+            );
+            assert!(tool.contains("devices-work"), "{user:?} {mode}: {tool}");
+            for reached in ["READ", "WROTE", "CONNECTED"] {
+                assert!(!tool.contains(reached), "{user:?} {mode}: {tool}");
+            }
+            for listener in [&bus, &agent] {
+                assert_eq!(
+                    listener.accept().map(|_| ()).unwrap_err().kind(),
+                    std::io::ErrorKind::WouldBlock,
+                    "{user:?} {mode}: {tool}"
+                );
+            }
+        }
+    }
+}
