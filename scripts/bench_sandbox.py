@@ -14,6 +14,8 @@
    (one bash call `true`, then an answer), with `--sandbox off` and with the default
    workspace-write sandbox (the namespace probe at start-up plus one confined command),
    alternating, SESSIONS times each.
+3. Phases: the launcher started and refusing at once, and its probe (everything but
+   running a command), against `true`.
 
 Usage: python3 scripts/bench_sandbox.py [path/to/harness9] [--before path/to/old/harness9]
 (default target/release/harness9; harness9-sandbox is looked for beside it)
@@ -119,6 +121,25 @@ def per_command(binary, before):
             line(name, times[name], None if name == cases[0][0] else base)
 
 
+def phases(binary):
+    """Where the time goes: the launcher started and refusing its arguments at once (the
+    cost of one more process), and the probe (namespaces, file system, capabilities,
+    Landlock and seccomp, then nothing run)."""
+    small = os.path.join(os.path.dirname(binary), "harness9-sandbox")
+    launcher = small if os.path.isfile(small) else binary
+    cases = [("true, unconfined", ["true"]),
+             ("launcher started, nothing done", [launcher, "__harness9-sandbox-exec", "--x"]),
+             ("launcher probe: namespaces and confinement, nothing run",
+              [launcher, "__harness9-sandbox-exec", "--probe"])]
+    times = {name: [] for name, _ in cases}
+    for _ in range(RUNS):
+        for name, argv in cases:
+            times[name].append(timed(argv))
+    print(f"phases, {RUNS} runs each:")
+    for name, _ in cases:
+        line(name, times[name], None if name == cases[0][0] else times[cases[0][0]])
+
+
 def per_session(binary):
     project = tempfile.mkdtemp()
     script = os.path.join(project, "script.json")
@@ -156,6 +177,7 @@ def main():
         del args[i:i + 2]
     binary = os.path.abspath(args[0] if args else "target/release/harness9")
     per_command(binary, before)
+    phases(binary)
     per_session(binary)
 
 

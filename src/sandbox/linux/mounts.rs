@@ -253,8 +253,11 @@ fn writable_folders(policy: &SandboxPolicy) -> Result<(), MountError> {
     Ok(())
 }
 
-/// Step 6: the protected paths, read-only.
+/// Step 6: the protected paths, read-only (nothing to do when nothing is writable).
 fn protected_paths(policy: &SandboxPolicy) -> Result<(), MountError> {
+    if policy.writable.is_empty() {
+        return Ok(());
+    }
     let git = policy.project.join(".git");
     if git.is_dir() {
         // Something to protect where git would read hooks or attributes a command could
