@@ -467,9 +467,11 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
 pub fn describe_denial(request: &ApprovalRequestKind, reason: &AutoDenyReason) -> String {
     let what = match request {
         ApprovalRequestKind::Command { command, .. } => format!("command `{command}`"),
-        ApprovalRequestKind::Edit { path, .. } => format!("edit of {}", path.display()),
-        ApprovalRequestKind::ReadOutside { path } | ApprovalRequestKind::Read { path } => {
-            format!("reading {}", path.display())
+        ApprovalRequestKind::Edit { .. } => {
+            format!("edit of {}", request.shown_path().unwrap_or_default())
+        }
+        ApprovalRequestKind::ReadOutside { .. } | ApprovalRequestKind::Read { .. } => {
+            format!("reading {}", request.shown_path().unwrap_or_default())
         }
         ApprovalRequestKind::Mcp { server, tool, .. } => {
             format!("MCP tool `{tool}` of server `{server}`")
@@ -509,24 +511,23 @@ pub fn describe_request(request: &ApprovalRequestKind) -> String {
             )
         }
         ApprovalRequestKind::Edit {
-            path,
             location: Location::Inside,
             ..
         } => format!(
             "edit of {} needs approval; allow edits with --approval-mode auto-edit",
-            path.display()
+            request.shown_path().unwrap_or_default()
         ),
-        ApprovalRequestKind::Edit { path, .. } => format!(
+        ApprovalRequestKind::Edit { .. } => format!(
             "edit of {} (outside the project) needs approval; allow it with --approval-mode full-auto",
-            path.display()
+            request.shown_path().unwrap_or_default()
         ),
-        ApprovalRequestKind::ReadOutside { path } => format!(
+        ApprovalRequestKind::ReadOutside { .. } => format!(
             "reading {} (outside the project) needs approval; allow it with --approval-mode full-auto",
-            path.display()
+            request.shown_path().unwrap_or_default()
         ),
-        ApprovalRequestKind::Read { path } => format!(
+        ApprovalRequestKind::Read { .. } => format!(
             "reading {} needs approval (a permission rule asks about it)",
-            path.display()
+            request.shown_path().unwrap_or_default()
         ),
         ApprovalRequestKind::Mcp { server, tool, .. } => format!(
             "MCP tool `{tool}` of server `{server}` needs approval; allow it with the rule              `mcp__{server}` (the whole server) or --approval-mode full-auto"

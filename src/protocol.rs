@@ -145,8 +145,11 @@ pub enum ApprovalRequestKind {
     },
     /// Create, overwrite or edit a file.
     Edit {
-        /// The file that changes.
+        /// The file that changes: the real file, every symlink followed.
         path: PathBuf,
+        /// The path as written, when it is not `path` (it goes through a symlink).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        via: Option<PathBuf>,
         /// A unified diff of the change, when it could be computed in advance.
         diff: Option<String>,
         /// Inside or outside the project directory.
@@ -154,13 +157,19 @@ pub enum ApprovalRequestKind {
     },
     /// Read something outside the project directory.
     ReadOutside {
-        /// The path outside the project.
+        /// The path outside the project: the real path, every symlink followed.
         path: PathBuf,
+        /// The path as written, when it is not `path` (it goes through a symlink).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        via: Option<PathBuf>,
     },
     /// Read a file inside the project that a rule asks about (a secret file).
     Read {
-        /// The file.
+        /// The file: the real path, every symlink followed.
         path: PathBuf,
+        /// The path as written, when it is not `path` (it goes through a symlink).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        via: Option<PathBuf>,
     },
     /// Call a tool of an MCP server, or read its resources.
     Mcp {
@@ -183,6 +192,23 @@ pub enum McpAction {
     CallTool,
     /// List or read its resources (a read: runs in every mode unless a rule says no).
     ReadResource,
+}
+
+impl ApprovalRequestKind {
+    /// The path a file request is about, as a person should read it: the real path, or
+    /// `written -> real` when what was written goes through a symlink. `None` for
+    /// commands and MCP calls.
+    pub fn shown_path(&self) -> Option<String> {
+        match self {
+            ApprovalRequestKind::Edit { path, via, .. }
+            | ApprovalRequestKind::Read { path, via }
+            | ApprovalRequestKind::ReadOutside { path, via } => Some(match via {
+                Some(via) => format!("{} -> {}", via.display(), path.display()),
+                None => path.display().to_string(),
+            }),
+            ApprovalRequestKind::Command { .. } | ApprovalRequestKind::Mcp { .. } => None,
+        }
+    }
 }
 
 /// Where a path lies relative to the project directory.

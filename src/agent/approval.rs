@@ -158,7 +158,10 @@ impl ApprovalPolicy {
         let (request, subject_default) = match &access {
             Access::ReadOnly => return Verdict::Run,
             Access::ReadInside(path) => (
-                ApprovalRequestKind::Read { path: path.clone() },
+                ApprovalRequestKind::Read {
+                    path: path.clone(),
+                    via: None,
+                },
                 ModeDefault::Runs,
             ),
             Access::NeedsApproval(request) => (request.clone(), mode_default(mode, request)),
@@ -178,7 +181,8 @@ impl ApprovalPolicy {
                     .book
                     .judge(tool, Subject::Edit { path }, &project, &temp, read_only)
             }
-            ApprovalRequestKind::Read { path } | ApprovalRequestKind::ReadOutside { path } => {
+            ApprovalRequestKind::Read { path, .. }
+            | ApprovalRequestKind::ReadOutside { path, .. } => {
                 shared
                     .book
                     .judge(tool, Subject::Read { path }, &project, &temp, read_only)
@@ -308,10 +312,10 @@ impl ApprovalPolicy {
             ApprovalRequestKind::Edit { path, .. } => {
                 format!("editing {} (outside the project)", path.display())
             }
-            ApprovalRequestKind::ReadOutside { path } => {
+            ApprovalRequestKind::ReadOutside { path, .. } => {
                 format!("reading {} (outside the project)", path.display())
             }
-            ApprovalRequestKind::Read { path } => format!("reading {}", path.display()),
+            ApprovalRequestKind::Read { path, .. } => format!("reading {}", path.display()),
             ApprovalRequestKind::Mcp { server, tool, .. } => {
                 format!("the MCP tool `{tool}` of server `{server}`")
             }
@@ -413,6 +417,7 @@ mod tests {
     fn edit(outside: bool) -> Access {
         Access::NeedsApproval(ApprovalRequestKind::Edit {
             path: PathBuf::from(if outside { "/q/a.rs" } else { "/p/a.rs" }),
+            via: None,
             diff: None,
             location: if outside {
                 Location::Outside
@@ -494,6 +499,7 @@ mod tests {
                 Access::ReadInside(read.into()),
                 Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
                     path: "/etc/hosts".into(),
+                    via: None,
                 }),
                 cmd("python3 run.py"),
             ])
@@ -505,7 +511,8 @@ mod tests {
         assert_eq!(
             plan.request,
             ApprovalRequestKind::Read {
-                path: "/p/.env".into()
+                path: "/p/.env".into(),
+                via: None,
             }
         );
         // In suggest the read outside the project is asked first.

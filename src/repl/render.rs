@@ -280,17 +280,14 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
                     cwd.display()
                 )
             }
-            ApprovalRequestKind::Edit {
-                path,
-                diff,
-                location,
-            } => {
+            ApprovalRequestKind::Edit { diff, location, .. } => {
                 let place = if *location == Location::Outside {
                     " (outside the project)"
                 } else {
                     ""
                 };
-                let mut t = format!("{tool} wants to change {}{place}\n", path.display());
+                let path = request.shown_path().unwrap_or_default();
+                let mut t = format!("{tool} wants to change {path}{place}\n");
                 if let Some(diff) = diff {
                     for line in diff.lines() {
                         t.push_str("  ");
@@ -300,14 +297,17 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
                 }
                 t
             }
-            ApprovalRequestKind::ReadOutside { path } => {
+            ApprovalRequestKind::ReadOutside { .. } => {
                 format!(
                     "{tool} wants to read {} (outside the project)\n",
-                    path.display()
+                    request.shown_path().unwrap_or_default()
                 )
             }
-            ApprovalRequestKind::Read { path } => {
-                format!("{tool} wants to read {}\n", path.display())
+            ApprovalRequestKind::Read { .. } => {
+                format!(
+                    "{tool} wants to read {}\n",
+                    request.shown_path().unwrap_or_default()
+                )
             }
             ApprovalRequestKind::Mcp {
                 server,

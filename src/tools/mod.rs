@@ -18,6 +18,7 @@ pub mod edit_file;
 pub mod glob;
 pub mod grep;
 pub mod list;
+pub mod nofollow;
 pub mod path;
 pub mod read_file;
 mod registry;
@@ -543,6 +544,27 @@ where
         .map_err(|e| ToolFatal::Internal(format!("tool task failed: {e}")))
 }
 
+/// [`run_blocking`] that gives up waiting when `cancel` fires: the call ends at once as
+/// interrupted, whatever the blocking work is doing (it runs on to its end on its own
+/// thread, and its result is dropped). Long loops also check `cancel` to stop early.
+pub(crate) async fn run_blocking_until<T, F>(
+    cancel: &CancellationToken,
+    work: F,
+) -> Result<T, ToolFatal>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let task = tokio::task::spawn_blocking(work);
+    tokio::select! {
+        biased;
+        joined = task => {
+            joined.map_err(|e| ToolFatal::Internal(format!("tool task failed: {e}")))
+        }
+        () = cancel.cancelled() => Err(ToolFatal::Interrupted),
+    }
+}
+
 /// A temporary project for tool tests holding `files` (path, content), and a context on it.
 #[cfg(test)]
 pub(crate) fn test_tree(files: &[(&str, &str)]) -> (tempfile::TempDir, ToolContext) {
@@ -682,6 +704,7 @@ mod typed_tests {
         fn access(&self, args: &Counted, ctx: &ToolContext) -> Access {
             Access::NeedsApproval(ApprovalRequestKind::Edit {
                 path: ctx.workdir.join(&args.path),
+                via: None,
                 diff: None,
                 location: Location::Inside,
             })
@@ -705,6 +728,7 @@ mod typed_tests {
             call.access(&ctx),
             Access::NeedsApproval(ApprovalRequestKind::Edit {
                 path: ctx.workdir.join("a.txt"),
+                via: None,
                 diff: None,
                 location: Location::Inside,
             })
@@ -804,6 +828,7 @@ mod access_tests {
         let ask = |path: &str| {
             Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
                 path: Path::new(path).to_path_buf(),
+                via: None,
             })
         };
         let parent = ctx.workdir.parent().unwrap().to_str().unwrap();

@@ -228,6 +228,7 @@ fn approval_overlay_answers_and_denies_with_reason() {
         name: "edit_file".into(),
         request: ApprovalRequestKind::Edit {
             path: PathBuf::from("main.go"),
+            via: None,
             diff: Some(
                 "--- a/main.go\n+++ b/main.go\n@@ -1 +1 @@\n-var x = 1\n+var count = 1\n".into(),
             ),

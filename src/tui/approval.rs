@@ -178,15 +178,12 @@ impl ApprovalOverlay {
                 lines.push(Line::styled(format!("in {}", cwd.display()), dim));
                 (format!(" Run this command? ({}) ", request.name), lines)
             }
-            ApprovalRequestKind::Edit {
-                path,
-                diff,
-                location,
-            } => {
+            ApprovalRequestKind::Edit { diff, location, .. } => {
                 let mut lines = vec![Line::from(vec![
                     Span::raw("edit "),
-                    Span::styled(path.display().to_string(), bold),
+                    Span::styled(request.request.shown_path().unwrap_or_default(), bold),
                 ])];
+                lines.extend(through_link(&request.request, warn));
                 if *location == Location::Outside {
                     lines.push(Line::styled("this file is outside the project", warn));
                 }
@@ -196,23 +193,26 @@ impl ApprovalOverlay {
                 }
                 (format!(" Apply this edit? ({}) ", request.name), lines)
             }
-            ApprovalRequestKind::ReadOutside { path } => (
-                format!(" Read outside the project? ({}) ", request.name),
-                vec![
-                    Line::from(vec![
-                        Span::raw("read "),
-                        Span::styled(path.display().to_string(), bold),
-                    ]),
-                    Line::styled("this path is outside the project", warn),
-                ],
-            ),
-            ApprovalRequestKind::Read { path } => (
-                format!(" Read this file? ({}) ", request.name),
-                vec![Line::from(vec![
+            ApprovalRequestKind::ReadOutside { .. } => {
+                let mut lines = vec![Line::from(vec![
                     Span::raw("read "),
-                    Span::styled(path.display().to_string(), bold),
-                ])],
-            ),
+                    Span::styled(request.request.shown_path().unwrap_or_default(), bold),
+                ])];
+                lines.extend(through_link(&request.request, warn));
+                lines.push(Line::styled("this path is outside the project", warn));
+                (
+                    format!(" Read outside the project? ({}) ", request.name),
+                    lines,
+                )
+            }
+            ApprovalRequestKind::Read { .. } => {
+                let mut lines = vec![Line::from(vec![
+                    Span::raw("read "),
+                    Span::styled(request.request.shown_path().unwrap_or_default(), bold),
+                ])];
+                lines.extend(through_link(&request.request, warn));
+                (format!(" Read this file? ({}) ", request.name), lines)
+            }
             ApprovalRequestKind::Mcp {
                 server,
                 tool,
@@ -337,6 +337,20 @@ impl ApprovalOverlay {
     }
 }
 
+/// A warning line when the path as written goes through a symbolic link (the request
+/// names the real file after `->`).
+fn through_link(request: &ApprovalRequestKind, warn: Style) -> Option<Line<'static>> {
+    match request {
+        ApprovalRequestKind::Edit { via: Some(_), .. }
+        | ApprovalRequestKind::Read { via: Some(_), .. }
+        | ApprovalRequestKind::ReadOutside { via: Some(_), .. } => Some(Line::styled(
+            "the path written is a symbolic link: this is the file it reaches",
+            warn,
+        )),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -350,6 +364,7 @@ mod tests {
             name: "edit_file".into(),
             request: ApprovalRequestKind::Edit {
                 path: PathBuf::from("main.go"),
+                via: None,
                 diff: Some(
                     "--- a/main.go\n+++ b/main.go\n@@ -1,2 +1,2 @@\n package main\n-var x = 1\n+var count = 1\n"
                         .into(),

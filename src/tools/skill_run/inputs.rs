@@ -132,6 +132,7 @@ pub fn accesses(inputs: &[Input], project: &Path) -> Vec<Access> {
             }
             Origin::Outside => Some(Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
                 path: input.source.clone(),
+                via: None,
             })),
         })
         .collect()

@@ -52,7 +52,8 @@ async fn inputs_bring_project_skill_and_host_files_into_the_workspace() {
     assert_eq!(
         parts[2],
         Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
-            path: host_dir.join("notes.txt")
+            path: host_dir.join("notes.txt"),
+            via: None,
         })
     );
     assert!(command(&parts[3]) && parts.len() == 4, "{parts:?}");
