@@ -16,7 +16,7 @@ use harness9::cli::{
 };
 use harness9::config::{Config, ConfigError, EndpointNeed, OllamaProbe, SessionSaving};
 use harness9::print::{self, Activity, HeadlessRenderer, OutputFormat, TextDelivery};
-use harness9::protocol::{ErrorKind, Invocation, Op};
+use harness9::protocol::{ErrorKind, InputOrigin, Invocation, Op};
 use harness9::sandbox::{Decision, SessionSandbox};
 use harness9::sink::{self, ReaderState, Sink};
 use harness9::{input, repl, session, tui};
@@ -432,8 +432,12 @@ fn print_mode(
             renderer.fail_before_turn(ErrorKind::Usage, &message)?;
             return Ok(code::USAGE);
         }
+        // The argument was typed; a prompt read from stdin (`-p -`) is data.
         routed => routed
-            .to_op()
+            .to_op(match source {
+                PromptSource::Argument(_) => InputOrigin::Typed,
+                PromptSource::Stdin => InputOrigin::Piped,
+            })
             .context("a prompt or skill always becomes an operation")?,
     };
     if !context.trim().is_empty() && matches!(op, Op::Invoke(Invocation::McpPrompt { .. })) {
@@ -447,7 +451,8 @@ fn print_mode(
     if !context.trim().is_empty() {
         let context = format!("\n\n<stdin>\n{}\n</stdin>", context.trim_end());
         match &mut op {
-            Op::UserInput { text } => text.push_str(&context),
+            // Sent after the prompt as it is: piped text is never mention-expanded.
+            Op::UserInput { piped, .. } => *piped = Some(context),
             Op::Invoke(Invocation::Skill { args, .. }) => args.push_str(&context),
             _ => {}
         }

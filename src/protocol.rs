@@ -44,6 +44,11 @@ pub enum Op {
     UserInput {
         /// The text sent to the model as the user message.
         text: String,
+        /// Where `text` came from: only typed text has its `@path` mentions attached.
+        origin: InputOrigin,
+        /// Text that arrived on stdin besides a typed prompt (`-p PROMPT` with a pipe),
+        /// sent after it as it is: data, never mention-expanded.
+        piped: Option<String>,
     },
     /// Run a slash command the user typed that becomes a turn: a skill or an MCP
     /// server's prompt.
@@ -111,6 +116,30 @@ pub enum Op {
     },
     /// End the session: interrupt any running turn, then send [`Event::ShutdownComplete`].
     Shutdown,
+}
+
+/// Where a user message's text came from. Text that arrived on stdin may have been
+/// written by anyone (a log, a web page, a file): it is data, and an `@path` in it is
+/// never read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputOrigin {
+    /// Typed by the user: the TUI's composer, the terminal REPL, the `-p` argument. Its
+    /// `@path` mentions are attached (outside the project or secret: after asking).
+    Typed,
+    /// Read from stdin: `-p -`, `-p` with no argument, each line of the pipe REPL. Sent
+    /// as it is.
+    Piped,
+}
+
+impl Op {
+    /// A message the user typed (its `@path` mentions are attached), with nothing piped.
+    pub fn typed(text: impl Into<String>) -> Op {
+        Op::UserInput {
+            text: text.into(),
+            origin: InputOrigin::Typed,
+            piped: None,
+        }
+    }
 }
 
 /// A user's answer to an approval request.

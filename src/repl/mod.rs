@@ -421,7 +421,12 @@ impl<O: Write, E: Write> Repl<O, E> {
         match input::route(line, &self.info.catalog.current(), &self.info.mcp) {
             Routed::Empty => Ok(()),
             routed @ (Routed::Prompt(_) | Routed::Invoke(_)) => {
-                if let Some(op) = routed.to_op() {
+                // Lines read from a pipe are data: their `@path` mentions are not read.
+                let origin = match self.input {
+                    ReplInput::Terminal => crate::protocol::InputOrigin::Typed,
+                    ReplInput::Piped => crate::protocol::InputOrigin::Piped,
+                };
+                if let Some(op) = routed.to_op(origin) {
                     self.send(op);
                 }
                 self.state = State::Turn;

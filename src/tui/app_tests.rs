@@ -88,7 +88,11 @@ fn assert_shows(screen: &str, parts: &[&str]) {
 
 /// The ops of a prompt sent as typed.
 fn sent(text: &str) -> Vec<Op> {
-    vec![Op::UserInput { text: text.into() }]
+    vec![Op::UserInput {
+        text: text.into(),
+        origin: crate::protocol::InputOrigin::Typed,
+        piped: None,
+    }]
 }
 
 fn text(s: &str) -> Event {
