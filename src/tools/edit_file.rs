@@ -655,6 +655,35 @@ mod tests {
         ));
     }
 
+    #[tokio::test]
+    async fn files_over_the_cap_before_or_after_the_edit_are_refused() {
+        let (_d, ctx) = setup();
+        let big = ctx.workdir.join("big.txt");
+        fs::write(&big, "a".repeat(MAX_EDIT_BYTES as usize + 1)).unwrap();
+        let out = edit(&ctx, "big.txt", "a", "b").await;
+        assert_contains(
+            &out.content,
+            &format!(
+                "big.txt is {} bytes, over edit_file's limit",
+                MAX_EDIT_BYTES + 1
+            ),
+        );
+        // A small file whose edit would grow past the cap is refused before the new
+        // text is built.
+        fs::write(&big, "a".repeat(1024 * 1024)).unwrap();
+        let out = run_tool(
+            &EditFile,
+            &ctx,
+            json!({"path": "big.txt", "old_string": "a", "new_string": "0123456789", "replace_all": true}),
+        )
+        .await;
+        assert_contains(
+            &out.content,
+            "big.txt would be 10485760 bytes, over edit_file's limit",
+        );
+        assert_eq!(fs::metadata(&big).unwrap().len(), 1024 * 1024);
+    }
+
     #[test]
     fn closest_region_in_a_large_file() {
         let mut content: String = (0..20_000)

@@ -809,6 +809,37 @@ mod typed_tests {
 }
 
 #[cfg(test)]
+mod blocking_tests {
+    use super::*;
+
+    /// Blocking work that never looks at the token (a read stuck in the kernel) still
+    /// lets the call end at once as interrupted.
+    #[tokio::test]
+    async fn blocking_work_stops_being_waited_for_at_a_cancel() {
+        let cancel = CancellationToken::new();
+        let (release, stuck) = std::sync::mpsc::channel::<()>();
+        let token = cancel.clone();
+        let call = tokio::spawn(async move {
+            run_blocking_until(&token, move || {
+                let _ = stuck.recv();
+                "finished"
+            })
+            .await
+        });
+        cancel.cancel();
+        let result = tokio::time::timeout(std::time::Duration::from_secs(10), call)
+            .await
+            .expect("the call ends without the work finishing")
+            .unwrap();
+        assert!(matches!(result, Err(ToolFatal::Interrupted)), "{result:?}");
+        drop(release);
+        // Finished work is returned, not reported as interrupted.
+        let done = run_blocking_until(&CancellationToken::new(), || 7).await;
+        assert_eq!(done.unwrap(), 7);
+    }
+}
+
+#[cfg(test)]
 mod access_tests {
     use std::path::Path;
 

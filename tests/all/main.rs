@@ -32,6 +32,7 @@ mod skills_act;
 mod skills_cache;
 mod skills_cli;
 mod skills_corpus;
+mod special_files;
 mod terminal_safety;
 mod tui_e2e;
 mod undo;
