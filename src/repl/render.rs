@@ -644,6 +644,47 @@ mod tests {
     }
 
     #[test]
+    fn a_path_through_a_link_is_shown_with_the_file_it_reaches() {
+        let mut r = plain(OutputFormat::Text, Activity::Shown);
+        let (_, err) = r.writers();
+        r.approval_request(
+            "write_file",
+            &ApprovalRequestKind::Edit {
+                path: "/p/.git/config".into(),
+                via: Some("/p/docs/settings.ini".into()),
+                diff: None,
+                location: Location::Inside,
+            },
+            None,
+            &Offer::Rules {
+                rules: vec!["edit(**)".into()],
+            },
+        )
+        .unwrap();
+        r.approval_request(
+            "@~/x.txt",
+            &ApprovalRequestKind::ReadOutside {
+                path: "/home/u/x.txt".into(),
+                via: None,
+            },
+            None,
+            &Offer::Rules {
+                rules: vec!["read(/home/u/**)".into()],
+            },
+        )
+        .unwrap();
+        let err = text_of(&err);
+        assert!(
+            err.contains("write_file wants to change /p/docs/settings.ini -> /p/.git/config\n"),
+            "{err}"
+        );
+        assert!(
+            err.contains("@~/x.txt wants to read /home/u/x.txt (outside the project)\n"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn notices_info_and_approvals_are_neutralized() {
         let mut r = plain(OutputFormat::Text, Activity::Shown);
         let (out, err) = r.writers();

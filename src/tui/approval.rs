@@ -429,6 +429,41 @@ mod tests {
         assert_snapshot!(draw(&o, 70, 12));
     }
 
+    /// A path through a symlink: the question names both, and says which is real.
+    #[test]
+    fn a_path_through_a_link_names_the_written_path_and_the_real_file() {
+        let mut o = ApprovalOverlay::default();
+        let mut ask = edit();
+        ask.request = ApprovalRequestKind::Edit {
+            path: PathBuf::from("/p/.git/config"),
+            via: Some(PathBuf::from("/p/docs/settings.ini")),
+            diff: None,
+            location: Location::Inside,
+        };
+        o.push(ask);
+        let mut read = edit();
+        read.call_id = "mention-1".into();
+        read.name = "@notes.txt".into();
+        read.request = ApprovalRequestKind::Read {
+            path: PathBuf::from("/p/.env"),
+            via: Some(PathBuf::from("/p/notes.txt")),
+        };
+        o.push(read);
+        let screen = draw(&o, 80, o.height(80));
+        assert!(
+            screen.contains("edit /p/docs/settings.ini -> /p/.git/config"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("the path written is a symbolic link"),
+            "{screen}"
+        );
+        o.handle_key(KeyEvent::from(KeyCode::Char('y')));
+        let screen = draw(&o, 80, o.height(80));
+        assert!(screen.contains("read /p/notes.txt -> /p/.env"), "{screen}");
+        assert!(screen.contains("(@notes.txt)"), "{screen}");
+    }
+
     #[test]
     fn command_overlay() {
         let mut o = ApprovalOverlay::default();
