@@ -496,7 +496,7 @@ pub fn describe_denial(request: &ApprovalRequestKind, reason: &AutoDenyReason) -
             "{what} needs a person: {harm}; allow it unattended only with the exact rule `{exact_rule}`"
         ),
         AutoDenyReason::NobodyToAsk {
-            because: Some(AskBecause::Opaque { why }),
+            because: Some(AskBecause::Opaque { why } | AskBecause::Unconfined { why }),
         } => format!("{what} needs a person: {why}"),
         AutoDenyReason::NobodyToAsk { because: None } => describe_request(request),
     }

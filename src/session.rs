@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::agent::approval::ApprovalPolicy;
+use crate::agent::approval::{ApprovalPolicy, CommandSandbox};
 use crate::agent::saved::SessionStart;
 use crate::agent::{self, AgentHandle, AgentSetup, Approver, SessionInfo, WindowLearning};
 use crate::config::{Config, SessionSaving};
@@ -167,7 +167,8 @@ pub fn prepare_with_remote(
     };
     let system_prompt = crate::prompt::build(&config.workdir, sections.as_deref());
 
-    let policy = ApprovalPolicy::new(config.approval_mode, approver, config.permissions.clone());
+    let policy = ApprovalPolicy::new(config.approval_mode, approver, config.permissions.clone())
+        .with_sandbox(CommandSandbox::of_session());
     let mut tools = ToolRegistryBuilder::with_builtins();
     // Skills loaded in this session (by use_skill or a slash command), shared by the
     // use_skill tool and the agent (which clears it on /clear).

@@ -38,6 +38,18 @@ pub struct UserPermissions {
     /// Whether the built-in rules (secret files, `.git`, `.harness9`) apply.
     #[serde(default)]
     pub builtin_rules: BuiltinRules,
+    /// More secret-file patterns (globs like `**/*.secret`), asked about like the
+    /// built-in ones and masked in the sandbox.
+    #[serde(default)]
+    pub secret_files: Vec<String>,
+}
+
+/// The session's secret files: the user's extra patterns and harness9's home.
+pub fn secret_files(places: &Places, user: &UserPermissions) -> super::SecretFiles {
+    super::SecretFiles {
+        extra: user.secret_files.clone(),
+        harness_home: Some(places.harness_home.clone()),
+    }
 }
 
 /// Whether the built-in rules apply (set only in the user's config.toml: a project
@@ -130,8 +142,19 @@ impl Places {
 
 /// Loads the built-in rules, the user's and the project's.
 pub fn load(places: &Places, user: &UserPermissions) -> Result<Loaded, PermissionsError> {
+    for pattern in &user.secret_files {
+        if let Err(e) = globset::Glob::new(pattern) {
+            return Err(PermissionsError::Rule {
+                path: places.user_file.clone(),
+                source: RuleError {
+                    rule: format!("secret_files: {pattern}"),
+                    reason: format!("not a valid path pattern: {}", e.kind()),
+                },
+            });
+        }
+    }
     let mut book = match user.builtin_rules {
-        BuiltinRules::On => Rulebook::built_in(),
+        BuiltinRules::On => Rulebook::built_in_for(&secret_files(places, user)),
         BuiltinRules::Off => Rulebook::default(),
     };
     let home = places.home.as_deref();
@@ -527,7 +550,8 @@ mod tests {
         let on = load(&p, &UserPermissions::default()).unwrap();
         assert_eq!(
             on.book.rules().len(),
-            super::super::SECRET_FILES.len() + super::super::PROTECTED_EDITS.len(),
+            // The built-in patterns, harness9's home, the protected paths.
+            super::super::SECRET_FILES.len() + 1 + super::super::PROTECTED_EDITS.len(),
             "every built-in rule parses"
         );
         let off = load(

@@ -211,8 +211,15 @@ impl Rule {
     }
 
     /// Whether it matches a path a call to `tool` touches; `project` is the project
-    /// directory (relative patterns are relative to it).
+    /// directory (relative patterns are relative to it). Letters are compared exactly.
     pub fn matches_path(&self, tool: &str, path: &Path, project: &Path) -> bool {
+        self.matches_path_as(tool, path, project, Case::Exact)
+    }
+
+    /// [`Rule::matches_path`], comparing letters as `case` says: deny and ask rules and
+    /// the built-in rules match `.ENV` as `.env`, since on a file system that folds case
+    /// (macOS, Windows, a case-folding folder on Linux) both name the same file.
+    pub fn matches_path_as(&self, tool: &str, path: &Path, project: &Path, case: Case) -> bool {
         if !self.covers_tool(tool) {
             return false;
         }
@@ -224,30 +231,71 @@ impl Rule {
                 any_depth,
                 ..
             } => {
+                let matcher = glob.matcher(case);
                 let path = crate::paths::normalize(path);
                 if *absolute {
-                    return glob.matcher().is_match(&path);
+                    return matcher.is_match(&path);
                 }
-                match path.strip_prefix(project) {
-                    Ok(rel) if rel.as_os_str().is_empty() => glob.matcher().is_match("."),
-                    Ok(rel) => glob.matcher().is_match(rel),
-                    Err(_) => *any_depth && glob.matcher().is_match(&path),
+                let project = crate::paths::normalize(project);
+                let inside = match case {
+                    Case::Exact => path.strip_prefix(&project).ok().map(Path::to_path_buf),
+                    Case::Folded => strip_prefix_folded(&path, &project),
+                };
+                match inside {
+                    Some(rel) if rel.as_os_str().is_empty() => matcher.is_match("."),
+                    Some(rel) => matcher.is_match(rel),
+                    None => *any_depth && matcher.is_match(&path),
                 }
             }
         }
     }
 }
 
-/// A parsed glob and, once needed, its compiled matcher.
+/// How letters are compared when a rule matches a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Case {
+    /// Exactly (allow rules: they never widen).
+    Exact,
+    /// Without regard to case (deny, ask and built-in rules: they never narrow).
+    Folded,
+}
+
+/// `path` below `base`, comparing each part without regard to case.
+fn strip_prefix_folded(path: &Path, base: &Path) -> Option<std::path::PathBuf> {
+    let mut parts = path.components();
+    for expected in base.components() {
+        let got = parts.next()?;
+        let same = got.as_os_str().to_string_lossy().to_lowercase()
+            == expected.as_os_str().to_string_lossy().to_lowercase();
+        if !same {
+            return None;
+        }
+    }
+    Some(parts.as_path().to_path_buf())
+}
+
+/// A parsed glob and, once needed, its compiled matchers.
 #[derive(Debug, Clone)]
 struct LazyGlob {
     glob: Glob,
     matcher: OnceLock<GlobMatcher>,
+    folded: OnceLock<GlobMatcher>,
 }
 
 impl LazyGlob {
-    fn matcher(&self) -> &GlobMatcher {
-        self.matcher.get_or_init(|| self.glob.compile_matcher())
+    fn matcher(&self, case: Case) -> &GlobMatcher {
+        match case {
+            Case::Exact => self.matcher.get_or_init(|| self.glob.compile_matcher()),
+            Case::Folded => self.folded.get_or_init(|| {
+                GlobBuilder::new(self.glob.glob())
+                    .literal_separator(true)
+                    .case_insensitive(true)
+                    .build()
+                    // It built exactly so when the rule was read; the exact matcher is the
+                    // fallback if it somehow did not.
+                    .map_or_else(|_| self.glob.compile_matcher(), |g| g.compile_matcher())
+            }),
+        }
     }
 }
 
@@ -287,6 +335,7 @@ fn given(inner: &str, home: Option<&Path>) -> Result<Spec, String> {
     let glob = Box::new(LazyGlob {
         glob,
         matcher: OnceLock::new(),
+        folded: OnceLock::new(),
     });
     Ok(Spec::Given {
         command,

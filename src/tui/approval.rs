@@ -151,7 +151,9 @@ impl ApprovalOverlay {
                     format!("asked because of the rule `ask {rule}` ({source})")
                 }
                 AskBecause::Destructive { what, .. } => format!("destructive: {what}"),
-                AskBecause::Opaque { why } => format!("asked because {why}"),
+                AskBecause::Opaque { why } | AskBecause::Unconfined { why } => {
+                    format!("asked because {why}")
+                }
             };
             lines.push(Line::styled(sanitize(&why), warn));
         }
