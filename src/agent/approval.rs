@@ -16,7 +16,7 @@ pub use crate::permissions::PermissionsSetup;
 use crate::permissions::files::{self, Places};
 use crate::permissions::{
     ActiveRule, AllowedBy, AskBecause, Effect, Judgement, ModeRuns, Offer, Rule, RuleView,
-    Rulebook, Scope, Source, Subject,
+    Rulebook, Scope, SecretReads, Source, Subject,
 };
 use crate::protocol::{ApprovalDecision, ApprovalRequestKind, Location, McpAction};
 use crate::tools::Access;
@@ -191,6 +191,10 @@ impl ApprovalPolicy {
             mode: match mode {
                 ApprovalMode::Suggest => ModeRuns::NOTHING,
                 ApprovalMode::AutoEdit | ApprovalMode::FullAuto => ModeRuns::READS_AND_EDITS,
+            },
+            secrets: match shared.sandbox {
+                CommandSandbox::Confined { .. } => SecretReads::Masked,
+                CommandSandbox::Unconfined => SecretReads::Visible,
             },
         };
         let (request, subject_default) = match &access {
@@ -381,8 +385,12 @@ impl ApprovalPolicy {
                     } => "--approval-mode auto-edit",
                     _ => "--approval-mode full-auto",
                 };
+                let because = match &plan.offer {
+                    Offer::OnceOnly { why } => format!("; {why}"),
+                    Offer::Rules { .. } => String::new(),
+                };
                 format!(
-                    "it needs approval in approval mode '{}' (it would run with {flag} or an allow rule)",
+                    "it needs approval in approval mode '{}' (it would run with {flag} or an allow rule{because})",
                     mode_name(self.mode())
                 )
             }

@@ -108,11 +108,11 @@ fn rm(args: &[&str], extra: ExtraArgs, places: Places<'_>) -> Option<String> {
             targets.push(*arg);
         }
     }
+    if extra == ExtraArgs::Unknown {
+        return Some("`rm` deletes every file it is handed (by xargs or find), for good".into());
+    }
     if !recursive {
         return None;
-    }
-    if extra == ExtraArgs::Unknown {
-        return Some("`rm -r` deletes directory trees it is handed for good".into());
     }
     let kept: Vec<&str> = targets
         .iter()
@@ -322,6 +322,8 @@ mod tests {
             "find src -exec rm -rf {} +",
             "find src -delete",
             "find -delete",
+            "find . -name x -exec rm {} +",
+            "xargs rm",
             "sudo rm -rf /",
             "timeout 5 rm -rf src",
             "git reset --hard",
@@ -370,7 +372,6 @@ mod tests {
             "rm -rf /tmp/work",
             "rm -rf /tmp/a /tmp/b",
             "find /tmp/x -delete",
-            "find . -name x -exec rm {} +",
             "git reset HEAD~1",
             "git reset --soft HEAD~1",
             "git clean -n",

@@ -6,9 +6,9 @@
 //! model or an earlier command may have written its config), so `auto-edit` runs a
 //! read-only git command without asking only when every key of the repository's own
 //! configuration is on a list of keys that never name a program, no include is used, and
-//! no `post-index-change` hook exists. Commands that print file contents are also held
-//! back when the repository tracks a secret-looking file (`git show HEAD:.env` would
-//! print it even where the sandbox masks the file on disk).
+//! no `post-index-change` hook exists. It also finds a tracked secret-looking file, for
+//! the rules to ask about commands that print file contents (`git log -p` would print it
+//! from git's objects even where the sandbox masks the file on disk).
 //!
 //! It asks git itself (`git config --list --show-scope --no-includes`, `git rev-parse`,
 //! `git ls-files`) with a time limit, so a FIFO or a huge repository cannot hang a
@@ -19,8 +19,6 @@ use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
-
-use super::readonly::ShowsContents;
 
 /// How long one probe may take before the command is asked about instead.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -175,8 +173,10 @@ pub enum NotARead {
     },
 }
 
-/// Whether a read-only `git` command run in `cwd` stays a read.
-pub fn check(cwd: &Path, shows_contents: ShowsContents) -> Result<(), NotARead> {
+/// Whether a read-only `git` command run in `cwd` stays a read: the repository's own
+/// configuration names no program and no hook may run. (Tracked secret files are
+/// [`tracked_secret`]'s.)
+pub fn check(cwd: &Path) -> Result<(), NotARead> {
     let listing = probe(
         cwd,
         &["config", "--list", "-z", "--show-scope", "--no-includes"],
@@ -201,18 +201,23 @@ pub fn check(cwd: &Path, shows_contents: ShowsContents) -> Result<(), NotARead> 
             hook: "post-index-change".into(),
         });
     }
-    if shows_contents == ShowsContents::Yes {
-        let files = probe(cwd, &["ls-files", "-z"]).map_err(|why| NotARead::Unknown { why })?;
-        if let Some(path) = files
-            .split('\0')
-            .find(|p| !p.is_empty() && super::is_secret_file(Path::new(p)))
-        {
-            return Err(NotARead::TracksSecret {
-                path: path.to_string(),
-            });
-        }
-    }
     Ok(())
+}
+
+/// The first file the repository around `cwd` tracks that looks like a secret (a
+/// command printing file contents from git's objects could show it, where no sandbox
+/// mask reaches), relative to the repository's top. `None` outside a repository.
+pub fn tracked_secret(cwd: &Path) -> Result<Option<String>, NotARead> {
+    let Ok(top) = probe(cwd, &["rev-parse", "--show-toplevel"]) else {
+        return Ok(None);
+    };
+    let top = top.trim_end_matches('\n');
+    let files =
+        probe(Path::new(top), &["ls-files", "-z"]).map_err(|why| NotARead::Unknown { why })?;
+    Ok(files
+        .split('\0')
+        .find(|p| !p.is_empty() && super::is_secret_file(Path::new(p)))
+        .map(|p| format!("{top}/{p}")))
 }
 
 /// The first key of the repository's own configuration (scopes `local` and `worktree`)
@@ -354,38 +359,30 @@ mod tests {
     #[test]
     fn a_repository_that_names_programs_or_tracks_secrets_is_not_a_read() {
         let dir = tempfile::tempdir().unwrap();
-        let repo = dir.path();
+        let repo = &std::fs::canonicalize(dir.path()).unwrap();
         git(repo, &["init", "-q"]);
-        assert_eq!(check(repo, ShowsContents::Yes), Ok(()));
+        assert_eq!(check(repo), Ok(()));
         git(repo, &["config", "core.fsmonitor", "touch PWNED; false"]);
         assert_eq!(
-            check(repo, ShowsContents::No),
+            check(repo),
             Err(NotARead::Config {
                 key: "core.fsmonitor".into()
             })
         );
         git(repo, &["config", "--unset", "core.fsmonitor"]);
         git(repo, &["config", "diff.evil.textconv", "sh"]);
-        assert!(matches!(
-            check(repo, ShowsContents::Yes),
-            Err(NotARead::Config { .. })
-        ));
+        assert!(matches!(check(repo), Err(NotARead::Config { .. })));
         git(repo, &["config", "--unset", "diff.evil.textconv"]);
         std::fs::write(repo.join(".git/hooks/post-index-change"), "#!/bin/sh\n").unwrap();
-        assert!(matches!(
-            check(repo, ShowsContents::No),
-            Err(NotARead::Hook { .. })
-        ));
+        assert!(matches!(check(repo), Err(NotARead::Hook { .. })));
         std::fs::remove_file(repo.join(".git/hooks/post-index-change")).unwrap();
-        std::fs::write(repo.join(".env"), "KEY=1\n").unwrap();
-        git(repo, &["add", ".env"]);
-        assert_eq!(check(repo, ShowsContents::No), Ok(()));
-        assert_eq!(
-            check(repo, ShowsContents::Yes),
-            Err(NotARead::TracksSecret {
-                path: ".env".into()
-            })
-        );
+        assert_eq!(tracked_secret(repo), Ok(None));
+        std::fs::create_dir(repo.join("sub")).unwrap();
+        std::fs::write(repo.join("sub/.env"), "KEY=1\n").unwrap();
+        git(repo, &["add", "sub/.env"]);
+        assert_eq!(check(repo), Ok(()));
+        let expected = format!("{}/sub/.env", repo.display());
+        assert_eq!(tracked_secret(&repo.join("sub")), Ok(Some(expected)));
         assert!(!repo.join("PWNED").exists());
     }
 
@@ -402,7 +399,7 @@ mod tests {
             .unwrap();
         assert!(made.success());
         let started = std::time::Instant::now();
-        assert!(check(repo, ShowsContents::No).is_err());
+        assert!(check(repo).is_err());
         assert!(started.elapsed() < PROBE_TIMEOUT * 3);
     }
 }

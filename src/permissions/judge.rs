@@ -17,12 +17,13 @@ use super::destructive::{self, Places};
 use super::git_repo;
 use super::peel::{self, Effective};
 use super::readonly::{self, ReadOnly};
+use super::reads;
 use super::resolve::real_path;
 use super::rule::{self, Case, ToolSelector};
 use super::shell::{self, Direction, Parsed, SimpleCommand};
 use super::{
     ActiveRule, AllowedBy, AskBecause, Effect, Judgement, Offer, ProjectEdits, ReadOnlyCommands,
-    Rulebook, Scope, Subject,
+    Rulebook, Scope, SecretReads, Subject,
 };
 use crate::paths;
 
@@ -116,6 +117,9 @@ impl Rulebook {
             if let Some(hit) = self.command_hit(effect, tool, &line, scope.project) {
                 return verdict_of(hit);
             }
+        }
+        if let Some(judgement) = self.unnamed_reads(tool, &line, scope) {
+            return judgement;
         }
         if let Some(why) = runs.iter().flatten().find_map(|e| match e {
             Effective::Unseen { why } => Some(why),
@@ -213,6 +217,87 @@ impl Rulebook {
                 names_a_command || names_a_file || writes_a_file
             })
         })
+    }
+
+    /// The secret files a command reads without naming them: a git command printing
+    /// contents in a repository that tracks one (in every mode: git's objects are never
+    /// masked), and a recursive reader's folders where commands see secret files.
+    fn unnamed_reads(&self, tool: &str, line: &Line<'_>, scope: &Scope<'_>) -> Option<Judgement> {
+        let mut budget = reads::WALK_BUDGET;
+        for (i, runs) in line.runs.iter().enumerate() {
+            for run in runs {
+                let Effective::Seen { words, .. } = run else {
+                    continue;
+                };
+                for cwd in &line.cwds[i] {
+                    if readonly::git_shows_contents(words) {
+                        match git_repo::tracked_secret(cwd) {
+                            Ok(Some(path)) => {
+                                if let Some(j) = self.secret_verdict(tool, Path::new(&path), scope)
+                                {
+                                    return Some(j);
+                                }
+                            }
+                            Ok(None) => {}
+                            Err(e) => {
+                                return Some(Judgement::Ask(AskBecause::Opaque {
+                                    why: format!(
+                                        "{e}, so it cannot tell which secret files it shows"
+                                    ),
+                                }));
+                            }
+                        }
+                    }
+                    if scope.secrets == SecretReads::Masked {
+                        continue;
+                    }
+                    let Some((roots, follow)) = reads::recursive_roots(words) else {
+                        continue;
+                    };
+                    for root in roots {
+                        let root = paths::normalize(&paths::absolute(&root, cwd));
+                        match reads::first_secret(
+                            &root,
+                            follow,
+                            &mut budget,
+                            &super::is_secret_file,
+                        ) {
+                            reads::Found::Secret(path) => {
+                                if let Some(j) = self.secret_verdict(tool, &path, scope) {
+                                    return Some(j);
+                                }
+                            }
+                            reads::Found::Nothing => {}
+                            reads::Found::TooMany => {
+                                return Some(Judgement::Ask(AskBecause::Opaque {
+                                    why: format!(
+                                        "`{}` reads more than {} files, too many to check for \
+                                         secret files outside the sandbox",
+                                        words.join(" "),
+                                        reads::WALK_BUDGET
+                                    ),
+                                }));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// What the deny and ask rules say about a secret file a command reads unnamed.
+    fn secret_verdict(&self, tool: &str, path: &Path, scope: &Scope<'_>) -> Option<Judgement> {
+        for effect in [Effect::Deny, Effect::Ask] {
+            let hit = self.first(effect, |r| {
+                *r.tools() == ToolSelector::Any
+                    && r.matches_path_as(tool, path, scope.project, Case::Folded)
+            });
+            if let Some(hit) = hit {
+                return Some(verdict_of(hit));
+            }
+        }
+        None
     }
 
     /// Asks about a command that destroys work, unless an exact allow rule names it.
@@ -318,10 +403,9 @@ impl Rulebook {
             return Err(Refusal::Offer);
         };
         // A read-only git command is a read only where the repository names no program.
-        if let ReadOnly::Git { shows_contents } = read_only {
+        if let ReadOnly::Git { .. } = read_only {
             for cwd in cwds {
-                git_repo::check(cwd, shows_contents)
-                    .map_err(|e| Refusal::OnceOnly(e.to_string()))?;
+                git_repo::check(cwd).map_err(|e| Refusal::OnceOnly(e.to_string()))?;
             }
         }
         Ok(by)

@@ -18,6 +18,7 @@ pub mod git_repo;
 mod judge;
 pub mod peel;
 pub mod readonly;
+pub mod reads;
 pub mod resolve;
 pub mod rule;
 pub mod shell;
@@ -252,7 +253,7 @@ impl ModeRuns {
 }
 
 /// Where a call is judged: the project, the temp folders (where `rm -r` is not
-/// destructive) and what the mode runs by itself.
+/// destructive), what the mode runs by itself and whether commands can read secret files.
 #[derive(Debug, Clone, Copy)]
 pub struct Scope<'a> {
     /// The project directory.
@@ -261,6 +262,17 @@ pub struct Scope<'a> {
     pub temp: &'a [&'a Path],
     /// What the mode runs by itself.
     pub mode: ModeRuns,
+    /// Whether commands see the contents of secret files.
+    pub secrets: SecretReads,
+}
+
+/// Whether the commands of this session can read secret files they do not name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecretReads {
+    /// The sandbox masks them: a command that reads a whole tree gets nothing of them.
+    Masked,
+    /// Commands see them: folders a command reads recursively are walked for them.
+    Visible,
 }
 
 /// The built-in secret-file patterns (`ask` for every tool, even in `full-auto`),

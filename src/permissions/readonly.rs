@@ -225,6 +225,44 @@ fn options_until_end(args: &[String]) -> impl Iterator<Item = &str> {
         .filter(|a| a.starts_with('-') && *a != "-")
 }
 
+/// Whether a `git` command (its words) prints the contents of files from git's objects:
+/// `show`, `log`, `diff`, `grep`, `blame`, `cat-file`, `archive`, `stash show`, …
+pub fn git_shows_contents(words: &[String]) -> bool {
+    if words.first().map(String::as_str) != Some("git") {
+        return false;
+    }
+    let mut rest = words[1..].iter();
+    while let Some(a) = rest.next() {
+        if matches!(
+            a.as_str(),
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace"
+        ) {
+            rest.next();
+            continue;
+        }
+        if a.starts_with('-') {
+            continue;
+        }
+        return matches!(
+            a.as_str(),
+            "show"
+                | "log"
+                | "diff"
+                | "grep"
+                | "blame"
+                | "annotate"
+                | "cat-file"
+                | "archive"
+                | "format-patch"
+                | "whatchanged"
+                | "stash"
+                | "difftool"
+                | "bundle"
+        );
+    }
+    false
+}
+
 fn git(args: &[String]) -> ReadOnly {
     let mut rest = args.iter();
     let sub = loop {

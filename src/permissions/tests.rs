@@ -37,6 +37,7 @@ fn scope(mode: ModeRuns) -> Scope<'static> {
         project: Path::new(PROJECT),
         temp: &*TEMP,
         mode,
+        secrets: SecretReads::Visible,
     }
 }
 
@@ -303,6 +304,7 @@ fn read_only_git_commands_depend_on_the_repository() {
                 project: &repo,
                 temp: &temp,
                 mode: ModeRuns::READS_AND_EDITS,
+                secrets: SecretReads::Visible,
             },
         )
     };
