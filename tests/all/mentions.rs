@@ -21,10 +21,12 @@ const INSIDE: &str = "INSIDE-TEXT-91c2";
 const OUTSIDE: &str = "OUTSIDE-TEXT-44de";
 const DOTENV: &str = "DOTENV-KEY-0b5e";
 
-/// A home with `~/secret.txt` and `~/notes/a.txt`, a project with `inside.txt`, `.env`
-/// and links to both secrets, and a folder outside both with `outside.txt`.
+/// A home with `~/secret.txt` and `~/notes/a.txt` (harness9's own home apart, as it is
+/// usually `~/.harness9`), a project with `inside.txt`, `.env` and links to both secrets,
+/// and a folder outside both with `outside.txt`.
 struct World {
     home: tempfile::TempDir,
+    harness9_home: tempfile::TempDir,
     project: tempfile::TempDir,
     outside: tempfile::TempDir,
 }
@@ -33,6 +35,7 @@ impl World {
     fn new() -> World {
         let world = World {
             home: tempfile::tempdir().unwrap(),
+            harness9_home: tempfile::tempdir().unwrap(),
             project: tempfile::tempdir().unwrap(),
             outside: tempfile::tempdir().unwrap(),
         };
@@ -60,8 +63,8 @@ impl World {
 
     /// `harness9 ARGS` with `stdin`, against `server`, with a deadline.
     fn run(&self, server: &MockServer, args: &[&str], stdin: &[u8]) -> Output {
-        let mut cmd = server.harness9(self.home.path(), self.project.path());
-        cmd.args(args);
+        let mut cmd = server.harness9(self.harness9_home.path(), self.project.path());
+        cmd.env("HOME", self.home.path()).args(args);
         wait_with_deadline(spawn_fed(&mut cmd, stdin), Duration::from_secs(60))
     }
 }
@@ -204,7 +207,7 @@ fn typed_mentions_outside_the_project_or_of_secret_files_are_refused_unattended(
 fn a_rule_or_full_auto_lets_a_typed_mention_outside_the_project_through() {
     let world = World::new();
     write(
-        &world.home.path().join("config.toml"),
+        &world.harness9_home.path().join("config.toml"),
         "[permissions]\nallow = [\"read(~/notes/**)\"]\n",
     );
     let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);

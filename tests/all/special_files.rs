@@ -15,8 +15,9 @@ use serde_json::json;
 
 use crate::support::*;
 
-/// One run of `-p go` in full-auto (so no approval stands in the way) while the model
-/// calls `tool` with `arguments`; the call's result as the model got it.
+/// One run of `-p go` in full-auto without a sandbox (so no approval stands in the way,
+/// also for a device outside the project) while the model calls `tool` with
+/// `arguments`; the call's result as the model got it.
 fn one_call(home: &Path, project: &Path, tool: &str, arguments: serde_json::Value) -> String {
     let server = MockServer::start(vec![
         sse(vec![
@@ -26,7 +27,14 @@ fn one_call(home: &Path, project: &Path, tool: &str, arguments: serde_json::Valu
         sse(vec![text("done"), finish("stop")]),
     ]);
     let mut cmd = server.harness9(home, project);
-    cmd.args(["-p", "go", "--approval-mode", "full-auto"]);
+    cmd.args([
+        "-p",
+        "go",
+        "--approval-mode",
+        "full-auto",
+        "--sandbox",
+        "off",
+    ]);
     let out = wait_with_deadline(spawn_fed(&mut cmd, b""), Duration::from_secs(60));
     assert_exit(&out, 0);
     server
