@@ -2,27 +2,26 @@
 //! to the file it names, so that what is judged (inside or outside the project, secret,
 //! protected) is the real file and not its spelling.
 //!
-//! Resolution follows every symlink of the part that exists, component by component as
-//! the kernel does (`..` after a link climbs out of the link's target; a dangling link
-//! counts as its target), and folds what does not exist yet lexically, so a file about to
-//! be created resolves too. The result holds no symlink and no `.` or `..`: the file
+//! Resolution (`permissions::resolve::real_path`, the one the rules use for what a
+//! command names) follows every symlink of the part that exists, component by component
+//! as the kernel does (`..` after a link climbs out of the link's target; a dangling link
+//! counts as its target; a loop stops at a link after 40), and keeps what does not exist
+//! yet as written, so a file about to be created resolves too. The result holds no symlink and no `.` or `..`: the file
 //! tools then act on exactly that path without following anything (`nofollow.rs`). This
 //! module knows nothing of approval policy beyond building the request a path needs, and
 //! nothing of any particular tool.
 
-use std::ffi::OsString;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use super::Access;
 use crate::paths::{absolute, normalize};
+// The same resolution the permission rules use for what a command names.
+pub use crate::permissions::resolve::real_path;
 use crate::protocol::ApprovalRequestKind;
 
 // Where a path lies is a protocol value: approval requests carry it.
 pub use crate::protocol::Location;
-
-/// Symlinks followed at most while resolving one path (the kernel's own limit is 40).
-const MAX_LINKS: usize = 40;
 
 /// A path argument resolved against the project directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,64 +150,6 @@ impl<'de> serde::Deserialize<'de> for PathArg {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         <String as serde::Deserialize>::deserialize(d).map(PathArg::new)
     }
-}
-
-/// One step still to take while resolving.
-enum Step {
-    Root,
-    Up,
-    Name(OsString),
-}
-
-/// The steps of `path`, last first (a stack).
-fn steps_of(path: &Path) -> Vec<Step> {
-    path.components()
-        .rev()
-        .filter_map(|c| match c {
-            Component::RootDir | Component::Prefix(_) => Some(Step::Root),
-            Component::ParentDir => Some(Step::Up),
-            Component::CurDir => None,
-            Component::Normal(name) => Some(Step::Name(name.to_os_string())),
-        })
-        .collect()
-}
-
-/// `path` (absolute) with every symlink of its existing part followed, component by
-/// component, and the rest folded lexically. A link that cannot be read, or one past
-/// [`MAX_LINKS`], is left in place: acting on the result then fails, because nothing
-/// acts on a path by following a link.
-pub fn real_path(path: &Path) -> PathBuf {
-    let mut pending = steps_of(path);
-    let mut real = PathBuf::from("/");
-    let mut links = 0usize;
-    while let Some(step) = pending.pop() {
-        match step {
-            Step::Root => real = PathBuf::from("/"),
-            Step::Up => {
-                real.pop();
-            }
-            Step::Name(name) => {
-                let candidate = real.join(&name);
-                let is_link = std::fs::symlink_metadata(&candidate)
-                    .is_ok_and(|meta| meta.file_type().is_symlink());
-                let target = if is_link && links < MAX_LINKS {
-                    std::fs::read_link(&candidate).ok()
-                } else {
-                    None
-                };
-                match target {
-                    Some(target) => {
-                        links += 1;
-                        // A relative target is read in the link's folder, which is
-                        // where `real` stands.
-                        pending.extend(steps_of(&target));
-                    }
-                    None => real = candidate,
-                }
-            }
-        }
-    }
-    real
 }
 
 fn relative_display(abs: &Path, base: &Path) -> Option<String> {
