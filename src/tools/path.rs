@@ -6,10 +6,10 @@
 //! command names) follows every symlink of the part that exists, component by component
 //! as the kernel does (`..` after a link climbs out of the link's target; a dangling link
 //! counts as its target; a loop stops at a link after 40), and keeps what does not exist
-//! yet as written, so a file about to be created resolves too. The result holds no symlink and no `.` or `..`: the file
-//! tools then act on exactly that path without following anything (`nofollow.rs`). This
-//! module knows nothing of approval policy beyond building the request a path needs, and
-//! nothing of any particular tool.
+//! yet as written, so a file about to be created resolves too. The result holds no
+//! symlink and no `.` or `..`: the file tools then act on exactly that path without
+//! following anything (`nofollow.rs`). This module knows nothing of approval policy
+//! beyond building the request a path needs, and nothing of any particular tool.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
