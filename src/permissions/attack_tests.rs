@@ -127,6 +127,8 @@ const RUNS_CODE: &[&str] = &[
     "cat <(touch PWNED)",
     "echo x > >(touch PWNED)",
     "FOO=$(touch PWNED) true",
+    "echo 'a[$(touch PWNED)]' >/dev/null; cat <<< ${_@P}",
+    "echo 'a[$(touch PWNED)]' >/dev/null; cat <<< \"${_@P}\"",
     // Assignments that make programs run code.
     "BASH_ENV=<(echo touch PWNED) bash -c true",
     "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch PWNED; false' git status",

@@ -44,10 +44,19 @@ pub struct UserPermissions {
     pub secret_files: Vec<String>,
 }
 
-/// The session's secret files: the user's extra patterns and harness9's home.
+/// The session's secret files: the user's extra patterns (`~/…` in the home folder,
+/// relative ones in the project, `**/…` at any depth) and harness9's home.
 pub fn secret_files(places: &Places, user: &UserPermissions) -> super::SecretFiles {
+    let anchored = |pattern: &String| {
+        let escape = |p: &Path| globset::escape(&p.to_string_lossy());
+        match (pattern.strip_prefix("~/"), &places.home) {
+            (Some(rest), Some(home)) => format!("{}/{rest}", escape(home)),
+            _ if pattern.starts_with('/') || pattern.starts_with("**/") => pattern.clone(),
+            _ => format!("{}/{pattern}", escape(&places.project)),
+        }
+    };
     super::SecretFiles {
-        extra: user.secret_files.clone(),
+        extra: user.secret_files.iter().map(anchored).collect(),
         harness_home: Some(places.harness_home.clone()),
     }
 }
@@ -563,5 +572,32 @@ mod tests {
         )
         .unwrap();
         assert!(off.book.rules().is_empty());
+    }
+
+    #[test]
+    fn the_users_secret_files_are_anchored_where_they_are_written() {
+        let p = Places {
+            user_file: "/h/config.toml".into(),
+            project: "/proj".into(),
+            harness_home: "/h".into(),
+            home: Some("/home/u".into()),
+        };
+        let user = UserPermissions {
+            secret_files: vec!["~/vault/**".into(), "keys/*.k".into(), "**/*.s".into()],
+            ..Default::default()
+        };
+        let secrets = secret_files(&p, &user);
+        assert_eq!(
+            secrets.extra,
+            ["/home/u/vault/**", "/proj/keys/*.k", "**/*.s"]
+        );
+        assert_eq!(secrets.harness_home.as_deref(), Some(Path::new("/h")));
+        let bad = UserPermissions {
+            secret_files: vec!["a[".into()],
+            ..Default::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let e = load(&places(dir.path()), &bad).unwrap_err().to_string();
+        assert!(e.contains("secret_files: a["), "{e}");
     }
 }

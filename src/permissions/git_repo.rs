@@ -185,18 +185,11 @@ pub fn check(cwd: &Path) -> Result<(), NotARead> {
     if let Some(key) = first_live_key(&listing) {
         return Err(NotARead::Config { key });
     }
-    let inside = probe(cwd, &["rev-parse", "--is-inside-work-tree"]).ok();
-    let Some(inside) = inside else {
+    let Some(repository) = Repository::around(cwd) else {
         // Not a repository: git reads no repository configuration here.
         return Ok(());
     };
-    if inside.trim() != "true" && inside.trim() != "false" {
-        return Ok(());
-    }
-    let hooks = probe(cwd, &["rev-parse", "--git-path", "hooks/post-index-change"])
-        .map_err(|why| NotARead::Unknown { why })?;
-    let hook = cwd.join(hooks.trim_end_matches('\n'));
-    if std::fs::symlink_metadata(&hook).is_ok() {
+    if std::fs::symlink_metadata(&repository.post_index_change).is_ok() {
         return Err(NotARead::Hook {
             hook: "post-index-change".into(),
         });
@@ -204,16 +197,44 @@ pub fn check(cwd: &Path) -> Result<(), NotARead> {
     Ok(())
 }
 
+/// Where a repository's work tree and its `post-index-change` hook are.
+struct Repository {
+    top: String,
+    post_index_change: std::path::PathBuf,
+}
+
+impl Repository {
+    /// The repository `cwd` is in (one `git rev-parse`), if any.
+    fn around(cwd: &Path) -> Option<Repository> {
+        let answer = probe(
+            cwd,
+            &[
+                "rev-parse",
+                "--show-toplevel",
+                "--git-path",
+                "hooks/post-index-change",
+            ],
+        )
+        .ok()?;
+        let mut lines = answer.lines();
+        let top = lines.next()?.to_string();
+        let hook = cwd.join(lines.next()?);
+        Some(Repository {
+            top,
+            post_index_change: hook,
+        })
+    }
+}
+
 /// The first file the repository around `cwd` tracks that looks like a secret (a
 /// command printing file contents from git's objects could show it, where no sandbox
 /// mask reaches), relative to the repository's top. `None` outside a repository.
 pub fn tracked_secret(cwd: &Path) -> Result<Option<String>, NotARead> {
-    let Ok(top) = probe(cwd, &["rev-parse", "--show-toplevel"]) else {
+    let Some(Repository { top, .. }) = Repository::around(cwd) else {
         return Ok(None);
     };
-    let top = top.trim_end_matches('\n');
     let files =
-        probe(Path::new(top), &["ls-files", "-z"]).map_err(|why| NotARead::Unknown { why })?;
+        probe(Path::new(&top), &["ls-files", "-z"]).map_err(|why| NotARead::Unknown { why })?;
     Ok(files
         .split('\0')
         .find(|p| !p.is_empty() && super::is_secret_file(Path::new(p)))

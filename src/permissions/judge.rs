@@ -214,7 +214,23 @@ impl Rulebook {
                         r.rule
                             .matches_path_as("write_file", &p, project, Case::Folded)
                     });
-                names_a_command || names_a_file || writes_a_file
+                // A program not known to only read may write any file it names (`cp x
+                // .git/hooks/pre-commit`, `rm -rf .git`): edit rules see those names too.
+                let may_write_a_named_file = *r.rule.tools() == ToolSelector::Editors
+                    && line.runs[i].iter().any(|run| match run {
+                        Effective::Seen { words, .. } => {
+                            readonly::read_only(&SimpleCommand {
+                                words: words.clone(),
+                                ..SimpleCommand::default()
+                            }) == ReadOnly::No
+                                && named_paths(&words[1..], cwds).any(|p| {
+                                    r.rule
+                                        .matches_path_as("write_file", &p, project, Case::Folded)
+                                })
+                        }
+                        Effective::Unseen { .. } => false,
+                    });
+                names_a_command || names_a_file || writes_a_file || may_write_a_named_file
             })
         })
     }
@@ -501,14 +517,27 @@ fn cwds_of(parsed: &Parsed, cwd: &Path) -> Vec<Vec<PathBuf>> {
 /// it really leads.
 fn named_paths<'a>(args: &'a [String], cwds: &'a [PathBuf]) -> impl Iterator<Item = PathBuf> + 'a {
     let words = args.iter().flat_map(|word| {
-        let value = word.split_once('=').map(|(_, v)| v.trim_start_matches('@'));
+        let value = word.split_once('=').map(|(_, v)| v);
         let in_revision = word
             .split_once(':')
             .map(|(_, path)| path.trim_start_matches("./"))
             .filter(|p| !p.is_empty() && !word.starts_with('-'));
+        // `-f.env`: a short option's attached value (any letter of a cluster may take
+        // one), so every tail of the cluster.
+        let attached = word
+            .strip_prefix('-')
+            .filter(|rest| !rest.starts_with('-'))
+            .into_iter()
+            .flat_map(|rest| rest.char_indices().skip(1).map(move |(i, _)| &rest[i..]));
         std::iter::once(word.as_str())
             .chain(value)
             .chain(in_revision)
+            .chain(attached)
+            // `curl -d @.env`, `file:///home/u/.ssh/id_rsa`.
+            .map(|w| {
+                let w = w.trim_start_matches('@');
+                w.strip_prefix("file://").unwrap_or(w)
+            })
     });
     words
         .filter(|w| !w.is_empty() && !w.starts_with('-'))

@@ -230,7 +230,12 @@ impl<'a, 'p> Reader<'a, 'p> {
                 let _ = self.token();
             }
             RedirectOp::HereString => {
-                let _ = self.token();
+                // The text of `<<< word` goes through the same expansions as any word.
+                if let Token::Word(word, shape) = self.token()
+                    && !shape.literal()
+                {
+                    self.hazard(non_literal(&word, shape));
+                }
             }
             RedirectOp::Duplicate => match self.token() {
                 Token::Word(word, _) if word == "-" || word.chars().all(|c| c.is_ascii_digit()) => {
