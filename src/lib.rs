@@ -18,6 +18,7 @@ pub mod mcp;
 pub mod mentions;
 pub mod paths;
 pub mod permissions;
+pub mod plain_file;
 pub mod print;
 pub mod project_walk;
 pub mod prompt;

@@ -148,3 +148,24 @@ fn edit_file_refuses_a_file_over_its_cap_and_says_what_to_do() {
     );
     assert_eq!(std::fs::metadata(&big).unwrap().len(), before);
 }
+
+#[test]
+fn a_fifo_named_skill_md_is_reported_with_its_path_not_waited_on() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let folder = project.path().join("skills/evil");
+    std::fs::create_dir_all(&folder).unwrap();
+    let fifo = folder.join("SKILL.md");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_harness9"));
+    cmd.args(["skills", "list"])
+        .current_dir(project.path())
+        .env("HARNESS9_HOME", home.path());
+    let out = wait_with_deadline(spawn_fed(&mut cmd, b""), Duration::from_secs(60));
+    assert_exit(&out, 0);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("{}: cannot read", fifo.display())) && stdout.contains("a FIFO"),
+        "{stdout}"
+    );
+}
