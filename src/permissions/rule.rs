@@ -231,11 +231,11 @@ impl Rule {
                 any_depth,
                 ..
             } => {
-                let matcher = glob.matcher(case);
                 let path = crate::paths::normalize(path);
                 if *absolute {
-                    return matcher.is_match(&path);
+                    return glob.is_match(&path, case);
                 }
+                let matcher = glob.matcher(case);
                 let project = crate::paths::normalize(project);
                 let inside = match case {
                     Case::Exact => path.strip_prefix(&project).ok().map(Path::to_path_buf),
@@ -280,9 +280,20 @@ struct LazyGlob {
     glob: Glob,
     matcher: OnceLock<GlobMatcher>,
     folded: OnceLock<GlobMatcher>,
+    /// The same pattern where its leading folders really are, when a link moves them.
+    alternative: Option<Box<LazyGlob>>,
 }
 
 impl LazyGlob {
+    /// Whether `path` matches the pattern, or its real-folder alternative.
+    fn is_match(&self, path: &Path, case: Case) -> bool {
+        self.matcher(case).is_match(path)
+            || self
+                .alternative
+                .as_ref()
+                .is_some_and(|alt| alt.matcher(case).is_match(path))
+    }
+
     fn matcher(&self, case: Case) -> &GlobMatcher {
         match case {
             Case::Exact => self.matcher.get_or_init(|| self.glob.compile_matcher()),
@@ -328,20 +339,60 @@ fn given(inner: &str, home: Option<&Path>) -> Result<Spec, String> {
         (Some(_), None) => return Err("`~/` is used but the home directory is unknown".into()),
         (None, _) => (inner.to_string(), inner.starts_with('/')),
     };
-    let glob = GlobBuilder::new(&pattern)
-        .literal_separator(true)
-        .build()
-        .map_err(|e| format!("not a valid path pattern: {}", e.kind()))?;
+    let build = |pattern: &str| {
+        GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| format!("not a valid path pattern: {}", e.kind()))
+    };
+    let glob = build(&pattern)?;
+    // An absolute pattern through a symlinked folder (`/home/u` -> `/data/u`) also
+    // matches where the folder really is: paths are judged by where they lead.
+    let alternative = if absolute {
+        real_prefix(&pattern).and_then(|real| build(&real).ok())
+    } else {
+        None
+    };
     let glob = Box::new(LazyGlob {
         glob,
         matcher: OnceLock::new(),
         folded: OnceLock::new(),
+        alternative: alternative.map(|glob| {
+            Box::new(LazyGlob {
+                glob,
+                matcher: OnceLock::new(),
+                folded: OnceLock::new(),
+                alternative: None,
+            })
+        }),
     });
     Ok(Spec::Given {
         command,
         glob,
         absolute,
         any_depth: pattern.starts_with("**/"),
+    })
+}
+
+/// `pattern` with its literal leading folders (those before the first glob character)
+/// replaced by where they really lead, when a link makes that differ.
+fn real_prefix(pattern: &str) -> Option<String> {
+    let parts: Vec<&str> = pattern.split('/').collect();
+    let literal = parts
+        .iter()
+        .take_while(|p| !p.contains(['*', '?', '[', '{']))
+        .count();
+    // The last part is the file (or the pattern): only folders are resolved.
+    let folders = literal.min(parts.len().saturating_sub(1));
+    if folders <= 1 {
+        return None;
+    }
+    let prefix = parts[..folders].join("/");
+    let real = super::resolve::real_path(Path::new(&prefix));
+    let real = real.to_string_lossy();
+    (real != prefix).then(|| {
+        let rest = parts[folders..].join("/");
+        format!("{}/{rest}", globset::escape(real.trim_end_matches('/')))
     })
 }
 

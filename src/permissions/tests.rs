@@ -403,3 +403,23 @@ fn harness9s_home_and_the_users_patterns_are_secret() {
         "read_file",
     );
 }
+
+#[test]
+fn an_absolute_rule_through_a_linked_folder_matches_where_it_leads() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(root.join("data/u/secret")).unwrap();
+    std::os::unix::fs::symlink(root.join("data/u"), root.join("home-u")).unwrap();
+    let rule = format!("read({}/home-u/secret/**)", root.display());
+    let b = book(&[(Effect::Deny, &rule, user())]);
+    for path in [root.join("home-u/secret/x"), root.join("data/u/secret/x")] {
+        assert!(
+            matches!(
+                read(&b, "read_file", &path.display().to_string()),
+                Judgement::Deny { .. }
+            ),
+            "{}",
+            path.display()
+        );
+    }
+}
