@@ -160,6 +160,16 @@ fn env_lookup(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
+/// Once the configuration has read the key and the header values, and before any
+/// thread that matters or any child exists: the secrets policy is set, the secrets'
+/// values are overwritten in this process's environment block (`/proc/PID/environ`)
+/// and the process is made non-dumpable (docs/SECURITY.md). Nothing reads those
+/// variables from the environment after this; what the user names on purpose for an
+/// MCP server comes from the policy's memory (`secrets::original_var`).
+fn seal_secrets(config: &Config) -> Result<(), harness9::exec::secrets::SealError> {
+    harness9::exec::secrets::seal(config.secret_policy.clone())
+}
+
 fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
     let overrides = cli.overrides();
     // Subcommands never call the model: no endpoint is needed or looked for.
@@ -170,7 +180,11 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
             EndpointNeed::None,
             OllamaProbe::Disabled,
         )?;
+        let sealed = seal_secrets(&config);
         let home = init_logging(&config);
+        if let Err(e) = sealed {
+            tracing::warn!("{e}");
+        }
         return match command {
             Command::Skills { action } => skills_command(&config, &home, action),
             Command::Sessions { action } => Ok(sessions_command(&config, &home, action)),
@@ -189,8 +203,11 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
         config.session_saving = SessionSaving::Disabled;
     }
     // Every command started for the model or a skill from now on leaves out the key,
-    // header values and secret-looking variables.
-    harness9::exec::secrets::configure(config.secret_policy.clone());
+    // header values and secret-looking variables, and none can read them in this
+    // process's environment block or memory.
+    if let Err(e) = seal_secrets(&config) {
+        config.warnings.push(e.to_string());
+    }
     // And each runs in the sandbox, when there is one.
     match harness9::sandbox::decide(&config.sandbox, config.approval_mode, &config.workdir)? {
         Decision::Confined(policy) => {

@@ -267,7 +267,7 @@ pub fn mcp_servers(config: &Config) -> crate::mcp::McpServers {
             log_dir: config.home.join("logs").join("mcp"),
             sandbox,
             user_home: config.user_home.clone(),
-            env: |name| std::env::var(name).ok(),
+            env: crate::exec::secrets::original_var,
         },
         crate::mcp::cache::IndexCache::new(config.home.join("cache").join("mcp-servers.json")),
     )

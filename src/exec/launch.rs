@@ -142,8 +142,10 @@ fn start(plan: &Plan<'_>, cmd: Command, writers: &Writers) -> Result<Child, Exec
             .env("GIT_PAGER", "cat")
             .env("GIT_TERMINAL_PROMPT", "0");
     }
-    // Secrets never reach a child: the API key and header values under any name, and
-    // every variable that looks like a secret (see `secrets`).
+    // Secrets never reach a child: the API key and header values under any name, every
+    // variable whose name or value looks like a secret, and the variables that change
+    // what bash runs (see `secrets`). Applied to the launcher too, which passes its
+    // environment on to the command.
     for name in secrets::to_remove(std::env::vars_os()) {
         cmd.env_remove(name);
     }

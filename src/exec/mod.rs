@@ -33,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 mod capture;
 mod launch;
 pub mod secrets;
+pub mod self_env;
 pub mod service;
 mod supervise;
 #[cfg(test)]

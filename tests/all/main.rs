@@ -15,6 +15,7 @@ mod architecture;
 mod artifacts;
 mod child_env;
 mod context;
+mod key_hidden;
 mod llm_client;
 mod mcp;
 mod mcp_cli;
