@@ -22,6 +22,7 @@ pub mod print;
 pub mod project_walk;
 pub mod prompt;
 pub mod protocol;
+pub mod redact;
 pub mod repl;
 pub mod safe_text;
 pub mod sandbox;

@@ -166,8 +166,21 @@ fn env_lookup(name: &str) -> Option<String> {
 /// and the process is made non-dumpable (docs/SECURITY.md). Nothing reads those
 /// variables from the environment after this; what the user names on purpose for an
 /// MCP server comes from the policy's memory (`secrets::original_var`).
+/// The same values (when at least `SAVED_MIN_LEN` long) are replaced in everything
+/// saved in session files.
 fn seal_secrets(config: &Config) -> Result<(), harness9::exec::secrets::SealError> {
-    harness9::exec::secrets::seal(config.secret_policy.clone())
+    use harness9::redact::{REDACTED, Redactor, SAVED_MIN_LEN};
+    let sealed = harness9::exec::secrets::seal(config.secret_policy.clone());
+    harness9::redact::configure_saved(
+        Redactor::new()
+            .with_all(&config.secret_policy.values, REDACTED, SAVED_MIN_LEN)
+            .with_all(
+                harness9::exec::secrets::found_values(),
+                REDACTED,
+                SAVED_MIN_LEN,
+            ),
+    );
+    sealed
 }
 
 fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {

@@ -1,7 +1,8 @@
 //! Appending records to a session file. Each record is one line written by one
 //! `write_all` on a file opened with `O_APPEND`, with nothing buffered between records,
 //! so a crash (even `kill -9`) at any moment loses at most the record being written, and
-//! that one only as a torn last line, which the reader skips.
+//! that one only as a torn last line, which the reader skips. Secret values
+//! ([`crate::redact::saved`]) are replaced in every record before it is written.
 //!
 //! It owns the write path only. It must not know where files live (the store decides)
 //! or what the records mean.
@@ -93,8 +94,11 @@ impl SessionWriter {
         value: &impl serde::Serialize,
         kind: &'static str,
     ) -> Result<(), SessionError> {
-        let mut line =
+        let line =
             serde_json::to_vec(value).map_err(|source| SessionError::Encode { kind, source })?;
+        // The key, header values and the environment's secrets never reach the file,
+        // whoever printed them (the model, a command, a provider's error body).
+        let mut line = crate::redact::saved().redact_json_line(line);
         line.push(b'\n');
         (&self.file)
             .write_all(&line)

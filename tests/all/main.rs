@@ -22,6 +22,7 @@ mod mcp_cli;
 mod mentions;
 mod permissions;
 mod print_e2e;
+mod redaction;
 mod remote_skills;
 mod repl_e2e;
 mod sandbox;
