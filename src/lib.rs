@@ -19,6 +19,7 @@ pub mod mentions;
 pub mod paths;
 pub mod permissions;
 pub mod print;
+pub mod private_files;
 pub mod project_walk;
 pub mod prompt;
 pub mod protocol;

@@ -78,7 +78,10 @@ impl SessionStore {
             id: header.id.to_string(),
         })?;
         let dir = self.project_dir(&header.project);
-        create_private_dir(&dir).map_err(|e| SessionError::io(IoAction::Create, &dir, e))?;
+        for private in [&self.root, &dir] {
+            create_private_dir(private)
+                .map_err(|e| SessionError::io(IoAction::Create, private, e))?;
+        }
         SessionWriter::create(dir.join(format!("{id}.{EXTENSION}")), header)
     }
 
