@@ -378,6 +378,12 @@ fn session_start(cli: &Cli, config: &Config) -> anyhow::Result<Start> {
         })?,
         ResumeRequest::Id(query) => sessions.find_id(&query).map_err(ResumeError)?,
     };
+    // Another harness9 writing it: refused here, clearly. (Two starting at the same
+    // instant are still kept apart by the writer's lock; the later one then starts a
+    // new session with a warning.)
+    if let Some(reason) = sessions.in_use(&id) {
+        return Err(ResumeError(reason).into());
+    }
     Ok(Start::Session(SessionStart::Resume(id)))
 }
 

@@ -93,3 +93,163 @@ fn concurrent_mcp_adds_all_land_in_the_config_and_the_trust_list() {
         .collect();
     assert_eq!(leftovers.len(), 1, "{leftovers:?}");
 }
+
+/// The saved session's file and id after one `-p` run in `project`.
+fn one_saved_session(
+    server: &MockServer,
+    home: &Path,
+    project: &Path,
+) -> (std::path::PathBuf, String) {
+    server.push(sse(vec![text("first answer"), finish("stop")]));
+    let out = server
+        .harness9(home, project)
+        .args(["-p", "first"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let dir = std::fs::read_dir(home.join("sessions"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .unwrap();
+    let id = file.file_stem().unwrap().to_string_lossy().into_owned();
+    (file, id)
+}
+
+/// Waits until some process holds the writer's lock on `file`.
+fn wait_until_locked(file: &Path) {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    loop {
+        let probe = std::fs::File::open(file).unwrap();
+        if matches!(probe.try_lock(), Err(std::fs::TryLockError::WouldBlock)) {
+            return;
+        }
+        drop(probe);
+        assert!(std::time::Instant::now() < deadline, "nobody took the lock");
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn a_session_open_in_one_harness9_is_refused_by_a_second() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![]);
+    let (file, id) = one_saved_session(&server, home.path(), project.path());
+
+    // The first: a pipe REPL on the session, waiting for input.
+    let mut first = server
+        .harness9(home.path(), project.path())
+        .args(["--resume", &id])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until_locked(&file);
+    let before = std::fs::read_to_string(&file).unwrap();
+
+    // The second, by id and with -c (the latest of the project): refused, naming it.
+    for args in [vec!["--resume", id.as_str()], vec!["-c"]] {
+        let second = server
+            .harness9(home.path(), project.path())
+            .args(&args)
+            .args(["-p", "second"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_exit(&second, 2);
+        let err = String::from_utf8_lossy(&second.stderr);
+        assert!(
+            err.contains(&format!(
+                "session {id} is open in another harness9 process (pid {})",
+                first.id()
+            )),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+    assert_eq!(
+        server.chat_requests().len(),
+        1,
+        "the refused runs sent nothing"
+    );
+
+    // Once the first has ended, the session is free again.
+    drop(first.stdin.take());
+    let out = wait_with_deadline(first, DEADLINE);
+    assert_exit(&out, 0);
+    server.push(sse(vec![text("third answer"), finish("stop")]));
+    let third = server
+        .harness9(home.path(), project.path())
+        .args(["--resume", &id, "-p", "third"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_exit(&third, 0);
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("third answer")
+    );
+}
+
+/// Several `--resume ID -p …` started at the same instant: whichever get past the
+/// start-up check, the writer's lock lets one write at a time — every line of the file
+/// is a whole record, and each run's prompt is in it once or the run was refused.
+#[test]
+fn resumes_started_together_never_interleave_records() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![]);
+    let (file, id) = one_saved_session(&server, home.path(), project.path());
+    const RUNS: usize = 6;
+    for n in 0..RUNS {
+        server.push(sse(vec![text(&format!("answer {n}")), finish("stop")]));
+    }
+    let children: Vec<Child> = (0..RUNS)
+        .map(|n| {
+            server
+                .harness9(home.path(), project.path())
+                .args(["--resume", &id, "-p", &format!("prompt number {n}")])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outputs: Vec<_> = children
+        .into_iter()
+        .map(|c| wait_with_deadline(c, DEADLINE))
+        .collect();
+    let text = std::fs::read_to_string(&file).unwrap();
+    for line in text.lines() {
+        serde_json::from_str::<serde_json::Value>(line)
+            .unwrap_or_else(|e| panic!("a broken record ({e}): {line}\n{text}"));
+    }
+    for (n, out) in outputs.iter().enumerate() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let prompt = format!("prompt number {n}");
+        match out.status.code() {
+            Some(2) => {
+                assert!(err.contains("is open in another harness9"), "{err}");
+                assert!(!text.contains(&prompt), "refused run {n} wrote: {text}");
+            }
+            Some(0) if err.contains("could not resume") => {
+                assert!(err.contains("is open in"), "{err}");
+                assert!(!text.contains(&prompt), "run {n} wrote: {text}");
+            }
+            Some(0) => assert_eq!(text.matches(&prompt).count(), 1, "{n}: {text}"),
+            other => panic!("run {n} ended with {other:?}: {err}"),
+        }
+    }
+}
