@@ -29,6 +29,7 @@ pub mod safe_text;
 pub mod sandbox;
 pub mod session;
 pub mod sessions;
+pub mod signals;
 pub mod sink;
 #[cfg(test)]
 pub(crate) mod test_support;

@@ -269,7 +269,8 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
                 session::prepare_with_remote(&config, Approver::Nobody, remote, start)?,
                 &home,
             );
-            print_mode(cli, terminals, &runtime, prepared, activity)
+            let ended = print_mode(cli, terminals, &runtime, prepared, activity)?;
+            Ok(ended.code(runtime))
         }
         Mode::Tui => {
             if cli.output_format != OutputFormat::Text {
@@ -297,8 +298,7 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
                 Ok(usage) => usage,
                 // The terminal is already restored; exit as a signalled process would.
                 Err(tui::TuiError::Signal { signal }) => {
-                    sink::stderr_line(&format!("harness9: terminated by {signal}"));
-                    return Ok(signal.exit_code());
+                    return Ok(Ended::BySignal(signal).code(runtime));
                 }
                 Err(e) => return Err(e.into()),
             };
@@ -329,11 +329,39 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
                 let (handle, info) = prepared.spawn();
                 repl::run(handle, info, options).await
             })?;
+            if let Some(signal) = summary.signal {
+                return Ok(Ended::BySignal(signal).code(runtime));
+            }
             // A reader that stopped reading (`| head`) asked for no more: not a failure.
             Ok(match summary.reader {
                 ReaderState::Gone => code::OK,
                 ReaderState::Reading => exit_code_for(summary.failure),
             })
+        }
+    }
+}
+
+/// How a session run ended, for its exit code.
+enum Ended {
+    /// With this exit code.
+    Code(u8),
+    /// By a signal: every command was stopped already; the exit code is 128 + its
+    /// number.
+    BySignal(harness9::signals::EndingSignal),
+}
+
+impl Ended {
+    /// The exit code. A signal is reported on stderr, and the runtime is left to shut
+    /// down in the background: a task stuck in a blocking read must not keep a
+    /// terminated harness9 alive.
+    fn code(self, runtime: tokio::runtime::Runtime) -> u8 {
+        match self {
+            Ended::Code(code) => code,
+            Ended::BySignal(signal) => {
+                sink::stderr_line(&format!("harness9: terminated by {signal}"));
+                runtime.shutdown_background();
+                signal.exit_code()
+            }
         }
     }
 }
@@ -412,7 +440,7 @@ fn print_mode(
     runtime: &tokio::runtime::Runtime,
     prepared: session::Prepared,
     activity: Activity,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Ended> {
     let mut renderer = HeadlessRenderer::new(
         cli.output_format,
         TextDelivery::FinalOnly,
@@ -439,7 +467,7 @@ fn print_mode(
                 "-p - reads the prompt from stdin, but stdin is a terminal: pipe the prompt in \
                  or give it as the argument",
             )?;
-            return Ok(code::USAGE);
+            return Ok(Ended::Code(code::USAGE));
         }
         PromptSource::Argument(prompt) => (prompt.clone(), piped),
         PromptSource::Stdin => (std::mem::take(&mut piped), String::new()),
@@ -455,18 +483,18 @@ fn print_mode(
                 PromptSource::Argument(_) => "the prompt given with -p is empty",
             };
             renderer.fail_before_turn(ErrorKind::Usage, message)?;
-            return Ok(code::USAGE);
+            return Ok(Ended::Code(code::USAGE));
         }
         input::Routed::Builtin(_) => {
             renderer.fail_before_turn(
                 ErrorKind::Usage,
                 "built-in commands such as /help work in the TUI and the REPL, not with -p",
             )?;
-            return Ok(code::USAGE);
+            return Ok(Ended::Code(code::USAGE));
         }
         input::Routed::Error(message) => {
             renderer.fail_before_turn(ErrorKind::Usage, &message)?;
-            return Ok(code::USAGE);
+            return Ok(Ended::Code(code::USAGE));
         }
         routed => routed
             .to_op()
@@ -478,7 +506,7 @@ fn print_mode(
             "an MCP prompt's text comes from its server, so piped input cannot be added to it; \
              give the input as the prompt's argument",
         )?;
-        return Ok(code::USAGE);
+        return Ok(Ended::Code(code::USAGE));
     }
     if !context.trim().is_empty() {
         let context = format!("\n\n<stdin>\n{}\n</stdin>", context.trim_end());
@@ -488,15 +516,19 @@ fn print_mode(
             _ => {}
         }
     }
-    let report = runtime.block_on(async {
+    let end = runtime.block_on(async {
         let (handle, _info) = prepared.spawn();
         print::run_once(handle, op, &mut renderer).await
     })?;
+    let report = match end {
+        print::OnceEnd::Turn(report) => report,
+        print::OnceEnd::Signalled(signal) => return Ok(Ended::BySignal(signal)),
+    };
     // A reader that stopped reading (`| head`) asked for no more: not a failure.
-    Ok(match renderer.reader() {
+    Ok(Ended::Code(match renderer.reader() {
         ReaderState::Gone => code::OK,
         ReaderState::Reading => exit_code_for(report.error_kind()),
-    })
+    }))
 }
 
 fn skills_command(config: &Config, home: &Home, action: &SkillsAction) -> anyhow::Result<u8> {

@@ -18,7 +18,9 @@
 //!
 //! `launch.rs` builds and spawns the command (its environment without secrets:
 //! `secrets.rs`), `capture.rs` keeps what a stream printed, `supervise.rs` waits, drains
-//! and stops the process group.
+//! and stops the process group, `groups.rs` remembers every group that may still run so
+//! [`stop_all`] can end them when harness9 is told to end, and `self_env.rs` hides the
+//! secrets in harness9's own environment block.
 
 use std::ffi::OsString;
 use std::io;
@@ -31,11 +33,14 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 mod capture;
+mod groups;
 mod launch;
 pub mod secrets;
 pub mod self_env;
 pub mod service;
 mod supervise;
+
+pub use groups::stop_all;
 #[cfg(test)]
 pub(crate) mod test_support;
 #[cfg(test)]

