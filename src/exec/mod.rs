@@ -294,6 +294,9 @@ pub enum ExecError {
     /// The pipes for its output could not be made.
     #[error("cannot create pipes: {0}")]
     Pipes(#[source] io::Error),
+    /// A command line too long for `-c` could not be written to its private file.
+    #[error("cannot write the long command line to a private file: {0}")]
+    Script(#[source] io::Error),
     /// The program could not be started.
     #[error("cannot start `{program}`: {source}")]
     Spawn {
@@ -309,7 +312,9 @@ impl ExecError {
     /// The OS error underneath.
     pub fn io_error(&self) -> &io::Error {
         match self {
-            ExecError::Pipes(source) | ExecError::Spawn { source, .. } => source,
+            ExecError::Pipes(source)
+            | ExecError::Script(source)
+            | ExecError::Spawn { source, .. } => source,
         }
     }
 }

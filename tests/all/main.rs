@@ -19,6 +19,7 @@ mod file_modes;
 mod key_hidden;
 mod llm_client;
 mod locks;
+mod long_lines;
 mod mcp;
 mod mcp_cli;
 mod mentions;
