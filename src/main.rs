@@ -814,7 +814,8 @@ impl Home {
     }
 }
 
-/// Logs go to `$HARNESS9_HOME/logs/harness9.log`, never to the screen. The level comes
+/// Logs go to `$HARNESS9_HOME/logs/harness9.log` (0600 in 0700 folders), never to the
+/// screen. The level comes
 /// from HARNESS9_LOG (error, warn, info, debug, trace; default warn). Opening the file
 /// is also the check that the home can be written.
 fn init_logging(config: &Config) -> Home {
@@ -822,6 +823,12 @@ fn init_logging(config: &Config) -> Home {
         .ok()
         .and_then(|l| l.parse::<tracing::Level>().ok())
         .unwrap_or(tracing::Level::WARN);
+    // Everything under the home is the user's alone (config.toml may hold keys, the
+    // undo store holds copies of project files): a home an older version made 0755 is
+    // tightened to 0700 — unless it is the user's home folder itself.
+    if config.user_home.as_deref() != Some(config.home.as_path()) {
+        let _ = harness9::private_files::create_private_dir(&config.home);
+    }
     let file = match session::open_log_file(&config.home) {
         Ok(file) => file,
         Err(e) => {

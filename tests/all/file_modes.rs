@@ -1,7 +1,7 @@
 //! What harness9 keeps under its home is private to the user: after a real session that
 //! starts an MCP server, the logs (`logs/harness9.log`, `logs/mcp/NAME.log`), the
-//! session file and the learned-window cache are 0600 and their folders 0700 — also
-//! when an older version left the folders 0755 and the log 0644.
+//! session file and the learned-window cache are 0600 and their folders 0700, the home
+//! itself too — also when an older version left the folders 0755 and the log 0644.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -49,12 +49,13 @@ fn logs_sessions_and_caches_are_0600_in_0700_folders() {
         &home.path().join("config.toml"),
         &mcp_fixture_table("fx", &["--stderr-noise"], ""),
     );
-    // What an older version left: a wide logs folder and log file.
+    // What an older version left: a wide home, logs folder and log file.
     write(&home.path().join("logs/harness9.log"), "old line\n");
     set_mode(&home.path().join("logs"), 0o755);
     set_mode(&home.path().join("logs/harness9.log"), 0o644);
     std::fs::create_dir_all(home.path().join("sessions")).unwrap();
     set_mode(&home.path().join("sessions"), 0o755);
+    set_mode(home.path(), 0o755);
 
     let server = MockServer::start(vec![
         sse(vec![
@@ -63,8 +64,12 @@ fn logs_sessions_and_caches_are_0600_in_0700_folders() {
         ]),
         sse(vec![text("done"), finish("stop")]),
     ]);
+    // The home folder of the user is elsewhere (it is never tightened itself).
+    let user_home = tempfile::tempdir().unwrap();
+    set_mode(user_home.path(), 0o755);
     let out = server
         .harness9(home.path(), project.path())
+        .env("HOME", user_home.path())
         .env("HARNESS9_LOG", "debug")
         .args(["-p", "go", "--approval-mode", "full-auto"])
         .stdin(Stdio::null())
@@ -83,9 +88,10 @@ fn logs_sessions_and_caches_are_0600_in_0700_folders() {
         }
         assert_eq!(mode(&path), 0o600, "{file}");
     }
-    for dir in ["logs", "logs/mcp", "sessions"] {
+    for dir in ["", "logs", "logs/mcp", "sessions"] {
         assert_eq!(mode(&home.path().join(dir)), 0o700, "{dir}");
     }
+    assert_eq!(mode(user_home.path()), 0o755);
     let (files, dirs) = walk(&home.path().join("sessions"));
     assert!(!files.is_empty(), "no session saved");
     for file in files {
