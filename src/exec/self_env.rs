@@ -5,8 +5,9 @@
 //! values chosen with NUL bytes, in place, through `/proc/self/mem` (no `unsafe`): the
 //! variable then reads as empty both there and through `getenv`, and every other byte
 //! stays where it was (the C library's `environ` points into this block).
-//! [`make_undumpable`] then keeps other processes of the same user out of
-//! `/proc/PID/{environ,mem,cmdline}` and ptrace, and core dumps off.
+//! [`hide_arguments`] does the same with `*` for arguments in `/proc/PID/cmdline`, which
+//! every user can read. [`make_undumpable`] then keeps other processes of the same user
+//! out of `/proc/PID/{environ,mem,maps,fd}` and ptrace, and core dumps off.
 //!
 //! It knows the block's layout and the two system interfaces; it must not know which
 //! variables are secret (the caller decides) or what harness9 does with them.
@@ -66,27 +67,43 @@ fn entries(block: &[u8]) -> Vec<Entry<'_>> {
     found
 }
 
-/// `env_start` and `env_end` from the text of `/proc/self/stat` (fields 50 and 51,
-/// counted after the command name, which may hold spaces and parentheses).
-fn env_bounds(stat: &str) -> Option<(u64, u64)> {
+/// The environment block's bounds: `env_start` and `env_end`, fields 50 and 51 of
+/// `/proc/self/stat`.
+const ENVIRONMENT: (usize, usize) = (50, 51);
+/// The arguments' bounds: `arg_start` and `arg_end`, fields 48 and 49.
+const ARGUMENTS: (usize, usize) = (48, 49);
+
+/// Two fields of the text of `/proc/self/stat`, counted after the command name (which
+/// may hold spaces and parentheses), as a start below an end.
+fn bounds(stat: &str, (first, second): (usize, usize)) -> Option<(u64, u64)> {
     let (_, after_name) = stat.rsplit_once(')')?;
     // Field 3 (the state) is the first one after the name.
     let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let start = fields.get(50 - 3)?.parse().ok()?;
-    let end = fields.get(51 - 3)?.parse().ok()?;
+    let start = fields.get(first.checked_sub(3)?)?.parse().ok()?;
+    let end = fields.get(second.checked_sub(3)?)?.parse().ok()?;
     (start < end).then_some((start, end))
 }
 
-/// Overwrites, in this process's environment block, the value of every variable
-/// `hide(name, value)` chooses; returns how many. Call it while this is the only thread
-/// that reads the environment (at start-up): the bytes change under `getenv`.
+/// One piece of a block to overwrite: where, how long, and with which byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Overwrite {
+    at: usize,
+    len: usize,
+    fill: u8,
+}
+
+/// Reads the block between the two `/proc/self/stat` fields `region` names, asks
+/// `choose` which parts to overwrite, writes them through `/proc/self/mem`, and reads
+/// the block back to check every part holds its fill byte. Returns how many parts.
 #[cfg(target_os = "linux")]
-pub fn hide_values(hide: &dyn Fn(&OsStr, &OsStr) -> bool) -> Result<usize, SelfEnvError> {
-    use std::os::unix::ffi::OsStrExt;
+fn overwrite(
+    region: (usize, usize),
+    choose: &dyn Fn(&[u8]) -> Vec<Overwrite>,
+) -> Result<usize, SelfEnvError> {
     use std::os::unix::fs::FileExt;
     let io = |what| move |source| SelfEnvError::Io { what, source };
     let stat = std::fs::read_to_string("/proc/self/stat").map_err(io("/proc/self/stat"))?;
-    let (start, end) = env_bounds(&stat).ok_or(SelfEnvError::NoBounds)?;
+    let (start, end) = bounds(&stat, region).ok_or(SelfEnvError::NoBounds)?;
     let len = usize::try_from(end - start).map_err(|_| SelfEnvError::NoBounds)?;
     let mem = std::fs::OpenOptions::new()
         .read(true)
@@ -96,26 +113,72 @@ pub fn hide_values(hide: &dyn Fn(&OsStr, &OsStr) -> bool) -> Result<usize, SelfE
     let mut block = vec![0u8; len];
     mem.read_exact_at(&mut block, start)
         .map_err(io("reading /proc/self/mem"))?;
-    let chosen: Vec<(usize, usize)> = entries(&block)
-        .into_iter()
-        .filter(|e| {
-            !e.value.is_empty() && hide(OsStr::from_bytes(e.name), OsStr::from_bytes(e.value))
-        })
-        .map(|e| (e.value_at, e.value.len()))
-        .collect();
-    for &(at, len) in &chosen {
-        mem.write_all_at(&vec![0; len], start + at as u64)
+    let chosen = choose(&block);
+    for part in &chosen {
+        mem.write_all_at(&vec![part.fill; part.len], start + part.at as u64)
             .map_err(io("writing /proc/self/mem"))?;
     }
-    // What the kernel shows now must hold none of them.
-    let shown = std::fs::read("/proc/self/environ").map_err(io("/proc/self/environ"))?;
-    let left = entries(&shown).into_iter().any(|e| {
-        !e.value.is_empty() && hide(OsStr::from_bytes(e.name), OsStr::from_bytes(e.value))
-    });
-    if left {
+    mem.read_exact_at(&mut block, start)
+        .map_err(io("reading /proc/self/mem"))?;
+    let intact = chosen
+        .iter()
+        .all(|p| block[p.at..p.at + p.len].iter().all(|b| *b == p.fill));
+    if !intact {
         return Err(SelfEnvError::StillThere);
     }
     Ok(chosen.len())
+}
+
+/// Overwrites with NUL bytes, in this process's environment block, the value of every
+/// variable `hide(name, value)` chooses; returns how many. Call it while this is the
+/// only thread that reads the environment (at start-up): the bytes change under
+/// `getenv`.
+#[cfg(target_os = "linux")]
+pub fn hide_values(hide: &dyn Fn(&OsStr, &OsStr) -> bool) -> Result<usize, SelfEnvError> {
+    use std::os::unix::ffi::OsStrExt;
+    overwrite(ENVIRONMENT, &|block| {
+        entries(block)
+            .into_iter()
+            .filter(|e| {
+                !e.value.is_empty() && hide(OsStr::from_bytes(e.name), OsStr::from_bytes(e.value))
+            })
+            .map(|e| Overwrite {
+                at: e.value_at,
+                len: e.value.len(),
+                fill: 0,
+            })
+            .collect()
+    })
+}
+
+/// Overwrites with `*`, in this process's arguments as `/proc/PID/cmdline` shows them
+/// (to every user, whatever the dumpable flag), every argument `hide` chooses (a base
+/// URL with a password, a prompt quoting a key); returns how many. Call it once the
+/// arguments were parsed: nothing reads them again.
+#[cfg(target_os = "linux")]
+pub fn hide_arguments(hide: &dyn Fn(&OsStr) -> bool) -> Result<usize, SelfEnvError> {
+    use std::os::unix::ffi::OsStrExt;
+    overwrite(ARGUMENTS, &|block| {
+        let mut at = 0;
+        let mut chosen = Vec::new();
+        for piece in block.split(|b| *b == 0) {
+            if !piece.is_empty() && hide(OsStr::from_bytes(piece)) {
+                chosen.push(Overwrite {
+                    at,
+                    len: piece.len(),
+                    fill: b'*',
+                });
+            }
+            at += piece.len() + 1;
+        }
+        chosen
+    })
+}
+
+/// Not available outside Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn hide_arguments(_hide: &dyn Fn(&OsStr) -> bool) -> Result<usize, SelfEnvError> {
+    Err(SelfEnvError::Unsupported)
 }
 
 /// Not available outside Linux.
@@ -125,7 +188,8 @@ pub fn hide_values(_hide: &dyn Fn(&OsStr, &OsStr) -> bool) -> Result<usize, Self
 }
 
 /// `prctl(PR_SET_DUMPABLE, 0)`: other processes of the same user can no longer open
-/// this one's `/proc/PID/{environ,mem,cmdline,fd}` or ptrace it, and it dumps no core.
+/// this one's `/proc/PID/{environ,mem,maps,fd}` or ptrace it, and it dumps no core
+/// (`cmdline` stays readable to everyone: see [`hide_arguments`]).
 /// The process itself still reads its own `/proc/self` (same thread group). Commands it
 /// starts are dumpable again after `exec`.
 #[cfg(target_os = "linux")]
@@ -144,13 +208,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_bounds_are_fields_50_and_51_whatever_the_name() {
+    fn the_bounds_are_counted_after_the_name_whatever_it_holds() {
         let tail: Vec<String> = (3..=52).map(|n| n.to_string()).collect();
         let stat = format!("1234 (a) b) (c) {}", tail.join(" "));
-        assert_eq!(env_bounds(&stat), Some((50, 51)));
-        assert_eq!(env_bounds("1234 (x) S 1 2"), None);
+        assert_eq!(bounds(&stat, ENVIRONMENT), Some((50, 51)));
+        assert_eq!(bounds(&stat, ARGUMENTS), Some((48, 49)));
+        assert_eq!(bounds("1234 (x) S 1 2", ENVIRONMENT), None);
         let real = std::fs::read_to_string("/proc/self/stat").unwrap();
-        assert!(env_bounds(&real).is_some(), "{real}");
+        assert!(bounds(&real, ENVIRONMENT).is_some(), "{real}");
+        assert!(bounds(&real, ARGUMENTS).is_some(), "{real}");
     }
 
     #[test]

@@ -241,3 +241,48 @@ fn a_secret_named_for_an_mcp_server_still_reaches_it() {
         vec!["gh-token-for-the-server".to_string(), "<unset>".to_string()],
     );
 }
+
+/// `/proc/PID/cmdline` is readable by every user whatever the dumpable flag: arguments
+/// that hold a secret (a base URL with a password, a prompt quoting the key or a token)
+/// are overwritten there, the others stay.
+#[test]
+fn arguments_holding_secrets_are_hidden_from_the_command_line() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![]);
+    let call = serde_json::json!({
+        "command": "tr '\\0' '\\n' < /proc/$PPID/cmdline"
+    })
+    .to_string();
+    server.push(sse(vec![
+        tool_call(0, "c1", "bash", &call),
+        finish("tool_calls"),
+    ]));
+    server.push(sse(vec![text("done"), finish("stop")]));
+    let url = server
+        .url()
+        .replace("http://", "http://user:url-pass-SECRET@");
+    let prompt =
+        "use the key sk-test-ARGkeyABCDEFGHIJKLMNOP and ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    let out = server
+        .harness9(home.path(), project.path())
+        .env("OPENAI_API_KEY", "sk-test-ARGkeyABCDEFGHIJKLMNOP")
+        .args([
+            "--base-url",
+            &url,
+            "-p",
+            prompt,
+            "--approval-mode",
+            "full-auto",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let cmdline = server.chat_requests()[1].tool_results().remove(0);
+    for secret in ["url-pass-SECRET", "sk-test-ARGkey", "ghp_abcdef"] {
+        assert!(!cmdline.contains(secret), "{secret}: {cmdline}");
+    }
+    assert!(cmdline.contains("--base-url\n****"), "{cmdline}");
+    assert!(cmdline.contains("--approval-mode\nfull-auto"), "{cmdline}");
+}

@@ -9,8 +9,8 @@
 //!
 //! The policy is set once at start-up ([`seal`]): it also remembers the original values
 //! of the secrets it found, overwrites them in harness9's own environment block
-//! ([`super::self_env`]) so `/proc/PID/environ` no longer shows them, and makes the
-//! process non-dumpable. Before that (tests, tools used alone) the default policy
+//! ([`super::self_env`]) so `/proc/PID/environ` no longer shows them (and arguments
+//! holding one in `/proc/PID/cmdline`), and makes the process non-dumpable. Before that (tests, tools used alone) the default policy
 //! applies. It must not know where the secrets came from or what the commands are.
 
 use std::ffi::{OsStr, OsString};
@@ -140,7 +140,8 @@ pub enum SealError {
 
 /// Sets the policy for the rest of the process (the first call wins), remembers the
 /// secrets the environment holds now, overwrites their values in this process's
-/// environment block, and makes the process non-dumpable. Call it once the
+/// environment block (and the arguments that hold one in its command line), and makes
+/// the process non-dumpable. Call it once the
 /// configuration has read what it needs from the environment and before any child
 /// starts. Errors leave the policy set: children still never see the secrets.
 pub fn seal(policy: SecretPolicy) -> Result<(), SealError> {
@@ -152,8 +153,28 @@ pub fn seal(policy: SecretPolicy) -> Result<(), SealError> {
         sealed.policy.is_secret(name, value)
             || sealed.found.iter().any(|(n, _)| n.as_os_str() == name)
     });
+    // An argument that holds one (a base URL with a password, a prompt quoting the key)
+    // would show in `ps` to every user.
+    let secrets: Vec<String> = sealed
+        .policy
+        .values
+        .iter()
+        .cloned()
+        .chain(
+            sealed
+                .found
+                .iter()
+                .map(|(_, v)| v.to_string_lossy().into_owned()),
+        )
+        .map(|v| v.trim().to_string())
+        .filter(|v| v.len() >= 4)
+        .collect();
+    let arguments = super::self_env::hide_arguments(&|argument| {
+        let argument = argument.to_string_lossy();
+        value_looks_secret(&argument) || secrets.iter().any(|s| argument.contains(s.as_str()))
+    });
     let dumpable = super::self_env::make_undumpable();
-    hidden.map_err(|source| SealError::Hide {
+    hidden.and(arguments).map_err(|source| SealError::Hide {
         pid: std::process::id(),
         source,
     })?;
