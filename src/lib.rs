@@ -35,6 +35,7 @@ pub mod sink;
 pub(crate) mod test_support;
 
 pub mod skills;
+pub mod startup;
 pub mod tools;
 pub mod truncate;
 pub mod tui;

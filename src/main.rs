@@ -19,6 +19,7 @@ use harness9::print::{self, Activity, HeadlessRenderer, OutputFormat, TextDelive
 use harness9::protocol::{ErrorKind, Invocation, Op};
 use harness9::sandbox::{Decision, SessionSandbox};
 use harness9::sink::{self, ReaderState, Sink};
+use harness9::startup::{self, Home};
 use harness9::{input, repl, session, tui};
 
 /// Exit codes (docs/HEADLESS.md).
@@ -160,29 +161,6 @@ fn env_lookup(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-/// Once the configuration has read the key and the header values, and before any
-/// thread that matters or any child exists: the secrets policy is set, the secrets'
-/// values are overwritten in this process's environment block (`/proc/PID/environ`)
-/// and the process is made non-dumpable (docs/SECURITY.md). Nothing reads those
-/// variables from the environment after this; what the user names on purpose for an
-/// MCP server comes from the policy's memory (`secrets::original_var`).
-/// The same values (when at least `SAVED_MIN_LEN` long) are replaced in everything
-/// saved in session files.
-fn seal_secrets(config: &Config) -> Result<(), harness9::exec::secrets::SealError> {
-    use harness9::redact::{REDACTED, Redactor, SAVED_MIN_LEN};
-    let sealed = harness9::exec::secrets::seal(config.secret_policy.clone());
-    harness9::redact::configure_saved(
-        Redactor::new()
-            .with_all(&config.secret_policy.values, REDACTED, SAVED_MIN_LEN)
-            .with_all(
-                harness9::exec::secrets::found_values(),
-                REDACTED,
-                SAVED_MIN_LEN,
-            ),
-    );
-    sealed
-}
-
 fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
     let overrides = cli.overrides();
     // Subcommands never call the model: no endpoint is needed or looked for.
@@ -193,8 +171,8 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
             EndpointNeed::None,
             OllamaProbe::Disabled,
         )?;
-        let sealed = seal_secrets(&config);
-        let home = init_logging(&config);
+        let sealed = startup::seal_secrets(&config);
+        let home = startup::init_logging(&config);
         if let Err(e) = sealed {
             tracing::warn!("{e}");
         }
@@ -218,7 +196,7 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
     // Every command started for the model or a skill from now on leaves out the key,
     // header values and secret-looking variables, and none can read them in this
     // process's environment block or memory.
-    if let Err(e) = seal_secrets(&config) {
+    if let Err(e) = startup::seal_secrets(&config) {
         config.warnings.push(e.to_string());
     }
     // And each runs in the sandbox, when there is one.
@@ -233,7 +211,7 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
         }
         Decision::Unconfined { warning } => config.warnings.extend(warning),
     }
-    let home = init_logging(&config);
+    let home = startup::init_logging(&config);
     let (start, start_view) = match session_start(cli, &config)? {
         Start::Session(start) => (start, tui::StartView::Conversation),
         Start::Pick if mode == Mode::Tui => (SessionStart::New, tui::StartView::ResumePicker),
@@ -791,58 +769,6 @@ fn artifacts_command(config: &Config, action: &ArtifactsAction) -> u8 {
             exit_code_for(Some(e.kind()))
         }
     }
-}
-
-/// Whether harness9 can keep files in its home, learnt from opening the log file.
-enum Home {
-    /// Logs (and history, caches) are saved.
-    Writable,
-    /// Nothing is saved this run; the warning says so.
-    Unwritable {
-        /// The start-up warning.
-        warning: String,
-    },
-}
-
-impl Home {
-    /// The warning to show first, if any.
-    fn warning(&self) -> Option<&str> {
-        match self {
-            Home::Writable => None,
-            Home::Unwritable { warning } => Some(warning),
-        }
-    }
-}
-
-/// Logs go to `$HARNESS9_HOME/logs/harness9.log` (0600 in 0700 folders), never to the
-/// screen. The level comes
-/// from HARNESS9_LOG (error, warn, info, debug, trace; default warn). Opening the file
-/// is also the check that the home can be written.
-fn init_logging(config: &Config) -> Home {
-    let level = std::env::var("HARNESS9_LOG")
-        .ok()
-        .and_then(|l| l.parse::<tracing::Level>().ok())
-        .unwrap_or(tracing::Level::WARN);
-    // Everything under the home is the user's alone (config.toml may hold keys, the
-    // undo store holds copies of project files): a home an older version made 0755 is
-    // tightened to 0700 — unless it is the user's home folder itself.
-    if config.user_home.as_deref() != Some(config.home.as_path()) {
-        let _ = harness9::private_files::create_private_dir(&config.home);
-    }
-    let file = match session::open_log_file(&config.home) {
-        Ok(file) => file,
-        Err(e) => {
-            return Home::Unwritable {
-                warning: session::unwritable_home_warning(&config.home, &e),
-            };
-        }
-    };
-    let _ = tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_ansi(false)
-        .with_writer(std::sync::Mutex::new(file))
-        .try_init();
-    Home::Writable
 }
 
 /// Puts the home's warning first among a prepared session's start-up warnings.
