@@ -66,6 +66,30 @@ fn peel(words: &[String], extra: ExtraArgs, depth: usize, out: &mut Vec<Effectiv
     if depth > MAX_DEPTH {
         return unseen(out, "its commands are nested too deeply to follow".into());
     }
+    // A keyword leads a control structure. After `if`, `then`, `do`, `!`, `{`, … a
+    // command follows: it is peeled like any. After `for`, `case`, `function`, … data
+    // follows, where a command may still start later (`function f { rm -rf x; }`): every
+    // tail is looked at for commands it can see (a data word like `for f in rm` is judged
+    // as a command too: asking more, never less).
+    match first.as_str() {
+        "if" | "then" | "else" | "elif" | "do" | "while" | "until" | "!" | "{" | "time"
+        | "coproc" => {
+            peel(&words[1..], extra, depth + 1, out);
+            return;
+        }
+        keyword if shell::KEYWORDS.contains(&keyword) => {
+            for start in 1..words.len() {
+                let mut tail = Vec::new();
+                peel(&words[start..], extra, depth + 1, &mut tail);
+                out.extend(
+                    tail.into_iter()
+                        .filter(|e| matches!(e, Effective::Seen { .. })),
+                );
+            }
+            return;
+        }
+        _ => {}
+    }
     if computed(first) {
         return unseen(
             out,
@@ -468,6 +492,14 @@ mod tests {
             "watch -n 1 rm -rf src",
             "trap 'rm -rf src' EXIT",
             "bash -c \"bash -c 'rm -rf src'\"",
+            "if true; then rm -rf src; fi",
+            "for f in a; do rm -rf src; done",
+            "{ rm -rf src; }",
+            "! rm -rf src",
+            "function f { rm -rf src; }",
+            "f() { rm -rf src; }; f",
+            "while true; do rm -rf src; done",
+            "case x in a) rm -rf src;; esac",
         ] {
             let all = seen(line);
             assert!(
@@ -506,6 +538,9 @@ mod tests {
         ] {
             assert!(unseen_of(line), "{line}");
         }
+        assert!(unseen_of("if $check; then true; fi"));
+        assert!(!unseen_of("case $x in a) true;; esac"));
+        assert!(!unseen_of("for f in $list; do echo; done"));
         assert!(!unseen_of("ls -la"));
         assert!(!unseen_of("bash script.sh"));
         assert!(!unseen_of("command -v cargo"));

@@ -193,7 +193,7 @@ fn dedup(hazards: &mut Vec<Hazard>) {
 }
 
 /// Words that start a control structure or are reserved where a command name goes.
-const KEYWORDS: &[&str] = &[
+pub const KEYWORDS: &[&str] = &[
     "if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
     "function", "select", "coproc", "[[", "]]", "{", "}", "!", "in",
 ];

@@ -80,6 +80,11 @@ impl WordShape {
     }
 }
 
+/// Keywords after which a command starts.
+const COMMAND_KEYWORDS: &[&str] = &[
+    "if", "then", "else", "elif", "do", "while", "until", "!", "{",
+];
+
 /// Which separator.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Sep {
@@ -192,14 +197,31 @@ impl<'a, 'p> Reader<'a, 'p> {
                             what: "function definition".into(),
                         });
                     }
-                    if self.peek() == Some('(') {
-                        self.hazard(Hazard::ControlStructure { what: "((".into() });
-                    }
                     self.finish(&mut current, &mut shapes);
-                    // A subshell: its commands count like any others.
-                    self.list(Some(')'));
+                    if self.peek() == Some('(') {
+                        // `(( … ))`: arithmetic, not commands.
+                        self.hazard(Hazard::ControlStructure { what: "((".into() });
+                        self.pos += 1;
+                        self.arithmetic();
+                    } else {
+                        // A subshell: its commands count like any others.
+                        self.list(Some(')'));
+                    }
                 }
                 Token::Redirect(op) => self.redirect(op, &mut current),
+                Token::Word(word, shape)
+                    if current.words.is_empty()
+                        && current.assignments.is_empty()
+                        && current.redirects.is_empty()
+                        && !shape.quoted
+                        && COMMAND_KEYWORDS.contains(&word.as_str()) =>
+                {
+                    // `then`, `do`, `{`, `!`, …: a command starts after it (`then x=1`
+                    // assigns, as in bash). The keyword stands as a command of its own.
+                    current.words.push(word);
+                    shapes.push(shape);
+                    self.finish(&mut current, &mut shapes);
+                }
                 Token::Word(word, shape) => {
                     if current.words.is_empty() && !shape.quoted_before_eq && is_assignment(&word) {
                         let (name, value) = word.split_once('=').unwrap_or((&word, ""));
@@ -623,10 +645,14 @@ impl<'a, 'p> Reader<'a, 'p> {
                 let start = self.pos - 1;
                 self.pos += 1;
                 if self.peek() == Some('(') {
+                    // `$(( … ))`: arithmetic, not commands.
                     self.hazard(Hazard::ControlStructure { what: "$((".into() });
+                    self.pos += 1;
+                    self.arithmetic();
+                } else {
+                    self.hazard(Hazard::CommandSubstitution);
+                    self.nested_until_close();
                 }
-                self.hazard(Hazard::CommandSubstitution);
-                self.nested_until_close();
                 shape.expands = true;
                 // The word keeps the substitution as written: what it becomes is unknown.
                 text.extend(&self.chars[start..self.pos.min(self.chars.len())]);
@@ -723,6 +749,40 @@ impl<'a, 'p> Reader<'a, 'p> {
         let nested = parse(&inner);
         self.out.commands.extend(nested.commands);
         self.out.hazards.extend(nested.hazards);
+    }
+
+    /// After `((` or `$((`: reads to the matching `))`. Arithmetic holds no commands of
+    /// its own, but a `$( … )` or `` ` … ` `` inside it runs: those are read like any.
+    fn arithmetic(&mut self) {
+        let mut depth = 2;
+        while let Some(c) = self.peek() {
+            match c {
+                '$' if self.peek_at(1) == Some('(') && self.peek_at(2) != Some('(') => {
+                    self.pos += 2;
+                    self.hazard(Hazard::CommandSubstitution);
+                    self.nested_until_close();
+                }
+                '`' => {
+                    self.pos += 1;
+                    self.backquoted();
+                }
+                '(' => {
+                    depth += 1;
+                    self.pos += 1;
+                }
+                ')' => {
+                    depth -= 1;
+                    self.pos += 1;
+                    if depth == 0 {
+                        return;
+                    }
+                }
+                _ => self.pos += 1,
+            }
+        }
+        self.hazard(Hazard::Unsupported {
+            what: "an unterminated `((`".into(),
+        });
     }
 
     /// After `$(`, `<(` or `>(`: the commands inside, read like any others.
