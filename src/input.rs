@@ -338,10 +338,16 @@ fn mcp_prompt(server: &str, prompt: &str, args: &str, mcp: &McpServers) -> Route
 }
 
 impl Routed {
-    /// The operation a frontend sends for a prompt or a skill (`None` for the rest).
-    pub fn to_op(&self) -> Option<crate::protocol::Op> {
+    /// The operation a frontend sends for a prompt or a skill (`None` for the rest);
+    /// `origin` says whether the user typed the line or it was piped in (a piped
+    /// prompt's `@path` mentions are never read).
+    pub fn to_op(&self, origin: crate::protocol::InputOrigin) -> Option<crate::protocol::Op> {
         match self {
-            Routed::Prompt(text) => Some(crate::protocol::Op::UserInput { text: text.clone() }),
+            Routed::Prompt(text) => Some(crate::protocol::Op::UserInput {
+                text: text.clone(),
+                origin,
+                piped: None,
+            }),
             Routed::Invoke(invocation) => Some(crate::protocol::Op::Invoke(invocation.clone())),
             Routed::Empty | Routed::Builtin(_) | Routed::Error(_) => None,
         }
@@ -662,7 +668,7 @@ mod tests {
             format!("Fix issue 42 in {}, cost $5.00", dir.display())
         );
         assert_eq!(
-            route("/fix-issue 42", &c).to_op(),
+            route("/fix-issue 42", &c).to_op(crate::protocol::InputOrigin::Typed),
             Some(crate::protocol::Op::Invoke(Invocation::Skill {
                 name: "fix-issue".into(),
                 args: "42".into()

@@ -18,20 +18,25 @@ pub mod mcp;
 pub mod mentions;
 pub mod paths;
 pub mod permissions;
+pub mod plain_file;
 pub mod print;
+pub mod private_files;
 pub mod project_walk;
 pub mod prompt;
 pub mod protocol;
+pub mod redact;
 pub mod repl;
 pub mod safe_text;
 pub mod sandbox;
 pub mod session;
 pub mod sessions;
+pub mod signals;
 pub mod sink;
 #[cfg(test)]
 pub(crate) mod test_support;
 
 pub mod skills;
+pub mod startup;
 pub mod tools;
 pub mod truncate;
 pub mod tui;

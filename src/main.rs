@@ -16,9 +16,10 @@ use harness9::cli::{
 };
 use harness9::config::{Config, ConfigError, EndpointNeed, OllamaProbe, SessionSaving};
 use harness9::print::{self, Activity, HeadlessRenderer, OutputFormat, TextDelivery};
-use harness9::protocol::{ErrorKind, Invocation, Op};
+use harness9::protocol::{ErrorKind, InputOrigin, Invocation, Op};
 use harness9::sandbox::{Decision, SessionSandbox};
 use harness9::sink::{self, ReaderState, Sink};
+use harness9::startup::{self, Home};
 use harness9::{input, repl, session, tui};
 
 /// Exit codes (docs/HEADLESS.md).
@@ -170,7 +171,11 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
             EndpointNeed::None,
             OllamaProbe::Disabled,
         )?;
-        let home = init_logging(&config);
+        let sealed = startup::seal_secrets(&config);
+        let home = startup::init_logging(&config);
+        if let Err(e) = sealed {
+            tracing::warn!("{e}");
+        }
         return match command {
             Command::Skills { action } => skills_command(&config, &home, action),
             Command::Sessions { action } => Ok(sessions_command(&config, &home, action)),
@@ -189,8 +194,11 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
         config.session_saving = SessionSaving::Disabled;
     }
     // Every command started for the model or a skill from now on leaves out the key,
-    // header values and secret-looking variables.
-    harness9::exec::secrets::configure(config.secret_policy.clone());
+    // header values and secret-looking variables, and none can read them in this
+    // process's environment block or memory.
+    if let Err(e) = startup::seal_secrets(&config) {
+        config.warnings.push(e.to_string());
+    }
     // And each runs in the sandbox, when there is one.
     match harness9::sandbox::decide(&config.sandbox, config.approval_mode, &config.workdir)? {
         Decision::Confined(policy) => {
@@ -203,7 +211,7 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
         }
         Decision::Unconfined { warning } => config.warnings.extend(warning),
     }
-    let home = init_logging(&config);
+    let home = startup::init_logging(&config);
     let (start, start_view) = match session_start(cli, &config)? {
         Start::Session(start) => (start, tui::StartView::Conversation),
         Start::Pick if mode == Mode::Tui => (SessionStart::New, tui::StartView::ResumePicker),
@@ -239,7 +247,8 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
                 session::prepare_with_remote(&config, Approver::Nobody, remote, start)?,
                 &home,
             );
-            print_mode(cli, terminals, &runtime, prepared, activity)
+            let ended = print_mode(cli, terminals, &runtime, prepared, activity)?;
+            Ok(ended.code(runtime))
         }
         Mode::Tui => {
             if cli.output_format != OutputFormat::Text {
@@ -267,8 +276,7 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
                 Ok(usage) => usage,
                 // The terminal is already restored; exit as a signalled process would.
                 Err(tui::TuiError::Signal { signal }) => {
-                    sink::stderr_line(&format!("harness9: terminated by {signal}"));
-                    return Ok(signal.exit_code());
+                    return Ok(Ended::BySignal(signal).code(runtime));
                 }
                 Err(e) => return Err(e.into()),
             };
@@ -299,11 +307,39 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
                 let (handle, info) = prepared.spawn();
                 repl::run(handle, info, options).await
             })?;
+            if let Some(signal) = summary.signal {
+                return Ok(Ended::BySignal(signal).code(runtime));
+            }
             // A reader that stopped reading (`| head`) asked for no more: not a failure.
             Ok(match summary.reader {
                 ReaderState::Gone => code::OK,
                 ReaderState::Reading => exit_code_for(summary.failure),
             })
+        }
+    }
+}
+
+/// How a session run ended, for its exit code.
+enum Ended {
+    /// With this exit code.
+    Code(u8),
+    /// By a signal: every command was stopped already; the exit code is 128 + its
+    /// number.
+    BySignal(harness9::signals::EndingSignal),
+}
+
+impl Ended {
+    /// The exit code. A signal is reported on stderr, and the runtime is left to shut
+    /// down in the background: a task stuck in a blocking read must not keep a
+    /// terminated harness9 alive.
+    fn code(self, runtime: tokio::runtime::Runtime) -> u8 {
+        match self {
+            Ended::Code(code) => code,
+            Ended::BySignal(signal) => {
+                sink::stderr_line(&format!("harness9: terminated by {signal}"));
+                runtime.shutdown_background();
+                signal.exit_code()
+            }
         }
     }
 }
@@ -348,6 +384,12 @@ fn session_start(cli: &Cli, config: &Config) -> anyhow::Result<Start> {
         })?,
         ResumeRequest::Id(query) => sessions.find_id(&query).map_err(ResumeError)?,
     };
+    // Another harness9 writing it: refused here, clearly. (Two starting at the same
+    // instant are still kept apart by the writer's lock; the later one then starts a
+    // new session with a warning.)
+    if let Some(reason) = sessions.in_use(&id) {
+        return Err(ResumeError(reason).into());
+    }
     Ok(Start::Session(SessionStart::Resume(id)))
 }
 
@@ -376,7 +418,7 @@ fn print_mode(
     runtime: &tokio::runtime::Runtime,
     prepared: session::Prepared,
     activity: Activity,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Ended> {
     let mut renderer = HeadlessRenderer::new(
         cli.output_format,
         TextDelivery::FinalOnly,
@@ -403,7 +445,7 @@ fn print_mode(
                 "-p - reads the prompt from stdin, but stdin is a terminal: pipe the prompt in \
                  or give it as the argument",
             )?;
-            return Ok(code::USAGE);
+            return Ok(Ended::Code(code::USAGE));
         }
         PromptSource::Argument(prompt) => (prompt.clone(), piped),
         PromptSource::Stdin => (std::mem::take(&mut piped), String::new()),
@@ -419,21 +461,25 @@ fn print_mode(
                 PromptSource::Argument(_) => "the prompt given with -p is empty",
             };
             renderer.fail_before_turn(ErrorKind::Usage, message)?;
-            return Ok(code::USAGE);
+            return Ok(Ended::Code(code::USAGE));
         }
         input::Routed::Builtin(_) => {
             renderer.fail_before_turn(
                 ErrorKind::Usage,
                 "built-in commands such as /help work in the TUI and the REPL, not with -p",
             )?;
-            return Ok(code::USAGE);
+            return Ok(Ended::Code(code::USAGE));
         }
         input::Routed::Error(message) => {
             renderer.fail_before_turn(ErrorKind::Usage, &message)?;
-            return Ok(code::USAGE);
+            return Ok(Ended::Code(code::USAGE));
         }
+        // The argument was typed; a prompt read from stdin (`-p -`) is data.
         routed => routed
-            .to_op()
+            .to_op(match source {
+                PromptSource::Argument(_) => InputOrigin::Typed,
+                PromptSource::Stdin => InputOrigin::Piped,
+            })
             .context("a prompt or skill always becomes an operation")?,
     };
     if !context.trim().is_empty() && matches!(op, Op::Invoke(Invocation::McpPrompt { .. })) {
@@ -442,25 +488,30 @@ fn print_mode(
             "an MCP prompt's text comes from its server, so piped input cannot be added to it; \
              give the input as the prompt's argument",
         )?;
-        return Ok(code::USAGE);
+        return Ok(Ended::Code(code::USAGE));
     }
     if !context.trim().is_empty() {
         let context = format!("\n\n<stdin>\n{}\n</stdin>", context.trim_end());
         match &mut op {
-            Op::UserInput { text } => text.push_str(&context),
+            // Sent after the prompt as it is: piped text is never mention-expanded.
+            Op::UserInput { piped, .. } => *piped = Some(context),
             Op::Invoke(Invocation::Skill { args, .. }) => args.push_str(&context),
             _ => {}
         }
     }
-    let report = runtime.block_on(async {
+    let end = runtime.block_on(async {
         let (handle, _info) = prepared.spawn();
         print::run_once(handle, op, &mut renderer).await
     })?;
+    let report = match end {
+        print::OnceEnd::Turn(report) => report,
+        print::OnceEnd::Signalled(signal) => return Ok(Ended::BySignal(signal)),
+    };
     // A reader that stopped reading (`| head`) asked for no more: not a failure.
-    Ok(match renderer.reader() {
+    Ok(Ended::Code(match renderer.reader() {
         ReaderState::Gone => code::OK,
         ReaderState::Reading => exit_code_for(report.error_kind()),
-    })
+    }))
 }
 
 fn skills_command(config: &Config, home: &Home, action: &SkillsAction) -> anyhow::Result<u8> {
@@ -723,51 +774,6 @@ fn artifacts_command(config: &Config, action: &ArtifactsAction) -> u8 {
             exit_code_for(Some(e.kind()))
         }
     }
-}
-
-/// Whether harness9 can keep files in its home, learnt from opening the log file.
-enum Home {
-    /// Logs (and history, caches) are saved.
-    Writable,
-    /// Nothing is saved this run; the warning says so.
-    Unwritable {
-        /// The start-up warning.
-        warning: String,
-    },
-}
-
-impl Home {
-    /// The warning to show first, if any.
-    fn warning(&self) -> Option<&str> {
-        match self {
-            Home::Writable => None,
-            Home::Unwritable { warning } => Some(warning),
-        }
-    }
-}
-
-/// Logs go to `$HARNESS9_HOME/logs/harness9.log`, never to the screen. The level comes
-/// from HARNESS9_LOG (error, warn, info, debug, trace; default warn). Opening the file
-/// is also the check that the home can be written.
-fn init_logging(config: &Config) -> Home {
-    let level = std::env::var("HARNESS9_LOG")
-        .ok()
-        .and_then(|l| l.parse::<tracing::Level>().ok())
-        .unwrap_or(tracing::Level::WARN);
-    let file = match session::open_log_file(&config.home) {
-        Ok(file) => file,
-        Err(e) => {
-            return Home::Unwritable {
-                warning: session::unwritable_home_warning(&config.home, &e),
-            };
-        }
-    };
-    let _ = tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_ansi(false)
-        .with_writer(std::sync::Mutex::new(file))
-        .try_init();
-    Home::Writable
 }
 
 /// Puts the home's warning first among a prepared session's start-up warnings.

@@ -19,6 +19,7 @@ use crate::protocol::{
     TurnOutcome, Usage,
 };
 use crate::safe_text::{self, SafeWriter};
+use crate::signals::{EndingSignal, EndingSignals};
 use crate::sink::{ReaderState, ReaderWatch, Sink};
 
 /// Version of the JSON output schema (bumped on incompatible changes). Version 2: the
@@ -467,9 +468,11 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
 pub fn describe_denial(request: &ApprovalRequestKind, reason: &AutoDenyReason) -> String {
     let what = match request {
         ApprovalRequestKind::Command { command, .. } => format!("command `{command}`"),
-        ApprovalRequestKind::Edit { path, .. } => format!("edit of {}", path.display()),
-        ApprovalRequestKind::ReadOutside { path } | ApprovalRequestKind::Read { path } => {
-            format!("reading {}", path.display())
+        ApprovalRequestKind::Edit { .. } => {
+            format!("edit of {}", request.shown_path().unwrap_or_default())
+        }
+        ApprovalRequestKind::ReadOutside { .. } | ApprovalRequestKind::Read { .. } => {
+            format!("reading {}", request.shown_path().unwrap_or_default())
         }
         ApprovalRequestKind::Mcp { server, tool, .. } => {
             format!("MCP tool `{tool}` of server `{server}`")
@@ -494,7 +497,7 @@ pub fn describe_denial(request: &ApprovalRequestKind, reason: &AutoDenyReason) -
             "{what} needs a person: {harm}; allow it unattended only with the exact rule `{exact_rule}`"
         ),
         AutoDenyReason::NobodyToAsk {
-            because: Some(AskBecause::Opaque { why }),
+            because: Some(AskBecause::Opaque { why } | AskBecause::Unconfined { why }),
         } => format!("{what} needs a person: {why}"),
         AutoDenyReason::NobodyToAsk { because: None } => describe_request(request),
     }
@@ -509,24 +512,23 @@ pub fn describe_request(request: &ApprovalRequestKind) -> String {
             )
         }
         ApprovalRequestKind::Edit {
-            path,
             location: Location::Inside,
             ..
         } => format!(
             "edit of {} needs approval; allow edits with --approval-mode auto-edit",
-            path.display()
+            request.shown_path().unwrap_or_default()
         ),
-        ApprovalRequestKind::Edit { path, .. } => format!(
+        ApprovalRequestKind::Edit { .. } => format!(
             "edit of {} (outside the project) needs approval; allow it with --approval-mode full-auto",
-            path.display()
+            request.shown_path().unwrap_or_default()
         ),
-        ApprovalRequestKind::ReadOutside { path } => format!(
+        ApprovalRequestKind::ReadOutside { .. } => format!(
             "reading {} (outside the project) needs approval; allow it with --approval-mode full-auto",
-            path.display()
+            request.shown_path().unwrap_or_default()
         ),
-        ApprovalRequestKind::Read { path } => format!(
+        ApprovalRequestKind::Read { .. } => format!(
             "reading {} needs approval (a permission rule asks about it)",
-            path.display()
+            request.shown_path().unwrap_or_default()
         ),
         ApprovalRequestKind::Mcp { server, tool, .. } => format!(
             "MCP tool `{tool}` of server `{server}` needs approval; allow it with the rule              `mcp__{server}` (the whole server) or --approval-mode full-auto"
@@ -534,14 +536,27 @@ pub fn describe_request(request: &ApprovalRequestKind) -> String {
     }
 }
 
+/// How [`run_once`] ended.
+#[derive(Debug)]
+pub enum OnceEnd {
+    /// The turn ended (well or not) and the agent shut down.
+    Turn(TurnReport),
+    /// A signal ended the run: every command was stopped first.
+    Signalled(EndingSignal),
+}
+
 /// Runs one prompt or skill invocation (`op`) to completion and shuts the agent down.
 /// Ctrl-C interrupts the turn, and so does stdout's reader going away (nobody would see
-/// the rest); the agent is always shut down before this returns.
+/// the rest); the agent is always shut down before this returns. SIGTERM, SIGHUP or a
+/// second Ctrl-C end the run: the agent is told to stop, every command and server it
+/// started is stopped, and the signal is returned after a moment's wait for the agent.
 pub async fn run_once<O: Write, E: Write>(
     mut handle: AgentHandle,
     op: Op,
     renderer: &mut HeadlessRenderer<O, E>,
-) -> io::Result<TurnReport> {
+) -> io::Result<OnceEnd> {
+    let mut ending = EndingSignals::listen()?;
+    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
     let _ = handle.ops.send(op);
     let mut report = None;
     let mut interrupted = false;
@@ -549,10 +564,18 @@ pub async fn run_once<O: Write, E: Write>(
     loop {
         let event = tokio::select! {
             event = handle.events.recv() => event,
-            _ = tokio::signal::ctrl_c(), if !interrupted => {
+            _ = sigint.recv() => {
+                if interrupted {
+                    return Ok(OnceEnd::Signalled(
+                        end_by_signal(&mut handle, EndingSignal::Interrupt).await,
+                    ));
+                }
                 interrupted = true;
                 let _ = handle.ops.send(Op::Interrupt);
                 continue;
+            }
+            signal = ending.recv() => {
+                return Ok(OnceEnd::Signalled(end_by_signal(&mut handle, signal).await));
             }
         };
         let Some(event) = event else { break };
@@ -569,13 +592,29 @@ pub async fn run_once<O: Write, E: Write>(
             break;
         }
     }
-    Ok(report.unwrap_or(TurnReport {
+    Ok(OnceEnd::Turn(report.unwrap_or(TurnReport {
         outcome: TurnOutcome::Failed {
             kind: ErrorKind::Internal,
             message: "the agent stopped before the turn ended".into(),
         },
         usage: Usage::default(),
-    }))
+    })))
+}
+
+/// Tells the agent to stop, stops every command and server, and waits half a second at
+/// most for the agent to say it has shut down.
+async fn end_by_signal(handle: &mut AgentHandle, signal: EndingSignal) -> EndingSignal {
+    let _ = handle.ops.send(Op::Shutdown);
+    crate::signals::stop_everything().await;
+    let _ = tokio::time::timeout(std::time::Duration::from_millis(500), async {
+        while let Some(event) = handle.events.recv().await {
+            if matches!(event, Event::ShutdownComplete { .. }) {
+                break;
+            }
+        }
+    })
+    .await;
+    signal
 }
 
 #[cfg(test)]

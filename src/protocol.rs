@@ -44,6 +44,11 @@ pub enum Op {
     UserInput {
         /// The text sent to the model as the user message.
         text: String,
+        /// Where `text` came from: only typed text has its `@path` mentions attached.
+        origin: InputOrigin,
+        /// Text that arrived on stdin besides a typed prompt (`-p PROMPT` with a pipe),
+        /// sent after it as it is: data, never mention-expanded.
+        piped: Option<String>,
     },
     /// Run a slash command the user typed that becomes a turn: a skill or an MCP
     /// server's prompt.
@@ -113,6 +118,30 @@ pub enum Op {
     Shutdown,
 }
 
+/// Where a user message's text came from. Text that arrived on stdin may have been
+/// written by anyone (a log, a web page, a file): it is data, and an `@path` in it is
+/// never read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputOrigin {
+    /// Typed by the user: the TUI's composer, the terminal REPL, the `-p` argument. Its
+    /// `@path` mentions are attached (outside the project or secret: after asking).
+    Typed,
+    /// Read from stdin: `-p -`, `-p` with no argument, each line of the pipe REPL. Sent
+    /// as it is.
+    Piped,
+}
+
+impl Op {
+    /// A message the user typed (its `@path` mentions are attached), with nothing piped.
+    pub fn typed(text: impl Into<String>) -> Op {
+        Op::UserInput {
+            text: text.into(),
+            origin: InputOrigin::Typed,
+            piped: None,
+        }
+    }
+}
+
 /// A user's answer to an approval request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
@@ -145,8 +174,11 @@ pub enum ApprovalRequestKind {
     },
     /// Create, overwrite or edit a file.
     Edit {
-        /// The file that changes.
+        /// The file that changes: the real file, every symlink followed.
         path: PathBuf,
+        /// The path as written, when it is not `path` (it goes through a symlink).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        via: Option<PathBuf>,
         /// A unified diff of the change, when it could be computed in advance.
         diff: Option<String>,
         /// Inside or outside the project directory.
@@ -154,13 +186,19 @@ pub enum ApprovalRequestKind {
     },
     /// Read something outside the project directory.
     ReadOutside {
-        /// The path outside the project.
+        /// The path outside the project: the real path, every symlink followed.
         path: PathBuf,
+        /// The path as written, when it is not `path` (it goes through a symlink).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        via: Option<PathBuf>,
     },
     /// Read a file inside the project that a rule asks about (a secret file).
     Read {
-        /// The file.
+        /// The file: the real path, every symlink followed.
         path: PathBuf,
+        /// The path as written, when it is not `path` (it goes through a symlink).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        via: Option<PathBuf>,
     },
     /// Call a tool of an MCP server, or read its resources.
     Mcp {
@@ -183,6 +221,23 @@ pub enum McpAction {
     CallTool,
     /// List or read its resources (a read: runs in every mode unless a rule says no).
     ReadResource,
+}
+
+impl ApprovalRequestKind {
+    /// The path a file request is about, as a person should read it: the real path, or
+    /// `written -> real` when what was written goes through a symlink. `None` for
+    /// commands and MCP calls.
+    pub fn shown_path(&self) -> Option<String> {
+        match self {
+            ApprovalRequestKind::Edit { path, via, .. }
+            | ApprovalRequestKind::Read { path, via }
+            | ApprovalRequestKind::ReadOutside { path, via } => Some(match via {
+                Some(via) => format!("{} -> {}", via.display(), path.display()),
+                None => path.display().to_string(),
+            }),
+            ApprovalRequestKind::Command { .. } | ApprovalRequestKind::Mcp { .. } => None,
+        }
+    }
 }
 
 /// Where a path lies relative to the project directory.

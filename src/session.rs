@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::agent::approval::ApprovalPolicy;
+use crate::agent::approval::{ApprovalPolicy, CommandSandbox};
 use crate::agent::saved::SessionStart;
 use crate::agent::{self, AgentHandle, AgentSetup, Approver, SessionInfo, WindowLearning};
 use crate::config::{Config, SessionSaving};
@@ -59,12 +59,7 @@ pub async fn sync_remote_skills(config: &Config) -> RemoteRoots {
 /// folders are created. Opening it is also how a run learns whether the home can be
 /// written at all, at no extra cost (see [`unwritable_home_warning`]).
 pub fn open_log_file(home: &Path) -> std::io::Result<std::fs::File> {
-    let dir = home.join("logs");
-    std::fs::create_dir_all(&dir)?;
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("harness9.log"))
+    crate::private_files::open_private_log(&home.join("logs").join("harness9.log"))
 }
 
 /// The start-up warning for a harness9 home that cannot be written (`error` is why).
@@ -168,7 +163,8 @@ pub fn prepare_with_remote(
     };
     let system_prompt = crate::prompt::build(&config.workdir, sections.as_deref());
 
-    let policy = ApprovalPolicy::new(config.approval_mode, approver, config.permissions.clone());
+    let policy = ApprovalPolicy::new(config.approval_mode, approver, config.permissions.clone())
+        .with_sandbox(CommandSandbox::of_session());
     let mut tools = ToolRegistryBuilder::with_builtins();
     // Skills loaded in this session (by use_skill or a slash command), shared by the
     // use_skill tool and the agent (which clears it on /clear).
@@ -281,7 +277,7 @@ pub fn mcp_servers(config: &Config) -> crate::mcp::McpServers {
             log_dir: config.home.join("logs").join("mcp"),
             sandbox,
             user_home: config.user_home.clone(),
-            env: |name| std::env::var(name).ok(),
+            env: crate::exec::secrets::original_var,
         },
         crate::mcp::cache::IndexCache::new(config.home.join("cache").join("mcp-servers.json")),
     )

@@ -15,8 +15,8 @@ use crate::agent::{ApprovalMode, Approver};
 pub use crate::permissions::PermissionsSetup;
 use crate::permissions::files::{self, Places};
 use crate::permissions::{
-    ActiveRule, AskBecause, Effect, Judgement, Offer, ReadOnlyCommands, Rule, RuleView, Rulebook,
-    Source, Subject,
+    ActiveRule, AllowedBy, AskBecause, Effect, Judgement, ModeRuns, Offer, Rule, RuleView,
+    Rulebook, Scope, SecretReads, Source, Subject,
 };
 use crate::protocol::{ApprovalDecision, ApprovalRequestKind, Location, McpAction};
 use crate::tools::Access;
@@ -69,6 +69,32 @@ struct Shared {
     untrusted: Vec<String>,
     places: Places,
     temp: Vec<PathBuf>,
+    sandbox: CommandSandbox,
+}
+
+/// Where the session's commands run, as far as approvals care: what the approval mode
+/// runs by itself must stay inside what the sandbox confines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandSandbox {
+    /// Commands run in the sandbox, writing only beneath these folders.
+    Confined {
+        /// The folders commands may write beneath.
+        writable: Vec<PathBuf>,
+    },
+    /// Commands run unconfined (`--sandbox off`, or no sandbox on this system).
+    Unconfined,
+}
+
+impl CommandSandbox {
+    /// The session's sandbox as configured at start-up.
+    pub fn of_session() -> CommandSandbox {
+        match crate::sandbox::session() {
+            Some(sandbox) => CommandSandbox::Confined {
+                writable: sandbox.policy.writable.clone(),
+            },
+            None => CommandSandbox::Unconfined,
+        }
+    }
 }
 
 /// What `/permissions` shows.
@@ -110,8 +136,16 @@ impl ApprovalPolicy {
                 untrusted: permissions.untrusted,
                 places: permissions.places,
                 temp: permissions.temp,
+                sandbox: CommandSandbox::Unconfined,
             })),
         }
+    }
+
+    /// This policy for commands that run in `sandbox` (the session sets the sandbox it
+    /// decided at start-up; without it, the mode's read-only commands ask).
+    pub fn with_sandbox(self, sandbox: CommandSandbox) -> Self {
+        self.shared().sandbox = sandbox;
+        self
     }
 
     fn shared(&self) -> MutexGuard<'_, Shared> {
@@ -151,14 +185,25 @@ impl ApprovalPolicy {
         let project = shared.places.project.clone();
         let temp: Vec<&Path> = shared.temp.iter().map(PathBuf::as_path).collect();
         let mode = shared.mode;
-        let read_only = match mode {
-            ApprovalMode::Suggest => ReadOnlyCommands::Asked,
-            ApprovalMode::AutoEdit | ApprovalMode::FullAuto => ReadOnlyCommands::Allowed,
+        let scope = Scope {
+            project: &project,
+            temp: &temp,
+            mode: match mode {
+                ApprovalMode::Suggest => ModeRuns::NOTHING,
+                ApprovalMode::AutoEdit | ApprovalMode::FullAuto => ModeRuns::READS_AND_EDITS,
+            },
+            secrets: match shared.sandbox {
+                CommandSandbox::Confined { .. } => SecretReads::Masked,
+                CommandSandbox::Unconfined => SecretReads::Visible,
+            },
         };
         let (request, subject_default) = match &access {
             Access::ReadOnly => return Verdict::Run,
             Access::ReadInside(path) => (
-                ApprovalRequestKind::Read { path: path.clone() },
+                ApprovalRequestKind::Read {
+                    path: path.clone(),
+                    via: None,
+                },
                 ModeDefault::Runs,
             ),
             Access::NeedsApproval(request) => (request.clone(), mode_default(mode, request)),
@@ -166,29 +211,21 @@ impl ApprovalPolicy {
             Access::All(_) => return Verdict::Run,
         };
         let judgement = match &request {
-            ApprovalRequestKind::Command { command, cwd } => shared.book.judge(
-                tool,
-                Subject::Command { line: command, cwd },
-                &project,
-                &temp,
-                read_only,
-            ),
+            ApprovalRequestKind::Command { command, cwd } => {
+                shared
+                    .book
+                    .judge(tool, Subject::Command { line: command, cwd }, &scope)
+            }
             ApprovalRequestKind::Edit { path, .. } => {
-                shared
-                    .book
-                    .judge(tool, Subject::Edit { path }, &project, &temp, read_only)
+                shared.book.judge(tool, Subject::Edit { path }, &scope)
             }
-            ApprovalRequestKind::Read { path } | ApprovalRequestKind::ReadOutside { path } => {
-                shared
-                    .book
-                    .judge(tool, Subject::Read { path }, &project, &temp, read_only)
+            ApprovalRequestKind::Read { path, .. }
+            | ApprovalRequestKind::ReadOutside { path, .. } => {
+                shared.book.judge(tool, Subject::Read { path }, &scope)
             }
-            ApprovalRequestKind::Mcp { .. } => {
-                shared
-                    .book
-                    .judge(tool, Subject::Call, &project, &temp, read_only)
-            }
+            ApprovalRequestKind::Mcp { .. } => shared.book.judge(tool, Subject::Call, &scope),
         };
+        let unconfined = unconfined_by_mode(mode, &shared.sandbox, &request);
         drop(shared);
         let plan = |because, offer| AskPlan {
             request: request.clone(),
@@ -203,7 +240,18 @@ impl ApprovalPolicy {
                     source,
                 };
             }
-            Judgement::Allow => return Verdict::Run,
+            Judgement::Allow {
+                by: AllowedBy::Rules,
+            } => return Verdict::Run,
+            Judgement::Allow {
+                by: AllowedBy::Mode,
+            } => match unconfined {
+                None => return Verdict::Run,
+                Some(why) => plan(
+                    Some(AskBecause::Unconfined { why: why.clone() }),
+                    Offer::OnceOnly { why },
+                ),
+            },
             Judgement::Ask(because) => {
                 let offer = match &because {
                     AskBecause::Destructive { exact_rule, .. } => Offer::Rules {
@@ -212,13 +260,16 @@ impl ApprovalPolicy {
                     AskBecause::Rule { rule, source } => Offer::OnceOnly {
                         why: format!("the rule `ask {rule}` ({source}) asks every time"),
                     },
-                    AskBecause::Opaque { why } => Offer::OnceOnly { why: why.clone() },
+                    AskBecause::Opaque { why } | AskBecause::Unconfined { why } => {
+                        Offer::OnceOnly { why: why.clone() }
+                    }
                 };
                 plan(Some(because), offer)
             }
-            Judgement::Undecided { offer } => match subject_default {
-                ModeDefault::Runs => return Verdict::Run,
-                ModeDefault::Asks => plan(None, offer),
+            Judgement::Undecided { offer } => match (subject_default, unconfined) {
+                (ModeDefault::Runs, None) => return Verdict::Run,
+                (ModeDefault::Runs, Some(why)) => plan(Some(AskBecause::Unconfined { why }), offer),
+                (ModeDefault::Asks, _) => plan(None, offer),
             },
         };
         match self.approver {
@@ -308,10 +359,10 @@ impl ApprovalPolicy {
             ApprovalRequestKind::Edit { path, .. } => {
                 format!("editing {} (outside the project)", path.display())
             }
-            ApprovalRequestKind::ReadOutside { path } => {
+            ApprovalRequestKind::ReadOutside { path, .. } => {
                 format!("reading {} (outside the project)", path.display())
             }
-            ApprovalRequestKind::Read { path } => format!("reading {}", path.display()),
+            ApprovalRequestKind::Read { path, .. } => format!("reading {}", path.display()),
             ApprovalRequestKind::Mcp { server, tool, .. } => {
                 format!("the MCP tool `{tool}` of server `{server}`")
             }
@@ -323,7 +374,9 @@ impl ApprovalPolicy {
             (Some(AskBecause::Destructive { what, exact_rule }), _) => format!(
                 "{what}, so it needs a person's approval or an exact allow rule `{exact_rule}`"
             ),
-            (Some(AskBecause::Opaque { why }), _) => format!("{why}; a person must approve it"),
+            (Some(AskBecause::Opaque { why } | AskBecause::Unconfined { why }), _) => {
+                format!("{why}; a person must approve it")
+            }
             (None, request) => {
                 let flag = match request {
                     ApprovalRequestKind::Edit {
@@ -332,8 +385,12 @@ impl ApprovalPolicy {
                     } => "--approval-mode auto-edit",
                     _ => "--approval-mode full-auto",
                 };
+                let because = match &plan.offer {
+                    Offer::OnceOnly { why } => format!("; {why}"),
+                    Offer::Rules { .. } => String::new(),
+                };
                 format!(
-                    "it needs approval in approval mode '{}' (it would run with {flag} or an allow rule)",
+                    "it needs approval in approval mode '{}' (it would run with {flag} or an allow rule{because})",
                     mode_name(self.mode())
                 )
             }
@@ -358,6 +415,42 @@ impl ApprovalPolicy {
 enum ModeDefault {
     Runs,
     Asks,
+}
+
+/// Why a call the approval mode would run by itself must be asked about instead: the
+/// mode runs commands (in `auto-edit`) only inside the sandbox, and edits only beneath
+/// the folders the sandbox lets commands write. `None` when nothing stands in the way.
+/// (`full-auto` with `--sandbox off` is the user's explicit choice: its commands run.)
+fn unconfined_by_mode(
+    mode: ApprovalMode,
+    sandbox: &CommandSandbox,
+    request: &ApprovalRequestKind,
+) -> Option<String> {
+    match (request, sandbox) {
+        (ApprovalRequestKind::Command { .. }, CommandSandbox::Unconfined)
+            if mode == ApprovalMode::AutoEdit =>
+        {
+            Some(
+                "auto-edit runs read-only commands by itself only inside the sandbox, and \
+                 this session has no sandbox"
+                    .into(),
+            )
+        }
+        (ApprovalRequestKind::Edit { path, .. }, CommandSandbox::Confined { writable })
+            if mode != ApprovalMode::Suggest =>
+        {
+            let real = crate::permissions::resolve::real_path(&crate::paths::normalize(path));
+            let beneath = |p: &Path| writable.iter().any(|w| p.starts_with(w));
+            (!(beneath(path) && beneath(&real))).then(|| {
+                format!(
+                    "{} is outside the folders the sandbox lets commands write, and edits \
+                     follow the same rule",
+                    path.display()
+                )
+            })
+        }
+        _ => None,
+    }
 }
 
 /// What approval mode `mode` does with a call no rule decides.
@@ -413,6 +506,7 @@ mod tests {
     fn edit(outside: bool) -> Access {
         Access::NeedsApproval(ApprovalRequestKind::Edit {
             path: PathBuf::from(if outside { "/q/a.rs" } else { "/p/a.rs" }),
+            via: None,
             diff: None,
             location: if outside {
                 Location::Outside
@@ -456,11 +550,11 @@ mod tests {
         ask(suggest.verdict("edit_file", edit(false)));
         ask(suggest.verdict("bash", cmd("ls")));
 
-        let auto_edit = policy(ApprovalMode::AutoEdit, Approver::Frontend);
+        let auto_edit = policy(ApprovalMode::AutoEdit, Approver::Frontend).with_sandbox(sandbox());
         assert_eq!(auto_edit.verdict("edit_file", edit(false)), Verdict::Run);
         ask(auto_edit.verdict("edit_file", edit(true)));
         assert_eq!(
-            auto_edit.verdict("bash", cmd("ls -la && git status")),
+            auto_edit.verdict("bash", cmd("ls -la && cat a.rs | wc -l")),
             Verdict::Run
         );
         ask(auto_edit.verdict("bash", cmd("cargo test")));
@@ -468,6 +562,50 @@ mod tests {
         let full = policy(ApprovalMode::FullAuto, Approver::Nobody);
         assert_eq!(full.verdict("edit_file", edit(true)), Verdict::Run);
         assert_eq!(full.verdict("bash", cmd("rm -f x")), Verdict::Run);
+    }
+
+    /// The sandbox of a session in `/p`.
+    fn sandbox() -> CommandSandbox {
+        CommandSandbox::Confined {
+            writable: vec![PathBuf::from("/p"), PathBuf::from("/tmp")],
+        }
+    }
+
+    #[test]
+    fn what_the_mode_runs_by_itself_stays_inside_the_sandbox() {
+        // auto-edit runs read-only commands by itself only in the sandbox.
+        let unconfined = policy(ApprovalMode::AutoEdit, Approver::Nobody);
+        let Verdict::DenyUnattended(plan) = unconfined.verdict("bash", cmd("ls -la")) else {
+            panic!("an unconfined read-only command ran by itself");
+        };
+        assert!(matches!(plan.because, Some(AskBecause::Unconfined { .. })));
+        assert_contains(&unconfined.unattended_denial(&plan), "no sandbox");
+        // An allow rule is the user's own word: it runs unconfined too.
+        let mut setup = PermissionsSetup::built_in(Path::new("/p"), Path::new("/h"));
+        setup.book.push(ActiveRule {
+            rule: Rule::parse("bash(ls:*)", None).unwrap(),
+            effect: Effect::Allow,
+            source: Source::Session,
+        });
+        let ruled = ApprovalPolicy::new(ApprovalMode::AutoEdit, Approver::Nobody, setup);
+        assert_eq!(ruled.verdict("bash", cmd("ls -la")), Verdict::Run);
+        // full-auto's file tools write where commands may write, and no further.
+        let full = policy(ApprovalMode::FullAuto, Approver::Nobody).with_sandbox(sandbox());
+        assert_eq!(full.verdict("edit_file", edit(false)), Verdict::Run);
+        let Verdict::DenyUnattended(plan) = full.verdict("write_file", edit(true)) else {
+            panic!("full-auto wrote outside the sandbox's folders");
+        };
+        assert!(matches!(plan.because, Some(AskBecause::Unconfined { .. })));
+        // A read-only sandbox lets edits in the project ask too.
+        let read_only = policy(ApprovalMode::FullAuto, Approver::Nobody).with_sandbox(
+            CommandSandbox::Confined {
+                writable: Vec::new(),
+            },
+        );
+        assert!(matches!(
+            read_only.verdict("edit_file", edit(false)),
+            Verdict::DenyUnattended(_)
+        ));
     }
 
     #[test]
@@ -494,6 +632,7 @@ mod tests {
                 Access::ReadInside(read.into()),
                 Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
                     path: "/etc/hosts".into(),
+                    via: None,
                 }),
                 cmd("python3 run.py"),
             ])
@@ -505,7 +644,8 @@ mod tests {
         assert_eq!(
             plan.request,
             ApprovalRequestKind::Read {
-                path: "/p/.env".into()
+                path: "/p/.env".into(),
+                via: None,
             }
         );
         // In suggest the read outside the project is asked first.

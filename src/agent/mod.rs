@@ -11,6 +11,7 @@ pub mod compact;
 pub mod conversation;
 pub mod fork;
 pub mod mcp_servers;
+mod mention_approval;
 mod runner;
 pub mod saved;
 mod skills_reload;

@@ -12,14 +12,16 @@ use crate::agent::compact::{CompactError, compact_and_report};
 use crate::agent::conversation::Conversation;
 use crate::agent::saved;
 use crate::agent::slash::run_skill;
-use crate::agent::turn::{EventSink, PendingApprovals, SessionState, TurnContext, run_user_turn};
+use crate::agent::turn::{
+    EventSink, PendingApprovals, SessionState, TurnContext, UserMessage, run_user_turn,
+};
 use crate::agent::{AgentHandle, AgentSetup};
 use crate::protocol::{CompactionTrigger, Event, ExportFormat, Invocation, Op, Usage};
 use crate::sessions::{Record, SessionId};
 
 /// Work queued while a turn runs, done in order.
 enum Work {
-    Turn(String),
+    Turn(UserMessage),
     Invoke(Invocation),
     Clear,
     Compact(Option<String>),
@@ -222,8 +224,8 @@ async fn run(
                                 )
                                 .await;
                             }
-                            Work::Turn(text) => {
-                                run_user_turn(&mut st, &ctx, text).await;
+                            Work::Turn(message) => {
+                                run_user_turn(&mut st, &ctx, message).await;
                             }
                             Work::Compact(focus) => compact_by_hand(&mut st, &ctx, focus).await,
                             Work::Clear
@@ -311,7 +313,15 @@ async fn run(
                     }
                 }
             }
-            Some(Op::UserInput { text }) => queue.push_back(Work::Turn(text)),
+            Some(Op::UserInput {
+                text,
+                origin,
+                piped,
+            }) => queue.push_back(Work::Turn(UserMessage {
+                text,
+                origin,
+                piped,
+            })),
             Some(Op::Invoke(invocation)) => queue.push_back(Work::Invoke(invocation)),
             Some(Op::NewConversation) => queue.push_back(Work::Clear),
             Some(Op::Compact { focus }) => queue.push_back(Work::Compact(focus)),

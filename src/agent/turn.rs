@@ -19,8 +19,8 @@ use crate::agent::conversation::{Conversation, estimate_messages, estimate_specs
 use crate::llm::window::{ContextWindow, WindowCache};
 use crate::llm::{ChatRequest, Completion, FinishReason, Message, StreamEvent, ToolSpec};
 use crate::protocol::{
-    ApprovalDecision, CompactionTrigger, ErrorKind, Event, SubAgentEvent, TruncationReason,
-    TurnOutcome, Usage, WindowSource,
+    ApprovalDecision, CompactionTrigger, ErrorKind, Event, InputOrigin, SubAgentEvent,
+    TruncationReason, TurnOutcome, Usage, WindowSource,
 };
 use crate::sessions::Record;
 
@@ -134,15 +134,54 @@ pub struct TurnResult {
     pub requests: u32,
 }
 
-/// Runs one turn for `text` and reports it; returns how it ended.
-/// Runs a turn for a message the user typed: its `@path` mentions are attached first
-/// ([`crate::mentions`]); one that names nothing fails the turn with the reason, and
-/// nothing is sent.
+/// A user message as a frontend sent it ([`crate::protocol::Op::UserInput`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserMessage {
+    /// The message.
+    pub text: String,
+    /// Typed (mentions attached) or piped (sent as it is).
+    pub origin: InputOrigin,
+    /// Piped text sent after a typed message, as it is.
+    pub piped: Option<String>,
+}
+
+/// Runs a turn for a user message. When the user typed it, its `@path` mentions are
+/// attached first ([`crate::mentions`]): each is judged like a read by a tool (a file
+/// outside the project or a secret file asks, and is refused when nobody can answer),
+/// and one that names nothing, or is refused, fails the turn with the reason; nothing
+/// is sent. Piped text is never searched for mentions.
 pub async fn run_user_turn(
     state: &mut SessionState,
     ctx: &TurnContext,
-    text: String,
+    message: UserMessage,
 ) -> TurnOutcome {
+    let UserMessage {
+        text,
+        origin,
+        piped,
+    } = message;
+    let attached = match origin {
+        InputOrigin::Typed if crate::mentions::has_mentions(&text) => {
+            match attach_mentions(state, ctx, &text).await {
+                Ok(attached) => attached,
+                Err(failure) => {
+                    ctx.emit(Event::TurnStarted { text });
+                    ctx.emit(Event::TurnComplete {
+                        outcome: failure.clone(),
+                        final_text: String::new(),
+                        usage: Usage::default(),
+                        requests: 0,
+                    });
+                    return failure;
+                }
+            }
+        }
+        InputOrigin::Typed | InputOrigin::Piped => text,
+    };
+    let mut text = attached;
+    if let Some(piped) = piped {
+        text.push_str(&piped);
+    }
     // An undo, or skills that changed, since the model last heard from the user are
     // news to it.
     let text = match ctx.setup.snapshots.as_ref().and_then(|s| s.take_note()) {
@@ -153,34 +192,53 @@ pub async fn run_user_turn(
         Some(note) => format!("{note}\n\n{text}"),
         None => text,
     };
-    if !crate::mentions::has_mentions(&text) {
-        return run_turn(state, ctx, text).await.outcome;
-    }
-    let workdir = ctx.setup.workdir.clone();
-    let typed = text.clone();
-    let expanded =
-        tokio::task::spawn_blocking(move || crate::mentions::expand(&typed, &workdir)).await;
-    let failure = match expanded {
-        Ok(Ok(expanded)) => return run_turn(state, ctx, expanded.text).await.outcome,
-        Ok(Err(e)) => TurnOutcome::Failed {
-            kind: ErrorKind::Usage,
-            message: e.to_string(),
-        },
-        Err(e) => TurnOutcome::Failed {
-            kind: ErrorKind::Internal,
-            message: format!("attaching the mentioned files failed: {e}"),
-        },
-    };
-    ctx.emit(Event::TurnStarted { text });
-    ctx.emit(Event::TurnComplete {
-        outcome: failure.clone(),
-        final_text: String::new(),
-        usage: Usage::default(),
-        requests: 0,
-    });
-    failure
+    run_turn(state, ctx, text).await.outcome
 }
 
+/// `text` with its mentions attached once each is judged (and, where the policy says
+/// so, approved); the turn's failure when one names nothing or is refused.
+async fn attach_mentions(
+    state: &SessionState,
+    ctx: &TurnContext,
+    text: &str,
+) -> Result<String, TurnOutcome> {
+    let workdir = ctx.setup.workdir.clone();
+    let typed = text.to_string();
+    let found =
+        tokio::task::spawn_blocking(move || crate::mentions::resolve_all(&typed, &workdir)).await;
+    let mentions = match found {
+        Ok(Ok(mentions)) => mentions,
+        Ok(Err(e)) => return Err(usage_failure(e.to_string())),
+        Err(e) => return Err(internal_failure(e)),
+    };
+    for mention in &mentions {
+        super::mention_approval::approve(state, ctx, mention).await?;
+    }
+    let typed = text.to_string();
+    let attached =
+        tokio::task::spawn_blocking(move || crate::mentions::attach(&typed, &mentions)).await;
+    match attached {
+        Ok(Ok(expanded)) => Ok(expanded.text),
+        Ok(Err(e)) => Err(usage_failure(e.to_string())),
+        Err(e) => Err(internal_failure(e)),
+    }
+}
+
+fn usage_failure(message: String) -> TurnOutcome {
+    TurnOutcome::Failed {
+        kind: ErrorKind::Usage,
+        message,
+    }
+}
+
+fn internal_failure(e: tokio::task::JoinError) -> TurnOutcome {
+    TurnOutcome::Failed {
+        kind: ErrorKind::Internal,
+        message: format!("attaching the mentioned files failed: {e}"),
+    }
+}
+
+/// Runs one turn for `text` and reports it; returns how it ended.
 pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String) -> TurnResult {
     ctx.emit(Event::TurnStarted { text: text.clone() });
     state

@@ -1,12 +1,13 @@
 //! Starting a command: the program (a `bash -c` line, with `sh` where bash is missing
-//! if asked, or a program and its arguments), its folder, environment and stdin, its
+//! if asked — a line too long for one argument goes through a private file as
+//! `bash FILE` —, or a program and its arguments), its folder, environment and stdin, its
 //! output pipes (one shared pipe, or one each), its own process group, and the
 //! [`Confinement`] that wraps it. Hands back the child, its group and the read ends of
 //! its pipes; it must not know how output is kept or how long anything may run.
 
 use std::io;
 use std::os::fd::OwnedFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use tokio::io::AsyncWriteExt;
@@ -41,6 +42,60 @@ pub(super) struct Launched {
     pub(super) stderr: Option<pipe::Receiver>,
     /// The sandbox it runs in, if any.
     pub(super) sandbox: Option<Arc<SandboxPolicy>>,
+    /// The private file holding a command line too long for `-c`, removed when the
+    /// command is done with (this is dropped).
+    pub(super) _script: Option<ScriptFile>,
+}
+
+/// Lines longer than this are not passed as `bash -c LINE`: one argument may hold at
+/// most 128 KiB (`MAX_ARG_STRLEN`), so they go through a [`ScriptFile`] as `bash FILE`.
+const LONGEST_ARGUMENT: usize = 100 * 1024;
+
+/// A command line written to a private file (0600, in a folder of its own, 0700, in
+/// the temp folder, which the sandbox lets commands read), removed with its folder
+/// when dropped.
+#[derive(Debug)]
+pub(super) struct ScriptFile {
+    dir: PathBuf,
+    file: PathBuf,
+}
+
+impl ScriptFile {
+    fn write(line: &str) -> io::Result<ScriptFile> {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let base = std::env::temp_dir();
+        // A fresh folder only this user can enter: a name taken (by anyone) is
+        // skipped, never reused.
+        let dir = loop {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let dir = base.join(format!("harness9-cmd-{}-{n}", std::process::id()));
+            match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+                Ok(()) => break dir,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        let script = ScriptFile {
+            file: dir.join("command.sh"),
+            dir,
+        };
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&script.file)?;
+        std::io::Write::write_all(&mut file, line.as_bytes())?;
+        Ok(script)
+    }
+}
+
+impl Drop for ScriptFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.file);
+        let _ = std::fs::remove_dir(&self.dir);
+    }
 }
 
 /// The write ends the child gets; ours are dropped once it has started, so end of file
@@ -74,6 +129,13 @@ pub(super) fn spawn(plan: &Plan<'_>) -> Result<Launched, ExecError> {
         stdout: out_writer,
         stderr: err_writer,
     };
+    let script = match plan.program {
+        Program::Bash { line } | Program::BashOrSh { line } if line.len() > LONGEST_ARGUMENT => {
+            Some(ScriptFile::write(line).map_err(ExecError::Script)?)
+        }
+        _ => None,
+    };
+    let shell = |name: &str, line: &str| shell(name, line, script.as_ref());
     let mut child = match plan.program {
         // Through the launcher, a missing bash would only show once it runs: look first.
         Program::BashOrSh { line }
@@ -115,12 +177,17 @@ pub(super) fn spawn(plan: &Plan<'_>) -> Result<Launched, ExecError> {
         stdout,
         stderr,
         sandbox: sandbox_of(plan.confinement).map(|s| s.policy),
+        _script: script,
     })
 }
 
-fn shell(shell: &str, line: &str) -> Command {
+/// `SHELL -c LINE`, or `SHELL FILE` when the line was written to `script`.
+fn shell(shell: &str, line: &str, script: Option<&ScriptFile>) -> Command {
     let mut cmd = Command::new(shell);
-    cmd.arg("-c").arg(line);
+    match script {
+        Some(script) => cmd.arg(&script.file),
+        None => cmd.arg("-c").arg(line),
+    };
     cmd
 }
 
@@ -142,8 +209,10 @@ fn start(plan: &Plan<'_>, cmd: Command, writers: &Writers) -> Result<Child, Exec
             .env("GIT_PAGER", "cat")
             .env("GIT_TERMINAL_PROMPT", "0");
     }
-    // Secrets never reach a child: the API key and header values under any name, and
-    // every variable that looks like a secret (see `secrets`).
+    // Secrets never reach a child: the API key and header values under any name, every
+    // variable whose name or value looks like a secret, and the variables that change
+    // what bash runs (see `secrets`). Applied to the launcher too, which passes its
+    // environment on to the command.
     for name in secrets::to_remove(std::env::vars_os()) {
         cmd.env_remove(name);
     }

@@ -18,7 +18,9 @@
 //!
 //! `launch.rs` builds and spawns the command (its environment without secrets:
 //! `secrets.rs`), `capture.rs` keeps what a stream printed, `supervise.rs` waits, drains
-//! and stops the process group.
+//! and stops the process group, `groups.rs` remembers every group that may still run so
+//! [`stop_all`] can end them when harness9 is told to end, and `self_env.rs` hides the
+//! secrets in harness9's own environment block.
 
 use std::ffi::OsString;
 use std::io;
@@ -31,10 +33,14 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 mod capture;
+mod groups;
 mod launch;
 pub mod secrets;
+pub mod self_env;
 pub mod service;
 mod supervise;
+
+pub use groups::stop_all;
 #[cfg(test)]
 pub(crate) mod test_support;
 #[cfg(test)]
@@ -288,6 +294,9 @@ pub enum ExecError {
     /// The pipes for its output could not be made.
     #[error("cannot create pipes: {0}")]
     Pipes(#[source] io::Error),
+    /// A command line too long for `-c` could not be written to its private file.
+    #[error("cannot write the long command line to a private file: {0}")]
+    Script(#[source] io::Error),
     /// The program could not be started.
     #[error("cannot start `{program}`: {source}")]
     Spawn {
@@ -303,7 +312,9 @@ impl ExecError {
     /// The OS error underneath.
     pub fn io_error(&self) -> &io::Error {
         match self {
-            ExecError::Pipes(source) | ExecError::Spawn { source, .. } => source,
+            ExecError::Pipes(source)
+            | ExecError::Script(source)
+            | ExecError::Spawn { source, .. } => source,
         }
     }
 }

@@ -7,7 +7,6 @@
 //! It knows processes and pipes; it must not know the protocol spoken on them.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
@@ -88,8 +87,14 @@ pub fn spawn(command: &ServiceCommand) -> Result<Service, ExecError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for name in secrets::to_remove(std::env::vars_os()) {
-        if !command.keep.iter().any(|k| OsString::from(k) == name) {
-            cmd.env_remove(name);
+        cmd.env_remove(name);
+    }
+    // Named on purpose: passed on with the value the user set (a secret's value is
+    // overwritten in harness9's own environment block, so it comes from the policy's
+    // memory).
+    for name in &command.keep {
+        if let Some(value) = secrets::original_var_os(name) {
+            cmd.env(name, value);
         }
     }
     for (name, value) in &command.env {

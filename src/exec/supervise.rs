@@ -61,23 +61,28 @@ pub(super) async fn supervise(
         err: Stream::new(err_pipe, stderr),
     };
     let ending = wait(&mut child, &mut streams, timeout, cancel).await;
-    let (exit, pipes) = match ending {
+    let (exit, pipes, left) = match ending {
         Ending::Exited { status, pipes } => {
-            if leftovers == Leftovers::Kill {
-                group.signal(Signal::SIGKILL);
-            }
-            (exit_of(status), pipes)
+            let left = match leftovers {
+                Leftovers::Kill => {
+                    group.signal(Signal::SIGKILL);
+                    LeftRunning::Nothing
+                }
+                Leftovers::Leave => LeftRunning::Jobs,
+            };
+            (exit_of(status), pipes, left)
         }
         Ending::TimedOut => {
             group.terminate(&mut child, &mut streams).await;
-            (Exit::TimedOut { after: timeout }, Pipes::Closed)
+            let exit = Exit::TimedOut { after: timeout };
+            (exit, Pipes::Closed, LeftRunning::Nothing)
         }
         Ending::Cancelled => {
             group.terminate(&mut child, &mut streams).await;
-            (Exit::Cancelled, Pipes::Closed)
+            (Exit::Cancelled, Pipes::Closed, LeftRunning::Nothing)
         }
     };
-    group.disarm();
+    group.disarm(left);
     Outcome {
         exit,
         pipes,
@@ -226,15 +231,17 @@ pub(super) struct ProcessGroup {
 }
 
 impl ProcessGroup {
-    /// The group of a child spawned with `process_group(0)`, armed.
+    /// The group of a child spawned with `process_group(0)`, armed, and remembered for
+    /// [`super::groups::stop_all`].
     pub(super) fn of(child: &Child) -> Self {
-        ProcessGroup {
-            pgid: child
-                .id()
-                .and_then(|id| i32::try_from(id).ok())
-                .map(Pid::from_raw),
-            armed: true,
+        let pgid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw);
+        if let Some(pgid) = pgid {
+            super::groups::register(pgid);
         }
+        ProcessGroup { pgid, armed: true }
     }
 
     fn signal(&self, signal: Signal) {
@@ -269,15 +276,33 @@ impl ProcessGroup {
         }
     }
 
-    fn disarm(mut self) {
+    /// Leaves the group alone from now on. When the command ended by itself and its
+    /// leftovers were left running, the group stays remembered (harness9 ending by a
+    /// signal still stops it); otherwise it is forgotten.
+    fn disarm(mut self, left: LeftRunning) {
         self.armed = false;
+        if let (Some(pgid), LeftRunning::Nothing) = (self.pgid, left) {
+            super::groups::unregister(pgid);
+        }
     }
+}
+
+/// Whether a finished command's group may still have processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LeftRunning {
+    /// The group was stopped.
+    Nothing,
+    /// Background jobs may go on ([`Leftovers::Leave`]).
+    Jobs,
 }
 
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
         if self.armed {
             self.signal(Signal::SIGKILL);
+            if let Some(pgid) = self.pgid {
+                super::groups::unregister(pgid);
+            }
         }
     }
 }

@@ -292,3 +292,45 @@ async fn leftovers_are_left_or_killed_as_asked() {
     );
     expect_killed(&dir.path().join("killed.pid"), "the leftover to die").await;
 }
+
+/// A line over the 128 KiB one argument may hold runs as `bash FILE`: the file is
+/// private (0600 in a 0700 folder of its own) while it runs and gone afterwards; the
+/// line's meaning is the same (stdin, exit code, output, sh as well as bash).
+#[tokio::test]
+async fn lines_too_long_for_one_argument_run_through_a_private_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let filler = format!(": {}\n", "x".repeat(300 * 1024));
+    for program in [
+        |line: String| Program::Bash { line },
+        |line: String| Program::BashOrSh { line },
+    ] {
+        let line = format!(
+            "{filler}read -r got; echo \"stdin=$got\"; \
+             echo \"modes=$(stat -c %a \"$0\" \"$(dirname \"$0\")\" | tr '\\n' ' ')\"; \
+             echo \"file=$0\"; exit 3"
+        );
+        assert!(line.len() > 128 * 1024);
+        let finished = run_ok(Request {
+            program: program(line),
+            stdin: Stdin::Bytes(b"hello\n".to_vec()),
+            ..request("", dir.path())
+        })
+        .await;
+        assert_eq!(finished.exit, Exit::Exited { code: 3 }, "{finished:?}");
+        let out = &finished.stdout;
+        assert!(out.contains("stdin=hello\n"), "{out}");
+        assert!(out.contains("modes=600 700 \n"), "{out}");
+        let file = out
+            .lines()
+            .find_map(|l| l.strip_prefix("file="))
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!(!Path::new(file).exists(), "{file} left behind");
+        assert!(
+            !Path::new(file).parent().unwrap().exists(),
+            "{file}'s folder left behind"
+        );
+    }
+    // A short line still goes as `-c`.
+    let finished = run_ok(request("echo \"$0\"", dir.path())).await;
+    assert_eq!(finished.stdout, "bash\n");
+}

@@ -88,7 +88,7 @@ impl Client {
             base_url: base_url.clone(),
             key_source: config.api_key_source.clone(),
             key_sent: config.api_key.is_some(),
-            api_key: config.api_key.clone(),
+            secrets: secrets_of(&config),
         };
         let url = reqwest::Url::parse(&site.endpoint).map_err(|e| {
             LlmError::config(
@@ -629,6 +629,23 @@ pub(crate) enum HeaderError {
         /// `name` or `value`.
         part: &'static str,
     },
+}
+
+/// The values a provider's error body must never show as sent back: the key (trimmed,
+/// as it is sent) and the values of the configured headers.
+fn secrets_of(config: &ProviderConfig) -> crate::redact::Redactor {
+    /// A four-character value is still replaced in an error message; shorter ones would
+    /// garble it.
+    const MIN: usize = 4;
+    let redactor = match &config.api_key {
+        Some(key) => crate::redact::Redactor::new().with(key, "[api key]", MIN),
+        None => crate::redact::Redactor::new(),
+    };
+    redactor.with_all(
+        config.extra_headers.iter().map(|(_, value)| value),
+        "[header value]",
+        MIN,
+    )
 }
 
 /// Adds what the provider wants on every request: its key (marked sensitive) as

@@ -20,8 +20,9 @@ pub(crate) struct Site {
     pub base_url: String,
     pub key_source: String,
     pub key_sent: bool,
-    /// Only used to scrub the key out of messages; never stored in an error.
-    pub api_key: Option<String>,
+    /// The key and the configured header values, only used to scrub them out of
+    /// messages; never stored in an error.
+    pub secrets: crate::redact::Redactor,
 }
 
 /// A classified model-request failure (boxed: it travels through every `Result`).
@@ -105,7 +106,7 @@ impl LlmError {
             key_sent: site.key_sent,
             model: model.to_string(),
             status: None,
-            message: clean_message(message, site.api_key.as_deref()),
+            message: clean_message(message, &site.secrets),
             attempts: 1,
             retry_after: None,
             wait_cap: None,
@@ -489,12 +490,12 @@ pub(crate) fn human_wait(d: Duration) -> String {
     }
 }
 
-/// Trims, shortens and scrubs the key out of a provider message.
-fn clean_message(message: &str, api_key: Option<&str>) -> String {
-    let mut m = message.split_whitespace().collect::<Vec<_>>().join(" ");
-    if let Some(key) = api_key.filter(|k| k.len() >= 4) {
-        m = m.replace(key, "[api key]");
-    }
+/// Scrubs the key and header values out of a provider message (as sent, and again
+/// once runs of whitespace are one space), then trims and shortens it.
+fn clean_message(message: &str, secrets: &crate::redact::Redactor) -> String {
+    let message = secrets.redact(message);
+    let joined = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut m = secrets.redact(&joined).into_owned();
     if m.chars().count() > MAX_MESSAGE_CHARS {
         m = m.chars().take(MAX_MESSAGE_CHARS).collect::<String>() + "…";
     }
@@ -624,7 +625,9 @@ mod tests {
             base_url: "https://api.example.com/v1".into(),
             key_source: "OPENAI_API_KEY".into(),
             key_sent: true,
-            api_key: Some("sk-secret-123".into()),
+            secrets: crate::redact::Redactor::new()
+                .with("sk-secret-123", "[api key]", 4)
+                .with("org-header-value", "[header value]", 4),
         }
     }
 
@@ -855,6 +858,18 @@ mod tests {
         assert!(s.contains("HTTP 401"), "{s}");
         assert!(s.contains("Check OPENAI_API_KEY"), "{s}");
         assert!(!s.contains("sk-secret-123"), "{s}");
+
+        // A server that reflects what it was sent: the Authorization header, a custom
+        // header, whitespace changed on the way.
+        let s = http(
+            400,
+            r#"{"error":{"message":"bad request; headers: authorization=Bearer sk-secret-123\n x-org=org-header-value"}}"#,
+        )
+        .to_string();
+        assert!(!s.contains("sk-secret-123"), "{s}");
+        assert!(!s.contains("org-header-value"), "{s}");
+        assert!(s.contains("Bearer [api key]"), "{s}");
+        assert!(s.contains("x-org=[header value]"), "{s}");
 
         let s = http(404, r#"{"error":{"message":"model not found"}}"#).to_string();
         assert!(s.contains("--model or HARNESS9_MODEL"), "{s}");

@@ -202,7 +202,7 @@ mod tests {
             base_url: "http://x/v1".into(),
             key_source: "OPENAI_API_KEY".into(),
             key_sent: false,
-            api_key: None,
+            secrets: crate::redact::Redactor::new(),
         }
     }
 

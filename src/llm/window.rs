@@ -10,9 +10,8 @@
 //! the answer.
 
 use std::collections::BTreeMap;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
@@ -421,6 +420,15 @@ pub enum CacheError {
     },
 }
 
+impl From<crate::private_files::UpdateIoError> for CacheError {
+    fn from(e: crate::private_files::UpdateIoError) -> Self {
+        CacheError::Write {
+            path: e.path,
+            source: e.source,
+        }
+    }
+}
+
 /// One cached window.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct CacheEntry {
@@ -506,27 +514,45 @@ impl WindowCache {
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
-        let mut entries = self.load();
-        entries.retain(|_, e| fresh(e, now_ms));
-        entries.insert(
-            cache_key(base_url, model),
-            CacheEntry {
-                tokens,
-                source,
-                learned_ms: now_ms,
-            },
-        );
-        while entries.len() > CACHE_MAX_ENTRIES {
-            let oldest = entries
-                .iter()
-                .min_by_key(|(_, e)| e.learned_ms)
-                .map(|(k, _)| k.clone());
-            match oldest {
-                Some(key) => entries.remove(&key),
-                None => break,
-            };
-        }
-        self.store(&entries)
+        // Read, change and write under the folder's lock: two sessions learning windows
+        // at once keep both.
+        let mode = crate::private_files::UpdateMode {
+            links: crate::private_files::Links::Follow,
+            privacy: crate::private_files::Privacy::Private,
+        };
+        let path = self.path.clone();
+        crate::private_files::update(&self.path, mode, |old| {
+            let mut entries = old
+                .filter(|t| t.len() as u64 <= CACHE_MAX_BYTES)
+                .map(|t| parse_entries(t.as_bytes()))
+                .unwrap_or_default();
+            // Only old entries go: one a concurrent writer stamped a moment after this
+            // call's `now_ms` is not from the future.
+            entries.retain(|_, e| now_ms.saturating_sub(e.learned_ms) <= CACHE_MAX_AGE_MS);
+            entries.insert(
+                cache_key(base_url, model),
+                CacheEntry {
+                    tokens,
+                    source,
+                    learned_ms: now_ms,
+                },
+            );
+            while entries.len() > CACHE_MAX_ENTRIES {
+                let oldest = entries
+                    .iter()
+                    .min_by_key(|(_, e)| e.learned_ms)
+                    .map(|(k, _)| k.clone());
+                match oldest {
+                    Some(key) => entries.remove(&key),
+                    None => break,
+                };
+            }
+            let text = serde_json::to_string_pretty(&entries).map_err(|e| CacheError::Write {
+                path,
+                source: io::Error::other(e),
+            })?;
+            Ok((Some(text), ()))
+        })
     }
 
     /// Every well-formed entry in the file; nothing when it is missing, unreadable,
@@ -538,44 +564,19 @@ impl WindowCache {
         if read.is_err() || text.len() as u64 > CACHE_MAX_BYTES {
             return BTreeMap::new();
         }
-        let Ok(object) = serde_json::from_slice::<serde_json::Map<String, Value>>(&text) else {
-            return BTreeMap::new();
-        };
-        object
-            .into_iter()
-            .filter_map(|(key, value)| Some((key, serde_json::from_value(value).ok()?)))
-            .collect()
+        parse_entries(&text)
     }
+}
 
-    fn store(&self, entries: &BTreeMap<String, CacheEntry>) -> Result<(), CacheError> {
-        let write_err = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| CacheError::Write { path, source }
-        };
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(write_err(dir))?;
-        let text = serde_json::to_vec_pretty(entries)
-            .map_err(|e| write_err(&self.path)(io::Error::other(e)))?;
-        let name = self
-            .path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("context_windows.json");
-        static WRITES: AtomicU64 = AtomicU64::new(0);
-        let unique = WRITES.fetch_add(1, Ordering::Relaxed);
-        let tmp = dir.join(format!(".{name}.{}.{unique}.tmp", std::process::id()));
-        // No fsync: readers never see a half-written file (the rename is atomic), and a
-        // cache lost in a crash is only re-learned.
-        let written = std::fs::File::create(&tmp).and_then(|mut f| f.write_all(&text));
-        if let Err(source) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(CacheError::Write { path: tmp, source });
-        }
-        std::fs::rename(&tmp, &self.path).map_err(|source| {
-            let _ = std::fs::remove_file(&tmp);
-            write_err(&self.path)(source)
-        })
-    }
+/// Every well-formed entry of a cache file's text; nothing when it is not a JSON object.
+fn parse_entries(text: &[u8]) -> BTreeMap<String, CacheEntry> {
+    let Ok(object) = serde_json::from_slice::<serde_json::Map<String, Value>>(text) else {
+        return BTreeMap::new();
+    };
+    object
+        .into_iter()
+        .filter_map(|(key, value)| Some((key, serde_json::from_value(value).ok()?)))
+        .collect()
 }
 
 #[cfg(test)]

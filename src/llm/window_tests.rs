@@ -353,6 +353,46 @@ fn the_cache_keeps_windows_per_endpoint_and_model() {
     assert_eq!(cache.get("http://a/v1", "m").map(|w| w.tokens), Some(4096));
 }
 
+/// Sessions learning windows at once (threads here, processes in life): every window
+/// is kept, the file is private.
+#[test]
+fn concurrent_puts_lose_no_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cache/context_windows.json");
+    std::thread::scope(|scope| {
+        for t in 0..6 {
+            let path = &path;
+            scope.spawn(move || {
+                let cache = WindowCache::new(path);
+                for r in 0..15 {
+                    cache
+                        .put(
+                            "http://a/v1",
+                            &format!("m{t}-{r}"),
+                            window(4096 + r, WindowSource::Models),
+                        )
+                        .unwrap();
+                }
+            });
+        }
+    });
+    let cache = WindowCache::new(&path);
+    for t in 0..6 {
+        for r in 0..15 {
+            assert_eq!(
+                cache
+                    .get("http://a/v1", &format!("m{t}-{r}"))
+                    .map(|w| w.tokens),
+                Some(4096 + r),
+                "m{t}-{r} lost"
+            );
+        }
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+}
+
 #[test]
 fn corrupt_or_odd_caches_are_ignored_and_overwritten() {
     let dir = tempfile::tempdir().unwrap();

@@ -622,15 +622,15 @@ pub struct TrustError {
 
 /// Approves the project's servers as they are defined now; returns their names.
 pub fn trust_project(setup: &McpSetup) -> Result<Vec<String>, TrustError> {
-    let mut list = read_trust(&setup.trust_file);
     let key = setup.project.display().to_string();
     let approved: Vec<&McpServerConfig> = setup
         .servers
         .iter()
         .filter(|s| s.origin.is_project())
         .collect();
-    list.insert(key, approved.iter().map(|s| s.fingerprint()).collect());
-    write_trust(&setup.trust_file, &list)?;
+    update_trust(&setup.trust_file, |list| {
+        list.insert(key, approved.iter().map(|s| s.fingerprint()).collect());
+    })?;
     Ok(approved.iter().map(|s| s.name.clone()).collect())
 }
 
@@ -651,11 +651,11 @@ pub fn trust_project_server(setup: &McpSetup, name: &str) -> Result<bool, TrustE
     let Ok(server) = resolve(name, &file, ServerOrigin::Project { path }) else {
         return Ok(false);
     };
-    let mut list = read_trust(&setup.trust_file);
-    let approved = list.entry(setup.project.display().to_string()).or_default();
-    approved.retain(|f| fingerprint_name(f).as_deref() != Some(name));
-    approved.push(server.fingerprint());
-    write_trust(&setup.trust_file, &list)?;
+    update_trust(&setup.trust_file, |list| {
+        let approved = list.entry(setup.project.display().to_string()).or_default();
+        approved.retain(|f| fingerprint_name(f).as_deref() != Some(name));
+        approved.push(server.fingerprint());
+    })?;
     Ok(true)
 }
 
@@ -666,19 +666,35 @@ fn fingerprint_name(fingerprint: &str) -> Option<String> {
         .map(|(name, _)| name)
 }
 
-/// Replaces the trust list with `list`, through a temporary file and a rename.
-fn write_trust(path: &Path, list: &BTreeMap<String, Vec<String>>) -> Result<(), TrustError> {
-    let io = |source| TrustError {
-        path: path.to_path_buf(),
-        source,
+/// Changes the trust list under its folder's lock (read, change, write to a temporary
+/// file, rename), so two `harness9 mcp trust` or `mcp add` at once lose no approval.
+fn update_trust(
+    path: &Path,
+    change: impl FnOnce(&mut BTreeMap<String, Vec<String>>),
+) -> Result<(), TrustError> {
+    let mode = crate::private_files::UpdateMode {
+        links: crate::private_files::Links::Follow,
+        privacy: crate::private_files::Privacy::Private,
     };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
+    crate::private_files::update(path, mode, |old| {
+        let mut list: BTreeMap<String, Vec<String>> = old
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+        change(&mut list);
+        Ok((
+            Some(serde_json::to_string_pretty(&list).unwrap_or_default()),
+            (),
+        ))
+    })
+}
+
+impl From<crate::private_files::UpdateIoError> for TrustError {
+    fn from(e: crate::private_files::UpdateIoError) -> Self {
+        TrustError {
+            path: e.path,
+            source: e.source,
+        }
     }
-    let text = serde_json::to_string_pretty(list).unwrap_or_default();
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, text).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
 }
 
 #[cfg(test)]

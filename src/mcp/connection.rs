@@ -381,18 +381,10 @@ async fn settle(process: &mut Service) {
 /// Copies a server's stderr to its log (appending, one header line per start) and keeps
 /// its last lines.
 fn log_stderr(stderr: tokio::process::ChildStderr, log: PathBuf, tail: StderrTail) {
+    // Private (0600 in 0700 folders): a server's stderr may hold what it was given.
+    let file = crate::private_files::open_private_log(&log).ok();
     tokio::spawn(async move {
-        let mut file = match log.parent() {
-            Some(dir) if tokio::fs::create_dir_all(dir).await.is_ok() => {
-                tokio::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&log)
-                    .await
-                    .ok()
-            }
-            _ => None,
-        };
+        let mut file = file.map(tokio::fs::File::from_std);
         if let Some(f) = file.as_mut() {
             let _ = f.write_all(b"--- started\n").await;
         }

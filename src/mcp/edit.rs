@@ -4,6 +4,8 @@
 //! comment above it, a new one goes after the other servers, and the file is replaced
 //! through a temporary file and a rename, keeping its permissions (config.toml may hold
 //! keys). A file that does not exist yet is empty, and is created with its folders.
+//! Saving is a locked read-change-write ([`crate::private_files::update`]): the edits
+//! are applied again to the file as it is then, so concurrent edits are never lost.
 //!
 //! It owns the TOML layout of a server's table; it must not know whether a definition
 //! is valid (that is [`super::config`]'s), trust, or how servers start.
@@ -15,6 +17,7 @@ use std::path::{Path, PathBuf};
 use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, value};
 
 use super::config::ServerFile;
+use crate::private_files::{Links, Privacy, UpdateIoError, UpdateMode};
 
 /// Why a config file could not be edited.
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +45,15 @@ pub enum EditError {
 pub struct ConfigFile {
     path: PathBuf,
     doc: DocumentMut,
+    /// The edits made, applied again to the file as it is when saving.
+    changes: Vec<Change>,
+}
+
+/// One edit of [`ConfigFile`].
+#[derive(Debug, Clone)]
+enum Change {
+    Set(String, Box<ServerFile>),
+    Remove(String),
 }
 
 impl ConfigFile {
@@ -58,6 +70,7 @@ impl ConfigFile {
         Ok(ConfigFile {
             path: path.to_path_buf(),
             doc,
+            changes: Vec::new(),
         })
     }
 
@@ -77,13 +90,9 @@ impl ConfigFile {
     /// Sets `[mcp_servers.NAME]` to `server`: in place (with the comment above it) when
     /// it was there, else after the other servers.
     pub fn set(&mut self, name: &str, server: &ServerFile) -> Result<(), EditError> {
-        let servers = self.servers()?;
-        let mut table = server_table(server);
-        if let Some(old) = servers.get(name).and_then(Item::as_table) {
-            table.set_position(old.position());
-            *table.decor_mut() = old.decor().clone();
-        }
-        servers.insert(name, Item::Table(table));
+        set_in(&mut self.doc, &self.path, name, server)?;
+        self.changes
+            .push(Change::Set(name.to_string(), Box::new(server.clone())));
         Ok(())
     }
 
@@ -92,49 +101,83 @@ impl ConfigFile {
         if !self.defines(name) {
             return Ok(false);
         }
-        Ok(self.servers()?.remove(name).is_some())
+        self.changes.push(Change::Remove(name.to_string()));
+        Ok(servers(&mut self.doc, &self.path)?.remove(name).is_some())
     }
 
-    /// Writes the file back through a temporary file and a rename, creating its folders
-    /// and keeping its permissions.
-    pub fn save(&self) -> Result<(), EditError> {
-        let path = &self.path;
-        let io = |source| EditError::Write {
-            path: path.clone(),
-            source,
+    /// Writes the edits to the file: under an exclusive lock on its folder the file is
+    /// read again, the edits are applied to what it holds now (so a change another
+    /// process made since [`ConfigFile::open`] is kept, and two `harness9 mcp add` at
+    /// once both land), and it is replaced through a temporary file and a rename,
+    /// creating its folders (0700) and keeping its permissions (0600 when new:
+    /// config.toml may hold keys). `links` says what a symbolic link at the path means.
+    pub fn save(&self, links: Links) -> Result<(), EditError> {
+        let mode = UpdateMode {
+            links,
+            privacy: Privacy::Private,
         };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
-        let tmp = path.with_extension(format!("toml.tmp{}", std::process::id()));
-        std::fs::write(&tmp, self.doc.to_string()).map_err(io)?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(&tmp, meta.permissions()).map_err(io)?;
-        }
-        std::fs::rename(&tmp, path).map_err(io)
+        crate::private_files::update(&self.path, mode, |old| {
+            let mut doc: DocumentMut = old
+                .unwrap_or_default()
+                .parse()
+                .map_err(|e: toml_edit::TomlError| file_error(&self.path, e.to_string()))?;
+            for change in &self.changes {
+                match change {
+                    Change::Set(name, server) => set_in(&mut doc, &self.path, name, server)?,
+                    Change::Remove(name) => {
+                        servers(&mut doc, &self.path)?.remove(name);
+                    }
+                }
+            }
+            Ok((Some(doc.to_string()), ()))
+        })
     }
+}
 
-    /// The `[mcp_servers]` table, created (implicit: no header of its own) when missing.
-    fn servers(&mut self) -> Result<&mut Table, EditError> {
-        let path = &self.path;
-        self.doc
-            .as_table_mut()
-            .entry("mcp_servers")
-            .or_insert_with(|| {
-                let mut table = Table::new();
-                table.set_implicit(true);
-                Item::Table(table)
-            })
-            .as_table_mut()
-            .ok_or_else(|| {
-                file_error(
-                    path,
-                    "`mcp_servers` is not written as `[mcp_servers.NAME]` tables; edit it by \
-                     hand"
-                        .into(),
-                )
-            })
+impl From<UpdateIoError> for EditError {
+    fn from(e: UpdateIoError) -> Self {
+        EditError::Write {
+            path: e.path,
+            source: e.source,
+        }
     }
+}
+
+/// Sets `[mcp_servers.NAME]` in `doc` (see [`ConfigFile::set`]).
+fn set_in(
+    doc: &mut DocumentMut,
+    path: &Path,
+    name: &str,
+    server: &ServerFile,
+) -> Result<(), EditError> {
+    let servers = servers(doc, path)?;
+    let mut table = server_table(server);
+    if let Some(old) = servers.get(name).and_then(Item::as_table) {
+        table.set_position(old.position());
+        *table.decor_mut() = old.decor().clone();
+    }
+    servers.insert(name, Item::Table(table));
+    Ok(())
+}
+
+/// The `[mcp_servers]` table of `doc`, created (implicit: no header of its own) when
+/// missing.
+fn servers<'d>(doc: &'d mut DocumentMut, path: &Path) -> Result<&'d mut Table, EditError> {
+    doc.as_table_mut()
+        .entry("mcp_servers")
+        .or_insert_with(|| {
+            let mut table = Table::new();
+            table.set_implicit(true);
+            Item::Table(table)
+        })
+        .as_table_mut()
+        .ok_or_else(|| {
+            file_error(
+                path,
+                "`mcp_servers` is not written as `[mcp_servers.NAME]` tables; edit it by hand"
+                    .into(),
+            )
+        })
 }
 
 fn file_error(path: &Path, message: String) -> EditError {
@@ -245,7 +288,7 @@ mod tests {
         let mut file = ConfigFile::open(&path).unwrap();
         assert!(!file.defines("x"));
         file.set("x", &server("one")).unwrap();
-        file.save().unwrap();
+        file.save(Links::Follow).unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             "[mcp_servers.x]\ncommand = \"one\"\n"
@@ -257,7 +300,7 @@ mod tests {
         let mut file = ConfigFile::open(&path).unwrap();
         file.set("x", &server("two")).unwrap();
         file.set("y", &server("three")).unwrap();
-        file.save().unwrap();
+        file.save(Links::Follow).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
             text.starts_with(
@@ -271,7 +314,7 @@ mod tests {
         let mut file = ConfigFile::open(&path).unwrap();
         assert!(file.remove("x").unwrap());
         assert!(!file.remove("x").unwrap());
-        file.save().unwrap();
+        file.save(Links::Follow).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains("mcp_servers.x") && text.contains("[mcp_servers.y]"));
         assert!(text.starts_with("# mine\nmodel = \"m\"\n") && text.contains("[sandbox]"));
@@ -287,7 +330,7 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         let mut file = ConfigFile::open(&path).unwrap();
         file.set("x", &server("one")).unwrap();
-        file.save().unwrap();
+        file.save(Links::Follow).unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
 

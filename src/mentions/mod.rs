@@ -5,13 +5,23 @@
 //! whitespace (`@"a path with spaces"` for the rest); punctuation that ends a sentence
 //! is not part of the path unless the path exists with it. `\@` is an `@` as text.
 //!
-//! A mention that names nothing is an error naming it (the message is not sent), never
-//! a silent literal. Every frontend gets this through the agent, so the TUI, the REPL
-//! and `-p` behave the same. It knows files; it must not know terminals or the model.
+//! A mention is resolved like a tool's path argument (every symlink followed, so what
+//! is judged is the real file), then judged by the agent with the session's approval
+//! policy ([`Mention::access`]: a file outside the project or a secret file asks), and
+//! only then read, without following links, regular files only. Only text the user
+//! typed is searched for mentions: the agent never hands piped text here. A mention
+//! that names nothing, or a FIFO, socket or device, is an error naming it (the message
+//! is not sent), never a silent literal. Every frontend gets this through the agent, so
+//! the TUI, the REPL and `-p` behave the same. It knows files; it must not know
+//! terminals, the approval policy or the model.
 
 use std::fmt::Write as _;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+
+use crate::tools::nofollow::{self, FileError, FileKind};
+use crate::tools::path::ResolvedPath;
+use crate::tools::{Access, TypedTool};
 
 mod index;
 
@@ -147,20 +157,65 @@ pub fn has_mentions(text: &str) -> bool {
     !find(text).is_empty()
 }
 
-/// Attaches what `text`'s mentions name, relative to `project`.
-pub fn expand(text: &str, project: &Path) -> Result<Expanded, MentionError> {
-    let mentions = find(text);
+/// What a mention names, as judged: the path resolved through every symlink.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mention {
+    /// The mention as written (without `@`).
+    pub written: String,
+    /// The path it names: what is judged and read.
+    pub path: ResolvedPath,
+    /// A file or a folder.
+    pub kind: MentionKind,
+}
+
+/// What a mention names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MentionKind {
+    /// A regular file: its text is attached.
+    File,
+    /// A folder: its listing is attached.
+    Folder,
+}
+
+impl Mention {
+    /// What attaching it reads, for the approval policy: a read inside the project
+    /// (rules still ask for a secret file), or a read outside it.
+    pub fn access(&self) -> Access {
+        self.path.read_access()
+    }
+
+    /// The tool whose rules judge it: a file is read like `read_file` reads one, a
+    /// folder listed like `list` lists one (so `read(…)` rules cover both).
+    pub fn tool(&self) -> &'static str {
+        match self.kind {
+            MentionKind::File => crate::tools::read_file::ReadFile::NAME,
+            MentionKind::Folder => crate::tools::list::List::NAME,
+        }
+    }
+}
+
+/// The mentions of `text`, resolved against `project` (symlinks followed), each real
+/// path once, in order of first mention. A mention of nothing, or of a FIFO, socket or
+/// device, is an error. Touches the disk: call it off the async threads.
+pub fn resolve_all(text: &str, project: &Path) -> Result<Vec<Mention>, MentionError> {
+    let mut mentions: Vec<Mention> = Vec::new();
+    for (written, _) in find(text) {
+        let mention = resolve(&written, project)?;
+        if mentions.iter().all(|m| m.path.real != mention.path.real) {
+            mentions.push(mention);
+        }
+    }
+    Ok(mentions)
+}
+
+/// `text` with what `mentions` name attached after it. The mentions must have been
+/// judged: this reads them (no symlink followed, regular files only). Touches the disk.
+pub fn attach(text: &str, mentions: &[Mention]) -> Result<Expanded, MentionError> {
     let mut attachments: Vec<Attachment> = Vec::new();
     let mut blocks = String::new();
     let mut budget = MAX_TOTAL_BYTES;
-    let mut seen: Vec<PathBuf> = Vec::new();
-    for (written, _) in &mentions {
-        let (shown, path) = resolve(written, project)?;
-        if seen.contains(&path) {
-            continue;
-        }
-        seen.push(path.clone());
-        let (block, attachment) = attach(written, &shown, &path, &mut budget)?;
+    for mention in mentions {
+        let (block, attachment) = attach_one(mention, &mut budget)?;
         blocks.push_str(&block);
         attachments.push(attachment);
     }
@@ -175,27 +230,44 @@ pub fn expand(text: &str, project: &Path) -> Result<Expanded, MentionError> {
     })
 }
 
+/// Resolves and attaches without asking anyone (tests).
+#[cfg(test)]
+fn expand(text: &str, project: &Path) -> Result<Expanded, MentionError> {
+    attach(text, &resolve_all(text, project)?)
+}
+
 /// `\@` made `@` again.
 fn unescape(text: &str) -> String {
     text.replace("\\@", "@")
 }
 
-/// The path a mention names: as written, else without trailing sentence punctuation.
-fn resolve(written: &str, project: &Path) -> Result<(String, PathBuf), MentionError> {
+/// What a mention names: the path as written, else without trailing sentence
+/// punctuation; symlinks followed to the real path.
+fn resolve(written: &str, project: &Path) -> Result<Mention, MentionError> {
     let mut candidate = written;
     loop {
-        let path = crate::paths::absolute(candidate, project);
-        if path.exists() {
-            let shown = path
-                .strip_prefix(project)
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|_| path.display().to_string());
-            let shown = if shown.is_empty() {
-                ".".to_string()
-            } else {
-                shown
-            };
-            return Ok((shown, path));
+        let path = crate::tools::path::resolve(project, candidate);
+        let kind = nofollow::kind_of(&path.real).map_err(|e| MentionError::Unreadable {
+            mention: written.to_string(),
+            reason: e.to_string(),
+        })?;
+        let kind = match kind {
+            Some(FileKind::Regular) => Some(MentionKind::File),
+            Some(FileKind::Directory) => Some(MentionKind::Folder),
+            Some(other) => {
+                return Err(MentionError::Unreadable {
+                    mention: written.to_string(),
+                    reason: FileError::NotRegular(other).to_string(),
+                });
+            }
+            None => None,
+        };
+        if let Some(kind) = kind {
+            return Ok(Mention {
+                written: candidate.to_string(),
+                path,
+                kind,
+            });
         }
         match candidate.strip_suffix(['.', ',', ';', ':', '!', '?', ')', '\'', '"']) {
             Some(shorter) if !shorter.is_empty() => candidate = shorter,
@@ -210,18 +282,15 @@ fn resolve(written: &str, project: &Path) -> Result<(String, PathBuf), MentionEr
 }
 
 /// The block for one mention and what it attached.
-fn attach(
-    written: &str,
-    shown: &str,
-    path: &Path,
-    budget: &mut usize,
-) -> Result<(String, Attachment), MentionError> {
+fn attach_one(mention: &Mention, budget: &mut usize) -> Result<(String, Attachment), MentionError> {
     let unreadable = |reason: String| MentionError::Unreadable {
-        mention: written.to_string(),
+        mention: mention.written.clone(),
         reason,
     };
-    if path.is_dir() {
-        let (listing, truncated) = folder_listing(path);
+    let shown = &mention.path.display;
+    let real = &mention.path.real;
+    if mention.kind == MentionKind::Folder {
+        let (listing, truncated) = folder_listing(real);
         let listing = cut(&listing, *budget);
         *budget = budget.saturating_sub(listing.len());
         let block = format!("<folder path=\"{shown}\">\n{listing}</folder>\n");
@@ -234,7 +303,7 @@ fn attach(
             },
         ));
     }
-    let mut file = std::fs::File::open(path).map_err(|e| unreadable(e.to_string()))?;
+    let mut file = nofollow::open_read(real).map_err(|e| unreadable(e.to_string()))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     let cap = MAX_FILE_BYTES.min(*budget);
     let mut bytes = Vec::with_capacity(cap.min(usize::try_from(size).unwrap_or(cap)));

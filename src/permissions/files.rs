@@ -7,7 +7,9 @@
 //! `ask` rules always apply (they only take rights away), but an `allow` rule applies
 //! only once this user approved it — by answering "this project" to a prompt (harness9
 //! writes the rule and records it) or with `harness9 permissions trust`. Rules are added
-//! and removed with `toml_edit`, so a person's comments and layout survive.
+//! and removed with `toml_edit`, so a person's comments and layout survive, each change
+//! a locked read-change-write ([`crate::private_files::update`]) so that two harness9
+//! processes never lose each other's rules or approvals.
 //!
 //! It owns the file formats and the trust list; it must not know how a call is judged.
 
@@ -17,6 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::{ActiveRule, Effect, Rule, RuleError, Rulebook, Source};
+use crate::private_files::{self, Links, Privacy, UpdateIoError, UpdateMode};
 
 /// The project file, relative to the project directory.
 pub const PROJECT_FILE: &str = ".harness9/permissions.toml";
@@ -38,6 +41,27 @@ pub struct UserPermissions {
     /// Whether the built-in rules (secret files, `.git`, `.harness9`) apply.
     #[serde(default)]
     pub builtin_rules: BuiltinRules,
+    /// More secret-file patterns (globs like `**/*.secret`), asked about like the
+    /// built-in ones and masked in the sandbox.
+    #[serde(default)]
+    pub secret_files: Vec<String>,
+}
+
+/// The session's secret files: the user's extra patterns (`~/…` in the home folder,
+/// relative ones in the project, `**/…` at any depth) and harness9's home.
+pub fn secret_files(places: &Places, user: &UserPermissions) -> super::SecretFiles {
+    let anchored = |pattern: &String| {
+        let escape = |p: &Path| globset::escape(&p.to_string_lossy());
+        match (pattern.strip_prefix("~/"), &places.home) {
+            (Some(rest), Some(home)) => format!("{}/{rest}", escape(home)),
+            _ if pattern.starts_with('/') || pattern.starts_with("**/") => pattern.clone(),
+            _ => format!("{}/{pattern}", escape(&places.project)),
+        }
+    };
+    super::SecretFiles {
+        extra: user.secret_files.iter().map(anchored).collect(),
+        harness_home: Some(places.harness_home.clone()),
+    }
 }
 
 /// Whether the built-in rules apply (set only in the user's config.toml: a project
@@ -130,8 +154,19 @@ impl Places {
 
 /// Loads the built-in rules, the user's and the project's.
 pub fn load(places: &Places, user: &UserPermissions) -> Result<Loaded, PermissionsError> {
+    for pattern in &user.secret_files {
+        if let Err(e) = globset::Glob::new(pattern) {
+            return Err(PermissionsError::Rule {
+                path: places.user_file.clone(),
+                source: RuleError {
+                    rule: format!("secret_files: {pattern}"),
+                    reason: format!("not a valid path pattern: {}", e.kind()),
+                },
+            });
+        }
+    }
     let mut book = match user.builtin_rules {
-        BuiltinRules::On => Rulebook::built_in(),
+        BuiltinRules::On => Rulebook::built_in_for(&secret_files(places, user)),
         BuiltinRules::Off => Rulebook::default(),
     };
     let home = places.home.as_deref();
@@ -222,25 +257,51 @@ fn key(path: &Path) -> String {
 fn read_trust(places: &Places) -> Result<BTreeMap<String, Vec<String>>, PermissionsError> {
     let path = places.trust_file();
     match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text).map_err(|e| PermissionsError::Parse {
-            path,
-            message: e.to_string(),
-        }),
+        Ok(text) => parse_trust(&path, &text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
         Err(source) => Err(PermissionsError::Io { path, source }),
     }
 }
 
-fn write_trust(
+fn parse_trust(path: &Path, text: &str) -> Result<BTreeMap<String, Vec<String>>, PermissionsError> {
+    serde_json::from_str(text).map_err(|e| PermissionsError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// Changes the trust list under its folder's lock (read, change, write, rename), so two
+/// harness9 processes answering at once never lose each other's approvals.
+fn update_trust(
     places: &Places,
-    trust: &BTreeMap<String, Vec<String>>,
+    change: impl FnOnce(&mut BTreeMap<String, Vec<String>>),
 ) -> Result<(), PermissionsError> {
     let path = places.trust_file();
-    let text = serde_json::to_string_pretty(trust).map_err(|e| PermissionsError::Parse {
-        path: path.clone(),
-        message: e.to_string(),
-    })?;
-    write_atomic(&path, &text)
+    let mode = UpdateMode {
+        links: Links::Follow,
+        privacy: Privacy::Private,
+    };
+    private_files::update(&path, mode, |old| {
+        let mut trust = match old {
+            Some(text) => parse_trust(&path, &text)?,
+            None => BTreeMap::new(),
+        };
+        change(&mut trust);
+        let text = serde_json::to_string_pretty(&trust).map_err(|e| PermissionsError::Parse {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        Ok((Some(text), ()))
+    })
+}
+
+impl From<UpdateIoError> for PermissionsError {
+    fn from(e: UpdateIoError) -> Self {
+        PermissionsError::Io {
+            path: e.path,
+            source: e.source,
+        }
+    }
 }
 
 /// Records the project file's current `allow` rules as approved by this user.
@@ -256,9 +317,9 @@ pub fn trust_project(places: &Places) -> Result<Vec<String>, PermissionsError> {
         })?;
         texts.push(rule.text().to_string());
     }
-    let mut trust = read_trust(places)?;
-    trust.insert(key(&file), texts.clone());
-    write_trust(places, &trust)?;
+    update_trust(places, |trust| {
+        trust.insert(key(&file), texts.clone());
+    })?;
     Ok(texts)
 }
 
@@ -266,18 +327,18 @@ pub fn trust_project(places: &Places) -> Result<Vec<String>, PermissionsError> {
 /// `allow` rule, records it as approved by this user.
 pub fn add_to_project(places: &Places, effect: Effect, rule: &str) -> Result<(), PermissionsError> {
     let file = places.project_file();
-    edit_array(&file, None, effect, |array| {
+    edit_array(&file, PROJECT_FILE_MODE, None, effect, |array| {
         if !array.iter().any(|v| v.as_str() == Some(rule)) {
             array.push(rule);
         }
     })?;
     if effect == Effect::Allow {
-        let mut trust = read_trust(places)?;
-        let list = trust.entry(key(&file)).or_default();
-        if !list.iter().any(|t| t == rule) {
-            list.push(rule.to_string());
-        }
-        write_trust(places, &trust)?;
+        update_trust(places, |trust| {
+            let list = trust.entry(key(&file)).or_default();
+            if !list.iter().any(|t| t == rule) {
+                list.push(rule.to_string());
+            }
+        })?;
     }
     Ok(())
 }
@@ -290,42 +351,61 @@ pub fn remove_from(
     effect: Effect,
     rule: &str,
 ) -> Result<(), PermissionsError> {
-    let (file, table) = match source {
-        Source::User { path } => (path.clone(), Some("permissions")),
-        Source::Project { path } => (path.clone(), None),
+    let (file, mode, table) = match source {
+        Source::User { path } => (path.clone(), USER_CONFIG_MODE, Some("permissions")),
+        Source::Project { path } => (path.clone(), PROJECT_FILE_MODE, None),
         Source::BuiltIn | Source::Session => return Ok(()),
     };
-    edit_array(&file, table, effect, |array| {
+    edit_array(&file, mode, table, effect, |array| {
         array.retain(|v| v.as_str().map(str::trim) != Some(rule));
     })?;
     if matches!(source, Source::Project { .. }) && effect == Effect::Allow {
-        let mut trust = read_trust(places)?;
-        if let Some(list) = trust.get_mut(&key(&file)) {
-            list.retain(|t| t != rule);
-        }
-        write_trust(places, &trust)?;
+        update_trust(places, |trust| {
+            if let Some(list) = trust.get_mut(&key(&file)) {
+                list.retain(|t| t != rule);
+            }
+        })?;
     }
     Ok(())
 }
 
+/// The project's rule file: a link there (a repository's own) is refused, never
+/// followed; new files get the umask's permissions.
+const PROJECT_FILE_MODE: UpdateMode = UpdateMode {
+    links: Links::Refuse,
+    privacy: Privacy::Shared,
+};
+
+/// The user's config.toml: a link (a dotfiles folder) is followed; a new file is 0600.
+const USER_CONFIG_MODE: UpdateMode = UpdateMode {
+    links: Links::Follow,
+    privacy: Privacy::Private,
+};
+
 /// Edits the array `effect` of `table` (or the top level) in `file`, keeping the rest
-/// of the file as written.
+/// of the file as written, under the lock of [`private_files::update`] (two processes
+/// answering at once both get their rule in).
 fn edit_array(
     file: &Path,
+    mode: UpdateMode,
     table: Option<&str>,
     effect: Effect,
     change: impl FnOnce(&mut toml_edit::Array),
 ) -> Result<(), PermissionsError> {
-    let text = match std::fs::read_to_string(file) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(source) => {
-            return Err(PermissionsError::Io {
-                path: file.to_path_buf(),
-                source,
-            });
-        }
-    };
+    private_files::update(file, mode, |old| {
+        let text = edit_text(file, &old.unwrap_or_default(), table, effect, change)?;
+        Ok((Some(text), ()))
+    })
+}
+
+/// `text` with the array changed.
+fn edit_text(
+    file: &Path,
+    text: &str,
+    table: Option<&str>,
+    effect: Effect,
+    change: impl FnOnce(&mut toml_edit::Array),
+) -> Result<String, PermissionsError> {
     let parse_error = |message: String| PermissionsError::Parse {
         path: file.to_path_buf(),
         message,
@@ -349,21 +429,7 @@ fn edit_array(
         .ok_or_else(|| parse_error(format!("`{}` is not a list", effect.as_str())))?;
     change(array);
     array.fmt();
-    write_atomic(file, &doc.to_string())
-}
-
-/// Writes `text` to `path` through a temporary file and a rename.
-fn write_atomic(path: &Path, text: &str) -> Result<(), PermissionsError> {
-    let io = |source| PermissionsError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
-    }
-    let tmp = path.with_extension("toml.tmp");
-    std::fs::write(&tmp, text).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    Ok(doc.to_string())
 }
 
 #[cfg(test)]
@@ -464,6 +530,49 @@ mod tests {
         );
     }
 
+    /// Answers given with `p` in several harness9 processes at once: every rule lands
+    /// in the project file and in the trust list (each change is a locked
+    /// read-change-write; without the lock most are lost).
+    #[test]
+    fn concurrent_answers_lose_no_rule_and_no_approval() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = places(dir.path());
+        std::thread::scope(|scope| {
+            for t in 0..6 {
+                let p = &p;
+                scope.spawn(move || {
+                    for r in 0..10 {
+                        add_to_project(p, Effect::Allow, &format!("bash(tool{t}x{r}:*)")).unwrap();
+                    }
+                });
+            }
+        });
+        let loaded = load(&p, &UserPermissions::default()).unwrap();
+        let is_project = |s: &Source| matches!(s, Source::Project { .. });
+        let mut allowed = texts(&loaded.book, Effect::Allow, is_project);
+        allowed.sort();
+        assert_eq!(allowed.len(), 60, "{allowed:?}");
+        assert!(loaded.untrusted.is_empty(), "{:?}", loaded.untrusted);
+    }
+
+    /// A repository's `.harness9/permissions.toml` that is a link to a file outside is
+    /// never written through: the answer's rule is refused with the reason.
+    #[test]
+    fn a_linked_project_file_is_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = places(dir.path());
+        let victim = dir.path().join("bashrc");
+        std::fs::write(&victim, "echo hi\n").unwrap();
+        std::fs::create_dir_all(p.project.join(".harness9")).unwrap();
+        std::os::unix::fs::symlink(&victim, p.project_file()).unwrap();
+        let refused = add_to_project(&p, Effect::Allow, "bash(curl:*)").unwrap_err();
+        assert_contains(&refused.to_string(), "symbolic link");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "echo hi\n");
+        assert!(p.project_file().is_symlink());
+        // Nothing was approved either.
+        assert!(!p.trust_file().exists());
+    }
+
     #[test]
     fn user_rules_load_and_are_removed_from_config_toml() {
         let dir = tempfile::tempdir().unwrap();
@@ -527,7 +636,8 @@ mod tests {
         let on = load(&p, &UserPermissions::default()).unwrap();
         assert_eq!(
             on.book.rules().len(),
-            super::super::SECRET_FILES.len() + super::super::PROTECTED_EDITS.len(),
+            // The built-in patterns, harness9's home, the protected paths.
+            super::super::SECRET_FILES.len() + 1 + super::super::PROTECTED_EDITS.len(),
             "every built-in rule parses"
         );
         let off = load(
@@ -539,5 +649,32 @@ mod tests {
         )
         .unwrap();
         assert!(off.book.rules().is_empty());
+    }
+
+    #[test]
+    fn the_users_secret_files_are_anchored_where_they_are_written() {
+        let p = Places {
+            user_file: "/h/config.toml".into(),
+            project: "/proj".into(),
+            harness_home: "/h".into(),
+            home: Some("/home/u".into()),
+        };
+        let user = UserPermissions {
+            secret_files: vec!["~/vault/**".into(), "keys/*.k".into(), "**/*.s".into()],
+            ..Default::default()
+        };
+        let secrets = secret_files(&p, &user);
+        assert_eq!(
+            secrets.extra,
+            ["/home/u/vault/**", "/proj/keys/*.k", "**/*.s"]
+        );
+        assert_eq!(secrets.harness_home.as_deref(), Some(Path::new("/h")));
+        let bad = UserPermissions {
+            secret_files: vec!["a[".into()],
+            ..Default::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let e = load(&places(dir.path()), &bad).unwrap_err().to_string();
+        assert!(e.contains("secret_files: a["), "{e}");
     }
 }

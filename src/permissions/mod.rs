@@ -12,15 +12,18 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub mod commands;
+pub mod destructive;
 pub mod files;
+pub mod git_repo;
+mod judge;
+pub mod peel;
+pub mod readonly;
+pub mod reads;
+pub mod resolve;
 pub mod rule;
 pub mod shell;
 
 pub use rule::{Rule, RuleError};
-
-use crate::paths;
-use shell::{Direction, Parsed, SimpleCommand};
 
 /// What a rule does when it matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -135,8 +138,11 @@ pub enum Judgement {
     },
     /// It must be asked about, whatever the mode.
     Ask(AskBecause),
-    /// Allow rules (or the safe list, where the caller allows it) cover all of it.
-    Allow,
+    /// Allow rules, or what the mode runs by itself, cover all of it.
+    Allow {
+        /// Whether the mode's own lists were needed.
+        by: AllowedBy,
+    },
     /// No rule decides; the approval mode does. `offer` is what an "always" answer
     /// would add.
     Undecided {
@@ -163,11 +169,30 @@ pub enum AskBecause {
         /// The exact rule that would allow it.
         exact_rule: String,
     },
-    /// A deny rule exists for the tool but cannot see what this line runs.
+    /// harness9 cannot see what this line runs (a computed command name, a command
+    /// string it cannot read, `ssh`, …), so neither deny rules nor the destructive
+    /// check can judge it.
     Opaque {
         /// Why the line is opaque.
         why: String,
     },
+    /// It would run without asking only because the approval mode runs such calls,
+    /// and the mode runs them only inside the sandbox, which this session does not have.
+    Unconfined {
+        /// What is missing.
+        why: String,
+    },
+}
+
+/// Whether a call was allowed by rules alone or needed what the approval mode runs by
+/// itself (its read-only commands, its edits inside the project). Ordered from weaker
+/// to stronger: a line is as allowed as its weakest part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AllowedBy {
+    /// Some part runs only because the mode runs it.
+    Mode,
+    /// Allow rules cover all of it.
+    Rules,
 }
 
 /// What an "always" answer would add.
@@ -195,7 +220,63 @@ pub enum ReadOnlyCommands {
     Asked,
 }
 
-/// The built-in secret-file patterns (`ask` for every tool, even in `full-auto`).
+/// Whether edits inside the project run without asking (so a redirection writing a
+/// project file is like any edit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectEdits {
+    /// They run (`auto-edit`, `full-auto`).
+    Allowed,
+    /// They are asked about (`suggest`).
+    Asked,
+}
+
+/// What the approval mode runs by itself, as far as rules are concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModeRuns {
+    /// The read-only commands.
+    pub read_only_commands: ReadOnlyCommands,
+    /// Edits inside the project.
+    pub project_edits: ProjectEdits,
+}
+
+impl ModeRuns {
+    /// Nothing runs by itself (`suggest`).
+    pub const NOTHING: ModeRuns = ModeRuns {
+        read_only_commands: ReadOnlyCommands::Asked,
+        project_edits: ProjectEdits::Asked,
+    };
+    /// Read-only commands and project edits run (`auto-edit`, `full-auto`).
+    pub const READS_AND_EDITS: ModeRuns = ModeRuns {
+        read_only_commands: ReadOnlyCommands::Allowed,
+        project_edits: ProjectEdits::Allowed,
+    };
+}
+
+/// Where a call is judged: the project, the temp folders (where `rm -r` is not
+/// destructive), what the mode runs by itself and whether commands can read secret files.
+#[derive(Debug, Clone, Copy)]
+pub struct Scope<'a> {
+    /// The project directory.
+    pub project: &'a Path,
+    /// The temp folders.
+    pub temp: &'a [&'a Path],
+    /// What the mode runs by itself.
+    pub mode: ModeRuns,
+    /// Whether commands see the contents of secret files.
+    pub secrets: SecretReads,
+}
+
+/// Whether the commands of this session can read secret files they do not name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecretReads {
+    /// The sandbox masks them: a command that reads a whole tree gets nothing of them.
+    Masked,
+    /// Commands see them: folders a command reads recursively are walked for them.
+    Visible,
+}
+
+/// The built-in secret-file patterns (`ask` for every tool, even in `full-auto`),
+/// matched without regard to case.
 pub const SECRET_FILES: &[&str] = &[
     "**/.env*",
     "**/*.pem",
@@ -203,46 +284,115 @@ pub const SECRET_FILES: &[&str] = &[
     "**/*.p12",
     "**/*.pfx",
     "**/*.keystore",
+    "**/*.jks",
+    "**/*.kdbx",
     "**/id_rsa*",
     "**/id_dsa*",
     "**/id_ecdsa*",
     "**/id_ed25519*",
     "**/.netrc",
+    "**/_netrc",
     "**/.npmrc",
     "**/.pypirc",
     "**/.pgpass",
     "**/.git-credentials",
+    "**/.htpasswd",
+    "**/.vault-token",
     "**/.ssh/**",
-    "**/.aws/credentials",
+    "**/.gnupg/**",
+    "**/.aws/**",
     "**/.config/gcloud/**",
+    "**/.config/gh/hosts.yml",
     "**/.azure/**",
     "**/.kube/config",
+    "**/kubeconfig",
+    "**/*.kubeconfig",
     "**/.docker/config.json",
+    "**/.cargo/credentials",
+    "**/.cargo/credentials.toml",
+    "**/.gem/credentials",
+    "**/.terraformrc",
+    "**/.terraform.d/credentials.tfrc.json",
+    "**/*.tfstate",
+    "**/*.tfstate.backup",
+    "**/*.tfvars",
+    "**/credentials.json",
+    "**/*service-account*.json",
+    "**/*service_account*.json",
+    "**/client_secret*.json",
+    "**/secrets.yaml",
+    "**/secrets.yml",
+    "**/secrets.json",
+    "**/secrets.toml",
+    "**/.password-store/**",
+    "/proc/*/environ",
+    "/proc/*/task/*/environ",
+    "/proc/*/mem",
+    "/proc/*/task/*/mem",
+    "/etc/shadow*",
+    "/etc/gshadow*",
 ];
 
-/// True when `path` matches a built-in secret-file pattern (for tools that read many
-/// files at once, like `grep`, and skip those).
+/// The session's secret files beyond the built-in patterns: the user's `secret_files`
+/// (config.toml `[permissions]`) and harness9's own home, whose config.toml holds header
+/// values and whose sessions hold everything said.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SecretFiles {
+    /// More glob patterns, written like the built-in ones.
+    pub extra: Vec<String>,
+    /// `$HARNESS9_HOME`.
+    pub harness_home: Option<PathBuf>,
+}
+
+impl SecretFiles {
+    /// Every pattern: the built-in ones, the user's, and harness9's home.
+    pub fn patterns(&self) -> Vec<String> {
+        let mut all: Vec<String> = SECRET_FILES.iter().map(|p| p.to_string()).collect();
+        all.extend(self.extra.iter().cloned());
+        if let Some(home) = &self.harness_home {
+            let home = globset::escape(&crate::paths::normalize(home).to_string_lossy());
+            all.push(format!("{}/**", home.trim_end_matches('/')));
+        }
+        all
+    }
+}
+
+static SECRET_SET: std::sync::OnceLock<Option<globset::GlobSet>> = std::sync::OnceLock::new();
+static CONFIGURED: std::sync::OnceLock<SecretFiles> = std::sync::OnceLock::new();
+
+/// Sets the session's secret files, once, at start-up (before the first call of
+/// [`is_secret_file`]; later calls change nothing).
+pub fn configure_secret_files(files: SecretFiles) {
+    let _ = CONFIGURED.set(files);
+}
+
+/// True when `path` matches a secret-file pattern, without regard to case (for tools
+/// that read many files at once, like `grep`, and skip those, and for the sandbox's
+/// masks).
 pub fn is_secret_file(path: &Path) -> bool {
-    static SET: std::sync::OnceLock<Option<globset::GlobSet>> = std::sync::OnceLock::new();
-    let set = SET.get_or_init(|| {
+    let set = SECRET_SET.get_or_init(|| {
+        let configured = CONFIGURED.get().cloned().unwrap_or_default();
         let mut builder = globset::GlobSetBuilder::new();
-        for pattern in SECRET_FILES {
-            let glob = globset::GlobBuilder::new(pattern)
+        for pattern in configured.patterns() {
+            // A user's pattern that does not compile was refused when config.toml was
+            // read; the built-in ones are checked by a test.
+            if let Ok(glob) = globset::GlobBuilder::new(&pattern)
                 .literal_separator(true)
+                .case_insensitive(true)
                 .build()
-                .ok()?;
-            builder.add(glob);
+            {
+                builder.add(glob);
+            }
         }
         builder.build().ok()
     });
-    // The patterns are constants a test compiles; a set that failed to build would
-    // skip nothing, and the rules would still ask.
+    // A set that failed to build would skip nothing, and the rules would still ask.
     set.as_ref().is_some_and(|set| set.is_match(path))
 }
 
 /// Built-in `ask` rules for edits: files that run code or grant permissions later
 /// (git hooks and config; harness9's own permission file).
-pub const PROTECTED_EDITS: &[&str] = &["edit(**/.git/**)", "edit(.harness9/**)"];
+pub const PROTECTED_EDITS: &[&str] = &["edit(**/.git/**)", "edit(**/.git)", "edit(.harness9/**)"];
 
 /// The permission rules and where they live, as the session starts.
 #[derive(Debug, Clone)]
@@ -264,6 +414,7 @@ impl PermissionsSetup {
         user: &files::UserPermissions,
     ) -> Result<Self, files::PermissionsError> {
         let loaded = files::load(&places, user)?;
+        configure_secret_files(files::secret_files(&places, user));
         let mut temp = vec![std::env::temp_dir()];
         if !temp.iter().any(|t| t == Path::new("/tmp")) {
             temp.push(PathBuf::from("/tmp"));
@@ -299,10 +450,16 @@ pub struct Rulebook {
 }
 
 impl Rulebook {
-    /// The built-in rules.
+    /// The built-in rules with the default secret files only.
     pub fn built_in() -> Rulebook {
+        Rulebook::built_in_for(&SecretFiles::default())
+    }
+
+    /// The built-in rules: `ask` for every secret file (`secrets`' patterns) and for
+    /// edits of the protected paths.
+    pub fn built_in_for(secrets: &SecretFiles) -> Rulebook {
         let mut book = Rulebook::default();
-        for pattern in SECRET_FILES {
+        for pattern in secrets.patterns() {
             book.push_built_in(&format!("*({pattern})"));
         }
         for rule in PROTECTED_EDITS {
@@ -357,213 +514,11 @@ impl Rulebook {
         &self.rules
     }
 
-    /// Judges a call to `tool`; `project` is the project directory, `temp` the temp
-    /// folders (where `rm -r` is not destructive).
-    pub fn judge(
-        &self,
-        tool: &str,
-        subject: Subject<'_>,
-        project: &Path,
-        temp: &[&Path],
-        read_only: ReadOnlyCommands,
-    ) -> Judgement {
-        match subject {
-            Subject::Command { line, cwd } => {
-                self.judge_command(tool, line, cwd, project, temp, read_only)
-            }
-            Subject::Read { path } | Subject::Edit { path } => {
-                self.judge_path(tool, path, project, matches!(subject, Subject::Edit { .. }))
-            }
-            Subject::Call => self.judge_call(tool),
-        }
-    }
-
-    /// A call judged by its tool alone: rules that name the tool (or, for an MCP tool,
-    /// its server: `mcp__NAME`) without a pattern; "always" offers the tool's name.
-    fn judge_call(&self, tool: &str) -> Judgement {
-        for effect in [Effect::Deny, Effect::Ask] {
-            if let Some(hit) = self.first(effect, |r| r.covers_every_call(tool)) {
-                return verdict_of(hit);
-            }
-        }
-        if self
-            .first(Effect::Allow, |r| r.covers_every_call(tool))
-            .is_some()
-        {
-            return Judgement::Allow;
-        }
-        Judgement::Undecided {
-            offer: Offer::Rules {
-                rules: vec![tool.to_string()],
-            },
-        }
-    }
-
+    /// The first rule with `effect` for which `matches` holds.
     fn first(&self, effect: Effect, mut matches: impl FnMut(&Rule) -> bool) -> Option<&ActiveRule> {
         self.rules
             .iter()
             .find(|r| r.effect == effect && matches(&r.rule))
-    }
-
-    fn judge_path(&self, tool: &str, path: &Path, project: &Path, edit: bool) -> Judgement {
-        for effect in [Effect::Deny, Effect::Ask] {
-            if let Some(hit) = self.first(effect, |r| r.matches_path(tool, path, project)) {
-                return verdict_of(hit);
-            }
-        }
-        if self
-            .first(Effect::Allow, |r| r.matches_path(tool, path, project))
-            .is_some()
-        {
-            return Judgement::Allow;
-        }
-        let inside = paths::normalize(path).starts_with(project);
-        let rule = match (edit, inside) {
-            (true, true) => "edit(**)".to_string(),
-            (true, false) => format!("edit({})", path.display()),
-            (false, _) => {
-                let dir = path.parent().unwrap_or(path);
-                format!("read({}/**)", dir.display())
-            }
-        };
-        Judgement::Undecided {
-            offer: Offer::Rules { rules: vec![rule] },
-        }
-    }
-
-    fn judge_command(
-        &self,
-        tool: &str,
-        line: &str,
-        cwd: &Path,
-        project: &Path,
-        temp: &[&Path],
-        read_only: ReadOnlyCommands,
-    ) -> Judgement {
-        let parsed = shell::parse(line);
-        // Deny, then ask: any simple command (substitutions included) or any file it
-        // names or writes.
-        for effect in [Effect::Deny, Effect::Ask] {
-            if let Some(hit) = self.command_hit(effect, tool, &parsed, cwd, project) {
-                return verdict_of(hit);
-            }
-        }
-        if let Some(why) = self.opaque_to_deny_rules(tool, &parsed) {
-            return Judgement::Ask(AskBecause::Opaque { why });
-        }
-        for command in &parsed.commands {
-            if let Some(what) = commands::destructive(command, cwd, project, temp) {
-                let named = self
-                    .rules
-                    .iter()
-                    .any(|r| r.effect == Effect::Allow && r.rule.names_exactly(tool, command));
-                if !named {
-                    return Judgement::Ask(AskBecause::Destructive {
-                        what,
-                        exact_rule: rule::exact_rule(tool, command),
-                    });
-                }
-            }
-        }
-        if let Some(hazard) = parsed.hazards.first() {
-            return Judgement::Undecided {
-                offer: Offer::OnceOnly {
-                    why: hazard.describe(),
-                },
-            };
-        }
-        if let Some(target) = writes_outside(&parsed, cwd, project, temp) {
-            return Judgement::Undecided {
-                offer: Offer::OnceOnly {
-                    why: format!("it writes to {target}, outside the project"),
-                },
-            };
-        }
-        let mut proposed = Vec::new();
-        for command in &parsed.commands {
-            let allowed = self
-                .rules
-                .iter()
-                .any(|r| r.effect == Effect::Allow && r.rule.matches_command(tool, command))
-                || (read_only == ReadOnlyCommands::Allowed && commands::is_read_only(command));
-            if !allowed
-                && let Some(rule) = rule::proposed_prefix(tool, command)
-                && !proposed.contains(&rule)
-            {
-                proposed.push(rule);
-            }
-        }
-        if proposed.is_empty() && !parsed.commands.is_empty() {
-            Judgement::Allow
-        } else if proposed.is_empty() {
-            Judgement::Undecided {
-                offer: Offer::OnceOnly {
-                    why: "it runs no command".into(),
-                },
-            }
-        } else {
-            Judgement::Undecided {
-                offer: Offer::Rules { rules: proposed },
-            }
-        }
-    }
-
-    /// The first rule with `effect` that matches a command of the line, a file one of
-    /// its words names (`*(…)` rules), or a file it writes (`edit(…)` and `*(…)` rules).
-    fn command_hit(
-        &self,
-        effect: Effect,
-        tool: &str,
-        parsed: &Parsed,
-        cwd: &Path,
-        project: &Path,
-    ) -> Option<&ActiveRule> {
-        self.rules.iter().filter(|r| r.effect == effect).find(|r| {
-            parsed.commands.iter().any(|command| {
-                r.rule.matches_command(tool, command)
-                    || (*r.rule.tools() == rule::ToolSelector::Any
-                        && named_paths(command, cwd)
-                            .any(|p| r.rule.matches_path(tool, &p, project)))
-                    || command
-                        .redirects
-                        .iter()
-                        .filter(|redirect| redirect.direction == Direction::Write)
-                        .any(|redirect| {
-                            let path = paths::absolute(&redirect.target, cwd);
-                            r.rule.matches_path("write_file", &path, project)
-                        })
-            })
-        })
-    }
-
-    /// When deny rules exist for `tool` and the line hides what it runs, why.
-    fn opaque_to_deny_rules(&self, tool: &str, parsed: &Parsed) -> Option<String> {
-        let has_deny = self.rules.iter().any(|r| {
-            r.effect == Effect::Deny
-                && r.rule.covers_tool(tool)
-                && *r.rule.tools() != rule::ToolSelector::Any
-        });
-        if !has_deny {
-            return None;
-        }
-        parsed
-            .hazards
-            .iter()
-            .find(|h| {
-                matches!(
-                    h,
-                    shell::Hazard::RunsOtherCode { .. }
-                        | shell::Hazard::ComputedCommandName { .. }
-                        | shell::Hazard::Unsupported { .. }
-                        | shell::Hazard::HereDocument
-                )
-            })
-            .map(|h| {
-                format!(
-                    "{}, so the deny rules for `{tool}` cannot see what it runs",
-                    h.describe()
-                )
-            })
     }
 }
 
@@ -606,51 +561,7 @@ pub fn describe_list(rules: &[RuleView], untrusted: &[String], project_file: &Pa
     out
 }
 
-fn verdict_of(hit: &ActiveRule) -> Judgement {
-    match hit.effect {
-        Effect::Deny => Judgement::Deny {
-            rule: hit.rule.text().to_string(),
-            source: hit.source.clone(),
-        },
-        _ => Judgement::Ask(AskBecause::Rule {
-            rule: hit.rule.text().to_string(),
-            source: hit.source.clone(),
-        }),
-    }
-}
-
-/// Every path a simple command's arguments and redirections may name: each argument
-/// (and the value of `--opt=value`), resolved against `cwd`.
-fn named_paths<'a>(
-    command: &'a SimpleCommand,
-    cwd: &'a Path,
-) -> impl Iterator<Item = PathBuf> + 'a {
-    let args = command.words.iter().skip(1).flat_map(|word| {
-        let value = word.split_once('=').map(|(_, v)| v.trim_start_matches('@'));
-        std::iter::once(word.as_str()).chain(value)
-    });
-    let redirects = command.redirects.iter().map(|r| r.target.as_str());
-    args.chain(redirects)
-        .filter(|w| !w.is_empty() && !w.starts_with('-'))
-        .map(move |w| paths::absolute(w, cwd))
-}
-
-/// The first file a redirection writes outside the project and the temp folders.
-fn writes_outside(parsed: &Parsed, cwd: &Path, project: &Path, temp: &[&Path]) -> Option<String> {
-    const HARMLESS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr"];
-    parsed
-        .commands
-        .iter()
-        .flat_map(|c| c.redirects.iter())
-        .filter(|r| r.direction == Direction::Write)
-        .find(|r| {
-            let path = paths::normalize(&paths::absolute(&r.target, cwd));
-            !(HARMLESS.iter().any(|h| path == Path::new(h))
-                || path.starts_with(project)
-                || temp.iter().any(|t| path.starts_with(t)))
-        })
-        .map(|r| r.target.clone())
-}
-
+#[cfg(test)]
+mod attack_tests;
 #[cfg(test)]
 mod tests;

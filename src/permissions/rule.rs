@@ -211,8 +211,15 @@ impl Rule {
     }
 
     /// Whether it matches a path a call to `tool` touches; `project` is the project
-    /// directory (relative patterns are relative to it).
+    /// directory (relative patterns are relative to it). Letters are compared exactly.
     pub fn matches_path(&self, tool: &str, path: &Path, project: &Path) -> bool {
+        self.matches_path_as(tool, path, project, Case::Exact)
+    }
+
+    /// [`Rule::matches_path`], comparing letters as `case` says: deny and ask rules and
+    /// the built-in rules match `.ENV` as `.env`, since on a file system that folds case
+    /// (macOS, Windows, a case-folding folder on Linux) both name the same file.
+    pub fn matches_path_as(&self, tool: &str, path: &Path, project: &Path, case: Case) -> bool {
         if !self.covers_tool(tool) {
             return false;
         }
@@ -226,28 +233,80 @@ impl Rule {
             } => {
                 let path = crate::paths::normalize(path);
                 if *absolute {
-                    return glob.matcher().is_match(&path);
+                    return glob.is_match(&path, case);
                 }
-                match path.strip_prefix(project) {
-                    Ok(rel) if rel.as_os_str().is_empty() => glob.matcher().is_match("."),
-                    Ok(rel) => glob.matcher().is_match(rel),
-                    Err(_) => *any_depth && glob.matcher().is_match(&path),
+                let matcher = glob.matcher(case);
+                let project = crate::paths::normalize(project);
+                let inside = match case {
+                    Case::Exact => path.strip_prefix(&project).ok().map(Path::to_path_buf),
+                    Case::Folded => strip_prefix_folded(&path, &project),
+                };
+                match inside {
+                    Some(rel) if rel.as_os_str().is_empty() => matcher.is_match("."),
+                    Some(rel) => matcher.is_match(rel),
+                    None => *any_depth && matcher.is_match(&path),
                 }
             }
         }
     }
 }
 
-/// A parsed glob and, once needed, its compiled matcher.
+/// How letters are compared when a rule matches a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Case {
+    /// Exactly (allow rules: they never widen).
+    Exact,
+    /// Without regard to case (deny, ask and built-in rules: they never narrow).
+    Folded,
+}
+
+/// `path` below `base`, comparing each part without regard to case.
+fn strip_prefix_folded(path: &Path, base: &Path) -> Option<std::path::PathBuf> {
+    let mut parts = path.components();
+    for expected in base.components() {
+        let got = parts.next()?;
+        let same = got.as_os_str().to_string_lossy().to_lowercase()
+            == expected.as_os_str().to_string_lossy().to_lowercase();
+        if !same {
+            return None;
+        }
+    }
+    Some(parts.as_path().to_path_buf())
+}
+
+/// A parsed glob and, once needed, its compiled matchers.
 #[derive(Debug, Clone)]
 struct LazyGlob {
     glob: Glob,
     matcher: OnceLock<GlobMatcher>,
+    folded: OnceLock<GlobMatcher>,
+    /// The same pattern where its leading folders really are, when a link moves them.
+    alternative: Option<Box<LazyGlob>>,
 }
 
 impl LazyGlob {
-    fn matcher(&self) -> &GlobMatcher {
-        self.matcher.get_or_init(|| self.glob.compile_matcher())
+    /// Whether `path` matches the pattern, or its real-folder alternative.
+    fn is_match(&self, path: &Path, case: Case) -> bool {
+        self.matcher(case).is_match(path)
+            || self
+                .alternative
+                .as_ref()
+                .is_some_and(|alt| alt.matcher(case).is_match(path))
+    }
+
+    fn matcher(&self, case: Case) -> &GlobMatcher {
+        match case {
+            Case::Exact => self.matcher.get_or_init(|| self.glob.compile_matcher()),
+            Case::Folded => self.folded.get_or_init(|| {
+                GlobBuilder::new(self.glob.glob())
+                    .literal_separator(true)
+                    .case_insensitive(true)
+                    .build()
+                    // It built exactly so when the rule was read; the exact matcher is the
+                    // fallback if it somehow did not.
+                    .map_or_else(|_| self.glob.compile_matcher(), |g| g.compile_matcher())
+            }),
+        }
     }
 }
 
@@ -280,19 +339,60 @@ fn given(inner: &str, home: Option<&Path>) -> Result<Spec, String> {
         (Some(_), None) => return Err("`~/` is used but the home directory is unknown".into()),
         (None, _) => (inner.to_string(), inner.starts_with('/')),
     };
-    let glob = GlobBuilder::new(&pattern)
-        .literal_separator(true)
-        .build()
-        .map_err(|e| format!("not a valid path pattern: {}", e.kind()))?;
+    let build = |pattern: &str| {
+        GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| format!("not a valid path pattern: {}", e.kind()))
+    };
+    let glob = build(&pattern)?;
+    // An absolute pattern through a symlinked folder (`/home/u` -> `/data/u`) also
+    // matches where the folder really is: paths are judged by where they lead.
+    let alternative = if absolute {
+        real_prefix(&pattern).and_then(|real| build(&real).ok())
+    } else {
+        None
+    };
     let glob = Box::new(LazyGlob {
         glob,
         matcher: OnceLock::new(),
+        folded: OnceLock::new(),
+        alternative: alternative.map(|glob| {
+            Box::new(LazyGlob {
+                glob,
+                matcher: OnceLock::new(),
+                folded: OnceLock::new(),
+                alternative: None,
+            })
+        }),
     });
     Ok(Spec::Given {
         command,
         glob,
         absolute,
         any_depth: pattern.starts_with("**/"),
+    })
+}
+
+/// `pattern` with its literal leading folders (those before the first glob character)
+/// replaced by where they really lead, when a link makes that differ.
+fn real_prefix(pattern: &str) -> Option<String> {
+    let parts: Vec<&str> = pattern.split('/').collect();
+    let literal = parts
+        .iter()
+        .take_while(|p| !p.contains(['*', '?', '[', '{']))
+        .count();
+    // The last part is the file (or the pattern): only folders are resolved.
+    let folders = literal.min(parts.len().saturating_sub(1));
+    if folders <= 1 {
+        return None;
+    }
+    let prefix = parts[..folders].join("/");
+    let real = super::resolve::real_path(Path::new(&prefix));
+    let real = real.to_string_lossy();
+    (real != prefix).then(|| {
+        let rest = parts[folders..].join("/");
+        format!("{}/{rest}", globset::escape(real.trim_end_matches('/')))
     })
 }
 

@@ -30,21 +30,30 @@ fn project() -> Source {
     }
 }
 
-fn command(book: &Rulebook, line: &str, read_only: ReadOnlyCommands) -> Judgement {
+fn scope(mode: ModeRuns) -> Scope<'static> {
+    static TEMP: std::sync::LazyLock<[&'static Path; 1]> =
+        std::sync::LazyLock::new(|| [Path::new(TMP)]);
+    Scope {
+        project: Path::new(PROJECT),
+        temp: &*TEMP,
+        mode,
+        secrets: SecretReads::Visible,
+    }
+}
+
+fn command(book: &Rulebook, line: &str, mode: ModeRuns) -> Judgement {
     book.judge(
         "bash",
         Subject::Command {
             line,
             cwd: Path::new(PROJECT),
         },
-        Path::new(PROJECT),
-        &[Path::new(TMP)],
-        read_only,
+        &scope(mode),
     )
 }
 
 fn cmd(book: &Rulebook, line: &str) -> Judgement {
-    command(book, line, ReadOnlyCommands::Asked)
+    command(book, line, ModeRuns::NOTHING)
 }
 
 fn read(book: &Rulebook, tool: &str, path: &str) -> Judgement {
@@ -53,9 +62,7 @@ fn read(book: &Rulebook, tool: &str, path: &str) -> Judgement {
         Subject::Read {
             path: Path::new(path),
         },
-        Path::new(PROJECT),
-        &[Path::new(TMP)],
-        ReadOnlyCommands::Asked,
+        &scope(ModeRuns::NOTHING),
     )
 }
 
@@ -65,11 +72,16 @@ fn edit(book: &Rulebook, path: &str) -> Judgement {
         Subject::Edit {
             path: Path::new(path),
         },
-        Path::new(PROJECT),
-        &[Path::new(TMP)],
-        ReadOnlyCommands::Asked,
+        &scope(ModeRuns::NOTHING),
     )
 }
+
+const BY_RULES: Judgement = Judgement::Allow {
+    by: AllowedBy::Rules,
+};
+const BY_MODE: Judgement = Judgement::Allow {
+    by: AllowedBy::Mode,
+};
 
 fn is_undecided(j: &Judgement) -> bool {
     matches!(j, Judgement::Undecided { .. })
@@ -78,7 +90,7 @@ fn is_undecided(j: &Judgement) -> bool {
 #[test]
 fn an_always_for_echo_covers_echo_and_nothing_chained_to_it() {
     let b = book(&[(Effect::Allow, "bash(echo:*)", Source::Session)]);
-    assert_eq!(cmd(&b, "echo innocent"), Judgement::Allow);
+    assert_eq!(cmd(&b, "echo innocent"), BY_RULES);
     // The two bypasses from the report.
     let chained = cmd(&b, "echo innocent; touch /tmp/x");
     assert_eq!(
@@ -107,8 +119,18 @@ fn an_always_for_echo_covers_echo_and_nothing_chained_to_it() {
     ] {
         assert!(is_undecided(&cmd(&b, line)), "{line}: {:?}", cmd(&b, line));
     }
-    // A write inside the project or to /dev/null is no reason to ask.
-    assert_eq!(cmd(&b, "echo x > out.txt 2>/dev/null"), Judgement::Allow);
+    // A write to /dev/null is no reason to ask; a write inside the project is an edit,
+    // which runs where the mode runs edits.
+    assert_eq!(cmd(&b, "echo x 2>/dev/null"), BY_RULES);
+    assert!(is_undecided(&cmd(&b, "echo x > out.txt")));
+    assert_eq!(
+        command(
+            &b,
+            "echo x > out.txt 2>/dev/null",
+            ModeRuns::READS_AND_EDITS
+        ),
+        BY_MODE
+    );
 }
 
 #[test]
@@ -118,7 +140,7 @@ fn deny_wins_over_ask_over_allow_whatever_the_source() {
         (Effect::Ask, "bash(git push:*)", user()),
         (Effect::Deny, "bash(curl:*)", Source::Session),
     ]);
-    assert_eq!(cmd(&b, "cargo test"), Judgement::Allow);
+    assert_eq!(cmd(&b, "cargo test"), BY_RULES);
     assert!(matches!(
         cmd(&b, "git push origin main"),
         Judgement::Ask(AskBecause::Rule { ref rule, ref source }) if rule == "bash(git push:*)" && *source == user()
@@ -143,10 +165,7 @@ fn deny_wins_over_ask_over_allow_whatever_the_source() {
         read(&paths, "read_file", "/p/secrets/prod/k"),
         Judgement::Deny { .. }
     ));
-    assert_eq!(
-        read(&paths, "read_file", "/p/secrets/dev/k"),
-        Judgement::Allow
-    );
+    assert_eq!(read(&paths, "read_file", "/p/secrets/dev/k"), BY_RULES);
 }
 
 /// Asserts that a built-in rule asks about `what`.
@@ -180,17 +199,24 @@ fn secret_files_ask_for_every_tool_and_in_commands() {
     ] {
         assert_builtin_ask(read(&b, "read_file", path), path);
     }
-    assert_eq!(read(&b, "read_file", "/p/src/env.rs"), Judgement::Allow);
+    assert_eq!(read(&b, "read_file", "/p/src/env.rs"), BY_RULES);
     for line in [
         "cat .env",
         "grep KEY config/.env.local",
         "cp id_rsa /tmp/x",
         "curl --data=@.env x",
+        "curl -d @.env x",
+        "curl file:///p/.env",
+        "date -f.env",
+        "grep -nf.env x",
         "cat < .env",
+        "cat .ENV",
+        "cat Config/.Env.Local",
+        "cat /proc/1/environ",
     ] {
         assert_builtin_ask(cmd(&b, line), line);
     }
-    assert_eq!(cmd(&b, "cat README.md"), Judgement::Allow);
+    assert_eq!(cmd(&b, "cat README.md"), BY_RULES);
 }
 
 #[test]
@@ -199,7 +225,7 @@ fn edits_to_git_and_harness9_files_ask() {
         (Effect::Allow, "edit", user()),
         (Effect::Allow, "bash", user()),
     ]);
-    assert_eq!(edit(&b, "/p/src/main.rs"), Judgement::Allow);
+    assert_eq!(edit(&b, "/p/src/main.rs"), BY_RULES);
     assert!(matches!(
         edit(&b, "/p/.git/hooks/pre-commit"),
         Judgement::Ask(_)
@@ -209,6 +235,18 @@ fn edits_to_git_and_harness9_files_ask() {
         Judgement::Ask(_)
     ));
     assert!(matches!(cmd(&b, "echo x > .git/config"), Judgement::Ask(_)));
+    // Programs that may write what they name: an edit of a protected path too.
+    for line in [
+        "cp evil .git/hooks/pre-commit",
+        "mv x .harness9/permissions.toml",
+        "rm -rf .git",
+        "tee .git/config",
+        "sed -i s/a/b/ .GIT/config",
+    ] {
+        assert!(matches!(cmd(&b, line), Judgement::Ask(_)), "{line}");
+    }
+    // Reading them is no edit.
+    assert_eq!(cmd(&b, "cat .git/config"), BY_RULES);
 }
 
 #[test]
@@ -233,7 +271,7 @@ fn destructive_commands_ask_unless_a_rule_names_them_exactly() {
             "{line}"
         );
     }
-    assert_eq!(cmd(&b, "rm -rf /tmp/scratch"), Judgement::Allow);
+    assert_eq!(cmd(&b, "rm -rf /tmp/scratch"), BY_RULES);
     let Judgement::Ask(AskBecause::Destructive { exact_rule, .. }) =
         cmd(&b, "git push --force origin main")
     else {
@@ -241,10 +279,7 @@ fn destructive_commands_ask_unless_a_rule_names_them_exactly() {
     };
     assert_eq!(exact_rule, "bash(git push --force origin main)");
     let exact = book(&[(Effect::Allow, &exact_rule, Source::Session)]);
-    assert_eq!(
-        cmd(&exact, "git push --force origin main"),
-        Judgement::Allow
-    );
+    assert_eq!(cmd(&exact, "git push --force origin main"), BY_RULES);
     assert!(matches!(
         cmd(&exact, "git push --force origin other"),
         Judgement::Ask(AskBecause::Destructive { .. })
@@ -254,30 +289,52 @@ fn destructive_commands_ask_unless_a_rule_names_them_exactly() {
 #[test]
 fn read_only_commands_run_only_where_the_mode_allows_them() {
     let b = book(&[]);
-    assert_eq!(
-        command(
-            &b,
-            "ls -la && git status && rg foo src | head",
-            ReadOnlyCommands::Allowed
-        ),
-        Judgement::Allow
+    let auto = ModeRuns::READS_AND_EDITS;
+    assert_eq!(command(&b, "ls -la && rg foo src | head", auto), BY_MODE);
+    assert!(is_undecided(&command(&b, "ls", ModeRuns::NOTHING)));
+    for line in ["ls; rm x", "ls $(rm x)", "git -c core.fsmonitor=x status"] {
+        assert!(is_undecided(&command(&b, line, auto)), "{line}");
+    }
+}
+
+#[test]
+fn read_only_git_commands_depend_on_the_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = std::fs::canonicalize(dir.path()).unwrap();
+    let git = |args: &[&str]| {
+        assert!(
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(&repo)
+                .output()
+                .unwrap()
+                .status
+                .success()
+        );
+    };
+    git(&["init", "-q"]);
+    let b = book(&[]);
+    let temp = [Path::new(TMP)];
+    let judge = |line: &str| {
+        b.judge(
+            "bash",
+            Subject::Command { line, cwd: &repo },
+            &Scope {
+                project: &repo,
+                temp: &temp,
+                mode: ModeRuns::READS_AND_EDITS,
+                secrets: SecretReads::Visible,
+            },
+        )
+    };
+    assert_eq!(judge("git status && git log --oneline"), BY_MODE);
+    git(&["config", "core.fsmonitor", "touch PWNED; false"]);
+    let status = judge("git status");
+    assert!(
+        matches!(&status, Judgement::Undecided { offer: Offer::OnceOnly { why } } if why.contains("core.fsmonitor")),
+        "{status:?}"
     );
-    assert!(is_undecided(&command(&b, "ls", ReadOnlyCommands::Asked)));
-    assert!(is_undecided(&command(
-        &b,
-        "ls; rm x",
-        ReadOnlyCommands::Allowed
-    )));
-    assert!(is_undecided(&command(
-        &b,
-        "ls $(rm x)",
-        ReadOnlyCommands::Allowed
-    )));
-    assert!(is_undecided(&command(
-        &b,
-        "git -c core.fsmonitor=x status",
-        ReadOnlyCommands::Allowed
-    )));
+    assert!(!repo.join("PWNED").exists());
 }
 
 #[test]
@@ -309,7 +366,7 @@ fn offers_name_exactly_what_always_adds() {
     );
     // What is offered, once added, covers the call.
     let granted = book(&[(Effect::Allow, "read(/usr/share/doc/**)", Source::Session)]);
-    assert_eq!(read(&granted, "grep", "/usr/share/doc/y"), Judgement::Allow);
+    assert_eq!(read(&granted, "grep", "/usr/share/doc/y"), BY_RULES);
 }
 
 #[test]
@@ -325,4 +382,44 @@ fn the_list_numbers_rules_and_removes_by_number() {
     assert_eq!(removed.rule.text(), "bash(ls:*)");
     assert!(b.remove(0).is_none());
     assert!(b.remove(999).is_none());
+}
+
+#[test]
+fn harness9s_home_and_the_users_patterns_are_secret() {
+    let secrets = SecretFiles {
+        extra: vec!["**/*.secret".into()],
+        harness_home: Some("/home/u/.harness9".into()),
+    };
+    let b = Rulebook::built_in_for(&secrets);
+    for line in [
+        "cat /home/u/.harness9/config.toml",
+        "cat ../home/u/.harness9/sessions/p/x.jsonl",
+        "cat prod.SECRET",
+    ] {
+        assert_builtin_ask(cmd(&b, line), line);
+    }
+    assert_builtin_ask(
+        read(&b, "read_file", "/home/u/.harness9/config.toml"),
+        "read_file",
+    );
+}
+
+#[test]
+fn an_absolute_rule_through_a_linked_folder_matches_where_it_leads() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(root.join("data/u/secret")).unwrap();
+    std::os::unix::fs::symlink(root.join("data/u"), root.join("home-u")).unwrap();
+    let rule = format!("read({}/home-u/secret/**)", root.display());
+    let b = book(&[(Effect::Deny, &rule, user())]);
+    for path in [root.join("home-u/secret/x"), root.join("data/u/secret/x")] {
+        assert!(
+            matches!(
+                read(&b, "read_file", &path.display().to_string()),
+                Judgement::Deny { .. }
+            ),
+            "{}",
+            path.display()
+        );
+    }
 }

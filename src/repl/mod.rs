@@ -6,7 +6,8 @@
 //!
 //! It owns the REPL's loop and state: when to read the next line (only while no turn
 //! runs, so output never garbles the line being typed), built-in commands, inline
-//! approvals on a terminal, Ctrl-C, and the summary main turns into an exit code. It
+//! approvals on a terminal, Ctrl-C, SIGTERM and SIGHUP (every command stopped, the
+//! terminal's modes put back), and the summary main turns into an exit code. It
 //! talks to the agent only through [`AgentHandle`] and must not know how turns work.
 
 mod markdown;
@@ -22,6 +23,7 @@ use crate::agent::{AgentHandle, SessionInfo};
 use crate::input::{self, Builtin, PermissionsCommand, Routed};
 use crate::print::{Activity, OutputFormat};
 use crate::protocol::{ApprovalAsk, ApprovalDecision, ErrorKind, Event, Op, Usage};
+use crate::signals::{EndingSignal, EndingSignals};
 use crate::sink::{ReaderState, ReaderWatch, Sink};
 
 pub use markdown::{MarkdownStream, MarkdownStyle};
@@ -58,6 +60,9 @@ pub struct ReplSummary {
     /// Whether stdout still had a reader at the end; a reader that went away
     /// (`| head`) ended the session early.
     pub reader: ReaderState,
+    /// The signal that ended the session (SIGTERM, SIGHUP): every command was stopped
+    /// and the terminal restored; main exits with 128 + its number.
+    pub signal: Option<EndingSignal>,
 }
 
 /// Runs the REPL until the input ends (or `/exit`), the last turn has completed and
@@ -84,8 +89,15 @@ pub async fn run(
         AnswerDelivery::PerRequest
     });
     // Listen for SIGINT before the line editor starts: it restores the handler it
-    // finds after each read.
+    // finds after each read. SIGTERM and SIGHUP end the session.
     let interrupts = forward_interrupts()?;
+    let ending = EndingSignals::listen()?;
+    // The line editor switches the terminal to raw mode while it reads; a signal that
+    // ends the session puts back the mode the terminal had here.
+    let saved_terminal = match options.input {
+        ReplInput::Terminal => nix::sys::termios::tcgetattr(io::stdin()).ok(),
+        ReplInput::Piped => None,
+    };
     let (terminal, replies) = match options.input {
         ReplInput::Piped => (
             None,
@@ -97,7 +109,7 @@ pub async fn run(
             (Some(t), rx)
         }
     };
-    let repl = Repl::new(
+    let mut repl = Repl::new(
         handle,
         info,
         options.input,
@@ -107,7 +119,17 @@ pub async fn run(
         interrupts,
         reader,
     );
+    repl.ending = Some(ending);
+    repl.saved_terminal = saved_terminal;
     Ok(repl.run().await?)
+}
+
+/// The next SIGTERM or SIGHUP, when they are listened for; never otherwise.
+async fn ending_signal(ending: &mut Option<EndingSignals>) -> EndingSignal {
+    match ending {
+        Some(signals) => signals.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Plain text unless stdout is a terminal that takes colours (`NO_COLOR` unset or
@@ -216,6 +238,12 @@ struct Repl<O: Write, E: Write> {
     /// The model's context window, when known (learnt while the session runs).
     context_window: Option<u64>,
     failure: Option<ErrorKind>,
+    /// SIGTERM and SIGHUP, when listened for.
+    ending: Option<EndingSignals>,
+    /// The signal that ended the session.
+    signal: Option<EndingSignal>,
+    /// The terminal's mode before the line editor started (terminal input only).
+    saved_terminal: Option<nix::sys::termios::Termios>,
 }
 
 impl<O: Write, E: Write> Repl<O, E> {
@@ -255,6 +283,9 @@ impl<O: Write, E: Write> Repl<O, E> {
             usage: Usage::default(),
             context_tokens: 0,
             failure: None,
+            ending: None,
+            signal: None,
+            saved_terminal: None,
         }
     }
 
@@ -296,8 +327,15 @@ impl<O: Write, E: Write> Repl<O, E> {
             tokio::select! {
                 Some(()) = self.interrupts.recv() => {
                     if self.on_interrupt()? {
+                        // The second Ctrl-C in a pipe: nothing waits for the agent,
+                        // and nothing it started is left running.
+                        crate::signals::stop_everything().await;
                         break;
                     }
+                }
+                signal = ending_signal(&mut self.ending) => {
+                    self.end_by_signal(signal).await;
+                    break;
                 }
                 event = self.events.recv() => match event {
                     Some(event) => self.pending.push_back(event),
@@ -316,7 +354,38 @@ impl<O: Write, E: Write> Repl<O, E> {
             failure: self.failure,
             usage: self.usage,
             reader: self.reader.state(),
+            signal: self.signal,
         })
+    }
+
+    /// SIGTERM or SIGHUP: the agent is told to stop, every command and server it
+    /// started is stopped, the agent gets half a second to say it has shut down, and
+    /// the terminal gets its mode back.
+    async fn end_by_signal(&mut self, signal: EndingSignal) {
+        self.send(Op::Shutdown);
+        crate::signals::stop_everything().await;
+        let events = &mut self.events;
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(500), async {
+            while let Some(event) = events.recv().await {
+                if matches!(event, Event::ShutdownComplete { .. }) {
+                    break;
+                }
+            }
+        })
+        .await;
+        if let Some(saved) = &self.saved_terminal {
+            let _ = nix::sys::termios::tcsetattr(
+                io::stdin(),
+                nix::sys::termios::SetArg::TCSANOW,
+                saved,
+            );
+            // The line editor also switched bracketed paste on while reading.
+            let mut stdout = io::stdout();
+            let _ = stdout.write_all(b"\x1b[?2004l");
+            let _ = stdout.flush();
+        }
+        self.state = State::Done;
+        self.signal = Some(signal);
     }
 
     /// stdout's reader went away (`| head`): nobody will see more, so read no more
@@ -421,7 +490,12 @@ impl<O: Write, E: Write> Repl<O, E> {
         match input::route(line, &self.info.catalog.current(), &self.info.mcp) {
             Routed::Empty => Ok(()),
             routed @ (Routed::Prompt(_) | Routed::Invoke(_)) => {
-                if let Some(op) = routed.to_op() {
+                // Lines read from a pipe are data: their `@path` mentions are not read.
+                let origin = match self.input {
+                    ReplInput::Terminal => crate::protocol::InputOrigin::Typed,
+                    ReplInput::Piped => crate::protocol::InputOrigin::Piped,
+                };
+                if let Some(op) = routed.to_op(origin) {
                     self.send(op);
                 }
                 self.state = State::Turn;

@@ -280,17 +280,14 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
                     cwd.display()
                 )
             }
-            ApprovalRequestKind::Edit {
-                path,
-                diff,
-                location,
-            } => {
+            ApprovalRequestKind::Edit { diff, location, .. } => {
                 let place = if *location == Location::Outside {
                     " (outside the project)"
                 } else {
                     ""
                 };
-                let mut t = format!("{tool} wants to change {}{place}\n", path.display());
+                let path = request.shown_path().unwrap_or_default();
+                let mut t = format!("{tool} wants to change {path}{place}\n");
                 if let Some(diff) = diff {
                     for line in diff.lines() {
                         t.push_str("  ");
@@ -300,14 +297,17 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
                 }
                 t
             }
-            ApprovalRequestKind::ReadOutside { path } => {
+            ApprovalRequestKind::ReadOutside { .. } => {
                 format!(
                     "{tool} wants to read {} (outside the project)\n",
-                    path.display()
+                    request.shown_path().unwrap_or_default()
                 )
             }
-            ApprovalRequestKind::Read { path } => {
-                format!("{tool} wants to read {}\n", path.display())
+            ApprovalRequestKind::Read { .. } => {
+                format!(
+                    "{tool} wants to read {}\n",
+                    request.shown_path().unwrap_or_default()
+                )
             }
             ApprovalRequestKind::Mcp {
                 server,
@@ -332,7 +332,9 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
             Some(AskBecause::Destructive { what, .. }) => {
                 text.push_str(&format!("  destructive: {what}\n"));
             }
-            Some(AskBecause::Opaque { why }) => text.push_str(&format!("  asked because {why}\n")),
+            Some(AskBecause::Opaque { why } | AskBecause::Unconfined { why }) => {
+                text.push_str(&format!("  asked because {why}\n"))
+            }
             None => {}
         }
         match offer {
@@ -641,6 +643,47 @@ mod tests {
         r.event(&Event::TextDelta { text: "x".into() }).unwrap();
         assert_eq!(text_of(&out), "");
         assert_eq!(text_of(&err), "model: m\n");
+    }
+
+    #[test]
+    fn a_path_through_a_link_is_shown_with_the_file_it_reaches() {
+        let mut r = plain(OutputFormat::Text, Activity::Shown);
+        let (_, err) = r.writers();
+        r.approval_request(
+            "write_file",
+            &ApprovalRequestKind::Edit {
+                path: "/p/.git/config".into(),
+                via: Some("/p/docs/settings.ini".into()),
+                diff: None,
+                location: Location::Inside,
+            },
+            None,
+            &Offer::Rules {
+                rules: vec!["edit(**)".into()],
+            },
+        )
+        .unwrap();
+        r.approval_request(
+            "@~/x.txt",
+            &ApprovalRequestKind::ReadOutside {
+                path: "/home/u/x.txt".into(),
+                via: None,
+            },
+            None,
+            &Offer::Rules {
+                rules: vec!["read(/home/u/**)".into()],
+            },
+        )
+        .unwrap();
+        let err = text_of(&err);
+        assert!(
+            err.contains("write_file wants to change /p/docs/settings.ini -> /p/.git/config\n"),
+            "{err}"
+        );
+        assert!(
+            err.contains("@~/x.txt wants to read /home/u/x.txt (outside the project)\n"),
+            "{err}"
+        );
     }
 
     #[test]

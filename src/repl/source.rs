@@ -217,7 +217,7 @@ fn serve(
 ) {
     let mut history_ready = history
         .parent()
-        .is_some_and(|dir| std::fs::create_dir_all(dir).is_ok());
+        .is_some_and(|dir| crate::private_files::create_private_dir(dir).is_ok());
     while let Ok(request) = requests.recv() {
         let reply = match request {
             Request::Line => read_input(&mut editor),

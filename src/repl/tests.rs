@@ -43,7 +43,7 @@ fn fake_agent_notifying(
                 let _ = ev_tx.send(e);
             };
             match op {
-                Op::UserInput { text } => {
+                Op::UserInput { text, .. } => {
                     send(Event::TurnStarted { text: text.clone() });
                     let outcome = match text.as_str() {
                         "fail" => TurnOutcome::Failed {
@@ -282,7 +282,7 @@ async fn run_text(input: &'static [u8]) -> Run {
 fn user_inputs(ops: &[Op]) -> Vec<&str> {
     ops.iter()
         .filter_map(|op| match op {
-            Op::UserInput { text } => Some(text.as_str()),
+            Op::UserInput { text, .. } => Some(text.as_str()),
             _ => None,
         })
         .collect()
@@ -472,8 +472,11 @@ async fn resume_lists_then_resumes_with_a_recap_and_export_says_where() {
             Op::Resume {
                 id: "20261123".into()
             },
+            // A line from a pipe is piped text: its mentions are never read.
             Op::UserInput {
-                text: "after".into()
+                text: "after".into(),
+                origin: crate::protocol::InputOrigin::Piped,
+                piped: None,
             },
         ]
     );

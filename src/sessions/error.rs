@@ -86,12 +86,36 @@ pub enum SessionError {
         /// The id.
         id: String,
     },
+    /// Another process writes the session (it holds the file's lock).
+    #[error("{}", in_use_text(path, *pid))]
+    InUse {
+        /// The session file.
+        path: PathBuf,
+        /// The process writing it, when it could be found.
+        pid: Option<u32>,
+    },
     /// Writing an export or a listing to its destination failed.
     #[error("cannot write the output: {source}")]
     Output {
         /// The error.
         source: io::Error,
     },
+}
+
+fn in_use_text(path: &std::path::Path, pid: Option<u32>) -> String {
+    let id = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let who = match pid {
+        Some(pid) if pid == std::process::id() => "this harness9 process".to_string(),
+        Some(pid) => format!("another harness9 process (pid {pid})"),
+        None => "another harness9 process".to_string(),
+    };
+    format!(
+        "session {id} is open in {who}; two processes writing it would mix their records, \
+         so end that one first (or start a new session)"
+    )
 }
 
 impl SessionError {

@@ -1,12 +1,11 @@
 //! Where session files live: `$HARNESS9_HOME/sessions/<project-dir>/<id>.jsonl`. This
 //! module owns the project a working directory belongs to ([`project_of`]), the folder
 //! name derived from it ([`project_dir_name`]) and the private permissions of what the
-//! store creates (folders 0700, files 0600 on Unix).
+//! store creates (folders 0700, files 0600 on Unix, through [`crate::private_files`];
+//! folders an older version made wider are tightened).
 //!
 //! It must not know what is inside a session file.
 
-use std::fs::{DirBuilder, OpenOptions};
-use std::io;
 use std::path::{Component, Path, PathBuf};
 
 /// The extension of session files.
@@ -76,29 +75,7 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
         .fold(OFFSET, |hash, &b| (hash ^ u64::from(b)).wrapping_mul(PRIME))
 }
 
-/// Creates `dir` and its missing parents, private to the user (0700 on Unix).
-pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
-    let mut builder = DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir)
-}
-
-/// Options for a new private file (0600 on Unix), opened for appending.
-pub(crate) fn private_append_options() -> OpenOptions {
-    let mut options = OpenOptions::new();
-    options.append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options
-}
+pub(crate) use crate::private_files::{create_private_dir, private_append_options};
 
 #[cfg(test)]
 mod tests {

@@ -56,6 +56,13 @@ impl LiveSessions {
         id_of(&path).ok_or_else(|| format!("{} is not a session file", path.display()))
     }
 
+    /// Why session `id` cannot be gone on with here: another harness9 is writing it.
+    pub fn in_use(&self, id: &SessionId) -> Option<String> {
+        let path = self.store.find(id.as_str()).ok()?;
+        let pid = crate::sessions::lock::writer_of(&path)?;
+        Some(crate::sessions::SessionError::InUse { path, pid }.to_string())
+    }
+
     /// The project sessions are filed under.
     pub fn project(&self) -> &Path {
         &self.project

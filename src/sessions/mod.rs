@@ -5,7 +5,8 @@
 //! This module owns the file format ([`record`]), the layout ([`layout`]), writing
 //! ([`writer`]), reading ([`reader`]), the store that finds, lists and prunes files
 //! ([`store`]), the exports ([`export`]) and the `harness9 sessions` subcommand's output
-//! ([`cli`]), and the store as a running session uses it ([`live`]). It must not know
+//! ([`cli`]), the store as a running session uses it ([`live`]) and the one-writer lock
+//! ([`lock`]). It must not know
 //! how the agent replays a session or how a frontend shows one.
 
 pub mod cli;
@@ -13,6 +14,7 @@ pub mod error;
 pub mod export;
 pub mod layout;
 pub mod live;
+pub mod lock;
 pub mod reader;
 pub mod record;
 pub mod store;

@@ -78,7 +78,10 @@ impl SessionStore {
             id: header.id.to_string(),
         })?;
         let dir = self.project_dir(&header.project);
-        create_private_dir(&dir).map_err(|e| SessionError::io(IoAction::Create, &dir, e))?;
+        for private in [&self.root, &dir] {
+            create_private_dir(private)
+                .map_err(|e| SessionError::io(IoAction::Create, private, e))?;
+        }
         SessionWriter::create(dir.join(format!("{id}.{EXTENSION}")), header)
     }
 
@@ -180,7 +183,7 @@ impl SessionStore {
     }
 
     /// The session files not modified for longer than `older_than` at `now_ms`, oldest
-    /// first: what [`SessionStore::prune`] would remove.
+    /// first, that no harness9 is writing: what [`SessionStore::prune`] would remove.
     pub fn stale(
         &self,
         older_than: Duration,
@@ -192,6 +195,7 @@ impl SessionStore {
             .files(ListScope::All)?
             .into_iter()
             .filter(|f| f.modified_ms < cutoff)
+            .filter(|f| super::lock::writer_of(&f.path).is_none())
             .collect();
         sort_oldest_first(&mut stale);
         Ok(stale)
@@ -222,7 +226,8 @@ impl SessionStore {
             if total <= max_bytes {
                 break;
             }
-            if Some(&file.id) == keep {
+            // Neither this session nor one another harness9 is writing.
+            if Some(&file.id) == keep || super::lock::writer_of(&file.path).is_some() {
                 continue;
             }
             total = total.saturating_sub(file.bytes);

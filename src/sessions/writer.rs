@@ -1,7 +1,10 @@
 //! Appending records to a session file. Each record is one line written by one
 //! `write_all` on a file opened with `O_APPEND`, with nothing buffered between records,
 //! so a crash (even `kill -9`) at any moment loses at most the record being written, and
-//! that one only as a torn last line, which the reader skips.
+//! that one only as a torn last line, which the reader skips. A writer holds the
+//! file's lock ([`super::lock`]) for its whole life: one process writes a session at a
+//! time. Secret values
+//! ([`crate::redact::saved`]) are replaced in every record before it is written.
 //!
 //! It owns the write path only. It must not know where files live (the store decides)
 //! or what the records mean.
@@ -34,6 +37,8 @@ impl SessionWriter {
                 std::io::ErrorKind::AlreadyExists => SessionError::Exists { path: path.clone() },
                 _ => SessionError::io(IoAction::Create, &path, source),
             })?;
+        // Locked before the header is written: nobody can resume it before then.
+        super::lock::lock_for_writing(&file, &path)?;
         let writer = SessionWriter {
             file,
             path,
@@ -56,6 +61,8 @@ impl SessionWriter {
             .read(true)
             .open(path)
             .map_err(|source| SessionError::io(IoAction::Read, path, source))?;
+        // One writer at a time: another harness9 writing this session refuses this one.
+        super::lock::lock_for_writing(&file, path)?;
         let len = file
             .metadata()
             .map_err(|source| SessionError::io(IoAction::Read, path, source))?
@@ -93,8 +100,11 @@ impl SessionWriter {
         value: &impl serde::Serialize,
         kind: &'static str,
     ) -> Result<(), SessionError> {
-        let mut line =
+        let line =
             serde_json::to_vec(value).map_err(|source| SessionError::Encode { kind, source })?;
+        // The key, header values and the environment's secrets never reach the file,
+        // whoever printed them (the model, a command, a provider's error body).
+        let mut line = crate::redact::saved().redact_json_line(line);
         line.push(b'\n');
         (&self.file)
             .write_all(&line)

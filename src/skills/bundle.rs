@@ -112,7 +112,8 @@ pub fn load(skill_dir: &Path) -> Result<Option<Vec<ToolDecl>>, BundleError> {
             meta.len()
         )));
     }
-    let text = std::fs::read_to_string(&path).map_err(|e| fail(format!("cannot read: {e}")))?;
+    let text =
+        crate::plain_file::read_to_string(&path).map_err(|e| fail(format!("cannot read: {e}")))?;
     let dir = std::fs::canonicalize(skill_dir)
         .map_err(|e| fail(format!("cannot resolve the skill folder: {e}")))?;
     parse(&text, &dir)

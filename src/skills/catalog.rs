@@ -429,7 +429,7 @@ fn load(
         Source::Cached(stored) => match cache::decode_outcome(stored) {
             Some(outcome) => (Ok(outcome), false, None),
             // Not expected (the file is checksummed): read it as if not cached.
-            None => match std::fs::File::open(&path) {
+            None => match crate::plain_file::open(&path) {
                 Ok(mut file) => (read_outcome(&mut file, bytes_read), true, None),
                 Err(e) => (Err(e.to_string()), true, None),
             },

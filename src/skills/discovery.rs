@@ -160,7 +160,7 @@ impl<'v, 'a> Walker<'v, 'a> {
         let opened = match self.cache.as_deref_mut().map(|c| c.probe_file(&path)) {
             Some(FileProbe::Hit(outcome)) => Ok(Source::Cached(outcome)),
             Some(FileProbe::Absent) => return None,
-            Some(FileProbe::Read) | None => File::open(&path).map(|file| {
+            Some(FileProbe::Read) | None => crate::plain_file::open(&path).map(|file| {
                 // The identity is taken before the head is read: a change while reading
                 // shows as a different identity next time.
                 let identity = match &self.cache {

@@ -154,7 +154,7 @@ pub fn read_docs(docs: &[(String, PathBuf)], budget: usize) -> DocText {
             ));
             continue;
         }
-        match std::fs::read(file) {
+        match crate::plain_file::read(file) {
             Ok(bytes) => {
                 let text = String::from_utf8_lossy(&bytes);
                 let text = text.trim_end();

@@ -225,7 +225,7 @@ impl Skill {
 
 /// Reads the body of any `SKILL.md` (see [`Skill::load_body`]).
 pub fn load_body_from(path: &Path) -> Result<String, SkillError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SkillError::Io {
+    let text = crate::plain_file::read_to_string(path).map_err(|source| SkillError::Io {
         path: path.to_path_buf(),
         source,
     })?;

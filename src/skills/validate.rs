@@ -95,7 +95,7 @@ pub fn check_file(path: &Path) -> Vec<Problem> {
             message,
         })
     };
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::plain_file::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {
             add(Severity::Error, format!("cannot read: {e}"));

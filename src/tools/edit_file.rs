@@ -3,20 +3,26 @@
 //!
 //! When the string is not found, the error names the most similar region of the file
 //! (line numbers, its text, and how it differs) so the model can fix whitespace or
-//! indentation; when it is found several times, it says how many and where. Writing and
-//! diffing are shared with `write_file`; this module knows nothing of approval policy
-//! beyond declaring the edit.
+//! indentation; when it is found several times, it says how many and where. Files over
+//! [`MAX_EDIT_BYTES`] are refused (before and after the edit), so one edit holds a few
+//! copies of at most that much. Reading, writing and diffing are shared with
+//! `write_file`; this module knows nothing of approval policy beyond declaring the edit.
 
 use std::collections::HashMap;
-use std::io;
 
 use serde::Deserialize;
 use similar::TextDiff;
 
-use super::path::{ResolvedPath, resolve};
-use super::write_file::{edit_access, file_diff, write_atomic};
-use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking};
+use super::nofollow::{self, FileError, Parents};
+use super::path::{PathArg, ResolvedPath};
+use super::write_file::{Existing, file_diff, read_existing};
+use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking_until};
 use crate::truncate::truncate_head_tail;
+
+/// The largest file `edit_file` edits, before or after the edit (8 MiB): an edit holds
+/// the old text, the new text and their diff at once. `write_file` does not diff
+/// files over it either.
+pub const MAX_EDIT_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Lines of a closest-match region shown to the model.
 const MAX_REGION_LINES: usize = 40;
@@ -34,7 +40,7 @@ pub struct EditFile;
 /// The arguments of an `edit_file` call.
 #[derive(Debug, Deserialize)]
 pub struct Args {
-    path: String,
+    path: PathArg,
     old_string: String,
     new_string: String,
     replace_all: Option<bool>,
@@ -52,23 +58,25 @@ impl TypedTool for EditFile {
     const PARAMETERS: &'static str = include_str!("schemas/edit_file.json");
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
-        let path = resolve(&ctx.workdir, &args.path);
-        let diff = std::fs::read_to_string(&path.abs).ok().and_then(|old| {
+        let path = args.path.resolve(&ctx.workdir);
+        let diff = read_text(&path.real).ok().and_then(|old| {
             let new = apply_edit(&old, &args.old_string, &args.new_string, mode(args)).ok()?;
-            let diff = file_diff(&path.display, Some(&old), &new.text);
+            let diff = file_diff(&path.real_display, Some(&old), &new.text);
             Some(truncate_head_tail(&diff.text, ctx.limits.max_output_bytes))
         });
-        edit_access(&path, diff)
+        path.edit_access(diff)
     }
 
     fn summary(&self, args: &Args) -> String {
-        args.path.clone()
+        args.path.as_str().to_string()
     }
 
     fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
-        let path = resolve(&ctx.workdir, &args.path);
+        let path = args.path.resolve(&ctx.workdir).clone();
         let max_output = ctx.limits.max_output_bytes;
-        Box::pin(run_blocking(move || edit(&path, &args, max_output)))
+        Box::pin(run_blocking_until(&ctx.cancel, move || {
+            edit(&path, &args, max_output)
+        }))
     }
 }
 
@@ -87,30 +95,64 @@ fn mode(args: &Args) -> Mode {
     }
 }
 
+/// Why a file's text could not be had for an edit.
+#[derive(Debug, thiserror::Error)]
+enum ReadError {
+    #[error("{0}")]
+    File(#[from] FileError),
+    #[error("{0} bytes")]
+    TooLarge(u64),
+    #[error("not UTF-8 text")]
+    NotText,
+}
+
+/// The text of the regular file `real`, read without following symlinks, up to
+/// [`MAX_EDIT_BYTES`].
+fn read_text(real: &std::path::Path) -> Result<String, ReadError> {
+    match read_existing(real, MAX_EDIT_BYTES)? {
+        Existing::Absent => Err(FileError::NotFound.into()),
+        Existing::TooLarge(size) => Err(ReadError::TooLarge(size)),
+        Existing::Bytes(bytes) => String::from_utf8(bytes).map_err(|_| ReadError::NotText),
+    }
+}
+
+/// The message for a file over [`MAX_EDIT_BYTES`], before or after the edit.
+fn too_large(shown: &str, size: u64, when: &str) -> String {
+    format!(
+        "{shown} {when} {size} bytes, over edit_file's limit of {MAX_EDIT_BYTES} bytes (8 MiB). \
+         Change it with a command through bash instead (sed, a short script), or split \
+         the file."
+    )
+}
+
 fn edit(path: &ResolvedPath, args: &Args, max_output: usize) -> ToolOutput {
-    let shown = &path.display;
-    let old = match std::fs::read_to_string(&path.abs) {
+    let shown = &path.shown();
+    let old = match read_text(&path.real) {
         Ok(text) => text,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+        Err(ReadError::File(FileError::NotFound)) => {
             return ToolOutput::error(format!(
                 "File not found: {shown}. To create a file, use write_file."
             ));
         }
-        Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+        Err(ReadError::NotText) => {
             return ToolOutput::error(format!(
                 "{shown} is not UTF-8 text; edit_file only edits text files"
             ));
         }
-        Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
+        Err(ReadError::TooLarge(size)) => return ToolOutput::error(too_large(shown, size, "is")),
+        Err(ReadError::File(e)) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
     };
     let edited = match apply_edit(&old, &args.old_string, &args.new_string, mode(args)) {
         Ok(edited) => edited,
+        Err(EditError::TooLarge { size }) => {
+            return ToolOutput::error(too_large(shown, size, "would be"));
+        }
         Err(e) => return ToolOutput::error(e.message(shown)),
     };
-    if let Err(e) = write_atomic(&path.abs, edited.text.as_bytes()) {
+    if let Err(e) = nofollow::replace(&path.real, edited.text.as_bytes(), Parents::Existing) {
         return ToolOutput::error(format!("Cannot write {shown}: {e}"));
     }
-    let diff = file_diff(shown, Some(&old), &edited.text);
+    let diff = file_diff(&path.real_display, Some(&old), &edited.text);
     let diff_text = truncate_head_tail(&diff.text, max_output.saturating_sub(200));
     let occurrences = if edited.count == 1 {
         "1 occurrence".to_string()
@@ -152,6 +194,8 @@ enum EditError {
     },
     #[error("old_string found {count} times")]
     Ambiguous { count: usize, lines: Vec<usize> },
+    #[error("the edited file would be {size} bytes")]
+    TooLarge { size: u64 },
 }
 
 impl EditError {
@@ -164,6 +208,7 @@ impl EditError {
             EditError::NoChange => {
                 "old_string and new_string are identical; nothing to change.".to_string()
             }
+            EditError::TooLarge { size } => too_large(shown, *size, "would be"),
             EditError::Ambiguous { count, lines } => {
                 let listed: Vec<String> = lines.iter().map(usize::to_string).collect();
                 let more = if *count > lines.len() { ", ..." } else { "" };
@@ -276,11 +321,21 @@ fn replace(
             closest: None,
             has_line_numbers: false,
         }),
-        (1, _) | (_, Mode::All) => Ok(Edited {
-            text: content.replace(old, new),
-            count: offsets.len(),
-            crlf,
-        }),
+        (count @ 1, _) | (count, Mode::All) => {
+            // Known before the new text is built: a small file with many occurrences
+            // could otherwise grow without bound.
+            let size = (content.len() as u64)
+                .saturating_add((new.len() as u64).saturating_mul(count as u64))
+                .saturating_sub((old.len() as u64).saturating_mul(count as u64));
+            if size > MAX_EDIT_BYTES {
+                return Err(EditError::TooLarge { size });
+            }
+            Ok(Edited {
+                text: content.replace(old, new),
+                count,
+                crlf,
+            })
+        }
         (count, Mode::Once) => Err(EditError::Ambiguous {
             count,
             lines: line_numbers(content, &offsets[..count.min(MAX_LISTED_MATCHES)]),
@@ -577,6 +632,7 @@ mod tests {
         .access(&ctx);
         let Access::NeedsApproval(ApprovalRequestKind::Edit {
             path,
+            via: None,
             diff,
             location,
         }) = access
@@ -597,6 +653,35 @@ mod tests {
             failing,
             Access::NeedsApproval(ApprovalRequestKind::Edit { diff: None, .. })
         ));
+    }
+
+    #[tokio::test]
+    async fn files_over_the_cap_before_or_after_the_edit_are_refused() {
+        let (_d, ctx) = setup();
+        let big = ctx.workdir.join("big.txt");
+        fs::write(&big, "a".repeat(MAX_EDIT_BYTES as usize + 1)).unwrap();
+        let out = edit(&ctx, "big.txt", "a", "b").await;
+        assert_contains(
+            &out.content,
+            &format!(
+                "big.txt is {} bytes, over edit_file's limit",
+                MAX_EDIT_BYTES + 1
+            ),
+        );
+        // A small file whose edit would grow past the cap is refused before the new
+        // text is built.
+        fs::write(&big, "a".repeat(1024 * 1024)).unwrap();
+        let out = run_tool(
+            &EditFile,
+            &ctx,
+            json!({"path": "big.txt", "old_string": "a", "new_string": "0123456789", "replace_all": true}),
+        )
+        .await;
+        assert_contains(
+            &out.content,
+            "big.txt would be 10485760 bytes, over edit_file's limit",
+        );
+        assert_eq!(fs::metadata(&big).unwrap().len(), 1024 * 1024);
     }
 
     #[test]

@@ -18,9 +18,11 @@ pub(crate) use crate::project_walk::project_walker;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::path::{ResolvedPath, display_relative, resolve};
-use super::read_file::read_access;
-use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, run_blocking};
+use super::nofollow::{self, FileKind};
+use super::path::{PathArg, ResolvedPath, display_relative};
+use super::{
+    Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, run_blocking_until,
+};
 
 /// Paths returned at most.
 const MAX_RESULTS: usize = 200;
@@ -61,33 +63,43 @@ impl TypedTool for Glob {
 
     fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let root = args.path.resolve(ctx);
+            let root = args.path.resolve(ctx).clone();
             let (workdir, cancel) = (ctx.workdir.clone(), ctx.cancel.clone());
-            run_blocking(move || find(&root, &args.pattern, &workdir, &cancel)).await?
+            run_blocking_until(&ctx.cancel, move || {
+                find(&root, &args.pattern, &workdir, &cancel)
+            })
+            .await?
         })
     }
 }
 
 /// Where a search starts: the optional `path` argument of `glob`, `grep` and `list`,
-/// relative to the project (or absolute); absent or empty, the project root.
-#[derive(Debug, Default, Deserialize)]
-#[serde(transparent)]
-pub(crate) struct SearchRoot(Option<String>);
+/// relative to the project (or absolute); absent or empty, the project root. Resolved
+/// once per call (symlinks followed), and searched at the real path.
+#[derive(Debug, Default)]
+pub(crate) struct SearchRoot(PathArg);
+
+impl<'de> Deserialize<'de> for SearchRoot {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Option::<String>::deserialize(d)
+            .map(|path| SearchRoot(PathArg::new(path.unwrap_or_default())))
+    }
+}
 
 impl SearchRoot {
     /// The path as given; empty when absent.
     pub(crate) fn as_str(&self) -> &str {
-        self.0.as_deref().unwrap_or("")
+        self.0.as_str()
     }
 
-    /// The path resolved against the project.
-    pub(crate) fn resolve(&self, ctx: &ToolContext) -> ResolvedPath {
-        resolve(&ctx.workdir, self.as_str())
+    /// The path resolved against the project (the same resolution every time).
+    pub(crate) fn resolve(&self, ctx: &ToolContext) -> &ResolvedPath {
+        self.0.resolve(&ctx.workdir)
     }
 
     /// Reading it: inside the project, or asking first.
     pub(crate) fn access(&self, ctx: &ToolContext) -> Access {
-        read_access(&self.resolve(ctx))
+        self.resolve(ctx).read_access()
     }
 }
 
@@ -178,24 +190,22 @@ pub(crate) enum RootKind {
     DirectoryOrFile,
 }
 
-/// Checks that a search root exists and is what `kind` allows.
+/// Checks that a search root exists and is what `kind` allows (looked at without
+/// following links: the real path has none).
 pub(crate) fn check_root(root: &ResolvedPath, kind: RootKind) -> Result<(), ToolOutput> {
-    match std::fs::metadata(&root.abs) {
-        Ok(meta) if meta.is_dir() || (kind == RootKind::DirectoryOrFile && meta.is_file()) => {
-            Ok(())
+    let shown = root.shown();
+    match nofollow::kind_of(&root.real) {
+        Ok(Some(FileKind::Directory)) => Ok(()),
+        Ok(Some(FileKind::Regular)) if kind == RootKind::DirectoryOrFile => Ok(()),
+        Ok(Some(FileKind::Regular)) => {
+            Err(ToolOutput::error(format!("{shown} is not a directory")))
         }
-        Ok(_) => Err(ToolOutput::error(format!(
-            "{} is not a directory",
-            root.display
+        Ok(Some(other)) => Err(ToolOutput::error(format!(
+            "{shown} is {}, not a directory or a regular file",
+            other.describe()
         ))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ToolOutput::error(format!(
-            "No such directory: {}",
-            root.display
-        ))),
-        Err(e) => Err(ToolOutput::error(format!(
-            "Cannot read {}: {e}",
-            root.display
-        ))),
+        Ok(None) => Err(ToolOutput::error(format!("No such directory: {shown}"))),
+        Err(e) => Err(ToolOutput::error(format!("Cannot read {shown}: {e}"))),
     }
 }
 
@@ -222,9 +232,9 @@ fn find(
         return Ok(output);
     }
     let mut found = Vec::new();
-    let unreadable = walk(&project_walker(&root.abs), cancel, |entry| {
+    let unreadable = walk(&project_walker(&root.real), cancel, |entry| {
         let is_file = entry.file_type().is_some_and(|t| !t.is_dir());
-        if let Ok(relative) = entry.path().strip_prefix(&root.abs)
+        if let Ok(relative) = entry.path().strip_prefix(&root.real)
             && is_file
             && glob.is_match(relative)
         {

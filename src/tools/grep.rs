@@ -1,8 +1,11 @@
 //! The `grep` tool: searches file contents by regular expression with ripgrep's crates
 //! (`grep-regex`, `grep-searcher`, and the shared gitignore-aware walker), skipping
-//! binary files, answering `path:line:text`, capped.
+//! binary files, answering `path:line:text`, capped. Each file is opened like
+//! `read_file` opens one (`nofollow::open_read`: a regular file, no symlink followed),
+//! so a FIFO, a device or a link swapped in mid-walk is skipped, never read; the walk
+//! itself follows no links, and secret-looking files are skipped by their real path.
 //!
-//! It knows nothing of approval policy beyond declaring reads outside the project.
+//! It knows nothing of approval policy beyond declaring what it reads.
 
 use std::io;
 use std::ops::ControlFlow;
@@ -16,10 +19,11 @@ use tokio_util::sync::CancellationToken;
 use super::glob::{
     PathGlob, RootKind, SearchRoot, check_root, place, project_walker, walk, walked,
 };
+use super::nofollow;
 use super::path::{ResolvedPath, display_relative};
 use super::{
     Access, SecretFileSearch, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool,
-    run_blocking,
+    run_blocking_until,
 };
 use crate::truncate::truncate_head_tail;
 
@@ -86,11 +90,11 @@ impl TypedTool for Grep {
                 },
                 Err(message) => return Ok(ToolOutput::error(message)),
             };
-            let root = args.path.resolve(ctx);
+            let root = args.path.resolve(ctx).clone();
             let (workdir, cancel) = (ctx.workdir.clone(), ctx.cancel.clone());
             let max_output = ctx.limits.max_output_bytes;
             let pattern = args.pattern;
-            run_blocking(move || {
+            run_blocking_until(&ctx.cancel, move || {
                 search(&root, &pattern, &query, &workdir, &cancel).map(|out| ToolOutput {
                     content: truncate_head_tail(&out.content, max_output),
                     ..out
@@ -147,7 +151,9 @@ fn search(
     let mut more = false;
     let mut unsearchable = 0usize;
     let mut skipped_secrets: Vec<String> = Vec::new();
-    let unwalkable = walk(&project_walker(&root.abs), cancel, |entry| {
+    let unwalkable = walk(&project_walker(&root.real), cancel, |entry| {
+        // Links are not followed (their targets are judged where the walk meets them, or
+        // not at all), and FIFOs, sockets and devices are never opened.
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             return ControlFlow::Continue(());
         }
@@ -158,7 +164,7 @@ fn search(
             skipped_secrets.push(display_relative(entry.path(), workdir));
             return ControlFlow::Continue(());
         }
-        if let (Some(glob), Ok(relative)) = (&query.glob, entry.path().strip_prefix(&root.abs))
+        if let (Some(glob), Ok(relative)) = (&query.glob, entry.path().strip_prefix(&root.real))
             && entry.depth() > 0
             && !glob.is_match(relative)
         {
@@ -170,8 +176,12 @@ fn search(
             binary: false,
             limit: query.max_results - found + 1,
         };
+        let Ok(file) = nofollow::open_read(entry.path()) else {
+            unsearchable += 1;
+            return ControlFlow::Continue(());
+        };
         if searcher
-            .search_path(&query.matcher, entry.path(), &mut sink)
+            .search_file(&query.matcher, &file, &mut sink)
             .is_err()
         {
             unsearchable += 1;

@@ -11,7 +11,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::glob::{RootKind, SearchRoot, check_root, place, project_walker, walk, walked};
 use super::path::ResolvedPath;
-use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, run_blocking};
+use super::{
+    Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, run_blocking_until,
+};
 
 /// Depth when the model gives none.
 const DEFAULT_DEPTH: usize = 2;
@@ -56,7 +58,7 @@ impl TypedTool for List {
 
     fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let root = args.path.resolve(ctx);
+            let root = args.path.resolve(ctx).clone();
             let depth = match args.depth {
                 None => DEFAULT_DEPTH,
                 Some(d) if (1..=MAX_DEPTH as u64).contains(&d) => d as usize,
@@ -67,7 +69,7 @@ impl TypedTool for List {
                 }
             };
             let cancel = ctx.cancel.clone();
-            run_blocking(move || list(&root, depth, &cancel)).await?
+            run_blocking_until(&ctx.cancel, move || list(&root, depth, &cancel)).await?
         })
     }
 }
@@ -83,7 +85,7 @@ fn list(
     let mut out = String::new();
     let mut shown = 0usize;
     let mut total = 0usize;
-    let mut walker = project_walker(&root.abs);
+    let mut walker = project_walker(&root.real);
     walker.max_depth(Some(depth));
     let unreadable = walk(&walker, cancel, |entry| {
         if entry.depth() == 0 {

@@ -18,6 +18,7 @@ pub mod edit_file;
 pub mod glob;
 pub mod grep;
 pub mod list;
+pub mod nofollow;
 pub mod path;
 pub mod read_file;
 mod registry;
@@ -543,6 +544,27 @@ where
         .map_err(|e| ToolFatal::Internal(format!("tool task failed: {e}")))
 }
 
+/// [`run_blocking`] that gives up waiting when `cancel` fires: the call ends at once as
+/// interrupted, whatever the blocking work is doing (it runs on to its end on its own
+/// thread, and its result is dropped). Long loops also check `cancel` to stop early.
+pub(crate) async fn run_blocking_until<T, F>(
+    cancel: &CancellationToken,
+    work: F,
+) -> Result<T, ToolFatal>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let task = tokio::task::spawn_blocking(work);
+    tokio::select! {
+        biased;
+        joined = task => {
+            joined.map_err(|e| ToolFatal::Internal(format!("tool task failed: {e}")))
+        }
+        () = cancel.cancelled() => Err(ToolFatal::Interrupted),
+    }
+}
+
 /// A temporary project for tool tests holding `files` (path, content), and a context on it.
 #[cfg(test)]
 pub(crate) fn test_tree(files: &[(&str, &str)]) -> (tempfile::TempDir, ToolContext) {
@@ -682,6 +704,7 @@ mod typed_tests {
         fn access(&self, args: &Counted, ctx: &ToolContext) -> Access {
             Access::NeedsApproval(ApprovalRequestKind::Edit {
                 path: ctx.workdir.join(&args.path),
+                via: None,
                 diff: None,
                 location: Location::Inside,
             })
@@ -705,6 +728,7 @@ mod typed_tests {
             call.access(&ctx),
             Access::NeedsApproval(ApprovalRequestKind::Edit {
                 path: ctx.workdir.join("a.txt"),
+                via: None,
                 diff: None,
                 location: Location::Inside,
             })
@@ -785,6 +809,37 @@ mod typed_tests {
 }
 
 #[cfg(test)]
+mod blocking_tests {
+    use super::*;
+
+    /// Blocking work that never looks at the token (a read stuck in the kernel) still
+    /// lets the call end at once as interrupted.
+    #[tokio::test]
+    async fn blocking_work_stops_being_waited_for_at_a_cancel() {
+        let cancel = CancellationToken::new();
+        let (release, stuck) = std::sync::mpsc::channel::<()>();
+        let token = cancel.clone();
+        let call = tokio::spawn(async move {
+            run_blocking_until(&token, move || {
+                let _ = stuck.recv();
+                "finished"
+            })
+            .await
+        });
+        cancel.cancel();
+        let result = tokio::time::timeout(std::time::Duration::from_secs(10), call)
+            .await
+            .expect("the call ends without the work finishing")
+            .unwrap();
+        assert!(matches!(result, Err(ToolFatal::Interrupted)), "{result:?}");
+        drop(release);
+        // Finished work is returned, not reported as interrupted.
+        let done = run_blocking_until(&CancellationToken::new(), || 7).await;
+        assert_eq!(done.unwrap(), 7);
+    }
+}
+
+#[cfg(test)]
 mod access_tests {
     use std::path::Path;
 
@@ -804,6 +859,7 @@ mod access_tests {
         let ask = |path: &str| {
             Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
                 path: Path::new(path).to_path_buf(),
+                via: None,
             })
         };
         let parent = ctx.workdir.parent().unwrap().to_str().unwrap();

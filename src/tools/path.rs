@@ -1,14 +1,24 @@
-//! Path arguments of tools: resolves what the model wrote against the project directory
-//! and decides whether the result lies inside the project.
+//! Path arguments of tools and `@` mentions: what the model or the user wrote, resolved
+//! to the file it names, so that what is judged (inside or outside the project, secret,
+//! protected) is the real file and not its spelling.
 //!
-//! Resolution is lexical (`..` and `.` are folded without touching the disk, so paths
-//! that do not exist yet resolve too); the inside/outside decision then canonicalises the
-//! longest existing ancestor, so a symlink inside the project that points elsewhere counts
-//! as outside. This module knows nothing of approval policy or of any particular tool.
+//! Resolution (`permissions::resolve::real_path`, the one the rules use for what a
+//! command names) follows every symlink of the part that exists, component by component
+//! as the kernel does (`..` after a link climbs out of the link's target; a dangling link
+//! counts as its target; a loop stops at a link after 40), and keeps what does not exist
+//! yet as written, so a file about to be created resolves too. The result holds no
+//! symlink and no `.` or `..`: the file tools then act on exactly that path without
+//! following anything (`nofollow.rs`). This module knows nothing of approval policy
+//! beyond building the request a path needs, and nothing of any particular tool.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
+use super::Access;
 use crate::paths::{absolute, normalize};
+// The same resolution the permission rules use for what a command names.
+pub use crate::permissions::resolve::real_path;
+use crate::protocol::ApprovalRequestKind;
 
 // Where a path lies is a protocol value: approval requests carry it.
 pub use crate::protocol::Location;
@@ -16,69 +26,129 @@ pub use crate::protocol::Location;
 /// A path argument resolved against the project directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedPath {
-    /// Absolute, lexically normalised path (symlinks not followed).
-    pub abs: PathBuf,
-    /// How to name the path to the model and the user: relative to the project
-    /// directory when inside (`.` for the directory itself), absolute otherwise.
+    /// What was written: absolute, `.` and `..` folded lexically, symlinks not followed.
+    pub written: PathBuf,
+    /// What it names: every symlink followed, no `.` or `..` left. The path that is
+    /// judged and acted on.
+    pub real: PathBuf,
+    /// How to name the written path to the model and the user: relative to the project
+    /// directory when it lies there (`.` for the directory itself), absolute otherwise.
     pub display: String,
-    /// Inside or outside the project.
+    /// How to name the real path, the same way.
+    pub real_display: String,
+    /// Where the real path lies.
     pub location: Location,
 }
 
 impl ResolvedPath {
-    /// True when the path lies outside the project directory.
+    /// True when the real path lies outside the project directory.
     pub fn is_outside(&self) -> bool {
         self.location == Location::Outside
     }
+
+    /// The written path when it is not the real one (it goes through a symlink).
+    pub fn via(&self) -> Option<PathBuf> {
+        (self.written != self.real).then(|| self.written.clone())
+    }
+
+    /// The name for messages: the written path, and where it leads when that differs
+    /// (`docs/settings.ini -> .git/config`).
+    pub fn shown(&self) -> String {
+        if self.written == self.real {
+            self.display.clone()
+        } else {
+            format!("{} -> {}", self.display, self.real_display)
+        }
+    }
+
+    /// Reading it: a read inside the project (rules may still ask: secret files), or an
+    /// approval request for a path outside it. A path through a symlink carries the
+    /// written path so the question can show both.
+    pub fn read_access(&self) -> Access {
+        match (self.location, self.via()) {
+            (Location::Inside, None) => Access::ReadInside(self.real.clone()),
+            (Location::Inside, via @ Some(_)) => Access::NeedsApproval(ApprovalRequestKind::Read {
+                path: self.real.clone(),
+                via,
+            }),
+            (Location::Outside, via) => Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
+                path: self.real.clone(),
+                via,
+            }),
+        }
+    }
+
+    /// Changing it, with the diff when it could be computed in advance.
+    pub fn edit_access(&self, diff: Option<String>) -> Access {
+        Access::NeedsApproval(ApprovalRequestKind::Edit {
+            path: self.real.clone(),
+            via: self.via(),
+            diff,
+            location: self.location,
+        })
+    }
 }
 
-/// Resolves `arg` (relative to `workdir`, absolute, or starting with `~/`) and decides
-/// whether it lies inside `workdir`. An empty argument means `workdir` itself.
+/// Resolves `arg` (relative to `workdir`, absolute, or starting with `~/`) to the file
+/// it names and decides whether that lies inside `workdir`. An empty argument means
+/// `workdir` itself.
 pub fn resolve(workdir: &Path, arg: &str) -> ResolvedPath {
-    let abs = normalize(&absolute(arg, workdir));
-    let root = canonical_or_self(workdir);
-    let real = canonicalize_existing_prefix(&abs);
+    let given = absolute(arg, workdir);
+    let written = normalize(&given);
+    let real = real_path(&given);
+    let root = real_path(workdir);
     let location = if real.starts_with(&root) {
         Location::Inside
     } else {
         Location::Outside
     };
-    let display = match location {
-        Location::Inside => relative_display(&abs, workdir)
-            .or_else(|| relative_display(&abs, &root))
-            .unwrap_or_else(|| abs.display().to_string()),
-        Location::Outside => abs.display().to_string(),
+    let name = |path: &Path| {
+        relative_display(path, workdir)
+            .or_else(|| relative_display(path, &root))
+            .unwrap_or_else(|| path.display().to_string())
     };
     ResolvedPath {
-        abs,
-        display,
+        display: name(&written),
+        real_display: name(&real),
+        written,
+        real,
         location,
     }
 }
 
-fn canonical_or_self(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+/// A path argument as the model wrote it, resolved once per call: the first use (the
+/// call's `access`, when the approval policy judges it) fixes the resolution, and running
+/// the call acts on that same resolution, never on a second look at the disk.
+#[derive(Debug, Clone, Default)]
+pub struct PathArg {
+    written: String,
+    resolved: OnceLock<ResolvedPath>,
 }
 
-/// Canonicalises the longest ancestor of `abs` that exists and appends the rest.
-fn canonicalize_existing_prefix(abs: &Path) -> PathBuf {
-    let mut existing = abs;
-    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(existing) {
-            let mut out = real;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return out;
+impl PathArg {
+    /// An argument as written.
+    pub fn new(written: impl Into<String>) -> Self {
+        PathArg {
+            written: written.into(),
+            resolved: OnceLock::new(),
         }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name);
-                existing = parent;
-            }
-            _ => return abs.to_path_buf(),
-        }
+    }
+
+    /// The argument as written.
+    pub fn as_str(&self) -> &str {
+        &self.written
+    }
+
+    /// Its resolution against `workdir`, made on the first call and kept.
+    pub fn resolve(&self, workdir: &Path) -> &ResolvedPath {
+        self.resolved
+            .get_or_init(|| resolve(workdir, &self.written))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for PathArg {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <String as serde::Deserialize>::deserialize(d).map(PathArg::new)
     }
 }
 
@@ -100,6 +170,7 @@ pub fn display_relative(path: &Path, workdir: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::symlink;
 
     fn workdir() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
@@ -108,7 +179,7 @@ mod tests {
     }
 
     #[test]
-    fn paths_are_folded_and_placed_without_touching_the_disk() {
+    fn paths_are_folded_and_placed() {
         let (_d, root) = workdir();
         let parent = root.parent().unwrap().display().to_string();
         let inside = |display: &str| (display.to_string(), Location::Inside);
@@ -147,29 +218,129 @@ mod tests {
             } else {
                 root.join(&display)
             };
-            assert_eq!(r.abs, abs, "{arg:?}");
+            assert_eq!((&r.written, &r.real), (&abs, &abs), "{arg:?}");
+            assert_eq!(r.via(), None);
+            assert_eq!(r.shown(), display);
         }
     }
 
     #[test]
-    fn symlinks_are_placed_by_where_they_point() {
+    fn symlinks_are_followed_to_the_real_file() {
         let (_d, root) = workdir();
         let (_o, other) = workdir();
         std::fs::write(other.join("secret.txt"), "s").unwrap();
-        std::os::unix::fs::symlink(&other, root.join("link")).unwrap();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::write(root.join(".git/config"), "").unwrap();
+        symlink(&other, root.join("link")).unwrap();
         std::fs::create_dir(root.join("real")).unwrap();
-        std::os::unix::fs::symlink(root.join("real"), root.join("alias")).unwrap();
-        // Files below a link, existing or not yet, are where the link points.
-        for (arg, location) in [
-            ("link/secret.txt", Location::Outside),
-            ("link/new/file.txt", Location::Outside),
-            ("alias/f.txt", Location::Inside),
-        ] {
+        symlink(root.join("real"), root.join("alias")).unwrap();
+        std::fs::create_dir(root.join("docs")).unwrap();
+        symlink("../.git/config", root.join("docs/settings.ini")).unwrap();
+        symlink(".git", root.join("dotgit")).unwrap();
+        // A chain: a -> b -> docs/settings.ini -> .git/config.
+        symlink("b", root.join("a")).unwrap();
+        symlink("docs/settings.ini", root.join("b")).unwrap();
+        // Dangling: the target does not exist yet, and counts.
+        symlink(".git/hooks/pre-commit", root.join("hook.sh")).unwrap();
+        // `..` after a link climbs out of its target, as the kernel reads it.
+        std::fs::create_dir_all(root.join("deep/er")).unwrap();
+        symlink("deep/er", root.join("up")).unwrap();
+        let cases: [(&str, PathBuf, Location); 11] = [
+            (
+                "link/secret.txt",
+                other.join("secret.txt"),
+                Location::Outside,
+            ),
+            (
+                "link/new/file.txt",
+                other.join("new/file.txt"),
+                Location::Outside,
+            ),
+            ("alias/f.txt", root.join("real/f.txt"), Location::Inside),
+            (
+                "docs/settings.ini",
+                root.join(".git/config"),
+                Location::Inside,
+            ),
+            ("dotgit/config", root.join(".git/config"), Location::Inside),
+            ("a", root.join(".git/config"), Location::Inside),
+            (
+                "hook.sh",
+                root.join(".git/hooks/pre-commit"),
+                Location::Inside,
+            ),
+            ("up/../x", root.join("deep/x"), Location::Inside),
+            (
+                "docs/../docs/settings.ini",
+                root.join(".git/config"),
+                Location::Inside,
+            ),
+            (
+                "link/../outside.txt",
+                other.parent().unwrap().join("outside.txt"),
+                Location::Outside,
+            ),
+            ("missing/../a", root.join(".git/config"), Location::Inside),
+        ];
+        for (arg, real, location) in cases {
             let r = resolve(&root, arg);
-            assert_eq!(r.location, location, "{arg}");
-            // Named as written, not as the link resolves.
-            assert_eq!(r.abs, root.join(arg));
+            assert_eq!((&r.real, r.location), (&real, location), "{arg}");
+            assert_eq!(r.written, normalize(&root.join(arg)), "{arg}");
+            assert_eq!(r.via(), Some(r.written.clone()), "{arg}");
         }
-        assert_eq!(resolve(&root, "alias/f.txt").display, "alias/f.txt");
+        let r = resolve(&root, "docs/settings.ini");
+        assert_eq!(r.shown(), "docs/settings.ini -> .git/config");
+        assert_eq!(
+            r.edit_access(None),
+            Access::NeedsApproval(ApprovalRequestKind::Edit {
+                path: root.join(".git/config"),
+                via: Some(root.join("docs/settings.ini")),
+                diff: None,
+                location: Location::Inside,
+            })
+        );
+    }
+
+    #[test]
+    fn loops_and_long_chains_stop_at_a_link() {
+        let (_d, root) = workdir();
+        symlink("loop2", root.join("loop1")).unwrap();
+        symlink("loop1", root.join("loop2")).unwrap();
+        let r = resolve(&root, "loop1/x");
+        // Left on a link: nothing acts on it (see nofollow.rs).
+        assert!(
+            std::fs::symlink_metadata(r.real.parent().unwrap())
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn reads_carry_the_written_path_when_it_differs() {
+        let (_d, root) = workdir();
+        std::fs::write(root.join(".env"), "K=v").unwrap();
+        symlink(".env", root.join("notes.txt")).unwrap();
+        std::fs::write(root.join("plain.txt"), "x").unwrap();
+        assert_eq!(
+            resolve(&root, "plain.txt").read_access(),
+            Access::ReadInside(root.join("plain.txt"))
+        );
+        assert_eq!(
+            resolve(&root, "notes.txt").read_access(),
+            Access::NeedsApproval(ApprovalRequestKind::Read {
+                path: root.join(".env"),
+                via: Some(root.join("notes.txt")),
+            })
+        );
+        assert_eq!(
+            resolve(&root, "/etc/hosts").read_access(),
+            Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
+                path: real_path(Path::new("/etc/hosts")),
+                via: (real_path(Path::new("/etc/hosts")) != Path::new("/etc/hosts"))
+                    .then(|| PathBuf::from("/etc/hosts")),
+            })
+        );
     }
 }

@@ -1,17 +1,18 @@
 //! The `read_file` tool: a text file with line numbers, a window of it (offset/limit),
 //! never a binary file and never more than the read and output limits allow.
 //!
-//! It knows how to read and number lines; path resolution lives in `path.rs`, and it
-//! knows nothing of approval policy beyond declaring reads outside the project.
+//! It knows how to read and number lines; path resolution lives in `path.rs` and
+//! opening the judged file (a regular file, no symlink followed) in `nofollow.rs`. It
+//! knows nothing of approval policy beyond declaring what it reads.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 
 use serde::Deserialize;
 
-use super::path::{Location, ResolvedPath, resolve};
-use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking};
-use crate::protocol::ApprovalRequestKind;
+use super::nofollow::{self, FileError};
+use super::path::{PathArg, ResolvedPath};
+use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking_until};
 
 /// Lines returned when the model gives no limit.
 const DEFAULT_LIMIT: u64 = 2000;
@@ -28,7 +29,7 @@ pub struct ReadFile;
 
 #[derive(Debug, Deserialize)]
 pub struct Args {
-    path: String,
+    path: PathArg,
     offset: Option<u64>,
     limit: Option<u64>,
 }
@@ -44,47 +45,41 @@ impl TypedTool for ReadFile {
     const PARAMETERS: &'static str = include_str!("schemas/read_file.json");
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
-        read_access(&resolve(&ctx.workdir, &args.path))
+        args.path.resolve(&ctx.workdir).read_access()
     }
 
     fn summary(&self, args: &Args) -> String {
         match args.offset {
-            Some(offset) if offset > 1 => format!("{} from line {offset}", args.path),
-            _ => args.path.clone(),
+            Some(offset) if offset > 1 => format!("{} from line {offset}", args.path.as_str()),
+            _ => args.path.as_str().to_string(),
         }
     }
 
     fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
-        let resolved = resolve(&ctx.workdir, &args.path);
+        let resolved = args.path.resolve(&ctx.workdir).clone();
         let limits = ctx.limits;
-        Box::pin(run_blocking(move || read(&resolved, &args, limits)))
-    }
-}
-
-/// A read inside the project (rules may still ask), an approval request outside it.
-pub(crate) fn read_access(path: &ResolvedPath) -> Access {
-    match path.location {
-        Location::Inside => Access::ReadInside(path.abs.clone()),
-        Location::Outside => Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
-            path: path.abs.clone(),
-        }),
+        Box::pin(run_blocking_until(&ctx.cancel, move || {
+            read(&resolved, &args, limits)
+        }))
     }
 }
 
 fn read(path: &ResolvedPath, args: &Args, limits: super::ToolLimits) -> ToolOutput {
-    let shown = &path.display;
-    let meta = match std::fs::metadata(&path.abs) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return ToolOutput::error(format!("File not found: {shown}"));
+    let shown = &path.shown();
+    let file = match nofollow::open_read(&path.real) {
+        Ok(file) => file,
+        Err(FileError::NotFound) => return ToolOutput::error(format!("File not found: {shown}")),
+        Err(FileError::Directory) => {
+            return ToolOutput::error(format!(
+                "{shown} is a directory; use the list tool to see its contents"
+            ));
         }
         Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
     };
-    if meta.is_dir() {
-        return ToolOutput::error(format!(
-            "{shown} is a directory; use the list tool to see its contents"
-        ));
-    }
+    let meta = match file.metadata() {
+        Ok(meta) => meta,
+        Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
+    };
     let windowed = args.offset.is_some() || args.limit.is_some();
     if meta.len() > limits.max_read_bytes && !windowed {
         return ToolOutput::error(format!(
@@ -99,10 +94,6 @@ fn read(path: &ResolvedPath, args: &Args, limits: super::ToolLimits) -> ToolOutp
     if limit == 0 {
         return ToolOutput::error("limit must be at least 1");
     }
-    let file = match File::open(&path.abs) {
-        Ok(file) => file,
-        Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
-    };
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     match looks_binary(&mut reader) {
         Ok(true) => {

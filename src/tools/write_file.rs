@@ -1,21 +1,21 @@
 //! The `write_file` tool: creates or replaces a whole file, atomically (temp file in the
-//! same directory, then rename), creating parent folders, and reports a unified diff.
+//! same directory, then rename, through `nofollow::replace`: the judged file, no symlink
+//! followed), creating parent folders, and reports a unified diff.
 //!
-//! Also owns the two helpers every file-changing tool shares: `write_atomic` and
-//! `file_diff`. It knows nothing of approval policy beyond declaring the edit.
+//! Also owns what every file-changing tool shares: `read_existing` (the old text, capped)
+//! and `file_diff`. It knows nothing of approval policy beyond declaring the edit.
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::io::Read;
+use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
 use similar::{ChangeTag, TextDiff};
 
-use super::path::{ResolvedPath, resolve};
-use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking};
-use crate::protocol::ApprovalRequestKind;
+use super::edit_file::MAX_EDIT_BYTES;
+use super::nofollow::{self, FileError, Parents};
+use super::path::{PathArg, ResolvedPath};
+use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking_until};
 use crate::truncate::truncate_head_tail;
 
 /// Lines of context around each change in diffs.
@@ -30,7 +30,7 @@ pub struct WriteFile;
 /// The arguments of a `write_file` call.
 #[derive(Debug, Deserialize)]
 pub struct Args {
-    path: String,
+    path: PathArg,
     content: String,
 }
 
@@ -44,71 +44,107 @@ impl TypedTool for WriteFile {
     const PARAMETERS: &'static str = include_str!("schemas/write_file.json");
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
-        let path = resolve(&ctx.workdir, &args.path);
-        let old = read_existing(&path.abs).ok().flatten();
-        let diff = file_diff(&path.display, old.as_deref(), &args.content);
-        edit_access(
-            &path,
-            Some(truncate_head_tail(&diff.text, ctx.limits.max_output_bytes)),
-        )
+        let path = args.path.resolve(&ctx.workdir);
+        let diff = match read_existing(&path.real, MAX_EDIT_BYTES) {
+            Ok(Existing::Bytes(old)) => Some(file_diff(
+                &path.real_display,
+                Some(&lossy(old)),
+                &args.content,
+            )),
+            Ok(Existing::Absent) => Some(file_diff(&path.real_display, None, &args.content)),
+            Ok(Existing::TooLarge(_)) | Err(_) => None,
+        };
+        path.edit_access(diff.map(|d| truncate_head_tail(&d.text, ctx.limits.max_output_bytes)))
     }
 
     fn summary(&self, args: &Args) -> String {
-        args.path.clone()
+        args.path.as_str().to_string()
     }
 
     fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
-        let path = resolve(&ctx.workdir, &args.path);
+        let path = args.path.resolve(&ctx.workdir).clone();
         let max_diff = ctx.limits.max_output_bytes;
-        Box::pin(run_blocking(move || write(&path, &args.content, max_diff)))
+        Box::pin(run_blocking_until(&ctx.cancel, move || {
+            write(&path, &args.content, max_diff)
+        }))
     }
-}
-
-/// The approval request for changing `path`.
-pub(crate) fn edit_access(path: &ResolvedPath, diff: Option<String>) -> Access {
-    Access::NeedsApproval(ApprovalRequestKind::Edit {
-        path: path.abs.clone(),
-        diff,
-        location: path.location,
-    })
 }
 
 fn write(path: &ResolvedPath, content: &str, max_diff: usize) -> ToolOutput {
-    let shown = &path.display;
-    if path.abs.is_dir() {
-        return ToolOutput::error(format!("{shown} is a directory; give a file path"));
-    }
-    let old = match read_existing(&path.abs) {
+    let shown = &path.shown();
+    let old = match read_existing(&path.real, MAX_EDIT_BYTES) {
         Ok(old) => old,
-        Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
+        Err(FileError::Directory) => {
+            return ToolOutput::error(format!("{shown} is a directory; give a file path"));
+        }
+        Err(e) => return ToolOutput::error(format!("Cannot write {shown}: {e}")),
     };
-    if old.as_deref() == Some(content) {
+    if matches!(&old, Existing::Bytes(bytes) if bytes == content.as_bytes()) {
         return ToolOutput::ok(format!("No change: {shown} already has this content."));
     }
-    if let Err(e) = write_atomic(&path.abs, content.as_bytes()) {
+    if let Err(e) = nofollow::replace(&path.real, content.as_bytes(), Parents::Create) {
         return ToolOutput::error(format!("Cannot write {shown}: {e}"));
     }
-    let diff = file_diff(shown, old.as_deref(), content);
-    let summary = match old {
-        None => format!(
-            "Created {shown} ({} lines, {} bytes).",
-            content.lines().count(),
-            content.len()
-        ),
-        Some(_) => format!("Updated {shown}: +{} -{} lines.", diff.added, diff.removed),
-    };
-    ToolOutput::ok(summary).with_diff(truncate_head_tail(&diff.text, max_diff))
+    let lines = content.lines().count();
+    let bytes = content.len();
+    match old {
+        Existing::Absent => {
+            let diff = file_diff(&path.real_display, None, content);
+            ToolOutput::ok(format!("Created {shown} ({lines} lines, {bytes} bytes)."))
+                .with_diff(truncate_head_tail(&diff.text, max_diff))
+        }
+        Existing::Bytes(old) => {
+            let diff = file_diff(&path.real_display, Some(&lossy(old)), content);
+            ToolOutput::ok(format!(
+                "Updated {shown}: +{} -{} lines.",
+                diff.added, diff.removed
+            ))
+            .with_diff(truncate_head_tail(&diff.text, max_diff))
+        }
+        Existing::TooLarge(size) => ToolOutput::ok(format!(
+            "Replaced {shown} ({lines} lines, {bytes} bytes; it held {size} bytes, too many \
+             to diff)."
+        )),
+    }
 }
 
-/// The current content of a file (lossy UTF-8), `None` when it does not exist.
-pub(crate) fn read_existing(path: &Path) -> io::Result<Option<String>> {
-    match fs::read(path) {
-        Ok(bytes) => Ok(Some(match String::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        })),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
+/// What a file holds before it is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Existing {
+    /// Nothing: the file does not exist.
+    Absent,
+    /// Its bytes.
+    Bytes(Vec<u8>),
+    /// More bytes than the cap: not read.
+    TooLarge(u64),
+}
+
+/// What the regular file `real` holds, read without following symlinks, up to `cap`
+/// bytes; a FIFO, socket or device is an error, never read.
+pub(crate) fn read_existing(real: &Path, cap: u64) -> Result<Existing, FileError> {
+    let file = match nofollow::open_read(real) {
+        Ok(file) => file,
+        Err(FileError::NotFound) => return Ok(Existing::Absent),
+        Err(e) => return Err(e),
+    };
+    let size = file.metadata()?.len();
+    if size > cap {
+        return Ok(Existing::TooLarge(size));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    // One byte past the cap tells a file that grew since its size was read.
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > cap {
+        return Ok(Existing::TooLarge(bytes.len() as u64));
+    }
+    Ok(Existing::Bytes(bytes))
+}
+
+/// Bytes as text, invalid UTF-8 replaced.
+pub(crate) fn lossy(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     }
 }
 
@@ -164,63 +200,16 @@ pub(crate) fn file_diff(display: &str, old: Option<&str>, new: &str) -> FileDiff
     }
 }
 
-/// Writes `content` to `path` atomically: a temp file in the same directory, synced,
-/// then renamed over the target. Parent folders are created; an existing file keeps its
-/// permissions; a symlink keeps pointing where it did and its target changes.
-pub(crate) fn write_atomic(path: &Path, content: &[u8]) -> io::Result<()> {
-    let target = match fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => {
-            fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
-        }
-        _ => path.to_path_buf(),
-    };
-    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a file path",
-        ));
-    };
-    fs::create_dir_all(dir)?;
-    let permissions = fs::metadata(&target).ok().map(|m| m.permissions());
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let temp = TempFile(dir.join(format!(
-        ".{}.{}-{}.harness9.tmp",
-        name.to_string_lossy(),
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )));
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temp.0)?;
-    file.write_all(content)?;
-    file.sync_data()?;
-    drop(file);
-    if let Some(permissions) = permissions {
-        fs::set_permissions(&temp.0, permissions)?;
-    }
-    fs::rename(&temp.0, &target)?;
-    std::mem::forget(temp);
-    Ok(())
-}
-
-/// Removes the temp file unless the rename took it.
-struct TempFile(PathBuf);
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.0);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::Location;
+    use crate::protocol::{ApprovalRequestKind, Location};
     use crate::test_support::assert_contains;
     use crate::tools::{Tool, assert_error, assert_errors, prepared, run_tool, test_context};
     use serde_json::json;
+    use std::fs;
     use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
 
     /// Writes `content` to `path`.
     async fn write_to(ctx: &ToolContext, path: &str, content: &str) -> ToolOutput {
@@ -325,6 +314,7 @@ mod tests {
         fs::write(ctx.workdir.join("f.txt"), "old\n").unwrap();
         let Access::NeedsApproval(ApprovalRequestKind::Edit {
             path,
+            via: None,
             diff,
             location,
         }) = prepared(&WriteFile, json!({"path": "f.txt", "content": "new\n"})).access(&ctx)

@@ -88,7 +88,11 @@ fn assert_shows(screen: &str, parts: &[&str]) {
 
 /// The ops of a prompt sent as typed.
 fn sent(text: &str) -> Vec<Op> {
-    vec![Op::UserInput { text: text.into() }]
+    vec![Op::UserInput {
+        text: text.into(),
+        origin: crate::protocol::InputOrigin::Typed,
+        piped: None,
+    }]
 }
 
 fn text(s: &str) -> Event {
@@ -228,6 +232,7 @@ fn approval_overlay_answers_and_denies_with_reason() {
         name: "edit_file".into(),
         request: ApprovalRequestKind::Edit {
             path: PathBuf::from("main.go"),
+            via: None,
             diff: Some(
                 "--- a/main.go\n+++ b/main.go\n@@ -1 +1 @@\n-var x = 1\n+var count = 1\n".into(),
             ),
@@ -746,7 +751,31 @@ fn at_opens_the_file_picker_and_tab_inserts_the_path() {
     );
     // A folder keeps the picker open on its contents; a path with a space is quoted.
     h.typ("and @my");
-    screen_showing(&mut h, "my notes/", 60, 10);
+    // The matcher answers each keystroke in turn: wait until the list for "my" (not an
+    // earlier one for "m" that also shows the folder) leads with it.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        h.app.on_wake();
+        let screen = h.screen(60, 10);
+        let first_row = screen
+            .lines()
+            .skip_while(|l| !l.contains("› "))
+            .nth(1)
+            .unwrap_or_default()
+            .to_string();
+        if first_row
+            .trim_start_matches('"')
+            .trim_start()
+            .starts_with("my notes/")
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never led with my notes/:\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
     h.key(KeyCode::Tab);
     assert_eq!(
         h.app.draft(),

@@ -151,7 +151,9 @@ impl ApprovalOverlay {
                     format!("asked because of the rule `ask {rule}` ({source})")
                 }
                 AskBecause::Destructive { what, .. } => format!("destructive: {what}"),
-                AskBecause::Opaque { why } => format!("asked because {why}"),
+                AskBecause::Opaque { why } | AskBecause::Unconfined { why } => {
+                    format!("asked because {why}")
+                }
             };
             lines.push(Line::styled(sanitize(&why), warn));
         }
@@ -178,15 +180,12 @@ impl ApprovalOverlay {
                 lines.push(Line::styled(format!("in {}", cwd.display()), dim));
                 (format!(" Run this command? ({}) ", request.name), lines)
             }
-            ApprovalRequestKind::Edit {
-                path,
-                diff,
-                location,
-            } => {
+            ApprovalRequestKind::Edit { diff, location, .. } => {
                 let mut lines = vec![Line::from(vec![
                     Span::raw("edit "),
-                    Span::styled(path.display().to_string(), bold),
+                    Span::styled(request.request.shown_path().unwrap_or_default(), bold),
                 ])];
+                lines.extend(through_link(&request.request, warn));
                 if *location == Location::Outside {
                     lines.push(Line::styled("this file is outside the project", warn));
                 }
@@ -196,23 +195,26 @@ impl ApprovalOverlay {
                 }
                 (format!(" Apply this edit? ({}) ", request.name), lines)
             }
-            ApprovalRequestKind::ReadOutside { path } => (
-                format!(" Read outside the project? ({}) ", request.name),
-                vec![
-                    Line::from(vec![
-                        Span::raw("read "),
-                        Span::styled(path.display().to_string(), bold),
-                    ]),
-                    Line::styled("this path is outside the project", warn),
-                ],
-            ),
-            ApprovalRequestKind::Read { path } => (
-                format!(" Read this file? ({}) ", request.name),
-                vec![Line::from(vec![
+            ApprovalRequestKind::ReadOutside { .. } => {
+                let mut lines = vec![Line::from(vec![
                     Span::raw("read "),
-                    Span::styled(path.display().to_string(), bold),
-                ])],
-            ),
+                    Span::styled(request.request.shown_path().unwrap_or_default(), bold),
+                ])];
+                lines.extend(through_link(&request.request, warn));
+                lines.push(Line::styled("this path is outside the project", warn));
+                (
+                    format!(" Read outside the project? ({}) ", request.name),
+                    lines,
+                )
+            }
+            ApprovalRequestKind::Read { .. } => {
+                let mut lines = vec![Line::from(vec![
+                    Span::raw("read "),
+                    Span::styled(request.request.shown_path().unwrap_or_default(), bold),
+                ])];
+                lines.extend(through_link(&request.request, warn));
+                (format!(" Read this file? ({}) ", request.name), lines)
+            }
             ApprovalRequestKind::Mcp {
                 server,
                 tool,
@@ -337,6 +339,20 @@ impl ApprovalOverlay {
     }
 }
 
+/// A warning line when the path as written goes through a symbolic link (the request
+/// names the real file after `->`).
+fn through_link(request: &ApprovalRequestKind, warn: Style) -> Option<Line<'static>> {
+    match request {
+        ApprovalRequestKind::Edit { via: Some(_), .. }
+        | ApprovalRequestKind::Read { via: Some(_), .. }
+        | ApprovalRequestKind::ReadOutside { via: Some(_), .. } => Some(Line::styled(
+            "the path written is a symbolic link: this is the file it reaches",
+            warn,
+        )),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -350,6 +366,7 @@ mod tests {
             name: "edit_file".into(),
             request: ApprovalRequestKind::Edit {
                 path: PathBuf::from("main.go"),
+                via: None,
                 diff: Some(
                     "--- a/main.go\n+++ b/main.go\n@@ -1,2 +1,2 @@\n package main\n-var x = 1\n+var count = 1\n"
                         .into(),
@@ -412,6 +429,41 @@ mod tests {
         o.push(edit());
         assert_eq!(o.height(70), 12);
         assert_snapshot!(draw(&o, 70, 12));
+    }
+
+    /// A path through a symlink: the question names both, and says which is real.
+    #[test]
+    fn a_path_through_a_link_names_the_written_path_and_the_real_file() {
+        let mut o = ApprovalOverlay::default();
+        let mut ask = edit();
+        ask.request = ApprovalRequestKind::Edit {
+            path: PathBuf::from("/p/.git/config"),
+            via: Some(PathBuf::from("/p/docs/settings.ini")),
+            diff: None,
+            location: Location::Inside,
+        };
+        o.push(ask);
+        let mut read = edit();
+        read.call_id = "mention-1".into();
+        read.name = "@notes.txt".into();
+        read.request = ApprovalRequestKind::Read {
+            path: PathBuf::from("/p/.env"),
+            via: Some(PathBuf::from("/p/notes.txt")),
+        };
+        o.push(read);
+        let screen = draw(&o, 80, o.height(80));
+        assert!(
+            screen.contains("edit /p/docs/settings.ini -> /p/.git/config"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("the path written is a symbolic link"),
+            "{screen}"
+        );
+        o.handle_key(KeyEvent::from(KeyCode::Char('y')));
+        let screen = draw(&o, 80, o.height(80));
+        assert!(screen.contains("read /p/notes.txt -> /p/.env"), "{screen}");
+        assert!(screen.contains("(@notes.txt)"), "{screen}");
     }
 
     #[test]

@@ -107,15 +107,9 @@ impl History {
         let excess = self.entries.len().saturating_sub(HISTORY_LIMIT);
         self.entries.drain(..excess);
         if let Some(file) = &self.file {
-            if let Some(dir) = file.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
             let fresh = !std::fs::metadata(file).is_ok_and(|m| m.len() > 0);
-            if let Ok(mut f) = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(file)
-            {
+            // What the user typed may hold anything: 0600, like the REPL's history.
+            if let Ok(mut f) = crate::private_files::open_private_log(file) {
                 if fresh {
                     let _ = writeln!(f, "{HISTORY_HEADER}");
                 }

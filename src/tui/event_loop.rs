@@ -198,9 +198,12 @@ impl Loop {
         }
     }
 
-    /// A signal ends the session: ask the agent to stop, give it a moment, and report.
+    /// A signal ends the session: ask the agent to stop, stop every command and server
+    /// it started, give it a moment, and report (the terminal is restored on the way
+    /// out).
     async fn signalled(&mut self, signal: EndingSignal) -> Result<Usage, TuiError> {
         let _ = self.handle.ops.send(Op::Shutdown);
+        crate::signals::stop_everything().await;
         let _ = tokio::time::timeout(std::time::Duration::from_millis(500), async {
             while let Some(event) = self.handle.events.recv().await {
                 if matches!(event, crate::protocol::Event::ShutdownComplete { .. }) {

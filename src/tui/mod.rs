@@ -92,36 +92,7 @@ pub enum TuiError {
 }
 
 /// The signals that end the TUI (after restoring the terminal).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EndingSignal {
-    /// SIGHUP: the terminal went away.
-    Hangup,
-    /// SIGINT outside the TUI's own key handling.
-    Interrupt,
-    /// SIGTERM.
-    Terminate,
-}
-
-impl EndingSignal {
-    /// The exit status of a process ended by this signal (128 + its number).
-    pub fn exit_code(self) -> u8 {
-        match self {
-            EndingSignal::Hangup => 129,
-            EndingSignal::Interrupt => 130,
-            EndingSignal::Terminate => 143,
-        }
-    }
-}
-
-impl std::fmt::Display for EndingSignal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            EndingSignal::Hangup => "SIGHUP",
-            EndingSignal::Interrupt => "SIGINT",
-            EndingSignal::Terminate => "SIGTERM",
-        })
-    }
-}
+pub use crate::signals::EndingSignal;
 
 /// Runs the TUI over a started agent until the user leaves; returns the session's token
 /// usage (for main to print). The terminal is restored on every way out.

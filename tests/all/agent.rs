@@ -529,7 +529,7 @@ async fn use_skill_unknown_name_lists_the_available_ones_and_slash_commands_send
         &s.info.catalog.current(),
         &s.info.mcp,
     )
-    .to_op()
+    .to_op(harness9::protocol::InputOrigin::Typed)
     .unwrap();
     assert!(matches!(op, Op::Invoke(Invocation::Skill { .. })), "{op:?}");
     s.handle.ops.send(op).unwrap();

@@ -89,3 +89,91 @@ fn no_kind_of_child_sees_the_key() {
         }
     }
 }
+
+/// The widened list through the real binary: secrets by name (the issue's
+/// `PGPASSWORD`, `DATABASE_URL`, `SECRET_KEY_BASE`, `SLACK_WEBHOOK_URL`, `SENTRY_DSN`,
+/// `*_PAT`, `*_AUTH*`, `*CREDENTIAL*`, `*PRIVATE*`, `*COOKIE*`, in any case) and by value
+/// (a URL with a password, token shapes, PEM key text) all go; `CDPATH` goes, and so do
+/// `BASH_ENV`/`ENV` and exported functions; ordinary variables stay; a kept pattern
+/// keeps.
+#[test]
+fn secrets_by_name_and_by_value_go_and_ordinary_variables_stay() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    write(
+        &home.path().join("config.toml"),
+        "child_env_keep = [\"build_*_token\"]\n",
+    );
+    let gone = [
+        ("PGPASSWORD", "zq-pgpassword"),
+        ("DATABASE_URL", "zq-database-url"),
+        ("SECRET_KEY_BASE", "zq-secret-key-base"),
+        ("SLACK_WEBHOOK_URL", "zq-slack-webhook"),
+        ("SENTRY_DSN", "zq-sentry-dsn"),
+        ("GITHUB_PAT", "zq-github-pat"),
+        ("NPM_AUTH", "zq-npm-auth"),
+        ("registry_authtoken", "zq-registry-auth"),
+        ("GOOGLE_APPLICATION_CREDENTIALS", "zq-credentials"),
+        ("MY_PRIVATE_THING", "zq-private"),
+        ("session_cookie", "zq-cookie"),
+        ("DEPLOY_TARGET", "postgres://app:zq-url-password@db/prod"),
+        ("UPLOAD", "ghp_vTOKENSHAPEabcdefghijklmnopqrstuvwxyz0"),
+        ("LOOKS_HARMLESS", "sk-proj-vOPENAISHAPEabcdefghijklmnop"),
+        ("SLACKY", "xoxb-12345-vSLACKSHAPE"),
+        ("GL", "glpat-vGITLABSHAPEabcdefghij"),
+        ("AWS_THING", "AKIAVAWSSHAPE0123456"),
+        (
+            "SIGNING",
+            "-----BEGIN PRIVATE KEY-----\nzq-pem-body\n-----END PRIVATE KEY-----",
+        ),
+        ("CDPATH", "/zq-cdpath"),
+        ("BASH_ENV", "/zq-bash-env"),
+        ("ENV", "/zq-env"),
+        ("BASH_FUNC_ls%%", "() { echo zq-exported-function; }"),
+    ];
+    let kept = [
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+        ("TERM", "xterm-256color".into()),
+        ("LANG", "C.UTF-8".into()),
+        ("TOKENIZERS_PARALLELISM", "false".into()),
+        ("KEYBOARD", "us".into()),
+        ("GIT_AUTHOR_NAME", "Ada".into()),
+        ("XAUTHORITY", "/run/x".into()),
+        ("SSH_AUTH_SOCK", "/run/ssh.sock".into()),
+        ("HOMEPAGE", "https://example.com/docs".into()),
+        ("BUILD_CI_TOKEN", "kept-by-pattern".into()),
+    ];
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "c1", "bash", r#"{"command":"env; ls"}"#),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("done"), finish("stop")]),
+    ]);
+    let mut cmd = server.harness9(home.path(), project.path());
+    for (name, value) in gone {
+        cmd.env(name, value);
+    }
+    for (name, value) in &kept {
+        cmd.env(name, value);
+    }
+    let out = cmd
+        .args(["-p", "show the environment", "--approval-mode", "full-auto"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let tool_output = server.chat_requests()[1].tool_results().remove(0);
+    for (name, value) in gone {
+        assert!(
+            !tool_output.contains(&format!("{name}=")) && !tool_output.contains("zq-"),
+            "{name}={value} reached the command: {tool_output}"
+        );
+    }
+    for (name, value) in &kept {
+        assert!(
+            tool_output.contains(&format!("{name}={value}\n")),
+            "{name} is missing: {tool_output}"
+        );
+    }
+}

@@ -161,12 +161,7 @@ async fn a_forked_skill_runs_in_a_sub_agent_and_only_its_answer_returns() {
     // The sub-agent's events are wrapped; the main conversation only gets the answer.
     assert!(s.events.iter().any(|e| matches!(e,
         Event::SubAgent { skill, event, .. } if skill == "research" && matches!(event.event(), Event::ToolCallBegin { name, .. } if name == "read_file"))));
-    s.handle
-        .ops
-        .send(Op::UserInput {
-            text: "thanks".into(),
-        })
-        .unwrap();
+    s.handle.ops.send(Op::typed("thanks")).unwrap();
     s.until_complete().await;
     let main = server.chat_requests()[3].messages();
     let roles: Vec<&str> = main.iter().map(|m| m["role"].as_str().unwrap()).collect();
@@ -212,12 +207,7 @@ async fn the_model_can_run_a_forked_skill_and_gets_only_its_answer() {
         sse(vec![text("Here it is."), finish("stop")]),
     ]);
     let mut s = start(&server, dir.path(), ApprovalMode::Suggest);
-    s.handle
-        .ops
-        .send(Op::UserInput {
-            text: "summarize it".into(),
-        })
-        .unwrap();
+    s.handle.ops.send(Op::typed("summarize it")).unwrap();
     let (outcome, answer) = s.until_complete().await;
     assert_eq!(
         (outcome, answer.as_str()),
@@ -283,10 +273,7 @@ async fn use_skill_expands_inline_commands_in_full_auto() {
         sse(vec![text("ok"), finish("stop")]),
     ]);
     let mut s = start(&server, dir.path(), ApprovalMode::FullAuto);
-    s.handle
-        .ops
-        .send(Op::UserInput { text: "go".into() })
-        .unwrap();
+    s.handle.ops.send(Op::typed("go")).unwrap();
     s.until_complete().await;
     let result = server.chat_requests()[1]
         .messages()
@@ -335,10 +322,7 @@ async fn a_broken_tools_json_is_a_warning_for_the_user_and_the_body_still_loads(
         sse(vec![text("ok"), finish("stop")]),
     ]);
     let mut s = start(&server, dir.path(), ApprovalMode::Suggest);
-    s.handle
-        .ops
-        .send(Op::UserInput { text: "go".into() })
-        .unwrap();
+    s.handle.ops.send(Op::typed("go")).unwrap();
     s.until_complete().await;
     let warning = s.events.iter().find_map(|e| match e {
         Event::Warning { message } => Some(message.clone()),

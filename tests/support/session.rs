@@ -124,7 +124,7 @@ impl Session {
 
     /// Sends a user message.
     pub fn send(&self, text: &str) {
-        self.op(Op::UserInput { text: text.into() });
+        self.op(Op::typed(text));
     }
 
     /// Waits up to [`WAIT`] for the next event matching `pred`, keeping every event seen;

@@ -57,7 +57,7 @@ pub fn add(
         }
     }
     file.set(name, &request.server)?;
-    file.save()?;
+    file.save(request.scope.links())?;
 
     let mut safe = SafeWriter::text(out);
     let out: &mut dyn Write = &mut safe;
@@ -125,7 +125,7 @@ pub fn remove(
         }
         let file = ConfigFile::open(&files.of(candidate))?;
         if file.defines(name) {
-            found = Some(file);
+            found = Some((file, candidate));
             break;
         }
         // Without a scope, `.mcp.json` comes between the project's file and the user's.
@@ -142,7 +142,7 @@ pub fn remove(
             )));
         }
     }
-    let Some(mut file) = found else {
+    let Some((mut file, found_in)) = found else {
         let names: Vec<String> = setup.servers.iter().map(|s| s.name.clone()).collect();
         let where_ = match scope {
             Some(s) => format!("in {}", files.of(s).display()),
@@ -157,7 +157,7 @@ pub fn remove(
         )));
     };
     file.remove(name)?;
-    file.save()?;
+    file.save(found_in.links())?;
     let path = file.path();
     let mut safe = SafeWriter::text(out);
     writeln!(safe, "Removed MCP server `{name}` from {}.", path.display())?;

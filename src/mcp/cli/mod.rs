@@ -71,6 +71,18 @@ pub struct Files {
     pub project: PathBuf,
 }
 
+impl Scope {
+    /// What a symbolic link at the scope's file means when it is written: the user's
+    /// config.toml may live in a dotfiles folder; a project's file is the repository's,
+    /// and is never written through a link.
+    fn links(self) -> crate::private_files::Links {
+        match self {
+            Scope::User => crate::private_files::Links::Follow,
+            Scope::Project => crate::private_files::Links::Refuse,
+        }
+    }
+}
+
 impl Files {
     fn of(&self, scope: Scope) -> PathBuf {
         match scope {

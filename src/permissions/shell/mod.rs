@@ -12,8 +12,10 @@
 //! expand anything, never runs anything, and must not know rules, tools or the project.
 
 mod reader;
+pub mod semantics;
 
 use reader::Reader;
+pub use semantics::{FIND_ACTIONS, HARMLESS_ASSIGNMENTS};
 
 /// What a command line is made of.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -93,11 +95,37 @@ pub enum Hazard {
         /// The command and the part that makes it so.
         what: String,
     },
-    /// An assignment that makes programs load or run other code (`LD_PRELOAD`, `PATH`,
-    /// `BASH_ENV`, …).
-    DangerousAssignment {
+    /// A word bash expands when it runs: a parameter (`$x`, `${…}`, `${x@P}`), an
+    /// arithmetic expansion, or a tilde other than `~`/`~/`. Its value is unknown here.
+    Expansion {
+        /// The word as read.
+        word: String,
+    },
+    /// A word bash turns into file names or several words: `*`, `?`, `[…]`, `{a,b}`,
+    /// `{1..3}`. Which files it names (`-rf`, `.env`) is unknown here.
+    Pattern {
+        /// The word as read.
+        word: String,
+    },
+    /// An assignment to a variable outside the short list harness9 approves
+    /// ([`HARMLESS_ASSIGNMENTS`]): `LD_PRELOAD`, `PATH`, `RUSTFLAGS` and the like make
+    /// programs load or run other code.
+    Assignment {
         /// The variable.
         name: String,
+    },
+    /// A simple command with no command: only assignments (`x=…`) or only redirections
+    /// (`> file`, which empties the file).
+    NotACommand {
+        /// What it does instead.
+        what: String,
+    },
+    /// A bash builtin that reads its arguments as variable names (whose subscripts bash
+    /// evaluates, running any `$(…)` in them) or as code: `read`, `declare`, `unset`,
+    /// `let`, `printf -v`, `test -v`, …
+    Builtin {
+        /// The builtin and the form used.
+        what: String,
     },
     /// `</dev/tcp/HOST/PORT` and the like: bash opens a network connection.
     NetworkRedirection {
@@ -124,9 +152,18 @@ impl Hazard {
                 format!("its command name `{word}` is computed when it runs")
             }
             Hazard::RunsOtherCode { what } => format!("`{what}` runs other code"),
-            Hazard::DangerousAssignment { name } => {
-                format!("it sets {name}, which can make programs run other code")
+            Hazard::Expansion { word } => {
+                format!("`{word}` is expanded when it runs, so its value cannot be judged")
             }
+            Hazard::Pattern { word } => {
+                format!("`{word}` is a file name pattern, so the words it becomes cannot be judged")
+            }
+            Hazard::Assignment { name } => format!(
+                "it sets {name} for the command (rules approve only {})",
+                HARMLESS_ASSIGNMENTS.join(", ")
+            ),
+            Hazard::NotACommand { what } => format!("it runs no command ({what})"),
+            Hazard::Builtin { what } => what.clone(),
             Hazard::NetworkRedirection { target } => {
                 format!("its redirection to {target} opens a network connection")
             }
@@ -156,95 +193,10 @@ fn dedup(hazards: &mut Vec<Hazard>) {
 }
 
 /// Words that start a control structure or are reserved where a command name goes.
-const KEYWORDS: &[&str] = &[
+pub const KEYWORDS: &[&str] = &[
     "if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
     "function", "select", "coproc", "[[", "]]", "{", "}", "!", "in",
 ];
-
-/// Programs that run another command or code handed to them on their command line.
-const WRAPPERS: &[&str] = &[
-    "eval",
-    "exec",
-    "source",
-    ".",
-    "sudo",
-    "doas",
-    "su",
-    "xargs",
-    "env",
-    "command",
-    "builtin",
-    "nohup",
-    "setsid",
-    "nice",
-    "ionice",
-    "timeout",
-    "time",
-    "stdbuf",
-    "watch",
-    "parallel",
-    "chroot",
-    "unshare",
-    "nsenter",
-    "runuser",
-    "trap",
-    "alias",
-    "flock",
-    "script",
-    "strace",
-    "ltrace",
-    "gdb",
-    "busybox",
-    "fakeroot",
-    "firejail",
-    "systemd-run",
-    "ssh",
-];
-
-/// Shells: with `-c` they run the string they are given.
-const SHELLS: &[&str] = &[
-    "bash", "sh", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "ash",
-];
-
-/// Variables that make programs load or run other code.
-fn dangerous_variable(name: &str) -> bool {
-    const EXACT: &[&str] = &[
-        "PATH",
-        "BASH_ENV",
-        "ENV",
-        "SHELLOPTS",
-        "BASHOPTS",
-        "PS4",
-        "IFS",
-        "PROMPT_COMMAND",
-        "PYTHONSTARTUP",
-        "PYTHONPATH",
-        "PYTHONHOME",
-        "NODE_OPTIONS",
-        "NODE_PATH",
-        "PERL5OPT",
-        "PERL5LIB",
-        "RUBYOPT",
-        "RUBYLIB",
-        "EDITOR",
-        "VISUAL",
-        "PAGER",
-        "GIT_PAGER",
-        "LESSOPEN",
-        "LESSCLOSE",
-        "RUSTC_WRAPPER",
-        "RIPGREP_CONFIG_PATH",
-        "RUSTC",
-        "CARGO_BUILD_RUSTC_WRAPPER",
-        "JAVA_TOOL_OPTIONS",
-        "HOME",
-    ];
-    EXACT.contains(&name)
-        || name.starts_with("LD_")
-        || name.starts_with("DYLD_")
-        || name.starts_with("GIT_")
-        || name.starts_with("BASH_FUNC_")
-}
 
 /// `NAME=value` with a valid variable name.
 fn is_assignment(word: &str) -> bool {
@@ -267,82 +219,6 @@ pub fn quote_unless_plain(word: &str, plain: impl Fn(char) -> bool) -> String {
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
-}
-
-/// `find` actions that run a program, delete or write a file (what makes `find` more than
-/// a read).
-pub(super) const FIND_ACTIONS: &[&str] = &[
-    "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls",
-];
-
-/// Why a simple command runs code other than itself, if it does.
-fn runs_other_code(words: &[String]) -> Option<String> {
-    let name = words.first()?.as_str();
-    // `/usr/bin/sudo` is sudo; `dir/.` is a path, not the `.` builtin.
-    let base = match name.rsplit('/').next() {
-        Some(".") | None => name,
-        Some(base) => base,
-    };
-    let args = &words[1..];
-    // `env` alone, or with only options and assignments, prints the environment.
-    // (Not `-S`/`--split-string`, whose argument is a command line.)
-    let printing_flag =
-        |a: &str| matches!(a, "-0" | "--null" | "-i" | "--ignore-environment" | "-");
-    if base == "env" && args.iter().all(|a| printing_flag(a) || is_assignment(a)) {
-        return None;
-    }
-    // `command -v NAME` and `command -V NAME` only look a name up.
-    if base == "command" && matches!(args.first().map(String::as_str), Some("-v" | "-V")) {
-        return None;
-    }
-    if WRAPPERS.contains(&base) {
-        return Some(base.to_string());
-    }
-    if SHELLS.contains(&base) && args.iter().any(|a| is_short_flag_with(a, 'c')) {
-        return Some(format!("{base} -c"));
-    }
-    match base {
-        "find" => args
-            .iter()
-            .find(|a| FIND_ACTIONS.contains(&a.as_str()))
-            .map(|a| format!("find {a}")),
-        "fd" | "fdfind" => args
-            .iter()
-            .find(|a| matches!(a.as_str(), "-x" | "-X" | "--exec" | "--exec-batch"))
-            .map(|a| format!("{base} {a}")),
-        "rg" => args
-            .iter()
-            .find(|a| a.starts_with("--pre"))
-            .map(|a| format!("rg {a}")),
-        "git" => {
-            // Options before the subcommand can point git at other programs or config.
-            for a in args {
-                if !a.starts_with('-') {
-                    break;
-                }
-                if a == "-c"
-                    || a.starts_with("--config-env")
-                    || a.starts_with("--exec-path")
-                    || a == "-C"
-                    || a.starts_with("--git-dir")
-                    || a.starts_with("--work-tree")
-                {
-                    return Some(format!("git {a}"));
-                }
-            }
-            None
-        }
-        _ => None,
-    }
-}
-
-/// `-c`, or a cluster of short flags containing `c` (`-ec`, `-xc`).
-fn is_short_flag_with(arg: &str, flag: char) -> bool {
-    arg.len() >= 2
-        && arg.starts_with('-')
-        && !arg.starts_with("--")
-        && arg[1..].chars().all(|c| c.is_ascii_alphabetic())
-        && arg[1..].contains(flag)
 }
 
 /// The first simple command of `line`, for tests; panics when there is none.

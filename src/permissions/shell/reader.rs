@@ -2,12 +2,24 @@
 //! removed, separators, redirection operators, parentheses), the simple commands they
 //! make, and every hazard met on the way. It owns the bash syntax harness9 understands;
 //! it must not know rules or what the commands are allowed to do (beyond asking
-//! [`super::runs_other_code`] and [`super::dangerous_variable`] about a finished command).
+//! [`super::semantics`] about a finished command).
 
 use super::{
-    Direction, Hazard, KEYWORDS, Parsed, Redirect, SimpleCommand, dangerous_variable,
-    is_assignment, parse, runs_other_code,
+    Direction, Hazard, KEYWORDS, Parsed, Redirect, SimpleCommand, is_assignment, parse, semantics,
 };
+
+/// The hazard of an argument that is not read as written.
+fn non_literal(word: &str, shape: WordShape) -> Hazard {
+    if shape.expands || shape.other_tilde {
+        Hazard::Expansion {
+            word: word.to_string(),
+        }
+    } else {
+        Hazard::Pattern {
+            word: word.to_string(),
+        }
+    }
+}
 
 /// Reads one line into a [`Parsed`].
 pub(super) struct Reader<'a, 'p> {
@@ -21,7 +33,7 @@ pub(super) struct Reader<'a, 'p> {
 enum Token {
     Word(String, WordShape),
     /// `;`, `&`, `&&`, `||`, `|`, `|&`, newline.
-    Separator,
+    Separator(Sep),
     Redirect(RedirectOp),
     Open,
     Close,
@@ -31,16 +43,26 @@ enum Token {
 /// What a word looked like before quote removal.
 #[derive(Default, Clone, Copy)]
 struct WordShape {
-    /// It had an unquoted or double-quoted `$name` / `${…}`.
+    /// It had an unquoted or double-quoted expansion: `$name`, `${…}`, `$(…)`,
+    /// `` `…` ``, `$((…))`, `$[…]`, `$"…"`.
     expands: bool,
-    /// It had an unquoted glob or brace character.
+    /// It had an unquoted file name pattern (`*`, `?`, `[…]`) or a brace expansion
+    /// (`{a,b}`, `{1..3}`).
     globs: bool,
+    /// It starts with a tilde bash expands to something other than `$HOME` (`~user`,
+    /// `~+`, `~-`).
+    other_tilde: bool,
     /// Some part of it was quoted.
     quoted: bool,
     /// Some part before its first unquoted `=` was quoted (then it is no assignment).
     quoted_before_eq: bool,
     /// An unquoted `=` was met.
     seen_eq: bool,
+    /// An unquoted `[` was met (a later unquoted `]` makes a pattern).
+    open_bracket: bool,
+    /// Unquoted `{` not yet closed, and whether a `,` or `..` was met inside.
+    open_braces: u32,
+    brace_separator: bool,
 }
 
 impl WordShape {
@@ -50,6 +72,28 @@ impl WordShape {
             self.quoted_before_eq = true;
         }
     }
+
+    /// True when bash reads the word as it is written, after quote removal (a leading
+    /// `~` or `~/` only stands for `$HOME`, which harness9 expands the same way).
+    fn literal(&self) -> bool {
+        !(self.expands || self.globs || self.other_tilde)
+    }
+}
+
+/// Keywords after which a command starts.
+const COMMAND_KEYWORDS: &[&str] = &[
+    "if", "then", "else", "elif", "do", "while", "until", "!", "{",
+];
+
+/// Which separator.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sep {
+    /// A newline: blank lines are fine.
+    Newline,
+    /// `;` or `&`: ends a command, which must be there.
+    Ends,
+    /// `&&`, `||`, `|`, `|&`: a command must come before it and after it.
+    Joins,
 }
 
 enum RedirectOp {
@@ -85,12 +129,30 @@ impl<'a, 'p> Reader<'a, 'p> {
         self.out.hazards.push(hazard);
     }
 
-    /// Reads simple commands until the end (or the closing `)` of a group).
+    /// Reads simple commands until the end (or the closing `)` of a group). A line
+    /// bash would refuse as a syntax error (a separator with no command before it, a
+    /// line ending in `&&` or `|`, an empty group) is a hazard: bash would run less than
+    /// was read, or nothing.
     pub(super) fn list(&mut self, closing: Option<char>) {
         let mut current = SimpleCommand::default();
         let mut shapes: Vec<WordShape> = Vec::new();
+        // Something was read since the last `;`, `&`, `&&`, `||` or `|`.
+        let mut seen_content = false;
+        // The last separator joins to a command that must follow.
+        let mut needs_command = false;
+        let mut any_content = false;
         loop {
             let token = self.token();
+            if matches!(token, Token::Word(..) | Token::Redirect(_) | Token::Open) {
+                seen_content = true;
+                any_content = true;
+            }
+            let ended = matches!(token, Token::End | Token::Close);
+            if ended && ((needs_command && !seen_content) || (closing.is_some() && !any_content)) {
+                self.hazard(Hazard::Unsupported {
+                    what: "a command line that ends where bash expects a command".into(),
+                });
+            }
             match token {
                 Token::End => {
                     if closing.is_some() {
@@ -111,7 +173,23 @@ impl<'a, 'p> Reader<'a, 'p> {
                     }
                     return;
                 }
-                Token::Separator => self.finish(&mut current, &mut shapes),
+                Token::Separator(sep) => {
+                    if sep != Sep::Newline && !seen_content {
+                        self.hazard(Hazard::Unsupported {
+                            what: "a separator with no command before it".into(),
+                        });
+                    }
+                    self.finish(&mut current, &mut shapes);
+                    match sep {
+                        Sep::Newline if seen_content => needs_command = false,
+                        Sep::Newline => {}
+                        Sep::Ends => needs_command = false,
+                        Sep::Joins => needs_command = true,
+                    }
+                    if sep != Sep::Newline || !needs_command {
+                        seen_content = false;
+                    }
+                }
                 Token::Open => {
                     if !current.words.is_empty() || !current.assignments.is_empty() {
                         // `name ( … )`: a function definition.
@@ -119,24 +197,45 @@ impl<'a, 'p> Reader<'a, 'p> {
                             what: "function definition".into(),
                         });
                     }
-                    if self.peek() == Some('(') {
-                        self.hazard(Hazard::ControlStructure { what: "((".into() });
-                    }
                     self.finish(&mut current, &mut shapes);
-                    // A subshell: its commands count like any others.
-                    self.list(Some(')'));
+                    if self.peek() == Some('(') {
+                        // `(( … ))`: arithmetic, not commands.
+                        self.hazard(Hazard::ControlStructure { what: "((".into() });
+                        self.pos += 1;
+                        self.arithmetic();
+                    } else {
+                        // A subshell: its commands count like any others.
+                        self.list(Some(')'));
+                    }
                 }
                 Token::Redirect(op) => self.redirect(op, &mut current),
+                Token::Word(word, shape)
+                    if current.words.is_empty()
+                        && current.assignments.is_empty()
+                        && current.redirects.is_empty()
+                        && !shape.quoted
+                        && COMMAND_KEYWORDS.contains(&word.as_str()) =>
+                {
+                    // `then`, `do`, `{`, `!`, …: a command starts after it (`then x=1`
+                    // assigns, as in bash). The keyword stands as a command of its own.
+                    current.words.push(word);
+                    shapes.push(shape);
+                    self.finish(&mut current, &mut shapes);
+                }
                 Token::Word(word, shape) => {
                     if current.words.is_empty() && !shape.quoted_before_eq && is_assignment(&word) {
                         let (name, value) = word.split_once('=').unwrap_or((&word, ""));
-                        if dangerous_variable(name) {
-                            self.hazard(Hazard::DangerousAssignment { name: name.into() });
+                        if !shape.literal() {
+                            self.hazard(Hazard::Expansion { word: word.clone() });
                         }
                         current
                             .assignments
                             .push((name.to_string(), value.to_string()));
                     } else {
+                        // The command name is judged when the command ends.
+                        if !current.words.is_empty() && !shape.literal() {
+                            self.hazard(non_literal(&word, shape));
+                        }
                         current.words.push(word);
                         shapes.push(shape);
                     }
@@ -153,14 +252,19 @@ impl<'a, 'p> Reader<'a, 'p> {
                 let _ = self.token();
             }
             RedirectOp::HereString => {
-                let _ = self.token();
+                // The text of `<<< word` goes through the same expansions as any word.
+                if let Token::Word(word, shape) = self.token()
+                    && !shape.literal()
+                {
+                    self.hazard(non_literal(&word, shape));
+                }
             }
             RedirectOp::Duplicate => match self.token() {
                 Token::Word(word, _) if word == "-" || word.chars().all(|c| c.is_ascii_digit()) => {
                 }
                 Token::Word(word, shape) => {
                     // `>&file` is bash for `>file 2>&1`.
-                    if shape.expands || shape.globs {
+                    if !shape.literal() {
                         self.hazard(Hazard::Unsupported {
                             what: "a redirection to a computed file name".into(),
                         });
@@ -176,7 +280,7 @@ impl<'a, 'p> Reader<'a, 'p> {
             },
             RedirectOp::File(direction) => match self.token() {
                 Token::Word(word, shape) => {
-                    if shape.expands || shape.globs {
+                    if !shape.literal() {
                         self.hazard(Hazard::Unsupported {
                             what: "a redirection to a computed file name".into(),
                         });
@@ -213,12 +317,12 @@ impl<'a, 'p> Reader<'a, 'p> {
         if let (Some(name), Some(shape)) = (command.words.first(), shapes.first()) {
             if !shape.quoted && KEYWORDS.contains(&name.as_str()) {
                 self.hazard(Hazard::ControlStructure { what: name.clone() });
-            } else if shape.expands || shape.globs || name.is_empty() {
+            } else if !shape.literal() || name.is_empty() {
                 self.hazard(Hazard::ComputedCommandName { word: name.clone() });
             }
-            if let Some(what) = runs_other_code(&command.words) {
-                self.hazard(Hazard::RunsOtherCode { what });
-            }
+        }
+        for hazard in semantics::hazards_of(&command) {
+            self.hazard(hazard);
         }
         self.out.commands.push(command);
     }
@@ -256,21 +360,21 @@ impl<'a, 'p> Reader<'a, 'p> {
                     self.pos += 1;
                     self.hazard(Hazard::ControlStructure { what: ";;".into() });
                 }
-                Token::Separator
+                Token::Separator(if c == '\n' { Sep::Newline } else { Sep::Ends })
             }
             '|' => {
                 self.pos += 1;
                 if matches!(self.peek(), Some('|' | '&')) {
                     self.pos += 1;
                 }
-                Token::Separator
+                Token::Separator(Sep::Joins)
             }
             '&' => {
                 self.pos += 1;
                 match self.peek() {
                     Some('&') => {
                         self.pos += 1;
-                        Token::Separator
+                        Token::Separator(Sep::Joins)
                     }
                     Some('>') => {
                         self.pos += 1;
@@ -279,7 +383,7 @@ impl<'a, 'p> Reader<'a, 'p> {
                         }
                         Token::Redirect(RedirectOp::File(Direction::Write))
                     }
-                    _ => Token::Separator,
+                    _ => Token::Separator(Sep::Ends),
                 }
             }
             '(' => {
@@ -396,7 +500,8 @@ impl<'a, 'p> Reader<'a, 'p> {
                             shape.mark_quoted();
                             self.pos += 1;
                         }
-                        None => {}
+                        // A backslash that ends the line is itself.
+                        None => text.push('\\'),
                     }
                 }
                 '\'' => {
@@ -410,9 +515,49 @@ impl<'a, 'p> Reader<'a, 'p> {
                     self.double_quoted(&mut text, &mut shape);
                 }
                 '`' | '$' => self.expansion(&mut text, &mut shape, false),
-                '*' | '?' | '[' | '{' | '}' | '~' if c != '~' || text.is_empty() => {
-                    if c != '~' {
-                        shape.globs = true;
+                '~' if text.is_empty() && !shape.quoted => {
+                    // `~` and `~/…` are `$HOME`; `~user`, `~+` and `~-` are something else.
+                    if !matches!(
+                        self.peek_at(1),
+                        None | Some('/' | ' ' | '\t' | '\n' | ';' | '&' | '|' | ')' | '<' | '>')
+                    ) {
+                        shape.other_tilde = true;
+                    }
+                    text.push(c);
+                    self.pos += 1;
+                }
+                '*' | '?' => {
+                    shape.globs = true;
+                    text.push(c);
+                    self.pos += 1;
+                }
+                '[' => {
+                    shape.open_bracket = true;
+                    text.push(c);
+                    self.pos += 1;
+                }
+                ']' => {
+                    shape.globs |= shape.open_bracket;
+                    text.push(c);
+                    self.pos += 1;
+                }
+                '{' => {
+                    shape.open_braces += 1;
+                    text.push(c);
+                    self.pos += 1;
+                }
+                '}' => {
+                    if shape.open_braces > 0 {
+                        shape.open_braces -= 1;
+                        shape.globs |= shape.brace_separator;
+                    }
+                    text.push(c);
+                    self.pos += 1;
+                }
+                ',' | '.' => {
+                    let range = c == '.' && self.peek_at(1) == Some('.');
+                    if shape.open_braces > 0 && (c == ',' || range) {
+                        shape.brace_separator = true;
                     }
                     text.push(c);
                     self.pos += 1;
@@ -482,10 +627,12 @@ impl<'a, 'p> Reader<'a, 'p> {
     /// the command substitution or parameter it starts.
     fn expansion(&mut self, text: &mut String, shape: &mut WordShape, in_double: bool) {
         let at = self.peek();
+        let start = self.pos;
         self.pos += 1;
         if at == Some('`') {
             self.backquoted();
             shape.expands = true;
+            text.extend(&self.chars[start..self.pos.min(self.chars.len())]);
         } else {
             self.dollar(text, shape, in_double);
         }
@@ -495,13 +642,20 @@ impl<'a, 'p> Reader<'a, 'p> {
     fn dollar(&mut self, text: &mut String, shape: &mut WordShape, in_double: bool) {
         match self.peek() {
             Some('(') => {
+                let start = self.pos - 1;
                 self.pos += 1;
                 if self.peek() == Some('(') {
+                    // `$(( … ))`: arithmetic, not commands.
                     self.hazard(Hazard::ControlStructure { what: "$((".into() });
+                    self.pos += 1;
+                    self.arithmetic();
+                } else {
+                    self.hazard(Hazard::CommandSubstitution);
+                    self.nested_until_close();
                 }
-                self.hazard(Hazard::CommandSubstitution);
-                self.nested_until_close();
                 shape.expands = true;
+                // The word keeps the substitution as written: what it becomes is unknown.
+                text.extend(&self.chars[start..self.pos.min(self.chars.len())]);
             }
             Some('{') => {
                 self.pos += 1;
@@ -542,6 +696,20 @@ impl<'a, 'p> Reader<'a, 'p> {
                 self.single_quoted(text);
                 shape.quoted = true;
             }
+            Some('"') if !in_double => {
+                // `$"…"`: translated through the locale's message catalogue.
+                self.hazard(Hazard::Unsupported {
+                    what: "`$\"…\"` quoting".into(),
+                });
+                shape.expands = true;
+                text.push('$');
+            }
+            Some('[') => {
+                // `$[…]`: the old spelling of arithmetic expansion.
+                self.hazard(Hazard::ControlStructure { what: "$[".into() });
+                shape.expands = true;
+                text.push('$');
+            }
             Some(c) if c.is_ascii_alphanumeric() || "_@*#?$!-".contains(c) => {
                 text.push('$');
                 if c.is_ascii_alphabetic() || c == '_' {
@@ -581,6 +749,40 @@ impl<'a, 'p> Reader<'a, 'p> {
         let nested = parse(&inner);
         self.out.commands.extend(nested.commands);
         self.out.hazards.extend(nested.hazards);
+    }
+
+    /// After `((` or `$((`: reads to the matching `))`. Arithmetic holds no commands of
+    /// its own, but a `$( … )` or `` ` … ` `` inside it runs: those are read like any.
+    fn arithmetic(&mut self) {
+        let mut depth = 2;
+        while let Some(c) = self.peek() {
+            match c {
+                '$' if self.peek_at(1) == Some('(') && self.peek_at(2) != Some('(') => {
+                    self.pos += 2;
+                    self.hazard(Hazard::CommandSubstitution);
+                    self.nested_until_close();
+                }
+                '`' => {
+                    self.pos += 1;
+                    self.backquoted();
+                }
+                '(' => {
+                    depth += 1;
+                    self.pos += 1;
+                }
+                ')' => {
+                    depth -= 1;
+                    self.pos += 1;
+                    if depth == 0 {
+                        return;
+                    }
+                }
+                _ => self.pos += 1,
+            }
+        }
+        self.hazard(Hazard::Unsupported {
+            what: "an unterminated `((`".into(),
+        });
     }
 
     /// After `$(`, `<(` or `>(`: the commands inside, read like any others.

@@ -132,6 +132,7 @@ pub fn accesses(inputs: &[Input], project: &Path) -> Vec<Access> {
             }
             Origin::Outside => Some(Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
                 path: input.source.clone(),
+                via: None,
             })),
         })
         .collect()
@@ -188,9 +189,14 @@ fn copy_file(
     budget: &mut Budget,
     done: &mut Staged,
 ) -> Result<(), String> {
-    let size = std::fs::metadata(from)
-        .map_err(|e| format!("inputs: cannot read {label}: {e}"))?
-        .len();
+    // A regular file only, opened without following links: a FIFO would block the call
+    // and a device (`/dev/zero`) would fill the workspace.
+    let source = crate::tools::nofollow::open_read(from)
+        .map_err(|e| format!("inputs: cannot read {label}: {e}"))?;
+    let meta = source
+        .metadata()
+        .map_err(|e| format!("inputs: cannot read {label}: {e}"))?;
+    let size = meta.len();
     if budget.files == 0 || size > budget.bytes {
         return Err(format!(
             "inputs: more than {MAX_STAGED_FILES} files or {} MiB in all; name fewer or \
@@ -198,7 +204,16 @@ fn copy_file(
             MAX_STAGED_BYTES / (1024 * 1024)
         ));
     }
-    std::fs::copy(from, to).map_err(|e| format!("inputs: cannot copy {label}: {e}"))?;
+    let copy = || -> std::io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let mut target = std::fs::File::create(to)?;
+        // No more than was counted, should the file grow meanwhile.
+        std::io::copy(&mut std::io::Read::take(source, size), &mut target)?;
+        target.set_permissions(std::fs::Permissions::from_mode(
+            meta.permissions().mode() & 0o777,
+        ))
+    };
+    copy().map_err(|e| format!("inputs: cannot copy {label}: {e}"))?;
     budget.files -= 1;
     budget.bytes -= size;
     done.files += 1;

@@ -52,7 +52,8 @@ async fn inputs_bring_project_skill_and_host_files_into_the_workspace() {
     assert_eq!(
         parts[2],
         Access::NeedsApproval(ApprovalRequestKind::ReadOutside {
-            path: host_dir.join("notes.txt")
+            path: host_dir.join("notes.txt"),
+            via: None,
         })
     );
     assert!(command(&parts[3]) && parts.len() == 4, "{parts:?}");
@@ -150,6 +151,33 @@ async fn inputs_are_refused_with_the_reason_and_nothing_runs() {
         !Path::new(&marker).exists(),
         "no refused call ran its command"
     );
+}
+
+/// A FIFO or a device named as an input is refused when staged, never read: opening
+/// the FIFO would block the call, copying `/dev/zero` would fill the workspace.
+#[tokio::test]
+async fn fifos_and_devices_are_refused_as_inputs() {
+    let f = fixture();
+    let project = std::fs::canonicalize(f.project.path()).unwrap();
+    nix::unistd::mkfifo(
+        &project.join("pipe"),
+        nix::sys::stat::Mode::from_bits_truncate(0o644),
+    )
+    .unwrap();
+    for (from, kind) in [
+        ("workspace://pipe", "a named pipe (FIFO)"),
+        ("host:///dev/zero", "a character device"),
+    ] {
+        let args = json!({"skill": "demo", "command": "true", "inputs": [{"from": from}]});
+        let out = tokio::time::timeout(std::time::Duration::from_secs(20), f.run(args))
+            .await
+            .expect("refused at once");
+        assert!(
+            out.is_error && out.content.contains(kind),
+            "{from}: {}",
+            out.content
+        );
+    }
 }
 
 /// The files of `out` a command made: `a.txt` (small), `big.bin` (60,000 bytes),

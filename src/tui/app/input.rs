@@ -263,7 +263,14 @@ impl App {
         self.mention = None;
         match route(&full, &self.catalog.current(), &self.mcp) {
             Routed::Empty => {}
-            Routed::Prompt(text) => self.send(typed, Op::UserInput { text }),
+            Routed::Prompt(text) => self.send(
+                typed,
+                Op::UserInput {
+                    text,
+                    origin: crate::protocol::InputOrigin::Typed,
+                    piped: None,
+                },
+            ),
             Routed::Invoke(invocation) => self.send(typed, Op::Invoke(invocation)),
             Routed::Builtin(builtin) => self.builtin(builtin, &typed),
             Routed::Error(message) => {

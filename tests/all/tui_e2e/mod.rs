@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod defects;
+mod signals;
 
 use crate::support::{MockServer, finish, skill, sse, text, tool_call};
 use serde_json::Value;

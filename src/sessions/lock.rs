@@ -1,0 +1,103 @@
+//! One writer per session file. The writer holds an exclusive `flock` on the session
+//! file itself (records are only ever appended, so the file is never replaced) for as
+//! long as it lives; a second harness9 that tries to write the same session is refused
+//! and told which process has it, found in `/proc/locks`. The lock goes with the
+//! process, so one that was killed leaves nothing to clean up.
+//!
+//! It knows locks and processes; it must not know what is inside a session file.
+
+use std::fs::File;
+use std::path::Path;
+
+use super::error::{IoAction, SessionError};
+
+/// Takes the writer's lock on `file` (the session at `path`), or says who has it.
+pub(super) fn lock_for_writing(file: &File, path: &Path) -> Result<(), SessionError> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(SessionError::InUse {
+            path: path.to_path_buf(),
+            pid: holder_pid(file),
+        }),
+        Err(std::fs::TryLockError::Error(e)) => Err(SessionError::io(IoAction::Read, path, e)),
+    }
+}
+
+/// Whether another writer has the session at `path` open, and which process: `None`
+/// when it is free (or does not exist), `Some(None)` when held by a process that could
+/// not be named. The lock is only tried, never kept.
+pub fn writer_of(path: &Path) -> Option<Option<u32>> {
+    let file = File::open(path).ok()?;
+    match file.try_lock() {
+        Ok(()) => None,
+        Err(std::fs::TryLockError::WouldBlock) => Some(holder_pid(&file)),
+        Err(std::fs::TryLockError::Error(_)) => None,
+    }
+}
+
+/// The process holding a `flock` on `file`, from `/proc/locks` (Linux): the line whose
+/// device and inode are the file's.
+fn holder_pid(file: &File) -> Option<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = file.metadata().ok()?;
+        let locks = std::fs::read_to_string("/proc/locks").ok()?;
+        holder_in(&locks, meta.dev(), meta.ino())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = file;
+        None
+    }
+}
+
+/// The pid of a `FLOCK` line of `/proc/locks` text for the file `dev`/`ino`. A line
+/// reads `1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF` (device major and minor in
+/// hex, inode in decimal); waiters (`->`) are skipped.
+fn holder_in(locks: &str, dev: u64, ino: u64) -> Option<u32> {
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let wanted = format!("{major:02x}:{minor:02x}:{ino}");
+    locks.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let (kind, pid, file) = (fields.get(1)?, fields.get(4)?, fields.get(5)?);
+        (*kind == "FLOCK" && *file == wanted).then(|| pid.parse().ok())?
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_holder_is_read_from_proc_locks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, "x\n").unwrap();
+        assert_eq!(writer_of(&path), None);
+        let first = File::options().append(true).open(&path).unwrap();
+        lock_for_writing(&first, &path).unwrap();
+        assert_eq!(writer_of(&path), Some(Some(std::process::id())));
+        let second = File::options().append(true).open(&path).unwrap();
+        let refused = lock_for_writing(&second, &path).unwrap_err();
+        assert!(
+            matches!(refused, SessionError::InUse { pid: Some(p), .. } if p == std::process::id()),
+            "{refused}"
+        );
+        drop(first);
+        assert_eq!(writer_of(&path), None);
+        lock_for_writing(&second, &path).unwrap();
+    }
+
+    #[test]
+    fn lines_of_other_files_kinds_and_waiters_are_skipped() {
+        let locks = "1: POSIX  ADVISORY  WRITE 11 08:01:42 0 EOF\n\
+                     2: FLOCK  ADVISORY  WRITE 22 08:01:43 0 EOF\n\
+                     2: -> FLOCK  ADVISORY  WRITE 33 08:01:42 0 EOF\n\
+                     3: FLOCK  ADVISORY  WRITE 44 08:01:42 0 EOF\n";
+        let dev = (8 << 8) | 1;
+        assert_eq!(holder_in(locks, dev, 42), Some(44));
+        assert_eq!(holder_in(locks, dev, 99), None);
+    }
+}
