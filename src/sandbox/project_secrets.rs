@@ -111,7 +111,12 @@ fn spawn_walk(project: &Path, walks: Arc<Walks>) {
     let job = {
         let walks = Arc::clone(&walks);
         let project = project.clone();
-        move || finish(&walks, walk(&project))
+        // A walk that panicked still finishes (with what is known: the top folder is
+        // looked at by every launch), so no command waits for it forever.
+        move || {
+            let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| walk(&project)));
+            finish(&walks, found.unwrap_or_default());
+        }
     };
     if std::thread::Builder::new()
         .name("harness9-secret-walk".into())

@@ -81,7 +81,7 @@ pub fn run(policy: &SandboxPolicy, launch: &Launch) -> Result<u8, Failure> {
         .map_err(|e| (format!("cannot tell the working folder: {e}"), CANNOT_RUN))?;
     let uid = nix::unistd::geteuid();
     let gid = nix::unistd::getegid();
-    single_threaded().map_err(fail("check the launcher"))?;
+    single_threaded()?;
     // The mount namespace is the child's alone (it makes its own, below): freeing one
     // waits for an RCU grace period, which the child's exit may do in the background
     // while this process, the one harness9 waits for, has already exited.
@@ -115,16 +115,20 @@ pub fn run(policy: &SandboxPolicy, launch: &Launch) -> Result<u8, Failure> {
 
 /// `fork` is only sound here while this process has one thread; it has, unless this
 /// function is called from elsewhere than the launcher. Checked, not assumed.
-fn single_threaded() -> Result<(), Errno> {
-    let status = std::fs::read_to_string("/proc/self/status").map_err(|_| Errno::EIO)?;
+fn single_threaded() -> Result<(), Failure> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let threads = status
         .lines()
         .find_map(|l| l.strip_prefix("Threads:"))
         .and_then(|n| n.trim().parse::<u32>().ok());
-    if threads == Some(1) {
-        Ok(())
-    } else {
-        Err(Errno::EDEADLK)
+    match threads {
+        Some(1) => Ok(()),
+        _ => Err((
+            "cannot build the sandbox's namespaces: the launcher must have exactly one \
+             thread, and it cannot tell that it has"
+                .into(),
+            CANNOT_RUN,
+        )),
     }
 }
 
