@@ -3,10 +3,11 @@
 //! whole, like `.ssh/`), found by a walk of the project that does not read `.gitignore`
 //! (most projects ignore `.env`, which is exactly the file to find). The walk skips
 //! `.git`, `node_modules` and cache folders (those holding a `CACHEDIR.TAG`, like cargo's
-//! `target/`), stops after [`MAX_ENTRIES`] entries, and follows no symlink: a link with a
-//! secret name is masked at its target when that is a regular file in the project or
-//! the user's home (a repository's `.env -> /etc/ld.so.cache` must not hide a system
-//! file from every command).
+//! `target/`), stops after [`MAX_ENTRIES`] entries or [`MAX_FOUND`] secret files
+//! (shallow folders first), and follows no symlink: a link with a secret name is masked
+//! at its target when that is a regular file in the project or the user's home (a
+//! repository's `.env -> /etc/ld.so.cache` must not hide a system file from every
+//! command).
 //!
 //! No command pays for a walk: the first one starts when the sandbox is configured, and
 //! later ones run in the background when a command starts and the last walk is older
@@ -27,6 +28,9 @@ use crate::permissions::is_secret_file;
 pub const REFRESH: Duration = Duration::from_secs(10);
 /// Entries a walk looks at, at most (files and folders).
 pub const MAX_ENTRIES: usize = 200_000;
+/// Secret files a walk keeps, at most: each is an argument of every launch, and a
+/// command line has a limit (the shallowest are kept).
+pub const MAX_FOUND: usize = 2_000;
 /// Folders never walked: git's own (its objects are no one's secret files), and
 /// installed dependencies.
 const SKIPPED_DIRS: &[&str] = &[".git", "node_modules"];
@@ -205,13 +209,14 @@ impl Places {
     }
 }
 
-/// Walks `project` (see the module's documentation).
+/// Walks `project` (see the module's documentation), shallow folders first, keeping at
+/// most [`MAX_FOUND`] paths.
 pub fn walk(project: &Path) -> Vec<PathBuf> {
     let places = Places::of(project);
     let mut found = Vec::new();
-    let mut stack = vec![project.to_path_buf()];
+    let mut queue = std::collections::VecDeque::from([project.to_path_buf()]);
     let mut seen = 0usize;
-    while let Some(dir) = stack.pop() {
+    while let Some(dir) = queue.pop_front() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -224,8 +229,9 @@ pub fn walk(project: &Path) -> Vec<PathBuf> {
                 continue;
             };
             match places.judge(&entry.path(), kind) {
+                Verdict::Mask(_) if found.len() >= MAX_FOUND => return found,
                 Verdict::Mask(path) => found.push(path),
-                Verdict::Descend => stack.push(entry.path()),
+                Verdict::Descend => queue.push_back(entry.path()),
                 Verdict::Skip => {}
             }
         }
