@@ -80,6 +80,9 @@ pub enum CommandSandbox {
     Confined {
         /// The folders commands may write beneath.
         writable: Vec<PathBuf>,
+        /// Whether the sandbox masks secret files (its namespaces do; Landlock alone
+        /// does not confine reads).
+        secrets: SecretReads,
     },
     /// Commands run unconfined (`--sandbox off`, or no sandbox on this system).
     Unconfined,
@@ -91,6 +94,10 @@ impl CommandSandbox {
         match crate::sandbox::session() {
             Some(sandbox) => CommandSandbox::Confined {
                 writable: sandbox.policy.writable.clone(),
+                secrets: match sandbox.policy.namespaces {
+                    crate::sandbox::Namespaces::On => SecretReads::Masked,
+                    crate::sandbox::Namespaces::Off => SecretReads::Visible,
+                },
             },
             None => CommandSandbox::Unconfined,
         }
@@ -193,7 +200,7 @@ impl ApprovalPolicy {
                 ApprovalMode::AutoEdit | ApprovalMode::FullAuto => ModeRuns::READS_AND_EDITS,
             },
             secrets: match shared.sandbox {
-                CommandSandbox::Confined { .. } => SecretReads::Masked,
+                CommandSandbox::Confined { secrets, .. } => secrets,
                 CommandSandbox::Unconfined => SecretReads::Visible,
             },
         };
@@ -436,7 +443,7 @@ fn unconfined_by_mode(
                     .into(),
             )
         }
-        (ApprovalRequestKind::Edit { path, .. }, CommandSandbox::Confined { writable })
+        (ApprovalRequestKind::Edit { path, .. }, CommandSandbox::Confined { writable, .. })
             if mode != ApprovalMode::Suggest =>
         {
             let real = crate::permissions::resolve::real_path(&crate::paths::normalize(path));
@@ -568,6 +575,7 @@ mod tests {
     fn sandbox() -> CommandSandbox {
         CommandSandbox::Confined {
             writable: vec![PathBuf::from("/p"), PathBuf::from("/tmp")],
+            secrets: SecretReads::Masked,
         }
     }
 
@@ -600,6 +608,7 @@ mod tests {
         let read_only = policy(ApprovalMode::FullAuto, Approver::Nobody).with_sandbox(
             CommandSandbox::Confined {
                 writable: Vec::new(),
+                secrets: SecretReads::Masked,
             },
         );
         assert!(matches!(
