@@ -24,6 +24,7 @@ pub mod launcher;
 #[cfg(target_os = "linux")]
 mod linux;
 mod policy;
+mod probe_cache;
 pub mod project_secrets;
 
 pub use policy::{
@@ -155,7 +156,10 @@ pub fn decide(
         (Availability::Available, _) => Ok(Decision::Confined(
             SandboxPolicy::new(mode, project, &settings.writable_paths, settings.network)
                 .hiding(&settings.secrets)
-                .with_namespaces(namespace_support(settings.namespaces)),
+                .with_namespaces(namespace_support(
+                    settings.namespaces,
+                    settings.secrets.harness9_home.as_deref(),
+                )),
         )),
         (Availability::Unavailable { reason }, SandboxChoice::Chosen(mode)) => {
             Err(SandboxRefusal::Unavailable {
@@ -296,12 +300,12 @@ static NAMESPACES_MISSING: Mutex<Option<String>> = Mutex::new(None);
 /// Whether the launcher can build namespaces here: [`NamespacesProbe::Run`] starts it
 /// once (`--probe`: it builds them with an empty policy and runs nothing). Remembers why
 /// not, for [`startup_warning`].
-pub fn namespace_support(probe: NamespacesProbe) -> Namespaces {
+pub fn namespace_support(probe: NamespacesProbe, home: Option<&Path>) -> Namespaces {
     let result = match probe {
         NamespacesProbe::SimulateUnavailable => {
             Err("HARNESS9_SANDBOX_NO_NAMESPACES is set".to_string())
         }
-        NamespacesProbe::Run => probe_namespaces(),
+        NamespacesProbe::Run => remembered_or_probe(home),
     };
     match result {
         Ok(()) => Namespaces::On,
@@ -312,6 +316,21 @@ pub fn namespace_support(probe: NamespacesProbe) -> Namespaces {
             Namespaces::Off
         }
     }
+}
+
+/// The remembered answer (`probe_cache`), else a probe, remembered.
+fn remembered_or_probe(home: Option<&Path>) -> Result<(), String> {
+    let launcher = std::env::current_exe().ok();
+    if let (Some(home), Some(launcher)) = (home, &launcher)
+        && let Some(answer) = probe_cache::remembered(home, launcher)
+    {
+        return answer;
+    }
+    let answer = probe_namespaces();
+    if let (Some(home), Some(launcher)) = (home, &launcher) {
+        probe_cache::remember(home, launcher, &answer);
+    }
+    answer
 }
 
 #[cfg(target_os = "linux")]
@@ -385,7 +404,10 @@ pub fn for_servers(settings: &SandboxSettings, project: &Path) -> SessionSandbox
     }
     let launcher = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe"));
     let namespaces = match availability(settings.simulate_unavailable) {
-        Availability::Available => namespace_support(settings.namespaces),
+        Availability::Available => namespace_support(
+            settings.namespaces,
+            settings.secrets.harness9_home.as_deref(),
+        ),
         Availability::Unavailable { .. } => Namespaces::Off,
     };
     let policy = SandboxPolicy::new(
