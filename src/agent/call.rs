@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::agent::approval::{ApprovalPolicy, Verdict};
+use crate::agent::approval::{ApprovalPolicy, AskPlan, Verdict};
 use crate::agent::fork::AgentForker;
 use crate::agent::turn::{SessionState, TurnContext};
 use crate::llm::ToolCall;
@@ -206,25 +206,8 @@ async fn approve(
             Err(Report::new(ToolStatus::Denied, msg, CallEnd::Done))
         }
         Verdict::Ask(plan) => {
-            let (tx, rx) = oneshot::channel();
-            if let Ok(mut pending) = ctx.pending.lock() {
-                pending.insert(call.id.clone(), tx);
-            }
-            ctx.emit(Event::ApprovalRequest(ApprovalAsk {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                request: plan.request.clone(),
-                because: plan.because.clone(),
-                offer: plan.offer.clone(),
-            }));
-            let decision = tokio::select! {
-                d = rx => d.ok(),
-                () = ctx.cancel.cancelled() => None,
-            };
-            if let Ok(mut pending) = ctx.pending.lock() {
-                pending.remove(&call.id);
-            }
-            let Some(decision) = decision else {
+            let asked = ask_frontend(ctx, &state.policy, &call.id, &call.name, &plan).await;
+            let Some(decision) = asked else {
                 let msg =
                     "Not run: the turn was interrupted while waiting for approval.".to_string();
                 return Err(Report::new(
@@ -233,9 +216,6 @@ async fn approve(
                     CallEnd::Interrupted,
                 ));
             };
-            if let Some(message) = state.policy.record(&plan, &decision) {
-                ctx.emit(Event::Warning { message });
-            }
             match decision {
                 ApprovalDecision::Deny { reason } => {
                     let msg = match reason.filter(|r| !r.trim().is_empty()) {
@@ -252,6 +232,41 @@ async fn approve(
             }
         }
     }
+}
+
+/// Asks the frontend about `plan` under `call_id` (shown as `name`) and waits for the
+/// answer, or for the turn to be interrupted (`None`); what the answer grants is
+/// recorded in `policy`. Tool calls and typed mentions ask through it.
+pub(super) async fn ask_frontend(
+    ctx: &TurnContext,
+    policy: &ApprovalPolicy,
+    call_id: &str,
+    name: &str,
+    plan: &AskPlan,
+) -> Option<ApprovalDecision> {
+    let (tx, rx) = oneshot::channel();
+    if let Ok(mut pending) = ctx.pending.lock() {
+        pending.insert(call_id.to_string(), tx);
+    }
+    ctx.emit(Event::ApprovalRequest(ApprovalAsk {
+        call_id: call_id.to_string(),
+        name: name.to_string(),
+        request: plan.request.clone(),
+        because: plan.because.clone(),
+        offer: plan.offer.clone(),
+    }));
+    let decision = tokio::select! {
+        d = rx => d.ok(),
+        () = ctx.cancel.cancelled() => None,
+    };
+    if let Ok(mut pending) = ctx.pending.lock() {
+        pending.remove(call_id);
+    }
+    let decision = decision?;
+    if let Some(message) = policy.record(plan, &decision) {
+        ctx.emit(Event::Warning { message });
+    }
+    Some(decision)
 }
 
 fn begin(ctx: &TurnContext, call: &ToolCall, summary: String) {

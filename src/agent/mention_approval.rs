@@ -10,14 +10,10 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tokio::sync::oneshot;
-
 use crate::agent::approval::{AskPlan, Verdict};
 use crate::agent::turn::{SessionState, TurnContext};
 use crate::mentions::Mention;
-use crate::protocol::{
-    ApprovalAsk, ApprovalDecision, AskBecause, ErrorKind, Event, Offer, TurnOutcome,
-};
+use crate::protocol::{ApprovalDecision, AskBecause, ErrorKind, Offer, TurnOutcome};
 
 /// Approves `mention` (asking when the policy says so), or the turn's failure.
 pub(super) async fn approve(
@@ -79,27 +75,6 @@ async fn ask(
     // Ids of their own, never a model's call id, so an answer reaches this question.
     static NEXT: AtomicU64 = AtomicU64::new(1);
     let call_id = format!("mention-{}", NEXT.fetch_add(1, Ordering::Relaxed));
-    let (tx, rx) = oneshot::channel();
-    if let Ok(mut pending) = ctx.pending.lock() {
-        pending.insert(call_id.clone(), tx);
-    }
-    ctx.emit(Event::ApprovalRequest(ApprovalAsk {
-        call_id: call_id.clone(),
-        name: format!("@{}", mention.written),
-        request: plan.request.clone(),
-        because: plan.because.clone(),
-        offer: plan.offer.clone(),
-    }));
-    let decision = tokio::select! {
-        d = rx => d.ok(),
-        () = ctx.cancel.cancelled() => None,
-    };
-    if let Ok(mut pending) = ctx.pending.lock() {
-        pending.remove(&call_id);
-    }
-    let decision = decision?;
-    if let Some(message) = state.policy.record(plan, &decision) {
-        ctx.emit(Event::Warning { message });
-    }
-    Some(decision)
+    let name = format!("@{}", mention.written);
+    super::call::ask_frontend(ctx, &state.policy, &call_id, &name, plan).await
 }

@@ -31,18 +31,13 @@ fn repository(project: &Path) {
     git(project, &["add", "a.txt"]);
 }
 
-/// The forms: each runs `touch PWNED` in bash.
-const FORMS: &[&str] = &[
-    "echo '$(touch PWNED)'; echo ${_@P}",
-    "test -v 'a[$(touch PWNED)]'",
-    "printf -v 'a[$(touch PWNED)]' x",
-    "git grep -O'touch PWNED; true' hello",
-    "echo 'a[$(touch PWNED)]' >/dev/null; echo ${a[$_]}",
-    "echo 'a[$(touch PWNED)]' >/dev/null; echo ${!_}",
-    "echo 'a[$(touch PWNED)]' >/dev/null; echo $[$_]",
-    "echo 'a[$(touch PWNED)]'; test -v 'a[_]'",
-    "read 'a[$(touch PWNED)]' <<< x",
-];
+/// Every form that runs `touch PWNED` in bash (the first), as the unit tests
+/// of `permissions::attack_tests` also read them.
+fn forms() -> impl Iterator<Item = &'static str> {
+    include_str!("../data/code_running_forms.txt")
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+}
 
 #[test]
 fn expansions_the_reader_cannot_see_never_run_unasked() {
@@ -58,7 +53,7 @@ fn expansions_the_reader_cannot_see_never_run_unasked() {
         ),
     ];
     for (config, args) in settings {
-        for form in FORMS {
+        for form in forms() {
             let (home, project) = dirs();
             repository(project.path());
             write(&home.path().join("config.toml"), config);
