@@ -356,21 +356,7 @@ fn mentions_through_a_link_are_judged_by_the_file_they_reach() {
 fn stream_json_names_the_real_file_and_the_written_path() {
     let world = World::new();
     let path = world.reach(Target::GitConfig, Form::Link);
-    let run = world.one_call(
-        "write_file",
-        json!({"path": path, "content": "x"}),
-        &[
-            "--approval-mode",
-            "auto-edit",
-            "--output-format",
-            "stream-json",
-        ],
-    );
-    let denied: serde_json::Value = String::from_utf8_lossy(&run.out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find(|v| v["type"] == "auto_denied")
-        .expect("an auto_denied event");
+    let denied = auto_denied_write(&world, &path);
     let request = &denied["request"];
     assert_eq!(request["kind"], "edit");
     assert_eq!(
@@ -389,9 +375,15 @@ fn stream_json_names_the_real_file_and_the_written_path() {
     );
     // A plain path carries no `via`.
     let world = World::new();
+    let denied = auto_denied_write(&world, ".git/config");
+    assert!(denied["request"].get("via").is_none(), "{denied}");
+}
+
+/// The `auto_denied` stream-json event of a `write_file` of `path` in `auto-edit`.
+fn auto_denied_write(world: &World, path: &str) -> serde_json::Value {
     let run = world.one_call(
         "write_file",
-        json!({"path": ".git/config", "content": "x"}),
+        json!({"path": path, "content": "x"}),
         &[
             "--approval-mode",
             "auto-edit",
@@ -399,10 +391,9 @@ fn stream_json_names_the_real_file_and_the_written_path() {
             "stream-json",
         ],
     );
-    let denied: serde_json::Value = String::from_utf8_lossy(&run.out.stdout)
+    String::from_utf8_lossy(&run.out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .find(|v| v["type"] == "auto_denied")
-        .expect("an auto_denied event");
-    assert!(denied["request"].get("via").is_none(), "{denied}");
+        .expect("an auto_denied event")
 }
