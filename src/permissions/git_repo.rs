@@ -140,6 +140,20 @@ const INERT_KEYS: &[&str] = &[
     "tag.sort",
     "maintenance.*",
     "rerere.*",
+    // Programs only commands that reach a remote, prompt for credentials or verify
+    // signatures run, and the read-only list runs none of those (`--show-signature` is
+    // refused, `log.showSignature` is not on this list).
+    "core.sshcommand",
+    "core.askpass",
+    "credential.*",
+    "remote.*.uploadpack",
+    "remote.*.receivepack",
+    "remote.*.proxy",
+    "gpg.*",
+    "submodule.*.update",
+    // Where hooks live: the one hook a read may run, `post-index-change`, is looked for
+    // where this setting points (husky and the like set it).
+    "core.hookspath",
 ];
 
 /// Why a read-only git command cannot run without asking here.
@@ -354,10 +368,8 @@ mod tests {
         for key in [
             "core.fsmonitor",
             "core.pager",
-            "core.hookspath",
             "core.worktree",
             "core.editor",
-            "core.sshcommand",
             "diff.external",
             "diff.foo.textconv",
             "diff.foo.command",
@@ -366,11 +378,9 @@ mod tests {
             "merge.x.driver",
             "pager.log",
             "log.showsignature",
-            "gpg.program",
             "include.path",
             "includeif.gitdir:/x.path",
-            "remote.origin.uploadpack",
-            "credential.helper",
+            "log.showsignature",
             "status",
         ] {
             assert!(!inert(key), "{key}");
@@ -397,6 +407,13 @@ mod tests {
         std::fs::write(repo.join(".git/hooks/post-index-change"), "#!/bin/sh\n").unwrap();
         assert!(matches!(check(repo), Err(NotARead::Hook { .. })));
         std::fs::remove_file(repo.join(".git/hooks/post-index-change")).unwrap();
+        // Hooks elsewhere (husky's `core.hooksPath`) are looked for where they are.
+        std::fs::create_dir(repo.join(".husky")).unwrap();
+        git(repo, &["config", "core.hooksPath", ".husky"]);
+        assert_eq!(check(repo), Ok(()));
+        std::fs::write(repo.join(".husky/post-index-change"), "#!/bin/sh\n").unwrap();
+        assert!(matches!(check(repo), Err(NotARead::Hook { .. })));
+        git(repo, &["config", "--unset", "core.hooksPath"]);
         assert_eq!(tracked_secret(repo), Ok(None));
         std::fs::create_dir(repo.join("sub")).unwrap();
         std::fs::write(repo.join("sub/.env"), "KEY=1\n").unwrap();
