@@ -9,6 +9,7 @@
 pub mod agent;
 pub mod artifacts;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod cost;
 pub mod exec;
@@ -37,6 +38,7 @@ pub(crate) mod test_support;
 
 pub mod skills;
 pub mod startup;
+pub mod subcommand;
 pub mod tools;
 pub mod truncate;
 pub mod tui;

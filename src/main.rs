@@ -10,10 +10,7 @@ use clap::Parser;
 
 use harness9::agent::Approver;
 use harness9::agent::saved::SessionStart;
-use harness9::cli::{
-    ArtifactsAction, Cli, Command, McpAction, PermissionsAction, ResumeRequest,
-    SessionExportFormat, SessionsAction, SkillsAction,
-};
+use harness9::cli::{Cli, ResumeRequest, SessionsAction};
 use harness9::config::{Config, ConfigError, EndpointNeed, OllamaProbe, SessionSaving};
 use harness9::print::{self, Activity, HeadlessRenderer, OutputFormat, TextDelivery};
 use harness9::protocol::{ErrorKind, InputOrigin, Invocation, Op};
@@ -123,7 +120,7 @@ fn fail(cli: &Cli, mode: Mode, e: &anyhow::Error) -> u8 {
     } else {
         ErrorKind::Internal
     };
-    let message = error_text(e);
+    let message = error_text(e.as_ref());
     sink::stderr_line(&format!("harness9: {message}"));
     if matches!(mode, Mode::Print | Mode::Repl(repl::ReplInput::Piped))
         && cli.output_format != OutputFormat::Text
@@ -140,11 +137,22 @@ fn fail(cli: &Cli, mode: Mode, e: &anyhow::Error) -> u8 {
     exit_code_for(Some(kind))
 }
 
+/// The exit code of a subcommand that failed with `kind`.
+fn subcommand_code(kind: harness9::subcommand::Kind) -> u8 {
+    use harness9::subcommand::Kind;
+    match kind {
+        Kind::Usage | Kind::NotFound => code::USAGE,
+        Kind::Failed | Kind::Internal => code::INTERNAL,
+    }
+}
+
 /// An error and its causes on one line, each cause once: a message that already quotes
 /// its cause (`cannot read X: Not a directory`) is not followed by it again.
-fn error_text(e: &anyhow::Error) -> String {
+fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
     let mut text = String::new();
-    for cause in e.chain() {
+    let mut next = Some(e);
+    while let Some(cause) = next {
+        next = cause.source();
         let cause = cause.to_string();
         if text.contains(&cause) {
             continue;
@@ -163,26 +171,14 @@ fn env_lookup(name: &str) -> Option<String> {
 
 fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
     let overrides = cli.overrides();
-    // Subcommands never call the model: no endpoint is needed or looked for.
     if let Some(command) = &cli.command {
-        let config = Config::resolve(
-            &overrides,
-            &env_lookup,
-            EndpointNeed::None,
-            OllamaProbe::Disabled,
-        )?;
-        let sealed = startup::seal_secrets(&config);
-        let home = startup::init_logging(&config);
-        if let Err(e) = sealed {
-            tracing::warn!("{e}");
-        }
-        return match command {
-            Command::Skills { action } => skills_command(&config, &home, action),
-            Command::Sessions { action } => Ok(sessions_command(&config, &home, action)),
-            Command::Artifacts { action } => Ok(artifacts_command(&config, action)),
-            Command::Permissions { action } => permissions_command(&config, action),
-            Command::Mcp { action } => mcp_command(&config, &home, action),
-        };
+        return Ok(match harness9::commands::run(&overrides, command) {
+            Ok(()) => code::OK,
+            Err(e) => {
+                sink::stderr_line(&format!("harness9: {}", error_text(&e)));
+                subcommand_code(e.kind())
+            }
+        });
     }
     let mut config = Config::resolve(
         &overrides,
@@ -221,7 +217,16 @@ fn run(cli: &Cli, mode: Mode, terminals: Terminals) -> anyhow::Result<u8> {
                 all: false,
                 json: false,
             };
-            return Ok(sessions_command(&config, &home, &list));
+            if let Some(warning) = home.warning() {
+                sink::stderr_line(&format!("harness9: warning: {warning}"));
+            }
+            return Ok(match harness9::commands::sessions(&config, &list) {
+                Ok(()) => code::OK,
+                Err(e) => {
+                    sink::stderr_line(&format!("harness9: {}", error_text(&e)));
+                    subcommand_code(e.kind())
+                }
+            });
         }
     };
 
@@ -514,268 +519,6 @@ fn print_mode(
     }))
 }
 
-fn skills_command(config: &Config, home: &Home, action: &SkillsAction) -> anyhow::Result<u8> {
-    let remote = if config.remote_skills_root.is_some() {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("cannot start the async runtime")?
-            .block_on(session::sync_remote_skills(config))
-    } else {
-        Default::default()
-    };
-    for warning in home
-        .warning()
-        .into_iter()
-        .chain(config.warnings.iter().map(String::as_str))
-        .chain(remote.warnings.iter().map(String::as_str))
-    {
-        sink::stderr_line(&format!("harness9: warning: {warning}"));
-    }
-    let options = session::discovery_options_with_remote(config, &remote);
-    // A reader that stops early (`| head -1`) ends the listing quietly.
-    let mut out = Sink::new(std::io::stdout().lock());
-    let code = match action {
-        SkillsAction::List { json } => {
-            let catalog = harness9::skills::Catalog::discover(&options);
-            let format = if *json {
-                harness9::skills::cli::ListFormat::Json
-            } else {
-                harness9::skills::cli::ListFormat::Table
-            };
-            harness9::skills::cli::list(&catalog, session::index_budget(config), format, &mut out)?
-        }
-        SkillsAction::Show { name } => {
-            let catalog = harness9::skills::Catalog::discover(&options);
-            harness9::skills::cli::show(&catalog, name, &mut out)?
-        }
-        SkillsAction::Validate { paths } => {
-            let paths = if paths.is_empty() {
-                options.existing_roots()
-            } else {
-                paths.clone()
-            };
-            harness9::skills::cli::validate(&paths, &mut out)?
-        }
-    };
-    Ok(u8::try_from(code).unwrap_or(code::INTERNAL))
-}
-
-/// `harness9 permissions list|trust`.
-fn permissions_command(config: &Config, action: &PermissionsAction) -> anyhow::Result<u8> {
-    let setup = &config.permissions;
-    let project_file = setup.places.project_file();
-    let text = match action {
-        PermissionsAction::List => harness9::permissions::describe_list(
-            &setup.book.list(),
-            &setup.untrusted,
-            &project_file,
-        ),
-        PermissionsAction::Trust => {
-            let approved = harness9::permissions::files::trust_project(&setup.places)?;
-            if approved.is_empty() {
-                format!(
-                    "{} has no allow rules to approve.\n",
-                    project_file.display()
-                )
-            } else {
-                format!(
-                    "Approved {} allow rule(s) of {} for this machine:\n{}",
-                    approved.len(),
-                    project_file.display(),
-                    approved
-                        .iter()
-                        .map(|r| format!("  allow  {r}\n"))
-                        .collect::<String>()
-                )
-            }
-        }
-    };
-    // Rules and paths come from files anyone may have written: no raw control bytes.
-    let mut out = Sink::new(std::io::stdout().lock());
-    out.write_all(harness9::safe_text::neutralize(&text).as_bytes())?;
-    out.flush()?;
-    Ok(0)
-}
-
-/// `harness9 mcp list|tools|add|remove|trust`. `list` and `tools` start servers as a
-/// session would: secrets kept out of their environment, `sandbox = true` servers in
-/// the sandbox (or reported, when it is asked for and cannot be had).
-fn mcp_command(config: &Config, home: &Home, action: &McpAction) -> anyhow::Result<u8> {
-    use harness9::mcp::cli;
-    if let Some(warning) = home.warning() {
-        sink::stderr_line(&format!("harness9: warning: {warning}"));
-    }
-    let files = cli::Files {
-        user_config: config.home.join("config.toml"),
-        project: config.workdir.clone(),
-    };
-    let format = |json: bool| {
-        if json {
-            cli::Format::Json
-        } else {
-            cli::Format::Text
-        }
-    };
-    // A reader that stops early (`| head -1`) ends the output quietly.
-    let mut out = Sink::new(std::io::stdout().lock());
-    let mut err = Sink::new(std::io::stderr());
-    let result = match action {
-        McpAction::List { json } => {
-            let (runtime, servers, options) = mcp_servers_started(config)?;
-            runtime.block_on(cli::list(
-                &servers,
-                &options,
-                format(*json),
-                &mut out,
-                &mut err,
-            ))
-        }
-        McpAction::Tools { name, json } => {
-            let (runtime, servers, options) = mcp_servers_started(config)?;
-            runtime.block_on(cli::tools(
-                &servers,
-                &options,
-                name,
-                format(*json),
-                &mut out,
-            ))
-        }
-        McpAction::Add(args) => cli::add(&config.mcp, &files, &args.request(), &mut out),
-        McpAction::Remove { name, scope } => {
-            cli::remove(&config.mcp, &files, name, scope.map(Into::into), &mut out)
-        }
-        McpAction::Trust => cli::trust(&config.mcp, &mut out, &mut err),
-    };
-    match result {
-        Ok(code) => Ok(u8::try_from(code).unwrap_or(code::INTERNAL)),
-        Err(e) => {
-            sink::stderr_line(&format!("harness9: {e}"));
-            Ok(exit_code_for(Some(e.kind())))
-        }
-    }
-}
-
-/// The runtime and the servers for `mcp list|tools`, with this run's secrets rule and
-/// sandbox set up as a session's are.
-fn mcp_servers_started(
-    config: &Config,
-) -> anyhow::Result<(
-    tokio::runtime::Runtime,
-    harness9::mcp::McpServers,
-    harness9::mcp::cli::StartOptions,
-)> {
-    harness9::exec::secrets::configure(config.secret_policy.clone());
-    let mut options = harness9::mcp::cli::StartOptions::default();
-    match harness9::sandbox::decide(&config.sandbox, config.approval_mode, &config.workdir) {
-        Ok(Decision::Confined(policy)) => {
-            let launcher = std::env::current_exe()
-                .context("cannot find harness9's own binary to start sandboxed servers")?;
-            harness9::sandbox::configure(SessionSandbox {
-                policy: std::sync::Arc::new(policy),
-                launcher,
-            });
-        }
-        Ok(Decision::Unconfined { .. }) => {}
-        Err(refusal) => options.sandbox_refusal = Some(refusal.to_string()),
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    Ok((runtime, session::mcp_servers(config), options))
-}
-
-/// `harness9 sessions …`: the saved sessions of this project (or all), read from
-/// `$HARNESS9_HOME/sessions`. An id that names no single session is a usage error.
-fn sessions_command(config: &Config, home: &Home, action: &SessionsAction) -> u8 {
-    use harness9::sessions::{self, SessionStore, cli};
-    if let Some(warning) = home.warning() {
-        sink::stderr_line(&format!("harness9: warning: {warning}"));
-    }
-    let store = SessionStore::new(&config.home);
-    // A reader that stops early (`| head -1`) ends the output quietly.
-    let mut out = Sink::new(std::io::stdout().lock());
-    let mut err = Sink::new(std::io::stderr());
-    let result = match action {
-        SessionsAction::List { all, json } => {
-            let scope = if *all {
-                sessions::ListScope::All
-            } else {
-                sessions::ListScope::Project(sessions::project_of(&config.workdir))
-            };
-            let format = if *json {
-                cli::ListFormat::Json
-            } else {
-                cli::ListFormat::Table
-            };
-            cli::list(&store, scope, format, &mut out)
-        }
-        SessionsAction::Show { id } => cli::show(&store, id, &mut out, &mut err),
-        SessionsAction::Export { id, format, output } => {
-            let format = match format {
-                SessionExportFormat::Md => cli::ExportFormat::Markdown,
-                SessionExportFormat::Json => cli::ExportFormat::Json,
-            };
-            let destination = match output {
-                Some(file) => cli::Destination::File(file.clone()),
-                None => cli::Destination::Stdout,
-            };
-            cli::export(&store, id, format, &destination, &mut out, &mut err)
-        }
-        SessionsAction::Prune {
-            older_than,
-            dry_run,
-        } => {
-            let mode = if *dry_run {
-                cli::PruneMode::DryRun
-            } else {
-                cli::PruneMode::Remove
-            };
-            cli::prune(
-                &store,
-                *older_than,
-                mode,
-                sessions::record::now_ms(),
-                &mut out,
-            )
-        }
-    };
-    match result {
-        Ok(()) => code::OK,
-        Err(e) => {
-            sink::stderr_line(&format!("harness9: {e}"));
-            exit_code_for(Some(e.kind()))
-        }
-    }
-}
-
-/// `harness9 artifacts …`: a saved session's artifacts.
-fn artifacts_command(config: &Config, action: &ArtifactsAction) -> u8 {
-    use harness9::artifacts::cli;
-    let sessions = harness9::sessions::SessionStore::new(&config.home);
-    let mut out = Sink::new(std::io::stdout().lock());
-    let result = match action {
-        ArtifactsAction::List { session, json } => {
-            cli::store_for(&sessions, &config.workdir, session.as_deref())
-                .and_then(|(id, store)| cli::list(&id, &store, *json, &mut out))
-        }
-        ArtifactsAction::Get {
-            name,
-            session,
-            output,
-        } => cli::store_for(&sessions, &config.workdir, session.as_deref())
-            .and_then(|(_, store)| cli::get(&store, name, output.as_deref(), &mut out)),
-    };
-    match result {
-        Ok(()) => code::OK,
-        Err(e) => {
-            sink::stderr_line(&format!("harness9: {e}"));
-            exit_code_for(Some(e.kind()))
-        }
-    }
-}
-
 /// Puts the home's warning first among a prepared session's start-up warnings.
 fn with_home_warning(mut prepared: session::Prepared, home: &Home) -> session::Prepared {
     if let Some(warning) = home.warning() {
@@ -798,10 +541,10 @@ mod tests {
             path: "/h/config.toml".into(),
             source: io,
         };
-        let text = error_text(&anyhow::Error::new(quoted));
+        let text = error_text(&quoted);
         assert_eq!(text.matches("Not a directory").count(), 1, "{text}");
         let chained = anyhow::anyhow!("disk full").context("cannot save");
-        assert_eq!(error_text(&chained), "cannot save: disk full");
+        assert_eq!(error_text(chained.as_ref()), "cannot save: disk full");
     }
 
     #[test]
