@@ -14,6 +14,7 @@ pub mod config;
 pub mod cost;
 pub mod exec;
 pub mod input;
+pub mod launch;
 pub mod llm;
 pub mod mcp;
 pub mod mentions;
