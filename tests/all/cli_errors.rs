@@ -360,3 +360,39 @@ fn a_malformed_command_line_is_a_usage_error_for_every_subcommand() {
     }
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
+
+/// Terminal controls in what was typed (a name a script took from a repository) are
+/// quoted in the failure, never sent raw: every subcommand's error goes through one
+/// writer that shows them (`^[`).
+#[test]
+fn controls_in_what_was_typed_never_reach_the_terminal_raw() {
+    const HOSTILE: &str = "x\u{1b}]0;PWNED\u{7}\u{1b}[2J\u{9b}31m";
+    let env = CliEnv::new();
+    a_session(&env);
+    let path = env.work.path().join(HOSTILE).display().to_string();
+    let mut broken = Vec::new();
+    for args in [
+        &["skills", "show", HOSTILE][..],
+        &["skills", "validate", &path],
+        &["sessions", "show", HOSTILE],
+        &["sessions", "export", HOSTILE],
+        &["artifacts", "get", HOSTILE],
+        &["artifacts", "list", "--session", HOSTILE],
+        &["mcp", "tools", HOSTILE],
+        &["mcp", "remove", HOSTILE],
+        &["mcp", "add", HOSTILE, "--", "x"],
+    ] {
+        let out = env.run(args);
+        let bytes = &out.stderr;
+        let raw = bytes.contains(&0x1b)
+            || bytes.contains(&0x07)
+            || bytes
+                .windows(2)
+                .any(|w| w[0] == 0xc2 && (0x80..=0x9f).contains(&w[1]));
+        let stderr = stderr_text(&out);
+        if raw || !stderr.contains("PWNED") || out.status.code() != Some(2) {
+            broken.push(format!("{args:?}: {:?} {stderr:?}", out.status.code()));
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
