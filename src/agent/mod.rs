@@ -10,6 +10,7 @@ mod call;
 pub mod compact;
 pub mod conversation;
 pub mod fork;
+pub mod live_sessions;
 pub mod mcp_servers;
 mod mention_approval;
 mod runner;
@@ -186,7 +187,7 @@ pub struct AgentSetup {
     /// Skills loaded in this session; cleared with the conversation.
     pub loaded_skills: LoadedSkills,
     /// Where sessions are saved (`None`: not saved this run).
-    pub sessions: Option<Arc<dyn saved::SessionStore>>,
+    pub sessions: Option<Arc<dyn saved::SessionArchive>>,
     /// A new session or a resumed one.
     pub start: saved::SessionStart,
     /// Whether a resumed session's model replaces this one.

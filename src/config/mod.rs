@@ -26,6 +26,7 @@ use crate::sandbox::{
     NamespacesProbe, Network, SandboxChoice, SandboxMode, SandboxSettings, SecretPlaces,
 };
 use crate::tools::ToolLimits;
+use crate::tools::skill_run::CommandLists;
 
 /// Default model when none is configured.
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
@@ -410,23 +411,6 @@ fn resolve_session_saving(
     } else {
         SessionSaving::Disabled
     })
-}
-
-/// Allow and deny lists of command names for `skill_run`. When either is set, only a
-/// single plain command (no shell syntax) is accepted and checked against them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CommandLists {
-    /// Only these command names may run (`None`: no allow list).
-    pub allowed: Option<Vec<String>>,
-    /// These command names may not run (`None`: no deny list).
-    pub denied: Option<Vec<String>>,
-}
-
-impl CommandLists {
-    /// True when neither list is set (any shell command line is accepted).
-    pub fn is_unrestricted(&self) -> bool {
-        self.allowed.is_none() && self.denied.is_none()
-    }
 }
 
 /// A comma- or whitespace-separated list of command names from an environment variable.
