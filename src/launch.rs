@@ -46,9 +46,10 @@ pub enum Ended {
         /// What failed, if anything.
         failure: Option<ErrorKind>,
     },
-    /// A signal ended it: every command was stopped, the terminal restored, and the
-    /// runtime left to shut down in the background (a task stuck in a blocking read must
-    /// not keep a terminated harness9 alive).
+    /// A signal ended it: every command was stopped, the terminal restored, stderr told
+    /// (`harness9: terminated by SIGTERM`), and the runtime left to shut down in the
+    /// background (a task stuck in a blocking read must not keep a terminated harness9
+    /// alive).
     Signalled(EndingSignal),
     /// `--resume` without an id outside the TUI, where there is nothing to pick with:
     /// this project's sessions were listed instead, as `harness9 sessions list` does.
@@ -244,7 +245,9 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
             }
         }
     };
-    if matches!(ended, Ended::Signalled(_)) {
+    if let Ended::Signalled(signal) = &ended {
+        // Said before the runtime is let go, as the run's last words.
+        sink::stderr_line(&format!("harness9: terminated by {signal}"));
         runtime.shutdown_background();
     }
     Ok(ended)

@@ -112,10 +112,7 @@ fn main() -> ExitCode {
         }
         Mode::Session(frontend) => match launch::run(&cli, frontend) {
             Ok(Ended::Finished { failure }) => exit_code_for(failure),
-            Ok(Ended::Signalled(signal)) => {
-                sink::stderr_line(&format!("harness9: terminated by {signal}"));
-                signal.exit_code()
-            }
+            Ok(Ended::Signalled(signal)) => signal.exit_code(),
             Ok(Ended::Listed(result)) => subcommand_ended(result),
             Err(e) => fail(&cli, frontend, &e),
         },
