@@ -173,8 +173,8 @@ pub fn sessions(config: &Config, action: &SessionsAction) -> Result<(), CommandE
         SessionsAction::Show { id } => cli::show(&store, id, &mut out, &mut err)?,
         SessionsAction::Export { id, format, output } => {
             let format = match format {
-                SessionExportFormat::Md => cli::ExportFormat::Markdown,
-                SessionExportFormat::Json => cli::ExportFormat::Json,
+                SessionExportFormat::Md => crate::protocol::ExportFormat::Markdown,
+                SessionExportFormat::Json => crate::protocol::ExportFormat::Json,
             };
             let destination = match output {
                 Some(file) => cli::Destination::File(file.clone()),
