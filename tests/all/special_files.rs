@@ -157,10 +157,8 @@ fn a_fifo_named_skill_md_is_reported_with_its_path_not_waited_on() {
     std::fs::create_dir_all(&folder).unwrap();
     let fifo = folder.join("SKILL.md");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_harness9"));
-    cmd.args(["skills", "list"])
-        .current_dir(project.path())
-        .env("HARNESS9_HOME", home.path());
+    let mut cmd = harness9_cli(home.path(), project.path());
+    cmd.args(["skills", "list"]);
     let out = wait_with_deadline(spawn_fed(&mut cmd, b""), Duration::from_secs(60));
     assert_exit(&out, 0);
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -19,16 +19,19 @@
 //! `#[tokio::test]` alike, and stays up until the `MockServer` is dropped.
 //!
 //! Beside the server: [`SessionBuilder`] and [`Session`] (a real session through the
-//! library, driven with `Op`s) and the file fixtures [`write`], [`skill_md`], [`skill`]
-//! and [`corpus_dir`].
+//! library, driven with `Op`s), the file fixtures [`write`], [`skill_md`], [`skill`]
+//! and [`corpus_dir`], and the one runner of subcommands ([`CliEnv`], [`harness9_cli`]).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code)]
 
+mod cli;
 mod fixture;
 mod mcp;
 mod session;
 
+#[allow(unused_imports)]
+pub use cli::*;
 pub use fixture::*;
 #[allow(unused_imports)]
 pub use mcp::*;

@@ -760,15 +760,9 @@ fn mcp_list_and_tools_confine_sandboxed_servers_when_commands_are_not() {
         ),
     );
     for args in [&["mcp", "list"][..], &["mcp", "tools", "boxed"]] {
-        let out = Command::new(env!("CARGO_BIN_EXE_harness9"))
-            .arg("-C")
-            .arg(world.project.path())
+        let out = harness9_cli(world.home.path(), world.project.path())
             .args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", world.home.path())
             .env("HARNESS9_HOME", world.h9.path())
-            .stdin(Stdio::null())
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -784,16 +778,10 @@ fn mcp_list_and_tools_confine_sandboxed_servers_when_commands_are_not() {
     assert!(!log.contains(SSH_KEY), "{log}");
     assert!(log.contains("Read-only file system"), "{log}");
     // Where no sandbox can be had, such a server does not start at all.
-    let out = Command::new(env!("CARGO_BIN_EXE_harness9"))
-        .arg("-C")
-        .arg(world.project.path())
+    let out = harness9_cli(world.home.path(), world.project.path())
         .args(["mcp", "list"])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", world.home.path())
         .env("HARNESS9_HOME", world.h9.path())
         .env("HARNESS9_SANDBOX_UNAVAILABLE", "1")
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
