@@ -450,11 +450,7 @@ fn print_mode(
         PromptSource::Argument(prompt) => (prompt.clone(), piped),
         PromptSource::Stdin => (std::mem::take(&mut piped), String::new()),
     };
-    let mut op = match input::route(
-        &prompt,
-        &prepared.info.catalog.current(),
-        &prepared.info.mcp,
-    ) {
+    let mut op = match input::route(&prompt, &prepared.info.commands) {
         input::Routed::Empty => {
             let message = match source {
                 PromptSource::Stdin => "the prompt is empty: -p was empty and so was stdin",

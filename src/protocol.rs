@@ -11,6 +11,13 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::permissions::{AskBecause, Effect, Offer, RuleView, Source};
 
+mod listings;
+pub use listings::{
+    McpHealth, McpPromptArgument, McpPromptCommand, McpServerEntry, McpServerName, McpUse,
+    SkillEntry, SkillInvocation, SkillListing, SkillNote, SkillOrigin, SkillStanding,
+    SlashCommands, SlashSkill,
+};
+
 /// A slash command the agent runs as a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Invocation {
@@ -116,6 +123,12 @@ pub enum Op {
     },
     /// End the session: interrupt any running turn, then send [`Event::ShutdownComplete`].
     Shutdown,
+
+    // ----- listings: answered at once, even while a turn runs ------------------------
+    /// List the skills as `/skills` shows them ([`Event::SkillList`]).
+    ListSkills,
+    /// List the MCP servers as `/mcp` shows them ([`Event::McpServerList`]).
+    ListMcpServers,
 }
 
 /// Where a user message's text came from. Text that arrived on stdin may have been
@@ -409,7 +422,10 @@ impl SubAgentEvent {
             | Event::Compacted { .. }
             | Event::ContextWindow { .. }
             | Event::ModelChanged { .. }
-            | Event::ShutdownComplete { .. } => Err(Box::new(event)),
+            | Event::ShutdownComplete { .. }
+            | Event::SkillList(_)
+            | Event::McpServerList { .. }
+            | Event::SlashCommands(_) => Err(Box::new(event)),
         }
     }
 
@@ -944,6 +960,19 @@ pub enum Event {
         /// Usage for the whole session.
         usage: Usage,
     },
+
+    // ----- listings: a frontend's own questions; print mode shows none of them -------
+    /// The skills, after [`Op::ListSkills`].
+    SkillList(SkillListing),
+    /// The configured MCP servers with their state, after [`Op::ListMcpServers`].
+    McpServerList {
+        /// In name order; empty without servers.
+        servers: Vec<McpServerEntry>,
+    },
+    /// The slash commands changed (skills reloaded, an MCP server's prompts learnt):
+    /// all of them, in place of what the frontend had (`SessionInfo` carries them at
+    /// start).
+    SlashCommands(SlashCommands),
 }
 
 #[cfg(test)]

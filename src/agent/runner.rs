@@ -1,6 +1,7 @@
 //! The agent's dispatcher: receives [`Op`]s, queues work, runs one turn at a time on its
-//! own task, routes approval answers and interrupts to the running turn, and shuts down
-//! cleanly. It must not know how events are drawn.
+//! own task, routes approval answers and interrupts to the running turn, answers the
+//! frontends' questions that need no session state (permissions, `/skills`, `/mcp`) at
+//! once, and shuts down cleanly. It must not know how events are drawn.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -130,9 +131,10 @@ async fn run(
 }
 
 impl Dispatcher {
-    /// Starts the session: MCP failures become warnings, the saved session begins (a
-    /// new file, or the conversation being resumed), the frontend hears that the session
-    /// is configured (and what a resumed session said), and preloaded servers start.
+    /// Starts the session: MCP failures become warnings and what their starts learn
+    /// new slash commands, the saved session begins (a new file, or the conversation
+    /// being resumed), the frontend hears that the session is configured (and what a
+    /// resumed session said), and preloaded servers start.
     fn open(setup: Arc<AgentSetup>, events: mpsc::UnboundedSender<Event>) -> Dispatcher {
         {
             let events = events.clone();
@@ -140,6 +142,7 @@ impl Dispatcher {
                 let _ = events.send(Event::Warning { message });
             });
         }
+        super::listings::announce_mcp_changes(&setup, &events);
         let mut dispatcher = Dispatcher {
             policy: setup.policy.clone(),
             setup,
@@ -356,6 +359,8 @@ impl Dispatcher {
                     },
                 });
             }
+            Op::ListSkills => self.emit(super::listings::skills(&self.setup)),
+            Op::ListMcpServers => self.emit(super::listings::mcp_servers(&self.setup)),
             queued @ (Op::UserInput { .. }
             | Op::Invoke(_)
             | Op::NewConversation

@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 use crate::agent::{AgentHandle, SessionInfo};
 use crate::input::{self, Builtin, PermissionsCommand, Routed};
 use crate::print::{Activity, OutputFormat};
-use crate::protocol::{ApprovalAsk, ApprovalDecision, ErrorKind, Event, Op, Usage};
+use crate::protocol::{ApprovalAsk, ApprovalDecision, ErrorKind, Event, Op, SlashCommands, Usage};
 use crate::signals::{EndingSignal, EndingSignals};
 use crate::sink::{ReaderState, ReaderWatch, Sink};
 
@@ -104,8 +104,7 @@ pub async fn run(
             source::spawn_line_reader(io::BufReader::new(io::stdin())),
         ),
         ReplInput::Terminal => {
-            let (t, rx) =
-                TerminalInput::start(info.home.clone(), info.catalog.clone(), info.mcp.clone())?;
+            let (t, rx) = TerminalInput::start(info.home.clone())?;
             (Some(t), rx)
         }
     };
@@ -200,6 +199,10 @@ enum State {
     ProjectChanges,
     /// Waiting for [`Event::SkillsReloaded`].
     ReloadingSkills,
+    /// Waiting for [`Event::SkillList`].
+    ListingSkills,
+    /// Waiting for [`Event::McpServerList`].
+    ListingMcpServers,
     /// [`Op::Shutdown`] sent; waiting for [`Event::ShutdownComplete`].
     ShuttingDown,
     /// The agent has stopped.
@@ -233,6 +236,8 @@ struct Repl<O: Write, E: Write> {
     model: String,
     /// The approval mode in force.
     approval_mode: crate::protocol::ApprovalMode,
+    /// The slash commands for routing and completion, as the agent last sent them.
+    commands: SlashCommands,
     usage: Usage,
     context_tokens: u64,
     /// The model's context window, when known (learnt while the session runs).
@@ -266,6 +271,7 @@ impl<O: Write, E: Write> Repl<O, E> {
             model: info.model.clone(),
             context_window: info.context_window,
             approval_mode: info.approval_mode,
+            commands: info.commands.clone(),
             info,
             input,
             renderer,
@@ -316,7 +322,7 @@ impl<O: Write, E: Write> Repl<O, E> {
                     self.send(Op::Shutdown);
                     self.state = State::ShuttingDown;
                 } else if let Some(terminal) = &self.terminal {
-                    terminal.request_line();
+                    terminal.request_line(self.commands.clone());
                     self.reading = true;
                 }
             }
@@ -487,7 +493,7 @@ impl<O: Write, E: Write> Repl<O, E> {
     }
 
     fn on_line(&mut self, line: &str) -> io::Result<()> {
-        match input::route(line, &self.info.catalog.current(), &self.info.mcp) {
+        match input::route(line, &self.commands) {
             Routed::Empty => Ok(()),
             routed @ (Routed::Prompt(_) | Routed::Invoke(_)) => {
                 // Lines read from a pipe are data: their `@path` mentions are not read.
@@ -513,16 +519,14 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.renderer.notice(&text)
             }
             Builtin::Skills => {
-                let text = render::skills_text(
-                    &self.info.catalog.current(),
-                    self.info.index_budget,
-                    &self.info.loaded_skills,
-                );
-                self.renderer.notice(&text)
+                self.send(Op::ListSkills);
+                self.state = State::ListingSkills;
+                Ok(())
             }
             Builtin::Mcp => {
-                let text = crate::mcp::listing::text(&self.info.mcp, &self.info.loaded_skills);
-                self.renderer.notice(&text)
+                self.send(Op::ListMcpServers);
+                self.state = State::ListingMcpServers;
+                Ok(())
             }
             Builtin::Approvals(None) => {
                 let mode = mode_name(self.approval_mode);
@@ -609,8 +613,53 @@ impl<O: Write, E: Write> Repl<O, E> {
         }
     }
 
+    /// One agent event: an approval is asked at once; anything else updates what the
+    /// REPL keeps of the session, answers what it was waiting for, and goes to the
+    /// renderer.
     fn on_event(&mut self, event: Event) -> io::Result<()> {
-        match &event {
+        if let Event::ApprovalRequest(ask) = &event {
+            return self.ask_approval(ask);
+        }
+        self.keep(&event);
+        self.answered(&event)?;
+        self.render(&event)
+    }
+
+    /// Asks the user on the terminal; in a pipe, denies (the agent runs with nobody to
+    /// ask there and never sends this; answering anyway means a turn can never hang).
+    fn ask_approval(&mut self, ask: &ApprovalAsk) -> io::Result<()> {
+        let ApprovalAsk {
+            call_id,
+            name: tool,
+            request,
+            because,
+            offer,
+        } = ask;
+        match &self.terminal {
+            Some(terminal) => {
+                self.renderer
+                    .approval_request(tool, request, because.as_ref(), offer)?;
+                terminal.request_approval();
+                self.reading = true;
+                self.asking = Some(call_id.clone());
+                Ok(())
+            }
+            None => {
+                self.send(Op::Approval {
+                    call_id: call_id.clone(),
+                    decision: ApprovalDecision::Deny {
+                        reason: Some("nobody can approve in pipe mode".into()),
+                    },
+                });
+                self.renderer.denied(tool, request)
+            }
+        }
+    }
+
+    /// What the REPL keeps of the session: the model, the context window and how full
+    /// it is, usage, the approval mode, the slash commands, whether the agent stopped.
+    fn keep(&mut self, event: &Event) {
+        match event {
             Event::SessionConfigured {
                 model,
                 context_window,
@@ -620,35 +669,6 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.context_window = *context_window;
             }
             Event::ContextWindow { tokens, .. } => self.context_window = Some(*tokens),
-            Event::ApprovalRequest(ApprovalAsk {
-                call_id,
-                name: tool,
-                request,
-                because,
-                offer,
-            }) => {
-                return match &self.terminal {
-                    Some(terminal) => {
-                        self.renderer
-                            .approval_request(tool, request, because.as_ref(), offer)?;
-                        terminal.request_approval();
-                        self.reading = true;
-                        self.asking = Some(call_id.clone());
-                        Ok(())
-                    }
-                    // The agent runs with nobody to ask in a pipe and never sends
-                    // this; answer anyway so that a turn can never hang.
-                    None => {
-                        self.send(Op::Approval {
-                            call_id: call_id.clone(),
-                            decision: ApprovalDecision::Deny {
-                                reason: Some("nobody can approve in pipe mode".into()),
-                            },
-                        });
-                        self.renderer.denied(tool, request)
-                    }
-                };
-            }
             Event::Usage {
                 session,
                 context_tokens,
@@ -660,36 +680,41 @@ impl<O: Write, E: Write> Repl<O, E> {
                     self.context_tokens = *tokens;
                 }
             }
-            // The headless renderer shows it (a note on stderr, or the JSON event).
-            Event::Compacted { tokens_after, .. } => {
-                if self.state == State::Compacting {
-                    self.state = State::Idle;
-                }
-                self.context_tokens = *tokens_after;
-            }
-            Event::ConversationCleared => {
-                if self.state == State::Clearing {
-                    self.state = State::Idle;
-                }
+            Event::Compacted { tokens_after, .. } => self.context_tokens = *tokens_after,
+            Event::ConversationCleared => self.context_tokens = 0,
+            Event::ModelChanged { model } => self.model = model.clone(),
+            Event::SessionResumed(resumed) => {
+                self.model = resumed.model.clone();
                 self.context_tokens = 0;
-                self.renderer.notice("new conversation")?;
             }
-            Event::ModelChanged { model } => {
-                self.model = model.clone();
-                if self.state == State::SwitchingModel {
-                    self.state = State::Idle;
-                }
-                self.renderer.notice(&format!("model: {model}"))?;
-            }
+            Event::ApprovalModeChanged { mode } => self.approval_mode = *mode,
+            Event::SlashCommands(commands) => self.commands = commands.clone(),
             Event::ShutdownComplete { usage } => {
                 self.usage = *usage;
                 self.state = State::Done;
             }
-            // Sent for `/resume`, or at start for `-c` and `--resume ID`. The JSON
-            // formats carry the event itself; text gets a short recap.
+            _ => {}
+        }
+    }
+
+    /// The answers to what the REPL asked the agent: each ends its wait and is shown
+    /// for people (the JSON formats carry the event itself; `report` says nothing in
+    /// `stream-json`). Work that could not happen ends with the warning saying why.
+    fn answered(&mut self, event: &Event) -> io::Result<()> {
+        match event {
+            // The headless renderer shows it (a note on stderr, or the JSON event).
+            Event::Compacted { .. } => self.done_waiting(State::Compacting),
+            Event::ConversationCleared => {
+                self.done_waiting(State::Clearing);
+                self.renderer.notice("new conversation")?;
+            }
+            Event::ModelChanged { model } => {
+                self.done_waiting(State::SwitchingModel);
+                self.renderer.notice(&format!("model: {model}"))?;
+            }
+            // Sent for `/resume`, or at start for `-c` and `--resume ID`: text gets a
+            // short recap.
             Event::SessionResumed(resumed) => {
-                self.model = resumed.model.clone();
-                self.context_tokens = 0;
                 self.done_waiting(State::Resuming);
                 self.renderer.report(&render::resumed_text(resumed))?;
             }
@@ -703,11 +728,8 @@ impl<O: Write, E: Write> Repl<O, E> {
                 project_file,
             } => {
                 self.done_waiting(State::Permissions);
-                self.renderer.report(&crate::permissions::describe_list(
-                    rules,
-                    untrusted,
-                    project_file,
-                ))?;
+                let text = crate::permissions::describe_list(rules, untrusted, project_file);
+                self.renderer.report(&text)?;
             }
             Event::PermissionRemoved { rule } => {
                 self.done_waiting(State::Permissions);
@@ -725,23 +747,10 @@ impl<O: Write, E: Write> Repl<O, E> {
                     .report(&format!("exported to {}", path.display()))?;
             }
             Event::ApprovalModeChanged { mode } => {
-                self.approval_mode = *mode;
                 self.renderer
                     .report(&format!("approval mode: {}", mode_name(*mode)))?;
             }
-            Event::Undone { outcome } => {
-                self.done_waiting(State::ProjectChanges);
-                self.renderer.report(&outcome.describe())?;
-            }
-            Event::SessionDiff { diff } => {
-                self.done_waiting(State::ProjectChanges);
-                match diff.as_deref() {
-                    None | Some("") => self.renderer.report(
-                        "No changes: this session has not changed a file of the project.",
-                    )?,
-                    Some(diff) => self.renderer.report(diff.trim_end())?,
-                }
-            }
+            Event::Undone { .. } | Event::SessionDiff { .. } => self.project_changes(event)?,
             Event::SkillsReloaded { warnings, .. } => {
                 self.done_waiting(State::ReloadingSkills);
                 for warning in warnings {
@@ -751,7 +760,14 @@ impl<O: Write, E: Write> Repl<O, E> {
                     self.renderer.report(&line)?;
                 }
             }
-            // Work that could not happen ends with the warning saying why.
+            Event::SkillList(listing) => {
+                self.done_waiting(State::ListingSkills);
+                self.renderer.notice(&render::skills_text(listing))?;
+            }
+            Event::McpServerList { servers } => {
+                self.done_waiting(State::ListingMcpServers);
+                self.renderer.notice(&render::mcp_text(servers))?;
+            }
             Event::Warning { .. }
                 if matches!(
                     self.state,
@@ -767,17 +783,39 @@ impl<O: Write, E: Write> Repl<O, E> {
             }
             _ => {}
         }
-        if let Some(report) = self.renderer.event(&event)? {
-            if self.state == State::Turn {
-                self.state = State::Idle;
-            }
-            match report.error_kind() {
-                // Stopping a turn with Ctrl-C on a terminal is the user's choice,
-                // not a failure of the session.
-                Some(ErrorKind::Interrupted) if self.input == ReplInput::Terminal => {}
-                Some(kind) => self.fail(kind),
-                None => {}
-            }
+        Ok(())
+    }
+
+    /// What `/undo` did, or what `/diff` shows.
+    fn project_changes(&mut self, event: &Event) -> io::Result<()> {
+        self.done_waiting(State::ProjectChanges);
+        match event {
+            Event::Undone { outcome } => self.renderer.report(&outcome.describe()),
+            Event::SessionDiff { diff } => match diff.as_deref() {
+                None | Some("") => self
+                    .renderer
+                    .report("No changes: this session has not changed a file of the project."),
+                Some(diff) => self.renderer.report(diff.trim_end()),
+            },
+            _ => Ok(()),
+        }
+    }
+
+    /// The event through the renderer; a turn's end makes the REPL idle and may make
+    /// the session a failure.
+    fn render(&mut self, event: &Event) -> io::Result<()> {
+        let Some(report) = self.renderer.event(event)? else {
+            return Ok(());
+        };
+        if self.state == State::Turn {
+            self.state = State::Idle;
+        }
+        match report.error_kind() {
+            // Stopping a turn with Ctrl-C on a terminal is the user's choice, not a
+            // failure of the session.
+            Some(ErrorKind::Interrupted) if self.input == ReplInput::Terminal => {}
+            Some(kind) => self.fail(kind),
+            None => {}
         }
         Ok(())
     }

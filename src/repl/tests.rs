@@ -151,6 +151,14 @@ fn fake_agent_notifying(
                     warnings: vec!["/s/broken/SKILL.md: no frontmatter".into()],
                     trigger: crate::protocol::ReloadTrigger::Asked,
                 }),
+                Op::ListSkills => send(Event::SkillList(crate::skills::listing::listing(
+                    &Catalog::empty(),
+                    8_000,
+                    &[],
+                ))),
+                Op::ListMcpServers => send(Event::McpServerList {
+                    servers: Vec::new(),
+                }),
             }
         }
         seen
@@ -209,12 +217,9 @@ fn info() -> SessionInfo {
         workdir: PathBuf::from("/p"),
         home: PathBuf::from("/h"),
         approval_mode: ApprovalMode::Suggest,
-        catalog: Arc::new(Catalog::empty()).into(),
+        commands: SlashCommands::default(),
         context_window: Some(1000),
         startup_warnings: vec!["a skill did not load".into()],
-        index_budget: 8_000,
-        loaded_skills: Default::default(),
-        mcp: crate::mcp::McpServers::none(),
     }
 }
 

@@ -261,7 +261,7 @@ impl App {
         let crate::tui::composer::Taken { shown: typed, full } = self.composer.take();
         self.popup = None;
         self.mention = None;
-        match route(&full, &self.catalog.current(), &self.mcp) {
+        match route(&full, &self.commands) {
             Routed::Empty => {}
             Routed::Prompt(text) => self.send(
                 typed,
@@ -292,15 +292,11 @@ impl App {
         match builtin {
             Builtin::Help => {
                 self.commit_cell(echo.lines());
-                self.commit_cell(views::help(&self.catalog.current()));
+                self.commit_cell(views::help(&self.commands));
             }
             Builtin::Skills => {
                 self.commit_cell(echo.lines());
-                self.commit_cell(views::skills(
-                    &self.catalog.current(),
-                    self.index_budget,
-                    &self.loaded_skills,
-                ));
+                self.out.ops.push(Op::ListSkills);
             }
             Builtin::Usage => {
                 self.commit_cell(echo.lines());
@@ -308,7 +304,7 @@ impl App {
             }
             Builtin::Mcp => {
                 self.commit_cell(echo.lines());
-                self.commit_cell(views::mcp(&self.mcp, &self.loaded_skills));
+                self.out.ops.push(Op::ListMcpServers);
             }
             Builtin::SkillsReload => {
                 self.commit_cell(echo.lines());

@@ -34,8 +34,7 @@ use super::transcript::Transcript;
 use super::views;
 use super::wrap::wrap_lines;
 use crate::agent::SessionInfo;
-use crate::protocol::{AutoDenyReason, Event, Op, ToolStatus, TurnOutcome, Usage};
-use crate::skills::active::LoadedSkills;
+use crate::protocol::{AutoDenyReason, Event, Op, SlashCommands, ToolStatus, TurnOutcome, Usage};
 
 /// Two Ctrl+C within this window exit.
 const DOUBLE_PRESS: Duration = Duration::from_millis(2000);
@@ -75,10 +74,8 @@ struct Outbox {
 /// The TUI's state.
 #[derive(Debug)]
 pub struct App {
-    catalog: crate::skills::SharedCatalog,
-    mcp: crate::mcp::McpServers,
-    index_budget: usize,
-    loaded_skills: LoadedSkills,
+    /// The slash commands for routing and completion, as the agent last sent them.
+    commands: SlashCommands,
     status: SessionStatus,
     turn: TurnState,
     turn_started: Option<Instant>,
@@ -130,15 +127,12 @@ impl App {
             context_window: info.context_window,
             context_tokens: 0,
             usage: Usage::default(),
-            skills: info.catalog.current().skills().len(),
+            skills: info.commands.skills.len(),
             approval_mode: info.approval_mode,
         };
         let history = History::load(&info.home.join("history"));
         let mut app = App {
-            catalog: info.catalog.clone(),
-            mcp: info.mcp.clone(),
-            index_budget: info.index_budget,
-            loaded_skills: info.loaded_skills.clone(),
+            commands: info.commands.clone(),
             status,
             turn: TurnState::Idle,
             turn_started: None,
@@ -166,7 +160,7 @@ impl App {
         app.commit_cell(views::welcome(
             &app.status,
             info.approval_mode,
-            info.mcp.usable().len(),
+            info.commands.usable_mcp_servers(),
         ));
         for warning in &info.startup_warnings {
             app.commit_notice(NoticeKind::Warning, warning);
@@ -532,6 +526,9 @@ impl App {
                 self.flush_stream();
                 self.lifecycle = Lifecycle::Finished(usage);
             }
+            Event::SkillList(listing) => self.commit_cell(views::skills(&listing)),
+            Event::McpServerList { servers } => self.commit_cell(views::mcp(&servers)),
+            Event::SlashCommands(commands) => self.commands = commands,
         }
     }
 
@@ -568,12 +565,9 @@ impl App {
         self.refresh_mention();
         self.popup = match self.mention {
             Some(_) => None,
-            None => SlashPopup::for_draft(
-                self.composer.text(),
-                &self.catalog.current(),
-                &self.mcp,
-                self.popup.as_ref(),
-            ),
+            None => {
+                SlashPopup::for_draft(self.composer.text(), &self.commands, self.popup.as_ref())
+            }
         };
     }
 
