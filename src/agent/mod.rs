@@ -11,6 +11,7 @@ pub mod compact;
 pub mod conversation;
 pub mod fork;
 mod listings;
+pub mod live_sessions;
 pub mod mcp_servers;
 mod mention_approval;
 mod runner;
@@ -185,7 +186,7 @@ pub struct AgentSetup {
     /// Skills loaded in this session; cleared with the conversation.
     pub loaded_skills: LoadedSkills,
     /// Where sessions are saved (`None`: not saved this run).
-    pub sessions: Option<Arc<dyn saved::SessionStore>>,
+    pub sessions: Option<Arc<dyn saved::SessionArchive>>,
     /// A new session or a resumed one.
     pub start: saved::SessionStart,
     /// Whether a resumed session's model replaces this one.

@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 
 use super::status::{SessionStatus, short_count};
 use crate::agent::ApprovalMode;
-use crate::input::BUILTINS;
+use crate::protocol::BUILTINS;
 use crate::protocol::{McpHealth, McpServerEntry, SkillListing, SkillStanding, SlashCommands};
 
 fn dim() -> Style {
