@@ -33,7 +33,7 @@ use crate::skills::active::LoadedSkills;
 use crate::tools::{ToolLimits, ToolRegistry};
 
 // The approval mode is a protocol value (config, frontends and the agent share it).
-pub use crate::protocol::ApprovalMode;
+use crate::protocol::ApprovalMode;
 
 /// Who can answer approval requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,7 +190,7 @@ pub struct AgentSetup {
     /// A new session or a resumed one.
     pub start: saved::SessionStart,
     /// Whether a resumed session's model replaces this one.
-    pub model_source: saved::ModelSource,
+    pub model_source: crate::config::ModelSource,
     /// The session's MCP servers.
     pub mcp: crate::mcp::McpServers,
     /// Prices per model, for the cost of each request.

@@ -39,7 +39,7 @@ pub trait SessionArchive: Send + Sync {
     fn artifacts(&self, id: &SessionId) -> crate::artifacts::ArtifactStore;
 }
 
-pub use crate::config::ModelSource;
+use crate::config::ModelSource;
 
 /// How the session starts.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,11 +7,11 @@
 //!
 //! It must not know how events are drawn.
 
-use crate::agent::ApprovalMode;
 use crate::agent::approval::{ApprovalPolicy, Verdict};
 use crate::agent::fork::run_fork;
 use crate::agent::turn::{SessionState, TurnContext, run_turn};
 use crate::llm::Message;
+use crate::protocol::ApprovalMode;
 use crate::protocol::ApprovalRequestKind;
 use crate::protocol::AskBecause;
 use crate::protocol::{ErrorKind, Event, TurnOutcome, Usage};

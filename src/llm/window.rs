@@ -33,7 +33,7 @@ const CACHE_MAX_ENTRIES: usize = 200;
 /// A cache file larger than this is taken for garbage.
 const CACHE_MAX_BYTES: u64 = 1 << 20;
 
-pub use crate::protocol::WindowSource;
+use crate::protocol::WindowSource;
 
 /// A context window in tokens and where it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

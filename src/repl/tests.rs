@@ -9,7 +9,7 @@ use tokio::sync::Notify;
 
 use super::render::SharedWriter;
 use super::*;
-use crate::agent::ApprovalMode;
+use crate::protocol::ApprovalMode;
 use crate::protocol::{
     ApprovalRequestKind, HistoryItem, ResumedSession, SessionListing, TurnOutcome,
 };

@@ -9,7 +9,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::status::{SessionStatus, short_count};
-use crate::agent::ApprovalMode;
+use crate::protocol::ApprovalMode;
 use crate::protocol::BUILTINS;
 use crate::protocol::{McpHealth, McpServerEntry, SkillListing, SkillStanding, SlashCommands};
 

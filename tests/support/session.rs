@@ -7,8 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use harness9::agent::{AgentHandle, ApprovalMode, Approver, SessionInfo};
+use harness9::agent::{AgentHandle, Approver, SessionInfo};
 use harness9::config::{Config, EndpointNeed, OllamaProbe, Overrides};
+use harness9::protocol::ApprovalMode;
 use harness9::protocol::{Event, Invocation, Op, TurnOutcome};
 
 use super::MockServer;
