@@ -2,8 +2,9 @@
 //! (and on `/skills reload`) the watch discovers again off the async threads; a skill
 //! that is gone is unloaded with its tools; the frontend hears of it through
 //! [`Event::SkillsReloaded`] (and gets its new slash commands, [`Event::SlashCommands`]),
-//! and the model through the note the watch keeps for its next message. The system prompt is never rebuilt. It knows the agent's state; how
-//! changes are found is [`crate::skills::SkillsWatch`]'s.
+//! and the model through the note the watch keeps for its next message. The system
+//! prompt is never rebuilt. It knows the agent's state; how changes are found is
+//! [`crate::skills::SkillsWatch`]'s.
 
 use std::sync::Arc;
 
