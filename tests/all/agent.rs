@@ -524,13 +524,9 @@ async fn use_skill_unknown_name_lists_the_available_ones_and_slash_commands_send
         .to_string();
     assert!(result.contains("go-refactor"), "{result}");
 
-    let op = harness9::input::route(
-        "/go-refactor clean main.go",
-        &s.info.catalog.current(),
-        &s.info.mcp,
-    )
-    .to_op(harness9::protocol::InputOrigin::Typed)
-    .unwrap();
+    let op = harness9::input::route("/go-refactor clean main.go", &s.info.commands)
+        .to_op(harness9::protocol::InputOrigin::Typed)
+        .unwrap();
     assert!(matches!(op, Op::Invoke(Invocation::Skill { .. })), "{op:?}");
     s.handle.ops.send(op).unwrap();
     s.until(|e| matches!(e, Event::TurnComplete { .. })).await;
