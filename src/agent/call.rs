@@ -1,10 +1,12 @@
-//! One tool call, in four steps: **parse** (the tool exists, the arguments are a JSON
+//! One tool call, in five steps: **parse** (the tool exists, the arguments are a JSON
 //! object the tool accepts: it parses them once, into the call it approves and runs),
 //! **approve** (the approval policy: run, ask the frontend, or deny when
 //! nobody can answer), **run** (with live output forwarded, and a forker for tools that
-//! start sub-agents), **report** (the `ToolCallEnd` event and the text the model gets).
-//! Every step that ends the call early reports through the same function, so the
-//! frontend always sees one begin and one end per call.
+//! start sub-agents), **report** (the `ToolCallEnd` event and the text the model gets),
+//! **size** (the text cut to the tools' output limit, then to what the context window
+//! leaves, room made for it first: `fit.rs`). Every step that ends the call early
+//! reports through the same function, so the frontend always sees one begin and one end
+//! per call.
 //!
 //! It must not know how events are drawn or what any tool does.
 
@@ -13,6 +15,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::agent::approval::{ApprovalPolicy, AskPlan, Verdict};
+use crate::agent::fit::Sized;
 use crate::agent::fork::AgentForker;
 use crate::agent::turn::{SessionState, TurnContext};
 use crate::llm::ToolCall;
@@ -48,8 +51,24 @@ impl Report {
     }
 }
 
-/// Runs one call: parse, approve, run, report. Returns the text for the model.
+/// Runs one call: parse, approve, run, report, size. Returns the text for the model.
 pub(super) async fn run_call(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    call: &ToolCall,
+) -> (String, CallEnd) {
+    let (content, end) = run_and_report(state, ctx, call).await;
+    match super::fit::fit_result(state, ctx, call, content).await {
+        (content, Sized::Fitted) => (content, end),
+        (content, Sized::Interrupted) => match end {
+            CallEnd::Done => (content, CallEnd::Interrupted),
+            other => (content, other),
+        },
+    }
+}
+
+/// Parse, approve, run, report.
+async fn run_and_report(
     state: &mut SessionState,
     ctx: &TurnContext,
     call: &ToolCall,
