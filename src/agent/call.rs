@@ -2,11 +2,11 @@
 //! object the tool accepts: it parses them once, into the call it approves and runs),
 //! **approve** (the approval policy: run, ask the frontend, or deny when
 //! nobody can answer), **run** (with live output forwarded, and a forker for tools that
-//! start sub-agents), **report** (the `ToolCallEnd` event and the text the model gets),
-//! **size** (the text cut to the tools' output limit, then to what the context window
-//! leaves, room made for it first: `fit.rs`). Every step that ends the call early
-//! reports through the same function, so the frontend always sees one begin and one end
-//! per call.
+//! start sub-agents), **size** (the text cut to the tools' output limit, then to what
+//! the context window leaves, room made for it first: `fit.rs`), **report** (the
+//! `ToolCallEnd` event, whose summary says when the window cut the text, and the text
+//! the model gets). Every step that ends the call early reports through the same
+//! function, so the frontend always sees one begin and one end per call.
 //!
 //! It must not know how events are drawn or what any tool does.
 
@@ -51,29 +51,33 @@ impl Report {
     }
 }
 
-/// Runs one call: parse, approve, run, report, size. Returns the text for the model.
+/// Runs one call: parse, approve, run, size, report. Returns the text for the model.
 pub(super) async fn run_call(
     state: &mut SessionState,
     ctx: &TurnContext,
     call: &ToolCall,
 ) -> (String, CallEnd) {
-    let (content, end) = run_and_report(state, ctx, call).await;
-    match super::fit::fit_result(state, ctx, call, content).await {
-        (content, Sized::Fitted) => (content, end),
-        (content, Sized::Interrupted) => match end {
-            CallEnd::Done => (content, CallEnd::Interrupted),
-            other => (content, other),
-        },
+    let mut report = run_to_report(state, ctx, call).await;
+    let mut summary = summary_of(&report.content, report.diff.as_deref());
+    let whole = report.content.len();
+    let (content, sized) =
+        super::fit::fit_result(state, ctx, call, std::mem::take(&mut report.content)).await;
+    if content.len() < whole {
+        summary.push_str(&format!(
+            "\n… the model got {} of its {whole} bytes (cut to fit the context window)",
+            content.len()
+        ));
     }
+    report.content = content;
+    if sized == Sized::Interrupted && matches!(report.end, CallEnd::Done) {
+        report.end = CallEnd::Interrupted;
+    }
+    finish(ctx, call, report, summary)
 }
 
-/// Parse, approve, run, report.
-async fn run_and_report(
-    state: &mut SessionState,
-    ctx: &TurnContext,
-    call: &ToolCall,
-) -> (String, CallEnd) {
-    let report = match parse(ctx, call) {
+/// Parse, approve, run: the report of what happened.
+async fn run_to_report(state: &mut SessionState, ctx: &TurnContext, call: &ToolCall) -> Report {
+    match parse(ctx, call) {
         Err(report) => {
             begin(ctx, call, String::new());
             report
@@ -86,8 +90,7 @@ async fn run_and_report(
             }
             Ok(prepared) => approve_and_run(state, ctx, call, prepared).await,
         },
-    };
-    finish(ctx, call, report)
+    }
 }
 
 /// The tool and its arguments, or the report for the model when either is unusable.
@@ -355,13 +358,18 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
     }
 }
 
-/// Emits the call's end and returns the text for the model.
-fn finish(ctx: &TurnContext, call: &ToolCall, report: Report) -> (String, CallEnd) {
+/// Emits the call's end (with `summary`) and returns the text for the model.
+fn finish(
+    ctx: &TurnContext,
+    call: &ToolCall,
+    report: Report,
+    summary: String,
+) -> (String, CallEnd) {
     ctx.emit(Event::ToolCallEnd {
         call_id: call.id.clone(),
         name: call.name.clone(),
         status: report.status,
-        summary: summary_of(&report.content, report.diff.as_deref()),
+        summary,
         diff: report.diff,
     });
     (report.content, report.end)

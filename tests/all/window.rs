@@ -128,12 +128,24 @@ fn a_tool_result_is_cut_to_what_the_window_leaves_and_says_how_to_get_the_rest()
         home.path(),
         project.path(),
         Some(8192),
-        &["-p", "read big.txt"],
+        &["-p", "read big.txt", "--output-format", "stream-json"],
     );
     assert_exit(&out, 0);
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "answered after 1 calls\n"
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let result = events.iter().find(|e| e["type"] == "result").unwrap();
+    assert_eq!(result["result"], "answered after 1 calls");
+    // What the user is shown of the call says the model got less.
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_call_end")
+        .unwrap();
+    let summary = end["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("cut to fit the context window") && summary.contains("the model got"),
+        "{summary}"
     );
     let reqs = server.chat_requests();
     assert_eq!(reqs.len(), 2, "no refusal, no compaction");
