@@ -2,7 +2,9 @@
 //! still grow by before it passes the fill line, and what is given up, oldest first, to
 //! make room ([`Shed`]): whole tool results of earlier turns, this turn's own earlier
 //! results (both replaced by the elision marker), and this turn's earlier calls with
-//! their results, removed and named in one note at the end of the turn's first message.
+//! their results, removed and named in one note at the start of the turn's first answer
+//! that is left. The note names calls the model chose (arguments included), so it stays
+//! in the model's own role: a user message is never changed.
 //!
 //! It knows the conversation's messages and estimates; it does not decide when room is
 //! made or how much a result may take (`agent/fit.rs` does), and it sends nothing.
@@ -50,8 +52,8 @@ pub enum Shed {
 pub(super) struct Folded {
     /// The turn they belong to.
     turn: u64,
-    /// The length of the turn's first message before the note.
-    original_len: usize,
+    /// Bytes of the note at the start of the turn's first answer with calls.
+    note_len: usize,
     /// Each removed call, `name arguments`, oldest first.
     calls: Vec<String>,
 }
@@ -160,23 +162,19 @@ impl Conversation {
     }
 
     /// Removes this turn's answers with calls (and their results), oldest first and but
-    /// the latest `keep`, until `need` bytes are freed; names them in the note on the
-    /// turn's first message. Returns how many messages were removed.
+    /// the latest `keep`, until `need` bytes are freed; names them in the note at the
+    /// start of the turn's first answer with calls that is left. Returns how many
+    /// messages were removed.
     fn fold_calls(&mut self, keep: usize, need: usize, kinds: OutputKinds<'_>) -> usize {
         let start = self.current_turn_start(self.turn);
-        let Some(Message::User { content }) = self.messages.get(start) else {
-            return 0;
-        };
         if self.folded.turn != self.turn {
             self.folded = Folded {
                 turn: self.turn,
-                original_len: content.len(),
+                note_len: 0,
                 calls: Vec::new(),
             };
         }
-        let answers: Vec<usize> = (start + 1..self.messages.len())
-            .filter(|&i| matches!(&self.messages[i], Message::Assistant { tool_calls, .. } if !tool_calls.is_empty()))
-            .collect();
+        let answers = self.answers_with_calls(start);
         let upto = answers.len().saturating_sub(keep);
         let note_before = self.fold_note().len();
         let mut removed_bytes = 0usize;
@@ -219,6 +217,14 @@ impl Conversation {
         if remove.is_empty() {
             return 0;
         }
+        // The note moves: off the answer that holds it (when that one stays), onto the
+        // first answer left.
+        let note_len = self.folded.note_len;
+        if let Some(&holder) = answers.first().filter(|a| !remove.contains(a))
+            && let Some(Message::Assistant { content, .. }) = self.messages.get_mut(holder)
+        {
+            content.drain(..note_len.min(content.len()));
+        }
         let mut index = 0;
         self.messages.retain(|_| {
             let keep = !remove.contains(&index);
@@ -231,14 +237,26 @@ impl Conversation {
             index += 1;
             keep
         });
-        let note = self.fold_note();
-        let original_len = self.folded.original_len;
-        if let Some(Message::User { content }) = self.messages.get_mut(start) {
-            content.truncate(original_len);
-            content.push_str(&note);
+        let mut note = self.fold_note();
+        self.folded.note_len = 0;
+        if let Some(&holder) = self.answers_with_calls(start).first()
+            && let Some(Message::Assistant { content, .. }) = self.messages.get_mut(holder)
+        {
+            if !content.is_empty() {
+                note.push_str("\n\n");
+            }
+            content.insert_str(0, &note);
+            self.folded.note_len = note.len();
         }
         self.settled = self.settled.min(self.messages.len());
         remove.len()
+    }
+
+    /// The indices of the answers with calls from `start` on.
+    fn answers_with_calls(&self, start: usize) -> Vec<usize> {
+        (start..self.messages.len())
+            .filter(|&i| matches!(&self.messages[i], Message::Assistant { tool_calls, .. } if !tool_calls.is_empty()))
+            .collect()
     }
 
     /// The note that names the calls removed from the current turn ("" when none): the
@@ -262,15 +280,15 @@ impl Conversation {
             .count()
             .max(1);
         let mut note = String::from(
-            "\n\n[To fit the context window, earlier calls of this turn were removed with \
-             their results: ",
+            "[To fit the context window, earlier calls of this turn were removed with their \
+             results: ",
         );
         let hidden = calls.len() - shown;
         if hidden > 0 {
             note.push_str(&format!("{hidden} calls, then "));
         }
         note.push_str(&calls[hidden..].join("; "));
-        note.push_str(". Call a tool again if you need its output.]");
+        note.push_str(". A call can be made again when its output is needed.]");
         note
     }
 }
