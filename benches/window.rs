@@ -9,6 +9,10 @@
 //!   a file, then answers. `128k` is the normal case: nothing should be cut.
 //! - `2k-turn`: `-p`, one turn in which the model calls `read_file` CALLS times (a new
 //!   ~0.8 KB file each time), then answers, against a 2,048-token window.
+//! - `gap`: the normal turn's cost, `-p` with one `read_file` call of a 1 KB file and
+//!   `context_window = 128000`: the time from the first request's arrival to the second's
+//!   (an upper bound of the tool round trip, as in `benches/e2e.rs`) and the size of the
+//!   first request; GAP_RUNS runs per binary, alternating.
 //!
 //! For each: chat requests, refused requests, failed turns, compactions, the largest
 //! request as a share of the window, wall time and peak RSS; medians over RUNS runs. With
@@ -16,7 +20,7 @@
 //! (alternating, so both see the same load).
 //!
 //! Run: `cargo bench --bench window -- [--runs 3] [--turns 300] [--calls 20]
-//! [--only 8k,16k,128k,2k-turn] [--before /path/to/old/harness9]`.
+//! [--gap-runs 40] [--only 8k,16k,128k,2k-turn,gap] [--before /path/to/old/harness9]`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -93,6 +97,7 @@ struct Outcome {
 
 struct Args {
     runs: usize,
+    gap_runs: usize,
     turns: usize,
     calls: usize,
     only: Option<Vec<String>>,
@@ -102,6 +107,7 @@ struct Args {
 fn args() -> Args {
     let mut out = Args {
         runs: 3,
+        gap_runs: 40,
         turns: 300,
         calls: 20,
         only: None,
@@ -111,6 +117,7 @@ fn args() -> Args {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--runs" => out.runs = it.next().unwrap().parse().unwrap(),
+            "--gap-runs" => out.gap_runs = it.next().unwrap().parse().unwrap(),
             "--turns" => out.turns = it.next().unwrap().parse().unwrap(),
             "--calls" => out.calls = it.next().unwrap().parse().unwrap(),
             "--only" => {
@@ -308,15 +315,86 @@ fn summary(label: &str, runs: &[Outcome]) {
     println!("          wall per run: {}", walls.join(" "));
 }
 
+/// One `-p` run with a read_file call and a 128k window: the gap between the two
+/// requests' arrivals in ms, and the first request's size in bytes.
+fn tool_gap(bin: &Path) -> (f64, usize) {
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path().join("home");
+    let proj = work.path().join("proj");
+    write(&proj.join("a.txt"), &"line\n".repeat(200));
+    write(
+        &home.join("config.toml"),
+        "context_window = 128000\nmax_retries = 0\n",
+    );
+    let server = MockServer::start(vec![
+        sse(vec![
+            tool_call(0, "r", "read_file", r#"{"path":"a.txt"}"#),
+            usage(1250, 10),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("done"), usage(1300, 2), finish("stop")]),
+    ]);
+    let status = Command::new(bin)
+        .args([
+            "--base-url",
+            &server.url(),
+            "--model",
+            "m",
+            "-p",
+            "read a.txt",
+        ])
+        .current_dir(&proj)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("HARNESS9_HOME", &home)
+        .env("OPENAI_API_KEY", "k")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let reqs = server.wait_for_chat_requests(2, Duration::from_secs(10));
+    let gap = reqs[1].received_at.duration_since(reqs[0].received_at);
+    (gap.as_secs_f64() * 1000.0, reqs[0].raw_body.len())
+}
+
+fn gaps(args: &Args, after: &Path) {
+    println!(
+        "gap: one read_file call, context_window = 128000, {} runs per binary",
+        args.gap_runs
+    );
+    let (mut new, mut old) = (Vec::new(), Vec::new());
+    for _ in 0..args.gap_runs {
+        if let Some(before) = &args.before {
+            old.push(tool_gap(before));
+        }
+        new.push(tool_gap(after));
+    }
+    let show = |label: &str, runs: &[(f64, usize)]| {
+        println!(
+            "  {label:<7} tool response → next request {:.2} ms (median), first request {} bytes",
+            median(runs.iter().map(|r| r.0).collect()),
+            runs.first().map_or(0, |r| r.1)
+        );
+    };
+    if !old.is_empty() {
+        show("before", &old);
+    }
+    show("after", &new);
+}
+
 fn main() {
     let args = args();
     let after = PathBuf::from(env!("CARGO_BIN_EXE_harness9"));
-    for workload in WORKLOADS {
-        if args
-            .only
+    let chosen = |name: &str| {
+        args.only
             .as_ref()
-            .is_some_and(|only| !only.iter().any(|n| n == workload.name))
-        {
+            .is_none_or(|only| only.iter().any(|n| n == name))
+    };
+    for workload in WORKLOADS {
+        if !chosen(workload.name) {
             continue;
         }
         let size = match workload.shape {
@@ -340,5 +418,8 @@ fn main() {
             summary("before", &old);
         }
         summary("after", &new);
+    }
+    if chosen("gap") {
+        gaps(&args, &after);
     }
 }

@@ -18,7 +18,7 @@ use crate::agent::approval::{ApprovalPolicy, AskPlan, Verdict};
 use crate::agent::fit::Sized;
 use crate::agent::fork::AgentForker;
 use crate::agent::turn::{SessionState, TurnContext};
-use crate::llm::ToolCall;
+use crate::llm::{ToolCall, ToolSpec};
 use crate::protocol::{ApprovalAsk, ApprovalDecision, AutoDenyReason, Event, ToolStatus, Usage};
 use crate::tools::{Access, PreparedCall, Tool, ToolContext, ToolFatal, ToolOutput};
 
@@ -52,16 +52,19 @@ impl Report {
 }
 
 /// Runs one call: parse, approve, run, size, report. Returns the text for the model.
+/// `specs` are the tools the request that asked for the call offered (what the next
+/// request is sized with).
 pub(super) async fn run_call(
     state: &mut SessionState,
     ctx: &TurnContext,
     call: &ToolCall,
+    specs: &[ToolSpec],
 ) -> (String, CallEnd) {
     let mut report = run_to_report(state, ctx, call).await;
     let mut summary = summary_of(&report.content, report.diff.as_deref());
     let whole = report.content.len();
     let (content, sized) =
-        super::fit::fit_result(state, ctx, call, std::mem::take(&mut report.content)).await;
+        super::fit::fit_result(state, ctx, call, specs, std::mem::take(&mut report.content)).await;
     if content.len() < whole {
         summary.push_str(&format!(
             "\n… the model got {} of its {whole} bytes (cut to fit the context window)",

@@ -106,13 +106,13 @@ pub(super) async fn fit_result(
     state: &mut SessionState,
     ctx: &TurnContext,
     call: &ToolCall,
+    specs: &[ToolSpec],
     content: String,
 ) -> (String, Sized) {
     let Some(window) = ctx.setup.context_window.get() else {
         return (content, Sized::Fitted);
     };
     state.conversation.set_window(Some(window));
-    let specs = ctx.setup.tools.specs();
     let tools = &ctx.setup.tools;
     let kinds = |name: &str| tools.output_kind(name);
     let cap = match tools.output_kind(&call.name) {
@@ -125,10 +125,14 @@ pub(super) async fn fit_result(
     let fair = wanted.min(cap / 2);
     let margin = window * MARGIN_PERCENT / 100;
     let want = |tokens: u64| i64::try_from(tokens + margin).unwrap_or(i64::MAX);
+    // The usual case: it fits whole, nothing to do.
+    if wanted == whole && has_room(state, want(whole), specs) {
+        return (content, Sized::Fitted);
+    }
 
     let mut sized = Sized::Fitted;
-    if !shed_until(state, Shed::EarlierOutput, want(wanted), &specs, &kinds)
-        && !has_room(state, want(fair), &specs)
+    if !shed_until(state, Shed::EarlierOutput, want(wanted), specs, &kinds)
+        && !has_room(state, want(fair), specs)
         && state.conversation.earlier_tokens() > window * COMPACT_WORTH_PERCENT / 100
     {
         match compact_and_report(state, ctx, CompactionTrigger::Threshold, None).await {
@@ -143,20 +147,20 @@ pub(super) async fn fit_result(
         state,
         Shed::TurnOutput { keep: 0 },
         want(wanted),
-        &specs,
+        specs,
         &kinds,
     ) {
         shed_until(
             state,
             Shed::TurnCalls { keep: 0 },
             want(fair),
-            &specs,
+            specs,
             &kinds,
         );
     }
 
     let conv = &state.conversation;
-    let room = conv.room(&specs).unwrap_or(0) - i64::try_from(margin).unwrap_or(i64::MAX);
+    let room = conv.room(specs).unwrap_or(0) - i64::try_from(margin).unwrap_or(i64::MAX);
     let tokens = wanted.min(u64::try_from(room).unwrap_or(0));
     if tokens >= whole {
         return (content, sized);

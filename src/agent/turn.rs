@@ -285,7 +285,7 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
         if calls.is_empty() {
             break answered(completion.finish_reason);
         }
-        if let Some(outcome) = run_calls(state, ctx, &calls).await {
+        if let Some(outcome) = run_calls(state, ctx, &calls, &specs).await {
             break outcome;
         }
     };
@@ -486,6 +486,7 @@ async fn run_calls(
     state: &mut SessionState,
     ctx: &TurnContext,
     calls: &[crate::llm::ToolCall],
+    specs: &[ToolSpec],
 ) -> Option<TurnOutcome> {
     let mut ended = None;
     for call in calls {
@@ -496,7 +497,7 @@ async fn run_calls(
             });
             continue;
         }
-        let (content, end) = run_call(state, ctx, call).await;
+        let (content, end) = run_call(state, ctx, call, specs).await;
         state.conversation.push(Message::Tool {
             tool_call_id: call.id.clone(),
             content,
