@@ -9,10 +9,11 @@
 //!   a file, then answers. `128k` is the normal case: nothing should be cut.
 //! - `2k-turn`: `-p`, one turn in which the model calls `read_file` CALLS times (a new
 //!   ~0.8 KB file each time), then answers, against a 2,048-token window.
-//! - `gap`: the normal turn's cost, `-p` with one `read_file` call of a 1 KB file and
-//!   `context_window = 128000`: the time from the first request's arrival to the second's
-//!   (an upper bound of the tool round trip, as in `benches/e2e.rs`) and the size of the
-//!   first request; GAP_RUNS runs per binary, alternating.
+//! - `gap`: the normal turn's cost, `-p` with two `read_file` calls of a 1 KB file and
+//!   `context_window = 128000`: the time from the second request's arrival to the third's
+//!   (an upper bound of the round trip of a call that is not the session's first, which
+//!   pays for compiling the permission rules), and the size of the first request;
+//!   GAP_RUNS runs per binary, alternating.
 //!
 //! For each: chat requests, refused requests, failed turns, compactions, the largest
 //! request as a share of the window, wall time and peak RSS; medians over RUNS runs. With
@@ -206,7 +207,11 @@ fn run(bin: &Path, workload: Workload, args: &Args) -> Outcome {
     project(&proj, args.calls);
     write(
         &home.join("config.toml"),
-        &format!("context_window = {}\nmax_retries = 0\n", workload.window),
+        // Enough requests for one turn of many calls (the default cap is 50).
+        &format!(
+            "context_window = {}\nmax_retries = 0\nmax_turns = 500\n",
+            workload.window
+        ),
     );
     let server = MockServer::start(vec![]);
     server.respond_with(model(workload, args.calls));
@@ -315,8 +320,8 @@ fn summary(label: &str, runs: &[Outcome]) {
     println!("          wall per run: {}", walls.join(" "));
 }
 
-/// One `-p` run with a read_file call and a 128k window: the gap between the two
-/// requests' arrivals in ms, and the first request's size in bytes.
+/// One `-p` run with two read_file calls and a 128k window: the gap between the second
+/// and third requests' arrivals in ms, and the first request's size in bytes.
 fn tool_gap(bin: &Path) -> (f64, usize) {
     let work = tempfile::tempdir().unwrap();
     let home = work.path().join("home");
@@ -332,7 +337,12 @@ fn tool_gap(bin: &Path) -> (f64, usize) {
             usage(1250, 10),
             finish("tool_calls"),
         ]),
-        sse(vec![text("done"), usage(1300, 2), finish("stop")]),
+        sse(vec![
+            tool_call(0, "s", "read_file", r#"{"path":"a.txt"}"#),
+            usage(1600, 10),
+            finish("tool_calls"),
+        ]),
+        sse(vec![text("done"), usage(1900, 2), finish("stop")]),
     ]);
     let status = Command::new(bin)
         .args([
@@ -355,14 +365,14 @@ fn tool_gap(bin: &Path) -> (f64, usize) {
         .status()
         .unwrap();
     assert!(status.success());
-    let reqs = server.wait_for_chat_requests(2, Duration::from_secs(10));
-    let gap = reqs[1].received_at.duration_since(reqs[0].received_at);
+    let reqs = server.wait_for_chat_requests(3, Duration::from_secs(10));
+    let gap = reqs[2].received_at.duration_since(reqs[1].received_at);
     (gap.as_secs_f64() * 1000.0, reqs[0].raw_body.len())
 }
 
 fn gaps(args: &Args, after: &Path) {
     println!(
-        "gap: one read_file call, context_window = 128000, {} runs per binary",
+        "gap: the second of two read_file calls, context_window = 128000, {} runs per binary",
         args.gap_runs
     );
     let (mut new, mut old) = (Vec::new(), Vec::new());

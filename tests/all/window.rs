@@ -354,3 +354,52 @@ async fn the_summary_request_and_the_summary_stay_within_the_window() {
     assert!(summary.len() < window * 4 * 30 / 100, "{}", summary.len());
     assert!(summary.contains("cut from the summary to keep it small"));
 }
+
+#[test]
+fn a_resumed_session_whose_long_turn_was_folded_still_fits() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    for i in 1..=20 {
+        numbered_file(&project.path().join(format!("f{i:02}.txt")), 12);
+    }
+    // The first run's model reads the 20 files; after it, it only answers.
+    let next = Arc::new(|n: usize, r: &RecordedRequest| {
+        let first_run = r.messages().iter().filter(|m| m["role"] == "user").count() == 1;
+        (n < 20 && first_run).then(|| {
+            let args = format!(r#"{{"path":"f{:02}.txt"}}"#, n + 1);
+            ("read_file".to_string(), args)
+        })
+    });
+    let server = MockServer::start(vec![]);
+    server.respond_with(small_model(2048, "## Goal\nread the files".into(), next));
+    let out = run(
+        &server,
+        home.path(),
+        project.path(),
+        Some(2048),
+        &["-p", "read them all"],
+    );
+    assert_exit(&out, 0);
+    let before = server.chat_requests().len();
+    // The file has every call and result whole; the replay applies the turn-end rules
+    // only, so the next request is made to fit before it is sent.
+    let out = run(
+        &server,
+        home.path(),
+        project.path(),
+        Some(2048),
+        &["-c", "-p", "and now?"],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "answered after 20 calls\n"
+    );
+    let reqs = server.chat_requests();
+    assert!(
+        reqs[before..].iter().any(|r| r.raw_body.contains(SUMMARIZER)),
+        "the replayed turn was compacted before the new one was sent"
+    );
+    assert!(largest_request(&server) <= 2048 * 4, "nothing refused");
+    assert_eq!(reqs.last().unwrap().last_user_text(), "and now?");
+}
