@@ -243,23 +243,43 @@ impl Tui {
         self.assert_restored();
     }
 
-    /// Main screen, cursor visible, bracketed paste off, canonical mode and echo on.
+    /// Main screen, cursor visible, bracketed paste off, canonical mode and echo on,
+    /// waited for: the process has exited, but the reader may not have taken the last
+    /// bytes it wrote yet.
     fn assert_restored(&self) {
-        let parser = self.screen.lock().unwrap();
-        let screen = parser.screen();
-        assert!(!screen.alternate_screen(), "left the alternate screen");
-        assert!(!screen.hide_cursor(), "cursor visible");
-        assert!(!screen.bracketed_paste(), "bracketed paste off");
-        if let Some(flags) = self.local_flags() {
-            assert!(
-                flags.contains(&"ICANON".to_string()),
-                "canonical mode back on: {flags:?}"
-            );
-            assert!(
-                flags.contains(&"ECHO".to_string()),
-                "echo back on: {flags:?}"
-            );
+        let start = Instant::now();
+        loop {
+            let Err(missing) = self.restored() else {
+                return;
+            };
+            assert!(start.elapsed() < DEADLINE, "{missing}");
+            std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// What is not restored yet, if anything.
+    fn restored(&self) -> Result<(), String> {
+        {
+            let parser = self.screen.lock().unwrap();
+            let screen = parser.screen();
+            if screen.alternate_screen() {
+                return Err("still on the alternate screen".into());
+            }
+            if screen.hide_cursor() {
+                return Err("the cursor is still hidden".into());
+            }
+            if screen.bracketed_paste() {
+                return Err("bracketed paste is still on".into());
+            }
+        }
+        if let Some(flags) = self.local_flags() {
+            for flag in ["ICANON", "ECHO"] {
+                if !flags.iter().any(|f| f == flag) {
+                    return Err(format!("{flag} is not back on: {flags:?}"));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The pty's termios local flags by name (ICANON, ECHO, ...), when readable.
