@@ -64,7 +64,7 @@ async fn tool_round_trip_and_parallel_calls_answer_in_call_order() {
             tool_call(1, "call_b", "read_file", r#"{"path":"b.txt"}"#),
             finish("tool_calls"),
         ]),
-        sse(vec![text("both read"), finish("stop")]),
+        answer("both read"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     let (outcome, final_text) = s.turn("read both").await;
@@ -100,7 +100,7 @@ async fn invalid_arguments_and_unknown_tools_are_results_the_model_recovers_from
             tool_call(1, "c2", "teleport", r#"{}"#),
             finish("tool_calls"),
         ]),
-        sse(vec![text("recovered"), finish("stop")]),
+        answer("recovered"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     let (outcome, final_text) = s.turn("go").await;
@@ -130,16 +130,10 @@ async fn system_prompt_and_tools_are_byte_identical_on_every_request() {
         "Do the demo.\n",
     );
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "use_skill", r#"{"skill_name":"demo"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "c2", "list", r#"{}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("one"), finish("stop")]),
-        sse(vec![text("two"), finish("stop")]),
+        tool_reply("c1", "use_skill", r#"{"skill_name":"demo"}"#),
+        tool_reply("c2", "list", r#"{}"#),
+        answer("one"),
+        answer("two"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     s.turn("first").await;
@@ -172,11 +166,8 @@ async fn system_prompt_and_tools_are_byte_identical_on_every_request() {
 async fn nobody_to_ask_denies_at_once_and_the_file_is_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "w1", "write_file", r#"{"path":"new.txt","content":"x"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("could not write"), finish("stop")]),
+        tool_reply("w1", "write_file", r#"{"path":"new.txt","content":"x"}"#),
+        answer("could not write"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     let (outcome, _) = s.turn("write it").await;
@@ -201,38 +192,15 @@ async fn nobody_to_ask_denies_at_once_and_the_file_is_untouched() {
 async fn frontend_approvals_run_deny_with_reason_and_remember_always() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(
-                0,
-                "w1",
-                "write_file",
-                r#"{"path":"a.txt","content":"one\n"}"#,
-            ),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "b1", "bash", r#"{"command":"echo hi"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(
-                0,
-                "w2",
-                "write_file",
-                r#"{"path":"b.txt","content":"two\n"}"#,
-            ),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(
-                0,
-                "w3",
-                "write_file",
-                r#"{"path":"c.txt","content":"three\n"}"#,
-            ),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
+        tool_reply("w1", "write_file", r#"{"path":"a.txt","content":"one\n"}"#),
+        tool_reply("b1", "bash", r#"{"command":"echo hi"}"#),
+        tool_reply("w2", "write_file", r#"{"path":"b.txt","content":"two\n"}"#),
+        tool_reply(
+            "w3",
+            "write_file",
+            r#"{"path":"c.txt","content":"three\n"}"#,
+        ),
+        answer("done"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path())
         .approver(Approver::Frontend)
@@ -330,7 +298,7 @@ async fn interrupt_kills_a_running_command_and_the_session_goes_on() {
             tool_call(1, "b2", "bash", r#"{"command":"echo never"}"#),
             finish("tool_calls"),
         ]),
-        sse(vec![text("next turn"), finish("stop")]),
+        answer("next turn"),
     ]);
     let overrides = Overrides {
         approval_mode: Some(harness9::agent::ApprovalMode::FullAuto),
@@ -381,7 +349,7 @@ async fn interrupted_stream_keeps_the_partial_answer_marked() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
         sse(vec![text("I was say"), text("ing"), finish("stop")]).stall_after(1),
-        sse(vec![text("ok"), finish("stop")]),
+        answer("ok"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path())
         .approver(Approver::Frontend)
@@ -413,7 +381,7 @@ async fn interrupted_stream_keeps_the_partial_answer_marked() {
 #[tokio::test]
 async fn max_turns_stops_a_model_that_never_finishes() {
     let dir = tempfile::tempdir().unwrap();
-    let again = || sse(vec![tool_call(0, "l", "list", "{}"), finish("tool_calls")]);
+    let again = || tool_reply("l", "list", "{}");
     let server = MockServer::start(vec![again(), again(), again()]);
     let overrides = Overrides {
         max_turns: Some(2),
@@ -432,7 +400,7 @@ async fn usage_is_summed_and_estimated_when_missing() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
         sse(vec![text("a"), usage(100, 5), finish("stop")]),
-        sse(vec![text("b"), finish("stop")]),
+        answer("b"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     s.turn("one").await;
@@ -456,7 +424,7 @@ async fn provider_failure_fails_the_turn_and_the_session_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
         http_error(401).body(r#"{"error":{"message":"bad key","type":"invalid_request_error"}}"#),
-        sse(vec![text("fine now"), finish("stop")]),
+        answer("fine now"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     let (outcome, _) = s.turn("one").await;
@@ -509,12 +477,9 @@ async fn use_skill_unknown_name_lists_the_available_ones_and_slash_commands_send
         "Run go vet first.\n",
     );
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "u", "use_skill", r#"{"skill_name":"go-refactr"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("ok"), finish("stop")]),
-        sse(vec![text("refactored"), finish("stop")]),
+        tool_reply("u", "use_skill", r#"{"skill_name":"go-refactr"}"#),
+        answer("ok"),
+        answer("refactored"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     s.turn("load it").await;
@@ -545,11 +510,8 @@ async fn use_skill_unknown_name_lists_the_available_ones_and_slash_commands_send
 async fn no_and_stop_at_an_approval_sends_no_further_request() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "b1", "bash", r#"{"command":"make"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("should never be asked"), finish("stop")]),
+        tool_reply("b1", "bash", r#"{"command":"make"}"#),
+        answer("should never be asked"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path())
         .approver(Approver::Frontend)
@@ -575,18 +537,8 @@ async fn no_and_stop_at_an_approval_sends_no_further_request() {
 #[tokio::test]
 async fn switching_the_approval_mode_holds_for_the_next_call() {
     let dir = tempfile::tempdir().unwrap();
-    let call = || {
-        sse(vec![
-            tool_call(0, "b1", "bash", r#"{"command":"echo switched > out.txt"}"#),
-            finish("tool_calls"),
-        ])
-    };
-    let server = MockServer::start(vec![
-        call(),
-        sse(vec![text("denied"), finish("stop")]),
-        call(),
-        sse(vec![text("ran"), finish("stop")]),
-    ]);
+    let call = || tool_reply("b1", "bash", r#"{"command":"echo switched > out.txt"}"#);
+    let server = MockServer::start(vec![call(), answer("denied"), call(), answer("ran")]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     s.turn("first").await;
     assert!(

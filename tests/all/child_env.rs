@@ -18,11 +18,8 @@ fn the_key_and_secret_looking_variables_never_reach_a_command() {
         "child_env_keep = [\"CI_JOB_TOKEN\"]\nchild_env_remove = [\"CORP_CREDS\"]\n[headers]\nX-Org = \"org-hdr-value\"\n",
     );
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "bash", r#"{"command":"env"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
+        tool_reply("c1", "bash", r#"{"command":"env"}"#),
+        answer("done"),
     ]);
     let out = server
         .harness9(home.path(), project.path())
@@ -144,11 +141,8 @@ fn secrets_by_name_and_by_value_go_and_ordinary_variables_stay() {
         ("BUILD_CI_TOKEN", "kept-by-pattern".into()),
     ];
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "bash", r#"{"command":"env; ls"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
+        tool_reply("c1", "bash", r#"{"command":"env; ls"}"#),
+        answer("done"),
     ]);
     let mut cmd = server.harness9(home.path(), project.path());
     for (name, value) in gone {

@@ -138,11 +138,8 @@ impl World {
     /// `arguments`; the output and the call's result as the model got it.
     fn one_call(&self, tool: &str, arguments: serde_json::Value, args: &[&str]) -> Run {
         let server = MockServer::start(vec![
-            sse(vec![
-                tool_call(0, "c1", tool, &arguments.to_string()),
-                finish("tool_calls"),
-            ]),
-            sse(vec![text("done"), finish("stop")]),
+            tool_reply("c1", tool, &arguments.to_string()),
+            answer("done"),
         ]);
         let mut cmd = server.harness9(self.home.path(), self.project.path());
         cmd.args(["-p", "go"]).args(args);

@@ -58,11 +58,8 @@ fn logs_sessions_and_caches_are_0600_in_0700_folders() {
     set_mode(home.path(), 0o755);
 
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
+        tool_reply("c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
+        answer("done"),
     ]);
     // The home folder of the user is elsewhere (it is never tightened itself).
     let user_home = tempfile::tempdir().unwrap();

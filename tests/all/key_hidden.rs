@@ -81,11 +81,8 @@ fn probe_as(user: User, sandbox: &str) -> String {
     }
     let server = MockServer::start(vec![]);
     let call = serde_json::json!({ "command": probe() }).to_string();
-    server.push(sse(vec![
-        tool_call(0, "c1", "bash", &call),
-        finish("tool_calls"),
-    ]));
-    server.push(sse(vec![text("done"), finish("stop")]));
+    server.push(tool_reply("c1", "bash", &call));
+    server.push(answer("done"));
     let mut cmd = match user {
         User::Root => Command::new(env!("CARGO_BIN_EXE_harness9")),
         User::Nobody => {
@@ -230,16 +227,13 @@ fn a_secret_named_for_an_mcp_server_still_reaches_it() {
         &mcp_fixture_table("fx", &[], "env_vars = [\"GITHUB_TOKEN\"]"),
     );
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
-            finish("tool_calls"),
-        ]),
+        tool_reply("c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
         sse(vec![
             tool_call(0, "c2", "mcp__fx__env", r#"{"name":"GITHUB_TOKEN"}"#),
             tool_call(1, "c3", "mcp__fx__env", r#"{"name":"OTHER_TOKEN"}"#),
             finish("tool_calls"),
         ]),
-        sse(vec![text("done"), finish("stop")]),
+        answer("done"),
     ]);
     let out = server
         .harness9(home.path(), project.path())
@@ -269,11 +263,8 @@ fn arguments_holding_secrets_are_hidden_from_the_command_line() {
         "command": "tr '\\0' '\\n' < /proc/$PPID/cmdline"
     })
     .to_string();
-    server.push(sse(vec![
-        tool_call(0, "c1", "bash", &call),
-        finish("tool_calls"),
-    ]));
-    server.push(sse(vec![text("done"), finish("stop")]));
+    server.push(tool_reply("c1", "bash", &call));
+    server.push(answer("done"));
     let url = server
         .url()
         .replace("http://", "http://user:url-pass-SECRET@");

@@ -140,11 +140,8 @@ async fn plain_answer_with_usage() {
 #[tokio::test]
 async fn tool_call_round_trip() {
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "call_1", "read_file", r#"{"path":"a.txt"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("It says hi."), finish("stop")]),
+        tool_reply("call_1", "read_file", r#"{"path":"a.txt"}"#),
+        answer("It says hi."),
     ]);
     let tools = [read_file_tool()];
     let mut messages = user("read a.txt");
@@ -231,10 +228,7 @@ async fn arguments_split_over_many_chunks_and_many_tcp_reads() {
             finish("tool_calls"),
         ])
         .pieces(3),
-        sse(vec![
-            tool_call(0, "call_2", "read_file", args),
-            finish("tool_calls"),
-        ]),
+        tool_reply("call_2", "read_file", args),
     ]);
     let split = run(provider(&server)).await;
     assert_eq!(split.ok().tool_calls[0].arguments, args);
@@ -293,7 +287,7 @@ async fn reasoning_deltas_stream_and_are_kept() {
 async fn rate_limit_then_success_honours_retry_after() {
     let server = MockServer::start(vec![
         http_error(429).header("Retry-After", "1"),
-        sse(vec![text("ok"), finish("stop")]),
+        answer("ok"),
     ]);
     let start = Instant::now();
     let run = run(provider(&server)).await;
@@ -357,7 +351,7 @@ async fn a_retry_after_date_in_the_past_backs_off_like_no_header() {
         http_error(429).header("Retry-After", past),
         http_error(503).header("Retry-After", past),
         http_error(429).header("Retry-After", "0"),
-        sse(vec![text("ok"), finish("stop")]),
+        answer("ok"),
     ]);
     let run = run(provider(&server)).await;
     assert_eq!(run.ok().text, "ok");
@@ -463,7 +457,7 @@ async fn a_validation_error_with_a_500_is_retried_once_then_reported_as_a_bad_re
     let server = MockServer::start(vec![
         http_error(500).json_body(pydantic.clone()),
         http_error(500).json_body(pydantic),
-        sse(vec![text("never asked for"), finish("stop")]),
+        answer("never asked for"),
     ]);
     let run = run(provider(&server)).await;
     let e = run.err();
@@ -480,7 +474,7 @@ async fn a_cut_stream_is_retried() {
     let server = MockServer::start(vec![
         sse(vec![text("par"), text("tial"), finish("stop")]).cut_after(1),
         sse(vec![text("par")]).without_done().close_delimited(),
-        sse(vec![text("full"), finish("stop")]),
+        answer("full"),
     ]);
     let run = run(provider(&server)).await;
     assert_eq!(run.ok().text, "full");
@@ -500,7 +494,7 @@ async fn a_stream_that_ends_inside_an_event_is_a_cut_whether_closed_or_reset() {
         sse(vec![text("a"), raw(half_event)]).without_done(),
         // ...and the same bytes followed by a reset.
         sse(vec![text("a"), raw(half_event), text("never sent")]).cut_after(2),
-        sse(vec![text("full"), finish("stop")]),
+        answer("full"),
     ]);
     let run = run(provider(&server)).await;
     assert_eq!(run.ok().text, "full");
@@ -673,7 +667,7 @@ async fn a_break_after_the_finish_keeps_the_answer() {
 #[tokio::test]
 async fn a_stall_hits_the_idle_timeout() {
     let server = MockServer::start(vec![
-        sse(vec![text("a"), finish("stop")]).stall_after(1),
+        answer("a").stall_after(1),
         sse(vec![text("b")]).delay_headers_ms(5_000),
     ]);
     let mut config = provider(&server);
@@ -700,7 +694,7 @@ async fn error_objects_inside_the_stream_are_classified() {
             ),
         ]),
         sse(vec![text("a"), stream_error("Overloaded")]),
-        sse(vec![text("ok"), finish("stop")]),
+        answer("ok"),
     ]);
     let e = run(provider(&server)).await.result.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ContextTooLong);
@@ -767,7 +761,7 @@ async fn nobody_listening_is_a_network_error() {
 
 #[tokio::test]
 async fn cancellation_aborts_a_stalled_stream_promptly() {
-    let server = MockServer::start(vec![sse(vec![text("a"), finish("stop")]).stall_after(1)]);
+    let server = MockServer::start(vec![answer("a").stall_after(1)]);
     let client = Client::new(provider(&server)).unwrap();
     let cancel = CancellationToken::new();
     let mut events = Vec::new();
@@ -871,7 +865,7 @@ async fn the_request_we_send() {
 #[test]
 fn the_server_works_from_plain_tests_and_answers_done_when_the_script_runs_out() {
     let server = MockServer::start(vec![]);
-    server.push(sse(vec![text("pushed"), finish("stop")]));
+    server.push(answer("pushed"));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -100,7 +100,7 @@ fn one_saved_session(
     home: &Path,
     project: &Path,
 ) -> (std::path::PathBuf, String) {
-    server.push(sse(vec![text("first answer"), finish("stop")]));
+    server.push(answer("first answer"));
     let out = server
         .harness9(home, project)
         .args(["-p", "first"])
@@ -187,7 +187,7 @@ fn a_session_open_in_one_harness9_is_refused_by_a_second() {
     drop(first.stdin.take());
     let out = wait_with_deadline(first, DEADLINE);
     assert_exit(&out, 0);
-    server.push(sse(vec![text("third answer"), finish("stop")]));
+    server.push(answer("third answer"));
     let third = server
         .harness9(home.path(), project.path())
         .args(["--resume", &id, "-p", "third"])
@@ -213,7 +213,7 @@ fn resumes_started_together_never_interleave_records() {
     let (file, id) = one_saved_session(&server, home.path(), project.path());
     const RUNS: usize = 6;
     for n in 0..RUNS {
-        server.push(sse(vec![text(&format!("answer {n}")), finish("stop")]));
+        server.push(answer(&format!("answer {n}")));
     }
     let children: Vec<Child> = (0..RUNS)
         .map(|n| {

@@ -57,19 +57,10 @@ fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt(
         &mcp_fixture_table("fx", &["--instructions", "Echo and add numbers."], ""),
     );
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "c2", "mcp__fx__echo", r#"{"text":"hi"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "c3", "unload_skill", r#"{"skill_name":"mcp:fx"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
+        tool_reply("c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
+        tool_reply("c2", "mcp__fx__echo", r#"{"text":"hi"}"#),
+        tool_reply("c3", "unload_skill", r#"{"skill_name":"mcp:fx"}"#),
+        answer("done"),
     ]);
     let out = run(
         &server,
@@ -106,7 +97,7 @@ fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt(
     assert!(log.contains("fixture fixture starting"), "{log}");
 
     // The next session's index line says what the server said of itself.
-    let again = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+    let again = MockServer::start(vec![answer("ok")]);
     assert_exit(&run(&again, home.path(), project.path(), "hi", &[]), 0);
     let prompt = system_prompt(&again.chat_requests()[0]);
     assert!(
@@ -118,15 +109,9 @@ fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt(
 /// One `-p` run in which the model loads `fx` and calls its `echo`; the tool result.
 fn echo_call(home: &Path, project: &Path, args: &[&str]) -> (Output, String) {
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "c2", "mcp__fx__echo", r#"{"text":"hi"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
+        tool_reply("c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
+        tool_reply("c2", "mcp__fx__echo", r#"{"text":"hi"}"#),
+        answer("done"),
     ]);
     let out = run(&server, home, project, "go", args);
     let result = server
@@ -187,7 +172,7 @@ fn mcp_tools_ask_unless_allowed_and_run_in_full_auto_unless_denied() {
 fn a_prompt_is_a_slash_command_whose_text_is_never_expanded() {
     let (home, project) = dirs();
     configure(home.path(), &mcp_fixture_table("fx", &[], ""));
-    let server = MockServer::start(vec![sse(vec![text("hello Ann"), finish("stop")])]);
+    let server = MockServer::start(vec![answer("hello Ann")]);
     let out = run(
         &server,
         home.path(),
@@ -202,7 +187,7 @@ fn a_prompt_is_a_slash_command_whose_text_is_never_expanded() {
     );
 
     let marker = project.path().join("pwned");
-    let server = MockServer::start(vec![sse(vec![text("no"), finish("stop")])]);
+    let server = MockServer::start(vec![answer("no")]);
     let out = run(
         &server,
         home.path(),
@@ -242,11 +227,8 @@ fn a_server_that_cannot_start_is_named_with_its_stderr_and_nothing_starts_early(
         ),
     );
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "use_skill", r#"{"skill_name":"mcp:db"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
+        tool_reply("c1", "use_skill", r#"{"skill_name":"mcp:db"}"#),
+        answer("done"),
     ]);
     let out = run(
         &server,
@@ -332,10 +314,7 @@ async fn until_tools_of(s: &Session, owner: &str) {
 #[tokio::test]
 async fn a_preloaded_server_starts_in_the_background_and_comes_back_after_clear() {
     let project = tempfile::tempdir().unwrap();
-    let server = MockServer::start(vec![
-        sse(vec![text("one"), finish("stop")]),
-        sse(vec![text("two"), finish("stop")]),
-    ]);
+    let server = MockServer::start(vec![answer("one"), answer("two")]);
     let mut s = SessionBuilder::new(&server, project.path())
         .config_toml(&mcp_fixture_table("pre", &[], "preload = true"))
         .start();
@@ -363,14 +342,8 @@ async fn interrupting_a_hanging_mcp_call_ends_the_turn_and_tells_the_server() {
     let project = tempfile::tempdir().unwrap();
     let log = project.path().join("cancel.log");
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "c2", "mcp__fx__slow", r#"{"seconds":60}"#),
-            finish("tool_calls"),
-        ]),
+        tool_reply("c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
+        tool_reply("c2", "mcp__fx__slow", r#"{"seconds":60}"#),
     ]);
     let extra = format!(
         "env = {{ FIXTURE_CANCEL_LOG = {:?} }}",

@@ -86,7 +86,7 @@ fn mentioned_files_and_folders_reach_the_model_and_a_missing_one_stops_the_messa
         &project.path().join("src/lib.rs"),
         "pub fn answer() -> u32 { 42 }\n",
     );
-    let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+    let server = MockServer::start(vec![answer("ok")]);
     let out = server
         .harness9(home.path(), project.path())
         .args(["-p", "what does @src/lib.rs return? see @src."])
@@ -154,7 +154,7 @@ fn mentions_in_piped_text_are_never_read() {
             piped_line.clone(),
         ),
     ] {
-        let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+        let server = MockServer::start(vec![answer("ok")]);
         let out = world.run(&server, &args, stdin.as_bytes());
         assert_exit(&out, 0);
         let sent = everything_sent(&server);
@@ -210,7 +210,7 @@ fn a_rule_or_full_auto_lets_a_typed_mention_outside_the_project_through() {
         &world.harness9_home.path().join("config.toml"),
         "[permissions]\nallow = [\"read(~/notes/**)\"]\n",
     );
-    let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+    let server = MockServer::start(vec![answer("ok")]);
     let out = world.run(&server, &["-p", "see @~/notes/a.txt"], b"");
     assert_exit(&out, 0);
     assert!(everything_sent(&server).contains(HOME_SECRET));
@@ -220,7 +220,7 @@ fn a_rule_or_full_auto_lets_a_typed_mention_outside_the_project_through() {
     assert_exit(&out, 2);
     // full-auto reads outside the project, as read_file does; a secret still asks.
     let outside = format!("see @{}", world.outside_file());
-    let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+    let server = MockServer::start(vec![answer("ok")]);
     let out = world.run(
         &server,
         &["-p", &outside, "--approval-mode", "full-auto"],
@@ -244,7 +244,7 @@ fn a_rule_or_full_auto_lets_a_typed_mention_outside_the_project_through() {
 #[tokio::test]
 async fn a_typed_mention_outside_the_project_is_asked_about_and_attached_only_if_approved() {
     let world = World::new();
-    let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+    let server = MockServer::start(vec![answer("ok")]);
     let mut s = SessionBuilder::new(&server, world.project.path())
         .approver(Approver::Frontend)
         .start();
@@ -295,7 +295,7 @@ async fn a_typed_mention_outside_the_project_is_asked_about_and_attached_only_if
 fn mentions_inside_the_project_attach_without_asking_even_through_a_link() {
     let world = World::new();
     std::os::unix::fs::symlink("inside.txt", world.project.path().join("alias.txt")).unwrap();
-    let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+    let server = MockServer::start(vec![answer("ok")]);
     let out = world.run(&server, &["-p", "see @alias.txt and @inside.txt"], b"");
     assert_exit(&out, 0);
     let user = server.chat_requests()[0].last_user_text();

@@ -108,20 +108,13 @@ fn reads_edits_and_answers_with_auto_edit() {
     let run = Run::new("");
     std::fs::write(run.path("main.rs"), "fn main() { println!(\"helo\"); }\n").unwrap();
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "r", "read_file", r#"{"path":"main.rs"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(
-                0,
-                "e",
-                "edit_file",
-                r#"{"path":"main.rs","old_string":"helo","new_string":"hello"}"#,
-            ),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("Fixed the typo."), finish("stop")]),
+        tool_reply("r", "read_file", r#"{"path":"main.rs"}"#),
+        tool_reply(
+            "e",
+            "edit_file",
+            r#"{"path":"main.rs","old_string":"helo","new_string":"hello"}"#,
+        ),
+        answer("Fixed the typo."),
     ]);
     let out = run.run(
         &server,
@@ -155,11 +148,8 @@ fn reads_edits_and_answers_with_auto_edit() {
 fn never_waits_for_approval() {
     let run = Run::new("");
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "b", "bash", r#"{"command":"touch made-it"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("I could not run it."), finish("stop")]),
+        tool_reply("b", "bash", r#"{"command":"touch made-it"}"#),
+        answer("I could not run it."),
     ]);
     let out = run.run(&server, &["-p", "run it"]);
     assert_eq!(out.status.code(), Some(0));
@@ -209,7 +199,7 @@ fn auth_errors_exit_3_without_retrying() {
 #[test]
 fn max_turns_exits_5() {
     let run = Run::new("");
-    let again = || sse(vec![tool_call(0, "l", "list", "{}"), finish("tool_calls")]);
+    let again = || tool_reply("l", "list", "{}");
     let server = MockServer::start(vec![again(), again()]);
     let out = run.run(&server, &["-p", "loop", "--max-turns", "1"]);
     assert_eq!(out.status.code(), Some(5));
@@ -219,9 +209,7 @@ fn max_turns_exits_5() {
 #[test]
 fn stalled_stream_times_out_and_exits_4() {
     let run = Run::new("max_retries = 0\n");
-    let server = MockServer::start(vec![
-        sse(vec![text("partial"), finish("stop")]).stall_after(1),
-    ]);
+    let server = MockServer::start(vec![answer("partial").stall_after(1)]);
     let mut cmd = run.command(&server, &["-p", "hi", "--output-format", "json"]);
     let out = cmd.env("HARNESS9_IDLE_TIMEOUT_MS", "300").output().unwrap();
     assert_eq!(
@@ -238,7 +226,7 @@ fn stalled_stream_times_out_and_exits_4() {
 fn json_and_stream_json_follow_the_documented_schema() {
     let run = Run::new("");
     let server = MockServer::start(vec![
-        sse(vec![tool_call(0, "l", "list", "{}"), finish("tool_calls")]),
+        tool_reply("l", "list", "{}"),
         sse(vec![text("ok"), usage(50, 3), finish("stop")]),
     ]);
     let out = run.run(&server, &["-p", "go", "--output-format", "json"]);
@@ -298,7 +286,7 @@ fn stream_json_starts_with_start_even_before_skill_warnings() {
             "---\nname: [unclosed\n---\nbody\n",
         );
     }
-    let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+    let server = MockServer::start(vec![answer("ok")]);
     let out = run.run(&server, &["-p", "go", "--output-format", "stream-json"]);
     let events = json_lines(&out.stdout);
     // Byte for byte, so that `head -1 | grep '"type":"start"'` works too: every
@@ -366,10 +354,7 @@ fn a_bad_config_is_a_result_in_the_json_formats() {
 #[test]
 fn an_empty_p_or_a_dash_takes_the_prompt_from_stdin() {
     let run = Run::new("");
-    let server = MockServer::start(vec![
-        sse(vec![text("one"), finish("stop")]),
-        sse(vec![text("two"), finish("stop")]),
-    ]);
+    let server = MockServer::start(vec![answer("one"), answer("two")]);
     for (arg, answer) in [("", "one\n"), ("-", "two\n")] {
         let child = spawn_fed(&mut run.command(&server, &["-p", arg]), b"the prompt\n");
         let out = wait_with_deadline(child, std::time::Duration::from_secs(30));
@@ -396,7 +381,7 @@ fn retries_are_on_stderr_only_with_verbose() {
     for (flags, shown) in [(&["-p", "hi"][..], false), (&["-p", "hi", "-v"][..], true)] {
         let server = MockServer::start(vec![
             http_error(503).body(r#"{"error":{"message":"busy"}}"#),
-            sse(vec![text("ok"), finish("stop")]),
+            answer("ok"),
         ]);
         let out = run.run(&server, flags);
         assert_eq!(out.status.code(), Some(0));
@@ -415,7 +400,7 @@ fn a_reader_that_closes_stdout_ends_the_run_quietly() {
     // Far more than a pipe holds, so the answer cannot be written before the reader
     // has gone.
     let long: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
-    let server = MockServer::start(vec![sse(vec![text(&long), finish("stop")])]);
+    let server = MockServer::start(vec![answer(&long)]);
     let child = run
         .command(&server, &["-p", "go"])
         .stdout(Stdio::piped())
@@ -535,7 +520,7 @@ fn a_harness9_home_that_is_a_file_is_named() {
 #[test]
 fn an_unwritable_harness9_home_is_said_once_and_the_run_goes_on() {
     let run = Run::new("");
-    let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+    let server = MockServer::start(vec![answer("ok")]);
     // Nobody, not even root, can create a directory in /proc.
     let out = run
         .command(&server, &["-p", "hi"])

@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::support::{
-    MockServer, finish, first_line_then_close, http_error, skill, spawn_fed, sse, text, tool_call,
-    wait_with_deadline,
+    MockServer, answer, finish, first_line_then_close, http_error, skill, spawn_fed, sse, text,
+    tool_call, tool_reply, wait_with_deadline,
 };
 use serde_json::Value;
 use tempfile::TempDir;
@@ -73,10 +73,6 @@ fn run_piped(server: &MockServer, dirs: &Dirs, extra: &[&str], stdin: &str) -> O
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
-}
-
-fn answer(s: &str) -> crate::support::Reply {
-    sse(vec![text(s), finish("stop")])
 }
 
 #[test]
@@ -596,12 +592,8 @@ fn tool_result(request: &crate::support::RecordedRequest, call_id: &str) -> Stri
 
 #[test]
 fn terminal_approvals_are_asked_inline() {
-    let bash = |id: &str, command: &str| {
-        sse(vec![
-            tool_call(0, id, "bash", &format!(r#"{{"command":"{command}"}}"#)),
-            finish("tool_calls"),
-        ])
-    };
+    let bash =
+        |id: &str, command: &str| tool_reply(id, "bash", &format!(r#"{{"command":"{command}"}}"#));
     let server = MockServer::start(vec![
         bash("call_yes", "echo approved-output"),
         answer("ran it"),
@@ -655,7 +647,7 @@ fn always_for_echo_does_not_cover_what_is_chained_or_substituted() {
     let substituted = dirs.work.path().join("substituted");
     let bash = |id: &str, command: &str| {
         let args = serde_json::json!({ "command": command }).to_string();
-        sse(vec![tool_call(0, id, "bash", &args), finish("tool_calls")])
+        tool_reply(id, "bash", &args)
     };
     let server = MockServer::start(vec![
         bash("call_1", "echo hi"),
@@ -716,10 +708,7 @@ fn skills_changed_mid_session_are_noticed_and_the_system_prompt_stays() {
         rm skills/beta/SKILL.md && rmdir skills/beta";
     let bash = serde_json::json!({ "command": change }).to_string();
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "bash", &bash),
-            finish("tool_calls"),
-        ]),
+        tool_reply("c1", "bash", &bash),
         answer("changed them"),
         sse(vec![
             tool_call(0, "c2", "use_skill", r#"{"skill_name":"gamma"}"#),

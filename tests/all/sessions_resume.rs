@@ -45,16 +45,12 @@ fn fifty_sessions_killed_at_random_moments_resume_with_nothing_lost_but_the_reco
         // Each turn: a command, its output, an answer; the server falls back to "done".
         let mut replies = Vec::new();
         for t in 0..12 {
-            replies.push(sse(vec![
-                tool_call(
-                    0,
-                    &format!("c{t}"),
-                    "bash",
-                    &format!(r#"{{"command":"echo out {t}"}}"#),
-                ),
-                finish("tool_calls"),
-            ]));
-            replies.push(sse(vec![text(&format!("answer {t}")), finish("stop")]));
+            replies.push(tool_reply(
+                &format!("c{t}"),
+                "bash",
+                &format!(r#"{{"command":"echo out {t}"}}"#),
+            ));
+            replies.push(answer(&format!("answer {t}")));
         }
         let server = MockServer::start(replies);
         let prompts: String = (0..12).map(|t| format!("prompt {t}\n")).collect();
@@ -95,7 +91,7 @@ fn fifty_sessions_killed_at_random_moments_resume_with_nothing_lost_but_the_reco
             );
         }
 
-        let server2 = MockServer::start(vec![sse(vec![text("resumed"), finish("stop")])]);
+        let server2 = MockServer::start(vec![answer("resumed")]);
         let out = harness9(&server2, home.path(), project.path())
             .args(["-c", "-p", "after the crash"])
             .stdin(Stdio::null())
@@ -130,11 +126,8 @@ fn a_resumed_session_has_its_skills_and_says_when_the_prompt_changed() {
         "Always say DEMO.",
     );
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "u1", "use_skill", r#"{"skill_name":"demo"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("loaded"), finish("stop")]),
+        tool_reply("u1", "use_skill", r#"{"skill_name":"demo"}"#),
+        answer("loaded"),
     ]);
     let out = harness9(&server, home.path(), project.path())
         .args(["-p", "load the demo skill"])
@@ -150,7 +143,7 @@ fn a_resumed_session_has_its_skills_and_says_when_the_prompt_changed() {
 
     // Today's prompt differs: the project now has an AGENTS.md.
     write(&project.path().join("AGENTS.md"), "Use tabs.\n");
-    let server2 = MockServer::start(vec![sse(vec![text("again"), finish("stop")])]);
+    let server2 = MockServer::start(vec![answer("again")]);
     let out = harness9(&server2, home.path(), project.path())
         .args(["-c", "-p", "go on", "--output-format", "stream-json"])
         .stdin(Stdio::null())
@@ -195,7 +188,7 @@ fn a_resumed_session_has_its_skills_and_says_when_the_prompt_changed() {
 fn a_session_whose_project_is_gone_resumes_by_id_prefix() {
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
-    let server = MockServer::start(vec![sse(vec![text("first"), finish("stop")])]);
+    let server = MockServer::start(vec![answer("first")]);
     let out = harness9(&server, home.path(), project.path())
         .args(["-p", "remember 42", "--output-format", "json"])
         .stdin(Stdio::null())
@@ -209,7 +202,7 @@ fn a_session_whose_project_is_gone_resumes_by_id_prefix() {
         .to_string();
     drop(project);
     let elsewhere = tempfile::tempdir().unwrap();
-    let server2 = MockServer::start(vec![sse(vec![text("42"), finish("stop")])]);
+    let server2 = MockServer::start(vec![answer("42")]);
     let out = harness9(&server2, home.path(), elsewhere.path())
         .args(["--resume", &id[..18], "-p", "what number?"])
         .stdin(Stdio::null())

@@ -21,25 +21,17 @@ const DEADLINE: Duration = Duration::from_secs(30);
 /// own pid and its child's, then sleeps. (The pids are the sandbox's own numbers:
 /// [`host_pid`] finds them on the host.)
 pub fn script_of_long_commands(server: &MockServer) {
-    server.push(sse(vec![
-        tool_call(
-            0,
-            "c1",
-            "bash",
-            r#"{"command":"sleep 300 > /dev/null 2>&1 & echo $! > job.pid"}"#,
-        ),
-        finish("tool_calls"),
-    ]));
-    server.push(sse(vec![
-        tool_call(
-            0,
-            "c2",
-            "bash",
-            r#"{"command":"sleep 301 & echo $! > child.pid; echo $$ > cmd.pid; wait"}"#,
-        ),
-        finish("tool_calls"),
-    ]));
-    server.push(sse(vec![text("never reached"), finish("stop")]));
+    server.push(tool_reply(
+        "c1",
+        "bash",
+        r#"{"command":"sleep 300 > /dev/null 2>&1 & echo $! > job.pid"}"#,
+    ));
+    server.push(tool_reply(
+        "c2",
+        "bash",
+        r#"{"command":"sleep 301 & echo $! > child.pid; echo $$ > cmd.pid; wait"}"#,
+    ));
+    server.push(answer("never reached"));
 }
 
 /// Waits until `file` holds a pid (written whole, with its newline).
@@ -196,15 +188,7 @@ fn a_second_ctrl_c_in_print_mode_stops_every_command() {
     let server = MockServer::start(vec![]);
     // A command that notes the SIGTERM the first Ctrl-C sends it, and goes on (it
     // would be killed a second later).
-    server.push(sse(vec![
-        tool_call(
-            0,
-            "c1",
-            "bash",
-            r#"{"command":"trap 'echo got >> term.log' TERM; trap '' INT; echo $$ > cmd.pid; while :; do sleep 0.05; done"}"#,
-        ),
-        finish("tool_calls"),
-    ]));
+    server.push(tool_reply("c1", "bash", r#"{"command":"trap 'echo got >> term.log' TERM; trap '' INT; echo $$ > cmd.pid; while :; do sleep 0.05; done"}"#));
     let child = server
         .harness9(home.path(), project.path())
         .args(["-p", "go", "--approval-mode", "full-auto"])

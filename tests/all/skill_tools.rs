@@ -50,19 +50,10 @@ async fn a_skill_tool_joins_after_use_skill_runs_and_leaves_after_unload_skill()
     );
 
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "use_skill", r#"{"skill_name":"calc"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "c2", "calc_add", r#"{"a":2,"b":3}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "c3", "unload_skill", r#"{"skill_name":"calc"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
+        tool_reply("c1", "use_skill", r#"{"skill_name":"calc"}"#),
+        tool_reply("c2", "calc_add", r#"{"a":2,"b":3}"#),
+        tool_reply("c3", "unload_skill", r#"{"skill_name":"calc"}"#),
+        answer("done"),
     ]);
 
     let mut s = SessionBuilder::new(&server, project.path())

@@ -112,17 +112,11 @@ async fn a_forked_skill_runs_in_a_sub_agent_and_only_its_answer_returns() {
     );
     let server = MockServer::start(vec![
         // The sub-agent reads a file, then tries bash (not allowed), then answers.
-        sse(vec![
-            tool_call(0, "r", "read_file", r#"{"path":"notes.txt"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "b", "bash", r#"{"command":"echo escape"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("The secret is 42."), finish("stop")]),
+        tool_reply("r", "read_file", r#"{"path":"notes.txt"}"#),
+        tool_reply("b", "bash", r#"{"command":"echo escape"}"#),
+        answer("The secret is 42."),
         // Then the main conversation goes on.
-        sse(vec![text("Noted."), finish("stop")]),
+        answer("Noted."),
     ]);
     let mut s = start(&server, dir.path(), ApprovalMode::FullAuto);
     let (outcome, answer) = s.invoke("research", "what is the secret?").await;
@@ -188,23 +182,16 @@ async fn the_model_can_run_a_forked_skill_and_gets_only_its_answer() {
     write_skill(dir.path(), "other", "context: fork\n", "Never reached.\n");
     let server = MockServer::start(vec![
         // Main conversation: the model runs the forked skill.
-        sse(vec![
-            tool_call(
-                0,
-                "u1",
-                "use_skill",
-                r#"{"skill_name":"summarize","args":"a long text"}"#,
-            ),
-            finish("tool_calls"),
-        ]),
+        tool_reply(
+            "u1",
+            "use_skill",
+            r#"{"skill_name":"summarize","args":"a long text"}"#,
+        ),
         // The sub-agent tries to fork again (use_skill is not among its tools), then answers.
-        sse(vec![
-            tool_call(0, "n", "use_skill", r#"{"skill_name":"other"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("A short summary."), finish("stop")]),
+        tool_reply("n", "use_skill", r#"{"skill_name":"other"}"#),
+        answer("A short summary."),
         // Main conversation again.
-        sse(vec![text("Here it is."), finish("stop")]),
+        answer("Here it is."),
     ]);
     let mut s = start(&server, dir.path(), ApprovalMode::Suggest);
     s.handle.ops.send(Op::typed("summarize it")).unwrap();
@@ -266,11 +253,8 @@ async fn use_skill_expands_inline_commands_in_full_auto() {
         "Current branch: !`echo main-branch`\n",
     );
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "u", "use_skill", r#"{"skill_name":"branch"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("ok"), finish("stop")]),
+        tool_reply("u", "use_skill", r#"{"skill_name":"branch"}"#),
+        answer("ok"),
     ]);
     let mut s = start(&server, dir.path(), ApprovalMode::FullAuto);
     s.handle.ops.send(Op::typed("go")).unwrap();
@@ -315,11 +299,8 @@ async fn a_broken_tools_json_is_a_warning_for_the_user_and_the_body_still_loads(
     )
     .unwrap();
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "u", "use_skill", r#"{"skill_name":"broken-tools"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("ok"), finish("stop")]),
+        tool_reply("u", "use_skill", r#"{"skill_name":"broken-tools"}"#),
+        answer("ok"),
     ]);
     let mut s = start(&server, dir.path(), ApprovalMode::Suggest);
     s.handle.ops.send(Op::typed("go")).unwrap();

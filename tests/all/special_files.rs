@@ -20,11 +20,8 @@ use crate::support::*;
 /// `arguments`; the call's result as the model got it.
 fn one_call(home: &Path, project: &Path, tool: &str, arguments: serde_json::Value) -> String {
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", tool, &arguments.to_string()),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
+        tool_reply("c1", tool, &arguments.to_string()),
+        answer("done"),
     ]);
     let mut cmd = server.harness9(home, project);
     cmd.args([

@@ -109,14 +109,8 @@ fn verbose_previews_of_a_file_and_a_command() {
         "printf '\\033]0;PWNED\\007\\033[?1049h\\033[?25l\\302\\23331m from bash\\n'\n",
     );
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "read_file", r#"{"path":"evil.txt"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "c2", "bash", r#"{"command":"sh evil.sh"}"#),
-            finish("tool_calls"),
-        ]),
+        tool_reply("c1", "read_file", r#"{"path":"evil.txt"}"#),
+        tool_reply("c2", "bash", r#"{"command":"sh evil.sh"}"#),
         sse(vec![crate::support::text("done"), finish("stop")]),
     ]);
     let out = run(server.harness9(home.path(), project.path()).args([

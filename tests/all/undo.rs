@@ -18,17 +18,13 @@ fn undo_puts_back_what_a_command_changed_and_the_model_hears_of_it() {
     let command = "printf 'changed\\n' > keep.txt && rm gone.txt && printf 'new\\n' > made.txt \
                    && printf 'new build\\n' > build/out";
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(
-                0,
-                "c1",
-                "bash",
-                &serde_json::json!({ "command": command }).to_string(),
-            ),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("changed them"), finish("stop")]),
-        sse(vec![text("noted"), finish("stop")]),
+        tool_reply(
+            "c1",
+            "bash",
+            &serde_json::json!({ "command": command }).to_string(),
+        ),
+        answer("changed them"),
+        answer("noted"),
     ]);
     let child = spawn_fed(
         server

@@ -288,6 +288,16 @@ pub fn assert_exit(out: &std::process::Output, code: i32) {
     );
 }
 
+/// A reply in which the model makes one tool call, `name` with the JSON text `args`.
+pub fn tool_reply(id: &str, name: &str, args: &str) -> Reply {
+    sse(vec![tool_call(0, id, name, args), finish("tool_calls")])
+}
+
+/// A reply in which the model answers `s` and stops.
+pub fn answer(s: &str) -> Reply {
+    sse(vec![text(s), finish("stop")])
+}
+
 /// A 200 event stream of these items, then `data: [DONE]`.
 pub fn sse(items: Vec<Ev>) -> Reply {
     let mut frames: Vec<Vec<u8>> = items.into_iter().flat_map(Ev::into_frames).collect();
@@ -605,11 +615,8 @@ impl MockServer {
         env: &[(&str, &str)],
     ) -> (std::process::Output, String) {
         let call = serde_json::json!({ "command": command }).to_string();
-        self.push(sse(vec![
-            tool_call(0, "c1", "bash", &call),
-            finish("tool_calls"),
-        ]));
-        self.push(sse(vec![text("done"), finish("stop")]));
+        self.push(tool_reply("c1", "bash", &call));
+        self.push(answer("done"));
         let before = self.chat_requests().len();
         let mut cmd = self.harness9(home, project);
         cmd.args(["-p", "go"])
@@ -662,12 +669,7 @@ impl MockServer {
             }])
             .to_string(),
         );
-        let call = |id: &str, tool: &str, args: Value| {
-            sse(vec![
-                tool_call(0, id, tool, &args.to_string()),
-                finish("tool_calls"),
-            ])
-        };
+        let call = |id: &str, tool: &str, args: Value| tool_reply(id, tool, &args.to_string());
         self.push(call(
             "c1",
             "use_skill",
@@ -679,7 +681,7 @@ impl MockServer {
             "skill_run",
             serde_json::json!({ "skill": name, "command": "scripts/run.sh run" }),
         ));
-        self.push(sse(vec![text("done"), finish("stop")]));
+        self.push(answer("done"));
         let before = self.chat_requests().len();
         let mut cmd = self.harness9(home, project);
         cmd.args(["-p", "go", "--approval-mode", "full-auto"])
@@ -800,7 +802,7 @@ fn fallback(request: &RecordedRequest) -> Reply {
     if request.body.get("stream") == Some(&Value::Bool(false)) {
         json_text("done")
     } else {
-        sse(vec![text("done"), finish("stop")])
+        answer("done")
     }
 }
 

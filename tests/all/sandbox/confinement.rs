@@ -156,11 +156,8 @@ impl World {
     fn run(&self, mode: &str, script: &str, env: &[(&str, &str)]) -> (Output, String) {
         let server = MockServer::start(vec![]);
         let call = serde_json::json!({ "command": self.script(script) }).to_string();
-        server.push(sse(vec![
-            tool_call(0, "c1", "bash", &call),
-            finish("tool_calls"),
-        ]));
-        server.push(sse(vec![text("done"), finish("stop")]));
+        server.push(tool_reply("c1", "bash", &call));
+        server.push(answer("done"));
         let mut cmd = server.harness9(self.home.path(), self.project.path());
         cmd.env("HARNESS9_HOME", self.h9.path())
             .env("OPENAI_API_KEY", API_KEY)
@@ -712,11 +709,8 @@ fn a_timeout_stops_the_command_and_everything_it_started_inside() {
         "timeout_secs": 1
     })
     .to_string();
-    server.push(sse(vec![
-        tool_call(0, "c1", "bash", &call),
-        finish("tool_calls"),
-    ]));
-    server.push(sse(vec![text("done"), finish("stop")]));
+    server.push(tool_reply("c1", "bash", &call));
+    server.push(answer("done"));
     let out = server
         .harness9(world.home.path(), world.project.path())
         .args(["-p", "go", "--approval-mode", "full-auto"])

@@ -399,7 +399,7 @@ fn skill_run_writes_only_in_its_workspace() {
             ),
             finish("tool_calls"),
         ]),
-        sse(vec![text("done"), finish("stop")]),
+        answer("done"),
     ]);
     let out = server
         .harness9(home.path(), project.path())

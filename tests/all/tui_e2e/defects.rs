@@ -94,9 +94,9 @@ fn rename_x_to_y() -> String {
 #[test]
 fn growing_and_shrinking_the_terminal_keeps_every_line_of_the_conversation() {
     let server = MockServer::start(vec![
-        sse(vec![text(&numbered("AAA", 20)), finish("stop")]),
-        sse(vec![text(&numbered("BBB", 4)), finish("stop")]),
-        sse(vec![text("CCC-1"), finish("stop")]),
+        answer(&numbered("AAA", 20)),
+        answer(&numbered("BBB", 4)),
+        answer("CCC-1"),
     ]);
     let dirs = Dirs::new();
     let mut tui = Tui::spawn_in(&server, &[], &[], dirs, (30, 100));
@@ -147,7 +147,7 @@ fn a_ctrl_c_that_cleared_the_draft_then_one_that_interrupts_does_not_quit() {
             finish("stop"),
         ])
         .stall_after(1),
-        sse(vec![text("still here"), finish("stop")]),
+        answer("still here"),
     ]);
     let mut tui = Tui::spawn(&server, &[], |_, _| {});
     tui.wait_ready();
@@ -173,11 +173,8 @@ fn a_ctrl_c_that_cleared_the_draft_then_one_that_interrupts_does_not_quit() {
 #[test]
 fn esc_at_an_approval_stops_the_turn_without_another_request() {
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "call_1", "edit_file", &rename_x_to_y()),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("next turn"), finish("stop")]),
+        tool_reply("call_1", "edit_file", &rename_x_to_y()),
+        answer("next turn"),
     ]);
     let mut tui = Tui::spawn(&server, &["--approval-mode", "suggest"], |_, work| {
         std::fs::write(work.join("main.go"), "var x = 1\n").unwrap();
@@ -205,10 +202,7 @@ fn interrupting_a_command_keeps_the_output_it_streamed() {
         "command": "printf 'out-1\\nout-2\\n'; sleep 30",
     })
     .to_string();
-    let server = MockServer::start(vec![sse(vec![
-        tool_call(0, "call_1", "bash", &args),
-        finish("tool_calls"),
-    ])]);
+    let server = MockServer::start(vec![tool_reply("call_1", "bash", &args)]);
     let mut tui = Tui::spawn(&server, &["--approval-mode", "full-auto"], |_, _| {});
     tui.wait_ready();
     tui.type_text("run it");
@@ -235,7 +229,7 @@ fn tool_cells_at_80_columns_show_one_diff_header_and_hang_wrapped_rows() {
             tool_call(1, "call_2", "edit_file", &rename_x_to_y()),
             finish("tool_calls"),
         ]),
-        sse(vec![text("done here"), finish("stop")]),
+        answer("done here"),
     ]);
     let dirs = Dirs::new();
     std::fs::write(dirs.work.path().join("main.go"), "var x = 1\n").unwrap();

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 mod defects;
 mod signals;
 
-use crate::support::{MockServer, finish, skill, sse, text, tool_call};
+use crate::support::{MockServer, answer, finish, skill, sse, text, tool_call, tool_reply};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -351,7 +351,7 @@ fn a_prompt_streams_the_answer() {
 
 #[test]
 fn a_skill_slash_command_sends_the_skill_with_its_arguments() {
-    let server = MockServer::start(vec![sse(vec![text("Refactored."), finish("stop")])]);
+    let server = MockServer::start(vec![answer("Refactored.")]);
     let mut tui = Tui::spawn(&server, &["--skills-dir", "team-skills"], |_, work| {
         skill(
             &work.join("team-skills"),
@@ -383,11 +383,8 @@ fn approving_an_edit_shows_the_diff_and_applies_it() {
     })
     .to_string();
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "call_1", "edit_file", &args),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("Renamed x to count."), finish("stop")]),
+        tool_reply("call_1", "edit_file", &args),
+        answer("Renamed x to count."),
     ]);
     let mut tui = Tui::spawn(&server, &["--approval-mode", "suggest"], |_, work| {
         std::fs::write(work.join("main.go"), "package main\n\nvar x = 1\n").unwrap();
@@ -423,7 +420,7 @@ fn esc_interrupts_a_stalled_stream() {
             finish("stop"),
         ])
         .stall_after(1),
-        sse(vec![text("after the interrupt"), finish("stop")]),
+        answer("after the interrupt"),
     ]);
     let mut tui = Tui::spawn(&server, &[], |_, _| {});
     tui.wait_ready();
@@ -452,7 +449,7 @@ fn alt_screen_mode_is_left_on_exit() {
 
 #[test]
 fn a_paste_stays_one_input_and_ctrl_g_edits_the_draft_in_the_editor() {
-    let server = MockServer::start(vec![sse(vec![text("Got it."), finish("stop")])]);
+    let server = MockServer::start(vec![answer("Got it.")]);
     let bin = tempfile::tempdir().unwrap();
     let editor = bin.path().join("fake-editor");
     std::fs::write(
@@ -519,8 +516,8 @@ fn conversation(request: &crate::support::RecordedRequest) -> Vec<(String, Strin
 #[test]
 fn resume_opens_the_picker_and_goes_on_with_the_chosen_session() {
     let server = MockServer::start(vec![
-        sse(vec![text("The parser plan is **ready**."), finish("stop")]),
-        sse(vec![text("Going on from the plan."), finish("stop")]),
+        answer("The parser plan is **ready**."),
+        answer("Going on from the plan."),
     ]);
     let dirs = Dirs::new();
     let mut first = Tui::spawn_in(&server, &[], &[], dirs.clone(), (ROWS, COLS));
