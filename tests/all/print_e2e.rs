@@ -240,11 +240,7 @@ fn json_and_stream_json_follow_the_documented_schema() {
 
     let server = MockServer::start(vec![sse(vec![text("o"), text("k"), finish("stop")])]);
     let out = run.run(&server, &["-p", "go", "--output-format", "stream-json"]);
-    let events: Vec<Value> = std::str::from_utf8(&out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
-        .collect();
+    let events = json_lines(&out.stdout);
     assert_eq!(events[0]["type"], "start");
     assert_eq!(events[0]["schema_version"], 3);
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
@@ -266,14 +262,6 @@ fn json_and_stream_json_follow_the_documented_schema() {
     assert_eq!(last["type"], "result", "{types:?}");
     assert!(last["session_usage"]["input_tokens"].is_u64(), "{last}");
     assert!(!types.contains(&"shutdown_complete"), "{types:?}");
-}
-
-/// Parses stream-json stdout into its lines.
-fn json_lines(stdout: &[u8]) -> Vec<Value> {
-    text_of(stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
-        .collect()
 }
 
 #[test]

@@ -155,10 +155,7 @@ fn a_resumed_session_has_its_skills_and_says_when_the_prompt_changed() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&out.stdout);
     let resumed = lines
         .iter()
         .find(|l| l["type"] == "session_resumed")

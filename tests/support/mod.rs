@@ -25,13 +25,19 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code)]
 
+mod binary;
 mod fixture;
 mod mcp;
+mod pty;
 mod session;
 
+#[allow(unused_imports)]
+pub use binary::*;
 pub use fixture::*;
 #[allow(unused_imports)]
 pub use mcp::*;
+#[allow(unused_imports)]
+pub use pty::*;
 // benches/e2e.rs includes this file too and drives the binary, not a session.
 #[allow(unused_imports)]
 pub use session::*;
@@ -278,19 +284,14 @@ pub struct Reply {
     piece: Option<usize>,
 }
 
-/// Asserts that the binary exited with `code`, showing its stderr when it did not.
-pub fn assert_exit(out: &std::process::Output, code: i32) {
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// A reply in which the model makes one tool call, `name` with the JSON text `args`.
 pub fn tool_reply(id: &str, name: &str, args: &str) -> Reply {
     sse(vec![tool_call(0, id, name, args), finish("tool_calls")])
+}
+
+/// A reply in which the model runs `command` with the `bash` tool.
+pub fn bash_reply(id: &str, command: &str) -> Reply {
+    tool_reply(id, "bash", &json!({ "command": command }).to_string())
 }
 
 /// A reply in which the model answers `s` and stops.
@@ -503,6 +504,20 @@ impl RecordedRequest {
             .and_then(|m| m["content"].as_str().map(str::to_string))
             .unwrap_or_default()
     }
+
+    /// The role and text of every message but the system prompt, in order.
+    pub fn conversation(&self) -> Vec<(String, String)> {
+        self.messages()
+            .iter()
+            .filter(|m| m["role"] != "system")
+            .map(|m| {
+                (
+                    m["role"].as_str().unwrap_or("").to_string(),
+                    m["content"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -706,6 +721,18 @@ impl MockServer {
     /// Adds a reply at the end of the queue.
     pub fn push(&self, reply: Reply) {
         self.shared.lock().queue.push_back(reply);
+    }
+
+    /// Asserts that `n` chat requests came, the last with exactly the conversation
+    /// `expected`: (role, text) pairs, the system prompt left out.
+    pub fn assert_conversation(&self, n: usize, expected: &[(&str, &str)]) {
+        let requests = self.chat_requests();
+        assert_eq!(requests.len(), n);
+        let expected: Vec<(String, String)> = expected
+            .iter()
+            .map(|(r, t)| (r.to_string(), t.to_string()))
+            .collect();
+        assert_eq!(requests[n - 1].conversation(), expected);
     }
 
     /// Scripted replies not yet used.
