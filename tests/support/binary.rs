@@ -1,11 +1,18 @@
-//! Running the real binary in tests: its output read back as JSON lines and its exit
-//! code checked with its stderr shown. Only processes and text: nothing here knows
-//! harness9's types.
+//! Running the real binary in tests: [`Dirs`] (a home and a project for a run),
+//! [`output_of`] (a run with its standard input closed), its output read back as JSON
+//! lines and its exit code checked with its stderr shown. Only processes, paths and
+//! text: nothing here knows harness9's types.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
+use tempfile::TempDir;
+
+use super::write;
 
 /// Asserts that the binary exited with `code`, showing its stderr when it did not.
-pub fn assert_exit(out: &std::process::Output, code: i32) {
+pub fn assert_exit(out: &Output, code: i32) {
     assert_eq!(
         out.status.code(),
         Some(code),
@@ -20,4 +27,44 @@ pub fn json_lines(stdout: impl AsRef<[u8]>) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
         .collect()
+}
+
+/// Runs `cmd` with its standard input closed and waits for its output.
+pub fn output_of(cmd: &mut Command) -> Output {
+    cmd.stdin(Stdio::null()).output().expect("the command runs")
+}
+
+/// A `$HARNESS9_HOME` and a project folder for runs of the binary, removed when dropped.
+pub struct Dirs {
+    /// What the binary gets as `$HARNESS9_HOME` (and `$HOME`).
+    pub home: TempDir,
+    /// The folder it runs in.
+    pub project: TempDir,
+}
+
+impl Dirs {
+    /// Two empty folders.
+    pub fn new() -> Dirs {
+        Dirs {
+            home: tempfile::tempdir().unwrap(),
+            project: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// Two folders, the home holding `toml` as its `config.toml`.
+    pub fn with_config(toml: &str) -> Dirs {
+        let dirs = Dirs::new();
+        write(&dirs.home().join("config.toml"), toml);
+        dirs
+    }
+
+    /// The home's path.
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    /// The project's path.
+    pub fn project(&self) -> &Path {
+        self.project.path()
+    }
 }

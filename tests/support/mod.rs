@@ -30,6 +30,7 @@ mod fixture;
 mod mcp;
 mod pty;
 mod session;
+mod users;
 
 #[allow(unused_imports)]
 pub use binary::*;
@@ -41,6 +42,8 @@ pub use pty::*;
 // benches/e2e.rs includes this file too and drives the binary, not a session.
 #[allow(unused_imports)]
 pub use session::*;
+#[allow(unused_imports)]
+pub use users::*;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -616,6 +619,16 @@ impl MockServer {
             .env("HARNESS9_MODEL", "m")
             .env("NO_COLOR", "1");
         cmd
+    }
+
+    /// [`MockServer::harness9`] in `dirs`.
+    pub fn binary(&self, dirs: &Dirs) -> std::process::Command {
+        self.harness9(dirs.home(), dirs.project())
+    }
+
+    /// Runs `harness9 ARGS` in `dirs` against this server, its standard input closed.
+    pub fn run(&self, dirs: &Dirs, args: &[&str]) -> std::process::Output {
+        output_of(self.binary(dirs).args(args))
     }
 
     /// Runs `harness9 -p go` (plus `args` and `env`) in `project` while this server's

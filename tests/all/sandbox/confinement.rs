@@ -23,17 +23,7 @@ use tempfile::TempDir;
 use super::outside_dir;
 use crate::support::*;
 
-/// Who runs harness9.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum User {
-    Root,
-    /// uid and gid 65534, no supplementary groups.
-    Nobody,
-}
-
-const USERS: [User; 2] = [User::Root, User::Nobody];
 const MODES: [&str; 2] = ["read-only", "workspace-write"];
-const NOBODY: u32 = 65534;
 
 /// The project's rule file: a rule that matters for nothing these tests run.
 const RULES: &str = "deny = [\"edit(never-edited/**)\"]\n";
@@ -64,16 +54,6 @@ struct World {
     outside: TempDir,
     /// Where the scripts the model runs are written.
     scripts: TempDir,
-}
-
-fn chown_tree(path: &Path, uid: u32) {
-    let status = Command::new("chown")
-        .arg("-R")
-        .arg(format!("{uid}:{uid}"))
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 impl World {
@@ -184,28 +164,6 @@ impl World {
             .unwrap_or_default();
         (out, tool)
     }
-}
-
-/// `cmd` as is (root), or through `setpriv` as uid and gid 65534 with no groups.
-fn as_user(cmd: Command, user: User) -> Command {
-    if user == User::Root {
-        return cmd;
-    }
-    let mut wrapped = Command::new("setpriv");
-    wrapped
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-        .arg(cmd.get_program())
-        .args(cmd.get_args())
-        .env_clear();
-    if let Some(dir) = cmd.get_current_dir() {
-        wrapped.current_dir(dir);
-    }
-    for (name, value) in cmd.get_envs() {
-        if let Some(value) = value {
-            wrapped.env(name, value);
-        }
-    }
-    wrapped
 }
 
 /// Whether the launcher can build its namespaces for `user` here (the kernel may forbid
