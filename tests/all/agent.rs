@@ -67,11 +67,7 @@ async fn tool_round_trip_and_parallel_calls_answer_in_call_order() {
         answer("both read"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
-    let (outcome, final_text) = s.turn("read both").await;
-    assert_eq!(
-        (outcome, final_text.as_str()),
-        (TurnOutcome::Completed, "both read")
-    );
+    assert_eq!(s.completed_turn("read both").await, "both read");
     let reqs = server.chat_requests();
     assert_eq!(reqs.len(), 2);
     let tools = tool_messages(&reqs[1]);
@@ -103,11 +99,7 @@ async fn invalid_arguments_and_unknown_tools_are_results_the_model_recovers_from
         answer("recovered"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
-    let (outcome, final_text) = s.turn("go").await;
-    assert_eq!(
-        (outcome, final_text.as_str()),
-        (TurnOutcome::Completed, "recovered")
-    );
+    assert_eq!(s.completed_turn("go").await, "recovered");
     let tools = tool_messages(&server.chat_requests()[1]);
     let first = tools[0]["content"].as_str().unwrap();
     assert!(first.contains("not a valid JSON object"), "{first}");
@@ -122,15 +114,9 @@ async fn invalid_arguments_and_unknown_tools_are_results_the_model_recovers_from
 async fn system_prompt_and_tools_are_byte_identical_on_every_request() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("AGENTS.md"), "Always answer in haiku.\n").unwrap();
-    skill(
-        &dir.path().join("skills"),
-        "demo",
-        "A demo skill",
-        "",
-        "Do the demo.\n",
-    );
+    project_skill(dir.path(), "demo", "A demo skill", "Do the demo.\n");
     let server = MockServer::start(vec![
-        tool_reply("c1", "use_skill", r#"{"skill_name":"demo"}"#),
+        use_skill_reply("c1", "demo"),
         tool_reply("c2", "list", r#"{}"#),
         answer("one"),
         answer("two"),
@@ -152,10 +138,7 @@ async fn system_prompt_and_tools_are_byte_identical_on_every_request() {
         assert_eq!(r.messages()[0]["content"].as_str().unwrap(), system);
         assert_eq!(r.body["tools"], reqs[0].body["tools"]);
     }
-    let loaded = tool_messages(&reqs[1])[0]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let loaded = reqs[1].tool_results()[0].clone();
     assert!(
         loaded.contains("<skill-loaded name=\"demo\">") && loaded.contains("Do the demo."),
         "{loaded}"
@@ -178,10 +161,7 @@ async fn nobody_to_ask_denies_at_once_and_the_file_is_untouched() {
             .iter()
             .any(|e| matches!(e, Event::AutoDenied { name, .. } if name == "write_file"))
     );
-    let result = tool_messages(&server.chat_requests()[1])[0]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let result = server.chat_requests()[1].tool_results()[0].clone();
     assert!(
         result.contains("Denied") && result.contains("auto-edit"),
         "{result}"
@@ -206,12 +186,9 @@ async fn frontend_approvals_run_deny_with_reason_and_remember_always() {
         .approver(Approver::Frontend)
         .start();
     s.send("go");
-    let Event::ApprovalRequest(ApprovalAsk {
+    let ApprovalAsk {
         call_id, request, ..
-    }) = s.until(|e| matches!(e, Event::ApprovalRequest(_))).await
-    else {
-        unreachable!()
-    };
+    } = s.next_approval().await;
     assert_eq!(call_id, "w1");
     let ApprovalRequestKind::Edit {
         diff: Some(diff),
@@ -222,43 +199,17 @@ async fn frontend_approvals_run_deny_with_reason_and_remember_always() {
         panic!("expected an edit with a diff: {request:?}")
     };
     assert!(diff.contains("+one"), "{diff}");
-    s.handle
-        .ops
-        .send(Op::Approval {
-            call_id,
-            decision: ApprovalDecision::Approve,
-        })
-        .unwrap();
+    s.decide(call_id, ApprovalDecision::Approve);
 
-    let Event::ApprovalRequest(ApprovalAsk { call_id, .. }) =
-        s.until(|e| matches!(e, Event::ApprovalRequest(_))).await
-    else {
-        unreachable!()
-    };
+    let ApprovalAsk { call_id, .. } = s.next_approval().await;
     assert_eq!(call_id, "b1");
     let deny = ApprovalDecision::Deny {
         reason: Some("use the Makefile instead".into()),
     };
-    s.handle
-        .ops
-        .send(Op::Approval {
-            call_id,
-            decision: deny,
-        })
-        .unwrap();
+    s.decide(call_id, deny);
 
-    let Event::ApprovalRequest(ApprovalAsk { call_id, .. }) =
-        s.until(|e| matches!(e, Event::ApprovalRequest(_))).await
-    else {
-        unreachable!()
-    };
-    s.handle
-        .ops
-        .send(Op::Approval {
-            call_id,
-            decision: ApprovalDecision::ApproveForSession,
-        })
-        .unwrap();
+    let ApprovalAsk { call_id, .. } = s.next_approval().await;
+    s.decide(call_id, ApprovalDecision::ApproveForSession);
     // w3 runs without asking: edits are now approved for the session.
     let Event::TurnComplete { outcome, .. } = s
         .until(|e| matches!(e, Event::TurnComplete { .. } | Event::ApprovalRequest(_)))
@@ -276,14 +227,9 @@ async fn frontend_approvals_run_deny_with_reason_and_remember_always() {
         "three\n"
     );
     let reqs = server.chat_requests();
-    let denied = tool_messages(&reqs[2])
-        .into_iter()
-        .find(|m| m["tool_call_id"] == "b1")
-        .unwrap();
     assert!(
-        denied["content"]
-            .as_str()
-            .unwrap()
+        reqs[2]
+            .tool_result("b1")
             .contains("use the Makefile instead")
     );
     assert!(s.events.iter().any(|e| matches!(e, Event::ToolCallEnd { name, status: ToolStatus::Denied, .. } if name == "bash")));
@@ -312,7 +258,7 @@ async fn interrupt_kills_a_running_command_and_the_session_goes_on() {
     s.until(|e| matches!(e, Event::ToolOutputDelta { text, .. } if text.contains("started")))
         .await;
     let asked = std::time::Instant::now();
-    s.handle.ops.send(Op::Interrupt).unwrap();
+    s.op(Op::Interrupt);
     let Event::TurnComplete { outcome, .. } =
         s.until(|e| matches!(e, Event::TurnComplete { .. })).await
     else {
@@ -325,11 +271,7 @@ async fn interrupt_kills_a_running_command_and_the_session_goes_on() {
         asked.elapsed()
     );
 
-    let (outcome, text) = s.turn("again").await;
-    assert_eq!(
-        (outcome, text.as_str()),
-        (TurnOutcome::Completed, "next turn")
-    );
+    assert_eq!(s.completed_turn("again").await, "next turn");
     let tools = tool_messages(&server.chat_requests()[1]);
     assert_eq!(
         tools.len(),
@@ -356,7 +298,7 @@ async fn interrupted_stream_keeps_the_partial_answer_marked() {
         .start();
     s.send("talk");
     s.until(|e| matches!(e, Event::TextDelta { .. })).await;
-    s.handle.ops.send(Op::Interrupt).unwrap();
+    s.op(Op::Interrupt);
     let Event::TurnComplete {
         outcome,
         final_text,
@@ -436,11 +378,7 @@ async fn provider_failure_fails_the_turn_and_the_session_goes_on() {
         message.contains("401") && message.contains(&server.url()),
         "{message}"
     );
-    let (outcome, text) = s.turn("two").await;
-    assert_eq!(
-        (outcome, text.as_str()),
-        (TurnOutcome::Completed, "fine now")
-    );
+    assert_eq!(s.completed_turn("two").await, "fine now");
 }
 
 #[tokio::test]
@@ -449,19 +387,16 @@ async fn clear_and_model_switch_apply_between_turns() {
     let server = MockServer::start(vec![]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     s.turn("remember me").await;
-    s.handle.ops.send(Op::NewConversation).unwrap();
-    s.handle
-        .ops
-        .send(Op::SetModel {
-            model: "other".into(),
-        })
-        .unwrap();
+    s.op(Op::NewConversation);
+    s.op(Op::SetModel {
+        model: "other".into(),
+    });
     s.turn("fresh").await;
     let reqs = server.chat_requests();
     assert_eq!(reqs[1].body["model"], "other");
     let msgs = reqs[1].messages();
     assert_eq!(msgs.len(), 2, "system + the new user message: {msgs:?}");
-    s.handle.ops.send(Op::Shutdown).unwrap();
+    s.op(Op::Shutdown);
     s.until(|e| matches!(e, Event::ShutdownComplete { .. }))
         .await;
 }
@@ -469,24 +404,20 @@ async fn clear_and_model_switch_apply_between_turns() {
 #[tokio::test]
 async fn use_skill_unknown_name_lists_the_available_ones_and_slash_commands_send_body_and_args() {
     let dir = tempfile::tempdir().unwrap();
-    skill(
-        &dir.path().join("skills"),
+    project_skill(
+        dir.path(),
         "go-refactor",
         "Use when refactoring Go code",
-        "",
         "Run go vet first.\n",
     );
     let server = MockServer::start(vec![
-        tool_reply("u", "use_skill", r#"{"skill_name":"go-refactr"}"#),
+        use_skill_reply("u", "go-refactr"),
         answer("ok"),
         answer("refactored"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     s.turn("load it").await;
-    let result = tool_messages(&server.chat_requests()[1])[0]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let result = server.chat_requests()[1].tool_results()[0].clone();
     assert!(result.contains("go-refactor"), "{result}");
 
     let op = harness9::input::route(
@@ -497,7 +428,7 @@ async fn use_skill_unknown_name_lists_the_available_ones_and_slash_commands_send
     .to_op(harness9::protocol::InputOrigin::Typed)
     .unwrap();
     assert!(matches!(op, Op::Invoke(Invocation::Skill { .. })), "{op:?}");
-    s.handle.ops.send(op).unwrap();
+    s.op(op);
     s.until(|e| matches!(e, Event::TurnComplete { .. })).await;
     let msgs = server.chat_requests()[2].messages();
     let last_user = msgs.iter().rev().find(|m| m["role"] == "user").unwrap();
@@ -517,16 +448,9 @@ async fn no_and_stop_at_an_approval_sends_no_further_request() {
         .approver(Approver::Frontend)
         .start();
     s.send("go");
-    let Event::ApprovalRequest(ApprovalAsk { call_id, .. }) =
-        s.until(|e| matches!(e, Event::ApprovalRequest(_))).await
-    else {
-        unreachable!()
-    };
+    let ApprovalAsk { call_id, .. } = s.next_approval().await;
     s.op(Op::Interrupt);
-    s.op(Op::Approval {
-        call_id,
-        decision: ApprovalDecision::Deny { reason: None },
-    });
+    s.decide(call_id, ApprovalDecision::Deny { reason: None });
     let (outcome, _) = s.until_complete().await;
     assert_eq!(outcome, TurnOutcome::Interrupted);
     assert_eq!(server.chat_requests().len(), 1);

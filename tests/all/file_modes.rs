@@ -57,10 +57,7 @@ fn logs_sessions_and_caches_are_0600_in_0700_folders() {
     set_mode(&home.path().join("sessions"), 0o755);
     set_mode(home.path(), 0o755);
 
-    let server = MockServer::start(vec![
-        tool_reply("c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
-        answer("done"),
-    ]);
+    let server = MockServer::start(vec![use_skill_reply("c1", "mcp:fx"), answer("done")]);
     // The home folder of the user is elsewhere (it is never tightened itself).
     let user_home = tempfile::tempdir().unwrap();
     set_mode(user_home.path(), 0o755);

@@ -194,7 +194,7 @@ fn a_secret_named_for_an_mcp_server_still_reaches_it() {
         "env_vars = [\"GITHUB_TOKEN\"]",
     ));
     let server = MockServer::start(vec![
-        tool_reply("c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
+        use_skill_reply("c1", "mcp:fx"),
         sse(vec![
             tool_call(0, "c2", "mcp__fx__env", r#"{"name":"GITHUB_TOKEN"}"#),
             tool_call(1, "c3", "mcp__fx__env", r#"{"name":"OTHER_TOKEN"}"#),

@@ -57,7 +57,7 @@ fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt(
         &mcp_fixture_table("fx", &["--instructions", "Echo and add numbers."], ""),
     );
     let server = MockServer::start(vec![
-        tool_reply("c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
+        use_skill_reply("c1", "mcp:fx"),
         tool_reply("c2", "mcp__fx__echo", r#"{"text":"hi"}"#),
         tool_reply("c3", "unload_skill", r#"{"skill_name":"mcp:fx"}"#),
         answer("done"),
@@ -109,7 +109,7 @@ fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt(
 /// One `-p` run in which the model loads `fx` and calls its `echo`; the tool result.
 fn echo_call(home: &Path, project: &Path, args: &[&str]) -> (Output, String) {
     let server = MockServer::start(vec![
-        tool_reply("c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
+        use_skill_reply("c1", "mcp:fx"),
         tool_reply("c2", "mcp__fx__echo", r#"{"text":"hi"}"#),
         answer("done"),
     ]);
@@ -226,10 +226,7 @@ fn a_server_that_cannot_start_is_named_with_its_stderr_and_nothing_starts_early(
             mcp_fixture_table("idle", &[], "")
         ),
     );
-    let server = MockServer::start(vec![
-        tool_reply("c1", "use_skill", r#"{"skill_name":"mcp:db"}"#),
-        answer("done"),
-    ]);
+    let server = MockServer::start(vec![use_skill_reply("c1", "mcp:db"), answer("done")]);
     let out = run(
         &server,
         home.path(),
@@ -342,7 +339,7 @@ async fn interrupting_a_hanging_mcp_call_ends_the_turn_and_tells_the_server() {
     let project = tempfile::tempdir().unwrap();
     let log = project.path().join("cancel.log");
     let server = MockServer::start(vec![
-        tool_reply("c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
+        use_skill_reply("c1", "mcp:fx"),
         tool_reply("c2", "mcp__fx__slow", r#"{"seconds":60}"#),
     ]);
     let extra = format!(

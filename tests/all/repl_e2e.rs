@@ -459,16 +459,6 @@ fn terminal_history_completion_and_ctrl_c() {
     assert!(pty.wait_exit().success());
 }
 
-/// The content of the tool result for `call_id` in a request.
-fn tool_result(request: &crate::support::RecordedRequest, call_id: &str) -> String {
-    request
-        .messages()
-        .iter()
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-        .and_then(|m| m["content"].as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
 #[test]
 fn terminal_approvals_are_asked_inline() {
     let server = MockServer::start(vec![
@@ -491,11 +481,13 @@ fn terminal_approvals_are_asked_inline() {
     let requests = server.chat_requests();
     assert_eq!(requests.len(), 4);
     assert!(
-        tool_result(&requests[1], "call_yes").contains("approved-output"),
+        requests[1]
+            .tool_result("call_yes")
+            .contains("approved-output"),
         "{:?}",
         requests[1].messages()
     );
-    let denied = tool_result(&requests[3], "call_no");
+    let denied = requests[3].tool_result("call_no");
     assert!(
         !denied.contains("denied-output") && denied.to_lowercase().contains("denied"),
         "{denied}"

@@ -30,13 +30,7 @@ fn last_tool_result(request: &RecordedRequest) -> String {
 #[tokio::test]
 async fn a_skill_tool_joins_after_use_skill_runs_and_leaves_after_unload_skill() {
     let project = tempfile::tempdir().unwrap();
-    let calc = skill(
-        &project.path().join("skills"),
-        "calc",
-        "Adds numbers",
-        "",
-        "Call calc_add.\n",
-    );
+    let calc = project_skill(project.path(), "calc", "Adds numbers", "Call calc_add.\n");
     let script = calc.join("scripts/add.sh");
     write(
         &script,
@@ -50,7 +44,7 @@ async fn a_skill_tool_joins_after_use_skill_runs_and_leaves_after_unload_skill()
     );
 
     let server = MockServer::start(vec![
-        tool_reply("c1", "use_skill", r#"{"skill_name":"calc"}"#),
+        use_skill_reply("c1", "calc"),
         tool_reply("c2", "calc_add", r#"{"a":2,"b":3}"#),
         tool_reply("c3", "unload_skill", r#"{"skill_name":"calc"}"#),
         answer("done"),

@@ -155,7 +155,7 @@ async fn a_forked_skill_runs_in_a_sub_agent_and_only_its_answer_returns() {
     // The sub-agent's events are wrapped; the main conversation only gets the answer.
     assert!(s.events.iter().any(|e| matches!(e,
         Event::SubAgent { skill, event, .. } if skill == "research" && matches!(event.event(), Event::ToolCallBegin { name, .. } if name == "read_file"))));
-    s.handle.ops.send(Op::typed("thanks")).unwrap();
+    s.op(Op::typed("thanks"));
     s.until_complete().await;
     let main = server.chat_requests()[3].messages();
     let roles: Vec<&str> = main.iter().map(|m| m["role"].as_str().unwrap()).collect();
@@ -188,13 +188,13 @@ async fn the_model_can_run_a_forked_skill_and_gets_only_its_answer() {
             r#"{"skill_name":"summarize","args":"a long text"}"#,
         ),
         // The sub-agent tries to fork again (use_skill is not among its tools), then answers.
-        tool_reply("n", "use_skill", r#"{"skill_name":"other"}"#),
+        use_skill_reply("n", "other"),
         answer("A short summary."),
         // Main conversation again.
         answer("Here it is."),
     ]);
     let mut s = start(&server, dir.path(), ApprovalMode::Suggest);
-    s.handle.ops.send(Op::typed("summarize it")).unwrap();
+    s.op(Op::typed("summarize it"));
     let (outcome, answer) = s.until_complete().await;
     assert_eq!(
         (outcome, answer.as_str()),
@@ -214,15 +214,9 @@ async fn the_model_can_run_a_forked_skill_and_gets_only_its_answer() {
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
     assert!(!sub_tools.contains(&"use_skill"), "{sub_tools:?}");
-    let nested = reqs[2]
-        .messages()
-        .into_iter()
-        .find(|m| m["tool_call_id"] == "n")
-        .unwrap();
     assert!(
-        nested["content"]
-            .as_str()
-            .unwrap()
+        reqs[2]
+            .tool_result("n")
             .contains("unknown tool 'use_skill'")
     );
     let result = reqs[3]
@@ -252,12 +246,9 @@ async fn use_skill_expands_inline_commands_in_full_auto() {
         "",
         "Current branch: !`echo main-branch`\n",
     );
-    let server = MockServer::start(vec![
-        tool_reply("u", "use_skill", r#"{"skill_name":"branch"}"#),
-        answer("ok"),
-    ]);
+    let server = MockServer::start(vec![use_skill_reply("u", "branch"), answer("ok")]);
     let mut s = start(&server, dir.path(), ApprovalMode::FullAuto);
-    s.handle.ops.send(Op::typed("go")).unwrap();
+    s.op(Op::typed("go"));
     s.until_complete().await;
     let result = server.chat_requests()[1]
         .messages()
@@ -298,12 +289,9 @@ async fn a_broken_tools_json_is_a_warning_for_the_user_and_the_body_still_loads(
         "[{not json",
     )
     .unwrap();
-    let server = MockServer::start(vec![
-        tool_reply("u", "use_skill", r#"{"skill_name":"broken-tools"}"#),
-        answer("ok"),
-    ]);
+    let server = MockServer::start(vec![use_skill_reply("u", "broken-tools"), answer("ok")]);
     let mut s = start(&server, dir.path(), ApprovalMode::Suggest);
-    s.handle.ops.send(Op::typed("go")).unwrap();
+    s.op(Op::typed("go"));
     s.until_complete().await;
     let warning = s.events.iter().find_map(|e| match e {
         Event::Warning { message } => Some(message.clone()),

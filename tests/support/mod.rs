@@ -297,6 +297,11 @@ pub fn bash_reply(id: &str, command: &str) -> Reply {
     tool_reply(id, "bash", &json!({ "command": command }).to_string())
 }
 
+/// A reply in which the model loads the skill `name` with the `use_skill` tool.
+pub fn use_skill_reply(id: &str, name: &str) -> Reply {
+    tool_reply(id, "use_skill", &json!({ "skill_name": name }).to_string())
+}
+
 /// A reply in which the model answers `s` and stops.
 pub fn answer(s: &str) -> Reply {
     sse(vec![text(s), finish("stop")])
@@ -496,6 +501,15 @@ impl RecordedRequest {
             .filter(|m| m["role"] == "tool")
             .filter_map(|m| m["content"].as_str().map(String::from))
             .collect()
+    }
+
+    /// The content of the tool result for `call_id` (empty when there is none).
+    pub fn tool_result(&self, call_id: &str) -> String {
+        self.messages()
+            .iter()
+            .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
+            .and_then(|m| m["content"].as_str().map(str::to_string))
+            .unwrap_or_default()
     }
 
     /// The text of the last user message (empty when there is none).

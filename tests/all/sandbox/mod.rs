@@ -371,13 +371,7 @@ fn skill_commands_are_confined_like_bash() {
 fn skill_run_writes_only_in_its_workspace() {
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
-    let dir = skill(
-        &project.path().join("skills"),
-        "maker",
-        "Makes files",
-        "",
-        "Body\n",
-    );
+    let dir = project_skill(project.path(), "maker", "Makes files", "Body\n");
     let p = project.path().display();
     let command = format!(
         "echo made > \"$OUTPUT_DIR/r.txt\" && echo w > \"$WORK_DIR/w\" && echo $TMPDIR > \"$TMPDIR/t\" && echo ok; \
