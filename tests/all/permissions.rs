@@ -148,7 +148,7 @@ fn a_projects_allow_rules_count_only_once_this_user_approved_them() {
         .args(["permissions", "trust"])
         .output()
         .unwrap();
-    assert_eq!(trust.status.code(), Some(0));
+    assert_exit(&trust, 0);
 
     let (_, tool) = one_bash_call(home.path(), project.path(), "echo from-repo", &[]);
     assert!(tool.contains("from-repo"), "{tool}");

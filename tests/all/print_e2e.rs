@@ -69,12 +69,7 @@ fn answer_on_stdout_and_exit_zero() {
     ])]);
     let run = Run::new("");
     let out = run.run(&server, &["-p", "say hello"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        text_of(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert_eq!(text_of(&out.stdout), "Hello there\n");
 }
 
@@ -95,7 +90,7 @@ fn piped_stdin_is_appended_as_context() {
         .write_all(b"diff --git a/x b/x\n")
         .unwrap();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     let user = server.chat_requests()[0].messages()[1]["content"]
         .as_str()
         .unwrap()
@@ -126,12 +121,7 @@ fn reads_edits_and_answers_with_auto_edit() {
             "-v",
         ],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        text_of(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert_eq!(text_of(&out.stdout), "Fixed the typo.\n");
     assert_eq!(
         std::fs::read_to_string(run.path("main.rs")).unwrap(),
@@ -152,7 +142,7 @@ fn never_waits_for_approval() {
         answer("I could not run it."),
     ]);
     let out = run.run(&server, &["-p", "run it"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     assert!(!run.path("made-it").exists());
     let err = text_of(&out.stderr);
     assert!(
@@ -167,12 +157,7 @@ fn server_errors_after_retries_exit_4_and_name_the_endpoint() {
     let err500 = || http_error(500).body(r#"{"error":{"message":"upstream exploded"}}"#);
     let server = MockServer::start(vec![err500(), err500(), err500()]);
     let out = run.run(&server, &["-p", "hi"]);
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "stderr: {}",
-        text_of(&out.stderr)
-    );
+    assert_exit(&out, 4);
     let err = text_of(&out.stderr);
     assert!(err.contains("500") && err.contains(&server.url()), "{err}");
     assert_eq!(
@@ -189,7 +174,7 @@ fn auth_errors_exit_3_without_retrying() {
         http_error(401).body(r#"{"error":{"message":"invalid api key"}}"#),
     ]);
     let out = run.run(&server, &["-p", "hi", "--output-format", "json"]);
-    assert_eq!(out.status.code(), Some(3));
+    assert_exit(&out, 3);
     let v: Value = serde_json::from_str(text_of(&out.stdout).trim()).unwrap();
     assert_eq!(v["is_error"], true);
     assert_eq!(v["error"]["kind"], "auth");
@@ -202,7 +187,7 @@ fn max_turns_exits_5() {
     let again = || tool_reply("l", "list", "{}");
     let server = MockServer::start(vec![again(), again()]);
     let out = run.run(&server, &["-p", "loop", "--max-turns", "1"]);
-    assert_eq!(out.status.code(), Some(5));
+    assert_exit(&out, 5);
     assert!(text_of(&out.stderr).contains("--max-turns"));
 }
 
@@ -212,12 +197,7 @@ fn stalled_stream_times_out_and_exits_4() {
     let server = MockServer::start(vec![answer("partial").stall_after(1)]);
     let mut cmd = run.command(&server, &["-p", "hi", "--output-format", "json"]);
     let out = cmd.env("HARNESS9_IDLE_TIMEOUT_MS", "300").output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "stderr: {}",
-        text_of(&out.stderr)
-    );
+    assert_exit(&out, 4);
     let v: Value = serde_json::from_str(text_of(&out.stdout).trim()).unwrap();
     assert_eq!(v["error"]["kind"], "timeout");
 }
@@ -300,7 +280,7 @@ fn an_unusable_prompt_still_gives_start_error_and_result() {
     let run = Run::new("");
     let server = MockServer::start(vec![]);
     let out = run.run(&server, &["-p", "/nope", "--output-format", "stream-json"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let events = json_lines(&out.stdout);
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(types, ["start", "error", "result"]);
@@ -315,7 +295,7 @@ fn an_unusable_prompt_still_gives_start_error_and_result() {
     );
 
     let out = run.run(&server, &["-p", "/nope", "--output-format", "json"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let events = json_lines(&out.stdout);
     assert_eq!(events.len(), 1);
     assert_eq!(events[0]["error"]["kind"], "usage");
@@ -327,7 +307,7 @@ fn a_bad_config_is_a_result_in_the_json_formats() {
     let run = Run::new("modle = \"typo\"\n");
     let server = MockServer::start(vec![]);
     let out = run.run(&server, &["-p", "hi", "--output-format", "stream-json"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let events = json_lines(&out.stdout);
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(types, ["start", "error", "result"]);
@@ -335,7 +315,7 @@ fn a_bad_config_is_a_result_in_the_json_formats() {
     assert!(text_of(&out.stderr).contains("config.toml"));
     // Text output keeps stdout empty.
     let out = run.run(&server, &["-p", "hi"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     assert!(out.stdout.is_empty());
 }
 
@@ -346,7 +326,7 @@ fn an_empty_p_or_a_dash_takes_the_prompt_from_stdin() {
     for (arg, answer) in [("", "one\n"), ("-", "two\n")] {
         let child = spawn_fed(&mut run.command(&server, &["-p", arg]), b"the prompt\n");
         let out = wait_with_deadline(child, std::time::Duration::from_secs(30));
-        assert_eq!(out.status.code(), Some(0), "{}", text_of(&out.stderr));
+        assert_exit(&out, 0);
         assert_eq!(text_of(&out.stdout), answer);
     }
     for request in server.chat_requests() {
@@ -359,7 +339,7 @@ fn an_empty_p_or_a_dash_takes_the_prompt_from_stdin() {
     }
     // An empty -p with nothing piped is still an error.
     let out = run.run(&server, &["-p", ""]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     assert!(text_of(&out.stderr).contains("empty"));
 }
 
@@ -372,7 +352,7 @@ fn retries_are_on_stderr_only_with_verbose() {
             answer("ok"),
         ]);
         let out = run.run(&server, flags);
-        assert_eq!(out.status.code(), Some(0));
+        assert_exit(&out, 0);
         assert_eq!(
             text_of(&out.stderr).contains("retrying"),
             shown,
@@ -397,7 +377,7 @@ fn a_reader_that_closes_stdout_ends_the_run_quietly() {
         .unwrap();
     let (first, out) = first_line_then_close(child, std::time::Duration::from_secs(30));
     assert_eq!(first, "line 0\n");
-    assert_eq!(out.status.code(), Some(0), "{}", text_of(&out.stderr));
+    assert_exit(&out, 0);
     assert_eq!(
         text_of(&out.stderr),
         "",
@@ -417,19 +397,14 @@ fn skill_slash_command_with_p() {
     );
     let server = MockServer::start(vec![]);
     let out = run.run(&server, &["-p", "/greet the team"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        text_of(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let user = server.chat_requests()[0].messages()[1]["content"]
         .as_str()
         .unwrap()
         .to_string();
     assert_eq!(user, "Greet the team warmly.");
     let out = run.run(&server, &["-p", "/nosuch thing"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
 }
 
 #[test]
@@ -447,7 +422,7 @@ fn no_endpoint_exits_2_and_says_what_to_set() {
         // A local Ollama answered on 127.0.0.1:11434; nothing to check here.
         return;
     }
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let err = text_of(&out.stderr);
     assert!(
         err.contains("OPENAI_API_KEY") && err.contains("--base-url"),
@@ -498,7 +473,7 @@ fn a_harness9_home_that_is_a_file_is_named() {
         .env("HARNESS9_HOME", &file)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let stderr = text_of(&out.stderr);
     assert!(stderr.contains("HARNESS9_HOME"), "{stderr}");
     assert_eq!(stderr.matches("not a directory").count(), 1, "{stderr}");

@@ -12,8 +12,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::{
-    MockServer, Terminal, answer, bash_reply, finish, first_line_then_close, harness9_pty_command,
-    http_error, json_lines, skill, spawn_fed, sse, text, tool_call, tool_reply, wait_with_deadline,
+    MockServer, Terminal, answer, assert_exit, bash_reply, finish, first_line_then_close,
+    harness9_pty_command, http_error, json_lines, skill, spawn_fed, sse, text, tool_call,
+    tool_reply, wait_with_deadline,
 };
 use serde_json::Value;
 use tempfile::TempDir;
@@ -325,12 +326,7 @@ fn a_reader_that_closes_stdout_stops_the_session_quietly() {
     let child = spawn_fed(&mut harness9(&server, &dirs, &[]), b"first\nsecond\n");
     let (first, out) = first_line_then_close(child, DEADLINE);
     assert_eq!(first, "line 0\n");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
     assert_eq!(server.chat_requests().len(), 1, "no turn for nobody");
 }

@@ -152,7 +152,7 @@ fn a_session_whose_project_is_gone_resumes_by_id_prefix() {
     let dirs = Dirs::new();
     let server = MockServer::start(vec![answer("first")]);
     let out = server.run(&dirs, &["-p", "remember 42", "--output-format", "json"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     let id = session_file(dirs.home())
         .file_stem()
         .unwrap()
@@ -174,6 +174,6 @@ fn a_session_whose_project_is_gone_resumes_by_id_prefix() {
 
     // -c in a project without sessions is a usage error that says where to look.
     let out = server2.run(&elsewhere, &["-c", "-p", "x"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("sessions list --all"));
 }

@@ -69,7 +69,7 @@ fn print_mode_answer() {
     let out = run(server
         .harness9(home.path(), project.path())
         .args(["-p", "hi"]));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_exit(&out, 0);
     both_inert("-p", &out);
     assert_eq!(text(&out.stdout), format!("answer {SHOWN} end\n"));
 }
@@ -89,7 +89,7 @@ fn print_mode_json_keeps_the_text_escaped() {
             "--output-format",
             format,
         ]));
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert_exit(&out, 0);
         both_inert(format, &out);
         let stdout = text(&out.stdout);
         let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
@@ -120,7 +120,7 @@ fn verbose_previews_of_a_file_and_a_command() {
         "--approval-mode",
         "full-auto",
     ]));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_exit(&out, 0);
     both_inert("-p -v", &out);
     let err = text(&out.stderr);
     assert!(err.contains(&format!("{SHOWN} in a file")), "{err}");
@@ -149,7 +149,7 @@ fn pipe_repl_answer_and_character_references() {
         b"hello\n/model\n",
     );
     let out = wait_with_deadline(child, DEADLINE);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_exit(&out, 0);
     both_inert("pipe REPL", &out);
     let stdout = text(&out.stdout);
     assert!(stdout.contains(&format!("raw {SHOWN}")), "{stdout}");
@@ -206,14 +206,14 @@ fn skills_list_show_and_validate() {
     assert!(reason.contains("U+001B"), "{reason}");
 
     let show = skills(&["show", "evil-body"]);
-    assert_eq!(show.status.code(), Some(0), "{}", text(&show.stderr));
+    assert_exit(&show, 0);
     both_inert("skills show", &show);
     let stdout = text(&show.stdout);
     assert!(stdout.contains(&format!("Body {SHOWN} end")), "{stdout}");
     assert!(stdout.contains("argument-hint: [x^[[?25l]"), "{stdout}");
 
     let show_bad = skills(&["show", "evil-desc"]);
-    assert_eq!(show_bad.status.code(), Some(1));
+    assert_exit(&show_bad, 1);
     both_inert("skills show (invalid)", &show_bad);
     let stdout = text(&show_bad.stdout);
     assert!(
@@ -222,7 +222,7 @@ fn skills_list_show_and_validate() {
     );
 
     let validate = skills(&["validate", root.to_str().unwrap()]);
-    assert_eq!(validate.status.code(), Some(1));
+    assert_exit(&validate, 1);
     both_inert("skills validate", &validate);
     let stdout = text(&validate.stdout);
     let line = stdout
@@ -245,7 +245,7 @@ fn sessions_show_and_export() {
     let out = run(server
         .harness9(home.path(), project.path())
         .args(["-p", &format!("prompt {HOSTILE}")]));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_exit(&out, 0);
     let sessions = |args: &[&str]| {
         run(server
             .harness9(home.path(), project.path())
@@ -266,7 +266,7 @@ fn sessions_show_and_export() {
     both_inert("sessions list", &table);
 
     let show = sessions(&["show", &id]);
-    assert_eq!(show.status.code(), Some(0), "{}", text(&show.stderr));
+    assert_exit(&show, 0);
     both_inert("sessions show", &show);
     let stdout = text(&show.stdout);
     assert!(stdout.contains(&format!("saved {SHOWN}")), "{stdout}");
@@ -290,7 +290,7 @@ fn a_provider_error_body() {
     let out = run(server
         .harness9(home.path(), project.path())
         .args(["-p", "hi"]));
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert_exit(&out, 3);
     both_inert("provider error", &out);
     let err = text(&out.stderr);
     assert!(err.contains("bad request ^[]0;PWNED^G"), "{err}");
@@ -307,7 +307,7 @@ fn a_config_error_that_quotes_the_file() {
     let out = run(server
         .harness9(home.path(), project.path())
         .args(["-p", "hi"]));
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_exit(&out, 2);
     both_inert("config error", &out);
     let err = text(&out.stderr);
     assert!(err.contains("config.toml is invalid"), "{err}");
