@@ -16,25 +16,20 @@ use crate::support::*;
 const DEADLINE: Duration = Duration::from_secs(60);
 
 fn mcp_add(home: &Path, project: &Path, name: &str, scope: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
-    cmd.current_dir(project)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("HARNESS9_HOME", home)
-        .args([
-            "mcp",
-            "add",
-            name,
-            "--scope",
-            scope,
-            "--",
-            "some-server",
-            name,
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = harness9_offline(home, home, project);
+    cmd.args([
+        "mcp",
+        "add",
+        name,
+        "--scope",
+        scope,
+        "--",
+        "some-server",
+        name,
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     cmd
 }
 

@@ -34,6 +34,19 @@ pub fn output_of(cmd: &mut Command) -> Output {
     cmd.stdin(Stdio::null()).output().expect("the command runs")
 }
 
+/// The real binary run in `project` with nothing of the test's environment but `PATH`,
+/// `home` as `$HOME` and `harness9_home` as `$HARNESS9_HOME`: for the subcommands that
+/// need no server.
+pub fn harness9_offline(home: &Path, harness9_home: &Path, project: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
+    cmd.current_dir(project)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("HARNESS9_HOME", harness9_home);
+    cmd
+}
+
 /// A `$HARNESS9_HOME` and a project folder for runs of the binary, removed when dropped.
 pub struct Dirs {
     /// What the binary gets as `$HARNESS9_HOME` (and `$HOME`).

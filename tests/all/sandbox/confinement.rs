@@ -111,6 +111,13 @@ impl World {
         world
     }
 
+    /// The binary without a server in this world (`-C` the project).
+    fn offline(&self) -> Command {
+        let mut cmd = harness9_offline(self.home.path(), self.h9.path(), self.project.path());
+        cmd.arg("-C").arg(self.project.path());
+        cmd
+    }
+
     fn victim(&self) -> PathBuf {
         self.outside.path().join("victim")
     }
@@ -164,6 +171,17 @@ impl World {
             .unwrap_or_default();
         (out, tool)
     }
+}
+
+/// A fresh world for root, when the launcher can build its namespaces here.
+fn root_world() -> Option<World> {
+    namespaces_for(User::Root).then(|| World::new(User::Root))
+}
+
+/// The users for whom the launcher can build its namespaces here (see
+/// [`namespaces_for`]).
+fn confinable_users() -> impl Iterator<Item = User> {
+    USERS.into_iter().filter(|user| namespaces_for(*user))
 }
 
 /// Whether the launcher can build its namespaces for `user` here (the kernel may forbid
@@ -241,10 +259,7 @@ fn meta(path: &Path) -> Meta {
 
 #[test]
 fn metadata_outside_the_writable_folders_cannot_change() {
-    for user in USERS {
-        if !namespaces_for(user) {
-            continue;
-        }
+    for user in confinable_users() {
         for mode in MODES {
             let world = World::new(user);
             let victim = world.victim();
@@ -362,10 +377,7 @@ fn processes(tool: &str) -> Vec<(u32, String)> {
 
 #[test]
 fn no_process_outside_the_sandbox_is_visible_and_no_environment_holds_a_secret() {
-    for user in USERS {
-        if !namespaces_for(user) {
-            continue;
-        }
+    for user in confinable_users() {
         for mode in MODES {
             let world = World::new(user);
             let command = "echo PPID=$PPID; cat /proc/$PPID/environ; \
@@ -404,10 +416,7 @@ fn no_process_outside_the_sandbox_is_visible_and_no_environment_holds_a_secret()
 
 #[test]
 fn secrets_are_unreadable_by_any_spelling() {
-    for user in USERS {
-        if !namespaces_for(user) {
-            continue;
-        }
+    for user in confinable_users() {
         for mode in MODES {
             let world = World::new(user);
             let h9 = world.h9.path().display();
@@ -438,10 +447,7 @@ fn secrets_are_unreadable_by_any_spelling() {
 
 #[test]
 fn git_hooks_and_config_and_the_rules_stay_read_only_in_a_writable_project() {
-    for user in USERS {
-        if !namespaces_for(user) {
-            continue;
-        }
+    for user in confinable_users() {
         let world = World::new(user);
         let p = world.project.path();
         let command = "echo evil > .git/hooks/pre-commit; \
@@ -485,10 +491,7 @@ fn git_hooks_and_config_and_the_rules_stay_read_only_in_a_writable_project() {
 
 #[test]
 fn a_missing_hooks_folder_or_a_worktrees_git_file_cannot_be_planted() {
-    for user in USERS {
-        if !namespaces_for(user) {
-            continue;
-        }
+    for user in confinable_users() {
         // A repository without .git/hooks: the command cannot give it one.
         let world = World::new(user);
         let p = world.project.path();
@@ -525,10 +528,7 @@ fn a_missing_hooks_folder_or_a_worktrees_git_file_cannot_be_planted() {
 #[test]
 fn no_mount_or_namespace_call_undoes_a_mask_or_a_read_only_bind() {
     let py = python().unwrap_or("false");
-    for user in USERS {
-        if !namespaces_for(user) {
-            continue;
-        }
+    for user in confinable_users() {
         let world = World::new(user);
         let p = world.project.path();
         let command = format!(
@@ -557,10 +557,9 @@ fn no_mount_or_namespace_call_undoes_a_mask_or_a_read_only_bind() {
 
 #[test]
 fn without_namespaces_the_session_says_what_is_lost_and_keeps_landlock_and_seccomp() {
-    if !namespaces_for(User::Root) {
+    let Some(world) = root_world() else {
         return;
-    }
-    let world = World::new(User::Root);
+    };
     let outside = world.outside.path().display();
     let command = format!("touch {outside}/new; cp /bin/sh x && chmod 4755 x; cat .env; echo ran");
     let (out, tool) = world.run(
@@ -695,10 +694,9 @@ fn a_timeout_stops_the_command_and_everything_it_started_inside() {
 
 #[test]
 fn mcp_list_and_tools_confine_sandboxed_servers_when_commands_are_not() {
-    if !namespaces_for(User::Root) {
+    let Some(world) = root_world() else {
         return;
-    }
-    let world = World::new(User::Root);
+    };
     let outside = world.outside.path().display();
     let probe = format!(
         "{{ touch {outside}/from-server; cat {home}/.ssh/id_rsa; echo probed; }} >&2 2>&1; exec {fixture}",
@@ -712,17 +710,7 @@ fn mcp_list_and_tools_confine_sandboxed_servers_when_commands_are_not() {
         ),
     );
     for args in [&["mcp", "list"][..], &["mcp", "tools", "boxed"]] {
-        let out = Command::new(env!("CARGO_BIN_EXE_harness9"))
-            .arg("-C")
-            .arg(world.project.path())
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", world.home.path())
-            .env("HARNESS9_HOME", world.h9.path())
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        let out = output_of(world.offline().args(args));
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_exit(&out, 0);
         assert!(!stdout.contains("failed"), "{args:?}: {stdout}");
@@ -736,18 +724,12 @@ fn mcp_list_and_tools_confine_sandboxed_servers_when_commands_are_not() {
     assert!(!log.contains(SSH_KEY), "{log}");
     assert!(log.contains("Read-only file system"), "{log}");
     // Where no sandbox can be had, such a server does not start at all.
-    let out = Command::new(env!("CARGO_BIN_EXE_harness9"))
-        .arg("-C")
-        .arg(world.project.path())
-        .args(["mcp", "list"])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", world.home.path())
-        .env("HARNESS9_HOME", world.h9.path())
-        .env("HARNESS9_SANDBOX_UNAVAILABLE", "1")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = output_of(
+        world
+            .offline()
+            .args(["mcp", "list"])
+            .env("HARNESS9_SANDBOX_UNAVAILABLE", "1"),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("failed") && stdout.contains("sandbox is not available"),
@@ -765,10 +747,7 @@ fn mcp_list_and_tools_confine_sandboxed_servers_when_commands_are_not() {
 fn devices_kernel_settings_and_the_users_sockets_are_out_of_reach() {
     use std::os::unix::net::UnixListener;
     let py = python().unwrap_or("false");
-    for user in USERS {
-        if !namespaces_for(user) {
-            continue;
-        }
+    for user in confinable_users() {
         for mode in MODES {
             let world = World::new(user);
             // The session's bus and an SSH agent, as a desktop session has them.

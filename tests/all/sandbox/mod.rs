@@ -231,53 +231,28 @@ fn truncating_renaming_and_hard_linking_out_of_the_project_are_denied() {
     assert!(tool.contains("[harness9 sandbox:"), "{tool}");
 }
 
+/// The sandbox launcher run directly (`harness9 __harness9-sandbox-exec ARGS`).
+fn launch(args: &[&str]) -> Output {
+    output_of(
+        std::process::Command::new(env!("CARGO_BIN_EXE_harness9"))
+            .arg("__harness9-sandbox-exec")
+            .args(args),
+    )
+}
+
 #[test]
 fn the_launcher_runs_nothing_it_cannot_confine() {
-    let bin = env!("CARGO_BIN_EXE_harness9");
-    let bad = std::process::Command::new(bin)
-        .args([
-            "__harness9-sandbox-exec",
-            "--mode",
-            "sideways",
-            "--",
-            "true",
-        ])
-        .output()
-        .unwrap();
+    let bad = launch(&["--mode", "sideways", "--", "true"]);
     assert_exit(&bad, 126);
     assert!(
         String::from_utf8_lossy(&bad.stderr).starts_with("harness9 sandbox: "),
         "{bad:?}"
     );
-    let missing = std::process::Command::new(bin)
-        .args([
-            "__harness9-sandbox-exec",
-            "--mode",
-            "read-only",
-            "--project",
-            "/",
-            "--",
-            "no-such-program-h9",
-        ])
-        .output()
-        .unwrap();
+    let read_only = ["--mode", "read-only", "--project", "/"];
+    let missing = launch(&[&read_only[..], &["--", "no-such-program-h9"]].concat());
     assert_eq!(missing.status.code(), Some(127), "{missing:?}");
-    let ok = std::process::Command::new(bin)
-        .args([
-            "__harness9-sandbox-exec",
-            "--mode",
-            "read-only",
-            "--project",
-            "/",
-            "--network",
-            "allow",
-            "--",
-            "sh",
-            "-c",
-            "echo confined",
-        ])
-        .output()
-        .unwrap();
+    let confined = ["--network", "allow", "--", "sh", "-c", "echo confined"];
+    let ok = launch(&[&read_only[..], &confined].concat());
     assert_eq!(String::from_utf8_lossy(&ok.stdout), "confined\n", "{ok:?}");
 }
 
