@@ -104,10 +104,7 @@ async fn invalid_arguments_and_unknown_tools_are_results_the_model_recovers_from
     let first = tools[0]["content"].as_str().unwrap();
     assert!(first.contains("not a valid JSON object"), "{first}");
     let second = tools[1]["content"].as_str().unwrap();
-    assert!(
-        second.contains("unknown tool 'teleport'") && second.contains("read_file"),
-        "{second}"
-    );
+    assert_has(second, &["unknown tool 'teleport'", "read_file"]);
 }
 
 #[tokio::test]
@@ -139,10 +136,7 @@ async fn system_prompt_and_tools_are_byte_identical_on_every_request() {
         assert_eq!(r.body["tools"], reqs[0].body["tools"]);
     }
     let loaded = reqs[1].tool_results()[0].clone();
-    assert!(
-        loaded.contains("<skill-loaded name=\"demo\">") && loaded.contains("Do the demo."),
-        "{loaded}"
-    );
+    assert_has(&loaded, &["<skill-loaded name=\"demo\">", "Do the demo."]);
 }
 
 #[tokio::test]
@@ -162,10 +156,7 @@ async fn nobody_to_ask_denies_at_once_and_the_file_is_untouched() {
             .any(|e| matches!(e, Event::AutoDenied { name, .. } if name == "write_file"))
     );
     let result = server.chat_requests()[1].tool_results()[0].clone();
-    assert!(
-        result.contains("Denied") && result.contains("auto-edit"),
-        "{result}"
-    );
+    assert_has(&result, &["Denied", "auto-edit"]);
 }
 
 #[tokio::test]
@@ -374,10 +365,7 @@ async fn provider_failure_fails_the_turn_and_the_session_goes_on() {
         panic!("{outcome:?}")
     };
     assert_eq!(kind, ErrorKind::Auth);
-    assert!(
-        message.contains("401") && message.contains(&server.url()),
-        "{message}"
-    );
+    assert_has(&message, &["401", &server.url()]);
     assert_eq!(s.completed_turn("two").await, "fine now");
 }
 

@@ -197,10 +197,7 @@ fn a_prompt_is_a_slash_command_whose_text_is_never_expanded() {
     );
     assert_exit(&out, 0);
     let sent = server.chat_requests()[0].last_user_text();
-    assert!(
-        sent.contains("!`touch /tmp/mcp_fixture_pwned`") && sent.contains("$ARGUMENTS"),
-        "{sent}"
-    );
+    assert_has(&sent, &["!`touch /tmp/mcp_fixture_pwned`", "$ARGUMENTS"]);
     assert!(!marker.exists());
 
     // A missing required argument fails the turn with the prompt's usage.

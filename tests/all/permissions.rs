@@ -38,15 +38,9 @@ fn full_auto_still_asks_for_secret_files_so_an_unattended_run_denies_them() {
         &["--approval-mode", "full-auto"],
     );
     assert!(!tool.contains("sk-live-SECRET"), "{tool}");
-    assert!(
-        tool.contains("Denied") && tool.contains("*(**/.env*)"),
-        "{tool}"
-    );
+    assert_has(&tool, &["Denied", "*(**/.env*)"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("denied bash") && stderr.contains("asks every time"),
-        "{stderr}"
-    );
+    assert_has(&stderr, &["denied bash", "asks every time"]);
 }
 
 #[test]
@@ -123,10 +117,7 @@ fn a_projects_allow_rules_count_only_once_this_user_approved_them() {
     assert!(!tool.contains("from-repo\n"), "{tool}");
     assert!(tool.contains("Denied"), "{tool}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("permissions trust") && stderr.contains("bash(echo:*)"),
-        "{stderr}"
-    );
+    assert_has(&stderr, &["permissions trust", "bash(echo:*)"]);
 
     let server = MockServer::start(vec![]);
     let list = server
@@ -135,14 +126,8 @@ fn a_projects_allow_rules_count_only_once_this_user_approved_them() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&list.stdout);
-    assert!(
-        text.contains("Not in force") && text.contains("bash(echo:*)"),
-        "{text}"
-    );
-    assert!(
-        text.contains("ask    *(**/.env*)") && text.contains("built-in"),
-        "{text}"
-    );
+    assert_has(&text, &["Not in force", "bash(echo:*)"]);
+    assert_has(&text, &["ask    *(**/.env*)", "built-in"]);
     let trust = server
         .harness9(home.path(), project.path())
         .args(["permissions", "trust"])

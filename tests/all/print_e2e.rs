@@ -128,10 +128,7 @@ fn reads_edits_and_answers_with_auto_edit() {
         "fn main() { println!(\"hello\"); }\n"
     );
     let err = text_of(&out.stderr);
-    assert!(
-        err.contains("→ read_file main.rs") && err.contains("→ edit_file"),
-        "{err}"
-    );
+    assert_has(&err, &["→ read_file main.rs", "→ edit_file"]);
 }
 
 #[test]
@@ -145,10 +142,7 @@ fn never_waits_for_approval() {
     assert_exit(&out, 0);
     assert!(!run.path("made-it").exists());
     let err = text_of(&out.stderr);
-    assert!(
-        err.contains("harness9: denied bash") && err.contains("full-auto"),
-        "{err}"
-    );
+    assert_has(&err, &["harness9: denied bash", "full-auto"]);
 }
 
 #[test]
@@ -159,7 +153,7 @@ fn server_errors_after_retries_exit_4_and_name_the_endpoint() {
     let out = run.run(&server, &["-p", "hi"]);
     assert_exit(&out, 4);
     let err = text_of(&out.stderr);
-    assert!(err.contains("500") && err.contains(&server.url()), "{err}");
+    assert_has(&err, &["500", &server.url()]);
     assert_eq!(
         server.chat_requests().len(),
         2,
@@ -424,10 +418,7 @@ fn no_endpoint_exits_2_and_says_what_to_set() {
     }
     assert_exit(&out, 2);
     let err = text_of(&out.stderr);
-    assert!(
-        err.contains("OPENAI_API_KEY") && err.contains("--base-url"),
-        "{err}"
-    );
+    assert_has(&err, &["OPENAI_API_KEY", "--base-url"]);
 }
 
 #[test]

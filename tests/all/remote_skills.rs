@@ -20,7 +20,7 @@ use harness9::skills::remote::{
 };
 use harness9::skills::{Catalog, DiscoveryOptions, RootKind};
 
-use crate::support::skill_md;
+use crate::support::{assert_has, skill_md};
 
 // ---------------------------------------------------------------------------------------
 // A tiny file server that honours conditional requests and records them
@@ -495,7 +495,7 @@ async fn with_the_server_down_the_cache_is_used_with_a_warning() {
     assert_eq!(offline.dir, first.dir);
     assert_eq!(offline.warnings.len(), 1);
     let w = &offline.warnings[0];
-    assert!(w.contains(&url) && w.contains("cached"), "{w}");
+    assert_has(w, &[&url, "cached"]);
     assert_eq!(names(&dirs.discover(&offline.dir)), ["alpha"]);
 
     // The session-level helper gives the same folder and warning.
@@ -614,10 +614,7 @@ async fn with_the_server_down_and_no_cache_it_is_a_clear_error_and_a_session_war
     let err = dirs.sync(&url, &limits).await.unwrap_err();
     assert!(matches!(err, RemoteError::Unreachable { .. }), "{err:?}");
     let text = err.to_string();
-    assert!(
-        text.contains(&url) && text.contains("cannot download"),
-        "{text}"
-    );
+    assert_has(&text, &[&url, "cannot download"]);
 
     let roots = sync_for_session(Some(&url), &dirs.cache(), &limits).await;
     assert!(roots.dirs.is_empty());
@@ -807,7 +804,7 @@ async fn oversize_archives_are_refused_with_the_url_and_the_limit_named() {
             "{path}: {err:?}"
         );
         let text = err.to_string();
-        assert!(text.contains(&url) && text.contains("1000 bytes"), "{text}");
+        assert_has(&text, &[&url, "1000 bytes"]);
     }
 
     let url = server.url("/big.zip");

@@ -90,10 +90,7 @@ async fn a_failing_inline_command_aborts_the_invocation() {
         panic!("{outcome:?}")
     };
     assert_eq!(kind, ErrorKind::Skill);
-    assert!(
-        message.contains("exit 7") && message.contains("exit code 7"),
-        "{message}"
-    );
+    assert_has(&message, &["exit 7", "exit code 7"]);
     assert!(
         server.chat_requests().is_empty(),
         "nothing is sent to the model"
@@ -298,10 +295,7 @@ async fn a_broken_tools_json_is_a_warning_for_the_user_and_the_body_still_loads(
         _ => None,
     });
     let warning = warning.expect("a warning event");
-    assert!(
-        warning.contains("broken-tools") && warning.contains("tools.json"),
-        "{warning}"
-    );
+    assert_has(&warning, &["broken-tools", "tools.json"]);
     let result = server.chat_requests()[1]
         .messages()
         .into_iter()

@@ -138,10 +138,9 @@ fn edit_file_refuses_a_file_over_its_cap_and_says_what_to_do() {
         "edit_file",
         json!({"path": "big.log", "old_string": "0123", "new_string": "x", "replace_all": true}),
     );
-    assert!(
-        result.contains("over edit_file's limit of 8388608 bytes")
-            && result.contains("through bash"),
-        "{result}"
+    assert_has(
+        &result,
+        &["over edit_file's limit of 8388608 bytes", "through bash"],
     );
     assert_eq!(std::fs::metadata(&big).unwrap().len(), before);
 }

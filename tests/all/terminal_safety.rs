@@ -194,10 +194,7 @@ fn skills_list_show_and_validate() {
     let list = skills(&["list"]);
     both_inert("skills list", &list);
     let stdout = text(&list.stdout);
-    assert!(
-        stdout.contains("evil-body") && stdout.contains("invalid"),
-        "{stdout}"
-    );
+    assert_has(&stdout, &["evil-body", "invalid"]);
 
     let json = skills(&["list", "--json"]);
     both_inert("skills list --json", &json);
@@ -229,10 +226,7 @@ fn skills_list_show_and_validate() {
         .lines()
         .find(|l| l.contains("evil-desc") && l.contains("error"))
         .unwrap_or_else(|| panic!("no error for evil-desc in {stdout}"));
-    assert!(
-        line.contains("SKILL.md") && line.contains("control character (U+001B)"),
-        "{line}"
-    );
+    assert_has(line, &["SKILL.md", "control character (U+001B)"]);
 }
 
 #[test]

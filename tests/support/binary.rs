@@ -1,6 +1,7 @@
 //! Running the real binary in tests: [`Dirs`] (a home and a project for a run),
 //! [`output_of`] (a run with its standard input closed), its output read back as JSON
-//! lines and its exit code checked with its stderr shown. Only processes, paths and
+//! lines, checked for what it must hold ([`assert_has`]) and its exit code checked with
+//! its stderr shown. Only processes, paths and
 //! text: nothing here knows harness9's types.
 
 use std::path::Path;
@@ -19,6 +20,13 @@ pub fn assert_exit(out: &Output, code: i32) {
         "stderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Asserts that `text` holds every one of `needles`, showing it when not.
+pub fn assert_has(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "{needle:?} is missing from: {text}");
+    }
 }
 
 /// Every line of `stdout` parsed as JSON; a line that is not fails the test.

@@ -731,10 +731,7 @@ fn mcp_list_and_tools_confine_sandboxed_servers_when_commands_are_not() {
             .env("HARNESS9_SANDBOX_UNAVAILABLE", "1"),
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains("failed") && stdout.contains("sandbox is not available"),
-        "{stdout}"
-    );
+    assert_has(&stdout, &["failed", "sandbox is not available"]);
     let log = std::fs::read_to_string(world.h9.path().join("logs/mcp/boxed.log")).unwrap();
     assert_eq!(
         log.matches("probed").count(),

@@ -156,10 +156,7 @@ fn without_landlock_full_auto_needs_an_explicit_sandbox_off() {
     );
     assert_exit(&refused, 2);
     let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(
-        stderr.contains("sandbox") && stderr.contains("--sandbox off"),
-        "{stderr}"
-    );
+    assert_has(&stderr, &["sandbox", "--sandbox off"]);
     assert!(server.chat_requests().is_empty(), "nothing was sent");
 
     // An explicit sandbox that cannot be had is refused too.

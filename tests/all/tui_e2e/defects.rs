@@ -183,10 +183,7 @@ fn interrupting_a_command_keeps_the_output_it_streamed() {
     tui.wait_for_text("Interrupted");
     tui.wait_ready();
     let screen = tui.contents();
-    assert!(
-        screen.contains("out-1") && screen.contains("out-2"),
-        "{screen}"
-    );
+    assert_has(&screen, &["out-1", "out-2"]);
     tui.exit_with_ctrl_c_twice();
 }
 

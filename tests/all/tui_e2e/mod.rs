@@ -21,8 +21,8 @@ mod defects;
 mod signals;
 
 use crate::support::{
-    MockServer, PtyWriter, Terminal, answer, finish, harness9_pty_command, skill, sse, text,
-    tool_call, tool_reply,
+    MockServer, PtyWriter, Terminal, answer, assert_has, finish, harness9_pty_command, skill, sse,
+    text, tool_call, tool_reply,
 };
 use serde_json::Value;
 use tempfile::TempDir;
