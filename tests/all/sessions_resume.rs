@@ -114,7 +114,7 @@ fn a_resumed_session_has_its_skills_and_says_when_the_prompt_changed() {
     assert_exit(&server.run(&dirs, &["-p", "load the demo skill"]), 0);
 
     // Today's prompt differs: the project now has an AGENTS.md.
-    write(&dirs.project().join("AGENTS.md"), "Use tabs.\n");
+    dirs.project_file("AGENTS.md", "Use tabs.\n");
     let server2 = MockServer::start(vec![answer("again")]);
     let out = server2.run(
         &dirs,

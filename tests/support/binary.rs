@@ -88,4 +88,14 @@ impl Dirs {
     pub fn project(&self) -> &Path {
         self.project.path()
     }
+
+    /// Writes `text` to `rel` in the project (parent folders made).
+    pub fn project_file(&self, rel: &str, text: &str) {
+        write(&self.project().join(rel), text);
+    }
+
+    /// Writes `text` to `rel` in the home (parent folders made).
+    pub fn home_file(&self, rel: &str, text: &str) {
+        write(&self.home().join(rel), text);
+    }
 }

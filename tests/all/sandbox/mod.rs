@@ -117,10 +117,7 @@ fn no_socket_reaches_even_a_loopback_listener() {
     assert!(tool.contains("network = \"allow\""), "{tool}");
 
     // Allowed in config.toml, the same command connects.
-    write(
-        &dirs.home().join("config.toml"),
-        "[sandbox]\nnetwork = \"allow\"\n",
-    );
+    dirs.home_file("config.toml", "[sandbox]\nnetwork = \"allow\"\n");
     let (_, tool) = run_bash(&dirs, &command, &[]);
     tcp.set_nonblocking(false).unwrap();
     assert!(tcp.accept().is_ok(), "{tool}");
