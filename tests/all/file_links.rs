@@ -11,7 +11,6 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::time::Duration;
 
 use serde_json::json;
 
@@ -81,16 +80,14 @@ const FORMS: [Form; 4] = [Form::Link, Form::LinkedFolder, Form::Chain, Form::Dot
 
 /// A home, a project holding every target, and a folder outside holding the outside one.
 struct World {
-    home: tempfile::TempDir,
-    project: tempfile::TempDir,
+    dirs: Dirs,
     outside: tempfile::TempDir,
 }
 
 impl World {
     fn new() -> World {
         let world = World {
-            home: tempfile::tempdir().unwrap(),
-            project: tempfile::tempdir().unwrap(),
+            dirs: Dirs::new(),
             outside: tempfile::tempdir().unwrap(),
         };
         for target in TARGETS {
@@ -101,7 +98,7 @@ impl World {
     }
 
     fn project(&self) -> PathBuf {
-        std::fs::canonicalize(self.project.path()).unwrap()
+        std::fs::canonicalize(self.dirs.project()).unwrap()
     }
 
     fn outside(&self) -> PathBuf {
@@ -141,20 +138,15 @@ impl World {
             tool_reply("c1", tool, &arguments.to_string()),
             answer("done"),
         ]);
-        let mut cmd = server.harness9(self.home.path(), self.project.path());
+        let mut cmd = server.binary(&self.dirs);
         cmd.args(["-p", "go"]).args(args);
-        let out = wait_with_deadline(spawn_fed(&mut cmd, b""), Duration::from_secs(60));
+        let out = run_fed(&mut cmd, b"");
         let result = server
             .chat_requests()
             .get(1)
             .and_then(|r| r.tool_results().into_iter().next())
             .unwrap_or_default();
-        let sent = server
-            .requests()
-            .iter()
-            .map(|r| r.raw_body.clone())
-            .collect::<Vec<_>>()
-            .join("\n");
+        let sent = server.everything_sent();
         Run { out, result, sent }
     }
 }
@@ -335,9 +327,9 @@ fn mentions_through_a_link_are_judged_by_the_file_they_reach() {
             let world = World::new();
             let path = world.reach(target, form);
             let server = MockServer::start(vec![]);
-            let mut cmd = server.harness9(world.home.path(), world.project.path());
+            let mut cmd = server.binary(&world.dirs);
             cmd.args(["-p", &format!("look at @{path}")]);
-            let out = wait_with_deadline(spawn_fed(&mut cmd, b""), Duration::from_secs(60));
+            let out = run_fed(&mut cmd, b"");
             let what = format!("@{path} -> {target:?} ({form:?})");
             assert_exit(&out, 2);
             let stderr = String::from_utf8_lossy(&out.stderr);

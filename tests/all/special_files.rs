@@ -9,7 +9,6 @@
 
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::json;
 
@@ -32,7 +31,7 @@ fn one_call(home: &Path, project: &Path, tool: &str, arguments: serde_json::Valu
         "--sandbox",
         "off",
     ]);
-    let out = wait_with_deadline(spawn_fed(&mut cmd, b""), Duration::from_secs(60));
+    let out = run_fed(&mut cmd, b"");
     assert_exit(&out, 0);
     server
         .chat_requests()
@@ -114,7 +113,7 @@ fn mentions_of_fifos_sockets_and_devices_are_refused_without_hanging() {
             "--approval-mode",
             "full-auto",
         ]);
-        let out = wait_with_deadline(spawn_fed(&mut cmd, b""), Duration::from_secs(60));
+        let out = run_fed(&mut cmd, b"");
         assert_exit(&out, 2);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -157,7 +156,7 @@ fn a_fifo_named_skill_md_is_reported_with_its_path_not_waited_on() {
     cmd.args(["skills", "list"])
         .current_dir(project.path())
         .env("HARNESS9_HOME", home.path());
-    let out = wait_with_deadline(spawn_fed(&mut cmd, b""), Duration::from_secs(60));
+    let out = run_fed(&mut cmd, b"");
     assert_exit(&out, 0);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

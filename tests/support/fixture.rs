@@ -70,6 +70,12 @@ pub fn spawn_fed(cmd: &mut std::process::Command, stdin: &[u8]) -> std::process:
     child
 }
 
+/// Runs `cmd` with `stdin` fed to it (see [`spawn_fed`]) and waits for it to exit, at
+/// most a minute (then it is killed and the test fails).
+pub fn run_fed(cmd: &mut std::process::Command, stdin: &[u8]) -> std::process::Output {
+    wait_with_deadline(spawn_fed(cmd, stdin), std::time::Duration::from_secs(60))
+}
+
 /// Waits for `child` to exit and collects its output, at most `deadline` (then it is
 /// killed and the test fails).
 pub fn wait_with_deadline(

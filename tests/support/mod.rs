@@ -772,6 +772,15 @@ impl MockServer {
         self.shared.lock().requests.clone()
     }
 
+    /// The bodies of every request received so far, as one text.
+    pub fn everything_sent(&self) -> String {
+        self.requests()
+            .iter()
+            .map(|r| r.raw_body.clone())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// Chat-completion requests only.
     pub fn chat_requests(&self) -> Vec<RecordedRequest> {
         self.requests()
