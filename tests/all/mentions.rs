@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use harness9::agent::Approver;
 use harness9::protocol::{ApprovalDecision, ApprovalRequestKind, Event, Op, TurnOutcome};
@@ -69,18 +69,13 @@ impl World {
 
 #[test]
 fn mentioned_files_and_folders_reach_the_model_and_a_missing_one_stops_the_message() {
-    let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let dirs = Dirs::new();
     write(
-        &project.path().join("src/lib.rs"),
+        &dirs.project().join("src/lib.rs"),
         "pub fn answer() -> u32 { 42 }\n",
     );
     let server = MockServer::start(vec![answer("ok")]);
-    let out = server
-        .harness9(home.path(), project.path())
-        .args(["-p", "what does @src/lib.rs return? see @src."])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = server.run(&dirs, &["-p", "what does @src/lib.rs return? see @src."]);
     assert_exit(&out, 0);
     let sent = server.chat_requests()[0].last_user_text();
     assert!(
@@ -97,12 +92,7 @@ fn mentioned_files_and_folders_reach_the_model_and_a_missing_one_stops_the_messa
     );
 
     let server = MockServer::start(vec![]);
-    let out = server
-        .harness9(home.path(), project.path())
-        .args(["-p", "explain @src/nope.rs"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = server.run(&dirs, &["-p", "explain @src/nope.rs"]);
     assert_exit(&out, 2);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -163,19 +163,18 @@ fn check_ended(child: Child, by: Signal, pids: &[(&str, i32)]) {
 #[test]
 fn sigterm_and_sighup_of_print_mode_stop_every_command() {
     for by in [Signal::SIGTERM, Signal::SIGHUP] {
-        let home = tempfile::tempdir().unwrap();
-        let project = tempfile::tempdir().unwrap();
+        let dirs = Dirs::new();
         let server = MockServer::start(vec![]);
         script_of_long_commands(&server);
         let child = server
-            .harness9(home.path(), project.path())
+            .binary(&dirs)
             .args(["-p", "go", "--approval-mode", "full-auto"])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let pids = running(project.path());
+        let pids = running(dirs.project());
         signal(&child, by);
         check_ended(child, by, &pids);
     }
@@ -183,14 +182,13 @@ fn sigterm_and_sighup_of_print_mode_stop_every_command() {
 
 #[test]
 fn a_second_ctrl_c_in_print_mode_stops_every_command() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
+    let dirs = Dirs::new();
     let server = MockServer::start(vec![]);
     // A command that notes the SIGTERM the first Ctrl-C sends it, and goes on (it
     // would be killed a second later).
     server.push(tool_reply("c1", "bash", r#"{"command":"trap 'echo got >> term.log' TERM; trap '' INT; echo $$ > cmd.pid; while :; do sleep 0.05; done"}"#));
     let child = server
-        .harness9(home.path(), project.path())
+        .binary(&dirs)
         .args(["-p", "go", "--approval-mode", "full-auto"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -198,13 +196,13 @@ fn a_second_ctrl_c_in_print_mode_stops_every_command() {
         .spawn()
         .unwrap();
     let cmd = host_pid(
-        project.path(),
-        wait_for_pid(&project.path().join("cmd.pid")),
+        dirs.project(),
+        wait_for_pid(&dirs.project().join("cmd.pid")),
         "cmd.pid",
     );
     signal(&child, Signal::SIGINT);
     // The first was heard: the turn is being stopped.
-    wait_for_text(&project.path().join("term.log"), "got");
+    wait_for_text(&dirs.project().join("term.log"), "got");
     signal(&child, Signal::SIGINT);
     check_ended(child, Signal::SIGINT, &[("the command", cmd)]);
 }
@@ -212,12 +210,11 @@ fn a_second_ctrl_c_in_print_mode_stops_every_command() {
 #[test]
 fn sigterm_and_sighup_of_the_pipe_repl_stop_every_command() {
     for by in [Signal::SIGTERM, Signal::SIGHUP] {
-        let home = tempfile::tempdir().unwrap();
-        let project = tempfile::tempdir().unwrap();
+        let dirs = Dirs::new();
         let server = MockServer::start(vec![]);
         script_of_long_commands(&server);
         let mut child = server
-            .harness9(home.path(), project.path())
+            .binary(&dirs)
             .args(["--approval-mode", "full-auto"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -229,7 +226,7 @@ fn sigterm_and_sighup_of_the_pipe_repl_stop_every_command() {
         let mut stdin = child.stdin.take().unwrap();
         stdin.write_all(b"go\n").unwrap();
         stdin.flush().unwrap();
-        let pids = running(project.path());
+        let pids = running(dirs.project());
         signal(&child, by);
         check_ended(child, by, &pids);
         drop(stdin);

@@ -42,12 +42,12 @@ fn one_call(home: &Path, project: &Path, tool: &str, arguments: serde_json::Valu
 
 #[test]
 fn fifos_sockets_and_devices_are_refused_by_every_file_tool_without_hanging() {
-    let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let fifo = project.path().join("f.txt");
+    let dirs = Dirs::new();
+    let fifo = dirs.project().join("f.txt");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
-    let socket = project.path().join("s.sock");
+    let socket = dirs.project().join("s.sock");
     let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
-    std::os::unix::fs::symlink("/dev/zero", project.path().join("zero.txt")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dirs.project().join("zero.txt")).unwrap();
     let specials = [
         ("f.txt", "a named pipe (FIFO)"),
         ("s.sock", "a socket"),
@@ -66,7 +66,7 @@ fn fifos_sockets_and_devices_are_refused_by_every_file_tool_without_hanging() {
             ("write_file", json!({"path": path, "content": "x"})),
             ("grep", json!({"pattern": "x", "path": path})),
         ] {
-            let result = one_call(home.path(), project.path(), tool, arguments);
+            let result = one_call(dirs.home(), dirs.project(), tool, arguments);
             assert!(
                 result.contains(kind),
                 "{tool} {path}: expected a refusal naming {kind}, got: {result}"
@@ -78,35 +78,34 @@ fn fifos_sockets_and_devices_are_refused_by_every_file_tool_without_hanging() {
     // Nothing was written into them, and they are still what they were.
     assert!(fifo.symlink_metadata().unwrap().file_type().is_fifo());
     assert!(
-        project
-            .path()
+        dirs.project()
             .join("zero.txt")
             .symlink_metadata()
             .unwrap()
             .is_symlink()
     );
     // grep over the whole project skips them and finishes.
-    write(&project.path().join("a.txt"), "x marks\n");
-    let result = one_call(home.path(), project.path(), "grep", json!({"pattern": "x"}));
+    write(&dirs.project().join("a.txt"), "x marks\n");
+    let result = one_call(dirs.home(), dirs.project(), "grep", json!({"pattern": "x"}));
     assert_eq!(result, "a.txt:1:x marks\n");
 }
 
 #[test]
 fn mentions_of_fifos_sockets_and_devices_are_refused_without_hanging() {
-    let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let dirs = Dirs::new();
     nix::unistd::mkfifo(
-        &project.path().join("f.txt"),
+        &dirs.project().join("f.txt"),
         nix::sys::stat::Mode::from_bits_truncate(0o644),
     )
     .unwrap();
-    let _listener = std::os::unix::net::UnixListener::bind(project.path().join("s.sock")).unwrap();
+    let _listener = std::os::unix::net::UnixListener::bind(dirs.project().join("s.sock")).unwrap();
     for (mention, kind) in [
         ("@f.txt", "a named pipe (FIFO)"),
         ("@s.sock", "a socket"),
         ("@/dev/zero", "a character device"),
     ] {
         let server = MockServer::start(vec![]);
-        let mut cmd = server.harness9(home.path(), project.path());
+        let mut cmd = server.binary(&dirs);
         cmd.args([
             "-p",
             &format!("see {mention}"),
@@ -126,14 +125,14 @@ fn mentions_of_fifos_sockets_and_devices_are_refused_without_hanging() {
 
 #[test]
 fn edit_file_refuses_a_file_over_its_cap_and_says_what_to_do() {
-    let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let big = project.path().join("big.log");
+    let dirs = Dirs::new();
+    let big = dirs.project().join("big.log");
     let line = "0123456789abcdef".repeat(4) + "\n";
     write(&big, &line.repeat(9 * 1024 * 1024 / line.len()));
     let before = std::fs::metadata(&big).unwrap().len();
     let result = one_call(
-        home.path(),
-        project.path(),
+        dirs.home(),
+        dirs.project(),
         "edit_file",
         json!({"path": "big.log", "old_string": "0123", "new_string": "x", "replace_all": true}),
     );
@@ -146,16 +145,15 @@ fn edit_file_refuses_a_file_over_its_cap_and_says_what_to_do() {
 
 #[test]
 fn a_fifo_named_skill_md_is_reported_with_its_path_not_waited_on() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let folder = project.path().join("skills/evil");
+    let dirs = Dirs::new();
+    let folder = dirs.project().join("skills/evil");
     std::fs::create_dir_all(&folder).unwrap();
     let fifo = folder.join("SKILL.md");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_harness9"));
     cmd.args(["skills", "list"])
-        .current_dir(project.path())
-        .env("HARNESS9_HOME", home.path());
+        .current_dir(dirs.project())
+        .env("HARNESS9_HOME", dirs.home());
     let out = run_fed(&mut cmd, b"");
     assert_exit(&out, 0);
     let stdout = String::from_utf8_lossy(&out.stdout);
