@@ -144,6 +144,29 @@ pub fn running(project: &Path) -> [(&'static str, i32); 3] {
     ]
 }
 
+/// `harness9 ARGS` in `dirs` against `server`, running with `stdin` and its output
+/// piped.
+fn start(server: &MockServer, dirs: &Dirs, args: &[&str], stdin: Stdio) -> Child {
+    server
+        .binary(dirs)
+        .args(args)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// [`start`] in fresh folders against a server scripted with
+/// [`script_of_long_commands`]; keep the server alive while the child runs.
+fn start_long_commands(args: &[&str], stdin: Stdio) -> (Dirs, MockServer, Child) {
+    let dirs = Dirs::new();
+    let server = MockServer::start(vec![]);
+    script_of_long_commands(&server);
+    let child = start(&server, &dirs, args, stdin);
+    (dirs, server, child)
+}
+
 fn signal(child: &Child, signal: Signal) {
     kill(Pid::from_raw(i32::try_from(child.id()).unwrap()), signal).unwrap();
 }
@@ -163,17 +186,8 @@ fn check_ended(child: Child, by: Signal, pids: &[(&str, i32)]) {
 #[test]
 fn sigterm_and_sighup_of_print_mode_stop_every_command() {
     for by in [Signal::SIGTERM, Signal::SIGHUP] {
-        let dirs = Dirs::new();
-        let server = MockServer::start(vec![]);
-        script_of_long_commands(&server);
-        let child = server
-            .binary(&dirs)
-            .args(["-p", "go", "--approval-mode", "full-auto"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let (dirs, _server, child) =
+            start_long_commands(&["-p", "go", "--approval-mode", "full-auto"], Stdio::null());
         let pids = running(dirs.project());
         signal(&child, by);
         check_ended(child, by, &pids);
@@ -187,14 +201,12 @@ fn a_second_ctrl_c_in_print_mode_stops_every_command() {
     // A command that notes the SIGTERM the first Ctrl-C sends it, and goes on (it
     // would be killed a second later).
     server.push(tool_reply("c1", "bash", r#"{"command":"trap 'echo got >> term.log' TERM; trap '' INT; echo $$ > cmd.pid; while :; do sleep 0.05; done"}"#));
-    let child = server
-        .binary(&dirs)
-        .args(["-p", "go", "--approval-mode", "full-auto"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = start(
+        &server,
+        &dirs,
+        &["-p", "go", "--approval-mode", "full-auto"],
+        Stdio::null(),
+    );
     let cmd = host_pid(
         dirs.project(),
         wait_for_pid(&dirs.project().join("cmd.pid")),
@@ -210,17 +222,8 @@ fn a_second_ctrl_c_in_print_mode_stops_every_command() {
 #[test]
 fn sigterm_and_sighup_of_the_pipe_repl_stop_every_command() {
     for by in [Signal::SIGTERM, Signal::SIGHUP] {
-        let dirs = Dirs::new();
-        let server = MockServer::start(vec![]);
-        script_of_long_commands(&server);
-        let mut child = server
-            .binary(&dirs)
-            .args(["--approval-mode", "full-auto"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let (dirs, _server, mut child) =
+            start_long_commands(&["--approval-mode", "full-auto"], Stdio::piped());
         // One line, and stdin stays open: the REPL waits for more.
         use std::io::Write;
         let mut stdin = child.stdin.take().unwrap();
