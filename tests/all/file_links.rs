@@ -134,18 +134,13 @@ impl World {
     /// `harness9 -p go` (plus `args`) while the model makes one call of `tool` with
     /// `arguments`; the output and the call's result as the model got it.
     fn one_call(&self, tool: &str, arguments: serde_json::Value, args: &[&str]) -> Run {
-        let server = MockServer::start(vec![
-            tool_reply("c1", tool, &arguments.to_string()),
-            answer("done"),
-        ]);
-        let mut cmd = server.binary(&self.dirs);
-        cmd.args(["-p", "go"]).args(args);
-        let out = run_fed(&mut cmd, b"");
-        let result = server
-            .chat_requests()
-            .get(1)
-            .and_then(|r| r.tool_results().into_iter().next())
-            .unwrap_or_default();
+        let server = MockServer::start(vec![]);
+        let (out, result) = server.one_call(
+            (self.dirs.home(), self.dirs.project()),
+            (tool, &arguments.to_string()),
+            args,
+            &[],
+        );
         let sent = server.everything_sent();
         Run { out, result, sent }
     }

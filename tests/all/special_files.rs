@@ -18,26 +18,14 @@ use crate::support::*;
 /// also for a device outside the project) while the model calls `tool` with
 /// `arguments`; the call's result as the model got it.
 fn one_call(home: &Path, project: &Path, tool: &str, arguments: serde_json::Value) -> String {
-    let server = MockServer::start(vec![
-        tool_reply("c1", tool, &arguments.to_string()),
-        answer("done"),
-    ]);
-    let mut cmd = server.harness9(home, project);
-    cmd.args([
-        "-p",
-        "go",
-        "--approval-mode",
-        "full-auto",
-        "--sandbox",
-        "off",
-    ]);
-    let out = run_fed(&mut cmd, b"");
+    let (out, result) = MockServer::start(vec![]).one_call(
+        (home, project),
+        (tool, &arguments.to_string()),
+        &["--approval-mode", "full-auto", "--sandbox", "off"],
+        &[],
+    );
     assert_exit(&out, 0);
-    server
-        .chat_requests()
-        .get(1)
-        .and_then(|r| r.tool_results().into_iter().next())
-        .unwrap_or_default()
+    result
 }
 
 #[test]

@@ -18,9 +18,14 @@
 //! server runs on its own thread with its own runtime, so it works from `#[test]` and
 //! `#[tokio::test]` alike, and stays up until the `MockServer` is dropped.
 //!
-//! Beside the server: [`SessionBuilder`] and [`Session`] (a real session through the
-//! library, driven with `Op`s) and the file fixtures [`write`], [`skill_md`], [`skill`]
-//! and [`corpus_dir`].
+//! Beside the server, each in a module of its own: `binary` (the real binary against
+//! the server: [`Dirs`], [`MockServer::harness9`], one tool call, every kind of skill
+//! child, exit and output checks), `session` ([`SessionBuilder`] and [`Session`]: a real
+//! session through the library, driven with `Op`s), `pty` (the binary in a
+//! pseudo-terminal), `users` (root or an unprivileged user), `mcp` (the MCP fixture
+//! server) and `fixture` (files and skills on disk, children fed and waited for with a
+//! deadline). The replies most tests script have short forms: [`answer`],
+//! [`tool_reply`], [`bash_reply`] and [`use_skill_reply`].
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code)]
@@ -613,131 +618,6 @@ impl MockServer {
     /// The socket address.
     pub fn addr(&self) -> SocketAddr {
         self.addr
-    }
-
-    /// The real binary, run in `project` against this server with a clean environment:
-    /// `home` as `$HARNESS9_HOME` and `$HOME`, the key `k`, the model `m`, `NO_COLOR`.
-    pub fn harness9(
-        &self,
-        home: &std::path::Path,
-        project: &std::path::Path,
-    ) -> std::process::Command {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_harness9"));
-        cmd.current_dir(project)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", home)
-            .env("HARNESS9_HOME", home)
-            .env("OPENAI_API_KEY", "k")
-            .env("OPENAI_BASE_URL", self.url())
-            .env("HARNESS9_MODEL", "m")
-            .env("NO_COLOR", "1");
-        cmd
-    }
-
-    /// [`MockServer::harness9`] in `dirs`.
-    pub fn binary(&self, dirs: &Dirs) -> std::process::Command {
-        self.harness9(dirs.home(), dirs.project())
-    }
-
-    /// Runs `harness9 ARGS` in `dirs` against this server, its standard input closed.
-    pub fn run(&self, dirs: &Dirs, args: &[&str]) -> std::process::Output {
-        output_of(self.binary(dirs).args(args))
-    }
-
-    /// Runs `harness9 -p go` (plus `args` and `env`) in `project` while this server's
-    /// model makes one `bash` call with `command` and then answers; returns the output
-    /// and the tool result the model got back ("" when there was no second request).
-    pub fn one_bash_call(
-        &self,
-        home: &std::path::Path,
-        project: &std::path::Path,
-        command: &str,
-        args: &[&str],
-        env: &[(&str, &str)],
-    ) -> (std::process::Output, String) {
-        let call = serde_json::json!({ "command": command }).to_string();
-        self.push(tool_reply("c1", "bash", &call));
-        self.push(answer("done"));
-        let before = self.chat_requests().len();
-        let mut cmd = self.harness9(home, project);
-        cmd.args(["-p", "go"])
-            .args(args)
-            .stdin(std::process::Stdio::null());
-        for (name, value) in env {
-            cmd.env(name, value);
-        }
-        let out = cmd.output().expect("the binary runs");
-        let tool = self
-            .chat_requests()
-            .get(before + 1)
-            .and_then(|r| r.tool_results().into_iter().next())
-            .unwrap_or_default();
-        (out, tool)
-    }
-
-    /// Runs `harness9 -p go --approval-mode full-auto` (plus `env`) in `project` with a
-    /// skill `name` whose body holds the inline command `` !`inline` `` and whose
-    /// `scripts/run.sh` (the text `script`) is both its tools.json tool `NAME_run` (run
-    /// with the argument `tool`) and what `skill_run` runs (with `run`): the model calls
-    /// use_skill, the tool, then skill_run. Returns the output and the three tool results,
-    /// in that order — one from each kind of child a skill starts.
-    pub fn every_skill_child(
-        &self,
-        home: &std::path::Path,
-        project: &std::path::Path,
-        (name, inline, script): (&str, &str, &str),
-        env: &[(&str, &str)],
-    ) -> (std::process::Output, Vec<String>) {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = skill(
-            &project.join("skills"),
-            name,
-            "Runs commands",
-            "",
-            &format!("Inline:\n!`{inline}`\n"),
-        );
-        let path = dir.join("scripts/run.sh");
-        write(&path, script);
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-            .expect("the script is made executable");
-        write(
-            &dir.join("tools.json"),
-            &serde_json::json!([{
-                "name": format!("{name}_run"),
-                "description": "Run the script.",
-                "command": "scripts/run.sh tool",
-                "parameters": {"type": "object", "properties": {}},
-            }])
-            .to_string(),
-        );
-        let call = |id: &str, tool: &str, args: Value| tool_reply(id, tool, &args.to_string());
-        self.push(call(
-            "c1",
-            "use_skill",
-            serde_json::json!({ "skill_name": name }),
-        ));
-        self.push(call("c2", &format!("{name}_run"), serde_json::json!({})));
-        self.push(call(
-            "c3",
-            "skill_run",
-            serde_json::json!({ "skill": name, "command": "scripts/run.sh run" }),
-        ));
-        self.push(answer("done"));
-        let before = self.chat_requests().len();
-        let mut cmd = self.harness9(home, project);
-        cmd.args(["-p", "go", "--approval-mode", "full-auto"])
-            .stdin(std::process::Stdio::null());
-        for (var, value) in env {
-            cmd.env(var, value);
-        }
-        let out = cmd.output().expect("the binary runs");
-        let results = self
-            .chat_requests()
-            .get(before + 3)
-            .map(RecordedRequest::tool_results)
-            .unwrap_or_default();
-        (out, results)
     }
 
     /// Answers requests for `path` (e.g. `/v1/models`) with `body`, every time.
