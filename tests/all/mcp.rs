@@ -8,26 +8,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use crate::support::*;
 
-fn dirs() -> (tempfile::TempDir, tempfile::TempDir) {
-    (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap())
-}
-
-fn configure(home: &Path, toml: &str) {
-    write(&home.join("config.toml"), toml);
-}
-
-fn run(server: &MockServer, home: &Path, project: &Path, prompt: &str, args: &[&str]) -> Output {
-    server
-        .harness9(home, project)
-        .args(["-p", prompt])
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+/// `harness9 -p PROMPT ARGS` in `dirs` against `server`.
+fn run(server: &MockServer, dirs: &Dirs, prompt: &str, args: &[&str]) -> Output {
+    server.run(dirs, &[&["-p", prompt], args].concat())
 }
 
 fn tool_names(request: &RecordedRequest) -> Vec<String> {
@@ -51,24 +38,18 @@ fn system_prompt(request: &RecordedRequest) -> String {
 
 #[test]
 fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt() {
-    let (home, project) = dirs();
-    configure(
-        home.path(),
-        &mcp_fixture_table("fx", &["--instructions", "Echo and add numbers."], ""),
-    );
+    let dirs = Dirs::with_config(&mcp_fixture_table(
+        "fx",
+        &["--instructions", "Echo and add numbers."],
+        "",
+    ));
     let server = MockServer::start(vec![
         use_skill_reply("c1", "mcp:fx"),
         tool_reply("c2", "mcp__fx__echo", r#"{"text":"hi"}"#),
         tool_reply("c3", "unload_skill", r#"{"skill_name":"mcp:fx"}"#),
         answer("done"),
     ]);
-    let out = run(
-        &server,
-        home.path(),
-        project.path(),
-        "go",
-        &["--approval-mode", "full-auto"],
-    );
+    let out = run(&server, &dirs, "go", &["--approval-mode", "full-auto"]);
     assert_exit(&out, 0);
     let requests = server.chat_requests();
     assert_eq!(requests.len(), 4);
@@ -93,12 +74,12 @@ fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt(
     // The server's stderr went to its log, not to the user.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("fixture fixture starting"), "{stderr}");
-    let log = std::fs::read_to_string(home.path().join("logs/mcp/fx.log")).unwrap();
+    let log = std::fs::read_to_string(dirs.home().join("logs/mcp/fx.log")).unwrap();
     assert!(log.contains("fixture fixture starting"), "{log}");
 
     // The next session's index line says what the server said of itself.
     let again = MockServer::start(vec![answer("ok")]);
-    assert_exit(&run(&again, home.path(), project.path(), "hi", &[]), 0);
+    assert_exit(&run(&again, &dirs, "hi", &[]), 0);
     let prompt = system_prompt(&again.chat_requests()[0]);
     assert!(
         prompt.contains("\n- mcp:fx: Echo and add numbers. (MCP server, "),
@@ -107,13 +88,13 @@ fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt(
 }
 
 /// One `-p` run in which the model loads `fx` and calls its `echo`; the tool result.
-fn echo_call(home: &Path, project: &Path, args: &[&str]) -> (Output, String) {
+fn echo_call(dirs: &Dirs, args: &[&str]) -> (Output, String) {
     let server = MockServer::start(vec![
         use_skill_reply("c1", "mcp:fx"),
         tool_reply("c2", "mcp__fx__echo", r#"{"text":"hi"}"#),
         answer("done"),
     ]);
-    let out = run(&server, home, project, "go", args);
+    let out = run(&server, dirs, "go", args);
     let result = server
         .chat_requests()
         .get(2)
@@ -124,11 +105,10 @@ fn echo_call(home: &Path, project: &Path, args: &[&str]) -> (Output, String) {
 
 #[test]
 fn mcp_tools_ask_unless_allowed_and_run_in_full_auto_unless_denied() {
-    let (home, project) = dirs();
     let table = mcp_fixture_table("fx", &[], "");
-    configure(home.path(), &table);
+    let dirs = Dirs::with_config(&table);
     for mode in ["suggest", "auto-edit"] {
-        let (out, result) = echo_call(home.path(), project.path(), &["--approval-mode", mode]);
+        let (out, result) = echo_call(&dirs, &["--approval-mode", mode]);
         assert!(
             result.starts_with("Denied: the MCP tool `echo` of server `fx`"),
             "{mode}: {result}"
@@ -139,29 +119,21 @@ fn mcp_tools_ask_unless_allowed_and_run_in_full_auto_unless_denied() {
             "{stderr}"
         );
     }
-    let (_, result) = echo_call(
-        home.path(),
-        project.path(),
-        &["--approval-mode", "full-auto"],
-    );
+    let (_, result) = echo_call(&dirs, &["--approval-mode", "full-auto"]);
     assert_eq!(result, "echo: hi");
 
     // A rule for the whole server allows it in suggest; a deny rule wins in full-auto.
-    configure(
-        home.path(),
+    dirs.home_file(
+        "config.toml",
         &format!("[permissions]\nallow = [\"mcp__fx\"]\n\n{table}"),
     );
-    let (_, result) = echo_call(home.path(), project.path(), &["--approval-mode", "suggest"]);
+    let (_, result) = echo_call(&dirs, &["--approval-mode", "suggest"]);
     assert_eq!(result, "echo: hi");
-    configure(
-        home.path(),
+    dirs.home_file(
+        "config.toml",
         &format!("[permissions]\ndeny = [\"mcp__fx__echo\"]\n\n{table}"),
     );
-    let (_, result) = echo_call(
-        home.path(),
-        project.path(),
-        &["--approval-mode", "full-auto"],
-    );
+    let (_, result) = echo_call(&dirs, &["--approval-mode", "full-auto"]);
     assert!(
         result.contains("Denied by the permission rule `deny mcp__fx__echo`"),
         "{result}"
@@ -170,28 +142,20 @@ fn mcp_tools_ask_unless_allowed_and_run_in_full_auto_unless_denied() {
 
 #[test]
 fn a_prompt_is_a_slash_command_whose_text_is_never_expanded() {
-    let (home, project) = dirs();
-    configure(home.path(), &mcp_fixture_table("fx", &[], ""));
+    let dirs = Dirs::with_config(&mcp_fixture_table("fx", &[], ""));
     let server = MockServer::start(vec![answer("hello Ann")]);
-    let out = run(
-        &server,
-        home.path(),
-        project.path(),
-        "/fx:greet Ann pirate",
-        &[],
-    );
+    let out = run(&server, &dirs, "/fx:greet Ann pirate", &[]);
     assert_exit(&out, 0);
     assert_eq!(
         server.chat_requests()[0].last_user_text(),
         "Say hello to Ann in a pirate way"
     );
 
-    let marker = project.path().join("pwned");
+    let marker = dirs.project().join("pwned");
     let server = MockServer::start(vec![answer("no")]);
     let out = run(
         &server,
-        home.path(),
-        project.path(),
+        &dirs,
         "/fx:shell",
         &["--approval-mode", "full-auto"],
     );
@@ -202,7 +166,7 @@ fn a_prompt_is_a_slash_command_whose_text_is_never_expanded() {
 
     // A missing required argument fails the turn with the prompt's usage.
     let server = MockServer::start(vec![]);
-    let out = run(&server, home.path(), project.path(), "/fx:greet", &[]);
+    let out = run(&server, &dirs, "/fx:greet", &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("/fx:greet needs name; usage: /fx:greet <name> [style]"),
@@ -214,23 +178,13 @@ fn a_prompt_is_a_slash_command_whose_text_is_never_expanded() {
 
 #[test]
 fn a_server_that_cannot_start_is_named_with_its_stderr_and_nothing_starts_early() {
-    let (home, project) = dirs();
-    configure(
-        home.path(),
-        &format!(
-            "{}{}",
-            mcp_fixture_table("db", &["--fail-start"], ""),
-            mcp_fixture_table("idle", &[], "")
-        ),
-    );
+    let dirs = Dirs::with_config(&format!(
+        "{}{}",
+        mcp_fixture_table("db", &["--fail-start"], ""),
+        mcp_fixture_table("idle", &[], "")
+    ));
     let server = MockServer::start(vec![use_skill_reply("c1", "mcp:db"), answer("done")]);
-    let out = run(
-        &server,
-        home.path(),
-        project.path(),
-        "go",
-        &["--approval-mode", "full-auto"],
-    );
+    let out = run(&server, &dirs, "go", &["--approval-mode", "full-auto"]);
     assert_exit(&out, 0);
     let result = &server.chat_requests()[1].tool_results()[0];
     assert!(
@@ -249,11 +203,11 @@ fn a_server_that_cannot_start_is_named_with_its_stderr_and_nothing_starts_early(
         "{stderr}"
     );
     // The server nobody loaded never ran.
-    assert!(!home.path().join("logs/mcp/idle.log").exists());
+    assert!(!dirs.home().join("logs/mcp/idle.log").exists());
 
     // The user's own `/db:PROMPT` fails with the reason, said once (the error, no
     // notice besides it), and asks the model nothing.
-    let out = run(&server, home.path(), project.path(), "/db:hello", &[]);
+    let out = run(&server, &dirs, "/db:hello", &[]);
     assert_exit(&out, 1);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
@@ -270,16 +224,12 @@ fn a_server_that_cannot_start_is_named_with_its_stderr_and_nothing_starts_early(
 
 #[test]
 fn piped_input_cannot_be_added_to_an_mcp_prompt() {
-    let (home, project) = dirs();
-    configure(home.path(), &mcp_fixture_table("fx", &[], ""));
+    let dirs = Dirs::with_config(&mcp_fixture_table("fx", &[], ""));
     let server = MockServer::start(vec![]);
-    let child = spawn_fed(
-        server
-            .harness9(home.path(), project.path())
-            .args(["-p", "/fx:review"]),
+    let out = run_fed(
+        server.binary(&dirs).args(["-p", "/fx:review"]),
         b"some diff\n",
     );
-    let out = wait_with_deadline(child, std::time::Duration::from_secs(60));
     assert_exit(&out, 2);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("piped input cannot be added"), "{stderr}");
@@ -330,6 +280,15 @@ async fn a_preloaded_server_starts_in_the_background_and_comes_back_after_clear(
     assert_eq!(system_prompt(&requests[0]), system_prompt(&requests[1]));
 }
 
+/// Waits (at most 20 s) until `file` holds `text`; fails saying `never` when not.
+async fn until_file_holds(file: &Path, text: &str, never: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !std::fs::read_to_string(file).is_ok_and(|t| t.contains(text)) {
+        assert!(std::time::Instant::now() < deadline, "{never}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 #[tokio::test]
 async fn interrupting_a_hanging_mcp_call_ends_the_turn_and_tells_the_server() {
     use harness9::protocol::{Event, Op, TurnOutcome};
@@ -353,23 +312,14 @@ async fn interrupting_a_hanging_mcp_call_ends_the_turn_and_tells_the_server() {
     s.until(|e| matches!(e, Event::ToolCallBegin { name, .. } if name == "mcp__fx__slow"))
         .await;
     // The call has reached the server before it is interrupted.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !std::fs::read_to_string(&log).is_ok_and(|t| t.contains("slow started")) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the call never reached the server"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    until_file_holds(&log, "slow started", "the call never reached the server").await;
     s.op(Op::Interrupt);
     let (outcome, _) = s.until_complete().await;
     assert_eq!(outcome, TurnOutcome::Interrupted);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !std::fs::read_to_string(&log).is_ok_and(|t| t.contains("\ncancelled")) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the server never heard of the cancellation"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    until_file_holds(
+        &log,
+        "\ncancelled",
+        "the server never heard of the cancellation",
+    )
+    .await;
 }
