@@ -123,16 +123,13 @@ async fn system_prompt_and_tools_are_byte_identical_on_every_request() {
     s.turn("second").await;
     let reqs = server.chat_requests();
     assert_eq!(reqs.len(), 4);
-    let system = reqs[0].messages()[0]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let system = reqs[0].message_text(0);
     assert!(system.contains("Always answer in haiku."));
     assert!(system.ends_with(
         "## Available Skills\nUse the `use_skill` tool to load the full content of any skill when needed.\n- demo: A demo skill\n"
     ), "{system}");
     for r in &reqs {
-        assert_eq!(r.messages()[0]["content"].as_str().unwrap(), system);
+        assert_eq!(r.message_text(0), system);
         assert_eq!(r.body["tools"], reqs[0].body["tools"]);
     }
     let loaded = reqs[1].tool_results()[0].clone();

@@ -29,13 +29,6 @@ fn tool_names(request: &RecordedRequest) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn system_prompt(request: &RecordedRequest) -> String {
-    request.messages()[0]["content"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
 #[test]
 fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt() {
     let dirs = Dirs::with_config(&mcp_fixture_table(
@@ -53,12 +46,12 @@ fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt(
     assert_exit(&out, 0);
     let requests = server.chat_requests();
     assert_eq!(requests.len(), 4);
-    let prompt = system_prompt(&requests[0]);
+    let prompt = requests[0].message_text(0);
     // Nothing was started for the first request, so its line comes from configuration.
     assert!(prompt.contains("## MCP Servers\n"), "{prompt}");
     assert!(prompt.contains("\n- mcp:fx: (MCP server)"), "{prompt}");
     for r in &requests {
-        assert_eq!(system_prompt(r), prompt, "the system prompt changed");
+        assert_eq!(r.message_text(0), prompt, "the system prompt changed");
     }
     let has_echo = |r: &RecordedRequest| tool_names(r).contains(&"mcp__fx__echo".to_string());
     assert!(!has_echo(&requests[0]));
@@ -80,7 +73,7 @@ fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt(
     // The next session's index line says what the server said of itself.
     let again = MockServer::start(vec![answer("ok")]);
     assert_exit(&run(&again, &dirs, "hi", &[]), 0);
-    let prompt = system_prompt(&again.chat_requests()[0]);
+    let prompt = again.chat_requests()[0].message_text(0);
     assert!(
         prompt.contains("\n- mcp:fx: Echo and add numbers. (MCP server, "),
         "{prompt}"
@@ -277,7 +270,7 @@ async fn a_preloaded_server_starts_in_the_background_and_comes_back_after_clear(
             tool_names(r)
         );
     }
-    assert_eq!(system_prompt(&requests[0]), system_prompt(&requests[1]));
+    assert_eq!(requests[0].message_text(0), requests[1].message_text(0));
 }
 
 /// Waits (at most 20 s) until `file` holds `text`; fails saying `never` when not.

@@ -91,10 +91,7 @@ fn piped_stdin_is_appended_as_context() {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_exit(&out, 0);
-    let user = server.chat_requests()[0].messages()[1]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let user = server.chat_requests()[0].message_text(1);
     assert_eq!(user, "review this\n\n<stdin>\ndiff --git a/x b/x\n</stdin>");
 }
 
@@ -217,7 +214,7 @@ fn json_and_stream_json_follow_the_documented_schema() {
     let events = json_lines(&out.stdout);
     assert_eq!(events[0]["type"], "start");
     assert_eq!(events[0]["schema_version"], 3);
-    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let types = event_types(&events);
     for t in [
         "session_configured",
         "turn_started",
@@ -269,17 +266,25 @@ fn stream_json_starts_with_start_even_before_skill_warnings() {
     assert_eq!(events.last().unwrap()["type"], "result");
 }
 
+/// `harness9 ARGS --output-format stream-json`, which must fail as a usage error before
+/// any turn: exit 2 with the events start, error and result; returns the output and
+/// the events.
+fn usage_failure_events(run: &Run, server: &MockServer, args: &[&str]) -> (Output, Vec<Value>) {
+    let args = [args, &["--output-format", "stream-json"]].concat();
+    let out = run.run(server, &args);
+    assert_exit(&out, 2);
+    let events = json_lines(&out.stdout);
+    assert_eq!(event_types(&events), ["start", "error", "result"]);
+    assert_eq!(events[2]["error"]["kind"], "usage");
+    (out, events)
+}
+
 #[test]
 fn an_unusable_prompt_still_gives_start_error_and_result() {
     let run = Run::new("");
     let server = MockServer::start(vec![]);
-    let out = run.run(&server, &["-p", "/nope", "--output-format", "stream-json"]);
-    assert_exit(&out, 2);
-    let events = json_lines(&out.stdout);
-    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    assert_eq!(types, ["start", "error", "result"]);
+    let (_, events) = usage_failure_events(&run, &server, &["-p", "/nope"]);
     assert_eq!(events[2]["is_error"], true);
-    assert_eq!(events[2]["error"]["kind"], "usage");
     assert!(
         events[2]["error"]["message"]
             .as_str()
@@ -300,12 +305,7 @@ fn an_unusable_prompt_still_gives_start_error_and_result() {
 fn a_bad_config_is_a_result_in_the_json_formats() {
     let run = Run::new("modle = \"typo\"\n");
     let server = MockServer::start(vec![]);
-    let out = run.run(&server, &["-p", "hi", "--output-format", "stream-json"]);
-    assert_exit(&out, 2);
-    let events = json_lines(&out.stdout);
-    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    assert_eq!(types, ["start", "error", "result"]);
-    assert_eq!(events[2]["error"]["kind"], "usage");
+    let (out, _) = usage_failure_events(&run, &server, &["-p", "hi"]);
     assert!(text_of(&out.stderr).contains("config.toml"));
     // Text output keeps stdout empty.
     let out = run.run(&server, &["-p", "hi"]);
@@ -392,10 +392,7 @@ fn skill_slash_command_with_p() {
     let server = MockServer::start(vec![]);
     let out = run.run(&server, &["-p", "/greet the team"]);
     assert_exit(&out, 0);
-    let user = server.chat_requests()[0].messages()[1]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let user = server.chat_requests()[0].message_text(1);
     assert_eq!(user, "Greet the team warmly.");
     let out = run.run(&server, &["-p", "/nosuch thing"]);
     assert_exit(&out, 2);

@@ -135,10 +135,7 @@ fn a_resumed_session_has_its_skills_and_says_when_the_prompt_changed() {
         "{resumed}"
     );
     let request = &server2.chat_requests()[0];
-    let system = request.messages()[0]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let system = request.message_text(0);
     assert!(system.contains("Use tabs."), "today's prompt is sent");
     let body = request.body.to_string();
     assert!(

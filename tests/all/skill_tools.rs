@@ -98,13 +98,10 @@ async fn a_skill_tool_joins_after_use_skill_runs_and_leaves_after_unload_skill()
         last_tool_result(&reqs[3])
     );
 
-    let system = reqs[0].messages()[0]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let system = reqs[0].message_text(0);
     assert!(system.contains("- calc: Adds numbers"), "{system}");
     for r in &reqs {
-        assert_eq!(r.messages()[0]["content"].as_str().unwrap(), system);
+        assert_eq!(r.message_text(0), system);
     }
     s.op(Op::Shutdown);
 }

@@ -26,6 +26,14 @@ pub fn assert_exit(out: &Output, code: i32) {
     );
 }
 
+/// The `type` of each event of a JSON-lines output.
+pub fn event_types(events: &[Value]) -> Vec<&str> {
+    events
+        .iter()
+        .map(|e| e["type"].as_str().expect("every event has a type"))
+        .collect()
+}
+
 /// Asserts that `text` holds every one of `needles`, showing it when not.
 pub fn assert_has(text: &str, needles: &[&str]) {
     for needle in needles {

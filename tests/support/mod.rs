@@ -499,6 +499,15 @@ impl RecordedRequest {
             .unwrap_or_default()
     }
 
+    /// The text of message `i` (0 is the system prompt).
+    pub fn message_text(&self, i: usize) -> String {
+        let messages = self.messages();
+        messages[i]["content"]
+            .as_str()
+            .unwrap_or_else(|| panic!("message {i} has no text: {:?}", messages[i]))
+            .to_string()
+    }
+
     /// The contents of the tool results in this request, in order.
     pub fn tool_results(&self) -> Vec<String> {
         self.messages()
