@@ -17,18 +17,6 @@ fn run(server: &MockServer, dirs: &Dirs, prompt: &str, args: &[&str]) -> Output 
     server.run(dirs, &[&["-p", prompt], args].concat())
 }
 
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    request.body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[test]
 fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt() {
     let dirs = Dirs::with_config(&mcp_fixture_table(
@@ -53,10 +41,10 @@ fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt(
     for r in &requests {
         assert_eq!(r.message_text(0), prompt, "the system prompt changed");
     }
-    let has_echo = |r: &RecordedRequest| tool_names(r).contains(&"mcp__fx__echo".to_string());
+    let has_echo = |r: &RecordedRequest| r.tool_names().contains(&"mcp__fx__echo".to_string());
     assert!(!has_echo(&requests[0]));
     assert!(has_echo(&requests[1]) && has_echo(&requests[2]));
-    assert!(!has_echo(&requests[3]), "{:?}", tool_names(&requests[3]));
+    assert!(!has_echo(&requests[3]), "{:?}", requests[3].tool_names());
     let loaded = &requests[1].tool_results()[0];
     assert!(
         loaded.contains("<mcp-server-loaded name=\"fx\">"),
@@ -265,9 +253,9 @@ async fn a_preloaded_server_starts_in_the_background_and_comes_back_after_clear(
     let requests = server.chat_requests();
     for r in &requests {
         assert!(
-            tool_names(r).contains(&"mcp__pre__echo".to_string()),
+            r.tool_names().contains(&"mcp__pre__echo".to_string()),
             "{:?}",
-            tool_names(r)
+            r.tool_names()
         );
     }
     assert_eq!(requests[0].message_text(0), requests[1].message_text(0));

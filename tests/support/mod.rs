@@ -499,6 +499,22 @@ impl RecordedRequest {
             .unwrap_or_default()
     }
 
+    /// The names of the tools the request offered (none when it offered none).
+    pub fn tool_names(&self) -> Vec<String> {
+        self.body["tools"]
+            .as_array()
+            .map(|tools| {
+                tools
+                    .iter()
+                    .map(|t| {
+                        let name = t["function"]["name"].as_str();
+                        name.expect("every tool has a name").to_string()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The text of message `i` (0 is the system prompt).
     pub fn message_text(&self, i: usize) -> String {
         let messages = self.messages();
