@@ -31,6 +31,13 @@ fn compacted(events: &[Event]) -> Vec<(CompactionTrigger, u64, u64)> {
         .collect()
 }
 
+/// A session in `dir` that does not retry a failed request.
+fn without_retries(server: &MockServer, dir: &std::path::Path) -> Session {
+    SessionBuilder::new(server, dir)
+        .config_toml("max_retries = 0\nidle_timeout_secs = 10\n")
+        .start()
+}
+
 #[tokio::test]
 async fn the_conversation_is_compacted_before_it_passes_the_window() {
     let dir = tempfile::tempdir().unwrap();
@@ -111,9 +118,7 @@ async fn a_context_length_refusal_compacts_once_and_retries_the_same_request() {
         answer("the summary"),
         answer("two"),
     ]);
-    let mut s = SessionBuilder::new(&server, dir.path())
-        .config_toml("max_retries = 0\nidle_timeout_secs = 10\n")
-        .start();
+    let mut s = without_retries(&server, dir.path());
     s.turn("first").await;
     let (outcome, answer) = s.turn("second").await;
     assert_eq!((outcome, answer.as_str()), (TurnOutcome::Completed, "two"));
@@ -154,9 +159,7 @@ async fn a_refusal_compaction_cannot_fix_fails_the_turn_and_the_next_one_works()
         )
     };
     let server = MockServer::start(vec![refusal(), answer("fits now")]);
-    let mut s = SessionBuilder::new(&server, dir.path())
-        .config_toml("max_retries = 0\nidle_timeout_secs = 10\n")
-        .start();
+    let mut s = without_retries(&server, dir.path());
     // Nothing before the first message: compaction cannot help.
     let (outcome, _) = s.turn(&"x".repeat(5000)).await;
     let TurnOutcome::Failed { kind, message } = outcome else {
@@ -184,9 +187,7 @@ async fn a_failed_turn_is_not_sent_again() {
         http_error(400).body(r#"{"error":{"message":"bad request"}}"#),
         answer("ok again"),
     ]);
-    let mut s = SessionBuilder::new(&server, dir.path())
-        .config_toml("max_retries = 0\nidle_timeout_secs = 10\n")
-        .start();
+    let mut s = without_retries(&server, dir.path());
     s.turn("one").await;
     let (outcome, _) = s.turn("poison").await;
     assert!(matches!(outcome, TurnOutcome::Failed { .. }));

@@ -177,26 +177,40 @@ fn assert_denied_and_untouched(run: &Run, world: &World, target: Target, what: &
     );
 }
 
-#[test]
-fn write_file_through_a_link_is_judged_by_the_file_it_reaches() {
+/// For every target and every way of reaching it, in a fresh world: `tool` in
+/// auto-edit with `arguments(path, target)`, where `path` leads to the target; asserts
+/// the call was denied and the target untouched, then hands the run to `check`.
+fn each_link_in_auto_edit(
+    tool: &str,
+    arguments: impl Fn(&str, Target) -> serde_json::Value,
+    check: impl Fn(&Run, &World, Target, &str),
+) {
     for target in TARGETS {
         for form in FORMS {
             let world = World::new();
             let path = world.reach(target, form);
-            let what = format!("write_file {path} -> {target:?} ({form:?})");
-            let run = world.one_call(
-                "write_file",
-                json!({"path": path, "content": "[core]\n\tfsmonitor = touch PWNED\n"}),
-                &["--approval-mode", "auto-edit"],
-            );
+            let what = format!("{tool} {path} -> {target:?} ({form:?})");
+            let arguments = arguments(&path, target);
+            let run = world.one_call(tool, arguments, &["--approval-mode", "auto-edit"]);
             assert_denied_and_untouched(&run, &world, target, &what);
-            let stderr = String::from_utf8_lossy(&run.out.stderr);
-            assert!(
-                stderr.contains(&format!("-> {}", target.path(&world).display())),
-                "{what}: the denial names where the path leads: {stderr}"
-            );
+            check(&run, &world, target, &what);
         }
     }
+}
+
+#[test]
+fn write_file_through_a_link_is_judged_by_the_file_it_reaches() {
+    each_link_in_auto_edit(
+        "write_file",
+        |path, _| json!({"path": path, "content": "[core]\n\tfsmonitor = touch PWNED\n"}),
+        |run, world, target, what| {
+            let stderr = String::from_utf8_lossy(&run.out.stderr);
+            assert!(
+                stderr.contains(&format!("-> {}", target.path(world).display())),
+                "{what}: the denial names where the path leads: {stderr}"
+            );
+        },
+    );
 }
 
 /// A dangling link counts as its target: `write_file` would create the protected file.
@@ -244,19 +258,11 @@ fn write_file_through_a_dangling_link_is_judged_by_the_file_it_would_create() {
 
 #[test]
 fn edit_file_through_a_link_is_judged_by_the_file_it_reaches() {
-    for target in TARGETS {
-        for form in FORMS {
-            let world = World::new();
-            let path = world.reach(target, form);
-            let what = format!("edit_file {path} -> {target:?} ({form:?})");
-            let run = world.one_call(
-                "edit_file",
-                json!({"path": path, "old_string": target.marker(), "new_string": "PWNED"}),
-                &["--approval-mode", "auto-edit"],
-            );
-            assert_denied_and_untouched(&run, &world, target, &what);
-        }
-    }
+    each_link_in_auto_edit(
+        "edit_file",
+        |path, target| json!({"path": path, "old_string": target.marker(), "new_string": "PWNED"}),
+        |_, _, _, _| {},
+    );
 }
 
 /// Reads through links: a secret file asks in every mode, a file outside asks in

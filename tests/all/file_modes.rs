@@ -44,12 +44,12 @@ fn walk(dir: &Path) -> (Vec<std::path::PathBuf>, Vec<std::path::PathBuf>) {
 #[test]
 fn logs_sessions_and_caches_are_0600_in_0700_folders() {
     let dirs = Dirs::new();
-    write(
-        &dirs.home().join("config.toml"),
+    dirs.home_file(
+        "config.toml",
         &mcp_fixture_table("fx", &["--stderr-noise"], ""),
     );
     // What an older version left: a wide home, logs folder and log file.
-    write(&dirs.home().join("logs/harness9.log"), "old line\n");
+    dirs.home_file("logs/harness9.log", "old line\n");
     set_mode(&dirs.home().join("logs"), 0o755);
     set_mode(&dirs.home().join("logs/harness9.log"), 0o644);
     std::fs::create_dir_all(dirs.home().join("sessions")).unwrap();

@@ -70,10 +70,7 @@ impl World {
 #[test]
 fn mentioned_files_and_folders_reach_the_model_and_a_missing_one_stops_the_message() {
     let dirs = Dirs::new();
-    write(
-        &dirs.project().join("src/lib.rs"),
-        "pub fn answer() -> u32 { 42 }\n",
-    );
+    dirs.project_file("src/lib.rs", "pub fn answer() -> u32 { 42 }\n");
     let server = MockServer::start(vec![answer("ok")]);
     let out = server.run(&dirs, &["-p", "what does @src/lib.rs return? see @src."]);
     assert_exit(&out, 0);

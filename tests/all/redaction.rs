@@ -127,8 +127,8 @@ fn an_error_body_echoing_the_headers_is_shown_and_saved_without_them() {
 fn what_the_model_and_commands_print_is_saved_without_secrets() {
     let dirs = Dirs::new();
     configure(dirs.home(), None);
-    write(
-        &dirs.project().join("found.txt"),
+    dirs.project_file(
+        "found.txt",
         &format!("key={KEY}\nheader={HEADER}\ntoken={ENV_SECRET}\n"),
     );
     let server = MockServer::start(vec![

@@ -73,7 +73,7 @@ fn fifos_sockets_and_devices_are_refused_by_every_file_tool_without_hanging() {
             .is_symlink()
     );
     // grep over the whole project skips them and finishes.
-    write(&dirs.project().join("a.txt"), "x marks\n");
+    dirs.project_file("a.txt", "x marks\n");
     let result = one_call(dirs.home(), dirs.project(), "grep", json!({"pattern": "x"}));
     assert_eq!(result, "a.txt:1:x marks\n");
 }
