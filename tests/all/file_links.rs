@@ -78,33 +78,21 @@ enum Form {
 
 const FORMS: [Form; 4] = [Form::Link, Form::LinkedFolder, Form::Chain, Form::DotDot];
 
-/// A home, a project holding every target, and a folder outside holding the outside one.
-struct World {
-    dirs: Dirs,
-    outside: tempfile::TempDir,
+/// A home, a project and a folder outside ([`Outside`]).
+type World = Outside;
+
+/// A world whose project holds every target, and whose folder outside holds the
+/// outside one.
+fn world_with_targets() -> World {
+    let world = World::new();
+    for target in TARGETS {
+        write(&target.path(&world), &target.content());
+    }
+    std::fs::create_dir_all(world.project().join("sub")).unwrap();
+    world
 }
 
 impl World {
-    fn new() -> World {
-        let world = World {
-            dirs: Dirs::new(),
-            outside: tempfile::tempdir().unwrap(),
-        };
-        for target in TARGETS {
-            write(&target.path(&world), &target.content());
-        }
-        std::fs::create_dir_all(world.project().join("sub")).unwrap();
-        world
-    }
-
-    fn project(&self) -> PathBuf {
-        std::fs::canonicalize(self.dirs.project()).unwrap()
-    }
-
-    fn outside(&self) -> PathBuf {
-        std::fs::canonicalize(self.outside.path()).unwrap()
-    }
-
     /// Makes the links of `form` to `target`; returns the path to write in the call.
     fn reach(&self, target: Target, form: Form) -> String {
         let project = self.project();
@@ -187,7 +175,7 @@ fn each_link_in_auto_edit(
 ) {
     for target in TARGETS {
         for form in FORMS {
-            let world = World::new();
+            let world = world_with_targets();
             let path = world.reach(target, form);
             let what = format!("{tool} {path} -> {target:?} ({form:?})");
             let arguments = arguments(&path, target);
@@ -223,7 +211,7 @@ fn write_file_through_a_dangling_link_is_judged_by_the_file_it_would_create() {
         ("OUTSIDE/new.txt", true),
         ("plain/new.txt", false),
     ] {
-        let world = World::new();
+        let world = world_with_targets();
         let real = match target.strip_prefix("OUTSIDE/") {
             Some(name) => world.outside().join(name),
             None => world.project().join(target),
@@ -275,7 +263,7 @@ fn read_file_and_grep_through_a_link_are_judged_by_the_file_they_reach() {
                 ("read_file", json!({"path": "PATH"})),
                 ("grep", json!({"pattern": "MARKER", "path": "PATH"})),
             ] {
-                let world = World::new();
+                let world = world_with_targets();
                 let path = world.reach(target, form);
                 let mut arguments = arguments.clone();
                 arguments["path"] = json!(path);
@@ -292,7 +280,7 @@ fn read_file_and_grep_through_a_link_are_judged_by_the_file_they_reach() {
 /// followed), nor a secret file by its real name, whatever the link is called.
 #[test]
 fn grep_over_the_project_reads_no_link_and_no_secret_file() {
-    let world = World::new();
+    let world = world_with_targets();
     let project = world.project();
     symlink(".env", project.join("settings.txt")).unwrap();
     symlink(Target::Outside.path(&world), project.join("outside.txt")).unwrap();
@@ -325,7 +313,7 @@ fn grep_over_the_project_reads_no_link_and_no_secret_file() {
 fn mentions_through_a_link_are_judged_by_the_file_they_reach() {
     for target in [Target::DotEnv, Target::Outside] {
         for form in FORMS {
-            let world = World::new();
+            let world = world_with_targets();
             let path = world.reach(target, form);
             let server = MockServer::start(vec![]);
             let mut cmd = server.binary(&world.dirs);
@@ -344,7 +332,7 @@ fn mentions_through_a_link_are_judged_by_the_file_they_reach() {
 /// written one (`via`).
 #[test]
 fn stream_json_names_the_real_file_and_the_written_path() {
-    let world = World::new();
+    let world = world_with_targets();
     let path = world.reach(Target::GitConfig, Form::Link);
     let denied = auto_denied_write(&world, &path);
     let request = &denied["request"];
@@ -364,7 +352,7 @@ fn stream_json_names_the_real_file_and_the_written_path() {
         )
     );
     // A plain path carries no `via`.
-    let world = World::new();
+    let world = world_with_targets();
     let denied = auto_denied_write(&world, ".git/config");
     assert!(denied["request"].get("via").is_none(), "{denied}");
 }

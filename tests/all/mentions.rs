@@ -32,10 +32,12 @@ struct World {
 
 impl World {
     fn new() -> World {
+        let Outside { dirs, outside } = Outside::new();
+        let home = tempfile::tempdir().unwrap();
         let world = World {
-            dirs: Dirs::new(),
-            home: tempfile::tempdir().unwrap(),
-            outside: tempfile::tempdir().unwrap(),
+            dirs,
+            home,
+            outside,
         };
         write(&world.home.path().join("secret.txt"), HOME_SECRET);
         write(&world.home.path().join("notes/a.txt"), HOME_SECRET);

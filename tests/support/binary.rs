@@ -6,7 +6,7 @@
 //! its stderr shown. Only processes, paths and
 //! text: nothing here knows harness9's types.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
@@ -65,6 +65,35 @@ pub fn harness9_offline(home: &Path, harness9_home: &Path, project: &Path) -> Co
         .env("HOME", home)
         .env("HARNESS9_HOME", harness9_home);
     cmd
+}
+
+/// [`Dirs`] and a folder outside both, for the tests of what a run may reach beyond
+/// its project (through links, mentions).
+pub struct Outside {
+    /// The home and the project.
+    pub dirs: Dirs,
+    /// The folder outside.
+    pub outside: TempDir,
+}
+
+impl Outside {
+    /// Three empty folders.
+    pub fn new() -> Outside {
+        Outside {
+            dirs: Dirs::new(),
+            outside: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// The project's path with every link resolved.
+    pub fn project(&self) -> PathBuf {
+        std::fs::canonicalize(self.dirs.project()).unwrap()
+    }
+
+    /// The outside folder's path with every link resolved.
+    pub fn outside(&self) -> PathBuf {
+        std::fs::canonicalize(self.outside.path()).unwrap()
+    }
 }
 
 /// A `$HARNESS9_HOME` and a project folder for runs of the binary, removed when dropped.
