@@ -120,6 +120,13 @@ async fn run(config: ProviderConfig) -> Run {
     run_with(config, &user("hi"), &[]).await
 }
 
+/// Asserts that `e` is of `kind` and says `says`.
+#[track_caller]
+fn assert_error(e: &LlmError, kind: ErrorKind, says: &str) {
+    assert_eq!(e.kind(), kind, "{e}");
+    assert!(e.to_string().contains(says), "{e}");
+}
+
 /// The error a completion against `server` ends with.
 async fn error_from(server: &MockServer) -> LlmError {
     run(provider(server)).await.result.unwrap_err()
@@ -498,8 +505,7 @@ async fn unknown_model_and_context_too_long() {
         ),
     ]);
     let e = error_from(&server).await;
-    assert_eq!(e.kind(), ErrorKind::ModelNotFound);
-    assert!(e.to_string().contains("--model or HARNESS9_MODEL"), "{e}");
+    assert_error(&e, ErrorKind::ModelNotFound, "--model or HARNESS9_MODEL");
     let e = error_from(&server).await;
     assert_eq!(e.kind(), ErrorKind::ContextTooLong);
     assert_eq!(server.requests().len(), 2);
@@ -767,8 +773,7 @@ async fn garbage_is_a_protocol_error() {
         "<html>not an API</html>",
     )]);
     let e = error_from(&server).await;
-    assert_eq!(e.kind(), ErrorKind::Protocol);
-    assert!(e.to_string().contains("/v1"), "{e}");
+    assert_error(&e, ErrorKind::Protocol, "/v1");
 }
 
 #[tokio::test]
