@@ -10,7 +10,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use harness9::undo::{Snapshots, UndoOutcome};
+use harness9::protocol::UndoOutcome;
+use harness9::undo::Snapshots;
 
 const FILES: usize = 100_000;
 const PER_DIR: usize = 100;

@@ -7,59 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use crate::protocol::Usage;
-
-/// An amount in US dollars, held in millionths.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Cost(u64);
-
-impl Cost {
-    /// From micro-dollars.
-    pub fn from_micros(micros: u64) -> Self {
-        Cost(micros)
-    }
-
-    /// In micro-dollars.
-    pub fn micros(self) -> u64 {
-        self.0
-    }
-
-    /// In dollars.
-    pub fn dollars(self) -> f64 {
-        self.0 as f64 / 1_000_000.0
-    }
-
-    /// The sum.
-    pub fn plus(self, other: Cost) -> Cost {
-        Cost(self.0.saturating_add(other.0))
-    }
-}
-
-impl std::fmt::Display for Cost {
-    /// `$0.0123` below a dollar, `$12.34` above.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.0 < 1_000_000 {
-            write!(f, "${:.4}", self.dollars())
-        } else {
-            write!(f, "${:.2}", self.dollars())
-        }
-    }
-}
-
-impl Serialize for Cost {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_f64(self.dollars())
-    }
-}
-
-impl<'de> Deserialize<'de> for Cost {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let dollars = f64::deserialize(d)?;
-        Ok(Cost((dollars.max(0.0) * 1_000_000.0).round() as u64))
-    }
-}
+use crate::protocol::{Cost, Usage};
 
 /// One model's prices, in US dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
@@ -82,7 +32,7 @@ impl ModelPrice {
         let micros = fresh as f64 * per_token(self.input)
             + cached as f64 * per_token(self.cached_input.unwrap_or(self.input))
             + usage.output_tokens as f64 * per_token(self.output);
-        Cost(micros.round() as u64)
+        Cost::from_micros(micros.round() as u64)
     }
 
     /// Why these prices cannot be used, if they cannot.

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod config;
 pub mod cost;
 pub mod exec;
+pub mod http;
 pub mod input;
 pub mod llm;
 pub mod mcp;

@@ -714,8 +714,8 @@ fn sessions_command(config: &Config, home: &Home, action: &SessionsAction) -> u8
         SessionsAction::Show { id } => cli::show(&store, id, &mut out, &mut err),
         SessionsAction::Export { id, format, output } => {
             let format = match format {
-                SessionExportFormat::Md => cli::ExportFormat::Markdown,
-                SessionExportFormat::Json => cli::ExportFormat::Json,
+                SessionExportFormat::Md => harness9::protocol::ExportFormat::Markdown,
+                SessionExportFormat::Json => harness9::protocol::ExportFormat::Json,
             };
             let destination = match output {
                 Some(file) => cli::Destination::File(file.clone()),

@@ -1,15 +1,24 @@
 //! The contract between the core and every frontend: frontends send [`Op`]s to the agent
 //! and render the [`Event`]s it sends back. Nothing else crosses that line.
 //!
-//! This module owns the message enums and the small value types they carry (usage,
-//! approval requests and decisions, error kinds, turn outcomes). It must not know how a
-//! frontend draws anything, how the model is reached, or how a tool does its work.
+//! This module owns the message enums and the small value types they carry (usage and
+//! cost, approval requests and decisions, the rules' effects and reasons, error kinds,
+//! turn outcomes, skill changes, undo outcomes). It is the floor of the house: it imports
+//! nothing of harness9 but leaf modules, and every other module may import it. It must
+//! not know how a frontend draws anything, how the model is reached, or how a tool does
+//! its work.
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::permissions::{AskBecause, Effect, Offer, RuleView, Source};
+mod commands;
+mod rules;
+mod values;
+
+pub use commands::{BUILTINS, is_builtin};
+pub use rules::{AskBecause, Effect, Offer, RuleView, Source};
+pub use values::{Cost, SkillChanges, UndoOutcome};
 
 /// A slash command the agent runs as a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -277,7 +286,7 @@ pub struct Usage {
     pub estimated: bool,
     /// What it cost, when the model has a price in config.toml (`cost_usd` in JSON).
     #[serde(rename = "cost_usd", default, skip_serializing_if = "Option::is_none")]
-    pub cost: Option<crate::cost::Cost>,
+    pub cost: Option<Cost>,
 }
 
 impl Usage {
@@ -488,7 +497,7 @@ impl Event {
         else {
             return None;
         };
-        crate::skills::reload::describe(changes, *skills, *trigger)
+        values::describe_reload(changes, *skills, *trigger)
     }
 
     /// The line every frontend shows for an [`Event::Compacted`]; `None` for any other
@@ -913,7 +922,7 @@ pub enum Event {
     /// told with its next message.
     SkillsReloaded {
         /// What changed (empty: nothing).
-        changes: crate::skills::SkillChanges,
+        changes: SkillChanges,
         /// How many skills there are now.
         skills: usize,
         /// Problems with skills not reported before (path and reason).
@@ -924,7 +933,7 @@ pub enum Event {
     /// What [`Op::Undo`] did.
     Undone {
         /// Restored, nothing to undo, or refused (with the files why).
-        outcome: crate::undo::UndoOutcome,
+        outcome: UndoOutcome,
     },
     /// What this session changed in the project, after [`Op::Diff`].
     SessionDiff {

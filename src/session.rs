@@ -9,13 +9,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::agent::approval::{ApprovalPolicy, CommandSandbox};
+use crate::agent::live_sessions::LiveSessions;
 use crate::agent::saved::SessionStart;
 use crate::agent::{self, AgentHandle, AgentSetup, Approver, SessionInfo, WindowLearning};
 use crate::config::{Config, SessionSaving};
-use crate::llm::window::WindowSource;
 use crate::llm::window::{self, ContextWindow, WindowCache};
 use crate::llm::{Client, LlmError};
-use crate::sessions::live::LiveSessions;
+use crate::protocol::WindowSource;
 use crate::skills::active::LoadedSkills;
 use crate::skills::remote::{self, RemoteLimits, RemoteRoots};
 use crate::skills::{Catalog, DiscoveryOptions};
@@ -179,7 +179,7 @@ pub fn prepare_with_remote(
         let use_skill = UseSkill::with_loaded(shared_catalog.clone(), loaded_skills.clone())
             .with_tools(tools.loaded().clone())
             .with_inline_shell(crate::agent::slash::inline_permission(&policy))
-            .with_mcp(mcp.clone());
+            .with_servers(Arc::new(mcp.clone()));
         tools.register(Arc::new(use_skill));
         tools.register(Arc::new(UnloadSkill::new(loaded_skills.clone())));
         // Documents are skills' only: with MCP servers alone they would do nothing.
@@ -228,7 +228,8 @@ pub fn prepare_with_remote(
         catalog: shared_catalog.clone(),
         skills_watch,
         loaded_skills,
-        sessions: live_sessions(config).map(|s| Arc::new(s) as Arc<dyn agent::saved::SessionStore>),
+        sessions: live_sessions(config)
+            .map(|s| Arc::new(s) as Arc<dyn agent::saved::SessionArchive>),
         start,
         model_source: config.model_source,
         mcp: mcp.clone(),

@@ -11,14 +11,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::agent::{ApprovalMode, Approver};
-pub use crate::permissions::PermissionsSetup;
+use crate::agent::Approver;
+use crate::permissions::PermissionsSetup;
 use crate::permissions::files::{self, Places};
 use crate::permissions::{
-    ActiveRule, AllowedBy, AskBecause, Effect, Judgement, ModeRuns, Offer, Rule, RuleView,
-    Rulebook, Scope, SecretReads, Source, Subject,
+    ActiveRule, AllowedBy, Judgement, ModeRuns, Rule, Rulebook, Scope, SecretReads, Subject,
 };
+use crate::protocol::ApprovalMode;
 use crate::protocol::{ApprovalDecision, ApprovalRequestKind, Location, McpAction};
+use crate::protocol::{AskBecause, Effect, Offer, RuleView, Source};
 use crate::tools::Access;
 
 /// What to do with a call before running it.

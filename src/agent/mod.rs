@@ -10,6 +10,7 @@ mod call;
 pub mod compact;
 pub mod conversation;
 pub mod fork;
+pub mod live_sessions;
 pub mod mcp_servers;
 mod mention_approval;
 mod runner;
@@ -31,7 +32,7 @@ use crate::skills::active::LoadedSkills;
 use crate::tools::{ToolLimits, ToolRegistry};
 
 // The approval mode is a protocol value (config, frontends and the agent share it).
-pub use crate::protocol::ApprovalMode;
+use crate::protocol::ApprovalMode;
 
 /// Who can answer approval requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,11 +187,11 @@ pub struct AgentSetup {
     /// Skills loaded in this session; cleared with the conversation.
     pub loaded_skills: LoadedSkills,
     /// Where sessions are saved (`None`: not saved this run).
-    pub sessions: Option<Arc<dyn saved::SessionStore>>,
+    pub sessions: Option<Arc<dyn saved::SessionArchive>>,
     /// A new session or a resumed one.
     pub start: saved::SessionStart,
     /// Whether a resumed session's model replaces this one.
-    pub model_source: saved::ModelSource,
+    pub model_source: crate::config::ModelSource,
     /// The session's MCP servers.
     pub mcp: crate::mcp::McpServers,
     /// Prices per model, for the cost of each request.

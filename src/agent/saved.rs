@@ -2,7 +2,7 @@
 //! conversation, model and loaded skills), and the store operations frontends reach
 //! through [`Op`]s (listing, exporting).
 //!
-//! The store itself is behind [`SessionStore`], implemented over `crate::sessions` where
+//! The store itself is behind [`SessionArchive`], implemented over `crate::sessions` where
 //! the session is assembled; this module must not know about files or how a frontend
 //! shows a session.
 //!
@@ -18,7 +18,7 @@ use crate::sessions::{Record, SessionId};
 use crate::tools::skill::{BundledTools, load_bundled_tools};
 
 /// What the agent needs from the session files.
-pub trait SessionStore: Send + Sync {
+pub trait SessionArchive: Send + Sync {
     /// A new session for `model`: its id and where its records go (the file is created
     /// with the first record).
     fn create(&self, model: &str) -> (SessionId, Box<dyn RecordSink>);
@@ -39,7 +39,7 @@ pub trait SessionStore: Send + Sync {
     fn artifacts(&self, id: &SessionId) -> crate::artifacts::ArtifactStore;
 }
 
-pub use crate::config::ModelSource;
+use crate::config::ModelSource;
 
 /// How the session starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,7 +78,7 @@ pub fn start(state: &mut SessionState, ctx: &TurnContext) -> (Option<SessionId>,
 pub fn resume(
     state: &mut SessionState,
     ctx: &TurnContext,
-    store: &dyn SessionStore,
+    store: &dyn SessionArchive,
     id: &SessionId,
 ) -> Result<Vec<Event>, String> {
     let setup = &ctx.setup;

@@ -7,13 +7,13 @@
 //!
 //! It must not know how events are drawn.
 
-use crate::agent::ApprovalMode;
 use crate::agent::approval::{ApprovalPolicy, Verdict};
 use crate::agent::fork::run_fork;
 use crate::agent::turn::{SessionState, TurnContext, run_turn};
 use crate::llm::Message;
-use crate::permissions::AskBecause;
+use crate::protocol::ApprovalMode;
 use crate::protocol::ApprovalRequestKind;
+use crate::protocol::AskBecause;
 use crate::protocol::{ErrorKind, Event, TurnOutcome, Usage};
 use crate::skills::inline_shell::{CommandGate, InlineShellError, Permission};
 use crate::skills::invoke::{self, InlineShell, PrepareError, Prepared};

@@ -246,14 +246,9 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
         .set_window(ctx.setup.context_window.get());
     state.conversation.begin_turn();
     state.conversation.push(Message::User { content: text });
-    let mut turn_usage = Usage::default();
-    let mut requests = 0u32;
-    let mut final_text = String::new();
-    // One compaction after a refusal per request: a second refusal is a failure.
-    let mut compacted_after_refusal = false;
-
+    let mut turn = TurnProgress::default();
     let outcome = loop {
-        if requests >= ctx.setup.max_turns {
+        if turn.requests >= ctx.setup.max_turns {
             break TurnOutcome::MaxTurnsReached {
                 limit: ctx.setup.max_turns,
             };
@@ -261,140 +256,26 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
         // Fixed tools first, in a fixed order, then the tools of loaded skills: the
         // list changes only when a skill with tools is loaded or unloaded.
         let specs = ctx.setup.tools.specs();
-        if let Some(window) = ctx.setup.context_window.get()
-            && over_threshold(state.conversation.estimate_tokens(&specs), window)
-        {
-            match compact_and_report(state, ctx, CompactionTrigger::Threshold, None).await {
-                Ok(_) | Err(CompactError::NothingToCompact | CompactError::NoGain) => {}
-                Err(CompactError::Interrupted) => break TurnOutcome::Interrupted,
-                // The request may still fit; a refusal is handled below.
-                Err(e @ CompactError::Failed { .. }) => ctx.emit(Event::Warning {
-                    message: format!("could not compact the conversation: {e}"),
-                }),
-            }
+        if let Some(outcome) = compact_if_over_threshold(state, ctx, &specs).await {
+            break outcome;
         }
-        requests += 1;
-        ctx.emit(Event::RequestStarted { request: requests });
-        let mut streamed = String::new();
-        let mut reasoning = String::new();
-        let result = {
-            let request = ChatRequest {
-                model: &state.model,
-                messages: state.conversation.messages(),
-                tools: &specs,
-            };
-            let model = state.model.clone();
-            let mut on_event = |event: StreamEvent| match event {
-                StreamEvent::Text(t) => {
-                    start_learning(ctx, &model);
-                    streamed.push_str(&t);
-                    ctx.emit(Event::TextDelta { text: t });
-                }
-                StreamEvent::Reasoning(t) => {
-                    start_learning(ctx, &model);
-                    reasoning.push_str(&t);
-                    ctx.emit(Event::ReasoningDelta { text: t });
-                }
-                StreamEvent::Retrying {
-                    attempt,
-                    delay,
-                    reason,
-                } => {
-                    streamed.clear();
-                    reasoning.clear();
-                    ctx.emit(Event::Retrying {
-                        attempt,
-                        delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                        reason,
-                    });
-                }
-            };
-            ctx.setup
-                .client
-                .complete(request, &ctx.cancel, &mut on_event)
-                .await
+        turn.requests += 1;
+        ctx.emit(Event::RequestStarted {
+            request: turn.requests,
+        });
+        let completion = match request(state, ctx, &specs, &mut turn).await {
+            Answer::Completion(completion) => completion,
+            Answer::AskAgain => {
+                // The same request, now smaller: it does not count as another.
+                turn.requests -= 1;
+                continue;
+            }
+            Answer::End(outcome) => break outcome,
         };
-        let completion = match result {
-            Ok(c) => c,
-            Err(e) if e.kind() == ErrorKind::Interrupted || ctx.cancel.is_cancelled() => {
-                if !streamed.is_empty() || !reasoning.is_empty() {
-                    final_text = streamed.clone();
-                    state.conversation.push(Message::Assistant {
-                        content: format!("{streamed}\n\n{INTERRUPTED_MARKER}"),
-                        reasoning: (!reasoning.is_empty()).then_some(reasoning),
-                        tool_calls: Vec::new(),
-                    });
-                }
-                break TurnOutcome::Interrupted;
-            }
-            Err(e) if e.kind() == ErrorKind::ContextTooLong && !compacted_after_refusal => {
-                compacted_after_refusal = true;
-                // A refusal that names the window teaches it.
-                if let Some(tokens) = crate::llm::window::from_rejection(&e.to_string()) {
-                    let learnt = ContextWindow {
-                        tokens,
-                        source: WindowSource::Rejection,
-                    };
-                    if ctx.setup.context_window.set(learnt) {
-                        ctx.emit(Event::ContextWindow {
-                            tokens,
-                            source: WindowSource::Rejection,
-                        });
-                    }
-                }
-                match compact_and_report(state, ctx, CompactionTrigger::Rejection, None).await {
-                    // The same request again, now smaller; it does not count as another.
-                    Ok(_) => {
-                        requests -= 1;
-                        continue;
-                    }
-                    Err(CompactError::Interrupted) => break TurnOutcome::Interrupted,
-                    Err(why) => {
-                        break TurnOutcome::Failed {
-                            kind: e.kind(),
-                            message: format!("{e} (compacting did not help: {why})"),
-                        };
-                    }
-                }
-            }
-            Err(e) => {
-                break TurnOutcome::Failed {
-                    kind: e.kind(),
-                    message: e.to_string(),
-                };
-            }
-        };
-        compacted_after_refusal = false;
+        turn.compacted_after_refusal = false;
         start_learning(ctx, &state.model);
-        // The partial copies are only for an interrupted answer: free them before the
-        // answer is copied again (a long answer would otherwise be held three times).
-        drop(streamed);
-        drop(reasoning);
-
-        let usage = match completion.usage {
-            Some(usage) => {
-                state
-                    .conversation
-                    .note_prompt_tokens(usage.input_tokens, &specs);
-                usage
-            }
-            None => estimate_usage(state.conversation.messages(), &specs, &completion),
-        };
-        let usage = ctx.setup.prices.priced(&state.model, usage);
-        turn_usage.add(&usage);
-        state.usage.add(&usage);
-        state.conversation.record(Record::Usage {
-            turn: state.conversation.turn(),
-            usage,
-            session: state.usage,
-        });
-        ctx.emit(Event::Usage {
-            turn: turn_usage,
-            session: state.usage,
-            context_tokens: Some(usage.input_tokens),
-        });
-
-        final_text = completion.text.clone();
+        account_usage(state, ctx, &specs, &completion, &mut turn);
+        turn.final_text = completion.text.clone();
         let calls = completion.tool_calls.clone();
         state.conversation.push(Message::Assistant {
             content: completion.text,
@@ -402,61 +283,257 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
             tool_calls: completion.tool_calls,
         });
         if calls.is_empty() {
-            break match completion.finish_reason {
-                Some(FinishReason::Length) => TurnOutcome::Truncated {
-                    reason: TruncationReason::Length,
-                },
-                Some(FinishReason::ContentFilter) => TurnOutcome::Truncated {
-                    reason: TruncationReason::ContentFilter,
-                },
-                _ => TurnOutcome::Completed,
-            };
+            break answered(completion.finish_reason);
         }
-        let mut interrupted_or_fatal = None;
-        for call in &calls {
-            if interrupted_or_fatal.is_some() {
-                state.conversation.push(Message::Tool {
-                    tool_call_id: call.id.clone(),
-                    content: "Not run: the turn was interrupted.".into(),
-                });
-                continue;
-            }
-            let (content, end) = run_call(state, ctx, call).await;
-            state.conversation.push(Message::Tool {
-                tool_call_id: call.id.clone(),
-                content,
-            });
-            match end {
-                CallEnd::Done => {}
-                CallEnd::Interrupted => interrupted_or_fatal = Some(TurnOutcome::Interrupted),
-                CallEnd::Fatal(message) => {
-                    interrupted_or_fatal = Some(TurnOutcome::Failed {
-                        kind: ErrorKind::Internal,
-                        message,
-                    })
-                }
-            }
-        }
-        state
-            .conversation
-            .sync_skills(&ctx.setup.loaded_skills.names());
-        if let Some(outcome) = interrupted_or_fatal {
+        if let Some(outcome) = run_calls(state, ctx, &calls).await {
             break outcome;
         }
     };
     end_turn(state, ctx, &outcome);
     ctx.emit(Event::TurnComplete {
         outcome: outcome.clone(),
-        final_text: final_text.clone(),
-        usage: turn_usage,
-        requests,
+        final_text: turn.final_text.clone(),
+        usage: turn.usage,
+        requests: turn.requests,
     });
     TurnResult {
         outcome,
-        final_text,
-        usage: turn_usage,
-        requests,
+        final_text: turn.final_text,
+        usage: turn.usage,
+        requests: turn.requests,
     }
+}
+
+/// What a turn has done so far.
+#[derive(Debug, Default)]
+struct TurnProgress {
+    /// Its usage.
+    usage: Usage,
+    /// Model requests made.
+    requests: u32,
+    /// The last answer's text.
+    final_text: String,
+    /// One compaction after a refusal per request: a second refusal is a failure.
+    compacted_after_refusal: bool,
+}
+
+/// What one request came to.
+enum Answer {
+    /// The model answered.
+    Completion(Completion),
+    /// The conversation was compacted after a context-length refusal: ask again.
+    AskAgain,
+    /// The turn ends.
+    End(TurnOutcome),
+}
+
+/// Compacts the conversation before a request when it passes the threshold of the
+/// window; `Some` ends the turn (interrupted while compacting).
+async fn compact_if_over_threshold(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    specs: &[ToolSpec],
+) -> Option<TurnOutcome> {
+    let window = ctx.setup.context_window.get()?;
+    if !over_threshold(state.conversation.estimate_tokens(specs), window) {
+        return None;
+    }
+    match compact_and_report(state, ctx, CompactionTrigger::Threshold, None).await {
+        Ok(_) | Err(CompactError::NothingToCompact | CompactError::NoGain) => None,
+        Err(CompactError::Interrupted) => Some(TurnOutcome::Interrupted),
+        // The request may still fit; a refusal is handled when it comes.
+        Err(e @ CompactError::Failed { .. }) => {
+            ctx.emit(Event::Warning {
+                message: format!("could not compact the conversation: {e}"),
+            });
+            None
+        }
+    }
+}
+
+/// Sends the conversation and streams the answer to the frontend. An interrupted answer
+/// keeps what was streamed (marked); a context-length refusal compacts once and asks
+/// for the request again.
+async fn request(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    specs: &[ToolSpec],
+    turn: &mut TurnProgress,
+) -> Answer {
+    let mut streamed = String::new();
+    let mut reasoning = String::new();
+    let result = {
+        let request = ChatRequest {
+            model: &state.model,
+            messages: state.conversation.messages(),
+            tools: specs,
+        };
+        let model = state.model.clone();
+        let mut on_event = |event: StreamEvent| match event {
+            StreamEvent::Text(t) => {
+                start_learning(ctx, &model);
+                streamed.push_str(&t);
+                ctx.emit(Event::TextDelta { text: t });
+            }
+            StreamEvent::Reasoning(t) => {
+                start_learning(ctx, &model);
+                reasoning.push_str(&t);
+                ctx.emit(Event::ReasoningDelta { text: t });
+            }
+            StreamEvent::Retrying {
+                attempt,
+                delay,
+                reason,
+            } => {
+                streamed.clear();
+                reasoning.clear();
+                ctx.emit(Event::Retrying {
+                    attempt,
+                    delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                    reason,
+                });
+            }
+        };
+        ctx.setup
+            .client
+            .complete(request, &ctx.cancel, &mut on_event)
+            .await
+    };
+    match result {
+        Ok(completion) => Answer::Completion(completion),
+        Err(e) if e.kind() == ErrorKind::Interrupted || ctx.cancel.is_cancelled() => {
+            if !streamed.is_empty() || !reasoning.is_empty() {
+                turn.final_text = streamed.clone();
+                state.conversation.push(Message::Assistant {
+                    content: format!("{streamed}\n\n{INTERRUPTED_MARKER}"),
+                    reasoning: (!reasoning.is_empty()).then_some(reasoning),
+                    tool_calls: Vec::new(),
+                });
+            }
+            Answer::End(TurnOutcome::Interrupted)
+        }
+        Err(e) if e.kind() == ErrorKind::ContextTooLong && !turn.compacted_after_refusal => {
+            turn.compacted_after_refusal = true;
+            compact_after_refusal(state, ctx, &e).await
+        }
+        Err(e) => Answer::End(TurnOutcome::Failed {
+            kind: e.kind(),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// After the endpoint refused a request as too long: learns the window when the refusal
+/// names it, and compacts the conversation to ask again.
+async fn compact_after_refusal(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    refusal: &crate::llm::LlmError,
+) -> Answer {
+    if let Some(tokens) = crate::llm::window::from_rejection(&refusal.to_string()) {
+        let learnt = ContextWindow {
+            tokens,
+            source: WindowSource::Rejection,
+        };
+        if ctx.setup.context_window.set(learnt) {
+            ctx.emit(Event::ContextWindow {
+                tokens,
+                source: WindowSource::Rejection,
+            });
+        }
+    }
+    match compact_and_report(state, ctx, CompactionTrigger::Rejection, None).await {
+        Ok(_) => Answer::AskAgain,
+        Err(CompactError::Interrupted) => Answer::End(TurnOutcome::Interrupted),
+        Err(why) => Answer::End(TurnOutcome::Failed {
+            kind: refusal.kind(),
+            message: format!("{refusal} (compacting did not help: {why})"),
+        }),
+    }
+}
+
+/// Prices a request's usage (the provider's count, else an estimate), adds it to the
+/// turn's and the session's, records it and tells the frontend.
+fn account_usage(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    specs: &[ToolSpec],
+    completion: &Completion,
+    turn: &mut TurnProgress,
+) {
+    let usage = match completion.usage {
+        Some(usage) => {
+            state
+                .conversation
+                .note_prompt_tokens(usage.input_tokens, specs);
+            usage
+        }
+        None => estimate_usage(state.conversation.messages(), specs, completion),
+    };
+    let usage = ctx.setup.prices.priced(&state.model, usage);
+    turn.usage.add(&usage);
+    state.usage.add(&usage);
+    state.conversation.record(Record::Usage {
+        turn: state.conversation.turn(),
+        usage,
+        session: state.usage,
+    });
+    ctx.emit(Event::Usage {
+        turn: turn.usage,
+        session: state.usage,
+        context_tokens: Some(usage.input_tokens),
+    });
+}
+
+/// How a turn ends when the model answered without calling a tool.
+fn answered(finish: Option<FinishReason>) -> TurnOutcome {
+    match finish {
+        Some(FinishReason::Length) => TurnOutcome::Truncated {
+            reason: TruncationReason::Length,
+        },
+        Some(FinishReason::ContentFilter) => TurnOutcome::Truncated {
+            reason: TruncationReason::ContentFilter,
+        },
+        _ => TurnOutcome::Completed,
+    }
+}
+
+/// Runs the answer's tool calls in order, each result going into the conversation; after
+/// an interrupt or a fatal error the rest are answered "not run". `Some` ends the turn.
+async fn run_calls(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    calls: &[crate::llm::ToolCall],
+) -> Option<TurnOutcome> {
+    let mut ended = None;
+    for call in calls {
+        if ended.is_some() {
+            state.conversation.push(Message::Tool {
+                tool_call_id: call.id.clone(),
+                content: "Not run: the turn was interrupted.".into(),
+            });
+            continue;
+        }
+        let (content, end) = run_call(state, ctx, call).await;
+        state.conversation.push(Message::Tool {
+            tool_call_id: call.id.clone(),
+            content,
+        });
+        match end {
+            CallEnd::Done => {}
+            CallEnd::Interrupted => ended = Some(TurnOutcome::Interrupted),
+            CallEnd::Fatal(message) => {
+                ended = Some(TurnOutcome::Failed {
+                    kind: ErrorKind::Internal,
+                    message,
+                })
+            }
+        }
+    }
+    state
+        .conversation
+        .sync_skills(&ctx.setup.loaded_skills.names());
+    ended
 }
 
 /// Starts learning the window from the endpoint, the first time only: called once the

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use super::probe::*;
 use super::*;
+use crate::llm::{ReasoningEcho, StreamMode, ToolChoice, UsageReporting};
 
 fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
     let map: BTreeMap<String, String> = pairs

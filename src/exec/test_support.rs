@@ -64,19 +64,17 @@ pub(crate) async fn wait_live(rx: &mut UnboundedReceiver<String>, needle: &str) 
     seen
 }
 
-/// Cancels a running tool call and waits (at most 10 s) for it to end; asserts that it
-/// ended as interrupted.
-pub(crate) async fn cancel_and_expect_interrupted(
+/// Cancels a running call and waits (at most 10 s) for it to end; asserts that its result
+/// is what `interrupted` expects of a call cut short.
+pub(crate) async fn cancel_and_expect<T: std::fmt::Debug>(
     cancel: &tokio_util::sync::CancellationToken,
-    task: tokio::task::JoinHandle<Result<crate::tools::ToolOutput, crate::tools::ToolFatal>>,
+    task: tokio::task::JoinHandle<T>,
+    interrupted: impl Fn(&T) -> bool,
 ) {
     cancel.cancel();
     let result = tokio::time::timeout(Duration::from_secs(10), task)
         .await
         .expect("the call ends promptly once cancelled")
         .expect("the call's task did not panic");
-    assert!(
-        matches!(result, Err(crate::tools::ToolFatal::Interrupted)),
-        "{result:?}"
-    );
+    assert!(interrupted(&result), "{result:?}");
 }

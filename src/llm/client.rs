@@ -4,7 +4,7 @@
 //! It owns the HTTP details (headers, timeouts, cancellation) and the stream state; it
 //! must not know about the agent loop, tools' behaviour or terminals.
 
-use std::sync::{Arc, Once, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -49,33 +49,11 @@ enum Transport {
 }
 
 fn build_http(connect_timeout: Duration, transport: Transport) -> Result<reqwest::Client, String> {
-    http_builder(transport == Transport::PlainHttp)
+    crate::http::builder(transport == Transport::PlainHttp)
         .connect_timeout(connect_timeout)
         .tcp_nodelay(true)
         .build()
         .map_err(|e| e.to_string())
-}
-
-/// A reqwest builder set up the way every harness9 HTTP client is: rustls with ring (the
-/// process-wide crypto provider installed once), and for `plain_http` no root
-/// certificates loaded, since loading them takes tens of milliseconds and plain HTTP
-/// never needs them. Callers add their own timeouts.
-pub(crate) fn http_builder(plain_http: bool) -> reqwest::ClientBuilder {
-    install_crypto_provider();
-    let builder = reqwest::Client::builder();
-    if plain_http {
-        builder.tls_certs_only(Vec::new())
-    } else {
-        builder
-    }
-}
-
-fn install_crypto_provider() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // Fails only when a provider is already installed, which is what we want.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
 }
 
 impl Client {

@@ -18,7 +18,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 
 use super::ProviderConfig;
-use super::client::{add_provider_headers, http_builder};
+use super::client::add_provider_headers;
 
 /// The largest window accepted from anywhere; bigger numbers are taken for garbage.
 const MAX_TOKENS: u64 = 100_000_000;
@@ -33,7 +33,7 @@ const CACHE_MAX_ENTRIES: usize = 200;
 /// A cache file larger than this is taken for garbage.
 const CACHE_MAX_BYTES: u64 = 1 << 20;
 
-pub use crate::protocol::WindowSource;
+use crate::protocol::WindowSource;
 
 /// A context window in tokens and where it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -358,7 +358,7 @@ pub async fn learn(provider: &ProviderConfig, model: &str) -> Option<ContextWind
 /// for https takes tens of milliseconds, so that happens off the async threads.
 async fn probe_client(plain_http: bool) -> Option<reqwest::Client> {
     let build = move || {
-        http_builder(plain_http)
+        crate::http::builder(plain_http)
             .connect_timeout(PROBE_TIMEOUT)
             .timeout(PROBE_TIMEOUT)
             .build()

@@ -327,7 +327,7 @@ pub async fn connect(
                 })?;
                 transport_config = transport_config.auth_header(token);
             }
-            let client = crate::llm::client::http_builder(url.starts_with("http://"))
+            let client = crate::http::builder(url.starts_with("http://"))
                 .build()
                 .map_err(|e| start_error(format!("HTTP client: {e}"), &stderr))?;
             let transport = StreamableHttpClientTransport::with_client(client, transport_config);

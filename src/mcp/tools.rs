@@ -35,12 +35,46 @@ pub const RESOURCES_TOOL: &str = "resources";
 
 /// The owner name of a server's tools in the registry and in the loaded skills.
 pub fn owner(server: &str) -> String {
-    format!("mcp:{server}")
+    crate::tools::skill::server_owner(server)
 }
 
 /// The server named by a `mcp:NAME` owner or skill name.
 pub fn server_of_owner(owner: &str) -> Option<&str> {
-    owner.strip_prefix("mcp:")
+    crate::tools::skill::server_of_owner(owner)
+}
+
+/// `use_skill` loads the session's servers through this.
+impl crate::tools::skill::ServerTools for McpServers {
+    fn usable(&self) -> Vec<String> {
+        McpServers::usable(self)
+    }
+
+    fn has(&self, name: &str) -> bool {
+        McpServers::has(self, name)
+    }
+
+    fn load<'a>(
+        &'a self,
+        name: &'a str,
+        into: &'a LoadedTools,
+    ) -> std::pin::Pin<
+        Box<
+            dyn std::future::Future<Output = Result<String, crate::tools::skill::ServerLoadError>>
+                + Send
+                + 'a,
+        >,
+    > {
+        Box::pin(async move {
+            load(self, name, into)
+                .await
+                .map(|report| loaded_text(name, &report))
+                .map_err(|e| crate::tools::skill::ServerLoadError {
+                    message: e.to_string(),
+                    // The servers reported a failed start when it happened.
+                    warn_user: matches!(e, LoadError::Collision(_)),
+                })
+        })
+    }
 }
 
 /// One tool of a server.

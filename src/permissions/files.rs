@@ -18,8 +18,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{ActiveRule, Effect, Rule, RuleError, Rulebook, Source};
+use super::{ActiveRule, Rule, RuleError, Rulebook};
 use crate::private_files::{self, Links, Privacy, UpdateIoError, UpdateMode};
+use crate::protocol::{Effect, Source};
 
 /// The project file, relative to the project directory.
 pub const PROJECT_FILE: &str = ".harness9/permissions.toml";

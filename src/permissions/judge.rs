@@ -22,10 +22,11 @@ use super::resolve::real_path;
 use super::rule::{self, Case, ToolSelector};
 use super::shell::{self, Direction, Parsed, SimpleCommand};
 use super::{
-    ActiveRule, AllowedBy, AskBecause, Effect, Judgement, Offer, ProjectEdits, ReadOnlyCommands,
-    Rulebook, Scope, SecretReads, Subject,
+    ActiveRule, AllowedBy, Judgement, ProjectEdits, ReadOnlyCommands, Rulebook, Scope, SecretReads,
+    Subject,
 };
 use crate::paths;
+use crate::protocol::{AskBecause, Effect, Offer};
 
 /// Redirection targets that write nothing anyone keeps.
 const HARMLESS_TARGETS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr"];

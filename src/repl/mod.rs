@@ -509,7 +509,8 @@ impl<O: Write, E: Write> Repl<O, E> {
     fn on_builtin(&mut self, builtin: Builtin) -> io::Result<()> {
         match builtin {
             Builtin::Help => {
-                let text = render::help_text(input::BUILTINS, self.input == ReplInput::Terminal);
+                let text =
+                    render::help_text(crate::protocol::BUILTINS, self.input == ReplInput::Terminal);
                 self.renderer.notice(&text)
             }
             Builtin::Skills => {

@@ -731,15 +731,15 @@ mod tests {
 
     #[test]
     fn help_lists_every_builtin() {
-        let t = help_text(crate::input::BUILTINS, true);
-        for (name, description) in crate::input::BUILTINS {
+        let t = help_text(crate::protocol::BUILTINS, true);
+        for (name, description) in crate::protocol::BUILTINS {
             assert!(
                 t.contains(&format!("/{name}")) && t.contains(description),
                 "{t}"
             );
         }
         assert!(t.contains("Ctrl-C"));
-        assert!(!help_text(crate::input::BUILTINS, false).contains("Ctrl-C"));
+        assert!(!help_text(crate::protocol::BUILTINS, false).contains("Ctrl-C"));
     }
 
     #[test]

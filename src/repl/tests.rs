@@ -9,7 +9,7 @@ use tokio::sync::Notify;
 
 use super::render::SharedWriter;
 use super::*;
-use crate::agent::ApprovalMode;
+use crate::protocol::ApprovalMode;
 use crate::protocol::{
     ApprovalRequestKind, HistoryItem, ResumedSession, SessionListing, TurnOutcome,
 };
@@ -143,7 +143,7 @@ fn fake_agent_notifying(
                 Op::Approval { .. } | Op::Interrupt | Op::Invoke(_) | Op::Undo | Op::Diff => {}
                 Op::SetApprovalMode { mode } => send(Event::ApprovalModeChanged { mode }),
                 Op::ReloadSkills => send(Event::SkillsReloaded {
-                    changes: crate::skills::SkillChanges {
+                    changes: crate::protocol::SkillChanges {
                         added: vec![("fresh".into(), "New one".into())],
                         ..Default::default()
                     },

@@ -33,7 +33,7 @@ pub enum ListFormat {
 }
 
 /// What `sessions export` writes (the same choice as `/export`).
-pub use crate::protocol::ExportFormat;
+use crate::protocol::ExportFormat;
 
 /// Where `sessions export` writes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,7 +13,6 @@ pub mod cli;
 pub mod error;
 pub mod export;
 pub mod layout;
-pub mod live;
 pub mod lock;
 pub mod reader;
 pub mod record;

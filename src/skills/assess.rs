@@ -100,7 +100,7 @@ pub fn assess(frontmatter: &Frontmatter, notes: Vec<ParseNote>) -> Assessment {
 
 /// The warning for a skill named like a built-in command, if it is.
 pub fn builtin_collision(name: &str) -> Option<WarningKind> {
-    crate::input::is_builtin(name).then(|| WarningKind::BuiltinCollision {
+    crate::protocol::is_builtin(name).then(|| WarningKind::BuiltinCollision {
         name: name.to_string(),
     })
 }

@@ -42,7 +42,7 @@ pub use discovery::{MAX_DEPTH, MAX_DIRS_PER_ROOT};
 pub use frontmatter::Frontmatter;
 pub use index::{DEFAULT_INDEX_BUDGET, INDEX_HEADER, SkillIndex, index_budget};
 pub use name::NameProblem;
-pub use reload::{SharedCatalog, SkillChanges, SkillsWatch};
+pub use reload::{SharedCatalog, SkillsWatch};
 pub use template::invocation_prompt;
 pub use warning::{SkillWarning, WarningKind};
 

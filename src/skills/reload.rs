@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::SystemTime;
 
 use super::{Catalog, DiscoveryOptions};
+use crate::protocol::SkillChanges;
 
 /// How old the start's catalog must be before a turn looks again.
 pub const FRESH: std::time::Duration = std::time::Duration::from_secs(2);
@@ -49,77 +50,6 @@ impl From<Arc<Catalog>> for SharedCatalog {
     fn from(catalog: Arc<Catalog>) -> SharedCatalog {
         SharedCatalog(Arc::new(RwLock::new(catalog)))
     }
-}
-
-/// What changed between two looks at the skills.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct SkillChanges {
-    /// New skills: name and description.
-    pub added: Vec<(String, String)>,
-    /// Skills whose folder, description or `SKILL.md` changed: name and description.
-    pub changed: Vec<(String, String)>,
-    /// Skills that are gone.
-    pub removed: Vec<String>,
-}
-
-impl SkillChanges {
-    /// Whether nothing changed.
-    pub fn is_empty(&self) -> bool {
-        self.added.is_empty() && self.changed.is_empty() && self.removed.is_empty()
-    }
-
-    /// The note the model gets: `skills changed: + name: description; ~ name: …; − name`.
-    pub fn note(&self) -> String {
-        let mut parts: Vec<String> = Vec::new();
-        let short = |d: &str| {
-            let one_line = d.split_whitespace().collect::<Vec<_>>().join(" ");
-            if one_line.chars().count() > 160 {
-                let cut: String = one_line.chars().take(159).collect();
-                format!("{cut}…")
-            } else {
-                one_line
-            }
-        };
-        for (name, description) in &self.added {
-            parts.push(format!("+ {name}: {}", short(description)));
-        }
-        for (name, description) in &self.changed {
-            parts.push(format!("~ {name}: {}", short(description)));
-        }
-        for name in &self.removed {
-            parts.push(format!("− {name}"));
-        }
-        format!(
-            "[skills changed since the list in the system prompt: {}. Load a changed skill again \
-             with use_skill to see its new instructions.]",
-            parts.join("; ")
-        )
-    }
-}
-
-/// What a frontend says after skills were looked at again; `None` when a look before a
-/// turn found nothing.
-pub fn describe(
-    changes: &SkillChanges,
-    skills: usize,
-    trigger: crate::protocol::ReloadTrigger,
-) -> Option<String> {
-    let count = match skills {
-        1 => "1 skill".to_string(),
-        n => format!("{n} skills"),
-    };
-    if changes.is_empty() {
-        return (trigger == crate::protocol::ReloadTrigger::Asked)
-            .then(|| format!("Skills are up to date ({count})."));
-    }
-    let mut parts: Vec<String> = Vec::new();
-    parts.extend(changes.added.iter().map(|(n, _)| format!("+ {n}")));
-    parts.extend(changes.changed.iter().map(|(n, _)| format!("~ {n}")));
-    parts.extend(changes.removed.iter().map(|n| format!("− {n}")));
-    Some(format!(
-        "Skills changed: {} (now {count}); the model hears of it with the next message.",
-        parts.join(", ")
-    ))
 }
 
 /// The skill as compared between looks.

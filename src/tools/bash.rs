@@ -146,9 +146,8 @@ mod tests {
     use crate::tools::{Tool, assert_error, prepared, run_tool, test_context};
     use serde_json::json;
 
-    use crate::exec::test_support::{
-        abort_and_expect_killed, cancel_and_expect_interrupted, expect_killed, read_pid, wait_live,
-    };
+    use crate::exec::test_support::{abort_and_expect_killed, expect_killed, read_pid, wait_live};
+    use crate::tools::cancel_and_expect_interrupted;
     use nix::sys::signal::Signal;
     use nix::unistd::Pid;
 

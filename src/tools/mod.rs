@@ -573,6 +573,18 @@ pub(crate) fn test_tree(files: &[(&str, &str)]) -> (tempfile::TempDir, ToolConte
     (dir, ctx)
 }
 
+/// Cancels a running tool call and waits (at most 10 s) for it to end as interrupted.
+#[cfg(test)]
+pub(crate) async fn cancel_and_expect_interrupted(
+    cancel: &tokio_util::sync::CancellationToken,
+    task: tokio::task::JoinHandle<Result<ToolOutput, ToolFatal>>,
+) {
+    crate::exec::test_support::cancel_and_expect(cancel, task, |result| {
+        matches!(result, Err(ToolFatal::Interrupted))
+    })
+    .await;
+}
+
 /// Like [`test_tree`], every file holding `x`.
 #[cfg(test)]
 pub(crate) fn test_files<S: AsRef<str>>(paths: &[S]) -> (tempfile::TempDir, ToolContext) {

@@ -30,7 +30,6 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, run_blocking};
-use crate::config::CommandLists;
 use crate::exec::{
     self, Capture, Confinement, EnvChange, Exit, Leftovers, Output, Prompts, Request, Sink, Stdin,
     signal_name,
@@ -47,6 +46,23 @@ use checks::{check_env, check_lists, resolve_cwd, shell_quote, split_plain};
 use files::Report;
 pub use files::{MAX_FILES, MAX_FILES_BYTES};
 use workspace::Workspace;
+
+/// Allow and deny lists of command names for `skill_run`. When either is set, only a
+/// single plain command (no shell syntax) is accepted and checked against them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommandLists {
+    /// Only these command names may run (`None`: no allow list).
+    pub allowed: Option<Vec<String>>,
+    /// These command names may not run (`None`: no deny list).
+    pub denied: Option<Vec<String>>,
+}
+
+impl CommandLists {
+    /// True when neither list is set (any shell command line is accepted).
+    pub fn is_unrestricted(&self) -> bool {
+        self.allowed.is_none() && self.denied.is_none()
+    }
+}
 
 /// Runs a command in a skill's folder.
 pub struct SkillRun {

@@ -206,8 +206,8 @@ fn failure(what: &str, stdout: &str, stderr: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::test_support::cancel_and_expect_interrupted;
     use crate::skills::bundle::parse;
+    use crate::tools::cancel_and_expect_interrupted;
     use crate::tools::{Tool, assert_error, prepared, test_context};
     use serde_json::json;
     use std::os::unix::fs::PermissionsExt;

@@ -864,7 +864,7 @@ fn ctrl_r_searches_the_history_and_takes_the_match_into_the_draft() {
 fn reloaded_skills_are_announced_and_counted() {
     let mut h = Harness::new();
     h.event(Event::SkillsReloaded {
-        changes: crate::skills::SkillChanges {
+        changes: crate::protocol::SkillChanges {
             added: vec![("gamma".into(), "Brand new".into())],
             changed: vec![],
             removed: vec!["beta".into()],

@@ -92,7 +92,7 @@ pub enum TuiError {
 }
 
 /// The signals that end the TUI (after restoring the terminal).
-pub use crate::signals::EndingSignal;
+use crate::signals::EndingSignal;
 
 /// Runs the TUI over a started agent until the user leaves; returns the session's token
 /// usage (for main to print). The terminal is restored on every way out.

@@ -219,10 +219,10 @@ mod tests {
     #[test]
     fn only_builtins_without_arguments_run_on_completion() {
         for name in NO_ARGS {
-            assert!(crate::input::is_builtin(name), "{name} is a built-in");
+            assert!(crate::protocol::is_builtin(name), "{name} is a built-in");
         }
         for takes_arguments in ["skill", "compact", "resume", "export", "model"] {
-            assert!(crate::input::is_builtin(takes_arguments));
+            assert!(crate::protocol::is_builtin(takes_arguments));
             assert!(!NO_ARGS.contains(&takes_arguments), "{takes_arguments}");
         }
         let catalog = Catalog::empty();

@@ -8,7 +8,8 @@ use ratatui::backend::TestBackend;
 use ratatui::text::Line;
 use ratatui::{Frame, Terminal};
 
-use crate::agent::{ApprovalMode, SessionInfo};
+use crate::agent::SessionInfo;
+use crate::protocol::ApprovalMode;
 use crate::protocol::{Event, TurnOutcome, Usage};
 use crate::skills::{Catalog, DiscoveryOptions};
 

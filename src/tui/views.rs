@@ -8,8 +8,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::status::{SessionStatus, short_count};
-use crate::agent::ApprovalMode;
-use crate::input::BUILTINS;
+use crate::protocol::ApprovalMode;
+use crate::protocol::BUILTINS;
 use crate::skills::active::LoadedSkills;
 use crate::skills::{Catalog, SkillStatus, listing};
 

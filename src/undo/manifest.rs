@@ -16,7 +16,7 @@ use sha2::{Digest as _, Sha256};
 use super::store::Store;
 
 /// The largest file whose content is kept.
-pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+pub const MAX_FILE_BYTES: u64 = crate::protocol::UndoOutcome::MAX_KEPT_FILE_BYTES;
 
 /// A file's content identity.
 pub type Digest = [u8; 32];

@@ -18,6 +18,7 @@ pub mod store;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use crate::protocol::UndoOutcome;
 use manifest::{FileKind, FileState, Manifest, SnapshotError};
 use store::Store;
 
@@ -59,76 +60,6 @@ impl std::fmt::Debug for Snapshots {
         f.debug_struct("Snapshots")
             .field("project", &self.0.project)
             .finish()
-    }
-}
-
-/// What `/undo` did.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum UndoOutcome {
-    /// The last turn's changes were put back.
-    Restored {
-        /// Files put back as they were (changed or deleted by the turn).
-        restored: Vec<String>,
-        /// Files the turn created, removed.
-        removed: Vec<String>,
-    },
-    /// No turn of this session changed a file (or all were undone).
-    NothingToUndo,
-    /// Nothing was touched, because of these files.
-    Refused {
-        /// Files changed after the turn ended.
-        changed_since: Vec<String>,
-        /// Files the turn changed that were too large to keep.
-        too_large: Vec<String>,
-    },
-}
-
-impl UndoOutcome {
-    /// What every frontend says about it.
-    pub fn describe(&self) -> String {
-        let list = |paths: &[String]| {
-            let mut shown: Vec<&str> = paths.iter().take(20).map(String::as_str).collect();
-            if paths.len() > 20 {
-                shown.push("…");
-            }
-            shown.join(", ")
-        };
-        match self {
-            UndoOutcome::Restored { restored, removed } => {
-                let mut parts = Vec::new();
-                if !restored.is_empty() {
-                    parts.push(format!("put back {} file(s): {}", restored.len(), list(restored)));
-                }
-                if !removed.is_empty() {
-                    parts.push(format!("removed {} file(s) it created: {}", removed.len(), list(removed)));
-                }
-                format!("Undid the last turn's changes: {}.", parts.join("; "))
-            }
-            UndoOutcome::NothingToUndo => {
-                "Nothing to undo: no turn of this session changed a file (ignored files are not tracked).".to_string()
-            }
-            UndoOutcome::Refused {
-                changed_since,
-                too_large,
-            } => {
-                let mut why = Vec::new();
-                if !changed_since.is_empty() {
-                    why.push(format!(
-                        "changed since the turn ended, so undoing would lose those changes: {}",
-                        list(changed_since)
-                    ));
-                }
-                if !too_large.is_empty() {
-                    why.push(format!(
-                        "too large to have been kept (over {} MB): {}",
-                        manifest::MAX_FILE_BYTES / (1024 * 1024),
-                        list(too_large)
-                    ));
-                }
-                format!("Nothing was undone; files {}.", why.join("; files "))
-            }
-        }
     }
 }
 

@@ -235,7 +235,7 @@ async fn interrupt_kills_a_running_command_and_the_session_goes_on() {
         answer("next turn"),
     ]);
     let overrides = Overrides {
-        approval_mode: Some(harness9::agent::ApprovalMode::FullAuto),
+        approval_mode: Some(harness9::protocol::ApprovalMode::FullAuto),
         ..Default::default()
     };
     let mut s = SessionBuilder::new(&server, dir.path())

@@ -8,7 +8,7 @@
 use std::os::unix::fs::PermissionsExt;
 
 use crate::support::*;
-use harness9::agent::ApprovalMode;
+use harness9::protocol::ApprovalMode;
 use harness9::protocol::{Op, TurnOutcome};
 use serde_json::Value;
 

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use crate::support::*;
-use harness9::agent::ApprovalMode;
+use harness9::protocol::ApprovalMode;
 use harness9::protocol::{ErrorKind, Event, Op, TurnOutcome};
 use serde_json::Value;
 

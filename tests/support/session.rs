@@ -7,9 +7,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use harness9::agent::{AgentHandle, ApprovalMode, Approver, SessionInfo};
+use harness9::agent::{AgentHandle, Approver, SessionInfo};
 use harness9::config::{Config, EndpointNeed, OllamaProbe, Overrides};
-use harness9::protocol::{ApprovalAsk, ApprovalDecision, Event, Invocation, Op, TurnOutcome};
+use harness9::protocol::{
+    ApprovalAsk, ApprovalDecision, ApprovalMode, Event, Invocation, Op, TurnOutcome,
+};
 
 use super::MockServer;
 

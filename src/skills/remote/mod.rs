@@ -467,7 +467,7 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 /// A client for one download, set up like the model client (rustls with ring; no root
 /// certificates loaded for plain http).
 fn http_client(url: &reqwest::Url, limits: &RemoteLimits) -> Result<reqwest::Client, String> {
-    crate::llm::client::http_builder(url.scheme() == "http")
+    crate::http::builder(url.scheme() == "http")
         .connect_timeout(limits.connect_timeout)
         .timeout(limits.timeout)
         .build()

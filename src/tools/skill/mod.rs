@@ -21,6 +21,43 @@ use crate::skills::Skill;
 use crate::skills::active::SkillToolSet;
 use crate::skills::bundle::{self, BundleError};
 
+/// Servers whose tools `use_skill` loads by the name `mcp:NAME` (the session's MCP
+/// servers, which implement this in `crate::mcp::tools`; tools know them only by it).
+pub trait ServerTools: Send + Sync + std::fmt::Debug {
+    /// The servers that can be loaded now, by name.
+    fn usable(&self) -> Vec<String>;
+    /// Whether `name` is one of the usable servers.
+    fn has(&self, name: &str) -> bool;
+    /// Loads server `name`'s tools into `into`: the text for the model, or why not (with
+    /// whether the user should also see it as a warning).
+    fn load<'a>(
+        &'a self,
+        name: &'a str,
+        into: &'a LoadedTools,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<String, ServerLoadError>> + Send + 'a>,
+    >;
+}
+
+/// Why a server's tools could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerLoadError {
+    /// What went wrong, in words.
+    pub message: String,
+    /// Whether the user is told too (the server did not already report it).
+    pub warn_user: bool,
+}
+
+/// The owner name a server's loaded tools go under, and the name the model loads it by.
+pub fn server_owner(server: &str) -> String {
+    format!("mcp:{server}")
+}
+
+/// The server named by a `mcp:NAME` owner or skill name.
+pub fn server_of_owner(owner: &str) -> Option<&str> {
+    owner.strip_prefix("mcp:")
+}
+
 /// Room kept in a result for the lines around the documents.
 pub(crate) const SUMMARY_RESERVE: usize = 1_000;
 

@@ -22,7 +22,10 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use super::docs::bad_path;
-use super::{BundledTools, SUMMARY_RESERVE, load_bundled_tools, lookup};
+use super::{
+    BundledTools, SUMMARY_RESERVE, ServerTools, load_bundled_tools, lookup, server_of_owner,
+    server_owner,
+};
 use crate::skills::SharedCatalog;
 use crate::skills::Skill;
 use crate::skills::active::LoadedSkills;
@@ -52,7 +55,7 @@ pub struct UseSkill {
     /// Whether the approval mode lets inline `` !`command` ``s run.
     inline: Permission,
     /// The session's MCP servers, loaded by the name `mcp:NAME`.
-    mcp: Option<crate::mcp::McpServers>,
+    mcp: Option<Arc<dyn ServerTools>>,
 }
 
 /// The arguments of a `use_skill` call.
@@ -107,7 +110,7 @@ impl UseSkill {
     /// Lets `mcp:NAME` load MCP server NAME's tools (into the set given to
     /// [`UseSkill::with_tools`]). Without usable servers nothing changes, not even the
     /// description.
-    pub fn with_mcp(mut self, servers: crate::mcp::McpServers) -> Self {
+    pub fn with_servers(mut self, servers: Arc<dyn ServerTools>) -> Self {
         if !servers.usable().is_empty() {
             self.mcp = Some(servers);
         }
@@ -116,7 +119,6 @@ impl UseSkill {
 
     /// Loads MCP server `server` (the `mcp:NAME` form of `skill_name`).
     async fn load_server(&self, server: &str) -> ToolOutput {
-        use crate::mcp::tools::{self as mcp_tools, owner};
         let (Some(servers), Some(into)) = (&self.mcp, &self.tools) else {
             return ToolOutput::error(format!(
                 "There is no MCP server \"{server}\" in this session (none are configured)."
@@ -128,25 +130,25 @@ impl UseSkill {
                 servers
                     .usable()
                     .iter()
-                    .map(|s| owner(s))
+                    .map(|s| server_owner(s))
                     .collect::<Vec<_>>()
                     .join(", ")
             ));
         }
-        match mcp_tools::load(servers, server, into).await {
-            Ok(report) => {
-                self.loaded.mark(&owner(server));
-                ToolOutput::ok(mcp_tools::loaded_text(server, &report))
+        match servers.load(server, into).await {
+            Ok(text) => {
+                self.loaded.mark(&server_owner(server));
+                ToolOutput::ok(text)
             }
             Err(e) => {
-                let message = e.to_string();
                 let output = ToolOutput::error(format!(
-                    "{message}. Its tools are not available; continue without them or tell the user."
+                    "{}. Its tools are not available; continue without them or tell the user.",
+                    e.message
                 ));
-                match e {
-                    // The servers reported a failed start when it happened.
-                    mcp_tools::LoadError::Server(_) => output,
-                    mcp_tools::LoadError::Collision(_) => output.with_warning(message),
+                if e.warn_user {
+                    output.with_warning(e.message)
+                } else {
+                    output
                 }
             }
         }
@@ -456,7 +458,7 @@ impl TypedTool for UseSkill {
 
     fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            if let Some(server) = crate::mcp::tools::server_of_owner(args.skill_name.trim()) {
+            if let Some(server) = server_of_owner(args.skill_name.trim()) {
                 if self.loaded.contains(args.skill_name.trim())
                     && self
                         .tools

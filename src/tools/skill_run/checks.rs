@@ -9,10 +9,10 @@ use std::path::{Component, Path, PathBuf};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
+use super::CommandLists;
 use super::files::{
     Collect, Content, OUTPUTS_MAX_FILE_BYTES, OUTPUTS_MAX_FILES, OUTPUTS_MAX_TOTAL_BYTES, SaveAs,
 };
-use crate::config::CommandLists;
 
 /// `output_files` patterns per call at most.
 const MAX_PATTERNS: usize = 20;

@@ -90,7 +90,8 @@ pub(super) fn rows(items: &Value, keys: &[&str]) -> Value {
         .collect()
 }
 
-use crate::exec::test_support::{cancel_and_expect_interrupted, expect_killed};
+use crate::exec::test_support::expect_killed;
+use crate::tools::cancel_and_expect_interrupted;
 
 #[tokio::test]
 async fn runs_in_a_workspace_copy_of_the_skill_with_the_design_s_variables() {

@@ -508,7 +508,7 @@ impl App {
             }
             Event::Undone { outcome } => {
                 let kind = match outcome {
-                    crate::undo::UndoOutcome::Refused { .. } => NoticeKind::Error,
+                    crate::protocol::UndoOutcome::Refused { .. } => NoticeKind::Error,
                     _ => NoticeKind::Info,
                 };
                 self.commit_notice(kind, &outcome.describe());

@@ -1,4 +1,5 @@
-//! The store as a running session uses it ([`crate::agent::saved::SessionStore`]): a new
+//! The saved sessions as a running session uses them ([`super::saved::SessionArchive`],
+//! over the files of `crate::sessions`): a new
 //! session's file is created with its first record (a session in which nothing was said
 //! leaves no file), the total size cap is applied then, and resumes, listings and exports
 //! go through the same files the `sessions` subcommand reads.
@@ -7,8 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::agent::conversation::RecordSink;
-use crate::agent::saved;
+use super::conversation::RecordSink;
+use super::saved;
 use crate::llm::Message;
 use crate::protocol::{ExportFormat, SessionListing};
 use crate::sessions::cli::{self, Destination};
@@ -79,7 +80,7 @@ fn id_of(path: &Path) -> Option<SessionId> {
     SessionId::parse(path.file_stem()?.to_str()?)
 }
 
-impl saved::SessionStore for LiveSessions {
+impl saved::SessionArchive for LiveSessions {
     fn create(&self, model: &str) -> (SessionId, Box<dyn RecordSink>) {
         let id = SessionId::generate();
         let header = Header {

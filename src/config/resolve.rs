@@ -1,0 +1,695 @@
+//! How a [`Config`] is resolved, as named steps: where harness9's home and the project
+//! are, the endpoint and the provider's settings, the model, the skill roots, the tools'
+//! limits, what is kept from commands, sessions, permissions, prices, MCP servers, the
+//! approval mode and the sandbox. Each step reads the command line, the environment
+//! (through the lookup function) and config.toml in that order of precedence.
+//!
+//! It must not know frontends; it makes no network request but the optional start-up
+//! probes in `probe`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::probe::default_model;
+use super::{
+    Config, ConfigError, DEFAULT_BASE_URL, DEFAULT_MAX_TURNS, DEFAULT_MODEL,
+    DEFAULT_SESSIONS_MAX_BYTES, EndpointNeed, FileConfig, HomeOrigin, ModelSource, Overrides,
+    SandboxFile, ServerProbe, SessionSaving, ToolChoiceMode, ToolChoiceSetting, probe_ollama,
+    provider_name_for,
+};
+use crate::exec::secrets::SecretPolicy;
+use crate::llm::wire::OWNED_BODY_KEYS;
+use crate::llm::{
+    AuthHeader, ProviderConfig, ReasoningEcho, StreamMode, ToolChoice, UsageReporting,
+};
+use crate::permissions::PermissionsSetup;
+use crate::permissions::files::{BuiltinRules, Places};
+use crate::protocol::ApprovalMode;
+use crate::sandbox::{NamespacesProbe, SandboxChoice, SandboxMode, SandboxSettings, SecretPlaces};
+use crate::tools::ToolLimits;
+use crate::tools::skill_run::CommandLists;
+
+/// The environment lookup every step reads through.
+type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+impl Config {
+    /// Resolves the configuration. `env` looks up environment variables.
+    pub fn resolve(
+        overrides: &Overrides,
+        env: Env<'_>,
+        need: EndpointNeed,
+        probe: ServerProbe,
+    ) -> Result<Config, ConfigError> {
+        let homes = Homes::locate(env)?;
+        let config_path = homes.harness.join("config.toml");
+        let file = FileConfig::load(&config_path)?;
+        let workdir = workdir(overrides)?;
+        let endpoint = Endpoint::resolve(overrides, env, &file, need, probe, &config_path)?;
+        let max_turns = max_turns(overrides, &file)?;
+        let skills = SkillPlaces::resolve(overrides, env, &file, &homes, &config_path);
+        let mut warnings = skills.warnings;
+        warnings.extend(endpoint.model_note);
+        let secret_policy = secret_policy(&endpoint.provider, &file);
+        let session_saving = session_saving(env, file.sessions)?;
+        let sessions_max_bytes = sessions_max_bytes(&file)?;
+        let permissions = permissions(&file, &config_path, &workdir, &homes, &mut warnings)?;
+        let prices = prices(&file)?;
+        let mcp = crate::mcp::config::load(
+            &file.mcp_servers,
+            &config_path,
+            &workdir,
+            &homes.harness,
+            env,
+        );
+        warnings.extend(mcp.warnings.iter().cloned());
+        warnings.extend(mcp.untrusted_warning());
+        let approval_mode = overrides
+            .approval_mode
+            .or(file.approval_mode)
+            .unwrap_or_default();
+        let sandbox = sandbox(
+            env,
+            overrides.sandbox,
+            &file.sandbox,
+            approval_mode,
+            SandboxPlaces {
+                user_home: homes.user.as_deref(),
+                harness9_home: &homes.harness,
+                workdir: &workdir,
+                skills_cache_dir: &skills.cache_dir,
+            },
+        )?;
+        Ok(Config {
+            permissions,
+            sandbox,
+            mcp,
+            prices,
+            remote_skills_root: skills.remote_root,
+            skills_cache_dir: skills.cache_dir,
+            skill_run_commands: skill_run_commands(env, &file),
+            secret_policy,
+            context_window: file.context_window,
+            context_window_cache: homes.harness.join("cache").join("context_windows.json"),
+            model: endpoint.model,
+            model_source: if overrides.model.is_some() {
+                ModelSource::CommandLine
+            } else {
+                ModelSource::Settings
+            },
+            provider: endpoint.provider,
+            workdir,
+            home: homes.harness,
+            user_home: homes.user,
+            approval_mode,
+            max_turns,
+            skills_dirs: skills.dirs,
+            skills_index_budget: file.skills_index_budget,
+            tool_limits: tool_limits(&file),
+            warnings,
+            session_saving,
+            sessions_max_bytes,
+        })
+    }
+}
+
+/// The user's home folder and harness9's.
+struct Homes {
+    /// `$HOME`, when set.
+    user: Option<PathBuf>,
+    /// `$HARNESS9_HOME`, else `~/.harness9`.
+    harness: PathBuf,
+}
+
+impl Homes {
+    fn locate(env: Env<'_>) -> Result<Homes, ConfigError> {
+        let user = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+        let (harness, origin) = match env("HARNESS9_HOME").filter(|h| !h.is_empty()) {
+            Some(h) => (PathBuf::from(h), HomeOrigin::Variable),
+            None => (
+                user.clone()
+                    .unwrap_or_else(|| PathBuf::from("."))
+                    .join(".harness9"),
+                HomeOrigin::Default,
+            ),
+        };
+        if harness.exists() && !harness.is_dir() {
+            return Err(ConfigError::HomeNotADirectory {
+                path: harness,
+                origin,
+            });
+        }
+        Ok(Homes { user, harness })
+    }
+}
+
+/// The project folder: `-C`, else the current one; it must exist.
+fn workdir(overrides: &Overrides) -> Result<PathBuf, ConfigError> {
+    let raw = match &overrides.workdir {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|_| ConfigError::Workdir {
+            path: PathBuf::from("."),
+        })?,
+    };
+    raw.canonicalize()
+        .ok()
+        .filter(|p| p.is_dir())
+        .ok_or(ConfigError::Workdir { path: raw.clone() })
+}
+
+/// The endpoint, its settings and the model.
+struct Endpoint {
+    provider: ProviderConfig,
+    model: String,
+    /// Which model was picked when none was configured.
+    model_note: Option<String>,
+}
+
+impl Endpoint {
+    fn resolve(
+        overrides: &Overrides,
+        env: Env<'_>,
+        file: &FileConfig,
+        need: EndpointNeed,
+        probe: ServerProbe,
+        config_path: &Path,
+    ) -> Result<Endpoint, ConfigError> {
+        let api_key_env = file
+            .api_key_env
+            .clone()
+            .unwrap_or_else(|| "OPENAI_API_KEY".into());
+        let api_key = env(&api_key_env).filter(|k| !k.trim().is_empty());
+        let configured_model = overrides
+            .model
+            .clone()
+            .or_else(|| env("HARNESS9_MODEL").filter(|m| !m.is_empty()))
+            .or_else(|| file.model.clone());
+        let (base_url, listed_models) = base_url(
+            overrides,
+            env,
+            file,
+            api_key.is_some(),
+            need,
+            probe,
+            config_path,
+        )?;
+        if need == EndpointNeed::Required {
+            validate_url(&base_url)?;
+        }
+        let mut provider = ProviderConfig::new(
+            file.provider_name
+                .clone()
+                .unwrap_or_else(|| provider_name_for(&base_url)),
+            base_url.trim_end_matches('/'),
+        );
+        provider.api_key = api_key;
+        provider.api_key_source = api_key_env;
+        provider_settings(&mut provider, file, env)?;
+        let (model, model_note) = match configured_model {
+            Some(model) => (model, None),
+            None if probe == ServerProbe::Enabled && need == EndpointNeed::Required => {
+                default_model(&provider, listed_models)
+            }
+            None => (DEFAULT_MODEL.to_string(), None),
+        };
+        Ok(Endpoint {
+            provider,
+            model,
+            model_note,
+        })
+    }
+}
+
+/// The base URL: the command line, `OPENAI_BASE_URL`, config.toml; OpenAI's when only a
+/// key is set; else a local Ollama when the probe finds one (with the models it listed,
+/// so they need not be asked for twice).
+fn base_url(
+    overrides: &Overrides,
+    env: Env<'_>,
+    file: &FileConfig,
+    has_key: bool,
+    need: EndpointNeed,
+    probe: ServerProbe,
+    config_path: &Path,
+) -> Result<(String, Option<Vec<String>>), ConfigError> {
+    let configured = overrides
+        .base_url
+        .clone()
+        .or_else(|| env("OPENAI_BASE_URL").filter(|u| !u.is_empty()))
+        .or_else(|| file.base_url.clone());
+    let no_endpoint = || ConfigError::NoEndpoint {
+        config_path: config_path.to_path_buf(),
+    };
+    Ok(match (configured, has_key) {
+        (Some(url), _) => (url, None),
+        (None, true) => (DEFAULT_BASE_URL.to_string(), None),
+        (None, false) if need == EndpointNeed::None => (String::new(), None),
+        (None, false) => match probe {
+            ServerProbe::Enabled => match probe_ollama(Duration::from_millis(150)) {
+                Some(found) => (found.base_url, Some(found.models)),
+                None => return Err(no_endpoint()),
+            },
+            ServerProbe::Disabled => return Err(no_endpoint()),
+        },
+    })
+}
+
+/// The provider's settings from config.toml (and the idle timeout's test variable).
+fn provider_settings(
+    provider: &mut ProviderConfig,
+    file: &FileConfig,
+    env: Env<'_>,
+) -> Result<(), ConfigError> {
+    provider.extra_headers = file.headers.clone().into_iter().collect();
+    if let Some(name) = &file.auth_header {
+        provider.auth_header = auth_header_from(name)?;
+    }
+    if let Some(extra) = &file.extra_body {
+        validate_extra_body(extra, file.max_output_tokens)?;
+        provider.extra_body = extra.clone();
+    }
+    if let Some(n) = file.max_output_tokens {
+        if n == 0 {
+            return Err(ConfigError::Invalid {
+                what: "max_output_tokens".into(),
+                message: "must be at least 1 (leave it unset to let the server decide)".into(),
+            });
+        }
+        provider.max_output_tokens = Some(n);
+    }
+    if file.include_usage == Some(false) {
+        provider.usage_reporting = UsageReporting::Omit;
+    }
+    if file.stream == Some(false) {
+        provider.stream_mode = StreamMode::NonStreaming;
+    }
+    if file.send_reasoning == Some(true) {
+        provider.reasoning_echo = ReasoningEcho::AsReasoningContent;
+    }
+    if let Some(choice) = &file.tool_choice {
+        provider.tool_choice = match choice.clone() {
+            ToolChoiceSetting::Mode(ToolChoiceMode::Auto) => ToolChoice::Auto,
+            ToolChoiceSetting::Mode(ToolChoiceMode::NoneSent) => ToolChoice::Omit,
+            ToolChoiceSetting::Mode(ToolChoiceMode::Required) => ToolChoice::Required,
+            ToolChoiceSetting::Function { function } => ToolChoice::Function { name: function },
+        };
+    }
+    for (key, value, slot) in [
+        (
+            "idle_timeout_secs",
+            file.idle_timeout_secs,
+            &mut provider.idle_timeout,
+        ),
+        (
+            "attempt_timeout_secs",
+            file.attempt_timeout_secs,
+            &mut provider.attempt_timeout,
+        ),
+        (
+            "total_timeout_secs",
+            file.total_timeout_secs,
+            &mut provider.total_timeout,
+        ),
+    ] {
+        if let Some(secs) = value {
+            if secs == 0 {
+                return Err(ConfigError::Invalid {
+                    what: key.into(),
+                    message: "must be at least 1".into(),
+                });
+            }
+            *slot = Duration::from_secs(secs);
+        }
+    }
+    if let Some(n) = file.max_retries {
+        provider.retry.max_retries = n;
+    }
+    if let Some(ms) = env("HARNESS9_IDLE_TIMEOUT_MS").and_then(|v| v.parse::<u64>().ok()) {
+        provider.idle_timeout = Duration::from_millis(ms.max(1));
+    }
+    Ok(())
+}
+
+/// The cap on model requests per turn: the command line, config.toml, the default.
+fn max_turns(overrides: &Overrides, file: &FileConfig) -> Result<u32, ConfigError> {
+    let max_turns = overrides
+        .max_turns
+        .or(file.max_turns)
+        .unwrap_or(DEFAULT_MAX_TURNS);
+    if max_turns == 0 {
+        return Err(ConfigError::Invalid {
+            what: "max turns".into(),
+            message: "must be at least 1".into(),
+        });
+    }
+    Ok(max_turns)
+}
+
+/// Where skills come from.
+struct SkillPlaces {
+    /// Local roots (`--skills-dir`, `skills_dirs`, a path in `SKILLS_ROOT`).
+    dirs: Vec<PathBuf>,
+    /// A URL in `SKILLS_ROOT` / `skills_root`.
+    remote_root: Option<String>,
+    /// Where remote archives are cached.
+    cache_dir: PathBuf,
+    /// A warning for each local root that is not a folder.
+    warnings: Vec<String>,
+}
+
+impl SkillPlaces {
+    fn resolve(
+        overrides: &Overrides,
+        env: Env<'_>,
+        file: &FileConfig,
+        homes: &Homes,
+        config_path: &Path,
+    ) -> SkillPlaces {
+        let user_home = homes.user.as_deref();
+        // Each local root with where it was named, so a missing one can be reported.
+        let mut roots: Vec<(PathBuf, String)> = overrides
+            .skills_dirs
+            .iter()
+            .map(|d| (d.clone(), "--skills-dir".to_string()))
+            .collect();
+        roots.extend(file.skills_dirs.iter().map(|d| {
+            (
+                expand_home(d, user_home),
+                format!("skills_dirs in {}", config_path.display()),
+            )
+        }));
+        // SKILLS_ROOT / skills_root: a URL is a remote root; a path is one more local root.
+        let mut remote_root = None;
+        let root_origin = match env("SKILLS_ROOT").filter(|r| !r.is_empty()) {
+            Some(root) => Some((root, "SKILLS_ROOT".to_string())),
+            None => file
+                .skills_root
+                .clone()
+                .map(|root| (root, format!("skills_root in {}", config_path.display()))),
+        };
+        if let Some((root, origin)) = root_origin {
+            if root.starts_with("http://") || root.starts_with("https://") {
+                remote_root = Some(root);
+            } else {
+                roots.push((expand_home(Path::new(&root), user_home), origin));
+            }
+        }
+        let warnings = roots
+            .iter()
+            .filter(|(dir, _)| !dir.is_dir())
+            .map(|(dir, origin)| {
+                let what = if dir.exists() {
+                    "is not a directory"
+                } else {
+                    "does not exist"
+                };
+                format!(
+                    "skills root {} ({origin}) {what}; no skills are read from it",
+                    dir.display()
+                )
+            })
+            .collect();
+        let cache_dir = env("SKILLS_CACHE_DIR")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                file.skills_cache_dir
+                    .as_deref()
+                    .map(|d| expand_home(d, user_home))
+            })
+            .unwrap_or_else(|| homes.harness.join("cache").join("skills"));
+        SkillPlaces {
+            dirs: roots.into_iter().map(|(dir, _)| dir).collect(),
+            remote_root,
+            cache_dir,
+            warnings,
+        }
+    }
+}
+
+/// The tools' limits from config.toml.
+fn tool_limits(file: &FileConfig) -> ToolLimits {
+    let mut limits = ToolLimits::default();
+    if file.permissions.builtin_rules == BuiltinRules::Off {
+        limits.secret_files = crate::tools::SecretFileSearch::Searched;
+    }
+    if let Some(secs) = file.bash_timeout_secs {
+        limits.default_bash_timeout_secs = secs.clamp(1, limits.max_bash_timeout_secs);
+    }
+    limits
+}
+
+/// `skill_run`'s allow and deny lists: the environment, else config.toml.
+fn skill_run_commands(env: Env<'_>, file: &FileConfig) -> CommandLists {
+    CommandLists {
+        allowed: env("HARNESS9_SKILL_RUN_ALLOWED_COMMANDS")
+            .map(|v| command_list(&v))
+            .or(file.skill_run_allowed_commands.clone()),
+        denied: env("HARNESS9_SKILL_RUN_DENIED_COMMANDS")
+            .map(|v| command_list(&v))
+            .or(file.skill_run_denied_commands.clone()),
+    }
+}
+
+/// What is kept from commands: the key and header values under any name, and the lists.
+fn secret_policy(provider: &ProviderConfig, file: &FileConfig) -> SecretPolicy {
+    SecretPolicy {
+        values: provider
+            .api_key
+            .iter()
+            .cloned()
+            .chain(provider.extra_headers.iter().map(|(_, v)| v.clone()))
+            .collect(),
+        remove: file.child_env_remove.clone(),
+        keep: file.child_env_keep.clone(),
+    }
+}
+
+/// The total size saved sessions may take.
+fn sessions_max_bytes(file: &FileConfig) -> Result<u64, ConfigError> {
+    let max = file
+        .sessions_max_bytes
+        .unwrap_or(DEFAULT_SESSIONS_MAX_BYTES);
+    if max == 0 {
+        return Err(ConfigError::Invalid {
+            what: "sessions_max_bytes".into(),
+            message: "must be at least 1 (sessions = false saves none)".into(),
+        });
+    }
+    Ok(max)
+}
+
+/// The permission rules, and a warning for the project file's unapproved allow rules.
+fn permissions(
+    file: &FileConfig,
+    config_path: &Path,
+    workdir: &Path,
+    homes: &Homes,
+    warnings: &mut Vec<String>,
+) -> Result<PermissionsSetup, ConfigError> {
+    let permissions = PermissionsSetup::load(
+        Places {
+            user_file: config_path.to_path_buf(),
+            project: workdir.to_path_buf(),
+            harness_home: homes.harness.clone(),
+            home: homes.user.clone(),
+        },
+        &file.permissions,
+    )?;
+    if !permissions.untrusted.is_empty() {
+        warnings.push(format!(
+            "{} has allow rules you have not approved on this machine ({}); they are \
+             ignored. Review the file, then run `harness9 permissions trust` to use them.",
+            permissions.places.project_file().display(),
+            permissions.untrusted.join(", ")
+        ));
+    }
+    Ok(permissions)
+}
+
+/// The price table, each price checked.
+fn prices(file: &FileConfig) -> Result<crate::cost::PriceTable, ConfigError> {
+    for (model, price) in &file.prices {
+        price.check().map_err(|message| ConfigError::Invalid {
+            what: format!("prices.\"{model}\""),
+            message,
+        })?;
+    }
+    Ok(crate::cost::PriceTable::new(file.prices.clone()))
+}
+
+/// Session saving from `HARNESS9_SESSIONS` (it wins), else `sessions` in config.toml.
+fn session_saving(
+    env: &dyn Fn(&str) -> Option<String>,
+    file: Option<bool>,
+) -> Result<SessionSaving, ConfigError> {
+    let enabled = match env("HARNESS9_SESSIONS").filter(|v| !v.trim().is_empty()) {
+        Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => true,
+            "0" | "false" | "no" | "off" => false,
+            _ => {
+                return Err(ConfigError::Invalid {
+                    what: "HARNESS9_SESSIONS".into(),
+                    message: format!("{v:?}: use 0 to save no sessions or 1 to save them"),
+                });
+            }
+        },
+        None => file.unwrap_or(true),
+    };
+    Ok(if enabled {
+        SessionSaving::Enabled
+    } else {
+        SessionSaving::Disabled
+    })
+}
+
+/// A comma- or whitespace-separated list of command names from an environment variable.
+fn command_list(value: &str) -> Vec<String> {
+    value
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Where the sandbox's masks and exceptions are.
+struct SandboxPlaces<'a> {
+    user_home: Option<&'a Path>,
+    harness9_home: &'a Path,
+    workdir: &'a Path,
+    skills_cache_dir: &'a Path,
+}
+
+/// The sandbox from `--sandbox`, then `HARNESS9_SANDBOX`, then `[sandbox]`; with none,
+/// workspace-write in `auto-edit` and `full-auto` (where commands may run unasked) and
+/// off in `suggest` (where a person approves each one). It masks the user's secrets and
+/// `$HARNESS9_HOME` but for its skill folders.
+fn sandbox(
+    env: &dyn Fn(&str) -> Option<String>,
+    flag: Option<SandboxMode>,
+    file: &SandboxFile,
+    approval_mode: ApprovalMode,
+    places: SandboxPlaces<'_>,
+) -> Result<SandboxSettings, ConfigError> {
+    let user_home = places.user_home;
+    let from_env = match env("HARNESS9_SANDBOX").filter(|v| !v.is_empty()) {
+        None => None,
+        Some(v) => Some(match v.as_str() {
+            "read-only" => SandboxMode::ReadOnly,
+            "workspace-write" => SandboxMode::WorkspaceWrite,
+            "off" => SandboxMode::Off,
+            _ => {
+                return Err(ConfigError::Invalid {
+                    what: "HARNESS9_SANDBOX".into(),
+                    message: format!("{v:?}: use read-only, workspace-write or off"),
+                });
+            }
+        }),
+    };
+    let mode = match flag.or(from_env).or(file.mode) {
+        Some(mode) => SandboxChoice::Chosen(mode),
+        None => SandboxChoice::Default(match approval_mode {
+            ApprovalMode::Suggest => SandboxMode::Off,
+            ApprovalMode::AutoEdit | ApprovalMode::FullAuto => SandboxMode::WorkspaceWrite,
+        }),
+    };
+    Ok(SandboxSettings {
+        mode,
+        network: file.network.unwrap_or_default(),
+        writable_paths: file
+            .writable_paths
+            .iter()
+            .map(|p| expand_home(p, user_home))
+            .collect(),
+        secrets: SecretPlaces {
+            user_home: user_home.map(Path::to_path_buf),
+            harness9_home: Some(places.harness9_home.to_path_buf()),
+            masked_paths: file
+                .masked_paths
+                .iter()
+                .map(|p| places.workdir.join(expand_home(p, user_home)))
+                .collect(),
+            visible: vec![
+                places.harness9_home.join("skills"),
+                places.skills_cache_dir.to_path_buf(),
+            ],
+        },
+        simulate_unavailable: env("HARNESS9_SANDBOX_UNAVAILABLE").is_some_and(|v| v == "1"),
+        namespaces: if env("HARNESS9_SANDBOX_NO_NAMESPACES").is_some_and(|v| v == "1") {
+            NamespacesProbe::SimulateUnavailable
+        } else {
+            NamespacesProbe::Run
+        },
+    })
+}
+
+fn validate_url(url: &str) -> Result<(), ConfigError> {
+    if url.starts_with("http://") || url.starts_with("https://") {
+        Ok(())
+    } else {
+        Err(ConfigError::Invalid {
+            what: "base URL".into(),
+            message: format!(
+                "{url:?} must start with http:// or https:// (e.g. https://api.openai.com/v1)"
+            ),
+        })
+    }
+}
+
+fn expand_home(path: &Path, home: Option<&Path>) -> PathBuf {
+    match (path.strip_prefix("~"), home) {
+        (Ok(rest), Some(home)) => home.join(rest),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// The provider's key header from `auth_header`: `Authorization` (any case) is the
+/// default `Bearer` form; any other valid header name gets the raw key.
+fn auth_header_from(name: &str) -> Result<AuthHeader, ConfigError> {
+    let name = name.trim();
+    if name.eq_ignore_ascii_case("authorization") {
+        return Ok(AuthHeader::Bearer);
+    }
+    // RFC 9110 token characters.
+    let valid = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    if valid {
+        Ok(AuthHeader::Named {
+            name: name.to_string(),
+        })
+    } else {
+        Err(ConfigError::Invalid {
+            what: "auth_header".into(),
+            message: format!(
+                "{name:?} is not a valid HTTP header name (letters, digits and -_. only, \
+                 e.g. \"api-key\")"
+            ),
+        })
+    }
+}
+
+/// `extra_body` may not set what harness9 sets itself, nor `max_tokens` together with
+/// `max_output_tokens`.
+fn validate_extra_body(
+    extra: &serde_json::Map<String, serde_json::Value>,
+    max_output_tokens: Option<u32>,
+) -> Result<(), ConfigError> {
+    if let Some(key) = extra.keys().find(|k| OWNED_BODY_KEYS.contains(&k.as_str())) {
+        return Err(ConfigError::Invalid {
+            what: format!("extra_body.{key}"),
+            message: format!(
+                "harness9 sets `{key}` itself and it cannot be overridden (extra_body may not \
+                 set {})",
+                OWNED_BODY_KEYS.join(", ")
+            ),
+        });
+    }
+    if extra.contains_key("max_tokens") && max_output_tokens.is_some() {
+        return Err(ConfigError::Invalid {
+            what: "extra_body.max_tokens".into(),
+            message: "max_output_tokens is set too: keep only max_output_tokens".into(),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,46 @@
+//! The built-in slash commands every frontend offers (`/help`, `/skills`, `/clear`, …):
+//! their names and one-line descriptions. The input router reads a typed line against
+//! them, and a skill named like one is flagged, so both take the list from here.
+
+/// Built-in commands: name (without `/`) and a one-line description.
+pub const BUILTINS: &[(&str, &str)] = &[
+    ("help", "Show commands and skills"),
+    ("skills", "List the skills; /skills reload looks again"),
+    ("skill", "Run a skill: /skill NAME [args]"),
+    ("clear", "Start a new conversation"),
+    (
+        "compact",
+        "Summarize the conversation to free context: /compact [focus]",
+    ),
+    (
+        "resume",
+        "Go on with a saved session: /resume [ID] (no ID: choose from a list)",
+    ),
+    (
+        "export",
+        "Write this session to a file: /export [md|json] [FILE]",
+    ),
+    ("model", "Show the model, or switch: /model NAME"),
+    (
+        "permissions",
+        "List the permission rules, or remove one: /permissions [remove N]",
+    ),
+    (
+        "approvals",
+        "Show the approval mode, or switch: /approvals suggest|auto-edit|full-auto",
+    ),
+    ("diff", "Show what this session changed in the project"),
+    (
+        "undo",
+        "Put back the files the last turn changed (commands' changes too)",
+    ),
+    ("mcp", "List the MCP servers, their state and prompts"),
+    ("usage", "Show token usage for this session"),
+    ("exit", "Quit"),
+    ("quit", "Quit"),
+];
+
+/// True when `name` is a built-in command.
+pub fn is_builtin(name: &str) -> bool {
+    BUILTINS.iter().any(|(n, _)| *n == name)
+}

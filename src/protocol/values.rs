@@ -1,0 +1,202 @@
+//! Plain values that events carry and that their owners compute: a request's [`Cost`]
+//! (priced by `cost`), what changed when the skills were looked at again
+//! ([`SkillChanges`], found by `skills::reload`) and what `/undo` did ([`UndoOutcome`],
+//! done by `undo`), each with the words every frontend shows for it. They live here so
+//! the contract imports nothing above it.
+
+use serde::{Deserialize, Serialize};
+
+/// An amount in US dollars, held in millionths.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Cost(u64);
+
+impl Cost {
+    /// From micro-dollars.
+    pub fn from_micros(micros: u64) -> Self {
+        Cost(micros)
+    }
+
+    /// In micro-dollars.
+    pub fn micros(self) -> u64 {
+        self.0
+    }
+
+    /// In dollars.
+    pub fn dollars(self) -> f64 {
+        self.0 as f64 / 1_000_000.0
+    }
+
+    /// The sum.
+    pub fn plus(self, other: Cost) -> Cost {
+        Cost(self.0.saturating_add(other.0))
+    }
+}
+
+impl std::fmt::Display for Cost {
+    /// `$0.0123` below a dollar, `$12.34` above.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0 < 1_000_000 {
+            write!(f, "${:.4}", self.dollars())
+        } else {
+            write!(f, "${:.2}", self.dollars())
+        }
+    }
+}
+
+impl Serialize for Cost {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(self.dollars())
+    }
+}
+
+impl<'de> Deserialize<'de> for Cost {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let dollars = f64::deserialize(d)?;
+        Ok(Cost((dollars.max(0.0) * 1_000_000.0).round() as u64))
+    }
+}
+
+/// What changed between two looks at the skills.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SkillChanges {
+    /// New skills: name and description.
+    pub added: Vec<(String, String)>,
+    /// Skills whose folder, description or `SKILL.md` changed: name and description.
+    pub changed: Vec<(String, String)>,
+    /// Skills that are gone.
+    pub removed: Vec<String>,
+}
+
+impl SkillChanges {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.changed.is_empty() && self.removed.is_empty()
+    }
+
+    /// The note the model gets: `skills changed: + name: description; ~ name: …; − name`.
+    pub fn note(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        let short = |d: &str| {
+            let one_line = d.split_whitespace().collect::<Vec<_>>().join(" ");
+            if one_line.chars().count() > 160 {
+                let cut: String = one_line.chars().take(159).collect();
+                format!("{cut}…")
+            } else {
+                one_line
+            }
+        };
+        for (name, description) in &self.added {
+            parts.push(format!("+ {name}: {}", short(description)));
+        }
+        for (name, description) in &self.changed {
+            parts.push(format!("~ {name}: {}", short(description)));
+        }
+        for name in &self.removed {
+            parts.push(format!("− {name}"));
+        }
+        format!(
+            "[skills changed since the list in the system prompt: {}. Load a changed skill again \
+             with use_skill to see its new instructions.]",
+            parts.join("; ")
+        )
+    }
+}
+
+/// What a frontend says after skills were looked at again; `None` when a look before a
+/// turn found nothing.
+pub fn describe_reload(
+    changes: &SkillChanges,
+    skills: usize,
+    trigger: super::ReloadTrigger,
+) -> Option<String> {
+    let count = match skills {
+        1 => "1 skill".to_string(),
+        n => format!("{n} skills"),
+    };
+    if changes.is_empty() {
+        return (trigger == super::ReloadTrigger::Asked)
+            .then(|| format!("Skills are up to date ({count})."));
+    }
+    let mut parts: Vec<String> = Vec::new();
+    parts.extend(changes.added.iter().map(|(n, _)| format!("+ {n}")));
+    parts.extend(changes.changed.iter().map(|(n, _)| format!("~ {n}")));
+    parts.extend(changes.removed.iter().map(|n| format!("− {n}")));
+    Some(format!(
+        "Skills changed: {} (now {count}); the model hears of it with the next message.",
+        parts.join(", ")
+    ))
+}
+
+/// What `/undo` did.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum UndoOutcome {
+    /// The last turn's changes were put back.
+    Restored {
+        /// Files put back as they were (changed or deleted by the turn).
+        restored: Vec<String>,
+        /// Files the turn created, removed.
+        removed: Vec<String>,
+    },
+    /// No turn of this session changed a file (or all were undone).
+    NothingToUndo,
+    /// Nothing was touched, because of these files.
+    Refused {
+        /// Files changed after the turn ended.
+        changed_since: Vec<String>,
+        /// Files the turn changed that were too large to keep.
+        too_large: Vec<String>,
+    },
+}
+
+impl UndoOutcome {
+    /// Files larger than this are pictured without their content, so a change to one
+    /// cannot be undone (`undo::manifest` keeps to it).
+    pub const MAX_KEPT_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+    /// What every frontend says about it.
+    pub fn describe(&self) -> String {
+        let list = |paths: &[String]| {
+            let mut shown: Vec<&str> = paths.iter().take(20).map(String::as_str).collect();
+            if paths.len() > 20 {
+                shown.push("…");
+            }
+            shown.join(", ")
+        };
+        match self {
+            UndoOutcome::Restored { restored, removed } => {
+                let mut parts = Vec::new();
+                if !restored.is_empty() {
+                    parts.push(format!("put back {} file(s): {}", restored.len(), list(restored)));
+                }
+                if !removed.is_empty() {
+                    parts.push(format!("removed {} file(s) it created: {}", removed.len(), list(removed)));
+                }
+                format!("Undid the last turn's changes: {}.", parts.join("; "))
+            }
+            UndoOutcome::NothingToUndo => {
+                "Nothing to undo: no turn of this session changed a file (ignored files are not tracked).".to_string()
+            }
+            UndoOutcome::Refused {
+                changed_since,
+                too_large,
+            } => {
+                let mut why = Vec::new();
+                if !changed_since.is_empty() {
+                    why.push(format!(
+                        "changed since the turn ended, so undoing would lose those changes: {}",
+                        list(changed_since)
+                    ));
+                }
+                if !too_large.is_empty() {
+                    why.push(format!(
+                        "too large to have been kept (over {} MB): {}",
+                        UndoOutcome::MAX_KEPT_FILE_BYTES / (1024 * 1024),
+                        list(too_large)
+                    ));
+                }
+                format!("Nothing was undone; files {}.", why.join("; files "))
+            }
+        }
+    }
+}
