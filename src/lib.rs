@@ -3,17 +3,20 @@
 //! The core (`agent`, `llm`, `tools`, `exec`, `skills`, `prompt`, `config`, `protocol`,
 //! `input`, `session`, `truncate`) never touches the terminal; the frontends (`tui`, `repl`, `print`) send
 //! [`protocol::Op`]s and render [`protocol::Event`]s. `main.rs` turns arguments into a
-//! config, picks a frontend and maps errors to exit codes. Whatever the frontends outside
+//! mode, runs a subcommand ([`commands`]) or a session in a frontend ([`launch`]), and
+//! alone maps their errors to exit codes. Whatever the frontends outside
 //! the TUI write passes through [`safe_text`], so untrusted text cannot steer a terminal.
 
 pub mod agent;
 pub mod artifacts;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod cost;
 pub mod exec;
 pub mod http;
 pub mod input;
+pub mod launch;
 pub mod llm;
 pub mod mcp;
 pub mod mentions;
@@ -38,6 +41,7 @@ pub(crate) mod test_support;
 
 pub mod skills;
 pub mod startup;
+pub mod subcommand;
 pub mod tools;
 pub mod truncate;
 pub mod tui;

@@ -1,6 +1,6 @@
 //! Headless output: renders agent [`Event`]s for print mode (`-p`) and pipe mode in the
 //! three documented formats (`text`, `json`, `stream-json`; see docs/HEADLESS.md), and
-//! runs a one-shot print-mode session.
+//! runs print mode itself ([`once`]: one prompt, its answer, how it ended).
 //!
 //! It owns the JSON schema scripts parse. It writes plain bytes to the writers it is
 //! given and never touches terminal modes; it must not know how the agent works inside.
@@ -13,14 +13,15 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::agent::AgentHandle;
+mod once;
+
 use crate::protocol::{
-    ApprovalRequestKind, AskBecause, AutoDenyReason, ErrorKind, Event, Location, Op, ToolStatus,
+    ApprovalRequestKind, AskBecause, AutoDenyReason, ErrorKind, Event, Location, ToolStatus,
     TurnOutcome, Usage,
 };
 use crate::safe_text::{self, SafeWriter};
-use crate::signals::{EndingSignal, EndingSignals};
 use crate::sink::{ReaderState, ReaderWatch, Sink};
+pub use once::{PrintEnd, PrintError, PrintOptions, StdinKind, run};
 
 /// Version of the JSON output schema (bumped on incompatible changes). Version 2: the
 /// `start` line comes before everything else, `result` carries `session_usage`, and
@@ -534,87 +535,6 @@ pub fn describe_request(request: &ApprovalRequestKind) -> String {
             "MCP tool `{tool}` of server `{server}` needs approval; allow it with the rule              `mcp__{server}` (the whole server) or --approval-mode full-auto"
         ),
     }
-}
-
-/// How [`run_once`] ended.
-#[derive(Debug)]
-pub enum OnceEnd {
-    /// The turn ended (well or not) and the agent shut down.
-    Turn(TurnReport),
-    /// A signal ended the run: every command was stopped first.
-    Signalled(EndingSignal),
-}
-
-/// Runs one prompt or skill invocation (`op`) to completion and shuts the agent down.
-/// Ctrl-C interrupts the turn, and so does stdout's reader going away (nobody would see
-/// the rest); the agent is always shut down before this returns. SIGTERM, SIGHUP or a
-/// second Ctrl-C end the run: the agent is told to stop, every command and server it
-/// started is stopped, and the signal is returned after a moment's wait for the agent.
-pub async fn run_once<O: Write, E: Write>(
-    mut handle: AgentHandle,
-    op: Op,
-    renderer: &mut HeadlessRenderer<O, E>,
-) -> io::Result<OnceEnd> {
-    let mut ending = EndingSignals::listen()?;
-    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-    let _ = handle.ops.send(op);
-    let mut report = None;
-    let mut interrupted = false;
-    let mut stopping = false;
-    loop {
-        let event = tokio::select! {
-            event = handle.events.recv() => event,
-            _ = sigint.recv() => {
-                if interrupted {
-                    return Ok(OnceEnd::Signalled(
-                        end_by_signal(&mut handle, EndingSignal::Interrupt).await,
-                    ));
-                }
-                interrupted = true;
-                let _ = handle.ops.send(Op::Interrupt);
-                continue;
-            }
-            signal = ending.recv() => {
-                return Ok(OnceEnd::Signalled(end_by_signal(&mut handle, signal).await));
-            }
-        };
-        let Some(event) = event else { break };
-        if let Some(r) = renderer.render(&event)? {
-            report = Some(r);
-            let _ = handle.ops.send(Op::Shutdown);
-        }
-        if renderer.reader() == ReaderState::Gone && !stopping {
-            // Shutdown stops the running turn and its commands first.
-            stopping = true;
-            let _ = handle.ops.send(Op::Shutdown);
-        }
-        if matches!(event, Event::ShutdownComplete { .. }) {
-            break;
-        }
-    }
-    Ok(OnceEnd::Turn(report.unwrap_or(TurnReport {
-        outcome: TurnOutcome::Failed {
-            kind: ErrorKind::Internal,
-            message: "the agent stopped before the turn ended".into(),
-        },
-        usage: Usage::default(),
-    })))
-}
-
-/// Tells the agent to stop, stops every command and server, and waits half a second at
-/// most for the agent to say it has shut down.
-async fn end_by_signal(handle: &mut AgentHandle, signal: EndingSignal) -> EndingSignal {
-    let _ = handle.ops.send(Op::Shutdown);
-    crate::signals::stop_everything().await;
-    let _ = tokio::time::timeout(std::time::Duration::from_millis(500), async {
-        while let Some(event) = handle.events.recv().await {
-            if matches!(event, Event::ShutdownComplete { .. }) {
-                break;
-            }
-        }
-    })
-    .await;
-    signal
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use crate::safe_text::SafeWriter;
 use crate::sessions::cli::human_bytes;
 use crate::sessions::record::display_utc;
 use crate::sessions::{FindError, SessionError, SessionStore, project_of};
+use crate::subcommand::Kind;
 
 /// Why an `artifacts` subcommand failed.
 #[derive(Debug, thiserror::Error)]
@@ -37,17 +38,20 @@ pub enum ArtifactsCliError {
 }
 
 impl ArtifactsCliError {
-    /// The kind of failure, for the exit code: what the user typed is a usage error,
-    /// the rest is internal.
-    pub fn kind(&self) -> crate::protocol::ErrorKind {
-        use crate::protocol::ErrorKind;
+    /// The kind of failure, for the exit code: a session or an artifact that is not
+    /// there is not found, what cannot be an id or a name a usage error, the rest
+    /// internal.
+    pub fn kind(&self) -> Kind {
         match self {
-            ArtifactsCliError::Find(FindError::Store(_)) => ErrorKind::Internal,
-            ArtifactsCliError::Find(_)
+            ArtifactsCliError::Find(FindError::Store(_)) => Kind::Internal,
+            ArtifactsCliError::Find(FindError::NotFound { .. })
             | ArtifactsCliError::NoSession { .. }
-            | ArtifactsCliError::Artifact(ArtifactError::Missing { .. })
-            | ArtifactsCliError::Artifact(ArtifactError::BadName { .. }) => ErrorKind::Usage,
-            _ => ErrorKind::Internal,
+            | ArtifactsCliError::Artifact(ArtifactError::Missing { .. }) => Kind::NotFound,
+            ArtifactsCliError::Find(FindError::Ambiguous { .. } | FindError::InvalidId { .. })
+            | ArtifactsCliError::Artifact(ArtifactError::BadName { .. }) => Kind::Usage,
+            ArtifactsCliError::Session(_)
+            | ArtifactsCliError::Artifact(_)
+            | ArtifactsCliError::Output(_) => Kind::Internal,
         }
     }
 }

@@ -65,13 +65,24 @@ pub struct ReplSummary {
     pub signal: Option<EndingSignal>,
 }
 
+/// Why the REPL could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplError {
+    /// Signals could not be listened for, or reading input or writing output failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// The line editor could not start on the terminal.
+    #[error(transparent)]
+    LineEditor(#[from] rustyline::error::ReadlineError),
+}
+
 /// Runs the REPL until the input ends (or `/exit`), the last turn has completed and
 /// the agent has shut down.
 pub async fn run(
     handle: AgentHandle,
     info: SessionInfo,
     options: ReplOptions,
-) -> anyhow::Result<ReplSummary> {
+) -> Result<ReplSummary, ReplError> {
     let stdout_is_terminal = io::stdout().is_terminal();
     let style = markdown_style(stdout_is_terminal, &|name| std::env::var_os(name));
     let stdout = Sink::new(io::stdout());

@@ -1,7 +1,8 @@
 //! Output of the `harness9 sessions list|show|export|prune` subcommands. Each function
-//! writes what the user asked for to `out` and warnings to `err`, and returns a
-//! [`CliError`] whose [`CliError::kind`] `main.rs` turns into the exit code. Argument
-//! parsing belongs to the CLI module, which calls these.
+//! writes what the user asked for to `out` and warnings to `err`, and fails with a
+//! [`CliError`] whose [`CliError::kind`] `main` turns into the exit code (and whose
+//! message it writes to stderr). Argument parsing belongs to the CLI module, which
+//! calls these.
 //!
 //! Saved sessions hold untrusted text (answers, tool output, prompts): what goes to `out`
 //! and `err` passes through [`SafeWriter`] (control characters shown as `^[`, JSON with
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::safe_text::{self, SafeWriter};
+use crate::subcommand::Kind;
 
 use super::error::{FindError, IoAction, SessionError};
 use super::export::{self, Detail};
@@ -68,14 +70,17 @@ pub enum CliError {
 }
 
 impl CliError {
-    /// The kind of failure, for the exit code: what the user typed is a usage error,
-    /// the rest is internal.
-    pub fn kind(&self) -> crate::protocol::ErrorKind {
-        use crate::protocol::ErrorKind;
+    /// The kind of failure, for the exit code: an id that matches no session is not
+    /// found, one that matches several or cannot be an id a usage error, the rest
+    /// internal.
+    pub fn kind(&self) -> Kind {
         match self {
-            CliError::Find(FindError::Store(_)) => ErrorKind::Internal,
-            CliError::Find(_) => ErrorKind::Usage,
-            CliError::Session(_) | CliError::Output(_) => ErrorKind::Internal,
+            CliError::Find(FindError::Store(_)) => Kind::Internal,
+            CliError::Find(FindError::NotFound { .. }) => Kind::NotFound,
+            CliError::Find(FindError::Ambiguous { .. } | FindError::InvalidId { .. }) => {
+                Kind::Usage
+            }
+            CliError::Session(_) | CliError::Output(_) => Kind::Internal,
         }
     }
 }
@@ -465,22 +470,22 @@ mod tests {
             &mut Vec::new(),
         )
         .unwrap_err();
-        assert_eq!(e.kind(), crate::protocol::ErrorKind::Internal);
+        assert_eq!(e.kind(), Kind::Internal);
         assert!(e.to_string().contains("cannot create"), "{e}");
     }
 
     #[test]
-    fn unknown_and_ambiguous_ids_are_usage_errors() {
+    fn unknown_ids_are_not_found_and_malformed_ones_usage_errors() {
         let tmp = tempfile::tempdir().unwrap();
         let store = store_with_one(tmp.path());
         let e = show(&store, "abc", &mut Vec::new(), &mut Vec::new()).unwrap_err();
-        assert_eq!(e.kind(), crate::protocol::ErrorKind::Usage);
+        assert_eq!(e.kind(), Kind::NotFound);
         assert_eq!(
             e.to_string(),
             "no session matches \"abc\" (harness9 sessions list shows them)"
         );
         let e = show(&store, "../x", &mut Vec::new(), &mut Vec::new()).unwrap_err();
-        assert_eq!(e.kind(), crate::protocol::ErrorKind::Usage);
+        assert_eq!(e.kind(), Kind::Usage);
     }
 
     #[test]

@@ -11,21 +11,37 @@ use std::path::Path;
 
 use super::error::{IoAction, SessionError};
 
+/// How long a writer keeps trying a lock that is held: [`writer_of`] (a listing, `-c`,
+/// pruning in another process) holds it for the moment of its test, which must not
+/// refuse a writer that starts in that moment. A real writer holds it far longer.
+const PROBE_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Takes the writer's lock on `file` (the session at `path`), or says who has it.
 pub(super) fn lock_for_writing(file: &File, path: &Path) -> Result<(), SessionError> {
-    match file.try_lock() {
-        Ok(()) => Ok(()),
-        Err(std::fs::TryLockError::WouldBlock) => Err(SessionError::InUse {
-            path: path.to_path_buf(),
-            pid: holder_pid(file),
-        }),
-        Err(std::fs::TryLockError::Error(e)) => Err(SessionError::io(IoAction::Read, path, e)),
+    let deadline = std::time::Instant::now() + PROBE_GRACE;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(SessionError::InUse {
+                    path: path.to_path_buf(),
+                    pid: holder_pid(file),
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(SessionError::io(IoAction::Read, path, e));
+            }
+        }
     }
 }
 
 /// Whether another writer has the session at `path` open, and which process: `None`
 /// when it is free (or does not exist), `Some(None)` when held by a process that could
-/// not be named. The lock is only tried, never kept.
+/// not be named. The lock is only tried, never kept (a writer starting in that moment
+/// waits it out: [`PROBE_GRACE`]).
 pub fn writer_of(path: &Path) -> Option<Option<u32>> {
     let file = File::open(path).ok()?;
     match file.try_lock() {

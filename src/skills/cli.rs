@@ -1,8 +1,10 @@
 //! Output of the `harness9 skills list|show|validate` subcommands. Each function writes
-//! to the given writer and returns the exit code; argument parsing belongs to the CLI
-//! module, which calls these. Skills are untrusted (a cloned repository's): everything
-//! written passes through [`SafeWriter`], so a control character in a name, description,
-//! path, body or error reason is shown (`^[`), never obeyed by the terminal.
+//! its result to the given writer and fails with a [`SkillsCliError`], whose
+//! [`SkillsCliError::kind`] `main` turns into the exit code (and whose message it writes
+//! to stderr); argument parsing belongs to the CLI module, which calls these. Skills are
+//! untrusted (a cloned repository's): everything written passes through [`SafeWriter`],
+//! so a control character in a name, description, path, body or error reason is shown
+//! (`^[`), never obeyed by the terminal.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -10,10 +12,81 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use crate::safe_text::{self, SafeWriter};
+use crate::subcommand::Kind;
 
 use super::name::shown_name;
 use super::validate::{self, Severity};
-use super::{Catalog, InvalidSkill, Skill, SkillIndex};
+use super::{Catalog, InvalidSkill, Skill, SkillError, SkillIndex};
+
+/// Why a `skills` subcommand failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SkillsCliError {
+    /// No skill, valid or not, has the name typed.
+    #[error("no skill named `{name}`{}", available_text(available))]
+    NotFound {
+        /// What was typed.
+        name: String,
+        /// The names of the valid skills there are.
+        available: Vec<String>,
+    },
+    /// Only invalid skills have that name (they are shown on stdout, with why).
+    #[error("{}", invalid_text(name, reasons))]
+    Invalid {
+        /// What was typed.
+        name: String,
+        /// Why each skill of that name is invalid.
+        reasons: Vec<String>,
+    },
+    /// The skill's body could not be read after its metadata was shown.
+    #[error(transparent)]
+    Body(SkillError),
+    /// A path given to `validate` does not exist.
+    #[error("cannot validate {}: no such file or directory", path.display())]
+    NoSuchPath {
+        /// The path as given.
+        path: PathBuf,
+    },
+    /// `validate` found errors (they are on stdout).
+    #[error("validation found errors ({failed} failed of {checked} skill(s) checked)")]
+    Validation {
+        /// Skills with at least one error.
+        failed: usize,
+        /// Skills checked.
+        checked: usize,
+    },
+    /// Standard output failed.
+    #[error("cannot write the output: {0}")]
+    Output(#[from] io::Error),
+}
+
+impl SkillsCliError {
+    /// The kind of failure, for the exit code.
+    pub fn kind(&self) -> Kind {
+        match self {
+            SkillsCliError::NotFound { .. } | SkillsCliError::NoSuchPath { .. } => Kind::NotFound,
+            SkillsCliError::Invalid { .. } | SkillsCliError::Validation { .. } => Kind::Failed,
+            SkillsCliError::Body(_) | SkillsCliError::Output(_) => Kind::Internal,
+        }
+    }
+}
+
+fn available_text(names: &[String]) -> String {
+    if names.is_empty() {
+        " (no skills found)".to_string()
+    } else {
+        format!("; available: {}", names.join(", "))
+    }
+}
+
+fn invalid_text(name: &str, reasons: &[String]) -> String {
+    match reasons {
+        [reason] => format!("skill `{name}` is invalid: {reason}"),
+        _ => format!(
+            "the {} skills named `{name}` are all invalid",
+            reasons.len()
+        ),
+    }
+}
 
 /// How `skills list` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,19 +104,20 @@ pub fn list(
     budget: usize,
     format: ListFormat,
     out: &mut dyn Write,
-) -> io::Result<i32> {
-    safely(out, |out| list_to(catalog, budget, format, out))
+) -> Result<(), SkillsCliError> {
+    safely(out, |out| Ok(list_to(catalog, budget, format, out)?))
 }
 
-/// Runs `write` with `out` neutralized ([`crate::safe_text`]).
+/// Runs `write` with `out` neutralized ([`crate::safe_text`]). What was written is
+/// flushed also when `write` fails: the failure explains it.
 fn safely(
     out: &mut dyn Write,
-    write: impl FnOnce(&mut dyn Write) -> io::Result<i32>,
-) -> io::Result<i32> {
+    write: impl FnOnce(&mut dyn Write) -> Result<(), SkillsCliError>,
+) -> Result<(), SkillsCliError> {
     let mut safe = SafeWriter::text(out);
-    let code = write(&mut safe)?;
+    let result = write(&mut safe);
     safe.flush()?;
-    Ok(code)
+    result
 }
 
 fn list_to(
@@ -51,11 +125,10 @@ fn list_to(
     budget: usize,
     format: ListFormat,
     out: &mut dyn Write,
-) -> io::Result<i32> {
+) -> io::Result<()> {
     let index = catalog.index(budget);
     if format == ListFormat::Json {
-        list_json(catalog, &index, out)?;
-        return Ok(0);
+        return list_json(catalog, &index, out);
     }
     let mut rows: Vec<[String; 4]> = Vec::new();
     for s in catalog.skills().iter().chain(catalog.shadowed()) {
@@ -116,7 +189,7 @@ fn list_to(
             writeln!(out, "  {w}")?;
         }
     }
-    Ok(0)
+    Ok(())
 }
 
 fn status_words(skill: &Skill, index: &SkillIndex) -> Vec<&'static str> {
@@ -190,36 +263,35 @@ fn list_json(catalog: &Catalog, index: &SkillIndex, out: &mut dyn Write) -> io::
     writeln!(out, "{}", safe_text::escape_json(&text))
 }
 
-/// `skills show NAME`: metadata, then the body. Exit 1 when no skill has that name; an
-/// invalid skill of that name (or, failing a valid one, in a directory of that name) is
-/// shown with why it is invalid, also with exit 1.
-pub fn show(catalog: &Catalog, name: &str, out: &mut dyn Write) -> io::Result<i32> {
+/// `skills show NAME`: metadata, then the body. [`SkillsCliError::NotFound`] when no
+/// skill has that name; an invalid skill of that name (or, failing a valid one, in a
+/// directory of that name) is shown with why it is invalid, then
+/// [`SkillsCliError::Invalid`].
+pub fn show(catalog: &Catalog, name: &str, out: &mut dyn Write) -> Result<(), SkillsCliError> {
     safely(out, |out| show_to(catalog, name, out))
 }
 
-fn show_to(catalog: &Catalog, name: &str, out: &mut dyn Write) -> io::Result<i32> {
+fn show_to(catalog: &Catalog, name: &str, out: &mut dyn Write) -> Result<(), SkillsCliError> {
     let Some(skill) = catalog.get(name) else {
         let invalid = catalog.invalid_named(name);
         if !invalid.is_empty() {
+            let mut reasons = Vec::new();
             for (i, bad) in invalid.into_iter().enumerate() {
                 if i > 0 {
                     writeln!(out)?;
                 }
                 show_invalid(catalog, bad, out)?;
+                reasons.push(bad.reason.to_string());
             }
-            return Ok(1);
+            return Err(SkillsCliError::Invalid {
+                name: name.to_string(),
+                reasons,
+            });
         }
-        let names: Vec<&str> = catalog.skills().iter().map(|s| s.name.as_str()).collect();
-        if names.is_empty() {
-            writeln!(out, "error: no skill named `{name}` (no skills found)")?;
-        } else {
-            writeln!(
-                out,
-                "error: no skill named `{name}`; available: {}",
-                names.join(", ")
-            )?;
-        }
-        return Ok(1);
+        return Err(SkillsCliError::NotFound {
+            name: name.to_string(),
+            available: catalog.skills().iter().map(|s| s.name.clone()).collect(),
+        });
     };
     let fm = &skill.frontmatter;
     writeln!(out, "name: {}", skill.name)?;
@@ -271,14 +343,9 @@ fn show_to(catalog: &Catalog, name: &str, out: &mut dyn Write) -> io::Result<i32
         writeln!(out, "warning: {}", w.kind)?;
     }
     writeln!(out, "---")?;
-    match skill.load_body() {
-        Ok(body) => writeln!(out, "{body}")?,
-        Err(e) => {
-            writeln!(out, "error: {e}")?;
-            return Ok(1);
-        }
-    }
-    Ok(0)
+    let body = skill.load_body().map_err(SkillsCliError::Body)?;
+    writeln!(out, "{body}")?;
+    Ok(())
 }
 
 /// An invalid skill: what is known of it and why it cannot be used.
@@ -312,12 +379,19 @@ fn yes_no(b: bool) -> &'static str {
 
 /// `skills validate [PATH...]`: one line per problem (`path: error: ...` or
 /// `path: warning: ...`), then a summary. Directories are searched like a skills root;
-/// files are checked as given. Exit 1 if any skill has an error, else 0.
-pub fn validate(paths: &[PathBuf], out: &mut dyn Write) -> io::Result<i32> {
+/// files are checked as given. A path that does not exist is
+/// [`SkillsCliError::NoSuchPath`] (nothing is checked); any skill with an error makes
+/// it [`SkillsCliError::Validation`].
+pub fn validate(paths: &[PathBuf], out: &mut dyn Write) -> Result<(), SkillsCliError> {
+    let missing =
+        |p: &&PathBuf| std::fs::metadata(p).is_err_and(|e| e.kind() == io::ErrorKind::NotFound);
+    if let Some(path) = paths.iter().find(missing) {
+        return Err(SkillsCliError::NoSuchPath { path: path.clone() });
+    }
     safely(out, |out| validate_to(paths, out))
 }
 
-fn validate_to(paths: &[PathBuf], out: &mut dyn Write) -> io::Result<i32> {
+fn validate_to(paths: &[PathBuf], out: &mut dyn Write) -> Result<(), SkillsCliError> {
     let (checked, problems) = validate::validate(paths);
     for p in &problems {
         writeln!(out, "{p}")?;
@@ -334,14 +408,21 @@ fn validate_to(paths: &[PathBuf], out: &mut dyn Write) -> io::Result<i32> {
         .count();
     if checked == 0 && failed.is_empty() {
         writeln!(out, "No SKILL.md found.")?;
-        return Ok(0);
+        return Ok(());
     }
     writeln!(
         out,
         "{checked} skill(s) checked: {} failed, {warnings} warning(s).",
         failed.len()
     )?;
-    Ok(if failed.is_empty() { 0 } else { 1 })
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(SkillsCliError::Validation {
+            failed: failed.len(),
+            checked,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -354,10 +435,13 @@ mod tests {
 
     use crate::test_support::write;
 
-    fn run(f: impl FnOnce(&mut dyn Write) -> io::Result<i32>) -> (i32, String) {
+    /// What `f` wrote, and its failure's kind and message (None when it succeeded).
+    fn run(
+        f: impl FnOnce(&mut dyn Write) -> Result<(), SkillsCliError>,
+    ) -> (Option<(Kind, String)>, String) {
         let mut out = Vec::new();
-        let code = f(&mut out).unwrap();
-        (code, String::from_utf8(out).unwrap())
+        let failure = f(&mut out).err().map(|e| (e.kind(), e.to_string()));
+        (failure, String::from_utf8(out).unwrap())
     }
 
     fn shipped() -> PathBuf {
@@ -376,8 +460,8 @@ mod tests {
 
     #[test]
     fn shipped_skills_pass_validation() {
-        let (code, out) = run(|o| validate(&[shipped()], o));
-        assert_eq!(code, 0, "{out}");
+        let (failure, out) = run(|o| validate(&[shipped()], o));
+        assert_eq!(failure, None, "{out}");
         assert!(!out.contains("error:"), "{out}");
         // trigger, user-invocable, argument-hint... are harness9's own fields.
         assert!(!out.contains("warning:"), "{out}");
@@ -395,8 +479,8 @@ mod tests {
              disable-model-invocation: false\nargument-hint: [file]\ncontext: fork\n\
              license: MIT\ncompatibility: any\nmetadata:\n  k: v\nversion: 2\nmodle: x\n---\nbody\n",
         );
-        let (code, out) = run(|o| validate(&[tmp.path().to_path_buf()], o));
-        assert_eq!(code, 0, "{out}");
+        let (failure, out) = run(|o| validate(&[tmp.path().to_path_buf()], o));
+        assert_eq!(failure, None, "{out}");
         let warned: Vec<&str> = out.lines().filter(|l| l.contains(": warning: ")).collect();
         assert_eq!(warned.len(), 2, "{out}");
         assert!(warned[0].contains("field `modle` is unknown"), "{out}");
@@ -443,8 +527,15 @@ mod tests {
         let names: Vec<&str> = c.skills().iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["good", "help", "maybe"]);
         assert_eq!(c.invalid().len(), 4);
-        let (code, out) = run(|o| validate(&[tmp.path().join("flag")], o));
-        assert_eq!(code, 1, "{out}");
+        let (failure, out) = run(|o| validate(&[tmp.path().join("flag")], o));
+        assert_eq!(
+            failure,
+            Some((
+                Kind::Failed,
+                "validation found errors (4 failed of 7 skill(s) checked)".to_string()
+            )),
+            "{out}"
+        );
         // Every problem discovery reports, validate reports in the same words:
         // invalid files as errors, the others as warnings.
         for w in c.warnings() {
@@ -493,8 +584,13 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         troubled_tree(&tmp.path().join("flag"));
         let c = flag_catalog(tmp.path());
-        let (code, out) = run(|o| show(&c, "Bad Name With Spaces", o));
-        assert_eq!(code, 1, "{out}");
+        let (failure, out) = run(|o| show(&c, "Bad Name With Spaces", o));
+        let (kind, message) = failure.unwrap();
+        assert_eq!(kind, Kind::Failed, "{out}");
+        assert!(
+            message.starts_with("skill `Bad Name With Spaces` is invalid: `name`"),
+            "{message}"
+        );
         let path = tmp.path().join("flag/spaces/SKILL.md");
         assert!(
             out.starts_with(&format!(
@@ -511,11 +607,11 @@ mod tests {
         assert_contains(&out, "e.g. `name: bad-name-with-spaces`");
         assert!(!out.contains("no skill named"), "{out}");
         // By its directory, and when the name is missing altogether.
-        let (code, out) = run(|o| show(&c, "no-desc", o));
-        assert_eq!(code, 1);
+        let (failure, out) = run(|o| show(&c, "no-desc", o));
+        assert_eq!(failure.unwrap().0, Kind::Failed);
         assert_contains(&out, "invalid: frontmatter has no `description`");
-        let (code, out) = run(|o| show(&c, "newline", o));
-        assert_eq!(code, 1);
+        let (failure, out) = run(|o| show(&c, "newline", o));
+        assert_eq!(failure.unwrap().0, Kind::Failed);
         assert_contains(&out, "U+000A");
     }
 
@@ -531,8 +627,8 @@ mod tests {
                 "c".repeat(501)
             ),
         );
-        let (code, out) = run(|o| validate(&[tmp.path().to_path_buf()], o));
-        assert_eq!(code, 1, "{out}");
+        let (failure, out) = run(|o| validate(&[tmp.path().to_path_buf()], o));
+        assert_eq!(failure.unwrap().0, Kind::Failed, "{out}");
         let p = f.display().to_string();
         for needle in [
             "may hold only lowercase letters",
@@ -548,15 +644,26 @@ mod tests {
                 "missing {needle:?} in\n{out}"
             );
         }
-        let (code, out) = run(|o| validate(&[tmp.path().join("nope")], o));
-        assert_eq!(code, 1);
-        assert_contains(&out, "no such file or directory");
+        // A path that is not there: nothing is checked, and it is not a finding.
+        let nope = tmp.path().join("nope");
+        let (failure, out) = run(|o| validate(&[tmp.path().to_path_buf(), nope.clone()], o));
+        assert_eq!(
+            failure,
+            Some((
+                Kind::NotFound,
+                format!(
+                    "cannot validate {}: no such file or directory",
+                    nope.display()
+                )
+            ))
+        );
+        assert_eq!(out, "");
         write(
             &tmp.path().join("bad-yaml/SKILL.md"),
             "---\nname: bad-yaml\ndescription: a: b\n---\n",
         );
-        let (code, out) = run(|o| validate(&[tmp.path().join("bad-yaml/SKILL.md")], o));
-        assert_eq!(code, 1);
+        let (failure, out) = run(|o| validate(&[tmp.path().join("bad-yaml/SKILL.md")], o));
+        assert_eq!(failure.unwrap().0, Kind::Failed);
         assert_contains(&out, "not valid YAML");
     }
 
@@ -572,8 +679,8 @@ mod tests {
             "---\ndescription: no name\n---\n",
         );
         let c = catalog(tmp.path());
-        let (code, out) = run(|o| list(&c, 8_000, ListFormat::Table, o));
-        assert_eq!(code, 0);
+        let (failure, out) = run(|o| list(&c, 8_000, ListFormat::Table, o));
+        assert_eq!(failure, None);
         let row = |name: &str, status: &str| {
             out.lines().any(|l| {
                 let cols: Vec<&str> = l.split_whitespace().collect();
@@ -609,13 +716,20 @@ mod tests {
     fn show_prints_metadata_and_body_or_fails() {
         let tmp = tempfile::tempdir().unwrap();
         let c = catalog(tmp.path());
-        let (code, out) = run(|o| show(&c, "go-refactor", o));
-        assert_eq!(code, 0);
+        let (failure, out) = run(|o| show(&c, "go-refactor", o));
+        assert_eq!(failure, None);
         assert!(out.starts_with("name: go-refactor\ndescription: Use when refactoring Go code"));
         assert_contains(&out, "trigger: refactor, clean up");
         assert_contains(&out, "---\n# Go refactoring");
-        let (code, out) = run(|o| show(&c, "nope", o));
-        assert_eq!(code, 1);
-        assert!(out.contains("no skill named `nope`") && out.contains("go-refactor"));
+        // Not found: nothing on stdout, the names there are in the error.
+        let (failure, out) = run(|o| show(&c, "nope", o));
+        let (kind, message) = failure.unwrap();
+        assert_eq!(kind, Kind::NotFound);
+        assert!(
+            message.starts_with("no skill named `nope`; available: ")
+                && message.contains("go-refactor"),
+            "{message}"
+        );
+        assert_eq!(out, "");
     }
 }

@@ -31,6 +31,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "project_walk",
             "prompt",
             "http",
+            "subcommand",
         ],
     ),
     ("the contract, and output sinks", &["protocol", "sink"]),
@@ -48,6 +49,8 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("frontends", &["print", "tui", "repl"]),
     ("the command line", &["cli"]),
     ("start-up", &["startup"]),
+    ("the subcommands", &["commands"]),
+    ("a session run", &["launch"]),
 ];
 
 /// Imports allowed within one floor, named one by one: every other arrow between two

@@ -16,7 +16,7 @@ use crate::support::*;
 const DEADLINE: Duration = Duration::from_secs(60);
 
 fn mcp_add(home: &Path, project: &Path, name: &str, scope: &str) -> Command {
-    let mut cmd = harness9_offline(home, home, project);
+    let mut cmd = harness9_cli(home, project);
     cmd.args([
         "mcp",
         "add",
@@ -27,7 +27,6 @@ fn mcp_add(home: &Path, project: &Path, name: &str, scope: &str) -> Command {
         "some-server",
         name,
     ])
-    .stdin(Stdio::null())
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
     cmd
@@ -118,16 +117,33 @@ fn one_saved_session(
     (file, id)
 }
 
-/// Waits until some process holds the writer's lock on `file`.
-fn wait_until_locked(file: &Path) {
+/// Waits until the process `pid` holds the writer's lock on `file`, read from
+/// `/proc/locks`: probing with a lock of our own would take it for a moment (and a
+/// child another test forks at that moment would keep it until it execs), racing the
+/// writer it waits for.
+fn wait_until_locked(file: &Path, pid: u32) {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(file).unwrap();
+    let (dev, ino) = (meta.dev(), meta.ino());
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let wanted = format!("{major:02x}:{minor:02x}:{ino}");
     let deadline = std::time::Instant::now() + DEADLINE;
     loop {
-        let probe = std::fs::File::open(file).unwrap();
-        if matches!(probe.try_lock(), Err(std::fs::TryLockError::WouldBlock)) {
+        let locks = std::fs::read_to_string("/proc/locks").unwrap();
+        let held = locks.lines().any(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            fields.get(1) == Some(&"FLOCK")
+                && fields.get(4) == Some(&pid.to_string().as_str())
+                && fields.get(5) == Some(&wanted.as_str())
+        });
+        if held {
             return;
         }
-        drop(probe);
-        assert!(std::time::Instant::now() < deadline, "nobody took the lock");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{pid} never took the lock"
+        );
         std::thread::yield_now();
     }
 }
@@ -147,7 +163,7 @@ fn a_session_open_in_one_harness9_is_refused_by_a_second() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_until_locked(&file);
+    wait_until_locked(&file, first.id());
 
     // The second, by id and with -c (the latest of the project): refused, naming it.
     for args in [vec!["--resume", id.as_str()], vec!["-c"]] {

@@ -14,6 +14,7 @@ mod agent;
 mod architecture;
 mod artifacts;
 mod child_env;
+mod cli_errors;
 mod context;
 mod file_links;
 mod file_modes;

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, SystemTime};
 
 use harness9::llm::{Message, ToolCall};
@@ -13,28 +13,26 @@ use harness9::protocol::TurnOutcome;
 use harness9::sessions::record::SCHEMA_VERSION;
 use harness9::sessions::{Header, Record, SessionId, SessionStore, project_of};
 
+use crate::support::{Dirs, stderr_text as stderr, stdout_text as stdout};
+
 /// A `$HARNESS9_HOME` (also `$HOME`) and a project folder of their own.
 struct Home {
-    home: tempfile::TempDir,
-    work: tempfile::TempDir,
+    env: Dirs,
 }
 
 impl Home {
     fn new() -> Home {
-        Home {
-            home: tempfile::tempdir().unwrap(),
-            work: tempfile::tempdir().unwrap(),
-        }
+        Home { env: Dirs::new() }
     }
 
     fn project(&self) -> PathBuf {
-        project_of(self.work.path())
+        project_of(self.env.project())
     }
 
     /// Writes a session of one turn (prompt, a `bash` call and its output, an answer)
     /// under `project` and returns its file.
     fn session(&self, id: &str, project: &Path, prompt: &str) -> PathBuf {
-        let store = SessionStore::new(self.home.path());
+        let store = SessionStore::new(self.env.home());
         let header = Header {
             schema: SCHEMA_VERSION,
             id: SessionId::parse(id).unwrap(),
@@ -94,27 +92,8 @@ impl Home {
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_harness9"))
-            .arg("-C")
-            .arg(self.work.path())
-            .arg("sessions")
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.home.path())
-            .env("HARNESS9_HOME", self.home.path())
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+        self.env.command(&["sessions"]).args(args).output().unwrap()
     }
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8(out.stderr.clone()).unwrap()
 }
 
 const A: &str = "20261123-173501-aaaaaa";
@@ -213,7 +192,7 @@ fn show_prints_the_header_and_a_short_transcript() {
 }
 
 #[test]
-fn unknown_and_ambiguous_ids_are_usage_errors() {
+fn unknown_ambiguous_and_malformed_ids_fail_on_stderr_with_exit_2() {
     let h = Home::new();
     h.session(A, &h.project(), "one");
     h.session("20261123-180000-dddddd", &h.project(), "two");
@@ -244,7 +223,7 @@ fn unknown_and_ambiguous_ids_are_usage_errors() {
 fn export_writes_markdown_to_a_file_and_json_to_stdout() {
     let h = Home::new();
     h.session(A, &h.project(), "Fix the failing test");
-    let file = h.work.path().join("session.md");
+    let file = h.env.project().join("session.md");
     let out = h.run(&["export", A, "-o", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(stdout(&out).is_empty(), "{out:?}");

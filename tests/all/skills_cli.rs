@@ -1,31 +1,28 @@
 //! `harness9 skills list|show|validate` end to end: the real binary on a project holding
-//! broken skills, checked by its stdout and exit code as a user or a script sees them.
+//! broken skills, checked by its stdout, stderr and exit code as a user or a script sees
+//! them.
 //! `list`, `show` and `validate` must agree on which skills are invalid and why, and
 //! harness9's own frontmatter fields are never reported as unknown.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::write;
+use crate::support::{Dirs, stderr_text, stdout_text as stdout, write};
 
 /// A project directory and a `$HARNESS9_HOME` (also `$HOME`) of its own.
 struct Project {
-    home: tempfile::TempDir,
-    work: tempfile::TempDir,
+    env: Dirs,
 }
 
 impl Project {
     /// Skills in `{work}/skills/`: three whose names can never be invoked, a wrong-typed
     /// field, a built-in's name, and one using every field harness9 understands.
     fn troubled() -> Project {
-        let p = Project {
-            home: tempfile::tempdir().unwrap(),
-            work: tempfile::tempdir().unwrap(),
-        };
+        let p = Project { env: Dirs::new() };
         for (dir, front) in [
             ("spaces", "name: Bad Name With Spaces\ndescription: Spaces"),
             ("dotdot", "name: ../x\ndescription: Dots"),
@@ -43,7 +40,7 @@ impl Project {
             ),
         ] {
             write(
-                &p.work.path().join("skills").join(dir).join("SKILL.md"),
+                &p.env.project().join("skills").join(dir).join("SKILL.md"),
                 &format!("---\n{front}\n---\nBody of {dir}.\n"),
             );
         }
@@ -51,33 +48,18 @@ impl Project {
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_harness9"))
-            .arg("-C")
-            .arg(self.work.path())
-            .arg("skills")
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.home.path())
-            .env("HARNESS9_HOME", self.home.path())
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+        self.env.command(&["skills"]).args(args).output().unwrap()
     }
 
     fn skill_md(&self, dir: &str) -> String {
-        self.work
-            .path()
+        self.env
+            .project()
             .join("skills")
             .join(dir)
             .join("SKILL.md")
             .display()
             .to_string()
     }
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).unwrap()
 }
 
 fn list_json(p: &Project) -> Value {
@@ -148,6 +130,10 @@ fn list_validate_and_show_agree_on_invalid_skills() {
     let out = p.run(&["validate"]);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
+    assert_eq!(
+        stderr_text(&out),
+        "harness9: validation found errors (3 failed of 6 skill(s) checked)\n"
+    );
     for (path, reason) in &invalid {
         let line = format!("{path}: error: {reason}");
         assert!(
@@ -179,10 +165,14 @@ fn list_validate_and_show_agree_on_invalid_skills() {
         "{text}"
     );
 
-    // show: the reason, not "no skill named".
+    // show: the reason, not "no skill named"; the failure on stderr.
     let out = p.run(&["show", "Bad Name With Spaces"]);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        stderr_text(&out).starts_with("harness9: skill `Bad Name With Spaces` is invalid: "),
+        "{out:?}"
+    );
     assert!(text.contains("status: invalid\n"), "{text}");
     let reason = &invalid
         .iter()
@@ -194,8 +184,12 @@ fn list_validate_and_show_agree_on_invalid_skills() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).contains("holds `/`"), "{}", stdout(&out));
     let out = p.run(&["show", "nope"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stdout(&out).contains("no skill named `nope`; available: good, help, maybe"));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_text(&out),
+        "harness9: no skill named `nope`; available: good, help, maybe\n"
+    );
+    assert_eq!(stdout(&out), "");
 }
 
 /// Files this young are read again, not taken from the cache (the cache's 2 s rule), so

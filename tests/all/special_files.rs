@@ -138,11 +138,10 @@ fn a_fifo_named_skill_md_is_reported_with_its_path_not_waited_on() {
     std::fs::create_dir_all(&folder).unwrap();
     let fifo = folder.join("SKILL.md");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_harness9"));
-    cmd.args(["skills", "list"])
-        .current_dir(dirs.project())
-        .env("HARNESS9_HOME", dirs.home());
-    let out = run_fed(&mut cmd, b"");
+    let out = run_fed(
+        harness9_cli(dirs.home(), dirs.project()).args(["skills", "list"]),
+        b"",
+    );
     assert_exit(&out, 0);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

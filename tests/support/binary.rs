@@ -1,10 +1,10 @@
-//! Running the real binary in tests: [`Dirs`] (a home and a project for a run),
-//! [`MockServer::harness9`] and the runs built on it (one tool call, every kind of
-//! child a skill starts), [`output_of`] (a run with its standard input closed), its
-//! output read back as JSON
-//! lines, checked for what it must hold ([`assert_has`]) and its exit code checked with
-//! its stderr shown. Only processes, paths and
-//! text: nothing here knows harness9's types.
+//! Running the real binary in tests, one way for every test: [`Dirs`] (a home and a
+//! project for a run), [`harness9_cli`] and [`Dirs::run`] (a subcommand, as a script
+//! runs it, with no server), [`MockServer::harness9`] and the runs built on it (one tool
+//! call, every kind of child a skill starts), [`output_of`] (a run with its standard
+//! input closed); its output read as text or JSON lines, checked for what it must hold
+//! ([`assert_has`]) and its exit code checked with its stderr shown. Only processes,
+//! paths and text: nothing here knows harness9's types.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -54,16 +54,33 @@ pub fn output_of(cmd: &mut Command) -> Output {
     cmd.stdin(Stdio::null()).output().expect("the command runs")
 }
 
-/// The real binary run in `project` with nothing of the test's environment but `PATH`,
-/// `home` as `$HOME` and `harness9_home` as `$HARNESS9_HOME`: for the subcommands that
-/// need no server.
-pub fn harness9_offline(home: &Path, harness9_home: &Path, project: &Path) -> Command {
+/// A run's stdout as text.
+pub fn stdout_text(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// A run's stderr as text.
+pub fn stderr_text(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).unwrap()
+}
+
+/// The real binary with nothing of the test's environment but `PATH`, and `home` as
+/// both `$HOME` and `$HARNESS9_HOME`: what every run below starts from.
+fn clean_binary(home: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
-    cmd.current_dir(project)
-        .env_clear()
+    cmd.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", home)
-        .env("HARNESS9_HOME", harness9_home);
+        .env("HARNESS9_HOME", home);
+    cmd
+}
+
+/// `harness9 -C project`, run the way a script runs a subcommand: a clean environment
+/// with `home` as `$HOME` and `$HARNESS9_HOME`, `PATH` kept, stdin empty, no server.
+/// Add the subcommand's arguments (and any more environment) before running it.
+pub fn harness9_cli(home: &Path, project: &Path) -> Command {
+    let mut cmd = clean_binary(home);
+    cmd.arg("-C").arg(project).stdin(Stdio::null());
     cmd
 }
 
@@ -139,18 +156,26 @@ impl Dirs {
     pub fn home_file(&self, rel: &str, text: &str) {
         write(&self.home().join(rel), text);
     }
+
+    /// `harness9 -C PROJECT ARGS…` ([`harness9_cli`]), not yet run.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = harness9_cli(self.home(), self.project());
+        cmd.args(args);
+        cmd
+    }
+
+    /// `harness9 -C PROJECT ARGS…` ([`harness9_cli`]), run to its end.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
 }
 
 impl MockServer {
     /// The real binary, run in `project` against this server with a clean environment:
     /// `home` as `$HARNESS9_HOME` and `$HOME`, the key `k`, the model `m`, `NO_COLOR`.
     pub fn harness9(&self, home: &Path, project: &Path) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
+        let mut cmd = clean_binary(home);
         cmd.current_dir(project)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", home)
-            .env("HARNESS9_HOME", home)
             .env("OPENAI_API_KEY", "k")
             .env("OPENAI_BASE_URL", self.url())
             .env("HARNESS9_MODEL", "m")

@@ -18,13 +18,14 @@
 //! server runs on its own thread with its own runtime, so it works from `#[test]` and
 //! `#[tokio::test]` alike, and stays up until the `MockServer` is dropped.
 //!
-//! Beside the server, each in a module of its own: `binary` (the real binary against
-//! the server: [`Dirs`], [`MockServer::harness9`], one tool call, every kind of skill
-//! child, exit and output checks), `session` ([`SessionBuilder`] and [`Session`]: a real
-//! session through the library, driven with `Op`s), `pty` (the binary in a
-//! pseudo-terminal), `users` (root or an unprivileged user), `mcp` (the MCP fixture
-//! server) and `fixture` (files and skills on disk, children fed and waited for with a
-//! deadline). The replies most tests script have short forms: [`answer`],
+//! Beside the server, each in a module of its own: `binary` (the real binary, one way
+//! for every test: [`Dirs`], subcommands through [`harness9_cli`] and [`Dirs::run`],
+//! runs against the server through [`MockServer::harness9`], one tool call, every kind
+//! of skill child, exit and output checks), `session` ([`SessionBuilder`] and
+//! [`Session`]: a real session through the library, driven with `Op`s), `pty` (the
+//! binary in a pseudo-terminal), `users` (root or an unprivileged user), `mcp` (the MCP
+//! fixture server) and `fixture` (files and skills on disk, children fed and waited for
+//! with a deadline). The replies most tests script have short forms: [`answer`],
 //! [`tool_reply`], [`bash_reply`] and [`use_skill_reply`].
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

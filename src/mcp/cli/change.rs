@@ -17,14 +17,14 @@ use crate::safe_text::SafeWriter;
 /// `mcp add`: writes `[mcp_servers.NAME]` into the scope's file (created when
 /// missing), keeping the rest of the file as written; a server the user adds to the
 /// project is approved at once. A name already defined (in any file) is a usage error
-/// unless `force`. Returns 0, or 1 when a project server was written but could not be
-/// approved.
+/// unless `force`. A project server written but not approved is
+/// [`McpCliError::NotApproved`].
 pub fn add(
     setup: &McpSetup,
     files: &Files,
     request: &AddRequest,
     out: &mut dyn Write,
-) -> Result<i32, McpCliError> {
+) -> Result<(), McpCliError> {
     let name = request.name.as_str();
     let usage = |reason: String| McpCliError::Usage(format!("MCP server `{name}`: {reason}"));
     config::check_name(name).map_err(usage)?;
@@ -82,40 +82,40 @@ pub fn add(
             )?;
         }
     }
-    let mut code = 0;
+    let mut approved = true;
     if request.scope == Scope::Project {
-        if config::trust_project_server(setup, name)? {
+        approved = config::trust_project_server(setup, name)?;
+        if approved {
             writeln!(
                 out,
                 "It is approved on this machine (you added it). Anyone else who gets this \
                  project approves it with `harness9 mcp trust`."
             )?;
-        } else {
-            writeln!(
-                out,
-                "harness9: warning: {} could not be read back, so `{name}` is not approved \
-                 yet; check the file, then run `harness9 mcp trust`.",
-                path.display()
-            )?;
-            code = 1;
         }
     }
     writeln!(out, "Check it with `harness9 mcp tools {name}`.")?;
     out.flush()?;
-    Ok(code)
+    if approved {
+        Ok(())
+    } else {
+        Err(McpCliError::NotApproved {
+            name: name.to_string(),
+            path,
+        })
+    }
 }
 
 /// `mcp remove NAME [--scope]`: removes the table from the scope's file, or (no scope)
 /// from the file whose definition is in force: the project's `.harness9/config.toml`,
 /// else the user's config.toml. A server only `.mcp.json` defines is a usage error
-/// (harness9 does not edit that file), as is a name no file defines.
+/// (harness9 does not edit that file); a name no file defines is not found.
 pub fn remove(
     setup: &McpSetup,
     files: &Files,
     name: &str,
     scope: Option<Scope>,
     out: &mut dyn Write,
-) -> Result<i32, McpCliError> {
+) -> Result<(), McpCliError> {
     let json_path = files.project.join(MCP_JSON);
     let in_json = edit::json_defines(&json_path, name);
     let mut found = None;
@@ -152,7 +152,7 @@ pub fn remove(
             Some(s) => format!("; it is defined in {}", s.origin.path().display()),
             None => format!(" (servers: {})", list_or_none(&names)),
         };
-        return Err(McpCliError::Usage(format!(
+        return Err(McpCliError::NotFound(format!(
             "no MCP server named `{name}` is defined {where_}{elsewhere}"
         )));
     };
@@ -174,7 +174,7 @@ pub fn remove(
         writeln!(safe, "It is still defined in {}.", other.display())?;
     }
     safe.flush()?;
-    Ok(0)
+    Ok(())
 }
 
 /// `mcp trust`: lists the project's server definitions (name, file, what runs, the
@@ -184,7 +184,7 @@ pub fn trust(
     setup: &McpSetup,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> Result<i32, McpCliError> {
+) -> Result<(), McpCliError> {
     let mut safe_err = SafeWriter::text(err);
     for warning in &setup.warnings {
         writeln!(safe_err, "harness9: warning: {warning}")?;
@@ -205,7 +205,7 @@ pub fn trust(
             setup.project.display()
         )?;
         out.flush()?;
-        return Ok(0);
+        return Ok(());
     }
     writeln!(
         out,
@@ -276,5 +276,5 @@ pub fn trust(
         approved.join(", ")
     )?;
     out.flush()?;
-    Ok(0)
+    Ok(())
 }

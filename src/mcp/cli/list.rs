@@ -47,15 +47,16 @@ fn transport_word(config: &McpServerConfig) -> &'static str {
 /// `mcp list [--json]`: every configured server with where it is defined, what runs and
 /// its state; the enabled, approved ones are started side by side (each within its
 /// start-up timeout, at most [`LIST_START_LIMIT`]). Problems with the definitions go
-/// to `err`. Returns 0, or 1 when a definition or a file could not be loaded (the
-/// listing is then incomplete); a server that fails is part of the answer, not an error.
+/// to `err` as warnings; when there were any, the listing is incomplete
+/// ([`McpCliError::Incomplete`]). A server that fails is part of the answer, not an
+/// error.
 pub async fn list(
     servers: &McpServers,
     options: &StartOptions,
     format: Format,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> Result<i32, McpCliError> {
+) -> Result<(), McpCliError> {
     let setup = servers.setup();
     let mut pending = Vec::new();
     for config in &setup.servers {
@@ -101,7 +102,10 @@ pub async fn list(
         writeln!(safe, "harness9: warning: {warning}")?;
     }
     safe.flush()?;
-    Ok(if setup.warnings.is_empty() { 0 } else { 1 })
+    match setup.warnings.len() {
+        0 => Ok(()),
+        problems => Err(McpCliError::Incomplete { problems }),
+    }
 }
 
 fn list_text(setup: &McpSetup, probes: &[Probe], out: &mut dyn Write) -> io::Result<()> {

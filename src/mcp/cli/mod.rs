@@ -9,8 +9,8 @@
 //! Servers are remote, untrusted text: their names, descriptions, prompts and error
 //! messages (with their stderr's end) reach the terminal only through [`SafeWriter`]
 //! (control characters shown as `^[`; JSON with them escaped). Argument parsing belongs
-//! to `crate::cli`, exit codes to `main.rs` (through [`McpCliError::kind`]); this module
-//! must not know clap, the agent or any frontend.
+//! to `crate::cli`, exit codes and writing errors to `main` (through
+//! [`McpCliError::kind`]); this module must not know clap, the agent or any frontend.
 //!
 //! `mcp list --json` prints one array with one object per configured server, with these
 //! fields: `name`; `scope` (`user`, `project` or `mcp_json`); `file` (where it is
@@ -38,8 +38,8 @@ use super::config::{
 };
 use super::connection::McpError;
 use super::edit::EditError;
-use crate::protocol::ErrorKind;
 use crate::safe_text;
+use crate::subcommand::Kind;
 
 /// The longest `mcp list` waits for one server (less when its start-up timeout is).
 pub const LIST_START_LIMIT: Duration = Duration::from_secs(15);
@@ -116,9 +116,33 @@ pub struct StartOptions {
 /// Why an `mcp` subcommand failed.
 #[derive(Debug, thiserror::Error)]
 pub enum McpCliError {
-    /// What was typed names no such server, or a server that cannot be used or written.
+    /// What was typed names a server that cannot be used or written this way.
     #[error("{0}")]
     Usage(String),
+    /// What was typed names no server there is (in the files asked about).
+    #[error("{0}")]
+    NotFound(String),
+    /// `mcp list` could not load every definition or file; the warnings said which.
+    #[error(
+        "the list is incomplete: {} could not be loaded (see the warnings)",
+        count(*problems, "definition or file", "definitions or files")
+    )]
+    Incomplete {
+        /// How many warnings there were.
+        problems: usize,
+    },
+    /// `mcp add --scope project` wrote the server but could not approve it.
+    #[error(
+        "{} could not be read back, so `{name}` is not approved yet; check the file, then \
+         run `harness9 mcp trust`",
+        path.display()
+    )]
+    NotApproved {
+        /// The server.
+        name: String,
+        /// The project's file it was written to.
+        path: PathBuf,
+    },
     /// A config file could not be read, edited or written.
     #[error(transparent)]
     Edit(#[from] EditError),
@@ -134,12 +158,18 @@ pub enum McpCliError {
 }
 
 impl McpCliError {
-    /// The kind of failure, for the exit code: what the user typed is a usage error,
-    /// the rest (a server that fails, a file that cannot be read or written) internal.
-    pub fn kind(&self) -> ErrorKind {
+    /// The kind of failure, for the exit code: what the user typed is a usage error or
+    /// names nothing; an incomplete list or approval failed; the rest (a server that
+    /// fails, a file that cannot be read or written) is internal.
+    pub fn kind(&self) -> Kind {
         match self {
-            McpCliError::Usage(_) => ErrorKind::Usage,
-            _ => ErrorKind::Internal,
+            McpCliError::Usage(_) => Kind::Usage,
+            McpCliError::NotFound(_) => Kind::NotFound,
+            McpCliError::Incomplete { .. } | McpCliError::NotApproved { .. } => Kind::Failed,
+            McpCliError::Edit(_)
+            | McpCliError::Server(_)
+            | McpCliError::Trust(_)
+            | McpCliError::Output(_) => Kind::Internal,
         }
     }
 }

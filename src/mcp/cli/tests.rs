@@ -49,8 +49,7 @@ fn add_to(dir: &Path, name: &str, scope: Scope, server: ServerFile, force: bool)
         server,
         force,
     };
-    let code = add(&setup, &files, &request, &mut out).unwrap();
-    assert_eq!(code, 0);
+    add(&setup, &files, &request, &mut out).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -97,7 +96,7 @@ fn add_keeps_comments_and_places_servers_together() {
         force: false,
     };
     let e = add(&setup, &files, &request, &mut Vec::new()).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Usage);
+    assert_eq!(e.kind(), Kind::Usage);
     assert!(e.to_string().contains("--force"), "{e}");
     add_to(dir.path(), "a", Scope::User, stdio("x", &[]), true);
     let text = std::fs::read_to_string(&files.user_config).unwrap();
@@ -136,7 +135,7 @@ fn add_refuses_what_load_would_refuse() {
             force: false,
         };
         let e = add(&setup, &files, &request, &mut Vec::new()).unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::Usage, "{name}: {e}");
+        assert_eq!(e.kind(), Kind::Usage, "{name}: {e}");
     }
     assert!(!files.user_config.exists());
 }
@@ -174,7 +173,7 @@ fn a_project_server_added_by_the_user_is_approved_and_removed_again() {
     let (_, setup) = setup_in(dir.path());
     assert!(setup.get("git").is_none());
     let e = remove(&setup, &files, "git", None, &mut Vec::new()).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Usage);
+    assert_eq!(e.kind(), Kind::NotFound);
 }
 
 #[test]
@@ -188,7 +187,7 @@ fn mcp_json_servers_are_not_edited() {
     .unwrap();
     let (files, setup) = setup_in(dir.path());
     let e = remove(&setup, &files, "fs", None, &mut Vec::new()).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Usage);
+    assert_eq!(e.kind(), Kind::Usage);
     assert!(e.to_string().contains("does not edit"), "{e}");
 }
 

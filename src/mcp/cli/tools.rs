@@ -18,18 +18,19 @@ pub(super) const DESCRIPTION_CHARS: usize = 160;
 /// `mcp tools NAME [--json]`: starts the server and lists its tools (the name the model
 /// calls, the server's name, the description's first line), its prompts as slash
 /// commands and whether it has resources. An unknown, disabled or unapproved server is
-/// a usage error; one that fails to start is [`McpCliError::Server`].
+/// a failure of its own kind ([`McpCliError::NotFound`], [`McpCliError::Usage`]); one
+/// that fails to start is [`McpCliError::Server`].
 pub async fn tools(
     servers: &McpServers,
     options: &StartOptions,
     name: &str,
     format: Format,
     out: &mut dyn Write,
-) -> Result<i32, McpCliError> {
+) -> Result<(), McpCliError> {
     let setup = servers.setup();
     let Some(config) = setup.get(name) else {
         let names: Vec<String> = setup.servers.iter().map(|s| s.name.clone()).collect();
-        return Err(McpCliError::Usage(format!(
+        return Err(McpCliError::NotFound(format!(
             "no MCP server named `{name}` is configured (servers: {})",
             list_or_none(&names)
         )));
@@ -110,7 +111,7 @@ pub async fn tools(
         let mut safe = SafeWriter::json(&mut *out);
         writeln!(safe, "{text}")?;
         safe.flush()?;
-        return Ok(0);
+        return Ok(());
     }
     let mut safe = SafeWriter::text(&mut *out);
     let out: &mut dyn Write = &mut safe;
@@ -153,7 +154,7 @@ pub async fn tools(
         None => writeln!(out, "Resources: none")?,
     }
     out.flush()?;
-    Ok(0)
+    Ok(())
 }
 
 /// `/server:prompt arg* other`.

@@ -111,10 +111,11 @@ impl World {
         world
     }
 
-    /// The binary without a server in this world (`-C` the project).
+    /// The binary without a server in this world (`-C` the project, `h9` as
+    /// `$HARNESS9_HOME`).
     fn offline(&self) -> Command {
-        let mut cmd = harness9_offline(self.home.path(), self.h9.path(), self.project.path());
-        cmd.arg("-C").arg(self.project.path());
+        let mut cmd = harness9_cli(self.home.path(), self.project.path());
+        cmd.env("HARNESS9_HOME", self.h9.path());
         cmd
     }
 

@@ -1,0 +1,308 @@
+//! A session run, from the parsed flags to the frontend's end: the configuration
+//! resolved with an endpoint, the secrets sealed, the sandbox set up, logging opened,
+//! `-c`/`--resume` resolved to a saved session, the runtime started, the remote skills
+//! root synced, and the session prepared and handed to the chosen [`Frontend`] (print
+//! mode, the TUI or the REPL).
+//!
+//! It returns how the run [`Ended`], or a typed [`LaunchError`] with the kind scripts
+//! see; exit codes and how an error is reported are `main`'s. It must not know how the
+//! agent or the frontends work inside.
+
+use std::io::Write;
+
+use crate::agent::Approver;
+use crate::agent::saved::SessionStart;
+use crate::cli::{Cli, ResumeRequest, SessionsAction};
+use crate::commands::{self, CommandError};
+use crate::config::{Config, ConfigError, EndpointNeed, OllamaProbe, SessionSaving};
+use crate::llm::LlmError;
+use crate::print::{self, Activity, OutputFormat, PrintEnd, PrintError, PrintOptions, StdinKind};
+use crate::protocol::ErrorKind;
+use crate::repl::{self, ReplError, ReplInput};
+use crate::sandbox::{Decision, SandboxRefusal, SessionSandbox};
+use crate::signals::EndingSignal;
+use crate::sink::{self, ReaderState, Sink};
+use crate::startup::{self, Home};
+use crate::{session, tui};
+
+/// Which frontend runs the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frontend {
+    /// `-p`: one prompt.
+    Print(StdinKind),
+    /// The full-screen UI.
+    Tui,
+    /// The line REPL (a pipe, or a terminal without the TUI).
+    Repl(ReplInput),
+}
+
+/// How a session run ended.
+#[derive(Debug)]
+pub enum Ended {
+    /// The session is over: `failure` is the kind of the first turn that did not
+    /// complete (or of a prompt refused before any turn), none when every turn
+    /// completed or stdout's reader went away.
+    Finished {
+        /// What failed, if anything.
+        failure: Option<ErrorKind>,
+    },
+    /// A signal ended it: every command was stopped, the terminal restored, stderr told
+    /// (`harness9: terminated by SIGTERM`), and the runtime left to shut down in the
+    /// background (a task stuck in a blocking read must not keep a terminated harness9
+    /// alive).
+    Signalled(EndingSignal),
+    /// `--resume` without an id outside the TUI, where there is nothing to pick with:
+    /// this project's sessions were listed instead, as `harness9 sessions list` does.
+    Listed(Result<(), CommandError>),
+}
+
+/// A saved session that cannot be gone on with (`-c`, `--resume ID`).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ResumeError(String);
+
+/// Why a session could not start or run.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// The configuration is invalid or incomplete (no endpoint, a bad file).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// `-c` or `--resume ID` names no session that can be gone on with.
+    #[error(transparent)]
+    Resume(#[from] ResumeError),
+    /// The provider cannot even be set up (a bad base URL or header).
+    #[error(transparent)]
+    Provider(#[from] LlmError),
+    /// The sandbox was asked for and cannot be had.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxRefusal),
+    /// harness9's own binary (the sandbox launcher) cannot be found.
+    #[error("cannot find harness9's own binary to start sandboxed commands")]
+    OwnBinary(#[source] std::io::Error),
+    /// The async runtime could not be started.
+    #[error("cannot start the async runtime")]
+    Runtime(#[source] std::io::Error),
+    /// Print mode failed.
+    #[error(transparent)]
+    Print(#[from] PrintError),
+    /// The TUI failed.
+    #[error(transparent)]
+    Tui(#[from] tui::TuiError),
+    /// The REPL failed.
+    #[error(transparent)]
+    Repl(#[from] ReplError),
+}
+
+impl LaunchError {
+    /// The kind scripts see: what the user must fix (the config, the session asked
+    /// for, the provider's settings, the sandbox) is a usage error, the rest internal.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            LaunchError::Config(_)
+            | LaunchError::Resume(_)
+            | LaunchError::Provider(_)
+            | LaunchError::Sandbox(_) => ErrorKind::Usage,
+            LaunchError::OwnBinary(_)
+            | LaunchError::Runtime(_)
+            | LaunchError::Print(_)
+            | LaunchError::Tui(_)
+            | LaunchError::Repl(_) => ErrorKind::Internal,
+        }
+    }
+}
+
+/// Runs a session in `frontend` as the flags ask.
+pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
+    let mut config = Config::resolve(
+        &cli.overrides(),
+        &|name| std::env::var(name).ok(),
+        EndpointNeed::Required,
+        OllamaProbe::Enabled,
+    )?;
+    if cli.no_session {
+        config.session_saving = SessionSaving::Disabled;
+    }
+    // Every command started for the model or a skill from now on leaves out the key,
+    // header values and secret-looking variables, and none can read them in this
+    // process's environment block or memory.
+    if let Err(e) = startup::seal_secrets(&config) {
+        config.warnings.push(e.to_string());
+    }
+    // And each runs in the sandbox, when there is one.
+    match crate::sandbox::decide(&config.sandbox, config.approval_mode, &config.workdir)? {
+        Decision::Confined(policy) => {
+            let launcher = std::env::current_exe().map_err(LaunchError::OwnBinary)?;
+            crate::sandbox::configure(SessionSandbox {
+                policy: std::sync::Arc::new(policy),
+                launcher,
+            });
+        }
+        Decision::Unconfined { warning } => config.warnings.extend(warning),
+    }
+    let home = startup::init_logging(&config);
+    let (start, start_view) = match session_start(cli, &config)? {
+        Start::Session(start) => (start, tui::StartView::Conversation),
+        Start::Pick if frontend == Frontend::Tui => {
+            (SessionStart::New, tui::StartView::ResumePicker)
+        }
+        Start::Pick => {
+            if let Some(warning) = home.warning() {
+                sink::stderr_line(&format!("harness9: warning: {warning}"));
+            }
+            let list = SessionsAction::List {
+                all: false,
+                json: false,
+            };
+            return Ok(Ended::Listed(commands::sessions(&config, &list)));
+        }
+    };
+    let activity = if cli.verbose {
+        Activity::Shown
+    } else {
+        Activity::Hidden
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(LaunchError::Runtime)?;
+    // The remote skills root (SKILLS_ROOT as a URL), downloaded or refreshed before the
+    // session is prepared; its problems are start-up warnings, never fatal.
+    let remote = runtime.block_on(session::sync_remote_skills(&config));
+    let approver = match frontend {
+        Frontend::Print(_) | Frontend::Repl(ReplInput::Piped) => Approver::Nobody,
+        Frontend::Tui | Frontend::Repl(ReplInput::Terminal) => Approver::Frontend,
+    };
+    if frontend == Frontend::Tui && cli.output_format != OutputFormat::Text {
+        sink::stderr_line(
+            "harness9: --output-format applies to print and pipe modes; ignored in the TUI",
+        );
+    }
+    let prepared = with_home_warning(
+        session::prepare_with_remote(&config, approver, remote, start)?,
+        &home,
+    );
+    let ended = match frontend {
+        Frontend::Print(stdin) => {
+            let options = PrintOptions {
+                prompt: cli.print.clone().unwrap_or_default(),
+                format: cli.output_format,
+                activity,
+                stdin,
+            };
+            match print::run(&runtime, prepared, options)? {
+                PrintEnd::Finished { failure } => Ended::Finished { failure },
+                PrintEnd::Signalled(signal) => Ended::Signalled(signal),
+            }
+        }
+        Frontend::Tui => {
+            let options = tui::TuiOptions {
+                screen: if cli.alt_screen {
+                    tui::ScreenMode::AltScreen
+                } else {
+                    tui::ScreenMode::Inline
+                },
+                start: start_view,
+            };
+            let result = runtime.block_on(async {
+                let (handle, info) = prepared.spawn();
+                tui::run(handle, info, options).await
+            });
+            match result {
+                Ok(usage) => {
+                    let est = if usage.estimated { " (estimated)" } else { "" };
+                    let mut out = Sink::new(std::io::stdout());
+                    let _ = writeln!(
+                        out,
+                        "tokens: {} in, {} out{est}",
+                        usage.input_tokens, usage.output_tokens
+                    );
+                    Ended::Finished { failure: None }
+                }
+                // The terminal is already restored; exit as a signalled process would.
+                Err(tui::TuiError::Signal { signal }) => Ended::Signalled(signal),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Frontend::Repl(input) => {
+            let options = repl::ReplOptions {
+                format: cli.output_format,
+                activity,
+                input,
+            };
+            let summary = runtime.block_on(async {
+                let (handle, info) = prepared.spawn();
+                repl::run(handle, info, options).await
+            })?;
+            match (summary.signal, summary.reader) {
+                (Some(signal), _) => Ended::Signalled(signal),
+                // A reader that stopped reading (`| head`) asked for no more: not a
+                // failure.
+                (None, ReaderState::Gone) => Ended::Finished { failure: None },
+                (None, ReaderState::Reading) => Ended::Finished {
+                    failure: summary.failure,
+                },
+            }
+        }
+    };
+    if let Ended::Signalled(signal) = &ended {
+        // Said before the runtime is let go, as the run's last words.
+        sink::stderr_line(&format!("harness9: terminated by {signal}"));
+        runtime.shutdown_background();
+    }
+    Ok(ended)
+}
+
+/// How the run's conversation starts.
+enum Start {
+    /// New, or a saved session found.
+    Session(SessionStart),
+    /// `--resume` without an id: pick one.
+    Pick,
+}
+
+/// Resolves `-c` and `--resume` to a saved session before anything starts, so that a
+/// session that cannot be found is a clear usage error, never a silent new session.
+fn session_start(cli: &Cli, config: &Config) -> Result<Start, ResumeError> {
+    let request = cli.resume_request();
+    if request == ResumeRequest::New {
+        return Ok(Start::Session(SessionStart::New));
+    }
+    let Some(sessions) = session::live_sessions(config) else {
+        return Err(ResumeError(
+            "sessions are not saved in this run (--no-session, sessions = false or \
+             HARNESS9_SESSIONS=0), so none can be resumed"
+                .into(),
+        ));
+    };
+    let id = match request {
+        ResumeRequest::New => return Ok(Start::Session(SessionStart::New)),
+        ResumeRequest::Pick => return Ok(Start::Pick),
+        ResumeRequest::Latest => sessions.latest().map_err(ResumeError)?.ok_or_else(|| {
+            ResumeError(format!(
+                "no saved session for {} to continue (harness9 sessions list --all shows \
+                 every project's)",
+                sessions.project().display()
+            ))
+        })?,
+        ResumeRequest::Id(query) => sessions.find_id(&query).map_err(ResumeError)?,
+    };
+    // Another harness9 writing it: refused here, clearly. (Two starting at the same
+    // instant are still kept apart by the writer's lock; the later one then starts a
+    // new session with a warning.)
+    if let Some(reason) = sessions.in_use(&id) {
+        return Err(ResumeError(reason));
+    }
+    Ok(Start::Session(SessionStart::Resume(id)))
+}
+
+/// Puts the home's warning first among a prepared session's start-up warnings.
+fn with_home_warning(mut prepared: session::Prepared, home: &Home) -> session::Prepared {
+    if let Some(warning) = home.warning() {
+        prepared
+            .info
+            .startup_warnings
+            .insert(0, warning.to_string());
+    }
+    prepared
+}

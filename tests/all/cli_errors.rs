@@ -1,0 +1,398 @@
+//! One convention for every subcommand's failures, checked through the real binary on a
+//! table of cases: what was typed names nothing (not found) or cannot be used (usage)
+//! → exit 2, nothing on stdout, one `harness9: …` line on stderr; a check that found
+//! problems (failed) → exit 1, the findings on stdout, the failure on stderr; an invalid
+//! config.toml → exit 2 for every subcommand; a malformed command line → clap's message
+//! on stderr, exit 2. Nothing but warnings comes before the failure on stderr.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Output;
+
+use crate::support::{Dirs, stderr_text, stdout_text, write};
+
+/// What a case expects on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stdout {
+    /// Nothing: a failure is never written there.
+    Empty,
+    /// The command's findings (a report that explains the failure).
+    Findings,
+}
+
+/// How the last line of stderr is checked.
+#[derive(Debug, Clone, Copy)]
+enum Message {
+    /// Exactly this line.
+    Exact(&'static str),
+    /// A line starting with this.
+    Starts(&'static str),
+}
+
+/// One row of the table.
+struct Case {
+    /// The arguments after `harness9 -C WORK`; `{work}` is replaced with the project.
+    args: &'static [&'static str],
+    /// What the project and home hold first.
+    setup: fn(&Dirs),
+    /// The exit code.
+    code: i32,
+    stdout: Stdout,
+    message: Message,
+}
+
+fn nothing(_: &Dirs) {}
+
+fn a_session(env: &Dirs) {
+    let project = harness9::sessions::project_of(env.project());
+    let store = harness9::sessions::SessionStore::new(env.home());
+    store
+        .create(&harness9::sessions::Header {
+            schema: harness9::sessions::record::SCHEMA_VERSION,
+            id: harness9::sessions::SessionId::parse("20261123-173501-aaaaaa").unwrap(),
+            created_ms: 1_795_455_301_000,
+            cwd: project.clone(),
+            project,
+            model: "m".into(),
+            endpoint_host: "127.0.0.1".into(),
+            version: "0.1.0".into(),
+        })
+        .unwrap();
+}
+
+fn invalid_skills(env: &Dirs) {
+    write(
+        &env.project().join("skills/spaces/SKILL.md"),
+        "---\nname: Bad Name\ndescription: d\n---\nbody\n",
+    );
+}
+
+fn broken_mcp_json(env: &Dirs) {
+    write(&env.project().join(".mcp.json"), "{not json");
+}
+
+const NOT_FOUND: &[Case] = &[
+    Case {
+        args: &["skills", "show", "nosuch"],
+        setup: nothing,
+        code: 2,
+        stdout: Stdout::Empty,
+        message: Message::Exact("harness9: no skill named `nosuch` (no skills found)"),
+    },
+    Case {
+        args: &["skills", "validate", "{work}/nosuch"],
+        setup: nothing,
+        code: 2,
+        stdout: Stdout::Empty,
+        message: Message::Starts("harness9: cannot validate /"),
+    },
+    Case {
+        args: &["sessions", "show", "nosuch"],
+        setup: a_session,
+        code: 2,
+        stdout: Stdout::Empty,
+        message: Message::Exact(
+            "harness9: no session matches \"nosuch\" (harness9 sessions list shows them)",
+        ),
+    },
+    Case {
+        args: &["sessions", "export", "nosuch"],
+        setup: a_session,
+        code: 2,
+        stdout: Stdout::Empty,
+        message: Message::Exact(
+            "harness9: no session matches \"nosuch\" (harness9 sessions list shows them)",
+        ),
+    },
+    Case {
+        args: &["artifacts", "list"],
+        setup: nothing,
+        code: 2,
+        stdout: Stdout::Empty,
+        message: Message::Starts("harness9: no saved session in /"),
+    },
+    Case {
+        args: &["artifacts", "get", "chart.png", "--session", "nosuch"],
+        setup: a_session,
+        code: 2,
+        stdout: Stdout::Empty,
+        message: Message::Exact(
+            "harness9: no session matches \"nosuch\" (harness9 sessions list shows them)",
+        ),
+    },
+    Case {
+        args: &["artifacts", "get", "nosuch.txt"],
+        setup: a_session,
+        code: 2,
+        stdout: Stdout::Empty,
+        message: Message::Starts("harness9: no artifact nosuch.txt in this session"),
+    },
+    Case {
+        args: &["mcp", "tools", "nosuch"],
+        setup: nothing,
+        code: 2,
+        stdout: Stdout::Empty,
+        message: Message::Exact(
+            "harness9: no MCP server named `nosuch` is configured (servers: none)",
+        ),
+    },
+    Case {
+        args: &["mcp", "remove", "nosuch"],
+        setup: nothing,
+        code: 2,
+        stdout: Stdout::Empty,
+        message: Message::Exact(
+            "harness9: no MCP server named `nosuch` is defined in config.toml or \
+             .harness9/config.toml (servers: none)",
+        ),
+    },
+];
+
+const USAGE: &[Case] = &[
+    Case {
+        args: &["sessions", "show", "../x"],
+        setup: a_session,
+        code: 2,
+        stdout: Stdout::Empty,
+        message: Message::Starts("harness9: \"../x\" is not a session id"),
+    },
+    Case {
+        args: &["sessions", "show", "2026"],
+        setup: two_sessions,
+        code: 2,
+        stdout: Stdout::Empty,
+        // The candidates follow on lines of their own.
+        message: Message::Starts("  20261123-180000-dddddd"),
+    },
+    Case {
+        args: &["artifacts", "get", "chart.png", "--session", "../x"],
+        setup: a_session,
+        code: 2,
+        stdout: Stdout::Empty,
+        message: Message::Starts("harness9: \"../x\" is not a session id"),
+    },
+    Case {
+        args: &["artifacts", "list", "--session", "2026"],
+        setup: two_sessions,
+        code: 2,
+        stdout: Stdout::Empty,
+        message: Message::Starts("  20261123-180000-dddddd"),
+    },
+    Case {
+        args: &["mcp", "add", "bad__name", "--", "x"],
+        setup: nothing,
+        code: 2,
+        stdout: Stdout::Empty,
+        message: Message::Starts("harness9: MCP server `bad__name`: "),
+    },
+    Case {
+        args: &["mcp", "add", "nothing-to-run"],
+        setup: nothing,
+        code: 2,
+        stdout: Stdout::Empty,
+        message: Message::Starts("harness9: MCP server `nothing-to-run`: say what to run"),
+    },
+];
+
+fn two_sessions(env: &Dirs) {
+    a_session(env);
+    let project = harness9::sessions::project_of(env.project());
+    harness9::sessions::SessionStore::new(env.home())
+        .create(&harness9::sessions::Header {
+            schema: harness9::sessions::record::SCHEMA_VERSION,
+            id: harness9::sessions::SessionId::parse("20261123-180000-dddddd").unwrap(),
+            created_ms: 1_795_455_301_000,
+            cwd: project.clone(),
+            project,
+            model: "m".into(),
+            endpoint_host: "127.0.0.1".into(),
+            version: "0.1.0".into(),
+        })
+        .unwrap();
+}
+
+const FAILED: &[Case] = &[
+    Case {
+        args: &["skills", "validate", "{work}/skills"],
+        setup: invalid_skills,
+        code: 1,
+        stdout: Stdout::Findings,
+        message: Message::Exact(
+            "harness9: validation found errors (1 failed of 1 skill(s) checked)",
+        ),
+    },
+    Case {
+        args: &["skills", "show", "Bad Name"],
+        setup: invalid_skills,
+        code: 1,
+        stdout: Stdout::Findings,
+        message: Message::Starts("harness9: skill `Bad Name` is invalid: `name`"),
+    },
+    Case {
+        args: &["mcp", "list"],
+        setup: broken_mcp_json,
+        code: 1,
+        stdout: Stdout::Findings,
+        message: Message::Exact(
+            "harness9: the list is incomplete: 1 definition or file could not be loaded \
+             (see the warnings)",
+        ),
+    },
+];
+
+fn run(env: &Dirs, args: &[&str]) -> Output {
+    let work = env.project().display().to_string();
+    let args: Vec<String> = args.iter().map(|a| a.replace("{work}", &work)).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    env.run(&args)
+}
+
+/// Runs every case and lists each way one broke the convention.
+fn check(cases: &[Case]) {
+    let mut broken = Vec::new();
+    for case in cases {
+        let env = Dirs::new();
+        (case.setup)(&env);
+        let out = run(&env, case.args);
+        let (stdout, stderr) = (stdout_text(&out), stderr_text(&out));
+        let mut wrong = Vec::new();
+        if out.status.code() != Some(case.code) {
+            wrong.push(format!("exit {:?}, not {}", out.status.code(), case.code));
+        }
+        match case.stdout {
+            Stdout::Empty if !stdout.is_empty() => wrong.push("stdout is not empty".into()),
+            Stdout::Findings if stdout.is_empty() => wrong.push("stdout is empty".into()),
+            _ => {}
+        }
+        let last = stderr.lines().last().unwrap_or_default();
+        let matches = match case.message {
+            Message::Exact(line) => last == line,
+            Message::Starts(start) => last.starts_with(start),
+        };
+        if !matches || !stderr.ends_with('\n') {
+            wrong.push(format!("stderr ends {last:?}, not {:?}", case.message));
+        }
+        // Before the failure: only warnings (or an error's own continuation lines).
+        let errors = stderr
+            .lines()
+            .filter(|l| l.starts_with("harness9: ") && !l.starts_with("harness9: warning: "))
+            .count();
+        if errors != 1 {
+            wrong.push(format!("{errors} error lines on stderr"));
+        }
+        if !wrong.is_empty() {
+            broken.push(format!(
+                "{:?}: {}\n  stdout: {stdout:?}\n  stderr: {stderr:?}",
+                case.args,
+                wrong.join("; ")
+            ));
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+#[test]
+fn what_names_nothing_is_not_found_exit_2_on_stderr_for_every_subcommand() {
+    check(NOT_FOUND);
+}
+
+#[test]
+fn what_cannot_be_used_is_a_usage_error_exit_2_on_stderr() {
+    check(USAGE);
+}
+
+#[test]
+fn a_check_that_finds_problems_exits_1_with_its_findings_on_stdout() {
+    check(FAILED);
+}
+
+/// An invalid config.toml is the user's to fix: exit 2, one error naming the file, for
+/// every subcommand alike.
+#[test]
+fn an_invalid_config_stops_every_subcommand_the_same_way() {
+    let mut broken = Vec::new();
+    for args in [
+        &["skills", "list"][..],
+        &["sessions", "list"],
+        &["artifacts", "list"],
+        &["permissions", "list"],
+        &["mcp", "list"],
+    ] {
+        let env = Dirs::new();
+        write(&env.home().join("config.toml"), "model = [unclosed\n");
+        let out = env.run(args);
+        let stderr = stderr_text(&out);
+        let config = env.home().join("config.toml").display().to_string();
+        if out.status.code() != Some(2)
+            || !out.stdout.is_empty()
+            || stderr.matches("harness9: ").count() != 1
+            || !stderr.starts_with(&format!("harness9: {config} is invalid: "))
+            || !stderr.contains(&config)
+        {
+            broken.push(format!("{args:?}: {:?} {stderr:?}", out.status.code()));
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// A command line clap cannot parse: its message on stderr, exit 2, for every subcommand.
+#[test]
+fn a_malformed_command_line_is_a_usage_error_for_every_subcommand() {
+    let env = Dirs::new();
+    let mut broken = Vec::new();
+    for args in [
+        &["skills", "nosuch"][..],
+        &["skills", "show"],
+        &["sessions", "nosuch"],
+        &["sessions", "prune", "--older-than", "soon"],
+        &["artifacts", "nosuch"],
+        &["artifacts", "get"],
+        &["permissions", "nosuch"],
+        &["mcp", "nosuch"],
+        &["mcp", "add", "x", "--env", "no-equals"],
+    ] {
+        let out = env.run(args);
+        let stderr = stderr_text(&out);
+        if out.status.code() != Some(2) || !out.stdout.is_empty() || !stderr.starts_with("error: ")
+        {
+            broken.push(format!("{args:?}: {:?} {stderr:?}", out.status.code()));
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// Terminal controls in what was typed (a name a script took from a repository) are
+/// quoted in the failure, never sent raw: every subcommand's error goes through one
+/// writer that shows them (`^[`).
+#[test]
+fn controls_in_what_was_typed_never_reach_the_terminal_raw() {
+    const HOSTILE: &str = "x\u{1b}]0;PWNED\u{7}\u{1b}[2J\u{9b}31m";
+    let env = Dirs::new();
+    a_session(&env);
+    let path = env.project().join(HOSTILE).display().to_string();
+    let mut broken = Vec::new();
+    for args in [
+        &["skills", "show", HOSTILE][..],
+        &["skills", "validate", &path],
+        &["sessions", "show", HOSTILE],
+        &["sessions", "export", HOSTILE],
+        &["artifacts", "get", HOSTILE],
+        &["artifacts", "list", "--session", HOSTILE],
+        &["mcp", "tools", HOSTILE],
+        &["mcp", "remove", HOSTILE],
+        &["mcp", "add", HOSTILE, "--", "x"],
+    ] {
+        let out = env.run(args);
+        let bytes = &out.stderr;
+        let raw = bytes.contains(&0x1b)
+            || bytes.contains(&0x07)
+            || bytes
+                .windows(2)
+                .any(|w| w[0] == 0xc2 && (0x80..=0x9f).contains(&w[1]));
+        let stderr = stderr_text(&out);
+        if raw || !stderr.contains("PWNED") || out.status.code() != Some(2) {
+            broken.push(format!("{args:?}: {:?} {stderr:?}", out.status.code()));
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
