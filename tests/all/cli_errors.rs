@@ -43,13 +43,13 @@ struct Case {
 
 fn nothing(_: &Dirs) {}
 
-fn a_session(env: &Dirs) {
+/// Writes an empty session `id` of the project, as a run would have left it.
+fn session_named(env: &Dirs, id: &str) {
     let project = harness9::sessions::project_of(env.project());
-    let store = harness9::sessions::SessionStore::new(env.home());
-    store
+    harness9::sessions::SessionStore::new(env.home())
         .create(&harness9::sessions::Header {
             schema: harness9::sessions::record::SCHEMA_VERSION,
-            id: harness9::sessions::SessionId::parse("20261123-173501-aaaaaa").unwrap(),
+            id: harness9::sessions::SessionId::parse(id).unwrap(),
             created_ms: 1_795_455_301_000,
             cwd: project.clone(),
             project,
@@ -58,6 +58,10 @@ fn a_session(env: &Dirs) {
             version: "0.1.0".into(),
         })
         .unwrap();
+}
+
+fn a_session(env: &Dirs) {
+    session_named(env, "20261123-173501-aaaaaa");
 }
 
 fn invalid_skills(env: &Dirs) {
@@ -71,173 +75,137 @@ fn broken_mcp_json(env: &Dirs) {
     write(&env.project().join(".mcp.json"), "{not json");
 }
 
+/// What was typed names nothing or cannot be used: exit 2, nothing on stdout.
+const fn refused(args: &'static [&'static str], setup: fn(&Dirs), message: Message) -> Case {
+    Case {
+        args,
+        setup,
+        code: 2,
+        stdout: Stdout::Empty,
+        message,
+    }
+}
+
+/// A check that found problems: exit 1, its findings on stdout.
+const fn findings(args: &'static [&'static str], setup: fn(&Dirs), message: Message) -> Case {
+    Case {
+        args,
+        setup,
+        code: 1,
+        stdout: Stdout::Findings,
+        message,
+    }
+}
+
+/// What every subcommand says of a session id that matches none.
+const NO_SUCH_SESSION: Message =
+    Message::Exact("harness9: no session matches \"nosuch\" (harness9 sessions list shows them)");
+
 const NOT_FOUND: &[Case] = &[
-    Case {
-        args: &["skills", "show", "nosuch"],
-        setup: nothing,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Exact("harness9: no skill named `nosuch` (no skills found)"),
-    },
-    Case {
-        args: &["skills", "validate", "{work}/nosuch"],
-        setup: nothing,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Starts("harness9: cannot validate /"),
-    },
-    Case {
-        args: &["sessions", "show", "nosuch"],
-        setup: a_session,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Exact(
-            "harness9: no session matches \"nosuch\" (harness9 sessions list shows them)",
-        ),
-    },
-    Case {
-        args: &["sessions", "export", "nosuch"],
-        setup: a_session,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Exact(
-            "harness9: no session matches \"nosuch\" (harness9 sessions list shows them)",
-        ),
-    },
-    Case {
-        args: &["artifacts", "list"],
-        setup: nothing,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Starts("harness9: no saved session in /"),
-    },
-    Case {
-        args: &["artifacts", "get", "chart.png", "--session", "nosuch"],
-        setup: a_session,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Exact(
-            "harness9: no session matches \"nosuch\" (harness9 sessions list shows them)",
-        ),
-    },
-    Case {
-        args: &["artifacts", "get", "nosuch.txt"],
-        setup: a_session,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Starts("harness9: no artifact nosuch.txt in this session"),
-    },
-    Case {
-        args: &["mcp", "tools", "nosuch"],
-        setup: nothing,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Exact(
-            "harness9: no MCP server named `nosuch` is configured (servers: none)",
-        ),
-    },
-    Case {
-        args: &["mcp", "remove", "nosuch"],
-        setup: nothing,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Exact(
+    refused(
+        &["skills", "show", "nosuch"],
+        nothing,
+        Message::Exact("harness9: no skill named `nosuch` (no skills found)"),
+    ),
+    refused(
+        &["skills", "validate", "{work}/nosuch"],
+        nothing,
+        Message::Starts("harness9: cannot validate /"),
+    ),
+    refused(&["sessions", "show", "nosuch"], a_session, NO_SUCH_SESSION),
+    refused(
+        &["sessions", "export", "nosuch"],
+        a_session,
+        NO_SUCH_SESSION,
+    ),
+    refused(
+        &["artifacts", "list"],
+        nothing,
+        Message::Starts("harness9: no saved session in /"),
+    ),
+    refused(
+        &["artifacts", "get", "chart.png", "--session", "nosuch"],
+        a_session,
+        NO_SUCH_SESSION,
+    ),
+    refused(
+        &["artifacts", "get", "nosuch.txt"],
+        a_session,
+        Message::Starts("harness9: no artifact nosuch.txt in this session"),
+    ),
+    refused(
+        &["mcp", "tools", "nosuch"],
+        nothing,
+        Message::Exact("harness9: no MCP server named `nosuch` is configured (servers: none)"),
+    ),
+    refused(
+        &["mcp", "remove", "nosuch"],
+        nothing,
+        Message::Exact(
             "harness9: no MCP server named `nosuch` is defined in config.toml or \
              .harness9/config.toml (servers: none)",
         ),
-    },
+    ),
 ];
 
 const USAGE: &[Case] = &[
-    Case {
-        args: &["sessions", "show", "../x"],
-        setup: a_session,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Starts("harness9: \"../x\" is not a session id"),
-    },
-    Case {
-        args: &["sessions", "show", "2026"],
-        setup: two_sessions,
-        code: 2,
-        stdout: Stdout::Empty,
-        // The candidates follow on lines of their own.
-        message: Message::Starts("  20261123-180000-dddddd"),
-    },
-    Case {
-        args: &["artifacts", "get", "chart.png", "--session", "../x"],
-        setup: a_session,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Starts("harness9: \"../x\" is not a session id"),
-    },
-    Case {
-        args: &["artifacts", "list", "--session", "2026"],
-        setup: two_sessions,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Starts("  20261123-180000-dddddd"),
-    },
-    Case {
-        args: &["mcp", "add", "bad__name", "--", "x"],
-        setup: nothing,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Starts("harness9: MCP server `bad__name`: "),
-    },
-    Case {
-        args: &["mcp", "add", "nothing-to-run"],
-        setup: nothing,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Starts("harness9: MCP server `nothing-to-run`: say what to run"),
-    },
+    refused(
+        &["sessions", "show", "../x"],
+        a_session,
+        Message::Starts("harness9: \"../x\" is not a session id"),
+    ),
+    // The candidates follow on lines of their own.
+    refused(
+        &["sessions", "show", "2026"],
+        two_sessions,
+        Message::Starts("  20261123-180000-dddddd"),
+    ),
+    refused(
+        &["artifacts", "get", "chart.png", "--session", "../x"],
+        a_session,
+        Message::Starts("harness9: \"../x\" is not a session id"),
+    ),
+    refused(
+        &["artifacts", "list", "--session", "2026"],
+        two_sessions,
+        Message::Starts("  20261123-180000-dddddd"),
+    ),
+    refused(
+        &["mcp", "add", "bad__name", "--", "x"],
+        nothing,
+        Message::Starts("harness9: MCP server `bad__name`: "),
+    ),
+    refused(
+        &["mcp", "add", "nothing-to-run"],
+        nothing,
+        Message::Starts("harness9: MCP server `nothing-to-run`: say what to run"),
+    ),
 ];
 
 fn two_sessions(env: &Dirs) {
     a_session(env);
-    let project = harness9::sessions::project_of(env.project());
-    harness9::sessions::SessionStore::new(env.home())
-        .create(&harness9::sessions::Header {
-            schema: harness9::sessions::record::SCHEMA_VERSION,
-            id: harness9::sessions::SessionId::parse("20261123-180000-dddddd").unwrap(),
-            created_ms: 1_795_455_301_000,
-            cwd: project.clone(),
-            project,
-            model: "m".into(),
-            endpoint_host: "127.0.0.1".into(),
-            version: "0.1.0".into(),
-        })
-        .unwrap();
+    session_named(env, "20261123-180000-dddddd");
 }
 
 const FAILED: &[Case] = &[
-    Case {
-        args: &["skills", "validate", "{work}/skills"],
-        setup: invalid_skills,
-        code: 1,
-        stdout: Stdout::Findings,
-        message: Message::Exact(
-            "harness9: validation found errors (1 failed of 1 skill(s) checked)",
-        ),
-    },
-    Case {
-        args: &["skills", "show", "Bad Name"],
-        setup: invalid_skills,
-        code: 1,
-        stdout: Stdout::Findings,
-        message: Message::Starts("harness9: skill `Bad Name` is invalid: `name`"),
-    },
-    Case {
-        args: &["mcp", "list"],
-        setup: broken_mcp_json,
-        code: 1,
-        stdout: Stdout::Findings,
-        message: Message::Exact(
+    findings(
+        &["skills", "validate", "{work}/skills"],
+        invalid_skills,
+        Message::Exact("harness9: validation found errors (1 failed of 1 skill(s) checked)"),
+    ),
+    findings(
+        &["skills", "show", "Bad Name"],
+        invalid_skills,
+        Message::Starts("harness9: skill `Bad Name` is invalid: `name`"),
+    ),
+    findings(
+        &["mcp", "list"],
+        broken_mcp_json,
+        Message::Exact(
             "harness9: the list is incomplete: 1 definition or file could not be loaded \
              (see the warnings)",
         ),
-    },
+    ),
 ];
 
 fn run(env: &Dirs, args: &[&str]) -> Output {

@@ -83,26 +83,24 @@ fn invalid_of(v: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-#[test]
-fn list_validate_and_show_agree_on_invalid_skills() {
-    let p = Project::troubled();
-    let v = list_json(&p);
-    let names: Vec<&str> = v["skills"]
+/// The `name` of each entry of the list `key` of `skills list --json`.
+fn names_in<'v>(v: &'v Value, key: &str) -> Vec<&'v str> {
+    v[key]
         .as_array()
         .unwrap()
         .iter()
         .map(|s| s["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["good", "help", "maybe"], "{v:#}");
+        .collect()
+}
+
+#[test]
+fn list_validate_and_show_agree_on_invalid_skills() {
+    let p = Project::troubled();
+    let v = list_json(&p);
+    assert_eq!(names_in(&v, "skills"), ["good", "help", "maybe"], "{v:#}");
     let invalid = invalid_of(&v);
-    let invalid_names: Vec<&str> = v["invalid"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["name"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        invalid_names,
+        names_in(&v, "invalid"),
         ["../x", "new\nline", "Bad Name With Spaces"],
         "{v:#}"
     );
