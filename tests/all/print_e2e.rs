@@ -10,40 +10,27 @@ use std::process::{Command, Output, Stdio};
 use crate::support::*;
 use serde_json::Value;
 
+/// A home (its config.toml holding `max_retries = 1` unless the test sets it) and a
+/// project, for runs of the binary pointed at the server by its flags.
 struct Run {
-    home: tempfile::TempDir,
-    workdir: tempfile::TempDir,
+    dirs: Dirs,
 }
 
 impl Run {
     fn new(config: &str) -> Run {
-        let home = tempfile::tempdir().unwrap();
-        std::fs::write(
-            home.path().join("config.toml"),
-            if config.contains("max_retries") {
-                config.to_string()
-            } else {
-                format!("max_retries = 1\n{config}")
-            },
-        )
-        .unwrap();
-        Run {
-            home,
-            workdir: tempfile::tempdir().unwrap(),
-        }
+        let dirs = Dirs::with_config(&if config.contains("max_retries") {
+            config.to_string()
+        } else {
+            format!("max_retries = 1\n{config}")
+        });
+        Run { dirs }
     }
 
     fn command(&self, server: &MockServer, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
-        cmd.args(["--base-url", &server.url(), "--model", "mock-model", "-C"])
-            .arg(self.workdir.path())
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.home.path())
-            .env("HARNESS9_HOME", self.home.path())
-            .env("OPENAI_API_KEY", "test-key")
-            .stdin(Stdio::null());
+        let mut cmd = self
+            .dirs
+            .command(&["--base-url", &server.url(), "--model", "mock-model"]);
+        cmd.args(args).env("OPENAI_API_KEY", "test-key");
         cmd
     }
 
@@ -52,7 +39,7 @@ impl Run {
     }
 
     fn path(&self, p: &str) -> std::path::PathBuf {
-        self.workdir.path().join(p)
+        self.dirs.project().join(p)
     }
 }
 
@@ -431,10 +418,10 @@ fn skills_list_takes_setting_flags_after_the_subcommand_and_stops_quietly_for_he
     cmd.args(["skills", "list", "--json", "--skills-dir"])
         .arg(&root)
         .args(["--skills-dir", "/nonexistent/skills", "-C"])
-        .arg(run.workdir.path())
+        .arg(run.dirs.project())
         .env_clear()
-        .env("HOME", run.home.path())
-        .env("HARNESS9_HOME", run.home.path())
+        .env("HOME", run.dirs.home())
+        .env("HARNESS9_HOME", run.dirs.home())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -275,22 +275,23 @@ fn served(body: Vec<u8>, etag: &str) -> Route {
 
 /// A server serving `/skills.zip` (the skill alpha, ETag `"v1"`), fresh folders, the
 /// archive's URL, and its first sync into them.
-async fn alpha_zip_synced_once() -> (FileServer, Dirs, String, SyncedRoot) {
+async fn alpha_zip_synced_once() -> (FileServer, SkillsHome, String, SyncedRoot) {
     let server = FileServer::start();
     server.put("/skills.zip", served(zip_of(&skills(&["alpha"])), "\"v1\""));
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let url = server.url("/skills.zip");
     let first = dirs.sync(&url, &RemoteLimits::default()).await.unwrap();
     (server, dirs, url, first)
 }
 
-struct Dirs {
+/// A harness9 home (its remote skills cache) and a project, in one temporary folder.
+struct SkillsHome {
     tmp: tempfile::TempDir,
 }
 
-impl Dirs {
-    fn new() -> Dirs {
-        Dirs {
+impl SkillsHome {
+    fn new() -> SkillsHome {
+        SkillsHome {
             tmp: tempfile::tempdir().unwrap(),
         }
     }
@@ -352,7 +353,7 @@ async fn a_zip_of_two_skills_is_downloaded_extracted_and_discovered_as_remote() 
         "/skills.zip",
         served(zip_of(&skills(&["alpha", "beta"])), "\"z1\""),
     );
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let url = server.url("/skills.zip");
     let synced = dirs.sync(&url, &RemoteLimits::default()).await.unwrap();
     assert_eq!(synced.outcome, SyncOutcome::Downloaded);
@@ -392,7 +393,7 @@ async fn a_tar_gz_a_tgz_and_a_plain_tar_are_extracted_too() {
     server.put("/s.tar", served(tar.clone(), "\"p\""));
     // The format comes from the bytes, not the name.
     server.put("/download?id=7", served(gz(&tar), "\"q\""));
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let mut seen_dirs = Vec::new();
     for path in ["/s.tar.gz", "/s.tgz", "/s.tar", "/download?id=7"] {
         let synced = dirs
@@ -448,7 +449,7 @@ async fn last_modified_is_sent_back_as_if_modified_since() {
             ..Route::default()
         },
     );
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let url = server.url("/s.tar");
     let limits = RemoteLimits::default();
     let first = dirs.sync(&url, &limits).await.unwrap();
@@ -509,7 +510,7 @@ async fn a_stalled_server_holds_start_up_about_two_seconds_when_a_copy_is_cached
     let server = FileServer::start();
     let archive = zip_of(&skills(&["alpha"]));
     server.put("/skills.zip", served(archive.clone(), "\"v1\""));
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let url = server.url("/skills.zip");
     let limits = RemoteLimits::default();
     assert!(limits.timeout >= Duration::from_secs(60), "{limits:?}");
@@ -571,7 +572,7 @@ async fn a_stalled_server_without_a_cache_is_given_up_after_the_answer_timeout()
             ..Route::default()
         },
     );
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let url = server.url("/skills.zip");
     let defaults = RemoteLimits::default();
     assert!(
@@ -609,7 +610,7 @@ async fn with_the_server_down_and_no_cache_it_is_a_clear_error_and_a_session_war
     let mut server = FileServer::start();
     let url = server.url("/skills.zip");
     server.shut_down();
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let limits = RemoteLimits::default();
     let err = dirs.sync(&url, &limits).await.unwrap_err();
     assert!(matches!(err, RemoteError::Unreachable { .. }), "{err:?}");
@@ -634,7 +635,7 @@ async fn with_the_server_down_and_no_cache_it_is_a_clear_error_and_a_session_war
 #[tokio::test]
 async fn http_errors_are_named_and_a_failed_refresh_keeps_the_good_cache() {
     let server = FileServer::start();
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let limits = RemoteLimits::default();
     let missing = server.url("/missing.zip");
     let err = dirs.sync(&missing, &limits).await.unwrap_err();
@@ -671,7 +672,7 @@ async fn http_errors_are_named_and_a_failed_refresh_keeps_the_good_cache() {
 #[tokio::test]
 async fn path_traversal_absolute_and_link_entries_are_skipped_and_nothing_lands_outside() {
     let server = FileServer::start();
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let outside = dirs.tmp.path().join("outside");
     let abs = format!("{}/abs/SKILL.md", outside.display());
 
@@ -777,7 +778,7 @@ async fn path_traversal_absolute_and_link_entries_are_skipped_and_nothing_lands_
 #[tokio::test]
 async fn oversize_archives_are_refused_with_the_url_and_the_limit_named() {
     let server = FileServer::start();
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     // 2 MB of zeros: a small download that unpacks large.
     let mut entries = skills(&["alpha"]);
     entries.push(("pack/alpha/big.txt".into(), vec![0u8; 2_000_000], false));
@@ -856,7 +857,7 @@ async fn a_body_that_is_not_an_archive_is_a_clear_error() {
         "/skills.zip",
         served(b"<!DOCTYPE html><title>Login</title>".to_vec(), "\"h\""),
     );
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let url = server.url("/skills.zip");
     let err = dirs.sync(&url, &RemoteLimits::default()).await.unwrap_err();
     assert!(matches!(err, RemoteError::NotAnArchive { .. }), "{err:?}");

@@ -12,41 +12,22 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::{
-    MockServer, Terminal, answer, assert_exit, bash_reply, finish, first_line_then_close,
+    Dirs, MockServer, Terminal, answer, assert_exit, bash_reply, finish, first_line_then_close,
     harness9_pty_command, http_error, json_lines, skill, spawn_fed, sse, text, tool_call,
     tool_reply, wait_with_deadline,
 };
 use serde_json::Value;
-use tempfile::TempDir;
 
 const DEADLINE: Duration = Duration::from_secs(30);
 
 /// The approval question on the prompt line.
 const ALLOW: &str = "allow? [y]es once / [n]o / [a]lways this session / [p]roject:";
 
-/// A home and a project directory for one run.
-struct Dirs {
-    home: TempDir,
-    work: TempDir,
-}
-
+/// The line REPL's runs in the shared [`Dirs`] (methods of this file only).
 impl Dirs {
-    fn new() -> Dirs {
-        Dirs {
-            home: tempfile::tempdir().unwrap(),
-            work: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    /// `config.toml` in the home.
-    fn config(self, toml: &str) -> Dirs {
-        std::fs::write(self.home.path().join("config.toml"), toml).unwrap();
-        self
-    }
-
     /// Asserts that the input history in the home holds `expected` (comment lines aside).
     fn assert_history(&self, expected: &[&str]) {
-        let history = std::fs::read_to_string(self.home.path().join("history")).unwrap();
+        let history = std::fs::read_to_string(self.home().join("history")).unwrap();
         let entries: Vec<&str> = history.lines().filter(|l| !l.starts_with('#')).collect();
         assert_eq!(entries, expected, "history file:\n{history}");
     }
@@ -81,10 +62,10 @@ struct Output {
 fn harness9(server: &MockServer, dirs: &Dirs, extra: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
     cmd.args(["--base-url", &server.url(), "--model", "m", "-C"])
-        .arg(dirs.work.path())
+        .arg(dirs.project())
         .args(extra)
         .env("OPENAI_API_KEY", "test")
-        .env("HARNESS9_HOME", dirs.home.path())
+        .env("HARNESS9_HOME", dirs.home())
         .env_remove("OPENAI_BASE_URL")
         .env_remove("HARNESS9_MODEL")
         .env_remove("NO_COLOR");
@@ -146,7 +127,7 @@ fn resume_by_id_prefix_goes_on_with_the_saved_conversation() {
     let server = MockServer::start(vec![answer("one"), answer("two")]);
     let dirs = Dirs::new();
     dirs.pipe_ok(&server, &[], "first question\n");
-    let ids = saved_ids(dirs.home.path());
+    let ids = saved_ids(dirs.home());
     assert_eq!(ids.len(), 1, "{ids:?}");
     let id = &ids[0];
     let prefix = &id[..id.len() - 2];
@@ -232,7 +213,7 @@ fn a_provider_failure_is_reported_the_session_goes_on_and_the_exit_code_says_so(
         http_error(500),
         answer("third answer"),
     ]);
-    let dirs = Dirs::new().config("max_retries = 0\n");
+    let dirs = Dirs::with_config("max_retries = 0\n");
     let out = dirs.pipe(&server, &[], "one\ntwo\nthree\n");
     assert_eq!(
         out.stdout, "first answer\nthird answer\n",
@@ -354,7 +335,7 @@ impl std::ops::DerefMut for Pty {
 impl Pty {
     /// `harness9 --no-tui` in `dirs`, against `server`, once it shows its first prompt.
     fn spawn(server: &MockServer, dirs: &Dirs) -> Pty {
-        let (home, work) = (dirs.home.path(), dirs.work.path());
+        let (home, work) = (dirs.home(), dirs.project());
         let cmd = harness9_pty_command(&server.url(), home, work, &["--no-tui"]);
         let pty = Pty(Terminal::spawn(cmd, (30, 100), 0, |_, _, _| {}));
         pty.wait_for_prompt_line(">");
@@ -497,8 +478,8 @@ fn terminal_approvals_are_asked_inline() {
 #[test]
 fn always_for_echo_does_not_cover_what_is_chained_or_substituted() {
     let dirs = Dirs::new();
-    let chained = dirs.work.path().join("chained");
-    let substituted = dirs.work.path().join("substituted");
+    let chained = dirs.project().join("chained");
+    let substituted = dirs.project().join("substituted");
     let server = MockServer::start(vec![
         bash_reply("call_1", "echo hi"),
         answer("first done"),
@@ -539,7 +520,7 @@ fn always_for_echo_does_not_cover_what_is_chained_or_substituted() {
 #[test]
 fn skills_changed_mid_session_are_noticed_and_the_system_prompt_stays() {
     let dirs = Dirs::new();
-    let skills = dirs.work.path().join("skills");
+    let skills = dirs.project().join("skills");
     skill(&skills, "alpha", "First skill", "", "Alpha body\n");
     skill(&skills, "beta", "Second skill", "", "Beta body\n");
     let change = "mkdir -p skills/gamma && \

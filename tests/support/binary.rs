@@ -1,10 +1,11 @@
 //! Running the real binary in tests, one way for every test: [`Dirs`] (a home and a
 //! project for a run), [`harness9_cli`] and [`Dirs::run`] (a subcommand, as a script
 //! runs it, with no server), [`MockServer::harness9`] and the runs built on it (one tool
-//! call, every kind of child a skill starts), [`output_of`] (a run with its standard
-//! input closed); its output read as text or JSON lines, checked for what it must hold
-//! ([`assert_has`]) and its exit code checked with its stderr shown. Only processes,
-//! paths and text: nothing here knows harness9's types.
+//! call, every kind of child a skill starts), [`sandbox_launcher`] (the launcher run
+//! directly), [`output_of`] (a run with its standard input closed); its output read as
+//! text or JSON lines, checked for what it must hold ([`assert_has`]) and its exit code
+//! checked with its stderr shown. Only processes, paths and text: nothing here knows
+//! harness9's types.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -81,6 +82,14 @@ fn clean_binary(home: &Path) -> Command {
 pub fn harness9_cli(home: &Path, project: &Path) -> Command {
     let mut cmd = clean_binary(home);
     cmd.arg("-C").arg(project).stdin(Stdio::null());
+    cmd
+}
+
+/// The sandbox launcher (`harness9 __harness9-sandbox-exec`) with the test's own
+/// environment: add its arguments.
+pub fn sandbox_launcher() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
+    cmd.arg("__harness9-sandbox-exec");
     cmd
 }
 

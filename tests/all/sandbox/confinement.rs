@@ -192,8 +192,8 @@ fn namespaces_for(user: User) -> bool {
     use std::sync::OnceLock;
     static USABLE: [OnceLock<bool>; 2] = [OnceLock::new(), OnceLock::new()];
     *USABLE[usize::from(user == User::Nobody)].get_or_init(|| {
-        let mut probe = Command::new(env!("CARGO_BIN_EXE_harness9"));
-        probe.args(["__harness9-sandbox-exec", "--probe"]);
+        let mut probe = sandbox_launcher();
+        probe.arg("--probe");
         let out = as_user(probe, user)
             .current_dir("/")
             .stdin(Stdio::null())
@@ -594,9 +594,8 @@ fn without_namespaces_the_session_says_what_is_lost_and_keeps_landlock_and_secco
 
 /// The launcher, run directly with namespaces and a workspace-write policy in `dir`.
 fn launcher(dir: &Path, command: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
+    let mut cmd = sandbox_launcher();
     cmd.args([
-        "__harness9-sandbox-exec",
         "--mode",
         "workspace-write",
         "--namespaces",

@@ -227,11 +227,7 @@ fn truncating_renaming_and_hard_linking_out_of_the_project_are_denied() {
 
 /// The sandbox launcher run directly (`harness9 __harness9-sandbox-exec ARGS`).
 fn launch(args: &[&str]) -> Output {
-    output_of(
-        std::process::Command::new(env!("CARGO_BIN_EXE_harness9"))
-            .arg("__harness9-sandbox-exec")
-            .args(args),
-    )
+    output_of(sandbox_launcher().args(args))
 }
 
 #[test]

@@ -88,7 +88,7 @@ fn growing_and_shrinking_the_terminal_keeps_every_line_of_the_conversation() {
         answer(&numbered("BBB", 4)),
         answer("CCC-1"),
     ]);
-    let dirs = Dirs::new();
+    let dirs = Arc::new(Dirs::new());
     let mut tui = Tui::spawn_in(&server, &[], &[], dirs, (30, 100));
     tui.wait_ready();
     tui.submit("first");
@@ -161,7 +161,7 @@ fn esc_at_an_approval_stops_the_turn_without_another_request() {
     tui.wait_for_text("Interrupted");
     tui.wait_ready();
     assert_eq!(server.chat_requests().len(), 1, "the denial was not sent");
-    let kept = std::fs::read_to_string(tui.dirs.work.path().join("main.go")).unwrap();
+    let kept = std::fs::read_to_string(tui.dirs.project().join("main.go")).unwrap();
     assert_eq!(kept, "var x = 1\n");
     tui.submit("go on");
     tui.wait_for_text("next turn");
@@ -199,8 +199,8 @@ fn tool_cells_at_80_columns_show_one_diff_header_and_hang_wrapped_rows() {
         ]),
         answer("done here"),
     ]);
-    let dirs = Dirs::new();
-    std::fs::write(dirs.work.path().join("main.go"), "var x = 1\n").unwrap();
+    let dirs = Arc::new(Dirs::new());
+    std::fs::write(dirs.project().join("main.go"), "var x = 1\n").unwrap();
     let mut tui = Tui::spawn_in(
         &server,
         &["--approval-mode", "auto-edit"],

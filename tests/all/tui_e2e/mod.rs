@@ -21,31 +21,15 @@ mod defects;
 mod signals;
 
 use crate::support::{
-    MockServer, PtyWriter, Terminal, answer, assert_has, finish, harness9_pty_command, skill, sse,
-    text, tool_call, tool_reply,
+    Dirs, MockServer, PtyWriter, Terminal, answer, assert_has, finish, harness9_pty_command, skill,
+    sse, text, tool_call, tool_reply,
 };
 use serde_json::Value;
-use tempfile::TempDir;
 
 const ROWS: u16 = 40;
 const COLS: u16 = 120;
 /// Lines of scrollback the emulated terminal keeps.
 const SCROLLBACK: usize = 2000;
-
-/// A harness9 home and a project directory; two runs can share them.
-struct Dirs {
-    home: TempDir,
-    work: TempDir,
-}
-
-impl Dirs {
-    fn new() -> Arc<Dirs> {
-        Arc::new(Dirs {
-            home: tempfile::tempdir().unwrap(),
-            work: tempfile::tempdir().unwrap(),
-        })
-    }
-}
 
 /// The TUI in a pseudo-terminal ([`Terminal`]: its screen, keys and exit).
 struct Tui {
@@ -117,8 +101,8 @@ impl Tui {
         env: &[(&str, String)],
         prepare: impl FnOnce(&Path, &Path),
     ) -> Tui {
-        let dirs = Dirs::new();
-        prepare(dirs.home.path(), dirs.work.path());
+        let dirs = Arc::new(Dirs::new());
+        prepare(dirs.home(), dirs.project());
         Tui::spawn_in(server, extra, env, dirs, (ROWS, COLS))
     }
 
@@ -130,7 +114,7 @@ impl Tui {
         dirs: Arc<Dirs>,
         size: (u16, u16),
     ) -> Tui {
-        let (home, work) = (dirs.home.path(), dirs.work.path());
+        let (home, work) = (dirs.home(), dirs.project());
         let mut cmd = harness9_pty_command(&server.url(), home, work, extra);
         cmd.env("HOME", home);
         cmd.env_remove("TMUX");
@@ -355,7 +339,7 @@ fn approving_an_edit_shows_the_diff_and_applies_it() {
     tui.wait_for_text("Renamed x to count.");
     tui.wait_for_text("✓ edit_file");
     tui.wait_ready();
-    let edited = std::fs::read_to_string(tui.dirs.work.path().join("main.go")).unwrap();
+    let edited = std::fs::read_to_string(tui.dirs.project().join("main.go")).unwrap();
     assert_eq!(edited, "package main\n\nvar count = 1\n");
     let requests = server.chat_requests();
     let tool_result = requests[1]
@@ -450,7 +434,7 @@ fn resume_opens_the_picker_and_goes_on_with_the_chosen_session() {
         answer("The parser plan is **ready**."),
         answer("Going on from the plan."),
     ]);
-    let dirs = Dirs::new();
+    let dirs = Arc::new(Dirs::new());
     let mut first = Tui::spawn_in(&server, &[], &[], dirs.clone(), (ROWS, COLS));
     first.wait_ready();
     first.submit("draft the parser plan");

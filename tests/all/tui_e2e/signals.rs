@@ -15,7 +15,7 @@ fn sigterm_and_sighup_stop_every_command_and_restore_the_terminal() {
         script_of_long_commands(&server);
         let mut tui = Tui::start(&server, &["--approval-mode", "full-auto"]);
         tui.submit("go");
-        let work = tui.dirs.work.path().to_path_buf();
+        let work = tui.dirs.project().to_path_buf();
         let pids = running(&work);
         tui.signal(by);
         let status = tui.wait_exit();
