@@ -1,7 +1,9 @@
 //! The one input router shared by the TUI, the REPL and pipe mode: turns a line of user
 //! input into a built-in command, a skill invocation or a plain prompt, and offers
-//! completions for `/` commands. It knows the catalog of skills and nothing of
-//! terminals, the agent loop or the model.
+//! completions for `/` commands. It knows the session's slash commands as plain data
+//! ([`SlashCommands`]: the skills and the MCP servers' prompts, which frontends receive
+//! from the agent) and nothing of the catalog, the servers, terminals, the agent loop
+//! or the model.
 //!
 //! Rules, in order:
 //! 1. A blank line is [`Routed::Empty`]; a line whose first non-blank character is not
@@ -20,10 +22,10 @@
 
 use std::path::PathBuf;
 
-use crate::mcp::McpServers;
 use crate::protocol::{BUILTINS, is_builtin};
-use crate::protocol::{ExportFormat, Invocation};
-use crate::skills::{Catalog, Skill};
+use crate::protocol::{
+    ExportFormat, Invocation, McpUse, SkillInvocation, SlashCommands, SlashSkill,
+};
 
 /// What `/export` accepts, for its error messages.
 const EXPORT_USAGE: &str = "usage: /export [md|json] [FILE] (Markdown by default; FILE defaults \
@@ -98,8 +100,8 @@ pub enum Routed {
     Error(String),
 }
 
-/// Routes one line of input; `mcp` are the session's MCP servers (for their prompts).
-pub fn route(line: &str, catalog: &Catalog, mcp: &McpServers) -> Routed {
+/// Routes one line of input; `commands` are the session's skills and MCP prompts.
+pub fn route(line: &str, commands: &SlashCommands) -> Routed {
     let line = line.trim_end_matches(['\n', '\r']);
     let trimmed = line.trim_start();
     if trimmed.trim_end().is_empty() {
@@ -171,19 +173,19 @@ pub fn route(line: &str, catalog: &Catalog, mcp: &McpServers) -> Routed {
         if name.is_empty() {
             return Routed::Error("usage: /skill NAME [args] (/skills lists them)".to_string());
         }
-        return match catalog.get(name) {
+        return match commands.skill(name) {
             Some(skill) => invoke(skill, args),
-            None => Routed::Error(unknown(&format!("no skill named `{name}`"), name, catalog)),
+            None => Routed::Error(unknown(&format!("no skill named `{name}`"), name, commands)),
         };
     }
-    if let Some(skill) = catalog.get(word) {
+    if let Some(skill) = commands.skill(word) {
         return invoke(skill, rest);
     }
     if let Some((server, prompt)) = word.split_once(':')
         && !word.contains('/')
-        && mcp.setup().get(server).is_some()
+        && commands.mcp_server(server).is_some()
     {
-        return mcp_prompt(server, prompt, rest, mcp);
+        return mcp_prompt(server, prompt, rest, commands);
     }
     if word.contains('/') {
         return Routed::Prompt(line.to_string());
@@ -191,7 +193,7 @@ pub fn route(line: &str, catalog: &Catalog, mcp: &McpServers) -> Routed {
     Routed::Error(unknown(
         &format!("unknown command `/{word}`"),
         word,
-        catalog,
+        commands,
     ))
 }
 
@@ -251,8 +253,8 @@ fn split_word(s: &str) -> (&str, &str) {
     }
 }
 
-fn invoke(skill: &Skill, args: &str) -> Routed {
-    if !skill.user_invocable() {
+fn invoke(skill: &SlashSkill, args: &str) -> Routed {
+    if skill.invocation != SkillInvocation::Slash {
         return Routed::Error(format!(
             "skill `{}` cannot be run as a slash command (it sets `user-invocable: false`); \
              the model loads it when needed",
@@ -266,18 +268,21 @@ fn invoke(skill: &Skill, args: &str) -> Routed {
 }
 
 /// `/SERVER:PROMPT args`: the prompt of a usable server, or why not.
-fn mcp_prompt(server: &str, prompt: &str, args: &str, mcp: &McpServers) -> Routed {
-    if !mcp.has(server) {
+fn mcp_prompt(server: &str, prompt: &str, args: &str, commands: &SlashCommands) -> Routed {
+    if commands
+        .mcp_server(server)
+        .is_none_or(|s| s.usable != McpUse::Usable)
+    {
         return Routed::Error(format!(
             "MCP server `{server}` is not in use in this session (`harness9 mcp list` says why)"
         ));
     }
     if prompt.is_empty() {
-        let known: Vec<String> = mcp
-            .known_prompts()
-            .into_iter()
-            .filter(|(s, _)| s == server)
-            .map(|(s, p)| format!("/{s}:{}", p.name))
+        let known: Vec<String> = commands
+            .mcp_prompts
+            .iter()
+            .filter(|p| p.server == server)
+            .map(|p| format!("/{}:{}", p.server, p.name))
             .collect();
         return Routed::Error(format!(
             "usage: /{server}:PROMPT [args]; known prompts: {}",
@@ -312,8 +317,8 @@ impl Routed {
     }
 }
 
-fn unknown(what: &str, word: &str, catalog: &Catalog) -> String {
-    let matches = close_matches(word, catalog);
+fn unknown(what: &str, word: &str, commands: &SlashCommands) -> String {
+    let matches = close_matches(word, commands);
     if matches.is_empty() {
         format!("{what}; type /help for commands, /skills for skills")
     } else {
@@ -327,7 +332,7 @@ fn unknown(what: &str, word: &str, catalog: &Catalog) -> String {
 
 /// Up to five command or skill names close to `word`: prefixes first, then by edit
 /// distance (transpositions count once).
-pub fn close_matches(word: &str, catalog: &Catalog) -> Vec<String> {
+pub fn close_matches(word: &str, commands: &SlashCommands) -> Vec<String> {
     let w = word.to_lowercase();
     let limit = match w.chars().count() {
         0..=3 => 1,
@@ -337,7 +342,7 @@ pub fn close_matches(word: &str, catalog: &Catalog) -> Vec<String> {
     let mut scored: Vec<(usize, String)> = BUILTINS
         .iter()
         .map(|(n, _)| *n)
-        .chain(catalog.user_invocable_names())
+        .chain(commands.user_invocable_names())
         .filter_map(|name| {
             let n = name.to_lowercase();
             let d = if n.starts_with(&w) || (w.len() >= 3 && w.starts_with(&n)) {
@@ -381,18 +386,16 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// `SERVER:PROMPT` (with their arguments, required ones starred). After `skill ` it
 /// completes skill names, returned as `skill NAME`. Nothing once arguments are being
 /// typed.
-pub fn completions(prefix: &str, catalog: &Catalog, mcp: &McpServers) -> Vec<(String, String)> {
+pub fn completions(prefix: &str, commands: &SlashCommands) -> Vec<(String, String)> {
     let p = prefix.strip_prefix('/').unwrap_or(prefix);
     if let Some(q) = p.strip_prefix("skill ") {
         let q = q.trim_start();
         if q.contains(char::is_whitespace) {
             return Vec::new();
         }
-        return catalog
-            .skills()
-            .iter()
-            .filter(|s| s.user_invocable() && s.name.starts_with(q))
-            .map(|s| (format!("skill {}", s.name), s.one_line_description()))
+        return slash_skills(commands)
+            .filter(|s| s.name.starts_with(q))
+            .map(|s| (format!("skill {}", s.name), s.description.clone()))
             .collect();
     }
     if p.contains(char::is_whitespace) {
@@ -404,14 +407,12 @@ pub fn completions(prefix: &str, catalog: &Catalog, mcp: &McpServers) -> Vec<(St
         .map(|(n, d)| (n.to_string(), d.to_string()))
         .collect();
     out.extend(
-        catalog
-            .skills()
-            .iter()
-            .filter(|s| s.user_invocable() && s.name.starts_with(p) && !is_builtin(&s.name))
-            .map(|s| (s.name.clone(), s.one_line_description())),
+        slash_skills(commands)
+            .filter(|s| s.name.starts_with(p) && !is_builtin(&s.name))
+            .map(|s| (s.name.clone(), s.description.clone())),
     );
-    for (server, prompt) in mcp.known_prompts() {
-        let name = format!("{server}:{}", prompt.name);
+    for prompt in &commands.mcp_prompts {
+        let name = format!("{}:{}", prompt.server, prompt.name);
         if !name.starts_with(p) {
             continue;
         }
@@ -437,20 +438,36 @@ pub fn completions(prefix: &str, catalog: &Catalog, mcp: &McpServers) -> Vec<(St
     out
 }
 
+/// The skills a user can run as `/name`, in order.
+fn slash_skills(commands: &SlashCommands) -> impl Iterator<Item = &SlashSkill> {
+    commands
+        .skills
+        .iter()
+        .filter(|s| s.invocation == SkillInvocation::Slash)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::skills::invocation_prompt;
+    use crate::skills::{Catalog, invocation_prompt};
     use crate::test_support::project_with;
+
+    /// The slash commands of `catalog`'s skills, with no MCP servers.
+    fn commands(catalog: &Catalog) -> SlashCommands {
+        SlashCommands {
+            skills: crate::skills::listing::slash_skills(catalog),
+            ..SlashCommands::default()
+        }
+    }
 
     /// Routing with no MCP servers (their prompts have tests of their own).
     fn route(line: &str, catalog: &Catalog) -> Routed {
-        super::route(line, catalog, &McpServers::none())
+        super::route(line, &commands(catalog))
     }
 
     /// Completions with no MCP servers.
     fn completions(prefix: &str, catalog: &Catalog) -> Vec<(String, String)> {
-        super::completions(prefix, catalog, &McpServers::none())
+        super::completions(prefix, &commands(catalog))
     }
 
     #[test]

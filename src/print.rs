@@ -212,8 +212,16 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
         }
     }
 
-    /// Renders one event; returns the turn report when the event ends a turn.
+    /// Renders one event; returns the turn report when the event ends a turn. The
+    /// listings a frontend asks for or keeps (`/skills`, `/mcp`, the slash commands)
+    /// are not print mode's: nothing is written for them, in any format.
     pub fn render(&mut self, event: &Event) -> io::Result<Option<TurnReport>> {
+        if matches!(
+            event,
+            Event::SkillList(_) | Event::McpServerList { .. } | Event::SlashCommands(_)
+        ) {
+            return Ok(None);
+        }
         if let Event::SessionConfigured { model, .. } = event {
             self.model = model.clone();
         }
@@ -554,6 +562,35 @@ mod tests {
         }
         let (o, e) = r.into_inner();
         (String::from_utf8(o).unwrap(), String::from_utf8(e).unwrap())
+    }
+
+    #[test]
+    fn listings_are_never_written_in_any_format() {
+        let listings = [
+            Event::SkillList(crate::protocol::SkillListing {
+                skills: Vec::new(),
+                shadowed: Vec::new(),
+                invalid: Vec::new(),
+                warnings: 0,
+                index_used: 0,
+                index_budget: 8_000,
+            }),
+            Event::McpServerList {
+                servers: Vec::new(),
+            },
+            Event::SlashCommands(crate::protocol::SlashCommands::default()),
+        ];
+        for format in [
+            OutputFormat::Text,
+            OutputFormat::Json,
+            OutputFormat::StreamJson,
+        ] {
+            assert_eq!(
+                render_all(format, &listings),
+                (String::new(), String::new()),
+                "{format:?}"
+            );
+        }
     }
 
     fn turn() -> Vec<Event> {

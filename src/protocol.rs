@@ -20,6 +20,13 @@ pub use commands::{BUILTINS, is_builtin};
 pub use rules::{AskBecause, Effect, Offer, RuleView, Source};
 pub use values::{Cost, SkillChanges, UndoOutcome};
 
+mod listings;
+pub use listings::{
+    McpHealth, McpPromptArgument, McpPromptCommand, McpServerEntry, McpServerName, McpUse,
+    SkillEntry, SkillInvocation, SkillListing, SkillNote, SkillOrigin, SkillStanding,
+    SlashCommands, SlashSkill,
+};
+
 /// A slash command the agent runs as a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Invocation {
@@ -125,6 +132,12 @@ pub enum Op {
     },
     /// End the session: interrupt any running turn, then send [`Event::ShutdownComplete`].
     Shutdown,
+
+    // ----- listings: answered at once, even while a turn runs ------------------------
+    /// List the skills as `/skills` shows them ([`Event::SkillList`]).
+    ListSkills,
+    /// List the MCP servers as `/mcp` shows them ([`Event::McpServerList`]).
+    ListMcpServers,
 }
 
 /// Where a user message's text came from. Text that arrived on stdin may have been
@@ -418,7 +431,10 @@ impl SubAgentEvent {
             | Event::Compacted { .. }
             | Event::ContextWindow { .. }
             | Event::ModelChanged { .. }
-            | Event::ShutdownComplete { .. } => Err(Box::new(event)),
+            | Event::ShutdownComplete { .. }
+            | Event::SkillList(_)
+            | Event::McpServerList { .. }
+            | Event::SlashCommands(_) => Err(Box::new(event)),
         }
     }
 
@@ -953,6 +969,19 @@ pub enum Event {
         /// Usage for the whole session.
         usage: Usage,
     },
+
+    // ----- listings: a frontend's own questions; print mode shows none of them -------
+    /// The skills, after [`Op::ListSkills`].
+    SkillList(SkillListing),
+    /// The configured MCP servers with their state, after [`Op::ListMcpServers`].
+    McpServerList {
+        /// In name order; empty without servers.
+        servers: Vec<McpServerEntry>,
+    },
+    /// The slash commands changed (skills reloaded, an MCP server's prompts learnt):
+    /// all of them, in place of what the frontend had (`SessionInfo` carries them at
+    /// start).
+    SlashCommands(SlashCommands),
 }
 
 #[cfg(test)]

@@ -225,6 +225,7 @@ pub fn prepare_with_remote(
             }
         },
         skills_in_index,
+        index_budget,
         catalog: shared_catalog.clone(),
         skills_watch,
         loaded_skills,
@@ -244,12 +245,9 @@ pub fn prepare_with_remote(
         workdir: config.workdir.clone(),
         home: config.home.clone(),
         approval_mode: config.approval_mode,
-        catalog: shared_catalog,
+        commands: setup.slash_commands(),
         context_window: context_window.map(|w| w.tokens),
         startup_warnings: warnings,
-        index_budget,
-        loaded_skills: setup.loaded_skills.clone(),
-        mcp,
     };
     Ok(Prepared { setup, info })
 }

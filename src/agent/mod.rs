@@ -10,6 +10,7 @@ mod call;
 pub mod compact;
 pub mod conversation;
 pub mod fork;
+mod listings;
 pub mod live_sessions;
 pub mod mcp_servers;
 mod mention_approval;
@@ -27,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
 use crate::llm::window::{ContextWindow, WindowCache};
-use crate::protocol::{Event, Op};
+use crate::protocol::{Event, Op, SlashCommands};
 use crate::skills::active::LoadedSkills;
 use crate::tools::{ToolLimits, ToolRegistry};
 
@@ -128,7 +129,8 @@ pub struct AgentHandle {
     pub events: mpsc::UnboundedReceiver<Event>,
 }
 
-/// What frontends may read about the session besides the event stream.
+/// What frontends may read about the session besides the event stream: plain data,
+/// fixed at start (what changes later arrives as events). No handle into the core.
 #[derive(Debug, Clone)]
 pub struct SessionInfo {
     /// Model id at start.
@@ -139,19 +141,14 @@ pub struct SessionInfo {
     pub home: PathBuf,
     /// The approval mode.
     pub approval_mode: ApprovalMode,
-    /// The skills catalog (for completion, `/skills`, slash commands); reloads swap it.
-    pub catalog: crate::skills::SharedCatalog,
+    /// The slash commands at start (skills, MCP servers and their known prompts), for
+    /// routing and completion; [`Event::SlashCommands`] replaces them when they change.
+    pub commands: SlashCommands,
     /// The model's context window, when known.
     pub context_window: Option<u64>,
     /// Warnings from start-up (skills that did not load, config problems). Frontends
     /// show them once.
     pub startup_warnings: Vec<String>,
-    /// The skills index budget in characters (for `/skills`).
-    pub index_budget: usize,
-    /// Skills loaded in this session (for `/skills` to mark them).
-    pub loaded_skills: LoadedSkills,
-    /// The session's MCP servers (for `/mcp` and their prompts as slash commands).
-    pub mcp: crate::mcp::McpServers,
 }
 
 /// The fixed parts of a session, assembled by `session::prepare`.
@@ -180,6 +177,8 @@ pub struct AgentSetup {
     pub window_learning: WindowLearning,
     /// Skills in the index.
     pub skills_in_index: usize,
+    /// The skills index budget in characters (for `/skills`).
+    pub index_budget: usize,
     /// The skills catalog (for `/name` invocations); reloads swap it.
     pub catalog: crate::skills::SharedCatalog,
     /// Looks for new, changed and removed skills between turns.

@@ -1,6 +1,7 @@
 //! The agent's dispatcher: receives [`Op`]s, queues work, runs one turn at a time on its
-//! own task, routes approval answers and interrupts to the running turn, and shuts down
-//! cleanly. It must not know how events are drawn.
+//! own task, routes approval answers and interrupts to the running turn, answers the
+//! frontends' questions that need no session state (permissions, `/skills`, `/mcp`) at
+//! once, and shuts down cleanly. It must not know how events are drawn.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -8,6 +9,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::approval::ApprovalPolicy;
 use crate::agent::compact::{CompactError, compact_and_report};
 use crate::agent::conversation::Conversation;
 use crate::agent::saved;
@@ -16,26 +18,11 @@ use crate::agent::turn::{
     EventSink, PendingApprovals, SessionState, TurnContext, UserMessage, run_user_turn,
 };
 use crate::agent::{AgentHandle, AgentSetup};
-use crate::protocol::{CompactionTrigger, Event, ExportFormat, Invocation, Op, Usage};
+use crate::protocol::{
+    ApprovalDecision, CompactionTrigger, ErrorKind, Event, Invocation, Op, ReloadTrigger,
+    TurnOutcome, Usage,
+};
 use crate::sessions::{Record, SessionId};
-
-/// Work queued while a turn runs, done in order.
-enum Work {
-    Turn(UserMessage),
-    Invoke(Invocation),
-    Clear,
-    Compact(Option<String>),
-    SetModel(String),
-    Resume(String),
-    ListSessions,
-    Undo,
-    Diff,
-    ReloadSkills,
-    Export {
-        format: ExportFormat,
-        path: Option<std::path::PathBuf>,
-    },
-}
 
 /// Records what the turn changed in the project, when it ran a call that may change
 /// files; a failure is a warning.
@@ -53,14 +40,14 @@ async fn end_changes(ctx: &TurnContext) {
     });
 }
 
-/// The answer to `/undo` or `/diff`.
-async fn project_changes(setup: &AgentSetup, work: &Work) -> Event {
+/// The answer to `/undo` (`which` is [`Op::Undo`]) or `/diff`.
+async fn project_changes(setup: &AgentSetup, which: &Op) -> Event {
     let Some(snapshots) = setup.snapshots.clone() else {
         return Event::Warning {
             message: "this session keeps no pictures of the project, so /undo and /diff have nothing to work with".into(),
         };
     };
-    let undo = matches!(work, Work::Undo);
+    let undo = matches!(which, Op::Undo);
     let done = tokio::task::spawn_blocking(move || {
         if undo {
             snapshots.undo().map(|outcome| Event::Undone { outcome })
@@ -91,275 +78,370 @@ pub fn spawn(setup: AgentSetup) -> AgentHandle {
     }
 }
 
-type TurnTask = tokio::task::JoinHandle<SessionState>;
+/// A turn on its own task, and the token that interrupts it.
+struct Running {
+    task: tokio::task::JoinHandle<SessionState>,
+    cancel: CancellationToken,
+}
+
+/// What happened while the dispatcher waited.
+enum Next {
+    /// The running turn ended; its state is back.
+    TurnEnded,
+    /// An op arrived; `None` when every frontend handle is gone.
+    Op(Option<Op>),
+}
+
+/// The dispatcher's state between two things happening.
+struct Dispatcher {
+    setup: Arc<AgentSetup>,
+    events: mpsc::UnboundedSender<Event>,
+    pending: PendingApprovals,
+    /// Shared by every state this session has (clones share the rule book), so
+    /// `/permissions` is answered at once, even while a turn runs.
+    policy: ApprovalPolicy,
+    /// The id of the session being saved, if any.
+    session_id: Option<SessionId>,
+    /// The session state, while no turn holds it.
+    state: Option<SessionState>,
+    /// Ops that need the session state, in the order they came, waiting for the turn
+    /// before them.
+    queue: VecDeque<Op>,
+    running: Option<Running>,
+    shutting_down: bool,
+}
 
 async fn run(
     setup: Arc<AgentSetup>,
     mut ops: mpsc::UnboundedReceiver<Op>,
     events: mpsc::UnboundedSender<Event>,
 ) {
-    let pending: PendingApprovals = Arc::default();
-    // Shared by every state this session has (clones share the rule book), so
-    // `/permissions` is answered at once, even while a turn runs.
-    let policy = setup.policy.clone();
-    // MCP servers' failures (a start, a server that stopped) are warnings.
-    {
-        let events = events.clone();
-        setup.mcp.set_notify(move |message| {
-            let _ = events.send(Event::Warning { message });
-        });
-    }
-    let mut st = SessionState {
-        conversation: Conversation::new(setup.system_prompt.clone(), None),
-        model: setup.model.clone(),
-        usage: Usage::default(),
-        policy: policy.clone(),
-        artifacts: None,
-    };
-    let ctx = |cancel: CancellationToken| TurnContext {
-        setup: setup.clone(),
-        events: EventSink::new(events.clone()),
-        cancel,
-        pending: pending.clone(),
-    };
-    // A saved session starts here: a new file (written from the first record on), or
-    // the conversation of the session being resumed.
-    let (started, resumed) = saved::start(&mut st, &ctx(CancellationToken::new()));
-    let session_id = Arc::new(std::sync::Mutex::new(started));
-    let _ = events.send(Event::SessionConfigured {
-        model: st.model.clone(),
-        workdir: setup.workdir.clone(),
-        skills: setup.skills_in_index,
-        context_window: setup.context_window.get(),
-        context_window_source: setup.context_window.window().map(|w| w.source),
-        session_id: current_id(&session_id).map(|id| id.to_string()),
-    });
-    for event in resumed {
-        let _ = events.send(event);
-    }
-    super::mcp_servers::preload(&setup);
-    let mut state = Some(st);
-    let mut queue: VecDeque<Work> = VecDeque::new();
-    let mut running: Option<(TurnTask, CancellationToken)> = None;
-    let mut shutting_down = false;
-
+    let mut dispatcher = Dispatcher::open(setup, events);
     loop {
-        // Start queued work while idle.
-        while running.is_none() && !shutting_down {
-            let Some(work) = queue.pop_front() else { break };
-            let Some(mut st) = state.take() else { break };
-            match work {
-                Work::Clear => {
-                    st.conversation.clear();
-                    // A new conversation has no loaded skills and none of their tools.
-                    setup.loaded_skills.clear();
-                    // Preloaded servers' tools are part of every conversation.
-                    super::mcp_servers::preload(&setup);
-                    state = Some(st);
-                    let _ = events.send(Event::ConversationCleared);
-                }
-                Work::SetModel(model) => {
-                    st.model = model.clone();
-                    st.conversation.record(Record::ModelChanged {
-                        model: model.clone(),
-                    });
-                    state = Some(st);
-                    let _ = events.send(Event::ModelChanged { model });
-                }
-                Work::ListSessions => {
-                    saved::list(&ctx(CancellationToken::new()));
-                    state = Some(st);
-                }
-                Work::Undo | Work::Diff => {
-                    let _ = events.send(project_changes(&setup, &work).await);
-                    state = Some(st);
-                }
-                Work::ReloadSkills => {
-                    super::skills_reload::check(
-                        &mut st,
-                        &ctx(CancellationToken::new()),
-                        crate::protocol::ReloadTrigger::Asked,
-                    )
-                    .await;
-                    state = Some(st);
-                }
-                Work::Export { format, path } => {
-                    let id = current_id(&session_id);
-                    saved::export(&ctx(CancellationToken::new()), id.as_ref(), format, path);
-                    state = Some(st);
-                }
-                Work::Resume(query) => {
-                    if let Some(id) =
-                        saved::resume_by_query(&mut st, &ctx(CancellationToken::new()), &query)
-                        && let Ok(mut current) = session_id.lock()
-                    {
-                        *current = Some(id);
-                    }
-                    state = Some(st);
-                }
-                work @ (Work::Turn(_) | Work::Invoke(_) | Work::Compact(_)) => {
-                    let cancel = CancellationToken::new();
-                    let ctx = ctx(cancel.clone());
-                    let task = tokio::spawn(async move {
-                        // Skills added, edited or removed since the last turn.
-                        if !matches!(work, Work::Compact(_)) {
-                            super::skills_reload::check(
-                                &mut st,
-                                &ctx,
-                                crate::protocol::ReloadTrigger::BeforeTurn,
-                            )
-                            .await;
-                        }
-                        match work {
-                            Work::Invoke(Invocation::Skill { name, args }) => {
-                                run_skill(&mut st, &ctx, &name, &args).await;
-                            }
-                            Work::Invoke(Invocation::McpPrompt {
-                                server,
-                                prompt,
-                                args,
-                            }) => {
-                                super::mcp_servers::run_prompt(
-                                    &mut st, &ctx, &server, &prompt, &args,
-                                )
-                                .await;
-                            }
-                            Work::Turn(message) => {
-                                run_user_turn(&mut st, &ctx, message).await;
-                            }
-                            Work::Compact(focus) => compact_by_hand(&mut st, &ctx, focus).await,
-                            Work::Clear
-                            | Work::SetModel(_)
-                            | Work::Resume(_)
-                            | Work::ListSessions
-                            | Work::Undo
-                            | Work::Diff
-                            | Work::ReloadSkills
-                            | Work::Export { .. } => {}
-                        }
-                        // The turn's "after" picture, for /undo (part of the turn's work,
-                        // so an /undo sent right after waits for it).
-                        end_changes(&ctx).await;
-                        st
-                    });
-                    running = Some((task, cancel));
-                }
-            }
-        }
-        if shutting_down && running.is_none() {
-            let usage = state.as_ref().map(|s| s.usage).unwrap_or_default();
-            let _ = events.send(Event::ShutdownComplete { usage });
+        dispatcher.start_queued().await;
+        if dispatcher.shutting_down && dispatcher.running.is_none() {
+            dispatcher.finish();
             return;
         }
+        match dispatcher.next(&mut ops).await {
+            Next::TurnEnded => {}
+            Next::Op(op) => dispatcher.on_op(op),
+        }
+    }
+}
 
-        let op = match running.as_mut() {
-            Some((task, _)) => tokio::select! {
-                joined = task => {
-                    running = None;
-                    match joined {
-                        Ok(st) => state = Some(st),
-                        Err(e) => {
-                            // A panicking turn loses its state; start a fresh one so the
-                            // session goes on, and say so.
-                            let _ = events.send(Event::Warning { message: format!("internal error in the turn ({e}); the conversation was reset") });
-                            // Frontends wait for the turn's end: it ended, as a failure.
-                            let _ = events.send(Event::TurnComplete {
-                                outcome: crate::protocol::TurnOutcome::Failed {
-                                    kind: crate::protocol::ErrorKind::Internal,
-                                    message: format!("internal error in the turn ({e})"),
-                                },
-                                final_text: String::new(),
-                                usage: Usage::default(),
-                                requests: 0,
-                            });
-                            state = Some(SessionState {
-                                conversation: Conversation::new(setup.system_prompt.clone(), None),
-                                model: setup.model.clone(),
-                                usage: Usage::default(),
-                                policy: policy.clone(),
-                                artifacts: None,
-                            });
-                        }
-                    }
-                    continue;
-                }
-                op = ops.recv() => op,
+impl Dispatcher {
+    /// Starts the session: MCP failures become warnings and what their starts learn
+    /// new slash commands, the saved session begins (a new file, or the conversation
+    /// being resumed), the frontend hears that the session is configured (and what a
+    /// resumed session said), and preloaded servers start.
+    fn open(setup: Arc<AgentSetup>, events: mpsc::UnboundedSender<Event>) -> Dispatcher {
+        {
+            let events = events.clone();
+            setup.mcp.set_notify(move |message| {
+                let _ = events.send(Event::Warning { message });
+            });
+        }
+        super::listings::announce_mcp_changes(&setup, &events);
+        let mut dispatcher = Dispatcher {
+            policy: setup.policy.clone(),
+            setup,
+            events,
+            pending: PendingApprovals::default(),
+            session_id: None,
+            state: None,
+            queue: VecDeque::new(),
+            running: None,
+            shutting_down: false,
+        };
+        let mut state = dispatcher.fresh_state();
+        let (started, resumed) = saved::start(&mut state, &dispatcher.context());
+        dispatcher.session_id = started;
+        let setup = &dispatcher.setup;
+        dispatcher.emit(Event::SessionConfigured {
+            model: state.model.clone(),
+            workdir: setup.workdir.clone(),
+            skills: setup.skills_in_index,
+            context_window: setup.context_window.get(),
+            context_window_source: setup.context_window.window().map(|w| w.source),
+            session_id: dispatcher.session_id.as_ref().map(ToString::to_string),
+        });
+        for event in resumed {
+            dispatcher.emit(event);
+        }
+        super::mcp_servers::preload(&dispatcher.setup);
+        dispatcher.state = Some(state);
+        dispatcher
+    }
+
+    /// A new conversation with the session's start model and no usage.
+    fn fresh_state(&self) -> SessionState {
+        SessionState {
+            conversation: Conversation::new(self.setup.system_prompt.clone(), None),
+            model: self.setup.model.clone(),
+            usage: Usage::default(),
+            policy: self.policy.clone(),
+            artifacts: None,
+        }
+    }
+
+    /// What work between turns (and each turn, with its own token) is given.
+    fn context(&self) -> TurnContext {
+        self.turn_context(CancellationToken::new())
+    }
+
+    fn turn_context(&self, cancel: CancellationToken) -> TurnContext {
+        TurnContext {
+            setup: self.setup.clone(),
+            events: EventSink::new(self.events.clone()),
+            cancel,
+            pending: self.pending.clone(),
+        }
+    }
+
+    fn emit(&self, event: Event) {
+        // A closed channel means the frontend is gone; shutdown follows.
+        let _ = self.events.send(event);
+    }
+
+    /// Waits for the running turn's end (and takes its state back) or the next op,
+    /// whichever comes first.
+    async fn next(&mut self, ops: &mut mpsc::UnboundedReceiver<Op>) -> Next {
+        let joined = match self.running.as_mut() {
+            Some(running) => tokio::select! {
+                joined = &mut running.task => joined,
+                op = ops.recv() => return Next::Op(op),
             },
-            None => ops.recv().await,
+            None => return Next::Op(ops.recv().await),
+        };
+        self.turn_ended(joined);
+        Next::TurnEnded
+    }
+
+    /// Starts queued work while no turn runs: work between turns is done here, in
+    /// order; a turn goes to its own task and holds the state until it ends.
+    async fn start_queued(&mut self) {
+        while self.running.is_none() && !self.shutting_down {
+            let Some(op) = self.queue.pop_front() else {
+                break;
+            };
+            let Some(mut state) = self.state.take() else {
+                self.queue.push_front(op);
+                break;
+            };
+            match op {
+                turn @ (Op::UserInput { .. } | Op::Invoke(_) | Op::Compact { .. }) => {
+                    self.spawn_turn(turn, state);
+                }
+                between => {
+                    self.between_turns(between, &mut state).await;
+                    self.state = Some(state);
+                }
+            }
+        }
+    }
+
+    /// Work that needs the session state but is no turn: `/clear`, `/model NAME`,
+    /// `/resume`, `/undo`, `/diff`, `/skills reload`, `/export`.
+    async fn between_turns(&mut self, op: Op, state: &mut SessionState) {
+        match op {
+            Op::NewConversation => self.clear(state),
+            Op::SetModel { model } => {
+                state.model = model.clone();
+                state.conversation.record(Record::ModelChanged {
+                    model: model.clone(),
+                });
+                self.emit(Event::ModelChanged { model });
+            }
+            Op::ListSessions => saved::list(&self.context()),
+            Op::Resume { id } => {
+                if let Some(id) = saved::resume_by_query(state, &self.context(), &id) {
+                    self.session_id = Some(id);
+                }
+            }
+            which @ (Op::Undo | Op::Diff) => {
+                let answer = project_changes(&self.setup, &which).await;
+                self.emit(answer);
+            }
+            Op::ReloadSkills => {
+                super::skills_reload::check(state, &self.context(), ReloadTrigger::Asked).await;
+            }
+            Op::Export { format, path } => {
+                saved::export(&self.context(), self.session_id.as_ref(), format, path);
+            }
+            // Turns run on their own task (`spawn_turn`); the rest is answered on
+            // arrival (`on_op`) and never queued.
+            _ => {}
+        }
+    }
+
+    /// `/clear`: a new conversation, with no loaded skills and none of their tools.
+    fn clear(&self, state: &mut SessionState) {
+        state.conversation.clear();
+        self.setup.loaded_skills.clear();
+        // Preloaded servers' tools are part of every conversation.
+        super::mcp_servers::preload(&self.setup);
+        self.emit(Event::ConversationCleared);
+    }
+
+    /// Runs a message, a slash command or `/compact` on a task of its own, with a fresh
+    /// token for interrupts.
+    fn spawn_turn(&mut self, op: Op, mut state: SessionState) {
+        let cancel = CancellationToken::new();
+        let ctx = self.turn_context(cancel.clone());
+        let task = tokio::spawn(async move {
+            run_turn_op(&mut state, &ctx, op).await;
+            // The turn's "after" picture, for /undo (part of the turn's work, so an
+            // /undo sent right after waits for it).
+            end_changes(&ctx).await;
+            state
+        });
+        self.running = Some(Running { task, cancel });
+    }
+
+    /// The turn's task ended: its state is the session's again. A panicking turn loses
+    /// its state; a fresh one lets the session go on, and the frontend is told.
+    fn turn_ended(&mut self, joined: Result<SessionState, tokio::task::JoinError>) {
+        self.running = None;
+        let state = match joined {
+            Ok(state) => state,
+            Err(e) => {
+                self.emit(Event::Warning {
+                    message: format!(
+                        "internal error in the turn ({e}); the conversation was reset"
+                    ),
+                });
+                // Frontends wait for the turn's end: it ended, as a failure.
+                self.emit(Event::TurnComplete {
+                    outcome: TurnOutcome::Failed {
+                        kind: ErrorKind::Internal,
+                        message: format!("internal error in the turn ({e})"),
+                    },
+                    final_text: String::new(),
+                    usage: Usage::default(),
+                    requests: 0,
+                });
+                self.fresh_state()
+            }
+        };
+        self.state = Some(state);
+    }
+
+    /// An op as it arrives: what needs no session state is done at once, even while a
+    /// turn runs; the rest is queued. No op (every frontend handle dropped) shuts down.
+    fn on_op(&mut self, op: Option<Op>) {
+        let Some(op) = op else {
+            self.shut_down();
+            return;
         };
         match op {
-            None | Some(Op::Shutdown) => {
-                shutting_down = true;
-                queue.clear();
-                if let Some((_, cancel)) = &running {
-                    cancel.cancel();
-                }
-            }
-            Some(Op::Interrupt) => {
-                if let Some((_, cancel)) = &running {
-                    cancel.cancel();
-                }
-            }
-            Some(Op::Approval { call_id, decision }) => {
-                let sender = pending.lock().ok().and_then(|mut p| p.remove(&call_id));
-                match sender {
-                    Some(tx) => {
-                        let _ = tx.send(decision);
-                    }
-                    None => {
-                        let _ = events.send(Event::Warning {
-                            message: format!("no approval is pending for call {call_id}; ignored"),
-                        });
-                    }
-                }
-            }
-            Some(Op::UserInput {
-                text,
-                origin,
-                piped,
-            }) => queue.push_back(Work::Turn(UserMessage {
-                text,
-                origin,
-                piped,
-            })),
-            Some(Op::Invoke(invocation)) => queue.push_back(Work::Invoke(invocation)),
-            Some(Op::NewConversation) => queue.push_back(Work::Clear),
-            Some(Op::Compact { focus }) => queue.push_back(Work::Compact(focus)),
-            Some(Op::SetModel { model }) => queue.push_back(Work::SetModel(model)),
-            Some(Op::Resume { id }) => queue.push_back(Work::Resume(id)),
-            Some(Op::ListSessions) => queue.push_back(Work::ListSessions),
-            Some(Op::Undo) => queue.push_back(Work::Undo),
-            Some(Op::ReloadSkills) => queue.push_back(Work::ReloadSkills),
-            Some(Op::SetApprovalMode { mode }) => {
+            Op::Shutdown => self.shut_down(),
+            Op::Interrupt => self.interrupt(),
+            Op::Approval { call_id, decision } => self.answer_approval(&call_id, decision),
+            Op::SetApprovalMode { mode } => {
                 // At once, even while a turn runs: its next call is judged in the new mode.
-                policy.set_mode(mode);
-                let _ = events.send(Event::ApprovalModeChanged { mode });
+                self.policy.set_mode(mode);
+                self.emit(Event::ApprovalModeChanged { mode });
             }
-            Some(Op::Diff) => queue.push_back(Work::Diff),
-            Some(Op::ListPermissions) => {
-                let view = policy.view();
-                let _ = events.send(Event::Permissions {
+            Op::ListPermissions => {
+                let view = self.policy.view();
+                self.emit(Event::Permissions {
                     rules: view.rules,
                     untrusted: view.untrusted,
                     project_file: view.project_file,
                 });
             }
-            Some(Op::RemovePermission { number }) => {
-                let _ = events.send(match policy.remove(number) {
+            Op::RemovePermission { number } => {
+                self.emit(match self.policy.remove(number) {
                     Ok(rule) => Event::PermissionRemoved { rule },
                     Err(e) => Event::Warning {
                         message: e.to_string(),
                     },
                 });
             }
-            Some(Op::Export { format, path }) => queue.push_back(Work::Export { format, path }),
+            Op::ListSkills => self.emit(super::listings::skills(&self.setup)),
+            Op::ListMcpServers => self.emit(super::listings::mcp_servers(&self.setup)),
+            queued @ (Op::UserInput { .. }
+            | Op::Invoke(_)
+            | Op::NewConversation
+            | Op::Compact { .. }
+            | Op::SetModel { .. }
+            | Op::Resume { .. }
+            | Op::ListSessions
+            | Op::Undo
+            | Op::Diff
+            | Op::ReloadSkills
+            | Op::Export { .. }) => self.queue.push_back(queued),
         }
+    }
+
+    /// Hands the user's answer to the call waiting for it.
+    fn answer_approval(&self, call_id: &str, decision: ApprovalDecision) {
+        let waiting = self.pending.lock().ok().and_then(|mut p| p.remove(call_id));
+        match waiting {
+            Some(tx) => {
+                let _ = tx.send(decision);
+            }
+            None => self.emit(Event::Warning {
+                message: format!("no approval is pending for call {call_id}; ignored"),
+            }),
+        }
+    }
+
+    fn interrupt(&self) {
+        if let Some(running) = &self.running {
+            running.cancel.cancel();
+        }
+    }
+
+    /// Queued work is dropped and the running turn interrupted; the session ends when
+    /// the turn has.
+    fn shut_down(&mut self) {
+        self.shutting_down = true;
+        self.queue.clear();
+        self.interrupt();
+    }
+
+    /// The last event: the session's usage.
+    fn finish(self) {
+        let usage = self.state.as_ref().map(|s| s.usage).unwrap_or_default();
+        self.emit(Event::ShutdownComplete { usage });
     }
 }
 
-/// The id of the session being saved, if any.
-fn current_id(id: &std::sync::Mutex<Option<SessionId>>) -> Option<SessionId> {
-    id.lock().ok().and_then(|id| id.clone())
+/// A message, a slash command or `/compact`, on the turn's task. The skills are looked
+/// at again first (not for a compaction, which is no turn of the conversation).
+async fn run_turn_op(state: &mut SessionState, ctx: &TurnContext, op: Op) {
+    if !matches!(op, Op::Compact { .. }) {
+        super::skills_reload::check(state, ctx, ReloadTrigger::BeforeTurn).await;
+    }
+    match op {
+        Op::UserInput {
+            text,
+            origin,
+            piped,
+        } => {
+            let message = UserMessage {
+                text,
+                origin,
+                piped,
+            };
+            run_user_turn(state, ctx, message).await;
+        }
+        Op::Invoke(Invocation::Skill { name, args }) => {
+            run_skill(state, ctx, &name, &args).await;
+        }
+        Op::Invoke(Invocation::McpPrompt {
+            server,
+            prompt,
+            args,
+        }) => {
+            super::mcp_servers::run_prompt(state, ctx, &server, &prompt, &args).await;
+        }
+        Op::Compact { focus } => compact_by_hand(state, ctx, focus).await,
+        // Only turns come here (`Dispatcher::start_queued`).
+        _ => {}
+    }
 }
 
 /// `/compact [focus]`: compacts between turns and says why when it cannot.

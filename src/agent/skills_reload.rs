@@ -1,9 +1,10 @@
 //! Skills that changed while the session runs, from the agent's side: before each turn
 //! (and on `/skills reload`) the watch discovers again off the async threads; a skill
 //! that is gone is unloaded with its tools; the frontend hears of it through
-//! [`Event::SkillsReloaded`], and the model through the note the watch keeps for its
-//! next message. The system prompt is never rebuilt. It knows the agent's state; how
-//! changes are found is [`crate::skills::SkillsWatch`]'s.
+//! [`Event::SkillsReloaded`] (and gets its new slash commands, [`Event::SlashCommands`]),
+//! and the model through the note the watch keeps for its next message. The system
+//! prompt is never rebuilt. It knows the agent's state; how changes are found is
+//! [`crate::skills::SkillsWatch`]'s.
 
 use std::sync::Arc;
 
@@ -33,6 +34,11 @@ pub async fn check(state: &mut SessionState, ctx: &TurnContext, trigger: ReloadT
     }
     if unloaded {
         state.conversation.sync_skills(&loaded.names());
+    }
+    // The catalog was swapped: the frontend's slash commands follow it, first, so that
+    // a frontend waiting for the reload routes its next line with them.
+    if !changes.is_empty() {
+        ctx.emit(Event::SlashCommands(ctx.setup.slash_commands()));
     }
     ctx.emit(Event::SkillsReloaded {
         skills: ctx.setup.catalog.current().skills().len(),

@@ -23,7 +23,6 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Map, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
 use super::config::{McpServerConfig, McpTransport, ServerSandbox};
@@ -211,7 +210,28 @@ pub struct Connection {
     service: RunningService<RoleClient, InitializeRequestParams>,
     process: Option<Mutex<Service>>,
     stderr: StderrTail,
+    pump: Option<StderrPump>,
     identity: ServerIdentity,
+}
+
+/// How long a closing connection waits for its server's last stderr lines to reach the
+/// log once the server's group is stopped (its pipe then ends at once, unless something
+/// that left the group still holds it).
+const PUMP_GRACE: Duration = Duration::from_millis(500);
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // The server is stopped first, so its stderr ends; then what it wrote before
+        // (a harness9 that exits right after a listing would lose it) is in its log.
+        drop(self.process.take());
+        if let Some(pump) = self.pump.take() {
+            let done = pump
+                .done
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner);
+            let _ = done.recv_timeout(PUMP_GRACE);
+        }
+    }
 }
 
 impl std::fmt::Debug for Connection {
@@ -243,6 +263,7 @@ pub async fn connect(
         tail: tail.suffix(),
     };
     let stderr = StderrTail::default();
+    let mut pump = None;
     let (service, process) = match &config.transport {
         McpTransport::Stdio {
             command,
@@ -272,13 +293,13 @@ pub async fn connect(
             };
             let mut process =
                 service::spawn(&command).map_err(|e| start_error(e.to_string(), &stderr))?;
-            if let Some(err) = process.stderr.take() {
+            pump = process.stderr.take().and_then(|err| {
                 log_stderr(
                     err,
                     ctx.log_dir.join(format!("{server}.log")),
                     stderr.clone(),
-                );
-            }
+                )
+            });
             let (Some(stdin), Some(stdout)) = (process.stdin.take(), process.stdout.take()) else {
                 return Err(start_error("its pipes could not be opened".into(), &stderr));
             };
@@ -350,6 +371,7 @@ pub async fn connect(
         service,
         process,
         stderr,
+        pump,
         identity,
     })
 }
@@ -378,25 +400,54 @@ async fn settle(process: &mut Service) {
     tokio::time::sleep(Duration::from_millis(50)).await;
 }
 
+/// The thread copying a server's stderr to its log: `done` disconnects when it ends.
+struct StderrPump {
+    done: Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
 /// Copies a server's stderr to its log (appending, one header line per start) and keeps
-/// its last lines.
-fn log_stderr(stderr: tokio::process::ChildStderr, log: PathBuf, tail: StderrTail) {
+/// its last lines, on a thread of its own: it runs whatever the async threads are doing
+/// and however soon the runtime goes, and [`Connection`]'s drop waits for it. `None`
+/// when the pipe or the thread cannot be had (the server still runs, unlogged).
+fn log_stderr(
+    stderr: tokio::process::ChildStderr,
+    log: PathBuf,
+    tail: StderrTail,
+) -> Option<StderrPump> {
+    use std::io::{BufRead, Write};
+    // Blocking from here on: tokio hands the pipe over in blocking mode.
+    let pipe = std::fs::File::from(stderr.into_owned_fd().ok()?);
     // Private (0600 in 0700 folders): a server's stderr may hold what it was given.
-    let file = crate::private_files::open_private_log(&log).ok();
-    tokio::spawn(async move {
-        let mut file = file.map(tokio::fs::File::from_std);
-        if let Some(f) = file.as_mut() {
-            let _ = f.write_all(b"--- started\n").await;
-        }
-        let mut lines = BufReader::new(stderr).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            tail.push(&line);
+    let mut file = crate::private_files::open_private_log(&log).ok();
+    let (done, ended) = std::sync::mpsc::channel::<()>();
+    std::thread::Builder::new()
+        .name("mcp-stderr".into())
+        .spawn(move || {
+            let _done = done;
             if let Some(f) = file.as_mut() {
-                let _ = f.write_all(line.as_bytes()).await;
-                let _ = f.write_all(b"\n").await;
+                let _ = f.write_all(b"--- started\n");
             }
-        }
-    });
+            let mut reader = std::io::BufReader::new(pipe);
+            let mut bytes = Vec::new();
+            loop {
+                bytes.clear();
+                match reader.read_until(b'\n', &mut bytes) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                let line = String::from_utf8_lossy(&bytes);
+                let line = line.trim_end_matches(['\n', '\r']);
+                tail.push(line);
+                if let Some(f) = file.as_mut() {
+                    let _ = f.write_all(line.as_bytes());
+                    let _ = f.write_all(b"\n");
+                }
+            }
+        })
+        .ok()?;
+    Some(StderrPump {
+        done: Mutex::new(ended),
+    })
 }
 
 fn identity_of(service: &RunningService<RoleClient, InitializeRequestParams>) -> ServerIdentity {

@@ -1,40 +1,31 @@
-//! What `/mcp` shows, decided once for every frontend: each configured server with its
-//! state in this session (not started, running with its tool count, failed with why,
-//! disabled, not approved), whether its tools are loaded, what runs (the command line or
-//! the URL) and where it is defined, and the prompts known for it as slash commands.
-//! Server-provided text is neutralized here. The TUI styles the lines, the REPL prints
-//! them. It must not know how anything is drawn.
+//! What `/mcp` shows and what the servers offer as slash commands, decided once for
+//! every frontend: each configured server with its state in this session (not started,
+//! running with its tool count, failed with why, disabled, not approved), whether its
+//! tools are loaded, what runs (the command line or the URL) and where it is defined, and
+//! the prompts known for it ([`crate::protocol::McpServerEntry`]); and the servers'
+//! names and known prompts for routing and completion. Both are protocol data the agent
+//! sends. Server-provided text in the `/mcp` entries is neutralized here (a prompt's
+//! description in the slash commands is neutralized by whoever shows it). It must not
+//! know how anything is drawn, nor the agent's live state (loaded owners come in as
+//! names).
 
 use super::config::{Enabled, ServerOrigin, Trust};
 use super::manager::{McpServers, ServerState};
 use super::prompts;
+use crate::protocol::{
+    McpHealth, McpPromptArgument, McpPromptCommand, McpServerEntry, McpServerName, McpUse,
+};
 use crate::safe_text::neutralize;
-use crate::skills::active::LoadedSkills;
 
-/// One server's entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    /// `mcp:NAME`.
-    pub name: String,
-    /// Its state in words (`running, 9 tools`, `not started`, `failed: …`).
-    pub state: String,
-    /// Whether the state is a failure (frontends colour it).
-    pub failed: bool,
-    /// What runs, and where it is defined.
-    pub detail: String,
-    /// Its prompts as slash commands, with their arguments.
-    pub prompts: Vec<String>,
-}
-
-/// The entries, in name order; empty without servers.
-pub fn listing(servers: &McpServers, loaded: &LoadedSkills) -> Vec<Entry> {
-    let loaded = loaded.names();
+/// The entries, in name order; empty without servers. `loaded` are the names of what
+/// this session loaded (a server's tools are loaded under `mcp:NAME`).
+pub fn listing(servers: &McpServers, loaded: &[String]) -> Vec<McpServerEntry> {
     servers
         .statuses()
         .into_iter()
         .map(|status| {
             let config = &status.config;
-            let mut failed = false;
+            let mut health = McpHealth::Fine;
             let mut state = if config.enabled == Enabled::No {
                 "disabled".to_string()
             } else if config.trust == Trust::Untrusted {
@@ -45,7 +36,7 @@ pub fn listing(servers: &McpServers, loaded: &LoadedSkills) -> Vec<Entry> {
                     ServerState::Running { tools: 1 } => "running, 1 tool".to_string(),
                     ServerState::Running { tools } => format!("running, {tools} tools"),
                     ServerState::Failed { error } => {
-                        failed = true;
+                        health = McpHealth::Failed;
                         format!("failed: {error}")
                     }
                 }
@@ -69,10 +60,10 @@ pub fn listing(servers: &McpServers, loaded: &LoadedSkills) -> Vec<Entry> {
                         .collect()
                 })
                 .unwrap_or_default();
-            Entry {
+            McpServerEntry {
                 name: owner,
                 state: neutralize(&state).into_owned(),
-                failed,
+                health,
                 detail: format!("{} ({origin})", neutralize(&config.target())),
                 prompts,
             }
@@ -80,20 +71,41 @@ pub fn listing(servers: &McpServers, loaded: &LoadedSkills) -> Vec<Entry> {
         .collect()
 }
 
-/// The whole listing as text (the REPL's form; the TUI styles the same entries).
-pub fn text(servers: &McpServers, loaded: &LoadedSkills) -> String {
-    let entries = listing(servers, loaded);
-    if entries.is_empty() {
-        return "No MCP servers configured. Add one with `harness9 mcp add NAME -- COMMAND` \
-                (docs/MCP.md).\n"
-            .to_string();
-    }
-    let mut out = format!("MCP servers ({}):\n", entries.len());
-    for e in entries {
-        out.push_str(&format!("  {}  {}\n    {}\n", e.name, e.state, e.detail));
-        if !e.prompts.is_empty() {
-            out.push_str(&format!("    prompts: {}\n", e.prompts.join(", ")));
-        }
-    }
-    out
+/// Every configured server's name, with whether this session can use it.
+pub fn server_names(servers: &McpServers) -> Vec<McpServerName> {
+    servers
+        .setup()
+        .servers
+        .iter()
+        .map(|config| McpServerName {
+            name: config.name.clone(),
+            usable: if servers.has(&config.name) {
+                McpUse::Usable
+            } else {
+                McpUse::Unusable
+            },
+        })
+        .collect()
+}
+
+/// The prompts known for slash commands without starting anything
+/// ([`McpServers::known_prompts`]).
+pub fn prompt_commands(servers: &McpServers) -> Vec<McpPromptCommand> {
+    servers
+        .known_prompts()
+        .into_iter()
+        .map(|(server, prompt)| McpPromptCommand {
+            server,
+            name: prompt.name,
+            description: prompt.description,
+            arguments: prompt
+                .arguments
+                .into_iter()
+                .map(|a| McpPromptArgument {
+                    name: a.name,
+                    required: a.required,
+                })
+                .collect(),
+        })
+        .collect()
 }

@@ -6,7 +6,9 @@
 //! them without starting anything.
 //!
 //! A failed start or a server that stopped is reported once as a notice (through the
-//! callback the agent sets) naming the server with the end of its stderr. It knows
+//! callback the agent sets) naming the server with the end of its stderr; what a start
+//! learnt that was not remembered is announced through a second callback (the agent
+//! tells frontends their slash commands changed). It knows
 //! connections and configurations; it must not know the agent loop, tools' registry or
 //! frontends.
 
@@ -65,6 +67,7 @@ pub struct ServerStatus {
 }
 
 type Notify = Box<dyn Fn(String) + Send + Sync>;
+type Learnt = Box<dyn Fn(&McpServers) + Send + Sync>;
 
 struct Slot {
     config: McpServerConfig,
@@ -82,6 +85,7 @@ struct Inner {
     cache: IndexCache,
     memos: Mutex<BTreeMap<String, ServerMemo>>,
     notify: Mutex<Option<Notify>>,
+    learnt: Mutex<Option<Learnt>>,
 }
 
 /// The session's servers. Cheap to clone (shared).
@@ -124,6 +128,7 @@ impl McpServers {
             cache,
             memos: Mutex::new(memos),
             notify: Mutex::new(None),
+            learnt: Mutex::new(None),
         }))
     }
 
@@ -145,6 +150,13 @@ impl McpServers {
     /// Sets where notices (a failed start, a server that stopped) go.
     pub fn set_notify(&self, notify: impl Fn(String) + Send + Sync + 'static) {
         *self.0.notify.lock().unwrap_or_else(PoisonError::into_inner) = Some(Box::new(notify));
+    }
+
+    /// Sets what is called after a start learnt something new of a server (its prompts,
+    /// tools or instructions differ from what was remembered): the servers are passed
+    /// in, so the callback needs no handle of its own.
+    pub fn set_on_learnt(&self, learnt: impl Fn(&McpServers) + Send + Sync + 'static) {
+        *self.0.learnt.lock().unwrap_or_else(PoisonError::into_inner) = Some(Box::new(learnt));
     }
 
     /// Reports `message` through the notice callback (and the log).
@@ -298,10 +310,24 @@ impl McpServers {
             tools,
             prompts,
         };
-        let mut memos = self.memos();
-        if memos.get(&config.name) != Some(&memo) {
-            memos.insert(config.name.clone(), memo);
-            self.0.cache.write(&memos);
+        let changed = {
+            let mut memos = self.memos();
+            let changed = memos.get(&config.name) != Some(&memo);
+            if changed {
+                memos.insert(config.name.clone(), memo);
+                self.0.cache.write(&memos);
+            }
+            changed
+        };
+        if changed
+            && let Some(learnt) = self
+                .0
+                .learnt
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .as_ref()
+        {
+            learnt(self);
         }
         Ok(())
     }

@@ -128,11 +128,7 @@ pub fn run(
         PromptSource::Argument(_) => InputOrigin::Typed,
         PromptSource::Stdin => InputOrigin::Piped,
     };
-    let mut op = match input::route(
-        &prompt,
-        &prepared.info.catalog.current(),
-        &prepared.info.mcp,
-    ) {
+    let mut op = match input::route(&prompt, &prepared.info.commands) {
         input::Routed::Empty => {
             let message = match source {
                 PromptSource::Stdin => "the prompt is empty: -p was empty and so was stdin",

@@ -7,9 +7,12 @@
 //! It owns the REPL's loop and state: when to read the next line (only while no turn
 //! runs, so output never garbles the line being typed), built-in commands, inline
 //! approvals on a terminal, Ctrl-C, SIGTERM and SIGHUP (every command stopped, the
-//! terminal's modes put back), and the summary main turns into an exit code. It
-//! talks to the agent only through [`AgentHandle`] and must not know how turns work.
+//! terminal's modes put back), and the summary main turns into an exit code; agent
+//! events are applied in `events.rs`, one step per kind. It talks to the agent only
+//! through [`AgentHandle`] (the slash commands it routes with arrive as events) and must
+//! not know how turns work.
 
+mod events;
 mod markdown;
 mod render;
 mod source;
@@ -22,7 +25,7 @@ use tokio::sync::mpsc;
 use crate::agent::{AgentHandle, SessionInfo};
 use crate::input::{self, Builtin, PermissionsCommand, Routed};
 use crate::print::{Activity, OutputFormat};
-use crate::protocol::{ApprovalAsk, ApprovalDecision, ErrorKind, Event, Op, Usage};
+use crate::protocol::{ApprovalDecision, ErrorKind, Event, Op, SlashCommands, Usage};
 use crate::signals::{EndingSignal, EndingSignals};
 use crate::sink::{ReaderState, ReaderWatch, Sink};
 
@@ -115,8 +118,7 @@ pub async fn run(
             source::spawn_line_reader(io::BufReader::new(io::stdin())),
         ),
         ReplInput::Terminal => {
-            let (t, rx) =
-                TerminalInput::start(info.home.clone(), info.catalog.clone(), info.mcp.clone())?;
+            let (t, rx) = TerminalInput::start(info.home.clone())?;
             (Some(t), rx)
         }
     };
@@ -211,6 +213,10 @@ enum State {
     ProjectChanges,
     /// Waiting for [`Event::SkillsReloaded`].
     ReloadingSkills,
+    /// Waiting for [`Event::SkillList`].
+    ListingSkills,
+    /// Waiting for [`Event::McpServerList`].
+    ListingMcpServers,
     /// [`Op::Shutdown`] sent; waiting for [`Event::ShutdownComplete`].
     ShuttingDown,
     /// The agent has stopped.
@@ -244,6 +250,8 @@ struct Repl<O: Write, E: Write> {
     model: String,
     /// The approval mode in force.
     approval_mode: crate::protocol::ApprovalMode,
+    /// The slash commands for routing and completion, as the agent last sent them.
+    commands: SlashCommands,
     usage: Usage,
     context_tokens: u64,
     /// The model's context window, when known (learnt while the session runs).
@@ -277,6 +285,7 @@ impl<O: Write, E: Write> Repl<O, E> {
             model: info.model.clone(),
             context_window: info.context_window,
             approval_mode: info.approval_mode,
+            commands: info.commands.clone(),
             info,
             input,
             renderer,
@@ -327,7 +336,7 @@ impl<O: Write, E: Write> Repl<O, E> {
                     self.send(Op::Shutdown);
                     self.state = State::ShuttingDown;
                 } else if let Some(terminal) = &self.terminal {
-                    terminal.request_line();
+                    terminal.request_line(self.commands.clone());
                     self.reading = true;
                 }
             }
@@ -498,7 +507,7 @@ impl<O: Write, E: Write> Repl<O, E> {
     }
 
     fn on_line(&mut self, line: &str) -> io::Result<()> {
-        match input::route(line, &self.info.catalog.current(), &self.info.mcp) {
+        match input::route(line, &self.commands) {
             Routed::Empty => Ok(()),
             routed @ (Routed::Prompt(_) | Routed::Invoke(_)) => {
                 // Lines read from a pipe are data: their `@path` mentions are not read.
@@ -525,16 +534,14 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.renderer.notice(&text)
             }
             Builtin::Skills => {
-                let text = render::skills_text(
-                    &self.info.catalog.current(),
-                    self.info.index_budget,
-                    &self.info.loaded_skills,
-                );
-                self.renderer.notice(&text)
+                self.send(Op::ListSkills);
+                self.state = State::ListingSkills;
+                Ok(())
             }
             Builtin::Mcp => {
-                let text = crate::mcp::listing::text(&self.info.mcp, &self.info.loaded_skills);
-                self.renderer.notice(&text)
+                self.send(Op::ListMcpServers);
+                self.state = State::ListingMcpServers;
+                Ok(())
             }
             Builtin::Approvals(None) => {
                 let mode = mode_name(self.approval_mode);
@@ -619,179 +626,6 @@ impl<O: Write, E: Write> Repl<O, E> {
         if self.state == waiting {
             self.state = State::Idle;
         }
-    }
-
-    fn on_event(&mut self, event: Event) -> io::Result<()> {
-        match &event {
-            Event::SessionConfigured {
-                model,
-                context_window,
-                ..
-            } => {
-                self.model = model.clone();
-                self.context_window = *context_window;
-            }
-            Event::ContextWindow { tokens, .. } => self.context_window = Some(*tokens),
-            Event::ApprovalRequest(ApprovalAsk {
-                call_id,
-                name: tool,
-                request,
-                because,
-                offer,
-            }) => {
-                return match &self.terminal {
-                    Some(terminal) => {
-                        self.renderer
-                            .approval_request(tool, request, because.as_ref(), offer)?;
-                        terminal.request_approval();
-                        self.reading = true;
-                        self.asking = Some(call_id.clone());
-                        Ok(())
-                    }
-                    // The agent runs with nobody to ask in a pipe and never sends
-                    // this; answer anyway so that a turn can never hang.
-                    None => {
-                        self.send(Op::Approval {
-                            call_id: call_id.clone(),
-                            decision: ApprovalDecision::Deny {
-                                reason: Some("nobody can approve in pipe mode".into()),
-                            },
-                        });
-                        self.renderer.denied(tool, request)
-                    }
-                };
-            }
-            Event::Usage {
-                session,
-                context_tokens,
-                ..
-            } => {
-                self.usage = *session;
-                // A forked skill's usage has no context measure: keep the last one.
-                if let Some(tokens) = context_tokens {
-                    self.context_tokens = *tokens;
-                }
-            }
-            // The headless renderer shows it (a note on stderr, or the JSON event).
-            Event::Compacted { tokens_after, .. } => {
-                if self.state == State::Compacting {
-                    self.state = State::Idle;
-                }
-                self.context_tokens = *tokens_after;
-            }
-            Event::ConversationCleared => {
-                if self.state == State::Clearing {
-                    self.state = State::Idle;
-                }
-                self.context_tokens = 0;
-                self.renderer.notice("new conversation")?;
-            }
-            Event::ModelChanged { model } => {
-                self.model = model.clone();
-                if self.state == State::SwitchingModel {
-                    self.state = State::Idle;
-                }
-                self.renderer.notice(&format!("model: {model}"))?;
-            }
-            Event::ShutdownComplete { usage } => {
-                self.usage = *usage;
-                self.state = State::Done;
-            }
-            // Sent for `/resume`, or at start for `-c` and `--resume ID`. The JSON
-            // formats carry the event itself; text gets a short recap.
-            Event::SessionResumed(resumed) => {
-                self.model = resumed.model.clone();
-                self.context_tokens = 0;
-                self.done_waiting(State::Resuming);
-                self.renderer.report(&render::resumed_text(resumed))?;
-            }
-            Event::SessionList { sessions } => {
-                self.done_waiting(State::Listing);
-                self.renderer.report(&render::sessions_text(sessions))?;
-            }
-            Event::Permissions {
-                rules,
-                untrusted,
-                project_file,
-            } => {
-                self.done_waiting(State::Permissions);
-                self.renderer.report(&crate::permissions::describe_list(
-                    rules,
-                    untrusted,
-                    project_file,
-                ))?;
-            }
-            Event::PermissionRemoved { rule } => {
-                self.done_waiting(State::Permissions);
-                self.renderer.report(&format!(
-                    "removed rule {}: {} {} ({})",
-                    rule.number,
-                    rule.effect.as_str(),
-                    rule.rule,
-                    rule.source
-                ))?;
-            }
-            Event::Exported { path } => {
-                self.done_waiting(State::Exporting);
-                self.renderer
-                    .report(&format!("exported to {}", path.display()))?;
-            }
-            Event::ApprovalModeChanged { mode } => {
-                self.approval_mode = *mode;
-                self.renderer
-                    .report(&format!("approval mode: {}", mode_name(*mode)))?;
-            }
-            Event::Undone { outcome } => {
-                self.done_waiting(State::ProjectChanges);
-                self.renderer.report(&outcome.describe())?;
-            }
-            Event::SessionDiff { diff } => {
-                self.done_waiting(State::ProjectChanges);
-                match diff.as_deref() {
-                    None | Some("") => self.renderer.report(
-                        "No changes: this session has not changed a file of the project.",
-                    )?,
-                    Some(diff) => self.renderer.report(diff.trim_end())?,
-                }
-            }
-            Event::SkillsReloaded { warnings, .. } => {
-                self.done_waiting(State::ReloadingSkills);
-                for warning in warnings {
-                    self.renderer.report(&format!("warning: {warning}"))?;
-                }
-                if let Some(line) = event.reload_line() {
-                    self.renderer.report(&line)?;
-                }
-            }
-            // Work that could not happen ends with the warning saying why.
-            Event::Warning { .. }
-                if matches!(
-                    self.state,
-                    State::Compacting
-                        | State::Listing
-                        | State::Resuming
-                        | State::Exporting
-                        | State::ProjectChanges
-                        | State::Permissions
-                ) =>
-            {
-                self.state = State::Idle;
-            }
-            _ => {}
-        }
-        if let Some(report) = self.renderer.event(&event)? {
-            if self.state == State::Turn {
-                self.state = State::Idle;
-            }
-            match report.error_kind() {
-                // Stopping a turn with Ctrl-C on a terminal is the user's choice,
-                // not a failure of the session.
-                Some(ErrorKind::Interrupted) if self.input == ReplInput::Terminal => {}
-                Some(kind) => self.fail(kind),
-                None => {}
-            }
-        }
-        Ok(())
     }
 }
 

@@ -17,13 +17,11 @@ use crate::print::{
     Activity, HeadlessRenderer, OutputFormat, TextDelivery, TurnReport, describe_request,
 };
 use crate::protocol::{
-    ApprovalRequestKind, AskBecause, Event, HistoryItem, Location, McpAction, Offer,
-    ResumedSession, SessionListing, Usage,
+    ApprovalRequestKind, AskBecause, Event, HistoryItem, Location, McpAction, McpServerEntry,
+    Offer, ResumedSession, SessionListing, SkillEntry, SkillListing, Usage,
 };
 use crate::sessions::reader::one_line;
 use crate::sessions::record::display_utc;
-use crate::skills::active::LoadedSkills;
-use crate::skills::{Catalog, listing};
 
 use crate::safe_text::neutralize;
 
@@ -387,13 +385,12 @@ pub fn help_text(builtins: &[(&str, &str)], terminal: bool) -> String {
 }
 
 /// `/skills`: the shared listing ([`crate::skills::listing`]) as plain text.
-pub fn skills_text(catalog: &Catalog, budget: usize, loaded: &LoadedSkills) -> String {
-    let listing = listing::listing(catalog, budget, loaded);
+pub fn skills_text(listing: &SkillListing) -> String {
     if listing.skills.is_empty() {
         return "No skills found. Add skills/<name>/SKILL.md to the project or use --skills-dir.\n"
             .into();
     }
-    let invocation = |e: &listing::Entry| match &e.argument_hint {
+    let invocation = |e: &SkillEntry| match &e.argument_hint {
         Some(hint) => format!("/{} {hint}", e.name),
         None => format!("/{}", e.name),
     };
@@ -405,7 +402,7 @@ pub fn skills_text(catalog: &Catalog, budget: usize, loaded: &LoadedSkills) -> S
         .unwrap_or(0);
     let mut t = format!("Skills ({}):\n", listing.skills.len());
     for entry in &listing.skills {
-        let mut notes = vec![entry.status.as_str()];
+        let mut notes = vec![entry.standing.as_str()];
         notes.extend(entry.notes.iter().map(|n| n.label()));
         t.push_str(&format!(
             "  {:<width$}  [{}]  {}\n",
@@ -427,6 +424,23 @@ pub fn skills_text(catalog: &Catalog, budget: usize, loaded: &LoadedSkills) -> S
         listing.index_percent()
     ));
     t
+}
+
+/// `/mcp`: the shared listing ([`crate::mcp::listing`]) as plain text.
+pub fn mcp_text(servers: &[McpServerEntry]) -> String {
+    if servers.is_empty() {
+        return "No MCP servers configured. Add one with `harness9 mcp add NAME -- COMMAND` \
+                (docs/MCP.md).\n"
+            .to_string();
+    }
+    let mut out = format!("MCP servers ({}):\n", servers.len());
+    for e in servers {
+        out.push_str(&format!("  {}  {}\n    {}\n", e.name, e.state, e.detail));
+        if !e.prompts.is_empty() {
+            out.push_str(&format!("    prompts: {}\n", e.prompts.join(", ")));
+        }
+    }
+    out
 }
 
 /// History items a resumed session's recap shows at most.
@@ -769,9 +783,8 @@ mod tests {
             "b",
         );
         let catalog = crate::test_support::project_catalog(tmp.path());
-        let loaded = LoadedSkills::default();
-        loaded.mark("demo");
-        let t = skills_text(&catalog, 8_000, &loaded);
+        let listing = crate::skills::listing::listing(&catalog, 8_000, &["demo".to_string()]);
+        let t = skills_text(&listing);
         assert!(
             t.contains("/demo [file]  [ok, project, loaded, slash command only]  The demo skill"),
             "{t}"

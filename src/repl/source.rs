@@ -4,7 +4,8 @@
 //!
 //! Both join lines ending in `\` with the next one and hand over complete inputs as
 //! [`Reply`]s on a channel, so the async loop keeps rendering events while a read
-//! blocks. This module knows the input router's completions and nothing of the agent.
+//! blocks. Tab completes from the slash commands the REPL hands over with each line it
+//! asks for. This module knows the input router's completions and nothing of the agent.
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -21,6 +22,7 @@ use rustyline::{Context, Editor, Helper};
 use tokio::sync::mpsc;
 
 use crate::input;
+use crate::protocol::SlashCommands;
 
 /// The prompt for a new input.
 const PROMPT: &str = "> ";
@@ -147,10 +149,11 @@ pub fn spawn_line_reader<R: BufRead + Send + 'static>(
 }
 
 /// What the REPL asks the terminal thread for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Request {
-    /// Read one input (with continuations), added to the history.
-    Line,
+    /// Read one input (with continuations), added to the history, completing from these
+    /// slash commands.
+    Line(SlashCommands),
     /// Ask an approval question.
     Approval,
 }
@@ -166,8 +169,6 @@ impl TerminalInput {
     /// `home/history`. Returns the handle and where replies arrive.
     pub fn start(
         home: PathBuf,
-        catalog: crate::skills::SharedCatalog,
-        mcp: crate::mcp::McpServers,
     ) -> Result<(TerminalInput, mpsc::UnboundedReceiver<Reply>), ReadlineError> {
         let config = Config::builder()
             .behavior(Behavior::PreferTerm)
@@ -178,7 +179,7 @@ impl TerminalInput {
             .max_history_size(HISTORY_SIZE)?
             .build();
         let mut editor: Editor<CommandHelper, FileHistory> = Editor::with_config(config)?;
-        editor.set_helper(Some(CommandHelper { catalog, mcp }));
+        editor.set_helper(Some(CommandHelper::default()));
         let history = home.join("history");
         let history_warning = match editor.load_history(&history) {
             Ok(()) => None,
@@ -197,9 +198,10 @@ impl TerminalInput {
         Ok((TerminalInput { requests }, rx))
     }
 
-    /// Asks for the next input; the reply arrives on the channel.
-    pub fn request_line(&self) {
-        let _ = self.requests.send(Request::Line);
+    /// Asks for the next input, completing from `commands`; the reply arrives on the
+    /// channel.
+    pub fn request_line(&self, commands: SlashCommands) {
+        let _ = self.requests.send(Request::Line(commands));
     }
 
     /// Asks the approval question; the reply arrives on the channel.
@@ -220,7 +222,12 @@ fn serve(
         .is_some_and(|dir| crate::private_files::create_private_dir(dir).is_ok());
     while let Ok(request) = requests.recv() {
         let reply = match request {
-            Request::Line => read_input(&mut editor),
+            Request::Line(commands) => {
+                if let Some(helper) = editor.helper_mut() {
+                    helper.commands = commands;
+                }
+                read_input(&mut editor)
+            }
             Request::Approval => Reply::Answer(read_answer(&mut editor)),
         };
         if let Reply::Line(line) = &reply
@@ -292,9 +299,10 @@ pub fn parse_answer(line: &str) -> Option<Answer> {
 }
 
 /// Tab completion of built-in commands and skill names, with descriptions.
+#[derive(Default)]
 struct CommandHelper {
-    catalog: crate::skills::SharedCatalog,
-    mcp: crate::mcp::McpServers,
+    /// The slash commands as of the line being read.
+    commands: SlashCommands,
 }
 
 impl CommandHelper {
@@ -306,7 +314,7 @@ impl CommandHelper {
         if !typed.starts_with('/') {
             return (start, Vec::new());
         }
-        let found = input::completions(typed, &self.catalog.current(), &self.mcp);
+        let found = input::completions(typed, &self.commands);
         let width = found
             .iter()
             .map(|(name, _)| name.chars().count())
@@ -410,10 +418,7 @@ mod tests {
 
     #[test]
     fn completes_builtins_with_descriptions() {
-        let helper = CommandHelper {
-            catalog: crate::skills::Catalog::empty().into(),
-            mcp: crate::mcp::McpServers::none(),
-        };
+        let helper = CommandHelper::default();
         let (start, pairs) = helper.candidates("/he", 3);
         assert_eq!(start, 0);
         assert_eq!(pairs.len(), 1);

@@ -103,54 +103,15 @@ fn fake_agent_notifying(
                         requests: 1,
                     });
                 }
-                Op::NewConversation => send(Event::ConversationCleared),
-                Op::SetModel { model } => send(Event::ModelChanged { model }),
                 Op::Shutdown => {
                     send(Event::ShutdownComplete { usage: session });
                     break;
                 }
-                Op::Compact { .. } => send(Event::Warning {
-                    message: "there is nothing to compact yet".into(),
-                }),
-                Op::ListSessions => send(Event::SessionList {
-                    sessions: saved_sessions(),
-                }),
-                Op::Resume { id } if id == "nope" => send(Event::Warning {
-                    message: "could not resume: no session matches \"nope\"".into(),
-                }),
-                Op::Resume { id } => {
-                    send(Event::SessionResumed(Box::new(resumed_session(&id))));
+                other => {
+                    if let Some(answer) = fake_answer(other) {
+                        send(answer);
+                    }
                 }
-                Op::Export { format, path } => {
-                    let name = format!("harness9-session-x.{}", format.extension());
-                    send(Event::Exported {
-                        path: PathBuf::from("/p").join(path.unwrap_or(PathBuf::from(name))),
-                    });
-                }
-                Op::ListPermissions => send(Event::Permissions {
-                    rules: vec![crate::protocol::RuleView {
-                        number: 1,
-                        rule: "bash(cargo test:*)".into(),
-                        effect: crate::protocol::Effect::Allow,
-                        source: crate::protocol::Source::Session,
-                    }],
-                    untrusted: vec!["bash".into()],
-                    project_file: PathBuf::from("/p/.harness9/permissions.toml"),
-                }),
-                Op::RemovePermission { number } => send(Event::Warning {
-                    message: format!("there is no rule {number}"),
-                }),
-                Op::Approval { .. } | Op::Interrupt | Op::Invoke(_) | Op::Undo | Op::Diff => {}
-                Op::SetApprovalMode { mode } => send(Event::ApprovalModeChanged { mode }),
-                Op::ReloadSkills => send(Event::SkillsReloaded {
-                    changes: crate::protocol::SkillChanges {
-                        added: vec![("fresh".into(), "New one".into())],
-                        ..Default::default()
-                    },
-                    skills: 3,
-                    warnings: vec!["/s/broken/SKILL.md: no frontmatter".into()],
-                    trigger: crate::protocol::ReloadTrigger::Asked,
-                }),
             }
         }
         seen
@@ -162,6 +123,69 @@ fn fake_agent_notifying(
         },
         task,
     )
+}
+
+/// What [`fake_agent`] answers to an op other than a turn or `Shutdown` (`None`: it
+/// answers nothing).
+fn fake_answer(op: Op) -> Option<Event> {
+    match op {
+        Op::NewConversation => Some(Event::ConversationCleared),
+        Op::SetModel { model } => Some(Event::ModelChanged { model }),
+        Op::Compact { .. } => Some(Event::Warning {
+            message: "there is nothing to compact yet".into(),
+        }),
+        Op::ListSessions => Some(Event::SessionList {
+            sessions: saved_sessions(),
+        }),
+        Op::Resume { id } if id == "nope" => Some(Event::Warning {
+            message: "could not resume: no session matches \"nope\"".into(),
+        }),
+        Op::Resume { id } => Some(Event::SessionResumed(Box::new(resumed_session(&id)))),
+        Op::Export { format, path } => {
+            let name = format!("harness9-session-x.{}", format.extension());
+            Some(Event::Exported {
+                path: PathBuf::from("/p").join(path.unwrap_or(PathBuf::from(name))),
+            })
+        }
+        Op::ListPermissions => Some(Event::Permissions {
+            rules: vec![crate::protocol::RuleView {
+                number: 1,
+                rule: "bash(cargo test:*)".into(),
+                effect: crate::protocol::Effect::Allow,
+                source: crate::protocol::Source::Session,
+            }],
+            untrusted: vec!["bash".into()],
+            project_file: PathBuf::from("/p/.harness9/permissions.toml"),
+        }),
+        Op::RemovePermission { number } => Some(Event::Warning {
+            message: format!("there is no rule {number}"),
+        }),
+        Op::SetApprovalMode { mode } => Some(Event::ApprovalModeChanged { mode }),
+        Op::ReloadSkills => Some(Event::SkillsReloaded {
+            changes: crate::protocol::SkillChanges {
+                added: vec![("fresh".into(), "New one".into())],
+                ..Default::default()
+            },
+            skills: 3,
+            warnings: vec!["/s/broken/SKILL.md: no frontmatter".into()],
+            trigger: crate::protocol::ReloadTrigger::Asked,
+        }),
+        Op::ListSkills => Some(Event::SkillList(crate::skills::listing::listing(
+            &Catalog::empty(),
+            8_000,
+            &[],
+        ))),
+        Op::ListMcpServers => Some(Event::McpServerList {
+            servers: Vec::new(),
+        }),
+        Op::Approval { .. }
+        | Op::Interrupt
+        | Op::Invoke(_)
+        | Op::Undo
+        | Op::Diff
+        | Op::UserInput { .. }
+        | Op::Shutdown => None,
+    }
 }
 
 fn saved_sessions() -> Vec<SessionListing> {
@@ -209,12 +233,9 @@ fn info() -> SessionInfo {
         workdir: PathBuf::from("/p"),
         home: PathBuf::from("/h"),
         approval_mode: ApprovalMode::Suggest,
-        catalog: Arc::new(Catalog::empty()).into(),
+        commands: SlashCommands::default(),
         context_window: Some(1000),
         startup_warnings: vec!["a skill did not load".into()],
-        index_budget: 8_000,
-        loaded_skills: Default::default(),
-        mcp: crate::mcp::McpServers::none(),
     }
 }
 

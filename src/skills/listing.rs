@@ -1,118 +1,48 @@
-//! What `/skills` shows, decided once for every frontend: each skill with its status
-//! and notes (where it comes from, loaded in this session, how it can be invoked, what
-//! the index did with it), the shadowed and invalid ones, the warning count and how
-//! much of the index budget is used. The TUI styles it, the REPL prints it as text; both
-//! use the same words ([`Note::label`]), so the same state is never labelled two ways.
+//! What `/skills` shows and what a skill is as a slash command, decided once for every
+//! frontend: each skill with its standing and notes (where it comes from, loaded in this
+//! session, how it can be invoked, what the index did with it), the shadowed and invalid
+//! ones, the warning count and how much of the index budget is used
+//! ([`crate::protocol::SkillListing`]); and each skill's name, description, argument
+//! hint and whether `/name` runs it ([`crate::protocol::SlashSkill`]). Both are protocol
+//! data: the agent sends them, the TUI styles them, the REPL prints them as text.
 //!
-//! It knows the catalog, the index and the active set; it must not know how anything
-//! is drawn.
+//! It knows the catalog and the index; it must not know how anything is drawn, nor the
+//! agent's live state (the loaded skills come in as names).
 
-use std::path::PathBuf;
+use crate::protocol::{
+    SkillEntry, SkillInvocation, SkillListing, SkillNote, SkillOrigin, SkillStanding, SlashSkill,
+};
 
-use super::active::LoadedSkills;
 use super::{Catalog, RootKind, SkillStatus};
 
-/// One thing worth saying about a skill.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Note {
-    /// Where it was found.
-    Root(RootKind),
-    /// Loaded in this session (by `use_skill` or `/name`).
-    Loaded,
-    /// `user-invocable: false`: only the model can load it.
-    ModelOnly,
-    /// `disable-model-invocation: true`: only `/name`, never in the index.
-    SlashOnly,
-    /// Its description was shortened to fit the index budget.
-    Shortened,
-    /// Left out of the index: the budget ran out.
-    LeftOut,
-}
-
-impl Note {
-    /// The words every frontend shows.
-    pub fn label(self) -> &'static str {
-        match self {
-            Note::Root(kind) => kind.as_str(),
-            Note::Loaded => "loaded",
-            Note::ModelOnly => "model only",
-            Note::SlashOnly => "slash command only",
-            Note::Shortened => "description shortened",
-            Note::LeftOut => "left out of the index",
-        }
-    }
-}
-
-/// One usable skill.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    /// Its name (`/name` runs it).
-    pub name: String,
-    /// `argument-hint`, if any.
-    pub argument_hint: Option<String>,
-    /// Ok or with warnings.
-    pub status: SkillStatus,
-    /// What else to say, in a fixed order.
-    pub notes: Vec<Note>,
-    /// The description on one line.
-    pub description: String,
-    /// Its `SKILL.md`.
-    pub path: PathBuf,
-}
-
-/// Everything `/skills` shows.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Listing {
-    /// Usable skills, in catalog order.
-    pub skills: Vec<Entry>,
-    /// Skills hidden by one of the same name: name and path.
-    pub shadowed: Vec<(String, PathBuf)>,
-    /// `SKILL.md` files that are not usable skills: path and why.
-    pub invalid: Vec<(PathBuf, String)>,
-    /// How many warnings discovery reported.
-    pub warnings: usize,
-    /// Characters the index uses.
-    pub index_used: usize,
-    /// The index budget in characters.
-    pub index_budget: usize,
-}
-
-impl Listing {
-    /// The share of the index budget in use, in percent.
-    pub fn index_percent(&self) -> usize {
-        (self.index_used * 100)
-            .checked_div(self.index_budget)
-            .unwrap_or(0)
-    }
-}
-
-/// The listing for `catalog` with an index budget of `budget` characters.
-pub fn listing(catalog: &Catalog, budget: usize, loaded: &LoadedSkills) -> Listing {
+/// The listing for `catalog` with an index budget of `budget` characters; `loaded` are
+/// the names of the skills loaded in this session.
+pub fn listing(catalog: &Catalog, budget: usize, loaded: &[String]) -> SkillListing {
     let index = catalog.index(budget);
     let skills = catalog
         .skills()
         .iter()
         .map(|skill| {
-            let mut notes = vec![Note::Root(skill.root.kind)];
+            let mut notes = vec![SkillNote::Root(origin(skill.root.kind))];
             let flags = [
-                (loaded.contains(&skill.name), Note::Loaded),
-                (!skill.user_invocable(), Note::ModelOnly),
-                (!skill.model_invocable(), Note::SlashOnly),
-                (index.shortened.contains(&skill.name), Note::Shortened),
-                (index.dropped.contains(&skill.name), Note::LeftOut),
+                (loaded.contains(&skill.name), SkillNote::Loaded),
+                (!skill.user_invocable(), SkillNote::ModelOnly),
+                (!skill.model_invocable(), SkillNote::SlashOnly),
+                (index.shortened.contains(&skill.name), SkillNote::Shortened),
+                (index.dropped.contains(&skill.name), SkillNote::LeftOut),
             ];
             notes.extend(flags.into_iter().filter(|(on, _)| *on).map(|(_, n)| n));
-            Entry {
+            SkillEntry {
                 name: skill.name.clone(),
                 argument_hint: skill.frontmatter.argument_hint.clone(),
-                status: skill.status.clone(),
+                standing: standing(&skill.status),
                 notes,
                 description: skill.one_line_description(),
                 path: skill.path.clone(),
             }
         })
         .collect();
-    Listing {
+    SkillListing {
         skills,
         shadowed: catalog
             .shadowed()
@@ -127,6 +57,41 @@ pub fn listing(catalog: &Catalog, budget: usize, loaded: &LoadedSkills) -> Listi
         warnings: catalog.warnings().len(),
         index_used: index.used_chars,
         index_budget: index.budget_chars,
+    }
+}
+
+/// Every skill of `catalog` as a slash command, in the catalog's (name) order.
+pub fn slash_skills(catalog: &Catalog) -> Vec<SlashSkill> {
+    catalog
+        .skills()
+        .iter()
+        .map(|skill| SlashSkill {
+            name: skill.name.clone(),
+            description: skill.one_line_description(),
+            argument_hint: skill.frontmatter.argument_hint.clone(),
+            invocation: if skill.user_invocable() {
+                SkillInvocation::Slash
+            } else {
+                SkillInvocation::ModelOnly
+            },
+        })
+        .collect()
+}
+
+fn origin(kind: RootKind) -> SkillOrigin {
+    match kind {
+        RootKind::Flag => SkillOrigin::Flag,
+        RootKind::Project => SkillOrigin::Project,
+        RootKind::User => SkillOrigin::User,
+        RootKind::Remote => SkillOrigin::Remote,
+    }
+}
+
+fn standing(status: &SkillStatus) -> SkillStanding {
+    match status {
+        SkillStatus::Ok => SkillStanding::Ok,
+        SkillStatus::Warning => SkillStanding::Warning,
+        SkillStatus::Shadowed { .. } => SkillStanding::Shadowed,
     }
 }
 
@@ -147,9 +112,7 @@ mod tests {
         );
         write_skill(tmp.path(), "quiet", "user-invocable: false\n", "body");
         let catalog = project_catalog(tmp.path());
-        let loaded = LoadedSkills::default();
-        loaded.mark("plain");
-        let l = listing(&catalog, 8_000, &loaded);
+        let l = listing(&catalog, 8_000, &["plain".to_string()]);
         let notes = |name: &str| -> Vec<&str> {
             let e = l.skills.iter().find(|e| e.name == name).unwrap();
             e.notes.iter().map(|n| n.label()).collect()
@@ -160,5 +123,19 @@ mod tests {
         let plain = l.skills.iter().find(|e| e.name == "plain").unwrap();
         assert_eq!(plain.argument_hint.as_deref(), Some("[file]"));
         assert!(l.index_used > 0 && l.index_percent() < 100);
+    }
+
+    #[test]
+    fn slash_skills_say_which_a_user_can_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        write_skill(tmp.path(), "plain", "argument-hint: \"[file]\"\n", "body");
+        write_skill(tmp.path(), "quiet", "user-invocable: false\n", "body");
+        let catalog = project_catalog(tmp.path());
+        let skills = slash_skills(&catalog);
+        let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["plain", "quiet"]);
+        assert_eq!(skills[0].invocation, SkillInvocation::Slash);
+        assert_eq!(skills[0].argument_hint.as_deref(), Some("[file]"));
+        assert_eq!(skills[1].invocation, SkillInvocation::ModelOnly);
     }
 }

@@ -9,7 +9,7 @@ use insta::assert_snapshot;
 
 use super::StartView;
 use super::app::{Action, App, CellHistory, Lifecycle};
-use super::test_support::{catalog_with_skill, complete, drawn, session_info};
+use super::test_support::{catalog_with_skill, complete, drawn, session_info, skill_list};
 use crate::protocol::{
     ApprovalDecision, ApprovalRequestKind, ErrorKind, Event, ExportFormat, HistoryItem, Invocation,
     Op, ResumedSession, SessionListing, ToolStatus, TurnOutcome, Usage,
@@ -163,9 +163,16 @@ fn builtins_become_ops_or_local_views() {
     h.event(Event::ModelChanged {
         model: "gpt-x".into(),
     });
+    let (_dir, catalog) = catalog_with_skill();
     for cmd in ["/help", "/skills", "/usage", "/model"] {
         h.submit(cmd);
-        assert!(h.ops().is_empty(), "{cmd} is local");
+        if cmd == "/skills" {
+            // The agent answers with the listing.
+            assert_eq!(h.ops(), vec![Op::ListSkills]);
+            h.event(skill_list(&catalog));
+        } else {
+            assert!(h.ops().is_empty(), "{cmd} is local");
+        }
     }
     let screen = h.screen(100, 60);
     assert_shows(
@@ -898,4 +905,52 @@ fn reloaded_skills_are_announced_and_counted() {
             "Skills are up to date (7 skills).",
         ],
     );
+}
+
+#[test]
+fn mcp_listing_and_new_slash_commands_come_from_the_agent() {
+    use crate::protocol::{
+        McpHealth, McpPromptCommand, McpServerEntry, McpServerName, McpUse, SlashCommands,
+    };
+    let mut h = Harness::new();
+    h.submit("/mcp");
+    assert_eq!(h.ops(), vec![Op::ListMcpServers], "/mcp asks the agent");
+    h.event(Event::McpServerList {
+        servers: vec![McpServerEntry {
+            name: "mcp:fx".into(),
+            state: "failed: it stopped".into(),
+            health: McpHealth::Failed,
+            detail: "fx-server (user config)".into(),
+            prompts: vec!["/fx:greet <name>".into()],
+        }],
+    });
+    let screen = h.screen(80, 20);
+    assert_shows(
+        &screen,
+        &[
+            "MCP servers (1)",
+            "mcp:fx  failed: it stopped",
+            "prompts: /fx:greet <name>",
+        ],
+    );
+    // A prompt the server's start taught the agent is offered once the agent says so.
+    h.typ("/fx:");
+    assert!(!h.screen(80, 20).contains("MCP Say hello"));
+    h.ctrl('c');
+    let (_dir, catalog) = catalog_with_skill();
+    h.event(Event::SlashCommands(SlashCommands {
+        mcp_servers: vec![McpServerName {
+            name: "fx".into(),
+            usable: McpUse::Usable,
+        }],
+        mcp_prompts: vec![McpPromptCommand {
+            server: "fx".into(),
+            name: "greet".into(),
+            description: "Say hello".into(),
+            arguments: Vec::new(),
+        }],
+        ..super::test_support::commands(&catalog)
+    }));
+    h.typ("/fx:");
+    assert_shows(&h.screen(80, 20), &["/fx:greet", "MCP Say hello"]);
 }

@@ -9,8 +9,9 @@
 //! lines and a drawing out) and needs no terminal; `event_loop` feeds it; `screen`
 //! places the live area and inserts history; `terminal` turns terminal modes on and
 //! always off again. Cells (`cells`, `markdown`, `highlight`), the `composer`,
-//! the slash `popup`, the `approval` overlay, the session `picker` and the `status` line
-//! draw themselves; `resume` turns a resumed session into cells.
+//! the slash `popup`, the `approval` questions, the session `picker` and the `status`
+//! line draw themselves; `overlay` holds what sits on top of the composer and the one
+//! order in which it is seen; `resume` turns a resumed session into cells.
 //!
 //! Like every frontend it talks to the agent only through [`Op`](crate::protocol::Op)s
 //! and [`Event`](crate::protocol::Event)s, and routes input with [`crate::input`].
@@ -28,6 +29,7 @@ mod highlight;
 mod history_search;
 mod markdown;
 mod mention_popup;
+mod overlay;
 mod pastes;
 mod picker;
 mod popup;

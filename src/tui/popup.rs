@@ -4,7 +4,8 @@
 //!
 //! The candidates come from the shared input router ([`crate::input::completions`]), so
 //! the popup offers exactly what the router accepts; argument hints come from the
-//! skills catalog. It knows nothing about the agent.
+//! session's slash commands (as the agent last sent them). It knows nothing about the
+//! agent.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -13,8 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use crate::input::completions;
-use crate::mcp::McpServers;
-use crate::skills::Catalog;
+use crate::protocol::SlashCommands;
 
 /// Rows the popup shows at most; more candidates scroll.
 pub const MAX_ROWS: u16 = 8;
@@ -56,20 +56,19 @@ impl SlashPopup {
     /// typed or nothing matches. `previous` keeps the selection on the same name.
     pub fn for_draft(
         draft: &str,
-        catalog: &Catalog,
-        mcp: &McpServers,
+        commands: &SlashCommands,
         previous: Option<&SlashPopup>,
     ) -> Option<Self> {
         if !draft.starts_with('/') || draft.contains('\n') {
             return None;
         }
-        let candidates: Vec<Candidate> = completions(draft, catalog, mcp)
+        let candidates: Vec<Candidate> = completions(draft, commands)
             .into_iter()
             .map(|(name, description)| {
                 let skill_name = name.strip_prefix("skill ").unwrap_or(&name);
-                let hint = catalog
-                    .get(skill_name)
-                    .and_then(|s| s.frontmatter.argument_hint.clone());
+                let hint = commands
+                    .skill(skill_name)
+                    .and_then(|s| s.argument_hint.clone());
                 Candidate {
                     name,
                     description,
@@ -180,7 +179,8 @@ impl SlashPopup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::test_support::drawn;
+    use crate::skills::Catalog;
+    use crate::tui::test_support::{commands, drawn};
     use insta::assert_snapshot;
 
     fn draw(popup: &SlashPopup, width: u16) -> String {
@@ -192,12 +192,12 @@ mod tests {
     #[test]
     fn lists_builtins_filtered_as_typed() {
         let catalog = Catalog::empty();
-        let all = SlashPopup::for_draft("/", &catalog, &McpServers::none(), None).unwrap();
+        let all = SlashPopup::for_draft("/", &commands(&catalog), None).unwrap();
         assert!(all.candidates().len() >= 6);
-        let popup = SlashPopup::for_draft("/s", &catalog, &McpServers::none(), None).unwrap();
+        let popup = SlashPopup::for_draft("/s", &commands(&catalog), None).unwrap();
         let names: Vec<&str> = popup.candidates().iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, vec!["skills", "skill"]);
-        let exact = SlashPopup::for_draft("/skill", &catalog, &McpServers::none(), None).unwrap();
+        let exact = SlashPopup::for_draft("/skill", &commands(&catalog), None).unwrap();
         assert_eq!(
             exact.complete("/skill"),
             None,
@@ -209,10 +209,10 @@ mod tests {
     #[test]
     fn lists_skills_with_argument_hints() {
         let (_dir, catalog) = crate::tui::test_support::catalog_with_skill();
-        let popup = SlashPopup::for_draft("/go", &catalog, &McpServers::none(), None).unwrap();
+        let popup = SlashPopup::for_draft("/go", &commands(&catalog), None).unwrap();
         assert_eq!(popup.candidates()[0].hint.as_deref(), Some("[goal] [file]"));
         assert_snapshot!(draw(&popup, 70));
-        let skill = SlashPopup::for_draft("/skill g", &catalog, &McpServers::none(), None).unwrap();
+        let skill = SlashPopup::for_draft("/skill g", &commands(&catalog), None).unwrap();
         assert_eq!(skill.candidates()[0].name, "skill go-refactor");
     }
 
@@ -226,7 +226,7 @@ mod tests {
             assert!(!NO_ARGS.contains(&takes_arguments), "{takes_arguments}");
         }
         let catalog = Catalog::empty();
-        let popup = SlashPopup::for_draft("/res", &catalog, &McpServers::none(), None).unwrap();
+        let popup = SlashPopup::for_draft("/res", &commands(&catalog), None).unwrap();
         assert_eq!(
             popup.complete("/res"),
             Some(Completion {
@@ -239,15 +239,15 @@ mod tests {
     #[test]
     fn hidden_when_not_a_command_name() {
         let catalog = Catalog::empty();
-        assert!(SlashPopup::for_draft("hello", &catalog, &McpServers::none(), None).is_none());
-        assert!(SlashPopup::for_draft("/help me", &catalog, &McpServers::none(), None).is_none());
-        assert!(SlashPopup::for_draft("/zzz", &catalog, &McpServers::none(), None).is_none());
+        assert!(SlashPopup::for_draft("hello", &commands(&catalog), None).is_none());
+        assert!(SlashPopup::for_draft("/help me", &commands(&catalog), None).is_none());
+        assert!(SlashPopup::for_draft("/zzz", &commands(&catalog), None).is_none());
     }
 
     #[test]
     fn completion_and_selection() {
         let catalog = Catalog::empty();
-        let mut popup = SlashPopup::for_draft("/", &catalog, &McpServers::none(), None).unwrap();
+        let mut popup = SlashPopup::for_draft("/", &commands(&catalog), None).unwrap();
         let first = popup.complete("/").unwrap();
         assert_eq!(
             first,
@@ -259,13 +259,13 @@ mod tests {
         popup.down();
         popup.down();
         let third = popup.candidates()[2].name.clone();
-        let kept = SlashPopup::for_draft("/", &catalog, &McpServers::none(), Some(&popup)).unwrap();
+        let kept = SlashPopup::for_draft("/", &commands(&catalog), Some(&popup)).unwrap();
         assert_eq!(kept.candidates()[kept.selected].name, third);
         popup.up();
         popup.up();
         popup.up();
         assert_eq!(popup.selected, popup.candidates().len() - 1, "wraps");
-        let model = SlashPopup::for_draft("/mod", &catalog, &McpServers::none(), None).unwrap();
+        let model = SlashPopup::for_draft("/mod", &commands(&catalog), None).unwrap();
         assert_eq!(
             model.complete("/mod"),
             Some(Completion {

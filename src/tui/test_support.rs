@@ -10,7 +10,7 @@ use ratatui::{Frame, Terminal};
 
 use crate::agent::SessionInfo;
 use crate::protocol::ApprovalMode;
-use crate::protocol::{Event, TurnOutcome, Usage};
+use crate::protocol::{Event, SlashCommands, TurnOutcome, Usage};
 use crate::skills::{Catalog, DiscoveryOptions};
 
 /// A temporary project with a `go-refactor` skill, and its catalog.
@@ -29,6 +29,14 @@ pub fn catalog_with_skill() -> (tempfile::TempDir, Catalog) {
     (dir, catalog)
 }
 
+/// The slash commands of `catalog`'s skills, with no MCP servers.
+pub fn commands(catalog: &Catalog) -> SlashCommands {
+    SlashCommands {
+        skills: crate::skills::listing::slash_skills(catalog),
+        ..SlashCommands::default()
+    }
+}
+
 /// A session description for tests.
 pub fn session_info(catalog: Catalog) -> SessionInfo {
     SessionInfo {
@@ -36,13 +44,16 @@ pub fn session_info(catalog: Catalog) -> SessionInfo {
         workdir: PathBuf::from("/work/demo"),
         home: PathBuf::from("/nonexistent/harness9-home"),
         approval_mode: ApprovalMode::Suggest,
-        catalog: catalog.into(),
+        commands: commands(&catalog),
         context_window: Some(100_000),
         startup_warnings: Vec::new(),
-        index_budget: 8_000,
-        loaded_skills: Default::default(),
-        mcp: crate::mcp::McpServers::none(),
     }
+}
+
+/// What `/skills` lists for `catalog` (nothing loaded, the default budget), as the
+/// agent would answer [`crate::protocol::Op::ListSkills`].
+pub fn skill_list(catalog: &Catalog) -> Event {
+    Event::SkillList(crate::skills::listing::listing(catalog, 8_000, &[]))
 }
 
 /// The event that ends a turn which completed normally after one request.

@@ -1,8 +1,9 @@
-//! Views the TUI shows on its own, without the agent: the welcome header, `/help`,
-//! `/skills` (every skill with its source, status and the index budget it uses) and
-//! `/usage`. Each returns the lines of one cell.
+//! Views of one cell each: the welcome header, `/help`, `/usage` (from what the TUI
+//! knows), and the agent's listings styled: `/skills` (every skill with its source,
+//! status and the index budget it uses) and `/mcp`.
 //!
-//! It reads the skills catalog and the session status; it changes nothing.
+//! It reads plain data (the slash commands, the listings, the session status); it
+//! changes nothing.
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -10,8 +11,7 @@ use ratatui::text::{Line, Span};
 use super::status::{SessionStatus, short_count};
 use crate::protocol::ApprovalMode;
 use crate::protocol::BUILTINS;
-use crate::skills::active::LoadedSkills;
-use crate::skills::{Catalog, SkillStatus, listing};
+use crate::protocol::{McpHealth, McpServerEntry, SkillListing, SkillStanding, SlashCommands};
 
 fn dim() -> Style {
     Style::new().fg(Color::DarkGray)
@@ -68,7 +68,7 @@ pub fn welcome(
 }
 
 /// `/help`: commands, skills and keys.
-pub fn help(catalog: &Catalog) -> Vec<Line<'static>> {
+pub fn help(commands: &SlashCommands) -> Vec<Line<'static>> {
     let mut lines = vec![heading("Commands")];
     for (name, description) in BUILTINS {
         lines.push(Line::from(vec![
@@ -76,7 +76,7 @@ pub fn help(catalog: &Catalog) -> Vec<Line<'static>> {
             Span::styled(description.to_string(), dim()),
         ]));
     }
-    let skills: Vec<&str> = catalog.user_invocable_names().collect();
+    let skills: Vec<&str> = commands.user_invocable_names().collect();
     if !skills.is_empty() {
         lines.push(Line::default());
         lines.push(heading("Skills (run with /name args)"));
@@ -117,8 +117,7 @@ pub fn help(catalog: &Catalog) -> Vec<Line<'static>> {
 }
 
 /// `/skills`: the shared listing ([`crate::skills::listing`]) with colours.
-pub fn skills(catalog: &Catalog, budget: usize, loaded: &LoadedSkills) -> Vec<Line<'static>> {
-    let listing = listing::listing(catalog, budget, loaded);
+pub fn skills(listing: &SkillListing) -> Vec<Line<'static>> {
     let mut lines = vec![heading(&format!("Skills ({})", listing.skills.len()))];
     if listing.skills.is_empty() {
         lines.push(Line::styled(
@@ -137,12 +136,12 @@ pub fn skills(catalog: &Catalog, budget: usize, loaded: &LoadedSkills) -> Vec<Li
                 Style::new().fg(Color::Yellow),
             ));
         }
-        let status_style = match entry.status {
-            SkillStatus::Ok => Style::new().fg(Color::Green),
-            SkillStatus::Warning | SkillStatus::Shadowed { .. } => Style::new().fg(Color::Yellow),
+        let status_style = match entry.standing {
+            SkillStanding::Ok => Style::new().fg(Color::Green),
+            SkillStanding::Warning | SkillStanding::Shadowed => Style::new().fg(Color::Yellow),
         };
         spans.push(Span::styled(
-            entry.status.as_str().to_string(),
+            entry.standing.as_str().to_string(),
             status_style,
         ));
         let notes: Vec<&str> = entry.notes.iter().map(|n| n.label()).collect();
@@ -187,9 +186,9 @@ pub fn skills(catalog: &Catalog, budget: usize, loaded: &LoadedSkills) -> Vec<Li
     lines
 }
 
-/// `/mcp`: the MCP servers, their state and prompts.
-pub fn mcp(servers: &crate::mcp::McpServers, loaded: &LoadedSkills) -> Vec<Line<'static>> {
-    let entries = crate::mcp::listing::listing(servers, loaded);
+/// `/mcp`: the shared listing ([`crate::mcp::listing`]) of the MCP servers, their state
+/// and prompts, with colours.
+pub fn mcp(entries: &[McpServerEntry]) -> Vec<Line<'static>> {
     let mut lines = vec![heading(&format!("MCP servers ({})", entries.len()))];
     if entries.is_empty() {
         lines.push(Line::styled(
@@ -198,15 +197,14 @@ pub fn mcp(servers: &crate::mcp::McpServers, loaded: &LoadedSkills) -> Vec<Line<
         ));
     }
     for e in entries {
-        let state = if e.failed {
-            Style::new().fg(Color::Red)
-        } else {
-            Style::new().fg(Color::Green)
+        let state = match e.health {
+            McpHealth::Failed => Style::new().fg(Color::Red),
+            McpHealth::Fine => Style::new().fg(Color::Green),
         };
         lines.push(Line::from(vec![
             Span::styled(format!("  {}", e.name), Style::new().fg(Color::Cyan)),
             Span::raw("  "),
-            Span::styled(e.state, state),
+            Span::styled(e.state.clone(), state),
         ]));
         lines.push(Line::styled(format!("    {}", e.detail), dim()));
         if !e.prompts.is_empty() {

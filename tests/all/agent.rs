@@ -405,13 +405,9 @@ async fn use_skill_unknown_name_lists_the_available_ones_and_slash_commands_send
     let result = server.chat_requests()[1].tool_results()[0].clone();
     assert!(result.contains("go-refactor"), "{result}");
 
-    let op = harness9::input::route(
-        "/go-refactor clean main.go",
-        &s.info.catalog.current(),
-        &s.info.mcp,
-    )
-    .to_op(harness9::protocol::InputOrigin::Typed)
-    .unwrap();
+    let op = harness9::input::route("/go-refactor clean main.go", &s.info.commands)
+        .to_op(harness9::protocol::InputOrigin::Typed)
+        .unwrap();
     assert!(matches!(op, Op::Invoke(Invocation::Skill { .. })), "{op:?}");
     s.op(op);
     s.until(|e| matches!(e, Event::TurnComplete { .. })).await;

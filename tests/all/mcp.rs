@@ -218,16 +218,23 @@ fn piped_input_cannot_be_added_to_an_mcp_prompt() {
 }
 
 /// Waits (at most 30 s) until `owner` counts as loaded, which a background load marks
-/// once its tools are in.
-async fn until_tools_of(s: &Session, owner: &str) {
+/// once its tools are in: asks for `/mcp`'s listing until its entry says so.
+async fn until_tools_of(s: &mut Session, owner: &str) {
+    use harness9::protocol::{Event, Op};
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !s
-        .info
-        .loaded_skills
-        .names_with_tools()
-        .iter()
-        .any(|n| n == owner)
-    {
+    loop {
+        s.op(Op::ListMcpServers);
+        let Event::McpServerList { servers } =
+            s.until(|e| matches!(e, Event::McpServerList { .. })).await
+        else {
+            unreachable!("until returns a matching event")
+        };
+        if servers
+            .iter()
+            .any(|e| e.name == owner && e.state.ends_with(", loaded"))
+        {
+            return;
+        }
         assert!(
             std::time::Instant::now() < deadline,
             "{owner}'s tools never loaded"
@@ -243,12 +250,12 @@ async fn a_preloaded_server_starts_in_the_background_and_comes_back_after_clear(
     let mut s = SessionBuilder::new(&server, project.path())
         .config_toml(&mcp_fixture_table("pre", &[], "preload = true"))
         .start();
-    until_tools_of(&s, "mcp:pre").await;
+    until_tools_of(&mut s, "mcp:pre").await;
     s.turn("hi").await;
     s.op(harness9::protocol::Op::NewConversation);
     s.until(|e| matches!(e, harness9::protocol::Event::ConversationCleared))
         .await;
-    until_tools_of(&s, "mcp:pre").await;
+    until_tools_of(&mut s, "mcp:pre").await;
     s.turn("again").await;
     let requests = server.chat_requests();
     for r in &requests {

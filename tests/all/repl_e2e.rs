@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use crate::support::{
     Dirs, MockServer, Terminal, answer, assert_exit, bash_reply, finish, first_line_then_close,
-    harness9_pty_command, http_error, json_lines, skill, spawn_fed, sse, text, tool_call,
-    tool_reply, wait_with_deadline,
+    harness9_pty_command, http_error, json_lines, project_skill, skill, spawn_fed, sse, text,
+    tool_call, tool_reply, wait_with_deadline,
 };
 use serde_json::Value;
 
@@ -575,4 +575,64 @@ fn skills_changed_mid_session_are_noticed_and_the_system_prompt_stays() {
         beta,
         "Unknown skill \"beta\". Available skills: alpha, gamma"
     );
+}
+
+/// `/skills` and `/mcp` are answered by the agent and printed as they always were; a
+/// skill a command adds mid-session runs as `/name` once `/skills reload` has sent the
+/// REPL its new slash commands; in stream-json, stdout carries none of these listings
+/// (they are the REPL's own questions: their text goes to stderr).
+#[test]
+fn listings_come_from_the_agent_and_a_reloaded_skill_runs_as_a_slash_command() {
+    let make_gamma = serde_json::json!({
+        "command": "mkdir -p skills/gamma && \
+            printf -- '---\\nname: gamma\\ndescription: Brand new\\n---\\nGamma body\\n' \
+            > skills/gamma/SKILL.md"
+    })
+    .to_string();
+    let input = "make gamma\n/skills reload\n/gamma now\n/skills\n/mcp\n";
+    for format in ["text", "stream-json"] {
+        let dirs = Dirs::with_config(&crate::support::mcp_fixture_table("fx", &[], ""));
+        project_skill(dirs.project(), "alpha", "First skill", "Alpha body\n");
+        let server = MockServer::start(vec![
+            sse(vec![
+                tool_call(0, "c1", "bash", &make_gamma),
+                finish("tool_calls"),
+            ]),
+            answer("made"),
+            answer("ran gamma"),
+        ]);
+        let args = ["--approval-mode", "full-auto", "--output-format", format];
+        let out = dirs.pipe(&server, &args, input);
+        assert_eq!(out.code, Some(0), "{format}: stderr: {}", out.stderr);
+        assert_eq!(
+            server.chat_requests()[2].last_user_text(),
+            "Gamma body\n\nnow",
+            "{format}"
+        );
+        let listings = match format {
+            "text" => &out.stdout,
+            _ => &out.stderr,
+        };
+        for shown in [
+            "Skills (2):",
+            "/alpha  [ok, project]  First skill",
+            "/gamma  [ok, project, loaded]  Brand new",
+            "MCP servers (1):\n  mcp:fx  not started\n",
+        ] {
+            assert!(
+                listings.contains(shown),
+                "{format}: {shown:?} in {listings}"
+            );
+        }
+        if format == "stream-json" {
+            for line in out.stdout.lines() {
+                let value: Value = serde_json::from_str(line).unwrap();
+                let kind = value["type"].as_str().unwrap_or_default();
+                assert!(
+                    !["skill_list", "mcp_server_list", "slash_commands"].contains(&kind),
+                    "{line}"
+                );
+            }
+        }
+    }
 }

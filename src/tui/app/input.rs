@@ -13,12 +13,14 @@ use crate::tui::approval::AfterAnswer;
 use crate::tui::cells::{HistoryCell, NoticeKind};
 use crate::tui::composer::ComposerAction;
 use crate::tui::history_search::{HistorySearch, SearchAction};
+use crate::tui::overlay::{Layer, Popup};
 use crate::tui::picker::PickerAction;
 use crate::tui::status::TurnState;
 use crate::tui::views;
 
 impl App {
-    /// Applies a key press.
+    /// Applies a key press. Ctrl+C comes first, whatever is open; then the layer that
+    /// has the keys ([`crate::tui::overlay::Overlay::focus`]) takes it.
     pub fn on_key(&mut self, key: KeyEvent, now: Instant) -> Action {
         if key.kind == KeyEventKind::Release {
             return Action::None;
@@ -30,25 +32,12 @@ impl App {
         }
         // Any other key means the next Ctrl+C is a first press again.
         self.ctrl_c_at = None;
-        if self.mode_confirm.take().is_some() {
-            if key.code == KeyCode::Char('y') || key.code == KeyCode::Char('Y') {
-                self.out.ops.push(Op::SetApprovalMode {
-                    mode: crate::protocol::ApprovalMode::FullAuto,
-                });
-            } else {
-                let kept = mode_words(self.status.approval_mode);
-                self.commit_notice(NoticeKind::Info, &format!("Approval mode kept: {kept}."));
-            }
+        if self.overlay.focus() == Layer::ModeConfirm {
+            self.answer_mode_switch(key);
             return Action::None;
         }
         if key.code == KeyCode::BackTab && self.lifecycle == Lifecycle::Active {
-            use crate::protocol::ApprovalMode;
-            let next = match self.status.approval_mode {
-                ApprovalMode::Suggest => ApprovalMode::AutoEdit,
-                ApprovalMode::AutoEdit => ApprovalMode::FullAuto,
-                ApprovalMode::FullAuto => ApprovalMode::Suggest,
-            };
-            self.ask_mode(next);
+            self.ask_mode(next_mode(self.status.approval_mode));
             return Action::None;
         }
         if self.lifecycle != Lifecycle::Active {
@@ -57,53 +46,92 @@ impl App {
             }
             return Action::None;
         }
-        if self.approvals.is_active() {
-            if let Some(answer) = self.approvals.handle_key(key) {
-                // "No, and stop": the interrupt goes first, so the turn ends while it
-                // waits for the answer and never sends the denial to the model.
-                if answer.turn == AfterAnswer::Interrupt {
-                    self.out.ops.push(Op::Interrupt);
-                }
-                self.out.ops.push(Op::Approval {
-                    call_id: answer.call_id,
-                    decision: answer.decision,
-                });
-                if !self.approvals.is_active() {
-                    self.turn = TurnState::Thinking;
+        match self.overlay.focus() {
+            Layer::Approval => self.approval_key(key),
+            Layer::Picker => self.picker_key(key),
+            Layer::Search => self.search_key(key),
+            Layer::ModeConfirm | Layer::Popup | Layer::Composer => return self.composer_key(key),
+        }
+        Action::None
+    }
+
+    /// The answer to "Full-auto? y/n": `y` switches, any other key keeps the mode.
+    fn answer_mode_switch(&mut self, key: KeyEvent) {
+        self.overlay.mode_confirm = None;
+        if key.code == KeyCode::Char('y') || key.code == KeyCode::Char('Y') {
+            self.out.ops.push(Op::SetApprovalMode {
+                mode: crate::protocol::ApprovalMode::FullAuto,
+            });
+        } else {
+            let kept = mode_words(self.status.approval_mode);
+            self.commit_notice(NoticeKind::Info, &format!("Approval mode kept: {kept}."));
+        }
+    }
+
+    /// A key for the approval question on top.
+    fn approval_key(&mut self, key: KeyEvent) {
+        let Some(answer) = self.overlay.approvals.handle_key(key) else {
+            return;
+        };
+        // "No, and stop": the interrupt goes first, so the turn ends while it waits for
+        // the answer and never sends the denial to the model.
+        if answer.turn == AfterAnswer::Interrupt {
+            self.out.ops.push(Op::Interrupt);
+        }
+        self.out.ops.push(Op::Approval {
+            call_id: answer.call_id,
+            decision: answer.decision,
+        });
+        if !self.overlay.approvals.is_active() {
+            self.turn = TurnState::Thinking;
+        }
+    }
+
+    /// A key for the resume picker.
+    fn picker_key(&mut self, key: KeyEvent) {
+        let Some(picker) = &mut self.overlay.picker else {
+            return;
+        };
+        match picker.handle_key(key) {
+            PickerAction::Stay => {}
+            PickerAction::Close => self.overlay.picker = None,
+            PickerAction::Resume(id) => {
+                self.overlay.picker = None;
+                self.out.ops.push(Op::Resume { id });
+            }
+        }
+    }
+
+    /// A key for the history search: a match taken becomes the draft.
+    fn search_key(&mut self, key: KeyEvent) {
+        let Some(search) = &mut self.overlay.search else {
+            return;
+        };
+        match search.handle_key(key, self.composer.history().entries()) {
+            SearchAction::Stay => {}
+            SearchAction::Take(entry) => {
+                self.overlay.search = None;
+                if let Some(entry) = entry {
+                    self.composer.set_text(&entry);
+                    self.refresh_popup();
                 }
             }
-            return Action::None;
+            SearchAction::Close => self.overlay.search = None,
         }
-        if let Some(picker) = &mut self.picker {
-            match picker.handle_key(key) {
-                PickerAction::Stay => {}
-                PickerAction::Close => self.picker = None,
-                PickerAction::Resume(id) => {
-                    self.picker = None;
-                    self.out.ops.push(Op::Resume { id });
-                }
-            }
-            return Action::None;
-        }
-        if let Some(search) = &mut self.search {
-            match search.handle_key(key, self.composer.history().entries()) {
-                SearchAction::Stay => {}
-                SearchAction::Take(entry) => {
-                    self.search = None;
-                    if let Some(entry) = entry {
-                        self.composer.set_text(&entry);
-                        self.refresh_popup();
-                    }
-                }
-                SearchAction::Close => self.search = None,
-            }
-            return Action::None;
-        }
+    }
+
+    /// A key for the composer and the popup under it.
+    fn composer_key(&mut self, key: KeyEvent) -> Action {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let popup_key = key.modifiers.is_empty()
+            && matches!(
+                key.code,
+                KeyCode::Up | KeyCode::Down | KeyCode::Tab | KeyCode::Enter
+            );
         match key.code {
             KeyCode::Char('r') if ctrl => {
-                self.search = Some(HistorySearch::new(self.composer.history().entries()));
-                self.popup = None;
-                self.mention = None;
+                self.overlay.search = Some(HistorySearch::new(self.composer.history().entries()));
+                self.overlay.popup = None;
                 return Action::None;
             }
             KeyCode::Char('d') if ctrl && self.composer.is_empty() => {
@@ -115,11 +143,7 @@ impl App {
             }
             KeyCode::Char('g') if ctrl => return Action::OpenEditor,
             KeyCode::Esc => {
-                if let Some(mention) = self.mention.take() {
-                    self.mention_dismissed = Some(mention.at());
-                } else if self.popup.take().is_none() && self.busy() {
-                    self.out.ops.push(Op::Interrupt);
-                }
+                self.escape();
                 return Action::None;
             }
             KeyCode::PageUp | KeyCode::PageDown => {
@@ -128,14 +152,8 @@ impl App {
                 }
                 return Action::None;
             }
-            KeyCode::Up | KeyCode::Down | KeyCode::Tab | KeyCode::Enter
-                if self.mention.is_some() && key.modifiers.is_empty() =>
-            {
-                self.mention_key(key.code);
-            }
-            KeyCode::Up | KeyCode::Down | KeyCode::Tab | KeyCode::Enter
-                if self.popup.is_some() && key.modifiers.is_empty() =>
-            {
+            _ if popup_key && self.overlay.mention().is_some() => self.mention_key(key.code),
+            _ if popup_key && self.overlay.slash().is_some() => {
                 self.popup_key(key.code);
                 return Action::None;
             }
@@ -153,10 +171,24 @@ impl App {
         Action::None
     }
 
+    /// Esc closes the popup (an `@` picker stays closed for that mention); with none
+    /// open, it interrupts the running turn.
+    fn escape(&mut self) {
+        match self.overlay.popup.take() {
+            Some(Popup::Mention(mention)) => self.overlay.mention_dismissed = Some(mention.at()),
+            Some(Popup::Slash(_)) => {}
+            None => {
+                if self.busy() {
+                    self.out.ops.push(Op::Interrupt);
+                }
+            }
+        }
+    }
+
     /// Up/Down move the `@` picker's selection; Tab or Enter put the selected path in
     /// place of the mention being typed (Enter with nothing listed sends the draft).
     fn mention_key(&mut self, code: KeyCode) {
-        let Some(mention) = &mut self.mention else {
+        let Some(mention) = self.overlay.mention_mut() else {
             return;
         };
         match code {
@@ -171,7 +203,9 @@ impl App {
     }
 
     fn popup_key(&mut self, code: KeyCode) {
-        let Some(popup) = &mut self.popup else { return };
+        let Some(popup) = self.overlay.slash_mut() else {
+            return;
+        };
         match code {
             KeyCode::Up => popup.up(),
             KeyCode::Down => popup.down(),
@@ -210,29 +244,39 @@ impl App {
             self.ctrl_c_at = Some(now);
             return;
         }
-        let acted = if self.approvals.is_active() {
-            // Deny what is asked and stop the turn.
-            self.out.ops.push(Op::Interrupt);
-            while let Some(answer) = self.approvals.handle_key(KeyEvent::from(KeyCode::Esc)) {
-                self.out.ops.push(Op::Approval {
-                    call_id: answer.call_id,
-                    decision: answer.decision,
-                });
+        let acted = match self.overlay.shown() {
+            Layer::Approval => {
+                // Deny what is asked and stop the turn.
+                self.out.ops.push(Op::Interrupt);
+                let esc = KeyEvent::from(KeyCode::Esc);
+                while let Some(answer) = self.overlay.approvals.handle_key(esc) {
+                    self.out.ops.push(Op::Approval {
+                        call_id: answer.call_id,
+                        decision: answer.decision,
+                    });
+                }
+                true
             }
-            true
-        } else if self.picker.take().is_some() || self.search.take().is_some() {
-            // Closed the picker or the history search.
-            true
-        } else if !self.composer.is_empty() {
-            self.composer.clear();
-            self.popup = None;
-            self.mention = None;
-            true
-        } else if self.busy() {
-            self.out.ops.push(Op::Interrupt);
-            true
-        } else {
-            false
+            Layer::Picker => {
+                self.overlay.picker = None;
+                true
+            }
+            Layer::Search => {
+                self.overlay.search = None;
+                true
+            }
+            Layer::ModeConfirm | Layer::Popup | Layer::Composer => {
+                if !self.composer.is_empty() {
+                    self.composer.clear();
+                    self.overlay.popup = None;
+                    true
+                } else if self.busy() {
+                    self.out.ops.push(Op::Interrupt);
+                    true
+                } else {
+                    false
+                }
+            }
         };
         self.ctrl_c_at = (!acted).then_some(now);
     }
@@ -247,7 +291,7 @@ impl App {
                 Some(s) => format!("sandboxed ({})", s.policy.mode.as_str()),
                 None => "unconfined (no sandbox)".to_string(),
             };
-            self.mode_confirm = Some(format!(
+            self.overlay.mode_confirm = Some(format!(
                 "Full-auto? Edits and commands run unasked, {confinement}. y/n"
             ));
             return;
@@ -259,9 +303,8 @@ impl App {
         // The conversation shows the draft as it stood (large pastes as placeholders);
         // the router and the agent get it in full.
         let crate::tui::composer::Taken { shown: typed, full } = self.composer.take();
-        self.popup = None;
-        self.mention = None;
-        match route(&full, &self.catalog.current(), &self.mcp) {
+        self.overlay.popup = None;
+        match route(&full, &self.commands) {
             Routed::Empty => {}
             Routed::Prompt(text) => self.send(
                 typed,
@@ -292,15 +335,11 @@ impl App {
         match builtin {
             Builtin::Help => {
                 self.commit_cell(echo.lines());
-                self.commit_cell(views::help(&self.catalog.current()));
+                self.commit_cell(views::help(&self.commands));
             }
             Builtin::Skills => {
                 self.commit_cell(echo.lines());
-                self.commit_cell(views::skills(
-                    &self.catalog.current(),
-                    self.index_budget,
-                    &self.loaded_skills,
-                ));
+                self.out.ops.push(Op::ListSkills);
             }
             Builtin::Usage => {
                 self.commit_cell(echo.lines());
@@ -308,7 +347,7 @@ impl App {
             }
             Builtin::Mcp => {
                 self.commit_cell(echo.lines());
-                self.commit_cell(views::mcp(&self.mcp, &self.loaded_skills));
+                self.out.ops.push(Op::ListMcpServers);
             }
             Builtin::SkillsReload => {
                 self.commit_cell(echo.lines());
@@ -375,5 +414,15 @@ impl App {
             }
             Builtin::Exit => self.request_exit(),
         }
+    }
+}
+
+/// The mode Shift+Tab switches to after `mode`.
+fn next_mode(mode: crate::protocol::ApprovalMode) -> crate::protocol::ApprovalMode {
+    use crate::protocol::ApprovalMode;
+    match mode {
+        ApprovalMode::Suggest => ApprovalMode::AutoEdit,
+        ApprovalMode::AutoEdit => ApprovalMode::FullAuto,
+        ApprovalMode::FullAuto => ApprovalMode::Suggest,
     }
 }

@@ -4,8 +4,11 @@
 //! it produces; tests drive it directly and draw it on a `TestBackend`.
 //!
 //! It owns the meaning of keys (Esc interrupts, Ctrl+C twice exits, ...) and of routed
-//! input (built-ins shown locally, prompts and skills sent as user input). It knows
-//! nothing about how bytes reach the terminal.
+//! input (built-ins shown locally or asked of the agent, prompts and skills sent as user
+//! input). `events.rs` applies agent events and `input.rs` keys and routed input, one
+//! step per kind; what sits on top of the composer is one [`Overlay`], whose priority
+//! order keys, pastes and drawing all follow. It knows nothing about how bytes reach
+//! the terminal.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -17,25 +20,22 @@ use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
+mod events;
 mod input;
 
 use super::StartView;
-use super::approval::ApprovalOverlay;
-use super::cells::{HistoryCell, NoticeKind, SPINNER, ToolCell, outcome_notice, sub_agent_end};
+use super::cells::{HistoryCell, NoticeKind, SPINNER};
 use super::composer::{Composer, History};
-use super::history_search::HistorySearch;
 use super::mention_popup::MentionPopup;
-use super::picker::SessionPicker;
+use super::overlay::{Layer, Overlay, Popup};
 use super::popup::SlashPopup;
-use super::resume::{NO_SESSIONS, resumed_cells};
 use super::status::{SessionStatus, StatusView, TurnState, display_dir, render_status};
 use super::stream::{Chunk, LiveTurn};
 use super::transcript::Transcript;
 use super::views;
 use super::wrap::wrap_lines;
 use crate::agent::SessionInfo;
-use crate::protocol::{AutoDenyReason, Event, Op, ToolStatus, TurnOutcome, Usage};
-use crate::skills::active::LoadedSkills;
+use crate::protocol::{Op, SlashCommands, Usage};
 
 /// Two Ctrl+C within this window exit.
 const DOUBLE_PRESS: Duration = Duration::from_millis(2000);
@@ -75,29 +75,20 @@ struct Outbox {
 /// The TUI's state.
 #[derive(Debug)]
 pub struct App {
-    catalog: crate::skills::SharedCatalog,
-    mcp: crate::mcp::McpServers,
-    index_budget: usize,
-    loaded_skills: LoadedSkills,
+    /// The slash commands for routing and completion, as the agent last sent them.
+    commands: SlashCommands,
     status: SessionStatus,
     turn: TurnState,
     turn_started: Option<Instant>,
     composer: Composer,
-    popup: Option<SlashPopup>,
-    /// The `@` picker, while the word at the cursor is a mention.
-    mention: Option<MentionPopup>,
-    /// The mention (where its `@` stands) whose picker Esc closed.
-    mention_dismissed: Option<usize>,
+    /// What sits on top of the composer (the mode switch's question, approvals, the
+    /// resume picker, the history search, the popups), in one priority order.
+    overlay: Overlay,
     /// The project's files for the `@` picker, indexed from its first use.
     files: Option<crate::mentions::FileIndex>,
     workdir: std::path::PathBuf,
     /// Woken when background work (the file index) has something to show.
     waker: Arc<tokio::sync::Notify>,
-    approvals: ApprovalOverlay,
-    /// The saved sessions to choose from, while `/resume` shows them.
-    picker: Option<SessionPicker>,
-    /// Ctrl+R's search through the input history, in the composer's place.
-    search: Option<HistorySearch>,
     live: LiveTurn,
     /// Inputs sent while a turn ran, as typed, waiting for their `TurnStarted`.
     queued: VecDeque<String>,
@@ -106,8 +97,6 @@ pub struct App {
     transcript: Option<Transcript>,
     lifecycle: Lifecycle,
     ctrl_c_at: Option<Instant>,
-    /// A switch to full-auto waiting for the user's yes, with its question.
-    mode_confirm: Option<String>,
 }
 
 /// Where finished cells live.
@@ -130,28 +119,20 @@ impl App {
             context_window: info.context_window,
             context_tokens: 0,
             usage: Usage::default(),
-            skills: info.catalog.current().skills().len(),
+            skills: info.commands.skills.len(),
             approval_mode: info.approval_mode,
         };
         let history = History::load(&info.home.join("history"));
         let mut app = App {
-            catalog: info.catalog.clone(),
-            mcp: info.mcp.clone(),
-            index_budget: info.index_budget,
-            loaded_skills: info.loaded_skills.clone(),
+            commands: info.commands.clone(),
             status,
             turn: TurnState::Idle,
             turn_started: None,
             composer: Composer::new(history),
-            popup: None,
-            mention: None,
-            mention_dismissed: None,
+            overlay: Overlay::default(),
             files: None,
             workdir: info.workdir.clone(),
             waker: Arc::new(tokio::sync::Notify::new()),
-            approvals: ApprovalOverlay::default(),
-            picker: None,
-            search: None,
             live: LiveTurn::default(),
             queued: VecDeque::new(),
             out: Outbox::default(),
@@ -161,12 +142,11 @@ impl App {
             },
             lifecycle: Lifecycle::Active,
             ctrl_c_at: None,
-            mode_confirm: None,
         };
         app.commit_cell(views::welcome(
             &app.status,
             info.approval_mode,
-            info.mcp.usable().len(),
+            info.commands.usable_mcp_servers(),
         ));
         for warning in &info.startup_warnings {
             app.commit_notice(NoticeKind::Warning, warning);
@@ -291,306 +271,50 @@ impl App {
         self.commit_chunk(chunk);
     }
 
-    // ----- agent events --------------------------------------------------------------
-
-    /// Shows what a forked skill's sub-agent does: its start, each tool call and its
-    /// end. Its text is not shown: only its final answer returns to the conversation.
-    fn on_sub_agent(&mut self, skill: &str, event: Event) {
-        match event {
-            Event::TurnStarted { .. } => {
-                self.flush_stream();
-                self.commit_notice(NoticeKind::Info, &format!("sub-agent `{skill}` is working"));
-            }
-            Event::ToolCallBegin { name, summary, .. } => {
-                self.turn = TurnState::RunningTool {
-                    name: format!("{skill} › {name}"),
-                };
-                self.commit_notice(NoticeKind::Info, &format!("↳ {skill}: {name} {summary}"));
-            }
-            Event::ToolCallEnd {
-                name,
-                status: ToolStatus::Error | ToolStatus::Denied,
-                summary,
-                ..
-            } => {
-                let first = summary.lines().next().unwrap_or("");
-                self.commit_notice(
-                    NoticeKind::Warning,
-                    &format!("↳ {skill}: {name} failed: {first}"),
-                );
-            }
-            Event::TurnComplete { outcome, .. } => {
-                let how = sub_agent_end(outcome);
-                self.commit_notice(NoticeKind::Info, &format!("sub-agent `{skill}` {how}"));
-                self.turn = TurnState::Thinking;
-            }
-            _ => {}
-        }
-    }
-
-    /// Applies one agent event.
-    pub fn on_event(&mut self, event: Event, now: Instant) {
-        match event {
-            Event::SessionConfigured {
-                model,
-                skills,
-                context_window,
-                ..
-            } => {
-                self.status.model = model;
-                self.status.skills = skills;
-                self.status.context_window = context_window.or(self.status.context_window);
-            }
-            Event::TurnStarted { text } => {
-                let shown = self.queued.pop_front().unwrap_or(text);
-                self.commit_cell(HistoryCell::User { text: shown }.lines());
-                self.turn = TurnState::Thinking;
-                self.turn_started = Some(now);
-            }
-            Event::TextDelta { text } => {
-                if let Some(cell) = self.live.finish_reasoning() {
-                    self.commit_cell(cell.lines());
-                }
-                let chunk = self.live.push_text(&text);
-                self.commit_chunk(chunk);
-                if !matches!(self.turn, TurnState::WaitingApproval) {
-                    self.turn = TurnState::Responding;
-                }
-            }
-            Event::ReasoningDelta { text } => self.live.push_reasoning(&text),
-            Event::Retrying {
-                attempt,
-                delay_ms,
-                reason,
-            } => {
-                let printed = self.live.discard_text();
-                let _ = self.live.finish_reasoning();
-                let secs = delay_ms as f64 / 1000.0;
-                let withdrawn = if printed {
-                    "; the answer above was cut off and starts again"
-                } else {
-                    ""
-                };
-                self.commit_notice(
-                    NoticeKind::Warning,
-                    &format!("{reason}; retrying (attempt {attempt}) in {secs:.1}s{withdrawn}"),
-                );
-            }
-            Event::RequestStarted { .. } => {
-                if self.live.running_tool().is_none() && self.turn != TurnState::WaitingApproval {
-                    self.turn = TurnState::Thinking;
-                }
-            }
-            Event::ToolCallBegin {
-                call_id,
-                name,
-                summary,
-            } => {
-                self.flush_stream();
-                self.turn = TurnState::RunningTool { name: name.clone() };
-                self.live
-                    .begin_tool(ToolCell::running(&call_id, &name, &summary));
-            }
-            Event::ToolOutputDelta { call_id, text } => self.live.tool_output(&call_id, &text),
-            Event::ToolCallEnd {
-                call_id,
-                name,
-                status,
-                summary,
-                diff,
-            } => {
-                self.flush_stream();
-                let tool = self.live.end_tool(&call_id, &name, status, &summary, diff);
-                self.commit_cell(HistoryCell::Tool(tool).lines());
-                if self.turn != TurnState::WaitingApproval {
-                    self.turn = match self.live.running_tool() {
-                        Some(name) => TurnState::RunningTool {
-                            name: name.to_string(),
-                        },
-                        None => TurnState::Thinking,
-                    };
-                }
-            }
-            Event::ApprovalRequest(ask) => {
-                self.flush_stream();
-                self.approvals.push(ask);
-                self.turn = TurnState::WaitingApproval;
-            }
-            Event::SubAgent { skill, event, .. } => self.on_sub_agent(&skill, event.into_event()),
-            Event::AutoDenied {
-                name: tool, reason, ..
-            } => self.commit_notice(
-                NoticeKind::Warning,
-                &match reason {
-                    AutoDenyReason::NobodyToAsk { .. } => {
-                        format!("`{tool}` was denied: nobody can approve it in this mode")
-                    }
-                    AutoDenyReason::Rule { rule, source } => {
-                        format!("`{tool}` was denied by the rule `deny {rule}` ({source})")
-                    }
-                },
-            ),
-            Event::Permissions {
-                rules,
-                untrusted,
-                project_file,
-            } => self.commit_notice(
-                NoticeKind::Info,
-                crate::permissions::describe_list(&rules, &untrusted, &project_file).trim_end(),
-            ),
-            Event::PermissionRemoved { rule } => self.commit_notice(
-                NoticeKind::Info,
-                &format!(
-                    "Removed rule {}: {} {} ({}).",
-                    rule.number,
-                    rule.effect.as_str(),
-                    rule.rule,
-                    rule.source
-                ),
-            ),
-            Event::Usage {
-                session,
-                context_tokens,
-                ..
-            } => {
-                self.status.usage = session;
-                // A forked skill's usage has no context measure: keep the last one.
-                if let Some(tokens) = context_tokens {
-                    self.status.context_tokens = tokens;
-                }
-            }
-            Event::Warning { message } => self.commit_notice(NoticeKind::Warning, &message),
-            Event::TurnComplete { outcome, .. } => self.turn_complete(outcome),
-            ref compacted @ Event::Compacted { tokens_after, .. } => {
-                self.status.context_tokens = tokens_after;
-                let line = compacted.compaction_line().unwrap_or_default();
-                self.commit_notice(NoticeKind::Info, &line);
-            }
-            Event::SessionResumed(resumed) => {
-                self.flush_stream();
-                for cell in resumed_cells(&resumed) {
-                    self.commit_cell(cell);
-                }
-                self.status.model = resumed.model;
-                self.status.context_tokens = 0;
-            }
-            Event::SessionList { sessions } => match SessionPicker::new(sessions) {
-                Some(picker) => self.picker = Some(picker),
-                None => self.commit_notice(NoticeKind::Info, NO_SESSIONS),
-            },
-            Event::ContextWindow { tokens, source } => {
-                self.status.context_window = Some(tokens);
-                tracing::info!("context window {tokens} from {}", source.describe());
-            }
-            Event::Exported { path } => self.commit_notice(
-                NoticeKind::Info,
-                &format!("Exported the session to {}.", path.display()),
-            ),
-            Event::ApprovalModeChanged { mode } => {
-                self.status.approval_mode = mode;
-                self.commit_notice(
-                    NoticeKind::Info,
-                    &format!("Approval mode: {}.", mode_words(mode)),
-                );
-            }
-            ref reloaded @ Event::SkillsReloaded {
-                skills,
-                ref warnings,
-                ..
-            } => {
-                self.status.skills = skills;
-                for warning in warnings {
-                    self.commit_notice(NoticeKind::Warning, warning);
-                }
-                if let Some(line) = reloaded.reload_line() {
-                    self.commit_notice(NoticeKind::Info, &line);
-                }
-            }
-            Event::Undone { outcome } => {
-                let kind = match outcome {
-                    crate::protocol::UndoOutcome::Refused { .. } => NoticeKind::Error,
-                    _ => NoticeKind::Info,
-                };
-                self.commit_notice(kind, &outcome.describe());
-            }
-            Event::SessionDiff { diff } => match diff.as_deref() {
-                None | Some("") => self.commit_notice(
-                    NoticeKind::Info,
-                    "No changes: this session has not changed a file of the project.",
-                ),
-                Some(diff) => self.commit_cell(super::cells::diff_lines(diff, usize::MAX)),
-            },
-            Event::ConversationCleared => {
-                self.status.context_tokens = 0;
-                self.commit_notice(NoticeKind::Info, "Started a new conversation.");
-            }
-            Event::ModelChanged { model } => {
-                self.commit_notice(NoticeKind::Info, &format!("Model switched to {model}."));
-                self.status.model = model;
-            }
-            Event::ShutdownComplete { usage } => {
-                self.flush_stream();
-                self.lifecycle = Lifecycle::Finished(usage);
-            }
-        }
-    }
-
-    fn turn_complete(&mut self, outcome: TurnOutcome) {
-        self.flush_stream();
-        for tool in self.live.abandon_tools() {
-            self.commit_cell(HistoryCell::Tool(tool).lines());
-        }
-        self.approvals.clear();
-        if let Some(notice) = outcome_notice(outcome) {
-            self.commit_cell(notice.lines());
-        }
-        self.turn = if self.lifecycle == Lifecycle::Active {
-            TurnState::Idle
-        } else {
-            TurnState::Exiting
-        };
-        self.turn_started = None;
-    }
-
     // ----- input ---------------------------------------------------------------------
 
-    /// Applies pasted text (one input, never sent line by line).
+    /// Applies pasted text (one input, never sent line by line) to what is shown: an
+    /// approval's reason, nothing under the picker, else the draft.
     pub fn on_paste(&mut self, text: &str) {
-        if self.approvals.is_active() {
-            self.approvals.paste(text);
-        } else if self.picker.is_none() {
-            self.composer.paste(text);
-            self.refresh_popup();
+        match self.overlay.shown() {
+            Layer::Approval => self.overlay.approvals.paste(text),
+            Layer::Picker => {}
+            Layer::ModeConfirm | Layer::Search | Layer::Popup | Layer::Composer => {
+                self.composer.paste(text);
+                self.refresh_popup();
+            }
         }
     }
 
+    /// Opens, follows or closes the popup for the draft: the `@` picker while the word
+    /// at the cursor is a mention, else the `/` popup while a command name is typed.
     fn refresh_popup(&mut self) {
-        self.refresh_mention();
-        self.popup = match self.mention {
-            Some(_) => None,
-            None => SlashPopup::for_draft(
-                self.composer.text(),
-                &self.catalog.current(),
-                &self.mcp,
-                self.popup.as_ref(),
-            ),
+        let (mention, slash) = match self.overlay.popup.take() {
+            Some(Popup::Mention(mention)) => (Some(mention), None),
+            Some(Popup::Slash(slash)) => (None, Some(slash)),
+            None => (None, None),
+        };
+        self.overlay.popup = match self.follow_mention(mention) {
+            Some(mention) => Some(Popup::Mention(mention)),
+            None => SlashPopup::for_draft(self.composer.text(), &self.commands, slash.as_ref())
+                .map(Popup::Slash),
         };
     }
 
-    /// Opens, follows or closes the `@` picker for the word at the cursor; the first one
-    /// starts indexing the project.
-    fn refresh_mention(&mut self) {
+    /// The `@` picker for the word at the cursor: `open` following it, a new one (the
+    /// first starts indexing the project), or none.
+    fn follow_mention(&mut self, open: Option<MentionPopup>) -> Option<MentionPopup> {
         let typing = crate::mentions::typing_at(self.composer.text(), self.composer.cursor());
-        let Some((at, query)) = typing.filter(|(at, _)| self.mention_dismissed != Some(*at)) else {
+        let dismissed = self.overlay.mention_dismissed;
+        let Some((at, query)) = typing.filter(|(at, _)| dismissed != Some(*at)) else {
             if typing.is_none() {
-                self.mention_dismissed = None;
+                self.overlay.mention_dismissed = None;
             }
-            self.mention = None;
-            return;
+            return None;
         };
         let index = match &self.files {
             Some(index) => {
-                if self.mention.is_none() {
+                if open.is_none() {
                     index.refresh_if_stale();
                 }
                 index
@@ -603,10 +327,13 @@ impl App {
                 ))
             }
         };
-        match &mut self.mention {
-            Some(popup) => popup.retarget(at, query, index),
-            None => self.mention = Some(MentionPopup::open(at, query, index)),
-        }
+        Some(match open {
+            Some(mut popup) => {
+                popup.retarget(at, query, index);
+                popup
+            }
+            None => MentionPopup::open(at, query, index),
+        })
     }
 
     /// What the event loop waits on besides input and the agent: background work with
@@ -618,7 +345,7 @@ impl App {
     /// Takes in what background work published (the `@` picker's latest list); true
     /// when the screen needs drawing again.
     pub fn on_wake(&mut self) -> bool {
-        match (&mut self.mention, &self.files) {
+        match (self.overlay.mention_mut(), &self.files) {
             (Some(popup), Some(index)) => popup.update(index),
             _ => false,
         }
@@ -660,22 +387,13 @@ impl App {
                 Span::styled(first.to_string(), dim),
             ]));
         }
-        let overlay = match (&self.picker, &self.search) {
-            _ if self.approvals.is_active() => self.approvals.height(width),
-            (Some(picker), _) => picker.height(),
-            (None, Some(search)) => search.height(width),
-            (None, None) => 0,
-        };
+        let overlay = self.overlay.covering_height(width);
         let composer = if overlay > 0 {
             0
         } else {
             1 + self.composer.height(width)
         };
-        let popup = match (&self.mention, &self.popup, overlay) {
-            (Some(m), _, 0) => m.height(),
-            (None, Some(p), 0) => p.height(),
-            _ => 0,
-        };
+        let popup = self.overlay.popup_height();
         let status = 1;
         let mut budget = max_height.saturating_sub(status);
         let composer = composer.min(budget);
@@ -718,12 +436,7 @@ impl App {
         let mut cursor = None;
         if plan.overlay > 0 {
             let overlay = Rect::new(area.x, y, area.width, plan.overlay);
-            match (&mut self.picker, &self.search) {
-                _ if self.approvals.is_active() => cursor = self.approvals.render(overlay, buf),
-                (Some(picker), _) => picker.render(overlay, buf),
-                (None, Some(search)) => cursor = search.render(overlay, buf),
-                (None, None) => {}
-            }
+            cursor = self.overlay.render_covering(overlay, buf);
             y += plan.overlay;
         }
         if plan.composer > 0 {
@@ -742,16 +455,12 @@ impl App {
         }
         if plan.popup > 0 {
             let rect = Rect::new(area.x, y, area.width, plan.popup);
-            match (&self.mention, &self.popup) {
-                (Some(mention), _) => mention.render(rect, buf),
-                (None, Some(popup)) => popup.render(rect, buf),
-                (None, None) => {}
-            }
+            self.overlay.render_popup(rect, buf);
             y += plan.popup;
         }
         let hint = self
-            .mode_confirm
-            .as_deref()
+            .overlay
+            .hint()
             .or(self.ctrl_c_at.map(|_| "press Ctrl+C again to exit"));
         let view = StatusView {
             state: &self.turn,
