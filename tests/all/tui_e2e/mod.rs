@@ -21,8 +21,8 @@ mod defects;
 mod signals;
 
 use crate::support::{
-    Dirs, MockServer, PtyWriter, Terminal, answer, assert_has, finish, harness9_pty_command, skill,
-    sse, text, tool_call, tool_reply,
+    Dirs, MockServer, PTY_DEADLINE, PtyWriter, Terminal, answer, assert_has, finish,
+    harness9_pty_command, skill, sse, text, tool_call, tool_reply,
 };
 use serde_json::Value;
 
@@ -177,13 +177,13 @@ impl Tui {
     /// waited for: the process has exited, but the reader may not have taken the last
     /// bytes it wrote yet.
     fn assert_restored(&self) {
-        let start = Instant::now();
+        let start = std::time::Instant::now();
         loop {
             let Err(missing) = self.restored() else {
                 return;
             };
-            assert!(start.elapsed() < DEADLINE, "{missing}");
-            std::thread::sleep(Duration::from_millis(20));
+            assert!(start.elapsed() < PTY_DEADLINE, "{missing}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
         }
     }
 
