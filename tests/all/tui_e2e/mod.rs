@@ -161,8 +161,11 @@ impl Tui {
         self.wait_for_text("ready · / for commands");
     }
 
-    /// Ctrl+C twice, then checks the exit and the terminal state.
+    /// Ctrl+C twice, then checks the exit and the terminal state. Waits for the turn to
+    /// have ended first: its answer can be on screen while it still runs, and a Ctrl+C
+    /// then interrupts it instead of arming the exit.
     fn exit_with_ctrl_c_twice(&mut self) {
+        self.wait_ready();
         self.send("\x03");
         self.wait_for_text("press Ctrl+C again to exit");
         self.send("\x03");
