@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::AgentSetup;
 use crate::agent::approval::ApprovalPolicy;
 use crate::agent::call::{CallEnd, run_call};
-use crate::agent::compact::{CompactError, compact_and_report, over_threshold};
+use crate::agent::compact::{CompactError, compact_and_report};
 use crate::agent::conversation::{Conversation, estimate_messages, estimate_specs};
 use crate::llm::window::{ContextWindow, WindowCache};
 use crate::llm::{ChatRequest, Completion, FinishReason, Message, StreamEvent, ToolSpec};
@@ -256,7 +256,7 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
         // Fixed tools first, in a fixed order, then the tools of loaded skills: the
         // list changes only when a skill with tools is loaded or unloaded.
         let specs = ctx.setup.tools.specs();
-        if let Some(outcome) = compact_if_over_threshold(state, ctx, &specs).await {
+        if let Some(outcome) = super::fit::before_request(state, ctx, &specs).await {
             break outcome;
         }
         turn.requests += 1;
@@ -285,7 +285,7 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
         if calls.is_empty() {
             break answered(completion.finish_reason);
         }
-        if let Some(outcome) = run_calls(state, ctx, &calls).await {
+        if let Some(outcome) = run_calls(state, ctx, &calls, &specs).await {
             break outcome;
         }
     };
@@ -325,30 +325,6 @@ enum Answer {
     AskAgain,
     /// The turn ends.
     End(TurnOutcome),
-}
-
-/// Compacts the conversation before a request when it passes the threshold of the
-/// window; `Some` ends the turn (interrupted while compacting).
-async fn compact_if_over_threshold(
-    state: &mut SessionState,
-    ctx: &TurnContext,
-    specs: &[ToolSpec],
-) -> Option<TurnOutcome> {
-    let window = ctx.setup.context_window.get()?;
-    if !over_threshold(state.conversation.estimate_tokens(specs), window) {
-        return None;
-    }
-    match compact_and_report(state, ctx, CompactionTrigger::Threshold, None).await {
-        Ok(_) | Err(CompactError::NothingToCompact | CompactError::NoGain) => None,
-        Err(CompactError::Interrupted) => Some(TurnOutcome::Interrupted),
-        // The request may still fit; a refusal is handled when it comes.
-        Err(e @ CompactError::Failed { .. }) => {
-            ctx.emit(Event::Warning {
-                message: format!("could not compact the conversation: {e}"),
-            });
-            None
-        }
-    }
 }
 
 /// Sends the conversation and streams the answer to the frontend. An interrupted answer
@@ -424,7 +400,8 @@ async fn request(
 }
 
 /// After the endpoint refused a request as too long: learns the window when the refusal
-/// names it, and compacts the conversation to ask again.
+/// names it, and compacts the conversation to ask again; when nothing can be compacted,
+/// elides the whole results that are left (this turn's latest excepted).
 async fn compact_after_refusal(
     state: &mut SessionState,
     ctx: &TurnContext,
@@ -445,6 +422,11 @@ async fn compact_after_refusal(
     match compact_and_report(state, ctx, CompactionTrigger::Rejection, None).await {
         Ok(_) => Answer::AskAgain,
         Err(CompactError::Interrupted) => Answer::End(TurnOutcome::Interrupted),
+        Err(CompactError::NothingToCompact | CompactError::NoGain)
+            if super::fit::shed_after_refusal(state, ctx) =>
+        {
+            Answer::AskAgain
+        }
         Err(why) => Answer::End(TurnOutcome::Failed {
             kind: refusal.kind(),
             message: format!("{refusal} (compacting did not help: {why})"),
@@ -504,6 +486,7 @@ async fn run_calls(
     state: &mut SessionState,
     ctx: &TurnContext,
     calls: &[crate::llm::ToolCall],
+    specs: &[ToolSpec],
 ) -> Option<TurnOutcome> {
     let mut ended = None;
     for call in calls {
@@ -514,7 +497,7 @@ async fn run_calls(
             });
             continue;
         }
-        let (content, end) = run_call(state, ctx, call).await;
+        let (content, end) = run_call(state, ctx, call, specs).await;
         state.conversation.push(Message::Tool {
             tool_call_id: call.id.clone(),
             content,

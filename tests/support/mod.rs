@@ -578,7 +578,12 @@ struct State {
     requests: Vec<RecordedRequest>,
     /// Fixed JSON answers to other paths (`/v1/models`, `/props`...), by path.
     routes: Vec<(String, Value)>,
+    /// Asked first for every chat request (see [`MockServer::respond_with`]).
+    responder: Option<Responder>,
 }
+
+/// Answers a chat request from what it holds, or leaves it to the queue (`None`).
+pub type Responder = Arc<dyn Fn(&RecordedRequest) -> Option<Reply> + Send + Sync>;
 
 struct Shared {
     state: Mutex<State>,
@@ -610,6 +615,7 @@ impl MockServer {
                 queue: replies.into(),
                 requests: Vec::new(),
                 routes: Vec::new(),
+                responder: None,
             }),
             changed: Condvar::new(),
         });
@@ -649,6 +655,16 @@ impl MockServer {
     /// Answers requests for `path` (e.g. `/v1/models`) with `body`, every time.
     pub fn route(&self, path: &str, body: Value) {
         self.shared.lock().routes.push((path.to_string(), body));
+    }
+
+    /// Asks `respond` first for every chat request: a request it answers `Some` gets that
+    /// reply without using up the queue (a server that refuses prompts over its window,
+    /// a rule for summary requests, a model whose next step follows what it was sent).
+    pub fn respond_with(
+        &self,
+        respond: impl Fn(&RecordedRequest) -> Option<Reply> + Send + Sync + 'static,
+    ) {
+        self.shared.lock().responder = Some(Arc::new(respond));
     }
 
     /// Adds a reply at the end of the queue.
@@ -766,6 +782,20 @@ async fn serve(listener: std::net::TcpListener, shared: Arc<Shared>, shutdown: C
     }
 }
 
+/// A 400 refusal of a prompt too long for a window of `max_bytes` bytes (4 bytes a
+/// token), worded as OpenAI words it (`context_length_exceeded`).
+pub fn context_refusal(max_bytes: usize, body_bytes: usize) -> Reply {
+    http_error(400).json_body(json!({"error": {
+        "message": format!(
+            "This model's maximum context length is {} tokens. However, your messages \
+             resulted in {} tokens. Please reduce the length of the messages.",
+            max_bytes / 4,
+            body_bytes / 4
+        ),
+        "type": "invalid_request_error", "param": "messages",
+        "code": "context_length_exceeded"}}))
+}
+
 /// Default answer once the script has run out.
 fn fallback(request: &RecordedRequest) -> Reply {
     if request.body.get("stream") == Some(&Value::Bool(false)) {
@@ -782,9 +812,10 @@ async fn handle(mut stream: TcpStream, shared: Arc<Shared>, shutdown: Cancellati
     let reply = {
         let mut state = shared.lock();
         let reply = if request.path.ends_with("/chat/completions") {
-            state
-                .queue
-                .pop_front()
+            let responder = state.responder.clone();
+            responder
+                .and_then(|respond| respond(&request))
+                .or_else(|| state.queue.pop_front())
                 .unwrap_or_else(|| fallback(&request))
         } else if let Some((_, body)) = state.routes.iter().find(|(p, _)| *p == request.path) {
             json_reply(body.clone())
