@@ -397,7 +397,9 @@ fn a_resumed_session_whose_long_turn_was_folded_still_fits() {
     );
     let reqs = server.chat_requests();
     assert!(
-        reqs[before..].iter().any(|r| r.raw_body.contains(SUMMARIZER)),
+        reqs[before..]
+            .iter()
+            .any(|r| r.raw_body.contains(SUMMARIZER)),
         "the replayed turn was compacted before the new one was sent"
     );
     assert!(largest_request(&server) <= 2048 * 4, "nothing refused");
