@@ -883,6 +883,8 @@ async fn read_request(stream: &mut TcpStream) -> Option<RecordedRequest> {
             body.extend_from_slice(&tmp[..n]);
         }
     }
+    // Stamped before the body is decoded: a large body's parse is the server's time.
+    let received_at = Instant::now();
     let raw_body = String::from_utf8_lossy(&body).into_owned();
     Some(RecordedRequest {
         method,
@@ -890,7 +892,7 @@ async fn read_request(stream: &mut TcpStream) -> Option<RecordedRequest> {
         headers,
         body: serde_json::from_str(&raw_body).unwrap_or(Value::Null),
         raw_body,
-        received_at: Instant::now(),
+        received_at,
     })
 }
 
