@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use crate::protocol::ApprovalMode;
 
+pub mod job;
 pub mod launcher;
 #[cfg(target_os = "linux")]
 mod linux;
