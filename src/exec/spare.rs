@@ -55,8 +55,10 @@ pub(super) fn take_or_start(kind: &Kind) -> io::Result<Spare> {
         && spare.kind == *kind
         && matches!(spare.child.try_wait(), Ok(None))
     {
+        tracing::debug!("confined command: the spare launcher takes it");
         return Ok(spare);
     }
+    tracing::debug!("confined command: no spare launcher waiting, one starts now");
     start(kind)
 }
 
