@@ -52,6 +52,16 @@ pub enum ConfineError {
     Capabilities(#[source] std::io::Error),
 }
 
+/// A `/proc` file's text, read in as few calls as it allows: `/proc` files report no
+/// size, so `read_to_string` would start with a 32-byte read and grow from there, each
+/// read making the kernel produce the text again up to where it stopped.
+fn read_proc(path: &str) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::with_capacity(16 * 1024);
+    std::fs::File::open(path)?.read_to_string(&mut text)?;
+    Ok(text)
+}
+
 /// Whether Landlock confines file system access here.
 pub fn availability() -> Availability {
     if !seccomp::supported() {

@@ -144,7 +144,7 @@ fn start(task: Task<'_>) -> Result<u8, Failure> {
 /// `fork` is only sound here while this process has one thread; it has, unless this
 /// function is called from elsewhere than the launcher. Checked, not assumed.
 fn single_threaded() -> Result<(), Failure> {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let status = super::read_proc("/proc/self/status").unwrap_or_default();
     let threads = status
         .lines()
         .find_map(|l| l.strip_prefix("Threads:"))
