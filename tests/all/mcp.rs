@@ -37,7 +37,7 @@ fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt(
     let prompt = requests[0].message_text(0);
     // Nothing was started for the first request, so its line comes from configuration.
     assert!(prompt.contains("## MCP Servers\n"), "{prompt}");
-    assert!(prompt.contains("\n- mcp:fx: (MCP server)"), "{prompt}");
+    assert!(prompt.contains("\n- mcp:fx\n"), "{prompt}");
     for r in &requests {
         assert_eq!(r.message_text(0), prompt, "the system prompt changed");
     }
@@ -63,7 +63,7 @@ fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt(
     assert_exit(&run(&again, &dirs, "hi", &[]), 0);
     let prompt = again.chat_requests()[0].message_text(0);
     assert!(
-        prompt.contains("\n- mcp:fx: Echo and add numbers. (MCP server, "),
+        prompt.contains("\n- mcp:fx: Echo and add numbers. ("),
         "{prompt}"
     );
 }
@@ -310,4 +310,88 @@ async fn interrupting_a_hanging_mcp_call_ends_the_turn_and_tells_the_server() {
         "the server never heard of the cancellation",
     )
     .await;
+}
+
+/// The first request of a session in `home` (a fresh scripted server answering "ok").
+fn first_request(home: &Path, project: &Path) -> RecordedRequest {
+    let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+    assert_exit(&run(&server, home, project, "hi", &[]), 0);
+    server.chat_requests().remove(0)
+}
+
+#[test]
+fn five_servers_add_at_most_a_kilobyte_to_every_request_and_each_line_names_its_server() {
+    let (home, project) = dirs();
+    let (bare, _) = dirs();
+    let long = "Tells the time in any zone. It also converts between zones, lists the zones \
+                it knows and explains daylight saving rules in detail.";
+    let mut table = String::new();
+    for i in 1..=5 {
+        let instructions = if i == 1 {
+            long.to_string()
+        } else {
+            format!("Scripted test server {i}.")
+        };
+        table.push_str(&mcp_fixture_table(
+            &format!("s{i}"),
+            &["--instructions", &instructions, "--tools", "12"],
+            "",
+        ));
+    }
+    configure(home.path(), &table);
+    let none = first_request(bare.path(), project.path()).raw_body.len();
+    // Never started: the lines come from configuration alone.
+    let cold = first_request(home.path(), project.path());
+    assert!(
+        cold.raw_body.len() <= none + 1024,
+        "{} > {none} + 1024",
+        cold.raw_body.len()
+    );
+    // Started once: the lines say what each server said of itself, and its tool count.
+    let loads: Vec<Reply> = (1..=5)
+        .map(|i| {
+            sse(vec![
+                tool_call(
+                    0,
+                    &format!("c{i}"),
+                    "use_skill",
+                    &format!(r#"{{"skill_name":"mcp:s{i}"}}"#),
+                ),
+                finish("tool_calls"),
+            ])
+        })
+        .chain([sse(vec![text("done"), finish("stop")])])
+        .collect();
+    let server = MockServer::start(loads);
+    assert_exit(&run(&server, home.path(), project.path(), "load", &[]), 0);
+    let loaded = server.chat_requests();
+    assert!(
+        tool_names(&loaded[5]).contains(&"mcp__s5__echo".to_string()),
+        "{:?}",
+        tool_names(&loaded[5])
+    );
+    let warm = first_request(home.path(), project.path());
+    assert!(
+        warm.raw_body.len() <= none + 1024,
+        "{} > {none} + 1024",
+        warm.raw_body.len()
+    );
+    let prompt = system_prompt(&warm);
+    assert!(
+        prompt.contains("\n- mcp:s1: Tells the time in any zone. (20 tools)\n"),
+        "{prompt}"
+    );
+    for i in 2..=5 {
+        assert!(
+            prompt.contains(&format!(
+                "\n- mcp:s{i}: Scripted test server {i}. (20 tools)"
+            )),
+            "{prompt}"
+        );
+    }
+    // use_skill and unload_skill travel with it, saying what they do with a server.
+    let names = tool_names(&warm);
+    assert!(
+        names.contains(&"use_skill".to_string()) && names.contains(&"unload_skill".to_string())
+    );
 }

@@ -14,6 +14,7 @@ use std::process::Output;
 use crate::support::*;
 
 mod confinement;
+mod spare;
 
 /// A folder outside the project and outside the temp folders (which the sandbox lets
 /// commands write): beneath the target directory, unless the checkout itself lives in
