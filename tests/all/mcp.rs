@@ -312,17 +312,15 @@ async fn interrupting_a_hanging_mcp_call_ends_the_turn_and_tells_the_server() {
     .await;
 }
 
-/// The first request of a session in `home` (a fresh scripted server answering "ok").
-fn first_request(home: &Path, project: &Path) -> RecordedRequest {
+/// The first request of a session in `dirs` (a fresh scripted server answering "ok").
+fn first_request(dirs: &Dirs) -> RecordedRequest {
     let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
-    assert_exit(&run(&server, home, project, "hi", &[]), 0);
+    assert_exit(&run(&server, dirs, "hi", &[]), 0);
     server.chat_requests().remove(0)
 }
 
 #[test]
 fn five_servers_add_at_most_a_kilobyte_to_every_request_and_each_line_names_its_server() {
-    let (home, project) = dirs();
-    let (bare, _) = dirs();
     let long = "Tells the time in any zone. It also converts between zones, lists the zones \
                 it knows and explains daylight saving rules in detail.";
     let mut table = String::new();
@@ -338,10 +336,10 @@ fn five_servers_add_at_most_a_kilobyte_to_every_request_and_each_line_names_its_
             "",
         ));
     }
-    configure(home.path(), &table);
-    let none = first_request(bare.path(), project.path()).raw_body.len();
+    let dirs = Dirs::with_config(&table);
+    let none = first_request(&Dirs::new()).raw_body.len();
     // Never started: the lines come from configuration alone.
-    let cold = first_request(home.path(), project.path());
+    let cold = first_request(&dirs);
     assert!(
         cold.raw_body.len() <= none + 1024,
         "{} > {none} + 1024",
@@ -363,20 +361,22 @@ fn five_servers_add_at_most_a_kilobyte_to_every_request_and_each_line_names_its_
         .chain([sse(vec![text("done"), finish("stop")])])
         .collect();
     let server = MockServer::start(loads);
-    assert_exit(&run(&server, home.path(), project.path(), "load", &[]), 0);
+    assert_exit(&run(&server, &dirs, "load", &[]), 0);
     let loaded = server.chat_requests();
     assert!(
-        tool_names(&loaded[5]).contains(&"mcp__s5__echo".to_string()),
+        loaded[5]
+            .tool_names()
+            .contains(&"mcp__s5__echo".to_string()),
         "{:?}",
-        tool_names(&loaded[5])
+        loaded[5].tool_names()
     );
-    let warm = first_request(home.path(), project.path());
+    let warm = first_request(&dirs);
     assert!(
         warm.raw_body.len() <= none + 1024,
         "{} > {none} + 1024",
         warm.raw_body.len()
     );
-    let prompt = system_prompt(&warm);
+    let prompt = warm.message_text(0);
     assert!(
         prompt.contains("\n- mcp:s1: Tells the time in any zone. (20 tools)\n"),
         "{prompt}"
@@ -390,7 +390,7 @@ fn five_servers_add_at_most_a_kilobyte_to_every_request_and_each_line_names_its_
         );
     }
     // use_skill and unload_skill travel with it, saying what they do with a server.
-    let names = tool_names(&warm);
+    let names = warm.tool_names();
     assert!(
         names.contains(&"use_skill".to_string()) && names.contains(&"unload_skill".to_string())
     );
