@@ -22,7 +22,7 @@ use crate::skills::{Catalog, DiscoveryOptions};
 use crate::tools::ToolRegistryBuilder;
 use crate::tools::skill::docs::{SkillListDocs, SkillSelectDocs};
 use crate::tools::skill::unload_skill::UnloadSkill;
-use crate::tools::skill::use_skill::UseSkill;
+use crate::tools::skill::use_skill::{Listed, UseSkill};
 use crate::tools::skill_run::SkillRun;
 
 /// Where to look for skills, from the config.
@@ -176,12 +176,20 @@ pub fn prepare_with_remote(
         // use_skill loads skills' tools.json tools into the registry's shared loaded set
         // (which learns every fixed tool's name when the registry is frozen below);
         // unload_skill removes them; the docs tools share the selection in loaded_skills.
+        // With servers alone in the index, the two tools say nothing of skills.
+        let listed = match index.text {
+            Some(_) => Listed::Skills,
+            None => Listed::ServersOnly,
+        };
         let use_skill = UseSkill::with_loaded(shared_catalog.clone(), loaded_skills.clone())
             .with_tools(tools.loaded().clone())
             .with_inline_shell(crate::agent::slash::inline_permission(&policy))
-            .with_servers(Arc::new(mcp.clone()));
+            .with_servers(Arc::new(mcp.clone()))
+            .listing(listed);
         tools.register(Arc::new(use_skill));
-        tools.register(Arc::new(UnloadSkill::new(loaded_skills.clone())));
+        tools.register(Arc::new(
+            UnloadSkill::new(loaded_skills.clone()).listing(listed),
+        ));
         // Documents are skills' only: with MCP servers alone they would do nothing.
         if index.text.is_some() {
             tools.register(Arc::new(SkillListDocs::new(

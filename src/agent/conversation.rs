@@ -377,7 +377,9 @@ impl Conversation {
         if end <= self.settled {
             return;
         }
-        let calls = call_index(&self.messages[..end]);
+        // A tool result's call is in its own turn, and `settled` is where a turn starts:
+        // indexing only the new messages keeps a replay of a long session linear.
+        let calls = call_index(&self.messages[self.settled..end]);
         let mut changed = false;
         for i in self.settled..end {
             changed |= elide_at(&mut self.messages[i], ELIDE_MIN_BYTES, &calls, kinds);

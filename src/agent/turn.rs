@@ -194,7 +194,22 @@ pub async fn run_user_turn(
         Some(note) => format!("{note}\n\n{text}"),
         None => text,
     };
-    run_turn(state, ctx, text).await.outcome
+    run_turn_with(state, ctx, text, FinalText::EventOnly)
+        .await
+        .outcome
+}
+
+/// Who needs a turn's final answer once it ends: the frontend always gets it in
+/// [`Event::TurnComplete`]; a sub-agent's caller also needs it back in the
+/// [`TurnResult`] (it is the tool's result). When only the frontend does, the answer is
+/// moved into the event rather than copied: a long answer is then in memory twice at
+/// most (the conversation's message and the event), not three times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FinalText {
+    /// In the event and in the result.
+    Returned,
+    /// In the event only; the result's is empty.
+    EventOnly,
 }
 
 /// `text` with its mentions attached once each is judged (and, where the policy says
@@ -240,8 +255,18 @@ fn internal_failure(e: tokio::task::JoinError) -> TurnOutcome {
     }
 }
 
-/// Runs one turn for `text` and reports it; returns how it ended.
+/// Runs one turn for `text` and reports it; returns how it ended, with its final answer.
 pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String) -> TurnResult {
+    run_turn_with(state, ctx, text, FinalText::Returned).await
+}
+
+/// [`run_turn`], returning the final answer only where `final_text` says.
+async fn run_turn_with(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    text: String,
+    final_text: FinalText,
+) -> TurnResult {
     ctx.emit(Event::TurnStarted { text: text.clone() });
     state
         .conversation
@@ -277,13 +302,18 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
         turn.compacted_after_refusal = false;
         start_learning(ctx, &state.model);
         account_usage(state, ctx, &specs, &completion, &mut turn);
-        turn.final_text = completion.text.clone();
         let calls = completion.tool_calls.clone();
+        turn.final_text = String::new();
         state.conversation.push(Message::Assistant {
             content: completion.text,
             reasoning: completion.reasoning,
             tool_calls: completion.tool_calls,
         });
+        // Copied once the message is saved: a long answer's saved line and this copy
+        // are never in memory together.
+        if let Some(Message::Assistant { content, .. }) = state.conversation.messages().last() {
+            turn.final_text = content.clone();
+        }
         if calls.is_empty() {
             break answered(completion.finish_reason);
         }
@@ -292,15 +322,19 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
         }
     };
     end_turn(state, ctx, &outcome);
+    let (shown, returned) = match final_text {
+        FinalText::Returned => (turn.final_text.clone(), turn.final_text),
+        FinalText::EventOnly => (turn.final_text, String::new()),
+    };
     ctx.emit(Event::TurnComplete {
         outcome: outcome.clone(),
-        final_text: turn.final_text.clone(),
+        final_text: shown,
         usage: turn.usage,
         requests: turn.requests,
     });
     TurnResult {
         outcome,
-        final_text: turn.final_text,
+        final_text: returned,
         usage: turn.usage,
         requests: turn.requests,
     }

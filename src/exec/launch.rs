@@ -15,8 +15,11 @@ use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 
 use super::supervise::ProcessGroup;
-use super::{Confinement, EnvChange, ExecError, Program, Prompts, Stdin, secrets};
+use super::{Confinement, EnvChange, ExecError, Program, Prompts, Stdin, secrets, spare};
+use crate::sandbox::job::{Job, JobStderr, JobStdin};
 use crate::sandbox::{SandboxPolicy, SessionSandbox};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::sync::Arc;
 
 /// Everything needed to build the command (stdin's bytes travel separately).
@@ -45,6 +48,9 @@ pub(super) struct Launched {
     /// The private file holding a command line too long for `-c`, removed when the
     /// command is done with (this is dropped).
     pub(super) _script: Option<ScriptFile>,
+    /// The kind of spare launcher to start for the next confined command, once this one
+    /// has ended; `None` when it ran unconfined.
+    pub(super) spare: Option<spare::Kind>,
 }
 
 /// Lines longer than this are not passed as `bash -c LINE`: one argument may hold at
@@ -118,6 +124,11 @@ impl Writers {
 
 /// Spawns the command in its own process group.
 pub(super) fn spawn(plan: &Plan<'_>) -> Result<Launched, ExecError> {
+    if let Some(sandbox) = sandbox_of(plan.confinement)
+        && plan.cwd.is_dir()
+    {
+        return spawn_confined(plan, sandbox);
+    }
     let (out_reader, out_writer) = io::pipe().map_err(ExecError::Pipes)?;
     let (err_reader, err_writer) = if plan.merged {
         (None, None)
@@ -178,7 +189,121 @@ pub(super) fn spawn(plan: &Plan<'_>) -> Result<Launched, ExecError> {
         stderr,
         sandbox: sandbox_of(plan.confinement).map(|s| s.policy),
         _script: script,
+        spare: None,
     })
+}
+
+/// Starts a confined command through a launcher that waits for it ([`spare`]): the
+/// launcher's arguments, the working folder, the exact environment and the streams go
+/// to it as a job, followed by the stdin bytes.
+fn spawn_confined(plan: &Plan<'_>, sandbox: SessionSandbox) -> Result<Launched, ExecError> {
+    let script = match plan.program {
+        Program::Bash { line } | Program::BashOrSh { line } if line.len() > LONGEST_ARGUMENT => {
+            Some(ScriptFile::write(line).map_err(ExecError::Script)?)
+        }
+        _ => None,
+    };
+    let shell_args = |line: &str| -> Vec<OsString> {
+        match &script {
+            Some(script) => vec![script.file.clone().into_os_string()],
+            None => vec!["-c".into(), line.into()],
+        }
+    };
+    // Inside the launcher a missing bash only shows once it runs: look first.
+    let (program, args): (OsString, Vec<OsString>) = match plan.program {
+        Program::BashOrSh { line } if !on_path("bash") => ("sh".into(), shell_args(line)),
+        Program::Bash { line } | Program::BashOrSh { line } => ("bash".into(), shell_args(line)),
+        Program::Direct { program, args } => (
+            program.clone().into_os_string(),
+            args.iter().map(OsString::from).collect(),
+        ),
+    };
+    let mut launcher_args = sandbox.policy.launcher_args();
+    // The marker is the launcher's first argument, not the job's.
+    launcher_args.remove(0);
+    launcher_args.push("--".into());
+    launcher_args.push(program.clone());
+    launcher_args.extend(args);
+    let job = Job {
+        cwd: plan.cwd.to_path_buf(),
+        stdin: match plan.stdin {
+            Stdin::Null => JobStdin::Null,
+            Stdin::Bytes(_) => JobStdin::Rest,
+        },
+        stderr: if plan.merged {
+            JobStderr::IntoStdout
+        } else {
+            JobStderr::Own
+        },
+        env: command_env(plan),
+        args: launcher_args,
+    };
+    let kind = spare::Kind {
+        program: crate::sandbox::launcher_program(&sandbox.launcher),
+        namespaces: sandbox.policy.namespaces,
+    };
+    let spare = spare::take_or_start(&kind).map_err(|source| ExecError::Spawn {
+        program: program.to_string_lossy().into_owned(),
+        source,
+    })?;
+    let spare::Spare {
+        child,
+        mut stdin,
+        stdout,
+        stderr,
+        ..
+    } = spare;
+    let group = ProcessGroup::of(&child);
+    let mut input = job.encode();
+    if let Stdin::Bytes(bytes) = plan.stdin {
+        input.extend_from_slice(bytes);
+    }
+    tokio::spawn(async move {
+        // A launcher that is gone reports itself by its exit; nothing to add here.
+        let _ = stdin.write_all(&input).await;
+    });
+    let receiver = |reader: io::PipeReader| {
+        pipe::Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(ExecError::Pipes)
+    };
+    Ok(Launched {
+        child,
+        group,
+        stdout: Some(receiver(stdout)?),
+        stderr: if plan.merged {
+            None
+        } else {
+            Some(receiver(stderr)?)
+        },
+        sandbox: Some(Arc::clone(&sandbox.policy)),
+        _script: script,
+        spare: Some(kind),
+    })
+}
+
+/// The environment a command gets, exactly as [`start`] gives it: this process's,
+/// with pagers and prompts off when asked, without the secrets, then the plan's changes
+/// in order (sorted by name, as the standard library passes a changed environment).
+fn command_env(plan: &Plan<'_>) -> Vec<(OsString, OsString)> {
+    let mut env: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
+    if plan.prompts == Prompts::Suppressed {
+        for (name, value) in [
+            ("PAGER", "cat"),
+            ("GIT_PAGER", "cat"),
+            ("GIT_TERMINAL_PROMPT", "0"),
+        ] {
+            env.insert(name.into(), value.into());
+        }
+    }
+    for name in secrets::to_remove(std::env::vars_os()) {
+        env.remove(&name);
+    }
+    for change in plan.env {
+        match change {
+            EnvChange::Set { name, value } => env.insert(name.clone(), value.clone()),
+            EnvChange::Remove { name } => env.remove(name),
+        };
+    }
+    env.into_iter().collect()
 }
 
 /// `SHELL -c LINE`, or `SHELL FILE` when the line was written to `script`.

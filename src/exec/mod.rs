@@ -17,7 +17,8 @@
 //! where its text comes from).
 //!
 //! `launch.rs` builds and spawns the command (its environment without secrets:
-//! `secrets.rs`), `capture.rs` keeps what a stream printed, `supervise.rs` waits, drains
+//! `secrets.rs`; a confined one as a job for a launcher started ahead, `spare.rs`),
+//! `capture.rs` keeps what a stream printed, `supervise.rs` waits, drains
 //! and stops the process group, `groups.rs` remembers every group that may still run so
 //! [`stop_all`] can end them when harness9 is told to end, and `self_env.rs` hides the
 //! secrets in harness9's own environment block.
@@ -38,6 +39,7 @@ mod launch;
 pub mod secrets;
 pub mod self_env;
 pub mod service;
+mod spare;
 mod supervise;
 
 pub use groups::stop_all;
@@ -350,8 +352,12 @@ pub async fn run(request: Request, cancel: &CancellationToken) -> Result<Finishe
         Output::Split { stdout, stderr } => (stdout, Some(stderr)),
     };
     let sandbox = launched.sandbox.clone();
+    let spare = launched.spare.clone();
     let outcome =
         supervise::supervise(launched, out_sink, err_sink, timeout, leftovers, cancel).await;
+    if let Some(kind) = spare {
+        spare::replenish(kind);
+    }
     let mut finished = Finished {
         exit: outcome.exit,
         pipes: outcome.pipes,

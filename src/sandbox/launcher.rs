@@ -8,6 +8,9 @@
 //! PROGRAM less confined than asked: any failure prints one line to stderr and exits
 //! 126. `__harness9-sandbox-exec --probe` builds the namespaces with an empty policy and
 //! runs nothing (exit 0 when that worked): the session's start-up check.
+//! `__harness9-sandbox-exec --job` reads the same arguments, with the command's working
+//! folder, environment and streams, as a [`Job`] on stdin: a launcher a session started
+//! ahead, so the command does not wait for the launcher's own start.
 //!
 //! It owns the launcher's argument format (written by
 //! [`super::SandboxPolicy::launcher_args`]); it must not know why the command runs.
@@ -15,6 +18,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use super::job::{Job, JobError, JobStderr, JobStdin};
 use super::{LAUNCHER_MARKER, Namespaces, Network, SandboxMode, SandboxPolicy};
 
 /// The exit code when the command could not be confined or started (as shells use for
@@ -22,6 +26,31 @@ use super::{LAUNCHER_MARKER, Namespaces, Network, SandboxMode, SandboxPolicy};
 pub const CANNOT_RUN: u8 = 126;
 /// The exit code when the command does not exist (as shells use).
 pub const NOT_FOUND: u8 = 127;
+
+/// The argument that makes a launcher wait for its [`Job`] on stdin.
+pub const JOB_FLAG: &str = "--job";
+/// The same, for jobs whose policy asks for namespaces: the user and PID namespaces and
+/// their first process are made before the job comes.
+pub const JOB_IN_NAMESPACES_FLAG: &str = "--job-in-namespaces";
+
+/// The environment the command gets.
+#[derive(Debug, Clone, Copy)]
+pub enum Environment<'a> {
+    /// The launcher's own (a launcher started for the command inherits it).
+    Inherited,
+    /// Exactly these variables (a job's).
+    Exactly(&'a [(OsString, OsString)]),
+}
+
+impl Environment<'_> {
+    /// Gives `command` this environment.
+    pub fn apply(self, command: &mut std::process::Command) {
+        if let Environment::Exactly(vars) = self {
+            command.env_clear();
+            command.envs(vars.iter().map(|(name, value)| (name, value)));
+        }
+    }
+}
 
 /// What the launcher was asked to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,19 +70,134 @@ pub fn run_if_requested() -> Option<u8> {
         return None;
     }
     let rest: Vec<OsString> = args.collect();
-    let (message, code) = match parse(&rest) {
-        Ok(_) if std::env::var_os("HARNESS9_SANDBOX_UNAVAILABLE").is_some_and(|v| v == "1") => (
-            "the sandbox is not available (HARNESS9_SANDBOX_UNAVAILABLE is set)".to_string(),
-            CANNOT_RUN,
-        ),
-        Ok((policy, launch)) => match run(&policy, &launch) {
-            Ok(code) => return Some(code),
+    match rest.as_slice() {
+        [flag] if flag == JOB_FLAG => Some(run_job()),
+        [flag] if flag == JOB_IN_NAMESPACES_FLAG => Some(run_job_in_namespaces()),
+        _ => Some(launch_with(&rest, Environment::Inherited)),
+    }
+}
+
+/// Confines itself as `args` say and runs the command with `env`; the exit code.
+fn launch_with(args: &[OsString], env: Environment<'_>) -> u8 {
+    let (message, code) = match checked(args) {
+        Ok((policy, launch)) => match run(&policy, &launch, env) {
+            Ok(code) => return code,
             Err(failure) => failure,
         },
         Err(message) => (message, CANNOT_RUN),
     };
+    say(&message);
+    code
+}
+
+/// The policy and the launch `args` describe, when this launcher may run them.
+pub(super) fn checked(args: &[OsString]) -> Result<(SandboxPolicy, Launch), String> {
+    let parsed = parse(args)?;
+    if std::env::var_os("HARNESS9_SANDBOX_UNAVAILABLE").is_some_and(|v| v == "1") {
+        return Err("the sandbox is not available (HARNESS9_SANDBOX_UNAVAILABLE is set)".into());
+    }
+    Ok(parsed)
+}
+
+/// One line on stderr, as every launcher failure is told.
+pub(super) fn say(message: &str) {
     crate::sink::stderr_line(&format!("harness9 sandbox: {message}"));
-    Some(code)
+}
+
+/// `--job`: waits for one [`Job`] on stdin, then launches as a launcher started with its
+/// arguments would.
+fn run_job() -> u8 {
+    match accept_job() {
+        Ok(job) => launch_with(&job.args, Environment::Exactly(&job.env)),
+        Err(failure) => failure.report(),
+    }
+}
+
+/// `--job-in-namespaces`: builds the user and PID namespaces and forks their first
+/// process now, which then waits for one [`Job`] on stdin and runs it there (its policy
+/// must ask for namespaces). Nothing else is prepared ahead: the mount namespace, the
+/// file system and the confinement are made for the job, from its policy.
+fn run_job_in_namespaces() -> u8 {
+    match job_in_namespaces() {
+        Ok(code) => code,
+        // Failed before the namespaces' first process existed: tell it where the job
+        // says the command's stderr goes.
+        Err((message, code)) => match accept_job() {
+            Ok(_) => {
+                say(&message);
+                code
+            }
+            Err(failure) => failure.report(),
+        },
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn job_in_namespaces() -> Result<u8, (String, u8)> {
+    super::linux::run_job()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn job_in_namespaces() -> Result<u8, (String, u8)> {
+    Err(("the sandbox is only available on Linux".into(), CANNOT_RUN))
+}
+
+/// Why no job could be taken.
+#[derive(Debug)]
+pub(super) enum NoJob {
+    /// Nothing came: the session let this launcher go unused.
+    Released,
+    /// What went wrong.
+    Failed(String),
+}
+
+impl NoJob {
+    /// Says what went wrong (nothing when released); the exit code.
+    pub(super) fn report(self) -> u8 {
+        if let NoJob::Failed(message) = self {
+            say(&message);
+        }
+        CANNOT_RUN
+    }
+}
+
+/// Reads the job on stdin and takes its streams and working folder: from here on this
+/// process's stdin, stderr and folder are the command's.
+pub(super) fn accept_job() -> Result<Job, NoJob> {
+    use std::os::fd::AsFd;
+    let job = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(JobError::Io)
+        .and_then(|fd| Job::read(&mut std::fs::File::from(fd)));
+    let job = match job {
+        Ok(job) => job,
+        Err(JobError::NoJob) => return Err(NoJob::Released),
+        Err(e) => return Err(NoJob::Failed(e.to_string())),
+    };
+    take_streams(&job).map_err(NoJob::Failed)?;
+    std::env::set_current_dir(&job.cwd).map_err(|e| {
+        NoJob::Failed(format!(
+            "cannot enter the working folder {}: {e}",
+            job.cwd.display()
+        ))
+    })?;
+    Ok(job)
+}
+
+/// Sets this process's standard streams as the job says (its children inherit them):
+/// stderr onto stdout, stdin from `/dev/null`.
+fn take_streams(job: &Job) -> Result<(), String> {
+    if job.stderr == JobStderr::IntoStdout {
+        nix::unistd::dup2_stderr(std::io::stdout())
+            .map_err(|e| format!("cannot send stderr to stdout: {e}"))?;
+    }
+    if job.stdin == JobStdin::Null {
+        let null =
+            std::fs::File::open("/dev/null").map_err(|e| format!("cannot open /dev/null: {e}"))?;
+        nix::unistd::dup2_stdin(&null).map_err(|e| format!("cannot read from /dev/null: {e}"))?;
+    }
+    Ok(())
 }
 
 /// The policy the probe builds: nothing writable, nothing masked, namespaces on.
@@ -138,12 +282,16 @@ fn absolute(value: &OsString) -> Result<PathBuf, String> {
 }
 
 #[cfg(target_os = "linux")]
-fn run(policy: &SandboxPolicy, launch: &Launch) -> Result<u8, (String, u8)> {
-    super::linux::launch(policy, launch)
+fn run(policy: &SandboxPolicy, launch: &Launch, env: Environment<'_>) -> Result<u8, (String, u8)> {
+    super::linux::launch(policy, launch, env)
 }
 
 #[cfg(not(target_os = "linux"))]
-fn run(_policy: &SandboxPolicy, _launch: &Launch) -> Result<u8, (String, u8)> {
+fn run(
+    _policy: &SandboxPolicy,
+    _launch: &Launch,
+    _env: Environment<'_>,
+) -> Result<u8, (String, u8)> {
     Err(("the sandbox is only available on Linux".into(), CANNOT_RUN))
 }
 

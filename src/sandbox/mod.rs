@@ -9,7 +9,8 @@
 //! itself as a small launcher ([`launcher`]) that builds user, mount and PID namespaces
 //! (a read-only file system with masks and a fresh `/proc`), confines itself with
 //! Landlock and a seccomp filter, and runs the command, so no `unsafe` `pre_exec` hook
-//! is needed. The project's secret files are found by `project_secrets`.
+//! is needed; a launcher started ahead takes the same arguments as a [`job`] on its
+//! stdin. The project's secret files are found by `project_secrets`.
 //!
 //! It also words the note added to a command's output when it probably failed because
 //! of the sandbox ([`denial_note`]) and the start-up warning when the namespaces are
@@ -20,6 +21,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use crate::protocol::ApprovalMode;
 
+pub mod job;
 pub mod launcher;
 #[cfg(target_os = "linux")]
 mod linux;

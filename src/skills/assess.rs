@@ -48,6 +48,20 @@ pub struct Assessment {
 /// Decides whether `frontmatter` makes a usable skill. `notes` are the parser's notes on
 /// it ([`super::frontmatter::parse`]), which become warnings.
 pub fn assess(frontmatter: &Frontmatter, notes: Vec<ParseNote>) -> Assessment {
+    assess_fields(
+        frontmatter.name.as_deref(),
+        frontmatter.description.as_deref(),
+        notes,
+    )
+}
+
+/// [`assess`] from the only fields it reads: the verdict depends on nothing else, so the
+/// catalog can decide from a stored frontmatter without decoding the rest of it.
+pub fn assess_fields(
+    name: Option<&str>,
+    description: Option<&str>,
+    notes: Vec<ParseNote>,
+) -> Assessment {
     let warnings: Vec<WarningKind> = notes
         .into_iter()
         .map(|note| match note {
@@ -55,15 +69,8 @@ pub fn assess(frontmatter: &Frontmatter, notes: Vec<ParseNote>) -> Assessment {
             ParseNote::BadField { field, expected } => WarningKind::BadField { field, expected },
         })
         .collect();
-    let name = frontmatter
-        .name
-        .as_deref()
-        .map(str::trim)
-        .filter(|s| !s.is_empty());
-    let description = frontmatter
-        .description
-        .as_deref()
-        .filter(|s| !s.trim().is_empty());
+    let name = name.map(str::trim).filter(|s| !s.is_empty());
+    let description = description.filter(|s| !s.trim().is_empty());
     let problem = name.and_then(name_problem);
     let verdict = match (name, problem, description) {
         (None, _, _) => Verdict::Invalid {

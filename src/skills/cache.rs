@@ -21,9 +21,10 @@
 
 mod codec;
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::fs::Metadata;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::os::unix::ffi::OsStrExt;
@@ -33,7 +34,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub use self::codec::decode_outcome;
+pub use self::codec::{Summary, decode_outcome, decode_summary};
+
+/// A stored outcome's bytes, as a cache record holds them (tests).
+#[cfg(test)]
+pub(crate) fn encode_outcome_for_tests(outcome: &Outcome) -> Vec<u8> {
+    codec::encode_outcome(outcome).unwrap_or_default()
+}
 use self::codec::{In, KIND_DIR, KIND_FILE, Out};
 use super::frontmatter::{Frontmatter, ParseNote};
 
@@ -302,9 +309,9 @@ pub enum FileProbe<'a> {
 }
 
 /// What the cache says about a directory, after a `stat`.
-pub enum DirProbe {
-    /// Unchanged: its stored listing.
-    Hit(Vec<(OsString, bool)>),
+pub enum DirProbe<'a> {
+    /// Unchanged: its stored listing (names borrowed from the cache file).
+    Hit(Vec<(Cow<'a, OsStr>, bool)>),
     /// List it; the identity is from before listing, when known and settled.
     List(Option<Identity>),
 }
@@ -416,7 +423,7 @@ impl<'a> Run<'a> {
 
     /// Validates a directory (under the current root) with one `stat`. A miss's
     /// identity is from that `stat`, taken before the directory is listed.
-    pub fn probe_dir(&mut self, dir: &Path) -> DirProbe {
+    pub fn probe_dir(&mut self, dir: &Path) -> DirProbe<'a> {
         let meta = std::fs::metadata(dir).ok();
         let started_ns = self.started_ns;
         if let (
@@ -452,7 +459,12 @@ impl<'a> Run<'a> {
     }
 
     /// Stores a directory (under the current root) just listed.
-    pub fn record_dir(&mut self, dir: &Path, identity: Identity, listing: &[(OsString, bool)]) {
+    pub fn record_dir(
+        &mut self,
+        dir: &Path,
+        identity: Identity,
+        listing: &[(Cow<'_, OsStr>, bool)],
+    ) {
         let rest = codec::encode_listing(listing);
         if let Some(s) = self.sections.get_mut(self.current) {
             s.fresh.push(codec::record(KIND_DIR, dir, identity, &rest));

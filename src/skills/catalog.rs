@@ -11,7 +11,7 @@ use super::cache::{self, FastMap, Outcome};
 use super::discovery::{Site, Source, Walker};
 use super::frontmatter;
 use super::warning::{SkillWarning, WarningKind};
-use super::{DiscoveryOptions, Skill, SkillRoot, SkillStatus};
+use super::{DiscoveryOptions, LazyFrontmatter, Skill, SkillRoot, SkillStatus};
 
 /// A `SKILL.md` that could not be loaded as a skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,7 +69,7 @@ impl Catalog {
         };
         let bytes = cache::read(&path);
         let roots = options.roots();
-        let paths: Vec<&Path> = roots.iter().map(|r| r.path.as_path()).collect();
+        let paths: Vec<&Path> = roots.iter().map(|r| &*r.path).collect();
         let mut run = cache::Run::new(bytes.as_deref(), &paths);
         let catalog = discover_with(options, Some(&mut run));
         run.finish(&path);
@@ -201,43 +201,63 @@ fn assemble(
     stats: DiscoveryStats,
     mut cache: Option<&mut cache::Run<'_>>,
 ) -> Catalog {
-    let mut winners: Vec<Skill> = Vec::with_capacity(loaded.len());
-    let mut shadowed: Vec<Skill> = Vec::new();
-    let mut invalid = Vec::new();
-    let mut shadowing = Vec::new();
-    let mut by_name: FastMap<String, usize> =
+    // First, by reference: the winner of each name (the first usable skill of that
+    // name in walk order) and, for the rare loser, the winner's file.
+    let mut first: FastMap<&str, usize> =
         FastMap::with_capacity_and_hasher(loaded.len(), Default::default());
-    for l in loaded {
-        warnings.extend(l.notes);
-        if let (Some(cache), Some(record)) = (cache.as_deref_mut(), l.record) {
-            cache.record_file(l.root_index, record);
-        }
-        let mut skill = match l.found {
-            Found::Skill(skill) => skill,
-            Found::Invalid(bad) => {
-                invalid.push(bad);
-                continue;
-            }
-        };
-        match by_name.get(&skill.name) {
-            Some(&i) => {
-                let winner = winners[i].path.clone();
-                shadowing.push(SkillWarning {
-                    path: skill.path.clone(),
-                    kind: WarningKind::Shadowed {
-                        name: skill.name.clone(),
-                        winner: winner.clone(),
-                    },
-                });
-                skill.status = SkillStatus::Shadowed { by: winner };
-                shadowed.push(skill);
-            }
-            None => {
-                by_name.insert(skill.name.clone(), winners.len());
-                winners.push(skill);
+    let mut lost_to: FastMap<usize, PathBuf> = FastMap::default();
+    for (i, l) in loaded.iter().enumerate() {
+        if let Found::Skill(skill) = &l.found {
+            match first.get(skill.name.as_str()) {
+                Some(&w) => {
+                    if let Found::Skill(winner) = &loaded[w].found {
+                        lost_to.insert(i, winner.path.clone());
+                    }
+                }
+                None => {
+                    first.insert(&skill.name, i);
+                }
             }
         }
     }
+    drop(first);
+    let mut shadowed: Vec<Skill> = Vec::new();
+    let mut invalid = Vec::new();
+    let mut shadowing = Vec::new();
+    // Then moving each out, in walk order, into what it is; the winners are collected
+    // into the walk's own buffer (no second copy of every skill at once).
+    let mut winners: Vec<Skill> = loaded
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            warnings.extend(l.notes);
+            if let (Some(cache), Some(record)) = (cache.as_deref_mut(), l.record) {
+                cache.record_file(l.root_index, record);
+            }
+            let mut skill = match l.found {
+                Found::Skill(skill) => skill,
+                Found::Invalid(bad) => {
+                    invalid.push(bad);
+                    return None;
+                }
+            };
+            match lost_to.remove(&i) {
+                Some(winner) => {
+                    shadowing.push(SkillWarning {
+                        path: skill.path.clone(),
+                        kind: WarningKind::Shadowed {
+                            name: skill.name.clone(),
+                            winner: winner.clone(),
+                        },
+                    });
+                    skill.status = SkillStatus::Shadowed { by: winner };
+                    shadowed.push(skill);
+                    None
+                }
+                None => Some(skill),
+            }
+        })
+        .collect();
     warnings.append(&mut shadowing);
     // Winners' names are unique: an unstable sort gives the one order, in place.
     winners.sort_unstable_by(|a, b| a.name.cmp(&b.name));
@@ -426,8 +446,15 @@ fn load(
         dir, path, source, ..
     } = site;
     let (outcome, opened, record) = match source {
-        Source::Cached(stored) => match cache::decode_outcome(stored) {
-            Some(outcome) => (Ok(outcome), false, None),
+        Source::Cached(stored) => match cache::decode_summary(stored) {
+            // The verdict needs only the summary; the rest stays stored until used.
+            Some(summary) => {
+                return (
+                    skill_from_summary(summary, stored, dir, path, root, notes),
+                    false,
+                    None,
+                );
+            }
             // Not expected (the file is checksummed): read it as if not cached.
             None => match crate::plain_file::open(&path) {
                 Ok(mut file) => (read_outcome(&mut file, bytes_read), true, None),
@@ -460,37 +487,38 @@ fn read_outcome(file: &mut dyn Read, bytes_read: &mut u64) -> Result<Outcome, St
     }
 }
 
-/// A skill from the outcome of reading its head, or why it cannot be one: the verdict
-/// is [`assess::assess`]'s. Every problem goes to `notes`.
-fn skill_from(
-    outcome: Result<Outcome, String>,
-    dir: PathBuf,
-    path: PathBuf,
+/// Why a file is not a skill, recorded in `notes` too.
+fn invalid(
+    name: Option<String>,
+    reason: WarningKind,
+    path: &Path,
     root: &SkillRoot,
     notes: &mut Vec<SkillWarning>,
 ) -> Found {
-    let invalid = |name: Option<String>, reason: WarningKind, notes: &mut Vec<SkillWarning>| {
-        notes.push(SkillWarning {
-            path: path.clone(),
-            kind: reason.clone(),
-        });
-        InvalidSkill {
-            name,
-            path: path.clone(),
-            root: root.clone(),
-            reason,
-        }
-    };
-    let (frontmatter, parse_notes) = match outcome {
-        Ok(Outcome::Parsed { frontmatter, notes }) => (frontmatter, notes),
-        Ok(Outcome::NoFrontmatter { reason }) => {
-            return Found::Invalid(invalid(None, WarningKind::BadFrontmatter { reason }, notes));
-        }
-        Err(error) => {
-            return Found::Invalid(invalid(None, WarningKind::Unreadable { error }, notes));
-        }
-    };
-    let assessment = assess::assess(&frontmatter, parse_notes);
+    notes.push(SkillWarning {
+        path: path.to_path_buf(),
+        kind: reason.clone(),
+    });
+    Found::Invalid(InvalidSkill {
+        name,
+        path: path.to_path_buf(),
+        root: root.clone(),
+        reason,
+    })
+}
+
+/// A skill from the verdict on its frontmatter's name, description and notes (every
+/// problem goes to `notes`), with its frontmatter as `stored` makes it; or why not.
+fn judged(
+    name: Option<&str>,
+    description: Option<&str>,
+    parse_notes: Vec<frontmatter::ParseNote>,
+    stored: impl FnOnce() -> LazyFrontmatter,
+    place: (PathBuf, PathBuf, &SkillRoot),
+    notes: &mut Vec<SkillWarning>,
+) -> Found {
+    let (dir, path, root) = place;
+    let assessment = assess::assess_fields(name, description, parse_notes);
     let status = if assessment.warnings.is_empty() {
         SkillStatus::Ok
     } else {
@@ -500,27 +528,104 @@ fn skill_from(
         path: path.clone(),
         kind,
     }));
-    let (name, description) = match assessment.verdict {
-        Verdict::Usable { name, description } => (name, description),
+    match assessment.verdict {
+        Verdict::Usable { name, description } => Found::Skill(Skill {
+            name,
+            description,
+            dir,
+            path,
+            root: root.clone(),
+            frontmatter: stored(),
+            status,
+        }),
         Verdict::Invalid { reason } => {
-            let name = frontmatter
-                .name
-                .as_deref()
+            let name = name
                 .map(str::trim)
                 .filter(|n| !n.is_empty())
                 .map(str::to_string);
-            return Found::Invalid(invalid(name, reason, notes));
+            invalid(name, reason, &path, root, notes)
+        }
+    }
+}
+
+/// A skill from a stored outcome's summary (see [`judged`]).
+fn skill_from_summary(
+    summary: cache::Summary<'_>,
+    stored: &[u8],
+    dir: PathBuf,
+    path: PathBuf,
+    root: &SkillRoot,
+    notes: &mut Vec<SkillWarning>,
+) -> Found {
+    match summary {
+        cache::Summary::NoFrontmatter { reason } => invalid(
+            None,
+            WarningKind::BadFrontmatter {
+                reason: reason.to_string(),
+            },
+            &path,
+            root,
+            notes,
+        ),
+        cache::Summary::Parsed {
+            name,
+            description,
+            argument_hint,
+            user_invocable,
+            disable_model_invocation,
+            notes: parse_notes,
+        } => judged(
+            name,
+            description,
+            parse_notes,
+            || {
+                LazyFrontmatter::encoded(
+                    stored,
+                    user_invocable,
+                    disable_model_invocation,
+                    argument_hint,
+                )
+            },
+            (dir, path, root),
+            notes,
+        ),
+    }
+}
+
+/// A skill from the outcome of reading its head, or why it cannot be one: the verdict
+/// is [`assess::assess`]'s. Every problem goes to `notes`.
+fn skill_from(
+    outcome: Result<Outcome, String>,
+    dir: PathBuf,
+    path: PathBuf,
+    root: &SkillRoot,
+    notes: &mut Vec<SkillWarning>,
+) -> Found {
+    let (frontmatter, parse_notes) = match outcome {
+        Ok(Outcome::Parsed { frontmatter, notes }) => (frontmatter, notes),
+        Ok(Outcome::NoFrontmatter { reason }) => {
+            return invalid(
+                None,
+                WarningKind::BadFrontmatter { reason },
+                &path,
+                root,
+                notes,
+            );
+        }
+        Err(error) => {
+            return invalid(None, WarningKind::Unreadable { error }, &path, root, notes);
         }
     };
-    Found::Skill(Skill {
-        name,
-        description,
-        dir,
-        path,
-        root: root.clone(),
-        frontmatter,
-        status,
-    })
+    let name = frontmatter.name.clone();
+    let description = frontmatter.description.clone();
+    judged(
+        name.as_deref(),
+        description.as_deref(),
+        parse_notes,
+        || LazyFrontmatter::parsed(frontmatter),
+        (dir, path, root),
+        notes,
+    )
 }
 
 #[cfg(test)]

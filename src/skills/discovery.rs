@@ -11,8 +11,9 @@
 //! stored outcome instead of an open file, and a directory whose `stat` matches is not
 //! listed again; the walk itself (order, limits, links, warnings) is the same.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -135,9 +136,10 @@ impl<'v, 'a> Walker<'v, 'a> {
             return 0;
         }
         self.dirs_this_root = 0;
-        if let Some(y) = self.try_skill(root, &canonical) {
-            return y.skills;
-        }
+        let canonical = match self.try_skill(root.to_path_buf(), canonical) {
+            Ok(y) => return y.skills,
+            Err((_, canonical)) => canonical,
+        };
         let mut empties = Vec::new();
         let y = self.children(root, &canonical, 1, &mut empties);
         for dir in empties {
@@ -153,13 +155,13 @@ impl<'v, 'a> Walker<'v, 'a> {
         });
     }
 
-    /// Opens `dir/SKILL.md` (or finds it unchanged in the cache). `None` when there is
-    /// none (search below instead).
-    fn try_skill(&mut self, dir: &Path, canonical: &Path) -> Option<Yield> {
+    /// Opens `dir/SKILL.md` (or finds it unchanged in the cache); `canonical` is where
+    /// `dir` really is. `Err` gives both back when there is none (search below instead).
+    fn try_skill(&mut self, dir: PathBuf, canonical: PathBuf) -> Result<Yield, (PathBuf, PathBuf)> {
         let path = dir.join(SKILL_FILE);
         let opened = match self.cache.as_deref_mut().map(|c| c.probe_file(&path)) {
             Some(FileProbe::Hit(outcome)) => Ok(Source::Cached(outcome)),
-            Some(FileProbe::Absent) => return None,
+            Some(FileProbe::Absent) => return Err((dir, canonical)),
             Some(FileProbe::Read) | None => crate::plain_file::open(&path).map(|file| {
                 // The identity is taken before the head is read: a change while reading
                 // shows as a different identity next time.
@@ -174,22 +176,24 @@ impl<'v, 'a> Walker<'v, 'a> {
             Ok(source) => {
                 if self
                     .seen_skills
-                    .insert(canonical.as_os_str().to_owned(), ())
+                    .insert(canonical.into_os_string(), ())
                     .is_none()
                 {
                     (self.visit)(Site {
-                        dir: dir.to_path_buf(),
+                        dir,
                         path,
                         source,
                         root_index: self.root_index,
                     });
                 }
-                Some(Yield {
+                Ok(Yield {
                     skills: 1,
                     reported: false,
                 })
             }
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => None,
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                Err((dir, canonical))
+            }
             Err(e) => {
                 self.warn(
                     &path,
@@ -197,7 +201,7 @@ impl<'v, 'a> Walker<'v, 'a> {
                         error: e.to_string(),
                     },
                 );
-                Some(Yield {
+                Ok(Yield {
                     skills: 0,
                     reported: true,
                 })
@@ -255,11 +259,14 @@ impl<'v, 'a> Walker<'v, 'a> {
                 break;
             }
             self.dirs_this_root += 1;
-            if let Some(y) = self.try_skill(&path, &child_canonical) {
-                out.skills += y.skills;
-                out.reported |= y.reported;
-                continue;
-            }
+            let (path, child_canonical) = match self.try_skill(path, child_canonical) {
+                Ok(y) => {
+                    out.skills += y.skills;
+                    out.reported |= y.reported;
+                    continue;
+                }
+                Err(back) => back,
+            };
             if depth >= MAX_DEPTH {
                 let kind = if has_subdirectory(&path) {
                     WarningKind::DepthLimit { limit: MAX_DEPTH }
@@ -285,7 +292,7 @@ impl<'v, 'a> Walker<'v, 'a> {
 
     /// The subdirectories and links to search in `dir` (skipped names left out), sorted:
     /// from the cache when `dir` is unchanged, else listed (and recorded).
-    fn list(&mut self, dir: &Path) -> std::io::Result<Vec<(OsString, bool)>> {
+    fn list(&mut self, dir: &Path) -> std::io::Result<Vec<(Cow<'a, OsStr>, bool)>> {
         let identity = match self.cache.as_deref_mut().map(|c| c.probe_dir(dir)) {
             Some(DirProbe::Hit(listing)) => {
                 self.dirs_cached += 1;
@@ -294,15 +301,15 @@ impl<'v, 'a> Walker<'v, 'a> {
             Some(DirProbe::List(identity)) => identity,
             None => None,
         };
-        let mut subdirs: Vec<(OsString, bool)> = Vec::new();
+        let mut subdirs: Vec<(Cow<'a, OsStr>, bool)> = Vec::new();
         for entry in std::fs::read_dir(dir)?.flatten() {
             let name = entry.file_name();
             if SKIPPED.iter().any(|s| name == *s) {
                 continue;
             }
             match entry.file_type() {
-                Ok(t) if t.is_dir() => subdirs.push((name, false)),
-                Ok(t) if t.is_symlink() => subdirs.push((name, true)),
+                Ok(t) if t.is_dir() => subdirs.push((Cow::Owned(name), false)),
+                Ok(t) if t.is_symlink() => subdirs.push((Cow::Owned(name), true)),
                 _ => {}
             }
         }

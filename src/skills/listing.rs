@@ -34,7 +34,7 @@ pub fn listing(catalog: &Catalog, budget: usize, loaded: &[String]) -> SkillList
             notes.extend(flags.into_iter().filter(|(on, _)| *on).map(|(_, n)| n));
             SkillEntry {
                 name: skill.name.clone(),
-                argument_hint: skill.frontmatter.argument_hint.clone(),
+                argument_hint: skill.frontmatter.argument_hint().map(String::from),
                 standing: standing(&skill.status),
                 notes,
                 description: skill.one_line_description(),
@@ -68,7 +68,7 @@ pub fn slash_skills(catalog: &Catalog) -> Vec<SlashSkill> {
         .map(|skill| SlashSkill {
             name: skill.name.clone(),
             description: skill.one_line_description(),
-            argument_hint: skill.frontmatter.argument_hint.clone(),
+            argument_hint: skill.frontmatter.argument_hint().map(String::from),
             invocation: if skill.user_invocable() {
                 SkillInvocation::Slash
             } else {

@@ -25,6 +25,7 @@ pub mod frontmatter;
 mod index;
 pub mod inline_shell;
 pub mod invoke;
+pub mod lazy;
 pub mod listing;
 pub mod name;
 pub mod reload;
@@ -35,12 +36,14 @@ mod warning;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use assess::{Verdict, assess};
 pub use catalog::{Catalog, DiscoveryStats, InvalidSkill};
 pub use discovery::{MAX_DEPTH, MAX_DIRS_PER_ROOT};
 pub use frontmatter::Frontmatter;
 pub use index::{DEFAULT_INDEX_BUDGET, INDEX_HEADER, SkillIndex, index_budget};
+pub use lazy::LazyFrontmatter;
 pub use name::NameProblem;
 pub use reload::{SharedCatalog, SkillsWatch};
 pub use template::invocation_prompt;
@@ -71,30 +74,30 @@ impl DiscoveryOptions {
             .flag_dirs
             .iter()
             .map(|d| SkillRoot {
-                path: self.workdir.join(d),
+                path: self.workdir.join(d).into(),
                 kind: RootKind::Flag,
             })
             .collect();
         for sub in ["skills", ".agents/skills", ".claude/skills"] {
             roots.push(SkillRoot {
-                path: self.workdir.join(sub),
+                path: self.workdir.join(sub).into(),
                 kind: RootKind::Project,
             });
         }
         roots.push(SkillRoot {
-            path: self.harness9_home.join("skills"),
+            path: self.harness9_home.join("skills").into(),
             kind: RootKind::User,
         });
         if let Some(home) = &self.user_home {
             for sub in [".agents/skills", ".claude/skills"] {
                 roots.push(SkillRoot {
-                    path: home.join(sub),
+                    path: home.join(sub).into(),
                     kind: RootKind::User,
                 });
             }
         }
         roots.extend(self.remote_dirs.iter().map(|d| SkillRoot {
-            path: d.clone(),
+            path: d.as_path().into(),
             kind: RootKind::Remote,
         }));
         roots
@@ -106,7 +109,7 @@ impl DiscoveryOptions {
         self.roots()
             .into_iter()
             .filter(|r| r.path.is_dir())
-            .map(|r| r.path)
+            .map(|r| r.path.to_path_buf())
             .collect()
     }
 }
@@ -146,8 +149,8 @@ impl fmt::Display for RootKind {
 /// A skills root: a directory searched for skills.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SkillRoot {
-    /// The root directory as configured.
-    pub path: PathBuf,
+    /// The root directory as configured (shared by every skill found under it).
+    pub path: Arc<Path>,
     /// Its kind.
     pub kind: RootKind,
 }
@@ -190,8 +193,9 @@ pub struct Skill {
     pub path: PathBuf,
     /// The root it was found under.
     pub root: SkillRoot,
-    /// Every frontmatter field, typed (its `name`/`description` duplicate the above).
-    pub frontmatter: Frontmatter,
+    /// Every frontmatter field, typed (its `name`/`description` duplicate the above);
+    /// decoded from the discovery cache when first read.
+    pub frontmatter: LazyFrontmatter,
     /// Ok, loaded with warnings, or shadowed.
     pub status: SkillStatus,
 }
@@ -199,13 +203,13 @@ pub struct Skill {
 impl Skill {
     /// False when `user-invocable: false`: no slash command.
     pub fn user_invocable(&self) -> bool {
-        self.frontmatter.user_invocable
+        self.frontmatter.user_invocable()
     }
 
     /// False when `disable-model-invocation: true`: not in the index, not loadable by
     /// `use_skill`.
     pub fn model_invocable(&self) -> bool {
-        !self.frontmatter.disable_model_invocation
+        !self.frontmatter.disable_model_invocation()
     }
 
     /// The description on one line (whitespace runs collapsed), as the index shows it.

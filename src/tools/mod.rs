@@ -899,7 +899,8 @@ mod schema_tests {
     use super::skill::use_skill::UseSkill;
     use super::*;
 
-    /// Every built-in tool's schema, by the tool's name.
+    /// Every built-in tool's schema, by its file's name (the tool's name, or the tool's
+    /// name and the variant).
     fn built_in() -> Vec<(&'static str, &'static str)> {
         vec![
             (bash::Bash::NAME, bash::Bash::PARAMETERS),
@@ -913,7 +914,15 @@ mod schema_tests {
                 write_file::WriteFile::PARAMETERS,
             ),
             (UseSkill::NAME, UseSkill::PARAMETERS),
+            (
+                "use_skill_servers",
+                super::skill::use_skill::SERVERS_PARAMETERS,
+            ),
             (UnloadSkill::NAME, UnloadSkill::PARAMETERS),
+            (
+                "unload_skill_servers",
+                super::skill::unload_skill::SERVERS_PARAMETERS,
+            ),
             (SkillListDocs::NAME, SkillListDocs::PARAMETERS),
             (SkillSelectDocs::NAME, SkillSelectDocs::PARAMETERS),
             (skill_run::SkillRun::NAME, skill_run::SkillRun::PARAMETERS),

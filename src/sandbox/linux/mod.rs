@@ -23,7 +23,7 @@ use landlock::{
     RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
 };
 
-use super::launcher::{CANNOT_RUN, Launch, NOT_FOUND};
+use super::launcher::{CANNOT_RUN, Environment, Launch, NOT_FOUND};
 use super::{Availability, Namespaces, Network, SandboxPolicy};
 
 /// The newest Landlock ABI this code asks for; older kernels get what they support.
@@ -50,6 +50,16 @@ pub enum ConfineError {
     /// A capability could not be dropped.
     #[error("cannot drop root's capabilities: {0}")]
     Capabilities(#[source] std::io::Error),
+}
+
+/// A `/proc` file's text, read in as few calls as it allows: `/proc` files report no
+/// size, so `read_to_string` would start with a 32-byte read and grow from there, each
+/// read making the kernel produce the text again up to where it stopped.
+fn read_proc(path: &str) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::with_capacity(16 * 1024);
+    std::fs::File::open(path)?.read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// Whether Landlock confines file system access here.
@@ -98,18 +108,29 @@ pub fn userns_restriction() -> Option<String> {
     None
 }
 
+/// Builds the user and PID namespaces and forks their first process, which waits for a
+/// job on stdin and runs it (see [`namespaces::run_job`]); the exit code.
+pub fn run_job() -> Result<u8, (String, u8)> {
+    namespaces::run_job()
+}
+
 /// Runs `launch` under `policy`; returns the command's exit code (with namespaces, the
 /// launcher waits for it), or never returns (without, it becomes the command).
-pub fn launch(policy: &SandboxPolicy, launch: &Launch) -> Result<u8, (String, u8)> {
+pub fn launch(
+    policy: &SandboxPolicy,
+    launch: &Launch,
+    env: Environment<'_>,
+) -> Result<u8, (String, u8)> {
     match (policy.namespaces, launch) {
-        (Namespaces::On, _) => namespaces::run(policy, launch),
+        (Namespaces::On, _) => namespaces::run(policy, launch, env),
         (Namespaces::Off, Launch::Probe) => Ok(0),
         (Namespaces::Off, Launch::Run(command)) => {
             confine(policy)
                 .map_err(|e| (format!("cannot confine the command: {e}"), CANNOT_RUN))?;
-            let error = std::process::Command::new(&command[0])
-                .args(&command[1..])
-                .exec();
+            let mut started = std::process::Command::new(&command[0]);
+            started.args(&command[1..]);
+            env.apply(&mut started);
+            let error = started.exec();
             let code = if error.kind() == std::io::ErrorKind::NotFound {
                 NOT_FOUND
             } else {

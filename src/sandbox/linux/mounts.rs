@@ -170,7 +170,7 @@ pub fn build(policy: &SandboxPolicy) -> Result<(), MountError> {
 /// Step 4: every reachable mount read-only, nosuid and nodev (the kept device nodes
 /// without nodev), but the fresh ones at `own`.
 fn read_only_everywhere(own: &[&Path]) -> Result<(), MountError> {
-    let table = std::fs::read_to_string("/proc/self/mountinfo").map_err(MountError::Table)?;
+    let table = super::read_proc("/proc/self/mountinfo").map_err(MountError::Table)?;
     let mounts = mountinfo::parse(&table);
     for m in mountinfo::visible(&mounts) {
         if own.contains(&m.path.as_path()) {

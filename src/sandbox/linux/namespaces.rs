@@ -37,8 +37,8 @@ use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid};
 
 use super::mounts;
-use crate::sandbox::SandboxPolicy;
-use crate::sandbox::launcher::{CANNOT_RUN, Launch, NOT_FOUND};
+use crate::sandbox::launcher::{self, CANNOT_RUN, Environment, Launch, NOT_FOUND};
+use crate::sandbox::{Namespaces, SandboxPolicy};
 
 /// How the command ended, as the child reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,9 +76,37 @@ fn fail(what: &str) -> impl FnOnce(Errno) -> Failure + '_ {
 
 /// Runs `launch` for `policy` in new namespaces; returns the exit code when the command
 /// exited (after dying of its signal when it was killed).
-pub fn run(policy: &SandboxPolicy, launch: &Launch) -> Result<u8, Failure> {
+pub fn run(policy: &SandboxPolicy, launch: &Launch, env: Environment<'_>) -> Result<u8, Failure> {
     let cwd = std::env::current_dir()
         .map_err(|e| (format!("cannot tell the working folder: {e}"), CANNOT_RUN))?;
+    start(Task::Given {
+        policy,
+        launch,
+        env,
+        cwd: &cwd,
+    })
+}
+
+/// Builds the namespaces and forks their first process, which then waits for a job on
+/// stdin (the launcher's `--job-in-namespaces`); returns the exit code as [`run`] does.
+pub fn run_job() -> Result<u8, Failure> {
+    start(Task::Job)
+}
+
+/// What the namespaces' first process runs.
+enum Task<'a> {
+    /// What the launcher was started with.
+    Given {
+        policy: &'a SandboxPolicy,
+        launch: &'a Launch,
+        env: Environment<'a>,
+        cwd: &'a Path,
+    },
+    /// A job it reads from stdin.
+    Job,
+}
+
+fn start(task: Task<'_>) -> Result<u8, Failure> {
     let uid = nix::unistd::geteuid();
     let gid = nix::unistd::getegid();
     single_threaded()?;
@@ -104,7 +132,7 @@ pub fn run(policy: &SandboxPolicy, launch: &Launch) -> Result<u8, Failure> {
     match fork_child().map_err(fail("fork"))? {
         ForkResult::Child => {
             drop(status_read);
-            std::process::exit(child(policy, launch, &cwd, status_write))
+            std::process::exit(child(task, status_write))
         }
         ForkResult::Parent { child } => {
             drop(status_write);
@@ -116,7 +144,7 @@ pub fn run(policy: &SandboxPolicy, launch: &Launch) -> Result<u8, Failure> {
 /// `fork` is only sound here while this process has one thread; it has, unless this
 /// function is called from elsewhere than the launcher. Checked, not assumed.
 fn single_threaded() -> Result<(), Failure> {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let status = super::read_proc("/proc/self/status").unwrap_or_default();
     let threads = status
         .lines()
         .find_map(|l| l.strip_prefix("Threads:"))
@@ -210,11 +238,58 @@ fn die_of(signal: Signal) {
 }
 
 /// The child, PID 1 of the new namespace; returns its exit code.
-fn child(policy: &SandboxPolicy, launch: &Launch, cwd: &Path, status: OwnedFd) -> i32 {
-    let say = |message: String, code: u8| {
-        crate::sink::stderr_line(&format!("harness9 sandbox: {message}"));
-        i32::from(code)
-    };
+fn child(task: Task<'_>, status: OwnedFd) -> i32 {
+    match task {
+        Task::Given {
+            policy,
+            launch,
+            env,
+            cwd,
+        } => run_child(policy, launch, env, cwd, status),
+        Task::Job => {
+            // Tied to the launcher before waiting: an unused launcher that is killed
+            // takes this process with it.
+            if let Err(message) = tie_to_parent() {
+                return say(message, CANNOT_RUN);
+            }
+            let job = match launcher::accept_job() {
+                Ok(job) => job,
+                Err(failure) => return i32::from(failure.report()),
+            };
+            let (policy, launch) = match launcher::checked(&job.args) {
+                Ok((policy, _)) if policy.namespaces != Namespaces::On => {
+                    return say(
+                        "this launcher was started for a policy with namespaces".into(),
+                        CANNOT_RUN,
+                    );
+                }
+                Ok(parsed) => parsed,
+                Err(message) => return say(message, CANNOT_RUN),
+            };
+            run_child(
+                &policy,
+                &launch,
+                Environment::Exactly(&job.env),
+                &job.cwd,
+                status,
+            )
+        }
+    }
+}
+
+fn say(message: String, code: u8) -> i32 {
+    launcher::say(&message);
+    i32::from(code)
+}
+
+/// Builds the file system, confines itself and runs the command; its exit code.
+fn run_child(
+    policy: &SandboxPolicy,
+    launch: &Launch,
+    env: Environment<'_>,
+    cwd: &Path,
+    status: OwnedFd,
+) -> i32 {
     if let Err(message) = prepare(policy, cwd) {
         return say(message, CANNOT_RUN);
     }
@@ -227,9 +302,10 @@ fn child(policy: &SandboxPolicy, launch: &Launch, cwd: &Path, status: OwnedFd) -
         }
         Launch::Run(command) => command,
     };
-    let started = std::process::Command::new(&command[0])
-        .args(&command[1..])
-        .spawn();
+    let mut started = std::process::Command::new(&command[0]);
+    started.args(&command[1..]);
+    env.apply(&mut started);
+    let started = started.spawn();
     let command_pid = match started {
         Ok(child) => Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX)),
         Err(e) => {
@@ -252,12 +328,7 @@ fn show(program: &OsString) -> String {
 
 /// Everything between the fork and starting the command, in the child.
 fn prepare(policy: &SandboxPolicy, cwd: &Path) -> Result<(), String> {
-    prctl::set_pdeathsig(Signal::SIGKILL)
-        .map_err(|e| format!("cannot tie the sandbox to the launcher: {e}"))?;
-    // The command inherits this mask: it gets every signal as it would outside. (This
-    // process, PID 1 of its namespace, is sent none it has no handler for.)
-    sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)
-        .map_err(|e| format!("cannot unblock signals: {e}"))?;
+    tie_to_parent()?;
     unshare(CloneFlags::CLONE_NEWNS).map_err(|e| {
         format!("cannot build the sandbox's namespaces: unshare the mount namespace: {e}")
     })?;
@@ -265,6 +336,17 @@ fn prepare(policy: &SandboxPolicy, cwd: &Path) -> Result<(), String> {
     nix::unistd::chdir(cwd)
         .map_err(|e| format!("cannot enter the working folder {}: {e}", cwd.display()))?;
     super::confine(policy).map_err(|e| format!("cannot confine the command: {e}"))
+}
+
+/// Dies with the launcher (until the command has ended), and unblocks the signals the
+/// launcher blocked before the fork.
+fn tie_to_parent() -> Result<(), String> {
+    prctl::set_pdeathsig(Signal::SIGKILL)
+        .map_err(|e| format!("cannot tie the sandbox to the launcher: {e}"))?;
+    // The command inherits this mask: it gets every signal as it would outside. (This
+    // process, PID 1 of its namespace, is sent none it has no handler for.)
+    sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)
+        .map_err(|e| format!("cannot unblock signals: {e}"))
 }
 
 /// The child's own standard streams go to /dev/null once the command has them, so a

@@ -4,8 +4,9 @@
 //! `SKILL.md` head (frontmatter fields by name, JSON text for the free-form values), and
 //! the body checksum. It knows nothing of files, identities' meaning or validation.
 
-use std::ffi::OsString;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::borrow::Cow;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use serde_json::Value;
@@ -31,7 +32,7 @@ pub fn record(kind: u8, path: &Path, identity: Identity, rest: &[u8]) -> Vec<u8>
 }
 
 /// What follows a directory record's identity: its listing.
-pub fn encode_listing(listing: &[(OsString, bool)]) -> Vec<u8> {
+pub fn encode_listing(listing: &[(Cow<'_, OsStr>, bool)]) -> Vec<u8> {
     let mut rest = Out::default();
     rest.u32(u32::try_from(listing.len()).unwrap_or(u32::MAX));
     for (name, is_link) in listing {
@@ -186,13 +187,106 @@ fn decode_frontmatter(r: &mut In<'_>) -> Option<Frontmatter> {
     })
 }
 
+/// What the catalog reads of a stored outcome at start-up: the fields that decide the
+/// verdict and what every listing shows, borrowed from the bytes; the rest of the
+/// frontmatter is checked but not built (`decode_outcome` builds it when a skill is
+/// used). `None` exactly when [`decode_outcome`] gives `None`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Summary<'a> {
+    /// [`Outcome::NoFrontmatter`].
+    NoFrontmatter {
+        /// Why.
+        reason: &'a str,
+    },
+    /// [`Outcome::Parsed`], in part.
+    Parsed {
+        /// `name`.
+        name: Option<&'a str>,
+        /// `description`.
+        description: Option<&'a str>,
+        /// `argument-hint`.
+        argument_hint: Option<&'a str>,
+        /// `user-invocable`.
+        user_invocable: bool,
+        /// `disable-model-invocation`.
+        disable_model_invocation: bool,
+        /// The parser's notes.
+        notes: Vec<ParseNote>,
+    },
+}
+
+/// The [`Summary`] of a stored outcome (see there).
+pub fn decode_summary(rest: &[u8]) -> Option<Summary<'_>> {
+    let mut r = In { b: rest };
+    let summary = match r.u8()? {
+        0 => Summary::NoFrontmatter { reason: r.str()? },
+        1 => {
+            // The order `encode_frontmatter` wrote.
+            let name = r.opt_str()?;
+            let description = r.opt_str()?;
+            for _ in 0..2 {
+                r.opt_str()?; // trigger, when_to_use
+            }
+            let argument_hint = r.opt_str()?;
+            for _ in 0..3 {
+                r.opt_str()?; // context, license, compatibility
+            }
+            for _ in 0..r.u32()? {
+                r.str()?; // allowed_tools
+            }
+            let user_invocable = r.u8()? != 0;
+            let disable_model_invocation = r.u8()? != 0;
+            if let Some(json) = r.opt_str()? {
+                json_checked(json)?;
+            }
+            for _ in 0..r.u32()? {
+                r.str()?;
+                json_checked(std::str::from_utf8(r.bytes()?).ok()?)?;
+            }
+            let n = r.u32()?;
+            let mut notes = Vec::new();
+            for _ in 0..n {
+                notes.push(match r.u8()? {
+                    0 => ParseNote::Fallback {
+                        error: r.string()?,
+                        field: r.opt_string()?,
+                    },
+                    1 => ParseNote::BadField {
+                        field: r.string()?,
+                        expected: EXPECTED.get(usize::from(r.u8()?))?,
+                    },
+                    _ => return None,
+                });
+            }
+            Summary::Parsed {
+                name,
+                description,
+                argument_hint,
+                user_invocable,
+                disable_model_invocation,
+                notes,
+            }
+        }
+        _ => return None,
+    };
+    r.b.is_empty().then_some(summary)
+}
+
+/// Whether `json` is what `decode_frontmatter` would read as a value (without building
+/// it).
+fn json_checked(json: &str) -> Option<()> {
+    serde_json::from_str::<serde::de::IgnoredAny>(json)
+        .ok()
+        .map(|_| ())
+}
+
 /// A directory record's listing. `None` when it does not decode.
-pub fn decode_listing(rest: &[u8]) -> Option<Vec<(OsString, bool)>> {
+pub fn decode_listing(rest: &[u8]) -> Option<Vec<(Cow<'_, OsStr>, bool)>> {
     let mut r = In { b: rest };
     let n = r.u32()?;
     let mut out = Vec::with_capacity(n.min(4096) as usize);
     for _ in 0..n {
-        let name = OsString::from_vec(r.bytes()?.to_vec());
+        let name = Cow::Borrowed(OsStr::from_bytes(r.bytes()?));
         out.push((name, r.u8()? != 0));
     }
     r.b.is_empty().then_some(out)
@@ -279,6 +373,17 @@ impl<'a> In<'a> {
     pub fn string(&mut self) -> Option<String> {
         String::from_utf8(self.bytes()?.to_vec()).ok()
     }
+    pub fn str(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.bytes()?).ok()
+    }
+    /// [`In::opt_string`], borrowed.
+    pub fn opt_str(&mut self) -> Option<Option<&'a str>> {
+        match self.u8()? {
+            0 => Some(None),
+            1 => Some(Some(self.str()?)),
+            _ => None,
+        }
+    }
     /// `Some(None)` for an absent string, `None` when the input is bad.
     pub fn opt_string(&mut self) -> Option<Option<String>> {
         match self.u8()? {
@@ -321,9 +426,44 @@ mod tests {
     fn round_trip(outcome: &Outcome) {
         let bytes = encode_outcome(outcome).unwrap();
         assert_eq!(decode_outcome(&bytes).as_ref(), Some(outcome));
+        assert_eq!(decode_summary(&bytes), Some(summary_of(outcome)));
         // Any truncation is refused, never misread.
         for n in 0..bytes.len() {
             assert_eq!(decode_outcome(&bytes[..n]), None, "truncated at {n}");
+            assert_eq!(decode_summary(&bytes[..n]), None, "truncated at {n}");
+        }
+    }
+
+    /// The summary `decode_summary` must give for `outcome`.
+    fn summary_of(outcome: &Outcome) -> Summary<'_> {
+        match outcome {
+            Outcome::NoFrontmatter { reason } => Summary::NoFrontmatter { reason },
+            Outcome::Parsed { frontmatter, notes } => Summary::Parsed {
+                name: frontmatter.name.as_deref(),
+                description: frontmatter.description.as_deref(),
+                argument_hint: frontmatter.argument_hint.as_deref(),
+                user_invocable: frontmatter.user_invocable,
+                disable_model_invocation: frontmatter.disable_model_invocation,
+                notes: notes.clone(),
+            },
+        }
+    }
+
+    #[test]
+    fn the_summary_refuses_what_the_full_decoding_refuses() {
+        let (frontmatter, notes) = parse("name: j\ndescription: d\nmetadata: {a: 1}\nx: [1]\n");
+        let good = encode_outcome(&Outcome::Parsed { frontmatter, notes }).unwrap();
+        // Every single-byte change: both decoders accept it or both refuse it.
+        for i in 0..good.len() {
+            for flip in [1u8, 0x80, 0xff] {
+                let mut bad = good.clone();
+                bad[i] ^= flip;
+                assert_eq!(
+                    decode_outcome(&bad).is_some(),
+                    decode_summary(&bad).is_some(),
+                    "byte {i} ^ {flip:#x}"
+                );
+            }
         }
     }
 
@@ -348,9 +488,11 @@ mod tests {
 
     #[test]
     fn listings_round_trip() {
-        let listing = vec![
-            (OsString::from("a"), false),
-            (OsString::from_vec(vec![0xff, b'x']), true),
+        use std::ffi::OsString;
+        use std::os::unix::ffi::OsStringExt;
+        let listing: Vec<(Cow<'_, OsStr>, bool)> = vec![
+            (Cow::Owned(OsString::from("a")), false),
+            (Cow::Owned(OsString::from_vec(vec![0xff, b'x'])), true),
         ];
         assert_eq!(decode_listing(&encode_listing(&listing)), Some(listing));
         assert_eq!(decode_listing(&[1, 0, 0]), None);

@@ -6,13 +6,15 @@
 
 use serde::Deserialize;
 
+use super::use_skill::Listed;
 use crate::skills::active::{LoadedSkills, Unloaded};
-use crate::tools::{ToolContext, ToolFuture, ToolOutput, TypedTool};
+use crate::tools::{ToolContext, ToolFuture, ToolOutput, TypedTool, schema_from_text};
 
 /// Unloads a skill.
 #[derive(Debug, Clone)]
 pub struct UnloadSkill {
     loaded: LoadedSkills,
+    listed: Listed,
 }
 
 /// The arguments of an `unload_skill` call.
@@ -24,7 +26,17 @@ pub struct Args {
 impl UnloadSkill {
     /// The tool over the session's active skills (which know their tools).
     pub fn new(loaded: LoadedSkills) -> Self {
-        UnloadSkill { loaded }
+        UnloadSkill {
+            loaded,
+            listed: Listed::Skills,
+        }
+    }
+
+    /// Says what the system prompt lists (see [`Listed`]): with MCP servers only, the
+    /// model is told of servers alone.
+    pub fn listing(mut self, listed: Listed) -> Self {
+        self.listed = listed;
+        self
     }
 
     fn loaded_names(&self) -> String {
@@ -65,6 +77,11 @@ impl UnloadSkill {
     }
 }
 
+/// The description when the system prompt lists MCP servers only.
+pub const SERVERS_DESCRIPTION: &str = "Remove the tools of a server loaded with use_skill.";
+/// The arguments then.
+pub const SERVERS_PARAMETERS: &str = include_str!("../schemas/unload_skill_servers.json");
+
 impl TypedTool for UnloadSkill {
     type Args = Args;
 
@@ -73,6 +90,20 @@ impl TypedTool for UnloadSkill {
          use_skill can load it again.";
 
     const PARAMETERS: &'static str = include_str!("../schemas/unload_skill.json");
+
+    fn description(&self) -> &str {
+        match self.listed {
+            Listed::Skills => Self::DESCRIPTION,
+            Listed::ServersOnly => SERVERS_DESCRIPTION,
+        }
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        schema_from_text(match self.listed {
+            Listed::Skills => Self::PARAMETERS,
+            Listed::ServersOnly => SERVERS_PARAMETERS,
+        })
+    }
 
     fn summary(&self, args: &Args) -> String {
         args.skill_name.clone()

@@ -35,7 +35,7 @@ use crate::skills::inline_shell::{InlineShellError, Permission};
 use crate::skills::invoke::{self, InlineShell, PrepareError, Prepared, RunMode};
 use crate::tools::{
     ForkError, ForkRequest, LoadedTools, OutputKind, ToolContext, ToolFatal, ToolFuture,
-    ToolOutput, TypedTool, run_blocking,
+    ToolOutput, TypedTool, run_blocking, schema_from_text,
 };
 
 /// Folders of a skill whose files are listed.
@@ -56,6 +56,18 @@ pub struct UseSkill {
     inline: Permission,
     /// The session's MCP servers, loaded by the name `mcp:NAME`.
     mcp: Option<Arc<dyn ServerTools>>,
+    /// What the system prompt lists for it to load, which decides what the model is
+    /// told about it.
+    listed: Listed,
+}
+
+/// What the system prompt lists for `use_skill` to load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listed {
+    /// Skills (and MCP servers, if any).
+    Skills,
+    /// MCP servers only: the description and the arguments say nothing of skills.
+    ServersOnly,
 }
 
 /// The arguments of a `use_skill` call.
@@ -76,6 +88,7 @@ impl UseSkill {
             tools: None,
             inline: Permission::Refuse("inline commands are off in this session".into()),
             mcp: None,
+            listed: Listed::Skills,
         }
     }
 
@@ -88,6 +101,7 @@ impl UseSkill {
             tools: None,
             inline: Permission::Refuse("inline commands are off in this session".into()),
             mcp: None,
+            listed: Listed::Skills,
         }
     }
 
@@ -114,6 +128,14 @@ impl UseSkill {
         if !servers.usable().is_empty() {
             self.mcp = Some(servers);
         }
+        self
+    }
+
+    /// Says what the system prompt lists for it (skills by default): with
+    /// [`Listed::ServersOnly`] the model is told of MCP servers and `skill_name` alone,
+    /// a few hundred bytes less in every request. It still loads any skill it is named.
+    pub fn listing(mut self, listed: Listed) -> Self {
+        self.listed = listed;
         self
     }
 
@@ -425,6 +447,12 @@ fn resource_files(dir: &Path) -> Vec<String> {
     out
 }
 
+/// The description when the system prompt lists MCP servers only.
+pub const SERVERS_DESCRIPTION: &str =
+    "Load the tools of a server in the MCP Servers list by its name, before using them.";
+/// The arguments then: the name alone.
+pub const SERVERS_PARAMETERS: &str = include_str!("../schemas/use_skill_servers.json");
+
 impl TypedTool for UseSkill {
     type Args = Args;
 
@@ -436,7 +464,9 @@ impl TypedTool for UseSkill {
     const PARAMETERS: &'static str = include_str!("../schemas/use_skill.json");
 
     fn description(&self) -> &str {
-        if self.mcp.is_some() {
+        if self.listed == Listed::ServersOnly {
+            SERVERS_DESCRIPTION
+        } else if self.mcp.is_some() {
             "Load the full instructions of a skill from the Available Skills list in the system \
              prompt, or the tools of an MCP server from the MCP Servers list (by its name, \
              `mcp:NAME`). Use it when a skill or server matches the task, before starting the \
@@ -445,6 +475,13 @@ impl TypedTool for UseSkill {
         } else {
             Self::DESCRIPTION
         }
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        schema_from_text(match self.listed {
+            Listed::Skills => Self::PARAMETERS,
+            Listed::ServersOnly => SERVERS_PARAMETERS,
+        })
     }
 
     fn output_kind(&self) -> OutputKind {

@@ -1,0 +1,118 @@
+//! The spare launcher: one sandbox launcher started ahead of the next confined command,
+//! waiting on its stdin for that command's [`Job`] (`crate::sandbox::job`). A confined
+//! command takes it (or starts one at once when there is none) and hands it the job: the
+//! launcher's arguments as computed now, the working folder, the exact environment and
+//! the streams. When a confined command has ended, another spare is started in the
+//! background for the next one, so commands after the first do not wait for the
+//! launcher's own start (a new process, its dynamic linking and runtime, and, with
+//! namespaces, the user and PID namespaces and their first process). Nothing of the
+//! policy is decided ahead: the job carries it, and the launcher builds the mount
+//! namespace, the file system and the confinement for it from scratch.
+//!
+//! A spare is started like any confined command's launcher: in a process group of its
+//! own, without the secrets in its environment, killed when its handle is dropped; one
+//! never used ends by itself when harness9 exits (its stdin closes). It knows processes
+//! and pipes; it must not know what the command is.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Mutex, PoisonError};
+
+use tokio::process::{Child, ChildStdin, Command};
+
+use super::secrets;
+use crate::sandbox::launcher::{JOB_FLAG, JOB_IN_NAMESPACES_FLAG};
+use crate::sandbox::{LAUNCHER_MARKER, Namespaces};
+
+/// What a spare was started for: the program and whether it builds namespaces ahead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Kind {
+    /// The launcher's binary.
+    pub(super) program: PathBuf,
+    /// The policy's namespaces setting.
+    pub(super) namespaces: Namespaces,
+}
+
+/// A started launcher waiting for its job.
+pub(super) struct Spare {
+    pub(super) kind: Kind,
+    pub(super) child: Child,
+    /// Where the job (then the command's stdin) is written.
+    pub(super) stdin: ChildStdin,
+    /// The read ends of its stdout and stderr.
+    pub(super) stdout: io::PipeReader,
+    pub(super) stderr: io::PipeReader,
+}
+
+static SPARE: Mutex<Option<Spare>> = Mutex::new(None);
+
+/// The spare of this kind, if one is waiting (and still alive); else a new one, started
+/// now.
+pub(super) fn take_or_start(kind: &Kind) -> io::Result<Spare> {
+    let waiting = SPARE.lock().unwrap_or_else(PoisonError::into_inner).take();
+    if let Some(mut spare) = waiting
+        && spare.kind == *kind
+        && matches!(spare.child.try_wait(), Ok(None))
+    {
+        tracing::debug!("confined command: the spare launcher takes it");
+        return Ok(spare);
+    }
+    tracing::debug!("confined command: no spare launcher waiting, one starts now");
+    start(kind)
+}
+
+/// Starts a spare of this kind for the next command, in the background, unless one is
+/// waiting. Needs the tokio runtime.
+pub(super) fn replenish(kind: Kind) {
+    let waiting = SPARE
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .is_some();
+    if waiting {
+        return;
+    }
+    tokio::task::spawn_blocking(move || {
+        let Ok(spare) = start(&kind) else {
+            return;
+        };
+        let mut slot = SPARE.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_none() {
+            *slot = Some(spare);
+        }
+    });
+}
+
+/// Starts a launcher that waits for one job.
+fn start(kind: &Kind) -> io::Result<Spare> {
+    let (stdout, stdout_writer) = io::pipe()?;
+    let (stderr, stderr_writer) = io::pipe()?;
+    let flag = match kind.namespaces {
+        Namespaces::On => JOB_IN_NAMESPACES_FLAG,
+        Namespaces::Off => JOB_FLAG,
+    };
+    let mut cmd = Command::new(&kind.program);
+    cmd.args([LAUNCHER_MARKER, flag])
+        .current_dir(Path::new("/"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(stdout_writer))
+        .stderr(Stdio::from(stderr_writer));
+    // As every child: no secret reaches it (the command's own environment comes with
+    // the job, computed the same way).
+    for name in secrets::to_remove(std::env::vars_os()) {
+        cmd.env_remove(name);
+    }
+    cmd.process_group(0).kill_on_drop(true);
+    let mut child = cmd.spawn()?;
+    let stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| io::Error::other("the launcher has no stdin"))?;
+    Ok(Spare {
+        kind: kind.clone(),
+        child,
+        stdin,
+        stdout,
+        stderr,
+    })
+}
