@@ -79,8 +79,10 @@ pub(super) async fn before_request(
 }
 
 /// After the endpoint refused a request as too long and no compaction could help:
-/// elides every whole result but this turn's latest. Returns whether anything changed
-/// (then the request is worth asking again).
+/// elides every whole result but this turn's latest, and the latest too when nothing else
+/// was left (it was sized for a window the endpoint does not have; the model can call
+/// again and get it sized anew). Returns whether anything changed (then the request is
+/// worth asking again).
 pub(super) fn shed_after_refusal(state: &mut SessionState, ctx: &TurnContext) -> bool {
     state
         .conversation
@@ -94,9 +96,12 @@ pub(super) fn shed_after_refusal(state: &mut SessionState, ctx: &TurnContext) ->
     // As much room as there could be: everything of these kinds goes.
     let all = i64::try_from(window).unwrap_or(i64::MAX);
     let conv = &mut state.conversation;
-    let earlier = conv.shed(Shed::EarlierOutput, all, &specs, &kinds);
-    let turn = conv.shed(Shed::TurnOutput { keep: 1 }, all, &specs, &kinds);
-    earlier + turn > 0
+    let mut changed = conv.shed(Shed::EarlierOutput, all, &specs, &kinds);
+    changed += conv.shed(Shed::TurnOutput { keep: 1 }, all, &specs, &kinds);
+    if changed == 0 {
+        changed = conv.shed(Shed::TurnOutput { keep: 0 }, all, &specs, &kinds);
+    }
+    changed > 0
 }
 
 /// Sizes a tool result for the window before it joins the conversation: makes room for

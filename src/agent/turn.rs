@@ -1,6 +1,8 @@
 //! One turn: send the conversation, stream the answer, run the tool calls the model makes
 //! (after the approval policy), send the results, and repeat until the model answers
 //! without tools, the request cap is reached, the user interrupts, or a request fails.
+//! Each request is first made to fit the window (`fit.rs`); a refusal as too long
+//! compacts, or sheds what is left, and asks once more.
 //!
 //! It owns the conversation history and the session's usage counters. It reports
 //! everything through the event sender and must not know how events are drawn.

@@ -405,3 +405,46 @@ fn a_resumed_session_whose_long_turn_was_folded_still_fits() {
     assert!(largest_request(&server) <= 2048 * 4, "nothing refused");
     assert_eq!(reqs.last().unwrap().last_user_text(), "and now?");
 }
+
+#[test]
+fn a_window_smaller_than_configured_is_learnt_from_the_refusal_and_the_turn_goes_on() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    numbered_file(&project.path().join("big.txt"), 1_000);
+    // The model reads big.txt until it gets more than a marker back.
+    let next = Arc::new(|_: usize, r: &RecordedRequest| {
+        let results = r.tool_results();
+        let got_it = results.last().is_some_and(|t| !t.starts_with("[elided:"));
+        (!got_it).then(|| ("read_file".to_string(), r#"{"path":"big.txt"}"#.to_string()))
+    });
+    // The server has 3,072 tokens, and says so when it refuses; config.toml says 8,192.
+    let server = MockServer::start(vec![]);
+    server.respond_with(small_model(3072, "s".into(), next));
+    let out = run(
+        &server,
+        home.path(),
+        project.path(),
+        Some(8192),
+        &["-p", "read big.txt", "--output-format", "stream-json"],
+    );
+    assert_exit(&out, 0);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(r#""type":"context_window","tokens":3072"#),
+        "{stdout}"
+    );
+    let reqs = server.chat_requests();
+    let refused = reqs.iter().filter(|r| r.raw_body.len() > 3072 * 4).count();
+    assert_eq!(
+        refused, 1,
+        "only the request sized for the configured window"
+    );
+    // After the refusal: the result elided, called again, sized for 3,072 tokens.
+    let last = reqs.last().unwrap().tool_results();
+    assert!(last[0].starts_with("[elided:"), "{}", last[0]);
+    assert!(last[1].contains("cut to fit the context window"));
+    assert!(
+        stdout.contains(r#""result":"answered after 2 calls""#),
+        "{stdout}"
+    );
+}

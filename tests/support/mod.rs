@@ -13,8 +13,9 @@
 //! ```
 //!
 //! Every request to `.../chat/completions` takes the next reply of an ordered queue
-//! (`push` adds more while it runs); when the queue is empty it answers "done" so that a
-//! binary under test never hangs. Other paths get a 404. Every request is recorded. The
+//! (`push` adds more while it runs), unless a responder set with `respond_with` answers
+//! it from what it holds (a model with a small window: [`context_refusal`]); when the
+//! queue is empty it answers "done" so that a binary under test never hangs. Other paths get a 404. Every request is recorded. The
 //! server runs on its own thread with its own runtime, so it works from `#[test]` and
 //! `#[tokio::test]` alike, and stays up until the `MockServer` is dropped.
 //!
