@@ -260,23 +260,19 @@ pub fn read_for_resume(
 }
 
 /// Where the last complete `compacted` or `cleared` line of a file starts (0 when there
-/// is none), found by reading blocks from the end. A raw newline only ever ends a record
-/// (JSON escapes the ones inside strings), so every line start follows one.
+/// is none), found by reading blocks from the end and looking at the start of each line
+/// in turn: a raw newline only ever ends a record (JSON escapes the ones inside
+/// strings), so every line start follows one.
 fn last_reset(path: &Path) -> Result<u64, SessionError> {
     let io = |e| SessionError::io(IoAction::Read, path, e);
     let mut file = File::open(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
-    let needles: Vec<Vec<u8>> = RESET_PREFIXES
-        .iter()
-        .map(|prefix| [b"\n".as_slice(), prefix].concat())
-        .collect();
-    let overlap = needles.iter().map(Vec::len).max().unwrap_or(0);
-    // The last newline of the file: a line starting after it is torn.
+    let prefix_len = RESET_PREFIXES.iter().map(|p| p.len()).max().unwrap_or(0);
+    // The last newline of the file: a line starting after it is torn (or empty).
     let mut last_newline: Option<u64> = None;
-    // The first bytes of the block after the current one, where a needle may end.
-    let mut next_start: Vec<u8> = Vec::new();
-    let mut block = Vec::with_capacity(READ_BUFFER + overlap);
-    next_start.reserve(overlap);
+    // The first bytes of the block after the current one, where a line's prefix may end.
+    let mut next_start: Vec<u8> = Vec::with_capacity(prefix_len);
+    let mut block = Vec::with_capacity(READ_BUFFER + prefix_len);
     let mut end = len;
     while end > 0 {
         let start = end.saturating_sub(READ_BUFFER as u64);
@@ -286,27 +282,20 @@ fn last_reset(path: &Path) -> Result<u64, SessionError> {
         block.resize(size, 0);
         file.seek(SeekFrom::Start(start)).map_err(io)?;
         file.read_exact(&mut block).map_err(io)?;
-        if last_newline.is_none() {
-            last_newline = memchr::memrchr(b'\n', &block).map(|i| start + i as u64);
-        }
-        let own = block.len();
         block.extend_from_slice(&next_start);
-        next_start.clear();
-        next_start.extend_from_slice(&block[..own.min(overlap)]);
-        let mut search_end = block.len();
-        // Needles start with the only newline they contain, so an earlier match lies
-        // wholly before a later one's newline.
-        while let Some(at) = needles
-            .iter()
-            .filter_map(|needle| memchr::memmem::rfind(&block[..search_end], needle))
-            .max()
-        {
+        for at in memchr::memrchr_iter(b'\n', &block[..size]) {
             let newline = start + at as u64;
-            if last_newline.is_some_and(|last| last > newline) {
+            let Some(last) = last_newline else {
+                last_newline = Some(newline);
+                continue;
+            };
+            let line = &block[at + 1..];
+            if newline < last && RESET_PREFIXES.iter().any(|p| line.starts_with(p)) {
                 return Ok(newline + 1);
             }
-            search_end = at;
         }
+        next_start.clear();
+        next_start.extend_from_slice(&block[..size.min(prefix_len)]);
         end = start;
     }
     Ok(0)
