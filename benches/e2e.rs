@@ -4,7 +4,8 @@
 //! one-shot runs (without skills, and with 10,000), the gap between a read_file
 //! tool-call response and the next request, the gap for a `bash` call of `true` in
 //! `auto-edit` with the sandbox on (the first of a session, and the later ones) against
-//! the same calls in `full-auto --sandbox off`, and the size of the first request.
+//! the same calls in `full-auto --sandbox off` (the scripted model thinking 20 ms before
+//! each answer, taken off), and the size of the first request.
 //! Run: `cargo bench --bench e2e`. Prints medians.
 //!
 //! With `HARNESS9_BENCH_BASE=PATH` (another harness9 binary, e.g. main's release build)
@@ -25,6 +26,16 @@ use support::*;
 const RUNS: usize = 30;
 /// `bash` calls per session in the sandbox case.
 const CALLS: usize = 6;
+
+/// The first `n` chat requests, once they came (a session may also ask `/models` for
+/// the context window, in the background: that request is no turn of it).
+fn chat(server: &MockServer, n: usize) -> Vec<RecordedRequest> {
+    server
+        .wait_for_chat_requests(n, Duration::from_secs(10))
+        .into_iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .collect()
+}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -105,7 +116,7 @@ fn start_to_first_request(skills: usize, cache: Cache) -> Vec<f64> {
                 .status()
                 .unwrap();
             assert!(status.success());
-            let first = server.wait_for_requests(1, Duration::from_secs(10))[0].received_at;
+            let first = chat(&server, 1)[0].received_at;
             // The first run of a warm case makes the cache.
             if run > 0 || cache == Cache::Cold {
                 samples[i].push(first.duration_since(t0).as_secs_f64() * 1000.0);
@@ -182,7 +193,7 @@ fn tool_gap_ms() -> Vec<f64> {
                     .unwrap()
                     .success()
             );
-            let reqs = server.wait_for_requests(2, Duration::from_secs(10));
+            let reqs = chat(&server, 2);
             samples[i].push(
                 reqs[1]
                     .received_at
@@ -195,8 +206,13 @@ fn tool_gap_ms() -> Vec<f64> {
     samples.into_iter().map(median).collect()
 }
 
+/// How long the scripted model takes before each answer in the `bash` case: a session's
+/// spare launcher starts a moment after a command ends, while the model thinks (no model
+/// answers in under 20 ms). Taken off the gaps.
+const THINK_MS: u64 = 20;
+
 /// One session of [`CALLS`] `bash` calls of `true`; each call's gap (tool-call response
-/// → next request), in ms.
+/// → next request, less the model's [`THINK_MS`]), in ms.
 fn bash_session(bin: &Path, home: &Path, work: &Path, args: &[&str]) -> Vec<f64> {
     let mut replies: Vec<Reply> = (0..CALLS)
         .map(|i| {
@@ -204,6 +220,7 @@ fn bash_session(bin: &Path, home: &Path, work: &Path, args: &[&str]) -> Vec<f64>
                 tool_call(0, &format!("b{i}"), "bash", r#"{"command":"true"}"#),
                 finish("tool_calls"),
             ])
+            .delay_headers_ms(THINK_MS)
         })
         .collect();
     replies.push(sse(vec![text("done"), finish("stop")]));
@@ -211,13 +228,14 @@ fn bash_session(bin: &Path, home: &Path, work: &Path, args: &[&str]) -> Vec<f64>
     let mut cmd = command(bin, &server, home, work, "run it");
     cmd.args(args);
     assert!(cmd.status().unwrap().success());
-    let reqs = server.wait_for_requests(CALLS + 1, Duration::from_secs(10));
+    let reqs = chat(&server, CALLS + 1);
     reqs.windows(2)
         .map(|w| {
             w[1].received_at
                 .duration_since(w[0].received_at)
                 .as_secs_f64()
                 * 1000.0
+                - THINK_MS as f64
         })
         .collect()
 }
@@ -272,9 +290,7 @@ fn first_request_bytes(bin: &Path) -> usize {
             .unwrap()
             .success()
     );
-    server.wait_for_requests(1, Duration::from_secs(10))[0]
-        .raw_body
-        .len()
+    chat(&server, 1)[0].raw_body.len()
 }
 
 /// One line: the value for each binary, and the ratio when there are two.

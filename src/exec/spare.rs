@@ -2,8 +2,8 @@
 //! waiting on its stdin for that command's [`Job`] (`crate::sandbox::job`). A confined
 //! command takes it (or starts one at once when there is none) and hands it the job: the
 //! launcher's arguments as computed now, the working folder, the exact environment and
-//! the streams. When a confined command has ended, another spare is started in the
-//! background for the next one, so commands after the first do not wait for the
+//! the streams. A moment after a confined command has ended, another spare is started
+//! in the background for the next one, so commands after the first do not wait for the
 //! launcher's own start (a new process, its dynamic linking and runtime, and, with
 //! namespaces, the user and PID namespaces and their first process). Nothing of the
 //! policy is decided ahead: the job carries it, and the launcher builds the mount
@@ -18,6 +18,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
 use tokio::process::{Child, ChildStdin, Command};
 
@@ -62,24 +63,33 @@ pub(super) fn take_or_start(kind: &Kind) -> io::Result<Spare> {
     start(kind)
 }
 
-/// Starts a spare of this kind for the next command, in the background, unless one is
-/// waiting. Needs the tokio runtime.
+/// How long after a confined command's end its replacement spare starts: long enough
+/// for the session to send the command's result on (the spare's start would compete
+/// with that for the CPUs), far shorter than any model takes to answer.
+const REPLENISH_AFTER: Duration = Duration::from_millis(5);
+
+/// Starts a spare of this kind for the next command, in the background, a moment from
+/// now, unless one is waiting then. Needs the tokio runtime.
 pub(super) fn replenish(kind: Kind) {
-    let waiting = SPARE
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .is_some();
-    if waiting {
-        return;
-    }
-    tokio::task::spawn_blocking(move || {
-        let Ok(spare) = start(&kind) else {
+    tokio::spawn(async move {
+        tokio::time::sleep(REPLENISH_AFTER).await;
+        let waiting = SPARE
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some();
+        if waiting {
             return;
-        };
-        let mut slot = SPARE.lock().unwrap_or_else(PoisonError::into_inner);
-        if slot.is_none() {
-            *slot = Some(spare);
         }
+        let _ = tokio::task::spawn_blocking(move || {
+            let Ok(spare) = start(&kind) else {
+                return;
+            };
+            let mut slot = SPARE.lock().unwrap_or_else(PoisonError::into_inner);
+            if slot.is_none() {
+                *slot = Some(spare);
+            }
+        })
+        .await;
     });
 }
 

@@ -117,10 +117,11 @@ pub fn path_for(harness9_home: &Path) -> Option<PathBuf> {
     )
 }
 
-/// Reads the cache file; `None` when it is missing or unreadable.
-pub fn read(path: &Path) -> Option<Vec<u8>> {
+/// Reads the cache file; `None` when it is missing or unreadable. Shared: the skills a
+/// run takes from it keep their stored frontmatter as a part of it.
+pub fn read(path: &Path) -> Option<Arc<Vec<u8>>> {
     match std::fs::read(path) {
-        Ok(bytes) => Some(bytes),
+        Ok(bytes) => Some(Arc::new(bytes)),
         Err(e) => {
             if e.kind() != std::io::ErrorKind::NotFound {
                 tracing::debug!("skills cache {} not read: {e}", path.display());
@@ -199,26 +200,30 @@ impl Stat {
 /// them from the first slot on, helper threads from the last slot back, until they meet.
 /// Nobody waits for anybody: a slot not yet taken is `stat`ed by whoever needs it.
 struct Prefetch {
-    /// The paths, end to end.
-    paths: Vec<u8>,
-    /// Where each path ends in `paths`.
-    ends: Vec<usize>,
+    /// The cache file the paths are parts of.
+    buffer: Arc<Vec<u8>>,
+    /// Where each path is in `buffer`.
+    ranges: Vec<(u32, u32)>,
     stats: Vec<OnceLock<Stat>>,
     /// Set when the walk is over: helpers stop.
     stop: AtomicBool,
 }
 
 impl Prefetch {
-    fn new(paths: &[&[u8]]) -> Prefetch {
-        let mut all = Vec::with_capacity(paths.iter().map(|p| p.len()).sum());
-        let mut ends = Vec::with_capacity(paths.len());
-        for p in paths {
-            all.extend_from_slice(p);
-            ends.push(all.len());
-        }
+    fn new(buffer: Arc<Vec<u8>>, paths: &[&[u8]]) -> Prefetch {
+        let ranges = paths
+            .iter()
+            .map(|p| match offset_in(&buffer, p) {
+                Some(start) => (
+                    start,
+                    start.saturating_add(u32::try_from(p.len()).unwrap_or(u32::MAX)),
+                ),
+                None => (0, 0),
+            })
+            .collect();
         Prefetch {
-            paths: all,
-            ends,
+            buffer,
+            ranges,
             stats: (0..paths.len()).map(|_| OnceLock::new()).collect(),
             stop: AtomicBool::new(false),
         }
@@ -226,14 +231,16 @@ impl Prefetch {
 
     /// The `stat` of slot `i` (taken now if no one has yet).
     fn get(&self, i: usize) -> Stat {
-        let (Some(cell), Some(&end)) = (self.stats.get(i), self.ends.get(i)) else {
+        let (Some(cell), Some(&(start, end))) = (self.stats.get(i), self.ranges.get(i)) else {
             return Stat::Failed;
         };
         if let Some(stat) = cell.get() {
             return *stat;
         }
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        let stat = Stat::of(&self.paths[start..end]);
+        let Some(path) = self.buffer.get(start as usize..end as usize) else {
+            return Stat::Failed;
+        };
+        let stat = Stat::of(path);
         // Another thread may have set it meanwhile (to the same answer).
         let _ = cell.set(stat);
         cell.get().copied().unwrap_or(stat)
@@ -250,6 +257,17 @@ impl Prefetch {
             }
         }
     }
+}
+
+/// Where `part` starts in `buffer`, when it is a part of it (and the buffer is under
+/// 4 GiB, as every cache file is).
+pub fn offset_in(buffer: &[u8], part: &[u8]) -> Option<u32> {
+    let start = (part.as_ptr() as usize).checked_sub(buffer.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    (end <= buffer.len())
+        .then(|| u32::try_from(start).ok())
+        .flatten()
+        .filter(|_| u32::try_from(end).is_ok())
 }
 
 /// Helper threads `stat`ing ahead of the walk: one fewer than the CPUs (at most three),
@@ -337,7 +355,7 @@ impl<'a> Run<'a> {
     /// A run starting now over `roots` (in root order), validating against the cache
     /// file's `bytes` when they are from this build and intact. Takes the `stat` of every
     /// stored `SKILL.md` under these roots now, on up to four threads.
-    pub fn new(bytes: Option<&'a [u8]>, roots: &[&Path]) -> Run<'a> {
+    pub fn new(bytes: Option<&'a Arc<Vec<u8>>>, roots: &[&Path]) -> Run<'a> {
         let started_ns = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
@@ -362,17 +380,17 @@ impl<'a> Run<'a> {
             sections,
             by_root,
             current: 0,
-            prefetch: Arc::new(Prefetch::new(&[])),
+            prefetch: Arc::new(Prefetch::new(Arc::new(Vec::new()), &[])),
             helpers: Vec::new(),
             others: Vec::new(),
         };
-        if let Some(bytes) = bytes {
+        if let Some(buffer) = bytes {
             let fresh: Vec<Vec<u8>> = run.sections.iter().map(|s| s.root.clone()).collect();
-            match load(bytes, &fresh) {
+            match load(buffer, &fresh) {
                 Some((sections, paths, others)) => {
                     run.sections = sections;
                     run.others = others;
-                    run.prefetch = Arc::new(Prefetch::new(&paths));
+                    run.prefetch = Arc::new(Prefetch::new(Arc::clone(buffer), &paths));
                     run.helpers = start_helpers(&run.prefetch);
                 }
                 None => tracing::debug!("skills cache from another build, or damaged; ignored"),
@@ -612,6 +630,17 @@ fn load_records<'a>(
     records: &'a [u8],
     paths: &mut Vec<&'a [u8]>,
 ) -> Option<()> {
+    // Room for every record at once, rather than tables doubling on the way.
+    let mut count = In { b: records };
+    let mut n = 0usize;
+    while !count.b.is_empty() {
+        count.u8()?;
+        count.bytes()?;
+        n += 1;
+    }
+    s.entries.reserve(n);
+    s.files.reserve(n);
+    paths.reserve(n);
     let mut r = In { b: records };
     while !r.b.is_empty() {
         let start = r.b;

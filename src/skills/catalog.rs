@@ -5,6 +5,7 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::assess::{self, Verdict};
 use super::cache::{self, FastMap, Outcome};
@@ -70,15 +71,15 @@ impl Catalog {
         let bytes = cache::read(&path);
         let roots = options.roots();
         let paths: Vec<&Path> = roots.iter().map(|r| &*r.path).collect();
-        let mut run = cache::Run::new(bytes.as_deref(), &paths);
-        let catalog = discover_with(options, Some(&mut run));
+        let mut run = cache::Run::new(bytes.as_ref(), &paths);
+        let catalog = discover_with(options, Some(&mut run), bytes.as_ref());
         run.finish(&path);
         catalog
     }
 
     /// [`Catalog::discover`] without the cache: every `SKILL.md` is opened and read.
     pub fn discover_uncached(options: &DiscoveryOptions) -> Catalog {
-        discover_with(options, None)
+        discover_with(options, None, None)
     }
 
     /// A catalog with no skills.
@@ -168,15 +169,20 @@ impl Catalog {
 /// One thread walks the directories (in name order) and opens each `SKILL.md`; with
 /// more than one CPU, worker threads read and parse the frontmatter meanwhile. The
 /// result is put back in walk order, so it does not depend on thread timing.
-fn discover_with(options: &DiscoveryOptions, mut cache: Option<&mut cache::Run<'_>>) -> Catalog {
+/// `buffer` is the cache file the run's stored outcomes are parts of.
+fn discover_with(
+    options: &DiscoveryOptions,
+    mut cache: Option<&mut cache::Run<'_>>,
+    buffer: Option<&Arc<Vec<u8>>>,
+) -> Catalog {
     let roots = options.roots();
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(4);
     let mut walk = if workers > 1 {
-        load_parallel(&roots, workers, cache.as_deref_mut())
+        load_parallel(&roots, workers, cache.as_deref_mut(), buffer)
     } else {
-        load_sequential(&roots, cache.as_deref_mut())
+        load_sequential(&roots, cache.as_deref_mut(), buffer)
     };
     // Sequence numbers are unique: an unstable sort gives the one order, in place.
     walk.loaded.sort_unstable_by_key(|l| l.seq);
@@ -316,12 +322,13 @@ fn load_one(
     seq: usize,
     site: Site<'_>,
     roots: &[SkillRoot],
+    buffer: Option<&Arc<Vec<u8>>>,
     bytes_read: &mut u64,
 ) -> Option<Loaded> {
     let root_index = site.root_index;
     let root = roots.get(root_index)?;
     let mut notes = Vec::new();
-    let (found, opened, record) = load(site, root, bytes_read, &mut notes);
+    let (found, opened, record) = load(site, root, buffer, bytes_read, &mut notes);
     Some(Loaded {
         seq,
         found,
@@ -349,12 +356,16 @@ fn walk_roots<'a>(
     (walker.warnings, walker.dirs_visited, walker.dirs_cached)
 }
 
-fn load_sequential(roots: &[SkillRoot], cache: Option<&mut cache::Run<'_>>) -> Walk {
+fn load_sequential(
+    roots: &[SkillRoot],
+    cache: Option<&mut cache::Run<'_>>,
+    buffer: Option<&Arc<Vec<u8>>>,
+) -> Walk {
     let mut loaded = Vec::new();
     let mut bytes_read = 0u64;
     let mut seq = 0usize;
     let mut visit = |site: Site<'_>| {
-        loaded.extend(load_one(seq, site, roots, &mut bytes_read));
+        loaded.extend(load_one(seq, site, roots, buffer, &mut bytes_read));
         seq += 1;
     };
     let (warnings, dirs_visited, dirs_cached) = walk_roots(roots, &mut visit, cache);
@@ -374,6 +385,7 @@ fn load_parallel<'a>(
     roots: &[SkillRoot],
     workers: usize,
     cache: Option<&mut cache::Run<'a>>,
+    buffer: Option<&Arc<Vec<u8>>>,
 ) -> Walk {
     let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Site<'a>)>(QUEUE);
     let rx = std::sync::Mutex::new(rx);
@@ -386,7 +398,7 @@ fn load_parallel<'a>(
         let mut visit = |site: Site<'a>| {
             if matches!(site.source, Source::Cached(_)) {
                 // Decoding a stored outcome is cheaper than handing it to a worker.
-                inline.extend(load_one(seq, site, roots, &mut inline_bytes));
+                inline.extend(load_one(seq, site, roots, buffer, &mut inline_bytes));
             } else {
                 if handles.is_empty() {
                     handles = (0..workers)
@@ -401,7 +413,8 @@ fn load_parallel<'a>(
                                         Err(_) => break,
                                     };
                                     let Ok((seq, site)) = next else { break };
-                                    out.extend(load_one(seq, site, roots, &mut bytes));
+                                    // Workers get files to read, never cached ones.
+                                    out.extend(load_one(seq, site, roots, None, &mut bytes));
                                 }
                                 (out, bytes)
                             })
@@ -439,6 +452,7 @@ fn load_parallel<'a>(
 fn load(
     site: Site<'_>,
     root: &SkillRoot,
+    buffer: Option<&Arc<Vec<u8>>>,
     bytes_read: &mut u64,
     notes: &mut Vec<SkillWarning>,
 ) -> (Found, bool, Option<Vec<u8>>) {
@@ -449,11 +463,8 @@ fn load(
         Source::Cached(stored) => match cache::decode_summary(stored) {
             // The verdict needs only the summary; the rest stays stored until used.
             Some(summary) => {
-                return (
-                    skill_from_summary(summary, stored, dir, path, root, notes),
-                    false,
-                    None,
-                );
+                let found = skill_from_summary(summary, (buffer, stored), dir, path, root, notes);
+                return (found, false, None);
             }
             // Not expected (the file is checksummed): read it as if not cached.
             None => match crate::plain_file::open(&path) {
@@ -551,7 +562,7 @@ fn judged(
 /// A skill from a stored outcome's summary (see [`judged`]).
 fn skill_from_summary(
     summary: cache::Summary<'_>,
-    stored: &[u8],
+    stored: (Option<&Arc<Vec<u8>>>, &[u8]),
     dir: PathBuf,
     path: PathBuf,
     root: &SkillRoot,
@@ -579,8 +590,18 @@ fn skill_from_summary(
             description,
             parse_notes,
             || {
+                let (buffer, bytes) = stored;
+                let own;
+                let buffer = match buffer {
+                    Some(buffer) => buffer,
+                    None => {
+                        own = Arc::new(bytes.to_vec());
+                        &own
+                    }
+                };
                 LazyFrontmatter::encoded(
-                    stored,
+                    buffer,
+                    bytes,
                     user_invocable,
                     disable_model_invocation,
                     argument_hint,
@@ -756,6 +777,38 @@ mod tests {
         assert_eq!(c.get("only7").unwrap().root.kind, RootKind::User);
         // Without the flags, the project wins.
         assert_eq!(env.discover(&[]).get("dup").unwrap().description, "from 2");
+    }
+
+    #[test]
+    fn a_warm_discovery_builds_no_frontmatter_until_one_is_read_and_reads_it_exactly() {
+        let env = Env::new();
+        for name in ["alpha", "beta", "gamma"] {
+            write(
+                &env.p("work/skills").join(name).join("SKILL.md"),
+                &format!(
+                    "---\nname: {name}\ndescription: d {name}\nallowed-tools: [Read, Grep]\n\
+                     argument-hint: \"[file]\"\nmetadata: {{k: [1, 2.5]}}\nx-extra: y\n---\nBody\n"
+                ),
+            );
+        }
+        // Files changed in the last 2 s are never cached.
+        std::thread::sleep(std::time::Duration::from_millis(2_100));
+        let cold = env.discover(&[]);
+        assert!(cold.skills().iter().all(|s| s.frontmatter.is_built()));
+        let warm = env.discover(&[]);
+        assert_eq!(warm.stats().cache_hits, 3, "{:?}", warm.stats());
+        assert!(warm.skills().iter().all(|s| !s.frontmatter.is_built()));
+        // What every listing needs is there without building it.
+        let slash = crate::skills::listing::slash_skills(&warm);
+        assert_eq!(slash[0].argument_hint.as_deref(), Some("[file]"));
+        assert!(warm.skills().iter().all(|s| !s.frontmatter.is_built()));
+        let beta = warm.get("beta").unwrap();
+        assert_eq!(beta.frontmatter.allowed_tools, ["Read", "Grep"]);
+        assert!(beta.frontmatter.is_built());
+        assert!(!warm.get("gamma").unwrap().frontmatter.is_built());
+        let plain = Catalog::discover_uncached(&env.options(&[]));
+        assert_eq!(warm.skills(), plain.skills());
+        assert_eq!(warm.skills(), cold.skills());
     }
 
     #[test]

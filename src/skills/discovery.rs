@@ -103,6 +103,8 @@ impl<'v, 'a> Walker<'v, 'a> {
 
     /// The same walker, validating against (and recording into) a cache run.
     pub fn with_cache(mut self, cache: &'v mut cache::Run<'a>) -> Self {
+        // As many skills as the cache knows are likely: no rehashing on the way.
+        self.seen_skills.reserve(cache.stored_files());
         self.cache = Some(cache);
         self
     }

@@ -9,7 +9,7 @@
 //! discovery or precedence.
 
 use std::ops::Deref;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use super::cache::{self, Outcome};
 use super::frontmatter::Frontmatter;
@@ -30,9 +30,15 @@ pub struct LazyFrontmatter {
 #[derive(Clone)]
 enum Stored {
     Parsed(Box<Frontmatter>),
-    /// An `Outcome::Parsed` as the cache stores it: bytes that decoded (as a summary,
-    /// which checks everything the whole decoding reads) when the catalog was built.
-    Encoded(Box<[u8]>),
+    /// An `Outcome::Parsed` as the cache stores it, `buffer[start..end]` (the cache file
+    /// read at start-up, shared by every skill taken from it): bytes that decoded (as a
+    /// summary, which checks everything the whole decoding reads) when the catalog was
+    /// built.
+    Encoded {
+        buffer: Arc<Vec<u8>>,
+        start: u32,
+        end: u32,
+    },
 }
 
 impl LazyFrontmatter {
@@ -47,16 +53,22 @@ impl LazyFrontmatter {
         }
     }
 
-    /// A frontmatter stored as `bytes` (a cached outcome), with the fields the summary of
-    /// those bytes gave.
+    /// A frontmatter stored as `bytes` (a cached outcome, a part of `buffer`, which is
+    /// kept rather than copied from), with the fields the summary of those bytes gave.
     pub fn encoded(
+        buffer: &Arc<Vec<u8>>,
         bytes: &[u8],
         user_invocable: bool,
         disable_model_invocation: bool,
         argument_hint: Option<&str>,
     ) -> Self {
+        let (buffer, start) = match cache::offset_in(buffer, bytes) {
+            Some(start) => (Arc::clone(buffer), start),
+            None => (Arc::new(bytes.to_vec()), 0),
+        };
+        let end = start.saturating_add(u32::try_from(bytes.len()).unwrap_or(u32::MAX));
         LazyFrontmatter {
-            stored: Stored::Encoded(Box::from(bytes)),
+            stored: Stored::Encoded { buffer, start, end },
             decoded: OnceLock::new(),
             user_invocable,
             disable_model_invocation,
@@ -78,6 +90,12 @@ impl LazyFrontmatter {
     pub fn argument_hint(&self) -> Option<&str> {
         self.argument_hint.as_deref()
     }
+
+    /// Whether the whole frontmatter is built (parsed, or decoded by a read).
+    #[cfg(test)]
+    pub fn is_built(&self) -> bool {
+        matches!(self.stored, Stored::Parsed(_)) || self.decoded.get().is_some()
+    }
 }
 
 impl Deref for LazyFrontmatter {
@@ -86,7 +104,10 @@ impl Deref for LazyFrontmatter {
     fn deref(&self) -> &Frontmatter {
         match &self.stored {
             Stored::Parsed(frontmatter) => frontmatter,
-            Stored::Encoded(bytes) => self.decoded.get_or_init(|| {
+            Stored::Encoded { buffer, start, end } => self.decoded.get_or_init(|| {
+                let bytes = buffer
+                    .get(*start as usize..*end as usize)
+                    .unwrap_or_default();
                 match cache::decode_outcome(bytes) {
                     Some(Outcome::Parsed { frontmatter, .. }) => Box::new(frontmatter),
                     // Cannot happen: these bytes decoded as a summary, which refuses
@@ -131,7 +152,13 @@ mod tests {
             frontmatter: frontmatter.clone(),
             notes,
         });
-        let lazy = LazyFrontmatter::encoded(&bytes, false, false, Some("[file]"));
+        let mut file = b"header".to_vec();
+        file.extend_from_slice(&bytes);
+        let buffer: Arc<Vec<u8>> = Arc::new(file);
+        let lazy = LazyFrontmatter::encoded(&buffer, &buffer[6..], false, false, Some("[file]"));
+        // Bytes from elsewhere are copied.
+        let copied = LazyFrontmatter::encoded(&Arc::new(Vec::new()), &bytes, false, false, None);
+        assert_eq!(*copied, frontmatter);
         let parsed = LazyFrontmatter::parsed(frontmatter.clone());
         assert_eq!(*lazy, frontmatter);
         assert_eq!(lazy, parsed);

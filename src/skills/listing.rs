@@ -13,12 +13,30 @@ use crate::protocol::{
     SkillEntry, SkillInvocation, SkillListing, SkillNote, SkillOrigin, SkillStanding, SlashSkill,
 };
 
+use std::collections::HashSet;
+
 use super::{Catalog, RootKind, SkillStatus};
+
+/// A description on one line, as [`super::Skill::one_line_description`] makes it, with
+/// one allocation when it already is one line (the usual case).
+fn one_line(description: &str) -> String {
+    let plain = !description.contains(['\n', '\r', '\t'])
+        && !description.contains("  ")
+        && description.trim() == description;
+    if plain {
+        description.to_string()
+    } else {
+        description.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+}
 
 /// The listing for `catalog` with an index budget of `budget` characters; `loaded` are
 /// the names of the skills loaded in this session.
 pub fn listing(catalog: &Catalog, budget: usize, loaded: &[String]) -> SkillListing {
     let index = catalog.index(budget);
+    // Looked up once per skill: sets, not lists (10,000 skills would be 10⁸ comparisons).
+    let shortened: HashSet<&str> = index.shortened.iter().map(String::as_str).collect();
+    let dropped: HashSet<&str> = index.dropped.iter().map(String::as_str).collect();
     let skills = catalog
         .skills()
         .iter()
@@ -28,8 +46,11 @@ pub fn listing(catalog: &Catalog, budget: usize, loaded: &[String]) -> SkillList
                 (loaded.contains(&skill.name), SkillNote::Loaded),
                 (!skill.user_invocable(), SkillNote::ModelOnly),
                 (!skill.model_invocable(), SkillNote::SlashOnly),
-                (index.shortened.contains(&skill.name), SkillNote::Shortened),
-                (index.dropped.contains(&skill.name), SkillNote::LeftOut),
+                (
+                    shortened.contains(skill.name.as_str()),
+                    SkillNote::Shortened,
+                ),
+                (dropped.contains(skill.name.as_str()), SkillNote::LeftOut),
             ];
             notes.extend(flags.into_iter().filter(|(on, _)| *on).map(|(_, n)| n));
             SkillEntry {
@@ -67,7 +88,7 @@ pub fn slash_skills(catalog: &Catalog) -> Vec<SlashSkill> {
         .iter()
         .map(|skill| SlashSkill {
             name: skill.name.clone(),
-            description: skill.one_line_description(),
+            description: one_line(&skill.description),
             argument_hint: skill.frontmatter.argument_hint().map(String::from),
             invocation: if skill.user_invocable() {
                 SkillInvocation::Slash

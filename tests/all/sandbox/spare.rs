@@ -48,10 +48,14 @@ fn session(home: &Path, project: &Path, outside: &Path, env: &[(&str, &str)]) ->
         .enumerate()
         .map(|(i, command)| {
             let call = serde_json::json!({ "command": command }).to_string();
+            // The model thinks a while before each answer, as models do: the spare the
+            // session starts after a command is then usually waiting for the next one
+            // (the results must be the same either way).
             sse(vec![
                 tool_call(0, &format!("c{i}"), "bash", &call),
                 finish("tool_calls"),
             ])
+            .delay_headers_ms(150)
         })
         .collect();
     replies.push(sse(vec![text("done"), finish("stop")]));
