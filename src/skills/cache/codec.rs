@@ -126,21 +126,7 @@ pub fn decode_outcome(rest: &[u8]) -> Option<Outcome> {
         },
         1 => {
             let frontmatter = decode_frontmatter(&mut r)?;
-            let n = r.u32()?;
-            let mut notes = Vec::with_capacity(n.min(64) as usize);
-            for _ in 0..n {
-                notes.push(match r.u8()? {
-                    0 => ParseNote::Fallback {
-                        error: r.string()?,
-                        field: r.opt_string()?,
-                    },
-                    1 => ParseNote::BadField {
-                        field: r.string()?,
-                        expected: EXPECTED.get(usize::from(r.u8()?))?,
-                    },
-                    _ => return None,
-                });
-            }
+            let notes = decode_notes(&mut r)?;
             Outcome::Parsed { frontmatter, notes }
         }
         _ => return None,
@@ -243,21 +229,7 @@ pub fn decode_summary(rest: &[u8]) -> Option<Summary<'_>> {
                 r.str()?;
                 json_checked(std::str::from_utf8(r.bytes()?).ok()?)?;
             }
-            let n = r.u32()?;
-            let mut notes = Vec::new();
-            for _ in 0..n {
-                notes.push(match r.u8()? {
-                    0 => ParseNote::Fallback {
-                        error: r.string()?,
-                        field: r.opt_string()?,
-                    },
-                    1 => ParseNote::BadField {
-                        field: r.string()?,
-                        expected: EXPECTED.get(usize::from(r.u8()?))?,
-                    },
-                    _ => return None,
-                });
-            }
+            let notes = decode_notes(&mut r)?;
             Summary::Parsed {
                 name,
                 description,
@@ -270,6 +242,26 @@ pub fn decode_summary(rest: &[u8]) -> Option<Summary<'_>> {
         _ => return None,
     };
     r.b.is_empty().then_some(summary)
+}
+
+/// The parse notes of a stored outcome (both decoders read them the same way).
+fn decode_notes(r: &mut In<'_>) -> Option<Vec<ParseNote>> {
+    let n = r.u32()?;
+    let mut notes = Vec::with_capacity(n.min(64) as usize);
+    for _ in 0..n {
+        notes.push(match r.u8()? {
+            0 => ParseNote::Fallback {
+                error: r.string()?,
+                field: r.opt_string()?,
+            },
+            1 => ParseNote::BadField {
+                field: r.string()?,
+                expected: EXPECTED.get(usize::from(r.u8()?))?,
+            },
+            _ => return None,
+        });
+    }
+    Some(notes)
 }
 
 /// Whether `json` is what `decode_frontmatter` would read as a value (without building
