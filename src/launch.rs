@@ -182,6 +182,9 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
         session::prepare_with_remote(&config, approver, remote, start)?,
         &home,
     );
+    // A sandbox launcher waiting before the first command needs one (after the first
+    // request has gone).
+    runtime.spawn(crate::exec::warm_up());
     let ended = match frontend {
         Frontend::Print(stdin) => {
             let options = PrintOptions {
