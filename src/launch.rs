@@ -113,53 +113,14 @@ impl LaunchError {
 
 /// Runs a session in `frontend` as the flags ask.
 pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
-    let mut config = Config::resolve(
-        &cli.overrides(),
-        &|name| std::env::var(name).ok(),
-        EndpointNeed::Required,
-        OllamaProbe::Enabled,
-    )?;
-    if cli.no_session {
-        config.session_saving = SessionSaving::Disabled;
-    }
-    // Every command started for the model or a skill from now on leaves out the key,
-    // header values and secret-looking variables, and none can read them in this
-    // process's environment block or memory.
-    if let Err(e) = startup::seal_secrets(&config) {
-        config.warnings.push(e.to_string());
-    }
-    // And each runs in the sandbox, when there is one.
-    match crate::sandbox::decide(&config.sandbox, config.approval_mode, &config.workdir)? {
-        Decision::Confined(policy) => {
-            let launcher = std::env::current_exe().map_err(LaunchError::OwnBinary)?;
-            crate::sandbox::configure(SessionSandbox {
-                policy: std::sync::Arc::new(policy),
-                launcher,
-            });
-        }
-        Decision::Unconfined { warning } => config.warnings.extend(warning),
-    }
+    let config = configure(cli)?;
     let home = startup::init_logging(&config);
     let (start, start_view) = match session_start(cli, &config)? {
         Start::Session(start) => (start, tui::StartView::Conversation),
         Start::Pick if frontend == Frontend::Tui => {
             (SessionStart::New, tui::StartView::ResumePicker)
         }
-        Start::Pick => {
-            if let Some(warning) = home.warning() {
-                sink::stderr_line(&format!("harness9: warning: {warning}"));
-            }
-            let list = SessionsAction::List {
-                all: false,
-                json: false,
-            };
-            return Ok(Ended::Listed(commands::sessions(&config, &list)));
-        }
-    };
-    let activity = if cli.verbose {
-        Activity::Shown
-    } else {
-        Activity::Hidden
+        Start::Pick => return Ok(list_instead(&config, &home)),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -186,67 +147,9 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
     // request has gone).
     runtime.spawn(crate::exec::warm_up());
     let ended = match frontend {
-        Frontend::Print(stdin) => {
-            let options = PrintOptions {
-                prompt: cli.print.clone().unwrap_or_default(),
-                format: cli.output_format,
-                activity,
-                stdin,
-            };
-            match print::run(&runtime, prepared, options)? {
-                PrintEnd::Finished { failure } => Ended::Finished { failure },
-                PrintEnd::Signalled(signal) => Ended::Signalled(signal),
-            }
-        }
-        Frontend::Tui => {
-            let options = tui::TuiOptions {
-                screen: if cli.alt_screen {
-                    tui::ScreenMode::AltScreen
-                } else {
-                    tui::ScreenMode::Inline
-                },
-                start: start_view,
-            };
-            let result = runtime.block_on(async {
-                let (handle, info) = prepared.spawn();
-                tui::run(handle, info, options).await
-            });
-            match result {
-                Ok(usage) => {
-                    let est = if usage.estimated { " (estimated)" } else { "" };
-                    let mut out = Sink::new(std::io::stdout());
-                    let _ = writeln!(
-                        out,
-                        "tokens: {} in, {} out{est}",
-                        usage.input_tokens, usage.output_tokens
-                    );
-                    Ended::Finished { failure: None }
-                }
-                // The terminal is already restored; exit as a signalled process would.
-                Err(tui::TuiError::Signal { signal }) => Ended::Signalled(signal),
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Frontend::Repl(input) => {
-            let options = repl::ReplOptions {
-                format: cli.output_format,
-                activity,
-                input,
-            };
-            let summary = runtime.block_on(async {
-                let (handle, info) = prepared.spawn();
-                repl::run(handle, info, options).await
-            })?;
-            match (summary.signal, summary.reader) {
-                (Some(signal), _) => Ended::Signalled(signal),
-                // A reader that stopped reading (`| head`) asked for no more: not a
-                // failure.
-                (None, ReaderState::Gone) => Ended::Finished { failure: None },
-                (None, ReaderState::Reading) => Ended::Finished {
-                    failure: summary.failure,
-                },
-            }
-        }
+        Frontend::Print(stdin) => run_print(cli, &runtime, prepared, stdin)?,
+        Frontend::Tui => run_tui(cli, &runtime, prepared, start_view)?,
+        Frontend::Repl(input) => run_repl(cli, &runtime, prepared, input)?,
     };
     if let Ended::Signalled(signal) = &ended {
         // Said before the runtime is let go, as the run's last words.
@@ -254,6 +157,140 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
         runtime.shutdown_background();
     }
     Ok(ended)
+}
+
+/// The configuration with an endpoint, the secrets sealed and the sandbox set up.
+fn configure(cli: &Cli) -> Result<Config, LaunchError> {
+    let mut config = Config::resolve(
+        &cli.overrides(),
+        &|name| std::env::var(name).ok(),
+        EndpointNeed::Required,
+        OllamaProbe::Enabled,
+    )?;
+    if cli.no_session {
+        config.session_saving = SessionSaving::Disabled;
+    }
+    // Every command started for the model or a skill from now on leaves out the key,
+    // header values and secret-looking variables, and none can read them in this
+    // process's environment block or memory.
+    if let Err(e) = startup::seal_secrets(&config) {
+        config.warnings.push(e.to_string());
+    }
+    // And each runs in the sandbox, when there is one.
+    match crate::sandbox::decide(&config.sandbox, config.approval_mode, &config.workdir)? {
+        Decision::Confined(policy) => {
+            let launcher = std::env::current_exe().map_err(LaunchError::OwnBinary)?;
+            crate::sandbox::configure(SessionSandbox {
+                policy: std::sync::Arc::new(policy),
+                launcher,
+            });
+        }
+        Decision::Unconfined { warning } => config.warnings.extend(warning),
+    }
+    Ok(config)
+}
+
+/// `-r` without an id outside the TUI: there is nothing to pick with, so the sessions
+/// are listed.
+fn list_instead(config: &Config, home: &Home) -> Ended {
+    if let Some(warning) = home.warning() {
+        sink::stderr_line(&format!("harness9: warning: {warning}"));
+    }
+    let list = SessionsAction::List {
+        all: false,
+        json: false,
+    };
+    Ended::Listed(commands::sessions(config, &list))
+}
+
+/// Whether `-v` shows tool activity.
+fn activity(cli: &Cli) -> Activity {
+    if cli.verbose {
+        Activity::Shown
+    } else {
+        Activity::Hidden
+    }
+}
+
+/// Print mode to its end.
+fn run_print(
+    cli: &Cli,
+    runtime: &tokio::runtime::Runtime,
+    prepared: session::Prepared,
+    stdin: StdinKind,
+) -> Result<Ended, LaunchError> {
+    let options = PrintOptions {
+        prompt: cli.print.clone().unwrap_or_default(),
+        format: cli.output_format,
+        activity: activity(cli),
+        stdin,
+    };
+    Ok(match print::run(runtime, prepared, options)? {
+        PrintEnd::Finished { failure } => Ended::Finished { failure },
+        PrintEnd::Signalled(signal) => Ended::Signalled(signal),
+    })
+}
+
+/// The TUI to its end, then the session's token count on stdout.
+fn run_tui(
+    cli: &Cli,
+    runtime: &tokio::runtime::Runtime,
+    prepared: session::Prepared,
+    start: tui::StartView,
+) -> Result<Ended, LaunchError> {
+    let options = tui::TuiOptions {
+        screen: if cli.alt_screen {
+            tui::ScreenMode::AltScreen
+        } else {
+            tui::ScreenMode::Inline
+        },
+        start,
+    };
+    let result = runtime.block_on(async {
+        let (handle, info) = prepared.spawn();
+        tui::run(handle, info, options).await
+    });
+    match result {
+        Ok(usage) => {
+            let est = if usage.estimated { " (estimated)" } else { "" };
+            let mut out = Sink::new(std::io::stdout());
+            let _ = writeln!(
+                out,
+                "tokens: {} in, {} out{est}",
+                usage.input_tokens, usage.output_tokens
+            );
+            Ok(Ended::Finished { failure: None })
+        }
+        // The terminal is already restored; exit as a signalled process would.
+        Err(tui::TuiError::Signal { signal }) => Ok(Ended::Signalled(signal)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The REPL to its end.
+fn run_repl(
+    cli: &Cli,
+    runtime: &tokio::runtime::Runtime,
+    prepared: session::Prepared,
+    input: ReplInput,
+) -> Result<Ended, LaunchError> {
+    let options = repl::ReplOptions {
+        format: cli.output_format,
+        activity: activity(cli),
+        input,
+    };
+    let summary = runtime.block_on(async {
+        let (handle, info) = prepared.spawn();
+        repl::run(handle, info, options).await
+    })?;
+    Ok(match (summary.signal, summary.reader) {
+        (Some(signal), _) => Ended::Signalled(signal),
+        // A reader that stopped reading (`| head`) asked for no more: not a failure.
+        (None, ReaderState::Gone) => Ended::Finished { failure: None },
+        (None, ReaderState::Reading) => Ended::Finished {
+            failure: summary.failure,
+        },
+    })
 }
 
 /// How the run's conversation starts.

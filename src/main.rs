@@ -100,6 +100,7 @@ fn main() -> ExitCode {
     if let Some(code) = harness9::sandbox::launcher::run_if_requested() {
         return ExitCode::from(code);
     }
+    harness9::startup::keep_large_blocks_mapped();
     let cli = Cli::parse();
     let terminals = Terminals {
         stdin: std::io::stdin().is_terminal(),

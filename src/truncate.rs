@@ -1,9 +1,12 @@
 //! Caps tool output for the model: keeps the head and the tail, cut at character (and,
 //! when cheap, line) boundaries, with one marker line in the middle saying how many bytes
-//! and lines were cut.
+//! and lines were cut, and, when the caller gives one, a note (why, and how to get the
+//! rest).
 //!
 //! [`HeadTail`] collects output as it streams (bash) in bounded memory;
-//! [`truncate_head_tail`] caps a finished string. Neither knows where the text came from.
+//! [`truncate_head_tail`] and [`truncate_noting`] cap a finished string; a marker line of
+//! an earlier cut that falls in the cut part is counted in the new one, so the counts
+//! stay those of the original text. Neither knows where the text came from.
 
 /// Room kept for the marker line so that head + marker + tail stay within the limit.
 const MARKER_RESERVE: usize = 64;
@@ -20,13 +23,21 @@ pub struct HeadTail {
     tail: String,
     cut_bytes: u64,
     cut_lines: u64,
+    /// Said at the end of the marker line (empty: nothing).
+    note: String,
 }
 
 impl HeadTail {
     /// A collector whose finished text is at most `max_bytes` long (the marker is kept
     /// even when `max_bytes` is smaller than the marker itself).
     pub fn new(max_bytes: usize) -> Self {
-        let budget = max_bytes.saturating_sub(MARKER_RESERVE);
+        Self::noting(max_bytes, "")
+    }
+
+    /// Like [`HeadTail::new`], with `note` said in the marker line after "cut" (e.g.
+    /// "; call it again with a smaller range"); the note's room is taken from the text.
+    pub fn noting(max_bytes: usize, note: &str) -> Self {
+        let budget = max_bytes.saturating_sub(MARKER_RESERVE + note.len());
         let head_cap = budget / 2;
         HeadTail {
             head_cap,
@@ -36,6 +47,7 @@ impl HeadTail {
             tail: String::new(),
             cut_bytes: 0,
             cut_lines: 0,
+            note: note.to_string(),
         }
     }
 
@@ -88,11 +100,19 @@ impl HeadTail {
     }
 
     /// The collected text: everything when it fit, else head, marker line and tail.
-    pub fn finish(mut self) -> String {
+    pub fn finish(self) -> String {
+        match self.finish_parts() {
+            Ok(whole) => whole,
+            Err(cut) => cut.join(),
+        }
+    }
+
+    /// The whole text when nothing was cut, else the parts around the cut.
+    fn finish_parts(mut self) -> Result<String, Cut> {
         self.compact_tail();
         if self.cut_bytes == 0 {
             self.head.push_str(&self.tail);
-            return self.head;
+            return Ok(self.head);
         }
         // Prefer whole lines when that loses at most half of either side.
         if let Some(pos) = self.head.rfind('\n') {
@@ -107,11 +127,32 @@ impl HeadTail {
                 self.count_cut(drop_to, CutSide::TailFront);
             }
         }
+        Err(Cut {
+            head: self.head,
+            tail: self.tail,
+            bytes: self.cut_bytes,
+            lines: self.cut_lines,
+            note: self.note,
+        })
+    }
+}
+
+/// A finished text that was cut: what is kept on each side and what went.
+struct Cut {
+    head: String,
+    tail: String,
+    bytes: u64,
+    lines: u64,
+    note: String,
+}
+
+impl Cut {
+    fn join(self) -> String {
         let mut out = self.head;
         if !out.is_empty() && !out.ends_with('\n') {
             out.push('\n');
         }
-        out.push_str(&marker(self.cut_bytes, self.cut_lines));
+        out.push_str(&marker_noting(self.bytes, self.lines, &self.note));
         out.push('\n');
         out.push_str(&self.tail);
         out
@@ -125,18 +166,55 @@ enum CutSide {
 
 /// The marker line (without newline) put where text was cut.
 pub fn marker(bytes: u64, lines: u64) -> String {
+    marker_noting(bytes, lines, "")
+}
+
+fn marker_noting(bytes: u64, lines: u64, note: &str) -> String {
     let plural = if lines == 1 { "" } else { "s" };
-    format!("[... {bytes} bytes ({lines} line{plural}) cut ...]")
+    format!("[... {bytes} bytes ({lines} line{plural}) cut{note} ...]")
+}
+
+/// The bytes and lines an earlier marker line says were cut, when `line` is one.
+fn earlier_cut(line: &str) -> Option<(u64, u64)> {
+    let rest = line.strip_prefix("[... ")?;
+    let (bytes, rest) = rest.split_once(" bytes (")?;
+    let (lines, rest) = rest.split_once(" line")?;
+    let rest = rest.strip_prefix("s").unwrap_or(rest);
+    rest.strip_prefix(") cut")?;
+    Some((bytes.parse().ok()?, lines.parse().ok()?))
 }
 
 /// `text` unchanged when it fits in `max_bytes`, else its head and tail around a marker.
 pub fn truncate_head_tail(text: &str, max_bytes: usize) -> String {
+    truncate_noting(text, max_bytes, "")
+}
+
+/// Like [`truncate_head_tail`], with `note` at the end of the marker line. The marker
+/// line of an earlier cut that falls in the cut part is counted as what it says was cut
+/// (not as its own bytes), so the counts are those of the original output.
+pub fn truncate_noting(text: &str, max_bytes: usize, note: &str) -> String {
     if text.len() <= max_bytes {
         return text.to_string();
     }
-    let mut collector = HeadTail::new(max_bytes);
+    let mut collector = HeadTail::noting(max_bytes, note);
     collector.push(text);
-    collector.finish()
+    let mut cut = match collector.finish_parts() {
+        Ok(whole) => return whole,
+        Err(cut) => cut,
+    };
+    // The head and tail are a prefix and a suffix of `text` (the head may have lost a
+    // partial line, the tail starts after a newline): the rest is what was cut.
+    let removed = text
+        .get(cut.head.len()..text.len().saturating_sub(cut.tail.len()))
+        .unwrap_or("");
+    for line in removed.lines() {
+        if let Some((bytes, lines)) = earlier_cut(line) {
+            let own = line.len() as u64 + 1;
+            cut.bytes = cut.bytes.saturating_sub(own).saturating_add(bytes);
+            cut.lines = cut.lines.saturating_sub(1).saturating_add(lines);
+        }
+    }
+    cut.join()
 }
 
 #[cfg(test)]
@@ -209,5 +287,38 @@ mod tests {
     fn tiny_limit_keeps_only_the_marker() {
         let out = truncate_head_tail("abcdefghijklmnopqrstuvwxyz", 10);
         assert_eq!(out, "[... 26 bytes (0 lines) cut ...]\n");
+    }
+
+    #[test]
+    fn a_note_is_said_in_the_marker_and_the_limit_still_holds() {
+        let text = numbered_lines(1_000);
+        let note = "; ask for a part with offset and limit";
+        let out = truncate_noting(&text, 1_500, note);
+        assert!(out.len() <= 1_500, "{}", out.len());
+        let marker_line = out.lines().find(|l| l.starts_with("[...")).unwrap();
+        assert!(
+            marker_line.ends_with(" lines) cut; ask for a part with offset and limit ...]"),
+            "{marker_line}"
+        );
+        assert_eq!(truncate_noting("short", 100, note), "short");
+    }
+
+    #[test]
+    fn cutting_a_cut_text_again_counts_what_the_original_lost() {
+        let text = numbered_lines(10_000); // 11 bytes per line, 110,000 bytes
+        let once = truncate_head_tail(&text, 30_000);
+        let twice = truncate_noting(&once, 3_000, "; again");
+        assert!(twice.len() <= 3_000);
+        let marker_line = twice.lines().find(|l| l.starts_with("[...")).unwrap();
+        let kept = twice.lines().filter(|l| l.starts_with("line ")).count();
+        let cut_lines = 10_000 - kept;
+        assert_eq!(
+            marker_line,
+            format!(
+                "[... {} bytes ({cut_lines} lines) cut; again ...]",
+                cut_lines * 11
+            )
+        );
+        assert!(twice.starts_with("line 00001\n") && twice.ends_with("line 10000\n"));
     }
 }

@@ -1,10 +1,12 @@
-//! One tool call, in four steps: **parse** (the tool exists, the arguments are a JSON
+//! One tool call, in five steps: **parse** (the tool exists, the arguments are a JSON
 //! object the tool accepts: it parses them once, into the call it approves and runs),
 //! **approve** (the approval policy: run, ask the frontend, or deny when
 //! nobody can answer), **run** (with live output forwarded, and a forker for tools that
-//! start sub-agents), **report** (the `ToolCallEnd` event and the text the model gets).
-//! Every step that ends the call early reports through the same function, so the
-//! frontend always sees one begin and one end per call.
+//! start sub-agents), **size** (the text cut to the tools' output limit, then to what
+//! the context window leaves, room made for it first: `fit.rs`), **report** (the
+//! `ToolCallEnd` event, whose summary says when the window cut the text, and the text
+//! the model gets). Every step that ends the call early reports through the same
+//! function, so the frontend always sees one begin and one end per call.
 //!
 //! It must not know how events are drawn or what any tool does.
 
@@ -13,9 +15,10 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::agent::approval::{ApprovalPolicy, AskPlan, Verdict};
+use crate::agent::fit::Sized;
 use crate::agent::fork::AgentForker;
 use crate::agent::turn::{SessionState, TurnContext};
-use crate::llm::ToolCall;
+use crate::llm::{ToolCall, ToolSpec};
 use crate::protocol::{ApprovalAsk, ApprovalDecision, AutoDenyReason, Event, ToolStatus, Usage};
 use crate::tools::{Access, PreparedCall, Tool, ToolContext, ToolFatal, ToolOutput};
 
@@ -48,13 +51,36 @@ impl Report {
     }
 }
 
-/// Runs one call: parse, approve, run, report. Returns the text for the model.
+/// Runs one call: parse, approve, run, size, report. Returns the text for the model.
+/// `specs` are the tools the request that asked for the call offered (what the next
+/// request is sized with).
 pub(super) async fn run_call(
     state: &mut SessionState,
     ctx: &TurnContext,
     call: &ToolCall,
+    specs: &[ToolSpec],
 ) -> (String, CallEnd) {
-    let report = match parse(ctx, call) {
+    let mut report = run_to_report(state, ctx, call).await;
+    let mut summary = summary_of(&report.content, report.diff.as_deref());
+    let whole = report.content.len();
+    let (content, sized) =
+        super::fit::fit_result(state, ctx, call, specs, std::mem::take(&mut report.content)).await;
+    if content.len() < whole {
+        summary.push_str(&format!(
+            "\n… the model got {} of its {whole} bytes (cut to fit the context window)",
+            content.len()
+        ));
+    }
+    report.content = content;
+    if sized == Sized::Interrupted && matches!(report.end, CallEnd::Done) {
+        report.end = CallEnd::Interrupted;
+    }
+    finish(ctx, call, report, summary)
+}
+
+/// Parse, approve, run: the report of what happened.
+async fn run_to_report(state: &mut SessionState, ctx: &TurnContext, call: &ToolCall) -> Report {
+    match parse(ctx, call) {
         Err(report) => {
             begin(ctx, call, String::new());
             report
@@ -67,8 +93,7 @@ pub(super) async fn run_call(
             }
             Ok(prepared) => approve_and_run(state, ctx, call, prepared).await,
         },
-    };
-    finish(ctx, call, report)
+    }
 }
 
 /// The tool and its arguments, or the report for the model when either is unusable.
@@ -336,13 +361,18 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
     }
 }
 
-/// Emits the call's end and returns the text for the model.
-fn finish(ctx: &TurnContext, call: &ToolCall, report: Report) -> (String, CallEnd) {
+/// Emits the call's end (with `summary`) and returns the text for the model.
+fn finish(
+    ctx: &TurnContext,
+    call: &ToolCall,
+    report: Report,
+    summary: String,
+) -> (String, CallEnd) {
     ctx.emit(Event::ToolCallEnd {
         call_id: call.id.clone(),
         name: call.name.clone(),
         status: report.status,
-        summary: summary_of(&report.content, report.diff.as_deref()),
+        summary,
         diff: report.diff,
     });
     (report.content, report.end)

@@ -5,23 +5,41 @@
 //! and the current turn. The system prompt is untouched and the saved session keeps
 //! every original message.
 //!
+//! What the summary request sends is bounded by the window: the transcript takes at most
+//! [`TRANSCRIPT_PERCENT`] of it (the summarizer's instructions and the user's focus
+//! included), and the summary written back at most [`SUMMARY_PERCENT`].
+//!
 //! It owns the summary request and the shape of the summary message. It must not know
 //! how the conversation is stored or how the compaction is shown.
 
-use crate::agent::conversation::{SUMMARY_MESSAGES, estimate_messages};
+use crate::agent::conversation::{Conversation, FILL_PERCENT, SUMMARY_MESSAGES, estimate_messages};
 use crate::agent::turn::{SessionState, TurnContext};
 use crate::llm::{ChatRequest, Message};
 use crate::protocol::{CompactionTrigger, ErrorKind, Event, Usage};
-use crate::truncate::truncate_head_tail;
+use crate::truncate::{truncate_head_tail, truncate_noting};
 
 /// Compaction starts before a request would pass this share of the window (percent).
-pub const COMPACT_AT_PERCENT: u64 = 85;
+pub const COMPACT_AT_PERCENT: u64 = FILL_PERCENT;
 
 /// The share of the window (percent) the user's verbatim messages may take.
 const USER_MESSAGES_PERCENT: u64 = 10;
 
-/// The share of the window (percent) the transcript given to the summarizer may take.
-const TRANSCRIPT_PERCENT: u64 = 50;
+/// The share of the window (percent) the summary request may take (instructions, focus
+/// and transcript); the rest is the summarizer's room to answer.
+pub const TRANSCRIPT_PERCENT: u64 = 50;
+
+/// The share of the window (percent) the summary written back may take; a longer one is
+/// cut (head and tail).
+pub const SUMMARY_PERCENT: u64 = 15;
+
+/// Bytes of the user's `/compact` focus sent to the summarizer.
+const FOCUS_BYTES: usize = 1000;
+
+/// The smallest transcript a refused summary request is asked again with.
+const MIN_TRANSCRIPT_BYTES: usize = 1024;
+
+/// Bytes the summary message adds around each verbatim user message.
+const USER_MESSAGE_WRAPPING: usize = "<user_message>\n\n</user_message>\n".len();
 
 /// Bytes of one tool result shown to the summarizer.
 const TOOL_RESULT_BYTES: usize = 1500;
@@ -108,18 +126,20 @@ pub async fn compact(
         .context_window
         .get()
         .unwrap_or(tokens_before.max(4096));
-    let mut transcript_bytes = bytes_for(window * TRANSCRIPT_PERCENT / 100);
+    let mut ask = String::from("\n\nWrite the summary of the conversation above.");
+    if let Some(focus) = focus.filter(|f| !f.trim().is_empty()) {
+        ask.push_str(" The user asks you to keep this in view: ");
+        ask.push_str(&truncate_head_tail(focus.trim(), FOCUS_BYTES));
+    }
+    let request_bytes = budget_bytes(conv, window * TRANSCRIPT_PERCENT / 100);
+    let mut transcript_bytes = request_bytes
+        .saturating_sub(SUMMARIZER_PROMPT.len() + ask.len())
+        .max(MIN_TRANSCRIPT_BYTES);
     let transcript = render_transcript(older);
     let mut usage = Usage::default();
     let summary = loop {
         let mut prompt = truncate_head_tail(&transcript, transcript_bytes);
-        prompt.push_str("\n\nWrite the summary of the conversation above.");
-        if let Some(focus) = focus.filter(|f| !f.trim().is_empty()) {
-            prompt.push_str(&format!(
-                " The user asks you to keep this in view: {}",
-                focus.trim()
-            ));
-        }
+        prompt.push_str(&ask);
         let messages = [
             Message::System {
                 content: SUMMARIZER_PROMPT.to_string(),
@@ -144,8 +164,11 @@ pub async fn compact(
                 break c.text;
             }
             Err(_) if ctx.cancel.is_cancelled() => return Err(CompactError::Interrupted),
-            Err(e) if e.kind() == ErrorKind::ContextTooLong && transcript_bytes > 8192 => {
-                transcript_bytes /= 2;
+            Err(e)
+                if e.kind() == ErrorKind::ContextTooLong
+                    && transcript_bytes > MIN_TRANSCRIPT_BYTES =>
+            {
+                transcript_bytes = (transcript_bytes / 2).max(MIN_TRANSCRIPT_BYTES);
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {
                 return Err(CompactError::Interrupted);
@@ -167,10 +190,15 @@ pub async fn compact(
 
     let (kept, left_out) = keep_user_messages(
         state.conversation.user_messages_before(keep_from),
-        bytes_for(window * USER_MESSAGES_PERCENT / 100),
+        budget_bytes(&state.conversation, window * USER_MESSAGES_PERCENT / 100),
     );
     let skills = skill_instructions(older, ctx);
-    let content = summary_message(summary.trim(), &kept, left_out, &skills);
+    let summary = truncate_noting(
+        summary.trim(),
+        budget_bytes(&state.conversation, window * SUMMARY_PERCENT / 100),
+        " from the summary to keep it small",
+    );
+    let content = summary_message(&summary, &kept, left_out, &skills);
     let replacement = vec![
         Message::User { content },
         Message::Assistant {
@@ -186,17 +214,10 @@ pub async fn compact(
     }
     let summarized_messages = keep_from - 1;
     let conv = &mut state.conversation;
-    let (_, mut tokens_after) =
+    // One turn alone can still fill the window (many large tool results): the turn makes
+    // room in it before its next request (`fit.rs`).
+    let (_, tokens_after) =
         conv.replace_with_summary(keep_from, replacement, kept, trigger, tokens_before, &specs);
-    // One turn alone can fill the window (many large tool results): its older results
-    // go too, the latest stays.
-    if over_threshold(tokens_after, window) {
-        let tools = &ctx.setup.tools;
-        let kinds = |name: &str| tools.output_kind(name);
-        if conv.elide_current_turn(1, &kinds) > 0 {
-            tokens_after = conv.estimate_tokens(&specs);
-        }
-    }
     Ok(Compaction {
         tokens_before,
         tokens_after,
@@ -229,10 +250,10 @@ pub async fn compact_and_report(
     result
 }
 
-/// Bytes of text that make about `tokens` tokens (at the usual 4 bytes per token, a
-/// little less to stay on the safe side).
-fn bytes_for(tokens: u64) -> usize {
-    usize::try_from(tokens.saturating_mul(7) / 2).unwrap_or(usize::MAX)
+/// Bytes of text that make about `tokens` tokens (by what the provider's counts showed,
+/// an eighth less to stay on the safe side).
+fn budget_bytes(conv: &Conversation, tokens: u64) -> usize {
+    conv.bytes_of(tokens) / 8 * 7
 }
 
 fn is_summary_message(message: &Message) -> bool {
@@ -291,10 +312,11 @@ fn keep_user_messages(messages: Vec<String>, budget: usize) -> (Vec<String>, usi
     let mut kept = Vec::new();
     let total = messages.len();
     for m in messages.into_iter().rev() {
-        if used + m.len() > budget {
+        let size = m.len() + USER_MESSAGE_WRAPPING;
+        if used + size > budget {
             break;
         }
-        used += m.len();
+        used += size;
         kept.push(m);
     }
     kept.reverse();
@@ -373,7 +395,8 @@ mod tests {
     #[test]
     fn the_newest_user_messages_that_fit_are_kept_word_for_word() {
         let messages = vec!["a".repeat(50), "b".repeat(30), "c".repeat(30)];
-        let (kept, left_out) = keep_user_messages(messages, 70);
+        // Each message counts with the tags around it (31 bytes).
+        let (kept, left_out) = keep_user_messages(messages, 130);
         assert_eq!(kept, vec!["b".repeat(30), "c".repeat(30)]);
         assert_eq!(left_out, 1);
     }

@@ -3,10 +3,13 @@
 //! session is saved) and to what the next request sends.
 //!
 //! What is sent stays bounded by the context window, not by the length of the session:
-//! large tool results older than the last few turns are replaced by a short marker, a
-//! failed turn's messages are left out, and compaction ([`super::compact`]) replaces old
-//! messages by a summary. The file keeps everything; memory keeps only what is sent.
-//! [`Replayer`] rebuilds the same view from a saved file, applying the same rules.
+//! large tool results older than the last few turns are replaced by a short marker, and
+//! when a turn ends the whole output of the turns so far is kept within a share of the
+//! window (the oldest elided, the newest cut to what is left); a failed turn's messages
+//! are left out, and compaction ([`super::compact`]) replaces old messages by a summary.
+//! Room for what comes next is made in `conversation_room.rs` ([`Shed`]). The file keeps
+//! everything; memory keeps only what is sent. [`Replayer`] rebuilds the same view from
+//! a saved file, applying the same turn-end rules.
 //!
 //! It must not know where records are stored, how the summary is written or how
 //! anything is drawn.
@@ -17,13 +20,23 @@ use crate::llm::{Message, ToolSpec};
 use crate::protocol::{CompactionTrigger, HistoryItem, TurnOutcome};
 use crate::sessions::Record;
 use crate::tools::OutputKind;
+use crate::truncate::truncate_noting;
+
+#[path = "conversation_room.rs"]
+mod room;
+pub use room::{FILL_PERCENT, Shed};
 
 /// Turns whose tool results are always sent whole: the current one and the ones before.
 pub const KEEP_RECENT_TURNS: u64 = 3;
 
-/// The share of the window (percent) that whole tool results of earlier turns may take;
-/// beyond it the oldest are elided even within the last few turns.
+/// The share of the window (percent) that whole tool results of the turns so far may
+/// take when a turn ends; beyond it the oldest are elided even within the last few
+/// turns, and the newest is cut to what is left.
 pub const RECENT_OUTPUT_PERCENT: u64 = 15;
+
+/// Said in the marker of a result cut when its turn ended.
+const CUT_AT_TURN_END: &str = " to keep the conversation small; call the tool again for a part \
+     of it (read_file with offset and limit, grep, a command that filters its output)";
 
 /// Tool results up to this size are never elided (a marker would save little).
 pub const ELIDE_MIN_BYTES: usize = 2048;
@@ -81,6 +94,10 @@ pub struct Conversation {
     settled: usize,
     /// Bytes that whole tool results of earlier turns may take (from the window).
     output_budget: Option<usize>,
+    /// The context window in tokens, when known.
+    window: Option<u64>,
+    /// Calls of the current turn removed to make room, for the note that names them.
+    folded: room::Folded,
     warnings: Vec<String>,
 }
 
@@ -112,13 +129,16 @@ impl Conversation {
             recorded_skills: Vec::new(),
             settled: 1,
             output_budget: None,
+            window: None,
+            folded: room::Folded::default(),
             warnings: Vec::new(),
         }
     }
 
     /// Tells the conversation the model's context window, which bounds how much whole
-    /// tool output of earlier turns is sent.
+    /// tool output of earlier turns is sent and how much room the next request has.
     pub fn set_window(&mut self, window: Option<u64>) {
+        self.window = window;
         self.output_budget = window.map(|w| {
             usize::try_from(w.saturating_mul(4) * RECENT_OUTPUT_PERCENT / 100).unwrap_or(usize::MAX)
         });
@@ -343,25 +363,6 @@ impl Conversation {
         (replaced, tokens_after)
     }
 
-    /// Elides the large tool results of the current turn except the latest `keep`
-    /// (the last resort when one turn alone fills the window); returns how many.
-    pub fn elide_current_turn(&mut self, keep: usize, kinds: OutputKinds<'_>) -> usize {
-        let start = self.current_turn_start(self.turn);
-        let tools: Vec<usize> = (start..self.messages.len())
-            .filter(|&i| matches!(self.messages[i], Message::Tool { .. }))
-            .collect();
-        let upto = tools.len().saturating_sub(keep);
-        let calls = call_index(&self.messages);
-        let mut n = 0;
-        for &i in &tools[..upto] {
-            n += usize::from(elide_at(&mut self.messages[i], &calls, kinds));
-        }
-        if n > 0 {
-            self.measure = None;
-        }
-        n
-    }
-
     /// Replaces large tool results of turns older than the last [`KEEP_RECENT_TURNS`]
     /// by a marker.
     fn elide_old_outputs(&mut self, kinds: OutputKinds<'_>) {
@@ -376,10 +377,12 @@ impl Conversation {
         if end <= self.settled {
             return;
         }
-        let calls = call_index(&self.messages[..end]);
+        // A tool result's call is in its own turn, and `settled` is where a turn starts:
+        // indexing only the new messages keeps a replay of a long session linear.
+        let calls = call_index(&self.messages[self.settled..end]);
         let mut changed = false;
         for i in self.settled..end {
-            changed |= elide_at(&mut self.messages[i], &calls, kinds);
+            changed |= elide_at(&mut self.messages[i], ELIDE_MIN_BYTES, &calls, kinds);
         }
         self.settled = end;
         if changed {
@@ -387,65 +390,79 @@ impl Conversation {
         }
     }
 
-    /// Elides the oldest whole tool results of earlier turns while they take more than
-    /// the output budget (a small window cannot hold the last few turns' output).
+    /// Keeps the whole tool output of the turns so far (the one ending included) within
+    /// the output budget: the oldest are elided, and the newest, when it alone is over
+    /// what is left, is cut to it (head and tail) rather than removed. Instructions are
+    /// neither counted nor touched.
     fn elide_over_budget(&mut self, kinds: OutputKinds<'_>) {
         let Some(budget) = self.output_budget else {
             return;
         };
-        let whole = |m: &Message| match m {
-            Message::Tool { content, .. }
-                if content.len() > ELIDE_MIN_BYTES && !content.starts_with(ELIDED_PREFIX) =>
-            {
-                content.len()
+        let calls = call_index(&self.messages);
+        let name_of = |m: &Message| match m {
+            Message::Tool { tool_call_id, .. } => {
+                calls.get(tool_call_id).map_or("a tool", String::as_str)
             }
-            _ => 0,
+            _ => "",
         };
-        let current = self.turn;
-        let mut total: usize = self
+        let sizes: Vec<usize> = self
             .messages
             .iter()
-            .zip(&self.turns)
-            .filter(|(_, t)| **t < current)
-            .map(|(m, _)| whole(m))
-            .sum();
+            .map(|m| match m {
+                Message::Tool { content, .. }
+                    if content.len() > ELIDE_MIN_BYTES
+                        && !content.starts_with(ELIDED_PREFIX)
+                        && kinds(name_of(m)) != OutputKind::Instructions =>
+                {
+                    content.len()
+                }
+                _ => 0,
+            })
+            .collect();
+        let mut total: usize = sizes.iter().sum();
         if total <= budget {
             return;
         }
-        let calls = call_index(&self.messages);
-        for i in 0..self.messages.len() {
+        let newest = sizes.iter().rposition(|&n| n > 0);
+        for (i, &size) in sizes.iter().enumerate() {
             if total <= budget {
                 break;
             }
-            if self.turns[i] >= current {
+            if size == 0 {
                 continue;
             }
-            let size = whole(&self.messages[i]);
-            if size > 0 && elide_at(&mut self.messages[i], &calls, kinds) {
+            let left = budget.saturating_sub(total - size);
+            if Some(i) == newest && left > ELIDE_MIN_BYTES {
+                if let Message::Tool { content, .. } = &mut self.messages[i] {
+                    *content = truncate_noting(content, left, CUT_AT_TURN_END);
+                    total = total - size + content.len();
+                }
+            } else if elide_at(&mut self.messages[i], ELIDE_MIN_BYTES, &calls, kinds) {
                 total -= size;
-                self.measure = None;
             }
+            self.measure = None;
         }
     }
 }
 
-/// Tool name and arguments of every call, by call id.
-fn call_index(messages: &[Message]) -> HashMap<String, (String, String)> {
+/// The tool name of every call, by call id.
+fn call_index(messages: &[Message]) -> HashMap<String, String> {
     let mut calls = HashMap::new();
     for m in messages {
         if let Message::Assistant { tool_calls, .. } = m {
             for c in tool_calls {
-                calls.insert(c.id.clone(), (c.name.clone(), c.arguments.clone()));
+                calls.insert(c.id.clone(), c.name.clone());
             }
         }
     }
     calls
 }
 
-/// Elides one tool result if it is large, reproducible and not elided yet.
+/// Elides one tool result if it is over `min_bytes`, reproducible and not elided yet.
 fn elide_at(
     message: &mut Message,
-    calls: &HashMap<String, (String, String)>,
+    min_bytes: usize,
+    calls: &HashMap<String, String>,
     kinds: OutputKinds<'_>,
 ) -> bool {
     let Message::Tool {
@@ -455,28 +472,23 @@ fn elide_at(
     else {
         return false;
     };
-    if content.len() <= ELIDE_MIN_BYTES || content.starts_with(ELIDED_PREFIX) {
+    if content.len() <= min_bytes || content.starts_with(ELIDED_PREFIX) {
         return false;
     }
-    let (name, args) = calls
-        .get(tool_call_id)
-        .map_or(("a tool", ""), |(n, a)| (n.as_str(), a.as_str()));
+    let name = calls.get(tool_call_id).map_or("a tool", String::as_str);
     if kinds(name) == OutputKind::Instructions {
         return false;
     }
-    *content = elided_marker(name, args, content);
+    *content = elided_marker(name, content);
     true
 }
 
-/// The marker that replaces an old tool result: what it was and how to get it again.
-pub fn elided_marker(name: &str, args: &str, content: &str) -> String {
-    let mut args: String = args.chars().take(160).collect();
-    if args.len() < content.len() && args.chars().count() == 160 {
-        args.push('…');
-    }
+/// The marker that replaces an old tool result: what it was and how to get it again
+/// (the call itself, with its arguments, stays in the answer before it).
+pub fn elided_marker(name: &str, content: &str) -> String {
     format!(
-        "{ELIDED_PREFIX} the output of {name} {args} ({} bytes, {} lines) was removed from \
-         the conversation to keep it small; call the tool again if you need it]",
+        "{ELIDED_PREFIX} the output of {name} ({} bytes, {} lines) was removed to keep the \
+         conversation small; call the tool again if you need it]",
         content.len(),
         content.lines().count()
     )

@@ -9,6 +9,7 @@ pub mod approval;
 mod call;
 pub mod compact;
 pub mod conversation;
+mod fit;
 pub mod fork;
 mod listings;
 pub mod live_sessions;

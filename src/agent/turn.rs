@@ -1,6 +1,8 @@
 //! One turn: send the conversation, stream the answer, run the tool calls the model makes
 //! (after the approval policy), send the results, and repeat until the model answers
 //! without tools, the request cap is reached, the user interrupts, or a request fails.
+//! Each request is first made to fit the window (`fit.rs`); a refusal as too long
+//! compacts, or sheds what is left, and asks once more.
 //!
 //! It owns the conversation history and the session's usage counters. It reports
 //! everything through the event sender and must not know how events are drawn.
@@ -14,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::AgentSetup;
 use crate::agent::approval::ApprovalPolicy;
 use crate::agent::call::{CallEnd, run_call};
-use crate::agent::compact::{CompactError, compact_and_report, over_threshold};
+use crate::agent::compact::{CompactError, compact_and_report};
 use crate::agent::conversation::{Conversation, estimate_messages, estimate_specs};
 use crate::llm::window::{ContextWindow, WindowCache};
 use crate::llm::{ChatRequest, Completion, FinishReason, Message, StreamEvent, ToolSpec};
@@ -192,7 +194,22 @@ pub async fn run_user_turn(
         Some(note) => format!("{note}\n\n{text}"),
         None => text,
     };
-    run_turn(state, ctx, text).await.outcome
+    run_turn_with(state, ctx, text, FinalText::EventOnly)
+        .await
+        .outcome
+}
+
+/// Who needs a turn's final answer once it ends: the frontend always gets it in
+/// [`Event::TurnComplete`]; a sub-agent's caller also needs it back in the
+/// [`TurnResult`] (it is the tool's result). When only the frontend does, the answer is
+/// moved into the event rather than copied: a long answer is then in memory twice at
+/// most (the conversation's message and the event), not three times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FinalText {
+    /// In the event and in the result.
+    Returned,
+    /// In the event only; the result's is empty.
+    EventOnly,
 }
 
 /// `text` with its mentions attached once each is judged (and, where the policy says
@@ -238,8 +255,18 @@ fn internal_failure(e: tokio::task::JoinError) -> TurnOutcome {
     }
 }
 
-/// Runs one turn for `text` and reports it; returns how it ended.
+/// Runs one turn for `text` and reports it; returns how it ended, with its final answer.
 pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String) -> TurnResult {
+    run_turn_with(state, ctx, text, FinalText::Returned).await
+}
+
+/// [`run_turn`], returning the final answer only where `final_text` says.
+async fn run_turn_with(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    text: String,
+    final_text: FinalText,
+) -> TurnResult {
     ctx.emit(Event::TurnStarted { text: text.clone() });
     state
         .conversation
@@ -256,7 +283,7 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
         // Fixed tools first, in a fixed order, then the tools of loaded skills: the
         // list changes only when a skill with tools is loaded or unloaded.
         let specs = ctx.setup.tools.specs();
-        if let Some(outcome) = compact_if_over_threshold(state, ctx, &specs).await {
+        if let Some(outcome) = super::fit::before_request(state, ctx, &specs).await {
             break outcome;
         }
         turn.requests += 1;
@@ -275,30 +302,39 @@ pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String)
         turn.compacted_after_refusal = false;
         start_learning(ctx, &state.model);
         account_usage(state, ctx, &specs, &completion, &mut turn);
-        turn.final_text = completion.text.clone();
         let calls = completion.tool_calls.clone();
+        turn.final_text = String::new();
         state.conversation.push(Message::Assistant {
             content: completion.text,
             reasoning: completion.reasoning,
             tool_calls: completion.tool_calls,
         });
+        // Copied once the message is saved: a long answer's saved line and this copy
+        // are never in memory together.
+        if let Some(Message::Assistant { content, .. }) = state.conversation.messages().last() {
+            turn.final_text = content.clone();
+        }
         if calls.is_empty() {
             break answered(completion.finish_reason);
         }
-        if let Some(outcome) = run_calls(state, ctx, &calls).await {
+        if let Some(outcome) = run_calls(state, ctx, &calls, &specs).await {
             break outcome;
         }
     };
     end_turn(state, ctx, &outcome);
+    let (shown, returned) = match final_text {
+        FinalText::Returned => (turn.final_text.clone(), turn.final_text),
+        FinalText::EventOnly => (turn.final_text, String::new()),
+    };
     ctx.emit(Event::TurnComplete {
         outcome: outcome.clone(),
-        final_text: turn.final_text.clone(),
+        final_text: shown,
         usage: turn.usage,
         requests: turn.requests,
     });
     TurnResult {
         outcome,
-        final_text: turn.final_text,
+        final_text: returned,
         usage: turn.usage,
         requests: turn.requests,
     }
@@ -325,30 +361,6 @@ enum Answer {
     AskAgain,
     /// The turn ends.
     End(TurnOutcome),
-}
-
-/// Compacts the conversation before a request when it passes the threshold of the
-/// window; `Some` ends the turn (interrupted while compacting).
-async fn compact_if_over_threshold(
-    state: &mut SessionState,
-    ctx: &TurnContext,
-    specs: &[ToolSpec],
-) -> Option<TurnOutcome> {
-    let window = ctx.setup.context_window.get()?;
-    if !over_threshold(state.conversation.estimate_tokens(specs), window) {
-        return None;
-    }
-    match compact_and_report(state, ctx, CompactionTrigger::Threshold, None).await {
-        Ok(_) | Err(CompactError::NothingToCompact | CompactError::NoGain) => None,
-        Err(CompactError::Interrupted) => Some(TurnOutcome::Interrupted),
-        // The request may still fit; a refusal is handled when it comes.
-        Err(e @ CompactError::Failed { .. }) => {
-            ctx.emit(Event::Warning {
-                message: format!("could not compact the conversation: {e}"),
-            });
-            None
-        }
-    }
 }
 
 /// Sends the conversation and streams the answer to the frontend. An interrupted answer
@@ -424,7 +436,8 @@ async fn request(
 }
 
 /// After the endpoint refused a request as too long: learns the window when the refusal
-/// names it, and compacts the conversation to ask again.
+/// names it, and compacts the conversation to ask again; when nothing can be compacted,
+/// elides the whole results that are left (this turn's latest excepted).
 async fn compact_after_refusal(
     state: &mut SessionState,
     ctx: &TurnContext,
@@ -445,6 +458,11 @@ async fn compact_after_refusal(
     match compact_and_report(state, ctx, CompactionTrigger::Rejection, None).await {
         Ok(_) => Answer::AskAgain,
         Err(CompactError::Interrupted) => Answer::End(TurnOutcome::Interrupted),
+        Err(CompactError::NothingToCompact | CompactError::NoGain)
+            if super::fit::shed_after_refusal(state, ctx) =>
+        {
+            Answer::AskAgain
+        }
         Err(why) => Answer::End(TurnOutcome::Failed {
             kind: refusal.kind(),
             message: format!("{refusal} (compacting did not help: {why})"),
@@ -504,6 +522,7 @@ async fn run_calls(
     state: &mut SessionState,
     ctx: &TurnContext,
     calls: &[crate::llm::ToolCall],
+    specs: &[ToolSpec],
 ) -> Option<TurnOutcome> {
     let mut ended = None;
     for call in calls {
@@ -514,7 +533,7 @@ async fn run_calls(
             });
             continue;
         }
-        let (content, end) = run_call(state, ctx, call).await;
+        let (content, end) = run_call(state, ctx, call, specs).await;
         state.conversation.push(Message::Tool {
             tool_call_id: call.id.clone(),
             content,

@@ -17,6 +17,7 @@ pub mod destructive;
 pub mod files;
 pub mod git_repo;
 mod judge;
+mod lazy_glob;
 pub mod peel;
 pub mod readonly;
 pub mod reads;

@@ -8,10 +8,9 @@
 
 use std::path::Path;
 
-use std::sync::OnceLock;
+use globset::GlobBuilder;
 
-use globset::{Glob, GlobBuilder, GlobMatcher};
-
+use super::lazy_glob::LazyGlob;
 use super::shell::{self, SimpleCommand};
 
 /// A rule that cannot be read.
@@ -81,9 +80,12 @@ enum Spec {
         /// The words of the command, when the text reads as one plain command.
         command: Option<CommandSpec>,
         /// The text as a path glob, checked when the rule is read and compiled into a
-        /// matcher when it is first used: start-up reads every rule but matches none,
-        /// and compiling the built-in rules' globs cost milliseconds.
+        /// matcher only when a path could match it (`lazy_glob.rs`): start-up reads
+        /// every rule but matches none, and most judged paths need none compiled.
         glob: Box<LazyGlob>,
+        /// The same glob where its leading folders really are, when a link moves them
+        /// (absolute globs only).
+        alternative: Option<Box<LazyGlob>>,
         /// Whether the glob is anchored at the file system root (`/…` or `~/…`).
         absolute: bool,
         /// Whether the glob starts with `**/` (matches at any depth, in or out of the
@@ -210,6 +212,17 @@ impl Rule {
         )
     }
 
+    /// How many glob matchers it has compiled so far, for tests.
+    #[cfg(test)]
+    pub(crate) fn compiled_globs(&self) -> usize {
+        match &self.spec {
+            Spec::All => 0,
+            Spec::Given {
+                glob, alternative, ..
+            } => glob.compiled() + alternative.as_ref().map_or(0, |alt| alt.compiled()),
+        }
+    }
+
     /// Whether it matches a path a call to `tool` touches; `project` is the project
     /// directory (relative patterns are relative to it). Letters are compared exactly.
     pub fn matches_path(&self, tool: &str, path: &Path, project: &Path) -> bool {
@@ -227,24 +240,27 @@ impl Rule {
             Spec::All => true,
             Spec::Given {
                 glob,
+                alternative,
                 absolute,
                 any_depth,
                 ..
             } => {
                 let path = crate::paths::normalize(path);
                 if *absolute {
-                    return glob.is_match(&path, case);
+                    return glob.is_match(&path, case)
+                        || alternative
+                            .as_ref()
+                            .is_some_and(|alt| alt.is_match(&path, case));
                 }
-                let matcher = glob.matcher(case);
                 let project = crate::paths::normalize(project);
                 let inside = match case {
                     Case::Exact => path.strip_prefix(&project).ok().map(Path::to_path_buf),
                     Case::Folded => strip_prefix_folded(&path, &project),
                 };
                 match inside {
-                    Some(rel) if rel.as_os_str().is_empty() => matcher.is_match("."),
-                    Some(rel) => matcher.is_match(rel),
-                    None => *any_depth && matcher.is_match(&path),
+                    Some(rel) if rel.as_os_str().is_empty() => glob.is_match(Path::new("."), case),
+                    Some(rel) => glob.is_match(&rel, case),
+                    None => *any_depth && glob.is_match(&path, case),
                 }
             }
         }
@@ -272,42 +288,6 @@ fn strip_prefix_folded(path: &Path, base: &Path) -> Option<std::path::PathBuf> {
         }
     }
     Some(parts.as_path().to_path_buf())
-}
-
-/// A parsed glob and, once needed, its compiled matchers.
-#[derive(Debug, Clone)]
-struct LazyGlob {
-    glob: Glob,
-    matcher: OnceLock<GlobMatcher>,
-    folded: OnceLock<GlobMatcher>,
-    /// The same pattern where its leading folders really are, when a link moves them.
-    alternative: Option<Box<LazyGlob>>,
-}
-
-impl LazyGlob {
-    /// Whether `path` matches the pattern, or its real-folder alternative.
-    fn is_match(&self, path: &Path, case: Case) -> bool {
-        self.matcher(case).is_match(path)
-            || self
-                .alternative
-                .as_ref()
-                .is_some_and(|alt| alt.matcher(case).is_match(path))
-    }
-
-    fn matcher(&self, case: Case) -> &GlobMatcher {
-        match case {
-            Case::Exact => self.matcher.get_or_init(|| self.glob.compile_matcher()),
-            Case::Folded => self.folded.get_or_init(|| {
-                GlobBuilder::new(self.glob.glob())
-                    .literal_separator(true)
-                    .case_insensitive(true)
-                    .build()
-                    // It built exactly so when the rule was read; the exact matcher is the
-                    // fallback if it somehow did not.
-                    .map_or_else(|_| self.glob.compile_matcher(), |g| g.compile_matcher())
-            }),
-        }
-    }
 }
 
 impl CommandSpec {
@@ -353,22 +333,10 @@ fn given(inner: &str, home: Option<&Path>) -> Result<Spec, String> {
     } else {
         None
     };
-    let glob = Box::new(LazyGlob {
-        glob,
-        matcher: OnceLock::new(),
-        folded: OnceLock::new(),
-        alternative: alternative.map(|glob| {
-            Box::new(LazyGlob {
-                glob,
-                matcher: OnceLock::new(),
-                folded: OnceLock::new(),
-                alternative: None,
-            })
-        }),
-    });
     Ok(Spec::Given {
         command,
-        glob,
+        glob: Box::new(LazyGlob::new(glob)),
+        alternative: alternative.map(|glob| Box::new(LazyGlob::new(glob))),
         absolute,
         any_depth: pattern.starts_with("**/"),
     })

@@ -423,3 +423,29 @@ fn an_absolute_rule_through_a_linked_folder_matches_where_it_leads() {
         );
     }
 }
+
+/// How many glob matchers the book's rules have compiled.
+fn compiled(book: &Rulebook) -> usize {
+    book.rules().iter().map(|r| r.rule.compiled_globs()).sum()
+}
+
+#[test]
+fn an_ordinary_call_compiles_no_built_in_glob_and_a_secret_one_only_its_own() {
+    let book = book(&[]);
+    assert!(is_undecided(&read(&book, "read_file", "/p/src/main.rs")));
+    assert!(is_undecided(&edit(&book, "/p/src/main.rs")));
+    assert_eq!(
+        cmd(&book, "ls -la src"),
+        Judgement::Undecided {
+            offer: Offer::Rules {
+                rules: vec!["bash(ls:*)".into()]
+            }
+        }
+    );
+    assert_eq!(compiled(&book), 0, "no path could match a built-in glob");
+    assert_builtin_ask(read(&book, "read_file", "/p/config/.env"), "**/.env*");
+    assert_eq!(compiled(&book), 1, "only `**/.env*` could match");
+    // Compiled once: the same judgement again compiles nothing more.
+    assert_builtin_ask(read(&book, "read_file", "/p/config/.env"), "**/.env*");
+    assert_eq!(compiled(&book), 1);
+}

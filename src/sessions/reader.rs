@@ -1,14 +1,17 @@
 //! Reading session files: [`read`] streams every record to a callback, line by line,
 //! skipping (with a warning naming the file and line) what cannot be used: a damaged
 //! line, a record of a type from a newer harness9, the torn last line a crash leaves.
-//! [`summary`] is the cheap pass for listings: it parses the header and only the few
-//! lines it needs, recognising the others by their `{"type":"…"` prefix.
+//! [`read_for_resume`] reads only what a resumed session sends: it finds the last
+//! compaction or clear from the end of the file and passes over the `message` lines
+//! before it without copying or parsing them. [`summary`] is the cheap pass for
+//! listings: it parses the header and only the few lines it needs, recognising the
+//! others by their `{"type":"…"` prefix.
 //!
 //! It must not know where files live or what the agent does with a record.
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -17,6 +20,12 @@ use serde::{Deserialize, Serialize};
 use super::error::{IoAction, SessionError};
 use super::record::{Header, Record, SCHEMA_VERSION, SessionId};
 use crate::llm::Message;
+
+/// How a `message` record's line starts (the writer puts `type` first).
+const MESSAGE_PREFIX: &[u8] = br#"{"type":"message""#;
+
+/// How the lines of the records that replace everything said before them start.
+const RESET_PREFIXES: [&[u8]; 2] = [br#"{"type":"compacted""#, br#"{"type":"cleared""#];
 
 /// What [`read`] found besides the records it passed on.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,6 +66,9 @@ pub struct SessionSummary {
 /// Longest first prompt a summary keeps, in characters.
 const PROMPT_CHARS: usize = 80;
 
+/// How many bytes are read at a time.
+const READ_BUFFER: usize = 64 * 1024;
+
 /// How a line ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ending {
@@ -70,6 +82,8 @@ enum Ending {
 struct Line<'a> {
     /// 1-based.
     number: usize,
+    /// Where it starts, in bytes from the start of the file.
+    start: u64,
     bytes: &'a [u8],
     ending: Ending,
 }
@@ -79,6 +93,8 @@ struct Lines {
     reader: BufReader<File>,
     buf: Vec<u8>,
     number: usize,
+    /// Where the next line starts, in bytes from the start of the file.
+    offset: u64,
     path: PathBuf,
 }
 
@@ -86,11 +102,35 @@ impl Lines {
     fn open(path: &Path) -> Result<Lines, SessionError> {
         let file = File::open(path).map_err(|e| SessionError::io(IoAction::Read, path, e))?;
         Ok(Lines {
-            reader: BufReader::new(file),
+            reader: BufReader::with_capacity(READ_BUFFER, file),
             buf: Vec::new(),
             number: 0,
+            offset: 0,
             path: path.to_path_buf(),
         })
+    }
+
+    /// Passes over the next line without copying it when `skip`, given where it starts
+    /// and its first bytes (as many as the buffer holds: a line starting at the very
+    /// end of it may show fewer than a record prefix, and is then left for
+    /// [`Lines::next_line`]), says so; returns whether it did. At the end of the file
+    /// nothing is skipped.
+    fn skip_line_if(&mut self, skip: impl Fn(u64, &[u8]) -> bool) -> Result<bool, SessionError> {
+        let path = &self.path;
+        let available = self
+            .reader
+            .fill_buf()
+            .map_err(|e| SessionError::io(IoAction::Read, path, e))?;
+        if available.is_empty() || !skip(self.offset, available) {
+            return Ok(false);
+        }
+        let n = self
+            .reader
+            .skip_until(b'\n')
+            .map_err(|e| SessionError::io(IoAction::Read, path, e))?;
+        self.number += 1;
+        self.offset += n as u64;
+        Ok(true)
     }
 
     /// The next line, if any.
@@ -104,6 +144,8 @@ impl Lines {
             return Ok(None);
         }
         self.number += 1;
+        let start = self.offset;
+        self.offset += n as u64;
         let ending = if self.buf.last() == Some(&b'\n') {
             self.buf.pop();
             if self.buf.last() == Some(&b'\r') {
@@ -115,6 +157,7 @@ impl Lines {
         };
         Ok(Some(Line {
             number: self.number,
+            start,
             bytes: &self.buf,
             ending,
         }))
@@ -156,6 +199,27 @@ fn reason(e: &serde_json::Error) -> String {
     }
 }
 
+/// The fields of a `message` record, read straight from its line.
+#[derive(Deserialize)]
+struct MessageFields {
+    turn: u64,
+    message: Message,
+}
+
+/// One record line. A `message` line, the bulk of a file, is read straight into its
+/// fields: serde reads a type-tagged record by buffering the whole object first and
+/// reading it again, which is most of the cost of a line with a long tool result. Any
+/// other line, or one that way refuses, is read the tagged way, so the result is the
+/// same.
+fn parse_record(line: &[u8]) -> serde_json::Result<Record> {
+    if line.starts_with(MESSAGE_PREFIX)
+        && let Ok(MessageFields { turn, message }) = serde_json::from_slice(line)
+    {
+        return Ok(Record::Message { turn, message });
+    }
+    serde_json::from_slice::<Record>(line)
+}
+
 /// Just the `type` of a line that did not parse as a [`Record`].
 #[derive(Deserialize)]
 struct TypeOnly {
@@ -176,28 +240,65 @@ pub fn read(path: &Path, mut on_record: impl FnMut(Record)) -> Result<ReadReport
 /// [`read`] for resuming: `message` records before the last `compacted` or `cleared`
 /// record are not even parsed (that record replaces everything they said), so a long
 /// session resumes in time proportional to what it will send, not to its whole history.
-/// Every other record is passed on in order, as by [`read`].
+/// The last such record is found from the end of the file (a torn one at the very end
+/// does not count: it is skipped, so it cannot replace anything), and the messages
+/// before it are passed over without being copied. Every other record is passed on in
+/// order, as by [`read`].
 pub fn read_for_resume(
     path: &Path,
     mut on_record: impl FnMut(Record),
 ) -> Result<ReadReport, SessionError> {
-    let mut lines = Lines::open(path)?;
-    let mut last_reset = 0;
-    while let Some(line) = lines.next_line()? {
-        if line.bytes.starts_with(br#"{"type":"compacted""#)
-            || line.bytes.starts_with(br#"{"type":"cleared""#)
-        {
-            last_reset = line.number;
-        }
-    }
+    let reset = last_reset(path)?;
     read_filtered(
         path,
-        |number, line| number < last_reset && line.starts_with(br#"{"type":"message""#),
+        |offset, start| offset < reset && start.starts_with(MESSAGE_PREFIX),
         |record| {
             on_record(record);
             Ok(())
         },
     )
+}
+
+/// Where the last complete `compacted` or `cleared` line of a file starts (0 when there
+/// is none), found by reading blocks from the end and looking at the start of each line
+/// in turn: a raw newline only ever ends a record (JSON escapes the ones inside
+/// strings), so every line start follows one.
+fn last_reset(path: &Path) -> Result<u64, SessionError> {
+    let io = |e| SessionError::io(IoAction::Read, path, e);
+    let mut file = File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    let prefix_len = RESET_PREFIXES.iter().map(|p| p.len()).max().unwrap_or(0);
+    // The last newline of the file: a line starting after it is torn (or empty).
+    let mut last_newline: Option<u64> = None;
+    // The first bytes of the block after the current one, where a line's prefix may end.
+    let mut next_start: Vec<u8> = Vec::with_capacity(prefix_len);
+    let mut block = Vec::with_capacity(READ_BUFFER + prefix_len);
+    let mut end = len;
+    while end > 0 {
+        let start = end.saturating_sub(READ_BUFFER as u64);
+        // At most READ_BUFFER: the difference of two offsets READ_BUFFER apart.
+        let size = usize::try_from(end - start).unwrap_or(READ_BUFFER);
+        block.clear();
+        block.resize(size, 0);
+        file.seek(SeekFrom::Start(start)).map_err(io)?;
+        file.read_exact(&mut block).map_err(io)?;
+        block.extend_from_slice(&next_start);
+        for at in memchr::memrchr_iter(b'\n', &block[..size]) {
+            let newline = start + at as u64;
+            let Some(last) = last_newline else {
+                last_newline = Some(newline);
+                continue;
+            };
+            let line = &block[at + 1..];
+            if newline < last && RESET_PREFIXES.iter().any(|p| line.starts_with(p)) {
+                return Ok(newline + 1);
+            }
+        }
+        next_start.clear();
+        next_start.extend_from_slice(&block[..size.min(prefix_len)]);
+        end = start;
+    }
+    Ok(0)
 }
 
 /// [`read`] with a callback that can fail; its first error ends the reading.
@@ -208,10 +309,11 @@ pub(crate) fn read_fallible(
     read_filtered(path, |_, _| false, on_record)
 }
 
-/// Reads the records whose lines `skip` (given the line number and bytes) passes over.
+/// Reads the records of the lines `skip` (given where a line starts and its first
+/// bytes) does not pass over.
 fn read_filtered(
     path: &Path,
-    skip: impl Fn(usize, &[u8]) -> bool,
+    skip: impl Fn(u64, &[u8]) -> bool,
     mut on_record: impl FnMut(Record) -> Result<(), SessionError>,
 ) -> Result<ReadReport, SessionError> {
     let mut lines = Lines::open(path)?;
@@ -229,16 +331,23 @@ fn read_filtered(
     // Unknown types: the line each was first seen on and how many there were.
     let mut unknown: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut records = 0;
-    while let Some(Line {
-        number,
-        bytes: line,
-        ending,
-    }) = lines.next_line()?
-    {
-        if line.iter().all(u8::is_ascii_whitespace) || skip(number, line) {
+    loop {
+        if lines.skip_line_if(&skip)? {
             continue;
         }
-        let error = match serde_json::from_slice::<Record>(line) {
+        let Some(Line {
+            number,
+            start,
+            bytes: line,
+            ending,
+        }) = lines.next_line()?
+        else {
+            break;
+        };
+        if line.iter().all(u8::is_ascii_whitespace) || skip(start, line) {
+            continue;
+        }
+        let error = match parse_record(line) {
             Ok(Record::Header(_)) => {
                 warnings.push(format!("{shown}:{number}: skipped a second session header"));
                 continue;
@@ -419,6 +528,141 @@ mod tests {
                 user(2, "two")
             ]
         );
+    }
+
+    fn compacted(turn: u64) -> Record {
+        Record::Compacted {
+            turn,
+            trigger: crate::protocol::CompactionTrigger::Threshold,
+            tokens_before: 10,
+            tokens_after: 2,
+            summarized_messages: 1,
+            user_messages: vec![format!("kept {turn}")],
+            messages: vec![Message::User {
+                content: format!("summary {turn}"),
+            }],
+        }
+    }
+
+    /// What resuming must pass on: every record but the messages before the last
+    /// compaction or clear (read the plain way).
+    fn expected_for_resume(path: &Path) -> Vec<Record> {
+        let (all, _) = collect(path);
+        let last = all
+            .iter()
+            .rposition(|r| matches!(r, Record::Compacted { .. } | Record::Cleared));
+        all.into_iter()
+            .enumerate()
+            .filter(|(i, r)| {
+                !(last.is_some_and(|last| *i < last) && matches!(r, Record::Message { .. }))
+            })
+            .map(|(_, r)| r)
+            .collect()
+    }
+
+    #[test]
+    fn resuming_finds_the_last_compaction_wherever_the_blocks_fall() {
+        let (_tmp, store) = temp_store();
+        // A cheap generator: sizes and kinds vary so that record starts fall on every
+        // side of the 64 KiB blocks read from the end.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for round in 0..40 {
+            let writer = store.create(&test_header("/p", 1_000 + round)).unwrap();
+            let records = 5 + next(60);
+            for turn in 1..=records {
+                let record = match next(10) {
+                    0 => compacted(turn),
+                    1 => Record::Cleared,
+                    2 => Record::SkillLoaded {
+                        name: format!("s{turn}"),
+                    },
+                    _ => user(turn, &"x".repeat(usize::try_from(next(40_000)).unwrap())),
+                };
+                writer.append(&record).unwrap();
+            }
+            let mut got = Vec::new();
+            read_for_resume(writer.path(), |r| got.push(r)).unwrap();
+            assert_eq!(got, expected_for_resume(writer.path()), "round {round}");
+        }
+    }
+
+    #[test]
+    fn a_torn_compaction_at_the_end_hides_no_message() {
+        let (_tmp, store) = temp_store();
+        let (writer, path) = started(&store, "first");
+        writer.append(&compacted(1)).unwrap();
+        writer.append(&user(2, "second")).unwrap();
+        drop(writer);
+        // A crash while the next compaction was being written.
+        let line = serde_json::to_string(&compacted(2)).unwrap();
+        append_raw(&path, &line.as_bytes()[..line.len() / 2]);
+        let mut got = Vec::new();
+        let report = read_for_resume(&path, |r| got.push(r)).unwrap();
+        assert_eq!(got, vec![compacted(1), user(2, "second")]);
+        assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+        assert!(
+            report.warnings[0].contains("cut off"),
+            "{:?}",
+            report.warnings
+        );
+    }
+
+    #[test]
+    fn a_message_line_reads_the_same_by_the_shortcut_and_the_tagged_way() {
+        let messages = vec![
+            Message::System {
+                content: "sys".into(),
+            },
+            Message::User {
+                content: "a \"quoted\"\nline é".into(),
+            },
+            Message::Assistant {
+                content: "answer".into(),
+                reasoning: Some("thought".into()),
+                tool_calls: vec![crate::llm::ToolCall {
+                    id: "c1".into(),
+                    name: "bash".into(),
+                    arguments: r#"{"command":"ls"}"#.into(),
+                }],
+            },
+            Message::Assistant {
+                content: String::new(),
+                reasoning: None,
+                tool_calls: Vec::new(),
+            },
+            Message::Tool {
+                tool_call_id: "c1".into(),
+                content: "out\n".repeat(1000),
+            },
+        ];
+        for message in messages {
+            let record = Record::Message { turn: 7, message };
+            let line = serde_json::to_vec(&record).unwrap();
+            assert!(line.starts_with(MESSAGE_PREFIX));
+            assert_eq!(parse_record(&line).unwrap(), record);
+            assert_eq!(
+                serde_json::from_slice::<Record>(&line).unwrap(),
+                record,
+                "the tagged way agrees"
+            );
+        }
+        // Not written by harness9 but still a message: `type` later, a field more.
+        let odd =
+            br#"{"turn":3,"extra":1,"type":"message","message":{"role":"user","content":"hi"}}"#;
+        assert_eq!(parse_record(odd).unwrap(), user(3, "hi"));
+        let extra =
+            br#"{"type":"message","turn":3,"extra":[1],"message":{"role":"user","content":"hi"}}"#;
+        assert_eq!(parse_record(extra).unwrap(), user(3, "hi"));
+        // What the shortcut refuses is refused the tagged way too, with its reason.
+        let bad = br#"{"type":"message","turn":"x","message":{"role":"user","content":"hi"}}"#;
+        assert!(parse_record(bad).is_err());
+        assert!(serde_json::from_slice::<Record>(bad).is_err());
     }
 
     #[test]

@@ -64,14 +64,10 @@ async fn tool_round_trip_and_parallel_calls_answer_in_call_order() {
             tool_call(1, "call_b", "read_file", r#"{"path":"b.txt"}"#),
             finish("tool_calls"),
         ]),
-        sse(vec![text("both read"), finish("stop")]),
+        answer("both read"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
-    let (outcome, final_text) = s.turn("read both").await;
-    assert_eq!(
-        (outcome, final_text.as_str()),
-        (TurnOutcome::Completed, "both read")
-    );
+    assert_eq!(s.completed_turn("read both").await, "both read");
     let reqs = server.chat_requests();
     assert_eq!(reqs.len(), 2);
     let tools = tool_messages(&reqs[1]);
@@ -100,83 +96,52 @@ async fn invalid_arguments_and_unknown_tools_are_results_the_model_recovers_from
             tool_call(1, "c2", "teleport", r#"{}"#),
             finish("tool_calls"),
         ]),
-        sse(vec![text("recovered"), finish("stop")]),
+        answer("recovered"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
-    let (outcome, final_text) = s.turn("go").await;
-    assert_eq!(
-        (outcome, final_text.as_str()),
-        (TurnOutcome::Completed, "recovered")
-    );
+    assert_eq!(s.completed_turn("go").await, "recovered");
     let tools = tool_messages(&server.chat_requests()[1]);
     let first = tools[0]["content"].as_str().unwrap();
     assert!(first.contains("not a valid JSON object"), "{first}");
     let second = tools[1]["content"].as_str().unwrap();
-    assert!(
-        second.contains("unknown tool 'teleport'") && second.contains("read_file"),
-        "{second}"
-    );
+    assert_has(second, &["unknown tool 'teleport'", "read_file"]);
 }
 
 #[tokio::test]
 async fn system_prompt_and_tools_are_byte_identical_on_every_request() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("AGENTS.md"), "Always answer in haiku.\n").unwrap();
-    skill(
-        &dir.path().join("skills"),
-        "demo",
-        "A demo skill",
-        "",
-        "Do the demo.\n",
-    );
+    project_skill(dir.path(), "demo", "A demo skill", "Do the demo.\n");
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "use_skill", r#"{"skill_name":"demo"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "c2", "list", r#"{}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("one"), finish("stop")]),
-        sse(vec![text("two"), finish("stop")]),
+        use_skill_reply("c1", "demo"),
+        tool_reply("c2", "list", r#"{}"#),
+        answer("one"),
+        answer("two"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     s.turn("first").await;
     s.turn("second").await;
     let reqs = server.chat_requests();
     assert_eq!(reqs.len(), 4);
-    let system = reqs[0].messages()[0]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let system = reqs[0].message_text(0);
     assert!(system.contains("Always answer in haiku."));
     assert!(system.ends_with(
         "## Available Skills\nUse the `use_skill` tool to load the full content of any skill when needed.\n- demo: A demo skill\n"
     ), "{system}");
     for r in &reqs {
-        assert_eq!(r.messages()[0]["content"].as_str().unwrap(), system);
+        assert_eq!(r.message_text(0), system);
         assert_eq!(r.body["tools"], reqs[0].body["tools"]);
     }
-    let loaded = tool_messages(&reqs[1])[0]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(
-        loaded.contains("<skill-loaded name=\"demo\">") && loaded.contains("Do the demo."),
-        "{loaded}"
-    );
+    let loaded = reqs[1].tool_results()[0].clone();
+    assert_has(&loaded, &["<skill-loaded name=\"demo\">", "Do the demo."]);
 }
 
 #[tokio::test]
 async fn nobody_to_ask_denies_at_once_and_the_file_is_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "w1", "write_file", r#"{"path":"new.txt","content":"x"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("could not write"), finish("stop")]),
+        tool_reply("w1", "write_file", r#"{"path":"new.txt","content":"x"}"#),
+        answer("could not write"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     let (outcome, _) = s.turn("write it").await;
@@ -187,63 +152,31 @@ async fn nobody_to_ask_denies_at_once_and_the_file_is_untouched() {
             .iter()
             .any(|e| matches!(e, Event::AutoDenied { name, .. } if name == "write_file"))
     );
-    let result = tool_messages(&server.chat_requests()[1])[0]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(
-        result.contains("Denied") && result.contains("auto-edit"),
-        "{result}"
-    );
+    let result = server.chat_requests()[1].tool_results()[0].clone();
+    assert_has(&result, &["Denied", "auto-edit"]);
 }
 
 #[tokio::test]
 async fn frontend_approvals_run_deny_with_reason_and_remember_always() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(
-                0,
-                "w1",
-                "write_file",
-                r#"{"path":"a.txt","content":"one\n"}"#,
-            ),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "b1", "bash", r#"{"command":"echo hi"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(
-                0,
-                "w2",
-                "write_file",
-                r#"{"path":"b.txt","content":"two\n"}"#,
-            ),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(
-                0,
-                "w3",
-                "write_file",
-                r#"{"path":"c.txt","content":"three\n"}"#,
-            ),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
+        tool_reply("w1", "write_file", r#"{"path":"a.txt","content":"one\n"}"#),
+        tool_reply("b1", "bash", r#"{"command":"echo hi"}"#),
+        tool_reply("w2", "write_file", r#"{"path":"b.txt","content":"two\n"}"#),
+        tool_reply(
+            "w3",
+            "write_file",
+            r#"{"path":"c.txt","content":"three\n"}"#,
+        ),
+        answer("done"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path())
         .approver(Approver::Frontend)
         .start();
     s.send("go");
-    let Event::ApprovalRequest(ApprovalAsk {
+    let ApprovalAsk {
         call_id, request, ..
-    }) = s.until(|e| matches!(e, Event::ApprovalRequest(_))).await
-    else {
-        unreachable!()
-    };
+    } = s.next_approval().await;
     assert_eq!(call_id, "w1");
     let ApprovalRequestKind::Edit {
         diff: Some(diff),
@@ -254,43 +187,17 @@ async fn frontend_approvals_run_deny_with_reason_and_remember_always() {
         panic!("expected an edit with a diff: {request:?}")
     };
     assert!(diff.contains("+one"), "{diff}");
-    s.handle
-        .ops
-        .send(Op::Approval {
-            call_id,
-            decision: ApprovalDecision::Approve,
-        })
-        .unwrap();
+    s.decide(call_id, ApprovalDecision::Approve);
 
-    let Event::ApprovalRequest(ApprovalAsk { call_id, .. }) =
-        s.until(|e| matches!(e, Event::ApprovalRequest(_))).await
-    else {
-        unreachable!()
-    };
+    let ApprovalAsk { call_id, .. } = s.next_approval().await;
     assert_eq!(call_id, "b1");
     let deny = ApprovalDecision::Deny {
         reason: Some("use the Makefile instead".into()),
     };
-    s.handle
-        .ops
-        .send(Op::Approval {
-            call_id,
-            decision: deny,
-        })
-        .unwrap();
+    s.decide(call_id, deny);
 
-    let Event::ApprovalRequest(ApprovalAsk { call_id, .. }) =
-        s.until(|e| matches!(e, Event::ApprovalRequest(_))).await
-    else {
-        unreachable!()
-    };
-    s.handle
-        .ops
-        .send(Op::Approval {
-            call_id,
-            decision: ApprovalDecision::ApproveForSession,
-        })
-        .unwrap();
+    let ApprovalAsk { call_id, .. } = s.next_approval().await;
+    s.decide(call_id, ApprovalDecision::ApproveForSession);
     // w3 runs without asking: edits are now approved for the session.
     let Event::TurnComplete { outcome, .. } = s
         .until(|e| matches!(e, Event::TurnComplete { .. } | Event::ApprovalRequest(_)))
@@ -308,14 +215,9 @@ async fn frontend_approvals_run_deny_with_reason_and_remember_always() {
         "three\n"
     );
     let reqs = server.chat_requests();
-    let denied = tool_messages(&reqs[2])
-        .into_iter()
-        .find(|m| m["tool_call_id"] == "b1")
-        .unwrap();
     assert!(
-        denied["content"]
-            .as_str()
-            .unwrap()
+        reqs[2]
+            .tool_result("b1")
             .contains("use the Makefile instead")
     );
     assert!(s.events.iter().any(|e| matches!(e, Event::ToolCallEnd { name, status: ToolStatus::Denied, .. } if name == "bash")));
@@ -330,7 +232,7 @@ async fn interrupt_kills_a_running_command_and_the_session_goes_on() {
             tool_call(1, "b2", "bash", r#"{"command":"echo never"}"#),
             finish("tool_calls"),
         ]),
-        sse(vec![text("next turn"), finish("stop")]),
+        answer("next turn"),
     ]);
     let overrides = Overrides {
         approval_mode: Some(harness9::protocol::ApprovalMode::FullAuto),
@@ -344,7 +246,7 @@ async fn interrupt_kills_a_running_command_and_the_session_goes_on() {
     s.until(|e| matches!(e, Event::ToolOutputDelta { text, .. } if text.contains("started")))
         .await;
     let asked = std::time::Instant::now();
-    s.handle.ops.send(Op::Interrupt).unwrap();
+    s.op(Op::Interrupt);
     let Event::TurnComplete { outcome, .. } =
         s.until(|e| matches!(e, Event::TurnComplete { .. })).await
     else {
@@ -357,11 +259,7 @@ async fn interrupt_kills_a_running_command_and_the_session_goes_on() {
         asked.elapsed()
     );
 
-    let (outcome, text) = s.turn("again").await;
-    assert_eq!(
-        (outcome, text.as_str()),
-        (TurnOutcome::Completed, "next turn")
-    );
+    assert_eq!(s.completed_turn("again").await, "next turn");
     let tools = tool_messages(&server.chat_requests()[1]);
     assert_eq!(
         tools.len(),
@@ -381,14 +279,14 @@ async fn interrupted_stream_keeps_the_partial_answer_marked() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
         sse(vec![text("I was say"), text("ing"), finish("stop")]).stall_after(1),
-        sse(vec![text("ok"), finish("stop")]),
+        answer("ok"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path())
         .approver(Approver::Frontend)
         .start();
     s.send("talk");
     s.until(|e| matches!(e, Event::TextDelta { .. })).await;
-    s.handle.ops.send(Op::Interrupt).unwrap();
+    s.op(Op::Interrupt);
     let Event::TurnComplete {
         outcome,
         final_text,
@@ -413,7 +311,7 @@ async fn interrupted_stream_keeps_the_partial_answer_marked() {
 #[tokio::test]
 async fn max_turns_stops_a_model_that_never_finishes() {
     let dir = tempfile::tempdir().unwrap();
-    let again = || sse(vec![tool_call(0, "l", "list", "{}"), finish("tool_calls")]);
+    let again = || tool_reply("l", "list", "{}");
     let server = MockServer::start(vec![again(), again(), again()]);
     let overrides = Overrides {
         max_turns: Some(2),
@@ -432,7 +330,7 @@ async fn usage_is_summed_and_estimated_when_missing() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
         sse(vec![text("a"), usage(100, 5), finish("stop")]),
-        sse(vec![text("b"), finish("stop")]),
+        answer("b"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     s.turn("one").await;
@@ -456,7 +354,7 @@ async fn provider_failure_fails_the_turn_and_the_session_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
         http_error(401).body(r#"{"error":{"message":"bad key","type":"invalid_request_error"}}"#),
-        sse(vec![text("fine now"), finish("stop")]),
+        answer("fine now"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     let (outcome, _) = s.turn("one").await;
@@ -464,15 +362,8 @@ async fn provider_failure_fails_the_turn_and_the_session_goes_on() {
         panic!("{outcome:?}")
     };
     assert_eq!(kind, ErrorKind::Auth);
-    assert!(
-        message.contains("401") && message.contains(&server.url()),
-        "{message}"
-    );
-    let (outcome, text) = s.turn("two").await;
-    assert_eq!(
-        (outcome, text.as_str()),
-        (TurnOutcome::Completed, "fine now")
-    );
+    assert_has(&message, &["401", &server.url()]);
+    assert_eq!(s.completed_turn("two").await, "fine now");
 }
 
 #[tokio::test]
@@ -481,19 +372,16 @@ async fn clear_and_model_switch_apply_between_turns() {
     let server = MockServer::start(vec![]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     s.turn("remember me").await;
-    s.handle.ops.send(Op::NewConversation).unwrap();
-    s.handle
-        .ops
-        .send(Op::SetModel {
-            model: "other".into(),
-        })
-        .unwrap();
+    s.op(Op::NewConversation);
+    s.op(Op::SetModel {
+        model: "other".into(),
+    });
     s.turn("fresh").await;
     let reqs = server.chat_requests();
     assert_eq!(reqs[1].body["model"], "other");
     let msgs = reqs[1].messages();
     assert_eq!(msgs.len(), 2, "system + the new user message: {msgs:?}");
-    s.handle.ops.send(Op::Shutdown).unwrap();
+    s.op(Op::Shutdown);
     s.until(|e| matches!(e, Event::ShutdownComplete { .. }))
         .await;
 }
@@ -501,34 +389,27 @@ async fn clear_and_model_switch_apply_between_turns() {
 #[tokio::test]
 async fn use_skill_unknown_name_lists_the_available_ones_and_slash_commands_send_body_and_args() {
     let dir = tempfile::tempdir().unwrap();
-    skill(
-        &dir.path().join("skills"),
+    project_skill(
+        dir.path(),
         "go-refactor",
         "Use when refactoring Go code",
-        "",
         "Run go vet first.\n",
     );
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "u", "use_skill", r#"{"skill_name":"go-refactr"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("ok"), finish("stop")]),
-        sse(vec![text("refactored"), finish("stop")]),
+        use_skill_reply("u", "go-refactr"),
+        answer("ok"),
+        answer("refactored"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     s.turn("load it").await;
-    let result = tool_messages(&server.chat_requests()[1])[0]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let result = server.chat_requests()[1].tool_results()[0].clone();
     assert!(result.contains("go-refactor"), "{result}");
 
     let op = harness9::input::route("/go-refactor clean main.go", &s.info.commands)
         .to_op(harness9::protocol::InputOrigin::Typed)
         .unwrap();
     assert!(matches!(op, Op::Invoke(Invocation::Skill { .. })), "{op:?}");
-    s.handle.ops.send(op).unwrap();
+    s.op(op);
     s.until(|e| matches!(e, Event::TurnComplete { .. })).await;
     let msgs = server.chat_requests()[2].messages();
     let last_user = msgs.iter().rev().find(|m| m["role"] == "user").unwrap();
@@ -541,26 +422,16 @@ async fn use_skill_unknown_name_lists_the_available_ones_and_slash_commands_send
 async fn no_and_stop_at_an_approval_sends_no_further_request() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "b1", "bash", r#"{"command":"make"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("should never be asked"), finish("stop")]),
+        tool_reply("b1", "bash", r#"{"command":"make"}"#),
+        answer("should never be asked"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path())
         .approver(Approver::Frontend)
         .start();
     s.send("go");
-    let Event::ApprovalRequest(ApprovalAsk { call_id, .. }) =
-        s.until(|e| matches!(e, Event::ApprovalRequest(_))).await
-    else {
-        unreachable!()
-    };
+    let ApprovalAsk { call_id, .. } = s.next_approval().await;
     s.op(Op::Interrupt);
-    s.op(Op::Approval {
-        call_id,
-        decision: ApprovalDecision::Deny { reason: None },
-    });
+    s.decide(call_id, ApprovalDecision::Deny { reason: None });
     let (outcome, _) = s.until_complete().await;
     assert_eq!(outcome, TurnOutcome::Interrupted);
     assert_eq!(server.chat_requests().len(), 1);
@@ -571,18 +442,8 @@ async fn no_and_stop_at_an_approval_sends_no_further_request() {
 #[tokio::test]
 async fn switching_the_approval_mode_holds_for_the_next_call() {
     let dir = tempfile::tempdir().unwrap();
-    let call = || {
-        sse(vec![
-            tool_call(0, "b1", "bash", r#"{"command":"echo switched > out.txt"}"#),
-            finish("tool_calls"),
-        ])
-    };
-    let server = MockServer::start(vec![
-        call(),
-        sse(vec![text("denied"), finish("stop")]),
-        call(),
-        sse(vec![text("ran"), finish("stop")]),
-    ]);
+    let call = || tool_reply("b1", "bash", r#"{"command":"echo switched > out.txt"}"#);
+    let server = MockServer::start(vec![call(), answer("denied"), call(), answer("ran")]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     s.turn("first").await;
     assert!(

@@ -6,8 +6,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Stdio;
-
 use crate::support::*;
 
 fn skill_run_call(args: serde_json::Value) -> Reply {
@@ -19,15 +17,8 @@ fn skill_run_call(args: serde_json::Value) -> Reply {
 
 #[test]
 fn an_artifact_saved_in_one_run_is_read_back_after_a_resume() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    skill(
-        &project.path().join("skills"),
-        "plotter",
-        "Makes charts",
-        "",
-        "Body\n",
-    );
+    let dirs = Dirs::new();
+    project_skill(dirs.project(), "plotter", "Makes charts", "Body\n");
     let server = MockServer::start(vec![
         skill_run_call(serde_json::json!({
             "skill": "plotter",
@@ -42,14 +33,7 @@ fn an_artifact_saved_in_one_run_is_read_back_after_a_resume() {
         })),
         sse(vec![text("read"), finish("stop")]),
     ]);
-    let run = |args: &[&str]| {
-        server
-            .harness9(home.path(), project.path())
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| server.run(&dirs, args);
     let first = run(&["-p", "make a chart", "--approval-mode", "full-auto"]);
     assert_exit(&first, 0);
     let saved = server.chat_requests()[1].tool_results().join("\n");

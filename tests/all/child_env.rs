@@ -5,42 +5,30 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Stdio;
-
 use crate::support::*;
 
 #[test]
 fn the_key_and_secret_looking_variables_never_reach_a_command() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    write(
-        &home.path().join("config.toml"),
+    let dirs = Dirs::with_config(
         "child_env_keep = [\"CI_JOB_TOKEN\"]\nchild_env_remove = [\"CORP_CREDS\"]\n[headers]\nX-Org = \"org-hdr-value\"\n",
     );
-    let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "bash", r#"{"command":"env"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
-    ]);
-    let out = server
-        .harness9(home.path(), project.path())
-        .env("OPENAI_API_KEY", "sk-test-KEYVALUE")
-        .env("KEY_COPY", "sk-test-KEYVALUE")
-        .env("HDR_COPY", "org-hdr-value")
-        .env("MY_SERVICE_TOKEN", "tok-VALUE")
-        .env("DB_PASSWORD", "pw-VALUE")
-        .env("CORP_CREDS", "corp-VALUE")
-        .env("CI_JOB_TOKEN", "ci-kept")
-        .env("ORDINARY", "still-here")
-        .args(["-p", "show the environment", "--approval-mode", "full-auto"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let (out, tool_output) = MockServer::start(vec![]).one_bash_call(
+        dirs.home(),
+        dirs.project(),
+        "env",
+        &["--approval-mode", "full-auto"],
+        &[
+            ("OPENAI_API_KEY", "sk-test-KEYVALUE"),
+            ("KEY_COPY", "sk-test-KEYVALUE"),
+            ("HDR_COPY", "org-hdr-value"),
+            ("MY_SERVICE_TOKEN", "tok-VALUE"),
+            ("DB_PASSWORD", "pw-VALUE"),
+            ("CORP_CREDS", "corp-VALUE"),
+            ("CI_JOB_TOKEN", "ci-kept"),
+            ("ORDINARY", "still-here"),
+        ],
+    );
     assert_exit(&out, 0);
-    let reqs = server.chat_requests();
-    let tool_output = reqs[1].tool_results().remove(0);
     assert!(tool_output.contains("ORDINARY=still-here"), "{tool_output}");
     assert!(
         tool_output.contains("CI_JOB_TOKEN=ci-kept"),
@@ -64,11 +52,10 @@ fn the_key_and_secret_looking_variables_never_reach_a_command() {
 /// `skill_run` — each prints its environment, and none holds the key.
 #[test]
 fn no_kind_of_child_sees_the_key() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
+    let dirs = Dirs::new();
     let (out, results) = MockServer::start(vec![]).every_skill_child(
-        home.path(),
-        project.path(),
+        dirs.home(),
+        dirs.project(),
         ("envy", "env", "#!/bin/sh\nenv\n"),
         &[
             ("OPENAI_API_KEY", "sk-test-KEYVALUE"),
@@ -98,12 +85,7 @@ fn no_kind_of_child_sees_the_key() {
 /// keeps.
 #[test]
 fn secrets_by_name_and_by_value_go_and_ordinary_variables_stay() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    write(
-        &home.path().join("config.toml"),
-        "child_env_keep = [\"build_*_token\"]\n",
-    );
+    let dirs = Dirs::with_config("child_env_keep = [\"build_*_token\"]\n");
     let gone = [
         ("PGPASSWORD", "zq-pgpassword"),
         ("DATABASE_URL", "zq-database-url"),
@@ -143,27 +125,19 @@ fn secrets_by_name_and_by_value_go_and_ordinary_variables_stay() {
         ("HOMEPAGE", "https://example.com/docs".into()),
         ("BUILD_CI_TOKEN", "kept-by-pattern".into()),
     ];
-    let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "bash", r#"{"command":"env; ls"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
-    ]);
-    let mut cmd = server.harness9(home.path(), project.path());
-    for (name, value) in gone {
-        cmd.env(name, value);
-    }
-    for (name, value) in &kept {
-        cmd.env(name, value);
-    }
-    let out = cmd
-        .args(["-p", "show the environment", "--approval-mode", "full-auto"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let env: Vec<(&str, &str)> = gone
+        .iter()
+        .copied()
+        .chain(kept.iter().map(|(name, value)| (*name, value.as_str())))
+        .collect();
+    let (out, tool_output) = MockServer::start(vec![]).one_bash_call(
+        dirs.home(),
+        dirs.project(),
+        "env; ls",
+        &["--approval-mode", "full-auto"],
+        &env,
+    );
     assert_exit(&out, 0);
-    let tool_output = server.chat_requests()[1].tool_results().remove(0);
     for (name, value) in gone {
         assert!(
             !tool_output.contains(&format!("{name}=")) && !tool_output.contains("zq-"),

@@ -9,7 +9,7 @@
 
 use std::process::Output;
 
-use crate::support::{CliEnv, stderr_text, stdout_text, write};
+use crate::support::{Dirs, stderr_text, stdout_text, write};
 
 /// What a case expects on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,22 +34,22 @@ struct Case {
     /// The arguments after `harness9 -C WORK`; `{work}` is replaced with the project.
     args: &'static [&'static str],
     /// What the project and home hold first.
-    setup: fn(&CliEnv),
+    setup: fn(&Dirs),
     /// The exit code.
     code: i32,
     stdout: Stdout,
     message: Message,
 }
 
-fn nothing(_: &CliEnv) {}
+fn nothing(_: &Dirs) {}
 
-fn a_session(env: &CliEnv) {
-    let project = harness9::sessions::project_of(env.work.path());
-    let store = harness9::sessions::SessionStore::new(env.home.path());
-    store
+/// Writes an empty session `id` of the project, as a run would have left it.
+fn session_named(env: &Dirs, id: &str) {
+    let project = harness9::sessions::project_of(env.project());
+    harness9::sessions::SessionStore::new(env.home())
         .create(&harness9::sessions::Header {
             schema: harness9::sessions::record::SCHEMA_VERSION,
-            id: harness9::sessions::SessionId::parse("20261123-173501-aaaaaa").unwrap(),
+            id: harness9::sessions::SessionId::parse(id).unwrap(),
             created_ms: 1_795_455_301_000,
             cwd: project.clone(),
             project,
@@ -60,188 +60,156 @@ fn a_session(env: &CliEnv) {
         .unwrap();
 }
 
-fn invalid_skills(env: &CliEnv) {
+fn a_session(env: &Dirs) {
+    session_named(env, "20261123-173501-aaaaaa");
+}
+
+fn invalid_skills(env: &Dirs) {
     write(
-        &env.work.path().join("skills/spaces/SKILL.md"),
+        &env.project().join("skills/spaces/SKILL.md"),
         "---\nname: Bad Name\ndescription: d\n---\nbody\n",
     );
 }
 
-fn broken_mcp_json(env: &CliEnv) {
-    write(&env.work.path().join(".mcp.json"), "{not json");
+fn broken_mcp_json(env: &Dirs) {
+    write(&env.project().join(".mcp.json"), "{not json");
 }
 
+/// What was typed names nothing or cannot be used: exit 2, nothing on stdout.
+const fn refused(args: &'static [&'static str], setup: fn(&Dirs), message: Message) -> Case {
+    Case {
+        args,
+        setup,
+        code: 2,
+        stdout: Stdout::Empty,
+        message,
+    }
+}
+
+/// A check that found problems: exit 1, its findings on stdout.
+const fn findings(args: &'static [&'static str], setup: fn(&Dirs), message: Message) -> Case {
+    Case {
+        args,
+        setup,
+        code: 1,
+        stdout: Stdout::Findings,
+        message,
+    }
+}
+
+/// What every subcommand says of a session id that matches none.
+const NO_SUCH_SESSION: Message =
+    Message::Exact("harness9: no session matches \"nosuch\" (harness9 sessions list shows them)");
+
 const NOT_FOUND: &[Case] = &[
-    Case {
-        args: &["skills", "show", "nosuch"],
-        setup: nothing,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Exact("harness9: no skill named `nosuch` (no skills found)"),
-    },
-    Case {
-        args: &["skills", "validate", "{work}/nosuch"],
-        setup: nothing,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Starts("harness9: cannot validate /"),
-    },
-    Case {
-        args: &["sessions", "show", "nosuch"],
-        setup: a_session,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Exact(
-            "harness9: no session matches \"nosuch\" (harness9 sessions list shows them)",
-        ),
-    },
-    Case {
-        args: &["sessions", "export", "nosuch"],
-        setup: a_session,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Exact(
-            "harness9: no session matches \"nosuch\" (harness9 sessions list shows them)",
-        ),
-    },
-    Case {
-        args: &["artifacts", "list"],
-        setup: nothing,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Starts("harness9: no saved session in /"),
-    },
-    Case {
-        args: &["artifacts", "get", "chart.png", "--session", "nosuch"],
-        setup: a_session,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Exact(
-            "harness9: no session matches \"nosuch\" (harness9 sessions list shows them)",
-        ),
-    },
-    Case {
-        args: &["artifacts", "get", "nosuch.txt"],
-        setup: a_session,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Starts("harness9: no artifact nosuch.txt in this session"),
-    },
-    Case {
-        args: &["mcp", "tools", "nosuch"],
-        setup: nothing,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Exact(
-            "harness9: no MCP server named `nosuch` is configured (servers: none)",
-        ),
-    },
-    Case {
-        args: &["mcp", "remove", "nosuch"],
-        setup: nothing,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Exact(
+    refused(
+        &["skills", "show", "nosuch"],
+        nothing,
+        Message::Exact("harness9: no skill named `nosuch` (no skills found)"),
+    ),
+    refused(
+        &["skills", "validate", "{work}/nosuch"],
+        nothing,
+        Message::Starts("harness9: cannot validate /"),
+    ),
+    refused(&["sessions", "show", "nosuch"], a_session, NO_SUCH_SESSION),
+    refused(
+        &["sessions", "export", "nosuch"],
+        a_session,
+        NO_SUCH_SESSION,
+    ),
+    refused(
+        &["artifacts", "list"],
+        nothing,
+        Message::Starts("harness9: no saved session in /"),
+    ),
+    refused(
+        &["artifacts", "get", "chart.png", "--session", "nosuch"],
+        a_session,
+        NO_SUCH_SESSION,
+    ),
+    refused(
+        &["artifacts", "get", "nosuch.txt"],
+        a_session,
+        Message::Starts("harness9: no artifact nosuch.txt in this session"),
+    ),
+    refused(
+        &["mcp", "tools", "nosuch"],
+        nothing,
+        Message::Exact("harness9: no MCP server named `nosuch` is configured (servers: none)"),
+    ),
+    refused(
+        &["mcp", "remove", "nosuch"],
+        nothing,
+        Message::Exact(
             "harness9: no MCP server named `nosuch` is defined in config.toml or \
              .harness9/config.toml (servers: none)",
         ),
-    },
+    ),
 ];
 
 const USAGE: &[Case] = &[
-    Case {
-        args: &["sessions", "show", "../x"],
-        setup: a_session,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Starts("harness9: \"../x\" is not a session id"),
-    },
-    Case {
-        args: &["sessions", "show", "2026"],
-        setup: two_sessions,
-        code: 2,
-        stdout: Stdout::Empty,
-        // The candidates follow on lines of their own.
-        message: Message::Starts("  20261123-180000-dddddd"),
-    },
-    Case {
-        args: &["artifacts", "get", "chart.png", "--session", "../x"],
-        setup: a_session,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Starts("harness9: \"../x\" is not a session id"),
-    },
-    Case {
-        args: &["artifacts", "list", "--session", "2026"],
-        setup: two_sessions,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Starts("  20261123-180000-dddddd"),
-    },
-    Case {
-        args: &["mcp", "add", "bad__name", "--", "x"],
-        setup: nothing,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Starts("harness9: MCP server `bad__name`: "),
-    },
-    Case {
-        args: &["mcp", "add", "nothing-to-run"],
-        setup: nothing,
-        code: 2,
-        stdout: Stdout::Empty,
-        message: Message::Starts("harness9: MCP server `nothing-to-run`: say what to run"),
-    },
+    refused(
+        &["sessions", "show", "../x"],
+        a_session,
+        Message::Starts("harness9: \"../x\" is not a session id"),
+    ),
+    // The candidates follow on lines of their own.
+    refused(
+        &["sessions", "show", "2026"],
+        two_sessions,
+        Message::Starts("  20261123-180000-dddddd"),
+    ),
+    refused(
+        &["artifacts", "get", "chart.png", "--session", "../x"],
+        a_session,
+        Message::Starts("harness9: \"../x\" is not a session id"),
+    ),
+    refused(
+        &["artifacts", "list", "--session", "2026"],
+        two_sessions,
+        Message::Starts("  20261123-180000-dddddd"),
+    ),
+    refused(
+        &["mcp", "add", "bad__name", "--", "x"],
+        nothing,
+        Message::Starts("harness9: MCP server `bad__name`: "),
+    ),
+    refused(
+        &["mcp", "add", "nothing-to-run"],
+        nothing,
+        Message::Starts("harness9: MCP server `nothing-to-run`: say what to run"),
+    ),
 ];
 
-fn two_sessions(env: &CliEnv) {
+fn two_sessions(env: &Dirs) {
     a_session(env);
-    let project = harness9::sessions::project_of(env.work.path());
-    harness9::sessions::SessionStore::new(env.home.path())
-        .create(&harness9::sessions::Header {
-            schema: harness9::sessions::record::SCHEMA_VERSION,
-            id: harness9::sessions::SessionId::parse("20261123-180000-dddddd").unwrap(),
-            created_ms: 1_795_455_301_000,
-            cwd: project.clone(),
-            project,
-            model: "m".into(),
-            endpoint_host: "127.0.0.1".into(),
-            version: "0.1.0".into(),
-        })
-        .unwrap();
+    session_named(env, "20261123-180000-dddddd");
 }
 
 const FAILED: &[Case] = &[
-    Case {
-        args: &["skills", "validate", "{work}/skills"],
-        setup: invalid_skills,
-        code: 1,
-        stdout: Stdout::Findings,
-        message: Message::Exact(
-            "harness9: validation found errors (1 failed of 1 skill(s) checked)",
-        ),
-    },
-    Case {
-        args: &["skills", "show", "Bad Name"],
-        setup: invalid_skills,
-        code: 1,
-        stdout: Stdout::Findings,
-        message: Message::Starts("harness9: skill `Bad Name` is invalid: `name`"),
-    },
-    Case {
-        args: &["mcp", "list"],
-        setup: broken_mcp_json,
-        code: 1,
-        stdout: Stdout::Findings,
-        message: Message::Exact(
+    findings(
+        &["skills", "validate", "{work}/skills"],
+        invalid_skills,
+        Message::Exact("harness9: validation found errors (1 failed of 1 skill(s) checked)"),
+    ),
+    findings(
+        &["skills", "show", "Bad Name"],
+        invalid_skills,
+        Message::Starts("harness9: skill `Bad Name` is invalid: `name`"),
+    ),
+    findings(
+        &["mcp", "list"],
+        broken_mcp_json,
+        Message::Exact(
             "harness9: the list is incomplete: 1 definition or file could not be loaded \
              (see the warnings)",
         ),
-    },
+    ),
 ];
 
-fn run(env: &CliEnv, args: &[&str]) -> Output {
-    let work = env.work.path().display().to_string();
+fn run(env: &Dirs, args: &[&str]) -> Output {
+    let work = env.project().display().to_string();
     let args: Vec<String> = args.iter().map(|a| a.replace("{work}", &work)).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     env.run(&args)
@@ -251,7 +219,7 @@ fn run(env: &CliEnv, args: &[&str]) -> Output {
 fn check(cases: &[Case]) {
     let mut broken = Vec::new();
     for case in cases {
-        let env = CliEnv::new();
+        let env = Dirs::new();
         (case.setup)(&env);
         let out = run(&env, case.args);
         let (stdout, stderr) = (stdout_text(&out), stderr_text(&out));
@@ -318,11 +286,11 @@ fn an_invalid_config_stops_every_subcommand_the_same_way() {
         &["permissions", "list"],
         &["mcp", "list"],
     ] {
-        let env = CliEnv::new();
-        write(&env.home.path().join("config.toml"), "model = [unclosed\n");
+        let env = Dirs::new();
+        write(&env.home().join("config.toml"), "model = [unclosed\n");
         let out = env.run(args);
         let stderr = stderr_text(&out);
-        let config = env.home.path().join("config.toml").display().to_string();
+        let config = env.home().join("config.toml").display().to_string();
         if out.status.code() != Some(2)
             || !out.stdout.is_empty()
             || stderr.matches("harness9: ").count() != 1
@@ -338,7 +306,7 @@ fn an_invalid_config_stops_every_subcommand_the_same_way() {
 /// A command line clap cannot parse: its message on stderr, exit 2, for every subcommand.
 #[test]
 fn a_malformed_command_line_is_a_usage_error_for_every_subcommand() {
-    let env = CliEnv::new();
+    let env = Dirs::new();
     let mut broken = Vec::new();
     for args in [
         &["skills", "nosuch"][..],
@@ -367,9 +335,9 @@ fn a_malformed_command_line_is_a_usage_error_for_every_subcommand() {
 #[test]
 fn controls_in_what_was_typed_never_reach_the_terminal_raw() {
     const HOSTILE: &str = "x\u{1b}]0;PWNED\u{7}\u{1b}[2J\u{9b}31m";
-    let env = CliEnv::new();
+    let env = Dirs::new();
     a_session(&env);
-    let path = env.work.path().join(HOSTILE).display().to_string();
+    let path = env.project().join(HOSTILE).display().to_string();
     let mut broken = Vec::new();
     for args in [
         &["skills", "show", HOSTILE][..],

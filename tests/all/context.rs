@@ -31,20 +31,21 @@ fn compacted(events: &[Event]) -> Vec<(CompactionTrigger, u64, u64)> {
         .collect()
 }
 
+/// A session in `dir` that does not retry a failed request.
+fn without_retries(server: &MockServer, dir: &std::path::Path) -> Session {
+    SessionBuilder::new(server, dir)
+        .config_toml("max_retries = 0\nidle_timeout_secs = 10\n")
+        .start()
+}
+
 #[tokio::test]
 async fn the_conversation_is_compacted_before_it_passes_the_window() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
-        sse(vec![
-            text(&format!("first answer {}", "a".repeat(3600))),
-            finish("stop"),
-        ]),
+        answer(&format!("first answer {}", "a".repeat(3600))),
         // The summary request.
-        sse(vec![
-            text("## Goal\nkeep going\n## Constraints\nnever use tabs"),
-            finish("stop"),
-        ]),
-        sse(vec![text("second answer"), finish("stop")]),
+        answer("## Goal\nkeep going\n## Constraints\nnever use tabs"),
+        answer("second answer"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path())
         .config_toml(WINDOW_1000)
@@ -112,14 +113,12 @@ async fn a_context_length_refusal_compacts_once_and_retries_the_same_request() {
         r#"{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
     );
     let server = MockServer::start(vec![
-        sse(vec![text(&"one ".repeat(1000)), finish("stop")]),
+        answer(&"one ".repeat(1000)),
         refusal,
-        sse(vec![text("the summary"), finish("stop")]),
-        sse(vec![text("two"), finish("stop")]),
+        answer("the summary"),
+        answer("two"),
     ]);
-    let mut s = SessionBuilder::new(&server, dir.path())
-        .config_toml("max_retries = 0\nidle_timeout_secs = 10\n")
-        .start();
+    let mut s = without_retries(&server, dir.path());
     s.turn("first").await;
     let (outcome, answer) = s.turn("second").await;
     assert_eq!((outcome, answer.as_str()), (TurnOutcome::Completed, "two"));
@@ -159,10 +158,8 @@ async fn a_refusal_compaction_cannot_fix_fails_the_turn_and_the_next_one_works()
             r#"{"error":{"code":400,"message":"request (9000 tokens) exceeds the available context size (2048 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":2048}}"#,
         )
     };
-    let server = MockServer::start(vec![refusal(), sse(vec![text("fits now"), finish("stop")])]);
-    let mut s = SessionBuilder::new(&server, dir.path())
-        .config_toml("max_retries = 0\nidle_timeout_secs = 10\n")
-        .start();
+    let server = MockServer::start(vec![refusal(), answer("fits now")]);
+    let mut s = without_retries(&server, dir.path());
     // Nothing before the first message: compaction cannot help.
     let (outcome, _) = s.turn(&"x".repeat(5000)).await;
     let TurnOutcome::Failed { kind, message } = outcome else {
@@ -186,13 +183,11 @@ async fn a_refusal_compaction_cannot_fix_fails_the_turn_and_the_next_one_works()
 async fn a_failed_turn_is_not_sent_again() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
-        sse(vec![text("ok"), finish("stop")]),
+        answer("ok"),
         http_error(400).body(r#"{"error":{"message":"bad request"}}"#),
-        sse(vec![text("ok again"), finish("stop")]),
+        answer("ok again"),
     ]);
-    let mut s = SessionBuilder::new(&server, dir.path())
-        .config_toml("max_retries = 0\nidle_timeout_secs = 10\n")
-        .start();
+    let mut s = without_retries(&server, dir.path());
     s.turn("one").await;
     let (outcome, _) = s.turn("poison").await;
     assert!(matches!(outcome, TurnOutcome::Failed { .. }));
@@ -238,10 +233,10 @@ async fn answers_cut_by_the_provider_are_their_own_outcome_with_a_warning() {
 async fn compact_by_hand_keeps_the_focus_and_says_when_there_is_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(vec![
-        sse(vec![text(&"a long answer ".repeat(300)), finish("stop")]),
-        sse(vec![text("the summary"), finish("stop")]),
-        sse(vec![text("short"), finish("stop")]),
-        sse(vec![text("the summary again"), finish("stop")]),
+        answer(&"a long answer ".repeat(300)),
+        answer("the summary"),
+        answer("short"),
+        answer("the summary again"),
     ]);
     let mut s = SessionBuilder::new(&server, dir.path()).start();
     s.op(Op::Compact { focus: None });

@@ -11,7 +11,6 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::time::Duration;
 
 use serde_json::json;
 
@@ -79,35 +78,21 @@ enum Form {
 
 const FORMS: [Form; 4] = [Form::Link, Form::LinkedFolder, Form::Chain, Form::DotDot];
 
-/// A home, a project holding every target, and a folder outside holding the outside one.
-struct World {
-    home: tempfile::TempDir,
-    project: tempfile::TempDir,
-    outside: tempfile::TempDir,
+/// A home, a project and a folder outside ([`Outside`]).
+type World = Outside;
+
+/// A world whose project holds every target, and whose folder outside holds the
+/// outside one.
+fn world_with_targets() -> World {
+    let world = World::new();
+    for target in TARGETS {
+        write(&target.path(&world), &target.content());
+    }
+    std::fs::create_dir_all(world.project().join("sub")).unwrap();
+    world
 }
 
 impl World {
-    fn new() -> World {
-        let world = World {
-            home: tempfile::tempdir().unwrap(),
-            project: tempfile::tempdir().unwrap(),
-            outside: tempfile::tempdir().unwrap(),
-        };
-        for target in TARGETS {
-            write(&target.path(&world), &target.content());
-        }
-        std::fs::create_dir_all(world.project().join("sub")).unwrap();
-        world
-    }
-
-    fn project(&self) -> PathBuf {
-        std::fs::canonicalize(self.project.path()).unwrap()
-    }
-
-    fn outside(&self) -> PathBuf {
-        std::fs::canonicalize(self.outside.path()).unwrap()
-    }
-
     /// Makes the links of `form` to `target`; returns the path to write in the call.
     fn reach(&self, target: Target, form: Form) -> String {
         let project = self.project();
@@ -137,27 +122,14 @@ impl World {
     /// `harness9 -p go` (plus `args`) while the model makes one call of `tool` with
     /// `arguments`; the output and the call's result as the model got it.
     fn one_call(&self, tool: &str, arguments: serde_json::Value, args: &[&str]) -> Run {
-        let server = MockServer::start(vec![
-            sse(vec![
-                tool_call(0, "c1", tool, &arguments.to_string()),
-                finish("tool_calls"),
-            ]),
-            sse(vec![text("done"), finish("stop")]),
-        ]);
-        let mut cmd = server.harness9(self.home.path(), self.project.path());
-        cmd.args(["-p", "go"]).args(args);
-        let out = wait_with_deadline(spawn_fed(&mut cmd, b""), Duration::from_secs(60));
-        let result = server
-            .chat_requests()
-            .get(1)
-            .and_then(|r| r.tool_results().into_iter().next())
-            .unwrap_or_default();
-        let sent = server
-            .requests()
-            .iter()
-            .map(|r| r.raw_body.clone())
-            .collect::<Vec<_>>()
-            .join("\n");
+        let server = MockServer::start(vec![]);
+        let (out, result) = server.one_call(
+            (self.dirs.home(), self.dirs.project()),
+            (tool, &arguments.to_string()),
+            args,
+            &[],
+        );
+        let sent = server.everything_sent();
         Run { out, result, sent }
     }
 }
@@ -193,26 +165,40 @@ fn assert_denied_and_untouched(run: &Run, world: &World, target: Target, what: &
     );
 }
 
-#[test]
-fn write_file_through_a_link_is_judged_by_the_file_it_reaches() {
+/// For every target and every way of reaching it, in a fresh world: `tool` in
+/// auto-edit with `arguments(path, target)`, where `path` leads to the target; asserts
+/// the call was denied and the target untouched, then hands the run to `check`.
+fn each_link_in_auto_edit(
+    tool: &str,
+    arguments: impl Fn(&str, Target) -> serde_json::Value,
+    check: impl Fn(&Run, &World, Target, &str),
+) {
     for target in TARGETS {
         for form in FORMS {
-            let world = World::new();
+            let world = world_with_targets();
             let path = world.reach(target, form);
-            let what = format!("write_file {path} -> {target:?} ({form:?})");
-            let run = world.one_call(
-                "write_file",
-                json!({"path": path, "content": "[core]\n\tfsmonitor = touch PWNED\n"}),
-                &["--approval-mode", "auto-edit"],
-            );
+            let what = format!("{tool} {path} -> {target:?} ({form:?})");
+            let arguments = arguments(&path, target);
+            let run = world.one_call(tool, arguments, &["--approval-mode", "auto-edit"]);
             assert_denied_and_untouched(&run, &world, target, &what);
-            let stderr = String::from_utf8_lossy(&run.out.stderr);
-            assert!(
-                stderr.contains(&format!("-> {}", target.path(&world).display())),
-                "{what}: the denial names where the path leads: {stderr}"
-            );
+            check(&run, &world, target, &what);
         }
     }
+}
+
+#[test]
+fn write_file_through_a_link_is_judged_by_the_file_it_reaches() {
+    each_link_in_auto_edit(
+        "write_file",
+        |path, _| json!({"path": path, "content": "[core]\n\tfsmonitor = touch PWNED\n"}),
+        |run, world, target, what| {
+            let stderr = String::from_utf8_lossy(&run.out.stderr);
+            assert!(
+                stderr.contains(&format!("-> {}", target.path(world).display())),
+                "{what}: the denial names where the path leads: {stderr}"
+            );
+        },
+    );
 }
 
 /// A dangling link counts as its target: `write_file` would create the protected file.
@@ -225,7 +211,7 @@ fn write_file_through_a_dangling_link_is_judged_by_the_file_it_would_create() {
         ("OUTSIDE/new.txt", true),
         ("plain/new.txt", false),
     ] {
-        let world = World::new();
+        let world = world_with_targets();
         let real = match target.strip_prefix("OUTSIDE/") {
             Some(name) => world.outside().join(name),
             None => world.project().join(target),
@@ -260,19 +246,11 @@ fn write_file_through_a_dangling_link_is_judged_by_the_file_it_would_create() {
 
 #[test]
 fn edit_file_through_a_link_is_judged_by_the_file_it_reaches() {
-    for target in TARGETS {
-        for form in FORMS {
-            let world = World::new();
-            let path = world.reach(target, form);
-            let what = format!("edit_file {path} -> {target:?} ({form:?})");
-            let run = world.one_call(
-                "edit_file",
-                json!({"path": path, "old_string": target.marker(), "new_string": "PWNED"}),
-                &["--approval-mode", "auto-edit"],
-            );
-            assert_denied_and_untouched(&run, &world, target, &what);
-        }
-    }
+    each_link_in_auto_edit(
+        "edit_file",
+        |path, target| json!({"path": path, "old_string": target.marker(), "new_string": "PWNED"}),
+        |_, _, _, _| {},
+    );
 }
 
 /// Reads through links: a secret file asks in every mode, a file outside asks in
@@ -285,7 +263,7 @@ fn read_file_and_grep_through_a_link_are_judged_by_the_file_they_reach() {
                 ("read_file", json!({"path": "PATH"})),
                 ("grep", json!({"pattern": "MARKER", "path": "PATH"})),
             ] {
-                let world = World::new();
+                let world = world_with_targets();
                 let path = world.reach(target, form);
                 let mut arguments = arguments.clone();
                 arguments["path"] = json!(path);
@@ -302,7 +280,7 @@ fn read_file_and_grep_through_a_link_are_judged_by_the_file_they_reach() {
 /// followed), nor a secret file by its real name, whatever the link is called.
 #[test]
 fn grep_over_the_project_reads_no_link_and_no_secret_file() {
-    let world = World::new();
+    let world = world_with_targets();
     let project = world.project();
     symlink(".env", project.join("settings.txt")).unwrap();
     symlink(Target::Outside.path(&world), project.join("outside.txt")).unwrap();
@@ -335,12 +313,12 @@ fn grep_over_the_project_reads_no_link_and_no_secret_file() {
 fn mentions_through_a_link_are_judged_by_the_file_they_reach() {
     for target in [Target::DotEnv, Target::Outside] {
         for form in FORMS {
-            let world = World::new();
+            let world = world_with_targets();
             let path = world.reach(target, form);
             let server = MockServer::start(vec![]);
-            let mut cmd = server.harness9(world.home.path(), world.project.path());
+            let mut cmd = server.binary(&world.dirs);
             cmd.args(["-p", &format!("look at @{path}")]);
-            let out = wait_with_deadline(spawn_fed(&mut cmd, b""), Duration::from_secs(60));
+            let out = run_fed(&mut cmd, b"");
             let what = format!("@{path} -> {target:?} ({form:?})");
             assert_exit(&out, 2);
             let stderr = String::from_utf8_lossy(&out.stderr);
@@ -354,7 +332,7 @@ fn mentions_through_a_link_are_judged_by_the_file_they_reach() {
 /// written one (`via`).
 #[test]
 fn stream_json_names_the_real_file_and_the_written_path() {
-    let world = World::new();
+    let world = world_with_targets();
     let path = world.reach(Target::GitConfig, Form::Link);
     let denied = auto_denied_write(&world, &path);
     let request = &denied["request"];
@@ -374,7 +352,7 @@ fn stream_json_names_the_real_file_and_the_written_path() {
         )
     );
     // A plain path carries no `via`.
-    let world = World::new();
+    let world = world_with_targets();
     let denied = auto_denied_write(&world, ".git/config");
     assert!(denied["request"].get("via").is_none(), "{denied}");
 }

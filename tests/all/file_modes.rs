@@ -43,32 +43,25 @@ fn walk(dir: &Path) -> (Vec<std::path::PathBuf>, Vec<std::path::PathBuf>) {
 
 #[test]
 fn logs_sessions_and_caches_are_0600_in_0700_folders() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    write(
-        &home.path().join("config.toml"),
+    let dirs = Dirs::new();
+    dirs.home_file(
+        "config.toml",
         &mcp_fixture_table("fx", &["--stderr-noise"], ""),
     );
     // What an older version left: a wide home, logs folder and log file.
-    write(&home.path().join("logs/harness9.log"), "old line\n");
-    set_mode(&home.path().join("logs"), 0o755);
-    set_mode(&home.path().join("logs/harness9.log"), 0o644);
-    std::fs::create_dir_all(home.path().join("sessions")).unwrap();
-    set_mode(&home.path().join("sessions"), 0o755);
-    set_mode(home.path(), 0o755);
+    dirs.home_file("logs/harness9.log", "old line\n");
+    set_mode(&dirs.home().join("logs"), 0o755);
+    set_mode(&dirs.home().join("logs/harness9.log"), 0o644);
+    std::fs::create_dir_all(dirs.home().join("sessions")).unwrap();
+    set_mode(&dirs.home().join("sessions"), 0o755);
+    set_mode(dirs.home(), 0o755);
 
-    let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
-    ]);
+    let server = MockServer::start(vec![use_skill_reply("c1", "mcp:fx"), answer("done")]);
     // The home folder of the user is elsewhere (it is never tightened itself).
     let user_home = tempfile::tempdir().unwrap();
     set_mode(user_home.path(), 0o755);
     let out = server
-        .harness9(home.path(), project.path())
+        .binary(&dirs)
         .env("HOME", user_home.path())
         .env("HARNESS9_LOG", "debug")
         .args(["-p", "go", "--approval-mode", "full-auto"])
@@ -82,17 +75,17 @@ fn logs_sessions_and_caches_are_0600_in_0700_folders() {
         "logs/mcp/fx.log",
         "cache/context_windows.json",
     ] {
-        let path = home.path().join(file);
+        let path = dirs.home().join(file);
         if file.starts_with("cache") && !path.exists() {
             continue;
         }
         assert_eq!(mode(&path), 0o600, "{file}");
     }
     for dir in ["", "logs", "logs/mcp", "sessions"] {
-        assert_eq!(mode(&home.path().join(dir)), 0o700, "{dir}");
+        assert_eq!(mode(&dirs.home().join(dir)), 0o700, "{dir}");
     }
     assert_eq!(mode(user_home.path()), 0o755);
-    let (files, dirs) = walk(&home.path().join("sessions"));
+    let (files, dirs) = walk(&dirs.home().join("sessions"));
     assert!(!files.is_empty(), "no session saved");
     for file in files {
         assert_eq!(mode(&file), 0o600, "{}", file.display());

@@ -8,7 +8,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use crate::support::*;
 
@@ -51,13 +50,6 @@ fn probe() -> String {
     line
 }
 
-/// Who runs harness9.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum User {
-    Root,
-    Nobody,
-}
-
 /// Runs `harness9 -p` as `user` with `sandbox`, the model making one bash call with the
 /// probe; returns the tool result.
 fn probe_as(user: User, sandbox: &str) -> String {
@@ -76,50 +68,23 @@ fn probe_as(user: User, sandbox: &str) -> String {
     std::fs::create_dir_all(&project).unwrap();
     if user == User::Nobody {
         for path in [dir.path(), &home, &project] {
-            std::os::unix::fs::chown(path, Some(65534), Some(65534)).unwrap();
+            std::os::unix::fs::chown(path, Some(NOBODY), Some(NOBODY)).unwrap();
         }
     }
-    let server = MockServer::start(vec![]);
-    let call = serde_json::json!({ "command": probe() }).to_string();
-    server.push(sse(vec![
-        tool_call(0, "c1", "bash", &call),
-        finish("tool_calls"),
-    ]));
-    server.push(sse(vec![text("done"), finish("stop")]));
-    let mut cmd = match user {
-        User::Root => Command::new(env!("CARGO_BIN_EXE_harness9")),
-        User::Nobody => {
-            let mut cmd = Command::new("setpriv");
-            cmd.args([
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                env!("CARGO_BIN_EXE_harness9"),
-            ]);
-            cmd
-        }
-    };
-    cmd.current_dir(&project)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &home)
-        .env("HARNESS9_HOME", &home)
-        .env("OPENAI_BASE_URL", server.url())
-        .env("HARNESS9_MODEL", "m")
-        .env("NO_COLOR", "1")
-        .args([
-            "-p",
-            "go",
-            "--approval-mode",
-            "full-auto",
-            "--sandbox",
-            sandbox,
-        ])
-        .stdin(Stdio::null());
+    let server = MockServer::start(vec![bash_reply("c1", &probe()), answer("done")]);
+    let mut cmd = server.harness9(&home, &project);
+    cmd.args([
+        "-p",
+        "go",
+        "--approval-mode",
+        "full-auto",
+        "--sandbox",
+        sandbox,
+    ]);
     for (name, a, b) in SECRETS {
         cmd.env(name, format!("{a}{b}"));
     }
-    let out = cmd.output().unwrap();
+    let out = output_of(&mut as_user(cmd, user));
     assert_exit(&out, 0);
     let requests = server.chat_requests();
     assert_eq!(
@@ -223,32 +188,27 @@ fn the_rest_of_the_environment_is_untouched() {
 /// secrets it was not given do not.
 #[test]
 fn a_secret_named_for_an_mcp_server_still_reaches_it() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    write(
-        &home.path().join("config.toml"),
-        &mcp_fixture_table("fx", &[], "env_vars = [\"GITHUB_TOKEN\"]"),
-    );
+    let dirs = Dirs::with_config(&mcp_fixture_table(
+        "fx",
+        &[],
+        "env_vars = [\"GITHUB_TOKEN\"]",
+    ));
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
-            finish("tool_calls"),
-        ]),
+        use_skill_reply("c1", "mcp:fx"),
         sse(vec![
             tool_call(0, "c2", "mcp__fx__env", r#"{"name":"GITHUB_TOKEN"}"#),
             tool_call(1, "c3", "mcp__fx__env", r#"{"name":"OTHER_TOKEN"}"#),
             finish("tool_calls"),
         ]),
-        sse(vec![text("done"), finish("stop")]),
+        answer("done"),
     ]);
-    let out = server
-        .harness9(home.path(), project.path())
-        .env("GITHUB_TOKEN", "gh-token-for-the-server")
-        .env("OTHER_TOKEN", "not-for-the-server")
-        .args(["-p", "go", "--approval-mode", "full-auto"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = output_of(
+        server
+            .binary(&dirs)
+            .env("GITHUB_TOKEN", "gh-token-for-the-server")
+            .env("OTHER_TOKEN", "not-for-the-server")
+            .args(["-p", "go", "--approval-mode", "full-auto"]),
+    );
     assert_exit(&out, 0);
     let results = server.chat_requests()[2].tool_results();
     assert_eq!(
@@ -262,40 +222,32 @@ fn a_secret_named_for_an_mcp_server_still_reaches_it() {
 /// are overwritten there, the others stay.
 #[test]
 fn arguments_holding_secrets_are_hidden_from_the_command_line() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let server = MockServer::start(vec![]);
-    let call = serde_json::json!({
-        "command": "tr '\\0' '\\n' < /proc/$PPID/cmdline"
-    })
-    .to_string();
-    server.push(sse(vec![
-        tool_call(0, "c1", "bash", &call),
-        finish("tool_calls"),
-    ]));
-    server.push(sse(vec![text("done"), finish("stop")]));
+    let dirs = Dirs::new();
+    let server = MockServer::start(vec![
+        bash_reply("c1", "tr '\\0' '\\n' < /proc/$PPID/cmdline"),
+        answer("done"),
+    ]);
     let url = server
         .url()
         .replace("http://", "http://user:url-pass-SECRET@");
     let prompt =
         "use the key sk-test-ARGkeyABCDEFGHIJKLMNOP and ghp_abcdefghijklmnopqrstuvwxyz0123456789";
-    let out = server
-        .harness9(home.path(), project.path())
-        .env("OPENAI_API_KEY", "sk-test-ARGkeyABCDEFGHIJKLMNOP")
-        .args([
-            "--base-url",
-            &url,
-            "-p",
-            prompt,
-            "--approval-mode",
-            "full-auto",
-            // Unconfined: in the sandbox, harness9's process is not visible to read.
-            "--sandbox",
-            "off",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = output_of(
+        server
+            .binary(&dirs)
+            .env("OPENAI_API_KEY", "sk-test-ARGkeyABCDEFGHIJKLMNOP")
+            .args([
+                "--base-url",
+                &url,
+                "-p",
+                prompt,
+                "--approval-mode",
+                "full-auto",
+                // Unconfined: in the sandbox, harness9's process is not visible to read.
+                "--sandbox",
+                "off",
+            ]),
+    );
     assert_exit(&out, 0);
     let cmdline = server.chat_requests()[1].tool_results().remove(0);
     for secret in ["url-pass-SECRET", "sk-test-ARGkey", "ghp_abcdef"] {

@@ -28,6 +28,11 @@ fn provider(server: &MockServer) -> ProviderConfig {
     c
 }
 
+/// An HTTP error whose body is the usual `{"error": {"message", "code"}}`.
+fn api_error(status: u16, message: &str, code: &str) -> Reply {
+    http_error(status).json_body(json!({"error": {"message": message, "code": code}}))
+}
+
 fn user(text: &str) -> Vec<Message> {
     vec![
         Message::System {
@@ -77,6 +82,11 @@ impl Run {
             .collect()
     }
 
+    /// The attempt number of each retry announced.
+    fn retry_attempts(&self) -> Vec<u32> {
+        self.retries().iter().map(|r| r.0).collect()
+    }
+
     fn texts(&self) -> Vec<String> {
         self.events
             .iter()
@@ -110,6 +120,58 @@ async fn run(config: ProviderConfig) -> Run {
     run_with(config, &user("hi"), &[]).await
 }
 
+/// Asserts that `e` is of `kind` and says `says`.
+#[track_caller]
+fn assert_error(e: &LlmError, kind: ErrorKind, says: &str) {
+    assert_eq!(e.kind(), kind, "{e}");
+    assert!(e.to_string().contains(says), "{e}");
+}
+
+/// The error a completion against `server` ends with.
+async fn error_from(server: &MockServer) -> LlmError {
+    run(provider(server)).await.result.unwrap_err()
+}
+
+/// Runs `config` and asserts that it fails with a timeout, within 1.5 s, saying `needles`.
+async fn assert_quick_timeout(config: ProviderConfig, needles: &[&str]) {
+    let start = Instant::now();
+    let e = run(config).await.result.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    assert!(start.elapsed() < Duration::from_millis(1500), "{e}");
+    assert_has(&e.to_string(), needles);
+}
+
+/// A completion of `user("hi")` against `server`, cancelled at the first event
+/// `cancel_at` matches: its result, the events until then, and how long it took.
+async fn cancelled_at(
+    server: &MockServer,
+    cancel_at: impl Fn(&StreamEvent) -> bool + Send + Sync,
+) -> (Result<Completion, LlmError>, Vec<StreamEvent>, Duration) {
+    let client = Client::new(provider(server)).unwrap();
+    let cancel = CancellationToken::new();
+    let mut events = Vec::new();
+    let start = Instant::now();
+    let canceller = cancel.clone();
+    let messages = user("hi");
+    let result = client
+        .complete(
+            ChatRequest {
+                model: "m",
+                messages: &messages,
+                tools: &[],
+            },
+            &cancel,
+            &mut |e| {
+                if cancel_at(&e) {
+                    canceller.cancel();
+                }
+                events.push(e);
+            },
+        )
+        .await;
+    (result, events, start.elapsed())
+}
+
 #[tokio::test]
 async fn plain_answer_with_usage() {
     let server = MockServer::start(vec![sse(vec![
@@ -140,11 +202,8 @@ async fn plain_answer_with_usage() {
 #[tokio::test]
 async fn tool_call_round_trip() {
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "call_1", "read_file", r#"{"path":"a.txt"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("It says hi."), finish("stop")]),
+        tool_reply("call_1", "read_file", r#"{"path":"a.txt"}"#),
+        answer("It says hi."),
     ]);
     let tools = [read_file_tool()];
     let mut messages = user("read a.txt");
@@ -231,10 +290,7 @@ async fn arguments_split_over_many_chunks_and_many_tcp_reads() {
             finish("tool_calls"),
         ])
         .pieces(3),
-        sse(vec![
-            tool_call(0, "call_2", "read_file", args),
-            finish("tool_calls"),
-        ]),
+        tool_reply("call_2", "read_file", args),
     ]);
     let split = run(provider(&server)).await;
     assert_eq!(split.ok().tool_calls[0].arguments, args);
@@ -293,7 +349,7 @@ async fn reasoning_deltas_stream_and_are_kept() {
 async fn rate_limit_then_success_honours_retry_after() {
     let server = MockServer::start(vec![
         http_error(429).header("Retry-After", "1"),
-        sse(vec![text("ok"), finish("stop")]),
+        answer("ok"),
     ]);
     let start = Instant::now();
     let run = run(provider(&server)).await;
@@ -357,7 +413,7 @@ async fn a_retry_after_date_in_the_past_backs_off_like_no_header() {
         http_error(429).header("Retry-After", past),
         http_error(503).header("Retry-After", past),
         http_error(429).header("Retry-After", "0"),
-        sse(vec![text("ok"), finish("stop")]),
+        answer("ok"),
     ]);
     let run = run(provider(&server)).await;
     assert_eq!(run.ok().text, "ok");
@@ -400,23 +456,18 @@ async fn server_errors_until_retries_run_out() {
         shown.contains(&format!("{}/chat/completions", server.url())),
         "{shown}"
     );
-    assert!(
-        shown.contains("HTTP 500") && shown.contains("after 3 attempts"),
-        "{shown}"
-    );
-    assert_eq!(
-        run.retries().iter().map(|r| r.0).collect::<Vec<_>>(),
-        vec![2, 3]
-    );
+    assert_has(&shown, &["HTTP 500", "after 3 attempts"]);
+    assert_eq!(run.retry_attempts(), vec![2, 3]);
     assert_eq!(server.requests().len(), 3);
 }
 
 #[tokio::test]
 async fn auth_failure_is_not_retried_and_never_shows_the_key() {
-    let server = MockServer::start(vec![
-        http_error(401).json_body(json!({"error": {
-        "message": "Incorrect API key provided: sk-test-key-123", "code": "invalid_api_key"}})),
-    ]);
+    let server = MockServer::start(vec![api_error(
+        401,
+        "Incorrect API key provided: sk-test-key-123",
+        "invalid_api_key",
+    )]);
     let run = run(provider(&server)).await;
     let e = run.err();
     assert_eq!(e.kind(), ErrorKind::Auth);
@@ -442,16 +493,20 @@ async fn exhausted_quota_is_not_retried() {
 #[tokio::test]
 async fn unknown_model_and_context_too_long() {
     let server = MockServer::start(vec![
-        http_error(404).json_body(json!({"error": {
-            "message": "The model `mock-model` does not exist", "code": "model_not_found"}})),
-        http_error(400).json_body(json!({"error": {
-            "message": "This model's maximum context length is 8192 tokens.",
-            "code": "context_length_exceeded"}})),
+        api_error(
+            404,
+            "The model `mock-model` does not exist",
+            "model_not_found",
+        ),
+        api_error(
+            400,
+            "This model's maximum context length is 8192 tokens.",
+            "context_length_exceeded",
+        ),
     ]);
-    let e = run(provider(&server)).await.result.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::ModelNotFound);
-    assert!(e.to_string().contains("--model or HARNESS9_MODEL"), "{e}");
-    let e = run(provider(&server)).await.result.unwrap_err();
+    let e = error_from(&server).await;
+    assert_error(&e, ErrorKind::ModelNotFound, "--model or HARNESS9_MODEL");
+    let e = error_from(&server).await;
     assert_eq!(e.kind(), ErrorKind::ContextTooLong);
     assert_eq!(server.requests().len(), 2);
 }
@@ -463,7 +518,7 @@ async fn a_validation_error_with_a_500_is_retried_once_then_reported_as_a_bad_re
     let server = MockServer::start(vec![
         http_error(500).json_body(pydantic.clone()),
         http_error(500).json_body(pydantic),
-        sse(vec![text("never asked for"), finish("stop")]),
+        answer("never asked for"),
     ]);
     let run = run(provider(&server)).await;
     let e = run.err();
@@ -480,14 +535,11 @@ async fn a_cut_stream_is_retried() {
     let server = MockServer::start(vec![
         sse(vec![text("par"), text("tial"), finish("stop")]).cut_after(1),
         sse(vec![text("par")]).without_done().close_delimited(),
-        sse(vec![text("full"), finish("stop")]),
+        answer("full"),
     ]);
     let run = run(provider(&server)).await;
     assert_eq!(run.ok().text, "full");
-    assert_eq!(
-        run.retries().iter().map(|r| r.0).collect::<Vec<_>>(),
-        vec![2, 3]
-    );
+    assert_eq!(run.retry_attempts(), vec![2, 3]);
     assert_eq!(run.texts(), vec!["par", "par", "full"]);
     assert_eq!(server.requests().len(), 3);
 }
@@ -500,14 +552,11 @@ async fn a_stream_that_ends_inside_an_event_is_a_cut_whether_closed_or_reset() {
         sse(vec![text("a"), raw(half_event)]).without_done(),
         // ...and the same bytes followed by a reset.
         sse(vec![text("a"), raw(half_event), text("never sent")]).cut_after(2),
-        sse(vec![text("full"), finish("stop")]),
+        answer("full"),
     ]);
     let run = run(provider(&server)).await;
     assert_eq!(run.ok().text, "full");
-    assert_eq!(
-        run.retries().iter().map(|r| r.0).collect::<Vec<_>>(),
-        vec![2, 3]
-    );
+    assert_eq!(run.retry_attempts(), vec![2, 3]);
     assert_eq!(server.chat_requests().len(), 3);
 
     // Out of retries, it is reported as a cut, not as a protocol error.
@@ -585,15 +634,7 @@ async fn keep_alives_hold_the_idle_timer_only_until_the_first_data() {
 
     assert_eq!(run(config.clone()).await.ok().text, "b");
 
-    let start = Instant::now();
-    let e = run(config).await.result.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Timeout);
-    assert!(start.elapsed() < Duration::from_millis(1500), "{e}");
-    let s = e.to_string();
-    assert!(
-        s.contains("idle timeout") && s.contains("idle_timeout_secs"),
-        "{s}"
-    );
+    assert_quick_timeout(config, &["idle timeout", "idle_timeout_secs"]).await;
 }
 
 #[tokio::test]
@@ -604,15 +645,7 @@ async fn an_attempt_that_streams_too_long_hits_the_attempt_timeout() {
     config.idle_timeout = Duration::from_millis(300);
     config.attempt_timeout = Duration::from_millis(400);
     config.retry.max_retries = 0;
-    let start = Instant::now();
-    let e = run(config).await.result.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Timeout);
-    assert!(start.elapsed() < Duration::from_millis(1500), "{e}");
-    let s = e.to_string();
-    assert!(
-        s.contains("attempt timeout") && s.contains("attempt_timeout_secs"),
-        "{s}"
-    );
+    assert_quick_timeout(config, &["attempt timeout", "attempt_timeout_secs"]).await;
 }
 
 #[tokio::test]
@@ -673,7 +706,7 @@ async fn a_break_after_the_finish_keeps_the_answer() {
 #[tokio::test]
 async fn a_stall_hits_the_idle_timeout() {
     let server = MockServer::start(vec![
-        sse(vec![text("a"), finish("stop")]).stall_after(1),
+        answer("a").stall_after(1),
         sse(vec![text("b")]).delay_headers_ms(5_000),
     ]);
     let mut config = provider(&server);
@@ -700,9 +733,9 @@ async fn error_objects_inside_the_stream_are_classified() {
             ),
         ]),
         sse(vec![text("a"), stream_error("Overloaded")]),
-        sse(vec![text("ok"), finish("stop")]),
+        answer("ok"),
     ]);
-    let e = run(provider(&server)).await.result.unwrap_err();
+    let e = error_from(&server).await;
     assert_eq!(e.kind(), ErrorKind::ContextTooLong);
     assert!(e.provider_message().contains("maximum context length"));
     // A provider failure mid-stream is retried.
@@ -739,9 +772,8 @@ async fn garbage_is_a_protocol_error() {
         "text/html",
         "<html>not an API</html>",
     )]);
-    let e = run(provider(&server)).await.result.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Protocol);
-    assert!(e.to_string().contains("/v1"), "{e}");
+    let e = error_from(&server).await;
+    assert_error(&e, ErrorKind::Protocol, "/v1");
 }
 
 #[tokio::test]
@@ -767,57 +799,20 @@ async fn nobody_listening_is_a_network_error() {
 
 #[tokio::test]
 async fn cancellation_aborts_a_stalled_stream_promptly() {
-    let server = MockServer::start(vec![sse(vec![text("a"), finish("stop")]).stall_after(1)]);
-    let client = Client::new(provider(&server)).unwrap();
-    let cancel = CancellationToken::new();
-    let mut events = Vec::new();
-    let start = Instant::now();
-    let canceller = cancel.clone();
-    let messages = user("hi");
-    let result = client
-        .complete(
-            ChatRequest {
-                model: "m",
-                messages: &messages,
-                tools: &[],
-            },
-            &cancel,
-            &mut |e| {
-                events.push(e);
-                canceller.cancel();
-            },
-        )
-        .await;
+    let server = MockServer::start(vec![answer("a").stall_after(1)]);
+    let (result, events, took) = cancelled_at(&server, |_| true).await;
     assert_eq!(result.unwrap_err().kind(), ErrorKind::Interrupted);
     assert_eq!(events, vec![StreamEvent::Text("a".into())]);
-    assert!(start.elapsed() < Duration::from_secs(5));
+    assert!(took < Duration::from_secs(5));
 }
 
 #[tokio::test]
 async fn cancellation_interrupts_a_retry_wait() {
     let server = MockServer::start(vec![http_error(503).header("Retry-After", "4")]);
-    let client = Client::new(provider(&server)).unwrap();
-    let cancel = CancellationToken::new();
-    let canceller = cancel.clone();
-    let messages = user("hi");
-    let start = Instant::now();
-    let result = client
-        .complete(
-            ChatRequest {
-                model: "m",
-                messages: &messages,
-                tools: &[],
-            },
-            &cancel,
-            &mut |e| {
-                if matches!(e, StreamEvent::Retrying { .. }) {
-                    canceller.cancel();
-                }
-            },
-        )
-        .await;
+    let (result, _, took) =
+        cancelled_at(&server, |e| matches!(e, StreamEvent::Retrying { .. })).await;
     assert_eq!(result.unwrap_err().kind(), ErrorKind::Interrupted);
-    assert!(start.elapsed() < Duration::from_secs(4));
+    assert!(took < Duration::from_secs(4));
     assert_eq!(server.requests().len(), 1);
 }
 
@@ -871,7 +866,7 @@ async fn the_request_we_send() {
 #[test]
 fn the_server_works_from_plain_tests_and_answers_done_when_the_script_runs_out() {
     let server = MockServer::start(vec![]);
-    server.push(sse(vec![text("pushed"), finish("stop")]));
+    server.push(answer("pushed"));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

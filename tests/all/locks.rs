@@ -48,15 +48,14 @@ fn add_at_once(home: &Path, project: &Path, scope: &str, count: usize) -> Vec<St
 
 #[test]
 fn concurrent_mcp_adds_all_land_in_the_config_and_the_trust_list() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
+    let dirs = Dirs::new();
     std::fs::write(
-        home.path().join("config.toml"),
+        dirs.home().join("config.toml"),
         "# my settings\nmodel = \"m\"\n",
     )
     .unwrap();
-    let names = add_at_once(home.path(), project.path(), "user", 12);
-    let text = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
+    let names = add_at_once(dirs.home(), dirs.project(), "user", 12);
+    let text = std::fs::read_to_string(dirs.home().join("config.toml")).unwrap();
     assert!(text.starts_with("# my settings\nmodel = \"m\"\n"), "{text}");
     for name in &names {
         assert!(
@@ -65,10 +64,10 @@ fn concurrent_mcp_adds_all_land_in_the_config_and_the_trust_list() {
         );
     }
 
-    let names = add_at_once(home.path(), project.path(), "project", 12);
+    let names = add_at_once(dirs.home(), dirs.project(), "project", 12);
     let project_file =
-        std::fs::read_to_string(project.path().join(".harness9/config.toml")).unwrap();
-    let trust = std::fs::read_to_string(home.path().join("mcp/trusted.json")).unwrap();
+        std::fs::read_to_string(dirs.project().join(".harness9/config.toml")).unwrap();
+    let trust = std::fs::read_to_string(dirs.home().join("mcp/trusted.json")).unwrap();
     for name in &names {
         assert!(
             project_file.contains(&format!("[mcp_servers.{name}]")),
@@ -80,7 +79,7 @@ fn concurrent_mcp_adds_all_land_in_the_config_and_the_trust_list() {
         );
     }
     // No temporary file is left behind.
-    let leftovers: Vec<_> = std::fs::read_dir(project.path().join(".harness9"))
+    let leftovers: Vec<_> = std::fs::read_dir(dirs.project().join(".harness9"))
         .unwrap()
         .flatten()
         .map(|e| e.file_name())
@@ -94,7 +93,7 @@ fn one_saved_session(
     home: &Path,
     project: &Path,
 ) -> (std::path::PathBuf, String) {
-    server.push(sse(vec![text("first answer"), finish("stop")]));
+    server.push(answer("first answer"));
     let out = server
         .harness9(home, project)
         .args(["-p", "first"])
@@ -151,14 +150,13 @@ fn wait_until_locked(file: &Path, pid: u32) {
 
 #[test]
 fn a_session_open_in_one_harness9_is_refused_by_a_second() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
+    let dirs = Dirs::new();
     let server = MockServer::start(vec![]);
-    let (file, id) = one_saved_session(&server, home.path(), project.path());
+    let (file, id) = one_saved_session(&server, dirs.home(), dirs.project());
 
     // The first: a pipe REPL on the session, waiting for input.
     let mut first = server
-        .harness9(home.path(), project.path())
+        .binary(&dirs)
         .args(["--resume", &id])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -170,7 +168,7 @@ fn a_session_open_in_one_harness9_is_refused_by_a_second() {
     // The second, by id and with -c (the latest of the project): refused, naming it.
     for args in [vec!["--resume", id.as_str()], vec!["-c"]] {
         let second = server
-            .harness9(home.path(), project.path())
+            .binary(&dirs)
             .args(&args)
             .args(["-p", "second"])
             .stdin(Stdio::null())
@@ -198,13 +196,8 @@ fn a_session_open_in_one_harness9_is_refused_by_a_second() {
     drop(first.stdin.take());
     let out = wait_with_deadline(first, DEADLINE);
     assert_exit(&out, 0);
-    server.push(sse(vec![text("third answer"), finish("stop")]));
-    let third = server
-        .harness9(home.path(), project.path())
-        .args(["--resume", &id, "-p", "third"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    server.push(answer("third answer"));
+    let third = server.run(&dirs, &["--resume", &id, "-p", "third"]);
     assert_exit(&third, 0);
     assert!(
         std::fs::read_to_string(&file)
@@ -218,18 +211,17 @@ fn a_session_open_in_one_harness9_is_refused_by_a_second() {
 /// is a whole record, and each run's prompt is in it once or the run was refused.
 #[test]
 fn resumes_started_together_never_interleave_records() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
+    let dirs = Dirs::new();
     let server = MockServer::start(vec![]);
-    let (file, id) = one_saved_session(&server, home.path(), project.path());
+    let (file, id) = one_saved_session(&server, dirs.home(), dirs.project());
     const RUNS: usize = 6;
     for n in 0..RUNS {
-        server.push(sse(vec![text(&format!("answer {n}")), finish("stop")]));
+        server.push(answer(&format!("answer {n}")));
     }
     let children: Vec<Child> = (0..RUNS)
         .map(|n| {
             server
-                .harness9(home.path(), project.path())
+                .binary(&dirs)
                 .args(["--resume", &id, "-p", &format!("prompt number {n}")])
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())

@@ -12,22 +12,21 @@ use crate::support::*;
 #[test]
 fn a_command_line_over_128_kib_runs_sandboxed_and_not() {
     for sandbox in ["workspace-write", "off"] {
-        let home = tempfile::tempdir().unwrap();
-        let project = tempfile::tempdir().unwrap();
+        let dirs = Dirs::new();
         let command = format!(
             ": {}\necho long-line-ran > out.txt; echo \"file=$0\"",
             "x".repeat(300 * 1024)
         );
         let (out, tool) = MockServer::start(vec![]).one_bash_call(
-            home.path(),
-            project.path(),
+            dirs.home(),
+            dirs.project(),
             &command,
             &["--approval-mode", "full-auto", "--sandbox", sandbox],
             &[],
         );
         assert_exit(&out, 0);
         assert_eq!(
-            std::fs::read_to_string(project.path().join("out.txt")).unwrap(),
+            std::fs::read_to_string(dirs.project().join("out.txt")).unwrap(),
             "long-line-ran\n",
             "{sandbox}: {tool}"
         );

@@ -45,3 +45,4 @@ mod special_files;
 mod terminal_safety;
 mod tui_e2e;
 mod undo;
+mod window;

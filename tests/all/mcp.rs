@@ -8,90 +8,43 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use crate::support::*;
 
-fn dirs() -> (tempfile::TempDir, tempfile::TempDir) {
-    (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap())
-}
-
-fn configure(home: &Path, toml: &str) {
-    write(&home.join("config.toml"), toml);
-}
-
-fn run(server: &MockServer, home: &Path, project: &Path, prompt: &str, args: &[&str]) -> Output {
-    server
-        .harness9(home, project)
-        .args(["-p", prompt])
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    request.body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn system_prompt(request: &RecordedRequest) -> String {
-    request.messages()[0]["content"]
-        .as_str()
-        .unwrap()
-        .to_string()
+/// `harness9 -p PROMPT ARGS` in `dirs` against `server`.
+fn run(server: &MockServer, dirs: &Dirs, prompt: &str, args: &[&str]) -> Output {
+    server.run(dirs, &[&["-p", prompt], args].concat())
 }
 
 #[test]
 fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt() {
-    let (home, project) = dirs();
-    configure(
-        home.path(),
-        &mcp_fixture_table("fx", &["--instructions", "Echo and add numbers."], ""),
-    );
+    let dirs = Dirs::with_config(&mcp_fixture_table(
+        "fx",
+        &["--instructions", "Echo and add numbers."],
+        "",
+    ));
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "c2", "mcp__fx__echo", r#"{"text":"hi"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "c3", "unload_skill", r#"{"skill_name":"mcp:fx"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
+        use_skill_reply("c1", "mcp:fx"),
+        tool_reply("c2", "mcp__fx__echo", r#"{"text":"hi"}"#),
+        tool_reply("c3", "unload_skill", r#"{"skill_name":"mcp:fx"}"#),
+        answer("done"),
     ]);
-    let out = run(
-        &server,
-        home.path(),
-        project.path(),
-        "go",
-        &["--approval-mode", "full-auto"],
-    );
+    let out = run(&server, &dirs, "go", &["--approval-mode", "full-auto"]);
     assert_exit(&out, 0);
     let requests = server.chat_requests();
     assert_eq!(requests.len(), 4);
-    let prompt = system_prompt(&requests[0]);
+    let prompt = requests[0].message_text(0);
     // Nothing was started for the first request, so its line comes from configuration.
     assert!(prompt.contains("## MCP Servers\n"), "{prompt}");
     assert!(prompt.contains("\n- mcp:fx\n"), "{prompt}");
     for r in &requests {
-        assert_eq!(system_prompt(r), prompt, "the system prompt changed");
+        assert_eq!(r.message_text(0), prompt, "the system prompt changed");
     }
-    let has_echo = |r: &RecordedRequest| tool_names(r).contains(&"mcp__fx__echo".to_string());
+    let has_echo = |r: &RecordedRequest| r.tool_names().contains(&"mcp__fx__echo".to_string());
     assert!(!has_echo(&requests[0]));
     assert!(has_echo(&requests[1]) && has_echo(&requests[2]));
-    assert!(!has_echo(&requests[3]), "{:?}", tool_names(&requests[3]));
+    assert!(!has_echo(&requests[3]), "{:?}", requests[3].tool_names());
     let loaded = &requests[1].tool_results()[0];
     assert!(
         loaded.contains("<mcp-server-loaded name=\"fx\">"),
@@ -102,13 +55,13 @@ fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt(
     // The server's stderr went to its log, not to the user.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("fixture fixture starting"), "{stderr}");
-    let log = std::fs::read_to_string(home.path().join("logs/mcp/fx.log")).unwrap();
+    let log = std::fs::read_to_string(dirs.home().join("logs/mcp/fx.log")).unwrap();
     assert!(log.contains("fixture fixture starting"), "{log}");
 
     // The next session's index line says what the server said of itself.
-    let again = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
-    assert_exit(&run(&again, home.path(), project.path(), "hi", &[]), 0);
-    let prompt = system_prompt(&again.chat_requests()[0]);
+    let again = MockServer::start(vec![answer("ok")]);
+    assert_exit(&run(&again, &dirs, "hi", &[]), 0);
+    let prompt = again.chat_requests()[0].message_text(0);
     assert!(
         prompt.contains("\n- mcp:fx: Echo and add numbers. ("),
         "{prompt}"
@@ -116,19 +69,13 @@ fn loading_a_server_changes_the_next_requests_tools_and_never_the_system_prompt(
 }
 
 /// One `-p` run in which the model loads `fx` and calls its `echo`; the tool result.
-fn echo_call(home: &Path, project: &Path, args: &[&str]) -> (Output, String) {
+fn echo_call(dirs: &Dirs, args: &[&str]) -> (Output, String) {
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "c2", "mcp__fx__echo", r#"{"text":"hi"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
+        use_skill_reply("c1", "mcp:fx"),
+        tool_reply("c2", "mcp__fx__echo", r#"{"text":"hi"}"#),
+        answer("done"),
     ]);
-    let out = run(&server, home, project, "go", args);
+    let out = run(&server, dirs, "go", args);
     let result = server
         .chat_requests()
         .get(2)
@@ -139,11 +86,10 @@ fn echo_call(home: &Path, project: &Path, args: &[&str]) -> (Output, String) {
 
 #[test]
 fn mcp_tools_ask_unless_allowed_and_run_in_full_auto_unless_denied() {
-    let (home, project) = dirs();
     let table = mcp_fixture_table("fx", &[], "");
-    configure(home.path(), &table);
+    let dirs = Dirs::with_config(&table);
     for mode in ["suggest", "auto-edit"] {
-        let (out, result) = echo_call(home.path(), project.path(), &["--approval-mode", mode]);
+        let (out, result) = echo_call(&dirs, &["--approval-mode", mode]);
         assert!(
             result.starts_with("Denied: the MCP tool `echo` of server `fx`"),
             "{mode}: {result}"
@@ -154,29 +100,21 @@ fn mcp_tools_ask_unless_allowed_and_run_in_full_auto_unless_denied() {
             "{stderr}"
         );
     }
-    let (_, result) = echo_call(
-        home.path(),
-        project.path(),
-        &["--approval-mode", "full-auto"],
-    );
+    let (_, result) = echo_call(&dirs, &["--approval-mode", "full-auto"]);
     assert_eq!(result, "echo: hi");
 
     // A rule for the whole server allows it in suggest; a deny rule wins in full-auto.
-    configure(
-        home.path(),
+    dirs.home_file(
+        "config.toml",
         &format!("[permissions]\nallow = [\"mcp__fx\"]\n\n{table}"),
     );
-    let (_, result) = echo_call(home.path(), project.path(), &["--approval-mode", "suggest"]);
+    let (_, result) = echo_call(&dirs, &["--approval-mode", "suggest"]);
     assert_eq!(result, "echo: hi");
-    configure(
-        home.path(),
+    dirs.home_file(
+        "config.toml",
         &format!("[permissions]\ndeny = [\"mcp__fx__echo\"]\n\n{table}"),
     );
-    let (_, result) = echo_call(
-        home.path(),
-        project.path(),
-        &["--approval-mode", "full-auto"],
-    );
+    let (_, result) = echo_call(&dirs, &["--approval-mode", "full-auto"]);
     assert!(
         result.contains("Denied by the permission rule `deny mcp__fx__echo`"),
         "{result}"
@@ -185,42 +123,31 @@ fn mcp_tools_ask_unless_allowed_and_run_in_full_auto_unless_denied() {
 
 #[test]
 fn a_prompt_is_a_slash_command_whose_text_is_never_expanded() {
-    let (home, project) = dirs();
-    configure(home.path(), &mcp_fixture_table("fx", &[], ""));
-    let server = MockServer::start(vec![sse(vec![text("hello Ann"), finish("stop")])]);
-    let out = run(
-        &server,
-        home.path(),
-        project.path(),
-        "/fx:greet Ann pirate",
-        &[],
-    );
+    let dirs = Dirs::with_config(&mcp_fixture_table("fx", &[], ""));
+    let server = MockServer::start(vec![answer("hello Ann")]);
+    let out = run(&server, &dirs, "/fx:greet Ann pirate", &[]);
     assert_exit(&out, 0);
     assert_eq!(
         server.chat_requests()[0].last_user_text(),
         "Say hello to Ann in a pirate way"
     );
 
-    let marker = project.path().join("pwned");
-    let server = MockServer::start(vec![sse(vec![text("no"), finish("stop")])]);
+    let marker = dirs.project().join("pwned");
+    let server = MockServer::start(vec![answer("no")]);
     let out = run(
         &server,
-        home.path(),
-        project.path(),
+        &dirs,
         "/fx:shell",
         &["--approval-mode", "full-auto"],
     );
     assert_exit(&out, 0);
     let sent = server.chat_requests()[0].last_user_text();
-    assert!(
-        sent.contains("!`touch /tmp/mcp_fixture_pwned`") && sent.contains("$ARGUMENTS"),
-        "{sent}"
-    );
+    assert_has(&sent, &["!`touch /tmp/mcp_fixture_pwned`", "$ARGUMENTS"]);
     assert!(!marker.exists());
 
     // A missing required argument fails the turn with the prompt's usage.
     let server = MockServer::start(vec![]);
-    let out = run(&server, home.path(), project.path(), "/fx:greet", &[]);
+    let out = run(&server, &dirs, "/fx:greet", &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("/fx:greet needs name; usage: /fx:greet <name> [style]"),
@@ -232,29 +159,13 @@ fn a_prompt_is_a_slash_command_whose_text_is_never_expanded() {
 
 #[test]
 fn a_server_that_cannot_start_is_named_with_its_stderr_and_nothing_starts_early() {
-    let (home, project) = dirs();
-    configure(
-        home.path(),
-        &format!(
-            "{}{}",
-            mcp_fixture_table("db", &["--fail-start"], ""),
-            mcp_fixture_table("idle", &[], "")
-        ),
-    );
-    let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "use_skill", r#"{"skill_name":"mcp:db"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
-    ]);
-    let out = run(
-        &server,
-        home.path(),
-        project.path(),
-        "go",
-        &["--approval-mode", "full-auto"],
-    );
+    let dirs = Dirs::with_config(&format!(
+        "{}{}",
+        mcp_fixture_table("db", &["--fail-start"], ""),
+        mcp_fixture_table("idle", &[], "")
+    ));
+    let server = MockServer::start(vec![use_skill_reply("c1", "mcp:db"), answer("done")]);
+    let out = run(&server, &dirs, "go", &["--approval-mode", "full-auto"]);
     assert_exit(&out, 0);
     let result = &server.chat_requests()[1].tool_results()[0];
     assert!(
@@ -273,11 +184,11 @@ fn a_server_that_cannot_start_is_named_with_its_stderr_and_nothing_starts_early(
         "{stderr}"
     );
     // The server nobody loaded never ran.
-    assert!(!home.path().join("logs/mcp/idle.log").exists());
+    assert!(!dirs.home().join("logs/mcp/idle.log").exists());
 
     // The user's own `/db:PROMPT` fails with the reason, said once (the error, no
     // notice besides it), and asks the model nothing.
-    let out = run(&server, home.path(), project.path(), "/db:hello", &[]);
+    let out = run(&server, &dirs, "/db:hello", &[]);
     assert_exit(&out, 1);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
@@ -294,16 +205,12 @@ fn a_server_that_cannot_start_is_named_with_its_stderr_and_nothing_starts_early(
 
 #[test]
 fn piped_input_cannot_be_added_to_an_mcp_prompt() {
-    let (home, project) = dirs();
-    configure(home.path(), &mcp_fixture_table("fx", &[], ""));
+    let dirs = Dirs::with_config(&mcp_fixture_table("fx", &[], ""));
     let server = MockServer::start(vec![]);
-    let child = spawn_fed(
-        server
-            .harness9(home.path(), project.path())
-            .args(["-p", "/fx:review"]),
+    let out = run_fed(
+        server.binary(&dirs).args(["-p", "/fx:review"]),
         b"some diff\n",
     );
-    let out = wait_with_deadline(child, std::time::Duration::from_secs(60));
     assert_exit(&out, 2);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("piped input cannot be added"), "{stderr}");
@@ -339,10 +246,7 @@ async fn until_tools_of(s: &mut Session, owner: &str) {
 #[tokio::test]
 async fn a_preloaded_server_starts_in_the_background_and_comes_back_after_clear() {
     let project = tempfile::tempdir().unwrap();
-    let server = MockServer::start(vec![
-        sse(vec![text("one"), finish("stop")]),
-        sse(vec![text("two"), finish("stop")]),
-    ]);
+    let server = MockServer::start(vec![answer("one"), answer("two")]);
     let mut s = SessionBuilder::new(&server, project.path())
         .config_toml(&mcp_fixture_table("pre", &[], "preload = true"))
         .start();
@@ -356,12 +260,21 @@ async fn a_preloaded_server_starts_in_the_background_and_comes_back_after_clear(
     let requests = server.chat_requests();
     for r in &requests {
         assert!(
-            tool_names(r).contains(&"mcp__pre__echo".to_string()),
+            r.tool_names().contains(&"mcp__pre__echo".to_string()),
             "{:?}",
-            tool_names(r)
+            r.tool_names()
         );
     }
-    assert_eq!(system_prompt(&requests[0]), system_prompt(&requests[1]));
+    assert_eq!(requests[0].message_text(0), requests[1].message_text(0));
+}
+
+/// Waits (at most 20 s) until `file` holds `text`; fails saying `never` when not.
+async fn until_file_holds(file: &Path, text: &str, never: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !std::fs::read_to_string(file).is_ok_and(|t| t.contains(text)) {
+        assert!(std::time::Instant::now() < deadline, "{never}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }
 
 #[tokio::test]
@@ -370,14 +283,8 @@ async fn interrupting_a_hanging_mcp_call_ends_the_turn_and_tells_the_server() {
     let project = tempfile::tempdir().unwrap();
     let log = project.path().join("cancel.log");
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "use_skill", r#"{"skill_name":"mcp:fx"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "c2", "mcp__fx__slow", r#"{"seconds":60}"#),
-            finish("tool_calls"),
-        ]),
+        use_skill_reply("c1", "mcp:fx"),
+        tool_reply("c2", "mcp__fx__slow", r#"{"seconds":60}"#),
     ]);
     let extra = format!(
         "env = {{ FIXTURE_CANCEL_LOG = {:?} }}",
@@ -393,38 +300,27 @@ async fn interrupting_a_hanging_mcp_call_ends_the_turn_and_tells_the_server() {
     s.until(|e| matches!(e, Event::ToolCallBegin { name, .. } if name == "mcp__fx__slow"))
         .await;
     // The call has reached the server before it is interrupted.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !std::fs::read_to_string(&log).is_ok_and(|t| t.contains("slow started")) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the call never reached the server"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    until_file_holds(&log, "slow started", "the call never reached the server").await;
     s.op(Op::Interrupt);
     let (outcome, _) = s.until_complete().await;
     assert_eq!(outcome, TurnOutcome::Interrupted);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !std::fs::read_to_string(&log).is_ok_and(|t| t.contains("\ncancelled")) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the server never heard of the cancellation"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    until_file_holds(
+        &log,
+        "\ncancelled",
+        "the server never heard of the cancellation",
+    )
+    .await;
 }
 
-/// The first request of a session in `home` (a fresh scripted server answering "ok").
-fn first_request(home: &Path, project: &Path) -> RecordedRequest {
+/// The first request of a session in `dirs` (a fresh scripted server answering "ok").
+fn first_request(dirs: &Dirs) -> RecordedRequest {
     let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
-    assert_exit(&run(&server, home, project, "hi", &[]), 0);
+    assert_exit(&run(&server, dirs, "hi", &[]), 0);
     server.chat_requests().remove(0)
 }
 
 #[test]
 fn five_servers_add_at_most_a_kilobyte_to_every_request_and_each_line_names_its_server() {
-    let (home, project) = dirs();
-    let (bare, _) = dirs();
     let long = "Tells the time in any zone. It also converts between zones, lists the zones \
                 it knows and explains daylight saving rules in detail.";
     let mut table = String::new();
@@ -440,10 +336,10 @@ fn five_servers_add_at_most_a_kilobyte_to_every_request_and_each_line_names_its_
             "",
         ));
     }
-    configure(home.path(), &table);
-    let none = first_request(bare.path(), project.path()).raw_body.len();
+    let dirs = Dirs::with_config(&table);
+    let none = first_request(&Dirs::new()).raw_body.len();
     // Never started: the lines come from configuration alone.
-    let cold = first_request(home.path(), project.path());
+    let cold = first_request(&dirs);
     assert!(
         cold.raw_body.len() <= none + 1024,
         "{} > {none} + 1024",
@@ -465,20 +361,22 @@ fn five_servers_add_at_most_a_kilobyte_to_every_request_and_each_line_names_its_
         .chain([sse(vec![text("done"), finish("stop")])])
         .collect();
     let server = MockServer::start(loads);
-    assert_exit(&run(&server, home.path(), project.path(), "load", &[]), 0);
+    assert_exit(&run(&server, &dirs, "load", &[]), 0);
     let loaded = server.chat_requests();
     assert!(
-        tool_names(&loaded[5]).contains(&"mcp__s5__echo".to_string()),
+        loaded[5]
+            .tool_names()
+            .contains(&"mcp__s5__echo".to_string()),
         "{:?}",
-        tool_names(&loaded[5])
+        loaded[5].tool_names()
     );
-    let warm = first_request(home.path(), project.path());
+    let warm = first_request(&dirs);
     assert!(
         warm.raw_body.len() <= none + 1024,
         "{} > {none} + 1024",
         warm.raw_body.len()
     );
-    let prompt = system_prompt(&warm);
+    let prompt = warm.message_text(0);
     assert!(
         prompt.contains("\n- mcp:s1: Tells the time in any zone. (20 tools)\n"),
         "{prompt}"
@@ -492,7 +390,7 @@ fn five_servers_add_at_most_a_kilobyte_to_every_request_and_each_line_names_its_
         );
     }
     // use_skill and unload_skill travel with it, saying what they do with a server.
-    let names = tool_names(&warm);
+    let names = warm.tool_names();
     assert!(
         names.contains(&"use_skill".to_string()) && names.contains(&"unload_skill".to_string())
     );

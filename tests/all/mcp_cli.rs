@@ -10,31 +10,46 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::{CliEnv, assert_exit, stderr_text as stderr, stdout_text as stdout, write};
+use crate::support::{
+    Dirs, assert_exit, assert_has, stderr_text as stderr, stdout_text as stdout, write,
+};
 
-/// The fixture server.
-fn fixture() -> PathBuf {
-    crate::support::mcp_fixture()
+/// The fixture server's path.
+fn fixture() -> String {
+    crate::support::mcp_fixture().display().to_string()
 }
 
 /// A `$HARNESS9_HOME` (also `$HOME`) and a project directory.
-struct Env(CliEnv);
+struct Env(Dirs);
 
 impl Env {
     fn new() -> Env {
-        Env(CliEnv::new())
+        Env(Dirs::new())
+    }
+
+    /// A home whose config.toml (the user's) holds `toml`.
+    fn with_user_config(toml: &str) -> Env {
+        Env(Dirs::with_config(toml))
     }
 
     fn mcp(&self, args: &[&str]) -> Output {
         self.0.command(&["mcp"]).args(args).output().unwrap()
     }
 
+    /// Runs `harness9 mcp ARGS…` and checks that it was refused (exit 2) with `why` on
+    /// stderr.
+    fn refused(&self, args: &[&str], why: &str) {
+        let out = self.mcp(args);
+        assert_exit(&out, 2);
+        assert_has(&stderr(&out), &[why]);
+    }
+
     fn user_config(&self) -> PathBuf {
-        self.0.home.path().join("config.toml")
+        self.0.home().join("config.toml")
     }
 
     fn project(&self) -> &Path {
-        self.0.work.path()
+        self.0.project()
     }
 }
 
@@ -44,21 +59,13 @@ fn read(path: &Path) -> String {
 
 #[test]
 fn add_list_tools_and_remove_user_servers() {
-    let env = Env::new();
-    let fx = fixture().display().to_string();
-    write(
-        &env.user_config(),
-        "# my settings\nmodel = \"m\" # pinned\n",
-    );
+    let fx = fixture();
+    let env = Env::with_user_config("# my settings\nmodel = \"m\" # pinned\n");
 
     let out = env.mcp(&["add", "fx", "--", &fx, "--name", "fx"]);
     assert_exit(&out, 0);
-    assert!(
-        stdout(&out).contains("[mcp_servers.fx]"),
-        "{}",
-        stdout(&out)
-    );
-    assert!(stdout(&out).contains(&env.user_config().display().to_string()));
+    assert_has(&stdout(&out), &["[mcp_servers.fx]"]);
+    assert_has(&stdout(&out), &[&env.user_config().display().to_string()]);
     let out = env.mcp(&[
         "add",
         "web",
@@ -89,9 +96,7 @@ fn add_list_tools_and_remove_user_servers() {
     );
 
     // The name is taken.
-    let out = env.mcp(&["add", "fx", "--", "true"]);
-    assert_exit(&out, 2);
-    assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
+    env.refused(&["add", "fx", "--", "true"], "--force");
 
     let out = env.mcp(&["list"]);
     assert_exit(&out, 0);
@@ -100,10 +105,7 @@ fn add_list_tools_and_remove_user_servers() {
         listing.contains("fx  ok — 8 tools, 3 prompts (fx 1.0.0)"),
         "{listing}"
     );
-    assert!(
-        listing.contains("web  failed — ") && listing.contains("H9_TEST_UNSET_TOKEN"),
-        "{listing}"
-    );
+    assert_has(&listing, &["web  failed — ", "H9_TEST_UNSET_TOKEN"]);
     assert!(listing.contains("http://127.0.0.1:9/mcp"), "{listing}");
 
     let out = env.mcp(&["tools", "fx"]);
@@ -123,13 +125,7 @@ fn add_list_tools_and_remove_user_servers() {
         assert!(tools.contains(line), "{line} missing from:\n{tools}");
     }
 
-    let out = env.mcp(&["tools", "nope"]);
-    assert_exit(&out, 2);
-    assert!(
-        stderr(&out).contains("servers: fx, web"),
-        "{}",
-        stderr(&out)
-    );
+    env.refused(&["tools", "nope"], "servers: fx, web");
 
     let out = env.mcp(&["remove", "web"]);
     assert_exit(&out, 0);
@@ -139,15 +135,13 @@ fn add_list_tools_and_remove_user_servers() {
         "{text}"
     );
     assert!(text.starts_with("# my settings\n"), "{text}");
-    let out = env.mcp(&["remove", "web"]);
-    assert_exit(&out, 2);
-    assert!(stderr(&out).contains("no MCP server named `web`"));
+    env.refused(&["remove", "web"], "no MCP server named `web`");
 }
 
 #[test]
 fn project_servers_wait_for_approval_but_not_the_users_own() {
     let env = Env::new();
-    let fx = fixture().display().to_string();
+    let fx = fixture();
     let mcp_json = serde_json::json!({"mcpServers": {"shared": {
         "command": fx, "args": ["--name", "${H9_TEST_NAME:-shared}"],
         "env": {"SHARED_SECRET": "hunter2"}
@@ -156,20 +150,15 @@ fn project_servers_wait_for_approval_but_not_the_users_own() {
 
     let out = env.mcp(&["list"]);
     assert_exit(&out, 0);
-    assert!(
-        stdout(&out).contains("shared  not approved (harness9 mcp trust)"),
-        "{}",
-        stdout(&out)
+    assert_has(
+        &stdout(&out),
+        &["shared  not approved (harness9 mcp trust)"],
     );
-    assert!(stdout(&out).contains("--name shared"), "{}", stdout(&out));
+    assert_has(&stdout(&out), &["--name shared"]);
 
     let out = env.mcp(&["add", "mine", "--scope", "project", "--", &fx]);
     assert_exit(&out, 0);
-    assert!(
-        stdout(&out).contains("approved on this machine"),
-        "{}",
-        stdout(&out)
-    );
+    assert_has(&stdout(&out), &["approved on this machine"]);
     let file = env.project().join(".harness9/config.toml");
     assert!(
         read(&file).starts_with("[mcp_servers.mine]\ncommand = "),
@@ -213,47 +202,32 @@ fn project_servers_wait_for_approval_but_not_the_users_own() {
     assert!(said.contains("Approved 2 MCP servers"), "{said}");
 
     let out = env.mcp(&["list"]);
-    assert!(
-        stdout(&out).contains("shared  ok — 8 tools"),
-        "{}",
-        stdout(&out)
-    );
+    assert_has(&stdout(&out), &["shared  ok — 8 tools"]);
 
     // harness9 does not edit .mcp.json.
-    let out = env.mcp(&["remove", "shared"]);
-    assert_exit(&out, 2);
-    assert!(stderr(&out).contains("does not edit"), "{}", stderr(&out));
+    env.refused(&["remove", "shared"], "does not edit");
 }
 
 #[test]
 fn a_failing_server_is_listed_as_failed_and_its_tools_fail() {
-    let env = Env::new();
-    let fx = fixture().display().to_string();
-    write(
-        &env.user_config(),
-        &format!("[mcp_servers.broken]\ncommand = {fx:?}\nargs = [\"--fail-start\"]\n"),
-    );
+    let fx = fixture();
+    let env = Env::with_user_config(&format!(
+        "[mcp_servers.broken]\ncommand = {fx:?}\nargs = [\"--fail-start\"]\n"
+    ));
     let out = env.mcp(&["list"]);
     assert_exit(&out, 0);
     let listing = stdout(&out);
-    assert!(
-        listing.contains("broken  failed — ") && listing.contains("cannot open database"),
-        "{listing}"
-    );
+    assert_has(&listing, &["broken  failed — ", "cannot open database"]);
 
     let out = env.mcp(&["tools", "broken"]);
     assert_exit(&out, 1);
-    assert!(
-        stderr(&out).contains("cannot open database"),
-        "{}",
-        stderr(&out)
-    );
+    assert_has(&stderr(&out), &["cannot open database"]);
 
     // A project file that cannot be read: the listing is given, but incomplete.
     write(&env.project().join(".mcp.json"), "{not json");
     let out = env.mcp(&["list"]);
     assert_exit(&out, 1);
-    assert!(stdout(&out).contains("broken  failed"), "{}", stdout(&out));
+    assert_has(&stdout(&out), &["broken  failed"]);
     let err = stderr(&out);
     assert!(err.contains(".mcp.json: not valid"), "{err}");
     assert!(

@@ -7,8 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Output, Stdio};
-use std::time::Duration;
+use std::process::Output;
 
 use harness9::agent::Approver;
 use harness9::protocol::{ApprovalDecision, ApprovalRequestKind, Event, Op, TurnOutcome};
@@ -25,29 +24,30 @@ const DOTENV: &str = "DOTENV-KEY-0b5e";
 /// usually `~/.harness9`), a project with `inside.txt`, `.env` and links to both secrets,
 /// and a folder outside both with `outside.txt`.
 struct World {
+    /// harness9's own home and the project.
+    dirs: Dirs,
     home: tempfile::TempDir,
-    harness9_home: tempfile::TempDir,
-    project: tempfile::TempDir,
     outside: tempfile::TempDir,
 }
 
 impl World {
     fn new() -> World {
+        let Outside { dirs, outside } = Outside::new();
+        let home = tempfile::tempdir().unwrap();
         let world = World {
-            home: tempfile::tempdir().unwrap(),
-            harness9_home: tempfile::tempdir().unwrap(),
-            project: tempfile::tempdir().unwrap(),
-            outside: tempfile::tempdir().unwrap(),
+            dirs,
+            home,
+            outside,
         };
         write(&world.home.path().join("secret.txt"), HOME_SECRET);
         write(&world.home.path().join("notes/a.txt"), HOME_SECRET);
-        write(&world.project.path().join("inside.txt"), INSIDE);
-        write(&world.project.path().join(".env"), DOTENV);
+        write(&world.dirs.project().join("inside.txt"), INSIDE);
+        write(&world.dirs.project().join(".env"), DOTENV);
         write(&world.outside.path().join("outside.txt"), OUTSIDE);
-        std::os::unix::fs::symlink(".env", world.project.path().join("notes.txt")).unwrap();
+        std::os::unix::fs::symlink(".env", world.dirs.project().join("notes.txt")).unwrap();
         std::os::unix::fs::symlink(
             world.outside.path().join("outside.txt"),
-            world.project.path().join("docs.txt"),
+            world.dirs.project().join("docs.txt"),
         )
         .unwrap();
         world
@@ -63,36 +63,18 @@ impl World {
 
     /// `harness9 ARGS` with `stdin`, against `server`, with a deadline.
     fn run(&self, server: &MockServer, args: &[&str], stdin: &[u8]) -> Output {
-        let mut cmd = server.harness9(self.harness9_home.path(), self.project.path());
+        let mut cmd = server.binary(&self.dirs);
         cmd.env("HOME", self.home.path()).args(args);
-        wait_with_deadline(spawn_fed(&mut cmd, stdin), Duration::from_secs(60))
+        run_fed(&mut cmd, stdin)
     }
-}
-
-/// Everything the server received, as one text.
-fn everything_sent(server: &MockServer) -> String {
-    server
-        .requests()
-        .iter()
-        .map(|r| r.raw_body.clone())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[test]
 fn mentioned_files_and_folders_reach_the_model_and_a_missing_one_stops_the_message() {
-    let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    write(
-        &project.path().join("src/lib.rs"),
-        "pub fn answer() -> u32 { 42 }\n",
-    );
-    let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
-    let out = server
-        .harness9(home.path(), project.path())
-        .args(["-p", "what does @src/lib.rs return? see @src."])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let dirs = Dirs::new();
+    dirs.project_file("src/lib.rs", "pub fn answer() -> u32 { 42 }\n");
+    let server = MockServer::start(vec![answer("ok")]);
+    let out = server.run(&dirs, &["-p", "what does @src/lib.rs return? see @src."]);
     assert_exit(&out, 0);
     let sent = server.chat_requests()[0].last_user_text();
     assert!(
@@ -109,12 +91,7 @@ fn mentioned_files_and_folders_reach_the_model_and_a_missing_one_stops_the_messa
     );
 
     let server = MockServer::start(vec![]);
-    let out = server
-        .harness9(home.path(), project.path())
-        .args(["-p", "explain @src/nope.rs"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = server.run(&dirs, &["-p", "explain @src/nope.rs"]);
     assert_exit(&out, 2);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -154,10 +131,10 @@ fn mentions_in_piped_text_are_never_read() {
             piped_line.clone(),
         ),
     ] {
-        let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+        let server = MockServer::start(vec![answer("ok")]);
         let out = world.run(&server, &args, stdin.as_bytes());
         assert_exit(&out, 0);
-        let sent = everything_sent(&server);
+        let sent = server.everything_sent();
         for marker in [HOME_SECRET, INSIDE, OUTSIDE, DOTENV] {
             assert!(!sent.contains(marker), "{how}: {marker} was sent:\n{sent}");
         }
@@ -207,27 +184,27 @@ fn typed_mentions_outside_the_project_or_of_secret_files_are_refused_unattended(
 fn a_rule_or_full_auto_lets_a_typed_mention_outside_the_project_through() {
     let world = World::new();
     write(
-        &world.harness9_home.path().join("config.toml"),
+        &world.dirs.home().join("config.toml"),
         "[permissions]\nallow = [\"read(~/notes/**)\"]\n",
     );
-    let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+    let server = MockServer::start(vec![answer("ok")]);
     let out = world.run(&server, &["-p", "see @~/notes/a.txt"], b"");
     assert_exit(&out, 0);
-    assert!(everything_sent(&server).contains(HOME_SECRET));
+    assert!(server.everything_sent().contains(HOME_SECRET));
     // The rule covers that folder only.
     let server = MockServer::start(vec![]);
     let out = world.run(&server, &["-p", "see @~/secret.txt"], b"");
     assert_exit(&out, 2);
     // full-auto reads outside the project, as read_file does; a secret still asks.
     let outside = format!("see @{}", world.outside_file());
-    let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+    let server = MockServer::start(vec![answer("ok")]);
     let out = world.run(
         &server,
         &["-p", &outside, "--approval-mode", "full-auto"],
         b"",
     );
     assert_exit(&out, 0);
-    assert!(everything_sent(&server).contains(OUTSIDE));
+    assert!(server.everything_sent().contains(OUTSIDE));
     let server = MockServer::start(vec![]);
     let out = world.run(
         &server,
@@ -235,7 +212,7 @@ fn a_rule_or_full_auto_lets_a_typed_mention_outside_the_project_through() {
         b"",
     );
     assert_exit(&out, 2);
-    assert!(!everything_sent(&server).contains(DOTENV));
+    assert!(!server.everything_sent().contains(DOTENV));
 }
 
 /// With a person to ask, the mention is asked about through the same approval flow as
@@ -244,8 +221,8 @@ fn a_rule_or_full_auto_lets_a_typed_mention_outside_the_project_through() {
 #[tokio::test]
 async fn a_typed_mention_outside_the_project_is_asked_about_and_attached_only_if_approved() {
     let world = World::new();
-    let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
-    let mut s = SessionBuilder::new(&server, world.project.path())
+    let server = MockServer::start(vec![answer("ok")]);
+    let mut s = SessionBuilder::new(&server, world.dirs.project())
         .approver(Approver::Frontend)
         .start();
     let real = std::fs::canonicalize(world.outside.path().join("outside.txt")).unwrap();
@@ -263,7 +240,7 @@ async fn a_typed_mention_outside_the_project_is_asked_about_and_attached_only_if
             ApprovalRequestKind::ReadOutside {
                 path: real.clone(),
                 via: Some(
-                    std::fs::canonicalize(world.project.path())
+                    std::fs::canonicalize(world.dirs.project())
                         .unwrap()
                         .join("docs.txt")
                 ),
@@ -275,7 +252,7 @@ async fn a_typed_mention_outside_the_project_is_asked_about_and_attached_only_if
             decision,
         });
         let (outcome, _) = s.until_complete().await;
-        let sent = everything_sent(&server);
+        let sent = server.everything_sent();
         if attached {
             assert_eq!(outcome, TurnOutcome::Completed);
             assert!(sent.contains(OUTSIDE), "{sent}");
@@ -294,8 +271,8 @@ async fn a_typed_mention_outside_the_project_is_asked_about_and_attached_only_if
 #[test]
 fn mentions_inside_the_project_attach_without_asking_even_through_a_link() {
     let world = World::new();
-    std::os::unix::fs::symlink("inside.txt", world.project.path().join("alias.txt")).unwrap();
-    let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+    std::os::unix::fs::symlink("inside.txt", world.dirs.project().join("alias.txt")).unwrap();
+    let server = MockServer::start(vec![answer("ok")]);
     let out = world.run(&server, &["-p", "see @alias.txt and @inside.txt"], b"");
     assert_exit(&out, 0);
     let user = server.chat_requests()[0].last_user_text();

@@ -10,40 +10,27 @@ use std::process::{Command, Output, Stdio};
 use crate::support::*;
 use serde_json::Value;
 
+/// A home (its config.toml holding `max_retries = 1` unless the test sets it) and a
+/// project, for runs of the binary pointed at the server by its flags.
 struct Run {
-    home: tempfile::TempDir,
-    workdir: tempfile::TempDir,
+    dirs: Dirs,
 }
 
 impl Run {
     fn new(config: &str) -> Run {
-        let home = tempfile::tempdir().unwrap();
-        std::fs::write(
-            home.path().join("config.toml"),
-            if config.contains("max_retries") {
-                config.to_string()
-            } else {
-                format!("max_retries = 1\n{config}")
-            },
-        )
-        .unwrap();
-        Run {
-            home,
-            workdir: tempfile::tempdir().unwrap(),
-        }
+        let dirs = Dirs::with_config(&if config.contains("max_retries") {
+            config.to_string()
+        } else {
+            format!("max_retries = 1\n{config}")
+        });
+        Run { dirs }
     }
 
     fn command(&self, server: &MockServer, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
-        cmd.args(["--base-url", &server.url(), "--model", "mock-model", "-C"])
-            .arg(self.workdir.path())
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.home.path())
-            .env("HARNESS9_HOME", self.home.path())
-            .env("OPENAI_API_KEY", "test-key")
-            .stdin(Stdio::null());
+        let mut cmd = self
+            .dirs
+            .command(&["--base-url", &server.url(), "--model", "mock-model"]);
+        cmd.args(args).env("OPENAI_API_KEY", "test-key");
         cmd
     }
 
@@ -52,7 +39,7 @@ impl Run {
     }
 
     fn path(&self, p: &str) -> std::path::PathBuf {
-        self.workdir.path().join(p)
+        self.dirs.project().join(p)
     }
 }
 
@@ -69,12 +56,7 @@ fn answer_on_stdout_and_exit_zero() {
     ])]);
     let run = Run::new("");
     let out = run.run(&server, &["-p", "say hello"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        text_of(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert_eq!(text_of(&out.stdout), "Hello there\n");
 }
 
@@ -95,11 +77,8 @@ fn piped_stdin_is_appended_as_context() {
         .write_all(b"diff --git a/x b/x\n")
         .unwrap();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let user = server.chat_requests()[0].messages()[1]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    assert_exit(&out, 0);
+    let user = server.chat_requests()[0].message_text(1);
     assert_eq!(user, "review this\n\n<stdin>\ndiff --git a/x b/x\n</stdin>");
 }
 
@@ -108,20 +87,13 @@ fn reads_edits_and_answers_with_auto_edit() {
     let run = Run::new("");
     std::fs::write(run.path("main.rs"), "fn main() { println!(\"helo\"); }\n").unwrap();
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "r", "read_file", r#"{"path":"main.rs"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(
-                0,
-                "e",
-                "edit_file",
-                r#"{"path":"main.rs","old_string":"helo","new_string":"hello"}"#,
-            ),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("Fixed the typo."), finish("stop")]),
+        tool_reply("r", "read_file", r#"{"path":"main.rs"}"#),
+        tool_reply(
+            "e",
+            "edit_file",
+            r#"{"path":"main.rs","old_string":"helo","new_string":"hello"}"#,
+        ),
+        answer("Fixed the typo."),
     ]);
     let out = run.run(
         &server,
@@ -133,42 +105,28 @@ fn reads_edits_and_answers_with_auto_edit() {
             "-v",
         ],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        text_of(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert_eq!(text_of(&out.stdout), "Fixed the typo.\n");
     assert_eq!(
         std::fs::read_to_string(run.path("main.rs")).unwrap(),
         "fn main() { println!(\"hello\"); }\n"
     );
     let err = text_of(&out.stderr);
-    assert!(
-        err.contains("→ read_file main.rs") && err.contains("→ edit_file"),
-        "{err}"
-    );
+    assert_has(&err, &["→ read_file main.rs", "→ edit_file"]);
 }
 
 #[test]
 fn never_waits_for_approval() {
     let run = Run::new("");
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "b", "bash", r#"{"command":"touch made-it"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("I could not run it."), finish("stop")]),
+        tool_reply("b", "bash", r#"{"command":"touch made-it"}"#),
+        answer("I could not run it."),
     ]);
     let out = run.run(&server, &["-p", "run it"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_exit(&out, 0);
     assert!(!run.path("made-it").exists());
     let err = text_of(&out.stderr);
-    assert!(
-        err.contains("harness9: denied bash") && err.contains("full-auto"),
-        "{err}"
-    );
+    assert_has(&err, &["harness9: denied bash", "full-auto"]);
 }
 
 #[test]
@@ -177,14 +135,9 @@ fn server_errors_after_retries_exit_4_and_name_the_endpoint() {
     let err500 = || http_error(500).body(r#"{"error":{"message":"upstream exploded"}}"#);
     let server = MockServer::start(vec![err500(), err500(), err500()]);
     let out = run.run(&server, &["-p", "hi"]);
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "stderr: {}",
-        text_of(&out.stderr)
-    );
+    assert_exit(&out, 4);
     let err = text_of(&out.stderr);
-    assert!(err.contains("500") && err.contains(&server.url()), "{err}");
+    assert_has(&err, &["500", &server.url()]);
     assert_eq!(
         server.chat_requests().len(),
         2,
@@ -199,7 +152,7 @@ fn auth_errors_exit_3_without_retrying() {
         http_error(401).body(r#"{"error":{"message":"invalid api key"}}"#),
     ]);
     let out = run.run(&server, &["-p", "hi", "--output-format", "json"]);
-    assert_eq!(out.status.code(), Some(3));
+    assert_exit(&out, 3);
     let v: Value = serde_json::from_str(text_of(&out.stdout).trim()).unwrap();
     assert_eq!(v["is_error"], true);
     assert_eq!(v["error"]["kind"], "auth");
@@ -209,27 +162,20 @@ fn auth_errors_exit_3_without_retrying() {
 #[test]
 fn max_turns_exits_5() {
     let run = Run::new("");
-    let again = || sse(vec![tool_call(0, "l", "list", "{}"), finish("tool_calls")]);
+    let again = || tool_reply("l", "list", "{}");
     let server = MockServer::start(vec![again(), again()]);
     let out = run.run(&server, &["-p", "loop", "--max-turns", "1"]);
-    assert_eq!(out.status.code(), Some(5));
+    assert_exit(&out, 5);
     assert!(text_of(&out.stderr).contains("--max-turns"));
 }
 
 #[test]
 fn stalled_stream_times_out_and_exits_4() {
     let run = Run::new("max_retries = 0\n");
-    let server = MockServer::start(vec![
-        sse(vec![text("partial"), finish("stop")]).stall_after(1),
-    ]);
+    let server = MockServer::start(vec![answer("partial").stall_after(1)]);
     let mut cmd = run.command(&server, &["-p", "hi", "--output-format", "json"]);
     let out = cmd.env("HARNESS9_IDLE_TIMEOUT_MS", "300").output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "stderr: {}",
-        text_of(&out.stderr)
-    );
+    assert_exit(&out, 4);
     let v: Value = serde_json::from_str(text_of(&out.stdout).trim()).unwrap();
     assert_eq!(v["error"]["kind"], "timeout");
 }
@@ -238,7 +184,7 @@ fn stalled_stream_times_out_and_exits_4() {
 fn json_and_stream_json_follow_the_documented_schema() {
     let run = Run::new("");
     let server = MockServer::start(vec![
-        sse(vec![tool_call(0, "l", "list", "{}"), finish("tool_calls")]),
+        tool_reply("l", "list", "{}"),
         sse(vec![text("ok"), usage(50, 3), finish("stop")]),
     ]);
     let out = run.run(&server, &["-p", "go", "--output-format", "json"]);
@@ -252,14 +198,10 @@ fn json_and_stream_json_follow_the_documented_schema() {
 
     let server = MockServer::start(vec![sse(vec![text("o"), text("k"), finish("stop")])]);
     let out = run.run(&server, &["-p", "go", "--output-format", "stream-json"]);
-    let events: Vec<Value> = std::str::from_utf8(&out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
-        .collect();
+    let events = json_lines(&out.stdout);
     assert_eq!(events[0]["type"], "start");
     assert_eq!(events[0]["schema_version"], 3);
-    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let types = event_types(&events);
     for t in [
         "session_configured",
         "turn_started",
@@ -280,14 +222,6 @@ fn json_and_stream_json_follow_the_documented_schema() {
     assert!(!types.contains(&"shutdown_complete"), "{types:?}");
 }
 
-/// Parses stream-json stdout into its lines.
-fn json_lines(stdout: &[u8]) -> Vec<Value> {
-    text_of(stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
-        .collect()
-}
-
 #[test]
 fn stream_json_starts_with_start_even_before_skill_warnings() {
     let run = Run::new("");
@@ -298,7 +232,7 @@ fn stream_json_starts_with_start_even_before_skill_warnings() {
             "---\nname: [unclosed\n---\nbody\n",
         );
     }
-    let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+    let server = MockServer::start(vec![answer("ok")]);
     let out = run.run(&server, &["-p", "go", "--output-format", "stream-json"]);
     let events = json_lines(&out.stdout);
     // Byte for byte, so that `head -1 | grep '"type":"start"'` works too: every
@@ -319,17 +253,25 @@ fn stream_json_starts_with_start_even_before_skill_warnings() {
     assert_eq!(events.last().unwrap()["type"], "result");
 }
 
+/// `harness9 ARGS --output-format stream-json`, which must fail as a usage error before
+/// any turn: exit 2 with the events start, error and result; returns the output and
+/// the events.
+fn usage_failure_events(run: &Run, server: &MockServer, args: &[&str]) -> (Output, Vec<Value>) {
+    let args = [args, &["--output-format", "stream-json"]].concat();
+    let out = run.run(server, &args);
+    assert_exit(&out, 2);
+    let events = json_lines(&out.stdout);
+    assert_eq!(event_types(&events), ["start", "error", "result"]);
+    assert_eq!(events[2]["error"]["kind"], "usage");
+    (out, events)
+}
+
 #[test]
 fn an_unusable_prompt_still_gives_start_error_and_result() {
     let run = Run::new("");
     let server = MockServer::start(vec![]);
-    let out = run.run(&server, &["-p", "/nope", "--output-format", "stream-json"]);
-    assert_eq!(out.status.code(), Some(2));
-    let events = json_lines(&out.stdout);
-    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    assert_eq!(types, ["start", "error", "result"]);
+    let (_, events) = usage_failure_events(&run, &server, &["-p", "/nope"]);
     assert_eq!(events[2]["is_error"], true);
-    assert_eq!(events[2]["error"]["kind"], "usage");
     assert!(
         events[2]["error"]["message"]
             .as_str()
@@ -339,7 +281,7 @@ fn an_unusable_prompt_still_gives_start_error_and_result() {
     );
 
     let out = run.run(&server, &["-p", "/nope", "--output-format", "json"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let events = json_lines(&out.stdout);
     assert_eq!(events.len(), 1);
     assert_eq!(events[0]["error"]["kind"], "usage");
@@ -350,30 +292,22 @@ fn an_unusable_prompt_still_gives_start_error_and_result() {
 fn a_bad_config_is_a_result_in_the_json_formats() {
     let run = Run::new("modle = \"typo\"\n");
     let server = MockServer::start(vec![]);
-    let out = run.run(&server, &["-p", "hi", "--output-format", "stream-json"]);
-    assert_eq!(out.status.code(), Some(2));
-    let events = json_lines(&out.stdout);
-    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    assert_eq!(types, ["start", "error", "result"]);
-    assert_eq!(events[2]["error"]["kind"], "usage");
+    let (out, _) = usage_failure_events(&run, &server, &["-p", "hi"]);
     assert!(text_of(&out.stderr).contains("config.toml"));
     // Text output keeps stdout empty.
     let out = run.run(&server, &["-p", "hi"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     assert!(out.stdout.is_empty());
 }
 
 #[test]
 fn an_empty_p_or_a_dash_takes_the_prompt_from_stdin() {
     let run = Run::new("");
-    let server = MockServer::start(vec![
-        sse(vec![text("one"), finish("stop")]),
-        sse(vec![text("two"), finish("stop")]),
-    ]);
+    let server = MockServer::start(vec![answer("one"), answer("two")]);
     for (arg, answer) in [("", "one\n"), ("-", "two\n")] {
         let child = spawn_fed(&mut run.command(&server, &["-p", arg]), b"the prompt\n");
         let out = wait_with_deadline(child, std::time::Duration::from_secs(30));
-        assert_eq!(out.status.code(), Some(0), "{}", text_of(&out.stderr));
+        assert_exit(&out, 0);
         assert_eq!(text_of(&out.stdout), answer);
     }
     for request in server.chat_requests() {
@@ -386,7 +320,7 @@ fn an_empty_p_or_a_dash_takes_the_prompt_from_stdin() {
     }
     // An empty -p with nothing piped is still an error.
     let out = run.run(&server, &["-p", ""]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     assert!(text_of(&out.stderr).contains("empty"));
 }
 
@@ -396,10 +330,10 @@ fn retries_are_on_stderr_only_with_verbose() {
     for (flags, shown) in [(&["-p", "hi"][..], false), (&["-p", "hi", "-v"][..], true)] {
         let server = MockServer::start(vec![
             http_error(503).body(r#"{"error":{"message":"busy"}}"#),
-            sse(vec![text("ok"), finish("stop")]),
+            answer("ok"),
         ]);
         let out = run.run(&server, flags);
-        assert_eq!(out.status.code(), Some(0));
+        assert_exit(&out, 0);
         assert_eq!(
             text_of(&out.stderr).contains("retrying"),
             shown,
@@ -415,7 +349,7 @@ fn a_reader_that_closes_stdout_ends_the_run_quietly() {
     // Far more than a pipe holds, so the answer cannot be written before the reader
     // has gone.
     let long: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
-    let server = MockServer::start(vec![sse(vec![text(&long), finish("stop")])]);
+    let server = MockServer::start(vec![answer(&long)]);
     let child = run
         .command(&server, &["-p", "go"])
         .stdout(Stdio::piped())
@@ -424,7 +358,7 @@ fn a_reader_that_closes_stdout_ends_the_run_quietly() {
         .unwrap();
     let (first, out) = first_line_then_close(child, std::time::Duration::from_secs(30));
     assert_eq!(first, "line 0\n");
-    assert_eq!(out.status.code(), Some(0), "{}", text_of(&out.stderr));
+    assert_exit(&out, 0);
     assert_eq!(
         text_of(&out.stderr),
         "",
@@ -444,19 +378,11 @@ fn skill_slash_command_with_p() {
     );
     let server = MockServer::start(vec![]);
     let out = run.run(&server, &["-p", "/greet the team"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        text_of(&out.stderr)
-    );
-    let user = server.chat_requests()[0].messages()[1]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    assert_exit(&out, 0);
+    let user = server.chat_requests()[0].message_text(1);
     assert_eq!(user, "Greet the team warmly.");
     let out = run.run(&server, &["-p", "/nosuch thing"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
 }
 
 #[test]
@@ -474,12 +400,9 @@ fn no_endpoint_exits_2_and_says_what_to_set() {
         // A local Ollama answered on 127.0.0.1:11434; nothing to check here.
         return;
     }
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let err = text_of(&out.stderr);
-    assert!(
-        err.contains("OPENAI_API_KEY") && err.contains("--base-url"),
-        "{err}"
-    );
+    assert_has(&err, &["OPENAI_API_KEY", "--base-url"]);
 }
 
 #[test]
@@ -495,10 +418,10 @@ fn skills_list_takes_setting_flags_after_the_subcommand_and_stops_quietly_for_he
     cmd.args(["skills", "list", "--json", "--skills-dir"])
         .arg(&root)
         .args(["--skills-dir", "/nonexistent/skills", "-C"])
-        .arg(run.workdir.path())
+        .arg(run.dirs.project())
         .env_clear()
-        .env("HOME", run.home.path())
-        .env("HARNESS9_HOME", run.home.path())
+        .env("HOME", run.dirs.home())
+        .env("HARNESS9_HOME", run.dirs.home())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -525,7 +448,7 @@ fn a_harness9_home_that_is_a_file_is_named() {
         .env("HARNESS9_HOME", &file)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let stderr = text_of(&out.stderr);
     assert!(stderr.contains("HARNESS9_HOME"), "{stderr}");
     assert_eq!(stderr.matches("not a directory").count(), 1, "{stderr}");
@@ -535,7 +458,7 @@ fn a_harness9_home_that_is_a_file_is_named() {
 #[test]
 fn an_unwritable_harness9_home_is_said_once_and_the_run_goes_on() {
     let run = Run::new("");
-    let server = MockServer::start(vec![sse(vec![text("ok"), finish("stop")])]);
+    let server = MockServer::start(vec![answer("ok")]);
     // Nobody, not even root, can create a directory in /proc.
     let out = run
         .command(&server, &["-p", "hi"])

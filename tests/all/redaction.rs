@@ -56,12 +56,11 @@ fn configure(home: &Path, auth_header: Option<&str>) {
 /// Runs `-p` (text, then json) against `reply` and returns stdout + stderr; the session
 /// files are checked too.
 fn run_failing(reply: Reply, auth_header: Option<&str>, format: &str) -> String {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    configure(home.path(), auth_header);
+    let dirs = Dirs::new();
+    configure(dirs.home(), auth_header);
     let server = MockServer::start(vec![reply]);
     let out = server
-        .harness9(home.path(), project.path())
+        .binary(&dirs)
         .env("OPENAI_API_KEY", KEY)
         .args(["-p", "hi", "--output-format", format])
         .stdin(Stdio::null())
@@ -82,9 +81,9 @@ fn run_failing(reply: Reply, auth_header: Option<&str>, format: &str) -> String 
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_absent("the session file", &saved_sessions(home.path()));
+    assert_absent("the session file", &saved_sessions(dirs.home()));
     assert!(
-        !saved_sessions(home.path()).is_empty(),
+        !saved_sessions(dirs.home()).is_empty(),
         "no session was saved"
     );
     shown
@@ -126,11 +125,10 @@ fn an_error_body_echoing_the_headers_is_shown_and_saved_without_them() {
 
 #[test]
 fn what_the_model_and_commands_print_is_saved_without_secrets() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    configure(home.path(), None);
-    write(
-        &project.path().join("found.txt"),
+    let dirs = Dirs::new();
+    configure(dirs.home(), None);
+    dirs.project_file(
+        "found.txt",
         &format!("key={KEY}\nheader={HEADER}\ntoken={ENV_SECRET}\n"),
     );
     let server = MockServer::start(vec![
@@ -146,7 +144,7 @@ fn what_the_model_and_commands_print_is_saved_without_secrets() {
         ]),
     ]);
     let out = server
-        .harness9(home.path(), project.path())
+        .binary(&dirs)
         .env("OPENAI_API_KEY", KEY)
         .env("MY_SERVICE_TOKEN", ENV_SECRET)
         .args(["-p", "find the key", "--approval-mode", "full-auto"])
@@ -157,7 +155,7 @@ fn what_the_model_and_commands_print_is_saved_without_secrets() {
     // The model really got the file and the command's output.
     let results = server.chat_requests()[1].tool_results();
     assert!(results.iter().all(|r| r.contains(KEY)), "{results:?}");
-    let saved = saved_sessions(home.path());
+    let saved = saved_sessions(dirs.home());
     assert_absent("the session file", &saved);
     assert!(saved.matches("[redacted]").count() >= 9, "{saved}");
     // Every line still parses, and a resumed session reads it.
@@ -171,7 +169,7 @@ fn what_the_model_and_commands_print_is_saved_without_secrets() {
         .and_then(|h| h["id"].as_str().map(str::to_string))
         .unwrap();
     let shown = server
-        .harness9(home.path(), project.path())
+        .binary(&dirs)
         .args(["sessions", "show", &id])
         .output()
         .unwrap();

@@ -16,11 +16,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use harness9::skills::remote::{
-    RemoteError, RemoteLimits, SyncOutcome, sync_for_session, sync_remote_root,
+    RemoteError, RemoteLimits, SyncOutcome, SyncedRoot, sync_for_session, sync_remote_root,
 };
 use harness9::skills::{Catalog, DiscoveryOptions, RootKind};
 
-use crate::support::skill_md;
+use crate::support::{assert_has, skill_md};
 
 // ---------------------------------------------------------------------------------------
 // A tiny file server that honours conditional requests and records them
@@ -273,18 +273,34 @@ fn served(body: Vec<u8>, etag: &str) -> Route {
 // Helpers
 // ---------------------------------------------------------------------------------------
 
-struct Dirs {
+/// A server serving `/skills.zip` (the skill alpha, ETag `"v1"`), fresh folders, the
+/// archive's URL, and its first sync into them.
+async fn alpha_zip_synced_once() -> (FileServer, SkillsHome, String, SyncedRoot) {
+    let server = FileServer::start();
+    server.put("/skills.zip", served(zip_of(&skills(&["alpha"])), "\"v1\""));
+    let dirs = SkillsHome::new();
+    let url = server.url("/skills.zip");
+    let first = dirs.sync(&url, &RemoteLimits::default()).await.unwrap();
+    (server, dirs, url, first)
+}
+
+/// A harness9 home (its remote skills cache) and a project, in one temporary folder.
+struct SkillsHome {
     tmp: tempfile::TempDir,
 }
 
-impl Dirs {
-    fn new() -> Dirs {
-        Dirs {
+impl SkillsHome {
+    fn new() -> SkillsHome {
+        SkillsHome {
             tmp: tempfile::tempdir().unwrap(),
         }
     }
     fn cache(&self) -> PathBuf {
         self.tmp.path().join("home/cache/skills")
+    }
+    /// Syncs the remote root at `url` into the cache under `limits`.
+    async fn sync(&self, url: &str, limits: &RemoteLimits) -> Result<SyncedRoot, RemoteError> {
+        sync_remote_root(url, &self.cache(), limits).await
     }
     fn discover(&self, remote: &Path) -> Catalog {
         let work = self.tmp.path().join("work");
@@ -337,11 +353,9 @@ async fn a_zip_of_two_skills_is_downloaded_extracted_and_discovered_as_remote() 
         "/skills.zip",
         served(zip_of(&skills(&["alpha", "beta"])), "\"z1\""),
     );
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let url = server.url("/skills.zip");
-    let synced = sync_remote_root(&url, &dirs.cache(), &RemoteLimits::default())
-        .await
-        .unwrap();
+    let synced = dirs.sync(&url, &RemoteLimits::default()).await.unwrap();
     assert_eq!(synced.outcome, SyncOutcome::Downloaded);
     assert!(synced.warnings.is_empty(), "{:?}", synced.warnings);
     assert!(synced.dir.starts_with(dirs.cache()), "{:?}", synced.dir);
@@ -379,10 +393,11 @@ async fn a_tar_gz_a_tgz_and_a_plain_tar_are_extracted_too() {
     server.put("/s.tar", served(tar.clone(), "\"p\""));
     // The format comes from the bytes, not the name.
     server.put("/download?id=7", served(gz(&tar), "\"q\""));
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let mut seen_dirs = Vec::new();
     for path in ["/s.tar.gz", "/s.tgz", "/s.tar", "/download?id=7"] {
-        let synced = sync_remote_root(&server.url(path), &dirs.cache(), &RemoteLimits::default())
+        let synced = dirs
+            .sync(&server.url(path), &RemoteLimits::default())
             .await
             .unwrap();
         assert_eq!(synced.outcome, SyncOutcome::Downloaded, "{path}");
@@ -403,17 +418,9 @@ async fn a_tar_gz_a_tgz_and_a_plain_tar_are_extracted_too() {
 
 #[tokio::test]
 async fn the_second_sync_revalidates_with_if_none_match_and_keeps_the_cache() {
-    let server = FileServer::start();
-    server.put("/skills.zip", served(zip_of(&skills(&["alpha"])), "\"v1\""));
-    let dirs = Dirs::new();
-    let url = server.url("/skills.zip");
+    let (server, dirs, url, first) = alpha_zip_synced_once().await;
     let limits = RemoteLimits::default();
-    let first = sync_remote_root(&url, &dirs.cache(), &limits)
-        .await
-        .unwrap();
-    let second = sync_remote_root(&url, &dirs.cache(), &limits)
-        .await
-        .unwrap();
+    let second = dirs.sync(&url, &limits).await.unwrap();
     assert_eq!(second.outcome, SyncOutcome::NotModified);
     assert_eq!(second.dir, first.dir, "same folder, no re-extraction");
     assert!(second.warnings.is_empty());
@@ -442,15 +449,11 @@ async fn last_modified_is_sent_back_as_if_modified_since() {
             ..Route::default()
         },
     );
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let url = server.url("/s.tar");
     let limits = RemoteLimits::default();
-    let first = sync_remote_root(&url, &dirs.cache(), &limits)
-        .await
-        .unwrap();
-    let second = sync_remote_root(&url, &dirs.cache(), &limits)
-        .await
-        .unwrap();
+    let first = dirs.sync(&url, &limits).await.unwrap();
+    let second = dirs.sync(&url, &limits).await.unwrap();
     assert_eq!(second.outcome, SyncOutcome::NotModified);
     assert_eq!(second.dir, first.dir);
     let seen = server.seen();
@@ -460,23 +463,15 @@ async fn last_modified_is_sent_back_as_if_modified_since() {
 
 #[tokio::test]
 async fn a_changed_archive_is_downloaded_again_and_its_new_skill_appears() {
-    let server = FileServer::start();
-    server.put("/skills.zip", served(zip_of(&skills(&["alpha"])), "\"v1\""));
-    let dirs = Dirs::new();
-    let url = server.url("/skills.zip");
+    let (server, dirs, url, first) = alpha_zip_synced_once().await;
     let limits = RemoteLimits::default();
-    let first = sync_remote_root(&url, &dirs.cache(), &limits)
-        .await
-        .unwrap();
     assert_eq!(names(&dirs.discover(&first.dir)), ["alpha"]);
 
     server.put(
         "/skills.zip",
         served(zip_of(&skills(&["alpha", "omega"])), "\"v2\""),
     );
-    let second = sync_remote_root(&url, &dirs.cache(), &limits)
-        .await
-        .unwrap();
+    let second = dirs.sync(&url, &limits).await.unwrap();
     assert_eq!(second.outcome, SyncOutcome::Downloaded);
     assert_ne!(second.dir, first.dir, "a fresh folder swapped in");
     assert_eq!(names(&dirs.discover(&second.dir)), ["alpha", "omega"]);
@@ -484,9 +479,7 @@ async fn a_changed_archive_is_downloaded_again_and_its_new_skill_appears() {
     assert_eq!(seen[1].if_none_match.as_deref(), Some("\"v1\""));
     assert_eq!(seen[1].status, 200);
 
-    let third = sync_remote_root(&url, &dirs.cache(), &limits)
-        .await
-        .unwrap();
+    let third = dirs.sync(&url, &limits).await.unwrap();
     assert_eq!(third.outcome, SyncOutcome::NotModified);
     assert_eq!(third.dir, second.dir);
     assert_eq!(server.seen()[2].if_none_match.as_deref(), Some("\"v2\""));
@@ -494,24 +487,16 @@ async fn a_changed_archive_is_downloaded_again_and_its_new_skill_appears() {
 
 #[tokio::test]
 async fn with_the_server_down_the_cache_is_used_with_a_warning() {
-    let mut server = FileServer::start();
-    server.put("/skills.zip", served(zip_of(&skills(&["alpha"])), "\"v1\""));
-    let dirs = Dirs::new();
-    let url = server.url("/skills.zip");
+    let (mut server, dirs, url, first) = alpha_zip_synced_once().await;
     let limits = RemoteLimits::default();
-    let first = sync_remote_root(&url, &dirs.cache(), &limits)
-        .await
-        .unwrap();
     server.shut_down();
 
-    let offline = sync_remote_root(&url, &dirs.cache(), &limits)
-        .await
-        .unwrap();
+    let offline = dirs.sync(&url, &limits).await.unwrap();
     assert_eq!(offline.outcome, SyncOutcome::OfflineCache);
     assert_eq!(offline.dir, first.dir);
     assert_eq!(offline.warnings.len(), 1);
     let w = &offline.warnings[0];
-    assert!(w.contains(&url) && w.contains("cached"), "{w}");
+    assert_has(w, &[&url, "cached"]);
     assert_eq!(names(&dirs.discover(&offline.dir)), ["alpha"]);
 
     // The session-level helper gives the same folder and warning.
@@ -525,13 +510,11 @@ async fn a_stalled_server_holds_start_up_about_two_seconds_when_a_copy_is_cached
     let server = FileServer::start();
     let archive = zip_of(&skills(&["alpha"]));
     server.put("/skills.zip", served(archive.clone(), "\"v1\""));
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let url = server.url("/skills.zip");
     let limits = RemoteLimits::default();
     assert!(limits.timeout >= Duration::from_secs(60), "{limits:?}");
-    let first = sync_remote_root(&url, &dirs.cache(), &limits)
-        .await
-        .unwrap();
+    let first = dirs.sync(&url, &limits).await.unwrap();
 
     // The server now accepts the request and never answers.
     server.put(
@@ -542,9 +525,7 @@ async fn a_stalled_server_holds_start_up_about_two_seconds_when_a_copy_is_cached
         },
     );
     let start = Instant::now();
-    let synced = sync_remote_root(&url, &dirs.cache(), &limits)
-        .await
-        .unwrap();
+    let synced = dirs.sync(&url, &limits).await.unwrap();
     let waited = start.elapsed();
     assert!(waited < Duration::from_secs(10), "start-up held {waited:?}");
     assert!(waited >= limits.cached_wait, "it did wait {waited:?}");
@@ -591,7 +572,7 @@ async fn a_stalled_server_without_a_cache_is_given_up_after_the_answer_timeout()
             ..Route::default()
         },
     );
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let url = server.url("/skills.zip");
     let defaults = RemoteLimits::default();
     assert!(
@@ -604,9 +585,7 @@ async fn a_stalled_server_without_a_cache_is_given_up_after_the_answer_timeout()
         ..defaults
     };
     let start = Instant::now();
-    let err = sync_remote_root(&url, &dirs.cache(), &limits)
-        .await
-        .unwrap_err();
+    let err = dirs.sync(&url, &limits).await.unwrap_err();
     let waited = start.elapsed();
     assert!(waited >= Duration::from_secs(3), "{waited:?}");
     assert!(waited < Duration::from_secs(20), "{waited:?}");
@@ -631,17 +610,12 @@ async fn with_the_server_down_and_no_cache_it_is_a_clear_error_and_a_session_war
     let mut server = FileServer::start();
     let url = server.url("/skills.zip");
     server.shut_down();
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let limits = RemoteLimits::default();
-    let err = sync_remote_root(&url, &dirs.cache(), &limits)
-        .await
-        .unwrap_err();
+    let err = dirs.sync(&url, &limits).await.unwrap_err();
     assert!(matches!(err, RemoteError::Unreachable { .. }), "{err:?}");
     let text = err.to_string();
-    assert!(
-        text.contains(&url) && text.contains("cannot download"),
-        "{text}"
-    );
+    assert_has(&text, &[&url, "cannot download"]);
 
     let roots = sync_for_session(Some(&url), &dirs.cache(), &limits).await;
     assert!(roots.dirs.is_empty());
@@ -661,12 +635,10 @@ async fn with_the_server_down_and_no_cache_it_is_a_clear_error_and_a_session_war
 #[tokio::test]
 async fn http_errors_are_named_and_a_failed_refresh_keeps_the_good_cache() {
     let server = FileServer::start();
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let limits = RemoteLimits::default();
     let missing = server.url("/missing.zip");
-    let err = sync_remote_root(&missing, &dirs.cache(), &limits)
-        .await
-        .unwrap_err();
+    let err = dirs.sync(&missing, &limits).await.unwrap_err();
     assert!(
         matches!(err, RemoteError::Status { status: 404, .. }),
         "{err:?}"
@@ -675,17 +647,13 @@ async fn http_errors_are_named_and_a_failed_refresh_keeps_the_good_cache() {
 
     let url = server.url("/skills.zip");
     server.put("/skills.zip", served(zip_of(&skills(&["alpha"])), "\"v1\""));
-    let good = sync_remote_root(&url, &dirs.cache(), &limits)
-        .await
-        .unwrap();
+    let good = dirs.sync(&url, &limits).await.unwrap();
     // The server now sends something broken: the refresh fails, the cache stays.
     server.put(
         "/skills.zip",
         served(b"<html>oops</html>".to_vec(), "\"v2\""),
     );
-    let after = sync_remote_root(&url, &dirs.cache(), &limits)
-        .await
-        .unwrap();
+    let after = dirs.sync(&url, &limits).await.unwrap();
     assert_eq!(after.outcome, SyncOutcome::OfflineCache);
     assert_eq!(after.dir, good.dir);
     assert!(
@@ -696,9 +664,7 @@ async fn http_errors_are_named_and_a_failed_refresh_keeps_the_good_cache() {
     assert_eq!(names(&dirs.discover(&after.dir)), ["alpha"]);
     // And the next revalidation still sends the good copy's ETag.
     server.put("/skills.zip", served(Vec::new(), "\"v1\""));
-    let again = sync_remote_root(&url, &dirs.cache(), &limits)
-        .await
-        .unwrap();
+    let again = dirs.sync(&url, &limits).await.unwrap();
     assert_eq!(again.outcome, SyncOutcome::NotModified);
     assert_eq!(again.dir, good.dir);
 }
@@ -706,7 +672,7 @@ async fn http_errors_are_named_and_a_failed_refresh_keeps_the_good_cache() {
 #[tokio::test]
 async fn path_traversal_absolute_and_link_entries_are_skipped_and_nothing_lands_outside() {
     let server = FileServer::start();
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let outside = dirs.tmp.path().join("outside");
     let abs = format!("{}/abs/SKILL.md", outside.display());
 
@@ -780,9 +746,7 @@ async fn path_traversal_absolute_and_link_entries_are_skipped_and_nothing_lands_
         ),
     ] {
         let url = server.url(path);
-        let synced = sync_remote_root(&url, &dirs.cache(), &RemoteLimits::default())
-            .await
-            .unwrap();
+        let synced = dirs.sync(&url, &RemoteLimits::default()).await.unwrap();
         assert_eq!(synced.outcome, SyncOutcome::Downloaded);
         assert_eq!(names(&dirs.discover(&synced.dir)), [expected], "{path}");
         assert_eq!(
@@ -814,7 +778,7 @@ async fn path_traversal_absolute_and_link_entries_are_skipped_and_nothing_lands_
 #[tokio::test]
 async fn oversize_archives_are_refused_with_the_url_and_the_limit_named() {
     let server = FileServer::start();
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     // 2 MB of zeros: a small download that unpacks large.
     let mut entries = skills(&["alpha"]);
     entries.push(("pack/alpha/big.txt".into(), vec![0u8; 2_000_000], false));
@@ -835,15 +799,13 @@ async fn oversize_archives_are_refused_with_the_url_and_the_limit_named() {
     };
     for path in ["/big.zip", "/big-unsized.zip"] {
         let url = server.url(path);
-        let err = sync_remote_root(&url, &dirs.cache(), &small_download)
-            .await
-            .unwrap_err();
+        let err = dirs.sync(&url, &small_download).await.unwrap_err();
         assert!(
             matches!(err, RemoteError::DownloadTooLarge { limit: 1000, .. }),
             "{path}: {err:?}"
         );
         let text = err.to_string();
-        assert!(text.contains(&url) && text.contains("1000 bytes"), "{text}");
+        assert_has(&text, &[&url, "1000 bytes"]);
     }
 
     let url = server.url("/big.zip");
@@ -851,9 +813,7 @@ async fn oversize_archives_are_refused_with_the_url_and_the_limit_named() {
         max_extracted_bytes: 1_000_000,
         ..RemoteLimits::default()
     };
-    let err = sync_remote_root(&url, &dirs.cache(), &small_unpacked)
-        .await
-        .unwrap_err();
+    let err = dirs.sync(&url, &small_unpacked).await.unwrap_err();
     assert!(
         matches!(
             err,
@@ -875,9 +835,7 @@ async fn oversize_archives_are_refused_with_the_url_and_the_limit_named() {
             server.put(path, served(tar_of(&entries), "\"t\""));
         }
         let url = server.url(path);
-        let err = sync_remote_root(&url, &dirs.cache(), &few_entries)
-            .await
-            .unwrap_err();
+        let err = dirs.sync(&url, &few_entries).await.unwrap_err();
         assert!(
             matches!(err, RemoteError::TooManyEntries { limit: 2, .. }),
             "{path}: {err:?}"
@@ -899,11 +857,9 @@ async fn a_body_that_is_not_an_archive_is_a_clear_error() {
         "/skills.zip",
         served(b"<!DOCTYPE html><title>Login</title>".to_vec(), "\"h\""),
     );
-    let dirs = Dirs::new();
+    let dirs = SkillsHome::new();
     let url = server.url("/skills.zip");
-    let err = sync_remote_root(&url, &dirs.cache(), &RemoteLimits::default())
-        .await
-        .unwrap_err();
+    let err = dirs.sync(&url, &RemoteLimits::default()).await.unwrap_err();
     assert!(matches!(err, RemoteError::NotAnArchive { .. }), "{err:?}");
     let text = err.to_string();
     assert!(
@@ -916,9 +872,7 @@ async fn a_body_that_is_not_an_archive_is_a_clear_error() {
     // A gzip that holds no tar is refused, not unpacked as an empty archive.
     server.put("/x.tgz", served(gz(b"hello, not a tar at all"), "\"x\""));
     let url = server.url("/x.tgz");
-    let err = sync_remote_root(&url, &dirs.cache(), &RemoteLimits::default())
-        .await
-        .unwrap_err();
+    let err = dirs.sync(&url, &RemoteLimits::default()).await.unwrap_err();
     assert!(matches!(err, RemoteError::NotAnArchive { .. }), "{err:?}");
     assert!(
         err.to_string()
@@ -926,12 +880,9 @@ async fn a_body_that_is_not_an_archive_is_a_clear_error() {
         "{err}"
     );
 
-    let err = sync_remote_root(
-        "ftp://example.com/s.zip",
-        &dirs.cache(),
-        &RemoteLimits::default(),
-    )
-    .await
-    .unwrap_err();
+    let err = dirs
+        .sync("ftp://example.com/s.zip", &RemoteLimits::default())
+        .await
+        .unwrap_err();
     assert!(matches!(err, RemoteError::NotHttp { .. }), "{err:?}");
 }

@@ -7,39 +7,48 @@
 // Test helpers outside #[test] functions fail loudly too.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{Read, Write};
 use std::path::Path;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::support::{
-    MockServer, finish, first_line_then_close, http_error, skill, spawn_fed, sse, text, tool_call,
-    wait_with_deadline,
+    Dirs, MockServer, Terminal, answer, assert_exit, bash_reply, finish, first_line_then_close,
+    harness9_pty_command, http_error, json_lines, project_skill, skill, spawn_fed, sse, text,
+    tool_call, tool_reply, wait_with_deadline,
 };
 use serde_json::Value;
-use tempfile::TempDir;
 
 const DEADLINE: Duration = Duration::from_secs(30);
 
-/// A home and a project directory for one run.
-struct Dirs {
-    home: TempDir,
-    work: TempDir,
-}
+/// The approval question on the prompt line.
+const ALLOW: &str = "allow? [y]es once / [n]o / [a]lways this session / [p]roject:";
 
+/// The line REPL's runs in the shared [`Dirs`] (methods of this file only).
 impl Dirs {
-    fn new() -> Dirs {
-        Dirs {
-            home: tempfile::tempdir().unwrap(),
-            work: tempfile::tempdir().unwrap(),
-        }
+    /// Asserts that the input history in the home holds `expected` (comment lines aside).
+    fn assert_history(&self, expected: &[&str]) {
+        let history = std::fs::read_to_string(self.home().join("history")).unwrap();
+        let entries: Vec<&str> = history.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(entries, expected, "history file:\n{history}");
     }
 
-    /// `config.toml` in the home.
-    fn config(self, toml: &str) -> Dirs {
-        std::fs::write(self.home.path().join("config.toml"), toml).unwrap();
-        self
+    /// [`Dirs::pipe`], and asserts that the binary exited with 0 (showing its stderr).
+    fn pipe_ok(&self, server: &MockServer, extra: &[&str], stdin: &str) -> Output {
+        let out = self.pipe(server, extra, stdin);
+        assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+        out
+    }
+
+    /// Runs the binary here with `stdin` piped in, against `server`, and waits (with a
+    /// deadline) for it to exit.
+    fn pipe(&self, server: &MockServer, extra: &[&str], stdin: &str) -> Output {
+        let child = spawn_fed(&mut harness9(server, self, extra), stdin.as_bytes());
+        let out = wait_with_deadline(child, DEADLINE);
+        Output {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
     }
 }
 
@@ -53,30 +62,14 @@ struct Output {
 fn harness9(server: &MockServer, dirs: &Dirs, extra: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
     cmd.args(["--base-url", &server.url(), "--model", "m", "-C"])
-        .arg(dirs.work.path())
+        .arg(dirs.project())
         .args(extra)
         .env("OPENAI_API_KEY", "test")
-        .env("HARNESS9_HOME", dirs.home.path())
+        .env("HARNESS9_HOME", dirs.home())
         .env_remove("OPENAI_BASE_URL")
         .env_remove("HARNESS9_MODEL")
         .env_remove("NO_COLOR");
     cmd
-}
-
-/// Runs the binary with `stdin` piped in, against `server`, and waits (with a
-/// deadline) for it to exit.
-fn run_piped(server: &MockServer, dirs: &Dirs, extra: &[&str], stdin: &str) -> Output {
-    let child = spawn_fed(&mut harness9(server, dirs, extra), stdin.as_bytes());
-    let out = wait_with_deadline(child, DEADLINE);
-    Output {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn answer(s: &str) -> crate::support::Reply {
-    sse(vec![text(s), finish("stop")])
 }
 
 #[test]
@@ -84,8 +77,7 @@ fn a_retried_answer_leaves_only_the_final_attempt_on_stdout() {
     let cut = sse(vec![text("PARTIAL-CUT\n"), text("more"), finish("stop")]).cut_after(2);
     let server = MockServer::start(vec![cut, answer("FULL ANSWER")]);
     let dirs = Dirs::new();
-    let out = run_piped(&server, &dirs, &[], "question\n");
-    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let out = dirs.pipe_ok(&server, &[], "question\n");
     assert_eq!(out.stdout, "FULL ANSWER\n", "stderr: {}", out.stderr);
     assert_eq!(
         server.chat_requests().len(),
@@ -98,34 +90,19 @@ fn a_retried_answer_leaves_only_the_final_attempt_on_stdout() {
 fn several_turns_in_one_run_share_the_conversation() {
     let server = MockServer::start(vec![answer("one"), answer("two"), answer("three")]);
     let dirs = Dirs::new();
-    let out = run_piped(&server, &dirs, &[], "first\n\nsecond\nthird\n");
-    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let out = dirs.pipe_ok(&server, &[], "first\n\nsecond\nthird\n");
     assert_eq!(out.stdout, "one\ntwo\nthree\n");
-    let requests = server.chat_requests();
-    assert_eq!(requests.len(), 3);
-    assert_eq!(requests[0].last_user_text(), "first");
-    let roles_and_text: Vec<(String, String)> = requests[2]
-        .messages()
-        .iter()
-        .filter(|m| m["role"] != "system")
-        .map(|m| {
-            (
-                m["role"].as_str().unwrap_or("").to_string(),
-                m["content"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
-    let expected: Vec<(String, String)> = [
-        ("user", "first"),
-        ("assistant", "one"),
-        ("user", "second"),
-        ("assistant", "two"),
-        ("user", "third"),
-    ]
-    .iter()
-    .map(|(r, t)| (r.to_string(), t.to_string()))
-    .collect();
-    assert_eq!(roles_and_text, expected);
+    assert_eq!(server.chat_requests()[0].last_user_text(), "first");
+    server.assert_conversation(
+        3,
+        &[
+            ("user", "first"),
+            ("assistant", "one"),
+            ("user", "second"),
+            ("assistant", "two"),
+            ("user", "third"),
+        ],
+    );
 }
 
 /// The ids of the sessions saved under `home`.
@@ -149,53 +126,35 @@ fn saved_ids(home: &Path) -> Vec<String> {
 fn resume_by_id_prefix_goes_on_with_the_saved_conversation() {
     let server = MockServer::start(vec![answer("one"), answer("two")]);
     let dirs = Dirs::new();
-    let out = run_piped(&server, &dirs, &[], "first question\n");
-    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
-    let ids = saved_ids(dirs.home.path());
+    dirs.pipe_ok(&server, &[], "first question\n");
+    let ids = saved_ids(dirs.home());
     assert_eq!(ids.len(), 1, "{ids:?}");
     let id = &ids[0];
     let prefix = &id[..id.len() - 2];
-    let out = run_piped(
+    let out = dirs.pipe_ok(
         &server,
-        &dirs,
         &[],
         &format!("/resume {prefix}\nsecond question\n"),
     );
-    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     assert_eq!(
         out.stdout,
         format!("you: first question\nmodel: one\nresumed session {id} (1 turn, model m)\ntwo\n")
     );
-    let requests = server.chat_requests();
-    assert_eq!(requests.len(), 2);
-    let roles_and_text: Vec<(String, String)> = requests[1]
-        .messages()
-        .iter()
-        .filter(|m| m["role"] != "system")
-        .map(|m| {
-            (
-                m["role"].as_str().unwrap_or("").to_string(),
-                m["content"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
-    let expected: Vec<(String, String)> = [
-        ("user", "first question"),
-        ("assistant", "one"),
-        ("user", "second question"),
-    ]
-    .iter()
-    .map(|(r, t)| (r.to_string(), t.to_string()))
-    .collect();
-    assert_eq!(roles_and_text, expected);
+    server.assert_conversation(
+        2,
+        &[
+            ("user", "first question"),
+            ("assistant", "one"),
+            ("user", "second question"),
+        ],
+    );
 }
 
 #[test]
 fn a_line_ending_in_backslash_continues_on_the_next() {
     let server = MockServer::start(vec![answer("ok")]);
     let dirs = Dirs::new();
-    let out = run_piped(&server, &dirs, &[], "line one \\\nline two\n");
-    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    dirs.pipe_ok(&server, &[], "line one \\\nline two\n");
     assert_eq!(
         server.chat_requests()[0].last_user_text(),
         "line one \nline two"
@@ -214,13 +173,11 @@ fn a_skill_slash_command_sends_the_body_and_the_arguments() {
         "",
         "Review the code carefully.\n",
     );
-    let out = run_piped(
+    let out = dirs.pipe_ok(
         &server,
-        &dirs,
         &["--skills-dir", skills.path().to_str().unwrap()],
         "/review main.go\n/skill review lib.rs\n",
     );
-    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     assert_eq!(out.stdout, "reviewed\nagain\n");
     let requests = server.chat_requests();
     assert_eq!(
@@ -237,8 +194,7 @@ fn a_skill_slash_command_sends_the_body_and_the_arguments() {
 fn an_unknown_command_is_reported_and_the_next_line_answered() {
     let server = MockServer::start(vec![answer("hello back")]);
     let dirs = Dirs::new();
-    let out = run_piped(&server, &dirs, &[], "/nosuchthing now\nhello\n");
-    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let out = dirs.pipe_ok(&server, &[], "/nosuchthing now\nhello\n");
     assert!(
         out.stderr.contains("unknown command `/nosuchthing`"),
         "stderr: {}",
@@ -257,8 +213,8 @@ fn a_provider_failure_is_reported_the_session_goes_on_and_the_exit_code_says_so(
         http_error(500),
         answer("third answer"),
     ]);
-    let dirs = Dirs::new().config("max_retries = 0\n");
-    let out = run_piped(&server, &dirs, &[], "one\ntwo\nthree\n");
+    let dirs = Dirs::with_config("max_retries = 0\n");
+    let out = dirs.pipe(&server, &[], "one\ntwo\nthree\n");
     assert_eq!(
         out.stdout, "first answer\nthird answer\n",
         "stderr: {}",
@@ -274,18 +230,8 @@ fn a_provider_failure_is_reported_the_session_goes_on_and_the_exit_code_says_so(
 fn json_output_is_one_result_object_per_turn() {
     let server = MockServer::start(vec![answer("alpha"), answer("beta")]);
     let dirs = Dirs::new();
-    let out = run_piped(
-        &server,
-        &dirs,
-        &["--output-format", "json"],
-        "a\n/model\nb\n",
-    );
-    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
-    let values: Vec<Value> = out
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect();
+    let out = dirs.pipe_ok(&server, &["--output-format", "json"], "a\n/model\nb\n");
+    let values = json_lines(&out.stdout);
     assert_eq!(values.len(), 2, "stdout: {}", out.stdout);
     for (v, expected) in values.iter().zip(["alpha", "beta"]) {
         assert_eq!(v["type"], "result");
@@ -309,18 +255,12 @@ fn stream_json_output_is_one_event_per_line_in_order() {
         answer("again"),
     ]);
     let dirs = Dirs::new();
-    let out = run_piped(
+    let out = dirs.pipe_ok(
         &server,
-        &dirs,
         &["--output-format", "stream-json"],
         "hi\n/nope\nmore\n",
     );
-    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
-    let values: Vec<Value> = out
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect();
+    let values = json_lines(&out.stdout);
     let types: Vec<&str> = values
         .iter()
         .map(|v| v["type"].as_str().unwrap_or("?"))
@@ -367,12 +307,7 @@ fn a_reader_that_closes_stdout_stops_the_session_quietly() {
     let child = spawn_fed(&mut harness9(&server, &dirs, &[]), b"first\nsecond\n");
     let (first, out) = first_line_then_close(child, DEADLINE);
     assert_eq!(first, "line 0\n");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
     assert_eq!(server.chat_requests().len(), 1, "no turn for nobody");
 }
@@ -382,94 +317,37 @@ fn a_reader_that_closes_stdout_stops_the_session_quietly() {
 // ---------------------------------------------------------------------------------------
 
 /// The binary in a pseudo-terminal, with its screen kept by vt100.
-struct Pty {
-    screen: Arc<Mutex<vt100::Parser>>,
-    writer: Box<dyn Write + Send>,
-    child: Box<dyn portable_pty::Child + Send + Sync>,
+struct Pty(Terminal);
+
+impl std::ops::Deref for Pty {
+    type Target = Terminal;
+    fn deref(&self) -> &Terminal {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Pty {
+    fn deref_mut(&mut self) -> &mut Terminal {
+        &mut self.0
+    }
 }
 
 impl Pty {
-    fn spawn(server: &MockServer, home: &Path, work: &Path) -> Pty {
-        use portable_pty::{CommandBuilder, PtySize, native_pty_system};
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows: 30,
-                cols: 100,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_harness9"));
-        cmd.args([
-            "--no-tui",
-            "--base-url",
-            &server.url(),
-            "--model",
-            "m",
-            "-C",
-        ]);
-        cmd.arg(work);
-        cmd.env("OPENAI_API_KEY", "test");
-        cmd.env("HARNESS9_HOME", home);
-        cmd.env("TERM", "xterm-256color");
-        cmd.env_remove("NO_COLOR");
-        cmd.env_remove("OPENAI_BASE_URL");
-        cmd.env_remove("HARNESS9_MODEL");
-        let child = pair.slave.spawn_command(cmd).unwrap();
-        drop(pair.slave);
-        let mut reader = pair.master.try_clone_reader().unwrap();
-        let writer = pair.master.take_writer().unwrap();
-        let screen = Arc::new(Mutex::new(vt100::Parser::new(
-            std::num::NonZero::new(30).unwrap(),
-            std::num::NonZero::new(100).unwrap(),
-            0,
-        )));
-        let sink = screen.clone();
-        std::thread::spawn(move || {
-            // Keep the master open as long as the reader runs.
-            let _master = pair.master;
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock().unwrap().process(&buf[..n]);
-            }
-        });
-        Pty {
-            screen,
-            writer,
-            child,
-        }
+    /// `harness9 --no-tui` in `dirs`, against `server`, once it shows its first prompt.
+    fn spawn(server: &MockServer, dirs: &Dirs) -> Pty {
+        let (home, work) = (dirs.home(), dirs.project());
+        let cmd = harness9_pty_command(&server.url(), home, work, &["--no-tui"]);
+        let pty = Pty(Terminal::spawn(cmd, (30, 100), 0, |_, _, _| {}));
+        pty.wait_for_prompt_line(">");
+        pty
     }
 
-    fn contents(&self) -> String {
-        self.screen.lock().unwrap().screen().contents()
-    }
-
-    fn send(&mut self, bytes: &str) {
-        self.writer.write_all(bytes.as_bytes()).unwrap();
-        self.writer.flush().unwrap();
-    }
-
-    /// Waits until the screen satisfies `check`, or fails with the screen shown.
-    fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) {
-        let start = Instant::now();
-        loop {
-            let screen = self.contents();
-            if check(&screen) {
-                return;
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "timed out waiting for {what}; screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn wait_for_text(&self, text: &str) {
-        self.wait_for(text, |s| s.contains(text));
+    /// Types `input` and Enter, then waits for `shows` on the screen and for the prompt
+    /// line `prompt`.
+    fn line(&self, input: &str, shows: &str, prompt: &str) {
+        self.send(&format!("{input}\r"));
+        self.wait_for_text(shows);
+        self.wait_for_prompt_line(prompt);
     }
 
     /// The text of the cursor's row.
@@ -498,20 +376,6 @@ impl Pty {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-
-    fn wait_exit(&mut self) -> portable_pty::ExitStatus {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            if start.elapsed() > DEADLINE {
-                let _ = self.child.kill();
-                panic!("harness9 did not exit; screen:\n{}", self.contents());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
 }
 
 #[test]
@@ -522,13 +386,10 @@ fn terminal_history_completion_and_ctrl_c() {
         answer("after answer"),
     ]);
     let dirs = Dirs::new();
-    let mut pty = Pty::spawn(&server, dirs.home.path(), dirs.work.path());
-    pty.wait_for_prompt_line(">");
+    let mut pty = Pty::spawn(&server, &dirs);
 
     // A turn.
-    pty.send("hello\r");
-    pty.wait_for_text("hi there");
-    pty.wait_for_prompt_line(">");
+    pty.line("hello", "hi there", ">");
 
     // Tab completes a built-in; Ctrl-C clears the line while idle.
     pty.send("/he\t");
@@ -550,9 +411,7 @@ fn terminal_history_completion_and_ctrl_c() {
     pty.wait_for_prompt_line(">");
 
     // The session goes on.
-    pty.send("after\r");
-    pty.wait_for_text("after answer");
-    pty.wait_for_prompt_line(">");
+    pty.line("after", "after answer", ">");
 
     // Ctrl-D quits; an interrupted turn is not a failure.
     pty.send("\x04");
@@ -564,18 +423,11 @@ fn terminal_history_completion_and_ctrl_c() {
     );
     assert!(!pty.contents().contains(" never"));
 
-    let history = std::fs::read_to_string(dirs.home.path().join("history")).unwrap();
-    let entries: Vec<&str> = history.lines().filter(|l| !l.starts_with('#')).collect();
-    assert_eq!(
-        entries,
-        ["hello", "long task", "after"],
-        "history file:\n{history}"
-    );
+    dirs.assert_history(&["hello", "long task", "after"]);
 
     // The history is there in the next session: Up recalls the last input.
     let server2 = MockServer::start(vec![]);
-    let mut pty = Pty::spawn(&server2, dirs.home.path(), dirs.work.path());
-    pty.wait_for_prompt_line(">");
+    let mut pty = Pty::spawn(&server2, &dirs);
     pty.send("\x1b[A");
     pty.wait_for_prompt_line("> after");
     pty.send("\x03");
@@ -584,66 +436,41 @@ fn terminal_history_completion_and_ctrl_c() {
     assert!(pty.wait_exit().success());
 }
 
-/// The content of the tool result for `call_id` in a request.
-fn tool_result(request: &crate::support::RecordedRequest, call_id: &str) -> String {
-    request
-        .messages()
-        .iter()
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-        .and_then(|m| m["content"].as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
 #[test]
 fn terminal_approvals_are_asked_inline() {
-    let bash = |id: &str, command: &str| {
-        sse(vec![
-            tool_call(0, id, "bash", &format!(r#"{{"command":"{command}"}}"#)),
-            finish("tool_calls"),
-        ])
-    };
     let server = MockServer::start(vec![
-        bash("call_yes", "echo approved-output"),
+        bash_reply("call_yes", "echo approved-output"),
         answer("ran it"),
-        bash("call_no", "echo denied-output"),
+        bash_reply("call_no", "echo denied-output"),
         answer("did not run it"),
     ]);
     let dirs = Dirs::new();
-    let mut pty = Pty::spawn(&server, dirs.home.path(), dirs.work.path());
-    pty.wait_for_prompt_line(">");
+    let mut pty = Pty::spawn(&server, &dirs);
 
-    pty.send("run something\r");
-    pty.wait_for_text("$ echo approved-output");
-    pty.wait_for_prompt_line("allow? [y]es once / [n]o / [a]lways this session / [p]roject:");
-    pty.send("y\r");
-    pty.wait_for_text("ran it");
-    pty.wait_for_prompt_line(">");
+    pty.line("run something", "$ echo approved-output", ALLOW);
+    pty.line("y", "ran it", ">");
 
-    pty.send("run another\r");
-    pty.wait_for_text("$ echo denied-output");
-    pty.wait_for_prompt_line("allow? [y]es once / [n]o / [a]lways this session / [p]roject:");
-    pty.send("n\r");
-    pty.wait_for_text("did not run it");
-    pty.wait_for_prompt_line(">");
+    pty.line("run another", "$ echo denied-output", ALLOW);
+    pty.line("n", "did not run it", ">");
     pty.send("\x04");
     assert!(pty.wait_exit().success());
 
     let requests = server.chat_requests();
     assert_eq!(requests.len(), 4);
     assert!(
-        tool_result(&requests[1], "call_yes").contains("approved-output"),
+        requests[1]
+            .tool_result("call_yes")
+            .contains("approved-output"),
         "{:?}",
         requests[1].messages()
     );
-    let denied = tool_result(&requests[3], "call_no");
+    let denied = requests[3].tool_result("call_no");
     assert!(
         !denied.contains("denied-output") && denied.to_lowercase().contains("denied"),
         "{denied}"
     );
     // Answers are not inputs: the history holds only the prompts.
-    let history = std::fs::read_to_string(dirs.home.path().join("history")).unwrap();
-    let entries: Vec<&str> = history.lines().filter(|l| !l.starts_with('#')).collect();
-    assert_eq!(entries, ["run something", "run another"]);
+    dirs.assert_history(&["run something", "run another"]);
 }
 
 /// The reported bypass: after "always" for `echo`, a command chained to an echo or
@@ -651,50 +478,36 @@ fn terminal_approvals_are_asked_inline() {
 #[test]
 fn always_for_echo_does_not_cover_what_is_chained_or_substituted() {
     let dirs = Dirs::new();
-    let chained = dirs.work.path().join("chained");
-    let substituted = dirs.work.path().join("substituted");
-    let bash = |id: &str, command: &str| {
-        let args = serde_json::json!({ "command": command }).to_string();
-        sse(vec![tool_call(0, id, "bash", &args), finish("tool_calls")])
-    };
+    let chained = dirs.project().join("chained");
+    let substituted = dirs.project().join("substituted");
     let server = MockServer::start(vec![
-        bash("call_1", "echo hi"),
+        bash_reply("call_1", "echo hi"),
         answer("first done"),
-        bash(
+        bash_reply(
             "call_2",
             &format!("echo innocent; touch {}", chained.display()),
         ),
         answer("second done"),
-        bash(
+        bash_reply(
             "call_3",
             &format!("echo $(touch {})", substituted.display()),
         ),
         answer("third done"),
     ]);
-    let mut pty = Pty::spawn(&server, dirs.home.path(), dirs.work.path());
-    pty.wait_for_prompt_line(">");
-    let prompt = "allow? [y]es once / [n]o / [a]lways this session / [p]roject:";
+    let mut pty = Pty::spawn(&server, &dirs);
 
-    pty.send("one\r");
-    pty.wait_for_text("adds: bash(echo:*)");
-    pty.wait_for_prompt_line(prompt);
-    pty.send("a\r");
-    pty.wait_for_text("first done");
-    pty.wait_for_prompt_line(">");
+    pty.line("one", "adds: bash(echo:*)", ALLOW);
+    pty.line("a", "first done", ">");
 
-    pty.send("two\r");
-    pty.wait_for_text("adds: bash(touch:*)");
-    pty.wait_for_prompt_line(prompt);
-    pty.send("n\r");
-    pty.wait_for_text("second done");
-    pty.wait_for_prompt_line(">");
+    pty.line("two", "adds: bash(touch:*)", ALLOW);
+    pty.line("n", "second done", ">");
 
-    pty.send("three\r");
-    pty.wait_for_text("\"always\" is not offered: it uses command substitution");
-    pty.wait_for_prompt_line(prompt);
-    pty.send("n\r");
-    pty.wait_for_text("third done");
-    pty.wait_for_prompt_line(">");
+    pty.line(
+        "three",
+        "\"always\" is not offered: it uses command substitution",
+        ALLOW,
+    );
+    pty.line("n", "third done", ">");
     pty.send("\x04");
     assert!(pty.wait_exit().success());
     assert!(!chained.exists() && !substituted.exists());
@@ -707,7 +520,7 @@ fn always_for_echo_does_not_cover_what_is_chained_or_substituted() {
 #[test]
 fn skills_changed_mid_session_are_noticed_and_the_system_prompt_stays() {
     let dirs = Dirs::new();
-    let skills = dirs.work.path().join("skills");
+    let skills = dirs.project().join("skills");
     skill(&skills, "alpha", "First skill", "", "Alpha body\n");
     skill(&skills, "beta", "Second skill", "", "Beta body\n");
     let change = "mkdir -p skills/gamma && \
@@ -716,10 +529,7 @@ fn skills_changed_mid_session_are_noticed_and_the_system_prompt_stays() {
         rm skills/beta/SKILL.md && rmdir skills/beta";
     let bash = serde_json::json!({ "command": change }).to_string();
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "bash", &bash),
-            finish("tool_calls"),
-        ]),
+        tool_reply("c1", "bash", &bash),
         answer("changed them"),
         sse(vec![
             tool_call(0, "c2", "use_skill", r#"{"skill_name":"gamma"}"#),
@@ -728,13 +538,11 @@ fn skills_changed_mid_session_are_noticed_and_the_system_prompt_stays() {
         ]),
         answer("done"),
     ]);
-    let out = run_piped(
+    let out = dirs.pipe_ok(
         &server,
-        &dirs,
         &["--approval-mode", "full-auto"],
         "change the skills\n/skills reload\nuse the new one\n",
     );
-    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     let all = format!("{}{}", out.stdout, out.stderr);
     assert!(
         all.contains("Skills changed: + gamma, ~ alpha, − beta (now 2 skills)"),
@@ -783,14 +591,8 @@ fn listings_come_from_the_agent_and_a_reloaded_skill_runs_as_a_slash_command() {
     .to_string();
     let input = "make gamma\n/skills reload\n/gamma now\n/skills\n/mcp\n";
     for format in ["text", "stream-json"] {
-        let dirs = Dirs::new().config(&crate::support::mcp_fixture_table("fx", &[], ""));
-        skill(
-            &dirs.work.path().join("skills"),
-            "alpha",
-            "First skill",
-            "",
-            "Alpha body\n",
-        );
+        let dirs = Dirs::with_config(&crate::support::mcp_fixture_table("fx", &[], ""));
+        project_skill(dirs.project(), "alpha", "First skill", "Alpha body\n");
         let server = MockServer::start(vec![
             sse(vec![
                 tool_call(0, "c1", "bash", &make_gamma),
@@ -800,7 +602,7 @@ fn listings_come_from_the_agent_and_a_reloaded_skill_runs_as_a_slash_command() {
             answer("ran gamma"),
         ]);
         let args = ["--approval-mode", "full-auto", "--output-format", format];
-        let out = run_piped(&server, &dirs, &args, input);
+        let out = dirs.pipe(&server, &args, input);
         assert_eq!(out.code, Some(0), "{format}: stderr: {}", out.stderr);
         assert_eq!(
             server.chat_requests()[2].last_user_text(),

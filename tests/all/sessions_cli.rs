@@ -13,26 +13,26 @@ use harness9::protocol::TurnOutcome;
 use harness9::sessions::record::SCHEMA_VERSION;
 use harness9::sessions::{Header, Record, SessionId, SessionStore, project_of};
 
-use crate::support::{CliEnv, stderr_text as stderr, stdout_text as stdout};
+use crate::support::{Dirs, stderr_text as stderr, stdout_text as stdout};
 
 /// A `$HARNESS9_HOME` (also `$HOME`) and a project folder of their own.
 struct Home {
-    env: CliEnv,
+    env: Dirs,
 }
 
 impl Home {
     fn new() -> Home {
-        Home { env: CliEnv::new() }
+        Home { env: Dirs::new() }
     }
 
     fn project(&self) -> PathBuf {
-        project_of(self.env.work.path())
+        project_of(self.env.project())
     }
 
     /// Writes a session of one turn (prompt, a `bash` call and its output, an answer)
     /// under `project` and returns its file.
     fn session(&self, id: &str, project: &Path, prompt: &str) -> PathBuf {
-        let store = SessionStore::new(self.env.home.path());
+        let store = SessionStore::new(self.env.home());
         let header = Header {
             schema: SCHEMA_VERSION,
             id: SessionId::parse(id).unwrap(),
@@ -223,7 +223,7 @@ fn unknown_ambiguous_and_malformed_ids_fail_on_stderr_with_exit_2() {
 fn export_writes_markdown_to_a_file_and_json_to_stdout() {
     let h = Home::new();
     h.session(A, &h.project(), "Fix the failing test");
-    let file = h.env.work.path().join("session.md");
+    let file = h.env.project().join("session.md");
     let out = h.run(&["export", A, "-o", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(stdout(&out).is_empty(), "{out:?}");

@@ -6,15 +6,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::*;
 use serde_json::Value;
-
-fn harness9(server: &MockServer, home: &Path, project: &Path) -> Command {
-    server.harness9(home, project)
-}
 
 fn user_texts(request: &RecordedRequest) -> Vec<String> {
     request
@@ -40,26 +35,17 @@ fn session_file(home: &Path) -> std::path::PathBuf {
 #[test]
 fn fifty_sessions_killed_at_random_moments_resume_with_nothing_lost_but_the_record_in_flight() {
     for run in 0..50u64 {
-        let home = tempfile::tempdir().unwrap();
-        let project = tempfile::tempdir().unwrap();
+        let dirs = Dirs::new();
         // Each turn: a command, its output, an answer; the server falls back to "done".
         let mut replies = Vec::new();
         for t in 0..12 {
-            replies.push(sse(vec![
-                tool_call(
-                    0,
-                    &format!("c{t}"),
-                    "bash",
-                    &format!(r#"{{"command":"echo out {t}"}}"#),
-                ),
-                finish("tool_calls"),
-            ]));
-            replies.push(sse(vec![text(&format!("answer {t}")), finish("stop")]));
+            replies.push(bash_reply(&format!("c{t}"), &format!("echo out {t}")));
+            replies.push(answer(&format!("answer {t}")));
         }
         let server = MockServer::start(replies);
         let prompts: String = (0..12).map(|t| format!("prompt {t}\n")).collect();
         let mut child = spawn_fed(
-            harness9(&server, home.path(), project.path()).args(["--approval-mode", "full-auto"]),
+            server.binary(&dirs).args(["--approval-mode", "full-auto"]),
             prompts.as_bytes(),
         );
         // A different moment each run: after the k-th request, at once or a little later.
@@ -84,7 +70,7 @@ fn fifty_sessions_killed_at_random_moments_resume_with_nothing_lost_but_the_reco
                 });
 
         // Every complete line of the file is a record; only the last may be torn.
-        let saved = std::fs::read_to_string(session_file(home.path())).unwrap();
+        let saved = std::fs::read_to_string(session_file(dirs.home())).unwrap();
         let lines: Vec<&str> = saved.split_inclusive('\n').collect();
         for (i, line) in lines.iter().enumerate() {
             let complete = line.ends_with('\n');
@@ -95,12 +81,8 @@ fn fifty_sessions_killed_at_random_moments_resume_with_nothing_lost_but_the_reco
             );
         }
 
-        let server2 = MockServer::start(vec![sse(vec![text("resumed"), finish("stop")])]);
-        let out = harness9(&server2, home.path(), project.path())
-            .args(["-c", "-p", "after the crash"])
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        let server2 = MockServer::start(vec![answer("resumed")]);
+        let out = server2.run(&dirs, &["-c", "-p", "after the crash"]);
         assert_eq!(
             out.status.code(),
             Some(0),
@@ -120,52 +102,26 @@ fn fifty_sessions_killed_at_random_moments_resume_with_nothing_lost_but_the_reco
 
 #[test]
 fn a_resumed_session_has_its_skills_and_says_when_the_prompt_changed() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
+    let dirs = Dirs::new();
     skill(
-        &project.path().join(".agents/skills"),
+        &dirs.project().join(".agents/skills"),
         "demo",
         "Use for demos.",
         "",
         "Always say DEMO.",
     );
-    let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "u1", "use_skill", r#"{"skill_name":"demo"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("loaded"), finish("stop")]),
-    ]);
-    let out = harness9(&server, home.path(), project.path())
-        .args(["-p", "load the demo skill"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let server = MockServer::start(vec![use_skill_reply("u1", "demo"), answer("loaded")]);
+    assert_exit(&server.run(&dirs, &["-p", "load the demo skill"]), 0);
 
     // Today's prompt differs: the project now has an AGENTS.md.
-    write(&project.path().join("AGENTS.md"), "Use tabs.\n");
-    let server2 = MockServer::start(vec![sse(vec![text("again"), finish("stop")])]);
-    let out = harness9(&server2, home.path(), project.path())
-        .args(["-c", "-p", "go on", "--output-format", "stream-json"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    dirs.project_file("AGENTS.md", "Use tabs.\n");
+    let server2 = MockServer::start(vec![answer("again")]);
+    let out = server2.run(
+        &dirs,
+        &["-c", "-p", "go on", "--output-format", "stream-json"],
     );
-    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    assert_exit(&out, 0);
+    let lines = json_lines(&out.stdout);
     let resumed = lines
         .iter()
         .find(|l| l["type"] == "session_resumed")
@@ -179,10 +135,7 @@ fn a_resumed_session_has_its_skills_and_says_when_the_prompt_changed() {
         "{resumed}"
     );
     let request = &server2.chat_requests()[0];
-    let system = request.messages()[0]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let system = request.message_text(0);
     assert!(system.contains("Use tabs."), "today's prompt is sent");
     let body = request.body.to_string();
     assert!(
@@ -193,34 +146,23 @@ fn a_resumed_session_has_its_skills_and_says_when_the_prompt_changed() {
 
 #[test]
 fn a_session_whose_project_is_gone_resumes_by_id_prefix() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let server = MockServer::start(vec![sse(vec![text("first"), finish("stop")])]);
-    let out = harness9(&server, home.path(), project.path())
-        .args(["-p", "remember 42", "--output-format", "json"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let id = session_file(home.path())
+    let dirs = Dirs::new();
+    let server = MockServer::start(vec![answer("first")]);
+    let out = server.run(&dirs, &["-p", "remember 42", "--output-format", "json"]);
+    assert_exit(&out, 0);
+    let id = session_file(dirs.home())
         .file_stem()
         .unwrap()
         .to_string_lossy()
         .to_string();
-    drop(project);
-    let elsewhere = tempfile::tempdir().unwrap();
-    let server2 = MockServer::start(vec![sse(vec![text("42"), finish("stop")])]);
-    let out = harness9(&server2, home.path(), elsewhere.path())
-        .args(["--resume", &id[..18], "-p", "what number?"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    drop(dirs.project);
+    let elsewhere = Dirs {
+        home: dirs.home,
+        project: tempfile::tempdir().unwrap(),
+    };
+    let server2 = MockServer::start(vec![answer("42")]);
+    let out = server2.run(&elsewhere, &["--resume", &id[..18], "-p", "what number?"]);
+    assert_exit(&out, 0);
     let sent = user_texts(&server2.chat_requests()[0]);
     assert_eq!(
         sent,
@@ -228,11 +170,7 @@ fn a_session_whose_project_is_gone_resumes_by_id_prefix() {
     );
 
     // -c in a project without sessions is a usage error that says where to look.
-    let out = harness9(&server2, home.path(), elsewhere.path())
-        .args(["-c", "-p", "x"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let out = server2.run(&elsewhere, &["-c", "-p", "x"]);
+    assert_exit(&out, 2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("sessions list --all"));
 }

@@ -21,25 +21,17 @@ const DEADLINE: Duration = Duration::from_secs(30);
 /// own pid and its child's, then sleeps. (The pids are the sandbox's own numbers:
 /// [`host_pid`] finds them on the host.)
 pub fn script_of_long_commands(server: &MockServer) {
-    server.push(sse(vec![
-        tool_call(
-            0,
-            "c1",
-            "bash",
-            r#"{"command":"sleep 300 > /dev/null 2>&1 & echo $! > job.pid"}"#,
-        ),
-        finish("tool_calls"),
-    ]));
-    server.push(sse(vec![
-        tool_call(
-            0,
-            "c2",
-            "bash",
-            r#"{"command":"sleep 301 & echo $! > child.pid; echo $$ > cmd.pid; wait"}"#,
-        ),
-        finish("tool_calls"),
-    ]));
-    server.push(sse(vec![text("never reached"), finish("stop")]));
+    server.push(tool_reply(
+        "c1",
+        "bash",
+        r#"{"command":"sleep 300 > /dev/null 2>&1 & echo $! > job.pid"}"#,
+    ));
+    server.push(tool_reply(
+        "c2",
+        "bash",
+        r#"{"command":"sleep 301 & echo $! > child.pid; echo $$ > cmd.pid; wait"}"#,
+    ));
+    server.push(answer("never reached"));
 }
 
 /// Waits until `file` holds a pid (written whole, with its newline).
@@ -152,6 +144,29 @@ pub fn running(project: &Path) -> [(&'static str, i32); 3] {
     ]
 }
 
+/// `harness9 ARGS` in `dirs` against `server`, running with `stdin` and its output
+/// piped.
+fn start(server: &MockServer, dirs: &Dirs, args: &[&str], stdin: Stdio) -> Child {
+    server
+        .binary(dirs)
+        .args(args)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// [`start`] in fresh folders against a server scripted with
+/// [`script_of_long_commands`]; keep the server alive while the child runs.
+fn start_long_commands(args: &[&str], stdin: Stdio) -> (Dirs, MockServer, Child) {
+    let dirs = Dirs::new();
+    let server = MockServer::start(vec![]);
+    script_of_long_commands(&server);
+    let child = start(&server, &dirs, args, stdin);
+    (dirs, server, child)
+}
+
 fn signal(child: &Child, signal: Signal) {
     kill(Pid::from_raw(i32::try_from(child.id()).unwrap()), signal).unwrap();
 }
@@ -171,19 +186,9 @@ fn check_ended(child: Child, by: Signal, pids: &[(&str, i32)]) {
 #[test]
 fn sigterm_and_sighup_of_print_mode_stop_every_command() {
     for by in [Signal::SIGTERM, Signal::SIGHUP] {
-        let home = tempfile::tempdir().unwrap();
-        let project = tempfile::tempdir().unwrap();
-        let server = MockServer::start(vec![]);
-        script_of_long_commands(&server);
-        let child = server
-            .harness9(home.path(), project.path())
-            .args(["-p", "go", "--approval-mode", "full-auto"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let pids = running(project.path());
+        let (dirs, _server, child) =
+            start_long_commands(&["-p", "go", "--approval-mode", "full-auto"], Stdio::null());
+        let pids = running(dirs.project());
         signal(&child, by);
         check_ended(child, by, &pids);
     }
@@ -191,36 +196,25 @@ fn sigterm_and_sighup_of_print_mode_stop_every_command() {
 
 #[test]
 fn a_second_ctrl_c_in_print_mode_stops_every_command() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
+    let dirs = Dirs::new();
     let server = MockServer::start(vec![]);
     // A command that notes the SIGTERM the first Ctrl-C sends it, and goes on (it
     // would be killed a second later).
-    server.push(sse(vec![
-        tool_call(
-            0,
-            "c1",
-            "bash",
-            r#"{"command":"trap 'echo got >> term.log' TERM; trap '' INT; echo $$ > cmd.pid; while :; do sleep 0.05; done"}"#,
-        ),
-        finish("tool_calls"),
-    ]));
-    let child = server
-        .harness9(home.path(), project.path())
-        .args(["-p", "go", "--approval-mode", "full-auto"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    server.push(tool_reply("c1", "bash", r#"{"command":"trap 'echo got >> term.log' TERM; trap '' INT; echo $$ > cmd.pid; while :; do sleep 0.05; done"}"#));
+    let child = start(
+        &server,
+        &dirs,
+        &["-p", "go", "--approval-mode", "full-auto"],
+        Stdio::null(),
+    );
     let cmd = host_pid(
-        project.path(),
-        wait_for_pid(&project.path().join("cmd.pid")),
+        dirs.project(),
+        wait_for_pid(&dirs.project().join("cmd.pid")),
         "cmd.pid",
     );
     signal(&child, Signal::SIGINT);
     // The first was heard: the turn is being stopped.
-    wait_for_text(&project.path().join("term.log"), "got");
+    wait_for_text(&dirs.project().join("term.log"), "got");
     signal(&child, Signal::SIGINT);
     check_ended(child, Signal::SIGINT, &[("the command", cmd)]);
 }
@@ -228,24 +222,14 @@ fn a_second_ctrl_c_in_print_mode_stops_every_command() {
 #[test]
 fn sigterm_and_sighup_of_the_pipe_repl_stop_every_command() {
     for by in [Signal::SIGTERM, Signal::SIGHUP] {
-        let home = tempfile::tempdir().unwrap();
-        let project = tempfile::tempdir().unwrap();
-        let server = MockServer::start(vec![]);
-        script_of_long_commands(&server);
-        let mut child = server
-            .harness9(home.path(), project.path())
-            .args(["--approval-mode", "full-auto"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let (dirs, _server, mut child) =
+            start_long_commands(&["--approval-mode", "full-auto"], Stdio::piped());
         // One line, and stdin stays open: the REPL waits for more.
         use std::io::Write;
         let mut stdin = child.stdin.take().unwrap();
         stdin.write_all(b"go\n").unwrap();
         stdin.flush().unwrap();
-        let pids = running(project.path());
+        let pids = running(dirs.project());
         signal(&child, by);
         check_ended(child, by, &pids);
         drop(stdin);

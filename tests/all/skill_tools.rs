@@ -12,15 +12,6 @@ use harness9::protocol::ApprovalMode;
 use harness9::protocol::{Op, TurnOutcome};
 use serde_json::Value;
 
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    request.body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-        .collect()
-}
-
 fn last_tool_result(request: &RecordedRequest) -> String {
     let msgs = request.messages();
     let m: &Value = msgs.iter().rev().find(|m| m["role"] == "tool").unwrap();
@@ -30,13 +21,7 @@ fn last_tool_result(request: &RecordedRequest) -> String {
 #[tokio::test]
 async fn a_skill_tool_joins_after_use_skill_runs_and_leaves_after_unload_skill() {
     let project = tempfile::tempdir().unwrap();
-    let calc = skill(
-        &project.path().join("skills"),
-        "calc",
-        "Adds numbers",
-        "",
-        "Call calc_add.\n",
-    );
+    let calc = project_skill(project.path(), "calc", "Adds numbers", "Call calc_add.\n");
     let script = calc.join("scripts/add.sh");
     write(
         &script,
@@ -50,19 +35,10 @@ async fn a_skill_tool_joins_after_use_skill_runs_and_leaves_after_unload_skill()
     );
 
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "use_skill", r#"{"skill_name":"calc"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "c2", "calc_add", r#"{"a":2,"b":3}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "c3", "unload_skill", r#"{"skill_name":"calc"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
+        use_skill_reply("c1", "calc"),
+        tool_reply("c2", "calc_add", r#"{"a":2,"b":3}"#),
+        tool_reply("c3", "unload_skill", r#"{"skill_name":"calc"}"#),
+        answer("done"),
     ]);
 
     let mut s = SessionBuilder::new(&server, project.path())
@@ -75,11 +51,11 @@ async fn a_skill_tool_joins_after_use_skill_runs_and_leaves_after_unload_skill()
     assert_eq!(reqs.len(), 4);
     // 1: before use_skill, no calc_add; 2: after it, calc_add is last; 3: still there
     // (the call); 4: after unload_skill, gone.
-    let before = tool_names(&reqs[0]);
+    let before = reqs[0].tool_names();
     assert!(before.contains(&"use_skill".to_string()), "{before:?}");
     assert!(before.contains(&"unload_skill".to_string()), "{before:?}");
     assert!(!before.contains(&"calc_add".to_string()));
-    let after_load = tool_names(&reqs[1]);
+    let after_load = reqs[1].tool_names();
     assert_eq!(after_load.last().unwrap(), "calc_add");
     assert_eq!(&after_load[..after_load.len() - 1], &before[..]);
     let spec = reqs[1].body["tools"]
@@ -100,12 +76,12 @@ async fn a_skill_tool_joins_after_use_skill_runs_and_leaves_after_unload_skill()
             && loaded.contains("calc_add"),
         "{loaded}"
     );
-    assert!(tool_names(&reqs[2]).contains(&"calc_add".to_string()));
+    assert!(reqs[2].tool_names().contains(&"calc_add".to_string()));
     assert_eq!(
         last_tool_result(&reqs[2]),
         "calc got {\"a\":2,\"b\":3} in calc\n"
     );
-    assert_eq!(tool_names(&reqs[3]), before);
+    assert_eq!(reqs[3].tool_names(), before);
     assert!(
         last_tool_result(&reqs[3])
             .starts_with("Unloaded skill \"calc\". Removed its tools: calc_add"),
@@ -113,13 +89,10 @@ async fn a_skill_tool_joins_after_use_skill_runs_and_leaves_after_unload_skill()
         last_tool_result(&reqs[3])
     );
 
-    let system = reqs[0].messages()[0]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let system = reqs[0].message_text(0);
     assert!(system.contains("- calc: Adds numbers"), "{system}");
     for r in &reqs {
-        assert_eq!(r.messages()[0]["content"].as_str().unwrap(), system);
+        assert_eq!(r.message_text(0), system);
     }
     s.op(Op::Shutdown);
 }

@@ -22,6 +22,13 @@ fn write_skill(root: &Path, name: &str, extra: &str, body: &str) {
     );
 }
 
+/// A project folder holding the skill `name` (see [`write_skill`]).
+fn project_with_skill(name: &str, extra: &str, body: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write_skill(dir.path(), name, extra, body);
+    dir
+}
+
 /// A session in `workdir` with `max_retries = 0` and this approval mode.
 fn start(server: &MockServer, workdir: &Path, mode: ApprovalMode) -> Session {
     SessionBuilder::new(server, workdir)
@@ -41,14 +48,8 @@ fn user_messages(request: &RecordedRequest) -> Vec<String> {
 
 #[tokio::test]
 async fn inline_shell_runs_in_full_auto() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = project_with_skill("status", "", "State: !`cat marker.txt`\nTask: $ARGUMENTS\n");
     std::fs::write(dir.path().join("marker.txt"), "from the project\n").unwrap();
-    write_skill(
-        dir.path(),
-        "status",
-        "",
-        "State: !`cat marker.txt`\nTask: $ARGUMENTS\n",
-    );
     let server = MockServer::start(vec![]);
     let mut s = start(&server, dir.path(), ApprovalMode::FullAuto);
     let (outcome, _) = s.invoke("status", "check it").await;
@@ -81,8 +82,7 @@ async fn inline_shell_is_a_notice_when_the_mode_does_not_allow_commands() {
 
 #[tokio::test]
 async fn a_failing_inline_command_aborts_the_invocation() {
-    let dir = tempfile::tempdir().unwrap();
-    write_skill(dir.path(), "broken", "", "Data: !`exit 7`\n");
+    let dir = project_with_skill("broken", "", "Data: !`exit 7`\n");
     let server = MockServer::start(vec![]);
     let mut s = start(&server, dir.path(), ApprovalMode::FullAuto);
     let (outcome, _) = s.invoke("broken", "").await;
@@ -90,10 +90,7 @@ async fn a_failing_inline_command_aborts_the_invocation() {
         panic!("{outcome:?}")
     };
     assert_eq!(kind, ErrorKind::Skill);
-    assert!(
-        message.contains("exit 7") && message.contains("exit code 7"),
-        "{message}"
-    );
+    assert_has(&message, &["exit 7", "exit code 7"]);
     assert!(
         server.chat_requests().is_empty(),
         "nothing is sent to the model"
@@ -102,27 +99,19 @@ async fn a_failing_inline_command_aborts_the_invocation() {
 
 #[tokio::test]
 async fn a_forked_skill_runs_in_a_sub_agent_and_only_its_answer_returns() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("notes.txt"), "the secret is 42\n").unwrap();
-    write_skill(
-        dir.path(),
+    let dir = project_with_skill(
         "research",
         "context: fork\nallowed-tools: Read, Grep\n",
         "You are a researcher. Answer from the files.\n",
     );
+    std::fs::write(dir.path().join("notes.txt"), "the secret is 42\n").unwrap();
     let server = MockServer::start(vec![
         // The sub-agent reads a file, then tries bash (not allowed), then answers.
-        sse(vec![
-            tool_call(0, "r", "read_file", r#"{"path":"notes.txt"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "b", "bash", r#"{"command":"echo escape"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("The secret is 42."), finish("stop")]),
+        tool_reply("r", "read_file", r#"{"path":"notes.txt"}"#),
+        tool_reply("b", "bash", r#"{"command":"echo escape"}"#),
+        answer("The secret is 42."),
         // Then the main conversation goes on.
-        sse(vec![text("Noted."), finish("stop")]),
+        answer("Noted."),
     ]);
     let mut s = start(&server, dir.path(), ApprovalMode::FullAuto);
     let (outcome, answer) = s.invoke("research", "what is the secret?").await;
@@ -139,13 +128,7 @@ async fn a_forked_skill_runs_in_a_sub_agent_and_only_its_answer_returns() {
         "You are a researcher. Answer from the files."
     );
     assert_eq!(sub[1]["content"], "what is the secret?");
-    let tools: Vec<&str> = reqs[0].body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(tools, ["read_file", "grep"]);
+    assert_eq!(reqs[0].tool_names(), ["read_file", "grep"]);
     let refused: Vec<Value> = reqs[2]
         .messages()
         .into_iter()
@@ -161,7 +144,7 @@ async fn a_forked_skill_runs_in_a_sub_agent_and_only_its_answer_returns() {
     // The sub-agent's events are wrapped; the main conversation only gets the answer.
     assert!(s.events.iter().any(|e| matches!(e,
         Event::SubAgent { skill, event, .. } if skill == "research" && matches!(event.event(), Event::ToolCallBegin { name, .. } if name == "read_file"))));
-    s.handle.ops.send(Op::typed("thanks")).unwrap();
+    s.op(Op::typed("thanks"));
     s.until_complete().await;
     let main = server.chat_requests()[3].messages();
     let roles: Vec<&str> = main.iter().map(|m| m["role"].as_str().unwrap()).collect();
@@ -178,9 +161,7 @@ async fn a_forked_skill_runs_in_a_sub_agent_and_only_its_answer_returns() {
 
 #[tokio::test]
 async fn the_model_can_run_a_forked_skill_and_gets_only_its_answer() {
-    let dir = tempfile::tempdir().unwrap();
-    write_skill(
-        dir.path(),
+    let dir = project_with_skill(
         "summarize",
         "context: fork\n",
         "Summarize what you are given in one line.\n",
@@ -188,26 +169,19 @@ async fn the_model_can_run_a_forked_skill_and_gets_only_its_answer() {
     write_skill(dir.path(), "other", "context: fork\n", "Never reached.\n");
     let server = MockServer::start(vec![
         // Main conversation: the model runs the forked skill.
-        sse(vec![
-            tool_call(
-                0,
-                "u1",
-                "use_skill",
-                r#"{"skill_name":"summarize","args":"a long text"}"#,
-            ),
-            finish("tool_calls"),
-        ]),
+        tool_reply(
+            "u1",
+            "use_skill",
+            r#"{"skill_name":"summarize","args":"a long text"}"#,
+        ),
         // The sub-agent tries to fork again (use_skill is not among its tools), then answers.
-        sse(vec![
-            tool_call(0, "n", "use_skill", r#"{"skill_name":"other"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("A short summary."), finish("stop")]),
+        use_skill_reply("n", "other"),
+        answer("A short summary."),
         // Main conversation again.
-        sse(vec![text("Here it is."), finish("stop")]),
+        answer("Here it is."),
     ]);
     let mut s = start(&server, dir.path(), ApprovalMode::Suggest);
-    s.handle.ops.send(Op::typed("summarize it")).unwrap();
+    s.op(Op::typed("summarize it"));
     let (outcome, answer) = s.until_complete().await;
     assert_eq!(
         (outcome, answer.as_str()),
@@ -220,22 +194,14 @@ async fn the_model_can_run_a_forked_skill_and_gets_only_its_answer() {
         "Summarize what you are given in one line."
     );
     assert_eq!(reqs[1].messages()[1]["content"], "a long text");
-    let sub_tools: Vec<&str> = reqs[1].body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
-    assert!(!sub_tools.contains(&"use_skill"), "{sub_tools:?}");
-    let nested = reqs[2]
-        .messages()
-        .into_iter()
-        .find(|m| m["tool_call_id"] == "n")
-        .unwrap();
+    let sub_tools = reqs[1].tool_names();
     assert!(
-        nested["content"]
-            .as_str()
-            .unwrap()
+        !sub_tools.contains(&"use_skill".to_string()),
+        "{sub_tools:?}"
+    );
+    assert!(
+        reqs[2]
+            .tool_result("n")
             .contains("unknown tool 'use_skill'")
     );
     let result = reqs[3]
@@ -258,22 +224,10 @@ async fn the_model_can_run_a_forked_skill_and_gets_only_its_answer() {
 
 #[tokio::test]
 async fn use_skill_expands_inline_commands_in_full_auto() {
-    let dir = tempfile::tempdir().unwrap();
-    write_skill(
-        dir.path(),
-        "branch",
-        "",
-        "Current branch: !`echo main-branch`\n",
-    );
-    let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "u", "use_skill", r#"{"skill_name":"branch"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("ok"), finish("stop")]),
-    ]);
+    let dir = project_with_skill("branch", "", "Current branch: !`echo main-branch`\n");
+    let server = MockServer::start(vec![use_skill_reply("u", "branch"), answer("ok")]);
     let mut s = start(&server, dir.path(), ApprovalMode::FullAuto);
-    s.handle.ops.send(Op::typed("go")).unwrap();
+    s.op(Op::typed("go"));
     s.until_complete().await;
     let result = server.chat_requests()[1]
         .messages()
@@ -286,8 +240,7 @@ async fn use_skill_expands_inline_commands_in_full_auto() {
 
 #[tokio::test]
 async fn a_slash_invoked_skill_brings_its_bundled_tools() {
-    let dir = tempfile::tempdir().unwrap();
-    write_skill(dir.path(), "stamp", "", "Use the stamp tool.\n");
+    let dir = project_with_skill("stamp", "", "Use the stamp tool.\n");
     std::fs::write(
         dir.path().join("skills/stamp/tools.json"),
         r#"[{"name":"stamp_file","description":"Stamps a file","parameters":{"type":"object","properties":{}},"command":"cat"}]"#,
@@ -296,43 +249,28 @@ async fn a_slash_invoked_skill_brings_its_bundled_tools() {
     let server = MockServer::start(vec![]);
     let mut s = start(&server, dir.path(), ApprovalMode::Suggest);
     s.invoke("stamp", "").await;
-    let names: Vec<String> = server.chat_requests()[0].body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-        .collect();
+    let names = server.chat_requests()[0].tool_names();
     assert!(names.contains(&"stamp_file".to_string()), "{names:?}");
 }
 
 #[tokio::test]
 async fn a_broken_tools_json_is_a_warning_for_the_user_and_the_body_still_loads() {
-    let dir = tempfile::tempdir().unwrap();
-    write_skill(dir.path(), "broken-tools", "", "Body still loads.\n");
+    let dir = project_with_skill("broken-tools", "", "Body still loads.\n");
     std::fs::write(
         dir.path().join("skills/broken-tools/tools.json"),
         "[{not json",
     )
     .unwrap();
-    let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "u", "use_skill", r#"{"skill_name":"broken-tools"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("ok"), finish("stop")]),
-    ]);
+    let server = MockServer::start(vec![use_skill_reply("u", "broken-tools"), answer("ok")]);
     let mut s = start(&server, dir.path(), ApprovalMode::Suggest);
-    s.handle.ops.send(Op::typed("go")).unwrap();
+    s.op(Op::typed("go"));
     s.until_complete().await;
     let warning = s.events.iter().find_map(|e| match e {
         Event::Warning { message } => Some(message.clone()),
         _ => None,
     });
     let warning = warning.expect("a warning event");
-    assert!(
-        warning.contains("broken-tools") && warning.contains("tools.json"),
-        "{warning}"
-    );
+    assert_has(&warning, &["broken-tools", "tools.json"]);
     let result = server.chat_requests()[1]
         .messages()
         .into_iter()

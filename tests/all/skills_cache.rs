@@ -131,48 +131,51 @@ fn build_tree(base: &Path) {
             );
         }
     }
-    write(
-        &a.join(".curated/deep/x/hidden/SKILL.md"),
-        &skill_text("hidden", "A hidden one"),
-    );
-    write(
-        &a.join("colon/SKILL.md"),
-        "---\nname: colon\ndescription: Use when: deploying\n---\nbody\n",
-    );
-    write(
-        &a.join("broken/SKILL.md"),
-        "---\nname: broken\n---\nno description\n",
-    );
-    write(
-        &a.join("spaced/SKILL.md"),
-        &skill_text("Spaced Out", "A name that can never be invoked"),
-    );
+    let colon = "---\nname: colon\ndescription: Use when: deploying\n---\nbody\n";
+    let skills = [
+        (
+            "a/.curated/deep/x/hidden",
+            skill_text("hidden", "A hidden one"),
+        ),
+        ("a/colon", colon.to_string()),
+        (
+            "a/broken",
+            "---\nname: broken\n---\nno description\n".to_string(),
+        ),
+        (
+            "a/spaced",
+            skill_text("Spaced Out", "A name that can never be invoked"),
+        ),
+        (
+            "elsewhere/linked",
+            skill_text("linked", "Reached through a link"),
+        ),
+        ("b/cat1-s0", skill_text("cat1-s0", "The shadowed copy")),
+        ("b/only-b", skill_text("only-b", "Only in b")),
+        (
+            "spare",
+            skill_text("spare", "Spare text that is longer than the other"),
+        ),
+    ];
+    for (dir, text) in skills {
+        write(&base.join(dir).join("SKILL.md"), &text);
+    }
     std::fs::create_dir_all(a.join("notes/drafts")).unwrap();
-    write(
-        &base.join("elsewhere/linked/SKILL.md"),
-        &skill_text("linked", "Reached through a link"),
-    );
     symlink(base.join("elsewhere/linked"), a.join("linked")).unwrap();
-    write(
-        &base.join("b/cat1-s0/SKILL.md"),
-        &skill_text("cat1-s0", "The shadowed copy"),
-    );
-    write(
-        &base.join("b/only-b/SKILL.md"),
-        &skill_text("only-b", "Only in b"),
-    );
-    write(
-        &base.join("spare/SKILL.md"),
-        &skill_text("spare", "Spare text that is longer than the other"),
-    );
 }
 
-#[test]
-fn every_kind_of_change_gives_the_same_catalog_as_an_uncached_discovery() {
+/// A temporary folder with [`build_tree`]'s tree in `tree`, settled.
+fn settled_tree() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let base = tmp.path().join("tree");
     build_tree(&base);
     settle(&[&base]);
+    (tmp, base)
+}
+
+#[test]
+fn every_kind_of_change_gives_the_same_catalog_as_an_uncached_discovery() {
+    let (tmp, base) = settled_tree();
     let (a, b) = (base.join("a"), base.join("b"));
     let opts = options(
         &[a.clone(), b.clone()],
@@ -287,10 +290,7 @@ fn every_kind_of_change_gives_the_same_catalog_as_an_uncached_discovery() {
 
 #[test]
 fn a_damaged_or_foreign_cache_file_is_ignored() {
-    let tmp = tempfile::tempdir().unwrap();
-    let base = tmp.path().join("tree");
-    build_tree(&base);
-    settle(&[&base]);
+    let (tmp, base) = settled_tree();
     let home = tmp.path().join("home");
     let opts = options(&[base.join("a")], &home, tmp.path());
     cached_equals_uncached(&opts, "cold");
@@ -358,10 +358,7 @@ fn projects_with_different_roots_keep_their_entries() {
 
 #[test]
 fn concurrent_discoveries_share_the_cache_safely() {
-    let tmp = tempfile::tempdir().unwrap();
-    let base = tmp.path().join("tree");
-    build_tree(&base);
-    settle(&[&base]);
+    let (tmp, base) = settled_tree();
     let home = tmp.path().join("home");
     let opts = options(&[base.join("a"), base.join("b")], &home, tmp.path());
     let expected = Catalog::discover_uncached(&opts);

@@ -11,18 +11,18 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::{CliEnv, stderr_text, stdout_text as stdout, write};
+use crate::support::{Dirs, stderr_text, stdout_text as stdout, write};
 
 /// A project directory and a `$HARNESS9_HOME` (also `$HOME`) of its own.
 struct Project {
-    env: CliEnv,
+    env: Dirs,
 }
 
 impl Project {
     /// Skills in `{work}/skills/`: three whose names can never be invoked, a wrong-typed
     /// field, a built-in's name, and one using every field harness9 understands.
     fn troubled() -> Project {
-        let p = Project { env: CliEnv::new() };
+        let p = Project { env: Dirs::new() };
         for (dir, front) in [
             ("spaces", "name: Bad Name With Spaces\ndescription: Spaces"),
             ("dotdot", "name: ../x\ndescription: Dots"),
@@ -40,7 +40,7 @@ impl Project {
             ),
         ] {
             write(
-                &p.env.work.path().join("skills").join(dir).join("SKILL.md"),
+                &p.env.project().join("skills").join(dir).join("SKILL.md"),
                 &format!("---\n{front}\n---\nBody of {dir}.\n"),
             );
         }
@@ -53,8 +53,7 @@ impl Project {
 
     fn skill_md(&self, dir: &str) -> String {
         self.env
-            .work
-            .path()
+            .project()
             .join("skills")
             .join(dir)
             .join("SKILL.md")
@@ -84,26 +83,24 @@ fn invalid_of(v: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-#[test]
-fn list_validate_and_show_agree_on_invalid_skills() {
-    let p = Project::troubled();
-    let v = list_json(&p);
-    let names: Vec<&str> = v["skills"]
+/// The `name` of each entry of the list `key` of `skills list --json`.
+fn names_in<'v>(v: &'v Value, key: &str) -> Vec<&'v str> {
+    v[key]
         .as_array()
         .unwrap()
         .iter()
         .map(|s| s["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["good", "help", "maybe"], "{v:#}");
+        .collect()
+}
+
+#[test]
+fn list_validate_and_show_agree_on_invalid_skills() {
+    let p = Project::troubled();
+    let v = list_json(&p);
+    assert_eq!(names_in(&v, "skills"), ["good", "help", "maybe"], "{v:#}");
     let invalid = invalid_of(&v);
-    let invalid_names: Vec<&str> = v["invalid"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["name"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        invalid_names,
+        names_in(&v, "invalid"),
         ["../x", "new\nline", "Bad Name With Spaces"],
         "{v:#}"
     );

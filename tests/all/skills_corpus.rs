@@ -35,6 +35,13 @@ fn expected(dir: &Path) -> Vec<Expected> {
         .collect()
 }
 
+/// The corpus folder and what discovery finds there.
+fn corpus_catalog() -> (std::path::PathBuf, Catalog) {
+    let dir = corpus_dir();
+    let catalog = discover(&dir);
+    (dir, catalog)
+}
+
 fn discover(dir: &Path) -> Catalog {
     let empty = tempfile::tempdir().unwrap();
     Catalog::discover(&DiscoveryOptions {
@@ -99,8 +106,7 @@ fn every_corpus_skill_is_discovered_with_its_name_and_description() {
 #[test]
 #[ignore = "needs the skills corpus (../shared/corpus/skills or $HARNESS9_SKILLS_CORPUS); .ci/run runs it with --ignored"]
 fn every_corpus_body_has_the_expected_length() {
-    let dir = corpus_dir();
-    let catalog = discover(&dir);
+    let (dir, catalog) = corpus_catalog();
     let found = by_path(&catalog);
     let mut wrong = Vec::new();
     for e in expected(&dir) {
@@ -120,8 +126,7 @@ fn every_corpus_body_has_the_expected_length() {
 #[test]
 #[ignore = "needs the skills corpus (../shared/corpus/skills or $HARNESS9_SKILLS_CORPUS); .ci/run runs it with --ignored"]
 fn discovery_reads_only_frontmatter() {
-    let dir = corpus_dir();
-    let catalog = discover(&dir);
+    let (dir, catalog) = corpus_catalog();
     let stats = catalog.stats();
     assert_eq!(stats.files_read, 247);
     let frontmatter_bytes: u64 = expected(&dir)
@@ -147,8 +152,7 @@ fn discovery_reads_only_frontmatter() {
 #[test]
 #[ignore = "needs the skills corpus (../shared/corpus/skills or $HARNESS9_SKILLS_CORPUS); .ci/run runs it with --ignored"]
 fn corpus_index_fits_and_is_deterministic() {
-    let dir = corpus_dir();
-    let catalog = discover(&dir);
+    let (dir, catalog) = corpus_catalog();
     let a = catalog.index(8_000);
     let b = discover(&dir).index(8_000);
     assert_eq!(a, b);
@@ -168,8 +172,7 @@ fn corpus_index_fits_and_is_deterministic() {
 #[test]
 #[ignore = "needs the skills corpus (../shared/corpus/skills or $HARNESS9_SKILLS_CORPUS); .ci/run runs it with --ignored"]
 fn corpus_bodies_with_dollar_signs_survive_expansion_without_arguments() {
-    let dir = corpus_dir();
-    let catalog = discover(&dir);
+    let (_, catalog) = corpus_catalog();
     let mut checked = 0;
     for skill in catalog.skills() {
         let body = skill.load_body().unwrap();

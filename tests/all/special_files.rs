@@ -9,7 +9,6 @@
 
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::json;
 
@@ -19,39 +18,24 @@ use crate::support::*;
 /// also for a device outside the project) while the model calls `tool` with
 /// `arguments`; the call's result as the model got it.
 fn one_call(home: &Path, project: &Path, tool: &str, arguments: serde_json::Value) -> String {
-    let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", tool, &arguments.to_string()),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
-    ]);
-    let mut cmd = server.harness9(home, project);
-    cmd.args([
-        "-p",
-        "go",
-        "--approval-mode",
-        "full-auto",
-        "--sandbox",
-        "off",
-    ]);
-    let out = wait_with_deadline(spawn_fed(&mut cmd, b""), Duration::from_secs(60));
+    let (out, result) = MockServer::start(vec![]).one_call(
+        (home, project),
+        (tool, &arguments.to_string()),
+        &["--approval-mode", "full-auto", "--sandbox", "off"],
+        &[],
+    );
     assert_exit(&out, 0);
-    server
-        .chat_requests()
-        .get(1)
-        .and_then(|r| r.tool_results().into_iter().next())
-        .unwrap_or_default()
+    result
 }
 
 #[test]
 fn fifos_sockets_and_devices_are_refused_by_every_file_tool_without_hanging() {
-    let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let fifo = project.path().join("f.txt");
+    let dirs = Dirs::new();
+    let fifo = dirs.project().join("f.txt");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
-    let socket = project.path().join("s.sock");
+    let socket = dirs.project().join("s.sock");
     let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
-    std::os::unix::fs::symlink("/dev/zero", project.path().join("zero.txt")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dirs.project().join("zero.txt")).unwrap();
     let specials = [
         ("f.txt", "a named pipe (FIFO)"),
         ("s.sock", "a socket"),
@@ -70,7 +54,7 @@ fn fifos_sockets_and_devices_are_refused_by_every_file_tool_without_hanging() {
             ("write_file", json!({"path": path, "content": "x"})),
             ("grep", json!({"pattern": "x", "path": path})),
         ] {
-            let result = one_call(home.path(), project.path(), tool, arguments);
+            let result = one_call(dirs.home(), dirs.project(), tool, arguments);
             assert!(
                 result.contains(kind),
                 "{tool} {path}: expected a refusal naming {kind}, got: {result}"
@@ -82,42 +66,41 @@ fn fifos_sockets_and_devices_are_refused_by_every_file_tool_without_hanging() {
     // Nothing was written into them, and they are still what they were.
     assert!(fifo.symlink_metadata().unwrap().file_type().is_fifo());
     assert!(
-        project
-            .path()
+        dirs.project()
             .join("zero.txt")
             .symlink_metadata()
             .unwrap()
             .is_symlink()
     );
     // grep over the whole project skips them and finishes.
-    write(&project.path().join("a.txt"), "x marks\n");
-    let result = one_call(home.path(), project.path(), "grep", json!({"pattern": "x"}));
+    dirs.project_file("a.txt", "x marks\n");
+    let result = one_call(dirs.home(), dirs.project(), "grep", json!({"pattern": "x"}));
     assert_eq!(result, "a.txt:1:x marks\n");
 }
 
 #[test]
 fn mentions_of_fifos_sockets_and_devices_are_refused_without_hanging() {
-    let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let dirs = Dirs::new();
     nix::unistd::mkfifo(
-        &project.path().join("f.txt"),
+        &dirs.project().join("f.txt"),
         nix::sys::stat::Mode::from_bits_truncate(0o644),
     )
     .unwrap();
-    let _listener = std::os::unix::net::UnixListener::bind(project.path().join("s.sock")).unwrap();
+    let _listener = std::os::unix::net::UnixListener::bind(dirs.project().join("s.sock")).unwrap();
     for (mention, kind) in [
         ("@f.txt", "a named pipe (FIFO)"),
         ("@s.sock", "a socket"),
         ("@/dev/zero", "a character device"),
     ] {
         let server = MockServer::start(vec![]);
-        let mut cmd = server.harness9(home.path(), project.path());
+        let mut cmd = server.binary(&dirs);
         cmd.args([
             "-p",
             &format!("see {mention}"),
             "--approval-mode",
             "full-auto",
         ]);
-        let out = wait_with_deadline(spawn_fed(&mut cmd, b""), Duration::from_secs(60));
+        let out = run_fed(&mut cmd, b"");
         assert_exit(&out, 2);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -130,36 +113,35 @@ fn mentions_of_fifos_sockets_and_devices_are_refused_without_hanging() {
 
 #[test]
 fn edit_file_refuses_a_file_over_its_cap_and_says_what_to_do() {
-    let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let big = project.path().join("big.log");
+    let dirs = Dirs::new();
+    let big = dirs.project().join("big.log");
     let line = "0123456789abcdef".repeat(4) + "\n";
     write(&big, &line.repeat(9 * 1024 * 1024 / line.len()));
     let before = std::fs::metadata(&big).unwrap().len();
     let result = one_call(
-        home.path(),
-        project.path(),
+        dirs.home(),
+        dirs.project(),
         "edit_file",
         json!({"path": "big.log", "old_string": "0123", "new_string": "x", "replace_all": true}),
     );
-    assert!(
-        result.contains("over edit_file's limit of 8388608 bytes")
-            && result.contains("through bash"),
-        "{result}"
+    assert_has(
+        &result,
+        &["over edit_file's limit of 8388608 bytes", "through bash"],
     );
     assert_eq!(std::fs::metadata(&big).unwrap().len(), before);
 }
 
 #[test]
 fn a_fifo_named_skill_md_is_reported_with_its_path_not_waited_on() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let folder = project.path().join("skills/evil");
+    let dirs = Dirs::new();
+    let folder = dirs.project().join("skills/evil");
     std::fs::create_dir_all(&folder).unwrap();
     let fifo = folder.join("SKILL.md");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
-    let mut cmd = harness9_cli(home.path(), project.path());
-    cmd.args(["skills", "list"]);
-    let out = wait_with_deadline(spawn_fed(&mut cmd, b""), Duration::from_secs(60));
+    let out = run_fed(
+        harness9_cli(dirs.home(), dirs.project()).args(["skills", "list"]),
+        b"",
+    );
     assert_exit(&out, 0);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -55,41 +55,26 @@ fn run(cmd: &mut Command) -> Output {
     wait_with_deadline(child, DEADLINE)
 }
 
-fn dirs() -> (tempfile::TempDir, tempfile::TempDir) {
-    (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap())
-}
-
 #[test]
 fn print_mode_answer() {
-    let (home, project) = dirs();
-    let server = MockServer::start(vec![sse(vec![
-        crate::support::text(&format!("answer {HOSTILE} end")),
-        finish("stop"),
-    ])]);
-    let out = run(server
-        .harness9(home.path(), project.path())
-        .args(["-p", "hi"]));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let dirs = Dirs::new();
+    let server = MockServer::start(vec![answer(&format!("answer {HOSTILE} end"))]);
+    let out = run(server.binary(&dirs).args(["-p", "hi"]));
+    assert_exit(&out, 0);
     both_inert("-p", &out);
     assert_eq!(text(&out.stdout), format!("answer {SHOWN} end\n"));
 }
 
 #[test]
 fn print_mode_json_keeps_the_text_escaped() {
-    let (home, project) = dirs();
+    let dirs = Dirs::new();
     let server = MockServer::start(vec![]);
     for format in ["json", "stream-json"] {
-        server.push(sse(vec![
-            crate::support::text(&format!("answer {HOSTILE}")),
-            finish("stop"),
-        ]));
-        let out = run(server.harness9(home.path(), project.path()).args([
-            "-p",
-            "hi",
-            "--output-format",
-            format,
-        ]));
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        server.push(answer(&format!("answer {HOSTILE}")));
+        let out = run(server
+            .binary(&dirs)
+            .args(["-p", "hi", "--output-format", format]));
+        assert_exit(&out, 0);
         both_inert(format, &out);
         let stdout = text(&out.stdout);
         let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
@@ -99,34 +84,21 @@ fn print_mode_json_keeps_the_text_escaped() {
 
 #[test]
 fn verbose_previews_of_a_file_and_a_command() {
-    let (home, project) = dirs();
-    write(
-        &project.path().join("evil.txt"),
-        &format!("{HOSTILE} in a file\n"),
-    );
-    write(
-        &project.path().join("evil.sh"),
+    let dirs = Dirs::new();
+    dirs.project_file("evil.txt", &format!("{HOSTILE} in a file\n"));
+    dirs.project_file(
+        "evil.sh",
         "printf '\\033]0;PWNED\\007\\033[?1049h\\033[?25l\\302\\23331m from bash\\n'\n",
     );
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "c1", "read_file", r#"{"path":"evil.txt"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![
-            tool_call(0, "c2", "bash", r#"{"command":"sh evil.sh"}"#),
-            finish("tool_calls"),
-        ]),
-        sse(vec![crate::support::text("done"), finish("stop")]),
+        tool_reply("c1", "read_file", r#"{"path":"evil.txt"}"#),
+        tool_reply("c2", "bash", r#"{"command":"sh evil.sh"}"#),
+        answer("done"),
     ]);
-    let out = run(server.harness9(home.path(), project.path()).args([
-        "-p",
-        "look",
-        "-v",
-        "--approval-mode",
-        "full-auto",
-    ]));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = run(server
+        .binary(&dirs)
+        .args(["-p", "look", "-v", "--approval-mode", "full-auto"]));
+    assert_exit(&out, 0);
     both_inert("-p -v", &out);
     let err = text(&out.stderr);
     assert!(err.contains(&format!("{SHOWN} in a file")), "{err}");
@@ -144,18 +116,15 @@ fn verbose_previews_of_a_file_and_a_command() {
 
 #[test]
 fn pipe_repl_answer_and_character_references() {
-    let (home, project) = dirs();
+    let dirs = Dirs::new();
     let server = MockServer::start(vec![sse(vec![
         crate::support::text(&format!("raw {HOSTILE}\n")),
         crate::support::text("ref &#27;]0;PWNED&#7; &#155;31m **bold**\n"),
         finish("stop"),
     ])]);
-    let child = spawn_fed(
-        &mut server.harness9(home.path(), project.path()),
-        b"hello\n/model\n",
-    );
+    let child = spawn_fed(&mut server.binary(&dirs), b"hello\n/model\n");
     let out = wait_with_deadline(child, DEADLINE);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_exit(&out, 0);
     both_inert("pipe REPL", &out);
     let stdout = text(&out.stdout);
     assert!(stdout.contains(&format!("raw {SHOWN}")), "{stdout}");
@@ -186,24 +155,16 @@ fn hostile_skills(root: &Path) {
 
 #[test]
 fn skills_list_show_and_validate() {
-    let (home, project) = dirs();
-    let root = project.path().join("skills");
+    let dirs = Dirs::new();
+    let root = dirs.project().join("skills");
     hostile_skills(&root);
     let server = MockServer::start(vec![]);
-    let skills = |args: &[&str]| {
-        run(server
-            .harness9(home.path(), project.path())
-            .arg("skills")
-            .args(args))
-    };
+    let skills = |args: &[&str]| run(server.binary(&dirs).arg("skills").args(args));
 
     let list = skills(&["list"]);
     both_inert("skills list", &list);
     let stdout = text(&list.stdout);
-    assert!(
-        stdout.contains("evil-body") && stdout.contains("invalid"),
-        "{stdout}"
-    );
+    assert_has(&stdout, &["evil-body", "invalid"]);
 
     let json = skills(&["list", "--json"]);
     both_inert("skills list --json", &json);
@@ -212,14 +173,14 @@ fn skills_list_show_and_validate() {
     assert!(reason.contains("U+001B"), "{reason}");
 
     let show = skills(&["show", "evil-body"]);
-    assert_eq!(show.status.code(), Some(0), "{}", text(&show.stderr));
+    assert_exit(&show, 0);
     both_inert("skills show", &show);
     let stdout = text(&show.stdout);
     assert!(stdout.contains(&format!("Body {SHOWN} end")), "{stdout}");
     assert!(stdout.contains("argument-hint: [x^[[?25l]"), "{stdout}");
 
     let show_bad = skills(&["show", "evil-desc"]);
-    assert_eq!(show_bad.status.code(), Some(1));
+    assert_exit(&show_bad, 1);
     both_inert("skills show (invalid)", &show_bad);
     let stdout = text(&show_bad.stdout);
     assert!(
@@ -228,36 +189,25 @@ fn skills_list_show_and_validate() {
     );
 
     let validate = skills(&["validate", root.to_str().unwrap()]);
-    assert_eq!(validate.status.code(), Some(1));
+    assert_exit(&validate, 1);
     both_inert("skills validate", &validate);
     let stdout = text(&validate.stdout);
     let line = stdout
         .lines()
         .find(|l| l.contains("evil-desc") && l.contains("error"))
         .unwrap_or_else(|| panic!("no error for evil-desc in {stdout}"));
-    assert!(
-        line.contains("SKILL.md") && line.contains("control character (U+001B)"),
-        "{line}"
-    );
+    assert_has(line, &["SKILL.md", "control character (U+001B)"]);
 }
 
 #[test]
 fn sessions_show_and_export() {
-    let (home, project) = dirs();
-    let server = MockServer::start(vec![sse(vec![
-        crate::support::text(&format!("saved {HOSTILE}")),
-        finish("stop"),
-    ])]);
+    let dirs = Dirs::new();
+    let server = MockServer::start(vec![answer(&format!("saved {HOSTILE}"))]);
     let out = run(server
-        .harness9(home.path(), project.path())
+        .binary(&dirs)
         .args(["-p", &format!("prompt {HOSTILE}")]));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let sessions = |args: &[&str]| {
-        run(server
-            .harness9(home.path(), project.path())
-            .arg("sessions")
-            .args(args))
-    };
+    assert_exit(&out, 0);
+    let sessions = |args: &[&str]| run(server.binary(&dirs).arg("sessions").args(args));
     let list = sessions(&["list", "--json"]);
     both_inert("sessions list --json", &list);
     let listed: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
@@ -272,7 +222,7 @@ fn sessions_show_and_export() {
     both_inert("sessions list", &table);
 
     let show = sessions(&["show", &id]);
-    assert_eq!(show.status.code(), Some(0), "{}", text(&show.stderr));
+    assert_exit(&show, 0);
     both_inert("sessions show", &show);
     let stdout = text(&show.stdout);
     assert!(stdout.contains(&format!("saved {SHOWN}")), "{stdout}");
@@ -289,14 +239,12 @@ fn sessions_show_and_export() {
 
 #[test]
 fn a_provider_error_body() {
-    let (home, project) = dirs();
+    let dirs = Dirs::new();
     let server = MockServer::start(vec![http_error(400).json_body(serde_json::json!({
         "error": {"message": format!("bad request {HOSTILE}"), "type": "x", "code": null}
     }))]);
-    let out = run(server
-        .harness9(home.path(), project.path())
-        .args(["-p", "hi"]));
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let out = run(server.binary(&dirs).args(["-p", "hi"]));
+    assert_exit(&out, 3);
     both_inert("provider error", &out);
     let err = text(&out.stderr);
     assert!(err.contains("bad request ^[]0;PWNED^G"), "{err}");
@@ -304,16 +252,10 @@ fn a_provider_error_body() {
 
 #[test]
 fn a_config_error_that_quotes_the_file() {
-    let (home, project) = dirs();
-    write(
-        &home.path().join("config.toml"),
-        &format!("model = \"m\"\nbroken {HOSTILE}\n"),
-    );
+    let dirs = Dirs::with_config(&format!("model = \"m\"\nbroken {HOSTILE}\n"));
     let server = MockServer::start(vec![]);
-    let out = run(server
-        .harness9(home.path(), project.path())
-        .args(["-p", "hi"]));
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let out = run(server.binary(&dirs).args(["-p", "hi"]));
+    assert_exit(&out, 2);
     both_inert("config error", &out);
     let err = text(&out.stderr);
     assert!(err.contains("config.toml is invalid"), "{err}");

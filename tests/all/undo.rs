@@ -9,8 +9,8 @@ use crate::support::*;
 
 #[test]
 fn undo_puts_back_what_a_command_changed_and_the_model_hears_of_it() {
-    let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let p = project.path();
+    let dirs = Dirs::new();
+    let p = dirs.project();
     write(&p.join("keep.txt"), "original\n");
     write(&p.join("gone.txt"), "still here\n");
     write(&p.join(".gitignore"), "build/\n");
@@ -18,21 +18,17 @@ fn undo_puts_back_what_a_command_changed_and_the_model_hears_of_it() {
     let command = "printf 'changed\\n' > keep.txt && rm gone.txt && printf 'new\\n' > made.txt \
                    && printf 'new build\\n' > build/out";
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(
-                0,
-                "c1",
-                "bash",
-                &serde_json::json!({ "command": command }).to_string(),
-            ),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("changed them"), finish("stop")]),
-        sse(vec![text("noted"), finish("stop")]),
+        tool_reply(
+            "c1",
+            "bash",
+            &serde_json::json!({ "command": command }).to_string(),
+        ),
+        answer("changed them"),
+        answer("noted"),
     ]);
     let child = spawn_fed(
         server
-            .harness9(home.path(), p)
+            .harness9(dirs.home(), p)
             .args(["--no-tui", "--approval-mode", "full-auto"]),
         b"change the files\n/diff\n/undo\nwhat now?\n",
     );
@@ -60,7 +56,7 @@ fn undo_puts_back_what_a_command_changed_and_the_model_hears_of_it() {
     let last = server.chat_requests().last().unwrap().last_user_text();
     assert!(last.starts_with("[The user ran /undo"), "{last}");
     assert!(last.ends_with("what now?"), "{last}");
-    let snapshots = home.path().join("snapshots");
+    let snapshots = dirs.home().join("snapshots");
     assert!(
         std::fs::read_dir(&snapshots).map_or(true, |d| d.count() == 0),
         "the store outlived the session"

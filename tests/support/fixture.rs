@@ -1,5 +1,6 @@
 //! Files on disk for tests: [`write`] (any file, parent folders made), [`skill_md`] (the
-//! text of a `SKILL.md`), [`skill`] (a skill folder in a skills root) and [`corpus_dir`]
+//! text of a `SKILL.md`), [`skill`] (a skill folder in a skills root), [`project_skill`]
+//! (one in a project's `skills` folder) and [`corpus_dir`]
 //! (the shared corpus of real skills). Only paths and text: nothing here knows harness9's
 //! types.
 
@@ -25,6 +26,12 @@ pub fn skill(root: &Path, name: &str, description: &str, extra: &str, body: &str
         &skill_md(name, description, extra, body),
     );
     dir
+}
+
+/// Writes the skill `name` (no extra frontmatter) into `project`'s own `skills` folder
+/// and returns the skill's folder.
+pub fn project_skill(project: &Path, name: &str, description: &str, body: &str) -> PathBuf {
+    skill(&project.join("skills"), name, description, "", body)
 }
 
 /// The corpus of real skills: `$HARNESS9_SKILLS_CORPUS`, else `../shared/corpus/skills`
@@ -61,6 +68,12 @@ pub fn spawn_fed(cmd: &mut std::process::Command, stdin: &[u8]) -> std::process:
         let _ = input.write_all(&bytes);
     });
     child
+}
+
+/// Runs `cmd` with `stdin` fed to it (see [`spawn_fed`]) and waits for it to exit, at
+/// most a minute (then it is killed and the test fails).
+pub fn run_fed(cmd: &mut std::process::Command, stdin: &[u8]) -> std::process::Output {
+    wait_with_deadline(spawn_fed(cmd, stdin), std::time::Duration::from_secs(60))
 }
 
 /// Waits for `child` to exit and collects its output, at most `deadline` (then it is

@@ -13,31 +13,44 @@
 //! ```
 //!
 //! Every request to `.../chat/completions` takes the next reply of an ordered queue
-//! (`push` adds more while it runs); when the queue is empty it answers "done" so that a
-//! binary under test never hangs. Other paths get a 404. Every request is recorded. The
+//! (`push` adds more while it runs), unless a responder set with `respond_with` answers
+//! it from what it holds (a model with a small window: [`context_refusal`]); when the
+//! queue is empty it answers "done" so that a binary under test never hangs. Other paths get a 404. Every request is recorded. The
 //! server runs on its own thread with its own runtime, so it works from `#[test]` and
 //! `#[tokio::test]` alike, and stays up until the `MockServer` is dropped.
 //!
-//! Beside the server: [`SessionBuilder`] and [`Session`] (a real session through the
-//! library, driven with `Op`s), the file fixtures [`write`], [`skill_md`], [`skill`]
-//! and [`corpus_dir`], and the one runner of subcommands ([`CliEnv`], [`harness9_cli`]).
+//! Beside the server, each in a module of its own: `binary` (the real binary, one way
+//! for every test: [`Dirs`], subcommands through [`harness9_cli`] and [`Dirs::run`],
+//! runs against the server through [`MockServer::harness9`], one tool call, every kind
+//! of skill child, exit and output checks), `session` ([`SessionBuilder`] and
+//! [`Session`]: a real session through the library, driven with `Op`s), `pty` (the
+//! binary in a pseudo-terminal), `users` (root or an unprivileged user), `mcp` (the MCP
+//! fixture server) and `fixture` (files and skills on disk, children fed and waited for
+//! with a deadline). The replies most tests script have short forms: [`answer`],
+//! [`tool_reply`], [`bash_reply`] and [`use_skill_reply`].
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code)]
 
-mod cli;
+mod binary;
 mod fixture;
 mod mcp;
+mod pty;
 mod session;
+mod users;
 
 #[allow(unused_imports)]
-pub use cli::*;
+pub use binary::*;
 pub use fixture::*;
 #[allow(unused_imports)]
 pub use mcp::*;
+#[allow(unused_imports)]
+pub use pty::*;
 // benches/e2e.rs includes this file too and drives the binary, not a session.
 #[allow(unused_imports)]
 pub use session::*;
+#[allow(unused_imports)]
+pub use users::*;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -281,14 +294,24 @@ pub struct Reply {
     piece: Option<usize>,
 }
 
-/// Asserts that the binary exited with `code`, showing its stderr when it did not.
-pub fn assert_exit(out: &std::process::Output, code: i32) {
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+/// A reply in which the model makes one tool call, `name` with the JSON text `args`.
+pub fn tool_reply(id: &str, name: &str, args: &str) -> Reply {
+    sse(vec![tool_call(0, id, name, args), finish("tool_calls")])
+}
+
+/// A reply in which the model runs `command` with the `bash` tool.
+pub fn bash_reply(id: &str, command: &str) -> Reply {
+    tool_reply(id, "bash", &json!({ "command": command }).to_string())
+}
+
+/// A reply in which the model loads the skill `name` with the `use_skill` tool.
+pub fn use_skill_reply(id: &str, name: &str) -> Reply {
+    tool_reply(id, "use_skill", &json!({ "skill_name": name }).to_string())
+}
+
+/// A reply in which the model answers `s` and stops.
+pub fn answer(s: &str) -> Reply {
+    sse(vec![text(s), finish("stop")])
 }
 
 /// A 200 event stream of these items, then `data: [DONE]`.
@@ -478,6 +501,31 @@ impl RecordedRequest {
             .unwrap_or_default()
     }
 
+    /// The names of the tools the request offered (none when it offered none).
+    pub fn tool_names(&self) -> Vec<String> {
+        self.body["tools"]
+            .as_array()
+            .map(|tools| {
+                tools
+                    .iter()
+                    .map(|t| {
+                        let name = t["function"]["name"].as_str();
+                        name.expect("every tool has a name").to_string()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The text of message `i` (0 is the system prompt).
+    pub fn message_text(&self, i: usize) -> String {
+        let messages = self.messages();
+        messages[i]["content"]
+            .as_str()
+            .unwrap_or_else(|| panic!("message {i} has no text: {:?}", messages[i]))
+            .to_string()
+    }
+
     /// The contents of the tool results in this request, in order.
     pub fn tool_results(&self) -> Vec<String> {
         self.messages()
@@ -485,6 +533,15 @@ impl RecordedRequest {
             .filter(|m| m["role"] == "tool")
             .filter_map(|m| m["content"].as_str().map(String::from))
             .collect()
+    }
+
+    /// The content of the tool result for `call_id` (empty when there is none).
+    pub fn tool_result(&self, call_id: &str) -> String {
+        self.messages()
+            .iter()
+            .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
+            .and_then(|m| m["content"].as_str().map(str::to_string))
+            .unwrap_or_default()
     }
 
     /// The text of the last user message (empty when there is none).
@@ -495,6 +552,20 @@ impl RecordedRequest {
             .find(|m| m["role"] == "user")
             .and_then(|m| m["content"].as_str().map(str::to_string))
             .unwrap_or_default()
+    }
+
+    /// The role and text of every message but the system prompt, in order.
+    pub fn conversation(&self) -> Vec<(String, String)> {
+        self.messages()
+            .iter()
+            .filter(|m| m["role"] != "system")
+            .map(|m| {
+                (
+                    m["role"].as_str().unwrap_or("").to_string(),
+                    m["content"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
     }
 }
 
@@ -508,7 +579,12 @@ struct State {
     requests: Vec<RecordedRequest>,
     /// Fixed JSON answers to other paths (`/v1/models`, `/props`...), by path.
     routes: Vec<(String, Value)>,
+    /// Asked first for every chat request (see [`MockServer::respond_with`]).
+    responder: Option<Responder>,
 }
+
+/// Answers a chat request from what it holds, or leaves it to the queue (`None`).
+pub type Responder = Arc<dyn Fn(&RecordedRequest) -> Option<Reply> + Send + Sync>;
 
 struct Shared {
     state: Mutex<State>,
@@ -540,6 +616,7 @@ impl MockServer {
                 queue: replies.into(),
                 requests: Vec::new(),
                 routes: Vec::new(),
+                responder: None,
             }),
             changed: Condvar::new(),
         });
@@ -576,137 +653,36 @@ impl MockServer {
         self.addr
     }
 
-    /// The real binary, run in `project` against this server with a clean environment:
-    /// `home` as `$HARNESS9_HOME` and `$HOME`, the key `k`, the model `m`, `NO_COLOR`.
-    pub fn harness9(
-        &self,
-        home: &std::path::Path,
-        project: &std::path::Path,
-    ) -> std::process::Command {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_harness9"));
-        cmd.current_dir(project)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", home)
-            .env("HARNESS9_HOME", home)
-            .env("OPENAI_API_KEY", "k")
-            .env("OPENAI_BASE_URL", self.url())
-            .env("HARNESS9_MODEL", "m")
-            .env("NO_COLOR", "1");
-        cmd
-    }
-
-    /// Runs `harness9 -p go` (plus `args` and `env`) in `project` while this server's
-    /// model makes one `bash` call with `command` and then answers; returns the output
-    /// and the tool result the model got back ("" when there was no second request).
-    pub fn one_bash_call(
-        &self,
-        home: &std::path::Path,
-        project: &std::path::Path,
-        command: &str,
-        args: &[&str],
-        env: &[(&str, &str)],
-    ) -> (std::process::Output, String) {
-        let call = serde_json::json!({ "command": command }).to_string();
-        self.push(sse(vec![
-            tool_call(0, "c1", "bash", &call),
-            finish("tool_calls"),
-        ]));
-        self.push(sse(vec![text("done"), finish("stop")]));
-        let before = self.chat_requests().len();
-        let mut cmd = self.harness9(home, project);
-        cmd.args(["-p", "go"])
-            .args(args)
-            .stdin(std::process::Stdio::null());
-        for (name, value) in env {
-            cmd.env(name, value);
-        }
-        let out = cmd.output().expect("the binary runs");
-        let tool = self
-            .chat_requests()
-            .get(before + 1)
-            .and_then(|r| r.tool_results().into_iter().next())
-            .unwrap_or_default();
-        (out, tool)
-    }
-
-    /// Runs `harness9 -p go --approval-mode full-auto` (plus `env`) in `project` with a
-    /// skill `name` whose body holds the inline command `` !`inline` `` and whose
-    /// `scripts/run.sh` (the text `script`) is both its tools.json tool `NAME_run` (run
-    /// with the argument `tool`) and what `skill_run` runs (with `run`): the model calls
-    /// use_skill, the tool, then skill_run. Returns the output and the three tool results,
-    /// in that order — one from each kind of child a skill starts.
-    pub fn every_skill_child(
-        &self,
-        home: &std::path::Path,
-        project: &std::path::Path,
-        (name, inline, script): (&str, &str, &str),
-        env: &[(&str, &str)],
-    ) -> (std::process::Output, Vec<String>) {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = skill(
-            &project.join("skills"),
-            name,
-            "Runs commands",
-            "",
-            &format!("Inline:\n!`{inline}`\n"),
-        );
-        let path = dir.join("scripts/run.sh");
-        write(&path, script);
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-            .expect("the script is made executable");
-        write(
-            &dir.join("tools.json"),
-            &serde_json::json!([{
-                "name": format!("{name}_run"),
-                "description": "Run the script.",
-                "command": "scripts/run.sh tool",
-                "parameters": {"type": "object", "properties": {}},
-            }])
-            .to_string(),
-        );
-        let call = |id: &str, tool: &str, args: Value| {
-            sse(vec![
-                tool_call(0, id, tool, &args.to_string()),
-                finish("tool_calls"),
-            ])
-        };
-        self.push(call(
-            "c1",
-            "use_skill",
-            serde_json::json!({ "skill_name": name }),
-        ));
-        self.push(call("c2", &format!("{name}_run"), serde_json::json!({})));
-        self.push(call(
-            "c3",
-            "skill_run",
-            serde_json::json!({ "skill": name, "command": "scripts/run.sh run" }),
-        ));
-        self.push(sse(vec![text("done"), finish("stop")]));
-        let before = self.chat_requests().len();
-        let mut cmd = self.harness9(home, project);
-        cmd.args(["-p", "go", "--approval-mode", "full-auto"])
-            .stdin(std::process::Stdio::null());
-        for (var, value) in env {
-            cmd.env(var, value);
-        }
-        let out = cmd.output().expect("the binary runs");
-        let results = self
-            .chat_requests()
-            .get(before + 3)
-            .map(RecordedRequest::tool_results)
-            .unwrap_or_default();
-        (out, results)
-    }
-
     /// Answers requests for `path` (e.g. `/v1/models`) with `body`, every time.
     pub fn route(&self, path: &str, body: Value) {
         self.shared.lock().routes.push((path.to_string(), body));
     }
 
+    /// Asks `respond` first for every chat request: a request it answers `Some` gets that
+    /// reply without using up the queue (a server that refuses prompts over its window,
+    /// a rule for summary requests, a model whose next step follows what it was sent).
+    pub fn respond_with(
+        &self,
+        respond: impl Fn(&RecordedRequest) -> Option<Reply> + Send + Sync + 'static,
+    ) {
+        self.shared.lock().responder = Some(Arc::new(respond));
+    }
+
     /// Adds a reply at the end of the queue.
     pub fn push(&self, reply: Reply) {
         self.shared.lock().queue.push_back(reply);
+    }
+
+    /// Asserts that `n` chat requests came, the last with exactly the conversation
+    /// `expected`: (role, text) pairs, the system prompt left out.
+    pub fn assert_conversation(&self, n: usize, expected: &[(&str, &str)]) {
+        let requests = self.chat_requests();
+        assert_eq!(requests.len(), n);
+        let expected: Vec<(String, String)> = expected
+            .iter()
+            .map(|(r, t)| (r.to_string(), t.to_string()))
+            .collect();
+        assert_eq!(requests[n - 1].conversation(), expected);
     }
 
     /// Scripted replies not yet used.
@@ -717,6 +693,15 @@ impl MockServer {
     /// Every request received so far, in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.lock().requests.clone()
+    }
+
+    /// The bodies of every request received so far, as one text.
+    pub fn everything_sent(&self) -> String {
+        self.requests()
+            .iter()
+            .map(|r| r.raw_body.clone())
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// Chat-completion requests only.
@@ -798,12 +783,26 @@ async fn serve(listener: std::net::TcpListener, shared: Arc<Shared>, shutdown: C
     }
 }
 
+/// A 400 refusal of a prompt too long for a window of `max_bytes` bytes (4 bytes a
+/// token), worded as OpenAI words it (`context_length_exceeded`).
+pub fn context_refusal(max_bytes: usize, body_bytes: usize) -> Reply {
+    http_error(400).json_body(json!({"error": {
+        "message": format!(
+            "This model's maximum context length is {} tokens. However, your messages \
+             resulted in {} tokens. Please reduce the length of the messages.",
+            max_bytes / 4,
+            body_bytes / 4
+        ),
+        "type": "invalid_request_error", "param": "messages",
+        "code": "context_length_exceeded"}}))
+}
+
 /// Default answer once the script has run out.
 fn fallback(request: &RecordedRequest) -> Reply {
     if request.body.get("stream") == Some(&Value::Bool(false)) {
         json_text("done")
     } else {
-        sse(vec![text("done"), finish("stop")])
+        answer("done")
     }
 }
 
@@ -814,9 +813,10 @@ async fn handle(mut stream: TcpStream, shared: Arc<Shared>, shutdown: Cancellati
     let reply = {
         let mut state = shared.lock();
         let reply = if request.path.ends_with("/chat/completions") {
-            state
-                .queue
-                .pop_front()
+            let responder = state.responder.clone();
+            responder
+                .and_then(|respond| respond(&request))
+                .or_else(|| state.queue.pop_front())
                 .unwrap_or_else(|| fallback(&request))
         } else if let Some((_, body)) = state.routes.iter().find(|(p, _)| *p == request.path) {
             json_reply(body.clone())
@@ -884,6 +884,8 @@ async fn read_request(stream: &mut TcpStream) -> Option<RecordedRequest> {
             body.extend_from_slice(&tmp[..n]);
         }
     }
+    // Stamped before the body is decoded: a large body's parse is the server's time.
+    let received_at = Instant::now();
     let raw_body = String::from_utf8_lossy(&body).into_owned();
     Some(RecordedRequest {
         method,
@@ -891,7 +893,7 @@ async fn read_request(stream: &mut TcpStream) -> Option<RecordedRequest> {
         headers,
         body: serde_json::from_str(&raw_body).unwrap_or(Value::Null),
         raw_body,
-        received_at: Instant::now(),
+        received_at,
     })
 }
 

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use harness9::agent::{AgentHandle, Approver, SessionInfo};
 use harness9::config::{Config, EndpointNeed, OllamaProbe, Overrides};
-use harness9::protocol::ApprovalMode;
-use harness9::protocol::{Event, Invocation, Op, TurnOutcome};
+use harness9::protocol::{
+    ApprovalAsk, ApprovalDecision, ApprovalMode, Event, Invocation, Op, TurnOutcome,
+};
 
 use super::MockServer;
 
@@ -165,6 +166,26 @@ impl Session {
     pub async fn turn(&mut self, text: &str) -> (TurnOutcome, String) {
         self.send(text);
         self.until_complete().await
+    }
+
+    /// One whole turn that must complete; returns its final text.
+    pub async fn completed_turn(&mut self, text: &str) -> String {
+        let (outcome, final_text) = self.turn(text).await;
+        assert_eq!(outcome, TurnOutcome::Completed, "{final_text}");
+        final_text
+    }
+
+    /// Waits for the next approval request.
+    pub async fn next_approval(&mut self) -> ApprovalAsk {
+        match self.until(|e| matches!(e, Event::ApprovalRequest(_))).await {
+            Event::ApprovalRequest(ask) => ask,
+            _ => unreachable!("until returns a matching event"),
+        }
+    }
+
+    /// Answers the approval request of `call_id` with `decision`.
+    pub fn decide(&self, call_id: String, decision: ApprovalDecision) {
+        self.op(Op::Approval { call_id, decision });
     }
 
     /// `/name args`: invokes a skill and waits for the turn to complete.

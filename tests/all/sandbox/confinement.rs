@@ -23,17 +23,7 @@ use tempfile::TempDir;
 use super::outside_dir;
 use crate::support::*;
 
-/// Who runs harness9.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum User {
-    Root,
-    /// uid and gid 65534, no supplementary groups.
-    Nobody,
-}
-
-const USERS: [User; 2] = [User::Root, User::Nobody];
 const MODES: [&str; 2] = ["read-only", "workspace-write"];
-const NOBODY: u32 = 65534;
 
 /// The project's rule file: a rule that matters for nothing these tests run.
 const RULES: &str = "deny = [\"edit(never-edited/**)\"]\n";
@@ -64,16 +54,6 @@ struct World {
     outside: TempDir,
     /// Where the scripts the model runs are written.
     scripts: TempDir,
-}
-
-fn chown_tree(path: &Path, uid: u32) {
-    let status = Command::new("chown")
-        .arg("-R")
-        .arg(format!("{uid}:{uid}"))
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 impl World {
@@ -131,6 +111,14 @@ impl World {
         world
     }
 
+    /// The binary without a server in this world (`-C` the project, `h9` as
+    /// `$HARNESS9_HOME`).
+    fn offline(&self) -> Command {
+        let mut cmd = harness9_cli(self.home.path(), self.project.path());
+        cmd.env("HARNESS9_HOME", self.h9.path());
+        cmd
+    }
+
     fn victim(&self) -> PathBuf {
         self.outside.path().join("victim")
     }
@@ -156,11 +144,8 @@ impl World {
     fn run(&self, mode: &str, script: &str, env: &[(&str, &str)]) -> (Output, String) {
         let server = MockServer::start(vec![]);
         let call = serde_json::json!({ "command": self.script(script) }).to_string();
-        server.push(sse(vec![
-            tool_call(0, "c1", "bash", &call),
-            finish("tool_calls"),
-        ]));
-        server.push(sse(vec![text("done"), finish("stop")]));
+        server.push(tool_reply("c1", "bash", &call));
+        server.push(answer("done"));
         let mut cmd = server.harness9(self.home.path(), self.project.path());
         cmd.env("HARNESS9_HOME", self.h9.path())
             .env("OPENAI_API_KEY", API_KEY)
@@ -189,26 +174,15 @@ impl World {
     }
 }
 
-/// `cmd` as is (root), or through `setpriv` as uid and gid 65534 with no groups.
-fn as_user(cmd: Command, user: User) -> Command {
-    if user == User::Root {
-        return cmd;
-    }
-    let mut wrapped = Command::new("setpriv");
-    wrapped
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-        .arg(cmd.get_program())
-        .args(cmd.get_args())
-        .env_clear();
-    if let Some(dir) = cmd.get_current_dir() {
-        wrapped.current_dir(dir);
-    }
-    for (name, value) in cmd.get_envs() {
-        if let Some(value) = value {
-            wrapped.env(name, value);
-        }
-    }
-    wrapped
+/// A fresh world for root, when the launcher can build its namespaces here.
+fn root_world() -> Option<World> {
+    namespaces_for(User::Root).then(|| World::new(User::Root))
+}
+
+/// The users for whom the launcher can build its namespaces here (see
+/// [`namespaces_for`]).
+fn confinable_users() -> impl Iterator<Item = User> {
+    USERS.into_iter().filter(|user| namespaces_for(*user))
 }
 
 /// Whether the launcher can build its namespaces for `user` here (the kernel may forbid
@@ -218,8 +192,8 @@ fn namespaces_for(user: User) -> bool {
     use std::sync::OnceLock;
     static USABLE: [OnceLock<bool>; 2] = [OnceLock::new(), OnceLock::new()];
     *USABLE[usize::from(user == User::Nobody)].get_or_init(|| {
-        let mut probe = Command::new(env!("CARGO_BIN_EXE_harness9"));
-        probe.args(["__harness9-sandbox-exec", "--probe"]);
+        let mut probe = sandbox_launcher();
+        probe.arg("--probe");
         let out = as_user(probe, user)
             .current_dir("/")
             .stdin(Stdio::null())
@@ -286,10 +260,7 @@ fn meta(path: &Path) -> Meta {
 
 #[test]
 fn metadata_outside_the_writable_folders_cannot_change() {
-    for user in USERS {
-        if !namespaces_for(user) {
-            continue;
-        }
+    for user in confinable_users() {
         for mode in MODES {
             let world = World::new(user);
             let victim = world.victim();
@@ -407,10 +378,7 @@ fn processes(tool: &str) -> Vec<(u32, String)> {
 
 #[test]
 fn no_process_outside_the_sandbox_is_visible_and_no_environment_holds_a_secret() {
-    for user in USERS {
-        if !namespaces_for(user) {
-            continue;
-        }
+    for user in confinable_users() {
         for mode in MODES {
             let world = World::new(user);
             let command = "echo PPID=$PPID; cat /proc/$PPID/environ; \
@@ -449,10 +417,7 @@ fn no_process_outside_the_sandbox_is_visible_and_no_environment_holds_a_secret()
 
 #[test]
 fn secrets_are_unreadable_by_any_spelling() {
-    for user in USERS {
-        if !namespaces_for(user) {
-            continue;
-        }
+    for user in confinable_users() {
         for mode in MODES {
             let world = World::new(user);
             let h9 = world.h9.path().display();
@@ -483,10 +448,7 @@ fn secrets_are_unreadable_by_any_spelling() {
 
 #[test]
 fn git_hooks_and_config_and_the_rules_stay_read_only_in_a_writable_project() {
-    for user in USERS {
-        if !namespaces_for(user) {
-            continue;
-        }
+    for user in confinable_users() {
         let world = World::new(user);
         let p = world.project.path();
         let command = "echo evil > .git/hooks/pre-commit; \
@@ -530,10 +492,7 @@ fn git_hooks_and_config_and_the_rules_stay_read_only_in_a_writable_project() {
 
 #[test]
 fn a_missing_hooks_folder_or_a_worktrees_git_file_cannot_be_planted() {
-    for user in USERS {
-        if !namespaces_for(user) {
-            continue;
-        }
+    for user in confinable_users() {
         // A repository without .git/hooks: the command cannot give it one.
         let world = World::new(user);
         let p = world.project.path();
@@ -570,10 +529,7 @@ fn a_missing_hooks_folder_or_a_worktrees_git_file_cannot_be_planted() {
 #[test]
 fn no_mount_or_namespace_call_undoes_a_mask_or_a_read_only_bind() {
     let py = python().unwrap_or("false");
-    for user in USERS {
-        if !namespaces_for(user) {
-            continue;
-        }
+    for user in confinable_users() {
         let world = World::new(user);
         let p = world.project.path();
         let command = format!(
@@ -602,10 +558,9 @@ fn no_mount_or_namespace_call_undoes_a_mask_or_a_read_only_bind() {
 
 #[test]
 fn without_namespaces_the_session_says_what_is_lost_and_keeps_landlock_and_seccomp() {
-    if !namespaces_for(User::Root) {
+    let Some(world) = root_world() else {
         return;
-    }
-    let world = World::new(User::Root);
+    };
     let outside = world.outside.path().display();
     let command = format!("touch {outside}/new; cp /bin/sh x && chmod 4755 x; cat .env; echo ran");
     let (out, tool) = world.run(
@@ -639,9 +594,8 @@ fn without_namespaces_the_session_says_what_is_lost_and_keeps_landlock_and_secco
 
 /// The launcher, run directly with namespaces and a workspace-write policy in `dir`.
 fn launcher(dir: &Path, command: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
+    let mut cmd = sandbox_launcher();
     cmd.args([
-        "__harness9-sandbox-exec",
         "--mode",
         "workspace-write",
         "--namespaces",
@@ -712,11 +666,8 @@ fn a_timeout_stops_the_command_and_everything_it_started_inside() {
         "timeout_secs": 1
     })
     .to_string();
-    server.push(sse(vec![
-        tool_call(0, "c1", "bash", &call),
-        finish("tool_calls"),
-    ]));
-    server.push(sse(vec![text("done"), finish("stop")]));
+    server.push(tool_reply("c1", "bash", &call));
+    server.push(answer("done"));
     let out = server
         .harness9(world.home.path(), world.project.path())
         .args(["-p", "go", "--approval-mode", "full-auto"])
@@ -743,10 +694,9 @@ fn a_timeout_stops_the_command_and_everything_it_started_inside() {
 
 #[test]
 fn mcp_list_and_tools_confine_sandboxed_servers_when_commands_are_not() {
-    if !namespaces_for(User::Root) {
+    let Some(world) = root_world() else {
         return;
-    }
-    let world = World::new(User::Root);
+    };
     let outside = world.outside.path().display();
     let probe = format!(
         "{{ touch {outside}/from-server; cat {home}/.ssh/id_rsa; echo probed; }} >&2 2>&1; exec {fixture}",
@@ -760,11 +710,7 @@ fn mcp_list_and_tools_confine_sandboxed_servers_when_commands_are_not() {
         ),
     );
     for args in [&["mcp", "list"][..], &["mcp", "tools", "boxed"]] {
-        let out = harness9_cli(world.home.path(), world.project.path())
-            .args(args)
-            .env("HARNESS9_HOME", world.h9.path())
-            .output()
-            .unwrap();
+        let out = output_of(world.offline().args(args));
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_exit(&out, 0);
         assert!(!stdout.contains("failed"), "{args:?}: {stdout}");
@@ -778,17 +724,14 @@ fn mcp_list_and_tools_confine_sandboxed_servers_when_commands_are_not() {
     assert!(!log.contains(SSH_KEY), "{log}");
     assert!(log.contains("Read-only file system"), "{log}");
     // Where no sandbox can be had, such a server does not start at all.
-    let out = harness9_cli(world.home.path(), world.project.path())
-        .args(["mcp", "list"])
-        .env("HARNESS9_HOME", world.h9.path())
-        .env("HARNESS9_SANDBOX_UNAVAILABLE", "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains("failed") && stdout.contains("sandbox is not available"),
-        "{stdout}"
+    let out = output_of(
+        world
+            .offline()
+            .args(["mcp", "list"])
+            .env("HARNESS9_SANDBOX_UNAVAILABLE", "1"),
     );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_has(&stdout, &["failed", "sandbox is not available"]);
     let log = std::fs::read_to_string(world.h9.path().join("logs/mcp/boxed.log")).unwrap();
     assert_eq!(
         log.matches("probed").count(),
@@ -801,10 +744,7 @@ fn mcp_list_and_tools_confine_sandboxed_servers_when_commands_are_not() {
 fn devices_kernel_settings_and_the_users_sockets_are_out_of_reach() {
     use std::os::unix::net::UnixListener;
     let py = python().unwrap_or("false");
-    for user in USERS {
-        if !namespaces_for(user) {
-            continue;
-        }
+    for user in confinable_users() {
         for mode in MODES {
             let world = World::new(user);
             // The session's bus and an SSH agent, as a desktop session has them.

@@ -9,7 +9,7 @@
 
 use std::net::{TcpListener, UdpSocket};
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use crate::support::*;
 
@@ -46,22 +46,16 @@ fn denials(text: &str) -> usize {
     text.matches("Permission denied").count() + text.matches("Read-only file system").count()
 }
 
-/// One `-p` run in which the model makes one bash call; the output and what the model
-/// got back.
-fn run_bash(
-    home: &Path,
-    project: &Path,
-    command: &str,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> (Output, String) {
-    MockServer::start(vec![]).one_bash_call(home, project, command, args, env)
+/// One `-p --approval-mode full-auto` run (plus `args`) in which the model makes one
+/// bash call; the output and what the model got back.
+fn run_bash(dirs: &Dirs, command: &str, args: &[&str]) -> (Output, String) {
+    let args = [&["--approval-mode", "full-auto"], args].concat();
+    MockServer::start(vec![]).one_bash_call(dirs.home(), dirs.project(), command, &args, &[])
 }
 
 #[test]
 fn writes_outside_the_project_and_temp_folders_are_denied() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
+    let dirs = Dirs::new();
     let outside = outside_dir();
     let o = outside.path().display();
     let scratch = format!("/tmp/harness9-sandbox-test-{}", std::process::id());
@@ -70,13 +64,7 @@ fn writes_outside_the_project_and_temp_folders_are_denied() {
          touch /proc/self/root{o}/via-proc; echo in > inside.txt; echo t > {scratch}; \
          cat /etc/hostname > /dev/null && echo read-ok; touch {o}/last"
     );
-    let (out, tool) = run_bash(
-        home.path(),
-        project.path(),
-        &command,
-        &["--approval-mode", "full-auto"],
-        &[],
-    );
+    let (out, tool) = run_bash(&dirs, &command, &[]);
     assert_exit(&out, 0);
     for name in ["direct", "via-symlink", "via-proc", "last"] {
         assert!(
@@ -85,7 +73,7 @@ fn writes_outside_the_project_and_temp_folders_are_denied() {
         );
     }
     assert_eq!(denials(&tool), 4, "{tool}");
-    assert!(project.path().join("inside.txt").exists(), "{tool}");
+    assert!(dirs.project().join("inside.txt").exists(), "{tool}");
     assert!(Path::new(&scratch).exists(), "{tool}");
     std::fs::remove_file(&scratch).unwrap();
     assert!(tool.contains("read-ok"), "{tool}");
@@ -99,8 +87,7 @@ fn writes_outside_the_project_and_temp_folders_are_denied() {
 
 #[test]
 fn no_socket_reaches_even_a_loopback_listener() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
+    let dirs = Dirs::new();
     let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
     tcp.set_nonblocking(true).unwrap();
     let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -110,13 +97,7 @@ fn no_socket_reaches_even_a_loopback_listener() {
         tcp.local_addr().unwrap().port(),
         udp.local_addr().unwrap().port()
     );
-    let (_, tool) = run_bash(
-        home.path(),
-        project.path(),
-        &command,
-        &["--approval-mode", "full-auto"],
-        &[],
-    );
+    let (_, tool) = run_bash(&dirs, &command, &[]);
     // The command has ended: anything it sent is there by now.
     assert_eq!(
         tcp.accept().map(|_| ()).unwrap_err().kind(),
@@ -137,91 +118,61 @@ fn no_socket_reaches_even_a_loopback_listener() {
     assert!(tool.contains("network = \"allow\""), "{tool}");
 
     // Allowed in config.toml, the same command connects.
-    write(
-        &home.path().join("config.toml"),
-        "[sandbox]\nnetwork = \"allow\"\n",
-    );
-    let (_, tool) = run_bash(
-        home.path(),
-        project.path(),
-        &command,
-        &["--approval-mode", "full-auto"],
-        &[],
-    );
+    dirs.home_file("config.toml", "[sandbox]\nnetwork = \"allow\"\n");
+    let (_, tool) = run_bash(&dirs, &command, &[]);
     tcp.set_nonblocking(false).unwrap();
     assert!(tcp.accept().is_ok(), "{tool}");
 }
 
 #[test]
 fn read_only_refuses_writes_in_the_project_too_and_off_lifts_the_sandbox() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let (_, tool) = run_bash(
-        home.path(),
-        project.path(),
-        "echo x > inside.txt",
-        &["--approval-mode", "full-auto", "--sandbox", "read-only"],
-        &[],
-    );
-    assert!(!project.path().join("inside.txt").exists(), "{tool}");
+    let dirs = Dirs::new();
+    let (_, tool) = run_bash(&dirs, "echo x > inside.txt", &["--sandbox", "read-only"]);
+    assert!(!dirs.project().join("inside.txt").exists(), "{tool}");
     assert!(tool.contains("--sandbox read-only"), "{tool}");
 
     let outside = outside_dir();
     let target = outside.path().join("made");
     let (_, tool) = run_bash(
-        home.path(),
-        project.path(),
+        &dirs,
         &format!("touch {}", target.display()),
-        &["--approval-mode", "full-auto", "--sandbox", "off"],
-        &[],
+        &["--sandbox", "off"],
     );
     assert!(target.exists(), "{tool}");
 }
 
 #[test]
 fn without_landlock_full_auto_needs_an_explicit_sandbox_off() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
+    let dirs = Dirs::new();
     let unavailable = [("HARNESS9_SANDBOX_UNAVAILABLE", "1")];
     let server = MockServer::start(vec![]);
-    let refused = server
-        .harness9(home.path(), project.path())
-        .env("HARNESS9_SANDBOX_UNAVAILABLE", "1")
-        .args(["-p", "go", "--approval-mode", "full-auto"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(refused.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(
-        stderr.contains("sandbox") && stderr.contains("--sandbox off"),
-        "{stderr}"
+    let refused = output_of(
+        server
+            .binary(&dirs)
+            .env("HARNESS9_SANDBOX_UNAVAILABLE", "1")
+            .args(["-p", "go", "--approval-mode", "full-auto"]),
     );
+    assert_exit(&refused, 2);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_has(&stderr, &["sandbox", "--sandbox off"]);
     assert!(server.chat_requests().is_empty(), "nothing was sent");
 
     // An explicit sandbox that cannot be had is refused too.
-    let refused = server
-        .harness9(home.path(), project.path())
-        .env("HARNESS9_SANDBOX_UNAVAILABLE", "1")
-        .args([
-            "-p",
-            "go",
-            "--approval-mode",
-            "auto-edit",
-            "--sandbox",
-            "workspace-write",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(refused.status.code(), Some(2));
+    let refused = output_of(
+        server
+            .binary(&dirs)
+            .env("HARNESS9_SANDBOX_UNAVAILABLE", "1")
+            .args(["-p", "go", "--approval-mode", "auto-edit"])
+            .args(["--sandbox", "workspace-write"]),
+    );
+    assert_exit(&refused, 2);
 
     // With --sandbox off it runs, unconfined.
     let outside = outside_dir();
     let target = outside.path().join("made");
-    let (out, tool) = run_bash(
-        home.path(),
-        project.path(),
+    let (out, tool) = MockServer::start(vec![]).one_bash_call(
+        dirs.home(),
+        dirs.project(),
         &format!("touch {}", target.display()),
         &["--approval-mode", "full-auto", "--sandbox", "off"],
         &unavailable,
@@ -231,9 +182,9 @@ fn without_landlock_full_auto_needs_an_explicit_sandbox_off() {
 
     // auto-edit by default says once that commands would run unconfined, and then asks
     // before each (denied unattended): it runs commands by itself only in the sandbox.
-    let (out, tool) = run_bash(
-        home.path(),
-        project.path(),
+    let (out, tool) = MockServer::start(vec![]).one_bash_call(
+        dirs.home(),
+        dirs.project(),
         "ls",
         &["--approval-mode", "auto-edit"],
         &unavailable,
@@ -249,8 +200,7 @@ fn without_landlock_full_auto_needs_an_explicit_sandbox_off() {
 
 #[test]
 fn truncating_renaming_and_hard_linking_out_of_the_project_are_denied() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
+    let dirs = Dirs::new();
     let outside = outside_dir();
     let victim = outside.path().join("victim");
     std::fs::write(&victim, "keep me").unwrap();
@@ -262,13 +212,7 @@ fn truncating_renaming_and_hard_linking_out_of_the_project_are_denied() {
         v = victim.display(),
         o = outside.path().display()
     );
-    let (_, tool) = run_bash(
-        home.path(),
-        project.path(),
-        &command,
-        &["--approval-mode", "full-auto"],
-        &[],
-    );
+    let (_, tool) = run_bash(&dirs, &command, &[]);
     assert_eq!(
         std::fs::read_to_string(&victim).unwrap(),
         "keep me",
@@ -276,59 +220,30 @@ fn truncating_renaming_and_hard_linking_out_of_the_project_are_denied() {
     );
     // `mv` may leave a copy behind (reading is allowed); the file itself stays.
     assert!(victim.exists(), "{tool}");
-    assert!(!project.path().join("hard").exists(), "{tool}");
+    assert!(!dirs.project().join("hard").exists(), "{tool}");
     assert!(!outside.path().join("moved").exists(), "{tool}");
-    assert!(project.path().join("here").exists(), "{tool}");
+    assert!(dirs.project().join("here").exists(), "{tool}");
     assert!(tool.contains("[harness9 sandbox:"), "{tool}");
+}
+
+/// The sandbox launcher run directly (`harness9 __harness9-sandbox-exec ARGS`).
+fn launch(args: &[&str]) -> Output {
+    output_of(sandbox_launcher().args(args))
 }
 
 #[test]
 fn the_launcher_runs_nothing_it_cannot_confine() {
-    let bin = env!("CARGO_BIN_EXE_harness9");
-    let bad = std::process::Command::new(bin)
-        .args([
-            "__harness9-sandbox-exec",
-            "--mode",
-            "sideways",
-            "--",
-            "true",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(bad.status.code(), Some(126));
+    let bad = launch(&["--mode", "sideways", "--", "true"]);
+    assert_exit(&bad, 126);
     assert!(
         String::from_utf8_lossy(&bad.stderr).starts_with("harness9 sandbox: "),
         "{bad:?}"
     );
-    let missing = std::process::Command::new(bin)
-        .args([
-            "__harness9-sandbox-exec",
-            "--mode",
-            "read-only",
-            "--project",
-            "/",
-            "--",
-            "no-such-program-h9",
-        ])
-        .output()
-        .unwrap();
+    let read_only = ["--mode", "read-only", "--project", "/"];
+    let missing = launch(&[&read_only[..], &["--", "no-such-program-h9"]].concat());
     assert_eq!(missing.status.code(), Some(127), "{missing:?}");
-    let ok = std::process::Command::new(bin)
-        .args([
-            "__harness9-sandbox-exec",
-            "--mode",
-            "read-only",
-            "--project",
-            "/",
-            "--network",
-            "allow",
-            "--",
-            "sh",
-            "-c",
-            "echo confined",
-        ])
-        .output()
-        .unwrap();
+    let confined = ["--network", "allow", "--", "sh", "-c", "echo confined"];
+    let ok = launch(&[&read_only[..], &confined].concat());
     assert_eq!(String::from_utf8_lossy(&ok.stdout), "confined\n", "{ok:?}");
 }
 
@@ -336,13 +251,12 @@ fn the_launcher_runs_nothing_it_cannot_confine() {
 /// tools.json tool and `skill_run` each try to write outside the project.
 #[test]
 fn skill_commands_are_confined_like_bash() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
+    let dirs = Dirs::new();
     let outside = outside_dir();
     let o = outside.path().display();
     let (out, results) = MockServer::start(vec![]).every_skill_child(
-        home.path(),
-        project.path(),
+        dirs.home(),
+        dirs.project(),
         (
             "writer",
             &format!("touch {o}/inline 2>&1; echo inline-ran"),
@@ -370,16 +284,9 @@ fn skill_commands_are_confined_like_bash() {
 /// `bash`), `/tmp`, the skill's folder and a project file linked in as an input are not.
 #[test]
 fn skill_run_writes_only_in_its_workspace() {
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let dir = skill(
-        &project.path().join("skills"),
-        "maker",
-        "Makes files",
-        "",
-        "Body\n",
-    );
-    let p = project.path().display();
+    let dirs = Dirs::new();
+    let dir = project_skill(dirs.project(), "maker", "Makes files", "Body\n");
+    let p = dirs.project().display();
     let command = format!(
         "echo made > \"$OUTPUT_DIR/r.txt\" && echo w > \"$WORK_DIR/w\" && echo $TMPDIR > \"$TMPDIR/t\" && echo ok; \
          touch {p}/in-project 2>&1; touch /tmp/harness9-skill-run-escape 2>&1; \
@@ -387,27 +294,18 @@ fn skill_run_writes_only_in_its_workspace() {
          echo x >> \"$WORK_DIR/inputs/data.txt\" 2>&1; true",
         dir.display()
     );
-    std::fs::write(project.path().join("data.txt"), "original\n").unwrap();
+    std::fs::write(dirs.project().join("data.txt"), "original\n").unwrap();
+    let call = serde_json::json!({
+        "skill": "maker",
+        "command": command,
+        "output_files": ["$OUTPUT_DIR/*"],
+        "inputs": [{"from": "workspace://data.txt", "mode": "link"}],
+    });
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(
-                0,
-                "c1",
-                "skill_run",
-                &serde_json::json!({"skill": "maker", "command": command, "output_files": ["$OUTPUT_DIR/*"],
-                    "inputs": [{"from": "workspace://data.txt", "mode": "link"}]})
-                    .to_string(),
-            ),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("done"), finish("stop")]),
+        tool_reply("c1", "skill_run", &call.to_string()),
+        answer("done"),
     ]);
-    let out = server
-        .harness9(home.path(), project.path())
-        .args(["-p", "go", "--approval-mode", "full-auto"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = server.run(&dirs, &["-p", "go", "--approval-mode", "full-auto"]);
     assert_exit(&out, 0);
     let result = server.chat_requests()[1].tool_results().join("\n");
     assert!(result.contains("ok\\n"), "{result}");
@@ -417,10 +315,10 @@ fn skill_run_writes_only_in_its_workspace() {
     assert!(result.contains("original\\n"), "the link reads: {result}");
     assert!(result.contains("\"mode\":\"link\""), "{result}");
     assert_eq!(
-        std::fs::read_to_string(project.path().join("data.txt")).unwrap(),
+        std::fs::read_to_string(dirs.project().join("data.txt")).unwrap(),
         "original\n"
     );
-    assert!(!project.path().join("in-project").exists());
+    assert!(!dirs.project().join("in-project").exists());
     assert!(!dir.join("in-skill").exists());
     assert!(!Path::new("/tmp/harness9-skill-run-escape").exists());
 }

@@ -81,32 +81,20 @@ fn counts(lines: &[String], prefix: &str, n: usize) -> Vec<usize> {
         .collect()
 }
 
-/// `edit_file` arguments turning `var x = 1` into `var y = 1` in main.go.
-fn rename_x_to_y() -> String {
-    serde_json::json!({
-        "path": "main.go",
-        "old_string": "var x = 1",
-        "new_string": "var y = 1",
-    })
-    .to_string()
-}
-
 #[test]
 fn growing_and_shrinking_the_terminal_keeps_every_line_of_the_conversation() {
     let server = MockServer::start(vec![
-        sse(vec![text(&numbered("AAA", 20)), finish("stop")]),
-        sse(vec![text(&numbered("BBB", 4)), finish("stop")]),
-        sse(vec![text("CCC-1"), finish("stop")]),
+        answer(&numbered("AAA", 20)),
+        answer(&numbered("BBB", 4)),
+        answer("CCC-1"),
     ]);
-    let dirs = Dirs::new();
+    let dirs = Arc::new(Dirs::new());
     let mut tui = Tui::spawn_in(&server, &[], &[], dirs, (30, 100));
     tui.wait_ready();
-    tui.type_text("first");
-    tui.send("\r");
+    tui.submit("first");
     tui.wait_for_text("AAA-20");
     tui.wait_ready();
-    tui.type_text("second");
-    tui.send("\r");
+    tui.submit("second");
     tui.wait_for_text("BBB-4");
     tui.wait_ready();
     // Taller: the terminal pulls lines back from its scrollback.
@@ -123,8 +111,7 @@ fn growing_and_shrinking_the_terminal_keeps_every_line_of_the_conversation() {
         tui.resize(rows, cols);
         tui.sync(&format!("resize{i}"));
     }
-    tui.type_text("third");
-    tui.send("\r");
+    tui.submit("third");
     tui.wait_for_text("CCC-1");
     tui.wait_ready();
     let lines = tui.all_lines();
@@ -147,16 +134,14 @@ fn a_ctrl_c_that_cleared_the_draft_then_one_that_interrupts_does_not_quit() {
             finish("stop"),
         ])
         .stall_after(1),
-        sse(vec![text("still here"), finish("stop")]),
+        answer("still here"),
     ]);
-    let mut tui = Tui::spawn(&server, &[], |_, _| {});
-    tui.wait_ready();
+    let mut tui = Tui::start(&server, &[]);
     tui.type_text("a draft");
     tui.wait_for_text("› a draft");
     tui.send("\x03");
     tui.wait_for("the draft cleared", |s| !s.contents().contains("› a draft"));
-    tui.type_text("go");
-    tui.send("\r");
+    tui.submit("go");
     tui.wait_for_text("partial answer");
     // Well inside the double-press window of the first Ctrl+C.
     tui.send("\x03");
@@ -164,36 +149,21 @@ fn a_ctrl_c_that_cleared_the_draft_then_one_that_interrupts_does_not_quit() {
     tui.wait_ready();
     assert!(tui.child.try_wait().unwrap().is_none(), "harness9 quit");
     assert!(!tui.contents().contains("press Ctrl+C again"));
-    tui.type_text("more");
-    tui.send("\r");
+    tui.submit("more");
     tui.wait_for_text("still here");
     tui.exit_with_ctrl_c_twice();
 }
 
 #[test]
 fn esc_at_an_approval_stops_the_turn_without_another_request() {
-    let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "call_1", "edit_file", &rename_x_to_y()),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("next turn"), finish("stop")]),
-    ]);
-    let mut tui = Tui::spawn(&server, &["--approval-mode", "suggest"], |_, work| {
-        std::fs::write(work.join("main.go"), "var x = 1\n").unwrap();
-    });
-    tui.wait_ready();
-    tui.type_text("rename");
-    tui.send("\r");
-    tui.wait_for_text("Apply this edit?");
+    let (server, mut tui) = edit_awaiting_approval("var x = 1\n", "y", "rename", "next turn");
     tui.send("\x1b");
     tui.wait_for_text("Interrupted");
     tui.wait_ready();
     assert_eq!(server.chat_requests().len(), 1, "the denial was not sent");
-    let kept = std::fs::read_to_string(tui.dirs.work.path().join("main.go")).unwrap();
+    let kept = std::fs::read_to_string(tui.dirs.project().join("main.go")).unwrap();
     assert_eq!(kept, "var x = 1\n");
-    tui.type_text("go on");
-    tui.send("\r");
+    tui.submit("go on");
     tui.wait_for_text("next turn");
     assert_eq!(server.chat_requests().len(), 2);
     tui.exit_with_ctrl_c_twice();
@@ -205,23 +175,15 @@ fn interrupting_a_command_keeps_the_output_it_streamed() {
         "command": "printf 'out-1\\nout-2\\n'; sleep 30",
     })
     .to_string();
-    let server = MockServer::start(vec![sse(vec![
-        tool_call(0, "call_1", "bash", &args),
-        finish("tool_calls"),
-    ])]);
-    let mut tui = Tui::spawn(&server, &["--approval-mode", "full-auto"], |_, _| {});
-    tui.wait_ready();
-    tui.type_text("run it");
-    tui.send("\r");
+    let server = MockServer::start(vec![tool_reply("call_1", "bash", &args)]);
+    let mut tui = Tui::start(&server, &["--approval-mode", "full-auto"]);
+    tui.submit("run it");
     tui.wait_for_text("out-2");
     tui.send("\x1b");
     tui.wait_for_text("Interrupted");
     tui.wait_ready();
     let screen = tui.contents();
-    assert!(
-        screen.contains("out-1") && screen.contains("out-2"),
-        "{screen}"
-    );
+    assert_has(&screen, &["out-1", "out-2"]);
     tui.exit_with_ctrl_c_twice();
 }
 
@@ -232,13 +194,13 @@ fn tool_cells_at_80_columns_show_one_diff_header_and_hang_wrapped_rows() {
     let server = MockServer::start(vec![
         sse(vec![
             tool_call(0, "call_1", "grep", &grep),
-            tool_call(1, "call_2", "edit_file", &rename_x_to_y()),
+            tool_call(1, "call_2", "edit_file", &rename_x_to("y")),
             finish("tool_calls"),
         ]),
-        sse(vec![text("done here"), finish("stop")]),
+        answer("done here"),
     ]);
-    let dirs = Dirs::new();
-    std::fs::write(dirs.work.path().join("main.go"), "var x = 1\n").unwrap();
+    let dirs = Arc::new(Dirs::new());
+    std::fs::write(dirs.project().join("main.go"), "var x = 1\n").unwrap();
     let mut tui = Tui::spawn_in(
         &server,
         &["--approval-mode", "auto-edit"],
@@ -247,8 +209,7 @@ fn tool_cells_at_80_columns_show_one_diff_header_and_hang_wrapped_rows() {
         (40, 80),
     );
     tui.wait_ready();
-    tui.type_text("look");
-    tui.send("\r");
+    tui.submit("look");
     tui.wait_for_text("done here");
     tui.wait_ready();
     let lines = tui.all_lines();

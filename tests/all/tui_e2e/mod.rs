@@ -13,57 +13,50 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 mod defects;
 mod signals;
 
-use crate::support::{MockServer, finish, skill, sse, text, tool_call};
+use crate::support::{
+    Dirs, MockServer, PTY_DEADLINE, PtyWriter, Terminal, answer, assert_has, finish,
+    harness9_pty_command, skill, sse, text, tool_call, tool_reply,
+};
 use serde_json::Value;
-use tempfile::TempDir;
 
-const DEADLINE: Duration = Duration::from_secs(30);
 const ROWS: u16 = 40;
 const COLS: u16 = 120;
 /// Lines of scrollback the emulated terminal keeps.
 const SCROLLBACK: usize = 2000;
 
-type Writer = Arc<Mutex<Box<dyn Write + Send>>>;
-
-/// A harness9 home and a project directory; two runs can share them.
-struct Dirs {
-    home: TempDir,
-    work: TempDir,
+/// The TUI in a pseudo-terminal ([`Terminal`]: its screen, keys and exit).
+struct Tui {
+    term: Terminal,
+    /// Cursor-position queries answered so far.
+    positions_asked: Arc<std::sync::atomic::AtomicUsize>,
+    dirs: Arc<Dirs>,
 }
 
-impl Dirs {
-    fn new() -> Arc<Dirs> {
-        Arc::new(Dirs {
-            home: tempfile::tempdir().unwrap(),
-            work: tempfile::tempdir().unwrap(),
-        })
+impl std::ops::Deref for Tui {
+    type Target = Terminal;
+    fn deref(&self) -> &Terminal {
+        &self.term
     }
 }
 
-/// The binary in a pseudo-terminal, its screen kept by vt100.
-struct Tui {
-    screen: Arc<Mutex<vt100::Parser>>,
-    /// Cursor-position queries answered so far.
-    positions_asked: Arc<std::sync::atomic::AtomicUsize>,
-    writer: Writer,
-    child: Box<dyn portable_pty::Child + Send + Sync>,
-    master: Arc<Mutex<Box<dyn portable_pty::MasterPty + Send>>>,
-    dirs: Arc<Dirs>,
+impl std::ops::DerefMut for Tui {
+    fn deref_mut(&mut self) -> &mut Terminal {
+        &mut self.term
+    }
 }
 
 /// Answers the terminal queries found in `bytes` (after `parser` has processed them).
 fn answer_queries(
     bytes: &[u8],
     parser: &vt100::Parser,
-    writer: &Writer,
+    writer: &PtyWriter,
     asked: &std::sync::atomic::AtomicUsize,
 ) {
     let has = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
@@ -85,6 +78,19 @@ fn answer_queries(
 }
 
 impl Tui {
+    /// The TUI with nothing prepared, once it is ready.
+    fn start(server: &MockServer, extra: &[&str]) -> Tui {
+        Tui::ready(server, extra, |_, _| {})
+    }
+
+    /// [`Tui::spawn`], once the TUI is ready.
+    fn ready(server: &MockServer, extra: &[&str], prepare: impl FnOnce(&Path, &Path)) -> Tui {
+        let tui = Tui::spawn(server, extra, prepare);
+        tui.wait_ready();
+        tui
+    }
+
+    /// The TUI in a fresh home and project that `prepare` fills first.
     fn spawn(server: &MockServer, extra: &[&str], prepare: impl FnOnce(&Path, &Path)) -> Tui {
         Tui::spawn_env(server, extra, &[], prepare)
     }
@@ -95,8 +101,8 @@ impl Tui {
         env: &[(&str, String)],
         prepare: impl FnOnce(&Path, &Path),
     ) -> Tui {
-        let dirs = Dirs::new();
-        prepare(dirs.home.path(), dirs.work.path());
+        let dirs = Arc::new(Dirs::new());
+        prepare(dirs.home(), dirs.project());
         Tui::spawn_in(server, extra, env, dirs, (ROWS, COLS))
     }
 
@@ -106,80 +112,25 @@ impl Tui {
         extra: &[&str],
         env: &[(&str, String)],
         dirs: Arc<Dirs>,
-        (rows, cols): (u16, u16),
+        size: (u16, u16),
     ) -> Tui {
-        use portable_pty::{CommandBuilder, PtySize, native_pty_system};
-        let (home, work) = (dirs.home.path(), dirs.work.path());
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_harness9"));
-        cmd.args(["--base-url", &server.url(), "--model", "m", "-C"]);
-        cmd.arg(work);
-        cmd.args(extra);
-        cmd.env("OPENAI_API_KEY", "test");
-        cmd.env("HARNESS9_HOME", home);
-        cmd.env("TERM", "xterm-256color");
+        let (home, work) = (dirs.home(), dirs.project());
+        let mut cmd = harness9_pty_command(&server.url(), home, work, extra);
         cmd.env("HOME", home);
-        cmd.env_remove("NO_COLOR");
-        cmd.env_remove("OPENAI_BASE_URL");
-        cmd.env_remove("HARNESS9_MODEL");
         cmd.env_remove("TMUX");
         for (name, value) in env {
             cmd.env(name, value);
         }
-        let child = pair.slave.spawn_command(cmd).unwrap();
-        drop(pair.slave);
-        let mut reader = pair.master.try_clone_reader().unwrap();
-        let writer: Writer = Arc::new(Mutex::new(pair.master.take_writer().unwrap()));
-        let master = Arc::new(Mutex::new(pair.master));
-        let screen = Arc::new(Mutex::new(vt100::Parser::new(
-            std::num::NonZero::new(rows).unwrap(),
-            std::num::NonZero::new(cols).unwrap(),
-            SCROLLBACK,
-        )));
         let positions_asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        {
-            let screen = screen.clone();
-            let writer = writer.clone();
-            let asked = positions_asked.clone();
-            let _keep = master.clone();
-            std::thread::spawn(move || {
-                let _keep = _keep;
-                let mut buf = [0u8; 8192];
-                while let Ok(n) = reader.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    let mut parser = screen.lock().unwrap();
-                    parser.process(&buf[..n]);
-                    answer_queries(&buf[..n], &parser, &writer, &asked);
-                }
-            });
-        }
+        let asked = positions_asked.clone();
+        let term = Terminal::spawn(cmd, size, SCROLLBACK, move |bytes, parser, writer| {
+            answer_queries(bytes, parser, writer, &asked);
+        });
         Tui {
-            screen,
+            term,
             positions_asked,
-            writer,
-            child,
-            master,
             dirs,
         }
-    }
-
-    fn contents(&self) -> String {
-        self.screen.lock().unwrap().screen().contents()
-    }
-
-    fn send(&self, bytes: &str) {
-        let mut w = self.writer.lock().unwrap();
-        w.write_all(bytes.as_bytes()).unwrap();
-        w.flush().unwrap();
     }
 
     /// Types text one key at a time (as a person would; a burst would be a paste).
@@ -189,27 +140,20 @@ impl Tui {
         }
     }
 
-    /// Waits until the screen satisfies `check`, or fails showing the screen.
-    fn wait_for(&self, what: &str, check: impl Fn(&vt100::Screen) -> bool) {
-        let start = Instant::now();
-        loop {
-            {
-                let parser = self.screen.lock().unwrap();
-                if check(parser.screen()) {
-                    return;
-                }
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "timed out waiting for {what}; screen:\n{}",
-                self.contents()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+    /// Types `text` one key at a time, then Enter.
+    fn submit(&self, text: &str) {
+        self.type_text(text);
+        self.send("\r");
     }
 
-    fn wait_for_text(&self, text: &str) {
-        self.wait_for(text, |s| s.contents().contains(text));
+    /// Sends `signal` to the binary.
+    fn signal(&self, signal: nix::sys::signal::Signal) {
+        let pid = self.child.process_id().expect("a pid");
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
+            signal,
+        )
+        .unwrap();
     }
 
     /// The TUI is up and idle: its status line says so.
@@ -217,22 +161,11 @@ impl Tui {
         self.wait_for_text("ready · / for commands");
     }
 
-    fn wait_exit(&mut self) -> portable_pty::ExitStatus {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            if start.elapsed() > DEADLINE {
-                let _ = self.child.kill();
-                panic!("harness9 did not exit; screen:\n{}", self.contents());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// Ctrl+C twice, then checks the exit and the terminal state.
+    /// Ctrl+C twice, then checks the exit and the terminal state. Waits for the turn to
+    /// have ended first: its answer can be on screen while it still runs, and a Ctrl+C
+    /// then interrupts it instead of arming the exit.
     fn exit_with_ctrl_c_twice(&mut self) {
+        self.wait_ready();
         self.send("\x03");
         self.wait_for_text("press Ctrl+C again to exit");
         self.send("\x03");
@@ -243,23 +176,43 @@ impl Tui {
         self.assert_restored();
     }
 
-    /// Main screen, cursor visible, bracketed paste off, canonical mode and echo on.
+    /// Main screen, cursor visible, bracketed paste off, canonical mode and echo on,
+    /// waited for: the process has exited, but the reader may not have taken the last
+    /// bytes it wrote yet.
     fn assert_restored(&self) {
-        let parser = self.screen.lock().unwrap();
-        let screen = parser.screen();
-        assert!(!screen.alternate_screen(), "left the alternate screen");
-        assert!(!screen.hide_cursor(), "cursor visible");
-        assert!(!screen.bracketed_paste(), "bracketed paste off");
-        if let Some(flags) = self.local_flags() {
-            assert!(
-                flags.contains(&"ICANON".to_string()),
-                "canonical mode back on: {flags:?}"
-            );
-            assert!(
-                flags.contains(&"ECHO".to_string()),
-                "echo back on: {flags:?}"
-            );
+        let start = std::time::Instant::now();
+        loop {
+            let Err(missing) = self.restored() else {
+                return;
+            };
+            assert!(start.elapsed() < PTY_DEADLINE, "{missing}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
         }
+    }
+
+    /// What is not restored yet, if anything.
+    fn restored(&self) -> Result<(), String> {
+        {
+            let parser = self.screen.lock().unwrap();
+            let screen = parser.screen();
+            if screen.alternate_screen() {
+                return Err("still on the alternate screen".into());
+            }
+            if screen.hide_cursor() {
+                return Err("the cursor is still hidden".into());
+            }
+            if screen.bracketed_paste() {
+                return Err("bracketed paste is still on".into());
+            }
+        }
+        if let Some(flags) = self.local_flags() {
+            for flag in ["ICANON", "ECHO"] {
+                if !flags.iter().any(|f| f == flag) {
+                    return Err(format!("{flag} is not back on: {flags:?}"));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The pty's termios local flags by name (ICANON, ECHO, ...), when readable.
@@ -280,16 +233,14 @@ fn last_user_message(server: &MockServer) -> String {
 #[test]
 fn the_welcome_names_the_sandbox_in_force() {
     let server = MockServer::start(vec![]);
-    let mut tui = Tui::spawn(&server, &["--approval-mode", "full-auto"], |_, _| {});
-    tui.wait_ready();
+    let mut tui = Tui::start(&server, &["--approval-mode", "full-auto"]);
     let screen = tui.contents();
     assert!(
         screen.contains("approvals: full-auto · sandbox: workspace-write, no network"),
         "{screen}"
     );
     tui.exit_with_ctrl_c_twice();
-    let mut plain = Tui::spawn(&server, &[], |_, _| {});
-    plain.wait_ready();
+    let mut plain = Tui::start(&server, &[]);
     let screen = plain.contents();
     assert!(
         screen.contains("approvals: suggest · /help") && !screen.contains("sandbox:"),
@@ -301,8 +252,7 @@ fn the_welcome_names_the_sandbox_in_force() {
 #[test]
 fn starts_and_shows_the_status_line() {
     let server = MockServer::start(vec![]);
-    let mut tui = Tui::spawn(&server, &[], |_, _| {});
-    tui.wait_ready();
+    let mut tui = Tui::start(&server, &[]);
     let screen = tui.contents();
     assert!(screen.contains("harness9 · m ·"), "{screen}");
     assert!(screen.contains("↑0 ↓0"), "{screen}");
@@ -326,10 +276,8 @@ fn a_prompt_streams_the_answer() {
         text("paragraph."),
         finish("stop"),
     ])]);
-    let mut tui = Tui::spawn(&server, &[], |_, _| {});
-    tui.wait_ready();
-    tui.type_text("say hello");
-    tui.send("\r");
+    let mut tui = Tui::start(&server, &[]);
+    tui.submit("say hello");
     tui.wait_for_text("Hello from the model.");
     tui.wait_for_text("Second paragraph.");
     tui.wait_ready();
@@ -351,8 +299,8 @@ fn a_prompt_streams_the_answer() {
 
 #[test]
 fn a_skill_slash_command_sends_the_skill_with_its_arguments() {
-    let server = MockServer::start(vec![sse(vec![text("Refactored."), finish("stop")])]);
-    let mut tui = Tui::spawn(&server, &["--skills-dir", "team-skills"], |_, work| {
+    let server = MockServer::start(vec![answer("Refactored.")]);
+    let mut tui = Tui::ready(&server, &["--skills-dir", "team-skills"], |_, work| {
         skill(
             &work.join("team-skills"),
             "go-refactor",
@@ -361,11 +309,9 @@ fn a_skill_slash_command_sends_the_skill_with_its_arguments() {
             "Follow the team's Go style guide.\n",
         );
     });
-    tui.wait_ready();
     tui.type_text("/go-re");
     tui.wait_for_text("Refactor Go code the team's way");
-    tui.type_text("factor clean main.go");
-    tui.send("\r");
+    tui.submit("factor clean main.go");
     tui.wait_for_text("Refactored.");
     assert!(tui.contents().contains("› /go-refactor clean main.go"));
     let sent = last_user_message(&server);
@@ -374,35 +320,49 @@ fn a_skill_slash_command_sends_the_skill_with_its_arguments() {
     tui.exit_with_ctrl_c_twice();
 }
 
-#[test]
-fn approving_an_edit_shows_the_diff_and_applies_it() {
-    let args = serde_json::json!({
+/// `edit_file` arguments turning `var x = 1` into `var {name} = 1` in main.go.
+fn rename_x_to(name: &str) -> String {
+    serde_json::json!({
         "path": "main.go",
         "old_string": "var x = 1",
-        "new_string": "var count = 1",
+        "new_string": format!("var {name} = 1"),
     })
-    .to_string();
+    .to_string()
+}
+
+/// The TUI in suggest mode with `main_go` in main.go, once the prompt `prompt` has made
+/// the model ask (as call `call_1`) to rename `x` to `name` there; its next answer is
+/// `then`.
+fn edit_awaiting_approval(
+    main_go: &str,
+    name: &str,
+    prompt: &str,
+    then: &str,
+) -> (MockServer, Tui) {
     let server = MockServer::start(vec![
-        sse(vec![
-            tool_call(0, "call_1", "edit_file", &args),
-            finish("tool_calls"),
-        ]),
-        sse(vec![text("Renamed x to count."), finish("stop")]),
+        tool_reply("call_1", "edit_file", &rename_x_to(name)),
+        answer(then),
     ]);
-    let mut tui = Tui::spawn(&server, &["--approval-mode", "suggest"], |_, work| {
-        std::fs::write(work.join("main.go"), "package main\n\nvar x = 1\n").unwrap();
+    let tui = Tui::ready(&server, &["--approval-mode", "suggest"], |_, work| {
+        std::fs::write(work.join("main.go"), main_go).unwrap();
     });
-    tui.wait_ready();
-    tui.type_text("rename x");
-    tui.send("\r");
+    tui.submit(prompt);
     tui.wait_for_text("Apply this edit?");
+    (server, tui)
+}
+
+#[test]
+fn approving_an_edit_shows_the_diff_and_applies_it() {
+    let main_go = "package main\n\nvar x = 1\n";
+    let (server, mut tui) =
+        edit_awaiting_approval(main_go, "count", "rename x", "Renamed x to count.");
     tui.wait_for_text("-var x = 1");
     tui.wait_for_text("+var count = 1");
     tui.send("y");
     tui.wait_for_text("Renamed x to count.");
     tui.wait_for_text("✓ edit_file");
     tui.wait_ready();
-    let edited = std::fs::read_to_string(tui.dirs.work.path().join("main.go")).unwrap();
+    let edited = std::fs::read_to_string(tui.dirs.project().join("main.go")).unwrap();
     assert_eq!(edited, "package main\n\nvar count = 1\n");
     let requests = server.chat_requests();
     let tool_result = requests[1]
@@ -423,20 +383,17 @@ fn esc_interrupts_a_stalled_stream() {
             finish("stop"),
         ])
         .stall_after(1),
-        sse(vec![text("after the interrupt"), finish("stop")]),
+        answer("after the interrupt"),
     ]);
-    let mut tui = Tui::spawn(&server, &[], |_, _| {});
-    tui.wait_ready();
-    tui.type_text("long task");
-    tui.send("\r");
+    let mut tui = Tui::start(&server, &[]);
+    tui.submit("long task");
     tui.wait_for_text("partial answer");
     tui.wait_for_text("esc to interrupt");
     tui.send("\x1b");
     tui.wait_for_text("Interrupted");
     tui.wait_ready();
     assert!(!tui.contents().contains("never shown"));
-    tui.type_text("go on");
-    tui.send("\r");
+    tui.submit("go on");
     tui.wait_for_text("after the interrupt");
     tui.exit_with_ctrl_c_twice();
 }
@@ -444,15 +401,14 @@ fn esc_interrupts_a_stalled_stream() {
 #[test]
 fn alt_screen_mode_is_left_on_exit() {
     let server = MockServer::start(vec![]);
-    let mut tui = Tui::spawn(&server, &["--alt-screen"], |_, _| {});
-    tui.wait_ready();
+    let mut tui = Tui::start(&server, &["--alt-screen"]);
     assert!(tui.screen.lock().unwrap().screen().alternate_screen());
     tui.exit_with_ctrl_c_twice();
 }
 
 #[test]
 fn a_paste_stays_one_input_and_ctrl_g_edits_the_draft_in_the_editor() {
-    let server = MockServer::start(vec![sse(vec![text("Got it."), finish("stop")])]);
+    let server = MockServer::start(vec![answer("Got it.")]);
     let bin = tempfile::tempdir().unwrap();
     let editor = bin.path().join("fake-editor");
     std::fs::write(
@@ -484,14 +440,8 @@ fn a_paste_stays_one_input_and_ctrl_g_edits_the_draft_in_the_editor() {
 #[test]
 fn sigterm_restores_the_terminal() {
     let server = MockServer::start(vec![]);
-    let mut tui = Tui::spawn(&server, &["--alt-screen"], |_, _| {});
-    tui.wait_ready();
-    let pid = tui.child.process_id().expect("a pid");
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
+    let mut tui = Tui::start(&server, &["--alt-screen"]);
+    tui.signal(nix::sys::signal::Signal::SIGTERM);
     let status = tui.wait_exit();
     assert!(
         !status.success(),
@@ -501,32 +451,16 @@ fn sigterm_restores_the_terminal() {
     tui.assert_restored();
 }
 
-/// The roles and texts of a request's messages, without the system prompt.
-fn conversation(request: &crate::support::RecordedRequest) -> Vec<(String, String)> {
-    request
-        .messages()
-        .iter()
-        .filter(|m| m["role"] != "system")
-        .map(|m| {
-            (
-                m["role"].as_str().unwrap_or("").to_string(),
-                m["content"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn resume_opens_the_picker_and_goes_on_with_the_chosen_session() {
     let server = MockServer::start(vec![
-        sse(vec![text("The parser plan is **ready**."), finish("stop")]),
-        sse(vec![text("Going on from the plan."), finish("stop")]),
+        answer("The parser plan is **ready**."),
+        answer("Going on from the plan."),
     ]);
-    let dirs = Dirs::new();
+    let dirs = Arc::new(Dirs::new());
     let mut first = Tui::spawn_in(&server, &[], &[], dirs.clone(), (ROWS, COLS));
     first.wait_ready();
-    first.type_text("draft the parser plan");
-    first.send("\r");
+    first.submit("draft the parser plan");
     first.wait_for_text("The parser plan is ready.");
     first.wait_ready();
     first.exit_with_ctrl_c_twice();
@@ -546,19 +480,15 @@ fn resume_opens_the_picker_and_goes_on_with_the_chosen_session() {
         "picker closed: {screen}"
     );
     second.wait_ready();
-    second.type_text("go on");
-    second.send("\r");
+    second.submit("go on");
     second.wait_for_text("Going on from the plan.");
-    let requests = server.chat_requests();
-    assert_eq!(requests.len(), 2);
-    let expected: Vec<(String, String)> = [
-        ("user", "draft the parser plan"),
-        ("assistant", "The parser plan is **ready**."),
-        ("user", "go on"),
-    ]
-    .iter()
-    .map(|(r, t)| (r.to_string(), t.to_string()))
-    .collect();
-    assert_eq!(conversation(&requests[1]), expected);
+    server.assert_conversation(
+        2,
+        &[
+            ("user", "draft the parser plan"),
+            ("assistant", "The parser plan is **ready**."),
+            ("user", "go on"),
+        ],
+    );
     second.exit_with_ctrl_c_twice();
 }

@@ -6,29 +6,18 @@
 
 use super::*;
 use crate::signals::{assert_all_gone, running, script_of_long_commands};
-use nix::sys::signal::{Signal, kill};
-
-fn send_signal(tui: &Tui, signal: Signal) {
-    let pid = tui.child.process_id().expect("a pid");
-    kill(
-        nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
-        signal,
-    )
-    .unwrap();
-}
+use nix::sys::signal::Signal;
 
 #[test]
 fn sigterm_and_sighup_stop_every_command_and_restore_the_terminal() {
     for by in [Signal::SIGTERM, Signal::SIGHUP] {
         let server = MockServer::start(vec![]);
         script_of_long_commands(&server);
-        let mut tui = Tui::spawn(&server, &["--approval-mode", "full-auto"], |_, _| {});
-        tui.wait_ready();
-        tui.type_text("go");
-        tui.send("\r");
-        let work = tui.dirs.work.path().to_path_buf();
+        let mut tui = Tui::start(&server, &["--approval-mode", "full-auto"]);
+        tui.submit("go");
+        let work = tui.dirs.project().to_path_buf();
         let pids = running(&work);
-        send_signal(&tui, by);
+        tui.signal(by);
         let status = tui.wait_exit();
         assert_all_gone(&pids);
         assert_eq!(status.exit_code(), 128 + by as u32, "{by}: {status:?}");
@@ -46,7 +35,7 @@ fn the_terminal_repl_gives_the_terminal_back_on_sigterm() {
         repl.local_flags()
             .is_some_and(|f| !f.contains(&"ICANON".to_string()))
     });
-    send_signal(&repl, Signal::SIGTERM);
+    repl.signal(Signal::SIGTERM);
     let status = repl.wait_exit();
     assert_eq!(status.exit_code(), 143, "{status:?}");
     repl.assert_restored();
