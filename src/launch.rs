@@ -143,6 +143,9 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
         session::prepare_with_remote(&config, approver, remote, start)?,
         &home,
     );
+    // A sandbox launcher waiting before the first command needs one (after the first
+    // request has gone).
+    runtime.spawn(crate::exec::warm_up());
     let ended = match frontend {
         Frontend::Print(stdin) => run_print(cli, &runtime, prepared, stdin)?,
         Frontend::Tui => run_tui(cli, &runtime, prepared, start_view)?,

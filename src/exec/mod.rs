@@ -321,6 +321,13 @@ impl ExecError {
     }
 }
 
+/// Starts the session's first spare sandbox launcher a moment from now (nothing without
+/// a session sandbox), so that the first confined command, too, finds a launcher
+/// waiting. Spawn it on the runtime once the session is ready.
+pub async fn warm_up() {
+    spare::warm_up().await;
+}
+
 /// Runs `request` to its end: it exits (and its output closes, or stays held by
 /// something it left running past a short drain), its timeout passes, or `cancel`
 /// fires. Dropping the returned future kills the process group.

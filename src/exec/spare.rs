@@ -3,8 +3,8 @@
 //! command takes it (or starts one at once when there is none) and hands it the job: the
 //! launcher's arguments as computed now, the working folder, the exact environment and
 //! the streams. A moment after a confined command has ended, another spare is started
-//! in the background for the next one, so commands after the first do not wait for the
-//! launcher's own start (a new process, its dynamic linking and runtime, and, with
+//! in the background for the next one, and the session's first one a moment after
+//! start-up ([`warm_up`]), so commands do not wait for the launcher's own start (a new process, its dynamic linking and runtime, and, with
 //! namespaces, the user and PID namespaces and their first process). Nothing of the
 //! policy is decided ahead: the job carries it, and the launcher builds the mount
 //! namespace, the file system and the confinement for it from scratch.
@@ -73,24 +73,47 @@ const REPLENISH_AFTER: Duration = Duration::from_millis(5);
 pub(super) fn replenish(kind: Kind) {
     tokio::spawn(async move {
         tokio::time::sleep(REPLENISH_AFTER).await;
-        let waiting = SPARE
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_some();
-        if waiting {
-            return;
-        }
-        let _ = tokio::task::spawn_blocking(move || {
-            let Ok(spare) = start(&kind) else {
-                return;
-            };
-            let mut slot = SPARE.lock().unwrap_or_else(PoisonError::into_inner);
-            if slot.is_none() {
-                *slot = Some(spare);
-            }
+        replenish_now(kind).await;
+    });
+}
+
+/// How long after a session is ready its first spare starts: after the first request
+/// has gone (which is then not slowed by the launcher's start), and before any model
+/// answers with a first command.
+const WARM_UP_AFTER: Duration = Duration::from_millis(15);
+
+/// Starts the session's first spare a moment from now, when the session has a sandbox
+/// (so the first confined command finds one waiting too). Needs the tokio runtime.
+pub(super) async fn warm_up() {
+    tokio::time::sleep(WARM_UP_AFTER).await;
+    if let Some(sandbox) = crate::sandbox::session() {
+        replenish_now(Kind {
+            program: crate::sandbox::launcher_program(&sandbox.launcher),
+            namespaces: sandbox.policy.namespaces,
         })
         .await;
-    });
+    }
+}
+
+/// Starts a spare of this kind now, on a blocking thread, unless one is waiting.
+async fn replenish_now(kind: Kind) {
+    let waiting = SPARE
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .is_some();
+    if waiting {
+        return;
+    }
+    let _ = tokio::task::spawn_blocking(move || {
+        let Ok(spare) = start(&kind) else {
+            return;
+        };
+        let mut slot = SPARE.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_none() {
+            *slot = Some(spare);
+        }
+    })
+    .await;
 }
 
 /// Starts a launcher that waits for one job.

@@ -128,3 +128,87 @@ fn later_confined_commands_run_exactly_as_the_first_and_no_launcher_outlives_the
         }
     }
 }
+
+/// What a background job the first command left running wrote in `attack.log` while it
+/// looked for a waiting spare launcher (one whose command line holds `--job`, but its own
+/// namespace's first process, which ran its job already) and tried to hand it a job
+/// through `/proc/PID/fd/0`; and the second command's result. The model
+/// thinks 2 s before the second call, so the spare started after the first command is
+/// waiting meanwhile.
+fn hijack_attempt(env: &[(&str, &str)]) -> (String, String) {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    // A script of the project (a program the rules let run in full-auto).
+    let script = project.path().join("attack.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/bash\n\
+         end=$((SECONDS+4))\n\
+         while [ $SECONDS -lt $end ]; do\n\
+           for p in /proc/[0-9]*; do\n\
+             [ $p = /proc/1 ] && continue\n\
+             case \"$(tr '\\0' ' ' < $p/cmdline 2>/dev/null)\" in\n\
+               *--job*) if (printf x > $p/fd/0) 2>/dev/null; then echo \"WROTE $p\";\n\
+                        else echo \"denied $p\"; fi; exit;;\n\
+             esac\n\
+           done\n\
+           sleep 0.02\n\
+         done\n\
+         echo none\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let attacker = "./attack.sh > attack.log 2>&1 &";
+    let call = |i: usize, command: &str, think: u64| {
+        let args = serde_json::json!({ "command": command }).to_string();
+        sse(vec![
+            tool_call(0, &format!("c{i}"), "bash", &args),
+            finish("tool_calls"),
+        ])
+        .delay_headers_ms(think)
+    };
+    let server = MockServer::start(vec![
+        call(0, attacker, 0),
+        call(1, "echo second", 2_000),
+        sse(vec![text("done"), finish("stop")]),
+    ]);
+    let mut cmd = server.harness9(home.path(), project.path());
+    cmd.args(["-p", "go", "--approval-mode", "full-auto"])
+        .stdin(std::process::Stdio::null());
+    for (name, value) in env {
+        cmd.env(name, value);
+    }
+    assert_exit(&cmd.output().unwrap(), 0);
+    let second = server.chat_requests()[2]
+        .tool_results()
+        .last()
+        .cloned()
+        .unwrap_or_default();
+    let log = project.path().join("attack.log");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if !text.is_empty() || Instant::now() > deadline {
+            return (text, second);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_confined_command_cannot_hand_the_waiting_spare_a_job() {
+    // With namespaces the spare is outside the command's PID namespace: not even seen.
+    let (log, second) = hijack_attempt(&[]);
+    assert!(!log.contains("WROTE") && !log.contains("denied"), "{log}");
+    assert!(second.contains("second"), "{second}");
+    // Without them (Landlock and seccomp only) it is seen, and Landlock refuses to open
+    // another process's file descriptors from inside the sandbox.
+    let (log, second) = hijack_attempt(&[("HARNESS9_SANDBOX_NO_NAMESPACES", "1")]);
+    assert!(!log.contains("WROTE"), "{log}");
+    assert!(
+        log.contains("denied"),
+        "the attacker never saw the spare: {log}"
+    );
+    assert!(second.contains("second"), "{second}");
+}
