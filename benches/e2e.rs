@@ -2,7 +2,8 @@
 //! process start → first request received (with 0 and 1,000 skills on disk, the latter
 //! with a cold and a warm discovery cache), peak RSS of a one-shot run, the gap between a
 //! read_file tool-call response and the next request, and the size of the first request.
-//! Run: `cargo bench --bench e2e`. Prints medians.
+//! Run: `cargo bench --bench e2e`. Prints medians. `HARNESS9_BENCH_BIN=PATH` measures
+//! another build of harness9 (an older commit's, for a comparison) instead of this one's.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -22,8 +23,15 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// The binary measured: `HARNESS9_BENCH_BIN`, else this tree's release build.
+fn binary() -> std::path::PathBuf {
+    std::env::var_os("HARNESS9_BENCH_BIN")
+        .map(Into::into)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_harness9").into())
+}
+
 fn command(server: &MockServer, home: &Path, workdir: &Path, prompt: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
+    let mut cmd = Command::new(binary());
     cmd.args([
         "--base-url",
         &server.url(),
