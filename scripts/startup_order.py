@@ -51,7 +51,8 @@ def executed(binary, url, project, home, prompt, callgrind_out):
         for line in f:
             m = re.match(r"^c?fn=\(\d+\) (\S+)", line)
             if m:
-                names.add(m.group(1))
+                # callgrind marks a recursive call's frames `NAME'2`, `NAME'3`...
+                names.add(re.sub(r"'\d+$", "", m.group(1)))
     return names
 
 
