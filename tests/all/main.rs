@@ -19,6 +19,7 @@ mod context;
 mod file_links;
 mod file_modes;
 mod key_hidden;
+mod link_order;
 mod listings;
 mod llm_client;
 mod locks;
