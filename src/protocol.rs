@@ -18,7 +18,7 @@ mod values;
 
 pub use commands::{BUILTINS, is_builtin};
 pub use rules::{AskBecause, Effect, Offer, RuleView, Source};
-pub use values::{Cost, SkillChanges, UndoOutcome};
+pub use values::{Cost, RewindPoint, SkillChanges, UndoOutcome, describe_rewind};
 
 mod listings;
 pub use listings::{
@@ -69,6 +69,15 @@ pub enum Op {
     /// Run a slash command the user typed that becomes a turn: a skill or an MCP
     /// server's prompt.
     Invoke(Invocation),
+    /// Run a command the user typed after `!` (shell mode). It is judged and run exactly
+    /// as the model's `bash` call would be (permission rules, approval mode, sandbox,
+    /// output caps), shown as a `bash` call between [`Event::TurnStarted`] and
+    /// [`Event::TurnComplete`] (no model request is made), and what it printed goes to
+    /// the model with the user's next message, as a note saying the user ran it.
+    Shell {
+        /// The command line, without the `!`.
+        command: String,
+    },
     /// The answer to an [`Event::ApprovalRequest`].
     Approval {
         /// The `call_id` of the request being answered.
@@ -112,6 +121,17 @@ pub enum Op {
     /// Put back what the last turn with file changes changed (`/undo`); answered by
     /// [`Event::Undone`] or a warning.
     Undo,
+    /// List the earlier user messages the conversation can be rewound to (Esc Esc on an
+    /// empty composer); answered by [`Event::RewindPoints`].
+    ListRewindPoints,
+    /// Rewind to just before the user message of turn `turn` (one of
+    /// [`Event::RewindPoints`]): that turn and every later one leave the conversation,
+    /// and the files they changed are put back with the undo pictures (newest first,
+    /// stopping at a file changed since). Answered by [`Event::Rewound`] or a warning.
+    Rewind {
+        /// The turn whose message is taken back.
+        turn: u64,
+    },
     /// Look for new, changed and removed skills now (`/skills reload`); answered by
     /// [`Event::SkillsReloaded`].
     ReloadSkills,
@@ -425,6 +445,8 @@ impl SubAgentEvent {
             | Event::PermissionRemoved { .. }
             | Event::Exported { .. }
             | Event::Undone { .. }
+            | Event::RewindPoints { .. }
+            | Event::Rewound { .. }
             | Event::SkillsReloaded { .. }
             | Event::SessionDiff { .. }
             | Event::ApprovalModeChanged { .. }
@@ -950,6 +972,21 @@ pub enum Event {
     Undone {
         /// Restored, nothing to undo, or refused (with the files why).
         outcome: UndoOutcome,
+    },
+    /// The user messages the conversation can be rewound to, oldest first, after
+    /// [`Op::ListRewindPoints`] (empty: none).
+    RewindPoints {
+        /// The messages, with the files rewinding to each would put back.
+        points: Vec<RewindPoint>,
+    },
+    /// The conversation was rewound after [`Op::Rewind`].
+    Rewound {
+        /// The first turn left out.
+        turn: u64,
+        /// What the user typed for it, to edit and send again.
+        text: String,
+        /// What putting the files back did, newest turn first (a refusal last).
+        files: Vec<UndoOutcome>,
     },
     /// What this session changed in the project, after [`Op::Diff`].
     SessionDiff {

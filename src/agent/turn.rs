@@ -162,6 +162,7 @@ pub async fn run_user_turn(
         origin,
         piped,
     } = message;
+    let typed = text.clone();
     let attached = match origin {
         InputOrigin::Typed if crate::mentions::has_mentions(&text) => {
             match attach_mentions(state, ctx, &text).await {
@@ -184,16 +185,7 @@ pub async fn run_user_turn(
     if let Some(piped) = piped {
         text.push_str(&piped);
     }
-    // An undo, or skills that changed, since the model last heard from the user are
-    // news to it.
-    let text = match ctx.setup.snapshots.as_ref().and_then(|s| s.take_note()) {
-        Some(note) => format!("{note}\n\n{text}"),
-        None => text,
-    };
-    let text = match ctx.setup.skills_watch.take_note() {
-        Some(note) => format!("{note}\n\n{text}"),
-        None => text,
-    };
+    state.conversation.expect_prompt(typed);
     run_turn_with(state, ctx, text, FinalText::EventOnly)
         .await
         .outcome
@@ -267,6 +259,14 @@ async fn run_turn_with(
     text: String,
     final_text: FinalText,
 ) -> TurnResult {
+    // Skills that changed, an undo, a command the user ran: news to the model since it
+    // last heard from the user, told with this message (a sub-agent's task is no such
+    // message).
+    let text = if ctx.events.is_forked() {
+        text
+    } else {
+        with_notes(state, ctx, text)
+    };
     ctx.emit(Event::TurnStarted { text: text.clone() });
     state
         .conversation
@@ -338,6 +338,22 @@ async fn run_turn_with(
         usage: turn.usage,
         requests: turn.requests,
     }
+}
+
+/// `text` after the notes for the model: the skills' changes first, then the
+/// conversation's (undos, the user's commands, in the order they happened).
+pub(super) fn with_notes(state: &mut SessionState, ctx: &TurnContext, text: String) -> String {
+    let notes: Vec<String> = [
+        ctx.setup.skills_watch.take_note(),
+        state.conversation.take_notes(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if notes.is_empty() {
+        return text;
+    }
+    format!("{}\n\n{text}", notes.join("\n\n"))
 }
 
 /// What a turn has done so far.

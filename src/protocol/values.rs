@@ -137,9 +137,14 @@ pub enum UndoOutcome {
         restored: Vec<String>,
         /// Files the turn created, removed.
         removed: Vec<String>,
+        /// Folders the turn created, removed once empty.
+        removed_folders: Vec<String>,
     },
-    /// No turn of this session changed a file (or all were undone).
-    NothingToUndo,
+    /// No turn of this session changed a file, or every one that did was undone.
+    NothingToUndo {
+        /// Turns undone earlier in this session.
+        undone_before: usize,
+    },
     /// Nothing was touched, because of these files.
     Refused {
         /// Files changed after the turn ended.
@@ -164,7 +169,11 @@ impl UndoOutcome {
             shown.join(", ")
         };
         match self {
-            UndoOutcome::Restored { restored, removed } => {
+            UndoOutcome::Restored {
+                restored,
+                removed,
+                removed_folders,
+            } => {
                 let mut parts = Vec::new();
                 if !restored.is_empty() {
                     parts.push(format!("put back {} file(s): {}", restored.len(), list(restored)));
@@ -172,11 +181,23 @@ impl UndoOutcome {
                 if !removed.is_empty() {
                     parts.push(format!("removed {} file(s) it created: {}", removed.len(), list(removed)));
                 }
+                if !removed_folders.is_empty() {
+                    parts.push(format!(
+                        "removed {} empty folder(s) it created: {}",
+                        removed_folders.len(),
+                        list(removed_folders)
+                    ));
+                }
                 format!("Undid the last turn's changes: {}.", parts.join("; "))
             }
-            UndoOutcome::NothingToUndo => {
+            UndoOutcome::NothingToUndo { undone_before: 0 } => {
                 "Nothing to undo: no turn of this session changed a file (ignored files are not tracked).".to_string()
             }
+            UndoOutcome::NothingToUndo { undone_before } => format!(
+                "Nothing left to undo: the {} that changed files {} undone already (ignored files are not tracked).",
+                if *undone_before == 1 { "turn".to_string() } else { format!("{undone_before} turns") },
+                if *undone_before == 1 { "was" } else { "were" }
+            ),
             UndoOutcome::Refused {
                 changed_since,
                 too_large,
@@ -199,4 +220,38 @@ impl UndoOutcome {
             }
         }
     }
+}
+
+/// A user message the conversation can be rewound to.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RewindPoint {
+    /// Its turn.
+    pub turn: u64,
+    /// What the user typed.
+    pub text: String,
+    /// The files that turn and the later ones changed (rewinding puts them back).
+    pub files: Vec<String>,
+}
+
+/// What every frontend says after a rewind: the conversation, then the files.
+pub fn describe_rewind(files: &[UndoOutcome]) -> String {
+    let mut said = "Rewound the conversation to before that message; it is back in the \
+                    composer to edit and send."
+        .to_string();
+    if files.is_empty() {
+        said.push_str(" No file had changed since.");
+    }
+    for outcome in files {
+        said.push(' ');
+        said.push_str(&match outcome {
+            UndoOutcome::Refused { .. } => format!(
+                "Files of an earlier turn were left as they are: {}",
+                outcome.describe()
+            ),
+            _ => outcome
+                .describe()
+                .replacen("the last turn's", "a turn's", 1),
+        });
+    }
+    said
 }

@@ -509,7 +509,7 @@ impl<O: Write, E: Write> Repl<O, E> {
     fn on_line(&mut self, line: &str) -> io::Result<()> {
         match input::route(line, &self.commands) {
             Routed::Empty => Ok(()),
-            routed @ (Routed::Prompt(_) | Routed::Invoke(_)) => {
+            routed @ (Routed::Prompt(_) | Routed::Invoke(_) | Routed::Shell(_)) => {
                 // Lines read from a pipe are data: their `@path` mentions are not read.
                 let origin = match self.input {
                     ReplInput::Terminal => crate::protocol::InputOrigin::Typed,

@@ -34,6 +34,7 @@ mod pastes;
 mod picker;
 mod popup;
 mod resume;
+mod rewind;
 mod screen;
 mod status;
 mod stream;

@@ -46,4 +46,5 @@ mod special_files;
 mod terminal_safety;
 mod tui_e2e;
 mod undo;
+mod user_shell;
 mod window;

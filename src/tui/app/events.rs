@@ -12,6 +12,7 @@ use crate::protocol::{
 use crate::tui::cells::{HistoryCell, NoticeKind, ToolCell, outcome_notice, sub_agent_end};
 use crate::tui::picker::SessionPicker;
 use crate::tui::resume::{NO_SESSIONS, resumed_cells};
+use crate::tui::rewind::RewindPicker;
 use crate::tui::status::TurnState;
 use crate::tui::views;
 
@@ -98,6 +99,8 @@ impl App {
             | Event::PermissionRemoved { .. }
             | Event::Exported { .. }
             | Event::Undone { .. }
+            | Event::RewindPoints { .. }
+            | Event::Rewound { .. }
             | Event::SessionDiff { .. }
             | Event::SkillList(_)
             | Event::McpServerList { .. }
@@ -140,6 +143,26 @@ impl App {
                     _ => NoticeKind::Info,
                 };
                 self.commit_notice(kind, &outcome.describe());
+            }
+            Event::RewindPoints { points } => match RewindPicker::new(points) {
+                Some(picker) => self.overlay.rewind = Some(picker),
+                None => self.commit_notice(
+                    NoticeKind::Info,
+                    "No earlier message to rewind to in this conversation.",
+                ),
+            },
+            Event::Rewound { text, files, .. } => {
+                let refused = files
+                    .iter()
+                    .any(|f| matches!(f, UndoOutcome::Refused { .. }));
+                let kind = if refused {
+                    NoticeKind::Warning
+                } else {
+                    NoticeKind::Info
+                };
+                self.commit_notice(kind, &crate::protocol::describe_rewind(&files));
+                self.composer.set_text(&text);
+                self.status.context_tokens = 0;
             }
             Event::SessionDiff { diff } => match diff.as_deref() {
                 None | Some("") => self.commit_notice(

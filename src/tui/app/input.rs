@@ -15,6 +15,7 @@ use crate::tui::composer::ComposerAction;
 use crate::tui::history_search::{HistorySearch, SearchAction};
 use crate::tui::overlay::{Layer, Popup};
 use crate::tui::picker::PickerAction;
+use crate::tui::rewind::RewindAction;
 use crate::tui::status::TurnState;
 use crate::tui::views;
 
@@ -49,8 +50,11 @@ impl App {
         match self.overlay.focus() {
             Layer::Approval => self.approval_key(key),
             Layer::Picker => self.picker_key(key),
+            Layer::Rewind => self.rewind_key(key),
             Layer::Search => self.search_key(key),
-            Layer::ModeConfirm | Layer::Popup | Layer::Composer => return self.composer_key(key),
+            Layer::ModeConfirm | Layer::Popup | Layer::Composer => {
+                return self.composer_key(key, now);
+            }
         }
         Action::None
     }
@@ -102,6 +106,22 @@ impl App {
         }
     }
 
+    /// A key for the rewind picker: a message chosen (and, when files would be put
+    /// back, confirmed) is asked of the agent; its answer fills the composer.
+    fn rewind_key(&mut self, key: KeyEvent) {
+        let Some(rewind) = &mut self.overlay.rewind else {
+            return;
+        };
+        match rewind.handle_key(key) {
+            RewindAction::Stay => {}
+            RewindAction::Close => self.overlay.rewind = None,
+            RewindAction::Rewind(turn) => {
+                self.overlay.rewind = None;
+                self.out.ops.push(Op::Rewind { turn });
+            }
+        }
+    }
+
     /// A key for the history search: a match taken becomes the draft.
     fn search_key(&mut self, key: KeyEvent) {
         let Some(search) = &mut self.overlay.search else {
@@ -121,7 +141,7 @@ impl App {
     }
 
     /// A key for the composer and the popup under it.
-    fn composer_key(&mut self, key: KeyEvent) -> Action {
+    fn composer_key(&mut self, key: KeyEvent, now: Instant) -> Action {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let popup_key = key.modifiers.is_empty()
             && matches!(
@@ -143,7 +163,7 @@ impl App {
             }
             KeyCode::Char('g') if ctrl => return Action::OpenEditor,
             KeyCode::Esc => {
-                self.escape();
+                self.escape(now);
                 return Action::None;
             }
             KeyCode::PageUp | KeyCode::PageDown => {
@@ -172,16 +192,22 @@ impl App {
     }
 
     /// Esc closes the popup (an `@` picker stays closed for that mention); with none
-    /// open, it interrupts the running turn.
-    fn escape(&mut self) {
+    /// open, it interrupts the running turn; on an empty composer with nothing running,
+    /// a second Esc soon after the first opens the rewind picker.
+    fn escape(&mut self, now: Instant) {
+        let first = self.esc_at.take();
         match self.overlay.popup.take() {
             Some(Popup::Mention(mention)) => self.overlay.mention_dismissed = Some(mention.at()),
             Some(Popup::Slash(_)) => {}
-            None => {
-                if self.busy() {
-                    self.out.ops.push(Op::Interrupt);
+            None if self.busy() => self.out.ops.push(Op::Interrupt),
+            None if self.composer.is_empty() => {
+                if first.is_some_and(|t| now < t + DOUBLE_PRESS) {
+                    self.out.ops.push(Op::ListRewindPoints);
+                } else {
+                    self.esc_at = Some(now);
                 }
             }
+            None => {}
         }
     }
 
@@ -261,6 +287,10 @@ impl App {
                 self.overlay.picker = None;
                 true
             }
+            Layer::Rewind => {
+                self.overlay.rewind = None;
+                true
+            }
             Layer::Search => {
                 self.overlay.search = None;
                 true
@@ -315,6 +345,7 @@ impl App {
                 },
             ),
             Routed::Invoke(invocation) => self.send(typed, Op::Invoke(invocation)),
+            Routed::Shell(command) => self.send(typed, Op::Shell { command }),
             Routed::Builtin(builtin) => self.builtin(builtin, &typed),
             Routed::Error(message) => {
                 self.commit_cell(HistoryCell::User { text: typed }.lines());

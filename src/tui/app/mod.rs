@@ -97,6 +97,9 @@ pub struct App {
     transcript: Option<Transcript>,
     lifecycle: Lifecycle,
     ctrl_c_at: Option<Instant>,
+    /// When Esc was last pressed on an idle, empty composer (a second press soon after
+    /// opens the rewind picker).
+    esc_at: Option<Instant>,
 }
 
 /// Where finished cells live.
@@ -142,6 +145,7 @@ impl App {
             },
             lifecycle: Lifecycle::Active,
             ctrl_c_at: None,
+            esc_at: None,
         };
         app.commit_cell(views::welcome(
             &app.status,
@@ -278,7 +282,7 @@ impl App {
     pub fn on_paste(&mut self, text: &str) {
         match self.overlay.shown() {
             Layer::Approval => self.overlay.approvals.paste(text),
-            Layer::Picker => {}
+            Layer::Picker | Layer::Rewind => {}
             Layer::ModeConfirm | Layer::Search | Layer::Popup | Layer::Composer => {
                 self.composer.paste(text);
                 self.refresh_popup();
