@@ -101,6 +101,11 @@ pub struct Conversation {
     warnings: Vec<String>,
     /// Notes for the model's next user message (a `!` command's output, an undo).
     notes: Vec<String>,
+    /// Notes taken for the user message about to be pushed.
+    taken_notes: Vec<String>,
+    /// The notes each turn's user message carried: a rewind to that turn gives them
+    /// back, since what they told of happened before it.
+    delivered: HashMap<u64, Vec<String>>,
     /// What the user typed for the next turn, recorded when it begins.
     next_prompt: Option<String>,
     /// What the user typed for each turn still sent, oldest first (the rewind points).
@@ -141,6 +146,8 @@ impl Conversation {
             folded: room::Folded::default(),
             warnings: Vec::new(),
             notes: Vec::new(),
+            taken_notes: Vec::new(),
+            delivered: HashMap::new(),
             next_prompt: None,
             prompts: Vec::new(),
             rewind_floor: 0,
@@ -243,10 +250,21 @@ impl Conversation {
         self.notes.push(text);
     }
 
-    /// The notes for the model not yet delivered, joined, once.
+    /// The notes for the model not yet delivered, joined, once: the next user message
+    /// pushed carries them.
     pub fn take_notes(&mut self) -> Option<String> {
         let notes = std::mem::take(&mut self.notes);
-        (!notes.is_empty()).then(|| notes.join("\n\n"))
+        let joined = (!notes.is_empty()).then(|| notes.join("\n\n"));
+        self.taken_notes.extend(notes);
+        joined
+    }
+
+    /// The notes taken belong to the user message of the current turn.
+    fn deliver_notes(&mut self) {
+        if !self.taken_notes.is_empty() {
+            let notes = std::mem::take(&mut self.taken_notes);
+            self.delivered.entry(self.turn).or_default().extend(notes);
+        }
     }
 
     /// The earlier turns the conversation can be rewound to, with what the user typed
@@ -281,6 +299,12 @@ impl Conversation {
         });
         self.turns.retain(|t| *t < turn || *t == 0);
         self.prompts.retain(|(t, _)| *t < turn);
+        // What the rewound message carried is news again; what later ones carried told
+        // of what happened after it, which the rewind takes back.
+        let mut back = self.delivered.remove(&turn).unwrap_or_default();
+        self.delivered.retain(|t, _| *t < turn);
+        back.append(&mut self.notes);
+        self.notes = back;
         if self.messages.len() != before {
             self.measure = None;
             self.settled = self.settled.min(self.messages.len());
@@ -290,6 +314,9 @@ impl Conversation {
     /// Adds a message to the current turn (saved, then sent from the next request on).
     pub fn push(&mut self, message: Message) {
         let turn = self.turn;
+        if matches!(message, Message::User { .. }) {
+            self.deliver_notes();
+        }
         self.save(|sink| sink.append_message(turn, &message));
         self.messages.push(message);
         self.turns.push(self.turn);
@@ -361,6 +388,7 @@ impl Conversation {
         self.rewind_floor = self.turn;
         self.prompts.clear();
         self.notes.clear();
+        self.delivered.clear();
         self.messages.truncate(1);
         self.turns.truncate(1);
         self.kept_user_messages.clear();
@@ -685,7 +713,10 @@ impl<'k> Replayer<'k> {
                 match &message {
                     Message::User { content } => {
                         // The notes before it went with it.
-                        self.conversation.notes.clear();
+                        let notes = std::mem::take(&mut self.conversation.notes);
+                        if !notes.is_empty() {
+                            self.conversation.delivered.insert(turn, notes);
+                        }
                         self.remember(HistoryItem::User {
                             text: content.clone(),
                         });
@@ -770,6 +801,7 @@ impl<'k> Replayer<'k> {
                 c.rewind_floor = c.turn;
                 c.prompts.clear();
                 c.notes.clear();
+                c.delivered.clear();
                 c.messages.truncate(1);
                 c.turns.truncate(1);
                 c.kept_user_messages.clear();

@@ -233,25 +233,54 @@ pub struct RewindPoint {
     pub files: Vec<String>,
 }
 
-/// What every frontend says after a rewind: the conversation, then the files.
+/// What every frontend says after a rewind: the conversation, then the files (every
+/// turn's put back together, then what could not be).
 pub fn describe_rewind(files: &[UndoOutcome]) -> String {
     let mut said = "Rewound the conversation to before that message; it is back in the \
                     composer to edit and send."
         .to_string();
-    if files.is_empty() {
-        said.push_str(" No file had changed since.");
-    }
+    let (mut restored, mut removed, mut removed_folders) = (Vec::new(), Vec::new(), Vec::new());
+    let mut refused = None;
     for outcome in files {
+        match outcome {
+            UndoOutcome::Restored {
+                restored: r,
+                removed: m,
+                removed_folders: f,
+            } => {
+                restored.extend(r.iter().cloned());
+                removed.extend(m.iter().cloned());
+                removed_folders.extend(f.iter().cloned());
+            }
+            UndoOutcome::Refused { .. } => refused = Some(outcome),
+            UndoOutcome::NothingToUndo { .. } => {}
+        }
+    }
+    if restored.is_empty() && removed.is_empty() && removed_folders.is_empty() {
+        if refused.is_none() {
+            said.push_str(" No file had changed since.");
+        }
+    } else {
+        for list in [&mut restored, &mut removed, &mut removed_folders] {
+            list.sort();
+            list.dedup();
+        }
+        let merged = UndoOutcome::Restored {
+            restored,
+            removed,
+            removed_folders,
+        }
+        .describe();
         said.push(' ');
-        said.push_str(&match outcome {
-            UndoOutcome::Refused { .. } => format!(
-                "Files of an earlier turn were left as they are: {}",
-                outcome.describe()
-            ),
-            _ => outcome
-                .describe()
-                .replacen("the last turn's", "a turn's", 1),
-        });
+        said.push_str(&merged.replacen(
+            "Undid the last turn's changes",
+            "Files changed since were put back",
+            1,
+        ));
+    }
+    if let Some(refused) = refused {
+        said.push_str(" Files of an earlier turn were left as they are: ");
+        said.push_str(&refused.describe());
     }
     said
 }

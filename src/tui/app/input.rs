@@ -31,8 +31,10 @@ impl App {
             self.ctrl_c(now);
             return Action::None;
         }
-        // Any other key means the next Ctrl+C is a first press again.
+        // Any other key means the next Ctrl+C is a first press again (and any key but
+        // Esc, the next Esc).
         self.ctrl_c_at = None;
+        let esc_armed = self.esc_at.take().filter(|_| key.code == KeyCode::Esc);
         if self.overlay.focus() == Layer::ModeConfirm {
             self.answer_mode_switch(key);
             return Action::None;
@@ -53,7 +55,7 @@ impl App {
             Layer::Rewind => self.rewind_key(key),
             Layer::Search => self.search_key(key),
             Layer::ModeConfirm | Layer::Popup | Layer::Composer => {
-                return self.composer_key(key, now);
+                return self.composer_key(key, now, esc_armed);
             }
         }
         Action::None
@@ -141,7 +143,7 @@ impl App {
     }
 
     /// A key for the composer and the popup under it.
-    fn composer_key(&mut self, key: KeyEvent, now: Instant) -> Action {
+    fn composer_key(&mut self, key: KeyEvent, now: Instant, esc_armed: Option<Instant>) -> Action {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let popup_key = key.modifiers.is_empty()
             && matches!(
@@ -163,7 +165,7 @@ impl App {
             }
             KeyCode::Char('g') if ctrl => return Action::OpenEditor,
             KeyCode::Esc => {
-                self.escape(now);
+                self.escape(now, esc_armed);
                 return Action::None;
             }
             KeyCode::PageUp | KeyCode::PageDown => {
@@ -193,20 +195,17 @@ impl App {
 
     /// Esc closes the popup (an `@` picker stays closed for that mention); with none
     /// open, it interrupts the running turn; on an empty composer with nothing running,
-    /// a second Esc soon after the first opens the rewind picker.
-    fn escape(&mut self, now: Instant) {
-        let first = self.esc_at.take();
+    /// it arms the rewind (the status line says so) and a second Esc right after (no
+    /// other key between) opens the rewind picker.
+    fn escape(&mut self, now: Instant, armed: Option<Instant>) {
         match self.overlay.popup.take() {
             Some(Popup::Mention(mention)) => self.overlay.mention_dismissed = Some(mention.at()),
             Some(Popup::Slash(_)) => {}
             None if self.busy() => self.out.ops.push(Op::Interrupt),
-            None if self.composer.is_empty() => {
-                if first.is_some_and(|t| now < t + DOUBLE_PRESS) {
-                    self.out.ops.push(Op::ListRewindPoints);
-                } else {
-                    self.esc_at = Some(now);
-                }
-            }
+            None if self.composer.is_empty() && self.queued.is_empty() => match armed {
+                Some(_) => self.out.ops.push(Op::ListRewindPoints),
+                None => self.esc_at = Some(now),
+            },
             None => {}
         }
     }

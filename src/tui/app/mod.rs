@@ -465,7 +465,10 @@ impl App {
         let hint = self
             .overlay
             .hint()
-            .or(self.ctrl_c_at.map(|_| "press Ctrl+C again to exit"));
+            .or(self.ctrl_c_at.map(|_| "press Ctrl+C again to exit"))
+            .or(self
+                .esc_at
+                .map(|_| "press Esc again to rewind to an earlier message"));
         let view = StatusView {
             state: &self.turn,
             elapsed: self.turn_started.map(|t| now.duration_since(t)),
