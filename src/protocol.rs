@@ -443,6 +443,7 @@ impl SubAgentEvent {
             | Event::SessionList { .. }
             | Event::Permissions { .. }
             | Event::PermissionRemoved { .. }
+            | Event::RuleAdded { .. }
             | Event::Exported { .. }
             | Event::Undone { .. }
             | Event::RewindPoints { .. }
@@ -536,6 +537,23 @@ impl Event {
             return None;
         };
         values::describe_reload(changes, *skills, *trigger)
+    }
+
+    /// The line every frontend shows for an [`Event::RuleAdded`]; `None` for any other
+    /// event.
+    pub fn rule_added_line(&self) -> Option<String> {
+        let Event::RuleAdded { rule, source } = self else {
+            return None;
+        };
+        Some(match source {
+            Source::Session => {
+                format!("Added the rule `allow {rule}` for this session.")
+            }
+            other => format!(
+                "Added the rule `allow {rule}` to {other}; it holds in later sessions too \
+                 (/permissions lists it)."
+            ),
+        })
     }
 
     /// The line every frontend shows for an [`Event::Compacted`]; `None` for any other
@@ -934,6 +952,13 @@ pub enum Event {
         untrusted: Vec<String>,
         /// The project's rule file.
         project_file: PathBuf,
+    },
+    /// An "always" answer (`a` this session, `p` this project) added an allow rule.
+    RuleAdded {
+        /// The rule as written (`bash(cargo test:*)`).
+        rule: String,
+        /// Where it holds: this session, or the project's rule file.
+        source: Source,
     },
     /// A rule was removed after [`Op::RemovePermission`].
     PermissionRemoved {

@@ -304,8 +304,12 @@ pub(super) async fn ask_frontend(
         pending.remove(call_id);
     }
     let decision = decision?;
-    if let Some(message) = policy.record(plan, &decision) {
+    let recorded = policy.record(plan, &decision);
+    if let Some(message) = recorded.warning {
         ctx.emit(Event::Warning { message });
+    }
+    for (rule, source) in recorded.added {
+        ctx.emit(Event::RuleAdded { rule, source });
     }
     Some(decision)
 }

@@ -3,7 +3,7 @@
 //! frontends' questions that need no session state (permissions, `/skills`, `/mcp`) at
 //! once, and shuts down cleanly. It must not know how events are drawn.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -124,6 +124,10 @@ struct Dispatcher {
     queue: VecDeque<Op>,
     running: Option<Running>,
     shutting_down: bool,
+    /// Calls that were waiting for an answer when the turn was interrupted: a frontend
+    /// answers such a question after interrupting (Esc: "no, and stop"), and that late
+    /// answer is no mistake to warn about.
+    interrupted_asks: HashSet<String>,
 }
 
 async fn run(
@@ -168,6 +172,7 @@ impl Dispatcher {
             queue: VecDeque::new(),
             running: None,
             shutting_down: false,
+            interrupted_asks: HashSet::new(),
         };
         let mut state = dispatcher.fresh_state();
         let (started, resumed) = saved::start(&mut state, &dispatcher.context());
@@ -327,6 +332,7 @@ impl Dispatcher {
     /// Runs a message, a slash command or `/compact` on a task of its own, with a fresh
     /// token for interrupts.
     fn spawn_turn(&mut self, op: Op, mut state: SessionState) {
+        self.interrupted_asks.clear();
         let cancel = CancellationToken::new();
         let ctx = self.turn_context(cancel.clone());
         let task = tokio::spawn(async move {
@@ -419,22 +425,27 @@ impl Dispatcher {
         }
     }
 
-    /// Hands the user's answer to the call waiting for it.
-    fn answer_approval(&self, call_id: &str, decision: ApprovalDecision) {
+    /// Hands the user's answer to the call waiting for it; an answer to a question the
+    /// interrupt already closed is dropped quietly.
+    fn answer_approval(&mut self, call_id: &str, decision: ApprovalDecision) {
         let waiting = self.pending.lock().ok().and_then(|mut p| p.remove(call_id));
         match waiting {
             Some(tx) => {
                 let _ = tx.send(decision);
             }
+            None if self.interrupted_asks.remove(call_id) => {}
             None => self.emit(Event::Warning {
                 message: format!("no approval is pending for call {call_id}; ignored"),
             }),
         }
     }
 
-    fn interrupt(&self) {
+    fn interrupt(&mut self) {
         if let Some(running) = &self.running {
             running.cancel.cancel();
+            if let Ok(pending) = self.pending.lock() {
+                self.interrupted_asks.extend(pending.keys().cloned());
+            }
         }
     }
 

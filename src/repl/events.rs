@@ -143,6 +143,11 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.renderer
                     .report(&format!("exported to {}", path.display()))?;
             }
+            Event::RuleAdded { .. } => {
+                if let Some(line) = event.rule_added_line() {
+                    self.renderer.report(&line)?;
+                }
+            }
             Event::ApprovalModeChanged { mode } => {
                 self.renderer
                     .report(&format!("approval mode: {}", mode_name(*mode)))?;

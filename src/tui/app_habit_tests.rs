@@ -169,3 +169,55 @@ fn no_earlier_message_says_so() {
     h.event(Event::RewindPoints { points: Vec::new() });
     assert!(h.screen().contains("No earlier message to rewind to"));
 }
+
+#[test]
+fn the_full_auto_question_takes_only_y_or_n_and_typed_ahead_text_goes_nowhere() {
+    use crate::protocol::ApprovalMode;
+    let mut h = Harness::new();
+    h.typ("/approvals full-auto");
+    h.key(KeyCode::Enter);
+    assert!(h.ops().is_empty(), "full-auto waits for a yes");
+    // Typed quickly after it: none of it answers, none of it becomes a draft or a prompt.
+    h.typ("/approvals bogus");
+    h.key(KeyCode::Enter);
+    assert!(h.ops().is_empty());
+    assert_eq!(h.app.draft(), "");
+    assert!(h.screen().contains("Full-auto?"));
+    h.key(KeyCode::Char('n'));
+    assert!(h.ops().is_empty());
+    assert!(h.screen().contains("Approval mode kept"));
+    h.typ("/approvals full-auto");
+    h.key(KeyCode::Enter);
+    h.key(KeyCode::Char('y'));
+    assert_eq!(
+        h.ops(),
+        [Op::SetApprovalMode {
+            mode: ApprovalMode::FullAuto
+        }]
+    );
+}
+
+#[test]
+fn an_always_answer_says_which_rule_was_added_and_where() {
+    use crate::protocol::Source;
+    let mut h = Harness::new();
+    h.event(Event::RuleAdded {
+        rule: "bash(cargo test:*)".into(),
+        source: Source::Session,
+    });
+    h.event(Event::RuleAdded {
+        rule: "bash(make:*)".into(),
+        source: Source::Project {
+            path: "/p/.harness9/permissions.toml".into(),
+        },
+    });
+    let screen = h.screen();
+    assert!(
+        screen.contains("Added the rule `allow bash(cargo test:*)` for this session."),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("Added the rule `allow bash(make:*)` to /p/.harness9/permissions.toml"),
+        "{screen}"
+    );
+}

@@ -111,14 +111,19 @@ fn an_undo_is_saved_so_a_resumed_session_tells_the_model() {
 #[test]
 fn undo_removes_the_folders_it_created_and_then_says_nothing_is_left() {
     let dirs = Dirs::new();
-    let server = MockServer::start(one_command("mkdir -p new/deep && printf 'x\\n' > new/deep/f"));
+    let server = MockServer::start(one_command(
+        "mkdir -p new/deep && printf 'x\\n' > new/deep/f",
+    ));
     let out = pipe(
         &server,
         &dirs,
         &["--approval-mode", "full-auto"],
         "make it\n/undo\n/undo\n",
     );
-    assert!(!dirs.project().join("new").exists(), "the folders it made are gone");
+    assert!(
+        !dirs.project().join("new").exists(),
+        "the folders it made are gone"
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("removed 2 empty folder(s) it created: new, new/deep"),
@@ -137,7 +142,12 @@ fn undo_removes_the_folders_it_created_and_then_says_nothing_is_left() {
 #[test]
 fn a_skill_run_right_after_an_undo_carries_the_note() {
     let dirs = Dirs::new();
-    project_skill(dirs.project(), "hello", "Say hello", "Say hello to the user.");
+    project_skill(
+        dirs.project(),
+        "hello",
+        "Say hello",
+        "Say hello to the user.",
+    );
     let mut replies = one_command("printf 'x\\n' > made.txt");
     replies.push(answer("hello!"));
     let server = MockServer::start(replies);

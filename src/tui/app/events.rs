@@ -97,6 +97,7 @@ impl App {
             | Event::SessionList { .. }
             | Event::Permissions { .. }
             | Event::PermissionRemoved { .. }
+            | Event::RuleAdded { .. }
             | Event::Exported { .. }
             | Event::Undone { .. }
             | Event::RewindPoints { .. }
@@ -133,6 +134,10 @@ impl App {
                 crate::permissions::describe_list(&rules, &untrusted, &project_file).trim_end(),
             ),
             Event::PermissionRemoved { rule } => self.permission_removed(&rule),
+            ref added @ Event::RuleAdded { .. } => {
+                let line = added.rule_added_line().unwrap_or_default();
+                self.commit_notice(NoticeKind::Info, &line);
+            }
             Event::Exported { path } => self.commit_notice(
                 NoticeKind::Info,
                 &format!("Exported the session to {}.", path.display()),

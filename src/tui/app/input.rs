@@ -61,10 +61,16 @@ impl App {
         Action::None
     }
 
-    /// The answer to "Full-auto? y/n": `y` switches, any other key keeps the mode.
+    /// The answer to "Full-auto? y/n": `y` switches, `n` or Esc keeps the mode, and
+    /// every other key is ignored (text typed ahead is neither an answer nor a draft).
     fn answer_mode_switch(&mut self, key: KeyEvent) {
+        let switch = match key.code {
+            KeyCode::Char('y' | 'Y') => true,
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => false,
+            _ => return,
+        };
         self.overlay.mode_confirm = None;
-        if key.code == KeyCode::Char('y') || key.code == KeyCode::Char('Y') {
+        if switch {
             self.out.ops.push(Op::SetApprovalMode {
                 mode: crate::protocol::ApprovalMode::FullAuto,
             });

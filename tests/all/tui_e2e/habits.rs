@@ -120,3 +120,84 @@ fn esc_esc_rewinds_the_conversation_and_its_files_to_an_earlier_message() {
     assert!(texts[0].ends_with("first message"), "{sent:?}");
     assert_eq!(texts[1..], ["redone", "and now?"]);
 }
+
+#[test]
+fn esc_at_an_approval_denies_it_without_a_line_about_no_pending_approval() {
+    let (server, mut tui) = edit_awaiting_approval("var x = 1\n", "y", "rename", "next turn");
+    tui.send("\x1b");
+    tui.wait_for_text("Interrupted");
+    tui.wait_ready();
+    // The agent handles ops in order: any line about the late answer comes before the
+    // next turn's answer.
+    tui.submit("go on");
+    tui.wait_for_text("next turn");
+    tui.wait_ready();
+    let screen = tui.contents();
+    assert!(!screen.contains("no approval is pending"), "{screen}");
+    assert_eq!(server.chat_requests().len(), 2);
+    tui.exit_with_ctrl_c_twice();
+}
+
+#[test]
+fn an_always_answer_confirms_the_rule_it_added_and_where() {
+    let bash = |id: &str, command: &str| {
+        tool_reply(
+            id,
+            "bash",
+            &serde_json::json!({ "command": command }).to_string(),
+        )
+    };
+    let server = MockServer::start(vec![
+        bash("c1", "cargo --version"),
+        answer("first done"),
+        bash("c2", "touch made.txt"),
+        answer("second done"),
+    ]);
+    let mut tui = Tui::start(&server, &["--approval-mode", "suggest"]);
+    tui.submit("check cargo");
+    tui.wait_for_text("a this session: bash(cargo:*)");
+    tui.send("a");
+    tui.wait_for_text("Added the rule `allow bash(cargo:*)` for this session.");
+    tui.wait_for_text("first done");
+    tui.wait_ready();
+    tui.submit("make a file");
+    tui.wait_for_text("p this project");
+    tui.send("p");
+    tui.wait_for_text("second done");
+    tui.wait_ready();
+    let project_file = tui.dirs.project().join(".harness9/permissions.toml");
+    let saved = std::fs::read_to_string(&project_file).unwrap();
+    let screen = tui.contents().replace('\n', "");
+    assert!(
+        screen.contains("Added the rule `allow bash(touch"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("it holds in later sessions too"),
+        "{screen}"
+    );
+    assert!(saved.contains("bash(touch"), "{saved}");
+    tui.exit_with_ctrl_c_twice();
+}
+
+#[test]
+fn typed_ahead_text_at_the_full_auto_question_is_never_sent() {
+    let server = MockServer::start(vec![answer("should not be asked")]);
+    let mut tui = Tui::start(&server, &[]);
+    tui.submit("/approvals full-auto");
+    tui.wait_for_text("Full-auto?");
+    // Typed right after, before looking: neither an answer nor a prompt.
+    tui.submit("/approvals bogus");
+    tui.type_text("n");
+    tui.wait_for_text("Approval mode kept");
+    tui.wait_ready();
+    // Everything typed before was handled once a marker typed after shows up.
+    tui.type_text("MARK");
+    tui.wait_for_text("› MARK");
+    tui.send("\x15");
+    assert!(
+        server.chat_requests().is_empty(),
+        "typed-ahead text reached the model"
+    );
+    tui.exit_with_ctrl_c_twice();
+}
