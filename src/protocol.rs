@@ -444,6 +444,7 @@ impl SubAgentEvent {
             | Event::Permissions { .. }
             | Event::PermissionRemoved { .. }
             | Event::RuleAdded { .. }
+            | Event::TurnLeftOut { .. }
             | Event::Exported { .. }
             | Event::Undone { .. }
             | Event::RewindPoints { .. }
@@ -537,6 +538,27 @@ impl Event {
             return None;
         };
         values::describe_reload(changes, *skills, *trigger)
+    }
+
+    /// The line the interactive frontends show for an [`Event::TurnLeftOut`]; `None` for
+    /// any other event.
+    pub fn left_out_line(&self) -> Option<String> {
+        let Event::TurnLeftOut { messages, saved } = self else {
+            return None;
+        };
+        let (what, they) = match messages {
+            1 => ("its 1 message".to_string(), "it stays"),
+            n => (format!("its {n} messages"), "they stay"),
+        };
+        let saved = if *saved {
+            format!(" ({they} in the saved session)")
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "this turn failed, so {what} will not be sent again{saved}; the next prompt \
+             starts from the conversation before it"
+        ))
     }
 
     /// The line every frontend shows for an [`Event::RuleAdded`]; `None` for any other
@@ -914,6 +936,15 @@ pub enum Event {
         /// Model requests made in the turn.
         requests: u32,
     },
+    /// The turn that just ended failed, so its messages are left out of what is sent
+    /// next (sent right after its [`Event::TurnComplete`], whose error it explains;
+    /// print mode, where no prompt follows, shows nothing for it).
+    TurnLeftOut {
+        /// How many messages.
+        messages: usize,
+        /// Whether the saved session keeps them.
+        saved: bool,
+    },
     /// Something a forked skill's sub-agent did (its text, tool calls, usage, end),
     /// wrapped so frontends can show it apart from the main conversation. Approval
     /// requests from a sub-agent are not wrapped: they arrive as ordinary
@@ -1104,6 +1135,30 @@ mod sub_agent_tests {
 #[cfg(test)]
 mod compaction_line_tests {
     use super::*;
+
+    #[test]
+    fn the_left_out_line_counts_one_message_as_one() {
+        let one = Event::TurnLeftOut {
+            messages: 1,
+            saved: true,
+        };
+        assert_eq!(
+            one.left_out_line().as_deref(),
+            Some(
+                "this turn failed, so its 1 message will not be sent again (it stays in the \
+                 saved session); the next prompt starts from the conversation before it"
+            )
+        );
+        let three = Event::TurnLeftOut {
+            messages: 3,
+            saved: false,
+        };
+        let line = three.left_out_line().unwrap();
+        assert!(
+            line.contains("its 3 messages will not be sent again;"),
+            "{line}"
+        );
+    }
 
     #[test]
     fn a_compaction_says_why_and_how_much_and_other_events_have_no_line() {

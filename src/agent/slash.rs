@@ -207,13 +207,16 @@ pub async fn run_skill(
             0,
         ),
     };
-    crate::agent::turn::end_turn(state, ctx, &outcome);
+    let left_out = crate::agent::turn::end_turn(state, ctx, &outcome);
     ctx.events.emit(Event::TurnComplete {
         outcome: outcome.clone(),
         final_text,
         usage,
         requests,
     });
+    if let Some(left_out) = left_out {
+        ctx.events.emit(left_out);
+    }
     outcome
 }
 

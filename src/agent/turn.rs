@@ -321,7 +321,7 @@ async fn run_turn_with(
             break outcome;
         }
     };
-    end_turn(state, ctx, &outcome);
+    let left_out = end_turn(state, ctx, &outcome);
     let (shown, returned) = match final_text {
         FinalText::Returned => (turn.final_text.clone(), turn.final_text),
         FinalText::EventOnly => (turn.final_text, String::new()),
@@ -332,6 +332,9 @@ async fn run_turn_with(
         usage: turn.usage,
         requests: turn.requests,
     });
+    if let Some(left_out) = left_out {
+        ctx.emit(left_out);
+    }
     TurnResult {
         outcome,
         final_text: returned,
@@ -597,9 +600,14 @@ async fn learn_window(ctx: TurnContext, cache: WindowCache, model: String) {
     }
 }
 
-/// Ends the turn in the conversation (saved, failed turns left out, old output elided)
-/// and tells the user what was left out and why.
-pub fn end_turn(state: &mut SessionState, ctx: &TurnContext, outcome: &TurnOutcome) {
+/// Ends the turn in the conversation (saved, failed turns left out, old output elided).
+/// Returns what to tell the user about messages left out, to send after the turn's end
+/// (the note explains the error the end reports, so it follows it).
+pub fn end_turn(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    outcome: &TurnOutcome,
+) -> Option<Event> {
     if let TurnOutcome::Truncated { reason } = outcome {
         ctx.emit(Event::Warning {
             message: format!("{}; ask the model to continue", reason.describe()),
@@ -609,22 +617,13 @@ pub fn end_turn(state: &mut SessionState, ctx: &TurnContext, outcome: &TurnOutco
     conv.sync_skills(&ctx.setup.loaded_skills.names());
     let tools = &ctx.setup.tools;
     let dropped = conv.end_turn(outcome, &|name: &str| tools.output_kind(name));
-    if dropped > 0 && !ctx.events.is_forked() {
-        let saved = if conv.is_saved() {
-            " (they stay in the saved session)"
-        } else {
-            ""
-        };
-        ctx.emit(Event::Warning {
-            message: format!(
-                "this turn failed, so its {dropped} messages will not be sent again{saved}; \
-                 the next prompt starts from the conversation before it"
-            ),
-        });
-    }
     for message in conv.take_warnings() {
         ctx.emit(Event::Warning { message });
     }
+    (dropped > 0 && !ctx.events.is_forked()).then(|| Event::TurnLeftOut {
+        messages: dropped,
+        saved: conv.is_saved(),
+    })
 }
 
 /// Usage estimated at about 4 bytes per token when the provider sent none.

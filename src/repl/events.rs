@@ -143,6 +143,11 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.renderer
                     .report(&format!("exported to {}", path.display()))?;
             }
+            Event::TurnLeftOut { .. } => {
+                if let Some(line) = event.left_out_line() {
+                    self.renderer.warning(&line)?;
+                }
+            }
             Event::RuleAdded { .. } => {
                 if let Some(line) = event.rule_added_line() {
                     self.renderer.report(&line)?;

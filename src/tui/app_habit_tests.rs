@@ -221,3 +221,28 @@ fn an_always_answer_says_which_rule_was_added_and_where() {
         "{screen}"
     );
 }
+
+#[test]
+fn the_failed_turn_note_follows_the_error_it_explains() {
+    let mut h = Harness::new();
+    h.event(Event::TurnStarted { text: "go".into() });
+    h.event(Event::TurnComplete {
+        outcome: TurnOutcome::Failed {
+            kind: crate::protocol::ErrorKind::BadRequest,
+            message: "mock error 400".into(),
+        },
+        final_text: String::new(),
+        usage: Usage::default(),
+        requests: 1,
+    });
+    h.event(Event::TurnLeftOut {
+        messages: 1,
+        saved: true,
+    });
+    let screen = h.screen().replace('\n', " ");
+    let error = screen.find("mock error 400").expect(&screen);
+    let note = screen
+        .find("this turn failed, so its 1 message")
+        .expect(&screen);
+    assert!(error < note, "{screen}");
+}

@@ -64,6 +64,10 @@ impl App {
             } => self.usage_counted(session, context_tokens),
             Event::Warning { message } => self.commit_notice(NoticeKind::Warning, &message),
             Event::TurnComplete { outcome, .. } => self.turn_complete(outcome),
+            ref left_out @ Event::TurnLeftOut { .. } => {
+                let line = left_out.left_out_line().unwrap_or_default();
+                self.commit_notice(NoticeKind::Warning, &line);
+            }
             ref compacted @ Event::Compacted { tokens_after, .. } => {
                 self.status.context_tokens = tokens_after;
                 let line = compacted.compaction_line().unwrap_or_default();
