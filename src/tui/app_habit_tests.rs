@@ -246,3 +246,33 @@ fn the_failed_turn_note_follows_the_error_it_explains() {
         .expect(&screen);
     assert!(error < note, "{screen}");
 }
+
+/// Whether the `@` picker is drawn (any of its status lines).
+fn picker_shown(screen: &str) -> bool {
+    [
+        "indexing the project",
+        "searching…",
+        "no file matches",
+        "tab inserts",
+    ]
+    .iter()
+    .any(|s| screen.contains(s))
+}
+
+#[test]
+fn a_recalled_message_with_a_mention_opens_no_picker_but_typing_at_does() {
+    let mut h = Harness::new();
+    h.typ("look at @src/main.rs");
+    assert!(picker_shown(&h.screen()), "typing @ opens it");
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Enter);
+    h.ops();
+    h.turn("look at @src/main.rs");
+    h.key(KeyCode::Up);
+    assert_eq!(h.app.draft(), "look at @src/main.rs");
+    let screen = h.screen();
+    assert!(!picker_shown(&screen), "{screen}");
+    // Editing on in the recalled draft still opens nothing; a new `@` does.
+    h.typ(" and @");
+    assert!(picker_shown(&h.screen()));
+}

@@ -141,6 +141,7 @@ impl App {
                 self.overlay.search = None;
                 if let Some(entry) = entry {
                     self.composer.set_text(&entry);
+                    self.dismiss_mention_at_cursor();
                     self.refresh_popup();
                 }
             }
@@ -185,6 +186,15 @@ impl App {
                 self.popup_key(key.code);
                 return Action::None;
             }
+            KeyCode::Up | KeyCode::Down if key.modifiers.is_empty() => {
+                let before = self.composer.text().to_string();
+                self.composer.handle_key(key);
+                // A message recalled from the history is no `@` being typed: its
+                // mention opens no picker (typing a new `@` does).
+                if self.composer.text() != before {
+                    self.dismiss_mention_at_cursor();
+                }
+            }
             _ => match self.composer.handle_key(key) {
                 ComposerAction::Submit => self.submit(),
                 ComposerAction::Edited => {
@@ -213,6 +223,15 @@ impl App {
                 None => self.esc_at = Some(now),
             },
             None => {}
+        }
+    }
+
+    /// Keeps the `@` picker closed for the mention at the cursor, if there is one (a
+    /// draft that came from the history, not from typing).
+    fn dismiss_mention_at_cursor(&mut self) {
+        let typing = crate::mentions::typing_at(self.composer.text(), self.composer.cursor());
+        if let Some((at, _)) = typing {
+            self.overlay.mention_dismissed = Some(at);
         }
     }
 
