@@ -936,9 +936,9 @@ pub enum Event {
         /// Model requests made in the turn.
         requests: u32,
     },
-    /// The turn that just ended failed, so its messages are left out of what is sent
-    /// next (sent right after its [`Event::TurnComplete`], whose error it explains;
-    /// print mode, where no prompt follows, shows nothing for it).
+    /// The turn failed, so its messages are left out of what is sent next. Sent just
+    /// before its [`Event::TurnComplete`]; frontends show it after the error that event
+    /// reports, which it explains (print mode, where no prompt follows, shows nothing).
     TurnLeftOut {
         /// How many messages.
         messages: usize,

@@ -220,22 +220,34 @@ impl Conversation {
         ));
     }
 
-    /// Starts the next turn; what the user typed for it ([`Self::expect_prompt`]) is
-    /// recorded with its number.
+    /// Starts the next turn.
     pub fn begin_turn(&mut self) -> u64 {
         self.turn += 1;
-        if let Some(text) = self.next_prompt.take() {
-            self.record(Record::Prompt {
-                turn: self.turn,
-                text: text.clone(),
-            });
-            self.prompts.push((self.turn, text));
-        }
         self.turn
     }
 
+    /// A user message is pushed: what the user typed for it ([`Self::expect_prompt`],
+    /// else the message itself) is the turn's rewind point, recorded when it differs
+    /// from the message (notes before it, mentions attached, a skill's body).
+    fn note_prompt(&mut self, content: &str) {
+        let typed = self
+            .next_prompt
+            .take()
+            .unwrap_or_else(|| content.to_string());
+        if self.prompts.last().is_some_and(|(t, _)| *t == self.turn) {
+            return;
+        }
+        if typed != content {
+            self.record(Record::Prompt {
+                turn: self.turn,
+                text: typed.clone(),
+            });
+        }
+        self.prompts.push((self.turn, typed));
+    }
+
     /// Says what the user typed for the turn about to begin (a prompt as typed, `/name
-    /// args`): the rewind picker offers it.
+    /// args`): the rewind picker offers it (see `note_prompt`).
     pub fn expect_prompt(&mut self, typed: String) {
         self.next_prompt = Some(typed);
     }
@@ -314,7 +326,8 @@ impl Conversation {
     /// Adds a message to the current turn (saved, then sent from the next request on).
     pub fn push(&mut self, message: Message) {
         let turn = self.turn;
-        if matches!(message, Message::User { .. }) {
+        if let Message::User { content } = &message {
+            self.note_prompt(content);
             self.deliver_notes();
         }
         self.save(|sink| sink.append_message(turn, &message));
@@ -712,6 +725,11 @@ impl<'k> Replayer<'k> {
                 self.conversation.turn = self.conversation.turn.max(turn);
                 match &message {
                     Message::User { content } => {
+                        // What was typed for it: its `prompt` record, else itself.
+                        let c = &mut self.conversation;
+                        if c.prompts.last().is_none_or(|(t, _)| *t != turn) {
+                            c.prompts.push((turn, content.clone()));
+                        }
                         // The notes before it went with it.
                         let notes = std::mem::take(&mut self.conversation.notes);
                         if !notes.is_empty() {

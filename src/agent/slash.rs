@@ -207,16 +207,15 @@ pub async fn run_skill(
             0,
         ),
     };
-    let left_out = crate::agent::turn::end_turn(state, ctx, &outcome);
+    if let Some(left_out) = crate::agent::turn::end_turn(state, ctx, &outcome) {
+        ctx.events.emit(left_out);
+    }
     ctx.events.emit(Event::TurnComplete {
         outcome: outcome.clone(),
         final_text,
         usage,
         requests,
     });
-    if let Some(left_out) = left_out {
-        ctx.events.emit(left_out);
-    }
     outcome
 }
 

@@ -321,7 +321,9 @@ async fn run_turn_with(
             break outcome;
         }
     };
-    let left_out = end_turn(state, ctx, &outcome);
+    if let Some(left_out) = end_turn(state, ctx, &outcome) {
+        ctx.emit(left_out);
+    }
     let (shown, returned) = match final_text {
         FinalText::Returned => (turn.final_text.clone(), turn.final_text),
         FinalText::EventOnly => (turn.final_text, String::new()),
@@ -332,9 +334,6 @@ async fn run_turn_with(
         usage: turn.usage,
         requests: turn.requests,
     });
-    if let Some(left_out) = left_out {
-        ctx.emit(left_out);
-    }
     TurnResult {
         outcome,
         final_text: returned,
@@ -601,8 +600,8 @@ async fn learn_window(ctx: TurnContext, cache: WindowCache, model: String) {
 }
 
 /// Ends the turn in the conversation (saved, failed turns left out, old output elided).
-/// Returns what to tell the user about messages left out, to send after the turn's end
-/// (the note explains the error the end reports, so it follows it).
+/// Returns what to tell the user about messages left out, to send just before the
+/// turn's end (frontends show it after the error the end reports, which it explains).
 pub fn end_turn(
     state: &mut SessionState,
     ctx: &TurnContext,

@@ -240,6 +240,8 @@ struct Repl<O: Write, E: Write> {
     state: State,
     /// The terminal thread is reading (a line or an answer): print nothing meanwhile.
     reading: bool,
+    /// The note about a failed turn's messages, printed after the turn's error.
+    left_out: Option<String>,
     /// No more input will come (EOF, `/exit`, Ctrl-C in pipe mode).
     input_closed: bool,
     /// Events held back while the terminal thread reads.
@@ -296,6 +298,7 @@ impl<O: Write, E: Write> Repl<O, E> {
             stopped_for_reader: false,
             state: State::Idle,
             reading: false,
+            left_out: None,
             input_closed: false,
             pending: VecDeque::new(),
             asking: None,

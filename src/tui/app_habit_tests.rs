@@ -226,6 +226,11 @@ fn an_always_answer_says_which_rule_was_added_and_where() {
 fn the_failed_turn_note_follows_the_error_it_explains() {
     let mut h = Harness::new();
     h.event(Event::TurnStarted { text: "go".into() });
+    // The agent sends the note first; it is shown after the error it explains.
+    h.event(Event::TurnLeftOut {
+        messages: 1,
+        saved: true,
+    });
     h.event(Event::TurnComplete {
         outcome: TurnOutcome::Failed {
             kind: crate::protocol::ErrorKind::BadRequest,
@@ -234,10 +239,6 @@ fn the_failed_turn_note_follows_the_error_it_explains() {
         final_text: String::new(),
         usage: Usage::default(),
         requests: 1,
-    });
-    h.event(Event::TurnLeftOut {
-        messages: 1,
-        saved: true,
     });
     let screen = h.screen().replace('\n', " ");
     let error = screen.find("mock error 400").expect(&screen);

@@ -64,10 +64,7 @@ impl App {
             } => self.usage_counted(session, context_tokens),
             Event::Warning { message } => self.commit_notice(NoticeKind::Warning, &message),
             Event::TurnComplete { outcome, .. } => self.turn_complete(outcome),
-            ref left_out @ Event::TurnLeftOut { .. } => {
-                let line = left_out.left_out_line().unwrap_or_default();
-                self.commit_notice(NoticeKind::Warning, &line);
-            }
+            ref left_out @ Event::TurnLeftOut { .. } => self.left_out = left_out.left_out_line(),
             ref compacted @ Event::Compacted { tokens_after, .. } => {
                 self.status.context_tokens = tokens_after;
                 let line = compacted.compaction_line().unwrap_or_default();
@@ -363,6 +360,10 @@ impl App {
         self.overlay.approvals.clear();
         if let Some(notice) = outcome_notice(outcome) {
             self.commit_cell(notice.lines());
+        }
+        // The note about the failed turn's messages explains the error just shown.
+        if let Some(line) = self.left_out.take() {
+            self.commit_notice(NoticeKind::Warning, &line);
         }
         self.turn = if self.lifecycle == Lifecycle::Active {
             TurnState::Idle

@@ -97,6 +97,8 @@ pub struct App {
     transcript: Option<Transcript>,
     lifecycle: Lifecycle,
     ctrl_c_at: Option<Instant>,
+    /// The note about a failed turn's messages, shown after the turn's error.
+    left_out: Option<String>,
     /// When Esc was last pressed on an idle, empty composer (a second press soon after
     /// opens the rewind picker).
     esc_at: Option<Instant>,
@@ -146,6 +148,7 @@ impl App {
             lifecycle: Lifecycle::Active,
             ctrl_c_at: None,
             esc_at: None,
+            left_out: None,
         };
         app.commit_cell(views::welcome(
             &app.status,
