@@ -201,3 +201,20 @@ fn typed_ahead_text_at_the_full_auto_question_is_never_sent() {
     );
     tui.exit_with_ctrl_c_twice();
 }
+
+#[test]
+fn esc_interrupts_a_bang_command_and_the_model_hears_it_was_interrupted() {
+    let server = MockServer::start(vec![answer("ok")]);
+    let tui = Tui::start(&server, &["--approval-mode", "full-auto"]);
+    tui.type_text("!echo STARTED-1; sleep 30; echo NEVER");
+    tui.send("\r");
+    tui.wait_for_text("STARTED-1");
+    tui.send("\x1b");
+    tui.wait_for_text("Interrupted");
+    tui.wait_ready();
+    tui.submit("next");
+    tui.wait_for_text("ok");
+    let user = server.chat_requests()[0].last_user_text();
+    assert!(user.contains("the user interrupted it"), "{user}");
+    assert!(!user.contains("[exit code"), "it never finished: {user}");
+}
