@@ -256,7 +256,9 @@ impl Snapshots {
         // a folder that holds anything now (ignored files too) stays.
         let mut removed_folders = Vec::new();
         for folder in change.folders.iter().rev() {
-            if std::fs::remove_dir(project.join(folder)).is_ok() {
+            // Only a folder reached through folders (no link on the way): a link put in
+            // place of one since the turn could lead anywhere.
+            if plain_folder(project, folder) && std::fs::remove_dir(project.join(folder)).is_ok() {
                 removed_folders.push(folder.clone());
             }
         }
@@ -295,6 +297,20 @@ impl Snapshots {
         }
         Ok(Some(out))
     }
+}
+
+/// Whether `rel` under `project` is a folder reached through folders only: no component
+/// is a symbolic link.
+fn plain_folder(project: &Path, rel: &str) -> bool {
+    let mut path = project.to_path_buf();
+    for part in Path::new(rel).components() {
+        path.push(part);
+        match path.symlink_metadata() {
+            Ok(meta) if meta.file_type().is_dir() => {}
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// The paths whose state differs between two pictures.

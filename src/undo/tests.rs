@@ -225,3 +225,27 @@ fn the_store_lives_under_the_home_and_goes_with_the_session() {
     assert!(!store_dir.exists());
     assert!(!dir.path().join("p/.git/harness9").exists());
 }
+
+#[test]
+fn undo_never_removes_a_folder_reached_through_a_link_put_there_since() {
+    let (dir, p, s) = setup();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(outside.join("deep")).unwrap();
+    s.before_change().unwrap();
+    std::fs::create_dir_all(p.join("new/deep")).unwrap();
+    s.end_turn(1).unwrap();
+    // After the turn, its folder is swapped for a link to a folder elsewhere.
+    std::fs::remove_dir_all(p.join("new")).unwrap();
+    std::os::unix::fs::symlink(&outside, p.join("new")).unwrap();
+    let UndoOutcome::Restored {
+        removed_folders, ..
+    } = s.undo().unwrap()
+    else {
+        panic!("undone");
+    };
+    assert!(removed_folders.is_empty(), "{removed_folders:?}");
+    assert!(
+        outside.join("deep").is_dir(),
+        "a folder outside was removed"
+    );
+}
