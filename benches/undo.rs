@@ -66,7 +66,7 @@ fn main() {
         let t = Instant::now();
         s.before_change().unwrap();
         first.push(t.elapsed());
-        assert_eq!(s.end_turn().unwrap(), 0);
+        assert_eq!(s.end_turn(1).unwrap(), 0);
         let t = Instant::now();
         s.before_change().unwrap();
         again.push(t.elapsed());
@@ -75,7 +75,7 @@ fn main() {
             std::fs::write(path, format!("changed in run {run}\n")).unwrap();
         }
         let t = Instant::now();
-        assert_eq!(s.end_turn().unwrap(), 100);
+        assert_eq!(s.end_turn(1).unwrap(), 100);
         end.push(t.elapsed());
         let t = Instant::now();
         assert!(matches!(s.undo().unwrap(), UndoOutcome::Restored { .. }));

@@ -6,8 +6,9 @@
 //! or the model.
 //!
 //! Rules, in order:
-//! 1. A blank line is [`Routed::Empty`]; a line whose first non-blank character is not
-//!    `/` is a [`Routed::Prompt`], unchanged.
+//! 1. A blank line is [`Routed::Empty`]; a line whose first non-blank character is `!`
+//!    is a shell command ([`Routed::Shell`], the rest trimmed; a bare `!` is an error);
+//!    one whose first non-blank character is not `/` is a [`Routed::Prompt`], unchanged.
 //! 2. `/name` where `name` is a built-in ([`BUILTINS`]) runs the built-in: built-ins
 //!    take precedence over a skill of the same name (that skill stays reachable as
 //!    `/skill NAME`).
@@ -30,6 +31,10 @@ use crate::protocol::{
 /// What `/export` accepts, for its error messages.
 const EXPORT_USAGE: &str = "usage: /export [md|json] [FILE] (Markdown by default; FILE defaults \
      to harness9-session-ID.md in the working directory)";
+
+/// What a bare `!` says.
+const SHELL_USAGE: &str = "`!` runs a shell command: type it after the `!` (`!ls`); it is \
+     judged like the model's bash calls, and its output goes to the model with your next message";
 
 /// A built-in command for the frontend to carry out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,6 +99,9 @@ pub enum Routed {
     /// Run this skill or MCP prompt: frontends send it as
     /// [`Op::Invoke`](crate::protocol::Op::Invoke).
     Invoke(Invocation),
+    /// Run this command line in the shell (`!cmd`): frontends send it as
+    /// [`Op::Shell`](crate::protocol::Op::Shell).
+    Shell(String),
     /// Carry out a built-in command.
     Builtin(Builtin),
     /// Show this message to the user (stderr or a notice); the session goes on.
@@ -106,6 +114,13 @@ pub fn route(line: &str, commands: &SlashCommands) -> Routed {
     let trimmed = line.trim_start();
     if trimmed.trim_end().is_empty() {
         return Routed::Empty;
+    }
+    if let Some(command) = trimmed.strip_prefix('!') {
+        let command = command.trim();
+        if command.is_empty() {
+            return Routed::Error(SHELL_USAGE.to_string());
+        }
+        return Routed::Shell(command.to_string());
     }
     let Some(command) = trimmed.strip_prefix('/') else {
         return Routed::Prompt(line.to_string());
@@ -312,6 +327,9 @@ impl Routed {
                 piped: None,
             }),
             Routed::Invoke(invocation) => Some(crate::protocol::Op::Invoke(invocation.clone())),
+            Routed::Shell(command) => Some(crate::protocol::Op::Shell {
+                command: command.clone(),
+            }),
             Routed::Empty | Routed::Builtin(_) | Routed::Error(_) => None,
         }
     }
@@ -534,6 +552,28 @@ mod tests {
             route("a/b is /odd", &c),
             Routed::Prompt("a/b is /odd".into())
         );
+    }
+
+    #[test]
+    fn a_bang_line_is_a_shell_command_and_a_bare_bang_runs_nothing() {
+        let c = Catalog::empty();
+        assert_eq!(route("!ls -la\n", &c), Routed::Shell("ls -la".into()));
+        assert_eq!(
+            route("  ! git status ", &c),
+            Routed::Shell("git status".into())
+        );
+        assert_eq!(
+            route("!ls", &c).to_op(crate::protocol::InputOrigin::Typed),
+            Some(crate::protocol::Op::Shell {
+                command: "ls".into()
+            })
+        );
+        for bare in ["!", "  !  ", "!\n"] {
+            let e = error(route(bare, &c));
+            assert!(e.contains("runs a shell command"), "{e}");
+        }
+        // `!` later in a line is plain text.
+        assert_eq!(route("fix it!", &c), Routed::Prompt("fix it!".into()));
     }
 
     #[test]

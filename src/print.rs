@@ -216,9 +216,14 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
     /// listings a frontend asks for or keeps (`/skills`, `/mcp`, the slash commands)
     /// are not print mode's: nothing is written for them, in any format.
     pub fn render(&mut self, event: &Event) -> io::Result<Option<TurnReport>> {
+        // The note about a failed turn's messages is for a prompt that follows: the
+        // REPL shows it itself, and print mode has none.
         if matches!(
             event,
-            Event::SkillList(_) | Event::McpServerList { .. } | Event::SlashCommands(_)
+            Event::SkillList(_)
+                | Event::McpServerList { .. }
+                | Event::SlashCommands(_)
+                | Event::TurnLeftOut { .. }
         ) {
             return Ok(None);
         }

@@ -18,7 +18,7 @@ mod values;
 
 pub use commands::{BUILTINS, is_builtin};
 pub use rules::{AskBecause, Effect, Offer, RuleView, Source};
-pub use values::{Cost, SkillChanges, UndoOutcome};
+pub use values::{Cost, RewindPoint, SkillChanges, UndoOutcome, describe_rewind};
 
 mod listings;
 pub use listings::{
@@ -69,6 +69,15 @@ pub enum Op {
     /// Run a slash command the user typed that becomes a turn: a skill or an MCP
     /// server's prompt.
     Invoke(Invocation),
+    /// Run a command the user typed after `!` (shell mode). It is judged and run exactly
+    /// as the model's `bash` call would be (permission rules, approval mode, sandbox,
+    /// output caps), shown as a `bash` call between [`Event::TurnStarted`] and
+    /// [`Event::TurnComplete`] (no model request is made), and what it printed goes to
+    /// the model with the user's next message, as a note saying the user ran it.
+    Shell {
+        /// The command line, without the `!`.
+        command: String,
+    },
     /// The answer to an [`Event::ApprovalRequest`].
     Approval {
         /// The `call_id` of the request being answered.
@@ -112,6 +121,17 @@ pub enum Op {
     /// Put back what the last turn with file changes changed (`/undo`); answered by
     /// [`Event::Undone`] or a warning.
     Undo,
+    /// List the earlier user messages the conversation can be rewound to (Esc Esc on an
+    /// empty composer); answered by [`Event::RewindPoints`].
+    ListRewindPoints,
+    /// Rewind to just before the user message of turn `turn` (one of
+    /// [`Event::RewindPoints`]): that turn and every later one leave the conversation,
+    /// and the files they changed are put back with the undo pictures (newest first,
+    /// stopping at a file changed since). Answered by [`Event::Rewound`] or a warning.
+    Rewind {
+        /// The turn whose message is taken back.
+        turn: u64,
+    },
     /// Look for new, changed and removed skills now (`/skills reload`); answered by
     /// [`Event::SkillsReloaded`].
     ReloadSkills,
@@ -423,8 +443,12 @@ impl SubAgentEvent {
             | Event::SessionList { .. }
             | Event::Permissions { .. }
             | Event::PermissionRemoved { .. }
+            | Event::RuleAdded { .. }
+            | Event::TurnLeftOut { .. }
             | Event::Exported { .. }
             | Event::Undone { .. }
+            | Event::RewindPoints { .. }
+            | Event::Rewound { .. }
             | Event::SkillsReloaded { .. }
             | Event::SessionDiff { .. }
             | Event::ApprovalModeChanged { .. }
@@ -514,6 +538,44 @@ impl Event {
             return None;
         };
         values::describe_reload(changes, *skills, *trigger)
+    }
+
+    /// The line the interactive frontends show for an [`Event::TurnLeftOut`]; `None` for
+    /// any other event.
+    pub fn left_out_line(&self) -> Option<String> {
+        let Event::TurnLeftOut { messages, saved } = self else {
+            return None;
+        };
+        let (what, they) = match messages {
+            1 => ("its 1 message".to_string(), "it stays"),
+            n => (format!("its {n} messages"), "they stay"),
+        };
+        let saved = if *saved {
+            format!(" ({they} in the saved session)")
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "this turn failed, so {what} will not be sent again{saved}; the next prompt \
+             starts from the conversation before it"
+        ))
+    }
+
+    /// The line every frontend shows for an [`Event::RuleAdded`]; `None` for any other
+    /// event.
+    pub fn rule_added_line(&self) -> Option<String> {
+        let Event::RuleAdded { rule, source } = self else {
+            return None;
+        };
+        Some(match source {
+            Source::Session => {
+                format!("Added the rule `allow {rule}` for this session.")
+            }
+            other => format!(
+                "Added the rule `allow {rule}` to {other}; it holds in later sessions too \
+                 (/permissions lists it)."
+            ),
+        })
     }
 
     /// The line every frontend shows for an [`Event::Compacted`]; `None` for any other
@@ -874,6 +936,15 @@ pub enum Event {
         /// Model requests made in the turn.
         requests: u32,
     },
+    /// The turn failed, so its messages are left out of what is sent next. Sent just
+    /// before its [`Event::TurnComplete`]; frontends show it after the error that event
+    /// reports, which it explains (print mode, where no prompt follows, shows nothing).
+    TurnLeftOut {
+        /// How many messages.
+        messages: usize,
+        /// Whether the saved session keeps them.
+        saved: bool,
+    },
     /// Something a forked skill's sub-agent did (its text, tool calls, usage, end),
     /// wrapped so frontends can show it apart from the main conversation. Approval
     /// requests from a sub-agent are not wrapped: they arrive as ordinary
@@ -913,6 +984,13 @@ pub enum Event {
         /// The project's rule file.
         project_file: PathBuf,
     },
+    /// An "always" answer (`a` this session, `p` this project) added an allow rule.
+    RuleAdded {
+        /// The rule as written (`bash(cargo test:*)`).
+        rule: String,
+        /// Where it holds: this session, or the project's rule file.
+        source: Source,
+    },
     /// A rule was removed after [`Op::RemovePermission`].
     PermissionRemoved {
         /// The rule as it was listed.
@@ -950,6 +1028,21 @@ pub enum Event {
     Undone {
         /// Restored, nothing to undo, or refused (with the files why).
         outcome: UndoOutcome,
+    },
+    /// The user messages the conversation can be rewound to, oldest first, after
+    /// [`Op::ListRewindPoints`] (empty: none).
+    RewindPoints {
+        /// The messages, with the files rewinding to each would put back.
+        points: Vec<RewindPoint>,
+    },
+    /// The conversation was rewound after [`Op::Rewind`].
+    Rewound {
+        /// The first turn left out.
+        turn: u64,
+        /// What the user typed for it, to edit and send again.
+        text: String,
+        /// What putting the files back did, newest turn first (a refusal last).
+        files: Vec<UndoOutcome>,
     },
     /// What this session changed in the project, after [`Op::Diff`].
     SessionDiff {
@@ -1042,6 +1135,30 @@ mod sub_agent_tests {
 #[cfg(test)]
 mod compaction_line_tests {
     use super::*;
+
+    #[test]
+    fn the_left_out_line_counts_one_message_as_one() {
+        let one = Event::TurnLeftOut {
+            messages: 1,
+            saved: true,
+        };
+        assert_eq!(
+            one.left_out_line().as_deref(),
+            Some(
+                "this turn failed, so its 1 message will not be sent again (it stays in the \
+                 saved session); the next prompt starts from the conversation before it"
+            )
+        );
+        let three = Event::TurnLeftOut {
+            messages: 3,
+            saved: false,
+        };
+        let line = three.left_out_line().unwrap();
+        assert!(
+            line.contains("its 3 messages will not be sent again;"),
+            "{line}"
+        );
+    }
 
     #[test]
     fn a_compaction_says_why_and_how_much_and_other_events_have_no_line() {

@@ -54,6 +54,15 @@ pub struct AskPlan {
     pub offer: Offer,
 }
 
+/// What recording an "always" answer did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Recorded {
+    /// The rules added (as written) and where each holds.
+    pub added: Vec<(String, Source)>,
+    /// Why the project file could not take them (they hold for the session).
+    pub warning: Option<String>,
+}
+
 /// The session's approval state. Cheap to clone; clones share the rule book and the
 /// approval mode, so a switch (`/approvals`, Shift+Tab) holds for every clone's next
 /// call: the running turn's, sub-agents', the inline-shell gate's.
@@ -287,18 +296,20 @@ impl ApprovalPolicy {
     }
 
     /// Records a decision: "this session" adds the offered rules in memory, "this
-    /// project" writes them to the project file too. Returns a warning when the file
-    /// could not be written (the rules still hold for the session).
-    pub fn record(&self, plan: &AskPlan, decision: &ApprovalDecision) -> Option<String> {
+    /// project" writes them to the project file too. Says which rules were added and
+    /// where, and warns when the file could not be written (the rules still hold for
+    /// the session).
+    pub fn record(&self, plan: &AskPlan, decision: &ApprovalDecision) -> Recorded {
+        let mut recorded = Recorded::default();
         let Offer::Rules { rules } = &plan.offer else {
-            return None;
+            return recorded;
         };
         let source = match decision {
             ApprovalDecision::ApproveForSession => Source::Session,
             ApprovalDecision::ApproveForProject => Source::Project {
                 path: self.shared().places.project_file(),
             },
-            ApprovalDecision::Approve | ApprovalDecision::Deny { .. } => return None,
+            ApprovalDecision::Approve | ApprovalDecision::Deny { .. } => return recorded,
         };
         let mut shared = self.shared();
         let mut warning = None;
@@ -318,13 +329,15 @@ impl ApprovalPolicy {
             } else {
                 source.clone()
             };
+            recorded.added.push((text.clone(), source.clone()));
             shared.book.push(ActiveRule {
                 rule,
                 effect: Effect::Allow,
                 source,
             });
         }
-        warning
+        recorded.warning = warning;
+        recorded
     }
 
     /// Every rule in force and the project's unapproved `allow` rules.
@@ -724,7 +737,17 @@ mod tests {
                 cwd: project.clone(),
             }),
         ));
-        assert_eq!(p.record(&plan, &ApprovalDecision::ApproveForProject), None);
+        let recorded = p.record(&plan, &ApprovalDecision::ApproveForProject);
+        assert_eq!(recorded.warning, None);
+        assert_eq!(
+            recorded.added,
+            [(
+                "bash(cargo test:*)".to_string(),
+                Source::Project {
+                    path: project.join(".harness9/permissions.toml")
+                }
+            )]
+        );
         let text = std::fs::read_to_string(project.join(".harness9/permissions.toml")).unwrap();
         assert_contains(&text, "bash(cargo test:*)");
         let view = p.view();

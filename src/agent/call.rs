@@ -78,6 +78,22 @@ pub(super) async fn run_call(
     finish(ctx, call, report, summary)
 }
 
+/// A `bash` call the user made (`!cmd`): parse, approve, run and report like the
+/// model's, without fitting the text into the window (it is no tool result: it goes
+/// with the user's next message, capped at the tools' output limit). Returns how it
+/// ended and the text.
+pub(super) async fn run_user_call(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    call: &ToolCall,
+) -> (ToolStatus, String) {
+    let report = run_to_report(state, ctx, call).await;
+    let summary = summary_of(&report.content, report.diff.as_deref());
+    let status = report.status;
+    let (content, _) = finish(ctx, call, report, summary);
+    (status, content)
+}
+
 /// Parse, approve, run: the report of what happened.
 async fn run_to_report(state: &mut SessionState, ctx: &TurnContext, call: &ToolCall) -> Report {
     match parse(ctx, call) {
@@ -288,8 +304,12 @@ pub(super) async fn ask_frontend(
         pending.remove(call_id);
     }
     let decision = decision?;
-    if let Some(message) = policy.record(plan, &decision) {
+    let recorded = policy.record(plan, &decision);
+    if let Some(message) = recorded.warning {
         ctx.emit(Event::Warning { message });
+    }
+    for (rule, source) in recorded.added {
+        ctx.emit(Event::RuleAdded { rule, source });
     }
     Some(decision)
 }

@@ -18,7 +18,7 @@ use std::collections::{HashMap, VecDeque};
 
 use crate::llm::{Message, ToolSpec};
 use crate::protocol::{CompactionTrigger, HistoryItem, TurnOutcome};
-use crate::sessions::Record;
+use crate::sessions::{NoteKind, Record};
 use crate::tools::OutputKind;
 use crate::truncate::truncate_noting;
 
@@ -99,6 +99,19 @@ pub struct Conversation {
     /// Calls of the current turn removed to make room, for the note that names them.
     folded: room::Folded,
     warnings: Vec<String>,
+    /// Notes for the model's next user message (a `!` command's output, an undo).
+    notes: Vec<String>,
+    /// Notes taken for the user message about to be pushed.
+    taken_notes: Vec<String>,
+    /// The notes each turn's user message carried: a rewind to that turn gives them
+    /// back, since what they told of happened before it.
+    delivered: HashMap<u64, Vec<String>>,
+    /// What the user typed for the next turn, recorded when it begins.
+    next_prompt: Option<String>,
+    /// What the user typed for each turn still sent, oldest first (the rewind points).
+    prompts: Vec<(u64, String)>,
+    /// Turns up to this one can no longer be rewound to (cleared or summarized).
+    rewind_floor: u64,
 }
 
 impl std::fmt::Debug for Conversation {
@@ -132,6 +145,12 @@ impl Conversation {
             window: None,
             folded: room::Folded::default(),
             warnings: Vec::new(),
+            notes: Vec::new(),
+            taken_notes: Vec::new(),
+            delivered: HashMap::new(),
+            next_prompt: None,
+            prompts: Vec::new(),
+            rewind_floor: 0,
         }
     }
 
@@ -207,9 +226,110 @@ impl Conversation {
         self.turn
     }
 
+    /// A user message is pushed: what the user typed for it ([`Self::expect_prompt`],
+    /// else the message itself) is the turn's rewind point, recorded when it differs
+    /// from the message (notes before it, mentions attached, a skill's body).
+    fn note_prompt(&mut self, content: &str) {
+        let typed = self
+            .next_prompt
+            .take()
+            .unwrap_or_else(|| content.to_string());
+        if self.prompts.last().is_some_and(|(t, _)| *t == self.turn) {
+            return;
+        }
+        if typed != content {
+            self.record(Record::Prompt {
+                turn: self.turn,
+                text: typed.clone(),
+            });
+        }
+        self.prompts.push((self.turn, typed));
+    }
+
+    /// Says what the user typed for the turn about to begin (a prompt as typed, `/name
+    /// args`): the rewind picker offers it (see `note_prompt`).
+    pub fn expect_prompt(&mut self, typed: String) {
+        self.next_prompt = Some(typed);
+    }
+
+    /// Adds a note for the model's next user message (saved, so a resumed session
+    /// still delivers it).
+    pub fn add_note(&mut self, kind: NoteKind, text: String) {
+        self.record(Record::Note {
+            kind,
+            text: text.clone(),
+        });
+        self.notes.push(text);
+    }
+
+    /// The notes for the model not yet delivered, joined, once: the next user message
+    /// pushed carries them.
+    pub fn take_notes(&mut self) -> Option<String> {
+        let notes = std::mem::take(&mut self.notes);
+        let joined = (!notes.is_empty()).then(|| notes.join("\n\n"));
+        self.taken_notes.extend(notes);
+        joined
+    }
+
+    /// The notes taken belong to the user message of the current turn.
+    fn deliver_notes(&mut self) {
+        if !self.taken_notes.is_empty() {
+            let notes = std::mem::take(&mut self.taken_notes);
+            self.delivered.entry(self.turn).or_default().extend(notes);
+        }
+    }
+
+    /// The earlier turns the conversation can be rewound to, with what the user typed
+    /// for each, oldest first (turns cleared or summarized away are not among them).
+    pub fn rewind_points(&self) -> Vec<(u64, String)> {
+        self.prompts
+            .iter()
+            .filter(|(turn, _)| *turn > self.rewind_floor)
+            .cloned()
+            .collect()
+    }
+
+    /// Rewinds to just before `turn` (one of [`Self::rewind_points`]): its messages and
+    /// every later turn's are no longer sent (the file keeps them). Returns false, and
+    /// does nothing, for a turn that is not a rewind point.
+    pub fn rewind_to(&mut self, turn: u64) -> bool {
+        if !self.rewind_points().iter().any(|(t, _)| *t == turn) {
+            return false;
+        }
+        self.record(Record::Rewound { turn });
+        self.apply_rewind(turn);
+        true
+    }
+
+    fn apply_rewind(&mut self, turn: u64) {
+        let before = self.messages.len();
+        let mut index = 0;
+        self.messages.retain(|_| {
+            let keep = self.turns[index] < turn || self.turns[index] == 0;
+            index += 1;
+            keep
+        });
+        self.turns.retain(|t| *t < turn || *t == 0);
+        self.prompts.retain(|(t, _)| *t < turn);
+        // What the rewound message carried is news again; what later ones carried told
+        // of what happened after it, which the rewind takes back.
+        let mut back = self.delivered.remove(&turn).unwrap_or_default();
+        self.delivered.retain(|t, _| *t < turn);
+        back.append(&mut self.notes);
+        self.notes = back;
+        if self.messages.len() != before {
+            self.measure = None;
+            self.settled = self.settled.min(self.messages.len());
+        }
+    }
+
     /// Adds a message to the current turn (saved, then sent from the next request on).
     pub fn push(&mut self, message: Message) {
         let turn = self.turn;
+        if let Message::User { content } = &message {
+            self.note_prompt(content);
+            self.deliver_notes();
+        }
         self.save(|sink| sink.append_message(turn, &message));
         self.messages.push(message);
         self.turns.push(self.turn);
@@ -278,6 +398,10 @@ impl Conversation {
     /// Forgets the conversation (`/clear`); the system prompt stays.
     pub fn clear(&mut self) {
         self.record(Record::Cleared);
+        self.rewind_floor = self.turn;
+        self.prompts.clear();
+        self.notes.clear();
+        self.delivered.clear();
         self.messages.truncate(1);
         self.turns.truncate(1);
         self.kept_user_messages.clear();
@@ -339,6 +463,8 @@ impl Conversation {
     ) -> (usize, u64) {
         let keep_from = keep_from.clamp(1, self.messages.len());
         let replaced = keep_from - 1;
+        let summarized = self.turns[1..keep_from].iter().copied().max().unwrap_or(0);
+        self.rewind_floor = self.rewind_floor.max(summarized);
         let tail: Vec<Message> = self.messages.drain(keep_from..).collect();
         let tail_turns: Vec<u64> = self.turns.drain(keep_from..).collect();
         self.messages.truncate(1);
@@ -598,9 +724,21 @@ impl<'k> Replayer<'k> {
                 self.open_turn = Some(turn);
                 self.conversation.turn = self.conversation.turn.max(turn);
                 match &message {
-                    Message::User { content } => self.remember(HistoryItem::User {
-                        text: content.clone(),
-                    }),
+                    Message::User { content } => {
+                        // What was typed for it: its `prompt` record, else itself.
+                        let c = &mut self.conversation;
+                        if c.prompts.last().is_none_or(|(t, _)| *t != turn) {
+                            c.prompts.push((turn, content.clone()));
+                        }
+                        // The notes before it went with it.
+                        let notes = std::mem::take(&mut self.conversation.notes);
+                        if !notes.is_empty() {
+                            self.conversation.delivered.insert(turn, notes);
+                        }
+                        self.remember(HistoryItem::User {
+                            text: content.clone(),
+                        });
+                    }
                     Message::Assistant {
                         content,
                         tool_calls,
@@ -658,11 +796,30 @@ impl<'k> Replayer<'k> {
                 c.kept_user_messages = user_messages;
                 c.settled = 1;
                 c.measure = None;
+                // The turn it happened in is kept only when its messages follow the
+                // summary (a compaction before a request, not `/compact`).
+                let kept_turn = c.messages.len() > 1 + summary_len;
+                let floor = if kept_turn {
+                    turn.saturating_sub(1)
+                } else {
+                    turn
+                };
+                c.rewind_floor = c.rewind_floor.max(floor);
+            }
+            Record::Prompt { turn, text } => self.conversation.prompts.push((turn, text)),
+            Record::Note { text, .. } => self.conversation.notes.push(text),
+            Record::Rewound { turn } => {
+                self.close_open_turn();
+                self.conversation.apply_rewind(turn);
             }
             Record::ModelChanged { model } => self.model = Some(model),
             Record::Cleared => {
                 self.close_open_turn();
                 let c = &mut self.conversation;
+                c.rewind_floor = c.turn;
+                c.prompts.clear();
+                c.notes.clear();
+                c.delivered.clear();
                 c.messages.truncate(1);
                 c.turns.truncate(1);
                 c.kept_user_messages.clear();

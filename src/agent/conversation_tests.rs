@@ -637,3 +637,112 @@ fn the_fold_note_stays_within_its_share_of_the_window() {
     assert_contains(&note, "calls, then read_file");
     assert_calls_answered(&c);
 }
+
+/// A turn the user typed `typed` for: its prompt recorded, a message and an answer.
+fn typed_turn(c: &mut Conversation, typed: &str) {
+    c.expect_prompt(typed.to_string());
+    let turn = c.begin_turn();
+    let content = match c.take_notes() {
+        Some(notes) => format!("{notes}\n\n{typed}"),
+        None => typed.to_string(),
+    };
+    c.push(Message::User { content });
+    c.push(Message::Assistant {
+        content: format!("answer {turn}"),
+        reasoning: None,
+        tool_calls: Vec::new(),
+    });
+    c.end_turn(&TurnOutcome::Completed, &skills_are_instructions);
+}
+
+fn user_texts(c: &Conversation) -> Vec<String> {
+    c.messages()
+        .iter()
+        .filter_map(|m| match m {
+            Message::User { content } => Some(content.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_rewind_leaves_out_the_turn_and_later_ones_and_a_replay_does_the_same() {
+    let sink = Collect::default();
+    let mut c = Conversation::new("today".into(), Some(Box::new(sink.clone())));
+    typed_turn(&mut c, "one");
+    typed_turn(&mut c, "two");
+    typed_turn(&mut c, "three");
+    let points: Vec<u64> = c.rewind_points().iter().map(|(t, _)| *t).collect();
+    assert_eq!(points, [1, 2, 3]);
+    assert_eq!(c.rewind_points()[1].1, "two");
+    assert!(!c.rewind_to(9), "not a rewind point");
+    assert!(c.rewind_to(2));
+    assert_eq!(user_texts(&c), ["one"]);
+    assert_eq!(c.messages().len(), 3, "system, one, its answer");
+    assert_eq!(c.rewind_points().len(), 1);
+    // The next turn goes on numbering after the rewound ones.
+    typed_turn(&mut c, "two again");
+    assert_eq!(c.turn(), 4);
+    let replayed = replay(sink.records());
+    assert_eq!(replayed.conversation.messages(), c.messages());
+    assert_eq!(
+        replayed.conversation.rewind_points(),
+        [(1, "one".to_string()), (4, "two again".to_string())]
+    );
+}
+
+#[test]
+fn notes_go_with_the_next_message_once_and_a_replay_keeps_those_not_sent() {
+    let sink = Collect::default();
+    let mut c = Conversation::new("p".into(), Some(Box::new(sink.clone())));
+    c.add_note(NoteKind::Shell, "[ran ls]".into());
+    typed_turn(&mut c, "first");
+    assert_eq!(user_texts(&c), ["[ran ls]\n\nfirst"]);
+    assert_eq!(c.take_notes(), None, "delivered once");
+    c.add_note(NoteKind::Undo, "[undid]".into());
+    // The session ends here; a resumed one still has the undo to tell.
+    let mut replayed = replay(sink.records()).conversation;
+    assert_eq!(replayed.take_notes().as_deref(), Some("[undid]"));
+    // A rewind to the message that carried a note makes it news again.
+    c.expect_prompt("second".into());
+    assert!(c.rewind_to(1));
+    assert_eq!(c.take_notes().as_deref(), Some("[ran ls]\n\n[undid]"));
+    let mut replayed = replay(sink.records()).conversation;
+    assert_eq!(
+        replayed.take_notes().as_deref(),
+        Some("[ran ls]\n\n[undid]")
+    );
+    // A clear forgets notes and rewind points.
+    c.clear();
+    assert_eq!(c.take_notes(), None);
+    assert!(c.rewind_points().is_empty());
+}
+
+#[test]
+fn turns_summarized_by_a_compaction_are_no_rewind_points() {
+    let mut c = Conversation::new("p".into(), None);
+    typed_turn(&mut c, "one");
+    typed_turn(&mut c, "two");
+    let keep_from = c.current_turn_start(2);
+    c.replace_with_summary(
+        keep_from,
+        vec![
+            Message::User {
+                content: "summary".into(),
+            },
+            Message::Assistant {
+                content: "ok".into(),
+                reasoning: None,
+                tool_calls: Vec::new(),
+            },
+        ],
+        Vec::new(),
+        CompactionTrigger::Manual,
+        10,
+        &[],
+    );
+    let points: Vec<u64> = c.rewind_points().iter().map(|(t, _)| *t).collect();
+    assert_eq!(points, [2]);
+    assert!(c.rewind_to(2));
+    assert_eq!(user_texts(&c), ["summary"]);
+}

@@ -3,7 +3,7 @@
 //! frontends' questions that need no session state (permissions, `/skills`, `/mcp`) at
 //! once, and shuts down cleanly. It must not know how events are drawn.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -22,15 +22,15 @@ use crate::protocol::{
     ApprovalDecision, CompactionTrigger, ErrorKind, Event, Invocation, Op, ReloadTrigger,
     TurnOutcome, Usage,
 };
-use crate::sessions::{Record, SessionId};
+use crate::sessions::{NoteKind, Record, SessionId};
 
-/// Records what the turn changed in the project, when it ran a call that may change
-/// files; a failure is a warning.
-async fn end_changes(ctx: &TurnContext) {
+/// Records what conversation turn `turn` changed in the project, when it ran a call that
+/// may change files; a failure is a warning.
+async fn end_changes(ctx: &TurnContext, turn: u64) {
     let Some(snapshots) = ctx.setup.snapshots.clone() else {
         return;
     };
-    let problem = match tokio::task::spawn_blocking(move || snapshots.end_turn()).await {
+    let problem = match tokio::task::spawn_blocking(move || snapshots.end_turn(turn)).await {
         Ok(Ok(_)) => return,
         Ok(Err(e)) => e.to_string(),
         Err(e) => e.to_string(),
@@ -40,8 +40,23 @@ async fn end_changes(ctx: &TurnContext) {
     });
 }
 
+/// The answer to `/undo`: what was put back is also a note for the model's next
+/// message (saved, so `-c` still tells it).
+async fn undo(setup: &AgentSetup, state: &mut SessionState) -> Event {
+    let event = project_changes(setup, Op::Undo).await;
+    if let Event::Undone {
+        outcome: outcome @ crate::protocol::UndoOutcome::Restored { .. },
+    } = &event
+    {
+        state
+            .conversation
+            .add_note(NoteKind::Undo, crate::undo::undo_note(outcome));
+    }
+    event
+}
+
 /// The answer to `/undo` (`which` is [`Op::Undo`]) or `/diff`.
-async fn project_changes(setup: &AgentSetup, which: &Op) -> Event {
+async fn project_changes(setup: &AgentSetup, which: Op) -> Event {
     let Some(snapshots) = setup.snapshots.clone() else {
         return Event::Warning {
             message: "this session keeps no pictures of the project, so /undo and /diff have nothing to work with".into(),
@@ -109,6 +124,10 @@ struct Dispatcher {
     queue: VecDeque<Op>,
     running: Option<Running>,
     shutting_down: bool,
+    /// Calls that were waiting for an answer when the turn was interrupted: a frontend
+    /// answers such a question after interrupting (Esc: "no, and stop"), and that late
+    /// answer is no mistake to warn about.
+    interrupted_asks: HashSet<String>,
 }
 
 async fn run(
@@ -153,6 +172,7 @@ impl Dispatcher {
             queue: VecDeque::new(),
             running: None,
             shutting_down: false,
+            interrupted_asks: HashSet::new(),
         };
         let mut state = dispatcher.fresh_state();
         let (started, resumed) = saved::start(&mut state, &dispatcher.context());
@@ -230,7 +250,10 @@ impl Dispatcher {
                 break;
             };
             match op {
-                turn @ (Op::UserInput { .. } | Op::Invoke(_) | Op::Compact { .. }) => {
+                turn @ (Op::UserInput { .. }
+                | Op::Invoke(_)
+                | Op::Compact { .. }
+                | Op::Shell { .. }) => {
                     self.spawn_turn(turn, state);
                 }
                 between => {
@@ -242,7 +265,8 @@ impl Dispatcher {
     }
 
     /// Work that needs the session state but is no turn: `/clear`, `/model NAME`,
-    /// `/resume`, `/undo`, `/diff`, `/skills reload`, `/export`.
+    /// `/resume`, `/undo`, `/diff`, `/skills reload`, `/export`, the rewind picker's
+    /// list and a rewind.
     async fn between_turns(&mut self, op: Op, state: &mut SessionState) {
         match op {
             Op::NewConversation => self.clear(state),
@@ -259,9 +283,23 @@ impl Dispatcher {
                     self.session_id = Some(id);
                 }
             }
-            which @ (Op::Undo | Op::Diff) => {
-                let answer = project_changes(&self.setup, &which).await;
+            Op::Undo => {
+                let answer = undo(&self.setup, state).await;
                 self.emit(answer);
+                self.warn_about(state);
+            }
+            Op::Diff => {
+                let answer = project_changes(&self.setup, Op::Diff).await;
+                self.emit(answer);
+            }
+            Op::ListRewindPoints => {
+                let points = super::rewind::points(&self.setup, state);
+                self.emit(Event::RewindPoints { points });
+            }
+            Op::Rewind { turn } => {
+                let answer = super::rewind::rewind(&self.setup, state, turn).await;
+                self.emit(answer);
+                self.warn_about(state);
             }
             Op::ReloadSkills => {
                 super::skills_reload::check(state, &self.context(), ReloadTrigger::Asked).await;
@@ -272,6 +310,13 @@ impl Dispatcher {
             // Turns run on their own task (`spawn_turn`); the rest is answered on
             // arrival (`on_op`) and never queued.
             _ => {}
+        }
+    }
+
+    /// Warnings the conversation has (a session file that could not be written).
+    fn warn_about(&self, state: &mut SessionState) {
+        for message in state.conversation.take_warnings() {
+            self.emit(Event::Warning { message });
         }
     }
 
@@ -287,13 +332,15 @@ impl Dispatcher {
     /// Runs a message, a slash command or `/compact` on a task of its own, with a fresh
     /// token for interrupts.
     fn spawn_turn(&mut self, op: Op, mut state: SessionState) {
+        self.interrupted_asks.clear();
         let cancel = CancellationToken::new();
         let ctx = self.turn_context(cancel.clone());
         let task = tokio::spawn(async move {
             run_turn_op(&mut state, &ctx, op).await;
             // The turn's "after" picture, for /undo (part of the turn's work, so an
-            // /undo sent right after waits for it).
-            end_changes(&ctx).await;
+            // /undo sent right after waits for it). A `!` command's changes belong to
+            // the turn before it: rewinding to that turn's message puts them back.
+            end_changes(&ctx, state.conversation.turn()).await;
             state
         });
         self.running = Some(Running { task, cancel });
@@ -363,6 +410,9 @@ impl Dispatcher {
             Op::ListMcpServers => self.emit(super::listings::mcp_servers(&self.setup)),
             queued @ (Op::UserInput { .. }
             | Op::Invoke(_)
+            | Op::Shell { .. }
+            | Op::ListRewindPoints
+            | Op::Rewind { .. }
             | Op::NewConversation
             | Op::Compact { .. }
             | Op::SetModel { .. }
@@ -375,22 +425,27 @@ impl Dispatcher {
         }
     }
 
-    /// Hands the user's answer to the call waiting for it.
-    fn answer_approval(&self, call_id: &str, decision: ApprovalDecision) {
+    /// Hands the user's answer to the call waiting for it; an answer to a question the
+    /// interrupt already closed is dropped quietly.
+    fn answer_approval(&mut self, call_id: &str, decision: ApprovalDecision) {
         let waiting = self.pending.lock().ok().and_then(|mut p| p.remove(call_id));
         match waiting {
             Some(tx) => {
                 let _ = tx.send(decision);
             }
+            None if self.interrupted_asks.remove(call_id) => {}
             None => self.emit(Event::Warning {
                 message: format!("no approval is pending for call {call_id}; ignored"),
             }),
         }
     }
 
-    fn interrupt(&self) {
+    fn interrupt(&mut self) {
         if let Some(running) = &self.running {
             running.cancel.cancel();
+            if let Ok(pending) = self.pending.lock() {
+                self.interrupted_asks.extend(pending.keys().cloned());
+            }
         }
     }
 
@@ -412,7 +467,8 @@ impl Dispatcher {
 /// A message, a slash command or `/compact`, on the turn's task. The skills are looked
 /// at again first (not for a compaction, which is no turn of the conversation).
 async fn run_turn_op(state: &mut SessionState, ctx: &TurnContext, op: Op) {
-    if !matches!(op, Op::Compact { .. }) {
+    // Neither a compaction nor the user's own command is a turn of the conversation.
+    if !matches!(op, Op::Compact { .. } | Op::Shell { .. }) {
         super::skills_reload::check(state, ctx, ReloadTrigger::BeforeTurn).await;
     }
     match op {
@@ -439,6 +495,7 @@ async fn run_turn_op(state: &mut SessionState, ctx: &TurnContext, op: Op) {
             super::mcp_servers::run_prompt(state, ctx, &server, &prompt, &args).await;
         }
         Op::Compact { focus } => compact_by_hand(state, ctx, focus).await,
+        Op::Shell { command } => super::shell::run(state, ctx, command).await,
         // Only turns come here (`Dispatcher::start_queued`).
         _ => {}
     }

@@ -156,13 +156,17 @@ pub async fn run_skill(
         BundledTools::None | BundledTools::Loaded(_) => {}
     }
     let (instructions, task) = match prepared {
-        Prepared::Inline { text } => return run_turn(state, ctx, text).await.outcome,
+        Prepared::Inline { text } => {
+            state.conversation.expect_prompt(line.typed().to_string());
+            return run_turn(state, ctx, text).await.outcome;
+        }
         Prepared::Fork { instructions, task } => (instructions, task),
     };
 
     ctx.events.emit(Event::TurnStarted {
         text: line.typed().to_string(),
     });
+    state.conversation.expect_prompt(line.typed().to_string());
     state.conversation.begin_turn();
     let request = ForkRequest::for_skill(skill, instructions, task);
     let (result, usage) = run_fork(
@@ -181,9 +185,8 @@ pub async fn run_skill(
     });
     let (outcome, final_text, requests) = match result {
         Ok(r) => {
-            state.conversation.push(Message::User {
-                content: line.typed().to_string(),
-            });
+            let content = crate::agent::turn::with_notes(state, ctx, line.typed().to_string());
+            state.conversation.push(Message::User { content });
             state.conversation.push(Message::Assistant {
                 content: r.final_text.clone(),
                 reasoning: None,
@@ -204,7 +207,9 @@ pub async fn run_skill(
             0,
         ),
     };
-    crate::agent::turn::end_turn(state, ctx, &outcome);
+    if let Some(left_out) = crate::agent::turn::end_turn(state, ctx, &outcome) {
+        ctx.events.emit(left_out);
+    }
     ctx.events.emit(Event::TurnComplete {
         outcome: outcome.clone(),
         final_text,

@@ -162,6 +162,7 @@ pub async fn run_user_turn(
         origin,
         piped,
     } = message;
+    let typed = text.clone();
     let attached = match origin {
         InputOrigin::Typed if crate::mentions::has_mentions(&text) => {
             match attach_mentions(state, ctx, &text).await {
@@ -184,16 +185,7 @@ pub async fn run_user_turn(
     if let Some(piped) = piped {
         text.push_str(&piped);
     }
-    // An undo, or skills that changed, since the model last heard from the user are
-    // news to it.
-    let text = match ctx.setup.snapshots.as_ref().and_then(|s| s.take_note()) {
-        Some(note) => format!("{note}\n\n{text}"),
-        None => text,
-    };
-    let text = match ctx.setup.skills_watch.take_note() {
-        Some(note) => format!("{note}\n\n{text}"),
-        None => text,
-    };
+    state.conversation.expect_prompt(typed);
     run_turn_with(state, ctx, text, FinalText::EventOnly)
         .await
         .outcome
@@ -267,6 +259,14 @@ async fn run_turn_with(
     text: String,
     final_text: FinalText,
 ) -> TurnResult {
+    // Skills that changed, an undo, a command the user ran: news to the model since it
+    // last heard from the user, told with this message (a sub-agent's task is no such
+    // message).
+    let text = if ctx.events.is_forked() {
+        text
+    } else {
+        with_notes(state, ctx, text)
+    };
     ctx.emit(Event::TurnStarted { text: text.clone() });
     state
         .conversation
@@ -321,7 +321,9 @@ async fn run_turn_with(
             break outcome;
         }
     };
-    end_turn(state, ctx, &outcome);
+    if let Some(left_out) = end_turn(state, ctx, &outcome) {
+        ctx.emit(left_out);
+    }
     let (shown, returned) = match final_text {
         FinalText::Returned => (turn.final_text.clone(), turn.final_text),
         FinalText::EventOnly => (turn.final_text, String::new()),
@@ -338,6 +340,22 @@ async fn run_turn_with(
         usage: turn.usage,
         requests: turn.requests,
     }
+}
+
+/// `text` after the notes for the model: the skills' changes first, then the
+/// conversation's (undos, the user's commands, in the order they happened).
+pub(super) fn with_notes(state: &mut SessionState, ctx: &TurnContext, text: String) -> String {
+    let notes: Vec<String> = [
+        ctx.setup.skills_watch.take_note(),
+        state.conversation.take_notes(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if notes.is_empty() {
+        return text;
+    }
+    format!("{}\n\n{text}", notes.join("\n\n"))
 }
 
 /// What a turn has done so far.
@@ -581,9 +599,14 @@ async fn learn_window(ctx: TurnContext, cache: WindowCache, model: String) {
     }
 }
 
-/// Ends the turn in the conversation (saved, failed turns left out, old output elided)
-/// and tells the user what was left out and why.
-pub fn end_turn(state: &mut SessionState, ctx: &TurnContext, outcome: &TurnOutcome) {
+/// Ends the turn in the conversation (saved, failed turns left out, old output elided).
+/// Returns what to tell the user about messages left out, to send just before the
+/// turn's end (frontends show it after the error the end reports, which it explains).
+pub fn end_turn(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    outcome: &TurnOutcome,
+) -> Option<Event> {
     if let TurnOutcome::Truncated { reason } = outcome {
         ctx.emit(Event::Warning {
             message: format!("{}; ask the model to continue", reason.describe()),
@@ -593,22 +616,13 @@ pub fn end_turn(state: &mut SessionState, ctx: &TurnContext, outcome: &TurnOutco
     conv.sync_skills(&ctx.setup.loaded_skills.names());
     let tools = &ctx.setup.tools;
     let dropped = conv.end_turn(outcome, &|name: &str| tools.output_kind(name));
-    if dropped > 0 && !ctx.events.is_forked() {
-        let saved = if conv.is_saved() {
-            " (they stay in the saved session)"
-        } else {
-            ""
-        };
-        ctx.emit(Event::Warning {
-            message: format!(
-                "this turn failed, so its {dropped} messages will not be sent again{saved}; \
-                 the next prompt starts from the conversation before it"
-            ),
-        });
-    }
     for message in conv.take_warnings() {
         ctx.emit(Event::Warning { message });
     }
+    (dropped > 0 && !ctx.events.is_forked()).then(|| Event::TurnLeftOut {
+        messages: dropped,
+        saved: conv.is_saved(),
+    })
 }
 
 /// Usage estimated at about 4 bytes per token when the provider sent none.

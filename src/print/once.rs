@@ -148,6 +148,15 @@ pub fn run(
             renderer.fail_before_turn(ErrorKind::Usage, &message)?;
             return refused;
         }
+        input::Routed::Shell(_) => {
+            renderer.fail_before_turn(
+                ErrorKind::Usage,
+                "`!command` (shell mode) works in the TUI and the REPL, where its output goes \
+                 to the model with the next message; with -p, run the command yourself or ask \
+                 the model to",
+            )?;
+            return refused;
+        }
         routed => routed.to_op(origin).ok_or(PrintError::NoOperation)?,
     };
     if !context.trim().is_empty() && matches!(op, Op::Invoke(Invocation::McpPrompt { .. })) {

@@ -137,9 +137,14 @@ pub enum UndoOutcome {
         restored: Vec<String>,
         /// Files the turn created, removed.
         removed: Vec<String>,
+        /// Folders the turn created, removed once empty.
+        removed_folders: Vec<String>,
     },
-    /// No turn of this session changed a file (or all were undone).
-    NothingToUndo,
+    /// No turn of this session changed a file, or every one that did was undone.
+    NothingToUndo {
+        /// Turns undone earlier in this session.
+        undone_before: usize,
+    },
     /// Nothing was touched, because of these files.
     Refused {
         /// Files changed after the turn ended.
@@ -164,7 +169,11 @@ impl UndoOutcome {
             shown.join(", ")
         };
         match self {
-            UndoOutcome::Restored { restored, removed } => {
+            UndoOutcome::Restored {
+                restored,
+                removed,
+                removed_folders,
+            } => {
                 let mut parts = Vec::new();
                 if !restored.is_empty() {
                     parts.push(format!("put back {} file(s): {}", restored.len(), list(restored)));
@@ -172,11 +181,23 @@ impl UndoOutcome {
                 if !removed.is_empty() {
                     parts.push(format!("removed {} file(s) it created: {}", removed.len(), list(removed)));
                 }
+                if !removed_folders.is_empty() {
+                    parts.push(format!(
+                        "removed {} empty folder(s) it created: {}",
+                        removed_folders.len(),
+                        list(removed_folders)
+                    ));
+                }
                 format!("Undid the last turn's changes: {}.", parts.join("; "))
             }
-            UndoOutcome::NothingToUndo => {
+            UndoOutcome::NothingToUndo { undone_before: 0 } => {
                 "Nothing to undo: no turn of this session changed a file (ignored files are not tracked).".to_string()
             }
+            UndoOutcome::NothingToUndo { undone_before } => format!(
+                "Nothing left to undo: the {} that changed files {} undone already (ignored files are not tracked).",
+                if *undone_before == 1 { "turn".to_string() } else { format!("{undone_before} turns") },
+                if *undone_before == 1 { "was" } else { "were" }
+            ),
             UndoOutcome::Refused {
                 changed_since,
                 too_large,
@@ -199,4 +220,67 @@ impl UndoOutcome {
             }
         }
     }
+}
+
+/// A user message the conversation can be rewound to.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RewindPoint {
+    /// Its turn.
+    pub turn: u64,
+    /// What the user typed.
+    pub text: String,
+    /// The files that turn and the later ones changed (rewinding puts them back).
+    pub files: Vec<String>,
+}
+
+/// What every frontend says after a rewind: the conversation, then the files (every
+/// turn's put back together, then what could not be).
+pub fn describe_rewind(files: &[UndoOutcome]) -> String {
+    let mut said = "Rewound the conversation to before that message; it is back in the \
+                    composer to edit and send."
+        .to_string();
+    let (mut restored, mut removed, mut removed_folders) = (Vec::new(), Vec::new(), Vec::new());
+    let mut refused = None;
+    for outcome in files {
+        match outcome {
+            UndoOutcome::Restored {
+                restored: r,
+                removed: m,
+                removed_folders: f,
+            } => {
+                restored.extend(r.iter().cloned());
+                removed.extend(m.iter().cloned());
+                removed_folders.extend(f.iter().cloned());
+            }
+            UndoOutcome::Refused { .. } => refused = Some(outcome),
+            UndoOutcome::NothingToUndo { .. } => {}
+        }
+    }
+    if restored.is_empty() && removed.is_empty() && removed_folders.is_empty() {
+        if refused.is_none() {
+            said.push_str(" No file had changed since.");
+        }
+    } else {
+        for list in [&mut restored, &mut removed, &mut removed_folders] {
+            list.sort();
+            list.dedup();
+        }
+        let merged = UndoOutcome::Restored {
+            restored,
+            removed,
+            removed_folders,
+        }
+        .describe();
+        said.push(' ');
+        said.push_str(&merged.replacen(
+            "Undid the last turn's changes",
+            "Files changed since were put back",
+            1,
+        ));
+    }
+    if let Some(refused) = refused {
+        said.push_str(" Files of an earlier turn were left as they are: ");
+        said.push_str(&refused.describe());
+    }
+    said
 }

@@ -143,6 +143,12 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.renderer
                     .report(&format!("exported to {}", path.display()))?;
             }
+            Event::TurnLeftOut { .. } => self.left_out = event.left_out_line(),
+            Event::RuleAdded { .. } => {
+                if let Some(line) = event.rule_added_line() {
+                    self.renderer.report(&line)?;
+                }
+            }
             Event::ApprovalModeChanged { mode } => {
                 self.renderer
                     .report(&format!("approval mode: {}", mode_name(*mode)))?;
@@ -204,6 +210,10 @@ impl<O: Write, E: Write> Repl<O, E> {
         let Some(report) = self.renderer.event(event)? else {
             return Ok(());
         };
+        // The note about the failed turn's messages explains the error just shown.
+        if let Some(line) = self.left_out.take() {
+            self.renderer.warning(&line)?;
+        }
         if self.state == State::Turn {
             self.state = State::Idle;
         }

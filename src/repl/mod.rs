@@ -240,6 +240,8 @@ struct Repl<O: Write, E: Write> {
     state: State,
     /// The terminal thread is reading (a line or an answer): print nothing meanwhile.
     reading: bool,
+    /// The note about a failed turn's messages, printed after the turn's error.
+    left_out: Option<String>,
     /// No more input will come (EOF, `/exit`, Ctrl-C in pipe mode).
     input_closed: bool,
     /// Events held back while the terminal thread reads.
@@ -296,6 +298,7 @@ impl<O: Write, E: Write> Repl<O, E> {
             stopped_for_reader: false,
             state: State::Idle,
             reading: false,
+            left_out: None,
             input_closed: false,
             pending: VecDeque::new(),
             asking: None,
@@ -509,7 +512,7 @@ impl<O: Write, E: Write> Repl<O, E> {
     fn on_line(&mut self, line: &str) -> io::Result<()> {
         match input::route(line, &self.commands) {
             Routed::Empty => Ok(()),
-            routed @ (Routed::Prompt(_) | Routed::Invoke(_)) => {
+            routed @ (Routed::Prompt(_) | Routed::Invoke(_) | Routed::Shell(_)) => {
                 // Lines read from a pipe are data: their `@path` mentions are not read.
                 let origin = match self.input {
                     ReplInput::Terminal => crate::protocol::InputOrigin::Typed,

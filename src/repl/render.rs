@@ -374,6 +374,10 @@ pub fn help_text(builtins: &[(&str, &str)], terminal: bool) -> String {
     }
     t.push_str("  /NAME [args]  Run the skill NAME with these arguments (/skills lists them)\n");
     t.push_str(
+        "  !COMMAND      Run a shell command, judged like the model's bash calls; its output \
+         goes to the model with the next message\n",
+    );
+    t.push_str(
         "Anything else is sent to the model. End a line with \\ to continue it on the next.\n",
     );
     if terminal {

@@ -184,6 +184,9 @@ fn fake_answer(op: Op) -> Option<Event> {
         | Op::Undo
         | Op::Diff
         | Op::UserInput { .. }
+        | Op::Shell { .. }
+        | Op::ListRewindPoints
+        | Op::Rewind { .. }
         | Op::Shutdown => None,
     }
 }

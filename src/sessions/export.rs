@@ -12,7 +12,7 @@ use std::path::Path;
 
 use super::error::SessionError;
 use super::reader::{ReadReport, one_line, read_fallible, read_header, summary};
-use super::record::{Record, display_utc};
+use super::record::{NoteKind, Record, display_utc};
 use crate::llm::{Message, ToolCall};
 use crate::protocol::CompactionTrigger;
 use crate::protocol::TurnOutcome;
@@ -155,6 +155,15 @@ impl<W: Write + ?Sized> Markdown<'_, W> {
             }
             Record::ModelChanged { model } => self.note(&format!("Switched to model {model}.")),
             Record::Cleared => self.note("Conversation cleared (/clear)."),
+            Record::Rewound { turn } => self.note(&format!(
+                "Conversation rewound to before turn {turn}: it and later turns are not sent again."
+            )),
+            Record::Note { kind, .. } => self.note(match kind {
+                NoteKind::Shell => "The user ran a shell command (`!`); its output went to the model with the next message.",
+                NoteKind::Undo => "/undo put files back; the model was told with the next message.",
+                NoteKind::Rewind => "A rewind put files back; the model was told with the next message.",
+            }),
+            Record::Prompt { .. } => Ok(()),
             Record::Resumed {
                 at_ms,
                 cwd,

@@ -22,7 +22,7 @@ pub mod writer;
 pub use error::{FindError, IoAction, SessionError};
 pub use layout::{project_dir_name, project_of};
 pub use reader::{ReadReport, SessionSummary, read, read_for_resume, read_header, summary};
-pub use record::{Header, Record, SessionId, endpoint_host};
+pub use record::{Header, NoteKind, Record, SessionId, endpoint_host};
 pub use store::{ListScope, PruneReport, SessionFile, SessionStore, format_age, parse_age};
 pub use writer::SessionWriter;
 

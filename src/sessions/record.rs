@@ -143,6 +143,18 @@ pub struct MessageRecord<'a> {
     pub message: &'a Message,
 }
 
+/// What a [`Record::Note`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoteKind {
+    /// The user ran a shell command (`!cmd`); the note holds its output.
+    Shell,
+    /// `/undo` put files back.
+    Undo,
+    /// A rewind put files back, or could not put all of them back.
+    Rewind,
+}
+
 /// One line of a session file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -216,6 +228,29 @@ pub enum Record {
     },
     /// The conversation was cleared (`/clear`): nothing before this is sent again.
     Cleared,
+    /// What the user typed for a turn (the message sent may differ: mentions attached,
+    /// notes before it, a skill's body in place of `/name`); the rewind picker lists it.
+    Prompt {
+        /// The turn it starts.
+        turn: u64,
+        /// The text as typed.
+        text: String,
+    },
+    /// A note for the model, sent at the start of the user's next message: a command the
+    /// user ran with `!`, an `/undo`, a rewind whose files could not all be put back. A
+    /// `message` record of the user after it already carries it.
+    Note {
+        /// What the note is about.
+        kind: NoteKind,
+        /// The text the model gets.
+        text: String,
+    },
+    /// The conversation was rewound to just before turn `turn` (Esc Esc): the messages
+    /// of that turn and later ones are not sent again.
+    Rewound {
+        /// The first turn left out.
+        turn: u64,
+    },
     /// The session was resumed by a later run.
     Resumed {
         /// When, milliseconds since the Unix epoch.
@@ -229,7 +264,7 @@ pub enum Record {
 
 impl Record {
     /// Every `type` tag this version writes and reads, in declaration order.
-    pub const TYPES: [&'static str; 11] = [
+    pub const TYPES: [&'static str; 14] = [
         "header",
         "system_prompt",
         "message",
@@ -240,6 +275,9 @@ impl Record {
         "compacted",
         "model_changed",
         "cleared",
+        "prompt",
+        "note",
+        "rewound",
         "resumed",
     ];
 
@@ -256,6 +294,9 @@ impl Record {
             Record::Compacted { .. } => "compacted",
             Record::ModelChanged { .. } => "model_changed",
             Record::Cleared => "cleared",
+            Record::Prompt { .. } => "prompt",
+            Record::Note { .. } => "note",
+            Record::Rewound { .. } => "rewound",
             Record::Resumed { .. } => "resumed",
         }
     }
@@ -330,6 +371,15 @@ mod tests {
             },
             Record::ModelChanged { model: "m".into() },
             Record::Cleared,
+            Record::Prompt {
+                turn: 1,
+                text: "hi".into(),
+            },
+            Record::Note {
+                kind: NoteKind::Shell,
+                text: "ran".into(),
+            },
+            Record::Rewound { turn: 1 },
             Record::Resumed {
                 at_ms: 1,
                 cwd: "/p".into(),

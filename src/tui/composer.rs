@@ -462,6 +462,12 @@ impl Composer {
         (rows, cursor)
     }
 
+    /// Whether the draft is a shell command (`!cmd`): its first non-blank character is
+    /// `!`, as the input router reads it.
+    pub fn is_shell_command(&self) -> bool {
+        self.text.trim_start().starts_with('!')
+    }
+
     /// Rows the composer needs at this width (capped at [`MAX_ROWS`]).
     pub fn height(&self, width: u16) -> u16 {
         let (rows, _) = self.layout(width);
@@ -473,7 +479,18 @@ impl Composer {
         if area.height == 0 || area.width <= PROMPT_WIDTH {
             return None;
         }
-        let prompt_style = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+        // Shell mode (`!cmd`) shows a `$` prompt in its own colour.
+        let (marker, prompt_style) = if self.is_shell_command() {
+            (
+                "$ ",
+                Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            )
+        } else {
+            (
+                "› ",
+                Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            )
+        };
         let (rows, (cursor_row, cursor_col)) = self.layout(area.width);
         let visible = usize::from(area.height);
         let first = (cursor_row + 1).saturating_sub(visible);
@@ -486,7 +503,7 @@ impl Composer {
         let label_style = Style::new().fg(Color::Cyan);
         for (i, row) in rows.iter().skip(first).take(visible).enumerate() {
             let y = area.y + i as u16;
-            let lead = if first + i == 0 { "› " } else { "  " };
+            let lead = if first + i == 0 { marker } else { "  " };
             buf.set_string(area.x, y, lead, prompt_style);
             let room = usize::from(area.width - PROMPT_WIDTH);
             buf.set_stringn(area.x + PROMPT_WIDTH, y, row, room, Style::new());
@@ -666,6 +683,18 @@ mod tests {
         assert_eq!(rows, vec!["abcd", "ef", "xy"]);
         assert_eq!(cursor, (2, 2));
         assert_eq!(c.height(6), 3);
+    }
+
+    #[test]
+    fn a_shell_command_gets_the_dollar_prompt() {
+        let c = typed("!ls");
+        let mut buf = Buffer::empty(Rect::new(0, 0, 20, 1));
+        c.render(Rect::new(0, 0, 20, 1), &mut buf, "");
+        assert_eq!(buf[(0, 0)].symbol(), "$");
+        assert_eq!(buf[(2, 0)].symbol(), "!");
+        let c = typed("hi!");
+        c.render(Rect::new(0, 0, 20, 1), &mut buf, "");
+        assert_eq!(buf[(0, 0)].symbol(), "›");
     }
 
     #[test]

@@ -18,6 +18,8 @@
 
 mod app;
 #[cfg(test)]
+mod app_habit_tests;
+#[cfg(test)]
 mod app_tests;
 mod approval;
 #[cfg(test)]
@@ -34,6 +36,7 @@ mod pastes;
 mod picker;
 mod popup;
 mod resume;
+mod rewind;
 mod screen;
 mod status;
 mod stream;

@@ -1,6 +1,6 @@
 //! What sits on top of the composer, and the one order in which it is seen: a switch to
-//! full-auto waiting for its yes, the approval questions, the resume picker, the history
-//! search, and the popups (`/` commands or the `@` picker). Several can be open at once
+//! full-auto waiting for its yes, the approval questions, the resume picker, the rewind
+//! picker, the history search, and the popups (`/` commands or the `@` picker). Several can be open at once
 //! (the picker stays under an approval that arrives); [`Overlay::focus`] says which one
 //! takes the keys and [`Overlay::shown`] which one is drawn, both from [`Overlay::layers`],
 //! where the priority is written once. The app's keys, pastes, Ctrl+C and drawing all
@@ -17,6 +17,7 @@ use super::history_search::HistorySearch;
 use super::mention_popup::MentionPopup;
 use super::picker::SessionPicker;
 use super::popup::SlashPopup;
+use super::rewind::RewindPicker;
 
 /// One state on top of the composer, or the composer itself when nothing is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +28,8 @@ pub enum Layer {
     Approval,
     /// The `/resume` picker, in the composer's place.
     Picker,
+    /// The rewind picker (Esc Esc), in the composer's place.
+    Rewind,
     /// Ctrl+R's history search, in the composer's place.
     Search,
     /// A popup under the composer (`/` commands or the `@` picker).
@@ -53,6 +56,8 @@ pub struct Overlay {
     pub approvals: ApprovalOverlay,
     /// The saved sessions to choose from, while `/resume` shows them.
     pub picker: Option<SessionPicker>,
+    /// The earlier messages to rewind to, while Esc Esc shows them.
+    pub rewind: Option<RewindPicker>,
     /// Ctrl+R's search through the input history, in the composer's place.
     pub search: Option<HistorySearch>,
     /// The popup under the composer.
@@ -69,6 +74,7 @@ impl Overlay {
             (self.mode_confirm.is_some(), Layer::ModeConfirm),
             (self.approvals.is_active(), Layer::Approval),
             (self.picker.is_some(), Layer::Picker),
+            (self.rewind.is_some(), Layer::Rewind),
             (self.search.is_some(), Layer::Search),
             (self.popup.is_some(), Layer::Popup),
             (true, Layer::Composer),
@@ -132,6 +138,7 @@ impl Overlay {
         match self.shown() {
             Layer::Approval => self.approvals.height(width),
             Layer::Picker => self.picker.as_ref().map_or(0, SessionPicker::height),
+            Layer::Rewind => self.rewind.as_ref().map_or(0, RewindPicker::height),
             Layer::Search => self.search.as_ref().map_or(0, |s| s.height(width)),
             Layer::ModeConfirm | Layer::Popup | Layer::Composer => 0,
         }
@@ -154,6 +161,12 @@ impl Overlay {
             Layer::Picker => {
                 if let Some(picker) = &mut self.picker {
                     picker.render(area, buf);
+                }
+                None
+            }
+            Layer::Rewind => {
+                if let Some(rewind) = &mut self.rewind {
+                    rewind.render(area, buf);
                 }
                 None
             }

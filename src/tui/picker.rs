@@ -247,7 +247,7 @@ fn pad(text: &str, width: usize) -> String {
 }
 
 /// `text` shortened to `width` columns, ending in `…` when cut.
-fn fit(text: &str, width: usize) -> String {
+pub(super) fn fit(text: &str, width: usize) -> String {
     if text.width() <= width {
         return text.to_string();
     }

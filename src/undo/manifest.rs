@@ -6,7 +6,7 @@
 //! Files over [`MAX_FILE_BYTES`] are recorded without content (a change to one cannot be
 //! undone, and `/undo` says so). It knows files; it must not know turns or the agent.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::sync::Mutex;
@@ -81,7 +81,18 @@ pub fn take(
     previous: Option<&Manifest>,
     store: &Store,
 ) -> Result<Manifest, SnapshotError> {
+    take_with_folders(project, previous, store).map(|(files, _)| files)
+}
+
+/// [`take`], with the folders the walk went through (relative, with `/`; the project
+/// itself left out): what a turn created is told from what was there before it.
+pub fn take_with_folders(
+    project: &Path,
+    previous: Option<&Manifest>,
+    store: &Store,
+) -> Result<(Manifest, BTreeSet<String>), SnapshotError> {
     let found: Mutex<Vec<(String, std::fs::Metadata)>> = Mutex::new(Vec::new());
+    let folders: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
     // A .gitignore counts in a project that is not a git repository too.
     crate::project_walk::project_walker(project)
         .build_parallel()
@@ -93,12 +104,18 @@ pub fn take(
                 let Some(kind) = entry.file_type() else {
                     return ignore::WalkState::Continue;
                 };
-                if kind.is_dir() {
-                    return ignore::WalkState::Continue;
-                }
                 let Ok(rel) = entry.path().strip_prefix(project) else {
                     return ignore::WalkState::Continue;
                 };
+                if kind.is_dir() {
+                    if let Some(rel) = rel.to_str().filter(|r| !r.is_empty()) {
+                        folders
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .insert(rel.to_string());
+                    }
+                    return ignore::WalkState::Continue;
+                }
                 if let (Some(rel), Ok(meta)) = (rel.to_str(), entry.path().symlink_metadata()) {
                     found
                         .lock()
@@ -148,9 +165,14 @@ pub fn take(
             errors.len()
         )));
     }
-    Ok(results
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner))
+    Ok((
+        results
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+        folders
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    ))
 }
 
 /// The state of one file (`None` when it vanished meanwhile).

@@ -15,6 +15,7 @@
 pub mod manifest;
 pub mod store;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -28,7 +29,11 @@ const MAX_DIFF_BYTES: usize = 200_000;
 /// What one turn changed: each path's state before and after (`None`: absent).
 #[derive(Debug, Clone)]
 struct TurnChange {
+    /// The conversation's turn it belongs to (a `!` command's: the turn before it).
+    turn: u64,
     paths: Vec<(String, Option<FileState>, Option<FileState>)>,
+    /// Folders that were not there before the turn, parents first.
+    folders: Vec<String>,
 }
 
 #[derive(Default)]
@@ -39,10 +44,12 @@ struct State {
     last: Option<Manifest>,
     /// The picture before the turn under way, once one was needed.
     turn_before: Option<Manifest>,
+    /// The folders there were before the turn under way.
+    folders_before: BTreeSet<String>,
     /// Turns with changes, oldest first.
     stack: Vec<TurnChange>,
-    /// What the model should hear with the next message (an undo it did not see).
-    note: Option<String>,
+    /// Turns undone so far (by `/undo` or a rewind).
+    undone: usize,
 }
 
 /// The session's pictures of its project. Cheap to clone (shared).
@@ -79,6 +86,16 @@ pub enum UndoError {
     },
 }
 
+/// The note the model gets with the user's next message after files were put back, so
+/// it does not believe what it changed is still there.
+pub fn undo_note(outcome: &UndoOutcome) -> String {
+    format!(
+        "[The user ran /undo: the file changes of an earlier turn were reverted. {} Read \
+         files again before relying on what you saw of them.]",
+        outcome.describe()
+    )
+}
+
 impl Snapshots {
     /// Pictures of `project`, kept under `root` (`$HARNESS9_HOME/snapshots`).
     pub fn new(project: &Path, root: &Path) -> Self {
@@ -94,11 +111,12 @@ impl Snapshots {
         self.0.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn take(&self) -> Result<Manifest, SnapshotError> {
+    fn take(&self) -> Result<(Manifest, BTreeSet<String>), SnapshotError> {
         let previous = self.state().last.clone();
-        let manifest = manifest::take(&self.0.project, previous.as_ref(), &self.0.store)?;
+        let (manifest, folders) =
+            manifest::take_with_folders(&self.0.project, previous.as_ref(), &self.0.store)?;
         self.state().last = Some(manifest.clone());
-        Ok(manifest)
+        Ok((manifest, folders))
     }
 
     /// Makes sure the turn under way has its "before" picture (blocking: call it off the
@@ -107,33 +125,83 @@ impl Snapshots {
         if self.state().turn_before.is_some() {
             return Ok(());
         }
-        let manifest = self.take()?;
+        let (manifest, folders) = self.take()?;
         let mut state = self.state();
         state.baseline.get_or_insert_with(|| manifest.clone());
         state.turn_before = Some(manifest);
+        state.folders_before = folders;
         Ok(())
     }
 
-    /// Ends the turn: when it had a "before" picture, takes the "after" one and records
-    /// what changed (blocking). Returns how many files changed.
-    pub fn end_turn(&self) -> Result<usize, SnapshotError> {
+    /// Ends conversation turn `turn`: when it had a "before" picture, takes the "after"
+    /// one and records what changed (blocking). Returns how many files changed.
+    pub fn end_turn(&self, turn: u64) -> Result<usize, SnapshotError> {
         let Some(before) = self.state().turn_before.take() else {
             return Ok(0);
         };
-        let after = self.take()?;
+        let folders_before = std::mem::take(&mut self.state().folders_before);
+        let (after, folders_after) = self.take()?;
         let paths = changes(&before, &after);
         let count = paths.len();
-        if count > 0 {
-            self.state().stack.push(TurnChange { paths });
+        // Sorted, so a folder comes before the folders inside it.
+        let folders: Vec<String> = folders_after.difference(&folders_before).cloned().collect();
+        if count > 0 || !folders.is_empty() {
+            self.state().stack.push(TurnChange {
+                turn,
+                paths,
+                folders,
+            });
         }
         Ok(count)
     }
 
     /// Puts back what the last turn with changes changed (blocking).
     pub fn undo(&self) -> Result<UndoOutcome, UndoError> {
-        let Some(change) = self.state().stack.last().cloned() else {
-            return Ok(UndoOutcome::NothingToUndo);
-        };
+        let last = self.state().stack.last().cloned();
+        match last {
+            Some(change) => self.undo_change(&change),
+            None => Ok(UndoOutcome::NothingToUndo {
+                undone_before: self.state().undone,
+            }),
+        }
+    }
+
+    /// The files that turn `turn` and the turns after it changed (what rewinding to
+    /// just before it would put back), sorted.
+    pub fn changed_since_turn(&self, turn: u64) -> Vec<String> {
+        let mut files: Vec<String> = self
+            .state()
+            .stack
+            .iter()
+            .filter(|c| c.turn >= turn)
+            .flat_map(|c| c.paths.iter().map(|(path, _, _)| path.clone()))
+            .collect();
+        files.sort();
+        files.dedup();
+        files
+    }
+
+    /// Puts back what turn `turn` and every later turn changed, newest first (blocking);
+    /// stops at the first turn that cannot be undone (its refusal is the last outcome).
+    pub fn rewind(&self, turn: u64) -> Result<Vec<UndoOutcome>, UndoError> {
+        let mut outcomes = Vec::new();
+        loop {
+            let last = self.state().stack.last().cloned();
+            let Some(change) = last.filter(|c| c.turn >= turn) else {
+                break;
+            };
+            let outcome = self.undo_change(&change)?;
+            let refused = matches!(outcome, UndoOutcome::Refused { .. });
+            outcomes.push(outcome);
+            if refused {
+                break;
+            }
+        }
+        Ok(outcomes)
+    }
+
+    /// Undoes `change`, the last on the stack.
+    fn undo_change(&self, change: &TurnChange) -> Result<UndoOutcome, UndoError> {
         let project = &self.0.project;
         let store = &self.0.store;
         let io = |path: &str, source| UndoError::Io {
@@ -184,26 +252,27 @@ impl Snapshots {
                 }
             }
         }
+        // Folders the turn created go when nothing is left in them (innermost first);
+        // a folder that holds anything now (ignored files too) stays.
+        let mut removed_folders = Vec::new();
+        for folder in change.folders.iter().rev() {
+            // Only a folder reached through folders (no link on the way): a link put in
+            // place of one since the turn could lead anywhere.
+            if plain_folder(project, folder) && std::fs::remove_dir(project.join(folder)).is_ok() {
+                removed_folders.push(folder.clone());
+            }
+        }
+        removed_folders.reverse();
         let mut state = self.state();
         state.stack.pop();
+        state.undone += 1;
         // The next picture reads the restored files again (their times changed).
         state.last = None;
-        let outcome = UndoOutcome::Restored { restored, removed };
-        let note = format!(
-            "[The user ran /undo: the file changes of an earlier turn were reverted. {} Read \
-             files again before relying on what you saw of them.]",
-            outcome.describe()
-        );
-        state.note = Some(match state.note.take() {
-            Some(earlier) => format!("{earlier}\n{note}"),
-            None => note,
-        });
-        Ok(outcome)
-    }
-
-    /// The note for the model about undos since its last message, once.
-    pub fn take_note(&self) -> Option<String> {
-        self.state().note.take()
+        Ok(UndoOutcome::Restored {
+            restored,
+            removed,
+            removed_folders,
+        })
     }
 
     /// What the session changed since its first picture, as a unified diff (blocking);
@@ -212,7 +281,7 @@ impl Snapshots {
         let Some(baseline) = self.state().baseline.clone() else {
             return Ok(None);
         };
-        let now = self.take()?;
+        let (now, _) = self.take()?;
         let mut out = String::new();
         for (path, before, after) in changes(&baseline, &now) {
             if out.len() > MAX_DIFF_BYTES {
@@ -228,6 +297,20 @@ impl Snapshots {
         }
         Ok(Some(out))
     }
+}
+
+/// Whether `rel` under `project` is a folder reached through folders only: no component
+/// is a symbolic link.
+fn plain_folder(project: &Path, rel: &str) -> bool {
+    let mut path = project.to_path_buf();
+    for part in Path::new(rel).components() {
+        path.push(part);
+        match path.symlink_metadata() {
+            Ok(meta) if meta.file_type().is_dir() => {}
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// The paths whose state differs between two pictures.

@@ -47,7 +47,7 @@ fn a_turns_writes_deletions_creations_and_modes_are_put_back() {
     write(&p, "src/new.rs", "pub fn new() {}\n");
     std::fs::set_permissions(p.join("README.md"), std::fs::Permissions::from_mode(0o755)).unwrap();
     write(&p, "target/out.bin", "rebuilt\n");
-    assert_eq!(s.end_turn().unwrap(), 4);
+    assert_eq!(s.end_turn(1).unwrap(), 4);
 
     let diff = s.diff().unwrap().unwrap();
     assert!(
@@ -62,9 +62,14 @@ fn a_turns_writes_deletions_creations_and_modes_are_put_back() {
     );
 
     match s.undo().unwrap() {
-        UndoOutcome::Restored { restored, removed } => {
+        UndoOutcome::Restored {
+            restored,
+            removed,
+            removed_folders,
+        } => {
             assert_eq!(restored, ["README.md", "doomed.txt", "src/main.rs"]);
             assert_eq!(removed, ["src/new.rs"]);
+            assert!(removed_folders.is_empty(), "src/ was there before");
         }
         other => panic!("{other:?}"),
     }
@@ -84,7 +89,10 @@ fn a_turns_writes_deletions_creations_and_modes_are_put_back() {
     assert_eq!(mode & 0o111, 0);
     // Ignored files and .git are not the snapshot's business.
     assert_eq!(read(&p, "target/out.bin"), "rebuilt\n");
-    assert_eq!(s.undo().unwrap(), UndoOutcome::NothingToUndo);
+    assert_eq!(
+        s.undo().unwrap(),
+        UndoOutcome::NothingToUndo { undone_before: 1 }
+    );
 }
 
 #[test]
@@ -93,7 +101,7 @@ fn a_file_changed_after_the_turn_makes_undo_refuse_and_touch_nothing() {
     s.before_change().unwrap();
     write(&p, "src/main.rs", "by the turn\n");
     write(&p, "created.txt", "by the turn\n");
-    s.end_turn().unwrap();
+    s.end_turn(1).unwrap();
     // The user edits the file afterwards, and a file the turn did not touch.
     write(&p, "src/main.rs", "by the user\n");
     write(&p, "README.md", "user's own\n");
@@ -114,19 +122,94 @@ fn turns_are_undone_newest_first_and_a_turn_without_changes_is_not_one() {
     let (_dir, p, s) = setup();
     s.before_change().unwrap();
     write(&p, "README.md", "one\n");
-    s.end_turn().unwrap();
+    s.end_turn(1).unwrap();
     s.before_change().unwrap();
-    assert_eq!(s.end_turn().unwrap(), 0);
+    assert_eq!(s.end_turn(1).unwrap(), 0);
     s.before_change().unwrap();
     write(&p, "README.md", "two\n");
     std::os::unix::fs::symlink("src/main.rs", p.join("link")).unwrap();
-    s.end_turn().unwrap();
+    s.end_turn(1).unwrap();
     assert!(matches!(s.undo().unwrap(), UndoOutcome::Restored { .. }));
     assert_eq!(read(&p, "README.md"), "one\n");
     assert!(p.join("link").symlink_metadata().is_err());
     assert!(matches!(s.undo().unwrap(), UndoOutcome::Restored { .. }));
     assert_eq!(read(&p, "README.md"), "hello\n");
-    assert_eq!(s.undo().unwrap(), UndoOutcome::NothingToUndo);
+    let nothing = s.undo().unwrap();
+    assert_eq!(nothing, UndoOutcome::NothingToUndo { undone_before: 2 });
+    let said = nothing.describe();
+    assert!(!said.contains("no turn of this session changed"), "{said}");
+    assert!(
+        said.contains("the 2 turns that changed files were undone"),
+        "{said}"
+    );
+}
+
+#[test]
+fn nothing_to_undo_in_a_session_without_changes_says_so() {
+    let (_dir, _p, s) = setup();
+    let said = s.undo().unwrap().describe();
+    assert!(
+        said.contains("no turn of this session changed a file"),
+        "{said}"
+    );
+}
+
+#[test]
+fn undo_removes_the_folders_a_turn_created_once_empty_and_no_other() {
+    let (_dir, p, s) = setup();
+    std::fs::create_dir_all(p.join("was_empty")).unwrap();
+    s.before_change().unwrap();
+    write(&p, "new/deep/er/file.txt", "x\n");
+    write(&p, "was_empty/inside.txt", "x\n");
+    write(&p, "kept/file.txt", "x\n");
+    std::fs::create_dir_all(p.join("bare/dir")).unwrap();
+    s.end_turn(1).unwrap();
+    // The user puts a file of their own in one of them after the turn.
+    write(&p, "kept/mine.txt", "the user's\n");
+    let UndoOutcome::Restored {
+        removed,
+        removed_folders,
+        ..
+    } = s.undo().unwrap()
+    else {
+        panic!("undone");
+    };
+    assert!(
+        removed.contains(&"new/deep/er/file.txt".to_string()),
+        "{removed:?}"
+    );
+    assert_eq!(
+        removed_folders,
+        ["bare", "bare/dir", "new", "new/deep", "new/deep/er"]
+    );
+    assert!(!p.join("new").exists());
+    assert!(!p.join("bare").exists());
+    assert!(p.join("was_empty").is_dir(), "it was there before the turn");
+    assert!(
+        p.join("kept/mine.txt").exists(),
+        "a folder still holding a file stays"
+    );
+    assert!(!p.join("kept/file.txt").exists());
+}
+
+#[test]
+fn a_rewind_undoes_the_turns_from_the_one_chosen_newest_first() {
+    let (_dir, p, s) = setup();
+    for (turn, text) in [(1, "one\n"), (2, "two\n"), (3, "three\n")] {
+        s.before_change().unwrap();
+        write(&p, "README.md", text);
+        write(&p, &format!("t{turn}.txt"), text);
+        s.end_turn(turn).unwrap();
+    }
+    assert_eq!(s.changed_since_turn(2), ["README.md", "t2.txt", "t3.txt"]);
+    let outcomes = s.rewind(2).unwrap();
+    assert_eq!(outcomes.len(), 2);
+    assert_eq!(read(&p, "README.md"), "one\n");
+    assert!(p.join("t1.txt").exists() && !p.join("t2.txt").exists());
+    assert!(s.changed_since_turn(2).is_empty());
+    // Turn 1 is still there for /undo.
+    assert!(matches!(s.undo().unwrap(), UndoOutcome::Restored { .. }));
+    assert_eq!(read(&p, "README.md"), "hello\n");
 }
 
 #[test]
@@ -141,4 +224,28 @@ fn the_store_lives_under_the_home_and_goes_with_the_session() {
     drop(s);
     assert!(!store_dir.exists());
     assert!(!dir.path().join("p/.git/harness9").exists());
+}
+
+#[test]
+fn undo_never_removes_a_folder_reached_through_a_link_put_there_since() {
+    let (dir, p, s) = setup();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(outside.join("deep")).unwrap();
+    s.before_change().unwrap();
+    std::fs::create_dir_all(p.join("new/deep")).unwrap();
+    s.end_turn(1).unwrap();
+    // After the turn, its folder is swapped for a link to a folder elsewhere.
+    std::fs::remove_dir_all(p.join("new")).unwrap();
+    std::os::unix::fs::symlink(&outside, p.join("new")).unwrap();
+    let UndoOutcome::Restored {
+        removed_folders, ..
+    } = s.undo().unwrap()
+    else {
+        panic!("undone");
+    };
+    assert!(removed_folders.is_empty(), "{removed_folders:?}");
+    assert!(
+        outside.join("deep").is_dir(),
+        "a folder outside was removed"
+    );
 }

@@ -167,8 +167,12 @@ async fn a_refusal_compaction_cannot_fix_fails_the_turn_and_the_next_one_works()
     };
     assert_eq!(kind, ErrorKind::ContextTooLong);
     assert!(message.contains("compacting did not help"), "{message}");
-    assert!(s.events.iter().any(|e| matches!(e,
-        Event::Warning { message } if message.contains("will not be sent again"))));
+    // Sent just before the turn's end, whose error it explains.
+    assert!(
+        s.events
+            .iter()
+            .any(|e| matches!(e, Event::TurnLeftOut { messages: 1, .. }))
+    );
     let (outcome, answer) = s.turn("short").await;
     assert_eq!(
         (outcome, answer.as_str()),

@@ -196,10 +196,13 @@ async fn a_skill_added_while_the_session_runs_routes_only_after_the_commands_say
     );
     s.op(Op::Invoke(invocation));
     s.until_complete().await;
-    assert_eq!(
-        server.chat_requests()[0].last_user_text(),
-        "Gamma body\n\nx"
+    // The skill's turn tells the model of the new skill, as a plain message would.
+    let sent = server.chat_requests()[0].last_user_text();
+    assert!(
+        sent.starts_with("[skills changed since the list in the system prompt: + gamma"),
+        "{sent}"
     );
+    assert!(sent.ends_with("]\n\nGamma body\n\nx"), "{sent}");
     let listing = ask(&mut s, Op::ListSkills, skill_list).await;
     let names: Vec<&str> = listing.skills.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(names, ["alpha", "gamma"]);

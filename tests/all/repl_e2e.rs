@@ -604,10 +604,12 @@ fn listings_come_from_the_agent_and_a_reloaded_skill_runs_as_a_slash_command() {
         let args = ["--approval-mode", "full-auto", "--output-format", format];
         let out = dirs.pipe(&server, &args, input);
         assert_eq!(out.code, Some(0), "{format}: stderr: {}", out.stderr);
-        assert_eq!(
-            server.chat_requests()[2].last_user_text(),
-            "Gamma body\n\nnow",
-            "{format}"
+        // The skill's turn tells the model of the new skill, as a plain message would.
+        let sent = server.chat_requests()[2].last_user_text();
+        assert!(
+            sent.starts_with("[skills changed since the list in the system prompt: + gamma")
+                && sent.ends_with("]\n\nGamma body\n\nnow"),
+            "{format}: {sent}"
         );
         let listings = match format {
             "text" => &out.stdout,

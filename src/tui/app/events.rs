@@ -12,6 +12,7 @@ use crate::protocol::{
 use crate::tui::cells::{HistoryCell, NoticeKind, ToolCell, outcome_notice, sub_agent_end};
 use crate::tui::picker::SessionPicker;
 use crate::tui::resume::{NO_SESSIONS, resumed_cells};
+use crate::tui::rewind::RewindPicker;
 use crate::tui::status::TurnState;
 use crate::tui::views;
 
@@ -63,6 +64,7 @@ impl App {
             } => self.usage_counted(session, context_tokens),
             Event::Warning { message } => self.commit_notice(NoticeKind::Warning, &message),
             Event::TurnComplete { outcome, .. } => self.turn_complete(outcome),
+            ref left_out @ Event::TurnLeftOut { .. } => self.left_out = left_out.left_out_line(),
             ref compacted @ Event::Compacted { tokens_after, .. } => {
                 self.status.context_tokens = tokens_after;
                 let line = compacted.compaction_line().unwrap_or_default();
@@ -96,8 +98,11 @@ impl App {
             | Event::SessionList { .. }
             | Event::Permissions { .. }
             | Event::PermissionRemoved { .. }
+            | Event::RuleAdded { .. }
             | Event::Exported { .. }
             | Event::Undone { .. }
+            | Event::RewindPoints { .. }
+            | Event::Rewound { .. }
             | Event::SessionDiff { .. }
             | Event::SkillList(_)
             | Event::McpServerList { .. }
@@ -130,6 +135,10 @@ impl App {
                 crate::permissions::describe_list(&rules, &untrusted, &project_file).trim_end(),
             ),
             Event::PermissionRemoved { rule } => self.permission_removed(&rule),
+            ref added @ Event::RuleAdded { .. } => {
+                let line = added.rule_added_line().unwrap_or_default();
+                self.commit_notice(NoticeKind::Info, &line);
+            }
             Event::Exported { path } => self.commit_notice(
                 NoticeKind::Info,
                 &format!("Exported the session to {}.", path.display()),
@@ -140,6 +149,26 @@ impl App {
                     _ => NoticeKind::Info,
                 };
                 self.commit_notice(kind, &outcome.describe());
+            }
+            Event::RewindPoints { points } => match RewindPicker::new(points) {
+                Some(picker) => self.overlay.rewind = Some(picker),
+                None => self.commit_notice(
+                    NoticeKind::Info,
+                    "No earlier message to rewind to in this conversation.",
+                ),
+            },
+            Event::Rewound { text, files, .. } => {
+                let refused = files
+                    .iter()
+                    .any(|f| matches!(f, UndoOutcome::Refused { .. }));
+                let kind = if refused {
+                    NoticeKind::Warning
+                } else {
+                    NoticeKind::Info
+                };
+                self.commit_notice(kind, &crate::protocol::describe_rewind(&files));
+                self.composer.set_text(&text);
+                self.status.context_tokens = 0;
             }
             Event::SessionDiff { diff } => match diff.as_deref() {
                 None | Some("") => self.commit_notice(
@@ -331,6 +360,10 @@ impl App {
         self.overlay.approvals.clear();
         if let Some(notice) = outcome_notice(outcome) {
             self.commit_cell(notice.lines());
+        }
+        // The note about the failed turn's messages explains the error just shown.
+        if let Some(line) = self.left_out.take() {
+            self.commit_notice(NoticeKind::Warning, &line);
         }
         self.turn = if self.lifecycle == Lifecycle::Active {
             TurnState::Idle

@@ -15,6 +15,7 @@ use crate::tui::composer::ComposerAction;
 use crate::tui::history_search::{HistorySearch, SearchAction};
 use crate::tui::overlay::{Layer, Popup};
 use crate::tui::picker::PickerAction;
+use crate::tui::rewind::RewindAction;
 use crate::tui::status::TurnState;
 use crate::tui::views;
 
@@ -30,8 +31,10 @@ impl App {
             self.ctrl_c(now);
             return Action::None;
         }
-        // Any other key means the next Ctrl+C is a first press again.
+        // Any other key means the next Ctrl+C is a first press again (and any key but
+        // Esc, the next Esc).
         self.ctrl_c_at = None;
+        let esc_armed = self.esc_at.take().filter(|_| key.code == KeyCode::Esc);
         if self.overlay.focus() == Layer::ModeConfirm {
             self.answer_mode_switch(key);
             return Action::None;
@@ -49,16 +52,25 @@ impl App {
         match self.overlay.focus() {
             Layer::Approval => self.approval_key(key),
             Layer::Picker => self.picker_key(key),
+            Layer::Rewind => self.rewind_key(key),
             Layer::Search => self.search_key(key),
-            Layer::ModeConfirm | Layer::Popup | Layer::Composer => return self.composer_key(key),
+            Layer::ModeConfirm | Layer::Popup | Layer::Composer => {
+                return self.composer_key(key, now, esc_armed);
+            }
         }
         Action::None
     }
 
-    /// The answer to "Full-auto? y/n": `y` switches, any other key keeps the mode.
+    /// The answer to "Full-auto? y/n": `y` switches, `n` or Esc keeps the mode, and
+    /// every other key is ignored (text typed ahead is neither an answer nor a draft).
     fn answer_mode_switch(&mut self, key: KeyEvent) {
+        let switch = match key.code {
+            KeyCode::Char('y' | 'Y') => true,
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => false,
+            _ => return,
+        };
         self.overlay.mode_confirm = None;
-        if key.code == KeyCode::Char('y') || key.code == KeyCode::Char('Y') {
+        if switch {
             self.out.ops.push(Op::SetApprovalMode {
                 mode: crate::protocol::ApprovalMode::FullAuto,
             });
@@ -102,6 +114,22 @@ impl App {
         }
     }
 
+    /// A key for the rewind picker: a message chosen (and, when files would be put
+    /// back, confirmed) is asked of the agent; its answer fills the composer.
+    fn rewind_key(&mut self, key: KeyEvent) {
+        let Some(rewind) = &mut self.overlay.rewind else {
+            return;
+        };
+        match rewind.handle_key(key) {
+            RewindAction::Stay => {}
+            RewindAction::Close => self.overlay.rewind = None,
+            RewindAction::Rewind(turn) => {
+                self.overlay.rewind = None;
+                self.out.ops.push(Op::Rewind { turn });
+            }
+        }
+    }
+
     /// A key for the history search: a match taken becomes the draft.
     fn search_key(&mut self, key: KeyEvent) {
         let Some(search) = &mut self.overlay.search else {
@@ -113,6 +141,7 @@ impl App {
                 self.overlay.search = None;
                 if let Some(entry) = entry {
                     self.composer.set_text(&entry);
+                    self.dismiss_mention_at_cursor();
                     self.refresh_popup();
                 }
             }
@@ -121,7 +150,7 @@ impl App {
     }
 
     /// A key for the composer and the popup under it.
-    fn composer_key(&mut self, key: KeyEvent) -> Action {
+    fn composer_key(&mut self, key: KeyEvent, now: Instant, esc_armed: Option<Instant>) -> Action {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let popup_key = key.modifiers.is_empty()
             && matches!(
@@ -143,7 +172,7 @@ impl App {
             }
             KeyCode::Char('g') if ctrl => return Action::OpenEditor,
             KeyCode::Esc => {
-                self.escape();
+                self.escape(now, esc_armed);
                 return Action::None;
             }
             KeyCode::PageUp | KeyCode::PageDown => {
@@ -156,6 +185,15 @@ impl App {
             _ if popup_key && self.overlay.slash().is_some() => {
                 self.popup_key(key.code);
                 return Action::None;
+            }
+            KeyCode::Up | KeyCode::Down if key.modifiers.is_empty() => {
+                let before = self.composer.text().to_string();
+                self.composer.handle_key(key);
+                // A message recalled from the history is no `@` being typed: its
+                // mention opens no picker (typing a new `@` does).
+                if self.composer.text() != before {
+                    self.dismiss_mention_at_cursor();
+                }
             }
             _ => match self.composer.handle_key(key) {
                 ComposerAction::Submit => self.submit(),
@@ -172,16 +210,28 @@ impl App {
     }
 
     /// Esc closes the popup (an `@` picker stays closed for that mention); with none
-    /// open, it interrupts the running turn.
-    fn escape(&mut self) {
+    /// open, it interrupts the running turn; on an empty composer with nothing running,
+    /// it arms the rewind (the status line says so) and a second Esc right after (no
+    /// other key between) opens the rewind picker.
+    fn escape(&mut self, now: Instant, armed: Option<Instant>) {
         match self.overlay.popup.take() {
             Some(Popup::Mention(mention)) => self.overlay.mention_dismissed = Some(mention.at()),
             Some(Popup::Slash(_)) => {}
-            None => {
-                if self.busy() {
-                    self.out.ops.push(Op::Interrupt);
-                }
-            }
+            None if self.busy() => self.out.ops.push(Op::Interrupt),
+            None if self.composer.is_empty() && self.queued.is_empty() => match armed {
+                Some(_) => self.out.ops.push(Op::ListRewindPoints),
+                None => self.esc_at = Some(now),
+            },
+            None => {}
+        }
+    }
+
+    /// Keeps the `@` picker closed for the mention at the cursor, if there is one (a
+    /// draft that came from the history, not from typing).
+    fn dismiss_mention_at_cursor(&mut self) {
+        let typing = crate::mentions::typing_at(self.composer.text(), self.composer.cursor());
+        if let Some((at, _)) = typing {
+            self.overlay.mention_dismissed = Some(at);
         }
     }
 
@@ -261,6 +311,10 @@ impl App {
                 self.overlay.picker = None;
                 true
             }
+            Layer::Rewind => {
+                self.overlay.rewind = None;
+                true
+            }
             Layer::Search => {
                 self.overlay.search = None;
                 true
@@ -315,6 +369,7 @@ impl App {
                 },
             ),
             Routed::Invoke(invocation) => self.send(typed, Op::Invoke(invocation)),
+            Routed::Shell(command) => self.send(typed, Op::Shell { command }),
             Routed::Builtin(builtin) => self.builtin(builtin, &typed),
             Routed::Error(message) => {
                 self.commit_cell(HistoryCell::User { text: typed }.lines());

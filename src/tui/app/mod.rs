@@ -97,6 +97,11 @@ pub struct App {
     transcript: Option<Transcript>,
     lifecycle: Lifecycle,
     ctrl_c_at: Option<Instant>,
+    /// The note about a failed turn's messages, shown after the turn's error.
+    left_out: Option<String>,
+    /// When Esc was last pressed on an idle, empty composer (a second press soon after
+    /// opens the rewind picker).
+    esc_at: Option<Instant>,
 }
 
 /// Where finished cells live.
@@ -142,6 +147,8 @@ impl App {
             },
             lifecycle: Lifecycle::Active,
             ctrl_c_at: None,
+            esc_at: None,
+            left_out: None,
         };
         app.commit_cell(views::welcome(
             &app.status,
@@ -278,7 +285,7 @@ impl App {
     pub fn on_paste(&mut self, text: &str) {
         match self.overlay.shown() {
             Layer::Approval => self.overlay.approvals.paste(text),
-            Layer::Picker => {}
+            Layer::Picker | Layer::Rewind => {}
             Layer::ModeConfirm | Layer::Search | Layer::Popup | Layer::Composer => {
                 self.composer.paste(text);
                 self.refresh_popup();
@@ -461,7 +468,10 @@ impl App {
         let hint = self
             .overlay
             .hint()
-            .or(self.ctrl_c_at.map(|_| "press Ctrl+C again to exit"));
+            .or(self.ctrl_c_at.map(|_| "press Ctrl+C again to exit"))
+            .or(self
+                .esc_at
+                .map(|_| "press Esc again to rewind to an earlier message"));
         let view = StatusView {
             state: &self.turn,
             elapsed: self.turn_started.map(|t| now.duration_since(t)),
