@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::{Action, App, DOUBLE_PRESS, Lifecycle, mode_words};
+use super::{Action, App, CellHistory, DOUBLE_PRESS, Lifecycle, mode_words};
 use crate::input::{Builtin, PermissionsCommand, Routed, route};
 use crate::protocol::Op;
 use crate::tui::approval::AfterAnswer;
@@ -147,8 +147,9 @@ impl App {
                 return Action::None;
             }
             KeyCode::PageUp | KeyCode::PageDown => {
-                if let Some(t) = &mut self.transcript {
-                    t.scroll(if key.code == KeyCode::PageUp { 10 } else { -10 });
+                if self.cells == CellHistory::Transcript {
+                    let rows = if key.code == KeyCode::PageUp { 10 } else { -10 };
+                    self.transcript.scroll(rows);
                 }
                 return Action::None;
             }
@@ -160,9 +161,7 @@ impl App {
             _ => match self.composer.handle_key(key) {
                 ComposerAction::Submit => self.submit(),
                 ComposerAction::Edited => {
-                    if let Some(t) = &mut self.transcript {
-                        t.scroll_to_bottom();
-                    }
+                    self.transcript.scroll_to_bottom();
                 }
                 ComposerAction::Ignored => return Action::None,
             },

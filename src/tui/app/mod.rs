@@ -93,8 +93,11 @@ pub struct App {
     /// Inputs sent while a turn ran, as typed, waiting for their `TurnStarted`.
     queued: VecDeque<String>,
     out: Outbox,
-    /// The conversation, kept only in alternate-screen mode.
-    transcript: Option<Transcript>,
+    /// Every finished line of the session: drawn above the live area on the alternate
+    /// screen, printed again after a resize inline.
+    transcript: Transcript,
+    /// Where finished lines are shown.
+    cells: CellHistory,
     lifecycle: Lifecycle,
     ctrl_c_at: Option<Instant>,
 }
@@ -104,13 +107,13 @@ pub struct App {
 pub enum CellHistory {
     /// In the terminal's own scrollback (inline mode).
     Scrollback,
-    /// In a transcript the app keeps and redraws (alternate screen).
+    /// Drawn from the transcript above the live area (alternate screen).
     Transcript,
 }
 
 impl App {
-    /// A new app for this session. The alternate screen keeps a transcript to redraw
-    /// from; inline mode leaves finished cells to the terminal's scrollback.
+    /// A new app for this session. Both modes keep the transcript; inline mode also
+    /// hands finished lines out for the terminal's scrollback.
     pub fn new(info: &SessionInfo, cells: CellHistory) -> App {
         let user_home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         let status = SessionStatus {
@@ -136,10 +139,8 @@ impl App {
             live: LiveTurn::default(),
             queued: VecDeque::new(),
             out: Outbox::default(),
-            transcript: match cells {
-                CellHistory::Transcript => Some(Transcript::default()),
-                CellHistory::Scrollback => None,
-            },
+            transcript: Transcript::default(),
+            cells,
             lifecycle: Lifecycle::Active,
             ctrl_c_at: None,
         };
@@ -223,11 +224,17 @@ impl App {
         self.commit_notice(kind, message);
     }
 
+    /// The last `max_rows` rows of the history wrapped to `width` (inline mode prints
+    /// them again after a resize).
+    pub fn history_rows(&self, width: u16, max_rows: usize) -> Vec<Line<'static>> {
+        self.transcript.tail_rows(width, max_rows)
+    }
+
     fn push_lines(&mut self, lines: Vec<Line<'static>>) {
-        match &mut self.transcript {
-            Some(t) => t.push(lines),
-            None => self.out.lines.extend(lines),
+        if self.cells == CellHistory::Scrollback {
+            self.out.lines.extend(lines.iter().cloned());
         }
+        self.transcript.push(lines);
     }
 
     fn commit_cell(&mut self, lines: Vec<Line<'static>>) {
@@ -424,9 +431,10 @@ impl App {
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, now: Instant) -> Option<Position> {
         let plan = self.plan(area.width, area.height, now);
         let mut y = area.y;
-        if let Some(t) = &mut self.transcript {
+        if self.cells == CellHistory::Transcript {
             let rows = area.height.saturating_sub(plan.height);
-            t.render(Rect::new(area.x, y, area.width, rows), buf);
+            self.transcript
+                .render(Rect::new(area.x, y, area.width, rows), buf);
             y += rows;
         }
         for line in &plan.live {
