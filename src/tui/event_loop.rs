@@ -46,6 +46,23 @@ async fn next_input(stream: &mut Option<EventStream>) -> Option<io::Result<TermE
     }
 }
 
+/// crossterm's reader stops at the first ready source of a wake-up: when a resize
+/// signal and typed bytes arrive together it reports the resize and the bytes wait,
+/// unread and not signalled again, until the next key. After a resize, bytes still
+/// waiting on stdin are such keys: asking the terminal where the cursor is makes it
+/// answer, and reading that answer takes the waiting keys in too.
+fn unstick_input() {
+    use std::os::fd::AsFd;
+    let stdin = io::stdin();
+    let mut fds = [nix::poll::PollFd::new(
+        stdin.as_fd(),
+        nix::poll::PollFlags::POLLIN,
+    )];
+    if nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO).is_ok_and(|n| n > 0) {
+        let _ = crossterm::cursor::position();
+    }
+}
+
 /// Runs the TUI until the session ends.
 pub async fn run(
     handle: AgentHandle,
@@ -187,6 +204,7 @@ impl Loop {
                             let input = Some(crossterm::event::read());
                             self.on_input(app, input).await?;
                         }
+                        unstick_input();
                     }
                 }
                 _ = waker.notified() => {
