@@ -86,6 +86,7 @@ pub async fn run(
     };
     let mut app = App::new(&info, cells);
     app.start(options.start);
+    app.set_width(cols);
     let mut lp = Loop {
         handle,
         guard,
@@ -155,6 +156,7 @@ impl Loop {
         }
         let now = Instant::now();
         let (width, _) = self.screen.size();
+        app.set_width(width);
         let height = app.desired_height(width, self.screen.max_height(), now);
         self.screen
             .draw(height, |area, buf| app.render(area, buf, now))?;

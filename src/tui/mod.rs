@@ -37,6 +37,7 @@ mod resume;
 mod screen;
 mod status;
 mod stream;
+mod table;
 mod terminal;
 #[cfg(test)]
 mod test_support;

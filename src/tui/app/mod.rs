@@ -224,6 +224,11 @@ impl App {
         self.commit_notice(kind, message);
     }
 
+    /// The terminal's width: tables in answers are laid out for it.
+    pub fn set_width(&mut self, width: u16) {
+        self.live.set_width(width);
+    }
+
     /// The last `max_rows` rows of the history wrapped to `width` (inline mode prints
     /// them again after a resize).
     pub fn history_rows(&self, width: u16, max_rows: usize) -> Vec<Line<'static>> {
