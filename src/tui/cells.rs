@@ -176,7 +176,19 @@ pub fn diff_lines(diff: &str, limit: usize) -> Vec<Line<'static>> {
             } else {
                 Style::new()
             };
-            Line::from(vec![Span::raw("    "), Span::styled(l.to_string(), style)])
+            // A `+`/`-` gutter of its own span, so wrapped rows repeat it (wrap.rs).
+            match l.split_at_checked(1) {
+                Some((sign @ ("+" | "-"), rest))
+                    if !rest.is_empty() && !l.starts_with("+++") && !l.starts_with("---") =>
+                {
+                    Line::from(vec![
+                        Span::raw("    "),
+                        Span::styled(sign.to_string(), style),
+                        Span::styled(rest.to_string(), style),
+                    ])
+                }
+                _ => Line::from(vec![Span::raw("    "), Span::styled(l.to_string(), style)]),
+            }
         })
         .collect();
     if all.len() > limit {
@@ -397,6 +409,42 @@ mod tests {
             .unwrap();
         assert_eq!(removed.spans[1].style.fg, Some(Color::Red));
         assert_snapshot!(screen(lines, 40, 9));
+    }
+
+    #[test]
+    fn a_wrapped_diff_line_keeps_its_gutter_and_colour_on_every_row() {
+        let long = "let message = format!(\"a very long line of code {} that goes past eighty columns and then some more\", name);";
+        let diff = format!("--- a/x.rs\n+++ b/x.rs\n@@ -1 +1 @@\n-{long}\n+{long}\n");
+        for width in [80u16, 60, 40] {
+            let rows = crate::tui::wrap::wrap_lines(&diff_lines(&diff, usize::MAX), width);
+            for (sign, colour) in [('+', Color::Green), ('-', Color::Red)] {
+                let mine: Vec<&Line<'static>> = rows
+                    .iter()
+                    .filter(|r| r.to_string().starts_with(&format!("    {sign}")))
+                    .filter(|r| {
+                        !r.to_string()
+                            .starts_with(&format!("    {sign}{sign}{sign}"))
+                    })
+                    .collect();
+                assert!(mine.len() >= 2, "{width}: {:?}", texts(&rows));
+                for row in &mine {
+                    assert!(row.width() <= usize::from(width), "{}", row);
+                    assert!(row.spans[1].content.starts_with(sign), "{row}");
+                    assert_eq!(row.spans[1].style.fg, Some(colour), "{row}");
+                }
+                let text: String = mine
+                    .iter()
+                    .map(|r| r.to_string()[5..].to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let words: Vec<&str> = text.split_whitespace().collect();
+                assert_eq!(
+                    words,
+                    long.split_whitespace().collect::<Vec<_>>(),
+                    "{width}"
+                );
+            }
+        }
     }
 
     #[test]
