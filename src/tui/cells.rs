@@ -10,6 +10,8 @@ use ratatui::text::{Line, Span};
 
 use super::wrap::sanitize;
 use crate::protocol::{ToolStatus, TurnOutcome};
+use crate::tools::TypedTool;
+use crate::tools::skill_run::SkillRun;
 
 /// Lines of tool output shown under a finished call.
 const RESULT_LINES: usize = 5;
@@ -58,6 +60,8 @@ pub struct ToolCell {
     pub output: Vec<String>,
     /// The unified diff of an edit.
     pub diff: Option<String>,
+    /// Lines of `output` shown once finished.
+    shown: usize,
 }
 
 impl ToolCell {
@@ -70,6 +74,7 @@ impl ToolCell {
             state: ToolState::Running,
             output: Vec::new(),
             diff: None,
+            shown: RESULT_LINES,
         }
     }
 
@@ -96,6 +101,16 @@ impl ToolCell {
             }
             _ => result,
         };
+        // skill_run's JSON report, made readable: every line of it is shown.
+        if self.name == <SkillRun as TypedTool>::NAME
+            && let Some(body) = super::skill_run_cell::readable(summary)
+        {
+            self.shown = body.len();
+            self.output = body
+                .iter()
+                .map(|l| sanitize(l).replace('\n', " "))
+                .collect();
+        }
         self.diff = diff;
     }
 
@@ -125,7 +140,7 @@ impl ToolCell {
 
         let limit = match self.state {
             ToolState::Running => LIVE_LINES,
-            ToolState::Done(_) => RESULT_LINES,
+            ToolState::Done(_) => self.shown,
         };
         let body_style = match self.state {
             ToolState::Done(ToolStatus::Error) => Style::new().fg(Color::Red),
@@ -445,6 +460,31 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_skill_run_cell_reads_its_report_instead_of_showing_json() {
+        let report = serde_json::json!({
+            "exit_code": 0, "timed_out": false, "duration_ms": 820,
+            "stdout": "rendering\nwrote out/report.pdf\n", "stderr": "",
+            "files": [{"path": "out/report.pdf", "mime": "application/pdf", "size": 9}],
+            "artifact_files": [{"name": "report.pdf", "version": 1}],
+        });
+        let mut tool = ToolCell::running("c3", "skill_run", "pdf: make report");
+        tool.finish(ToolStatus::Ok, &report.to_string(), None);
+        let shown = texts(&HistoryCell::Tool(tool).lines());
+        assert_eq!(
+            shown,
+            vec![
+                "✓ skill_run pdf: make report",
+                "  └ exit 0 · 0.8 s",
+                "    artifacts: report.pdf v1",
+                "    files: out/report.pdf",
+                "    rendering",
+                "    wrote out/report.pdf",
+            ]
+        );
+        assert!(!shown.iter().any(|l| l.contains('{')), "{shown:?}");
     }
 
     #[test]

@@ -35,6 +35,7 @@ mod picker;
 mod popup;
 mod resume;
 mod screen;
+mod skill_run_cell;
 mod status;
 mod stream;
 mod table;
