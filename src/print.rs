@@ -214,11 +214,15 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
 
     /// Renders one event; returns the turn report when the event ends a turn. The
     /// listings a frontend asks for or keeps (`/skills`, `/mcp`, the slash commands)
-    /// are not print mode's: nothing is written for them, in any format.
+    /// are not print mode's, nor is a call's whole result (a full view's, the summary
+    /// is in its end): nothing is written for them, in any format.
     pub fn render(&mut self, event: &Event) -> io::Result<Option<TurnReport>> {
         if matches!(
             event,
-            Event::SkillList(_) | Event::McpServerList { .. } | Event::SlashCommands(_)
+            Event::SkillList(_)
+                | Event::McpServerList { .. }
+                | Event::SlashCommands(_)
+                | Event::ToolResult { .. }
         ) {
             return Ok(None);
         }

@@ -62,6 +62,8 @@ pub struct ToolCell {
     pub diff: Option<String>,
     /// Lines of `output` shown once finished.
     shown: usize,
+    /// The whole result, when the summary left lines out (for the transcript view).
+    pub full: Option<String>,
 }
 
 impl ToolCell {
@@ -75,6 +77,7 @@ impl ToolCell {
             output: Vec::new(),
             diff: None,
             shown: RESULT_LINES,
+            full: None,
         }
     }
 
@@ -112,6 +115,29 @@ impl ToolCell {
                 .collect();
         }
         self.diff = diff;
+    }
+
+    /// The lines of this finished call with its whole output and diff, as Ctrl+T's
+    /// transcript view shows them.
+    pub fn full_lines(&self) -> Vec<Line<'static>> {
+        let mut expanded = self.clone();
+        expanded.shown = usize::MAX;
+        if let Some(full) = &self.full {
+            expanded.output = sanitize(full).lines().map(str::to_string).collect();
+            if let Some(diff) = &self.diff {
+                // The diff is drawn below; its text in the result is not repeated.
+                let text = sanitize(full).replacen(diff.as_str(), "", 1);
+                expanded.output = text.trim_end().lines().map(str::to_string).collect();
+            }
+        }
+        let mut lines = HistoryCell::Tool(expanded.clone()).lines();
+        if let Some(diff) = &self.diff {
+            // The whole diff, not the first lines of it.
+            let cut = diff_lines(diff, DIFF_LINES).len();
+            lines.truncate(lines.len().saturating_sub(cut));
+            lines.extend(diff_lines(diff, usize::MAX));
+        }
+        lines
     }
 
     /// The lines of this call; `spinner` is the frame shown while it runs.

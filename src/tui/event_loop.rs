@@ -19,7 +19,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::time::sleep_until;
 
 use super::EndingSignal;
-use super::app::{Action, App, CellHistory, FRAME, Lifecycle};
+use super::app::{Action, App, CellHistory, FRAME, HistoryRedraw, Lifecycle};
 use super::cells::NoticeKind;
 use super::screen::{Placement, Screen};
 use super::terminal::{Modes, TerminalGuard};
@@ -146,6 +146,9 @@ impl Loop {
             self.follow_resize(cols, rows)?;
         }
         let lines = app.take_lines();
+        if app.take_history_redraw() == HistoryRedraw::Reprint {
+            self.screen.forget_history();
+        }
         if self.screen.wants_history() {
             // The new lines are in the transcript too: printed with the rest, once.
             let (width, _) = self.screen.size();

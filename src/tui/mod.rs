@@ -43,6 +43,7 @@ mod terminal;
 #[cfg(test)]
 mod test_support;
 mod transcript;
+mod transcript_view;
 mod views;
 mod wrap;
 

@@ -141,6 +141,16 @@ impl Screen {
         Ok(())
     }
 
+    /// The history on the terminal was covered (a full-height view): the next frame
+    /// prints it again (inline mode; nothing to do on the alternate screen).
+    pub fn forget_history(&mut self) {
+        if self.placement == Placement::Inline {
+            self.history = History::Lost;
+        }
+        self.stale = true;
+        self.cursor = None;
+    }
+
     /// True when the next frame must start with [`Screen::reprint`]: the terminal was
     /// resized since the history was last printed.
     pub fn wants_history(&self) -> bool {

@@ -153,6 +153,13 @@ impl LiveTurn {
         }
     }
 
+    /// The whole result of a running call (before its end).
+    pub fn tool_result(&mut self, call_id: &str, content: String) {
+        if let Some(tool) = self.tools.iter_mut().find(|t| t.call_id == call_id) {
+            tool.full = Some(content);
+        }
+    }
+
     /// A call ended: the running cell (or a new one when it never began), finished.
     pub fn end_tool(
         &mut self,

@@ -66,25 +66,33 @@ impl Transcript {
 
     /// Draws the visible rows, newest at the bottom of `area`.
     pub fn render(&mut self, area: Rect, buf: &mut Buffer) {
+        self.offset = self.render_at(area, buf, self.offset).0;
+    }
+
+    /// Draws the rows `up` rows above the newest, newest at the bottom of `area`;
+    /// returns `up` kept within the transcript, and the rows walked (all of them when
+    /// the view reaches the oldest line).
+    pub fn render_at(&self, area: Rect, buf: &mut Buffer, up: usize) -> (usize, usize) {
         let height = usize::from(area.height);
         if height == 0 {
-            return;
+            return (up, 0);
         }
-        let mut rows: Vec<Line<'static>> = Vec::with_capacity(height + self.offset);
+        let mut rows: Vec<Line<'static>> = Vec::with_capacity(height.saturating_add(up).min(4096));
         for line in self.lines.iter().rev() {
             let wrapped = wrap_line(line, area.width);
             rows.extend(wrapped.into_iter().rev());
-            if rows.len() >= height + self.offset {
+            if rows.len() >= height.saturating_add(up) {
                 break;
             }
         }
         // Do not scroll past the oldest line.
-        self.offset = self.offset.min(rows.len().saturating_sub(height));
-        let visible: Vec<&Line<'static>> = rows.iter().skip(self.offset).take(height).collect();
+        let up = up.min(rows.len().saturating_sub(height));
+        let visible: Vec<&Line<'static>> = rows.iter().skip(up).take(height).collect();
         let start = area.bottom() - visible.len() as u16;
         for (i, line) in visible.into_iter().rev().enumerate() {
             line.render(Rect::new(area.x, start + i as u16, area.width, 1), buf);
         }
+        (up, rows.len())
     }
 }
 

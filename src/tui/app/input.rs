@@ -16,6 +16,7 @@ use crate::tui::history_search::{HistorySearch, SearchAction};
 use crate::tui::overlay::{Layer, Popup};
 use crate::tui::picker::PickerAction;
 use crate::tui::status::TurnState;
+use crate::tui::transcript_view::{TranscriptView, ViewAction};
 use crate::tui::views;
 
 impl App {
@@ -32,6 +33,10 @@ impl App {
         }
         // Any other key means the next Ctrl+C is a first press again.
         self.ctrl_c_at = None;
+        if ctrl && key.code == KeyCode::Char('t') && self.overlay.transcript.is_none() {
+            self.overlay.transcript = Some(TranscriptView::default());
+            return Action::None;
+        }
         if self.overlay.focus() == Layer::ModeConfirm {
             self.answer_mode_switch(key);
             return Action::None;
@@ -47,12 +52,23 @@ impl App {
             return Action::None;
         }
         match self.overlay.focus() {
+            Layer::Transcript => self.transcript_key(key),
             Layer::Approval => self.approval_key(key),
             Layer::Picker => self.picker_key(key),
             Layer::Search => self.search_key(key),
             Layer::ModeConfirm | Layer::Popup | Layer::Composer => return self.composer_key(key),
         }
         Action::None
+    }
+
+    /// A key for Ctrl+T's transcript view.
+    fn transcript_key(&mut self, key: KeyEvent) {
+        let Some(view) = &mut self.overlay.transcript else {
+            return;
+        };
+        if view.handle_key(key) == ViewAction::Close {
+            self.close_transcript();
+        }
     }
 
     /// The answer to "Full-auto? y/n": `y` switches, any other key keeps the mode.
@@ -244,6 +260,10 @@ impl App {
             return;
         }
         let acted = match self.overlay.shown() {
+            Layer::Transcript => {
+                self.close_transcript();
+                true
+            }
             Layer::Approval => {
                 // Deny what is asked and stop the turn.
                 self.out.ops.push(Op::Interrupt);

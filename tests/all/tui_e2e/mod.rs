@@ -20,6 +20,7 @@ use std::sync::Arc;
 mod defects;
 mod resize;
 mod signals;
+mod transcript;
 
 use crate::support::{
     Dirs, MockServer, PTY_DEADLINE, PtyWriter, Terminal, answer, assert_has, finish,
