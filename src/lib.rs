@@ -42,6 +42,7 @@ pub(crate) mod test_support;
 pub mod skills;
 pub mod startup;
 pub mod subcommand;
+pub mod text_table;
 pub mod tools;
 pub mod truncate;
 pub mod tui;

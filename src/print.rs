@@ -214,7 +214,8 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
 
     /// Renders one event; returns the turn report when the event ends a turn. The
     /// listings a frontend asks for or keeps (`/skills`, `/mcp`, the slash commands)
-    /// are not print mode's: nothing is written for them, in any format.
+    /// are not print mode's, nor is a call's whole result (a full view's, the summary
+    /// is in its end): nothing is written for them, in any format.
     pub fn render(&mut self, event: &Event) -> io::Result<Option<TurnReport>> {
         // The note about a failed turn's messages is for a prompt that follows: the
         // REPL shows it itself, and print mode has none.
@@ -224,6 +225,7 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                 | Event::McpServerList { .. }
                 | Event::SlashCommands(_)
                 | Event::TurnLeftOut { .. }
+                | Event::ToolResult { .. }
         ) {
             return Ok(None);
         }

@@ -430,6 +430,7 @@ impl SubAgentEvent {
             | Event::Retrying { .. }
             | Event::ToolCallBegin { .. }
             | Event::ToolOutputDelta { .. }
+            | Event::ToolResult { .. }
             | Event::ToolCallEnd { .. }
             | Event::AutoDenied { .. }
             | Event::Usage { .. }
@@ -894,6 +895,15 @@ pub enum Event {
         summary: String,
         /// A unified diff, for calls that changed a file.
         diff: Option<String>,
+    },
+    /// The whole result of a call whose summary left lines out, sent just before its
+    /// [`Event::ToolCallEnd`], for a frontend's full view of the transcript (the TUI's
+    /// Ctrl+T); frontends that show only summaries ignore it.
+    ToolResult {
+        /// The call.
+        call_id: String,
+        /// The result as the tool gave it (before it was fitted to the window).
+        content: String,
     },
     /// A call needs a yes or no; answer with [`Op::Approval`].
     ApprovalRequest(ApprovalAsk),

@@ -62,6 +62,12 @@ pub(super) async fn run_call(
 ) -> (String, CallEnd) {
     let mut report = run_to_report(state, ctx, call).await;
     let mut summary = summary_of(&report.content, report.diff.as_deref());
+    if report.content.lines().count() > SUMMARY_LINES {
+        ctx.emit(Event::ToolResult {
+            call_id: call.id.clone(),
+            content: report.content.clone(),
+        });
+    }
     let whole = report.content.len();
     let (content, sized) =
         super::fit::fit_result(state, ctx, call, specs, std::mem::take(&mut report.content)).await;
@@ -403,11 +409,14 @@ fn finish(
 fn summary_of(content: &str, diff: Option<&str>) -> String {
     match diff {
         Some(d) if !d.is_empty() && content.contains(d) => {
-            first_lines(content.replacen(d, "", 1).trim_end(), 3)
+            first_lines(content.replacen(d, "", 1).trim_end(), SUMMARY_LINES)
         }
-        _ => first_lines(content, 3),
+        _ => first_lines(content, SUMMARY_LINES),
     }
 }
+
+/// Lines of a result a summary shows.
+const SUMMARY_LINES: usize = 3;
 
 /// The first `n` lines of `text`, with a count of the rest.
 fn first_lines(text: &str, n: usize) -> String {

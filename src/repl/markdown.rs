@@ -9,6 +9,9 @@
 //! Each delta costs time in proportion to its own length: what was already scanned of
 //! the unfinished line is never scanned again.
 //!
+//! Consecutive `|` lines are held until the table they make ends, then drawn with
+//! aligned columns by [`super::table`] (at most [`MAX_HELD`] bytes of them are held; past
+//! that the rows so far are drawn and the rest start anew).
 //! At most [`MAX_HELD`] bytes (64 KiB) of one unfinished line are held. When a line grows
 //! past that, the held part is printed as rendered text and the line goes on from there:
 //! the held part is cut before its last whitespace run when that keeps at most half of
@@ -32,6 +35,9 @@ use crate::safe_text::{Neutralizer, neutralize};
 
 /// The most bytes of one unfinished line a [`MarkdownStream`] holds.
 pub const MAX_HELD: usize = 64 << 10;
+
+/// The width tables are laid out for when the caller says none.
+pub const DEFAULT_WIDTH: usize = 80;
 
 /// How a [`MAX_HELD`] cut leaves a line's rest.
 const MAX_CARRY: usize = MAX_HELD / 2;
@@ -94,6 +100,12 @@ pub struct MarkdownStream {
     fence: Option<Fence>,
     /// Makes each delta safe before anything else looks at it.
     guard: Neutralizer,
+    /// The `|` rows of a table being held until it ends (at most [`MAX_HELD`] bytes).
+    table: Vec<String>,
+    /// Bytes in `table`.
+    table_bytes: usize,
+    /// The width tables are laid out for.
+    width: usize,
     /// Bytes looked at (searched, rendered or copied), to test that work is linear.
     #[cfg(test)]
     work: usize,
@@ -112,8 +124,36 @@ impl MarkdownStream {
             head_end: 0,
             fence: None,
             guard: Neutralizer::new(),
+            table: Vec::new(),
+            table_bytes: 0,
+            width: DEFAULT_WIDTH,
             #[cfg(test)]
             work: 0,
+        }
+    }
+
+    /// Lays tables out for `width` columns.
+    pub fn with_width(mut self, width: usize) -> Self {
+        self.width = width.max(20);
+        self
+    }
+
+    /// Prints the held table rows: as a table when they make one, else as lines.
+    fn flush_table(&mut self, out: &mut String) {
+        if self.table.is_empty() {
+            return;
+        }
+        let rows = std::mem::take(&mut self.table);
+        self.table_bytes = 0;
+        if let Some(table) = super::table::render(&rows, self.style, self.width) {
+            out.push_str(&table);
+            return;
+        }
+        for row in rows {
+            if let Some(text) = self.render_line(&row) {
+                out.push_str(&text);
+                out.push('\n');
+            }
         }
     }
 
@@ -150,6 +190,7 @@ impl MarkdownStream {
         if !self.pending.is_empty() || self.mid_line() {
             self.end_line(&mut out);
         }
+        self.flush_table(&mut out);
         self.fence = None;
         out
     }
@@ -308,6 +349,9 @@ impl MarkdownStream {
         let segment = std::mem::replace(&mut self.segment, Segment::Start);
         self.reset_scan();
         let line = line.strip_suffix('\r').unwrap_or(&line);
+        if segment != Segment::Start {
+            self.flush_table(out);
+        }
         match segment {
             Segment::Start => self.finish_line(line, out),
             Segment::Inline { after } => {
@@ -329,6 +373,16 @@ impl MarkdownStream {
 
     fn finish_line(&mut self, line: &str, out: &mut String) {
         let emitted = std::mem::take(&mut self.emitted);
+        if self.fence.is_none() && emitted == 0 && super::table::is_row(line) {
+            // Held until the table ends: its columns depend on every row.
+            if self.table_bytes + line.len() > MAX_HELD {
+                self.flush_table(out);
+            }
+            self.table_bytes += line.len();
+            self.table.push(line.to_string());
+            return;
+        }
+        self.flush_table(out);
         // A streamed prefix is prose, never a fence line, so it always renders.
         let Some(text) = self.render_line(line) else {
             return;
@@ -413,7 +467,7 @@ fn render_continuation(piece: &str, after: char, style: MarkdownStyle) -> String
     }
 }
 
-fn styled(code: &str, text: &str) -> String {
+pub(super) fn styled(code: &str, text: &str) -> String {
     format!("\x1b[{code}m{text}\x1b[0m")
 }
 
@@ -446,7 +500,7 @@ fn closes_fence(line: &str, fence: Fence) -> bool {
 
 /// Renders one non-fence, non-blank line; true with it when the line is indented code
 /// (then it is returned as it is).
-fn render_inline(line: &str, style: MarkdownStyle) -> (String, bool) {
+pub(super) fn render_inline(line: &str, style: MarkdownStyle) -> (String, bool) {
     let indent = &line[..line.len() - line.trim_start().len()];
     let mut w = LineWriter {
         style,

@@ -16,6 +16,7 @@ mod events;
 mod markdown;
 mod render;
 mod source;
+mod table;
 
 use std::collections::VecDeque;
 use std::io::{self, IsTerminal, Write};

@@ -93,6 +93,24 @@ pub struct ReplRenderer<O: Write, E: Write> {
     written: bool,
 }
 
+/// The width Markdown tables are laid out for: `$COLUMNS` when set, else the terminal's
+/// width when the answer is styled for one, else 80.
+fn table_width(style: MarkdownStyle) -> usize {
+    if let Some(columns) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| *c > 0)
+    {
+        return columns;
+    }
+    match style {
+        MarkdownStyle::Ansi => crossterm::terminal::size()
+            .map(|(cols, _)| usize::from(cols))
+            .unwrap_or(super::markdown::DEFAULT_WIDTH),
+        MarkdownStyle::Plain => super::markdown::DEFAULT_WIDTH,
+    }
+}
+
 impl<O: Write, E: Write> ReplRenderer<O, E> {
     /// A renderer writing answers to `out` and everything else to `err`.
     pub fn new(
@@ -113,7 +131,7 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
                 out.clone(),
                 err.clone(),
             ),
-            markdown: MarkdownStream::new(style),
+            markdown: MarkdownStream::new(style).with_width(table_width(style)),
             out,
             err,
             delivery: AnswerDelivery::Live,

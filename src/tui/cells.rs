@@ -10,6 +10,8 @@ use ratatui::text::{Line, Span};
 
 use super::wrap::sanitize;
 use crate::protocol::{ToolStatus, TurnOutcome};
+use crate::tools::TypedTool;
+use crate::tools::skill_run::SkillRun;
 
 /// Lines of tool output shown under a finished call.
 const RESULT_LINES: usize = 5;
@@ -58,6 +60,10 @@ pub struct ToolCell {
     pub output: Vec<String>,
     /// The unified diff of an edit.
     pub diff: Option<String>,
+    /// Lines of `output` shown once finished.
+    shown: usize,
+    /// The whole result, when the summary left lines out (for the transcript view).
+    pub full: Option<String>,
 }
 
 impl ToolCell {
@@ -70,6 +76,8 @@ impl ToolCell {
             state: ToolState::Running,
             output: Vec::new(),
             diff: None,
+            shown: RESULT_LINES,
+            full: None,
         }
     }
 
@@ -96,7 +104,40 @@ impl ToolCell {
             }
             _ => result,
         };
+        // skill_run's JSON report, made readable: every line of it is shown.
+        if self.name == <SkillRun as TypedTool>::NAME
+            && let Some(body) = super::skill_run_cell::readable(summary)
+        {
+            self.shown = body.len();
+            self.output = body
+                .iter()
+                .map(|l| sanitize(l).replace('\n', " "))
+                .collect();
+        }
         self.diff = diff;
+    }
+
+    /// The lines of this finished call with its whole output and diff, as Ctrl+T's
+    /// transcript view shows them.
+    pub fn full_lines(&self) -> Vec<Line<'static>> {
+        let mut expanded = self.clone();
+        expanded.shown = usize::MAX;
+        if let Some(full) = &self.full {
+            expanded.output = sanitize(full).lines().map(str::to_string).collect();
+            if let Some(diff) = &self.diff {
+                // The diff is drawn below; its text in the result is not repeated.
+                let text = sanitize(full).replacen(diff.as_str(), "", 1);
+                expanded.output = text.trim_end().lines().map(str::to_string).collect();
+            }
+        }
+        let mut lines = HistoryCell::Tool(expanded.clone()).lines();
+        if let Some(diff) = &self.diff {
+            // The whole diff, not the first lines of it.
+            let cut = diff_lines(diff, DIFF_LINES).len();
+            lines.truncate(lines.len().saturating_sub(cut));
+            lines.extend(diff_lines(diff, usize::MAX));
+        }
+        lines
     }
 
     /// The lines of this call; `spinner` is the frame shown while it runs.
@@ -125,7 +166,7 @@ impl ToolCell {
 
         let limit = match self.state {
             ToolState::Running => LIVE_LINES,
-            ToolState::Done(_) => RESULT_LINES,
+            ToolState::Done(_) => self.shown,
         };
         let body_style = match self.state {
             ToolState::Done(ToolStatus::Error) => Style::new().fg(Color::Red),
@@ -176,7 +217,19 @@ pub fn diff_lines(diff: &str, limit: usize) -> Vec<Line<'static>> {
             } else {
                 Style::new()
             };
-            Line::from(vec![Span::raw("    "), Span::styled(l.to_string(), style)])
+            // A `+`/`-` gutter of its own span, so wrapped rows repeat it (wrap.rs).
+            match l.split_at_checked(1) {
+                Some((sign @ ("+" | "-"), rest))
+                    if !rest.is_empty() && !l.starts_with("+++") && !l.starts_with("---") =>
+                {
+                    Line::from(vec![
+                        Span::raw("    "),
+                        Span::styled(sign.to_string(), style),
+                        Span::styled(rest.to_string(), style),
+                    ])
+                }
+                _ => Line::from(vec![Span::raw("    "), Span::styled(l.to_string(), style)]),
+            }
         })
         .collect();
     if all.len() > limit {
@@ -397,6 +450,67 @@ mod tests {
             .unwrap();
         assert_eq!(removed.spans[1].style.fg, Some(Color::Red));
         assert_snapshot!(screen(lines, 40, 9));
+    }
+
+    #[test]
+    fn a_wrapped_diff_line_keeps_its_gutter_and_colour_on_every_row() {
+        let long = "let message = format!(\"a very long line of code {} that goes past eighty columns and then some more\", name);";
+        let diff = format!("--- a/x.rs\n+++ b/x.rs\n@@ -1 +1 @@\n-{long}\n+{long}\n");
+        for width in [80u16, 60, 40] {
+            let rows = crate::tui::wrap::wrap_lines(&diff_lines(&diff, usize::MAX), width);
+            for (sign, colour) in [('+', Color::Green), ('-', Color::Red)] {
+                let mine: Vec<&Line<'static>> = rows
+                    .iter()
+                    .filter(|r| r.to_string().starts_with(&format!("    {sign}")))
+                    .filter(|r| {
+                        !r.to_string()
+                            .starts_with(&format!("    {sign}{sign}{sign}"))
+                    })
+                    .collect();
+                assert!(mine.len() >= 2, "{width}: {:?}", texts(&rows));
+                for row in &mine {
+                    assert!(row.width() <= usize::from(width), "{}", row);
+                    assert!(row.spans[1].content.starts_with(sign), "{row}");
+                    assert_eq!(row.spans[1].style.fg, Some(colour), "{row}");
+                }
+                let text: String = mine
+                    .iter()
+                    .map(|r| r.to_string()[5..].to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let words: Vec<&str> = text.split_whitespace().collect();
+                assert_eq!(
+                    words,
+                    long.split_whitespace().collect::<Vec<_>>(),
+                    "{width}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_skill_run_cell_reads_its_report_instead_of_showing_json() {
+        let report = serde_json::json!({
+            "exit_code": 0, "timed_out": false, "duration_ms": 820,
+            "stdout": "rendering\nwrote out/report.pdf\n", "stderr": "",
+            "files": [{"path": "out/report.pdf", "mime": "application/pdf", "size": 9}],
+            "artifact_files": [{"name": "report.pdf", "version": 1}],
+        });
+        let mut tool = ToolCell::running("c3", "skill_run", "pdf: make report");
+        tool.finish(ToolStatus::Ok, &report.to_string(), None);
+        let shown = texts(&HistoryCell::Tool(tool).lines());
+        assert_eq!(
+            shown,
+            vec![
+                "✓ skill_run pdf: make report",
+                "  └ exit 0 · 0.8 s",
+                "    artifacts: report.pdf v1",
+                "    files: out/report.pdf",
+                "    rendering",
+                "    wrote out/report.pdf",
+            ]
+        );
+        assert!(!shown.iter().any(|l| l.contains('{')), "{shown:?}");
     }
 
     #[test]

@@ -19,7 +19,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::time::sleep_until;
 
 use super::EndingSignal;
-use super::app::{Action, App, CellHistory, FRAME, Lifecycle};
+use super::app::{Action, App, CellHistory, FRAME, HistoryRedraw, Lifecycle};
 use super::cells::NoticeKind;
 use super::screen::{Placement, Screen};
 use super::terminal::{Modes, TerminalGuard};
@@ -29,12 +29,37 @@ use crate::protocol::{Op, Usage};
 
 /// Agent events taken in one pass before drawing.
 const BATCH: usize = 512;
+/// Terminal events taken in one pass after a resize, so a drag's burst of resizes
+/// costs one redraw of the history.
+const INPUT_BATCH: usize = 64;
+/// Rows of history printed again after a resize in inline mode: more than terminals
+/// keep by default (xterm 1,024, tmux 2,000), so the scrollback looks whole, while a
+/// resize costs a bounded write however long the session. The first row then says how
+/// many lines were left out.
+const REPRINT_MAX_ROWS: usize = 10_000;
 
 /// Waits for the next terminal event, or forever when there is no stream.
 async fn next_input(stream: &mut Option<EventStream>) -> Option<io::Result<TermEvent>> {
     match stream {
         Some(s) => std::future::poll_fn(|cx| Pin::new(&mut *s).poll_next(cx)).await,
         None => std::future::pending().await,
+    }
+}
+
+/// crossterm's reader stops at the first ready source of a wake-up: when a resize
+/// signal and typed bytes arrive together it reports the resize and the bytes wait,
+/// unread and not signalled again, until the next key. After a resize, bytes still
+/// waiting on stdin are such keys: asking the terminal where the cursor is makes it
+/// answer, and reading that answer takes the waiting keys in too.
+fn unstick_input() {
+    use std::os::fd::AsFd;
+    let stdin = io::stdin();
+    let mut fds = [nix::poll::PollFd::new(
+        stdin.as_fd(),
+        nix::poll::PollFlags::POLLIN,
+    )];
+    if nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO).is_ok_and(|n| n > 0) {
+        let _ = crossterm::cursor::position();
     }
 }
 
@@ -61,6 +86,7 @@ pub async fn run(
     };
     let mut app = App::new(&info, cells);
     app.start(options.start);
+    app.set_width(cols);
     let mut lp = Loop {
         handle,
         guard,
@@ -103,17 +129,13 @@ impl Loop {
         Ok(())
     }
 
-    /// Follows a change of the terminal's size: where the cursor is now tells how far
-    /// the terminal moved the content (and the live area) when it changed height.
+    /// Follows a change of the terminal's size: the next frame redraws the history
+    /// from the transcript (see [`Screen::resize`]).
     fn follow_resize(&mut self, cols: u16, rows: u16) -> io::Result<()> {
         if (cols, rows) == self.screen.size() {
             return Ok(());
         }
-        self.screen.flush_to(&mut self.stdout)?;
-        let now = crossterm::cursor::position()
-            .ok()
-            .map(|(x, y)| Position::new(x, y));
-        self.screen.resize(cols, rows, now)
+        self.screen.resize(cols, rows)
     }
 
     fn draw(&mut self, app: &mut App) -> io::Result<()> {
@@ -124,9 +146,20 @@ impl Loop {
             self.follow_resize(cols, rows)?;
         }
         let lines = app.take_lines();
-        self.screen.insert_lines(&lines)?;
+        if app.take_history_redraw() == HistoryRedraw::Reprint {
+            self.screen.forget_history();
+        }
+        if self.screen.wants_history() {
+            // The new lines are in the transcript too: printed with the rest, once.
+            let (width, _) = self.screen.size();
+            self.screen
+                .reprint(&app.history_rows(width, REPRINT_MAX_ROWS))?;
+        } else {
+            self.screen.insert_lines(&lines)?;
+        }
         let now = Instant::now();
         let (width, _) = self.screen.size();
+        app.set_width(width);
         let height = app.desired_height(width, self.screen.max_height(), now);
         self.screen
             .draw(height, |area, buf| app.render(area, buf, now))?;
@@ -165,23 +198,18 @@ impl Loop {
                     }
                 }
                 input = next_input(&mut self.input) => {
-                    let now = Instant::now();
-                    match input {
-                        Some(Ok(TermEvent::Key(key))) => {
-                            if app.on_key(key, now) == Action::OpenEditor {
-                                self.edit_draft(app).await?;
+                    let resized = matches!(input, Some(Ok(TermEvent::Resize(..))));
+                    self.on_input(app, input).await?;
+                    if resized {
+                        // A drag sends many: take those already waiting before drawing.
+                        for _ in 0..INPUT_BATCH {
+                            if !crossterm::event::poll(std::time::Duration::ZERO)? {
+                                break;
                             }
+                            let input = Some(crossterm::event::read());
+                            self.on_input(app, input).await?;
                         }
-                        Some(Ok(TermEvent::Paste(text))) => app.on_paste(&text),
-                        Some(Ok(TermEvent::Resize(cols, rows))) => {
-                            self.follow_resize(cols, rows)?;
-                        }
-                        Some(Ok(_)) => continue,
-                        Some(Err(e)) => return Err(TuiError::Io(e)),
-                        None => return Err(TuiError::Io(io::Error::new(
-                            io::ErrorKind::UnexpectedEof,
-                            "the terminal closed its input",
-                        ))),
+                        unstick_input();
                     }
                 }
                 _ = waker.notified() => {
@@ -196,6 +224,33 @@ impl Loop {
                 _ = sigint.recv() => return self.signalled(EndingSignal::Interrupt).await,
             }
         }
+    }
+
+    /// Applies one terminal event.
+    async fn on_input(
+        &mut self,
+        app: &mut App,
+        input: Option<io::Result<TermEvent>>,
+    ) -> Result<(), TuiError> {
+        let now = Instant::now();
+        match input {
+            Some(Ok(TermEvent::Key(key))) => {
+                if app.on_key(key, now) == Action::OpenEditor {
+                    self.edit_draft(app).await?;
+                }
+            }
+            Some(Ok(TermEvent::Paste(text))) => app.on_paste(&text),
+            Some(Ok(TermEvent::Resize(cols, rows))) => self.follow_resize(cols, rows)?,
+            Some(Ok(_)) => {}
+            Some(Err(e)) => return Err(TuiError::Io(e)),
+            None => {
+                return Err(TuiError::Io(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the terminal closed its input",
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// A signal ends the session: ask the agent to stop, stop every command and server

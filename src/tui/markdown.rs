@@ -1,10 +1,14 @@
 //! Markdown to terminal lines: headings, paragraphs, emphasis, inline code, links, lists,
-//! block quotes, rules and fenced code (highlighted by [`super::highlight`]).
+//! block quotes, rules, fenced code (highlighted by [`super::highlight`]) and tables
+//! (drawn by [`super::table`] with box rules, cells wrapped to the width).
 //!
-//! Lines come out width-independent (the screen wraps them); source line breaks inside a
-//! paragraph are kept, so rendering a growing prefix of a streamed answer only ever adds
-//! lines at the end. With [`Streaming::Partial`], a code block whose closing fence has not
-//! arrived yet is left open, so its fence is not committed too early.
+//! Lines come out width-independent (the screen wraps them) except tables, which are
+//! laid out for the width given; source line breaks inside a paragraph are kept, so
+//! rendering a growing prefix of a streamed answer only ever adds lines at the end. With
+//! [`Streaming::Partial`], a code block whose closing fence has not arrived yet is left
+//! open, so its fence is not committed too early, and a table that may still grow (or a
+//! trailing paragraph of `|` rows that may become one) is not settled: [`Rendered`] says
+//! how many lines are final.
 //!
 //! It knows nothing about cells, streaming state or the screen.
 
@@ -13,6 +17,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::highlight::{highlight_line, plain_code_style};
+use super::table::TableBuild;
 use super::wrap::sanitize;
 
 /// Whether the source is a whole answer or a prefix of one still streaming.
@@ -24,18 +29,81 @@ pub enum Streaming {
     Partial,
 }
 
-/// Renders Markdown `source` to styled lines.
+/// The width tables are laid out for when the caller knows none.
+pub const DEFAULT_WIDTH: u16 = 100;
+
+/// Rendered lines, and how many of them are final.
+#[derive(Debug, Default)]
+pub struct Rendered {
+    /// The lines.
+    pub lines: Vec<Line<'static>>,
+    /// The first `settled` lines stay as they are however the source goes on.
+    pub settled: usize,
+}
+
+/// Renders Markdown `source` to styled lines, tables laid out for [`DEFAULT_WIDTH`].
 pub fn render_markdown(source: &str, streaming: Streaming) -> Vec<Line<'static>> {
+    render(source, streaming, DEFAULT_WIDTH).lines
+}
+
+/// Renders Markdown `source` to styled lines, tables laid out for `width` columns.
+pub fn render(source: &str, streaming: Streaming, width: u16) -> Rendered {
     let source = sanitize(source);
     let mut options = Options::empty();
     options.insert(Options::ENABLE_STRIKETHROUGH);
     options.insert(Options::ENABLE_TASKLISTS);
-    let mut r = Renderer::default();
+    options.insert(Options::ENABLE_TABLES);
+    let mut r = Renderer {
+        width,
+        ..Renderer::default()
+    };
+    // Where the last table and the last paragraph began (line, source offset), and
+    // whether anything followed the table.
+    let mut table_end: Option<usize> = None;
+    let mut after_table = false;
+    let mut paragraph: Option<(usize, usize)> = None;
     for (event, range) in Parser::new_ext(&source, options).into_offset_iter() {
-        r.event(event, &source[range], streaming);
+        let ends_table = matches!(event, Md::End(TagEnd::Table));
+        if table_end.is_some() && !ends_table {
+            after_table = true;
+        }
+        if matches!(event, Md::Start(Tag::Table(_))) {
+            table_end = None;
+            after_table = false;
+        }
+        let starts_paragraph = matches!(event, Md::Start(Tag::Paragraph));
+        r.event(event, &source[range.clone()], streaming);
+        if starts_paragraph {
+            // After its blank line: the paragraph's first line comes next.
+            paragraph = Some((r.lines.len(), range.start));
+        }
+        if ends_table {
+            table_end = Some(range.end);
+        }
     }
     r.flush_line();
-    r.lines
+    let mut settled = r.lines.len();
+    if streaming == Streaming::Partial {
+        if let (Some(end), Some(start)) = (table_end, r.table_start)
+            && !after_table
+            && !source[end.min(source.len())..].contains('\n')
+        {
+            settled = start;
+        }
+        // A last paragraph with a `|` line may be a table's header whose delimiter row
+        // has not arrived yet.
+        if let Some((line, offset)) = paragraph
+            && source[offset..]
+                .lines()
+                .any(|l| l.trim_start().starts_with('|'))
+        {
+            settled = settled.min(line);
+        }
+    }
+    Rendered {
+        lines: r.lines,
+        settled,
+    }
 }
 
 /// A block that prefixes the lines inside it.
@@ -62,6 +130,12 @@ struct Renderer {
     link: Option<String>,
     needs_blank: bool,
     item_fresh: bool,
+    /// The width tables are laid out for.
+    width: u16,
+    /// The table being read.
+    table: Option<TableBuild>,
+    /// The line the last table began at.
+    table_start: Option<usize>,
 }
 
 impl Renderer {
@@ -92,6 +166,10 @@ impl Renderer {
     }
 
     fn push_text(&mut self, text: &str, style: Style) {
+        if let Some(table) = self.table.as_mut().filter(|t| t.in_cell) {
+            table.push(text, style);
+            return;
+        }
         for (i, part) in text.split('\n').enumerate() {
             if i > 0 {
                 self.break_line();
@@ -257,13 +335,30 @@ impl Renderer {
             Tag::DefinitionList
             | Tag::DefinitionListTitle
             | Tag::DefinitionListDefinition
-            | Tag::Table(_)
-            | Tag::TableHead
-            | Tag::TableRow
             | Tag::MetadataBlock(_) => self.start_block(),
+            Tag::Table(aligns) => {
+                self.start_block();
+                self.table_start = Some(self.lines.len());
+                self.table = Some(TableBuild {
+                    aligns: aligns.into_iter().map(super::table::align).collect(),
+                    ..TableBuild::default()
+                });
+            }
+            Tag::TableHead => {
+                if let Some(t) = &mut self.table {
+                    t.start_row(true);
+                }
+                self.push_style(Style::new().bold());
+            }
+            Tag::TableRow => {
+                if let Some(t) = &mut self.table {
+                    t.start_row(false);
+                }
+            }
             Tag::TableCell => {
-                let style = self.style();
-                self.push_text("| ", style);
+                if let Some(t) = &mut self.table {
+                    t.start_cell();
+                }
             }
             Tag::Emphasis => self.push_style(Style::new().italic()),
             Tag::Strong => self.push_style(Style::new().bold()),
@@ -313,13 +408,24 @@ impl Renderer {
             | TagEnd::DefinitionList
             | TagEnd::DefinitionListTitle
             | TagEnd::DefinitionListDefinition
-            | TagEnd::Table
-            | TagEnd::TableHead
-            | TagEnd::TableRow
             | TagEnd::MetadataBlock(_) => self.end_block(),
+            TagEnd::Table => {
+                if let Some(table) = self.table.take() {
+                    let prefix = self.prefix();
+                    let used: usize = prefix.iter().map(|s| s.content.chars().count()).sum();
+                    let width = usize::from(self.width).saturating_sub(used);
+                    self.lines.extend(table.lines(width, &prefix));
+                }
+                self.end_block();
+            }
+            TagEnd::TableHead => {
+                self.styles.pop();
+            }
+            TagEnd::TableRow => {}
             TagEnd::TableCell => {
-                let style = self.style();
-                self.push_text(" ", style);
+                if let Some(t) = &mut self.table {
+                    t.in_cell = false;
+                }
             }
             TagEnd::Emphasis
             | TagEnd::Strong
@@ -469,6 +575,42 @@ mod tests {
             assert_eq!(&now[..previous.len()], &previous[..], "at {i}");
             previous = now;
         }
+    }
+
+    #[test]
+    fn a_table_wider_than_the_width_wraps_its_cells_and_keeps_inline_markup() {
+        let src = "| name | what |\n|---|---|\n| **bold** | a description far too long for one row of thirty columns |\n";
+        let lines = render(src, Streaming::Complete, 30).lines;
+        let shown = texts(&lines);
+        for line in &shown {
+            assert!(line.chars().count() <= 30, "{line:?} in {shown:#?}");
+        }
+        let words: String = shown
+            .iter()
+            .filter(|l| l.starts_with('│'))
+            .map(|l| l.trim_matches('│').to_string())
+            .collect::<Vec<_>>()
+            .join(" ");
+        for word in "a description far too long for one row of thirty columns".split(' ') {
+            assert!(words.contains(word), "{word} cut: {shown:#?}");
+        }
+        let bold = lines
+            .iter()
+            .flat_map(|l| l.spans.iter())
+            .find(|s| s.content == "bold")
+            .unwrap();
+        assert!(bold.style.add_modifier.contains(Modifier::BOLD));
+        assert!(!shown.iter().any(|l| l.contains("**")), "{shown:#?}");
+    }
+
+    #[test]
+    fn a_table_still_streaming_is_not_settled() {
+        let head = "| a | b |\n";
+        assert_eq!(render(head, Streaming::Partial, 40).settled, 0);
+        let table = "| a | b |\n|---|---|\n| 1 | 2 |\n";
+        assert_eq!(render(table, Streaming::Partial, 40).settled, 0);
+        let done = render(&format!("{table}\nnext\n"), Streaming::Partial, 40);
+        assert_eq!(done.settled, done.lines.len());
     }
 
     #[test]

@@ -38,12 +38,15 @@ mod popup;
 mod resume;
 mod rewind;
 mod screen;
+mod skill_run_cell;
 mod status;
 mod stream;
+mod table;
 mod terminal;
 #[cfg(test)]
 mod test_support;
 mod transcript;
+mod transcript_view;
 mod views;
 mod wrap;
 

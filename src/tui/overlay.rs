@@ -1,6 +1,7 @@
-//! What sits on top of the composer, and the one order in which it is seen: a switch to
-//! full-auto waiting for its yes, the approval questions, the resume picker, the rewind
-//! picker, the history search, and the popups (`/` commands or the `@` picker). Several can be open at once
+//! What sits on top of the composer, and the one order in which it is seen: Ctrl+T's
+//! view of the whole transcript (over everything), a switch to full-auto waiting for
+//! its yes, the approval questions, the resume picker, the rewind picker, the history
+//! search, and the popups (`/` commands or the `@` picker). Several can be open at once
 //! (the picker stays under an approval that arrives); [`Overlay::focus`] says which one
 //! takes the keys and [`Overlay::shown`] which one is drawn, both from [`Overlay::layers`],
 //! where the priority is written once. The app's keys, pastes, Ctrl+C and drawing all
@@ -18,10 +19,13 @@ use super::mention_popup::MentionPopup;
 use super::picker::SessionPicker;
 use super::popup::SlashPopup;
 use super::rewind::RewindPicker;
+use super::transcript_view::TranscriptView;
 
 /// One state on top of the composer, or the composer itself when nothing is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layer {
+    /// Ctrl+T's view of the whole transcript, over everything (the full height).
+    Transcript,
     /// A switch to full-auto waiting for y/n (shown as the status line's hint).
     ModeConfirm,
     /// Approval questions, in the composer's place.
@@ -50,6 +54,8 @@ pub enum Popup {
 /// Every state on top of the composer.
 #[derive(Debug, Default)]
 pub struct Overlay {
+    /// Ctrl+T's view of the whole transcript, while open.
+    pub transcript: Option<TranscriptView>,
     /// A switch to full-auto waiting for the user's yes, with its question.
     pub mode_confirm: Option<String>,
     /// The approval questions, answered in order.
@@ -71,6 +77,7 @@ impl Overlay {
     /// composer: the priority order, written once.
     pub fn layers(&self) -> impl Iterator<Item = Layer> {
         [
+            (self.transcript.is_some(), Layer::Transcript),
             (self.mode_confirm.is_some(), Layer::ModeConfirm),
             (self.approvals.is_active(), Layer::Approval),
             (self.picker.is_some(), Layer::Picker),
@@ -140,7 +147,7 @@ impl Overlay {
             Layer::Picker => self.picker.as_ref().map_or(0, SessionPicker::height),
             Layer::Rewind => self.rewind.as_ref().map_or(0, RewindPicker::height),
             Layer::Search => self.search.as_ref().map_or(0, |s| s.height(width)),
-            Layer::ModeConfirm | Layer::Popup | Layer::Composer => 0,
+            Layer::Transcript | Layer::ModeConfirm | Layer::Popup | Layer::Composer => 0,
         }
     }
 
@@ -171,7 +178,7 @@ impl Overlay {
                 None
             }
             Layer::Search => self.search.as_ref().and_then(|s| s.render(area, buf)),
-            Layer::ModeConfirm | Layer::Popup | Layer::Composer => None,
+            Layer::Transcript | Layer::ModeConfirm | Layer::Popup | Layer::Composer => None,
         }
     }
 

@@ -26,6 +26,9 @@ use ratatui::widgets::Widget;
 
 use super::wrap::wrap_lines;
 
+/// Rows rendered into one cell buffer when inserting history.
+const INSERT_PIECE: usize = 256;
+
 /// Whether the live area is a band in the normal screen or the whole alternate screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placement {
@@ -52,10 +55,18 @@ pub struct Screen {
     stale: bool,
     /// Where the terminal cursor was left by the last frame (`None`: unknown).
     cursor: Option<Option<Position>>,
-    /// Where the last frame left the terminal's cursor, shown or hidden (a hidden one is
-    /// parked at the live area's top-left), while nothing else moved it since; after a
-    /// resize, where the terminal reports it now says how far it moved the screen.
-    parked: Option<Position>,
+    /// Whether the history above the live area is as written, or must be printed
+    /// again after a resize.
+    history: History,
+}
+
+/// Whether the rows above the live area are where this screen put them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum History {
+    /// As written: new lines are inserted above the live area.
+    Placed,
+    /// The terminal was resized since: the history must be printed again.
+    Lost,
 }
 
 impl Screen {
@@ -76,7 +87,7 @@ impl Screen {
             shown: Buffer::empty(Rect::new(0, 0, cols, 0)),
             stale: true,
             cursor: None,
-            parked: None,
+            history: History::Placed,
         }
     }
 
@@ -109,47 +120,57 @@ impl Screen {
         w.flush()
     }
 
-    /// The terminal was resized: the next frame redraws everything below the live
-    /// area's top. `cursor_now` is where the terminal says the cursor is after the
-    /// resize, when it could be asked: terminals move the screen's content when they
-    /// change height (growing, tmux and xterm pull lines back from the scrollback and
-    /// push the content down; shrinking, they push lines into it), and the cursor moves
-    /// with the content, so the live area follows it by the same amount and nothing of
-    /// the conversation above it is cleared.
-    pub fn resize(&mut self, cols: u16, rows: u16, cursor_now: Option<Position>) -> io::Result<()> {
-        if self.placement == Placement::Full {
-            self.top = 0;
-        } else if let (Some(parked), Some(now)) = (self.parked, cursor_now) {
-            let moved = i32::from(now.y) - i32::from(parked.y);
-            let top = (i32::from(self.top) + moved).clamp(0, i32::from(rows.saturating_sub(1)));
-            self.top = u16::try_from(top).unwrap_or(0);
-        } else if rows < self.rows {
-            // Terminals keep the cursor on screen when they lose rows: they drop the
-            // rows below it first, then scroll the top ones into the scrollback. Follow
-            // the live area by the same amount so nothing above it is overwritten.
-            let lost = self.rows - rows;
-            let cursor_row = match self.cursor {
-                Some(Some(p)) => p.y,
-                _ => self.top.saturating_add(self.height).saturating_sub(1),
-            };
-            let below = self.rows.saturating_sub(1).saturating_sub(cursor_row);
-            let scrolled = lost.saturating_sub(below);
-            self.top = self
-                .top
-                .saturating_sub(scrolled)
-                .min(rows.saturating_sub(1));
-        }
+    /// The terminal was resized. What it did to the rows already written cannot be
+    /// known: terminals move content between the screen and their scrollback when they
+    /// change height, rewrap it (or not) when they change width, and bytes written
+    /// before the resize reached them may have landed in either geometry. So nothing on
+    /// it is trusted any more. In inline mode the next frame starts from a cleared
+    /// terminal and scrollback and prints the history again (see [`Screen::reprint`]):
+    /// the caller's transcript, not the terminal, is the source of truth. In full-screen
+    /// mode the next frame redraws every cell.
+    pub fn resize(&mut self, cols: u16, rows: u16) -> io::Result<()> {
         self.cols = cols;
         self.rows = rows;
-        queue!(
-            self.out,
-            MoveTo(0, self.top),
-            Clear(ClearType::FromCursorDown)
-        )?;
+        self.top = 0;
+        match self.placement {
+            Placement::Full => queue!(self.out, MoveTo(0, 0), Clear(ClearType::All))?,
+            Placement::Inline => self.history = History::Lost,
+        }
         self.stale = true;
         self.cursor = None;
-        self.parked = None;
         Ok(())
+    }
+
+    /// The history on the terminal was covered (a full-height view): the next frame
+    /// prints it again (inline mode; nothing to do on the alternate screen).
+    pub fn forget_history(&mut self) {
+        if self.placement == Placement::Inline {
+            self.history = History::Lost;
+        }
+        self.stale = true;
+        self.cursor = None;
+    }
+
+    /// True when the next frame must start with [`Screen::reprint`]: the terminal was
+    /// resized since the history was last printed.
+    pub fn wants_history(&self) -> bool {
+        self.history == History::Lost
+    }
+
+    /// Clears the terminal, its scrollback included, and prints `rows` (already wrapped
+    /// to the width) from its top, the oldest scrolling into the scrollback: after this
+    /// the terminal holds each row exactly once, whatever the resizes before it did.
+    /// The live area is drawn below them by the next [`Screen::draw`].
+    pub fn reprint(&mut self, rows: &[Line<'static>]) -> io::Result<()> {
+        // Reset any scrolling region, go home, clear the screen and then the scrollback
+        // (some terminals, tmux among them, push a cleared screen into the scrollback).
+        self.out.extend_from_slice(b"\x1b[r\x1b[H\x1b[2J\x1b[3J");
+        self.top = 0;
+        self.height = 0;
+        self.stale = true;
+        self.cursor = None;
+        self.history = History::Placed;
+        self.insert_rows(rows)
     }
 
     /// Forces a full redraw on the next frame (after an external program used the
@@ -157,7 +178,6 @@ impl Screen {
     pub fn invalidate(&mut self) {
         self.stale = true;
         self.cursor = None;
-        self.parked = None;
     }
 
     /// Inserts finished lines above the live area (inline mode), wrapped to the width.
@@ -166,10 +186,25 @@ impl Screen {
         if self.placement == Placement::Full || lines.is_empty() || self.cols == 0 {
             return Ok(());
         }
-        let lines = wrap_lines(lines, self.cols);
-        let n = lines.len() as u16;
+        self.insert_rows(&wrap_lines(lines, self.cols))
+    }
+
+    /// Inserts rows already wrapped to the width above the live area (inline mode).
+    fn insert_rows(&mut self, lines: &[Line<'static>]) -> io::Result<()> {
+        if self.placement == Placement::Full || self.cols == 0 {
+            return Ok(());
+        }
+        // A piece at a time, so the cell buffer stays small however many rows come.
+        for piece in lines.chunks(INSERT_PIECE) {
+            self.insert_piece(piece)?;
+        }
+        Ok(())
+    }
+
+    /// Inserts at most [`INSERT_PIECE`] wrapped rows above the live area.
+    fn insert_piece(&mut self, lines: &[Line<'static>]) -> io::Result<()> {
+        let n = u16::try_from(lines.len()).unwrap_or(u16::MAX);
         self.cursor = None;
-        self.parked = None;
         let mut buf = Buffer::empty(Rect::new(0, 0, self.cols, n));
         for (i, line) in lines.iter().enumerate() {
             line.render(Rect::new(0, i as u16, self.cols, 1), &mut buf);
@@ -307,7 +342,6 @@ impl Screen {
             }
             self.cursor = Some(cursor);
         }
-        self.parked = Some(cursor.unwrap_or(Position::new(0, top)));
         self.shown = next;
         self.height = height;
         self.stale = false;
@@ -440,49 +474,69 @@ mod tests {
         assert!(!p.screen().hide_cursor());
     }
 
-    #[test]
-    fn a_resize_follows_the_cursor_the_terminal_moved_and_clears_only_below_it() {
-        // 30 rows, the live area at the bottom with the cursor in it.
-        let (mut p, mut s) = inline(30, 40, b"", Position::new(0, 0));
-        s.insert_lines(&text_lines(0..40)).unwrap();
-        s.draw(3, |_, _| Some(Position::new(2, 2))).unwrap();
-        p.process(&s.take_output());
-        assert_eq!(s.top, 27);
-        // Growing by 10, the terminal pulled 10 lines back from its scrollback: the
-        // cursor is 10 rows lower, and so is the live area; nothing above is cleared.
-        s.resize(40, 40, Some(Position::new(2, 39))).unwrap();
-        assert_eq!(s.top, 37);
-        let out = String::from_utf8(s.take_output()).unwrap();
-        assert_eq!(
-            out, "\u{1b}[38;1H\u{1b}[J",
-            "clear from the live area's new top only"
-        );
-        // A hidden cursor waits at the top-left of the live area, a known place too.
-        s.draw(3, |_, _| None).unwrap();
-        s.resize(40, 30, Some(Position::new(0, 27))).unwrap();
-        assert_eq!(s.top, 27);
-        // Without an answer from the terminal, shrinking falls back to what terminals do.
-        s.draw(3, |_, _| Some(Position::new(0, 2))).unwrap();
-        s.resize(40, 25, None).unwrap();
-        assert_eq!(s.top, 22);
+    /// Every row the terminal holds, scrollback first, trimmed.
+    fn history(p: &mut vt100::Parser) -> Vec<String> {
+        let (rows, cols) = p.screen().size();
+        let screen = p.screen_mut();
+        screen.set_scrollback(usize::MAX);
+        let mut back = screen.scrollback();
+        let mut all = Vec::new();
+        while back > 0 {
+            screen.set_scrollback(back);
+            let take = back.min(usize::from(rows.get()));
+            all.extend(screen.rows(0, cols.get()).take(take));
+            back -= take;
+        }
+        screen.set_scrollback(0);
+        all.extend(screen.rows(0, cols.get()));
+        all.into_iter().map(|r| r.trim_end().to_string()).collect()
     }
 
     #[test]
-    fn losing_rows_follows_the_terminal_instead_of_overwriting_history() {
-        // The terminal drops the empty rows below the cursor first: history stays put.
-        let (mut p, mut s) = inline(10, 20, b"", Position::new(0, 0));
-        s.insert_lines(&text_lines(0..3)).unwrap();
-        s.draw(2, |_, _| Some(Position::new(2, 0))).unwrap();
+    fn after_a_resize_the_history_is_printed_again_once_from_a_cleared_terminal() {
+        let (mut p, mut s) = inline(10, 30, b"$ old shell output", Position::new(18, 0));
+        let all = text_lines(0..25);
+        s.insert_lines(&all[..20]).unwrap();
+        live(&mut s, &mut p, "> a", 2);
+        // The terminal shrinks, then grows, while lines are written for the old size:
+        // whatever it did with them, the history is printed again after the resize.
+        p.screen_mut()
+            .set_size(6.try_into().unwrap(), 20.try_into().unwrap());
+        s.insert_lines(&all[20..]).unwrap();
         p.process(&s.take_output());
-        assert_eq!(s.top, 3);
-        s.resize(20, 6, None).unwrap();
-        assert_eq!(s.top, 3, "the 6 rows below the cursor absorb the loss");
-        // With the live area at the bottom, the terminal scrolls: so does the area.
-        s.insert_lines(&text_lines(3..6)).unwrap();
-        s.draw(2, |_, _| Some(Position::new(2, 1))).unwrap();
-        assert_eq!(s.top, 4);
-        s.resize(20, 4, None).unwrap();
-        assert_eq!(s.top, 2);
+        p.screen_mut()
+            .set_size(12.try_into().unwrap(), 24.try_into().unwrap());
+        s.resize(24, 12).unwrap();
+        assert!(s.wants_history());
+        s.reprint(&wrap_lines(&all, 24)).unwrap();
+        assert!(!s.wants_history());
+        live(&mut s, &mut p, "> b", 2);
+        let mut want: Vec<String> = (0..25).map(|i| format!("line {i}")).collect();
+        want.extend(["> b".to_string(), "status".to_string()]);
+        let mut got = history(&mut p);
+        while got.last().is_some_and(String::is_empty) {
+            got.pop();
+        }
+        assert_eq!(
+            got, want,
+            "the shell's output is cleared, each line is there once"
+        );
+    }
+
+    #[test]
+    fn a_resize_in_full_screen_mode_redraws_every_cell() {
+        let mut p = parser(6, 20);
+        let mut s = Screen::new(Placement::Full, 20, 6, Position::new(0, 0));
+        live(&mut s, &mut p, "> a", 6);
+        p.screen_mut()
+            .set_size(8.try_into().unwrap(), 20.try_into().unwrap());
+        s.resize(20, 8).unwrap();
+        assert!(
+            !s.wants_history(),
+            "the caller draws its history in the frame"
+        );
+        live(&mut s, &mut p, "> a", 8);
+        assert_rows(&p, &[(0, "> a"), (7, "status")]);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 
 use super::cells::{HistoryCell, ToolCell};
-use super::markdown::{Streaming, render_markdown};
+use super::markdown::{DEFAULT_WIDTH, Streaming, render};
 use crate::protocol::ToolStatus;
 
 /// Live reasoning lines shown while the model thinks.
@@ -30,6 +30,8 @@ pub struct LiveTurn {
     reasoning: String,
     /// Tool calls still running, in start order.
     tools: Vec<ToolCell>,
+    /// The width tables are laid out for (0: not known yet).
+    width: u16,
 }
 
 /// Lines ready to commit, and whether they start a new cell (need a separator).
@@ -42,13 +44,26 @@ pub struct Chunk {
 }
 
 impl LiveTurn {
+    /// The terminal's width, for tables rendered from now on.
+    pub fn set_width(&mut self, width: u16) {
+        self.width = width;
+    }
+
+    fn width(&self) -> u16 {
+        if self.width == 0 {
+            DEFAULT_WIDTH
+        } else {
+            self.width
+        }
+    }
+
     /// Adds answer text; returns the lines that became complete.
     pub fn push_text(&mut self, delta: &str) -> Chunk {
         self.text.push_str(delta);
         let chunk = if delta.contains('\n') {
             let end = self.text.rfind('\n').map_or(0, |i| i + 1);
-            let lines = render_markdown(&self.text[..end], Streaming::Partial);
-            self.take_from(lines)
+            let rendered = render(&self.text[..end], Streaming::Partial, self.width());
+            self.take_from(rendered.lines, rendered.settled)
         } else {
             Chunk::default()
         };
@@ -56,7 +71,9 @@ impl LiveTurn {
         chunk
     }
 
-    fn take_from(&mut self, lines: Vec<Line<'static>>) -> Chunk {
+    /// Commits `lines[committed..settled]`.
+    fn take_from(&mut self, mut lines: Vec<Line<'static>>, settled: usize) -> Chunk {
+        lines.truncate(settled);
         if lines.len() <= self.committed {
             return Chunk::default();
         }
@@ -71,7 +88,7 @@ impl LiveTurn {
     }
 
     fn refresh_pending(&mut self) {
-        let lines = render_markdown(&self.text, Streaming::Partial);
+        let lines = render(&self.text, Streaming::Partial, self.width()).lines;
         self.pending = lines.into_iter().skip(self.committed).collect();
     }
 
@@ -80,8 +97,9 @@ impl LiveTurn {
         let chunk = if self.text.trim().is_empty() {
             Chunk::default()
         } else {
-            let lines = render_markdown(&self.text, Streaming::Complete);
-            self.take_from(lines)
+            let lines = render(&self.text, Streaming::Complete, self.width()).lines;
+            let settled = lines.len();
+            self.take_from(lines, settled)
         };
         self.text.clear();
         self.committed = 0;
@@ -132,6 +150,13 @@ impl LiveTurn {
     pub fn tool_output(&mut self, call_id: &str, text: &str) {
         if let Some(tool) = self.tools.iter_mut().find(|t| t.call_id == call_id) {
             tool.push_output(text);
+        }
+    }
+
+    /// The whole result of a running call (before its end).
+    pub fn tool_result(&mut self, call_id: &str, content: String) {
+        if let Some(tool) = self.tools.iter_mut().find(|t| t.call_id == call_id) {
+            tool.full = Some(content);
         }
     }
 
@@ -218,6 +243,36 @@ mod tests {
         let c = t.finish_text();
         assert_eq!(texts(&c.lines), vec!["```"]);
         assert!(!t.has_text());
+    }
+
+    #[test]
+    fn a_streamed_table_is_committed_whole_once_it_ends() {
+        let mut t = LiveTurn::default();
+        t.set_width(40);
+        let c = t.push_text("Sizes:\n\n| file | lines |\n");
+        assert_eq!(texts(&c.lines), vec!["Sizes:", ""]);
+        let c = t.push_text("|---|--:|\n| main.rs | 12 |\n");
+        assert!(c.lines.is_empty(), "{:?}", texts(&c.lines));
+        // Shown live meanwhile, as a table.
+        assert!(
+            texts(&t.live_lines(""))
+                .iter()
+                .any(|l| l.contains("│ main.rs │"))
+        );
+        let c = t.push_text("| lib.rs | 1200 |\n\nDone.\n");
+        assert_eq!(
+            texts(&c.lines),
+            vec![
+                "┌─────────┬───────┐",
+                "│ file    │ lines │",
+                "├─────────┼───────┤",
+                "│ main.rs │    12 │",
+                "│ lib.rs  │  1200 │",
+                "└─────────┴───────┘",
+                "",
+                "Done.",
+            ]
+        );
     }
 
     #[test]

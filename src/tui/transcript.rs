@@ -1,11 +1,16 @@
-//! The conversation kept in memory for alternate-screen mode, where the terminal has no
-//! scrollback to hold it. Drawing walks back from the end and stops when the area is
-//! full, so a frame costs what is on screen, not the length of the session.
+//! The conversation kept in memory: every finished line of the session, in order, the
+//! source of truth every redraw of the history starts from. In alternate-screen mode it
+//! is drawn above the live area (drawing walks back from the end and stops when the area
+//! is full, so a frame costs what is on screen, not the length of the session); in
+//! inline mode it is printed again into a cleared terminal after a resize
+//! ([`Transcript::tail_rows`]), since what the terminal did to its scrollback cannot be
+//! known.
 //!
 //! It knows nothing about cells or events: it stores finished lines.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::style::{Color, Style};
 use ratatui::text::Line;
 use ratatui::widgets::Widget;
 
@@ -25,6 +30,30 @@ impl Transcript {
         self.lines.extend(lines);
     }
 
+    /// The last `max_rows` rows of the transcript wrapped to `width`, oldest first; when
+    /// older lines are left out, a first row says how many.
+    pub fn tail_rows(&self, width: u16, max_rows: usize) -> Vec<Line<'static>> {
+        let mut rows: Vec<Line<'static>> = Vec::new();
+        let mut left_out = self.lines.len();
+        for line in self.lines.iter().rev() {
+            let wrapped = wrap_line(line, width);
+            if rows.len() + wrapped.len() > max_rows {
+                break;
+            }
+            rows.extend(wrapped.into_iter().rev());
+            left_out -= 1;
+        }
+        if left_out > 0 {
+            let dim = Style::new().fg(Color::DarkGray);
+            rows.push(Line::styled(
+                format!("… {left_out} earlier lines (ctrl+t shows the whole transcript)"),
+                dim,
+            ));
+        }
+        rows.reverse();
+        rows
+    }
+
     /// Scrolls by `rows` (positive is up, towards older lines).
     pub fn scroll(&mut self, rows: isize) {
         self.offset = self.offset.saturating_add_signed(rows);
@@ -37,25 +66,33 @@ impl Transcript {
 
     /// Draws the visible rows, newest at the bottom of `area`.
     pub fn render(&mut self, area: Rect, buf: &mut Buffer) {
+        self.offset = self.render_at(area, buf, self.offset).0;
+    }
+
+    /// Draws the rows `up` rows above the newest, newest at the bottom of `area`;
+    /// returns `up` kept within the transcript, and the rows walked (all of them when
+    /// the view reaches the oldest line).
+    pub fn render_at(&self, area: Rect, buf: &mut Buffer, up: usize) -> (usize, usize) {
         let height = usize::from(area.height);
         if height == 0 {
-            return;
+            return (up, 0);
         }
-        let mut rows: Vec<Line<'static>> = Vec::with_capacity(height + self.offset);
+        let mut rows: Vec<Line<'static>> = Vec::with_capacity(height.saturating_add(up).min(4096));
         for line in self.lines.iter().rev() {
             let wrapped = wrap_line(line, area.width);
             rows.extend(wrapped.into_iter().rev());
-            if rows.len() >= height + self.offset {
+            if rows.len() >= height.saturating_add(up) {
                 break;
             }
         }
         // Do not scroll past the oldest line.
-        self.offset = self.offset.min(rows.len().saturating_sub(height));
-        let visible: Vec<&Line<'static>> = rows.iter().skip(self.offset).take(height).collect();
+        let up = up.min(rows.len().saturating_sub(height));
+        let visible: Vec<&Line<'static>> = rows.iter().skip(up).take(height).collect();
         let start = area.bottom() - visible.len() as u16;
         for (i, line) in visible.into_iter().rev().enumerate() {
             line.render(Rect::new(area.x, start + i as u16, area.width, 1), buf);
         }
+        (up, rows.len())
     }
 }
 
@@ -91,5 +128,26 @@ mod tests {
         let mut buf = Buffer::empty(area);
         t.render(area, &mut buf);
         assert_eq!(rows(&buf), vec!["l0", "l1", "l2"]);
+    }
+
+    #[test]
+    fn the_tail_is_wrapped_and_says_what_it_leaves_out() {
+        let mut t = Transcript::default();
+        t.push(vec![
+            Line::from("first"),
+            Line::from("one two three"),
+            Line::from("last"),
+        ]);
+        let all = crate::tui::test_support::texts(&t.tail_rows(8, 10));
+        assert_eq!(all, vec!["first", "one two", "three", "last"]);
+        // A wrapped line is never cut in half: it is left out whole.
+        let tail = crate::tui::test_support::texts(&t.tail_rows(8, 2));
+        assert_eq!(
+            tail,
+            vec![
+                "… 2 earlier lines (ctrl+t shows the whole transcript)",
+                "last"
+            ]
+        );
     }
 }

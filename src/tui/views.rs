@@ -112,6 +112,7 @@ pub fn help(commands: &SlashCommands) -> Vec<Line<'static>> {
         ("ctrl+c", "clear the input or interrupt; twice to exit"),
         ("ctrl+d", "exit (on an empty input)"),
         ("ctrl+g", "edit the input in $EDITOR"),
+        ("ctrl+t", "the whole transcript, every tool output in full"),
     ] {
         lines.push(Line::from(vec![
             Span::styled(format!("  {keys:<32}"), Style::new().fg(Color::Cyan)),

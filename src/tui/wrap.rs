@@ -80,6 +80,18 @@ fn hanging_indent(pieces: &[Piece<'_>]) -> usize {
     }
 }
 
+/// The width of a diff line's gutter — leading spaces in a span of their own, then a
+/// span that is exactly `+` or `-`, then the text (as the diff cells build them) — or
+/// `None` for any other line.
+fn diff_gutter(line: &Line<'_>) -> Option<usize> {
+    let [indent, mark, _, ..] = line.spans.as_slice() else {
+        return None;
+    };
+    let spaces = indent.content.chars().all(|c| c == ' ');
+    let sign = mark.content == "+" || mark.content == "-";
+    (spaces && sign).then(|| indent.content.chars().count() + 1)
+}
+
 /// Wraps one styled line to `width` columns: breaks after spaces where it can, inside a
 /// word when a word is longer than the row, and indents continuation rows to where the
 /// line's text starts (see [`hanging_indent`]; at most half the width).
@@ -100,7 +112,8 @@ pub fn wrap_line(line: &Line<'static>, width: u16) -> Vec<Line<'static>> {
             })
         })
         .collect();
-    let indent = hanging_indent(&pieces).min(width / 2);
+    let gutter = diff_gutter(line).filter(|g| *g < width);
+    let indent = gutter.unwrap_or_else(|| hanging_indent(&pieces).min(width / 2));
     let space = Piece {
         text: " ",
         style: Style::default(),
@@ -126,7 +139,11 @@ pub fn wrap_line(line: &Line<'static>, width: u16) -> Vec<Line<'static>> {
                 row.pop();
             }
             rows.push(std::mem::take(&mut row));
-            row.extend(std::iter::repeat_n(&space, indent));
+            match gutter {
+                // A diff line's `+`/`-` gutter, in its colour, on every row.
+                Some(g) => row.extend(pieces[..g].iter()),
+                None => row.extend(std::iter::repeat_n(&space, indent)),
+            }
             row_start_len = row.len();
             row_width = indent;
             break_at = None;

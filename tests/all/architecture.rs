@@ -24,6 +24,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         &[
             "safe_text",
             "truncate",
+            "text_table",
             "paths",
             "plain_file",
             "private_files",

@@ -638,3 +638,42 @@ fn listings_come_from_the_agent_and_a_reloaded_skill_runs_as_a_slash_command() {
         }
     }
 }
+
+#[test]
+fn piped_markdown_tables_print_as_aligned_columns_wrapped_to_the_width() {
+    let table = "Sizes:\n\n| file | notes |\n|:--|--:|\n| **main.rs** | the entry point, which parses the flags and starts a session |\n| lib.rs | 12 |\n\nDone.";
+    let server = MockServer::start(vec![answer(table)]);
+    let dirs = Dirs::new();
+    let mut cmd = harness9(&server, &dirs, &[]);
+    cmd.env("COLUMNS", "40");
+    let out = wait_with_deadline(spawn_fed(&mut cmd, b"sizes?\n"), DEADLINE);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        !stdout.contains("|:--"),
+        "the delimiter row is drawn as a rule:\n{stdout}"
+    );
+    assert!(
+        !stdout.contains("**"),
+        "inline Markdown rendered:\n{stdout}"
+    );
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with(['|', '+']))
+        .collect();
+    assert!(rows.len() >= 6, "{stdout}");
+    for row in &rows {
+        assert_eq!(
+            row.chars().count(),
+            rows[0].chars().count(),
+            "aligned:\n{stdout}"
+        );
+        assert!(row.chars().count() <= 40, "within COLUMNS:\n{stdout}");
+    }
+    let cells = rows.join(" ");
+    for word in "the entry point, which parses the flags and starts a session".split(' ') {
+        assert!(cells.contains(word), "{word} cut:\n{stdout}");
+    }
+    assert!(stdout.contains("| main.rs "), "{stdout}");
+    assert!(stdout.trim_end().ends_with("Done."), "{stdout}");
+}

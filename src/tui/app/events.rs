@@ -45,6 +45,7 @@ impl App {
                 summary,
             } => self.tool_began(&call_id, &name, &summary),
             Event::ToolOutputDelta { call_id, text } => self.live.tool_output(&call_id, &text),
+            Event::ToolResult { call_id, content } => self.live.tool_result(&call_id, content),
             Event::ToolCallEnd {
                 call_id,
                 name,
@@ -247,7 +248,8 @@ impl App {
     ) {
         self.flush_stream();
         let tool = self.live.end_tool(call_id, name, status, summary, diff);
-        self.commit_cell(HistoryCell::Tool(tool).lines());
+        let full = tool.full_lines();
+        self.commit_expanded(HistoryCell::Tool(tool).lines(), full);
         if self.turn != TurnState::WaitingApproval {
             self.turn = match self.live.running_tool() {
                 Some(name) => TurnState::RunningTool {

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::{Action, App, DOUBLE_PRESS, Lifecycle, mode_words};
+use super::{Action, App, CellHistory, DOUBLE_PRESS, Lifecycle, mode_words};
 use crate::input::{Builtin, PermissionsCommand, Routed, route};
 use crate::protocol::Op;
 use crate::tui::approval::AfterAnswer;
@@ -17,6 +17,7 @@ use crate::tui::overlay::{Layer, Popup};
 use crate::tui::picker::PickerAction;
 use crate::tui::rewind::RewindAction;
 use crate::tui::status::TurnState;
+use crate::tui::transcript_view::{TranscriptView, ViewAction};
 use crate::tui::views;
 
 impl App {
@@ -35,6 +36,10 @@ impl App {
         // Esc, the next Esc).
         self.ctrl_c_at = None;
         let esc_armed = self.esc_at.take().filter(|_| key.code == KeyCode::Esc);
+        if ctrl && key.code == KeyCode::Char('t') && self.overlay.transcript.is_none() {
+            self.overlay.transcript = Some(TranscriptView::default());
+            return Action::None;
+        }
         if self.overlay.focus() == Layer::ModeConfirm {
             self.answer_mode_switch(key);
             return Action::None;
@@ -50,6 +55,7 @@ impl App {
             return Action::None;
         }
         match self.overlay.focus() {
+            Layer::Transcript => self.transcript_key(key),
             Layer::Approval => self.approval_key(key),
             Layer::Picker => self.picker_key(key),
             Layer::Rewind => self.rewind_key(key),
@@ -59,6 +65,16 @@ impl App {
             }
         }
         Action::None
+    }
+
+    /// A key for Ctrl+T's transcript view.
+    fn transcript_key(&mut self, key: KeyEvent) {
+        let Some(view) = &mut self.overlay.transcript else {
+            return;
+        };
+        if view.handle_key(key) == ViewAction::Close {
+            self.close_transcript();
+        }
     }
 
     /// The answer to "Full-auto? y/n": `y` switches, `n` or Esc keeps the mode, and
@@ -176,8 +192,9 @@ impl App {
                 return Action::None;
             }
             KeyCode::PageUp | KeyCode::PageDown => {
-                if let Some(t) = &mut self.transcript {
-                    t.scroll(if key.code == KeyCode::PageUp { 10 } else { -10 });
+                if self.cells == CellHistory::Transcript {
+                    let rows = if key.code == KeyCode::PageUp { 10 } else { -10 };
+                    self.transcript.scroll(rows);
                 }
                 return Action::None;
             }
@@ -198,9 +215,7 @@ impl App {
             _ => match self.composer.handle_key(key) {
                 ComposerAction::Submit => self.submit(),
                 ComposerAction::Edited => {
-                    if let Some(t) = &mut self.transcript {
-                        t.scroll_to_bottom();
-                    }
+                    self.transcript.scroll_to_bottom();
                 }
                 ComposerAction::Ignored => return Action::None,
             },
@@ -295,6 +310,10 @@ impl App {
             return;
         }
         let acted = match self.overlay.shown() {
+            Layer::Transcript => {
+                self.close_transcript();
+                true
+            }
             Layer::Approval => {
                 // Deny what is asked and stop the turn.
                 self.out.ops.push(Op::Interrupt);

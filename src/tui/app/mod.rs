@@ -70,6 +70,17 @@ struct Outbox {
     ops: Vec<Op>,
     lines: Vec<Line<'static>>,
     committed_any: bool,
+    history: HistoryRedraw,
+}
+
+/// Whether the history on the terminal must be printed again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HistoryRedraw {
+    /// It is as it was.
+    #[default]
+    Keep,
+    /// A full-height view covered it (inline mode): print it again.
+    Reprint,
 }
 
 /// The TUI's state.
@@ -93,8 +104,13 @@ pub struct App {
     /// Inputs sent while a turn ran, as typed, waiting for their `TurnStarted`.
     queued: VecDeque<String>,
     out: Outbox,
-    /// The conversation, kept only in alternate-screen mode.
-    transcript: Option<Transcript>,
+    /// Every finished line of the session: drawn above the live area on the alternate
+    /// screen, printed again after a resize inline.
+    transcript: Transcript,
+    /// The same with every tool call's whole output, for Ctrl+T's view.
+    full: Transcript,
+    /// Where finished lines are shown.
+    cells: CellHistory,
     lifecycle: Lifecycle,
     ctrl_c_at: Option<Instant>,
     /// The note about a failed turn's messages, shown after the turn's error.
@@ -109,13 +125,13 @@ pub struct App {
 pub enum CellHistory {
     /// In the terminal's own scrollback (inline mode).
     Scrollback,
-    /// In a transcript the app keeps and redraws (alternate screen).
+    /// Drawn from the transcript above the live area (alternate screen).
     Transcript,
 }
 
 impl App {
-    /// A new app for this session. The alternate screen keeps a transcript to redraw
-    /// from; inline mode leaves finished cells to the terminal's scrollback.
+    /// A new app for this session. Both modes keep the transcript; inline mode also
+    /// hands finished lines out for the terminal's scrollback.
     pub fn new(info: &SessionInfo, cells: CellHistory) -> App {
         let user_home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         let status = SessionStatus {
@@ -141,10 +157,9 @@ impl App {
             live: LiveTurn::default(),
             queued: VecDeque::new(),
             out: Outbox::default(),
-            transcript: match cells {
-                CellHistory::Transcript => Some(Transcript::default()),
-                CellHistory::Scrollback => None,
-            },
+            transcript: Transcript::default(),
+            full: Transcript::default(),
+            cells,
             lifecycle: Lifecycle::Active,
             ctrl_c_at: None,
             esc_at: None,
@@ -230,24 +245,64 @@ impl App {
         self.commit_notice(kind, message);
     }
 
-    fn push_lines(&mut self, lines: Vec<Line<'static>>) {
-        match &mut self.transcript {
-            Some(t) => t.push(lines),
-            None => self.out.lines.extend(lines),
+    /// The terminal's width: tables in answers are laid out for it.
+    pub fn set_width(&mut self, width: u16) {
+        self.live.set_width(width);
+    }
+
+    /// The last `max_rows` rows of the history wrapped to `width` (inline mode prints
+    /// them again after a resize).
+    pub fn history_rows(&self, width: u16, max_rows: usize) -> Vec<Line<'static>> {
+        self.transcript.tail_rows(width, max_rows)
+    }
+
+    /// Whether the history must be printed again (after the transcript view closed).
+    pub fn take_history_redraw(&mut self) -> HistoryRedraw {
+        std::mem::take(&mut self.out.history)
+    }
+
+    /// Closes Ctrl+T's view; inline, the history it covered is printed again.
+    fn close_transcript(&mut self) {
+        self.overlay.transcript = None;
+        if self.cells == CellHistory::Scrollback {
+            self.out.history = HistoryRedraw::Reprint;
         }
     }
 
+    fn push_lines(&mut self, lines: Vec<Line<'static>>) {
+        self.push_expanded(lines.clone(), lines);
+    }
+
+    /// Pushes `shown` to the history and `full` (the same with whole tool outputs) to
+    /// the transcript view's.
+    fn push_expanded(&mut self, shown: Vec<Line<'static>>, full: Vec<Line<'static>>) {
+        if self.cells == CellHistory::Scrollback {
+            self.out.lines.extend(shown.iter().cloned());
+        }
+        self.transcript.push(shown);
+        self.full.push(full);
+    }
+
     fn commit_cell(&mut self, lines: Vec<Line<'static>>) {
-        if lines.is_empty() {
+        self.commit_expanded(lines.clone(), lines);
+    }
+
+    /// Commits a cell shown as `shown`, and as `full` in the transcript view.
+    fn commit_expanded(&mut self, shown: Vec<Line<'static>>, full: Vec<Line<'static>>) {
+        if shown.is_empty() {
             return;
         }
-        let mut all = Vec::with_capacity(lines.len() + 1);
-        if self.out.committed_any {
-            all.push(Line::default());
-        }
-        all.extend(lines);
+        let gap = |lines: Vec<Line<'static>>, first: bool| {
+            let mut all = Vec::with_capacity(lines.len() + 1);
+            if !first {
+                all.push(Line::default());
+            }
+            all.extend(lines);
+            all
+        };
+        let first = !self.out.committed_any;
         self.out.committed_any = true;
-        self.push_lines(all);
+        self.push_expanded(gap(shown, first), gap(full, first));
     }
 
     fn commit_chunk(&mut self, chunk: Chunk) {
@@ -285,7 +340,7 @@ impl App {
     pub fn on_paste(&mut self, text: &str) {
         match self.overlay.shown() {
             Layer::Approval => self.overlay.approvals.paste(text),
-            Layer::Picker | Layer::Rewind => {}
+            Layer::Transcript | Layer::Picker | Layer::Rewind => {}
             Layer::ModeConfirm | Layer::Search | Layer::Popup | Layer::Composer => {
                 self.composer.paste(text);
                 self.refresh_popup();
@@ -384,6 +439,15 @@ impl App {
 
     /// Plans the live area at this width: its rows, within `max_height`.
     fn plan(&self, width: u16, max_height: u16, now: Instant) -> Plan {
+        if self.overlay.shown() == Layer::Transcript {
+            return Plan {
+                live: Vec::new(),
+                overlay: max_height,
+                composer: 0,
+                popup: 0,
+                height: max_height,
+            };
+        }
         let spinner = self.spinner(now);
         let mut live = wrap_lines(&self.live.live_lines(spinner), width);
         let dim = Style::new().fg(Color::DarkGray);
@@ -429,11 +493,16 @@ impl App {
     /// Draws the live area (and, in alternate-screen mode, the conversation above it)
     /// into `area`; returns where the terminal cursor goes.
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, now: Instant) -> Option<Position> {
+        if let Some(view) = &mut self.overlay.transcript {
+            view.render(&self.full, area, buf);
+            return None;
+        }
         let plan = self.plan(area.width, area.height, now);
         let mut y = area.y;
-        if let Some(t) = &mut self.transcript {
+        if self.cells == CellHistory::Transcript {
             let rows = area.height.saturating_sub(plan.height);
-            t.render(Rect::new(area.x, y, area.width, rows), buf);
+            self.transcript
+                .render(Rect::new(area.x, y, area.width, rows), buf);
             y += rows;
         }
         for line in &plan.live {

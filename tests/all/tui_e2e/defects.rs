@@ -1,71 +1,11 @@
 //! The TUI defects of issue 15, each on the real binary in a pseudo-terminal: the
 //! scrollback after growing and shrinking the terminal (vt100 moves lines between the
-//! screen and its scrollback on a resize as xterm and tmux do), a Ctrl+C that clears a
+//! screen and its scrollback on a resize as xterm and tmux do; resize storms are in
+//! `resize.rs`), a Ctrl+C that clears a
 //! draft not arming the exit, Esc at an approval sending nothing more to the model, an
 //! interrupted command keeping its output, and tool cells at 80 columns.
 
 use super::*;
-
-impl Tui {
-    /// Resizes the terminal: vt100 first (so the cursor-position answer the TUI asks
-    /// for reflects the new layout), then the pty (which signals the process); returns
-    /// once the TUI has asked where the cursor went, i.e. followed the resize. (Keys
-    /// typed while it waits for that answer are held by crossterm until the next input
-    /// arrives, so the tests type only after it.)
-    fn resize(&self, rows: u16, cols: u16) {
-        use portable_pty::PtySize;
-        use std::sync::atomic::Ordering;
-        let asked = self.positions_asked.load(Ordering::SeqCst);
-        self.screen.lock().unwrap().screen_mut().set_size(
-            std::num::NonZero::new(rows).unwrap(),
-            std::num::NonZero::new(cols).unwrap(),
-        );
-        self.master
-            .lock()
-            .unwrap()
-            .resize(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
-        self.wait_for("the TUI to follow the resize", |_| {
-            self.positions_asked.load(Ordering::SeqCst) > asked
-        });
-    }
-
-    /// Every line the terminal holds: its scrollback, oldest first, then the screen.
-    fn all_lines(&self) -> Vec<String> {
-        let mut parser = self.screen.lock().unwrap();
-        let (rows, cols) = parser.screen().size();
-        let rows = usize::from(rows.get());
-        let screen = parser.screen_mut();
-        screen.set_scrollback(usize::MAX);
-        let mut back = screen.scrollback();
-        let mut lines = Vec::new();
-        while back > 0 {
-            screen.set_scrollback(back);
-            let take = back.min(rows);
-            lines.extend(screen.rows(0, cols.get()).take(take));
-            back -= take;
-        }
-        screen.set_scrollback(0);
-        lines.extend(screen.rows(0, cols.get()));
-        lines
-    }
-
-    /// Proves the TUI has handled everything sent before: types a marker, waits for
-    /// it in the composer, and deletes it.
-    fn sync(&self, marker: &str) {
-        self.type_text(marker);
-        self.wait_for_text(&format!("› {marker}"));
-        self.send("\x15");
-        self.wait_for("the marker deleted", |s| {
-            !s.contents().contains(&format!("› {marker}"))
-        });
-    }
-}
 
 fn numbered(prefix: &str, n: usize) -> String {
     (1..=n).map(|i| format!("{prefix}-{i}\n\n")).collect()

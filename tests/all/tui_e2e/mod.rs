@@ -19,7 +19,9 @@ use std::sync::Arc;
 
 mod defects;
 mod habits;
+mod resize;
 mod signals;
+mod transcript;
 
 use crate::support::{
     Dirs, MockServer, PTY_DEADLINE, PtyWriter, Terminal, answer, assert_has, finish,
@@ -222,6 +224,61 @@ impl Tui {
         let text = format!("{:?}", termios.local_flags);
         let inner = text.trim_start_matches("LocalFlags(").trim_end_matches(')');
         Some(inner.split(" | ").map(str::to_string).collect())
+    }
+}
+
+impl Tui {
+    /// Resizes the terminal as a terminal emulator does: its screen first (bytes the
+    /// program wrote for the old size and not yet read land in the new one), then the
+    /// pty (which signals the program). It does not wait: [`Tui::sync`] afterwards
+    /// proves the TUI drew a frame after it (every frame reads the size first).
+    fn resize(&self, rows: u16, cols: u16) {
+        use portable_pty::PtySize;
+        self.screen.lock().unwrap().screen_mut().set_size(
+            std::num::NonZero::new(rows).unwrap(),
+            std::num::NonZero::new(cols).unwrap(),
+        );
+        self.master
+            .lock()
+            .unwrap()
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+    }
+
+    /// Every line the terminal holds: its scrollback, oldest first, then the screen.
+    fn all_lines(&self) -> Vec<String> {
+        let mut parser = self.screen.lock().unwrap();
+        let (rows, cols) = parser.screen().size();
+        let rows = usize::from(rows.get());
+        let screen = parser.screen_mut();
+        screen.set_scrollback(usize::MAX);
+        let mut back = screen.scrollback();
+        let mut lines = Vec::new();
+        while back > 0 {
+            screen.set_scrollback(back);
+            let take = back.min(rows);
+            lines.extend(screen.rows(0, cols.get()).take(take));
+            back -= take;
+        }
+        screen.set_scrollback(0);
+        lines.extend(screen.rows(0, cols.get()));
+        lines
+    }
+
+    /// Proves the TUI has handled everything sent before: types a marker, waits for
+    /// it in the composer, and deletes it.
+    fn sync(&self, marker: &str) {
+        self.type_text(marker);
+        self.wait_for_text(&format!("› {marker}"));
+        self.send("\x15");
+        self.wait_for("the marker deleted", |s| {
+            !s.contents().contains(&format!("› {marker}"))
+        });
     }
 }
 
