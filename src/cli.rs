@@ -2,6 +2,8 @@
 //! (documented in README.md and docs/HEADLESS.md) and turns them into config
 //! [`Overrides`]. It must not read files, the environment or the terminal.
 
+pub mod hints;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -17,10 +19,17 @@ use crate::sandbox::SandboxMode;
 /// harness9: a terminal coding agent for any OpenAI-compatible endpoint, with Agent Skills.
 ///
 /// With stdin and stdout on a terminal it opens the TUI; otherwise it reads one prompt
-/// per line from stdin. `-p PROMPT` runs one prompt and exits.
+/// per line from stdin. `harness9 "PROMPT"` starts either with that first message;
+/// `-p PROMPT` runs one prompt and exits.
 #[derive(Debug, Parser)]
 #[command(name = "harness9", version, about, long_about = None)]
 pub struct Cli {
+    /// The session's first message, sent as if typed (the TUI, or the REPL; with stdin
+    /// piped, each line after it is a turn of its own). A subcommand's name is the
+    /// subcommand: send such a word with `harness9 -- skills`.
+    #[arg(value_name = "PROMPT", conflicts_with = "print")]
+    pub prompt: Option<String>,
+
     /// Run one prompt and exit (print mode). Piped stdin is appended as context; with
     /// `-p -` (or an empty `-p ""`) piped stdin is the whole prompt.
     #[arg(short = 'p', long = "print", value_name = "PROMPT")]
@@ -31,7 +40,7 @@ pub struct Cli {
     pub output_format: OutputFormat,
 
     /// Model id (overrides HARNESS9_MODEL and config.toml).
-    #[arg(long, global = true)]
+    #[arg(short = 'm', long, global = true)]
     pub model: Option<String>,
 
     /// Endpoint base URL, e.g. http://127.0.0.1:8080/v1 (overrides OPENAI_BASE_URL).
@@ -39,7 +48,13 @@ pub struct Cli {
     pub base_url: Option<String>,
 
     /// Project directory (default: the current directory).
-    #[arg(short = 'C', long = "cwd", value_name = "DIR", global = true)]
+    #[arg(
+        short = 'C',
+        long = "cwd",
+        visible_alias = "cd",
+        value_name = "DIR",
+        global = true
+    )]
     pub cwd: Option<PathBuf>,
 
     /// Most model requests in one turn before it stops.
@@ -67,7 +82,13 @@ pub struct Cli {
 
     /// Go on with a saved session (an id or a unique prefix); without an id, pick one
     /// (TUI) or list them.
-    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    #[arg(
+        short = 'r',
+        long,
+        value_name = "ID",
+        num_args = 0..=1,
+        default_missing_value = ""
+    )]
     pub resume: Option<String>,
 
     /// Do not save this session (also `sessions = false` in config.toml).
@@ -166,6 +187,9 @@ pub enum Command {
         #[command(subcommand)]
         action: McpAction,
     },
+    /// A peer's subcommand (hidden), answered with the harness9 way.
+    #[command(flatten)]
+    Peer(hints::PeerCommand),
 }
 
 /// `harness9 mcp ...`.

@@ -245,6 +245,7 @@ fn run_tui(
             tui::ScreenMode::Inline
         },
         start,
+        first_prompt: cli.prompt.clone(),
     };
     let result = runtime.block_on(async {
         let (handle, info) = prepared.spawn();
@@ -278,6 +279,7 @@ fn run_repl(
         format: cli.output_format,
         activity: activity(cli),
         input,
+        first_prompt: cli.prompt.clone(),
     };
     let summary = runtime.block_on(async {
         let (handle, info) = prepared.spawn();

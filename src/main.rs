@@ -101,7 +101,21 @@ fn main() -> ExitCode {
         return ExitCode::from(code);
     }
     harness9::startup::keep_large_blocks_mapped();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // A peer's flag (or an unquoted prompt) is answered in one line; anything
+            // else as clap words it (help and version too).
+            let args: Vec<String> = std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            if let Some(hint) = harness9::cli::hints::for_error(&e, &args) {
+                sink::stderr_line(&format!("harness9: {hint}"));
+                return ExitCode::from(code::USAGE);
+            }
+            e.exit()
+        }
+    };
     let terminals = Terminals {
         stdin: std::io::stdin().is_terminal(),
         stdout: std::io::stdout().is_terminal(),

@@ -53,6 +53,9 @@ pub enum CommandError {
     /// harness9's own binary (the sandbox launcher) cannot be found.
     #[error("cannot find harness9's own binary to start sandboxed servers")]
     OwnBinary(#[source] io::Error),
+    /// A peer's subcommand (`exec`, `resume`…): what to type instead.
+    #[error("{0}")]
+    PeerHabit(String),
 }
 
 impl CommandError {
@@ -60,7 +63,7 @@ impl CommandError {
     /// configuration is the user's to fix, as in every mode: a usage error.
     pub fn kind(&self) -> Kind {
         match self {
-            CommandError::Config(_) => Kind::Usage,
+            CommandError::Config(_) | CommandError::PeerHabit(_) => Kind::Usage,
             CommandError::Runtime(_) | CommandError::OwnBinary(_) => Kind::Internal,
             CommandError::Skills(e) => e.kind(),
             CommandError::Sessions(e) => e.kind(),
@@ -74,6 +77,10 @@ impl CommandError {
 /// Runs a subcommand. Subcommands never call the model: no endpoint is needed or looked
 /// for. The home's warning (it cannot be written) comes first on stderr for every one.
 pub fn run(overrides: &Overrides, command: &Command) -> Result<(), CommandError> {
+    // A peer's habit is answered before anything is read.
+    if let Command::Peer(peer) = command {
+        return Err(CommandError::PeerHabit(peer.hint()));
+    }
     let config = Config::resolve(
         overrides,
         &|name| std::env::var(name).ok(),
@@ -94,6 +101,7 @@ pub fn run(overrides: &Overrides, command: &Command) -> Result<(), CommandError>
         Command::Artifacts { action } => artifacts(&config, action),
         Command::Permissions { action } => permissions::run(&config, action),
         Command::Mcp { action } => mcp::run(&config, action),
+        Command::Peer(peer) => Err(CommandError::PeerHabit(peer.hint())),
     }
 }
 

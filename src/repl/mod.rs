@@ -43,7 +43,7 @@ pub enum ReplInput {
 }
 
 /// How the REPL runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplOptions {
     /// Output format (text, json, stream-json).
     pub format: OutputFormat,
@@ -51,6 +51,9 @@ pub struct ReplOptions {
     pub activity: Activity,
     /// Terminal or pipe.
     pub input: ReplInput,
+    /// The command line's prompt (`harness9 "fix the bug"`): the first turn, as typed
+    /// (its `@path` mentions are read even when the lines after it come from a pipe).
+    pub first_prompt: Option<String>,
 }
 
 /// How a REPL session ended.
@@ -134,6 +137,7 @@ pub async fn run(
     );
     repl.ending = Some(ending);
     repl.saved_terminal = saved_terminal;
+    repl.first_prompt = options.first_prompt;
     Ok(repl.run().await?)
 }
 
@@ -263,6 +267,8 @@ struct Repl<O: Write, E: Write> {
     signal: Option<EndingSignal>,
     /// The terminal's mode before the line editor started (terminal input only).
     saved_terminal: Option<nix::sys::termios::Termios>,
+    /// The command line's prompt, sent before any line is read.
+    first_prompt: Option<String>,
 }
 
 impl<O: Write, E: Write> Repl<O, E> {
@@ -306,6 +312,7 @@ impl<O: Write, E: Write> Repl<O, E> {
             ending: None,
             signal: None,
             saved_terminal: None,
+            first_prompt: None,
         }
     }
 
@@ -319,6 +326,9 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.model,
                 self.info.workdir.display()
             ))?;
+        }
+        if let Some(text) = self.first_prompt.take() {
+            self.on_line_from(&text, crate::protocol::InputOrigin::Typed)?;
         }
         loop {
             while !self.reading {
@@ -507,14 +517,19 @@ impl<O: Write, E: Write> Repl<O, E> {
     }
 
     fn on_line(&mut self, line: &str) -> io::Result<()> {
+        // Lines read from a pipe are data: their `@path` mentions are not read.
+        let origin = match self.input {
+            ReplInput::Terminal => crate::protocol::InputOrigin::Typed,
+            ReplInput::Piped => crate::protocol::InputOrigin::Piped,
+        };
+        self.on_line_from(line, origin)
+    }
+
+    /// A line routed as input that came from `origin`.
+    fn on_line_from(&mut self, line: &str, origin: crate::protocol::InputOrigin) -> io::Result<()> {
         match input::route(line, &self.commands) {
             Routed::Empty => Ok(()),
             routed @ (Routed::Prompt(_) | Routed::Invoke(_)) => {
-                // Lines read from a pipe are data: their `@path` mentions are not read.
-                let origin = match self.input {
-                    ReplInput::Terminal => crate::protocol::InputOrigin::Typed,
-                    ReplInput::Piped => crate::protocol::InputOrigin::Piped,
-                };
                 if let Some(op) = routed.to_op(origin) {
                     self.send(op);
                 }

@@ -61,6 +61,9 @@ pub async fn run(
     };
     let mut app = App::new(&info, cells);
     app.start(options.start);
+    if let Some(text) = &options.first_prompt {
+        app.first_prompt(text, options.start);
+    }
     let mut lp = Loop {
         handle,
         guard,

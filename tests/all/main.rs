@@ -18,6 +18,7 @@ mod cli_errors;
 mod context;
 mod file_links;
 mod file_modes;
+mod habits;
 mod key_hidden;
 mod link_order;
 mod listings;

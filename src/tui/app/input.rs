@@ -299,6 +299,15 @@ impl App {
         self.out.ops.push(Op::SetApprovalMode { mode });
     }
 
+    /// The command line's prompt: sent as if typed and submitted; while the resume
+    /// picker is open it waits in the composer, to be sent once a session is picked.
+    pub fn first_prompt(&mut self, text: &str, view: crate::tui::StartView) {
+        self.composer.set_text(text);
+        if view == crate::tui::StartView::Conversation {
+            self.submit();
+        }
+    }
+
     fn submit(&mut self) {
         // The conversation shows the draft as it stood (large pastes as placeholders);
         // the router and the agent get it in full.

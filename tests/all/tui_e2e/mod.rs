@@ -18,6 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 mod defects;
+mod habits;
 mod signals;
 
 use crate::support::{

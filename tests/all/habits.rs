@@ -1,0 +1,86 @@
+//! A user's second hour outside the TUI, through the real binary against the scripted
+//! server: the command line's prompt (`harness9 "fix the bug"`) as the first turn, the
+//! resume hint on exit, `/status`, and the REPL's and `-p`'s rough edges (tool
+//! activity without `-v`, answers kept apart, Markdown markers, `/model` names the
+//! server does not list, `/resume` not offering the session in use). The TUI's side is
+//! in `tui_e2e/habits.rs`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+use std::time::Duration;
+
+use crate::support::{Dirs, MockServer, answer, spawn_fed, wait_with_deadline, write};
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// What a run printed and how it ended.
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// The binary against `server` in `dirs` with `args`, stdin piped from `stdin`.
+pub fn piped(server: &MockServer, dirs: &Dirs, args: &[&str], stdin: &str) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness9"));
+    cmd.args(["--base-url", &server.url(), "--model", "m", "-C"])
+        .arg(dirs.project())
+        .args(args)
+        .env("OPENAI_API_KEY", "test")
+        .env("HARNESS9_HOME", dirs.home())
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("HARNESS9_MODEL")
+        .env_remove("NO_COLOR");
+    let out = wait_with_deadline(spawn_fed(&mut cmd, stdin.as_bytes()), DEADLINE);
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `harness9 "PROMPT"` with stdin piped: the prompt is the first turn, as typed (its
+/// `@path` is read), and each piped line a turn after it (a piped `@path` is data).
+#[test]
+fn the_command_lines_prompt_is_the_first_turn_then_each_piped_line() {
+    let server = MockServer::start(vec![answer("one"), answer("two")]);
+    let dirs = Dirs::new();
+    write(&dirs.project().join("notes.txt"), "NOTES-BODY\n");
+    let out = piped(
+        &server,
+        &dirs,
+        &["look at @notes.txt"],
+        "and @notes.txt again\n",
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stdout.starts_with("one\n"), "{}", out.stdout);
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2, "{}", out.stderr);
+    let first = requests[0].last_user_text();
+    assert!(first.starts_with("look at @notes.txt"), "{first}");
+    assert!(
+        first.contains("NOTES-BODY"),
+        "the typed mention is read: {first}"
+    );
+    let second = requests[1].last_user_text();
+    assert!(second.starts_with("and @notes.txt again"), "{second}");
+    assert!(
+        !second.contains("NOTES-BODY"),
+        "a piped line is data: {second}"
+    );
+}
+
+/// A subcommand's name is the subcommand; after `--` it is a prompt like any other.
+#[test]
+fn a_subcommands_name_after_double_dash_is_a_prompt() {
+    let server = MockServer::start(vec![answer("ok")]);
+    let dirs = Dirs::new();
+    let out = piped(&server, &dirs, &["--", "skills"], "");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(server.chat_requests()[0].last_user_text(), "skills");
+    // `-p` stays one-shot and takes no second prompt.
+    let out = piped(&server, &dirs, &["-p", "one", "two"], "");
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert_eq!(server.chat_requests().len(), 1);
+}
