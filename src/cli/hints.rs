@@ -48,7 +48,7 @@ impl PeerCommand {
         match self {
             PeerCommand::Exec(words) => {
                 let prompt = match words.plain() {
-                    Some(words) => quoted(&words.join(" ")),
+                    Some(words) => shell_word(&words.join(" ")),
                     None => "\"PROMPT\"".to_string(),
                 };
                 format!(
@@ -60,7 +60,7 @@ impl PeerCommand {
                 let instead = match words.words.as_slice() {
                     [] => "harness9 --resume (pick one) or harness9 -c (the latest)".to_string(),
                     [last] if last == "--last" => "harness9 -c".to_string(),
-                    [id] if !id.starts_with('-') => format!("harness9 --resume {}", quoted(id)),
+                    [id] if !id.starts_with('-') => format!("harness9 --resume {}", shell_word(id)),
                     _ => "harness9 --resume ID, or harness9 -c for the latest".to_string(),
                 };
                 format!("`resume` is Codex's; to go on with a saved session: {instead}")
@@ -163,7 +163,7 @@ pub fn for_error(error: &clap::Error, args: &[String]) -> Option<String> {
         return Some(format!(
             "unexpected word {}: a prompt of several words goes in quotes, \
              harness9 \"fix the bug\" (or -p \"fix the bug\")",
-            quoted(arg)
+            shell_word(arg)
         ));
     }
     PEER_FLAGS
@@ -182,7 +182,7 @@ fn names_a_subcommand(args: &[String]) -> bool {
 }
 
 /// `text` as a shell word: bare when it is plainly safe, else in single quotes.
-fn quoted(text: &str) -> String {
+pub fn shell_word(text: &str) -> String {
     let bare = !text.is_empty()
         && text
             .chars()
@@ -200,9 +200,9 @@ mod tests {
 
     #[test]
     fn words_are_quoted_for_a_shell() {
-        assert_eq!(quoted("2026-x"), "2026-x");
-        assert_eq!(quoted("fix the bug"), "'fix the bug'");
-        assert_eq!(quoted("it's"), "'it'\\''s'");
+        assert_eq!(shell_word("2026-x"), "2026-x");
+        assert_eq!(shell_word("fix the bug"), "'fix the bug'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
     }
 
     #[test]

@@ -84,3 +84,50 @@ fn a_subcommands_name_after_double_dash_is_a_prompt() {
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert_eq!(server.chat_requests().len(), 1);
 }
+
+/// The ids of the sessions saved under `dirs`' home.
+fn saved_ids(dirs: &Dirs) -> Vec<String> {
+    let mut ids = Vec::new();
+    let Ok(projects) = std::fs::read_dir(dirs.home().join("sessions")) else {
+        return ids;
+    };
+    for project in projects {
+        for file in std::fs::read_dir(project.unwrap().path()).unwrap() {
+            let path = file.unwrap().path();
+            if path.extension().is_some_and(|e| e == "jsonl") {
+                ids.push(path.file_stem().unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    ids
+}
+
+/// After a session with turns, the exact command that goes on with it (on stderr, the
+/// answers alone on stdout); a session where nothing was said, or not saved, gets none.
+#[test]
+fn the_repl_says_how_to_continue_a_session_that_has_turns() {
+    let server = MockServer::start(vec![answer("one")]);
+    let dirs = Dirs::new();
+    let out = piped(&server, &dirs, &[], "hello\n");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let ids = saved_ids(&dirs);
+    assert_eq!(ids.len(), 1);
+    let project = dirs.project().display().to_string();
+    let hint = format!(
+        "To continue this session, run harness9 -C {project} --resume {}",
+        ids[0]
+    );
+    assert_eq!(
+        out.stderr.lines().last(),
+        Some(hint.as_str()),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stdout.contains("To continue"), "{}", out.stdout);
+
+    let empty = Dirs::new();
+    let out = piped(&server, &empty, &[], "");
+    assert!(!out.stderr.contains("To continue"), "{}", out.stderr);
+    let out = piped(&server, &empty, &["--no-session"], "hello\n");
+    assert!(!out.stderr.contains("To continue"), "{}", out.stderr);
+}

@@ -14,3 +14,38 @@ fn the_command_lines_prompt_is_sent_as_the_first_message() {
     assert_eq!(last_user_message(&server), "say hello");
     tui.exit_with_ctrl_c_twice();
 }
+
+/// After exit, below the token count: the command that goes on with the session.
+#[test]
+fn the_exit_says_how_to_continue_the_session() {
+    let server = MockServer::start(vec![answer("Done.")]);
+    let mut tui = Tui::start(&server, &[]);
+    tui.submit("do it");
+    tui.wait_for_text("Done.");
+    tui.exit_with_ctrl_c_twice();
+    let sessions = tui.dirs.home().join("sessions");
+    let project = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let file = std::fs::read_dir(project.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let id = file
+        .path()
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let hint = format!(
+        "To continue this session, run harness9 -C {} --resume {id}",
+        tui.dirs.project().display()
+    );
+    tui.wait_for_text(&hint);
+    let screen = tui.contents();
+    let row_of = |needle: &str| screen.lines().position(|l| l.contains(needle));
+    assert!(row_of("tokens:") < row_of(&hint), "{screen}");
+}
