@@ -213,12 +213,15 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
     }
 
     /// Renders one event; returns the turn report when the event ends a turn. The
-    /// listings a frontend asks for or keeps (`/skills`, `/mcp`, the slash commands)
-    /// are not print mode's: nothing is written for them, in any format.
+    /// listings a frontend asks for or keeps (`/skills`, `/mcp`, `/status`, the slash
+    /// commands) are not print mode's: nothing is written for them, in any format.
     pub fn render(&mut self, event: &Event) -> io::Result<Option<TurnReport>> {
         if matches!(
             event,
-            Event::SkillList(_) | Event::McpServerList { .. } | Event::SlashCommands(_)
+            Event::SkillList(_)
+                | Event::McpServerList { .. }
+                | Event::SlashCommands(_)
+                | Event::Status(_)
         ) {
             return Ok(None);
         }

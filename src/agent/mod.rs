@@ -19,6 +19,7 @@ mod runner;
 pub mod saved;
 mod skills_reload;
 pub mod slash;
+mod status;
 pub mod turn;
 
 pub use runner::spawn;

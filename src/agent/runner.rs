@@ -254,6 +254,15 @@ impl Dispatcher {
                 self.emit(Event::ModelChanged { model });
             }
             Op::ListSessions => saved::list(&self.context()),
+            Op::Status => {
+                let report = super::status::report(
+                    &self.setup,
+                    state,
+                    self.session_id.as_ref(),
+                    self.policy.mode(),
+                );
+                self.emit(Event::Status(Box::new(report)));
+            }
             Op::Resume { id } => {
                 if let Some(id) = saved::resume_by_query(state, &self.context(), &id) {
                     self.session_id = Some(id);
@@ -368,6 +377,7 @@ impl Dispatcher {
             | Op::SetModel { .. }
             | Op::Resume { .. }
             | Op::ListSessions
+            | Op::Status
             | Op::Undo
             | Op::Diff
             | Op::ReloadSkills

@@ -37,6 +37,11 @@ pub trait SessionArchive: Send + Sync {
     fn export(&self, id: &SessionId, format: ExportFormat, dest: &Path) -> Result<(), String>;
     /// Session `id`'s artifacts.
     fn artifacts(&self, id: &SessionId) -> crate::artifacts::ArtifactStore;
+    /// Session `id`'s file, once it is written (`/status`).
+    fn file(&self, id: &SessionId) -> Option<std::path::PathBuf> {
+        let _ = id;
+        None
+    }
 }
 
 use crate::config::ModelSource;

@@ -221,6 +221,8 @@ enum State {
     ListingSkills,
     /// Waiting for [`Event::McpServerList`].
     ListingMcpServers,
+    /// Waiting for [`Event::Status`].
+    Status,
     /// [`Op::Shutdown`] sent; waiting for [`Event::ShutdownComplete`].
     ShuttingDown,
     /// The agent has stopped.
@@ -626,6 +628,11 @@ impl<O: Write, E: Write> Repl<O, E> {
             Builtin::Model(Some(model)) => {
                 self.send(Op::SetModel { model });
                 self.state = State::SwitchingModel;
+                Ok(())
+            }
+            Builtin::Status => {
+                self.send(Op::Status);
+                self.state = State::Status;
                 Ok(())
             }
             Builtin::Usage => {

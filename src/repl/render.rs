@@ -443,6 +443,18 @@ pub fn mcp_text(servers: &[McpServerEntry]) -> String {
     out
 }
 
+/// `/status`: the shared wording ([`crate::protocol::StatusReport::lines`]) as plain
+/// text, one aligned label and value a line.
+pub fn status_text(report: &crate::protocol::StatusReport) -> String {
+    let rows = report.lines();
+    let width = rows.iter().map(|(label, _)| label.len()).max().unwrap_or(0);
+    let mut out = String::from("Status:\n");
+    for (label, value) in rows {
+        out.push_str(&format!("  {label:<width$}  {value}\n"));
+    }
+    out
+}
+
 /// History items a resumed session's recap shows at most.
 const RECAP_ITEMS: usize = 6;
 /// Characters of one recap line at most.

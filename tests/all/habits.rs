@@ -131,3 +131,58 @@ fn the_repl_says_how_to_continue_a_session_that_has_turns() {
     let out = piped(&server, &empty, &["--no-session"], "hello\n");
     assert!(!out.stderr.contains("To continue"), "{}", out.stderr);
 }
+
+/// `/status` tells the session's state: the model, the provider's host, the window,
+/// approvals, sandbox, the saved session and its file, the instruction files, skills,
+/// MCP servers and tokens; `/help` lists it.
+#[test]
+fn status_tells_the_sessions_state() {
+    let server = MockServer::start(vec![answer("one")]);
+    let dirs = Dirs::new();
+    write(&dirs.project().join("AGENTS.md"), "Use tabs.\n");
+    let out = piped(
+        &server,
+        &dirs,
+        &["--approval-mode", "auto-edit", "--sandbox", "off"],
+        "hello\n/status\n/help\n",
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let ids = saved_ids(&dirs);
+    assert_eq!(ids.len(), 1);
+    let host = server.url();
+    let host = host
+        .trim_start_matches("http://")
+        .trim_end_matches("/v1")
+        .to_string();
+    let agents = dirs.project().join("AGENTS.md").display().to_string();
+    let line = |label: &str| {
+        out.stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} line in {}", out.stdout))
+            .to_string()
+    };
+    assert!(line("model ").ends_with(" m"), "{}", out.stdout);
+    assert!(line("provider ").ends_with(&host), "{}", out.stdout);
+    assert!(
+        line("context window ").contains("unknown"),
+        "{}",
+        out.stdout
+    );
+    assert!(line("approvals ").contains("auto-edit"), "{}", out.stdout);
+    assert!(line("sandbox ").contains("off"), "{}", out.stdout);
+    let session = line("session ");
+    assert!(
+        session.contains(&ids[0]) && session.contains(".jsonl"),
+        "{session}"
+    );
+    assert!(line("instructions ").ends_with(&agents), "{}", out.stdout);
+    assert!(line("skills ").contains("0 found"), "{}", out.stdout);
+    assert!(
+        line("MCP servers ").contains("0 configured"),
+        "{}",
+        out.stdout
+    );
+    assert!(line("tokens ").contains(" in, "), "{}", out.stdout);
+    assert!(line("/status ").contains("provider"), "/help lists it");
+}

@@ -354,6 +354,10 @@ impl App {
                 self.commit_cell(echo.lines());
                 self.commit_cell(views::usage(&self.status));
             }
+            Builtin::Status => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(Op::Status);
+            }
             Builtin::Mcp => {
                 self.commit_cell(echo.lines());
                 self.out.ops.push(Op::ListMcpServers);

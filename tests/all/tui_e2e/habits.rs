@@ -49,3 +49,25 @@ fn the_exit_says_how_to_continue_the_session() {
     let row_of = |needle: &str| screen.lines().position(|l| l.contains(needle));
     assert!(row_of("tokens:") < row_of(&hint), "{screen}");
 }
+
+/// `/status` in the TUI: a cell with the session's state.
+#[test]
+fn status_shows_the_sessions_state_in_a_cell() {
+    let server = MockServer::start(vec![]);
+    let mut tui = Tui::start(&server, &["--approval-mode", "auto-edit"]);
+    tui.submit("/status");
+    tui.wait_for_text("context window");
+    let screen = tui.contents();
+    for needle in [
+        "Status",
+        "model           m",
+        "provider        127.0.0.1:",
+        "approvals       auto-edit",
+        "session ",
+        "its file is written with the first message",
+        "tokens          0 in, 0 out",
+    ] {
+        assert!(screen.contains(needle), "{needle:?} missing:\n{screen}");
+    }
+    tui.exit_with_ctrl_c_twice();
+}
