@@ -15,6 +15,7 @@ mod listings;
 pub mod live_sessions;
 pub mod mcp_servers;
 mod mention_approval;
+mod models;
 mod runner;
 pub mod saved;
 mod skills_reload;

@@ -247,6 +247,11 @@ impl Dispatcher {
         match op {
             Op::NewConversation => self.clear(state),
             Op::SetModel { model } => {
+                let provider = self.setup.client.config();
+                if let Err(message) = super::models::check_listed(provider, &model).await {
+                    self.emit(Event::Warning { message });
+                    return;
+                }
                 state.model = model.clone();
                 state.conversation.record(Record::ModelChanged {
                     model: model.clone(),

@@ -173,6 +173,7 @@ impl<O: Write, E: Write> Repl<O, E> {
                 if matches!(
                     self.state,
                     State::Compacting
+                        | State::SwitchingModel
                         | State::Listing
                         | State::Resuming
                         | State::Exporting

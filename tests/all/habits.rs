@@ -186,3 +186,40 @@ fn status_tells_the_sessions_state() {
     assert!(line("tokens ").contains(" in, "), "{}", out.stdout);
     assert!(line("/status ").contains("provider"), "/help lists it");
 }
+
+/// `/model NAME` takes only a name the endpoint lists, when it lists any; an endpoint
+/// that lists nothing is taken at its word.
+#[test]
+fn model_refuses_a_name_the_endpoint_does_not_list() {
+    let server = MockServer::start(vec![answer("one"), answer("two")]);
+    server.route(
+        "/v1/models",
+        serde_json::json!({"data": [{"id": "m"}, {"id": "other"}]}),
+    );
+    let dirs = Dirs::new();
+    let out = piped(
+        &server,
+        &dirs,
+        &[],
+        "/model nope\nhello\n/model other\nagain\n",
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "the endpoint lists no model `nope`; the model is unchanged (it lists: m, other)"
+        ),
+        "{}",
+        out.stderr
+    );
+    let models: Vec<String> = server
+        .chat_requests()
+        .iter()
+        .map(|r| r.body["model"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(models, ["m", "other"]);
+
+    let unlisted = MockServer::start(vec![answer("one")]);
+    let out = piped(&unlisted, &Dirs::new(), &[], "/model anything\nhello\n");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(unlisted.chat_requests()[0].body["model"], "anything");
+}
