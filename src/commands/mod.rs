@@ -96,7 +96,7 @@ pub fn run(overrides: &Overrides, command: &Command) -> Result<(), CommandError>
         warn(warning);
     }
     match command {
-        Command::Skills { action } => skills(&config, action),
+        Command::Skills { action } => skills(overrides, &config, action),
         Command::Sessions { action } => sessions(&config, action),
         Command::Artifacts { action } => artifacts(&config, action),
         Command::Permissions { action } => permissions::run(&config, action),
@@ -120,7 +120,11 @@ fn current_thread_runtime() -> Result<tokio::runtime::Runtime, CommandError> {
 
 /// `harness9 skills list|show|validate`, on the skills a session would find (the remote
 /// root, `SKILLS_ROOT` as a URL, downloaded or refreshed first).
-fn skills(config: &Config, action: &SkillsAction) -> Result<(), CommandError> {
+fn skills(
+    overrides: &Overrides,
+    config: &Config,
+    action: &SkillsAction,
+) -> Result<(), CommandError> {
     use crate::skills::{Catalog, cli};
     let remote = if config.remote_skills_root.is_some() {
         current_thread_runtime()?.block_on(session::sync_remote_skills(config))
@@ -140,7 +144,8 @@ fn skills(config: &Config, action: &SkillsAction) -> Result<(), CommandError> {
                 cli::ListFormat::Table
             };
             let catalog = Catalog::discover(&options);
-            cli::list(&catalog, session::index_budget(config), format, &mut out)?;
+            let budget = session_index_budget(overrides, config);
+            cli::list(&catalog, budget, format, &mut out)?;
         }
         SkillsAction::Show { name } => {
             cli::show(&Catalog::discover(&options), name, &mut out)?;
@@ -155,6 +160,23 @@ fn skills(config: &Config, action: &SkillsAction) -> Result<(), CommandError> {
         }
     }
     Ok(())
+}
+
+/// The skills index budget a session started here would use. It follows the model's
+/// context window, so the model is resolved as a session resolves it (the endpoint's
+/// model list asked when none is configured, a local Ollama looked for when no endpoint
+/// is); without an endpoint a session could use, the subcommand's own model stands.
+fn session_index_budget(overrides: &Overrides, config: &Config) -> usize {
+    let as_session = Config::resolve(
+        overrides,
+        &|name| std::env::var(name).ok(),
+        EndpointNeed::Required,
+        OllamaProbe::Enabled,
+    );
+    match as_session {
+        Ok(session_config) => session::index_budget(&session_config),
+        Err(_) => session::index_budget(config),
+    }
 }
 
 /// `harness9 sessions list|show|export|prune`: the saved sessions of this project (or

@@ -223,3 +223,43 @@ fn model_refuses_a_name_the_endpoint_does_not_list() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(unlisted.chat_requests()[0].body["model"], "anything");
 }
+
+/// `skills list` reports the index budget a session here really uses: with no model
+/// configured, the session takes the one the endpoint lists (its window unknown: the
+/// default budget), and so does the listing.
+#[test]
+fn skills_list_reports_the_budget_the_session_uses() {
+    let server = MockServer::start(vec![]);
+    server.route(
+        "/v1/models",
+        serde_json::json!({"data": [{"id": "local-model"}]}),
+    );
+    let dirs = Dirs::new();
+    crate::support::project_skill(dirs.project(), "demo", "A demo skill", "Do it.\n");
+    let mut cmd = dirs.command(&["--base-url", &server.url(), "skills", "list"]);
+    let listed = crate::support::output_of(&mut cmd);
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let mut session = Command::new(env!("CARGO_BIN_EXE_harness9"));
+    session
+        .args(["--base-url", &server.url(), "-C"])
+        .arg(dirs.project())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HARNESS9_HOME", dirs.home())
+        .env("HOME", dirs.home());
+    let out = wait_with_deadline(spawn_fed(&mut session, b"/skills\n"), DEADLINE);
+    let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+    let budget_of = |text: &str, after: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.contains(after))
+            .unwrap_or_else(|| panic!("{text}"));
+        let at = line.find(" of ").unwrap() + 4;
+        line[at..].split(' ').next().unwrap().to_string()
+    };
+    assert_eq!(
+        budget_of(&listed, "Index:"),
+        budget_of(&shown, "index:"),
+        "skills list:\n{listed}\n/skills:\n{shown}"
+    );
+}
