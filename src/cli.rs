@@ -61,8 +61,9 @@ pub struct Cli {
     #[arg(long, value_name = "N", global = true)]
     pub max_turns: Option<u32>,
 
-    /// What runs without asking: suggest (read only), auto-edit (edits in the project),
-    /// full-auto (everything).
+    /// What runs without asking (reading inside the project always does): suggest
+    /// (nothing more), auto-edit (edits inside the project, and read-only commands inside
+    /// the sandbox), full-auto (everything).
     #[arg(long, value_enum, global = true)]
     pub approval_mode: Option<ApprovalModeArg>,
 
@@ -117,9 +118,10 @@ pub struct Cli {
 pub enum ApprovalModeArg {
     /// Edits and commands need approval.
     Suggest,
-    /// Edits inside the project run; commands need approval.
+    /// Edits inside the project run, and read-only commands (ls, cat, rg, git status…)
+    /// when the sandbox confines them; other commands need approval.
     AutoEdit,
-    /// Everything runs.
+    /// Everything runs (commands in the sandbox unless it is off).
     FullAuto,
 }
 
@@ -649,6 +651,23 @@ mod tests {
         assert!(after.verbose);
         // Mode flags belong to a session, not to a subcommand.
         assert!(Cli::try_parse_from(["harness9", "skills", "list", "-p", "hi"]).is_err());
+    }
+
+    /// The help says what the README and the approval policy do: auto-edit also runs
+    /// read-only commands inside the sandbox.
+    #[test]
+    fn the_approval_mode_help_agrees_with_the_policy_on_auto_edit() {
+        use clap::CommandFactory;
+        let help = Cli::command().render_long_help().to_string();
+        let auto_edit = help
+            .lines()
+            .find(|l| l.trim_start().starts_with("- auto-edit:"))
+            .unwrap_or_else(|| panic!("{help}"));
+        assert!(
+            auto_edit.contains("read-only commands") && auto_edit.contains("sandbox"),
+            "{auto_edit}"
+        );
+        assert!(!help.contains("suggest (read only)"), "{help}");
     }
 
     #[test]

@@ -204,12 +204,13 @@ fn list_instead(config: &Config, home: &Home) -> Ended {
     Ended::Listed(commands::sessions(config, &list))
 }
 
-/// Whether `-v` shows tool activity.
-fn activity(cli: &Cli) -> Activity {
-    if cli.verbose {
-        Activity::Shown
-    } else {
-        Activity::Hidden
+/// How much tool activity goes to stderr: all of it with `-v`; one line per call in the
+/// line REPL on a terminal (`--no-tui`, where nothing else shows what runs); else none.
+fn activity(cli: &Cli, frontend: Frontend) -> Activity {
+    match frontend {
+        _ if cli.verbose => Activity::Shown,
+        Frontend::Repl(ReplInput::Terminal) => Activity::Calls,
+        Frontend::Print(_) | Frontend::Tui | Frontend::Repl(ReplInput::Piped) => Activity::Hidden,
     }
 }
 
@@ -223,7 +224,7 @@ fn run_print(
     let options = PrintOptions {
         prompt: cli.print.clone().unwrap_or_default(),
         format: cli.output_format,
-        activity: activity(cli),
+        activity: activity(cli, Frontend::Print(stdin)),
         stdin,
     };
     Ok(match print::run(runtime, prepared, options)? {
@@ -285,7 +286,7 @@ fn run_repl(
 ) -> Result<Ended, LaunchError> {
     let options = repl::ReplOptions {
         format: cli.output_format,
-        activity: activity(cli),
+        activity: activity(cli, Frontend::Repl(input)),
         input,
         first_prompt: cli.prompt.clone(),
     };

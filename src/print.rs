@@ -55,6 +55,9 @@ pub enum TextDelivery {
 pub enum Activity {
     /// Tool calls, retries and usage on stderr.
     Shown,
+    /// One line per tool call on stderr (what runs, not how it ended), with the
+    /// warnings, denials and errors: the line REPL on a terminal.
+    Calls,
     /// Only warnings, denials and errors on stderr.
     Hidden,
 }
@@ -356,7 +359,9 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                     "retrying (attempt {attempt} in {delay_ms} ms): {reason}"
                 )?;
             }
-            Event::ToolCallBegin { name, summary, .. } if shown => {
+            Event::ToolCallBegin { name, summary, .. }
+                if shown || self.activity == Activity::Calls =>
+            {
                 self.end_line()?;
                 writeln!(self.err, "→ {name} {summary}")?;
             }

@@ -104,8 +104,8 @@ const PEER_FLAGS: &[PeerFlag] = &[
     PeerFlag {
         names: &["--ask-for-approval", "-a", "--permission-mode"],
         instead: "harness9 chooses what runs unasked with --approval-mode: suggest (edits and \
-                  commands ask), auto-edit (edits in the project run, commands ask; Claude \
-                  Code's acceptEdits), full-auto (everything runs, commands in the sandbox)",
+                  commands ask), auto-edit (edits in the project run, and read-only \
+                  commands in the sandbox; Claude Code's acceptEdits), full-auto (everything runs, commands in the sandbox)",
     },
     PeerFlag {
         names: &[

@@ -94,7 +94,10 @@ impl StatusReport {
         };
         let mode = match self.approval_mode {
             ApprovalMode::Suggest => "suggest (edits and commands ask)",
-            ApprovalMode::AutoEdit => "auto-edit (edits in the project run; commands ask)",
+            ApprovalMode::AutoEdit => {
+                "auto-edit (edits in the project and read-only commands in the sandbox run; \
+                 other commands ask)"
+            }
             ApprovalMode::FullAuto => "full-auto (edits and commands run unasked)",
         };
         let sandbox = match &self.sandbox {

@@ -263,3 +263,32 @@ fn skills_list_reports_the_budget_the_session_uses() {
         "skills list:\n{listed}\n/skills:\n{shown}"
     );
 }
+
+/// `--no-tui` on a terminal: one line per tool call on stderr without `-v` (nothing
+/// else there shows what runs); the answer after it.
+#[test]
+fn the_terminal_repl_shows_one_line_per_tool_call_without_verbose() {
+    let server = MockServer::start(vec![
+        crate::support::tool_reply("c1", "read_file", r#"{"path":"notes.txt"}"#),
+        answer("Read it."),
+    ]);
+    let dirs = Dirs::new();
+    write(&dirs.project().join("notes.txt"), "NOTES\n");
+    let cmd = crate::support::harness9_pty_command(
+        &server.url(),
+        dirs.home(),
+        dirs.project(),
+        &["--no-tui"],
+    );
+    let mut pty = crate::support::Terminal::spawn(cmd, (30, 100), 0, |_, _, _| {});
+    pty.wait_for_text("/help for commands");
+    pty.send("read the notes\r");
+    pty.wait_for_text("Read it.");
+    let screen = pty.contents();
+    let calls: Vec<&str> = screen.lines().filter(|l| l.starts_with("→ ")).collect();
+    assert_eq!(calls.len(), 1, "{screen}");
+    assert!(calls[0].starts_with("→ read_file"), "{screen}");
+    assert!(!screen.contains("✓"), "results stay for -v:\n{screen}");
+    pty.send("\x04");
+    pty.wait_exit();
+}
