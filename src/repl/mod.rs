@@ -30,7 +30,7 @@ use crate::signals::{EndingSignal, EndingSignals};
 use crate::sink::{ReaderState, ReaderWatch, Sink};
 
 pub use markdown::{MarkdownStream, MarkdownStyle};
-use render::{AnswerDelivery, ReplRenderer};
+use render::{AnswerDelivery, ReplRenderer, TurnSeparation};
 use source::{Answer, Reply, TerminalInput};
 
 /// Where input lines come from.
@@ -104,6 +104,10 @@ pub async fn run(
         AnswerDelivery::Live
     } else {
         AnswerDelivery::PerRequest
+    })
+    .with_separation(match options.input {
+        ReplInput::Terminal => TurnSeparation::None,
+        ReplInput::Piped => TurnSeparation::BlankLine,
     });
     // Listen for SIGINT before the line editor starts: it restores the handler it
     // finds after each read. SIGTERM and SIGHUP end the session.

@@ -72,6 +72,16 @@ pub enum AnswerDelivery {
     PerRequest,
 }
 
+/// What stands between one turn's output and the next on stdout (text format).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnSeparation {
+    /// Nothing: the prompt line the user typed stands between them (a terminal).
+    None,
+    /// One blank line before a turn when stdout got anything since the last one (a
+    /// pipe, where answers would otherwise run together).
+    BlankLine,
+}
+
 /// The most answer text held for one request before it is streamed anyway.
 pub const HOLD_CAP: usize = 256 << 10;
 
@@ -87,6 +97,9 @@ pub struct ReplRenderer<O: Write, E: Write> {
     out: SharedWriter<O>,
     err: SharedWriter<E>,
     delivery: AnswerDelivery,
+    separation: TurnSeparation,
+    /// Whether stdout got anything since the last turn began (or the start).
+    wrote_since_turn: bool,
     /// This request's text not yet written ([`AnswerDelivery::PerRequest`]).
     held: String,
     /// Whether any of this request's text reached stdout.
@@ -117,6 +130,8 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
             out,
             err,
             delivery: AnswerDelivery::Live,
+            separation: TurnSeparation::None,
+            wrote_since_turn: false,
             held: String::new(),
             written: false,
         }
@@ -128,10 +143,23 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
         self
     }
 
+    /// Sets what stands between one turn's output and the next.
+    pub fn with_separation(mut self, separation: TurnSeparation) -> Self {
+        self.separation = separation;
+        self
+    }
+
     /// Renders one agent event; returns the report when it ends a turn.
     pub fn event(&mut self, event: &Event) -> io::Result<Option<TurnReport>> {
         if self.format == OutputFormat::Text {
             match event {
+                Event::TurnStarted { .. } => {
+                    self.end_text()?;
+                    if self.separation == TurnSeparation::BlankLine && self.wrote_since_turn {
+                        self.write_rendered("\n")?;
+                    }
+                    self.wrote_since_turn = false;
+                }
                 Event::TextDelta { text } => return self.answer_text(text).map(|()| None),
                 Event::ReasoningDelta { .. } => return Ok(None),
                 Event::Retrying { .. } => self.withdraw()?,
@@ -206,6 +234,7 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
         if text.is_empty() {
             return Ok(());
         }
+        self.wrote_since_turn = true;
         self.out.write_all(text.as_bytes())?;
         self.out.flush()
     }
