@@ -96,6 +96,12 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub no_session: bool,
 
+    /// Text output (`-p` and pipe mode): the answer exactly as the model wrote it, its
+    /// Markdown markers kept (by default they are rendered: styled on a terminal,
+    /// removed elsewhere).
+    #[arg(long)]
+    pub raw: bool,
+
     /// Use the line REPL even on a terminal.
     #[arg(long)]
     pub no_tui: bool,

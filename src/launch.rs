@@ -226,6 +226,19 @@ fn run_print(
         format: cli.output_format,
         activity: activity(cli, Frontend::Print(stdin)),
         stdin,
+        answer: if cli.raw {
+            print::AnswerRender::Raw
+        } else {
+            // The REPL's Markdown renderer, so `-p` shows what pipe mode shows: its
+            // plain style (print mode's stdout passes everything through the
+            // neutralizing writer, where styling escapes would show as `^[`).
+            print::AnswerRender::Rendered(Box::new(move |markdown: &str| {
+                let mut stream = repl::MarkdownStream::new(repl::MarkdownStyle::Plain);
+                let mut shown = stream.push(markdown);
+                shown.push_str(&stream.finish());
+                shown
+            }))
+        },
     };
     Ok(match print::run(runtime, prepared, options)? {
         PrintEnd::Finished { failure } => Ended::Finished { failure },
@@ -288,6 +301,11 @@ fn run_repl(
         format: cli.output_format,
         activity: activity(cli, Frontend::Repl(input)),
         input,
+        answer: if cli.raw {
+            repl::AnswerText::Raw
+        } else {
+            repl::AnswerText::Rendered
+        },
         first_prompt: cli.prompt.clone(),
     };
     let watch = SessionWatch::default();

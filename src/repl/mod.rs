@@ -30,6 +30,7 @@ use crate::signals::{EndingSignal, EndingSignals};
 use crate::sink::{ReaderState, ReaderWatch, Sink};
 
 pub use markdown::{MarkdownStream, MarkdownStyle};
+pub use render::AnswerText;
 use render::{AnswerDelivery, ReplRenderer, TurnSeparation};
 use source::{Answer, Reply, TerminalInput};
 
@@ -51,6 +52,8 @@ pub struct ReplOptions {
     pub activity: Activity,
     /// Terminal or pipe.
     pub input: ReplInput,
+    /// Rendered Markdown, or the model's text as written (`--raw`).
+    pub answer: AnswerText,
     /// The command line's prompt (`harness9 "fix the bug"`): the first turn, as typed
     /// (its `@path` mentions are read even when the lines after it come from a pipe).
     pub first_prompt: Option<String>,
@@ -105,6 +108,7 @@ pub async fn run(
     } else {
         AnswerDelivery::PerRequest
     })
+    .with_answer_text(options.answer)
     .with_separation(match options.input {
         ReplInput::Terminal => TurnSeparation::None,
         ReplInput::Piped => TurnSeparation::BlankLine,

@@ -72,6 +72,15 @@ pub enum AnswerDelivery {
     PerRequest,
 }
 
+/// How the answer's Markdown reaches stdout in the text format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerText {
+    /// Rendered: styled on a terminal, markers removed elsewhere.
+    Rendered,
+    /// As the model wrote it (`--raw`), control characters made visible.
+    Raw,
+}
+
 /// What stands between one turn's output and the next on stdout (text format).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TurnSeparation {
@@ -98,6 +107,12 @@ pub struct ReplRenderer<O: Write, E: Write> {
     err: SharedWriter<E>,
     delivery: AnswerDelivery,
     separation: TurnSeparation,
+    /// Rendered Markdown or the model's text.
+    answer: AnswerText,
+    /// The raw answer's neutralizer (a `\r` split across deltas).
+    raw: crate::safe_text::Neutralizer,
+    /// Whether the raw answer left stdout mid-line.
+    raw_mid_line: bool,
     /// Whether stdout got anything since the last turn began (or the start).
     wrote_since_turn: bool,
     /// This request's text not yet written ([`AnswerDelivery::PerRequest`]).
@@ -131,6 +146,9 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
             err,
             delivery: AnswerDelivery::Live,
             separation: TurnSeparation::None,
+            answer: AnswerText::Rendered,
+            raw: crate::safe_text::Neutralizer::new(),
+            raw_mid_line: false,
             wrote_since_turn: false,
             held: String::new(),
             written: false,
@@ -140,6 +158,12 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
     /// Sets how the answer reaches stdout in the text format.
     pub fn with_delivery(mut self, delivery: AnswerDelivery) -> Self {
         self.delivery = delivery;
+        self
+    }
+
+    /// Sets whether answers are rendered or shown as the model wrote them.
+    pub fn with_answer_text(mut self, answer: AnswerText) -> Self {
+        self.answer = answer;
         self
     }
 
@@ -173,6 +197,36 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
         self.headless.render(event)
     }
 
+    /// A piece of the answer as stdout shows it: rendered Markdown, or the model's text
+    /// with only its control characters made visible (`--raw`).
+    fn shape(&mut self, text: &str) -> String {
+        match self.answer {
+            AnswerText::Rendered => self.markdown.push(text),
+            AnswerText::Raw => {
+                let safe = self.raw.push(text).into_owned();
+                if !safe.is_empty() {
+                    self.raw_mid_line = !safe.ends_with('\n');
+                }
+                safe
+            }
+        }
+    }
+
+    /// The end of the answer as stdout shows it: what the renderer held, or the
+    /// newline a raw answer lacks.
+    fn shape_end(&mut self) -> String {
+        match self.answer {
+            AnswerText::Rendered => self.markdown.finish(),
+            AnswerText::Raw => {
+                let mut rest = self.raw.finish().to_string();
+                if std::mem::take(&mut self.raw_mid_line) || !rest.is_empty() {
+                    rest.push('\n');
+                }
+                rest
+            }
+        }
+    }
+
     /// A piece of the answer: held, or rendered and written.
     fn answer_text(&mut self, text: &str) -> io::Result<()> {
         if self.delivery == AnswerDelivery::PerRequest && !self.written {
@@ -183,7 +237,7 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
             // Too long to hold: from here on it streams.
             self.release()?;
         }
-        let shown = self.markdown.push(text);
+        let shown = self.shape(text);
         self.written |= !shown.is_empty() || !text.is_empty();
         self.write_rendered(&shown)
     }
@@ -195,7 +249,7 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
         }
         let held = std::mem::take(&mut self.held);
         self.written = true;
-        let shown = self.markdown.push(&held);
+        let shown = self.shape(&held);
         self.write_rendered(&shown)
     }
 
@@ -204,7 +258,7 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
     fn withdraw(&mut self) -> io::Result<()> {
         self.held.clear();
         if self.written {
-            let rest = self.markdown.finish();
+            let rest = self.shape_end();
             self.write_rendered(&rest)?;
             let mut marker = String::new();
             if !rest.ends_with('\n') {
@@ -215,7 +269,7 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
             self.write_out(&marker)?;
         } else {
             // Nothing reached stdout: forget what the renderer has of it.
-            let _ = self.markdown.finish();
+            let _ = self.shape_end();
         }
         self.written = false;
         Ok(())
@@ -224,7 +278,7 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
     /// Ends the assistant's text so far (before anything else is printed).
     fn end_text(&mut self) -> io::Result<()> {
         self.release()?;
-        let rest = self.markdown.finish();
+        let rest = self.shape_end();
         self.write_rendered(&rest)
     }
 

@@ -292,3 +292,30 @@ fn the_terminal_repl_shows_one_line_per_tool_call_without_verbose() {
     pty.send("\x04");
     pty.wait_exit();
 }
+
+/// `-p` shows the answer as pipe mode does (the same renderer: markers removed, code
+/// indented); `--raw` keeps the model's Markdown in both.
+#[test]
+fn print_mode_renders_markdown_as_pipe_mode_does_and_raw_keeps_it() {
+    const MARKDOWN: &str = "# Title\n\nFirst **bold** and `code`.\n\n```\nlet x = 1;\n```\n";
+    let server = MockServer::start(vec![]);
+    let dirs = Dirs::new();
+    let mut run = |args: &[&str], stdin: &str| {
+        server.push(answer(MARKDOWN));
+        let out = piped(&server, &dirs, args, stdin);
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        out.stdout
+    };
+    let printed = run(&["-p", "hi"], "");
+    let piped_out = run(&[], "hi\n");
+    assert_eq!(printed, piped_out);
+    assert!(
+        !printed.contains("**") && !printed.contains("```"),
+        "{printed}"
+    );
+    assert!(printed.contains("First bold and code."), "{printed}");
+    let raw_printed = run(&["-p", "hi", "--raw"], "");
+    let raw_piped = run(&["--raw"], "hi\n");
+    assert_eq!(raw_printed, MARKDOWN);
+    assert_eq!(raw_piped, MARKDOWN);
+}
