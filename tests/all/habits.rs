@@ -300,7 +300,7 @@ fn print_mode_renders_markdown_as_pipe_mode_does_and_raw_keeps_it() {
     const MARKDOWN: &str = "# Title\n\nFirst **bold** and `code`.\n\n```\nlet x = 1;\n```\n";
     let server = MockServer::start(vec![]);
     let dirs = Dirs::new();
-    let mut run = |args: &[&str], stdin: &str| {
+    let run = |args: &[&str], stdin: &str| {
         server.push(answer(MARKDOWN));
         let out = piped(&server, &dirs, args, stdin);
         assert_eq!(out.code, Some(0), "{}", out.stderr);
