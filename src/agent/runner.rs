@@ -258,7 +258,7 @@ impl Dispatcher {
                 });
                 self.emit(Event::ModelChanged { model });
             }
-            Op::ListSessions => saved::list(&self.context()),
+            Op::ListSessions => saved::list(&self.context(), self.session_id.as_ref()),
             Op::Status => {
                 let report = super::status::report(
                     &self.setup,

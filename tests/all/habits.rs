@@ -319,3 +319,27 @@ fn print_mode_renders_markdown_as_pipe_mode_does_and_raw_keeps_it() {
     assert_eq!(raw_printed, MARKDOWN);
     assert_eq!(raw_piped, MARKDOWN);
 }
+
+/// `/resume` offers the project's other sessions, never the one in use.
+#[test]
+fn resume_does_not_offer_the_session_in_use() {
+    let server = MockServer::start(vec![answer("one"), answer("two")]);
+    let dirs = Dirs::new();
+    let out = piped(&server, &dirs, &[], "first\n");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let earlier = saved_ids(&dirs);
+    assert_eq!(earlier.len(), 1);
+    let out = piped(&server, &dirs, &[], "second\n/resume\n");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let now: Vec<String> = saved_ids(&dirs)
+        .into_iter()
+        .filter(|id| *id != earlier[0])
+        .collect();
+    assert_eq!(now.len(), 1);
+    assert!(out.stdout.contains(&earlier[0]), "{}", out.stdout);
+    assert!(
+        !out.stdout.contains(&now[0]),
+        "the session in use is offered:\n{}",
+        out.stdout
+    );
+}

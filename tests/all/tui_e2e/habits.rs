@@ -56,7 +56,8 @@ fn status_shows_the_sessions_state_in_a_cell() {
     let server = MockServer::start(vec![]);
     let mut tui = Tui::start(&server, &["--approval-mode", "auto-edit"]);
     tui.submit("/status");
-    tui.wait_for_text("context window");
+    // (The `/` popup's description names the fields too: wait for a value.)
+    tui.wait_for_text("tokens          0 in, 0 out");
     let screen = tui.contents();
     for needle in [
         "Status",
