@@ -632,7 +632,7 @@ impl<'k> Replayer<'k> {
                 self.conversation.elide_old_outputs(self.kinds);
                 self.conversation.elide_over_budget(self.kinds);
             }
-            Record::Usage { .. } | Record::Resumed { .. } => {}
+            Record::Usage { .. } | Record::Resumed { .. } | Record::Invoked { .. } => {}
             Record::SkillLoaded { name } => {
                 if !self.loaded.contains(&name) {
                     self.loaded.push(name);

@@ -15,6 +15,7 @@ use crate::protocol::ApprovalMode;
 use crate::protocol::ApprovalRequestKind;
 use crate::protocol::AskBecause;
 use crate::protocol::{ErrorKind, Event, TurnOutcome, Usage};
+use crate::sessions::Record;
 use crate::skills::inline_shell::{CommandGate, InlineShellError, Permission};
 use crate::skills::invoke::{self, InlineShell, PrepareError, Prepared};
 use crate::tools::Access;
@@ -155,6 +156,10 @@ pub async fn run_skill(
         }),
         BundledTools::None | BundledTools::Loaded(_) => {}
     }
+    // What was typed, for listings (the message saved is the expanded body).
+    state.conversation.record(Record::Invoked {
+        line: line.typed().to_string(),
+    });
     let (instructions, task) = match prepared {
         Prepared::Inline { text } => return run_turn(state, ctx, text).await.outcome,
         Prepared::Fork { instructions, task } => (instructions, task),

@@ -164,7 +164,11 @@ impl<W: Write + ?Sized> Markdown<'_, W> {
                 display_utc(at_ms),
                 cwd.display()
             )),
-            Record::Header(_) | Record::SystemPrompt { .. } | Record::Usage { .. } => Ok(()),
+            // The message it became follows; the export shows that.
+            Record::Header(_)
+            | Record::SystemPrompt { .. }
+            | Record::Usage { .. }
+            | Record::Invoked { .. } => Ok(()),
         }
     }
 

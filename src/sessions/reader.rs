@@ -409,6 +409,11 @@ pub fn summary(path: &Path) -> Result<SessionSummary, SessionError> {
         if line.starts_with(br#"{"type":"turn_end""#) {
             // A torn last line does not count.
             turns += u64::from(line.ends_with(b"}"));
+        } else if first_prompt.is_none() && line.starts_with(br#"{"type":"invoked""#) {
+            // What the user typed for the slash command the next message expands.
+            if let Ok(Record::Invoked { line: typed }) = serde_json::from_slice(line) {
+                first_prompt = Some(one_line(&typed, PROMPT_CHARS));
+            }
         } else if first_prompt.is_none() && line.starts_with(br#"{"type":"message""#) {
             if let Ok(Record::Message {
                 message: Message::User { content },

@@ -216,6 +216,12 @@ pub enum Record {
     },
     /// The conversation was cleared (`/clear`): nothing before this is sent again.
     Cleared,
+    /// The line the user typed for a slash command (`/skill args`), written before the
+    /// message it became (a skill's expanded body): listings show what was typed.
+    Invoked {
+        /// The line as typed.
+        line: String,
+    },
     /// The session was resumed by a later run.
     Resumed {
         /// When, milliseconds since the Unix epoch.
@@ -229,7 +235,7 @@ pub enum Record {
 
 impl Record {
     /// Every `type` tag this version writes and reads, in declaration order.
-    pub const TYPES: [&'static str; 11] = [
+    pub const TYPES: [&'static str; 12] = [
         "header",
         "system_prompt",
         "message",
@@ -241,6 +247,7 @@ impl Record {
         "model_changed",
         "cleared",
         "resumed",
+        "invoked",
     ];
 
     /// The record's `type` tag as written in the file.
@@ -257,6 +264,7 @@ impl Record {
             Record::ModelChanged { .. } => "model_changed",
             Record::Cleared => "cleared",
             Record::Resumed { .. } => "resumed",
+            Record::Invoked { .. } => "invoked",
         }
     }
 }
@@ -334,6 +342,9 @@ mod tests {
                 at_ms: 1,
                 cwd: "/p".into(),
                 version: "v".into(),
+            },
+            Record::Invoked {
+                line: "/review main.go".into(),
             },
         ];
         assert_eq!(every.len(), Record::TYPES.len());

@@ -343,3 +343,30 @@ fn resume_does_not_offer_the_session_in_use() {
         out.stdout
     );
 }
+
+/// `sessions list` shows what was typed (`/skill args`), not the skill's expanded body.
+#[test]
+fn sessions_list_shows_the_slash_command_as_typed() {
+    let server = MockServer::start(vec![answer("reviewed")]);
+    let dirs = Dirs::new();
+    crate::support::project_skill(
+        dirs.project(),
+        "review",
+        "Review a file",
+        "EXPANDED-BODY: review the code carefully.\n",
+    );
+    let out = piped(&server, &dirs, &[], "/review main.go\n");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        server.chat_requests()[0]
+            .last_user_text()
+            .contains("EXPANDED-BODY")
+    );
+    let listed = crate::support::output_of(&mut dirs.command(&["sessions", "list"]));
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    assert!(listed.contains("/review main.go"), "{listed}");
+    assert!(!listed.contains("EXPANDED-BODY"), "{listed}");
+    let json = crate::support::output_of(&mut dirs.command(&["sessions", "list", "--json"]));
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(json[0]["first_prompt"], "/review main.go");
+}
