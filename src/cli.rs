@@ -449,6 +449,115 @@ pub enum ResumeRequest {
     Pick,
 }
 
+/// The setting flags (global, so they also work after a subcommand) that mean something
+/// for a subcommand besides `-C`, by its path; its `--help` lists only those. The rest
+/// still parse there (a script's flags never break it) but are hidden.
+const SUBCOMMAND_SETTINGS: &[(&[&str], &[&str])] = &[
+    // The index budget follows the model's context window.
+    (&["skills", "list"], &["skills_dirs", "model", "base_url"]),
+    (&["skills", "show"], &["skills_dirs"]),
+    (&["skills", "validate"], &["skills_dirs"]),
+    // Servers start sandboxed as a session's would.
+    (&["mcp", "list"], &["sandbox", "approval_mode"]),
+    (&["mcp", "tools"], &["sandbox", "approval_mode"]),
+];
+
+/// The one setting flag every subcommand takes.
+const EVERY_SUBCOMMAND: &str = "cwd";
+
+/// [`Cli`]'s command with each subcommand's help listing only the setting flags that
+/// mean something there ([`SUBCOMMAND_SETTINGS`]). For drawing help only: clap parses
+/// with [`Cli`]'s own (a command changed after it was built must not parse).
+pub fn help_command() -> clap::Command {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    command.build();
+    for sub in command.get_subcommands_mut() {
+        let path = vec![sub.get_name().to_string()];
+        hide_settings(sub, &path);
+    }
+    command
+}
+
+/// The help a command line asking for it (`-h`, `--help`, `help …`) gets, when it is a
+/// subcommand's: drawn from [`help_command`]. `None` for the top level's (clap's own
+/// stands) or a line that asks for no help.
+pub fn subcommand_help(error: &clap::Error, args: &[String]) -> Option<clap::builder::StyledStr> {
+    if error.kind() != clap::error::ErrorKind::DisplayHelp {
+        return None;
+    }
+    let path = help_path(args);
+    if path.is_empty() {
+        return None;
+    }
+    let mut command = help_command();
+    let mut found = &mut command;
+    for name in &path {
+        found = found.find_subcommand_mut(name)?;
+    }
+    let long = !args.iter().any(|a| a == "-h");
+    Some(if long {
+        found.render_long_help()
+    } else {
+        found.render_help()
+    })
+}
+
+/// The subcommand whose help `args` ask for: `help skills list`, or the subcommands
+/// clap finds in the line without its `-h`/`--help` (flag values are not taken for
+/// names).
+fn help_path(args: &[String]) -> Vec<String> {
+    use clap::CommandFactory;
+    let asked = args.iter().filter(|a| *a != "-h" && *a != "--help");
+    let parsed = Cli::command()
+        .ignore_errors(true)
+        .try_get_matches_from(asked);
+    let matches = match parsed {
+        Ok(matches) if matches.subcommand_name() != Some("help") => matches,
+        // `help skills list` (which clap answers itself): the words after `help`.
+        _ => {
+            return args
+                .iter()
+                .skip_while(|a| *a != "help")
+                .skip(1)
+                .take_while(|a| !a.starts_with('-'))
+                .cloned()
+                .collect();
+        }
+    };
+    let mut path = Vec::new();
+    let mut at = &matches;
+    while let Some((name, sub)) = at.subcommand() {
+        path.push(name.to_string());
+        at = sub;
+    }
+    path
+}
+
+/// Hides in `command` (at `path`) and below it the setting flags that mean nothing there.
+fn hide_settings(command: &mut clap::Command, path: &[String]) {
+    let meaningful: &[&str] = SUBCOMMAND_SETTINGS
+        .iter()
+        .find(|(at, _)| at.iter().eq(path.iter()))
+        .map_or(&[], |(_, flags)| flags);
+    let hidden: Vec<String> = command
+        .get_arguments()
+        .filter(|arg| arg.is_global_set())
+        .map(|arg| arg.get_id().to_string())
+        .filter(|id| id != EVERY_SUBCOMMAND && !meaningful.contains(&id.as_str()))
+        .collect();
+    let mut changed = std::mem::take(command);
+    for id in hidden {
+        changed = changed.mut_arg(id, |arg| arg.hide(true));
+    }
+    *command = changed;
+    for sub in command.get_subcommands_mut() {
+        let mut below = path.to_vec();
+        below.push(sub.get_name().to_string());
+        hide_settings(sub, &below);
+    }
+}
+
 impl Cli {
     /// Which session to go on with.
     pub fn resume_request(&self) -> ResumeRequest {
@@ -677,21 +786,37 @@ mod tests {
     }
 
     #[test]
-    fn a_subcommands_help_lists_the_setting_flags() {
-        use clap::CommandFactory;
-        let mut cmd = Cli::command();
-        cmd.build();
+    fn a_subcommands_help_lists_only_the_setting_flags_that_mean_something_there() {
+        let mut cmd = help_command();
+        let sessions = cmd.find_subcommand_mut("sessions").unwrap();
+        let list = sessions.find_subcommand_mut("list").unwrap();
+        let help = list.render_long_help().to_string();
+        assert!(help.contains("--cwd"), "{help}");
+        for flag in [
+            "--model",
+            "--base-url",
+            "--approval-mode",
+            "--sandbox",
+            "--max-turns",
+            "--skills-dir",
+            "--no-session",
+            "--verbose",
+        ] {
+            assert!(!help.contains(flag), "{flag} in:\n{help}");
+        }
+        let mcp = cmd.find_subcommand_mut("mcp").unwrap();
+        let tools = mcp.find_subcommand_mut("tools").unwrap();
+        let help = tools.render_long_help().to_string();
+        assert!(
+            help.contains("--sandbox") && !help.contains("--model"),
+            "{help}"
+        );
         let skills = cmd.find_subcommand_mut("skills").unwrap();
         let list = skills.find_subcommand_mut("list").unwrap();
         let help = list.render_long_help().to_string();
-        for flag in [
-            "--skills-dir",
-            "--cwd",
-            "--model",
-            "--base-url",
-            "--verbose",
-        ] {
+        for flag in ["--skills-dir", "--cwd", "--model", "--base-url"] {
             assert!(help.contains(flag), "{flag} missing from:\n{help}");
         }
+        assert!(!help.contains("--approval-mode"), "{help}");
     }
 }

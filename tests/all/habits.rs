@@ -370,3 +370,39 @@ fn sessions_list_shows_the_slash_command_as_typed() {
     let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(json[0]["first_prompt"], "/review main.go");
 }
+
+/// A subcommand's `--help` lists the setting flags that mean something there only; the
+/// others still parse (a script's flags never break it).
+#[test]
+fn a_subcommands_help_lists_only_its_own_flags() {
+    let dirs = Dirs::new();
+    let help = |args: &[&str]| {
+        let out = dirs.run(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for args in [
+        &["sessions", "list", "--help"][..],
+        &["artifacts", "get", "-h"],
+        &["help", "permissions", "list"],
+    ] {
+        let text = help(args);
+        assert!(text.contains("--cwd"), "{args:?}:\n{text}");
+        for flag in [
+            "--approval-mode",
+            "--sandbox",
+            "--model",
+            "--max-turns",
+            "--verbose",
+        ] {
+            assert!(!text.contains(flag), "{args:?} lists {flag}:\n{text}");
+        }
+    }
+    let skills = help(&["skills", "list", "--help"]);
+    assert!(
+        skills.contains("--skills-dir") && !skills.contains("--sandbox"),
+        "{skills}"
+    );
+    let out = dirs.run(&["sessions", "list", "--approval-mode", "full-auto"]);
+    assert_eq!(out.status.code(), Some(0));
+}
