@@ -576,7 +576,7 @@ pub fn resumed_text(resumed: &ResumedSession) -> String {
 /// `/resume` without an id: this project's saved sessions, newest first, one a line.
 pub fn sessions_text(sessions: &[SessionListing]) -> String {
     if sessions.is_empty() {
-        return "no saved sessions for this project yet".into();
+        return "no other saved sessions for this project".into();
     }
     let turns_width = SessionListing::column_width(sessions, |s| s.turns_text().len());
     let model_width = SessionListing::column_width(sessions, |s| s.model.chars().count());
