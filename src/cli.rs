@@ -2,6 +2,8 @@
 //! (documented in README.md and docs/HEADLESS.md) and turns them into config
 //! [`Overrides`]. It must not read files, the environment or the terminal.
 
+pub mod hints;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -17,10 +19,17 @@ use crate::sandbox::SandboxMode;
 /// harness9: a terminal coding agent for any OpenAI-compatible endpoint, with Agent Skills.
 ///
 /// With stdin and stdout on a terminal it opens the TUI; otherwise it reads one prompt
-/// per line from stdin. `-p PROMPT` runs one prompt and exits.
+/// per line from stdin. `harness9 "PROMPT"` starts either with that first message;
+/// `-p PROMPT` runs one prompt and exits.
 #[derive(Debug, Parser)]
 #[command(name = "harness9", version, about, long_about = None)]
 pub struct Cli {
+    /// The session's first message, sent as if typed (the TUI, or the REPL; with stdin
+    /// piped, each line after it is a turn of its own). A subcommand's name is the
+    /// subcommand: send such a word with `harness9 -- skills`.
+    #[arg(value_name = "PROMPT", conflicts_with = "print")]
+    pub prompt: Option<String>,
+
     /// Run one prompt and exit (print mode). Piped stdin is appended as context; with
     /// `-p -` (or an empty `-p ""`) piped stdin is the whole prompt.
     #[arg(short = 'p', long = "print", value_name = "PROMPT")]
@@ -31,7 +40,7 @@ pub struct Cli {
     pub output_format: OutputFormat,
 
     /// Model id (overrides HARNESS9_MODEL and config.toml).
-    #[arg(long, global = true)]
+    #[arg(short = 'm', long, global = true)]
     pub model: Option<String>,
 
     /// Endpoint base URL, e.g. http://127.0.0.1:8080/v1 (overrides OPENAI_BASE_URL).
@@ -39,15 +48,22 @@ pub struct Cli {
     pub base_url: Option<String>,
 
     /// Project directory (default: the current directory).
-    #[arg(short = 'C', long = "cwd", value_name = "DIR", global = true)]
+    #[arg(
+        short = 'C',
+        long = "cwd",
+        visible_alias = "cd",
+        value_name = "DIR",
+        global = true
+    )]
     pub cwd: Option<PathBuf>,
 
     /// Most model requests in one turn before it stops.
     #[arg(long, value_name = "N", global = true)]
     pub max_turns: Option<u32>,
 
-    /// What runs without asking: suggest (read only), auto-edit (edits in the project),
-    /// full-auto (everything).
+    /// What runs without asking (reading inside the project always does): suggest
+    /// (nothing more), auto-edit (edits inside the project, and read-only commands inside
+    /// the sandbox), full-auto (everything).
     #[arg(long, value_enum, global = true)]
     pub approval_mode: Option<ApprovalModeArg>,
 
@@ -67,12 +83,24 @@ pub struct Cli {
 
     /// Go on with a saved session (an id or a unique prefix); without an id, pick one
     /// (TUI) or list them.
-    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    #[arg(
+        short = 'r',
+        long,
+        value_name = "ID",
+        num_args = 0..=1,
+        default_missing_value = ""
+    )]
     pub resume: Option<String>,
 
     /// Do not save this session (also `sessions = false` in config.toml).
     #[arg(long, global = true)]
     pub no_session: bool,
+
+    /// Text output (`-p` and pipe mode): the answer exactly as the model wrote it, its
+    /// Markdown markers kept (by default they are rendered: styled on a terminal,
+    /// removed elsewhere).
+    #[arg(long)]
+    pub raw: bool,
 
     /// Use the line REPL even on a terminal.
     #[arg(long)]
@@ -96,9 +124,10 @@ pub struct Cli {
 pub enum ApprovalModeArg {
     /// Edits and commands need approval.
     Suggest,
-    /// Edits inside the project run; commands need approval.
+    /// Edits inside the project run, and read-only commands (ls, cat, rg, git status…)
+    /// when the sandbox confines them; other commands need approval.
     AutoEdit,
-    /// Everything runs.
+    /// Everything runs (commands in the sandbox unless it is off).
     FullAuto,
 }
 
@@ -166,6 +195,9 @@ pub enum Command {
         #[command(subcommand)]
         action: McpAction,
     },
+    /// A peer's subcommand (hidden), answered with the harness9 way.
+    #[command(flatten)]
+    Peer(hints::PeerCommand),
 }
 
 /// `harness9 mcp ...`.
@@ -417,6 +449,115 @@ pub enum ResumeRequest {
     Pick,
 }
 
+/// The setting flags (global, so they also work after a subcommand) that mean something
+/// for a subcommand besides `-C`, by its path; its `--help` lists only those. The rest
+/// still parse there (a script's flags never break it) but are hidden.
+const SUBCOMMAND_SETTINGS: &[(&[&str], &[&str])] = &[
+    // The index budget follows the model's context window.
+    (&["skills", "list"], &["skills_dirs", "model", "base_url"]),
+    (&["skills", "show"], &["skills_dirs"]),
+    (&["skills", "validate"], &["skills_dirs"]),
+    // Servers start sandboxed as a session's would.
+    (&["mcp", "list"], &["sandbox", "approval_mode"]),
+    (&["mcp", "tools"], &["sandbox", "approval_mode"]),
+];
+
+/// The one setting flag every subcommand takes.
+const EVERY_SUBCOMMAND: &str = "cwd";
+
+/// [`Cli`]'s command with each subcommand's help listing only the setting flags that
+/// mean something there ([`SUBCOMMAND_SETTINGS`]). For drawing help only: clap parses
+/// with [`Cli`]'s own (a command changed after it was built must not parse).
+pub fn help_command() -> clap::Command {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    command.build();
+    for sub in command.get_subcommands_mut() {
+        let path = vec![sub.get_name().to_string()];
+        hide_settings(sub, &path);
+    }
+    command
+}
+
+/// The help a command line asking for it (`-h`, `--help`, `help …`) gets, when it is a
+/// subcommand's: drawn from [`help_command`]. `None` for the top level's (clap's own
+/// stands) or a line that asks for no help.
+pub fn subcommand_help(error: &clap::Error, args: &[String]) -> Option<clap::builder::StyledStr> {
+    if error.kind() != clap::error::ErrorKind::DisplayHelp {
+        return None;
+    }
+    let path = help_path(args);
+    if path.is_empty() {
+        return None;
+    }
+    let mut command = help_command();
+    let mut found = &mut command;
+    for name in &path {
+        found = found.find_subcommand_mut(name)?;
+    }
+    let long = !args.iter().any(|a| a == "-h");
+    Some(if long {
+        found.render_long_help()
+    } else {
+        found.render_help()
+    })
+}
+
+/// The subcommand whose help `args` ask for: `help skills list`, or the subcommands
+/// clap finds in the line without its `-h`/`--help` (flag values are not taken for
+/// names).
+fn help_path(args: &[String]) -> Vec<String> {
+    use clap::CommandFactory;
+    let asked = args.iter().filter(|a| *a != "-h" && *a != "--help");
+    let parsed = Cli::command()
+        .ignore_errors(true)
+        .try_get_matches_from(asked);
+    let matches = match parsed {
+        Ok(matches) if matches.subcommand_name() != Some("help") => matches,
+        // `help skills list` (which clap answers itself): the words after `help`.
+        _ => {
+            return args
+                .iter()
+                .skip_while(|a| *a != "help")
+                .skip(1)
+                .take_while(|a| !a.starts_with('-'))
+                .cloned()
+                .collect();
+        }
+    };
+    let mut path = Vec::new();
+    let mut at = &matches;
+    while let Some((name, sub)) = at.subcommand() {
+        path.push(name.to_string());
+        at = sub;
+    }
+    path
+}
+
+/// Hides in `command` (at `path`) and below it the setting flags that mean nothing there.
+fn hide_settings(command: &mut clap::Command, path: &[String]) {
+    let meaningful: &[&str] = SUBCOMMAND_SETTINGS
+        .iter()
+        .find(|(at, _)| at.iter().eq(path.iter()))
+        .map_or(&[], |(_, flags)| flags);
+    let hidden: Vec<String> = command
+        .get_arguments()
+        .filter(|arg| arg.is_global_set())
+        .map(|arg| arg.get_id().to_string())
+        .filter(|id| id != EVERY_SUBCOMMAND && !meaningful.contains(&id.as_str()))
+        .collect();
+    let mut changed = std::mem::take(command);
+    for id in hidden {
+        changed = changed.mut_arg(id, |arg| arg.hide(true));
+    }
+    *command = changed;
+    for sub in command.get_subcommands_mut() {
+        let mut below = path.to_vec();
+        below.push(sub.get_name().to_string());
+        hide_settings(sub, &below);
+    }
+}
+
 impl Cli {
     /// Which session to go on with.
     pub fn resume_request(&self) -> ResumeRequest {
@@ -627,22 +768,55 @@ mod tests {
         assert!(Cli::try_parse_from(["harness9", "skills", "list", "-p", "hi"]).is_err());
     }
 
+    /// The help says what the README and the approval policy do: auto-edit also runs
+    /// read-only commands inside the sandbox.
     #[test]
-    fn a_subcommands_help_lists_the_setting_flags() {
+    fn the_approval_mode_help_agrees_with_the_policy_on_auto_edit() {
         use clap::CommandFactory;
-        let mut cmd = Cli::command();
-        cmd.build();
+        let help = Cli::command().render_long_help().to_string();
+        let auto_edit = help
+            .lines()
+            .find(|l| l.trim_start().starts_with("- auto-edit:"))
+            .unwrap_or_else(|| panic!("{help}"));
+        assert!(
+            auto_edit.contains("read-only commands") && auto_edit.contains("sandbox"),
+            "{auto_edit}"
+        );
+        assert!(!help.contains("suggest (read only)"), "{help}");
+    }
+
+    #[test]
+    fn a_subcommands_help_lists_only_the_setting_flags_that_mean_something_there() {
+        let mut cmd = help_command();
+        let sessions = cmd.find_subcommand_mut("sessions").unwrap();
+        let list = sessions.find_subcommand_mut("list").unwrap();
+        let help = list.render_long_help().to_string();
+        assert!(help.contains("--cwd"), "{help}");
+        for flag in [
+            "--model",
+            "--base-url",
+            "--approval-mode",
+            "--sandbox",
+            "--max-turns",
+            "--skills-dir",
+            "--no-session",
+            "--verbose",
+        ] {
+            assert!(!help.contains(flag), "{flag} in:\n{help}");
+        }
+        let mcp = cmd.find_subcommand_mut("mcp").unwrap();
+        let tools = mcp.find_subcommand_mut("tools").unwrap();
+        let help = tools.render_long_help().to_string();
+        assert!(
+            help.contains("--sandbox") && !help.contains("--model"),
+            "{help}"
+        );
         let skills = cmd.find_subcommand_mut("skills").unwrap();
         let list = skills.find_subcommand_mut("list").unwrap();
         let help = list.render_long_help().to_string();
-        for flag in [
-            "--skills-dir",
-            "--cwd",
-            "--model",
-            "--base-url",
-            "--verbose",
-        ] {
+        for flag in ["--skills-dir", "--cwd", "--model", "--base-url"] {
             assert!(help.contains(flag), "{flag} missing from:\n{help}");
         }
+        assert!(!help.contains("--approval-mode"), "{help}");
     }
 }

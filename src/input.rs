@@ -53,6 +53,8 @@ pub enum Builtin {
     Model(Option<String>),
     /// `/usage`.
     Usage,
+    /// `/status`: model, provider, window, approvals, sandbox, session, tokens.
+    Status,
     /// `/mcp`.
     Mcp,
     /// `/undo`.
@@ -143,6 +145,7 @@ pub fn route(line: &str, commands: &SlashCommands) -> Routed {
         "clear" => Some(Builtin::Clear),
         "exit" | "quit" => Some(Builtin::Exit),
         "usage" => Some(Builtin::Usage),
+        "status" => Some(Builtin::Status),
         "mcp" => Some(Builtin::Mcp),
         "undo" => Some(Builtin::Undo),
         "approvals" => match rest.trim() {
@@ -352,10 +355,11 @@ fn unknown(what: &str, word: &str, commands: &SlashCommands) -> String {
 /// distance (transpositions count once).
 pub fn close_matches(word: &str, commands: &SlashCommands) -> Vec<String> {
     let w = word.to_lowercase();
+    // One slip (a letter wrong, missing, extra or two swapped) for a short word, two
+    // for a long one: `/init` is two letters from `/exit` and must not be taken for it.
     let limit = match w.chars().count() {
-        0..=3 => 1,
-        4..=6 => 2,
-        _ => 3,
+        0..=7 => 1,
+        _ => 2,
     };
     let mut scored: Vec<(usize, String)> = BUILTINS
         .iter()
@@ -719,6 +723,13 @@ mod tests {
         assert!(e.contains("/model"), "{e}");
         let e = error(route("/zzzzzz", &c));
         assert!(e.contains("type /help"), "{e}");
+        // Only close names: two letters changed in a short word is another word.
+        let e = error(route("/init", &c));
+        assert!(!e.contains("/exit") && e.contains("type /help"), "{e}");
+        let e = error(route("/exti", &c));
+        assert!(e.contains("/exit"), "{e}");
+        let e = error(route("/compcat", &c));
+        assert!(e.contains("/compact"), "{e}");
         let e = error(route("/skill go-ref", &c));
         assert!(
             e.contains("no skill named `go-ref`") && e.contains("/go-refactor"),

@@ -9,15 +9,16 @@
 //! agent or the frontends work inside.
 
 use std::io::Write;
+use std::sync::{Arc, Mutex};
 
-use crate::agent::Approver;
 use crate::agent::saved::SessionStart;
+use crate::agent::{AgentHandle, Approver};
 use crate::cli::{Cli, ResumeRequest, SessionsAction};
 use crate::commands::{self, CommandError};
 use crate::config::{Config, ConfigError, EndpointNeed, OllamaProbe, SessionSaving};
 use crate::llm::LlmError;
 use crate::print::{self, Activity, OutputFormat, PrintEnd, PrintError, PrintOptions, StdinKind};
-use crate::protocol::ErrorKind;
+use crate::protocol::{ErrorKind, Event};
 use crate::repl::{self, ReplError, ReplInput};
 use crate::sandbox::{Decision, SandboxRefusal, SessionSandbox};
 use crate::signals::EndingSignal;
@@ -148,8 +149,8 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
     runtime.spawn(crate::exec::warm_up());
     let ended = match frontend {
         Frontend::Print(stdin) => run_print(cli, &runtime, prepared, stdin)?,
-        Frontend::Tui => run_tui(cli, &runtime, prepared, start_view)?,
-        Frontend::Repl(input) => run_repl(cli, &runtime, prepared, input)?,
+        Frontend::Tui => run_tui(cli, &config, &runtime, prepared, start_view)?,
+        Frontend::Repl(input) => run_repl(cli, &config, &runtime, prepared, input)?,
     };
     if let Ended::Signalled(signal) = &ended {
         // Said before the runtime is let go, as the run's last words.
@@ -203,12 +204,13 @@ fn list_instead(config: &Config, home: &Home) -> Ended {
     Ended::Listed(commands::sessions(config, &list))
 }
 
-/// Whether `-v` shows tool activity.
-fn activity(cli: &Cli) -> Activity {
-    if cli.verbose {
-        Activity::Shown
-    } else {
-        Activity::Hidden
+/// How much tool activity goes to stderr: all of it with `-v`; one line per call in the
+/// line REPL on a terminal (`--no-tui`, where nothing else shows what runs); else none.
+fn activity(cli: &Cli, frontend: Frontend) -> Activity {
+    match frontend {
+        _ if cli.verbose => Activity::Shown,
+        Frontend::Repl(ReplInput::Terminal) => Activity::Calls,
+        Frontend::Print(_) | Frontend::Tui | Frontend::Repl(ReplInput::Piped) => Activity::Hidden,
     }
 }
 
@@ -222,8 +224,21 @@ fn run_print(
     let options = PrintOptions {
         prompt: cli.print.clone().unwrap_or_default(),
         format: cli.output_format,
-        activity: activity(cli),
+        activity: activity(cli, Frontend::Print(stdin)),
         stdin,
+        answer: if cli.raw {
+            print::AnswerRender::Raw
+        } else {
+            // The REPL's Markdown renderer, so `-p` shows what pipe mode shows: its
+            // plain style (print mode's stdout passes everything through the
+            // neutralizing writer, where styling escapes would show as `^[`).
+            print::AnswerRender::Rendered(Box::new(move |markdown: &str| {
+                let mut stream = repl::MarkdownStream::new(repl::MarkdownStyle::Plain);
+                let mut shown = stream.push(markdown);
+                shown.push_str(&stream.finish());
+                shown
+            }))
+        },
     };
     Ok(match print::run(runtime, prepared, options)? {
         PrintEnd::Finished { failure } => Ended::Finished { failure },
@@ -231,9 +246,11 @@ fn run_print(
     })
 }
 
-/// The TUI to its end, then the session's token count on stdout.
+/// The TUI to its end, then the session's token count and how to go on with it on
+/// stdout.
 fn run_tui(
     cli: &Cli,
+    config: &Config,
     runtime: &tokio::runtime::Runtime,
     prepared: session::Prepared,
     start: tui::StartView,
@@ -245,10 +262,12 @@ fn run_tui(
             tui::ScreenMode::Inline
         },
         start,
+        first_prompt: cli.prompt.clone(),
     };
+    let watch = SessionWatch::default();
     let result = runtime.block_on(async {
         let (handle, info) = prepared.spawn();
-        tui::run(handle, info, options).await
+        tui::run(watch.watching(handle), info, options).await
     });
     match result {
         Ok(usage) => {
@@ -259,6 +278,9 @@ fn run_tui(
                 "tokens: {} in, {} out{est}",
                 usage.input_tokens, usage.output_tokens
             );
+            if let Some(hint) = watch.resume_hint(config) {
+                let _ = writeln!(out, "{hint}");
+            }
             Ok(Ended::Finished { failure: None })
         }
         // The terminal is already restored; exit as a signalled process would.
@@ -267,22 +289,37 @@ fn run_tui(
     }
 }
 
-/// The REPL to its end.
+/// The REPL to its end; in text output, how to go on with the session on stderr.
 fn run_repl(
     cli: &Cli,
+    config: &Config,
     runtime: &tokio::runtime::Runtime,
     prepared: session::Prepared,
     input: ReplInput,
 ) -> Result<Ended, LaunchError> {
     let options = repl::ReplOptions {
         format: cli.output_format,
-        activity: activity(cli),
+        activity: activity(cli, Frontend::Repl(input)),
         input,
+        answer: if cli.raw {
+            repl::AnswerText::Raw
+        } else {
+            repl::AnswerText::Rendered
+        },
+        first_prompt: cli.prompt.clone(),
     };
+    let watch = SessionWatch::default();
     let summary = runtime.block_on(async {
         let (handle, info) = prepared.spawn();
-        repl::run(handle, info, options).await
+        repl::run(watch.watching(handle), info, options).await
     })?;
+    if summary.signal.is_none()
+        && summary.reader == ReaderState::Reading
+        && cli.output_format == OutputFormat::Text
+        && let Some(hint) = watch.resume_hint(config)
+    {
+        sink::stderr_line(&hint);
+    }
     Ok(match (summary.signal, summary.reader) {
         (Some(signal), _) => Ended::Signalled(signal),
         // A reader that stopped reading (`| head`) asked for no more: not a failure.
@@ -291,6 +328,64 @@ fn run_repl(
             failure: summary.failure,
         },
     })
+}
+
+/// The saved session a frontend is in, as the agent last said
+/// ([`Event::SessionConfigured`], then [`Event::SessionResumed`] after `/resume`), read
+/// off the events on their way to the frontend.
+#[derive(Debug, Clone, Default)]
+struct SessionWatch(Arc<Mutex<Option<String>>>);
+
+impl SessionWatch {
+    /// `handle` with its events passed on through this watch, in order; the frontend's
+    /// stream closes when the agent's does.
+    fn watching(&self, handle: AgentHandle) -> AgentHandle {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let seen = self.0.clone();
+        let mut events = handle.events;
+        tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                let id = match &event {
+                    Event::SessionConfigured { session_id, .. } => Some(session_id.clone()),
+                    Event::SessionResumed(resumed) => Some(Some(resumed.id.clone())),
+                    _ => None,
+                };
+                if let Some(id) = id
+                    && let Ok(mut seen) = seen.lock()
+                {
+                    *seen = id;
+                }
+                if tx.send(event).is_err() {
+                    return;
+                }
+            }
+        });
+        AgentHandle {
+            ops: handle.ops,
+            events: rx,
+        }
+    }
+
+    /// The command that goes on with the session, when it was saved (its file is
+    /// created with the first thing said): `harness9 --resume ID`, with `-C DIR` when
+    /// the project is not the current folder.
+    fn resume_hint(&self, config: &Config) -> Option<String> {
+        let id = self.0.lock().ok()?.clone()?;
+        let sessions = session::live_sessions(config)?;
+        sessions.store().find(&id).ok()?;
+        let here = std::env::current_dir().ok();
+        let project = if here.as_deref() == Some(config.workdir.as_path()) {
+            String::new()
+        } else {
+            format!(
+                " -C {}",
+                crate::cli::hints::shell_word(&config.workdir.display().to_string())
+            )
+        };
+        Some(format!(
+            "To continue this session, run harness9{project} --resume {id}"
+        ))
+    }
 }
 
 /// How the run's conversation starts.

@@ -101,7 +101,34 @@ fn main() -> ExitCode {
         return ExitCode::from(code);
     }
     harness9::startup::keep_large_blocks_mapped();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // A peer's flag (or an unquoted prompt) is answered in one line; a
+            // subcommand's help lists only its own flags; anything else as clap words it.
+            let args: Vec<String> = std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            if let Some(hint) = harness9::cli::hints::for_error(&e, &args) {
+                sink::stderr_line(&format!("harness9: {hint}"));
+                return ExitCode::from(code::USAGE);
+            }
+            if let Some(help) = harness9::cli::subcommand_help(&e, &args) {
+                // Styled as clap styles its own: on a terminal that takes colours.
+                let styled = std::io::stdout().is_terminal()
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+                let text = if styled {
+                    help.ansi().to_string()
+                } else {
+                    help.to_string()
+                };
+                let mut out = sink::Sink::new(std::io::stdout());
+                let _ = std::io::Write::write_all(&mut out, text.as_bytes());
+                return ExitCode::from(code::OK);
+            }
+            e.exit()
+        }
+    };
     let terminals = Terminals {
         stdin: std::io::stdin().is_terminal(),
         stdout: std::io::stdout().is_terminal(),

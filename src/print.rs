@@ -50,11 +50,33 @@ pub enum TextDelivery {
     FinalOnly,
 }
 
+/// How the final answer's Markdown reaches stdout in print mode's text format.
+pub enum AnswerRender {
+    /// As the model wrote it (`--raw`).
+    Raw,
+    /// Through a renderer (the REPL's Markdown stream in its plain style, wired in by
+    /// `launch`), so `-p` shows what pipe mode shows. What it returns still passes
+    /// through the neutralizing writer.
+    Rendered(Box<dyn FnMut(&str) -> String + Send>),
+}
+
+impl std::fmt::Debug for AnswerRender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AnswerRender::Raw => "Raw",
+            AnswerRender::Rendered(_) => "Rendered",
+        })
+    }
+}
+
 /// Whether tool activity is written to stderr in the text format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Activity {
     /// Tool calls, retries and usage on stderr.
     Shown,
+    /// One line per tool call on stderr (what runs, not how it ended), with the
+    /// warnings, denials and errors: the line REPL on a terminal.
+    Calls,
     /// Only warnings, denials and errors on stderr.
     Hidden,
 }
@@ -120,6 +142,8 @@ pub struct HeadlessRenderer<O: Write, E: Write> {
     model: String,
     /// The whole session's usage so far (from `usage` events).
     session_usage: Usage,
+    /// How the final answer is shown ([`TextDelivery::FinalOnly`]).
+    answer: AnswerRender,
 }
 
 impl<O: Write, E: Write> HeadlessRenderer<O, E> {
@@ -142,7 +166,14 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             header_written: false,
             model: String::new(),
             session_usage: Usage::default(),
+            answer: AnswerRender::Raw,
         }
+    }
+
+    /// Sets how the final answer is shown in the text format.
+    pub fn with_answer_render(mut self, answer: AnswerRender) -> Self {
+        self.answer = answer;
+        self
     }
 
     /// Whether stdout still has a reader; when it is gone, output is dropped and the
@@ -213,9 +244,9 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
     }
 
     /// Renders one event; returns the turn report when the event ends a turn. The
-    /// listings a frontend asks for or keeps (`/skills`, `/mcp`, the slash commands)
-    /// are not print mode's, nor is a call's whole result (a full view's, the summary
-    /// is in its end): nothing is written for them, in any format.
+    /// listings a frontend asks for or keeps (`/skills`, `/mcp`, `/status`, the slash
+    /// commands) are not print mode's, nor is a call's whole result (a full view's, the
+    /// summary is in its end): nothing is written for them, in any format.
     pub fn render(&mut self, event: &Event) -> io::Result<Option<TurnReport>> {
         // The note about a failed turn's messages is for a prompt that follows: the
         // REPL shows it itself, and print mode has none.
@@ -226,6 +257,7 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                 | Event::SlashCommands(_)
                 | Event::TurnLeftOut { .. }
                 | Event::ToolResult { .. }
+                | Event::Status(_)
         ) {
             return Ok(None);
         }
@@ -360,7 +392,9 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                     "retrying (attempt {attempt} in {delay_ms} ms): {reason}"
                 )?;
             }
-            Event::ToolCallBegin { name, summary, .. } if shown => {
+            Event::ToolCallBegin { name, summary, .. }
+                if shown || self.activity == Activity::Calls =>
+            {
                 self.end_line()?;
                 writeln!(self.err, "→ {name} {summary}")?;
             }
@@ -446,6 +480,10 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
         match self.delivery {
             TextDelivery::Stream => self.end_line()?,
             TextDelivery::FinalOnly => {
+                let final_text = match &mut self.answer {
+                    AnswerRender::Raw => final_text.to_string(),
+                    AnswerRender::Rendered(render) => render(final_text),
+                };
                 if !final_text.is_empty() {
                     self.out.write_all(final_text.as_bytes())?;
                     if !final_text.ends_with('\n') {

@@ -10,6 +10,19 @@ use std::path::Path;
 /// The largest AGENTS.md included, in bytes; longer files are cut with a note.
 pub const MAX_AGENTS_MD_BYTES: usize = 32 * 1024;
 
+/// The heading the project's AGENTS.md stands under in the prompt.
+const AGENTS_MD_HEADING: &str = "\n\n## Project instructions (AGENTS.md)\n";
+
+/// The instruction files `prompt` (built by [`build`] for `workdir`) holds, for
+/// `/status`.
+pub fn instruction_files(prompt: &str, workdir: &Path) -> Vec<std::path::PathBuf> {
+    if prompt.contains(AGENTS_MD_HEADING) {
+        vec![workdir.join("AGENTS.md")]
+    } else {
+        Vec::new()
+    }
+}
+
 /// The base prompt for a coding agent.
 const BASE_PROMPT: &str = "\
 You are harness9, a coding agent working in the user's project directory through tools.
@@ -30,7 +43,7 @@ pub fn build(workdir: &Path, skills_section: Option<&str>) -> String {
     prompt.push_str("\n\nProject directory: ");
     prompt.push_str(&workdir.display().to_string());
     if let Some(agents) = read_agents_md(workdir) {
-        prompt.push_str("\n\n## Project instructions (AGENTS.md)\n");
+        prompt.push_str(AGENTS_MD_HEADING);
         prompt.push_str(agents.trim_end());
     }
     if let Some(section) = skills_section {
@@ -73,6 +86,11 @@ mod tests {
         std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.\n").unwrap();
         let with = build(dir.path(), None);
         assert_contains(&with, "## Project instructions (AGENTS.md)\nUse tabs.\n");
+        assert_eq!(
+            instruction_files(&with, dir.path()),
+            vec![dir.path().join("AGENTS.md")]
+        );
+        assert!(instruction_files(&without, dir.path()).is_empty());
     }
 
     #[test]

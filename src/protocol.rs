@@ -20,6 +20,9 @@ pub use commands::{BUILTINS, is_builtin};
 pub use rules::{AskBecause, Effect, Offer, RuleView, Source};
 pub use values::{Cost, RewindPoint, SkillChanges, UndoOutcome, describe_rewind};
 
+mod status;
+pub use status::{Counted, KnownWindow, SandboxState, SavedState, StatusReport};
+
 mod listings;
 pub use listings::{
     McpHealth, McpPromptArgument, McpPromptCommand, McpServerEntry, McpServerName, McpUse,
@@ -145,6 +148,9 @@ pub enum Op {
         /// Where; default `harness9-session-<id>.<ext>` in the project directory.
         path: Option<PathBuf>,
     },
+    /// Tell the session's state (`/status`); answered by [`Event::Status`] once no
+    /// turn runs (the model and the tokens are the turn's until it ends).
+    Status,
     /// Use another model from the next request on.
     SetModel {
         /// The model id as the endpoint knows it.
@@ -456,6 +462,7 @@ impl SubAgentEvent {
             | Event::Compacted { .. }
             | Event::ContextWindow { .. }
             | Event::ModelChanged { .. }
+            | Event::Status(_)
             | Event::ShutdownComplete { .. }
             | Event::SkillList(_)
             | Event::McpServerList { .. }
@@ -1062,6 +1069,8 @@ pub enum Event {
     },
     /// The conversation was cleared after [`Op::NewConversation`].
     ConversationCleared,
+    /// The session's state, after [`Op::Status`].
+    Status(Box<StatusReport>),
     /// The model was switched after [`Op::SetModel`].
     ModelChanged {
         /// The new model id.

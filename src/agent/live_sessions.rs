@@ -106,6 +106,10 @@ impl saved::SessionArchive for LiveSessions {
         self.find_id(query)
     }
 
+    fn file(&self, id: &SessionId) -> Option<PathBuf> {
+        self.store.find(id.as_str()).ok()
+    }
+
     fn artifacts(&self, id: &SessionId) -> crate::artifacts::ArtifactStore {
         crate::artifacts::ArtifactStore::new(self.store.artifacts_dir(&self.project, id))
     }

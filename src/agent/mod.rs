@@ -15,12 +15,14 @@ mod listings;
 pub mod live_sessions;
 pub mod mcp_servers;
 mod mention_approval;
+mod models;
 mod rewind;
 mod runner;
 pub mod saved;
 mod shell;
 mod skills_reload;
 pub mod slash;
+mod status;
 pub mod turn;
 
 pub use runner::spawn;

@@ -271,13 +271,27 @@ impl Dispatcher {
         match op {
             Op::NewConversation => self.clear(state),
             Op::SetModel { model } => {
+                let provider = self.setup.client.config();
+                if let Err(message) = super::models::check_listed(provider, &model).await {
+                    self.emit(Event::Warning { message });
+                    return;
+                }
                 state.model = model.clone();
                 state.conversation.record(Record::ModelChanged {
                     model: model.clone(),
                 });
                 self.emit(Event::ModelChanged { model });
             }
-            Op::ListSessions => saved::list(&self.context()),
+            Op::ListSessions => saved::list(&self.context(), self.session_id.as_ref()),
+            Op::Status => {
+                let report = super::status::report(
+                    &self.setup,
+                    state,
+                    self.session_id.as_ref(),
+                    self.policy.mode(),
+                );
+                self.emit(Event::Status(Box::new(report)));
+            }
             Op::Resume { id } => {
                 if let Some(id) = saved::resume_by_query(state, &self.context(), &id) {
                     self.session_id = Some(id);
@@ -418,6 +432,7 @@ impl Dispatcher {
             | Op::SetModel { .. }
             | Op::Resume { .. }
             | Op::ListSessions
+            | Op::Status
             | Op::Undo
             | Op::Diff
             | Op::ReloadSkills

@@ -37,6 +37,11 @@ pub trait SessionArchive: Send + Sync {
     fn export(&self, id: &SessionId, format: ExportFormat, dest: &Path) -> Result<(), String>;
     /// Session `id`'s artifacts.
     fn artifacts(&self, id: &SessionId) -> crate::artifacts::ArtifactStore;
+    /// Session `id`'s file, once it is written (`/status`).
+    fn file(&self, id: &SessionId) -> Option<std::path::PathBuf> {
+        let _ = id;
+        None
+    }
 }
 
 use crate::config::ModelSource;
@@ -198,14 +203,21 @@ pub fn resume_by_query(
     }
 }
 
-/// `/resume` without an id: this project's sessions, for a picker or a list.
-pub fn list(ctx: &TurnContext) {
+/// `/resume` without an id: this project's sessions but the one in use (`current`),
+/// for a picker or a list.
+pub fn list(ctx: &TurnContext, current: Option<&SessionId>) {
     let result = match &ctx.setup.sessions {
         Some(store) => store.list(),
         None => Err("sessions are not saved in this run (--no-session or sessions = false)".into()),
     };
     match result {
-        Ok(sessions) => ctx.emit(Event::SessionList { sessions }),
+        Ok(mut sessions) => {
+            // The session in use is not one to go on with.
+            if let Some(current) = current {
+                sessions.retain(|s| s.id != current.as_str());
+            }
+            ctx.emit(Event::SessionList { sessions })
+        }
         Err(e) => ctx.emit(Event::Warning {
             message: format!("cannot list sessions: {e}"),
         }),

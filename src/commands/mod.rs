@@ -53,6 +53,9 @@ pub enum CommandError {
     /// harness9's own binary (the sandbox launcher) cannot be found.
     #[error("cannot find harness9's own binary to start sandboxed servers")]
     OwnBinary(#[source] io::Error),
+    /// A peer's subcommand (`exec`, `resume`…): what to type instead.
+    #[error("{0}")]
+    PeerHabit(String),
 }
 
 impl CommandError {
@@ -60,7 +63,7 @@ impl CommandError {
     /// configuration is the user's to fix, as in every mode: a usage error.
     pub fn kind(&self) -> Kind {
         match self {
-            CommandError::Config(_) => Kind::Usage,
+            CommandError::Config(_) | CommandError::PeerHabit(_) => Kind::Usage,
             CommandError::Runtime(_) | CommandError::OwnBinary(_) => Kind::Internal,
             CommandError::Skills(e) => e.kind(),
             CommandError::Sessions(e) => e.kind(),
@@ -74,6 +77,10 @@ impl CommandError {
 /// Runs a subcommand. Subcommands never call the model: no endpoint is needed or looked
 /// for. The home's warning (it cannot be written) comes first on stderr for every one.
 pub fn run(overrides: &Overrides, command: &Command) -> Result<(), CommandError> {
+    // A peer's habit is answered before anything is read.
+    if let Command::Peer(peer) = command {
+        return Err(CommandError::PeerHabit(peer.hint()));
+    }
     let config = Config::resolve(
         overrides,
         &|name| std::env::var(name).ok(),
@@ -89,11 +96,12 @@ pub fn run(overrides: &Overrides, command: &Command) -> Result<(), CommandError>
         warn(warning);
     }
     match command {
-        Command::Skills { action } => skills(&config, action),
+        Command::Skills { action } => skills(overrides, &config, action),
         Command::Sessions { action } => sessions(&config, action),
         Command::Artifacts { action } => artifacts(&config, action),
         Command::Permissions { action } => permissions::run(&config, action),
         Command::Mcp { action } => mcp::run(&config, action),
+        Command::Peer(peer) => Err(CommandError::PeerHabit(peer.hint())),
     }
 }
 
@@ -112,7 +120,11 @@ fn current_thread_runtime() -> Result<tokio::runtime::Runtime, CommandError> {
 
 /// `harness9 skills list|show|validate`, on the skills a session would find (the remote
 /// root, `SKILLS_ROOT` as a URL, downloaded or refreshed first).
-fn skills(config: &Config, action: &SkillsAction) -> Result<(), CommandError> {
+fn skills(
+    overrides: &Overrides,
+    config: &Config,
+    action: &SkillsAction,
+) -> Result<(), CommandError> {
     use crate::skills::{Catalog, cli};
     let remote = if config.remote_skills_root.is_some() {
         current_thread_runtime()?.block_on(session::sync_remote_skills(config))
@@ -132,7 +144,8 @@ fn skills(config: &Config, action: &SkillsAction) -> Result<(), CommandError> {
                 cli::ListFormat::Table
             };
             let catalog = Catalog::discover(&options);
-            cli::list(&catalog, session::index_budget(config), format, &mut out)?;
+            let budget = session_index_budget(overrides, config);
+            cli::list(&catalog, budget, format, &mut out)?;
         }
         SkillsAction::Show { name } => {
             cli::show(&Catalog::discover(&options), name, &mut out)?;
@@ -147,6 +160,23 @@ fn skills(config: &Config, action: &SkillsAction) -> Result<(), CommandError> {
         }
     }
     Ok(())
+}
+
+/// The skills index budget a session started here would use. It follows the model's
+/// context window, so the model is resolved as a session resolves it (the endpoint's
+/// model list asked when none is configured, a local Ollama looked for when no endpoint
+/// is); without an endpoint a session could use, the subcommand's own model stands.
+fn session_index_budget(overrides: &Overrides, config: &Config) -> usize {
+    let as_session = Config::resolve(
+        overrides,
+        &|name| std::env::var(name).ok(),
+        EndpointNeed::Required,
+        OllamaProbe::Enabled,
+    );
+    match as_session {
+        Ok(session_config) => session::index_budget(&session_config),
+        Err(_) => session::index_budget(config),
+    }
 }
 
 /// `harness9 sessions list|show|export|prune`: the saved sessions of this project (or

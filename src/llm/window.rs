@@ -354,6 +354,27 @@ pub async fn learn(provider: &ProviderConfig, model: &str) -> Option<ContextWind
     trained_only.and_then(|tokens| found(tokens, WindowSource::Models))
 }
 
+/// The model ids the endpoint lists (`GET {base_url}/models`, OpenAI's
+/// `{"data": [{"id": …}]}`), asked like [`learn`] asks (the provider's headers, within
+/// the probe's time, bodies up to 1 MiB). `None` when it does not answer with a list.
+pub async fn listed_models(provider: &ProviderConfig) -> Option<Vec<String>> {
+    let base = provider.base_url.trim_end_matches('/');
+    let scheme = reqwest::Url::parse(base).ok()?.scheme().to_string();
+    let client = probe_client(scheme == "http").await?;
+    let mut headers = HeaderMap::new();
+    headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
+    add_provider_headers(&mut headers, provider).ok()?;
+    let body = fetch_json(client.get(format!("{base}/models")).headers(headers)).await?;
+    let data = body.get("data")?.as_array()?;
+    Some(
+        data.iter()
+            .filter_map(|m| m.get("id")?.as_str())
+            .filter(|id| !id.is_empty())
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
 /// A client for the probes, set up like the model client. Loading root certificates
 /// for https takes tens of milliseconds, so that happens off the async threads.
 async fn probe_client(plain_http: bool) -> Option<reqwest::Client> {

@@ -6,7 +6,7 @@
 
 use std::io::{self, Read, Write};
 
-use super::{Activity, HeadlessRenderer, OutputFormat, TextDelivery, TurnReport};
+use super::{Activity, AnswerRender, HeadlessRenderer, OutputFormat, TextDelivery, TurnReport};
 use crate::agent::AgentHandle;
 use crate::input;
 use crate::protocol::{ErrorKind, Event, InputOrigin, Invocation, Op, TurnOutcome, Usage};
@@ -24,7 +24,7 @@ pub enum StdinKind {
 }
 
 /// How print mode runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct PrintOptions {
     /// The argument of `-p`.
     pub prompt: String,
@@ -34,6 +34,8 @@ pub struct PrintOptions {
     pub activity: Activity,
     /// What stdin is.
     pub stdin: StdinKind,
+    /// How the answer is shown in the text format.
+    pub answer: AnswerRender,
 }
 
 /// How print mode ended.
@@ -95,7 +97,8 @@ pub fn run(
         options.activity,
         io::stdout().lock(),
         io::stderr(),
-    );
+    )
+    .with_answer_render(options.answer);
     renderer.set_model(&prepared.info.model);
     for warning in &prepared.info.startup_warnings {
         renderer.warning(warning)?;

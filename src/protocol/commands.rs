@@ -36,6 +36,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ),
     ("mcp", "List the MCP servers, their state and prompts"),
     ("usage", "Show token usage for this session"),
+    (
+        "status",
+        "Show the model, provider, context window, approvals, sandbox, session and tokens",
+    ),
     ("exit", "Quit"),
     ("quit", "Quit"),
 ];

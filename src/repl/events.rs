@@ -171,10 +171,15 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.done_waiting(State::ListingMcpServers);
                 self.renderer.notice(&render::mcp_text(servers))?;
             }
+            Event::Status(report) => {
+                self.done_waiting(State::Status);
+                self.renderer.notice(&render::status_text(report))?;
+            }
             Event::Warning { .. }
                 if matches!(
                     self.state,
                     State::Compacting
+                        | State::SwitchingModel
                         | State::Listing
                         | State::Resuming
                         | State::Exporting

@@ -31,7 +31,8 @@ use crate::signals::{EndingSignal, EndingSignals};
 use crate::sink::{ReaderState, ReaderWatch, Sink};
 
 pub use markdown::{MarkdownStream, MarkdownStyle};
-use render::{AnswerDelivery, ReplRenderer};
+pub use render::AnswerText;
+use render::{AnswerDelivery, ReplRenderer, TurnSeparation};
 use source::{Answer, Reply, TerminalInput};
 
 /// Where input lines come from.
@@ -44,7 +45,7 @@ pub enum ReplInput {
 }
 
 /// How the REPL runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplOptions {
     /// Output format (text, json, stream-json).
     pub format: OutputFormat,
@@ -52,6 +53,11 @@ pub struct ReplOptions {
     pub activity: Activity,
     /// Terminal or pipe.
     pub input: ReplInput,
+    /// Rendered Markdown, or the model's text as written (`--raw`).
+    pub answer: AnswerText,
+    /// The command line's prompt (`harness9 "fix the bug"`): the first turn, as typed
+    /// (its `@path` mentions are read even when the lines after it come from a pipe).
+    pub first_prompt: Option<String>,
 }
 
 /// How a REPL session ended.
@@ -102,6 +108,11 @@ pub async fn run(
         AnswerDelivery::Live
     } else {
         AnswerDelivery::PerRequest
+    })
+    .with_answer_text(options.answer)
+    .with_separation(match options.input {
+        ReplInput::Terminal => TurnSeparation::None,
+        ReplInput::Piped => TurnSeparation::BlankLine,
     });
     // Listen for SIGINT before the line editor starts: it restores the handler it
     // finds after each read. SIGTERM and SIGHUP end the session.
@@ -135,6 +146,7 @@ pub async fn run(
     );
     repl.ending = Some(ending);
     repl.saved_terminal = saved_terminal;
+    repl.first_prompt = options.first_prompt;
     Ok(repl.run().await?)
 }
 
@@ -218,6 +230,8 @@ enum State {
     ListingSkills,
     /// Waiting for [`Event::McpServerList`].
     ListingMcpServers,
+    /// Waiting for [`Event::Status`].
+    Status,
     /// [`Op::Shutdown`] sent; waiting for [`Event::ShutdownComplete`].
     ShuttingDown,
     /// The agent has stopped.
@@ -266,6 +280,8 @@ struct Repl<O: Write, E: Write> {
     signal: Option<EndingSignal>,
     /// The terminal's mode before the line editor started (terminal input only).
     saved_terminal: Option<nix::sys::termios::Termios>,
+    /// The command line's prompt, sent before any line is read.
+    first_prompt: Option<String>,
 }
 
 impl<O: Write, E: Write> Repl<O, E> {
@@ -310,6 +326,7 @@ impl<O: Write, E: Write> Repl<O, E> {
             ending: None,
             signal: None,
             saved_terminal: None,
+            first_prompt: None,
         }
     }
 
@@ -323,6 +340,9 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.model,
                 self.info.workdir.display()
             ))?;
+        }
+        if let Some(text) = self.first_prompt.take() {
+            self.on_line_from(&text, crate::protocol::InputOrigin::Typed)?;
         }
         loop {
             while !self.reading {
@@ -511,14 +531,19 @@ impl<O: Write, E: Write> Repl<O, E> {
     }
 
     fn on_line(&mut self, line: &str) -> io::Result<()> {
+        // Lines read from a pipe are data: their `@path` mentions are not read.
+        let origin = match self.input {
+            ReplInput::Terminal => crate::protocol::InputOrigin::Typed,
+            ReplInput::Piped => crate::protocol::InputOrigin::Piped,
+        };
+        self.on_line_from(line, origin)
+    }
+
+    /// A line routed as input that came from `origin`.
+    fn on_line_from(&mut self, line: &str, origin: crate::protocol::InputOrigin) -> io::Result<()> {
         match input::route(line, &self.commands) {
             Routed::Empty => Ok(()),
             routed @ (Routed::Prompt(_) | Routed::Invoke(_) | Routed::Shell(_)) => {
-                // Lines read from a pipe are data: their `@path` mentions are not read.
-                let origin = match self.input {
-                    ReplInput::Terminal => crate::protocol::InputOrigin::Typed,
-                    ReplInput::Piped => crate::protocol::InputOrigin::Piped,
-                };
                 if let Some(op) = routed.to_op(origin) {
                     self.send(op);
                 }
@@ -615,6 +640,11 @@ impl<O: Write, E: Write> Repl<O, E> {
             Builtin::Model(Some(model)) => {
                 self.send(Op::SetModel { model });
                 self.state = State::SwitchingModel;
+                Ok(())
+            }
+            Builtin::Status => {
+                self.send(Op::Status);
+                self.state = State::Status;
                 Ok(())
             }
             Builtin::Usage => {

@@ -72,6 +72,25 @@ pub enum AnswerDelivery {
     PerRequest,
 }
 
+/// How the answer's Markdown reaches stdout in the text format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerText {
+    /// Rendered: styled on a terminal, markers removed elsewhere.
+    Rendered,
+    /// As the model wrote it (`--raw`), control characters made visible.
+    Raw,
+}
+
+/// What stands between one turn's output and the next on stdout (text format).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnSeparation {
+    /// Nothing: the prompt line the user typed stands between them (a terminal).
+    None,
+    /// One blank line before a turn when stdout got anything since the last one (a
+    /// pipe, where answers would otherwise run together).
+    BlankLine,
+}
+
 /// The most answer text held for one request before it is streamed anyway.
 pub const HOLD_CAP: usize = 256 << 10;
 
@@ -87,6 +106,15 @@ pub struct ReplRenderer<O: Write, E: Write> {
     out: SharedWriter<O>,
     err: SharedWriter<E>,
     delivery: AnswerDelivery,
+    separation: TurnSeparation,
+    /// Rendered Markdown or the model's text.
+    answer: AnswerText,
+    /// The raw answer's neutralizer (a `\r` split across deltas).
+    raw: crate::safe_text::Neutralizer,
+    /// Whether the raw answer left stdout mid-line.
+    raw_mid_line: bool,
+    /// Whether stdout got anything since the last turn began (or the start).
+    wrote_since_turn: bool,
     /// This request's text not yet written ([`AnswerDelivery::PerRequest`]).
     held: String,
     /// Whether any of this request's text reached stdout.
@@ -135,6 +163,11 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
             out,
             err,
             delivery: AnswerDelivery::Live,
+            separation: TurnSeparation::None,
+            answer: AnswerText::Rendered,
+            raw: crate::safe_text::Neutralizer::new(),
+            raw_mid_line: false,
+            wrote_since_turn: false,
             held: String::new(),
             written: false,
         }
@@ -146,10 +179,29 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
         self
     }
 
+    /// Sets whether answers are rendered or shown as the model wrote them.
+    pub fn with_answer_text(mut self, answer: AnswerText) -> Self {
+        self.answer = answer;
+        self
+    }
+
+    /// Sets what stands between one turn's output and the next.
+    pub fn with_separation(mut self, separation: TurnSeparation) -> Self {
+        self.separation = separation;
+        self
+    }
+
     /// Renders one agent event; returns the report when it ends a turn.
     pub fn event(&mut self, event: &Event) -> io::Result<Option<TurnReport>> {
         if self.format == OutputFormat::Text {
             match event {
+                Event::TurnStarted { .. } => {
+                    self.end_text()?;
+                    if self.separation == TurnSeparation::BlankLine && self.wrote_since_turn {
+                        self.write_rendered("\n")?;
+                    }
+                    self.wrote_since_turn = false;
+                }
                 Event::TextDelta { text } => return self.answer_text(text).map(|()| None),
                 Event::ReasoningDelta { .. } => return Ok(None),
                 Event::Retrying { .. } => self.withdraw()?,
@@ -163,6 +215,36 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
         self.headless.render(event)
     }
 
+    /// A piece of the answer as stdout shows it: rendered Markdown, or the model's text
+    /// with only its control characters made visible (`--raw`).
+    fn shape(&mut self, text: &str) -> String {
+        match self.answer {
+            AnswerText::Rendered => self.markdown.push(text),
+            AnswerText::Raw => {
+                let safe = self.raw.push(text).into_owned();
+                if !safe.is_empty() {
+                    self.raw_mid_line = !safe.ends_with('\n');
+                }
+                safe
+            }
+        }
+    }
+
+    /// The end of the answer as stdout shows it: what the renderer held, or the
+    /// newline a raw answer lacks.
+    fn shape_end(&mut self) -> String {
+        match self.answer {
+            AnswerText::Rendered => self.markdown.finish(),
+            AnswerText::Raw => {
+                let mut rest = self.raw.finish().to_string();
+                if std::mem::take(&mut self.raw_mid_line) || !rest.is_empty() {
+                    rest.push('\n');
+                }
+                rest
+            }
+        }
+    }
+
     /// A piece of the answer: held, or rendered and written.
     fn answer_text(&mut self, text: &str) -> io::Result<()> {
         if self.delivery == AnswerDelivery::PerRequest && !self.written {
@@ -173,7 +255,7 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
             // Too long to hold: from here on it streams.
             self.release()?;
         }
-        let shown = self.markdown.push(text);
+        let shown = self.shape(text);
         self.written |= !shown.is_empty() || !text.is_empty();
         self.write_rendered(&shown)
     }
@@ -185,7 +267,7 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
         }
         let held = std::mem::take(&mut self.held);
         self.written = true;
-        let shown = self.markdown.push(&held);
+        let shown = self.shape(&held);
         self.write_rendered(&shown)
     }
 
@@ -194,7 +276,7 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
     fn withdraw(&mut self) -> io::Result<()> {
         self.held.clear();
         if self.written {
-            let rest = self.markdown.finish();
+            let rest = self.shape_end();
             self.write_rendered(&rest)?;
             let mut marker = String::new();
             if !rest.ends_with('\n') {
@@ -205,7 +287,7 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
             self.write_out(&marker)?;
         } else {
             // Nothing reached stdout: forget what the renderer has of it.
-            let _ = self.markdown.finish();
+            let _ = self.shape_end();
         }
         self.written = false;
         Ok(())
@@ -214,7 +296,7 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
     /// Ends the assistant's text so far (before anything else is printed).
     fn end_text(&mut self) -> io::Result<()> {
         self.release()?;
-        let rest = self.markdown.finish();
+        let rest = self.shape_end();
         self.write_rendered(&rest)
     }
 
@@ -224,6 +306,7 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
         if text.is_empty() {
             return Ok(());
         }
+        self.wrote_since_turn = true;
         self.out.write_all(text.as_bytes())?;
         self.out.flush()
     }
@@ -465,6 +548,18 @@ pub fn mcp_text(servers: &[McpServerEntry]) -> String {
     out
 }
 
+/// `/status`: the shared wording ([`crate::protocol::StatusReport::lines`]) as plain
+/// text, one aligned label and value a line.
+pub fn status_text(report: &crate::protocol::StatusReport) -> String {
+    let rows = report.lines();
+    let width = rows.iter().map(|(label, _)| label.len()).max().unwrap_or(0);
+    let mut out = String::from("Status:\n");
+    for (label, value) in rows {
+        out.push_str(&format!("  {label:<width$}  {value}\n"));
+    }
+    out
+}
+
 /// History items a resumed session's recap shows at most.
 const RECAP_ITEMS: usize = 6;
 /// Characters of one recap line at most.
@@ -503,7 +598,7 @@ pub fn resumed_text(resumed: &ResumedSession) -> String {
 /// `/resume` without an id: this project's saved sessions, newest first, one a line.
 pub fn sessions_text(sessions: &[SessionListing]) -> String {
     if sessions.is_empty() {
-        return "no saved sessions for this project yet".into();
+        return "no other saved sessions for this project".into();
     }
     let turns_width = SessionListing::column_width(sessions, |s| s.turns_text().len());
     let model_width = SessionListing::column_width(sessions, |s| s.model.chars().count());

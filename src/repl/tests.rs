@@ -178,6 +178,25 @@ fn fake_answer(op: Op) -> Option<Event> {
         Op::ListMcpServers => Some(Event::McpServerList {
             servers: Vec::new(),
         }),
+        Op::Status => Some(Event::Status(Box::new(crate::protocol::StatusReport {
+            model: "m".into(),
+            provider: "127.0.0.1:8080".into(),
+            context_window: None,
+            approval_mode: crate::protocol::ApprovalMode::Suggest,
+            sandbox: crate::protocol::SandboxState::Off,
+            session: crate::protocol::SavedState::NotSaved,
+            instructions: Vec::new(),
+            skills: crate::protocol::Counted {
+                total: 0,
+                active: 0,
+            },
+            mcp_servers: crate::protocol::Counted {
+                total: 0,
+                active: 0,
+            },
+            usage: crate::protocol::Usage::default(),
+            context_tokens: None,
+        }))),
         Op::Approval { .. }
         | Op::Interrupt
         | Op::Invoke(_)

@@ -409,6 +409,12 @@ pub fn summary(path: &Path) -> Result<SessionSummary, SessionError> {
         if line.starts_with(br#"{"type":"turn_end""#) {
             // A torn last line does not count.
             turns += u64::from(line.ends_with(b"}"));
+        } else if first_prompt.is_none() && line.starts_with(br#"{"type":"prompt""#) {
+            // What the user typed, where the message it became differs (a skill command's
+            // expanded body, mentions attached, notes before it).
+            if let Ok(Record::Prompt { text, .. }) = serde_json::from_slice(line) {
+                first_prompt = Some(one_line(&text, PROMPT_CHARS));
+            }
         } else if first_prompt.is_none() && line.starts_with(br#"{"type":"message""#) {
             if let Ok(Record::Message {
                 message: Message::User { content },

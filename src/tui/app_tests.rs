@@ -681,7 +681,7 @@ fn no_saved_sessions_is_a_notice_and_ids_and_exports_go_straight_to_the_agent() 
     });
     assert!(
         h.screen(70, 8)
-            .contains("No saved sessions for this project yet."),
+            .contains("No other saved sessions for this project."),
     );
     h.submit("/resume 20261123-17");
     assert_eq!(

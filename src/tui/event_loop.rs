@@ -87,6 +87,9 @@ pub async fn run(
     let mut app = App::new(&info, cells);
     app.start(options.start);
     app.set_width(cols);
+    if let Some(text) = &options.first_prompt {
+        app.first_prompt(text, options.start);
+    }
     let mut lp = Loop {
         handle,
         guard,

@@ -64,12 +64,14 @@ pub enum ScreenMode {
 }
 
 /// How the TUI runs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TuiOptions {
     /// Inline (default) or alternate screen.
     pub screen: ScreenMode,
     /// What the TUI shows first.
     pub start: StartView,
+    /// The command line's prompt (`harness9 "fix the bug"`): sent first, as if typed.
+    pub first_prompt: Option<String>,
 }
 
 /// What the TUI shows first.

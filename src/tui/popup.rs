@@ -196,7 +196,7 @@ mod tests {
         assert!(all.candidates().len() >= 6);
         let popup = SlashPopup::for_draft("/s", &commands(&catalog), None).unwrap();
         let names: Vec<&str> = popup.candidates().iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, vec!["skills", "skill"]);
+        assert_eq!(names, vec!["skills", "skill", "status"]);
         let exact = SlashPopup::for_draft("/skill", &commands(&catalog), None).unwrap();
         assert_eq!(
             exact.complete("/skill"),

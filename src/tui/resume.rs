@@ -16,7 +16,7 @@ use crate::protocol::{HistoryItem, ResumedSession};
 use crate::sessions::reader::one_line;
 
 /// Shown instead of a picker when the project has no saved session.
-pub const NO_SESSIONS: &str = "No saved sessions for this project yet.";
+pub const NO_SESSIONS: &str = "No other saved sessions for this project.";
 
 /// Widest tool call line, in characters, before it is shortened.
 const TOOL_LINE_CHARS: usize = 200;

@@ -25,6 +25,20 @@ fn heading(text: &str) -> Line<'static> {
     Line::styled(text.to_string(), bold())
 }
 
+/// What `/status` shows: a heading, then one dimmed label and its value a line.
+pub fn status(report: &crate::protocol::StatusReport) -> Vec<Line<'static>> {
+    let rows = report.lines();
+    let width = rows.iter().map(|(label, _)| label.len()).max().unwrap_or(0);
+    let mut lines = vec![heading("Status")];
+    lines.extend(rows.into_iter().map(|(label, value)| {
+        Line::from(vec![
+            Span::styled(format!("  {label:<width$}  "), dim()),
+            Span::raw(value),
+        ])
+    }));
+    lines
+}
+
 /// The header shown once at start.
 pub fn welcome(
     status: &SessionStatus,

@@ -208,6 +208,122 @@ const FAILED: &[Case] = &[
     ),
 ];
 
+/// The habits Codex and Claude Code users bring: each answered with the harness9 way in
+/// one line, exit 2, before anything is read (no endpoint is configured here). Nothing
+/// that would run more without asking is accepted.
+const PEER_HABITS: &[Case] = &[
+    refused(
+        &["--yolo"],
+        nothing,
+        Message::Starts(
+            "harness9: --yolo: harness9 has no switch that skips every approval: \
+             --approval-mode full-auto runs edits and commands unasked",
+        ),
+    ),
+    refused(
+        &["--dangerously-skip-permissions", "fix it"],
+        nothing,
+        Message::Starts("harness9: --dangerously-skip-permissions: harness9 has no switch"),
+    ),
+    refused(
+        &["--dangerously-bypass-approvals-and-sandbox"],
+        nothing,
+        Message::Starts("harness9: --dangerously-bypass-approvals-and-sandbox: harness9 has no"),
+    ),
+    refused(
+        &["-p", "hi", "--full-auto"],
+        nothing,
+        Message::Starts(
+            "harness9: --full-auto: Codex's --full-auto is --approval-mode full-auto here",
+        ),
+    ),
+    refused(
+        &["-a", "never"],
+        nothing,
+        Message::Starts("harness9: -a: harness9 chooses what runs unasked with --approval-mode"),
+    ),
+    refused(
+        &["--ask-for-approval=never"],
+        nothing,
+        Message::Starts("harness9: --ask-for-approval: harness9 chooses what runs unasked"),
+    ),
+    refused(
+        &["--permission-mode", "acceptEdits"],
+        nothing,
+        Message::Starts("harness9: --permission-mode: harness9 chooses what runs unasked"),
+    ),
+    refused(
+        &["--allowedTools", "Bash"],
+        nothing,
+        Message::Starts("harness9: --allowedTools: tool permissions are rules in"),
+    ),
+    refused(
+        &["--add-dir", "/tmp"],
+        nothing,
+        Message::Starts("harness9: --add-dir: harness9 works in one project (-C DIR)"),
+    ),
+    refused(
+        &["-p", "hi", "--json"],
+        nothing,
+        Message::Starts("harness9: --json: print mode writes JSON with --output-format json"),
+    ),
+    refused(
+        &["--append-system-prompt", "be brief"],
+        nothing,
+        Message::Starts("harness9: --append-system-prompt: project instructions go in AGENTS.md"),
+    ),
+    refused(
+        &["exec", "fix the bug"],
+        nothing,
+        Message::Exact(
+            "harness9: `exec` is Codex's; harness9 runs one prompt and exits with -p: \
+             harness9 -p 'fix the bug'",
+        ),
+    ),
+    refused(
+        &["exec", "--full-auto", "fix it"],
+        nothing,
+        Message::Exact(
+            "harness9: `exec` is Codex's; harness9 runs one prompt and exits with -p: \
+             harness9 -p \"PROMPT\"",
+        ),
+    ),
+    refused(
+        &["resume"],
+        nothing,
+        Message::Exact(
+            "harness9: `resume` is Codex's; to go on with a saved session: \
+             harness9 --resume (pick one) or harness9 -c (the latest)",
+        ),
+    ),
+    refused(
+        &["resume", "--last"],
+        nothing,
+        Message::Exact("harness9: `resume` is Codex's; to go on with a saved session: harness9 -c"),
+    ),
+    refused(
+        &["resume", "20261123-173501-aaaaaa"],
+        nothing,
+        Message::Exact(
+            "harness9: `resume` is Codex's; to go on with a saved session: \
+             harness9 --resume 20261123-173501-aaaaaa",
+        ),
+    ),
+    refused(
+        &["login"],
+        nothing,
+        Message::Starts("harness9: harness9 has no sign-in: it sends the key in OPENAI_API_KEY"),
+    ),
+    refused(
+        &["fix", "the", "bug"],
+        nothing,
+        Message::Starts(
+            "harness9: unexpected word the: a prompt of several words goes in quotes, \
+             harness9 \"fix the bug\"",
+        ),
+    ),
+];
+
 fn run(env: &Dirs, args: &[&str]) -> Output {
     let work = env.project().display().to_string();
     let args: Vec<String> = args.iter().map(|a| a.replace("{work}", &work)).collect();
@@ -267,6 +383,31 @@ fn what_names_nothing_is_not_found_exit_2_on_stderr_for_every_subcommand() {
 #[test]
 fn what_cannot_be_used_is_a_usage_error_exit_2_on_stderr() {
     check(USAGE);
+}
+
+#[test]
+fn the_peers_flags_and_subcommands_point_the_harness9_way() {
+    check(PEER_HABITS);
+}
+
+/// The safe spellings of the peers are plain aliases: `-m`, `-r`, `--cd`.
+#[test]
+fn the_peers_safe_spellings_are_aliases() {
+    let env = Dirs::new();
+    a_session(&env);
+    let work = env.project().display().to_string();
+    // `--cd DIR` is `-C DIR`; `-m` is `--model` (a subcommand takes both).
+    let out = env.run(&["skills", "list", "--cd", &work, "-m", "x"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_text(&out));
+    // `-r` is `--resume`: without a way to pick (stdin is not a terminal), the
+    // project's sessions are listed, as `--resume` does.
+    let out = env.run(&["-r", "--base-url", "http://127.0.0.1:9/v1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_text(&out));
+    assert!(
+        stdout_text(&out).contains("20261123-173501-aaaaaa"),
+        "{}",
+        stdout_text(&out)
+    );
 }
 
 #[test]

@@ -19,6 +19,7 @@ mod context;
 mod failed_turn;
 mod file_links;
 mod file_modes;
+mod habits;
 mod key_hidden;
 mod link_order;
 mod listings;

@@ -91,7 +91,8 @@ fn several_turns_in_one_run_share_the_conversation() {
     let server = MockServer::start(vec![answer("one"), answer("two"), answer("three")]);
     let dirs = Dirs::new();
     let out = dirs.pipe_ok(&server, &[], "first\n\nsecond\nthird\n");
-    assert_eq!(out.stdout, "one\ntwo\nthree\n");
+    // Successive answers are kept apart by one blank line.
+    assert_eq!(out.stdout, "one\n\ntwo\n\nthree\n");
     assert_eq!(server.chat_requests()[0].last_user_text(), "first");
     server.assert_conversation(
         3,
@@ -138,7 +139,7 @@ fn resume_by_id_prefix_goes_on_with_the_saved_conversation() {
     );
     assert_eq!(
         out.stdout,
-        format!("you: first question\nmodel: one\nresumed session {id} (1 turn, model m)\ntwo\n")
+        format!("you: first question\nmodel: one\nresumed session {id} (1 turn, model m)\n\ntwo\n")
     );
     server.assert_conversation(
         2,
@@ -178,7 +179,7 @@ fn a_skill_slash_command_sends_the_body_and_the_arguments() {
         &["--skills-dir", skills.path().to_str().unwrap()],
         "/review main.go\n/skill review lib.rs\n",
     );
-    assert_eq!(out.stdout, "reviewed\nagain\n");
+    assert_eq!(out.stdout, "reviewed\n\nagain\n");
     let requests = server.chat_requests();
     assert_eq!(
         requests[0].last_user_text(),
@@ -216,7 +217,7 @@ fn a_provider_failure_is_reported_the_session_goes_on_and_the_exit_code_says_so(
     let dirs = Dirs::with_config("max_retries = 0\n");
     let out = dirs.pipe(&server, &[], "one\ntwo\nthree\n");
     assert_eq!(
-        out.stdout, "first answer\nthird answer\n",
+        out.stdout, "first answer\n\nthird answer\n",
         "stderr: {}",
         out.stderr
     );

@@ -107,6 +107,7 @@ impl App {
             | Event::SessionDiff { .. }
             | Event::SkillList(_)
             | Event::McpServerList { .. }
+            | Event::Status(_)
             | Event::SlashCommands(_)) => self.answered(answer),
         }
     }
@@ -180,6 +181,7 @@ impl App {
             },
             Event::SkillList(listing) => self.commit_cell(views::skills(&listing)),
             Event::McpServerList { servers } => self.commit_cell(views::mcp(&servers)),
+            Event::Status(report) => self.commit_cell(views::status(&report)),
             Event::SlashCommands(commands) => self.commands = commands,
             // Only answers come here (`on_event`).
             _ => {}

@@ -372,6 +372,15 @@ impl App {
         self.out.ops.push(Op::SetApprovalMode { mode });
     }
 
+    /// The command line's prompt: sent as if typed and submitted; while the resume
+    /// picker is open it waits in the composer, to be sent once a session is picked.
+    pub fn first_prompt(&mut self, text: &str, view: crate::tui::StartView) {
+        self.composer.set_text(text);
+        if view == crate::tui::StartView::Conversation {
+            self.submit();
+        }
+    }
+
     fn submit(&mut self) {
         // The conversation shows the draft as it stood (large pastes as placeholders);
         // the router and the agent get it in full.
@@ -418,6 +427,10 @@ impl App {
             Builtin::Usage => {
                 self.commit_cell(echo.lines());
                 self.commit_cell(views::usage(&self.status));
+            }
+            Builtin::Status => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(Op::Status);
             }
             Builtin::Mcp => {
                 self.commit_cell(echo.lines());

@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 mod defects;
 mod habits;
+mod launch_habits;
 mod resize;
 mod signals;
 mod transcript;
