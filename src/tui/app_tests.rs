@@ -219,7 +219,7 @@ fn slash_popup_filters_and_completes() {
     );
     h.ctrl('c');
     h.submit("/he");
-    let screen = h.screen(70, 50);
+    let screen = h.screen(70, 100);
     assert!(
         screen.contains("Commands"),
         "Enter completes and runs /help: {screen}"
