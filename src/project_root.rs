@@ -10,7 +10,9 @@
 //! or that is not owned by the user running harness9 (nor is the folder holding it),
 //! ends the search with the working folder as the root, as git refuses a repository
 //! another user owns: a `/tmp/.git` someone else made must not turn `/tmp` into the
-//! project and its files into this user's project files.
+//! project and its files into this user's project files. The user's home folder (`$HOME`)
+//! is not the root of a folder below it: a home kept in git (dotfiles) is not a project,
+//! and its `.harness9/` is harness9's own home, not a project's settings.
 //!
 //! It must not know what callers read in the folders it names.
 
@@ -74,11 +76,22 @@ impl ProjectRoot {
 /// The project root of `workdir` (see the module's paragraph). `workdir` is made
 /// canonical when it can be.
 pub fn find(workdir: &Path) -> ProjectRoot {
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .and_then(|h| Path::new(&h).canonicalize().ok());
+    find_below(workdir, home.as_deref())
+}
+
+/// [`find`] with the user's home folder given.
+fn find_below(workdir: &Path, home: Option<&Path>) -> ProjectRoot {
     let dir = workdir
         .canonicalize()
         .unwrap_or_else(|_| workdir.to_path_buf());
     let me = nix::unistd::geteuid().as_raw();
     for candidate in dir.ancestors() {
+        if home == Some(candidate) && candidate != dir {
+            break;
+        }
         let marker = candidate.join(".git");
         let Ok(meta) = std::fs::symlink_metadata(&marker) else {
             continue;
@@ -155,6 +168,25 @@ mod tests {
         assert_eq!(find(&deep).path, base.join("repo/src"));
         assert_eq!(find(&base.join("repo/src")).path, base.join("repo/src"));
         assert!(find(&deep).warning().is_none());
+    }
+
+    #[test]
+    fn a_home_kept_in_git_is_not_the_project_of_a_folder_below_it() {
+        let (_tmp, home) = canonical_temp();
+        std::fs::create_dir_all(home.join(".git")).unwrap();
+        std::fs::create_dir_all(home.join("notes/today")).unwrap();
+        std::fs::create_dir_all(home.join("src/app/.git")).unwrap();
+        let below = find_below(&home.join("notes/today"), Some(&home));
+        assert_eq!(
+            (below.path, below.found),
+            (home.join("notes/today"), Found::NoRepository)
+        );
+        assert_eq!(
+            find_below(&home.join("src/app"), Some(&home)).path,
+            home.join("src/app")
+        );
+        // Started in the home itself, the home is the project.
+        assert_eq!(find_below(&home, Some(&home)).found, Found::Repository);
     }
 
     #[test]
