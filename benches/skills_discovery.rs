@@ -131,6 +131,7 @@ fn main() -> std::io::Result<()> {
         let options = DiscoveryOptions {
             flag_dirs: Vec::new(),
             workdir: work.clone(),
+            project_root: std::path::PathBuf::new(),
             harness9_home: home.clone(),
             user_home: None,
             remote_dirs: Vec::new(),

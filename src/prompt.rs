@@ -1,27 +1,14 @@
 //! The system prompt builder. The prompt is built once per session from the base prompt,
-//! the project's `AGENTS.md` (left out silently when absent) and the skills index section
-//! (left out when there are no model-invocable skills), and then never changes: provider
-//! prompt caches depend on it being byte-identical on every request.
+//! the working folder (and the project root when it is another folder), the project
+//! instructions section (the AGENTS.md chain, worded by `instructions`; left out when
+//! there is none) and the skills index section (left out when there are no
+//! model-invocable skills), and then never changes: provider prompt caches depend on it
+//! being byte-identical on every request.
 //!
-//! It must not know about the model client, tools' behaviour or terminals.
+//! It must not know about the model client, tools' behaviour, how the instruction files
+//! are found, or terminals.
 
 use std::path::Path;
-
-/// The largest AGENTS.md included, in bytes; longer files are cut with a note.
-pub const MAX_AGENTS_MD_BYTES: usize = 32 * 1024;
-
-/// The heading the project's AGENTS.md stands under in the prompt.
-const AGENTS_MD_HEADING: &str = "\n\n## Project instructions (AGENTS.md)\n";
-
-/// The instruction files `prompt` (built by [`build`] for `workdir`) holds, for
-/// `/status`.
-pub fn instruction_files(prompt: &str, workdir: &Path) -> Vec<std::path::PathBuf> {
-    if prompt.contains(AGENTS_MD_HEADING) {
-        vec![workdir.join("AGENTS.md")]
-    } else {
-        Vec::new()
-    }
-}
 
 /// The base prompt for a coding agent.
 const BASE_PROMPT: &str = "\
@@ -34,19 +21,33 @@ You are harness9, a coding agent working in the user's project directory through
 - If a tool call is denied, do not retry it unchanged; adapt or explain what you need.
 - Be concise. When done, say what you changed and anything left for the user.";
 
+/// The session's folders.
+#[derive(Debug, Clone, Copy)]
+pub struct Folders<'a> {
+    /// The working folder.
+    pub workdir: &'a Path,
+    /// The project root it belongs to (the same folder outside a repository).
+    pub root: &'a Path,
+}
+
 /// Builds the system prompt.
 ///
-/// `skills_section` is the whole `## Available Skills` section, or `None` to leave it out.
-pub fn build(workdir: &Path, skills_section: Option<&str>) -> String {
+/// `instructions` is the whole project instructions section, `skills_section` the whole
+/// `## Available Skills` section; `None` leaves either out.
+pub fn build(
+    folders: Folders<'_>,
+    instructions: Option<&str>,
+    skills_section: Option<&str>,
+) -> String {
     let mut prompt = String::with_capacity(4096);
     prompt.push_str(BASE_PROMPT);
     prompt.push_str("\n\nProject directory: ");
-    prompt.push_str(&workdir.display().to_string());
-    if let Some(agents) = read_agents_md(workdir) {
-        prompt.push_str(AGENTS_MD_HEADING);
-        prompt.push_str(agents.trim_end());
+    prompt.push_str(&folders.workdir.display().to_string());
+    if folders.root != folders.workdir {
+        prompt.push_str("\nProject root (the repository): ");
+        prompt.push_str(&folders.root.display().to_string());
     }
-    if let Some(section) = skills_section {
+    for section in [instructions, skills_section].into_iter().flatten() {
         prompt.push_str("\n\n");
         prompt.push_str(section.trim_end());
     }
@@ -54,67 +55,59 @@ pub fn build(workdir: &Path, skills_section: Option<&str>) -> String {
     prompt
 }
 
-/// The project's AGENTS.md, capped; `None` when absent or unreadable.
-fn read_agents_md(workdir: &Path) -> Option<String> {
-    let bytes = std::fs::read(workdir.join("AGENTS.md")).ok()?;
-    if bytes.len() <= MAX_AGENTS_MD_BYTES {
-        return Some(String::from_utf8_lossy(&bytes).into_owned());
-    }
-    let mut end = MAX_AGENTS_MD_BYTES;
-    while end > 0 && (bytes[end] & 0xC0) == 0x80 {
-        end -= 1;
-    }
-    let mut text = String::from_utf8_lossy(&bytes[..end]).into_owned();
-    text.push_str(&format!(
-        "\n[AGENTS.md truncated: {} of {} bytes shown]",
-        end,
-        bytes.len()
-    ));
-    Some(text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::test_support::assert_contains;
 
+    fn here(dir: &Path) -> Folders<'_> {
+        Folders {
+            workdir: dir,
+            root: dir,
+        }
+    }
+
     #[test]
-    fn agents_md_is_included_when_present_and_left_out_silently_when_absent() {
-        let dir = tempfile::tempdir().unwrap();
-        let without = build(dir.path(), None);
+    fn sections_are_left_out_silently_when_absent() {
+        let without = build(here(Path::new("/w")), None, None);
         assert!(!without.contains("AGENTS.md"));
-        std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.\n").unwrap();
-        let with = build(dir.path(), None);
-        assert_contains(&with, "## Project instructions (AGENTS.md)\nUse tabs.\n");
-        assert_eq!(
-            instruction_files(&with, dir.path()),
-            vec![dir.path().join("AGENTS.md")]
+        assert!(!without.contains("Project root"));
+        assert!(without.ends_with("Project directory: /w\n"));
+        let with = build(
+            here(Path::new("/w")),
+            Some("## Project instructions (AGENTS.md)\nUse tabs.\n"),
+            None,
         );
-        assert!(instruction_files(&without, dir.path()).is_empty());
+        assert_contains(
+            &with,
+            "/w\n\n## Project instructions (AGENTS.md)\nUse tabs.\n",
+        );
     }
 
     #[test]
     fn skills_section_goes_last_and_building_is_deterministic() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("AGENTS.md"), "Rules.").unwrap();
         let section = "## Available Skills\nUse the `use_skill` tool to load the full content of any skill when needed.\n- a: b\n";
-        let p1 = build(dir.path(), Some(section));
-        let p2 = build(dir.path(), Some(section));
+        let dir = Path::new("/w");
+        let p1 = build(here(dir), Some("Rules."), Some(section));
+        let p2 = build(here(dir), Some("Rules."), Some(section));
         assert_eq!(p1, p2);
         assert!(p1.ends_with("- a: b\n"));
         assert!(p1.find("Rules.").unwrap() < p1.find("## Available Skills").unwrap());
     }
 
     #[test]
-    fn huge_agents_md_is_capped_at_a_char_boundary() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("AGENTS.md"),
-            "é".repeat(MAX_AGENTS_MD_BYTES),
-        )
-        .unwrap();
-        let p = build(dir.path(), None);
-        assert_contains(&p, "[AGENTS.md truncated");
-        assert!(p.len() < MAX_AGENTS_MD_BYTES + 2048);
+    fn a_root_other_than_the_working_folder_is_named() {
+        let p = build(
+            Folders {
+                workdir: Path::new("/r/sub"),
+                root: Path::new("/r"),
+            },
+            None,
+            None,
+        );
+        assert_contains(
+            &p,
+            "Project directory: /r/sub\nProject root (the repository): /r\n",
+        );
     }
 }

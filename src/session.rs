@@ -30,6 +30,7 @@ pub fn discovery_options(config: &Config) -> DiscoveryOptions {
     DiscoveryOptions {
         flag_dirs: config.skills_dirs.clone(),
         workdir: config.workdir.clone(),
+        project_root: config.project_root.clone(),
         harness9_home: config.home.clone(),
         user_home: config.user_home.clone(),
         remote_dirs: Vec::new(),
@@ -94,6 +95,17 @@ pub fn index_budget(config: &Config) -> usize {
 
 fn index_budget_for(config: &Config, window: Option<ContextWindow>) -> usize {
     crate::skills::index_budget(window.map(|w| w.tokens), config.skills_index_budget)
+}
+
+/// The session's instruction files (the AGENTS.md chain), read and fitted to the cap.
+pub fn load_instructions(config: &Config) -> crate::instructions::Instructions {
+    crate::instructions::load(crate::instructions::Places {
+        harness9_home: &config.home,
+        user_home: config.user_home.as_deref(),
+        root: &config.project_root,
+        workdir: &config.workdir,
+        max_bytes: config.instructions_max_bytes,
+    })
 }
 
 /// A session ready to start.
@@ -161,7 +173,16 @@ pub fn prepare_with_remote(
         (Some(one), None) | (None, Some(one)) => Some(one.to_string()),
         (None, None) => None,
     };
-    let system_prompt = crate::prompt::build(&config.workdir, sections.as_deref());
+    let instructions = load_instructions(config);
+    warnings.extend(instructions.warnings.iter().cloned());
+    let system_prompt = crate::prompt::build(
+        crate::prompt::Folders {
+            workdir: &config.workdir,
+            root: &config.project_root,
+        },
+        instructions.section().as_deref(),
+        sections.as_deref(),
+    );
 
     let policy = ApprovalPolicy::new(config.approval_mode, approver, config.permissions.clone())
         .with_sandbox(CommandSandbox::of_session());
@@ -220,6 +241,7 @@ pub fn prepare_with_remote(
         client: Arc::new(client),
         model: config.model.clone(),
         system_prompt,
+        instruction_files: instructions.files.iter().map(|f| f.path.clone()).collect(),
         tools: tools.freeze(),
         workdir: config.workdir.clone(),
         policy,
@@ -280,7 +302,7 @@ pub fn mcp_servers(config: &Config) -> crate::mcp::McpServers {
     crate::mcp::McpServers::new(
         config.mcp.clone(),
         crate::mcp::ConnectContext {
-            project: config.workdir.clone(),
+            project: config.project_root.clone(),
             log_dir: config.home.join("logs").join("mcp"),
             sandbox,
             user_home: config.user_home.clone(),

@@ -57,6 +57,7 @@ pub fn write_skill(root: &Path, name: &str, extra: &str, body: &str) -> PathBuf 
 pub fn project_catalog(root: &Path) -> Catalog {
     Catalog::discover_uncached(&DiscoveryOptions {
         workdir: root.to_path_buf(),
+        project_root: std::path::PathBuf::new(),
         harness9_home: root.join("h9"),
         ..DiscoveryOptions::default()
     })
@@ -68,6 +69,7 @@ pub fn roots_catalog(empty: &Path, flag_dirs: Vec<PathBuf>, remote_dirs: Vec<Pat
     Catalog::discover(&DiscoveryOptions {
         flag_dirs,
         workdir: empty.to_path_buf(),
+        project_root: std::path::PathBuf::new(),
         harness9_home: empty.to_path_buf(),
         user_home: None,
         remote_dirs,

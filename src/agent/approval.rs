@@ -200,10 +200,12 @@ impl ApprovalPolicy {
         }
         let shared = self.shared();
         let project = shared.places.project.clone();
+        let root = shared.places.root.clone();
         let temp: Vec<&Path> = shared.temp.iter().map(PathBuf::as_path).collect();
         let mode = shared.mode;
         let scope = Scope {
             project: &project,
+            root: &root,
             temp: &temp,
             mode: match mode {
                 ApprovalMode::Suggest => ModeRuns::NOTHING,

@@ -165,6 +165,9 @@ pub struct AgentSetup {
     pub model: String,
     /// The system prompt, built once.
     pub system_prompt: String,
+    /// The instruction files the system prompt holds (the AGENTS.md chain), for
+    /// `/status`.
+    pub instruction_files: Vec<PathBuf>,
     /// The session's tools.
     pub tools: ToolRegistry,
     /// The project directory.

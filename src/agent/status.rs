@@ -60,7 +60,7 @@ pub fn report(
         approval_mode: mode,
         sandbox,
         session,
-        instructions: crate::prompt::instruction_files(&setup.system_prompt, &setup.workdir),
+        instructions: setup.instruction_files.clone(),
         skills,
         mcp_servers,
         usage: state.usage,

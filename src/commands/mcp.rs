@@ -18,7 +18,7 @@ use crate::sink::Sink;
 pub(super) fn run(config: &Config, action: &McpAction) -> Result<(), CommandError> {
     let files = cli::Files {
         user_config: config.home.join("config.toml"),
-        project: config.workdir.clone(),
+        project: config.project_root.clone(),
     };
     let format = |json: bool| {
         if json {

@@ -151,6 +151,9 @@ pub struct FileConfig {
     pub skills_dirs: Vec<PathBuf>,
     /// Character budget for the skills index in the system prompt.
     pub skills_index_budget: Option<usize>,
+    /// The combined cap in bytes on the instruction files (the AGENTS.md chain) in the
+    /// system prompt (default 32 KiB).
+    pub instructions_max_bytes: Option<usize>,
     /// Default `bash` timeout in seconds.
     pub bash_timeout_secs: Option<u64>,
     /// A skills root given as a URL of an archive (.zip, .tar.gz, .tgz, .tar) or a path;
@@ -311,8 +314,13 @@ pub struct Config {
     pub model_source: ModelSource,
     /// Endpoint and its quirks.
     pub provider: ProviderConfig,
-    /// The project directory (canonical).
+    /// The working folder (canonical): `-C`, else the current folder. Tools, commands
+    /// and the sandbox work here.
     pub workdir: PathBuf,
+    /// The project root the working folder belongs to ([`crate::project_root::find`]):
+    /// where AGENTS.md, skill roots, `.harness9/`, `.mcp.json` and the permission file
+    /// are read, and what sessions and trust lists are keyed by.
+    pub project_root: PathBuf,
     /// `$HARNESS9_HOME` (default `~/.harness9`).
     pub home: PathBuf,
     /// The user's home directory, when known.
@@ -332,6 +340,8 @@ pub struct Config {
     pub skills_dirs: Vec<PathBuf>,
     /// Configured index budget (characters), if any.
     pub skills_index_budget: Option<usize>,
+    /// The combined cap on the instruction files in the system prompt, in bytes.
+    pub instructions_max_bytes: usize,
     /// Tool limits.
     pub tool_limits: ToolLimits,
     /// A remote skills root (an http(s) URL of an archive), if any.

@@ -44,20 +44,28 @@ impl Config {
         let config_path = homes.harness.join("config.toml");
         let file = FileConfig::load(&config_path)?;
         let workdir = workdir(overrides)?;
+        let root = crate::project_root::find(&workdir);
         let endpoint = Endpoint::resolve(overrides, env, &file, need, probe, &config_path)?;
         let max_turns = max_turns(overrides, &file)?;
+        let instructions_max_bytes = instructions_max_bytes(&file)?;
         let skills = SkillPlaces::resolve(overrides, env, &file, &homes, &config_path);
         let mut warnings = skills.warnings;
+        warnings.extend(root.warning());
+        let project_root = root.path;
         warnings.extend(endpoint.model_note);
         let secret_policy = secret_policy(&endpoint.provider, &file);
         let session_saving = session_saving(env, file.sessions)?;
         let sessions_max_bytes = sessions_max_bytes(&file)?;
-        let permissions = permissions(&file, &config_path, &workdir, &homes, &mut warnings)?;
+        let folders = Folders {
+            workdir: &workdir,
+            root: &project_root,
+        };
+        let permissions = permissions(&file, &config_path, folders, &homes, &mut warnings)?;
         let prices = prices(&file)?;
         let mcp = crate::mcp::config::load(
             &file.mcp_servers,
             &config_path,
-            &workdir,
+            &project_root,
             &homes.harness,
             env,
         );
@@ -75,7 +83,7 @@ impl Config {
             SandboxPlaces {
                 user_home: homes.user.as_deref(),
                 harness9_home: &homes.harness,
-                workdir: &workdir,
+                project_root: &project_root,
                 skills_cache_dir: &skills.cache_dir,
             },
         )?;
@@ -98,12 +106,14 @@ impl Config {
             },
             provider: endpoint.provider,
             workdir,
+            project_root,
             home: homes.harness,
             user_home: homes.user,
             approval_mode,
             max_turns,
             skills_dirs: skills.dirs,
             skills_index_budget: file.skills_index_budget,
+            instructions_max_bytes,
             tool_limits: tool_limits(&file),
             warnings,
             session_saving,
@@ -142,7 +152,8 @@ impl Homes {
     }
 }
 
-/// The project folder: `-C`, else the current one; it must exist.
+/// The working folder: `-C`, else the current one; it must exist. (The project root
+/// it belongs to is [`crate::project_root::find`]'s.)
 fn workdir(overrides: &Overrides) -> Result<PathBuf, ConfigError> {
     let raw = match &overrides.workdir {
         Some(dir) => dir.clone(),
@@ -154,6 +165,19 @@ fn workdir(overrides: &Overrides) -> Result<PathBuf, ConfigError> {
         .ok()
         .filter(|p| p.is_dir())
         .ok_or(ConfigError::Workdir { path: raw.clone() })
+}
+
+/// The combined cap on the instruction files: config.toml, else 32 KiB.
+fn instructions_max_bytes(file: &FileConfig) -> Result<usize, ConfigError> {
+    use crate::instructions::{DEFAULT_MAX_BYTES, MAX_MAX_BYTES};
+    match file.instructions_max_bytes {
+        None => Ok(DEFAULT_MAX_BYTES),
+        Some(n) if n <= MAX_MAX_BYTES => Ok(n),
+        Some(n) => Err(ConfigError::Invalid {
+            what: "instructions_max_bytes".into(),
+            message: format!("{n} is over the largest cap, {MAX_MAX_BYTES} bytes"),
+        }),
+    }
 }
 
 /// The endpoint, its settings and the model.
@@ -478,18 +502,26 @@ fn sessions_max_bytes(file: &FileConfig) -> Result<u64, ConfigError> {
     Ok(max)
 }
 
+/// The working folder and the project root it belongs to.
+#[derive(Clone, Copy)]
+struct Folders<'a> {
+    workdir: &'a Path,
+    root: &'a Path,
+}
+
 /// The permission rules, and a warning for the project file's unapproved allow rules.
 fn permissions(
     file: &FileConfig,
     config_path: &Path,
-    workdir: &Path,
+    folders: Folders<'_>,
     homes: &Homes,
     warnings: &mut Vec<String>,
 ) -> Result<PermissionsSetup, ConfigError> {
     let permissions = PermissionsSetup::load(
         Places {
             user_file: config_path.to_path_buf(),
-            project: workdir.to_path_buf(),
+            project: folders.workdir.to_path_buf(),
+            root: folders.root.to_path_buf(),
             harness_home: homes.harness.clone(),
             home: homes.user.clone(),
         },
@@ -555,7 +587,8 @@ fn command_list(value: &str) -> Vec<String> {
 struct SandboxPlaces<'a> {
     user_home: Option<&'a Path>,
     harness9_home: &'a Path,
-    workdir: &'a Path,
+    /// Relative masked paths are in the project, so anchored at its root.
+    project_root: &'a Path,
     skills_cache_dir: &'a Path,
 }
 
@@ -606,7 +639,7 @@ fn sandbox(
             masked_paths: file
                 .masked_paths
                 .iter()
-                .map(|p| places.workdir.join(expand_home(p, user_home)))
+                .map(|p| places.project_root.join(expand_home(p, user_home)))
                 .collect(),
             visible: vec![
                 places.harness9_home.join("skills"),

@@ -48,6 +48,7 @@ fn judge_with(
         Subject::Command { line, cwd: dir },
         &Scope {
             project: dir,
+            root: dir,
             temp: &temp,
             mode,
             secrets,

@@ -56,7 +56,7 @@ pub fn secret_files(places: &Places, user: &UserPermissions) -> super::SecretFil
         match (pattern.strip_prefix("~/"), &places.home) {
             (Some(rest), Some(home)) => format!("{}/{rest}", escape(home)),
             _ if pattern.starts_with('/') || pattern.starts_with("**/") => pattern.clone(),
-            _ => format!("{}/{pattern}", escape(&places.project)),
+            _ => format!("{}/{pattern}", escape(&places.root)),
         }
     };
     super::SecretFiles {
@@ -134,8 +134,11 @@ pub struct Loaded {
 pub struct Places {
     /// The user's config.toml (for messages and edits).
     pub user_file: PathBuf,
-    /// The project directory.
+    /// The working folder (what the mode reads and edits by itself lies beneath it).
     pub project: PathBuf,
+    /// The project root ([`crate::project_root`]): the rule file is in its
+    /// `.harness9/`, and relative patterns are anchored here.
+    pub root: PathBuf,
     /// `$HARNESS9_HOME`.
     pub harness_home: PathBuf,
     /// The user's home directory, for `~/` in patterns.
@@ -145,7 +148,7 @@ pub struct Places {
 impl Places {
     /// The project's rule file.
     pub fn project_file(&self) -> PathBuf {
-        self.project.join(PROJECT_FILE)
+        self.root.join(PROJECT_FILE)
     }
 
     fn trust_file(&self) -> PathBuf {
@@ -443,6 +446,7 @@ mod tests {
         std::fs::create_dir_all(&project).unwrap();
         Places {
             user_file: dir.join("home/config.toml"),
+            root: project.clone(),
             project,
             harness_home: dir.join("home"),
             home: None,
@@ -656,7 +660,8 @@ mod tests {
     fn the_users_secret_files_are_anchored_where_they_are_written() {
         let p = Places {
             user_file: "/h/config.toml".into(),
-            project: "/proj".into(),
+            project: "/proj/sub".into(),
+            root: "/proj".into(),
             harness_home: "/h".into(),
             home: Some("/home/u".into()),
         };

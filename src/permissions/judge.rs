@@ -28,6 +28,17 @@ use super::{
 use crate::paths;
 use crate::protocol::{AskBecause, Effect, Offer};
 
+/// The rule "always" adds for edits in the working folder, anchored at the project
+/// root like every relative pattern: `edit(**)` when the two are one folder, else
+/// `edit(SUB/**)`, so an answer given in a subfolder never allows the whole project.
+fn edits_beneath(project: &Path, root: &Path) -> String {
+    match project.strip_prefix(root) {
+        Ok(sub) if sub.as_os_str().is_empty() => "edit(**)".to_string(),
+        Ok(sub) => format!("edit({}/**)", globset::escape(&sub.to_string_lossy())),
+        Err(_) => format!("edit({}/**)", globset::escape(&project.to_string_lossy())),
+    }
+}
+
 /// Redirection targets that write nothing anyone keeps.
 const HARMLESS_TARGETS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr"];
 
@@ -36,8 +47,8 @@ impl Rulebook {
     pub fn judge(&self, tool: &str, subject: Subject<'_>, scope: &Scope<'_>) -> Judgement {
         match subject {
             Subject::Command { line, cwd } => self.judge_command(tool, line, cwd, scope),
-            Subject::Read { path } => self.judge_path(tool, path, scope.project, PathUse::Read),
-            Subject::Edit { path } => self.judge_path(tool, path, scope.project, PathUse::Edit),
+            Subject::Read { path } => self.judge_path(tool, path, scope, PathUse::Read),
+            Subject::Edit { path } => self.judge_path(tool, path, scope, PathUse::Edit),
             Subject::Call => self.judge_call(tool),
         }
     }
@@ -67,21 +78,23 @@ impl Rulebook {
 
     /// A file read or edit: the path as given and where it really leads are both judged;
     /// deny and ask rules match either (without regard to case), allow rules must cover
-    /// both.
-    fn judge_path(&self, tool: &str, path: &Path, project: &Path, used: PathUse) -> Judgement {
+    /// both. Patterns are anchored at the project root; what "inside" means is the
+    /// working folder.
+    fn judge_path(&self, tool: &str, path: &Path, scope: &Scope<'_>, used: PathUse) -> Judgement {
+        let (project, root) = (scope.project, scope.root);
         let candidates = spelled_and_real(path);
         for effect in [Effect::Deny, Effect::Ask] {
             let hit = self.first(effect, |r| {
                 candidates
                     .iter()
-                    .any(|p| r.matches_path_as(tool, p, project, Case::Folded))
+                    .any(|p| r.matches_path_as(tool, p, root, Case::Folded))
             });
             if let Some(hit) = hit {
                 return verdict_of(hit);
             }
         }
         let allowed = candidates.iter().all(|p| {
-            self.first(Effect::Allow, |r| r.matches_path(tool, p, project))
+            self.first(Effect::Allow, |r| r.matches_path(tool, p, root))
                 .is_some()
         });
         if allowed {
@@ -91,7 +104,7 @@ impl Rulebook {
         }
         let inside = candidates.iter().all(|p| p.starts_with(project));
         let rule = match (used, inside) {
-            (PathUse::Edit, true) => "edit(**)".to_string(),
+            (PathUse::Edit, true) => edits_beneath(project, root),
             (PathUse::Edit, false) => format!("edit({})", path.display()),
             (PathUse::Read, _) => {
                 let dir = path.parent().unwrap_or(path);
@@ -115,7 +128,7 @@ impl Rulebook {
         // Deny, then ask: any command it runs (substitutions, wrappers and command
         // strings included), any file a word names or a redirection touches.
         for effect in [Effect::Deny, Effect::Ask] {
-            if let Some(hit) = self.command_hit(effect, tool, &line, scope.project) {
+            if let Some(hit) = self.command_hit(effect, tool, &line, scope.root) {
                 return verdict_of(hit);
             }
         }
@@ -186,7 +199,7 @@ impl Rulebook {
         effect: Effect,
         tool: &str,
         line: &Line<'_>,
-        project: &Path,
+        root: &Path,
     ) -> Option<&ActiveRule> {
         self.rules.iter().filter(|r| r.effect == effect).find(|r| {
             line.parsed.commands.iter().enumerate().any(|(i, command)| {
@@ -209,12 +222,9 @@ impl Rulebook {
                     && seen
                         .flat_map(|words| named_paths(&words[1..], cwds))
                         .chain(redirect_paths(command, cwds, None))
-                        .any(|p| r.rule.matches_path_as(tool, &p, project, Case::Folded));
-                let writes_a_file =
-                    redirect_paths(command, cwds, Some(Direction::Write)).any(|p| {
-                        r.rule
-                            .matches_path_as("write_file", &p, project, Case::Folded)
-                    });
+                        .any(|p| r.rule.matches_path_as(tool, &p, root, Case::Folded));
+                let writes_a_file = redirect_paths(command, cwds, Some(Direction::Write))
+                    .any(|p| r.rule.matches_path_as("write_file", &p, root, Case::Folded));
                 // A program not known to only read may write any file it names (`cp x
                 // .git/hooks/pre-commit`, `rm -rf .git`): edit rules see those names too.
                 let may_write_a_named_file = *r.rule.tools() == ToolSelector::Editors
@@ -225,8 +235,7 @@ impl Rulebook {
                                 ..SimpleCommand::default()
                             }) == ReadOnly::No
                                 && named_paths(&words[1..], cwds).any(|p| {
-                                    r.rule
-                                        .matches_path_as("write_file", &p, project, Case::Folded)
+                                    r.rule.matches_path_as("write_file", &p, root, Case::Folded)
                                 })
                         }
                         Effective::Unseen { .. } => false,
@@ -308,7 +317,7 @@ impl Rulebook {
         for effect in [Effect::Deny, Effect::Ask] {
             let hit = self.first(effect, |r| {
                 *r.tools() == ToolSelector::Any
-                    && r.matches_path_as(tool, path, scope.project, Case::Folded)
+                    && r.matches_path_as(tool, path, scope.root, Case::Folded)
             });
             if let Some(hit) = hit {
                 return Some(verdict_of(hit));
@@ -375,7 +384,7 @@ impl Rulebook {
                     }
                     let by_rule = candidates.iter().all(|p| {
                         self.first(Effect::Allow, |r| {
-                            r.matches_path("write_file", p, scope.project)
+                            r.matches_path("write_file", p, scope.root)
                         })
                         .is_some()
                     });

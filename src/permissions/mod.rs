@@ -143,8 +143,12 @@ impl ModeRuns {
 /// destructive), what the mode runs by itself and whether commands can read secret files.
 #[derive(Debug, Clone, Copy)]
 pub struct Scope<'a> {
-    /// The project directory.
+    /// The working folder: what the mode may read and edit by itself lies beneath it.
     pub project: &'a Path,
+    /// The project root ([`crate::project_root`]): where the project's rule file lives,
+    /// so relative patterns (the rule file's, the user's, `edit(.harness9/**)`) are
+    /// anchored here, and mean the same from any folder of the project.
+    pub root: &'a Path,
     /// The temp folders.
     pub temp: &'a [&'a Path],
     /// What the mode runs by itself.
@@ -322,6 +326,7 @@ impl PermissionsSetup {
             places: files::Places {
                 user_file: harness_home.join("config.toml"),
                 project: project.to_path_buf(),
+                root: project.to_path_buf(),
                 harness_home: harness_home.to_path_buf(),
                 home: None,
             },

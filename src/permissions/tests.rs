@@ -35,6 +35,7 @@ fn scope(mode: ModeRuns) -> Scope<'static> {
         std::sync::LazyLock::new(|| [Path::new(TMP)]);
     Scope {
         project: Path::new(PROJECT),
+        root: Path::new(PROJECT),
         temp: &*TEMP,
         mode,
         secrets: SecretReads::Visible,
@@ -321,6 +322,7 @@ fn read_only_git_commands_depend_on_the_repository() {
             Subject::Command { line, cwd: &repo },
             &Scope {
                 project: &repo,
+                root: &repo,
                 temp: &temp,
                 mode: ModeRuns::READS_AND_EDITS,
                 secrets: SecretReads::Visible,
@@ -448,4 +450,66 @@ fn an_ordinary_call_compiles_no_built_in_glob_and_a_secret_one_only_its_own() {
     // Compiled once: the same judgement again compiles nothing more.
     assert_builtin_ask(read(&book, "read_file", "/p/config/.env"), "**/.env*");
     assert_eq!(compiled(&book), 1);
+}
+
+/// An edit judged from the working folder `/p/sub` of the project rooted at `/p`.
+fn edit_in_sub(book: &Rulebook, path: &str, mode: ModeRuns) -> Judgement {
+    let temp = [Path::new(TMP)];
+    book.judge(
+        "write_file",
+        Subject::Edit {
+            path: Path::new(path),
+        },
+        &Scope {
+            project: Path::new("/p/sub"),
+            root: Path::new(PROJECT),
+            temp: &temp,
+            mode,
+            secrets: SecretReads::Visible,
+        },
+    )
+}
+
+#[test]
+fn from_a_subfolder_relative_patterns_mean_the_project_roots_files() {
+    // The root's `.harness9/` stays protected although it lies outside the working
+    // folder, even against a user's allow rule that covers the whole project.
+    let b = book(&[(Effect::Allow, "edit(/p/**)", user())]);
+    for path in [
+        "/p/.harness9/permissions.toml",
+        "/p/sub/../.harness9/config.toml",
+    ] {
+        assert!(
+            matches!(
+                edit_in_sub(&b, path, ModeRuns::READS_AND_EDITS),
+                Judgement::Ask(AskBecause::Rule { .. })
+            ),
+            "{path}"
+        );
+    }
+    // A project rule written at the root means the root's folder from any subfolder.
+    let b = book(&[(Effect::Allow, "edit(docs/**)", project())]);
+    assert_eq!(edit_in_sub(&b, "/p/docs/a.md", ModeRuns::NOTHING), BY_RULES);
+    assert!(matches!(
+        edit_in_sub(&b, "/p/sub/docs/a.md", ModeRuns::NOTHING),
+        Judgement::Undecided { .. }
+    ));
+    // "Always" for an edit in the working folder grants that folder, not the project.
+    assert_eq!(
+        edit_in_sub(&book(&[]), "/p/sub/src/a.rs", ModeRuns::NOTHING),
+        Judgement::Undecided {
+            offer: Offer::Rules {
+                rules: vec!["edit(sub/**)".into()]
+            }
+        }
+    );
+    let granted = book(&[(Effect::Allow, "edit(sub/**)", project())]);
+    assert_eq!(
+        edit_in_sub(&granted, "/p/sub/src/a.rs", ModeRuns::NOTHING),
+        BY_RULES
+    );
+    assert!(matches!(
+        edit_in_sub(&granted, "/p/other/a.rs", ModeRuns::NOTHING),
+        Judgement::Undecided { .. }
+    ));
 }

@@ -14,16 +14,11 @@ pub const EXTENSION: &str = "jsonl";
 /// Longest readable part of a project folder name, before the hash.
 const READABLE_MAX: usize = 48;
 
-/// The project a working directory belongs to: the nearest folder at or above it that
-/// holds `.git` (a folder, or a file as in a worktree), else the directory itself;
-/// canonical when it can be resolved.
+/// The project a working directory belongs to: its project root
+/// ([`crate::project_root::find`]: the nearest folder holding a `.git` of this user's,
+/// else the directory itself), canonical when it can be resolved.
 pub fn project_of(workdir: &Path) -> PathBuf {
-    let dir = workdir
-        .canonicalize()
-        .unwrap_or_else(|_| workdir.to_path_buf());
-    dir.ancestors()
-        .find(|candidate| candidate.join(".git").exists())
-        .map_or_else(|| dir.clone(), Path::to_path_buf)
+    crate::project_root::find(workdir).path
 }
 
 /// The folder of a project's sessions: a readable, filesystem-safe name from the path's

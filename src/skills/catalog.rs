@@ -692,6 +692,7 @@ mod tests {
             DiscoveryOptions {
                 flag_dirs: flags.iter().map(|f| self.p(f)).collect(),
                 workdir: self.p("work"),
+                project_root: std::path::PathBuf::new(),
                 harness9_home: self.p("h9"),
                 user_home: Some(self.p("home")),
                 remote_dirs: Vec::new(),
@@ -727,6 +728,39 @@ mod tests {
         assert!(c.is_empty());
         assert!(c.warnings().is_empty());
         assert_eq!(c.index(8_000).text, None);
+    }
+
+    #[test]
+    fn every_folder_from_the_project_root_down_gives_skills_nearer_ones_winning() {
+        let env = Env::new();
+        // The project is `work`; the session runs in `work/a/b`.
+        let options = DiscoveryOptions {
+            workdir: env.p("work/a/b"),
+            project_root: env.p("work"),
+            ..env.options(&[])
+        };
+        skill(&env.p("work/skills/rooted"), "rooted", "at the root");
+        skill(&env.p("work/a/.claude/skills/mid"), "mid", "in a");
+        skill(&env.p("work/skills/dup"), "dup", "root's");
+        skill(&env.p("work/a/.agents/skills/dup"), "dup", "a's");
+        skill(&env.p("work/a/b/skills/dup"), "dup", "b's");
+        skill(&env.p("h9/skills/dup"), "dup", "the user's");
+        // A sibling of the chain is not in it.
+        skill(&env.p("work/c/skills/aside"), "aside", "elsewhere");
+        let c = Catalog::discover(&options);
+        assert_eq!(c.get("rooted").unwrap().root.kind, RootKind::Project);
+        assert!(c.get("mid").is_some());
+        assert!(c.get("aside").is_none());
+        assert_eq!(c.get("dup").unwrap().description, "b's");
+        let shadowed: Vec<&str> = c
+            .shadowed()
+            .iter()
+            .map(|s| s.description.as_str())
+            .collect();
+        assert_eq!(shadowed, ["a's", "root's", "the user's"]);
+        let shadow_warnings =
+            warnings_where(&c, |w| matches!(w.kind, WarningKind::Shadowed { .. }));
+        assert_eq!(shadow_warnings.len(), 3);
     }
 
     #[test]

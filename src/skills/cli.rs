@@ -452,6 +452,7 @@ mod tests {
         Catalog::discover(&DiscoveryOptions {
             flag_dirs: vec![tmp.join("flag")],
             workdir: Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf(),
+            project_root: std::path::PathBuf::new(),
             harness9_home: tmp.join("h9"),
             user_home: None,
             remote_dirs: Vec::new(),
@@ -513,6 +514,7 @@ mod tests {
         Catalog::discover(&DiscoveryOptions {
             flag_dirs: vec![tmp.join("flag")],
             workdir: tmp.join("work"),
+            project_root: std::path::PathBuf::new(),
             harness9_home: tmp.join("h9"),
             user_home: None,
             remote_dirs: Vec::new(),

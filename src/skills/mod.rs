@@ -50,15 +50,19 @@ pub use template::invocation_prompt;
 pub use warning::{SkillWarning, WarningKind};
 
 /// Where to look for skills. Roots, highest precedence first: each `flag_dirs` entry;
-/// then `{workdir}/skills`, `{workdir}/.agents/skills`, `{workdir}/.claude/skills`; then
+/// then, for every folder from `workdir` up to `project_root` (nearest first),
+/// `{folder}/skills`, `{folder}/.agents/skills`, `{folder}/.claude/skills`; then
 /// `{harness9_home}/skills`, `{user_home}/.agents/skills`, `{user_home}/.claude/skills`;
 /// last, each `remote_dirs` entry (the extracted caches of remote roots).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DiscoveryOptions {
     /// `--skills-dir` values in the order given (relative ones resolve against `workdir`).
     pub flag_dirs: Vec<PathBuf>,
-    /// The project directory.
+    /// The working folder.
     pub workdir: PathBuf,
+    /// The project root `workdir` belongs to ([`crate::project_root`]); empty (or not
+    /// above `workdir`) means `workdir` alone.
+    pub project_root: PathBuf,
     /// `$HARNESS9_HOME` (default `~/.harness9`).
     pub harness9_home: PathBuf,
     /// The user's home directory, when known.
@@ -78,11 +82,16 @@ impl DiscoveryOptions {
                 kind: RootKind::Flag,
             })
             .collect();
-        for sub in ["skills", ".agents/skills", ".claude/skills"] {
-            roots.push(SkillRoot {
-                path: self.workdir.join(sub).into(),
-                kind: RootKind::Project,
-            });
+        for folder in crate::project_root::chain(&self.project_root, &self.workdir)
+            .iter()
+            .rev()
+        {
+            for sub in ["skills", ".agents/skills", ".claude/skills"] {
+                roots.push(SkillRoot {
+                    path: folder.join(sub).into(),
+                    kind: RootKind::Project,
+                });
+            }
         }
         roots.push(SkillRoot {
             path: self.harness9_home.join("skills").into(),

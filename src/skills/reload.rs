@@ -251,6 +251,7 @@ mod tests {
         let options = DiscoveryOptions {
             flag_dirs: vec![root.to_path_buf()],
             workdir: empty.clone(),
+            project_root: std::path::PathBuf::new(),
             harness9_home: empty,
             user_home: None,
             remote_dirs: Vec::new(),
@@ -321,6 +322,7 @@ mod tests {
         let options = DiscoveryOptions {
             flag_dirs: vec![root.path().to_path_buf()],
             workdir: home.path().join("project"),
+            project_root: std::path::PathBuf::new(),
             harness9_home: home.path().to_path_buf(),
             user_home: None,
             remote_dirs: Vec::new(),

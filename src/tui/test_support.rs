@@ -22,6 +22,7 @@ pub fn catalog_with_skill() -> (tempfile::TempDir, Catalog) {
     let catalog = Catalog::discover(&DiscoveryOptions {
         flag_dirs: Vec::new(),
         workdir: dir.path().to_path_buf(),
+        project_root: std::path::PathBuf::new(),
         harness9_home: dir.path().join("home"),
         user_home: None,
         remote_dirs: Vec::new(),

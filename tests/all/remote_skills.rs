@@ -307,6 +307,7 @@ impl SkillsHome {
         std::fs::create_dir_all(&work).unwrap();
         Catalog::discover(&DiscoveryOptions {
             workdir: work,
+            project_root: std::path::PathBuf::new(),
             harness9_home: self.tmp.path().join("home"),
             remote_dirs: vec![remote.to_path_buf()],
             ..DiscoveryOptions::default()

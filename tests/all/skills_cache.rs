@@ -55,6 +55,7 @@ fn options(flags: &[PathBuf], home: &Path, work: &Path) -> DiscoveryOptions {
     DiscoveryOptions {
         flag_dirs: flags.to_vec(),
         workdir: work.to_path_buf(),
+        project_root: std::path::PathBuf::new(),
         harness9_home: home.to_path_buf(),
         user_home: None,
         remote_dirs: Vec::new(),

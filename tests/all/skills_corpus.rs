@@ -47,6 +47,7 @@ fn discover(dir: &Path) -> Catalog {
     Catalog::discover(&DiscoveryOptions {
         flag_dirs: vec![dir.to_path_buf()],
         workdir: empty.path().to_path_buf(),
+        project_root: std::path::PathBuf::new(),
         harness9_home: empty.path().join("home"),
         user_home: None,
         remote_dirs: Vec::new(),
