@@ -178,7 +178,12 @@ fn configure(cli: &Cli) -> Result<Config, LaunchError> {
         config.warnings.push(e.to_string());
     }
     // And each runs in the sandbox, when there is one.
-    match crate::sandbox::decide(&config.sandbox, config.approval_mode, &config.workdir)? {
+    match crate::sandbox::decide(
+        &config.sandbox,
+        config.approval_mode,
+        &config.workdir,
+        &config.project_root,
+    )? {
         Decision::Confined(policy) => {
             let launcher = std::env::current_exe().map_err(LaunchError::OwnBinary)?;
             crate::sandbox::configure(SessionSandbox {

@@ -296,7 +296,7 @@ pub fn mcp_servers(config: &Config) -> crate::mcp::McpServers {
         )
     });
     let sandbox = wants_sandbox.then(|| {
-        let s = crate::sandbox::for_servers(&config.sandbox, &config.workdir);
+        let s = crate::sandbox::for_servers(&config.sandbox, &config.workdir, &config.project_root);
         (s.policy, s.launcher)
     });
     crate::mcp::McpServers::new(

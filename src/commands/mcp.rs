@@ -66,7 +66,12 @@ fn servers_started(
 ) -> Result<(tokio::runtime::Runtime, McpServers, StartOptions), CommandError> {
     crate::exec::secrets::configure(config.secret_policy.clone());
     let mut options = StartOptions::default();
-    match crate::sandbox::decide(&config.sandbox, config.approval_mode, &config.workdir) {
+    match crate::sandbox::decide(
+        &config.sandbox,
+        config.approval_mode,
+        &config.workdir,
+        &config.project_root,
+    ) {
         Ok(Decision::Confined(policy)) => {
             let launcher = std::env::current_exe().map_err(CommandError::OwnBinary)?;
             crate::sandbox::configure(SessionSandbox {

@@ -211,6 +211,7 @@ fn probe_policy() -> SandboxPolicy {
         visible: Vec::new(),
         network: Network::Deny,
         namespaces: Namespaces::On,
+        secrets_root: PathBuf::from("/"),
     }
 }
 

@@ -144,11 +144,13 @@ pub enum SandboxRefusal {
 
 /// Decides the session's sandbox: the configured mode if this system can enforce it;
 /// otherwise a refusal when a sandbox was asked for or `full-auto` would run unconfined
-/// by default, else unconfined with a warning.
+/// by default, else unconfined with a warning. `project` is the working folder (writable
+/// in workspace-write), `root` the project root whose secret files are masked.
 pub fn decide(
     settings: &SandboxSettings,
     approval_mode: ApprovalMode,
     project: &Path,
+    root: &Path,
 ) -> Result<Decision, SandboxRefusal> {
     let mode = settings.mode.mode();
     if mode == SandboxMode::Off {
@@ -161,7 +163,8 @@ pub fn decide(
                 .with_namespaces(namespace_support(
                     settings.namespaces,
                     settings.secrets.harness9_home.as_deref(),
-                )),
+                ))
+                .with_secrets_root(root),
         )),
         (Availability::Unavailable { reason }, SandboxChoice::Chosen(mode)) => {
             Err(SandboxRefusal::Unavailable {
@@ -286,7 +289,7 @@ static SESSION: OnceLock<SessionSandbox> = OnceLock::new();
 /// the walk for the project's secret files starts now, in the background.
 pub fn configure(sandbox: SessionSandbox) {
     if sandbox.policy.namespaces == Namespaces::On {
-        project_secrets::start(&sandbox.policy.project);
+        project_secrets::start(&sandbox.policy.secrets_root);
     }
     let _ = SESSION.set(sandbox);
 }
@@ -399,8 +402,9 @@ pub fn namespaces_warning(reason: &str) -> String {
 /// The sandbox for MCP servers with `sandbox = true`: the session's, or, when the
 /// session has none (`--sandbox off`, or `suggest`'s default), a workspace-write one
 /// for them alone: such a server never starts unconfined. Where this system cannot
-/// confine at all, the launcher refuses to start it (exit 126, with the reason).
-pub fn for_servers(settings: &SandboxSettings, project: &Path) -> SessionSandbox {
+/// confine at all, the launcher refuses to start it (exit 126, with the reason). The
+/// secret files masked are those beneath `root`, the project root.
+pub fn for_servers(settings: &SandboxSettings, project: &Path, root: &Path) -> SessionSandbox {
     if let Some(sandbox) = session() {
         return sandbox.clone();
     }
@@ -419,9 +423,10 @@ pub fn for_servers(settings: &SandboxSettings, project: &Path) -> SessionSandbox
         settings.network,
     )
     .hiding(&settings.secrets)
-    .with_namespaces(namespaces);
+    .with_namespaces(namespaces)
+    .with_secrets_root(root);
     if namespaces == Namespaces::On {
-        project_secrets::start(project);
+        project_secrets::start(root);
     }
     SessionSandbox {
         policy: Arc::new(policy),

@@ -139,6 +139,10 @@ pub struct SandboxPolicy {
     pub network: Network,
     /// Whether the launcher builds namespaces.
     pub namespaces: Namespaces,
+    /// The folder whose secret files are masked (with namespaces): the project root,
+    /// which holds the working folder ([`Self::project`]) when a session starts in a
+    /// subfolder of a repository, so a `.env` at the root is masked there too.
+    pub secrets_root: PathBuf,
 }
 
 impl SandboxPolicy {
@@ -166,7 +170,15 @@ impl SandboxPolicy {
             visible: Vec::new(),
             network,
             namespaces: Namespaces::Off,
+            secrets_root: project.to_path_buf(),
         }
+    }
+
+    /// This policy masking the secret files found beneath `root` (the project root, at
+    /// or above the working folder) rather than beneath the working folder alone.
+    pub fn with_secrets_root(mut self, root: &Path) -> Self {
+        self.secrets_root = root.to_path_buf();
+        self
     }
 
     /// This policy masking the secrets in `places` (see [`secret_paths`]).
@@ -225,7 +237,7 @@ impl SandboxPolicy {
         paths("--mask", &self.masked);
         paths("--visible", &self.visible);
         if self.namespaces == Namespaces::On {
-            let found = project_secrets::current(&self.project);
+            let found = project_secrets::current(&self.secrets_root);
             let new: Vec<PathBuf> = found
                 .into_iter()
                 .filter(|p| !self.masked.contains(p))

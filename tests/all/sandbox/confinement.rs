@@ -142,11 +142,22 @@ impl World {
     /// One `-p` run (full-auto, `mode`) in which the model runs `script` with `bash`;
     /// the output and the tool result.
     fn run(&self, mode: &str, script: &str, env: &[(&str, &str)]) -> (Output, String) {
+        self.run_from(self.project.path(), mode, script, env)
+    }
+
+    /// [`World::run`] started in `folder` (the project or a folder in it).
+    fn run_from(
+        &self,
+        folder: &Path,
+        mode: &str,
+        script: &str,
+        env: &[(&str, &str)],
+    ) -> (Output, String) {
         let server = MockServer::start(vec![]);
         let call = serde_json::json!({ "command": self.script(script) }).to_string();
         server.push(tool_reply("c1", "bash", &call));
         server.push(answer("done"));
-        let mut cmd = server.harness9(self.home.path(), self.project.path());
+        let mut cmd = server.harness9(self.home.path(), folder);
         cmd.env("HARNESS9_HOME", self.h9.path())
             .env("OPENAI_API_KEY", API_KEY)
             .env("SERVICE_TOKEN", TOKEN_VAR)
@@ -442,6 +453,33 @@ fn secrets_are_unreadable_by_any_spelling() {
                 std::fs::read_to_string(world.project.path().join(".env")).unwrap(),
                 format!("DB_PASSWORD={DOT_ENV}\n")
             );
+        }
+    }
+}
+
+/// Started in a subfolder of the repository, the project is the repository: its root's
+/// secret files are masked as they are from the root.
+#[test]
+fn from_a_subfolder_the_roots_secret_files_are_masked_too() {
+    for user in confinable_users() {
+        let world = World::new(user);
+        let sub = world.project.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        if user == User::Nobody {
+            chown_tree(&sub, NOBODY);
+        }
+        for mode in MODES {
+            let (out, tool) = world.run_from(
+                &sub,
+                mode,
+                "cat ../.env; cat ../app/config/.env.production; cat ../certs/server.pem; \
+                 grep -r FAKE .. 2>/dev/null; cat ../README.md; echo finished",
+                &[],
+            );
+            assert_exit(&out, 0);
+            assert!(tool.contains("finished"), "{user:?} {mode}: {tool}");
+            assert_no_secret(&tool, &format!("{user:?} {mode} from sub/"));
+            assert!(tool.contains("readable"), "{user:?} {mode}: {tool}");
         }
     }
 }
