@@ -305,7 +305,7 @@ fn write_session(home: &Path, project: &Path, compact_every: Option<u64>) -> Ses
         let call_id = format!("call_{turn}");
         writer
             .append(&message(Message::Assistant {
-                content: String::new(),
+                content: Default::default(),
                 reasoning: None,
                 tool_calls: vec![ToolCall {
                     id: call_id.clone(),
@@ -323,7 +323,7 @@ fn write_session(home: &Path, project: &Path, compact_every: Option<u64>) -> Ses
         writer.append(&usage(turn)).unwrap();
         writer
             .append(&message(Message::Assistant {
-                content: format!("turn {turn} done"),
+                content: format!("turn {turn} done").into(),
                 reasoning: None,
                 tool_calls: Vec::new(),
             }))

@@ -687,7 +687,7 @@ mod tests {
                     kind: ErrorKind::Server,
                     message: format!("e{HOSTILE}"),
                 },
-                final_text: format!("final{HOSTILE}"),
+                final_text: format!("final{HOSTILE}").into(),
                 usage: Usage::default(),
                 requests: 1,
             },
@@ -739,7 +739,7 @@ mod tests {
                 kind: ErrorKind::Auth,
                 message: "401 from x".into(),
             },
-            final_text: String::new(),
+            final_text: Default::default(),
             usage: Usage::default(),
             requests: 1,
         }];

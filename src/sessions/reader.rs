@@ -18,11 +18,9 @@ use std::time::UNIX_EPOCH;
 use serde::{Deserialize, Serialize};
 
 use super::error::{IoAction, SessionError};
+use super::line::{MESSAGE_PREFIX, parse_record};
 use super::record::{Header, Record, SCHEMA_VERSION, SessionId};
 use crate::llm::Message;
-
-/// How a `message` record's line starts (the writer puts `type` first).
-const MESSAGE_PREFIX: &[u8] = br#"{"type":"message""#;
 
 /// How the lines of the records that replace everything said before them start.
 const RESET_PREFIXES: [&[u8]; 2] = [br#"{"type":"compacted""#, br#"{"type":"cleared""#];
@@ -197,27 +195,6 @@ fn reason(e: &serde_json::Error) -> String {
         Some(message) => format!("{message} (column {})", e.column()),
         None => text,
     }
-}
-
-/// The fields of a `message` record, read straight from its line.
-#[derive(Deserialize)]
-struct MessageFields {
-    turn: u64,
-    message: Message,
-}
-
-/// One record line. A `message` line, the bulk of a file, is read straight into its
-/// fields: serde reads a type-tagged record by buffering the whole object first and
-/// reading it again, which is most of the cost of a line with a long tool result. Any
-/// other line, or one that way refuses, is read the tagged way, so the result is the
-/// same.
-fn parse_record(line: &[u8]) -> serde_json::Result<Record> {
-    if line.starts_with(MESSAGE_PREFIX)
-        && let Ok(MessageFields { turn, message }) = serde_json::from_slice(line)
-    {
-        return Ok(Record::Message { turn, message });
-    }
-    serde_json::from_slice::<Record>(line)
 }
 
 /// Just the `type` of a line that did not parse as a [`Record`].
@@ -632,7 +609,7 @@ mod tests {
                 }],
             },
             Message::Assistant {
-                content: String::new(),
+                content: Default::default(),
                 reasoning: None,
                 tool_calls: Vec::new(),
             },
