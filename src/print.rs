@@ -19,7 +19,7 @@ use crate::protocol::{
     ApprovalRequestKind, AskBecause, AutoDenyReason, ErrorKind, Event, Location, ToolStatus,
     TurnOutcome, Usage,
 };
-use crate::safe_text::{self, SafeWriter};
+use crate::safe_text::SafeWriter;
 use crate::sink::{ReaderState, ReaderWatch, Sink};
 pub use once::{PrintEnd, PrintError, PrintOptions, StdinKind, run};
 
@@ -28,6 +28,9 @@ pub use once::{PrintEnd, PrintError, PrintOptions, StdinKind, run};
 /// `shutdown_complete` is no longer written, so that a stream ends with its last
 /// `result`.
 pub const SCHEMA_VERSION: u32 = 3;
+
+/// Bytes of a JSON line serialized before they are passed on.
+const JSON_BUFFER: usize = 8 * 1024;
 
 /// `--output-format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -300,7 +303,7 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
 
     /// Writes one JSON line; in `stream-json` the `start` line comes first, whatever
     /// is written first (a start-up warning, an error, an event). DEL and C1 characters,
-    /// which `serde_json` leaves raw, are escaped ([`safe_text::escape_json`]): the line
+    /// which `serde_json` leaves raw, are escaped ([`crate::safe_text::escape_json`]): the line
     /// parses to the same value and holds no raw control character.
     fn json_line(&mut self, value: &impl serde::Serialize) -> io::Result<()> {
         if self.format == OutputFormat::StreamJson && !self.header_written {
@@ -309,9 +312,11 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             serde_json::to_writer(&mut self.out, &start)?;
             self.out.write_all(b"\n")?;
         }
-        let line = serde_json::to_string(value)?;
-        self.out
-            .write_all(safe_text::escape_json(&line).as_bytes())?;
+        // Serialized straight through the escaping writer, a few KB at a time: a long
+        // answer's `result` is not copied into a line first.
+        let mut json = io::BufWriter::with_capacity(JSON_BUFFER, SafeWriter::json(&mut self.out));
+        serde_json::to_writer(&mut json, value)?;
+        json.into_inner().map_err(io::IntoInnerError::into_error)?;
         self.out.write_all(b"\n")?;
         self.out.flush()
     }

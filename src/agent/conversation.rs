@@ -402,13 +402,13 @@ impl Conversation {
         // last few turns). When even all of them fit, no call is looked up: a replay
         // runs this at every turn end, and indexing every call of a long conversation
         // each time made it quadratic.
-        let large: Vec<usize> = (0..self.messages.len())
-            .filter(|&i| tool_size(&self.messages[i]) > 0)
-            .collect();
-        let upper: usize = large.iter().map(|&i| tool_size(&self.messages[i])).sum();
+        let upper: usize = self.messages.iter().map(tool_size).sum();
         if upper <= budget {
             return;
         }
+        let large: Vec<usize> = (0..self.messages.len())
+            .filter(|&i| tool_size(&self.messages[i]) > 0)
+            .collect();
         let calls = call_index_for(&self.messages, &large);
         let name_of = |m: &Message| match m {
             Message::Tool { tool_call_id, .. } => {
@@ -531,8 +531,15 @@ pub fn elided_marker(name: &str, content: &str) -> String {
         "{ELIDED_PREFIX} the output of {name} ({} bytes, {} lines) was removed to keep the \
          conversation small; call the tool again if you need it]",
         content.len(),
-        content.lines().count()
+        line_count(content)
     )
+}
+
+/// `text.lines().count()`, counted with `memchr`: every line ends with `\n` but maybe
+/// the last (a `\r` before it is part of the ending, not a line of its own).
+fn line_count(text: &str) -> usize {
+    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
 /// Estimated tokens of messages, about 4 bytes per token.

@@ -637,3 +637,32 @@ fn the_fold_note_stays_within_its_share_of_the_window() {
     assert_contains(&note, "calls, then read_file");
     assert_calls_answered(&c);
 }
+
+#[test]
+fn line_count_counts_what_lines_counts() {
+    let texts = [
+        "",
+        "a",
+        "a\n",
+        "a\nb",
+        "a\r\nb\r\n",
+        "\n",
+        "\n\n",
+        "\r",
+        "a\r",
+        "a\rb",
+        "x\r\n\r\n",
+        "é\n字",
+        "\n\nlast",
+    ];
+    for text in texts {
+        assert_eq!(line_count(text), text.lines().count(), "{text:?}");
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn line_count_counts_what_lines_counts_for_any_text(text in "[a\r\n字]{0,40}") {
+        proptest::prop_assert_eq!(line_count(&text), text.lines().count());
+    }
+}
