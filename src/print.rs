@@ -738,6 +738,28 @@ mod tests {
     }
 
     #[test]
+    fn a_long_json_result_written_in_parts_is_escaped_and_kept_whole() {
+        // Longer than the serializer's buffer many times over, with DEL, C1 and
+        // multi-byte characters wherever the parts happen to be cut.
+        let unit = format!("{HOSTILE}\u{7f}é字 text ");
+        let long = unit.repeat(4 * JSON_BUFFER / unit.len() + 3);
+        let events = [Event::TurnComplete {
+            outcome: TurnOutcome::Completed,
+            final_text: long.clone().into(),
+            usage: Usage::default(),
+            requests: 1,
+        }];
+        for format in [OutputFormat::Json, OutputFormat::StreamJson] {
+            let (out, _) = render_all(format, &events);
+            assert_no_raw_controls(&out);
+            assert!(!out.contains('\u{7f}'));
+            let last: serde_json::Value =
+                serde_json::from_str(out.lines().last().unwrap()).unwrap();
+            assert_eq!(last["result"], long);
+        }
+    }
+
+    #[test]
     fn failures_carry_their_kind() {
         let events = [Event::TurnComplete {
             outcome: TurnOutcome::Failed {
