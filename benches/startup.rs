@@ -15,7 +15,8 @@
 //! of harness9 (e.g. `target/dist/harness9`) instead of this one's release binary;
 //! `HARNESS9_BENCH_BASE=PATH` adds a baseline binary, run alternately with it, and
 //! prints both medians and their ratio. `HARNESS9_BENCH_RUNS=N` (default 30) sets the
-//! runs per figure. The session files are written with the library's record types.
+//! runs per figure; `HARNESS9_BENCH_ONLY=resume` (or `first_call`, `memory`, comma
+//! separated) runs only those parts. The session files are written with the library's record types.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -305,7 +306,7 @@ fn write_session(home: &Path, project: &Path, compact_every: Option<u64>) -> Ses
         let call_id = format!("call_{turn}");
         writer
             .append(&message(Message::Assistant {
-                content: String::new(),
+                content: Default::default(),
                 reasoning: None,
                 tool_calls: vec![ToolCall {
                     id: call_id.clone(),
@@ -323,7 +324,7 @@ fn write_session(home: &Path, project: &Path, compact_every: Option<u64>) -> Ses
         writer.append(&usage(turn)).unwrap();
         writer
             .append(&message(Message::Assistant {
-                content: format!("turn {turn} done"),
+                content: format!("turn {turn} done").into(),
                 reasoning: None,
                 tool_calls: Vec::new(),
             }))
@@ -496,13 +497,26 @@ fn main() {
             ""
         }
     );
-    first_tool_call(&bins);
-    resume(
-        &bins,
-        "a compaction every 90 turns (32k window)",
-        32_000,
-        Some(90),
-    );
-    resume(&bins, "no compaction (200k window)", 200_000, None);
-    memory(&bins);
+    if part("first_call") {
+        first_tool_call(&bins);
+    }
+    if part("resume") {
+        resume(
+            &bins,
+            "a compaction every 90 turns (32k window)",
+            32_000,
+            Some(90),
+        );
+        resume(&bins, "no compaction (200k window)", 200_000, None);
+    }
+    if part("memory") {
+        memory(&bins);
+    }
+}
+
+/// Whether `HARNESS9_BENCH_ONLY` (comma-separated: `first_call`, `resume`, `memory`)
+/// leaves part `name` in; unset, every part runs.
+fn part(name: &str) -> bool {
+    std::env::var("HARNESS9_BENCH_ONLY")
+        .map_or(true, |only| only.split(',').any(|p| p.trim() == name))
 }

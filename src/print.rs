@@ -19,7 +19,7 @@ use crate::protocol::{
     ApprovalRequestKind, AskBecause, AutoDenyReason, ErrorKind, Event, Location, ToolStatus,
     TurnOutcome, Usage,
 };
-use crate::safe_text::{self, SafeWriter};
+use crate::safe_text::SafeWriter;
 use crate::sink::{ReaderState, ReaderWatch, Sink};
 pub use once::{PrintEnd, PrintError, PrintOptions, StdinKind, run};
 
@@ -28,6 +28,9 @@ pub use once::{PrintEnd, PrintError, PrintOptions, StdinKind, run};
 /// `shutdown_complete` is no longer written, so that a stream ends with its last
 /// `result`.
 pub const SCHEMA_VERSION: u32 = 3;
+
+/// Bytes of a JSON line serialized before they are passed on.
+const JSON_BUFFER: usize = 8 * 1024;
 
 /// `--output-format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -339,7 +342,7 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
 
     /// Writes one JSON line; in `stream-json` the `start` line comes first, whatever
     /// is written first (a start-up warning, an error, an event). DEL and C1 characters,
-    /// which `serde_json` leaves raw, are escaped ([`safe_text::escape_json`]): the line
+    /// which `serde_json` leaves raw, are escaped ([`crate::safe_text::escape_json`]): the line
     /// parses to the same value and holds no raw control character.
     fn json_line(&mut self, value: &impl serde::Serialize) -> io::Result<()> {
         if self.format == OutputFormat::StreamJson && !self.header_written {
@@ -348,9 +351,11 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             serde_json::to_writer(&mut self.out, &start)?;
             self.out.write_all(b"\n")?;
         }
-        let line = serde_json::to_string(value)?;
-        self.out
-            .write_all(safe_text::escape_json(&line).as_bytes())?;
+        // Serialized straight through the escaping writer, a few KB at a time: a long
+        // answer's `result` is not copied into a line first.
+        let mut json = io::BufWriter::with_capacity(JSON_BUFFER, SafeWriter::json(&mut self.out));
+        serde_json::to_writer(&mut json, value)?;
+        json.into_inner().map_err(io::IntoInnerError::into_error)?;
         self.out.write_all(b"\n")?;
         self.out.flush()
     }
@@ -732,7 +737,7 @@ mod tests {
                     kind: ErrorKind::Server,
                     message: format!("e{HOSTILE}"),
                 },
-                final_text: format!("final{HOSTILE}"),
+                final_text: format!("final{HOSTILE}").into(),
                 usage: Usage::default(),
                 requests: 1,
             },
@@ -778,13 +783,35 @@ mod tests {
     }
 
     #[test]
+    fn a_long_json_result_written_in_parts_is_escaped_and_kept_whole() {
+        // Longer than the serializer's buffer many times over, with DEL, C1 and
+        // multi-byte characters wherever the parts happen to be cut.
+        let unit = format!("{HOSTILE}\u{7f}é字 text ");
+        let long = unit.repeat(4 * JSON_BUFFER / unit.len() + 3);
+        let events = [Event::TurnComplete {
+            outcome: TurnOutcome::Completed,
+            final_text: long.clone().into(),
+            usage: Usage::default(),
+            requests: 1,
+        }];
+        for format in [OutputFormat::Json, OutputFormat::StreamJson] {
+            let (out, _) = render_all(format, &events);
+            assert_no_raw_controls(&out);
+            assert!(!out.contains('\u{7f}'));
+            let last: serde_json::Value =
+                serde_json::from_str(out.lines().last().unwrap()).unwrap();
+            assert_eq!(last["result"], long);
+        }
+    }
+
+    #[test]
     fn failures_carry_their_kind() {
         let events = [Event::TurnComplete {
             outcome: TurnOutcome::Failed {
                 kind: ErrorKind::Auth,
                 message: "401 from x".into(),
             },
-            final_text: String::new(),
+            final_text: Default::default(),
             usage: Usage::default(),
             requests: 1,
         }];

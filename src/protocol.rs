@@ -14,10 +14,12 @@ use serde::{Deserialize, Serialize};
 
 mod commands;
 mod rules;
+mod text;
 mod values;
 
 pub use commands::{BUILTINS, is_builtin};
 pub use rules::{AskBecause, Effect, Offer, RuleView, Source};
+pub use text::SharedText;
 pub use values::{Cost, RewindPoint, SkillChanges, UndoOutcome, describe_rewind};
 
 mod status;
@@ -946,8 +948,9 @@ pub enum Event {
     TurnComplete {
         /// How it ended.
         outcome: TurnOutcome,
-        /// The assistant's final text of the turn (may be empty).
-        final_text: String,
+        /// The assistant's final text of the turn (may be empty): the conversation's
+        /// own answer, shared, not a copy of it.
+        final_text: SharedText,
         /// Usage for the turn.
         usage: Usage,
         /// Model requests made in the turn.

@@ -93,6 +93,22 @@ impl Redactor {
         out
     }
 
+    /// Whether any value occurs in `json` (serialized JSON, or a part of it) as it is
+    /// spelled inside a JSON string: the test [`Redactor::redact_json_line`] makes
+    /// before it changes anything.
+    pub fn occurs_in_json(&self, json: &[u8]) -> bool {
+        self.secrets
+            .iter()
+            .any(|s| memchr::memmem::find(json, s.json.as_bytes()).is_some())
+    }
+
+    /// The length in bytes of the longest value as spelled in JSON (0 when there is
+    /// none): a part of a line searched with [`Redactor::occurs_in_json`] must overlap
+    /// the next by one byte less, so no value is missed across the cut.
+    pub fn longest_json(&self) -> usize {
+        self.secrets.iter().map(|s| s.json.len()).max().unwrap_or(0)
+    }
+
     /// One serialized JSON record (without its newline) with every value replaced
     /// inside its strings (keys included); unchanged, and not parsed, when no value
     /// occurs in it. Text that is not JSON has the values replaced as they are spelled

@@ -202,7 +202,7 @@ pub async fn compact(
     let replacement = vec![
         Message::User { content },
         Message::Assistant {
-            content: ACKNOWLEDGEMENT.to_string(),
+            content: ACKNOWLEDGEMENT.into(),
             reasoning: None,
             tool_calls: Vec::new(),
         },
@@ -427,7 +427,7 @@ mod tests {
                 content: "fix it".into(),
             },
             Message::Assistant {
-                content: String::new(),
+                content: Default::default(),
                 reasoning: None,
                 tool_calls: vec![crate::llm::ToolCall {
                     id: "1".into(),

@@ -524,38 +524,42 @@ impl Conversation {
         let Some(budget) = self.output_budget else {
             return;
         };
-        let calls = call_index(&self.messages);
+        // The results that may count: large and not elided yet (usually those of the
+        // last few turns). When even all of them fit, no call is looked up: a replay
+        // runs this at every turn end, and indexing every call of a long conversation
+        // each time made it quadratic.
+        let upper: usize = self.messages.iter().map(tool_size).sum();
+        if upper <= budget {
+            return;
+        }
+        let large: Vec<usize> = (0..self.messages.len())
+            .filter(|&i| tool_size(&self.messages[i]) > 0)
+            .collect();
+        let calls = call_index_for(&self.messages, &large);
         let name_of = |m: &Message| match m {
             Message::Tool { tool_call_id, .. } => {
                 calls.get(tool_call_id).map_or("a tool", String::as_str)
             }
             _ => "",
         };
-        let sizes: Vec<usize> = self
-            .messages
+        // Instructions are neither counted nor touched.
+        let sizes: Vec<(usize, usize)> = large
             .iter()
-            .map(|m| match m {
-                Message::Tool { content, .. }
-                    if content.len() > ELIDE_MIN_BYTES
-                        && !content.starts_with(ELIDED_PREFIX)
-                        && kinds(name_of(m)) != OutputKind::Instructions =>
-                {
-                    content.len()
-                }
-                _ => 0,
+            .map(|&i| {
+                let m = &self.messages[i];
+                let counted = kinds(name_of(m)) != OutputKind::Instructions;
+                (i, if counted { tool_size(m) } else { 0 })
             })
+            .filter(|&(_, size)| size > 0)
             .collect();
-        let mut total: usize = sizes.iter().sum();
+        let mut total: usize = sizes.iter().map(|&(_, size)| size).sum();
         if total <= budget {
             return;
         }
-        let newest = sizes.iter().rposition(|&n| n > 0);
-        for (i, &size) in sizes.iter().enumerate() {
+        let newest = sizes.last().map(|&(i, _)| i);
+        for &(i, size) in &sizes {
             if total <= budget {
                 break;
-            }
-            if size == 0 {
-                continue;
             }
             let left = budget.saturating_sub(total - size);
             if Some(i) == newest && left > ELIDE_MIN_BYTES {
@@ -569,6 +573,43 @@ impl Conversation {
             self.measure = None;
         }
     }
+}
+
+/// The size of a tool result that elision may count: over [`ELIDE_MIN_BYTES`] and not
+/// elided yet; 0 for any other message.
+fn tool_size(message: &Message) -> usize {
+    match message {
+        Message::Tool { content, .. }
+            if content.len() > ELIDE_MIN_BYTES && !content.starts_with(ELIDED_PREFIX) =>
+        {
+            content.len()
+        }
+        _ => 0,
+    }
+}
+
+/// [`call_index`] of `messages`, holding only the calls of the tool results at
+/// `results`: each found from the end, as the whole index would hold it (a later call
+/// with the same id replaces an earlier one).
+fn call_index_for(messages: &[Message], results: &[usize]) -> HashMap<String, String> {
+    let mut calls = HashMap::new();
+    for &i in results {
+        let Some(Message::Tool { tool_call_id, .. }) = messages.get(i) else {
+            continue;
+        };
+        let found = messages.iter().rev().find_map(|m| match m {
+            Message::Assistant { tool_calls, .. } => tool_calls
+                .iter()
+                .rev()
+                .find(|c| c.id == *tool_call_id)
+                .map(|c| c.name.clone()),
+            _ => None,
+        });
+        if let Some(name) = found {
+            calls.insert(tool_call_id.clone(), name);
+        }
+    }
+    calls
 }
 
 /// The tool name of every call, by call id.
@@ -616,8 +657,15 @@ pub fn elided_marker(name: &str, content: &str) -> String {
         "{ELIDED_PREFIX} the output of {name} ({} bytes, {} lines) was removed to keep the \
          conversation small; call the tool again if you need it]",
         content.len(),
-        content.lines().count()
+        line_count(content)
     )
+}
+
+/// `text.lines().count()`, counted with `memchr`: every line ends with `\n` but maybe
+/// the last (a `\r` before it is part of the ending, not a line of its own).
+fn line_count(text: &str) -> usize {
+    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
 /// Estimated tokens of messages, about 4 bytes per token.
@@ -746,7 +794,7 @@ impl<'k> Replayer<'k> {
                     } => {
                         if !content.trim().is_empty() {
                             self.remember(HistoryItem::Assistant {
-                                text: content.clone(),
+                                text: content.to_string(),
                             });
                         }
                         for c in tool_calls {

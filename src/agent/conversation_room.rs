@@ -223,6 +223,7 @@ impl Conversation {
         if let Some(&holder) = answers.first().filter(|a| !remove.contains(a))
             && let Some(Message::Assistant { content, .. }) = self.messages.get_mut(holder)
         {
+            let content = content.make_mut();
             content.drain(..note_len.min(content.len()));
         }
         let mut index = 0;
@@ -245,7 +246,7 @@ impl Conversation {
             if !content.is_empty() {
                 note.push_str("\n\n");
             }
-            content.insert_str(0, &note);
+            content.make_mut().insert_str(0, &note);
             self.folded.note_len = note.len();
         }
         self.settled = self.settled.min(self.messages.len());

@@ -162,7 +162,7 @@ impl Forker for AgentForker {
             if let Ok(mut u) = self.usage.lock() {
                 u.add(&usage);
             }
-            result.map(|r| r.final_text)
+            result.map(|r| r.final_text.into_string())
         })
     }
 }

@@ -378,7 +378,7 @@ impl Dispatcher {
                         kind: ErrorKind::Internal,
                         message: format!("internal error in the turn ({e})"),
                     },
-                    final_text: String::new(),
+                    final_text: Default::default(),
                     usage: Usage::default(),
                     requests: 0,
                 });

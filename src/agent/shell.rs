@@ -42,7 +42,7 @@ pub(super) async fn run(state: &mut SessionState, ctx: &TurnContext, command: St
     };
     ctx.emit(Event::TurnComplete {
         outcome,
-        final_text: String::new(),
+        final_text: String::new().into(),
         usage: Usage::default(),
         requests: 0,
     });

@@ -95,7 +95,7 @@ impl<'c> SlashLine<'c> {
         });
         self.ctx.events.emit(Event::TurnComplete {
             outcome: outcome.clone(),
-            final_text: String::new(),
+            final_text: Default::default(),
             usage: Usage::default(),
             requests: 0,
         });
@@ -193,17 +193,17 @@ pub async fn run_skill(
                 tool_calls: Vec::new(),
             });
             ctx.events.emit(Event::TextDelta {
-                text: r.final_text.clone(),
+                text: r.final_text.to_string(),
             });
             (TurnOutcome::Completed, r.final_text, r.requests)
         }
-        Err(ForkError::Interrupted) => (TurnOutcome::Interrupted, String::new(), 0),
+        Err(ForkError::Interrupted) => (TurnOutcome::Interrupted, Default::default(), 0),
         Err(ForkError::Failed(message)) => (
             TurnOutcome::Failed {
                 kind: ErrorKind::Skill,
                 message,
             },
-            String::new(),
+            Default::default(),
             0,
         ),
     };

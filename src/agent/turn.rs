@@ -19,9 +19,11 @@ use crate::agent::call::{CallEnd, run_call};
 use crate::agent::compact::{CompactError, compact_and_report};
 use crate::agent::conversation::{Conversation, estimate_messages, estimate_specs};
 use crate::llm::window::{ContextWindow, WindowCache};
-use crate::llm::{ChatRequest, Completion, FinishReason, Message, StreamEvent, ToolSpec};
+use crate::llm::{
+    ChatRequest, Completion, FinishReason, Message, PartialAnswer, StreamEvent, ToolSpec,
+};
 use crate::protocol::{
-    ApprovalDecision, CompactionTrigger, ErrorKind, Event, InputOrigin, SubAgentEvent,
+    ApprovalDecision, CompactionTrigger, ErrorKind, Event, InputOrigin, SharedText, SubAgentEvent,
     TruncationReason, TurnOutcome, Usage, WindowSource,
 };
 use crate::sessions::Record;
@@ -128,8 +130,8 @@ impl TurnContext {
 pub struct TurnResult {
     /// How it ended.
     pub outcome: TurnOutcome,
-    /// The final answer text (may be empty).
-    pub final_text: String,
+    /// The final answer text (may be empty), shared with the conversation's message.
+    pub final_text: SharedText,
     /// Usage of the turn.
     pub usage: Usage,
     /// Model requests made.
@@ -171,7 +173,7 @@ pub async fn run_user_turn(
                     ctx.emit(Event::TurnStarted { text });
                     ctx.emit(Event::TurnComplete {
                         outcome: failure.clone(),
-                        final_text: String::new(),
+                        final_text: SharedText::default(),
                         usage: Usage::default(),
                         requests: 0,
                     });
@@ -193,9 +195,8 @@ pub async fn run_user_turn(
 
 /// Who needs a turn's final answer once it ends: the frontend always gets it in
 /// [`Event::TurnComplete`]; a sub-agent's caller also needs it back in the
-/// [`TurnResult`] (it is the tool's result). When only the frontend does, the answer is
-/// moved into the event rather than copied: a long answer is then in memory twice at
-/// most (the conversation's message and the event), not three times.
+/// [`TurnResult`] (it is the tool's result). Either way it is the conversation's own
+/// message text, shared ([`SharedText`]): a long answer is in memory once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum FinalText {
     /// In the event and in the result.
@@ -303,17 +304,15 @@ async fn run_turn_with(
         start_learning(ctx, &state.model);
         account_usage(state, ctx, &specs, &completion, &mut turn);
         let calls = completion.tool_calls.clone();
-        turn.final_text = String::new();
+        // The answer's one allocation, moved from the completion (not copied) and
+        // shared by the message, the turn's final text and the event.
+        let answer = SharedText::from(completion.text);
+        turn.final_text = answer.clone();
         state.conversation.push(Message::Assistant {
-            content: completion.text,
+            content: answer,
             reasoning: completion.reasoning,
             tool_calls: completion.tool_calls,
         });
-        // Copied once the message is saved: a long answer's saved line and this copy
-        // are never in memory together.
-        if let Some(Message::Assistant { content, .. }) = state.conversation.messages().last() {
-            turn.final_text = content.clone();
-        }
         if calls.is_empty() {
             break answered(completion.finish_reason);
         }
@@ -326,7 +325,7 @@ async fn run_turn_with(
     }
     let (shown, returned) = match final_text {
         FinalText::Returned => (turn.final_text.clone(), turn.final_text),
-        FinalText::EventOnly => (turn.final_text, String::new()),
+        FinalText::EventOnly => (turn.final_text, SharedText::default()),
     };
     ctx.emit(Event::TurnComplete {
         outcome: outcome.clone(),
@@ -366,7 +365,7 @@ struct TurnProgress {
     /// Model requests made.
     requests: u32,
     /// The last answer's text.
-    final_text: String,
+    final_text: SharedText,
     /// One compaction after a refusal per request: a second refusal is a failure.
     compacted_after_refusal: bool,
 }
@@ -390,8 +389,6 @@ async fn request(
     specs: &[ToolSpec],
     turn: &mut TurnProgress,
 ) -> Answer {
-    let mut streamed = String::new();
-    let mut reasoning = String::new();
     let result = {
         let request = ChatRequest {
             model: &state.model,
@@ -400,14 +397,14 @@ async fn request(
         };
         let model = state.model.clone();
         let mut on_event = |event: StreamEvent| match event {
+            // What streams is gathered by the client alone (an interrupted answer comes
+            // back in its error): a long answer is not held twice while it streams.
             StreamEvent::Text(t) => {
                 start_learning(ctx, &model);
-                streamed.push_str(&t);
                 ctx.emit(Event::TextDelta { text: t });
             }
             StreamEvent::Reasoning(t) => {
                 start_learning(ctx, &model);
-                reasoning.push_str(&t);
                 ctx.emit(Event::ReasoningDelta { text: t });
             }
             StreamEvent::Retrying {
@@ -415,8 +412,6 @@ async fn request(
                 delay,
                 reason,
             } => {
-                streamed.clear();
-                reasoning.clear();
                 ctx.emit(Event::Retrying {
                     attempt,
                     delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
@@ -431,11 +426,12 @@ async fn request(
     };
     match result {
         Ok(completion) => Answer::Completion(completion),
-        Err(e) if e.kind() == ErrorKind::Interrupted || ctx.cancel.is_cancelled() => {
-            if !streamed.is_empty() || !reasoning.is_empty() {
-                turn.final_text = streamed.clone();
+        Err(mut e) if e.kind() == ErrorKind::Interrupted || ctx.cancel.is_cancelled() => {
+            if let Some(PartialAnswer { text, reasoning }) = e.take_partial() {
+                let content = format!("{text}\n\n{INTERRUPTED_MARKER}");
+                turn.final_text = SharedText::from(text);
                 state.conversation.push(Message::Assistant {
-                    content: format!("{streamed}\n\n{INTERRUPTED_MARKER}"),
+                    content: content.into(),
                     reasoning: (!reasoning.is_empty()).then_some(reasoning),
                     tool_calls: Vec::new(),
                 });

@@ -11,7 +11,7 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName
 use tokio::time::timeout;
 use tokio_util::sync::CancellationToken;
 
-use super::error::{Limit, Site};
+use super::error::{Limit, PartialAnswer, Site};
 use super::retry::{Jitter, StopReason, Verdict, parse_retry_after, verdict};
 use super::sse::{SseEvent, SseParser};
 use super::wire::{ChatChunk, RequestBody, ToolCallAccumulator, finish_reason};
@@ -149,6 +149,10 @@ impl Client {
         let started = Instant::now();
         let total = self.config.total_timeout;
         loop {
+            // What this attempt streams: kept out here so an interrupted or failed
+            // attempt hands it back in its error ([`LlmError::take_partial`]), and the
+            // caller need not gather a second copy of a long answer as it streams.
+            let mut streamed = StreamState::default();
             // Each attempt gets its own limit, cut short by what is left of the total.
             let left = total.saturating_sub(started.elapsed());
             let (allowed, limit) = if self.config.attempt_timeout <= left {
@@ -159,7 +163,7 @@ impl Client {
             let result = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => Err(LlmError::interrupted(&self.site, req.model)),
-                r = timeout(allowed, self.attempt(&body, mode, req.model, on_event)) => {
+                r = timeout(allowed, self.attempt(&body, mode, req.model, on_event, &mut streamed)) => {
                     r.unwrap_or_else(|_| {
                         let shown = match limit {
                             Limit::Total => total,
@@ -171,7 +175,7 @@ impl Client {
             };
             let error = match result {
                 Ok(completion) => return Ok(completion),
-                Err(e) => e,
+                Err(e) => e.with_partial(streamed.take_partial()),
             };
             if error.kind() == crate::protocol::ErrorKind::Interrupted || error.is_total_timeout() {
                 return Err(error.with_attempts(attempt));
@@ -205,6 +209,8 @@ impl Client {
                 delay,
                 reason: error.short_reason(),
             });
+            // The caller drops what the failed attempt streamed; so does the error.
+            drop(error);
             tokio::select! {
                 biased;
                 _ = cancel.cancelled() => {
@@ -235,6 +241,7 @@ impl Client {
         mode: StreamMode,
         model: &str,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
+        streamed: &mut StreamState,
     ) -> Result<Completion, LlmError> {
         let idle = self.config.idle_timeout;
         let mut headers = self.headers.clone();
@@ -291,7 +298,8 @@ impl Client {
         let json_body = content_type.contains("json") && !content_type.contains("event-stream");
         let streaming = mode == StreamMode::Sse && !json_body;
         if streaming {
-            self.read_stream(&mut response, model, on_event).await
+            self.read_stream(&mut response, model, on_event, streamed)
+                .await
         } else {
             let body = self.read_body(&mut response, model, MAX_JSON_BODY).await?;
             self.parse_json_body(&body, model, on_event)
@@ -337,10 +345,10 @@ impl Client {
         response: &mut reqwest::Response,
         model: &str,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
+        state: &mut StreamState,
     ) -> Result<Completion, LlmError> {
         let idle = self.config.idle_timeout;
         let mut parser = SseParser::new(MAX_SSE_LINE);
-        let mut state = StreamState::default();
         // The idle timer runs from the last progress: any bytes until the first data
         // event (a server may send keep-alive comments while it reads the prompt), then
         // only bytes of data, so a proxy that sends nothing but comments cannot hold
@@ -360,7 +368,7 @@ impl Client {
                 Ok(None) => break,
                 Err(e) if state.finish.is_some() => {
                     tracing::debug!(error = %e, "stream broke after the finish; keeping the answer");
-                    return Ok(state.into_completion());
+                    return Ok(state.take_completion());
                 }
                 Err(e) => return Err(e),
             };
@@ -376,7 +384,7 @@ impl Client {
             }
             for event in events {
                 if state.handle(event, &self.site, model, on_event)? == Flow::Done {
-                    return Ok(state.into_completion());
+                    return Ok(state.take_completion());
                 }
             }
         }
@@ -387,7 +395,7 @@ impl Client {
             // These events had no blank line after them: the stream ended inside them.
             // One that cannot be read was cut off, like a connection reset mid-event.
             match state.handle(event, &self.site, model, on_event) {
-                Ok(Flow::Done) => return Ok(state.into_completion()),
+                Ok(Flow::Done) => return Ok(state.take_completion()),
                 Ok(Flow::More) => {}
                 Err(e) if e.kind() == crate::protocol::ErrorKind::Protocol => {
                     tracing::debug!(error = %e, "the stream ended inside an event");
@@ -397,7 +405,7 @@ impl Client {
             }
         }
         if state.finish.is_some() {
-            Ok(state.into_completion())
+            Ok(state.take_completion())
         } else if state.events == 0 && parser.foreign_lines() == 0 {
             // Empty, or only keep-alive comments: an event stream that said nothing.
             Err(LlmError::empty_stream(&self.site, model))
@@ -551,14 +559,24 @@ impl StreamState {
         Ok(Flow::More)
     }
 
-    fn into_completion(self) -> Completion {
-        let tool_calls: Vec<ToolCall> = self.calls.finish();
+    /// The finished answer, moved out (the state is left empty).
+    fn take_completion(&mut self) -> Completion {
+        let done = std::mem::take(self);
+        let tool_calls: Vec<ToolCall> = done.calls.finish();
         Completion {
-            text: self.text,
-            reasoning: (!self.reasoning.is_empty()).then_some(self.reasoning),
+            text: done.text,
+            reasoning: (!done.reasoning.is_empty()).then_some(done.reasoning),
             tool_calls,
-            finish_reason: self.finish,
-            usage: self.usage,
+            finish_reason: done.finish,
+            usage: done.usage,
+        }
+    }
+
+    /// What streamed so far, moved out.
+    fn take_partial(&mut self) -> PartialAnswer {
+        PartialAnswer {
+            text: std::mem::take(&mut self.text),
+            reasoning: std::mem::take(&mut self.reasoning),
         }
     }
 }

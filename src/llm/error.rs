@@ -52,6 +52,18 @@ struct Details {
     /// Set when retries stopped because the next one would pass the total timeout.
     total_spent: Option<Duration>,
     stream: StreamFault,
+    /// What the failed attempt had streamed before it ended (an interrupted answer is
+    /// kept), moved here rather than copied.
+    partial: Option<Box<PartialAnswer>>,
+}
+
+/// The text and reasoning an attempt streamed before it failed or was interrupted.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PartialAnswer {
+    /// The answer text streamed so far.
+    pub text: String,
+    /// The reasoning streamed so far.
+    pub reasoning: String,
 }
 
 /// A time limit of a request, each with its own setting.
@@ -115,6 +127,7 @@ impl LlmError {
             limit: None,
             total_spent: None,
             stream: StreamFault::None,
+            partial: None,
         }))
     }
 
@@ -242,6 +255,20 @@ impl LlmError {
     /// A failure inside harness9 (the request could not be serialized).
     pub(crate) fn internal(site: &Site, model: &str, detail: &str) -> LlmError {
         LlmError::at(site, model, ErrorKind::Internal, detail)
+    }
+
+    /// Keeps what the attempt streamed before it ended, when it streamed anything.
+    pub(crate) fn with_partial(mut self, partial: PartialAnswer) -> LlmError {
+        if !partial.text.is_empty() || !partial.reasoning.is_empty() {
+            self.0.partial = Some(Box::new(partial));
+        }
+        self
+    }
+
+    /// Takes what the last attempt streamed before it failed or was interrupted (the
+    /// answer the user saw so far), leaving none.
+    pub fn take_partial(&mut self) -> Option<PartialAnswer> {
+        self.0.partial.take().map(|p| *p)
     }
 
     pub(crate) fn with_attempts(mut self, attempts: u32) -> LlmError {

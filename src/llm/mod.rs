@@ -16,9 +16,9 @@ pub mod wire;
 use std::time::Duration;
 
 pub use client::Client;
-pub use error::LlmError;
+pub use error::{LlmError, PartialAnswer};
 
-use crate::protocol::Usage;
+use crate::protocol::{SharedText, Usage};
 
 /// One message of a conversation, independent of any wire format. Its serde form is the
 /// one saved in session files (docs/SESSIONS.md), not what goes over the wire.
@@ -37,8 +37,9 @@ pub enum Message {
     },
     /// What the model said, with the tools it asked for.
     Assistant {
-        /// Visible answer text (may be empty).
-        content: String,
+        /// Visible answer text (may be empty), shared with the turn's final text and the
+        /// event that shows it rather than copied.
+        content: SharedText,
         /// Reasoning the provider streamed, kept so it can be sent back when the
         /// provider requires it ([`ReasoningEcho`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -48,7 +48,7 @@ fn conversation() -> Vec<Message> {
             content: "hi".into(),
         },
         Message::Assistant {
-            content: String::new(),
+            content: Default::default(),
             reasoning: Some("think".into()),
             tool_calls: vec![ToolCall {
                 id: "c1".into(),

@@ -98,7 +98,7 @@ fn fake_agent_notifying(
                     });
                     send(Event::TurnComplete {
                         outcome,
-                        final_text: String::new(),
+                        final_text: Default::default(),
                         usage,
                         requests: 1,
                     });

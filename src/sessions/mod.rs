@@ -13,6 +13,7 @@ pub mod cli;
 pub mod error;
 pub mod export;
 pub mod layout;
+mod line;
 pub mod lock;
 pub mod reader;
 pub mod record;

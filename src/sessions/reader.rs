@@ -18,11 +18,9 @@ use std::time::UNIX_EPOCH;
 use serde::{Deserialize, Serialize};
 
 use super::error::{IoAction, SessionError};
+use super::line::{MESSAGE_PREFIX, parse_record};
 use super::record::{Header, Record, SCHEMA_VERSION, SessionId};
 use crate::llm::Message;
-
-/// How a `message` record's line starts (the writer puts `type` first).
-const MESSAGE_PREFIX: &[u8] = br#"{"type":"message""#;
 
 /// How the lines of the records that replace everything said before them start.
 const RESET_PREFIXES: [&[u8]; 2] = [br#"{"type":"compacted""#, br#"{"type":"cleared""#];
@@ -88,10 +86,14 @@ struct Line<'a> {
     ending: Ending,
 }
 
-/// The lines of a file, one buffer reused.
+/// The lines of a file, one buffer reused. A line that lies whole in the reader's
+/// buffer is lent from there (and consumed when the next is asked for); only a longer
+/// one is copied into `buf`.
 struct Lines {
     reader: BufReader<File>,
     buf: Vec<u8>,
+    /// Bytes of the reader's buffer lent as the last line, consumed before the next.
+    lent: usize,
     number: usize,
     /// Where the next line starts, in bytes from the start of the file.
     offset: u64,
@@ -104,6 +106,7 @@ impl Lines {
         Ok(Lines {
             reader: BufReader::with_capacity(READ_BUFFER, file),
             buf: Vec::new(),
+            lent: 0,
             number: 0,
             offset: 0,
             path: path.to_path_buf(),
@@ -116,6 +119,7 @@ impl Lines {
     /// [`Lines::next_line`]), says so; returns whether it did. At the end of the file
     /// nothing is skipped.
     fn skip_line_if(&mut self, skip: impl Fn(u64, &[u8]) -> bool) -> Result<bool, SessionError> {
+        self.give_back();
         let path = &self.path;
         let available = self
             .reader
@@ -133,8 +137,35 @@ impl Lines {
         Ok(true)
     }
 
+    /// Consumes the line lent last.
+    fn give_back(&mut self) {
+        self.reader.consume(std::mem::take(&mut self.lent));
+    }
+
     /// The next line, if any.
     fn next_line(&mut self) -> Result<Option<Line<'_>>, SessionError> {
+        self.give_back();
+        let newline = self
+            .reader
+            .fill_buf()
+            .map(|available| memchr::memchr(b'\n', available))
+            .map_err(|e| SessionError::io(IoAction::Read, &self.path, e))?;
+        if let Some(at) = newline {
+            self.lent = at + 1;
+            self.number += 1;
+            let start = self.offset;
+            self.offset += self.lent as u64;
+            let mut bytes = &self.reader.buffer()[..at];
+            if let Some(rest) = bytes.strip_suffix(b"\r") {
+                bytes = rest;
+            }
+            return Ok(Some(Line {
+                number: self.number,
+                start,
+                bytes,
+                ending: Ending::Newline,
+            }));
+        }
         self.buf.clear();
         let n = self
             .reader
@@ -197,27 +228,6 @@ fn reason(e: &serde_json::Error) -> String {
         Some(message) => format!("{message} (column {})", e.column()),
         None => text,
     }
-}
-
-/// The fields of a `message` record, read straight from its line.
-#[derive(Deserialize)]
-struct MessageFields {
-    turn: u64,
-    message: Message,
-}
-
-/// One record line. A `message` line, the bulk of a file, is read straight into its
-/// fields: serde reads a type-tagged record by buffering the whole object first and
-/// reading it again, which is most of the cost of a line with a long tool result. Any
-/// other line, or one that way refuses, is read the tagged way, so the result is the
-/// same.
-fn parse_record(line: &[u8]) -> serde_json::Result<Record> {
-    if line.starts_with(MESSAGE_PREFIX)
-        && let Ok(MessageFields { turn, message }) = serde_json::from_slice(line)
-    {
-        return Ok(Record::Message { turn, message });
-    }
-    serde_json::from_slice::<Record>(line)
 }
 
 /// Just the `type` of a line that did not parse as a [`Record`].
@@ -638,7 +648,7 @@ mod tests {
                 }],
             },
             Message::Assistant {
-                content: String::new(),
+                content: Default::default(),
                 reasoning: None,
                 tool_calls: Vec::new(),
             },

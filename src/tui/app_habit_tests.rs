@@ -57,7 +57,7 @@ impl Harness {
         self.event(Event::TurnStarted { text: text.into() });
         self.event(Event::TurnComplete {
             outcome: TurnOutcome::Completed,
-            final_text: String::new(),
+            final_text: String::new().into(),
             usage: Usage::default(),
             requests: 1,
         });
@@ -236,7 +236,7 @@ fn the_failed_turn_note_follows_the_error_it_explains() {
             kind: crate::protocol::ErrorKind::BadRequest,
             message: "mock error 400".into(),
         },
-        final_text: String::new(),
+        final_text: String::new().into(),
         usage: Usage::default(),
         requests: 1,
     });

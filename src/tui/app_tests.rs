@@ -386,7 +386,7 @@ fn tool_calls_run_live_then_commit_with_diff() {
             kind: ErrorKind::RateLimit,
             message: "rate limited by the provider; wait and retry".into(),
         },
-        final_text: String::new(),
+        final_text: Default::default(),
         usage: Usage::default(),
         requests: 2,
     });
@@ -414,7 +414,7 @@ fn clearing_a_draft_then_interrupting_the_turn_never_quits() {
     // A press within the window after a key in between is a first press too.
     h.event(Event::TurnComplete {
         outcome: TurnOutcome::Interrupted,
-        final_text: String::new(),
+        final_text: Default::default(),
         usage: Usage::default(),
         requests: 1,
     });
@@ -442,7 +442,7 @@ fn esc_interrupts_and_ctrl_c_twice_exits() {
     assert_eq!(h.ops(), vec![Op::Interrupt]);
     h.event(Event::TurnComplete {
         outcome: TurnOutcome::Interrupted,
-        final_text: String::new(),
+        final_text: Default::default(),
         usage: Usage::default(),
         requests: 1,
     });

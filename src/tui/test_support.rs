@@ -61,7 +61,7 @@ pub fn skill_list(catalog: &Catalog) -> Event {
 pub fn complete() -> Event {
     Event::TurnComplete {
         outcome: TurnOutcome::Completed,
-        final_text: String::new(),
+        final_text: Default::default(),
         usage: Usage::default(),
         requests: 1,
     }

@@ -220,7 +220,7 @@ async fn tool_call_round_trip() {
     );
 
     messages.push(Message::Assistant {
-        content: c.text.clone(),
+        content: c.text.clone().into(),
         reasoning: None,
         tool_calls: c.tool_calls.clone(),
     });

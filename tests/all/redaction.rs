@@ -177,3 +177,62 @@ fn what_the_model_and_commands_print_is_saved_without_secrets() {
     assert_absent("sessions show", &String::from_utf8_lossy(&shown.stdout));
     assert!(String::from_utf8_lossy(&shown.stdout).contains("The key is [redacted]"));
 }
+
+/// A long answer (written to the session file in parts, not as one line in memory)
+/// that holds the secrets, one of them cut between two streamed deltas, is saved
+/// without them, and its line still parses.
+#[test]
+fn a_long_answer_is_saved_without_secrets() {
+    let dirs = Dirs::new();
+    configure(dirs.home(), None);
+    let filler = "lorem ipsum dolor sit amet ".repeat(80);
+    let mut events: Vec<Ev> = Vec::new();
+    for i in 0..150 {
+        let delta = match i {
+            50 => format!("{filler}{}", &KEY[..10]),
+            51 => format!("{}{filler}", &KEY[10..]),
+            90 => format!("{filler} the header {HEADER} "),
+            _ => filler.clone(),
+        };
+        events.push(text(&delta));
+    }
+    events.push(text(&format!(" and the token {ENV_SECRET}")));
+    events.push(finish("stop"));
+    let server = MockServer::start(vec![sse(events)]);
+    let out = server
+        .binary(&dirs)
+        .env("OPENAI_API_KEY", KEY)
+        .env("MY_SERVICE_TOKEN", ENV_SECRET)
+        .args(["-p", "say it"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    // The answer really was long and really held the key.
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.len() > 250_000 && shown.contains(KEY),
+        "{}",
+        shown.len()
+    );
+    let saved = saved_sessions(dirs.home());
+    assert_absent("the session file", &saved);
+    let answer = saved
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find_map(|r| {
+            (r["message"]["role"] == "assistant").then(|| r["message"]["content"].clone())
+        })
+        .unwrap();
+    let answer = answer.as_str().unwrap();
+    assert_eq!(
+        answer.matches("[redacted]").count(),
+        3,
+        "key, header, token"
+    );
+    assert_eq!(
+        answer.len(),
+        shown.trim_end().len() - KEY.len() - HEADER.len() - ENV_SECRET.len()
+            + 3 * "[redacted]".len()
+    );
+}

@@ -57,7 +57,7 @@ impl Home {
             Record::Message {
                 turn: 1,
                 message: Message::Assistant {
-                    content: String::new(),
+                    content: Default::default(),
                     reasoning: None,
                     tool_calls: vec![ToolCall {
                         id: "c1".into(),

@@ -157,7 +157,7 @@ impl Session {
                 outcome,
                 final_text,
                 ..
-            } => (outcome, final_text),
+            } => (outcome, final_text.into_string()),
             _ => unreachable!("until returns a matching event"),
         }
     }
