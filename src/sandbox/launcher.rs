@@ -236,6 +236,8 @@ pub fn parse(args: &[OsString]) -> Result<(SandboxPolicy, Launch), String> {
                 }
                 policy.mode = mode.ok_or("no --mode given")?;
                 policy.project = project.ok_or("no --project given")?;
+                // The launcher masks what `--mask` names; it walks for nothing itself.
+                policy.secrets_root = policy.project.clone();
                 return Ok((policy, Launch::Run(command)));
             }
             ("--mode", Some(v)) => {
