@@ -7,6 +7,7 @@
 //! undone, and `/undo` says so). It knows files; it must not know turns or the agent.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read as _;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::sync::Mutex;
@@ -14,6 +15,7 @@ use std::sync::Mutex;
 use sha2::{Digest as _, Sha256};
 
 use super::store::Store;
+use crate::nofollow::{self, FileError};
 
 /// The largest file whose content is kept.
 pub const MAX_FILE_BYTES: u64 = crate::protocol::UndoOutcome::MAX_KEPT_FILE_BYTES;
@@ -184,27 +186,49 @@ fn state_of(
     store: &Store,
 ) -> std::io::Result<Option<FileState>> {
     let path = project.join(rel);
-    let mut state = FileState {
+    let state = FileState {
         size: meta.len(),
         mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
         ino: meta.ino(),
         mode: meta.permissions().mode() & 0o7777,
         kind: FileKind::Large,
     };
+    let not_found = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
     if meta.file_type().is_symlink() {
         return match std::fs::read_link(&path) {
-            Ok(target) => {
-                state.kind = FileKind::Link(target);
-                Ok(Some(state))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Ok(target) => Ok(Some(FileState {
+                kind: FileKind::Link(target),
+                ..state
+            })),
+            Err(e) if not_found(&e) => Ok(None),
             Err(e) => Err(e),
         };
     }
     if !meta.is_file() {
         return Ok(None);
     }
-    if let Some(before) = previous.and_then(|p| p.get(rel))
+    with_content(
+        state,
+        previous.and_then(|p| p.get(rel)),
+        store,
+        || match std::fs::read(&path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if not_found(&e) => Ok(None),
+            Err(e) => Err(e),
+        },
+    )
+}
+
+/// A regular file's `state` with its content: `known`'s when the stat part is the same,
+/// none when it is too large to keep, else what `read` gives (`None`: it vanished),
+/// kept in `store`.
+fn with_content<E: From<std::io::Error>>(
+    mut state: FileState,
+    known: Option<&FileState>,
+    store: &Store,
+    read: impl FnOnce() -> Result<Option<Vec<u8>>, E>,
+) -> Result<Option<FileState>, E> {
+    if let Some(before) = known
         && before.same_stat(&state)
         && !matches!(before.kind, FileKind::Link(_))
     {
@@ -214,10 +238,8 @@ fn state_of(
     if state.size > MAX_FILE_BYTES {
         return Ok(Some(state));
     }
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
+    let Some(bytes) = read()? else {
+        return Ok(None);
     };
     let digest: Digest = Sha256::digest(&bytes).into();
     store.put(&digest, &bytes)?;
@@ -225,20 +247,45 @@ fn state_of(
     Ok(Some(state))
 }
 
-/// The state of one file now, read the same way (for checks before a restore).
+/// The state of one file now (for checks before a restore), read without following any
+/// symbolic link on the way (`nofollow`): the answer is about the project's own entry,
+/// and a link standing on the way now is [`FileError::LinkAppeared`] naming it.
 pub fn current(
     project: &Path,
     rel: &str,
     store: &Store,
     known: Option<&FileState>,
-) -> std::io::Result<Option<FileState>> {
+) -> Result<Option<FileState>, FileError> {
     let path = project.join(rel);
-    match path.symlink_metadata() {
-        Ok(meta) => {
-            let previous = known.map(|k| BTreeMap::from([(rel.to_string(), k.clone())]));
-            state_of(project, rel, &meta, previous.as_ref(), store)
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
+    let Some(seen) = nofollow::stat(&path)? else {
+        return Ok(None);
+    };
+    let state = FileState {
+        size: seen.size,
+        mtime_ns: seen.mtime_ns,
+        ino: seen.ino,
+        mode: seen.mode,
+        kind: FileKind::Large,
+    };
+    match seen.kind {
+        nofollow::FileKind::Symlink => match nofollow::read_link(&path) {
+            Ok(target) => Ok(Some(FileState {
+                kind: FileKind::Link(target),
+                ..state
+            })),
+            Err(FileError::NotFound) => Ok(None),
+            Err(e) => Err(e),
+        },
+        nofollow::FileKind::Regular => with_content(state, known, store, || {
+            let mut file = match nofollow::open_read(&path) {
+                Ok(file) => file,
+                Err(FileError::NotFound) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes)?;
+            Ok(Some(bytes))
+        }),
+        _ => Ok(None),
     }
 }

@@ -26,6 +26,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "truncate",
             "paths",
             "plain_file",
+            "nofollow",
             "private_files",
             "redact",
             "project_walk",
