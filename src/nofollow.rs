@@ -626,6 +626,121 @@ mod tests {
         assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 2);
     }
 
+    /// What undo uses, on the class "a folder on the way is a link" (the file's folder, a
+    /// folder higher up, a folder to be created below it): every call fails naming the
+    /// link and nothing outside changes; at the end of the path a link is replaced or
+    /// removed itself, never followed.
+    #[test]
+    fn putting_back_never_goes_through_a_link_on_the_way() {
+        let (_d, root) = temp();
+        let (_o, elsewhere) = temp();
+        std::fs::create_dir_all(elsewhere.join("sub/made")).unwrap();
+        std::fs::write(elsewhere.join("f.txt"), "victim").unwrap();
+        std::fs::write(elsewhere.join("sub/f.txt"), "victim").unwrap();
+        symlink("f.txt", elsewhere.join("l")).unwrap();
+        symlink(&elsewhere, root.join("dir")).unwrap();
+        std::fs::create_dir_all(root.join("up")).unwrap();
+        symlink(&elsewhere, root.join("up/way")).unwrap();
+        let listing = |dir: &Path| {
+            let mut names: Vec<_> = walkdir_names(dir);
+            names.sort();
+            names
+        };
+        let before = listing(&elsewhere);
+        for rel in [
+            "dir/f.txt",
+            "dir/l",
+            "dir/sub/f.txt",
+            "dir/sub/made",
+            "up/way/f.txt",
+            "up/way/sub/made",
+            "dir/new/deeper/f.txt",
+        ] {
+            let path = root.join(rel);
+            let linked = |r: Result<_, FileError>| matches!(r, Err(FileError::LinkAppeared(_)));
+            assert!(linked(stat(&path).map(|_| ())), "stat {rel}");
+            assert!(linked(read_link(&path).map(|_| ())), "read_link {rel}");
+            for parents in [Parents::Existing, Parents::Create] {
+                assert!(
+                    linked(put_back(&path, b"PWNED", 0o4755, parents)),
+                    "put_back {rel}"
+                );
+                assert!(
+                    linked(put_link(&path, Path::new("/etc/passwd"), parents)),
+                    "put_link {rel}"
+                );
+            }
+            assert!(linked(remove(&path)), "remove {rel}");
+            assert!(linked(remove_empty_dir(&path)), "remove_empty_dir {rel}");
+        }
+        assert_eq!(listing(&elsewhere), before);
+        assert_eq!(
+            std::fs::read_to_string(elsewhere.join("sub/f.txt")).unwrap(),
+            "victim"
+        );
+
+        // At the end of the path a link is the entry itself: replaced, removed, read.
+        symlink(elsewhere.join("f.txt"), root.join("up/last")).unwrap();
+        assert_eq!(
+            stat(&root.join("up/last")).unwrap().map(|s| s.kind),
+            Some(FileKind::Symlink)
+        );
+        assert_eq!(
+            read_link(&root.join("up/last")).unwrap(),
+            elsewhere.join("f.txt")
+        );
+        put_back(&root.join("up/last"), b"mine", 0o640, Parents::Existing).unwrap();
+        let meta = std::fs::symlink_metadata(root.join("up/last")).unwrap();
+        assert!(meta.is_file());
+        assert_eq!(meta.permissions().mode() & 0o7777, 0o640);
+        put_link(&root.join("up/last"), Path::new("../x"), Parents::Existing).unwrap();
+        assert_eq!(
+            std::fs::read_link(root.join("up/last")).unwrap(),
+            Path::new("../x")
+        );
+        symlink(&elsewhere, root.join("up/gone")).unwrap();
+        remove(&root.join("up/gone")).unwrap();
+        assert!(root.join("up/gone").symlink_metadata().is_err());
+        symlink(&elsewhere, root.join("up/dirlink")).unwrap();
+        assert!(remove_empty_dir(&root.join("up/dirlink")).is_err());
+        assert_eq!(
+            std::fs::read_to_string(elsewhere.join("f.txt")).unwrap(),
+            "victim"
+        );
+        assert_eq!(listing(&elsewhere), before);
+        // Folders are refused where a file or link goes; missing parents are made.
+        assert!(matches!(
+            put_back(&root.join("up"), b"x", 0o644, Parents::Existing),
+            Err(FileError::Directory)
+        ));
+        assert!(matches!(
+            remove(&root.join("up")),
+            Err(FileError::Directory)
+        ));
+        put_back(&root.join("a/b/c.txt"), b"x", 0o600, Parents::Create).unwrap();
+        assert_eq!(std::fs::read(root.join("a/b/c.txt")).unwrap(), b"x");
+        remove(&root.join("a/b/c.txt")).unwrap();
+        remove(&root.join("a/b/c.txt")).unwrap();
+        remove_empty_dir(&root.join("a/b")).unwrap();
+        assert!(!root.join("a/b").exists());
+    }
+
+    /// Every path under `dir`, not following links.
+    fn walkdir_names(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(here) = stack.pop() {
+            for entry in std::fs::read_dir(&here).unwrap() {
+                let path = entry.unwrap().path();
+                if path.symlink_metadata().unwrap().is_dir() {
+                    stack.push(path.clone());
+                }
+                out.push(path);
+            }
+        }
+        out
+    }
+
     #[test]
     fn fifos_sockets_and_devices_are_refused_without_blocking() {
         let (_d, root) = temp();
