@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 mod defects;
 mod habits;
+mod rewind_links;
 mod signals;
 
 use crate::support::{
