@@ -4,7 +4,10 @@
 //! kept in the [`Store`]. Taking a picture again reuses the previous one's digest for a
 //! file whose size, time, inode and mode are unchanged, so only changed files are read.
 //! Files over [`MAX_FILE_BYTES`] are recorded without content (a change to one cannot be
-//! undone, and `/undo` says so). It knows files; it must not know turns or the agent.
+//! undone, and `/undo` says so). Contents and link targets are read through
+//! `nofollow` (no link followed on the way, no FIFO waited on), and [`current`], the
+//! check before a restore, looks at the entry that way too. It knows files; it must not
+//! know turns or the agent.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read as _;
@@ -177,7 +180,10 @@ pub fn take_with_folders(
     ))
 }
 
-/// The state of one file (`None` when it vanished meanwhile).
+/// The state of one file (`None` when it vanished meanwhile, or is no longer what the
+/// walk saw). Its content and link target are read through `nofollow`: a link swapped
+/// in on the way since the walk is not read through, and a FIFO swapped in is not
+/// waited on.
 fn state_of(
     project: &Path,
     rel: &str,
@@ -193,15 +199,13 @@ fn state_of(
         mode: meta.permissions().mode() & 0o7777,
         kind: FileKind::Large,
     };
-    let not_found = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
     if meta.file_type().is_symlink() {
-        return match std::fs::read_link(&path) {
+        return match nofollow::read_link(&path) {
             Ok(target) => Ok(Some(FileState {
                 kind: FileKind::Link(target),
                 ..state
             })),
-            Err(e) if not_found(&e) => Ok(None),
-            Err(e) => Err(e),
+            Err(e) => changed_meanwhile(e),
         };
     }
     if !meta.is_file() {
@@ -211,12 +215,24 @@ fn state_of(
         state,
         previous.and_then(|p| p.get(rel)),
         store,
-        || match std::fs::read(&path) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if not_found(&e) => Ok(None),
-            Err(e) => Err(e),
+        || match nofollow::open_read(&path) {
+            Ok(mut file) => {
+                let mut bytes = Vec::new();
+                file.read_to_end(&mut bytes)?;
+                Ok(Some(bytes))
+            }
+            Err(e) => changed_meanwhile(e),
         },
     )
+}
+
+/// `None` for an entry that is no longer what the walk saw (gone, a link on the way, a
+/// folder or a special file now); the error for any other failure.
+fn changed_meanwhile<T>(e: FileError) -> std::io::Result<Option<T>> {
+    match e {
+        FileError::Io(e) => Err(e),
+        _ => Ok(None),
+    }
 }
 
 /// A regular file's `state` with its content: `known`'s when the stat part is the same,
@@ -287,5 +303,47 @@ pub fn current(
             Ok(Some(bytes))
         }),
         _ => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the walk saw was a file; by the time it is read, a FIFO or a folder swapped
+    /// for a link out of the project stands there: neither is waited on nor read through.
+    #[test]
+    fn a_file_swapped_after_the_walk_is_neither_waited_on_nor_read_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let (project, outside) = (root.join("p"), root.join("outside"));
+        std::fs::create_dir_all(project.join("sub")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(project.join("f.txt"), "mine").unwrap();
+        std::fs::write(project.join("sub/g.txt"), "mine").unwrap();
+        std::fs::write(outside.join("g.txt"), "SECRET outside").unwrap();
+        let meta_f = project.join("f.txt").symlink_metadata().unwrap();
+        let meta_g = project.join("sub/g.txt").symlink_metadata().unwrap();
+        std::fs::remove_file(project.join("f.txt")).unwrap();
+        nix::unistd::mkfifo(
+            &project.join("f.txt"),
+            nix::sys::stat::Mode::from_bits_truncate(0o644),
+        )
+        .unwrap();
+        std::fs::remove_dir_all(project.join("sub")).unwrap();
+        std::os::unix::fs::symlink(&outside, project.join("sub")).unwrap();
+        let store_root = root.join("store");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let store = Store::new(&store_root);
+            let f = state_of(&project, "f.txt", &meta_f, None, &store).unwrap();
+            let g = state_of(&project, "sub/g.txt", &meta_g, None, &store).unwrap();
+            let _ = tx.send((f, g));
+        });
+        let (f, g) = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the picture waited on a FIFO");
+        assert_eq!(f, None);
+        assert_eq!(g, None, "read through the link");
     }
 }
