@@ -254,8 +254,8 @@ fn undo_never_removes_a_folder_reached_through_a_link_put_there_since() {
     );
 }
 
-/// How a turn changed something in the folder `sub/` (there before the turn), which
-/// `/undo` and rewinding would put back.
+/// How a turn changed something in a folder there before the turn (`sub/` or one below
+/// it; the names below are in `sub/`), which `/undo` and rewinding would put back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Change {
     /// `sub/f.txt` rewritten: its content is written back.
@@ -297,27 +297,32 @@ impl Way {
     }
 }
 
-/// A project whose turn made `change` (and rewrote `README.md`), and a folder `outside`
-/// the project.
+/// A project whose turn made `change` in the folder `dir` (`sub` or a folder below it;
+/// it rewrote `README.md` too), and a folder `outside` the project.
 struct Attack {
     _dir: tempfile::TempDir,
     p: PathBuf,
     outside: PathBuf,
     s: Snapshots,
     /// The path the refusal names.
-    named: &'static str,
+    named: String,
 }
 
+/// The folders the changes are made in: `sub/` itself is what is swapped for a link, so
+/// the link is the file's folder or a folder higher up.
+const DEPTHS: [&str; 2] = ["sub", "sub/deep"];
+
 impl Attack {
-    fn new(change: Change) -> Attack {
+    fn new(change: Change, dir_rel: &str) -> Attack {
         let (dir, p, s) = setup();
         let outside = dir.path().join("outside");
         std::fs::create_dir_all(&outside).unwrap();
-        write(&p, "sub/keep.txt", "kept\n");
+        let at = |name: &str| format!("{dir_rel}/{name}");
+        write(&p, &at("keep.txt"), "kept\n");
         match change {
-            Change::Written | Change::Deleted => write(&p, "sub/f.txt", "before\n"),
+            Change::Written | Change::Deleted => write(&p, &at("f.txt"), "before\n"),
             Change::LinkDeleted | Change::LinkReplaced => {
-                std::os::unix::fs::symlink("../README.md", p.join("sub/l")).unwrap();
+                std::os::unix::fs::symlink("../README.md", p.join(at("l"))).unwrap();
             }
             Change::Created | Change::FolderCreated => {}
         }
@@ -325,29 +330,29 @@ impl Attack {
         write(&p, "README.md", "by the turn\n");
         let named = match change {
             Change::Written => {
-                write(&p, "sub/f.txt", "after\n");
-                "sub/f.txt"
+                write(&p, &at("f.txt"), "after\n");
+                at("f.txt")
             }
             Change::Deleted => {
-                std::fs::remove_file(p.join("sub/f.txt")).unwrap();
-                "sub/f.txt"
+                std::fs::remove_file(p.join(at("f.txt"))).unwrap();
+                at("f.txt")
             }
             Change::Created => {
-                write(&p, "sub/new.txt", "made\n");
-                "sub/new.txt"
+                write(&p, &at("new.txt"), "made\n");
+                at("new.txt")
             }
             Change::LinkDeleted => {
-                std::fs::remove_file(p.join("sub/l")).unwrap();
-                "sub/l"
+                std::fs::remove_file(p.join(at("l"))).unwrap();
+                at("l")
             }
             Change::LinkReplaced => {
-                std::fs::remove_file(p.join("sub/l")).unwrap();
-                write(&p, "sub/l", "a file now\n");
-                "sub/l"
+                std::fs::remove_file(p.join(at("l"))).unwrap();
+                write(&p, &at("l"), "a file now\n");
+                at("l")
             }
             Change::FolderCreated => {
-                std::fs::create_dir(p.join("sub/made")).unwrap();
-                "sub/made"
+                std::fs::create_dir(p.join(at("made"))).unwrap();
+                at("made")
             }
         };
         s.end_turn(1).unwrap();
@@ -419,15 +424,18 @@ fn picture(dir: &Path) -> std::collections::BTreeMap<PathBuf, (u32, Vec<u8>)> {
 }
 
 /// The class "a folder on the path of a file to put back was swapped for a link to a
-/// folder outside after the turn", for every kind of putting back, by `/undo` and by a
-/// rewind: the outside folder holds what `sub/` held after the turn (so a check reading
+/// folder outside after the turn" (the file's folder, or a folder higher up), for every
+/// kind of putting back, by `/undo` and by a rewind: the outside folder holds what `sub/` held after the turn (so a check reading
 /// through the link finds nothing changed), yet nothing outside changes, nothing in the
 /// project is put back either, and the refusal says why.
 #[test]
 fn undo_and_rewind_put_nothing_back_through_a_folder_swapped_for_a_link() {
-    for change in EVERY_CHANGE {
+    for (change, depth) in EVERY_CHANGE
+        .into_iter()
+        .flat_map(|c| DEPTHS.map(|d| (c, d)))
+    {
         for way in [Way::Undo, Way::Rewind] {
-            let a = Attack::new(change);
+            let a = Attack::new(change, depth);
             a.mirror();
             swap_for_link(&a.p, &a.outside);
             let outside_before = picture(&a.outside);
@@ -437,14 +445,14 @@ fn undo_and_rewind_put_nothing_back_through_a_folder_swapped_for_a_link() {
                 [UndoOutcome::Refused {
                     changed_since: vec![],
                     too_large: vec![],
-                    links_on_the_way: vec![a.named.to_string()],
+                    links_on_the_way: vec![a.named.clone()],
                 }],
-                "{change:?} {way:?}"
+                "{change:?} {depth} {way:?}"
             );
             assert_eq!(
                 picture(&a.outside),
                 outside_before,
-                "{change:?} {way:?}: something outside the project changed"
+                "{change:?} {depth} {way:?}: something outside the project changed"
             );
             let said = outcomes[0].describe();
             assert!(
@@ -452,16 +460,16 @@ fn undo_and_rewind_put_nothing_back_through_a_folder_swapped_for_a_link() {
                     "a symbolic link stands on the way now to {}",
                     a.named
                 )) && said.contains("nothing was put back through it"),
-                "{change:?} {way:?}: {said}"
+                "{change:?} {depth} {way:?}: {said}"
             );
             assert_eq!(
                 read(&a.p, "README.md"),
                 "by the turn\n",
-                "{change:?} {way:?}: the whole undo is refused"
+                "{change:?} {depth} {way:?}: the whole undo is refused"
             );
             assert!(
                 a.s.changed_since_turn(1).contains(&"README.md".to_string()),
-                "{change:?} {way:?}: a refused turn stays to be undone"
+                "{change:?} {depth} {way:?}: a refused turn stays to be undone"
             );
         }
     }
@@ -477,9 +485,12 @@ fn between_check_and_act(hook: impl FnMut() + 'static) {
 /// outside changes.
 #[test]
 fn a_link_swapped_in_between_the_check_and_the_act_stops_the_act_at_it() {
-    for change in EVERY_CHANGE {
+    for (change, depth) in EVERY_CHANGE
+        .into_iter()
+        .flat_map(|c| DEPTHS.map(|d| (c, d)))
+    {
         for way in [Way::Undo, Way::Rewind] {
-            let a = Attack::new(change);
+            let a = Attack::new(change, depth);
             a.mirror();
             let outside_before = picture(&a.outside);
             let (p, outside) = (a.p.clone(), a.outside.clone());
@@ -487,7 +498,7 @@ fn a_link_swapped_in_between_the_check_and_the_act_stops_the_act_at_it() {
             let result = way.run(&a.s);
             BETWEEN_CHECK_AND_ACT.with_borrow_mut(|h| *h = None);
             let Err(err @ UndoError::LinkOnTheWay { .. }) = result else {
-                panic!("{change:?} {way:?}: {result:?}");
+                panic!("{change:?} {depth} {way:?}: {result:?}");
             };
             assert_eq!(
                 err.to_string(),
@@ -495,16 +506,16 @@ fn a_link_swapped_in_between_the_check_and_the_act_stops_the_act_at_it() {
                     "{}: a symbolic link stands on the way now; nothing was put back through it",
                     a.named
                 ),
-                "{change:?} {way:?}"
+                "{change:?} {depth} {way:?}"
             );
             assert!(
                 a.p.join("sub").symlink_metadata().unwrap().is_symlink(),
-                "{change:?} {way:?}: the hook ran"
+                "{change:?} {depth} {way:?}: the hook ran"
             );
             assert_eq!(
                 picture(&a.outside),
                 outside_before,
-                "{change:?} {way:?}: something outside the project changed"
+                "{change:?} {depth} {way:?}: something outside the project changed"
             );
         }
     }
