@@ -520,3 +520,66 @@ fn a_link_swapped_in_between_the_check_and_the_act_stops_the_act_at_it() {
         }
     }
 }
+
+/// A second process flipping the folder and the link back and forth (each flip one
+/// atomic exchange, so `sub` is always there) while undo and rewind run: whatever each
+/// run ends in (put back, refused, stopped at the link), in no run does anything outside
+/// the project change. Bounded by a count and a deadline; no outcome depends on timing.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn a_second_process_flipping_the_folder_and_a_link_never_gets_a_write_outside() {
+    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut runs = 0;
+    'runs: for round in 0..8 {
+        for change in EVERY_CHANGE {
+            if std::time::Instant::now() > deadline {
+                break 'runs;
+            }
+            let way = if round % 2 == 0 {
+                Way::Undo
+            } else {
+                Way::Rewind
+            };
+            let a = Attack::new(change, DEPTHS[round % 2]);
+            a.mirror();
+            let outside_before = picture(&a.outside);
+            let (sub, link) = (a.p.join("sub"), a.p.join("sub.link"));
+            std::os::unix::fs::symlink(&a.outside, &link).unwrap();
+            let stop = Arc::new(AtomicBool::new(false));
+            let flips = Arc::new(AtomicUsize::new(0));
+            let flipper = {
+                let (stop, flips) = (stop.clone(), flips.clone());
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        renameat2(
+                            AT_FDCWD,
+                            &sub,
+                            AT_FDCWD,
+                            &link,
+                            RenameFlags::RENAME_EXCHANGE,
+                        )
+                        .unwrap();
+                        flips.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            };
+            // The flipper is under way before the undo starts.
+            while flips.load(Ordering::Relaxed) < 2 {
+                std::thread::yield_now();
+            }
+            let result = way.run(&a.s);
+            stop.store(true, Ordering::Relaxed);
+            flipper.join().unwrap();
+            assert_eq!(
+                picture(&a.outside),
+                outside_before,
+                "{change:?} {way:?}: something outside changed ({result:?})"
+            );
+            runs += 1;
+        }
+    }
+    assert!(runs >= EVERY_CHANGE.len(), "only {runs} runs");
+}
