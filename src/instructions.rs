@@ -9,7 +9,7 @@
 //!
 //! A project's files come with the repository, so they are untrusted input: a file
 //! whose real path leaves the project root (a link out) is refused, the real path is
-//! opened without following links (`tools::nofollow`: FIFOs, sockets and devices are
+//! opened without following links (`nofollow`: FIFOs, sockets and devices are
 //! refused from `lstat` and again from `fstat`), and no read takes more than the cap.
 //! The global files are the user's own: links are followed, but only a plain file is
 //! read (`plain_file`), capped the same way.
@@ -20,7 +20,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::tools::nofollow;
+use crate::nofollow;
 
 /// The default combined cap on the instruction files' text, in bytes (Codex's too).
 pub const DEFAULT_MAX_BYTES: usize = 32 * 1024;

@@ -21,6 +21,7 @@ pub mod launch;
 pub mod llm;
 pub mod mcp;
 pub mod mentions;
+pub mod nofollow;
 pub mod paths;
 pub mod permissions;
 pub mod plain_file;

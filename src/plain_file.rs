@@ -2,7 +2,7 @@
 //! `O_NONBLOCK` (so a FIFO planted where a file is expected cannot hang the open) and the
 //! opened descriptor must be a regular file, or the open fails with a message naming
 //! what it is. Symlinks are followed (skill folders and configuration may be links);
-//! code that acts on judged paths uses `tools::nofollow` instead.
+//! code that acts on judged paths uses `nofollow` instead.
 //!
 //! It knows files only; it must not know who reads them.
 

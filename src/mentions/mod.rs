@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::tools::nofollow::{self, FileError, FileKind};
+use crate::nofollow::{self, FileError, FileKind};
 use crate::tools::path::ResolvedPath;
 use crate::tools::{Access, TypedTool};
 

@@ -151,6 +151,10 @@ pub enum UndoOutcome {
         changed_since: Vec<String>,
         /// Files the turn changed that were too large to keep.
         too_large: Vec<String>,
+        /// Files and folders to put back with a symbolic link standing on the way now
+        /// (or where a folder the turn created was): it could lead out of the project,
+        /// so nothing is put back through it.
+        links_on_the_way: Vec<String>,
     },
 }
 
@@ -201,22 +205,29 @@ impl UndoOutcome {
             UndoOutcome::Refused {
                 changed_since,
                 too_large,
+                links_on_the_way,
             } => {
                 let mut why = Vec::new();
                 if !changed_since.is_empty() {
                     why.push(format!(
-                        "changed since the turn ended, so undoing would lose those changes: {}",
+                        "files changed since the turn ended, so undoing would lose those changes: {}",
                         list(changed_since)
                     ));
                 }
                 if !too_large.is_empty() {
                     why.push(format!(
-                        "too large to have been kept (over {} MB): {}",
+                        "files too large to have been kept (over {} MB): {}",
                         UndoOutcome::MAX_KEPT_FILE_BYTES / (1024 * 1024),
                         list(too_large)
                     ));
                 }
-                format!("Nothing was undone; files {}.", why.join("; files "))
+                if !links_on_the_way.is_empty() {
+                    why.push(format!(
+                        "a symbolic link stands on the way now to {} (it could lead out of the project); nothing was put back through it",
+                        list(links_on_the_way)
+                    ));
+                }
+                format!("Nothing was undone; {}.", why.join("; "))
             }
         }
     }

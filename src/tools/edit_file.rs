@@ -13,10 +13,10 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use similar::TextDiff;
 
-use super::nofollow::{self, FileError, Parents};
 use super::path::{PathArg, ResolvedPath};
 use super::write_file::{Existing, file_diff, read_existing};
 use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking_until};
+use crate::nofollow::{self, FileError, Parents};
 use crate::truncate::truncate_head_tail;
 
 /// The largest file `edit_file` edits, before or after the edit (8 MiB): an edit holds

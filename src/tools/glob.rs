@@ -18,11 +18,11 @@ pub(crate) use crate::project_walk::project_walker;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::nofollow::{self, FileKind};
 use super::path::{PathArg, ResolvedPath, display_relative};
 use super::{
     Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, run_blocking_until,
 };
+use crate::nofollow::{self, FileKind};
 
 /// Paths returned at most.
 const MAX_RESULTS: usize = 200;

@@ -19,12 +19,12 @@ use tokio_util::sync::CancellationToken;
 use super::glob::{
     PathGlob, RootKind, SearchRoot, check_root, place, project_walker, walk, walked,
 };
-use super::nofollow;
 use super::path::{ResolvedPath, display_relative};
 use super::{
     Access, SecretFileSearch, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool,
     run_blocking_until,
 };
+use crate::nofollow;
 use crate::truncate::truncate_head_tail;
 
 /// Matches returned when the model gives no `max_results`.

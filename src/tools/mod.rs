@@ -18,7 +18,6 @@ pub mod edit_file;
 pub mod glob;
 pub mod grep;
 pub mod list;
-pub mod nofollow;
 pub mod path;
 pub mod read_file;
 mod registry;

@@ -10,9 +10,9 @@ use std::io::{BufRead, BufReader, Read};
 
 use serde::Deserialize;
 
-use super::nofollow::{self, FileError};
 use super::path::{PathArg, ResolvedPath};
 use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking_until};
+use crate::nofollow::{self, FileError};
 
 /// Lines returned when the model gives no limit.
 const DEFAULT_LIMIT: u64 = 2000;

@@ -13,9 +13,9 @@ use serde::Deserialize;
 use similar::{ChangeTag, TextDiff};
 
 use super::edit_file::MAX_EDIT_BYTES;
-use super::nofollow::{self, FileError, Parents};
 use super::path::{PathArg, ResolvedPath};
 use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking_until};
+use crate::nofollow::{self, FileError, Parents};
 use crate::truncate::truncate_head_tail;
 
 /// Lines of context around each change in diffs.

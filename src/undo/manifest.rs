@@ -4,9 +4,13 @@
 //! kept in the [`Store`]. Taking a picture again reuses the previous one's digest for a
 //! file whose size, time, inode and mode are unchanged, so only changed files are read.
 //! Files over [`MAX_FILE_BYTES`] are recorded without content (a change to one cannot be
-//! undone, and `/undo` says so). It knows files; it must not know turns or the agent.
+//! undone, and `/undo` says so). Contents and link targets are read through
+//! `nofollow` (no link followed on the way, no FIFO waited on), and [`current`], the
+//! check before a restore, looks at the entry that way too. It knows files; it must not
+//! know turns or the agent.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read as _;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::sync::Mutex;
@@ -14,6 +18,7 @@ use std::sync::Mutex;
 use sha2::{Digest as _, Sha256};
 
 use super::store::Store;
+use crate::nofollow::{self, FileError};
 
 /// The largest file whose content is kept.
 pub const MAX_FILE_BYTES: u64 = crate::protocol::UndoOutcome::MAX_KEPT_FILE_BYTES;
@@ -175,7 +180,10 @@ pub fn take_with_folders(
     ))
 }
 
-/// The state of one file (`None` when it vanished meanwhile).
+/// The state of one file (`None` when it vanished meanwhile, or is no longer what the
+/// walk saw). Its content and link target are read through `nofollow`: a link swapped
+/// in on the way since the walk is not read through, and a FIFO swapped in is not
+/// waited on.
 fn state_of(
     project: &Path,
     rel: &str,
@@ -184,7 +192,7 @@ fn state_of(
     store: &Store,
 ) -> std::io::Result<Option<FileState>> {
     let path = project.join(rel);
-    let mut state = FileState {
+    let state = FileState {
         size: meta.len(),
         mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
         ino: meta.ino(),
@@ -192,19 +200,51 @@ fn state_of(
         kind: FileKind::Large,
     };
     if meta.file_type().is_symlink() {
-        return match std::fs::read_link(&path) {
-            Ok(target) => {
-                state.kind = FileKind::Link(target);
-                Ok(Some(state))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
+        return match nofollow::read_link(&path) {
+            Ok(target) => Ok(Some(FileState {
+                kind: FileKind::Link(target),
+                ..state
+            })),
+            Err(e) => changed_meanwhile(e),
         };
     }
     if !meta.is_file() {
         return Ok(None);
     }
-    if let Some(before) = previous.and_then(|p| p.get(rel))
+    with_content(
+        state,
+        previous.and_then(|p| p.get(rel)),
+        store,
+        || match nofollow::open_read(&path) {
+            Ok(mut file) => {
+                let mut bytes = Vec::new();
+                file.read_to_end(&mut bytes)?;
+                Ok(Some(bytes))
+            }
+            Err(e) => changed_meanwhile(e),
+        },
+    )
+}
+
+/// `None` for an entry that is no longer what the walk saw (gone, a link on the way, a
+/// folder or a special file now); the error for any other failure.
+fn changed_meanwhile<T>(e: FileError) -> std::io::Result<Option<T>> {
+    match e {
+        FileError::Io(e) => Err(e),
+        _ => Ok(None),
+    }
+}
+
+/// A regular file's `state` with its content: `known`'s when the stat part is the same,
+/// none when it is too large to keep, else what `read` gives (`None`: it vanished),
+/// kept in `store`.
+fn with_content<E: From<std::io::Error>>(
+    mut state: FileState,
+    known: Option<&FileState>,
+    store: &Store,
+    read: impl FnOnce() -> Result<Option<Vec<u8>>, E>,
+) -> Result<Option<FileState>, E> {
+    if let Some(before) = known
         && before.same_stat(&state)
         && !matches!(before.kind, FileKind::Link(_))
     {
@@ -214,10 +254,8 @@ fn state_of(
     if state.size > MAX_FILE_BYTES {
         return Ok(Some(state));
     }
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
+    let Some(bytes) = read()? else {
+        return Ok(None);
     };
     let digest: Digest = Sha256::digest(&bytes).into();
     store.put(&digest, &bytes)?;
@@ -225,20 +263,87 @@ fn state_of(
     Ok(Some(state))
 }
 
-/// The state of one file now, read the same way (for checks before a restore).
+/// The state of one file now (for checks before a restore), read without following any
+/// symbolic link on the way (`nofollow`): the answer is about the project's own entry,
+/// and a link standing on the way now is [`FileError::LinkAppeared`] naming it.
 pub fn current(
     project: &Path,
     rel: &str,
     store: &Store,
     known: Option<&FileState>,
-) -> std::io::Result<Option<FileState>> {
+) -> Result<Option<FileState>, FileError> {
     let path = project.join(rel);
-    match path.symlink_metadata() {
-        Ok(meta) => {
-            let previous = known.map(|k| BTreeMap::from([(rel.to_string(), k.clone())]));
-            state_of(project, rel, &meta, previous.as_ref(), store)
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
+    let Some(seen) = nofollow::stat(&path)? else {
+        return Ok(None);
+    };
+    let state = FileState {
+        size: seen.size,
+        mtime_ns: seen.mtime_ns,
+        ino: seen.ino,
+        mode: seen.mode,
+        kind: FileKind::Large,
+    };
+    match seen.kind {
+        nofollow::FileKind::Symlink => match nofollow::read_link(&path) {
+            Ok(target) => Ok(Some(FileState {
+                kind: FileKind::Link(target),
+                ..state
+            })),
+            Err(FileError::NotFound) => Ok(None),
+            Err(e) => Err(e),
+        },
+        nofollow::FileKind::Regular => with_content(state, known, store, || {
+            let mut file = match nofollow::open_read(&path) {
+                Ok(file) => file,
+                Err(FileError::NotFound) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes)?;
+            Ok(Some(bytes))
+        }),
+        _ => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the walk saw was a file; by the time it is read, a FIFO or a folder swapped
+    /// for a link out of the project stands there: neither is waited on nor read through.
+    #[test]
+    fn a_file_swapped_after_the_walk_is_neither_waited_on_nor_read_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let (project, outside) = (root.join("p"), root.join("outside"));
+        std::fs::create_dir_all(project.join("sub")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(project.join("f.txt"), "mine").unwrap();
+        std::fs::write(project.join("sub/g.txt"), "mine").unwrap();
+        std::fs::write(outside.join("g.txt"), "SECRET outside").unwrap();
+        let meta_f = project.join("f.txt").symlink_metadata().unwrap();
+        let meta_g = project.join("sub/g.txt").symlink_metadata().unwrap();
+        std::fs::remove_file(project.join("f.txt")).unwrap();
+        nix::unistd::mkfifo(
+            &project.join("f.txt"),
+            nix::sys::stat::Mode::from_bits_truncate(0o644),
+        )
+        .unwrap();
+        std::fs::remove_dir_all(project.join("sub")).unwrap();
+        std::os::unix::fs::symlink(&outside, project.join("sub")).unwrap();
+        let store_root = root.join("store");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let store = Store::new(&store_root);
+            let f = state_of(&project, "f.txt", &meta_f, None, &store).unwrap();
+            let g = state_of(&project, "sub/g.txt", &meta_g, None, &store).unwrap();
+            let _ = tx.send((f, g));
+        });
+        let (f, g) = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the picture waited on a FIFO");
+        assert_eq!(f, None);
+        assert_eq!(g, None, "read through the link");
     }
 }

@@ -19,6 +19,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use crate::nofollow::{self, FileError, Parents};
 use crate::protocol::UndoOutcome;
 use manifest::{FileKind, FileState, Manifest, SnapshotError};
 use store::Store;
@@ -76,7 +77,7 @@ pub enum UndoError {
     /// The project could not be pictured.
     #[error(transparent)]
     Snapshot(#[from] SnapshotError),
-    /// A file could not be read or written.
+    /// A file's kept content could not be read.
     #[error("{path}: {source}")]
     Io {
         /// The file.
@@ -84,6 +85,43 @@ pub enum UndoError {
         /// The error.
         source: std::io::Error,
     },
+    /// A file could not be looked at or put back.
+    #[error("{path}: {source}")]
+    File {
+        /// The file.
+        path: String,
+        /// The error.
+        source: FileError,
+    },
+    /// A symbolic link stands on the way to a file or folder being put back (put there
+    /// after the check, during the undo): nothing was put back through it.
+    #[error("{path}: a symbolic link stands on the way now; nothing was put back through it")]
+    LinkOnTheWay {
+        /// The file or folder, relative to the project.
+        path: String,
+    },
+}
+
+impl UndoError {
+    /// `source`, met putting back `path`: a link on the way is named as such.
+    fn file(path: &str, source: FileError) -> UndoError {
+        match source {
+            FileError::LinkAppeared(_) => UndoError::LinkOnTheWay {
+                path: path.to_string(),
+            },
+            source => UndoError::File {
+                path: path.to_string(),
+                source,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Run between the check and the act of an undo: tests swap a link in there.
+    static BETWEEN_CHECK_AND_ACT: std::cell::RefCell<Option<Box<dyn FnMut()>>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 /// The note the model gets with the user's next message after files were put back, so
@@ -99,8 +137,11 @@ pub fn undo_note(outcome: &UndoOutcome) -> String {
 impl Snapshots {
     /// Pictures of `project`, kept under `root` (`$HARNESS9_HOME/snapshots`).
     pub fn new(project: &Path, root: &Path) -> Self {
+        // Files are put back through handles opened without following links from `/`:
+        // the project's own path must be its real one (the session's already is).
+        let project = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
         Snapshots(Arc::new(Inner {
-            project: project.to_path_buf(),
+            project,
             store: Store::new(root),
             state: Mutex::new(State::default()),
         }))
@@ -200,19 +241,26 @@ impl Snapshots {
         Ok(outcomes)
     }
 
-    /// Undoes `change`, the last on the stack.
+    /// Undoes `change`, the last on the stack. Every look and every act goes through
+    /// `nofollow`, relative to folder handles opened without following a link: a link
+    /// standing on the way now refuses the whole undo before anything changes, and one
+    /// swapped in after that check fails the act at it, so nothing is ever written,
+    /// removed or created outside the project.
     fn undo_change(&self, change: &TurnChange) -> Result<UndoOutcome, UndoError> {
         let project = &self.0.project;
         let store = &self.0.store;
-        let io = |path: &str, source| UndoError::Io {
-            path: path.to_string(),
-            source,
-        };
         let mut changed_since = Vec::new();
         let mut too_large = Vec::new();
+        let mut links_on_the_way = Vec::new();
         for (path, before, after) in &change.paths {
-            let now =
-                manifest::current(project, path, store, after.as_ref()).map_err(|e| io(path, e))?;
+            let now = match manifest::current(project, path, store, after.as_ref()) {
+                Ok(now) => now,
+                Err(FileError::LinkAppeared(_)) => {
+                    links_on_the_way.push(path.clone());
+                    continue;
+                }
+                Err(e) => return Err(UndoError::file(path, e)),
+            };
             let same = match (&now, after) {
                 (None, None) => true,
                 (Some(n), Some(a)) => n.same_content(a),
@@ -231,23 +279,41 @@ impl Snapshots {
                 too_large.push(path.clone());
             }
         }
-        if !changed_since.is_empty() || !too_large.is_empty() {
+        for folder in &change.folders {
+            // A link where the folder was, or on the way to it, could lead anywhere.
+            match nofollow::stat(&project.join(folder)) {
+                Ok(Some(seen)) if seen.kind == nofollow::FileKind::Symlink => {
+                    links_on_the_way.push(folder.clone());
+                }
+                Err(FileError::LinkAppeared(_)) => links_on_the_way.push(folder.clone()),
+                // Gone, or not to be looked at: it is left where it is (below).
+                Ok(_) | Err(_) => {}
+            }
+        }
+        if !changed_since.is_empty() || !too_large.is_empty() || !links_on_the_way.is_empty() {
             return Ok(UndoOutcome::Refused {
                 changed_since,
                 too_large,
+                links_on_the_way,
             });
         }
+        #[cfg(test)]
+        BETWEEN_CHECK_AND_ACT.with_borrow_mut(|hook| {
+            if let Some(hook) = hook.as_mut() {
+                hook();
+            }
+        });
         let mut restored = Vec::new();
         let mut removed = Vec::new();
         for (path, before, _) in &change.paths {
             let target = project.join(path);
             match before {
                 None => {
-                    std::fs::remove_file(&target).map_err(|e| io(path, e))?;
+                    nofollow::remove(&target).map_err(|e| UndoError::file(path, e))?;
                     removed.push(path.clone());
                 }
                 Some(state) => {
-                    restore(&target, state, store).map_err(|e| io(path, e))?;
+                    restore(&target, path, state, store)?;
                     restored.push(path.clone());
                 }
             }
@@ -256,10 +322,11 @@ impl Snapshots {
         // a folder that holds anything now (ignored files too) stays.
         let mut removed_folders = Vec::new();
         for folder in change.folders.iter().rev() {
-            // Only a folder reached through folders (no link on the way): a link put in
-            // place of one since the turn could lead anywhere.
-            if plain_folder(project, folder) && std::fs::remove_dir(project.join(folder)).is_ok() {
-                removed_folders.push(folder.clone());
+            match nofollow::remove_empty_dir(&project.join(folder)) {
+                Ok(()) => removed_folders.push(folder.clone()),
+                Err(e @ FileError::LinkAppeared(_)) => return Err(UndoError::file(folder, e)),
+                // Not empty, or gone: it stays.
+                Err(_) => {}
             }
         }
         removed_folders.reverse();
@@ -299,20 +366,6 @@ impl Snapshots {
     }
 }
 
-/// Whether `rel` under `project` is a folder reached through folders only: no component
-/// is a symbolic link.
-fn plain_folder(project: &Path, rel: &str) -> bool {
-    let mut path = project.to_path_buf();
-    for part in Path::new(rel).components() {
-        path.push(part);
-        match path.symlink_metadata() {
-            Ok(meta) if meta.file_type().is_dir() => {}
-            _ => return false,
-        }
-    }
-    true
-}
-
 /// The paths whose state differs between two pictures.
 fn changes(
     before: &Manifest,
@@ -334,35 +387,24 @@ fn changes(
     out
 }
 
-/// Writes `state` back at `target`: through a temporary file and a rename for content.
-fn restore(target: &Path, state: &FileState, store: &Store) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    if let Some(dir) = target.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    match &state.kind {
+/// Writes `state` back at `target` (`path` in the project), through `nofollow`: content
+/// with its exact permission bits through a temp file renamed over what stands there, a
+/// link made beside it and renamed over it; missing folders made with `mkdirat`.
+fn restore(target: &Path, path: &str, state: &FileState, store: &Store) -> Result<(), UndoError> {
+    let put = match &state.kind {
         FileKind::Stored(digest) => {
-            let bytes = store.get(digest)?;
-            let tmp = target.with_file_name(format!(
-                ".{}.harness9-undo",
-                target
-                    .file_name()
-                    .map(|n| n.to_string_lossy())
-                    .unwrap_or_default()
-            ));
-            std::fs::write(&tmp, bytes)?;
-            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(state.mode))?;
-            // A symlink or file in the way is replaced by the rename.
-            std::fs::rename(&tmp, target)
+            let bytes = store.get(digest).map_err(|source| UndoError::Io {
+                path: path.to_string(),
+                source,
+            })?;
+            nofollow::put_back(target, &bytes, state.mode, Parents::Create)
         }
-        FileKind::Link(to) => {
-            if target.symlink_metadata().is_ok() {
-                std::fs::remove_file(target)?;
-            }
-            std::os::unix::fs::symlink(to, target)
-        }
-        FileKind::Large => Err(std::io::Error::other("too large to have been kept")),
-    }
+        FileKind::Link(to) => nofollow::put_link(target, to, Parents::Create),
+        FileKind::Large => Err(FileError::Io(std::io::Error::other(
+            "too large to have been kept",
+        ))),
+    };
+    put.map_err(|e| UndoError::file(path, e))
 }
 
 /// One file's part of a diff.

@@ -110,6 +110,7 @@ fn a_file_changed_after_the_turn_makes_undo_refuse_and_touch_nothing() {
         UndoOutcome::Refused {
             changed_since: vec!["src/main.rs".into()],
             too_large: vec![],
+            links_on_the_way: vec![],
         }
     );
     assert_eq!(read(&p, "src/main.rs"), "by the user\n");
@@ -237,15 +238,348 @@ fn undo_never_removes_a_folder_reached_through_a_link_put_there_since() {
     // After the turn, its folder is swapped for a link to a folder elsewhere.
     std::fs::remove_dir_all(p.join("new")).unwrap();
     std::os::unix::fs::symlink(&outside, p.join("new")).unwrap();
-    let UndoOutcome::Restored {
-        removed_folders, ..
-    } = s.undo().unwrap()
-    else {
-        panic!("undone");
-    };
-    assert!(removed_folders.is_empty(), "{removed_folders:?}");
+    // The whole undo is refused, naming both folders (a link where one was, and on the
+    // way to the other).
+    assert_eq!(
+        s.undo().unwrap(),
+        UndoOutcome::Refused {
+            changed_since: vec![],
+            too_large: vec![],
+            links_on_the_way: vec!["new".into(), "new/deep".into()],
+        }
+    );
     assert!(
         outside.join("deep").is_dir(),
         "a folder outside was removed"
     );
+}
+
+/// How a turn changed something in a folder there before the turn (`sub/` or one below
+/// it; the names below are in `sub/`), which `/undo` and rewinding would put back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    /// `sub/f.txt` rewritten: its content is written back.
+    Written,
+    /// `sub/f.txt` deleted: it is written back.
+    Deleted,
+    /// `sub/new.txt` created: it is removed.
+    Created,
+    /// The link `sub/l` deleted: it is put back.
+    LinkDeleted,
+    /// The link `sub/l` replaced by a file: the link is put back over it.
+    LinkReplaced,
+    /// The folder `sub/made/` created: it is removed.
+    FolderCreated,
+}
+
+const EVERY_CHANGE: [Change; 6] = [
+    Change::Written,
+    Change::Deleted,
+    Change::Created,
+    Change::LinkDeleted,
+    Change::LinkReplaced,
+    Change::FolderCreated,
+];
+
+/// Which way the files are put back.
+#[derive(Debug, Clone, Copy)]
+enum Way {
+    Undo,
+    Rewind,
+}
+
+impl Way {
+    fn run(self, s: &Snapshots) -> Result<Vec<UndoOutcome>, UndoError> {
+        match self {
+            Way::Undo => s.undo().map(|o| vec![o]),
+            Way::Rewind => s.rewind(1),
+        }
+    }
+}
+
+/// A project whose turn made `change` in the folder `dir` (`sub` or a folder below it;
+/// it rewrote `README.md` too), and a folder `outside` the project.
+struct Attack {
+    _dir: tempfile::TempDir,
+    p: PathBuf,
+    outside: PathBuf,
+    s: Snapshots,
+    /// The path the refusal names.
+    named: String,
+}
+
+/// The folders the changes are made in: `sub/` itself is what is swapped for a link, so
+/// the link is the file's folder or a folder higher up.
+const DEPTHS: [&str; 2] = ["sub", "sub/deep"];
+
+impl Attack {
+    fn new(change: Change, dir_rel: &str) -> Attack {
+        let (dir, p, s) = setup();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        let at = |name: &str| format!("{dir_rel}/{name}");
+        write(&p, &at("keep.txt"), "kept\n");
+        match change {
+            Change::Written | Change::Deleted => write(&p, &at("f.txt"), "before\n"),
+            Change::LinkDeleted | Change::LinkReplaced => {
+                std::os::unix::fs::symlink("../README.md", p.join(at("l"))).unwrap();
+            }
+            Change::Created | Change::FolderCreated => {}
+        }
+        s.before_change().unwrap();
+        write(&p, "README.md", "by the turn\n");
+        let named = match change {
+            Change::Written => {
+                write(&p, &at("f.txt"), "after\n");
+                at("f.txt")
+            }
+            Change::Deleted => {
+                std::fs::remove_file(p.join(at("f.txt"))).unwrap();
+                at("f.txt")
+            }
+            Change::Created => {
+                write(&p, &at("new.txt"), "made\n");
+                at("new.txt")
+            }
+            Change::LinkDeleted => {
+                std::fs::remove_file(p.join(at("l"))).unwrap();
+                at("l")
+            }
+            Change::LinkReplaced => {
+                std::fs::remove_file(p.join(at("l"))).unwrap();
+                write(&p, &at("l"), "a file now\n");
+                at("l")
+            }
+            Change::FolderCreated => {
+                std::fs::create_dir(p.join(at("made"))).unwrap();
+                at("made")
+            }
+        };
+        s.end_turn(1).unwrap();
+        Attack {
+            _dir: dir,
+            p,
+            outside,
+            s,
+            named,
+        }
+    }
+
+    /// Fills `outside` with what `sub/` holds after the turn (same names, content and
+    /// modes: a check reading through a link would find nothing changed).
+    fn mirror(&self) {
+        copy_tree(&self.p.join("sub"), &self.outside);
+    }
+}
+
+/// Replaces the folder `p/sub` with a link to `outside`.
+fn swap_for_link(p: &Path, outside: &Path) {
+    std::fs::remove_dir_all(p.join("sub")).unwrap();
+    std::os::unix::fs::symlink(outside, p.join("sub")).unwrap();
+}
+
+/// Copies files (with their modes), links and folders from `from` into `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let (source, dest) = (entry.path(), to.join(entry.file_name()));
+        let meta = source.symlink_metadata().unwrap();
+        if meta.file_type().is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&source).unwrap(), &dest).unwrap();
+        } else if meta.is_dir() {
+            std::fs::create_dir(&dest).unwrap();
+            copy_tree(&source, &dest);
+        } else {
+            std::fs::write(&dest, std::fs::read(&source).unwrap()).unwrap();
+            std::fs::set_permissions(&dest, meta.permissions()).unwrap();
+        }
+    }
+}
+
+/// Every entry under `dir`, byte for byte: files with content and mode, links with their
+/// target, folders with their mode.
+fn picture(dir: &Path) -> std::collections::BTreeMap<PathBuf, (u32, Vec<u8>)> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(here) = stack.pop() {
+        for entry in std::fs::read_dir(&here).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = path.symlink_metadata().unwrap();
+            let bytes = if meta.file_type().is_symlink() {
+                std::fs::read_link(&path)
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes()
+            } else if meta.is_dir() {
+                stack.push(path.clone());
+                b"<dir>".to_vec()
+            } else {
+                std::fs::read(&path).unwrap()
+            };
+            let rel = path.strip_prefix(dir).unwrap().to_path_buf();
+            out.insert(rel, (meta.permissions().mode(), bytes));
+        }
+    }
+    out
+}
+
+/// The class "a folder on the path of a file to put back was swapped for a link to a
+/// folder outside after the turn" (the file's folder, or a folder higher up), for every
+/// kind of putting back, by `/undo` and by a rewind: the outside folder holds what `sub/` held after the turn (so a check reading
+/// through the link finds nothing changed), yet nothing outside changes, nothing in the
+/// project is put back either, and the refusal says why.
+#[test]
+fn undo_and_rewind_put_nothing_back_through_a_folder_swapped_for_a_link() {
+    for (change, depth) in EVERY_CHANGE
+        .into_iter()
+        .flat_map(|c| DEPTHS.map(|d| (c, d)))
+    {
+        for way in [Way::Undo, Way::Rewind] {
+            let a = Attack::new(change, depth);
+            a.mirror();
+            swap_for_link(&a.p, &a.outside);
+            let outside_before = picture(&a.outside);
+            let outcomes = way.run(&a.s).unwrap();
+            assert_eq!(
+                outcomes,
+                [UndoOutcome::Refused {
+                    changed_since: vec![],
+                    too_large: vec![],
+                    links_on_the_way: vec![a.named.clone()],
+                }],
+                "{change:?} {depth} {way:?}"
+            );
+            assert_eq!(
+                picture(&a.outside),
+                outside_before,
+                "{change:?} {depth} {way:?}: something outside the project changed"
+            );
+            let said = outcomes[0].describe();
+            assert!(
+                said.contains(&format!(
+                    "a symbolic link stands on the way now to {}",
+                    a.named
+                )) && said.contains("nothing was put back through it"),
+                "{change:?} {depth} {way:?}: {said}"
+            );
+            assert_eq!(
+                read(&a.p, "README.md"),
+                "by the turn\n",
+                "{change:?} {depth} {way:?}: the whole undo is refused"
+            );
+            assert!(
+                a.s.changed_since_turn(1).contains(&"README.md".to_string()),
+                "{change:?} {depth} {way:?}: a refused turn stays to be undone"
+            );
+        }
+    }
+}
+
+/// Runs `hook` between the check and the act of the next undo on this thread.
+fn between_check_and_act(hook: impl FnMut() + 'static) {
+    BETWEEN_CHECK_AND_ACT.with_borrow_mut(|h| *h = Some(Box::new(hook)));
+}
+
+/// The race: the folder is swapped for the link after the check found nothing wrong and
+/// before the files are put back. The act fails at the link, naming the path; nothing
+/// outside changes.
+#[test]
+fn a_link_swapped_in_between_the_check_and_the_act_stops_the_act_at_it() {
+    for (change, depth) in EVERY_CHANGE
+        .into_iter()
+        .flat_map(|c| DEPTHS.map(|d| (c, d)))
+    {
+        for way in [Way::Undo, Way::Rewind] {
+            let a = Attack::new(change, depth);
+            a.mirror();
+            let outside_before = picture(&a.outside);
+            let (p, outside) = (a.p.clone(), a.outside.clone());
+            between_check_and_act(move || swap_for_link(&p, &outside));
+            let result = way.run(&a.s);
+            BETWEEN_CHECK_AND_ACT.with_borrow_mut(|h| *h = None);
+            let Err(err @ UndoError::LinkOnTheWay { .. }) = result else {
+                panic!("{change:?} {depth} {way:?}: {result:?}");
+            };
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "{}: a symbolic link stands on the way now; nothing was put back through it",
+                    a.named
+                ),
+                "{change:?} {depth} {way:?}"
+            );
+            assert!(
+                a.p.join("sub").symlink_metadata().unwrap().is_symlink(),
+                "{change:?} {depth} {way:?}: the hook ran"
+            );
+            assert_eq!(
+                picture(&a.outside),
+                outside_before,
+                "{change:?} {depth} {way:?}: something outside the project changed"
+            );
+        }
+    }
+}
+
+/// A second process flipping the folder and the link back and forth (each flip one
+/// atomic exchange, so `sub` is always there) while undo and rewind run: whatever each
+/// run ends in (put back, refused, stopped at the link), in no run does anything outside
+/// the project change. Bounded by a count and a deadline; no outcome depends on timing.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn a_second_process_flipping_the_folder_and_a_link_never_gets_a_write_outside() {
+    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut runs = 0;
+    'runs: for round in 0..8 {
+        for change in EVERY_CHANGE {
+            if std::time::Instant::now() > deadline {
+                break 'runs;
+            }
+            let way = if round % 2 == 0 {
+                Way::Undo
+            } else {
+                Way::Rewind
+            };
+            let a = Attack::new(change, DEPTHS[round % 2]);
+            a.mirror();
+            let outside_before = picture(&a.outside);
+            let (sub, link) = (a.p.join("sub"), a.p.join("sub.link"));
+            std::os::unix::fs::symlink(&a.outside, &link).unwrap();
+            let stop = Arc::new(AtomicBool::new(false));
+            let flips = Arc::new(AtomicUsize::new(0));
+            let flipper = {
+                let (stop, flips) = (stop.clone(), flips.clone());
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        renameat2(
+                            AT_FDCWD,
+                            &sub,
+                            AT_FDCWD,
+                            &link,
+                            RenameFlags::RENAME_EXCHANGE,
+                        )
+                        .unwrap();
+                        flips.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            };
+            // The flipper is under way before the undo starts.
+            while flips.load(Ordering::Relaxed) < 2 {
+                std::thread::yield_now();
+            }
+            let result = way.run(&a.s);
+            stop.store(true, Ordering::Relaxed);
+            flipper.join().unwrap();
+            assert_eq!(
+                picture(&a.outside),
+                outside_before,
+                "{change:?} {way:?}: something outside changed ({result:?})"
+            );
+            runs += 1;
+        }
+    }
+    assert!(runs >= EVERY_CHANGE.len(), "only {runs} runs");
 }

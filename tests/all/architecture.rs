@@ -27,6 +27,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "text_table",
             "paths",
             "plain_file",
+            "nofollow",
             "private_files",
             "redact",
             "project_root",

@@ -161,3 +161,174 @@ fn a_skill_run_right_after_an_undo_carries_the_note() {
     assert!(last.starts_with("[The user ran /undo"), "{last}");
     assert!(last.contains("Say hello to the user."), "{last}");
 }
+
+/// The pipe REPL with its standard input kept open: lines are sent one at a time and
+/// what it printed (stdout and stderr) is waited on.
+struct LiveRepl {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    said: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl LiveRepl {
+    fn start(cmd: &mut std::process::Command) -> LiveRepl {
+        use std::process::Stdio;
+        let mut child = cmd
+            .args(["--no-tui"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let readers: [Box<dyn std::io::Read + Send>; 2] = [
+            Box::new(child.stdout.take().unwrap()),
+            Box::new(child.stderr.take().unwrap()),
+        ];
+        for mut reader in readers {
+            let said = said.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = reader.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    said.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+            });
+        }
+        let stdin = child.stdin.take();
+        LiveRepl { child, stdin, said }
+    }
+
+    fn send(&mut self, line: &str) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn said(&self) -> String {
+        String::from_utf8_lossy(&self.said.lock().unwrap()).into_owned()
+    }
+
+    fn wait_for(&self, text: &str) {
+        let start = std::time::Instant::now();
+        while !self.said().contains(text) {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(60),
+                "timed out waiting for {text:?}; so far:\n{}",
+                self.said()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// Closes standard input and waits for the exit; returns all it printed.
+    fn finish(mut self) -> String {
+        drop(self.stdin.take());
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "{status:?}\n{}", self.said());
+                break;
+            }
+            if start.elapsed() > std::time::Duration::from_secs(60) {
+                let _ = self.child.kill();
+                panic!("the REPL did not exit; so far:\n{}", self.said());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // The readers see the end of both pipes once the process is gone.
+        let start = std::time::Instant::now();
+        while std::sync::Arc::strong_count(&self.said) > 1
+            && start.elapsed() < std::time::Duration::from_secs(10)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        self.said()
+    }
+}
+
+/// Every entry under `dir` (links not followed): content or link target, and mode.
+fn picture(dir: &std::path::Path) -> Vec<(std::path::PathBuf, u32, Vec<u8>)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(here) = stack.pop() {
+        for entry in std::fs::read_dir(&here).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = path.symlink_metadata().unwrap();
+            let bytes = if meta.file_type().is_symlink() {
+                std::fs::read_link(&path)
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes()
+            } else if meta.is_dir() {
+                stack.push(path.clone());
+                b"<dir>".to_vec()
+            } else {
+                std::fs::read(&path).unwrap()
+            };
+            out.push((path, meta.permissions().mode(), bytes));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A turn rewrites `sub/f.txt`, deletes `sub/gone.txt`, creates `sub/new.txt` and the
+/// folder `sub/made/`; then, outside harness9, `sub/` is swapped for a link to a folder
+/// outside the project holding the same files as after the turn (so a check reading
+/// through the link would find nothing changed). `/undo` puts nothing back: the folder
+/// outside is byte for byte as it was, the project's other file too, and the user is
+/// told why.
+#[test]
+fn undo_puts_nothing_back_through_a_folder_swapped_for_a_link_out_of_the_project() {
+    let o = Outside::new();
+    let (p, outside) = (o.project(), o.outside());
+    write(&p.join("sub/f.txt"), "before\n");
+    write(&p.join("sub/gone.txt"), "was here\n");
+    write(&p.join("top.txt"), "top before\n");
+    let command = "printf 'after\\n' > sub/f.txt && rm sub/gone.txt && printf 'made\\n' > \
+                   sub/new.txt && mkdir sub/made && printf 'top after\\n' > top.txt";
+    let server = MockServer::start(one_command(command));
+    let mut repl = LiveRepl::start(
+        server
+            .harness9(o.dirs.home(), &p)
+            .args(["--approval-mode", "full-auto"]),
+    );
+    repl.send("change the files");
+    // `/diff` answers once the turn has ended and its picture is taken.
+    repl.send("/diff");
+    repl.wait_for("+++ b/sub/new.txt");
+    // Then something outside harness9 swaps the folder for a link out of the project.
+    for (name, text) in [("f.txt", "after\n"), ("new.txt", "made\n")] {
+        write(&outside.join(name), text);
+    }
+    std::fs::create_dir(outside.join("made")).unwrap();
+    std::fs::remove_dir_all(p.join("sub")).unwrap();
+    std::os::unix::fs::symlink(&outside, p.join("sub")).unwrap();
+    let outside_before = picture(&outside);
+    repl.send("/undo");
+    let said = repl.finish();
+    assert!(
+        said.contains(
+            "Nothing was undone; a symbolic link stands on the way now to sub/f.txt, \
+             sub/gone.txt, sub/new.txt, sub/made (it could lead out of the project); nothing \
+             was put back through it."
+        ),
+        "{said}"
+    );
+    assert_eq!(
+        picture(&outside),
+        outside_before,
+        "the folder outside changed"
+    );
+    assert!(!outside.join("gone.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(p.join("top.txt")).unwrap(),
+        "top after\n",
+        "the whole undo is refused"
+    );
+}

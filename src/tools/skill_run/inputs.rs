@@ -191,7 +191,7 @@ fn copy_file(
 ) -> Result<(), String> {
     // A regular file only, opened without following links: a FIFO would block the call
     // and a device (`/dev/zero`) would fill the workspace.
-    let source = crate::tools::nofollow::open_read(from)
+    let source = crate::nofollow::open_read(from)
         .map_err(|e| format!("inputs: cannot read {label}: {e}"))?;
     let meta = source
         .metadata()

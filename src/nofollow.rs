@@ -8,8 +8,16 @@
 //! the file is opened, created and renamed relative to that folder's descriptor. Only
 //! regular files are opened: a FIFO, a socket or a device is refused from `lstat` before
 //! any `open`, then checked again with `fstat` on the descriptor (opened `O_NONBLOCK`, so
-//! even a FIFO swapped in between cannot block). It knows files; it must not know tools,
-//! rules or approval.
+//! even a FIFO swapped in between cannot block).
+//!
+//! `/undo` and rewinding put files back through it too: looking at an entry ([`stat`],
+//! [`read_link`]), putting a file back with exact permission bits ([`put_back`]) or a
+//! link ([`put_link`]) over whatever entry stands there (replaced itself, never written
+//! through), removing a file or link ([`remove`]) or an empty folder
+//! ([`remove_empty_dir`]), all in folder handles opened without following links, so a
+//! folder swapped for a link on the way fails the call with
+//! [`FileError::LinkAppeared`] naming it. It knows files; it must not know tools, rules,
+//! approval or undo.
 
 use std::ffi::OsStr;
 use std::fs::{File, Permissions};
@@ -20,9 +28,9 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::errno::Errno;
-use nix::fcntl::{AT_FDCWD, AtFlags, OFlag, openat, renameat};
+use nix::fcntl::{AT_FDCWD, AtFlags, OFlag, openat, readlinkat, renameat};
 use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat, mkdirat};
-use nix::unistd::{UnlinkatFlags, unlinkat};
+use nix::unistd::{UnlinkatFlags, symlinkat, unlinkat};
 
 /// What stands at a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -338,21 +346,38 @@ pub fn replace(real: &Path, content: &[u8], parents: Parents) -> Result<(), File
         Some((FileKind::Regular, stat)) => Some(stat.st_mode & 0o1777),
         Some((kind, _)) => return Err(refusal(kind, real)),
     };
+    write_over(&dir, name, content, mode)
+}
+
+/// A name for a temporary entry beside `name`, unique in this process.
+fn temp_name(name: &OsStr) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let stem: String = name.to_string_lossy().chars().take(100).collect();
-    let temp_name = format!(
+    format!(
         ".{stem}.{}-{}.harness9.tmp",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
-    );
+    )
+}
+
+/// Writes `content` to a temp file in `dir`, gives it `mode` (when known), and renames
+/// it over `name` in the same folder handle: whatever entry stands at `name` is replaced
+/// itself, never written through.
+fn write_over(
+    dir: &OwnedFd,
+    name: &OsStr,
+    content: &[u8],
+    mode: Option<u32>,
+) -> Result<(), FileError> {
+    let temp_name = temp_name(name);
     let fd = openat(
-        &dir,
+        dir,
         temp_name.as_str(),
         OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
         Mode::from_bits_truncate(0o666),
     )?;
     let temp = TempEntry {
-        dir: &dir,
+        dir,
         name: &temp_name,
     };
     let mut file = File::from(fd);
@@ -362,7 +387,7 @@ pub fn replace(real: &Path, content: &[u8], parents: Parents) -> Result<(), File
         file.set_permissions(Permissions::from_mode(mode))?;
     }
     drop(file);
-    renameat(&dir, temp_name.as_str(), &dir, name)?;
+    renameat(dir, temp_name.as_str(), dir, name)?;
     std::mem::forget(temp);
     Ok(())
 }
@@ -376,6 +401,123 @@ struct TempEntry<'a> {
 impl Drop for TempEntry<'_> {
     fn drop(&mut self) {
         let _ = unlinkat(self.dir, self.name, UnlinkatFlags::NoRemoveDir);
+    }
+}
+
+/// What stands at a path, seen without following any link (the link itself when it is
+/// one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seen {
+    /// What it is.
+    pub kind: FileKind,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, nanoseconds since the epoch.
+    pub mtime_ns: i128,
+    /// Inode number.
+    pub ino: u64,
+    /// Permission bits, set-ID and sticky bits included.
+    pub mode: u32,
+}
+
+impl Seen {
+    fn of(kind: FileKind, stat: &FileStat) -> Seen {
+        Seen {
+            kind,
+            size: u64::try_from(stat.st_size).unwrap_or(0),
+            mtime_ns: i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec),
+            ino: stat.st_ino,
+            mode: stat.st_mode & 0o7777,
+        }
+    }
+}
+
+/// What stands at `real` (absolute, resolved), seen without following a link on the way
+/// or at the end; `None` when nothing does (a folder on the way missing too). A link on
+/// the way is [`FileError::LinkAppeared`], naming it.
+pub fn stat(real: &Path) -> Result<Option<Seen>, FileError> {
+    let (parent, name) = split(real)?;
+    let dir = match open_dir(parent, Parents::Existing) {
+        Ok(dir) => dir,
+        Err(FileError::NotFound) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    Ok(kind_in(&dir, name)?.map(|(kind, stat)| Seen::of(kind, &stat)))
+}
+
+/// Where the symbolic link `real` points (read with `readlinkat` in its folder's handle,
+/// so no link on the way is followed).
+pub fn read_link(real: &Path) -> Result<PathBuf, FileError> {
+    let (parent, name) = split(real)?;
+    let dir = open_dir(parent, Parents::Existing)?;
+    Ok(PathBuf::from(readlinkat(&dir, name)?))
+}
+
+/// Puts the regular file `real` back with `content` and exactly the permission bits
+/// `mode`, atomically (a temp file in the folder's handle renamed over it). What stands
+/// there now, a file, a link or a special file, is replaced itself, never written
+/// through; a folder is refused. No link on the way is followed; with
+/// [`Parents::Create`] missing folders are made with `mkdirat`.
+pub fn put_back(real: &Path, content: &[u8], mode: u32, parents: Parents) -> Result<(), FileError> {
+    let (parent, name) = split(real)?;
+    let dir = open_dir(parent, parents)?;
+    if let Some((FileKind::Directory, _)) = kind_in(&dir, name)? {
+        return Err(FileError::Directory);
+    }
+    write_over(&dir, name, content, Some(mode & 0o7777))
+}
+
+/// Puts the symbolic link `real` -> `target` back: made with `symlinkat` under a temp
+/// name in the folder's handle, then renamed over what stands there (which is replaced
+/// itself; a folder is refused). No link on the way is followed.
+pub fn put_link(real: &Path, target: &Path, parents: Parents) -> Result<(), FileError> {
+    let (parent, name) = split(real)?;
+    let dir = open_dir(parent, parents)?;
+    if let Some((FileKind::Directory, _)) = kind_in(&dir, name)? {
+        return Err(FileError::Directory);
+    }
+    let temp_name = temp_name(name);
+    symlinkat(target, &dir, temp_name.as_str())?;
+    let temp = TempEntry {
+        dir: &dir,
+        name: &temp_name,
+    };
+    renameat(&dir, temp_name.as_str(), &dir, name)?;
+    std::mem::forget(temp);
+    Ok(())
+}
+
+/// Removes the file, link or special file `real` with `unlinkat` in its folder's handle
+/// (a link is removed itself); a folder is refused; nothing there is no error. No link
+/// on the way is followed.
+pub fn remove(real: &Path) -> Result<(), FileError> {
+    let (parent, name) = split(real)?;
+    let dir = match open_dir(parent, Parents::Existing) {
+        Ok(dir) => dir,
+        Err(FileError::NotFound) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    match kind_in(&dir, name)? {
+        None => return Ok(()),
+        Some((FileKind::Directory, _)) => return Err(FileError::Directory),
+        Some(_) => {}
+    }
+    match unlinkat(&dir, name, UnlinkatFlags::NoRemoveDir) {
+        Ok(()) | Err(Errno::ENOENT) => Ok(()),
+        Err(Errno::EISDIR) => Err(FileError::Directory),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Removes the empty folder `real` with `unlinkat(AT_REMOVEDIR)` in its parent's handle
+/// (a link standing there is not a folder: `ENOTDIR`). No link on the way is followed.
+pub fn remove_empty_dir(real: &Path) -> Result<(), FileError> {
+    let (parent, name) = split(real)?;
+    let dir = open_dir(parent, Parents::Existing)?;
+    match unlinkat(&dir, name, UnlinkatFlags::RemoveDir) {
+        Ok(()) => Ok(()),
+        Err(Errno::ENOTDIR) => Err(not_a_dir(&dir, name, real.to_path_buf())),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -482,6 +624,121 @@ mod tests {
         );
         assert!(!elsewhere.join("sub/new").exists());
         assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 2);
+    }
+
+    /// What undo uses, on the class "a folder on the way is a link" (the file's folder, a
+    /// folder higher up, a folder to be created below it): every call fails naming the
+    /// link and nothing outside changes; at the end of the path a link is replaced or
+    /// removed itself, never followed.
+    #[test]
+    fn putting_back_never_goes_through_a_link_on_the_way() {
+        let (_d, root) = temp();
+        let (_o, elsewhere) = temp();
+        std::fs::create_dir_all(elsewhere.join("sub/made")).unwrap();
+        std::fs::write(elsewhere.join("f.txt"), "victim").unwrap();
+        std::fs::write(elsewhere.join("sub/f.txt"), "victim").unwrap();
+        symlink("f.txt", elsewhere.join("l")).unwrap();
+        symlink(&elsewhere, root.join("dir")).unwrap();
+        std::fs::create_dir_all(root.join("up")).unwrap();
+        symlink(&elsewhere, root.join("up/way")).unwrap();
+        let listing = |dir: &Path| {
+            let mut names: Vec<_> = walkdir_names(dir);
+            names.sort();
+            names
+        };
+        let before = listing(&elsewhere);
+        for rel in [
+            "dir/f.txt",
+            "dir/l",
+            "dir/sub/f.txt",
+            "dir/sub/made",
+            "up/way/f.txt",
+            "up/way/sub/made",
+            "dir/new/deeper/f.txt",
+        ] {
+            let path = root.join(rel);
+            let linked = |r: Result<_, FileError>| matches!(r, Err(FileError::LinkAppeared(_)));
+            assert!(linked(stat(&path).map(|_| ())), "stat {rel}");
+            assert!(linked(read_link(&path).map(|_| ())), "read_link {rel}");
+            for parents in [Parents::Existing, Parents::Create] {
+                assert!(
+                    linked(put_back(&path, b"PWNED", 0o4755, parents)),
+                    "put_back {rel}"
+                );
+                assert!(
+                    linked(put_link(&path, Path::new("/etc/passwd"), parents)),
+                    "put_link {rel}"
+                );
+            }
+            assert!(linked(remove(&path)), "remove {rel}");
+            assert!(linked(remove_empty_dir(&path)), "remove_empty_dir {rel}");
+        }
+        assert_eq!(listing(&elsewhere), before);
+        assert_eq!(
+            std::fs::read_to_string(elsewhere.join("sub/f.txt")).unwrap(),
+            "victim"
+        );
+
+        // At the end of the path a link is the entry itself: replaced, removed, read.
+        symlink(elsewhere.join("f.txt"), root.join("up/last")).unwrap();
+        assert_eq!(
+            stat(&root.join("up/last")).unwrap().map(|s| s.kind),
+            Some(FileKind::Symlink)
+        );
+        assert_eq!(
+            read_link(&root.join("up/last")).unwrap(),
+            elsewhere.join("f.txt")
+        );
+        put_back(&root.join("up/last"), b"mine", 0o640, Parents::Existing).unwrap();
+        let meta = std::fs::symlink_metadata(root.join("up/last")).unwrap();
+        assert!(meta.is_file());
+        assert_eq!(meta.permissions().mode() & 0o7777, 0o640);
+        put_link(&root.join("up/last"), Path::new("../x"), Parents::Existing).unwrap();
+        assert_eq!(
+            std::fs::read_link(root.join("up/last")).unwrap(),
+            Path::new("../x")
+        );
+        symlink(&elsewhere, root.join("up/gone")).unwrap();
+        remove(&root.join("up/gone")).unwrap();
+        assert!(root.join("up/gone").symlink_metadata().is_err());
+        symlink(&elsewhere, root.join("up/dirlink")).unwrap();
+        assert!(remove_empty_dir(&root.join("up/dirlink")).is_err());
+        assert_eq!(
+            std::fs::read_to_string(elsewhere.join("f.txt")).unwrap(),
+            "victim"
+        );
+        assert_eq!(listing(&elsewhere), before);
+        // Folders are refused where a file or link goes; missing parents are made.
+        assert!(matches!(
+            put_back(&root.join("up"), b"x", 0o644, Parents::Existing),
+            Err(FileError::Directory)
+        ));
+        assert!(matches!(
+            remove(&root.join("up")),
+            Err(FileError::Directory)
+        ));
+        put_back(&root.join("a/b/c.txt"), b"x", 0o600, Parents::Create).unwrap();
+        assert_eq!(std::fs::read(root.join("a/b/c.txt")).unwrap(), b"x");
+        remove(&root.join("a/b/c.txt")).unwrap();
+        remove(&root.join("a/b/c.txt")).unwrap();
+        remove_empty_dir(&root.join("a/b")).unwrap();
+        assert!(!root.join("a/b").exists());
+    }
+
+    /// Every path under `dir`, not following links.
+    fn walkdir_names(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(here) = stack.pop() {
+            for entry in std::fs::read_dir(&here).unwrap() {
+                let path = entry.unwrap().path();
+                if path.symlink_metadata().unwrap().is_dir() {
+                    stack.push(path.clone());
+                }
+                out.push(path);
+            }
+        }
+        out
     }
 
     #[test]
