@@ -348,13 +348,19 @@ impl Dispatcher {
     fn spawn_turn(&mut self, op: Op, mut state: SessionState) {
         self.interrupted_asks.clear();
         let cancel = CancellationToken::new();
-        let ctx = self.turn_context(cancel.clone());
+        let mut ctx = self.turn_context(cancel.clone());
+        let (events, held_end) = EventSink::holding_turn_end(self.events.clone());
+        ctx.events = events;
+        let tx = self.events.clone();
         let task = tokio::spawn(async move {
             run_turn_op(&mut state, &ctx, op).await;
             // The turn's "after" picture, for /undo (part of the turn's work, so an
-            // /undo sent right after waits for it). A `!` command's changes belong to
-            // the turn before it: rewinding to that turn's message puts them back.
+            // /undo sent right after waits for it, and the frontend shows the session
+            // ready only after it: an edit the user makes at "ready" is never counted
+            // as the turn's). A `!` command's changes belong to the turn before it:
+            // rewinding to that turn's message puts them back.
             end_changes(&ctx, state.conversation.turn()).await;
+            held_end.release(&tx);
             state
         });
         self.running = Some(Running { task, cancel });

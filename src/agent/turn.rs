@@ -56,6 +56,27 @@ pub struct SessionState {
 pub struct EventSink {
     tx: mpsc::UnboundedSender<Event>,
     fork: Option<ForkLabel>,
+    /// Where the turn's own `TurnComplete` waits, when the runner holds it back until
+    /// the turn's work after the answer is done (see [`EventSink::holding_turn_end`]).
+    held_end: Option<HeldTurnEnd>,
+}
+
+/// A turn's `TurnComplete`, held back by its [`EventSink`] until the runner releases it.
+#[derive(Debug, Clone, Default)]
+pub struct HeldTurnEnd(Arc<Mutex<Option<Event>>>);
+
+impl HeldTurnEnd {
+    /// Sends the held event, if the turn emitted one.
+    pub fn release(&self, tx: &mpsc::UnboundedSender<Event>) {
+        let held = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(event) = held {
+            let _ = tx.send(event);
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -67,7 +88,26 @@ struct ForkLabel {
 impl EventSink {
     /// A sink that sends events as they are.
     pub fn new(tx: mpsc::UnboundedSender<Event>) -> Self {
-        EventSink { tx, fork: None }
+        EventSink {
+            tx,
+            fork: None,
+            held_end: None,
+        }
+    }
+
+    /// A sink that keeps the turn's own [`Event::TurnComplete`] (not a sub-agent's)
+    /// until [`HeldTurnEnd::release`]: the frontend shows the session ready only once
+    /// the runner has finished the turn's work after the answer (the undo picture of
+    /// what the turn changed, so a file the user edits at "ready" is never counted as
+    /// the turn's change).
+    pub fn holding_turn_end(tx: mpsc::UnboundedSender<Event>) -> (Self, HeldTurnEnd) {
+        let held = HeldTurnEnd::default();
+        let sink = EventSink {
+            tx,
+            fork: None,
+            held_end: Some(held.clone()),
+        };
+        (sink, held)
     }
 
     /// A sink for a sub-agent running `skill`, started by `parent_call_id`.
@@ -78,6 +118,7 @@ impl EventSink {
                 parent_call_id,
                 skill: skill.to_string(),
             }),
+            held_end: None,
         }
     }
 
@@ -89,6 +130,13 @@ impl EventSink {
     /// Sends an event (a closed channel means the frontend is gone; the turn ends on
     /// its own, so the error is ignored).
     pub fn emit(&self, event: Event) {
+        if let (Some(held), Event::TurnComplete { .. }) = (&self.held_end, &event) {
+            *held
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(event);
+            return;
+        }
         let event = match &self.fork {
             None => event,
             // Approval requests (and anything else that is not a turn event) go out as
