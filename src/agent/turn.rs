@@ -705,4 +705,45 @@ mod tests {
         assert_eq!(u.output_tokens, 10);
         assert!((100..=105).contains(&u.input_tokens), "{}", u.input_tokens);
     }
+
+    fn turn_complete() -> Event {
+        Event::TurnComplete {
+            outcome: TurnOutcome::Completed,
+            final_text: String::from("done").into(),
+            usage: Usage::default(),
+            requests: 1,
+        }
+    }
+
+    #[test]
+    fn a_holding_sink_keeps_the_turns_end_until_it_is_released_and_nothing_else() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (sink, held) = EventSink::holding_turn_end(tx.clone());
+        sink.emit(Event::TextDelta { text: "a".into() });
+        // A sub-agent's end goes out wrapped, as it always did.
+        sink.forked(None, "skill").emit(turn_complete());
+        sink.emit(turn_complete());
+        sink.emit(Event::Warning {
+            message: "after".into(),
+        });
+        let kinds = |rx: &mut mpsc::UnboundedReceiver<Event>| {
+            let mut out = Vec::new();
+            while let Ok(event) = rx.try_recv() {
+                out.push(match event {
+                    Event::TextDelta { .. } => "delta",
+                    Event::SubAgent { .. } => "sub-agent",
+                    Event::TurnComplete { .. } => "end",
+                    Event::Warning { .. } => "warning",
+                    _ => "other",
+                });
+            }
+            out
+        };
+        assert_eq!(kinds(&mut rx), ["delta", "sub-agent", "warning"]);
+        held.release(&tx);
+        assert_eq!(kinds(&mut rx), ["end"]);
+        // Released once: nothing is sent twice.
+        held.release(&tx);
+        assert!(kinds(&mut rx).is_empty());
+    }
 }
