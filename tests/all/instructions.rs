@@ -8,28 +8,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
 use std::process::Output;
 
 use crate::support::*;
 
-/// A repository with a subfolder `sub`, and a home.
-struct Repo {
-    dirs: Dirs,
-}
-
 impl Repo {
-    fn new() -> Repo {
-        let dirs = Dirs::new();
-        std::fs::create_dir_all(dirs.project().join(".git")).unwrap();
-        std::fs::create_dir_all(dirs.project().join("sub")).unwrap();
-        Repo { dirs }
-    }
-
-    fn root(&self) -> PathBuf {
-        self.dirs.project().canonicalize().unwrap()
-    }
-
     /// `harness9 -p PROMPT` in `repo/sub`: its output and the first request's system
     /// prompt.
     fn first_system_prompt(&self, prompt: &str) -> (Output, String, Vec<RecordedRequest>) {

@@ -6,32 +6,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
 use crate::support::*;
 
-/// A repository (its `.git` a folder) with a subfolder `sub`, and a home.
-struct Repo {
-    dirs: Dirs,
-}
-
 impl Repo {
-    fn new() -> Repo {
-        let dirs = Dirs::new();
-        std::fs::create_dir_all(dirs.project().join(".git")).unwrap();
-        std::fs::create_dir_all(dirs.project().join("sub")).unwrap();
-        Repo { dirs }
-    }
-
-    fn root(&self) -> PathBuf {
-        self.dirs.project().canonicalize().unwrap()
-    }
-
-    fn sub(&self) -> PathBuf {
-        self.root().join("sub")
-    }
-
     /// `harness9 -C FOLDER ARGS…`, no server.
     fn cli(&self, folder: &Path, args: &[&str]) -> Output {
         harness9_cli(self.dirs.home(), folder)

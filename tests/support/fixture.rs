@@ -113,3 +113,28 @@ pub fn first_line_then_close(
     drop(stdout);
     (first, wait_with_deadline(child, deadline))
 }
+
+/// A repository (its `.git` a folder) with a subfolder `sub`, and a home: the project
+/// root's tests start harness9 in `sub`, as people do in a monorepo.
+pub struct Repo {
+    pub dirs: super::Dirs,
+}
+
+impl Repo {
+    pub fn new() -> Repo {
+        let dirs = super::Dirs::new();
+        std::fs::create_dir_all(dirs.project().join(".git")).unwrap();
+        std::fs::create_dir_all(dirs.project().join("sub")).unwrap();
+        Repo { dirs }
+    }
+
+    /// The repository's root, as the kernel names it.
+    pub fn root(&self) -> std::path::PathBuf {
+        self.dirs.project().canonicalize().unwrap()
+    }
+
+    /// The subfolder `sub`.
+    pub fn sub(&self) -> std::path::PathBuf {
+        self.root().join("sub")
+    }
+}
