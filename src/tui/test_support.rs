@@ -78,3 +78,16 @@ pub fn drawn(width: u16, height: u16, render: impl FnOnce(&mut Frame)) -> String
     terminal.draw(render).unwrap();
     terminal.backend().to_string()
 }
+
+/// A buffer's rows as text, trailing spaces trimmed.
+pub fn buffer_rows(buf: &ratatui::buffer::Buffer) -> Vec<String> {
+    (0..buf.area.height)
+        .map(|y| {
+            (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}

@@ -99,18 +99,7 @@ impl Transcript {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn rows(buf: &Buffer) -> Vec<String> {
-        (0..buf.area.height)
-            .map(|y| {
-                (0..buf.area.width)
-                    .map(|x| buf[(x, y)].symbol().to_string())
-                    .collect::<String>()
-                    .trim_end()
-                    .to_string()
-            })
-            .collect()
-    }
+    use crate::tui::test_support::buffer_rows as rows;
 
     #[test]
     fn shows_the_newest_lines_and_scrolls() {

@@ -75,19 +75,8 @@ impl TranscriptView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::test_support::buffer_rows as rows;
     use ratatui::text::Line;
-
-    fn rows(buf: &Buffer) -> Vec<String> {
-        (0..buf.area.height)
-            .map(|y| {
-                (0..buf.area.width)
-                    .map(|x| buf[(x, y)].symbol().to_string())
-                    .collect::<String>()
-                    .trim_end()
-                    .to_string()
-            })
-            .collect()
-    }
 
     #[test]
     fn scrolls_through_everything_and_closes() {
