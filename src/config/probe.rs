@@ -149,14 +149,7 @@ pub fn probe_models(provider: &ProviderConfig, timeout: Duration) -> Option<Vec<
 /// The ids of an OpenAI-style model list.
 pub(super) fn model_ids(body: &[u8]) -> Option<Vec<String>> {
     let value: serde_json::Value = serde_json::from_slice(body).ok()?;
-    let data = value.get("data")?.as_array()?;
-    Some(
-        data.iter()
-            .filter_map(|m| m.get("id")?.as_str())
-            .filter(|id| !id.is_empty())
-            .map(str::to_string)
-            .collect(),
-    )
+    crate::llm::window::model_ids(&value)
 }
 
 /// A tiny blocking HTTP/1.1 GET of a plain `http://` URL for the start-up probes: status

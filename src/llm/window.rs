@@ -365,7 +365,12 @@ pub async fn listed_models(provider: &ProviderConfig) -> Option<Vec<String>> {
     headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
     add_provider_headers(&mut headers, provider).ok()?;
     let body = fetch_json(client.get(format!("{base}/models")).headers(headers)).await?;
-    let data = body.get("data")?.as_array()?;
+    model_ids(&body)
+}
+
+/// The ids of an OpenAI-style model list (`{"data": [{"id": …}]}`), empty ids left out.
+pub fn model_ids(list: &serde_json::Value) -> Option<Vec<String>> {
+    let data = list.get("data")?.as_array()?;
     Some(
         data.iter()
             .filter_map(|m| m.get("id")?.as_str())
