@@ -206,9 +206,11 @@ fn typed_ahead_text_at_the_full_auto_question_is_never_sent() {
 fn esc_interrupts_a_bang_command_and_the_model_hears_it_was_interrupted() {
     let server = MockServer::start(vec![answer("ok")]);
     let tui = Tui::start(&server, &["--approval-mode", "full-auto"]);
-    tui.type_text("!echo STARTED-1; sleep 30; echo NEVER");
+    // The output (STARTED-2) is not in the typed line, so seeing it means the command
+    // runs (the typed text shows STARTED-$((1+1)) in the composer at once).
+    tui.type_text("!echo STARTED-$((1+1)); sleep 30; echo NEVER");
     tui.send("\r");
-    tui.wait_for_text("STARTED-1");
+    tui.wait_for_text("STARTED-2");
     tui.send("\x1b");
     tui.wait_for_text("Interrupted");
     tui.wait_ready();
