@@ -61,7 +61,9 @@ def pattern(name):
     if name.startswith("_ZN"):
         return re.sub(r"17h[0-9a-f]{16}E(\.llvm\.\d+)?$", "17h*", name)
     if name.startswith("_R"):
-        return re.sub(r"Cs[0-9A-Za-z]+_", "Cs*_", name)
+        # The crate disambiguators, and the `.llvm.<number>` LTO gives a promoted local
+        # symbol (a new number in every build).
+        return re.sub(r"\.llvm\.\d+$", ".llvm.*", re.sub(r"Cs[0-9A-Za-z]+_", "Cs*_", name))
     return None
 
 
