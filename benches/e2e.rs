@@ -52,25 +52,8 @@ fn bins() -> Vec<PathBuf> {
 }
 
 fn command(bin: &Path, server: &MockServer, home: &Path, workdir: &Path, prompt: &str) -> Command {
-    let mut cmd = Command::new(bin);
-    cmd.args([
-        "--base-url",
-        &server.url(),
-        "--model",
-        "m",
-        "-p",
-        prompt,
-        "-C",
-    ])
-    .arg(workdir)
-    .env_clear()
-    .env("PATH", std::env::var("PATH").unwrap_or_default())
-    .env("HOME", home)
-    .env("HARNESS9_HOME", home)
-    .env("OPENAI_API_KEY", "k")
-    .stdin(Stdio::null())
-    .stdout(Stdio::null())
-    .stderr(Stdio::null());
+    let mut cmd = server.quiet_run_of(bin, home, workdir);
+    cmd.args(["-p", prompt]);
     cmd
 }
 

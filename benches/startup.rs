@@ -81,18 +81,7 @@ fn binaries(dir: &Path) -> Vec<Binary> {
 
 /// `binary -p PROMPT` against `server` in `workdir`, with a clean environment.
 fn command(binary: &Path, server: &MockServer, home: &Path, workdir: &Path) -> Command {
-    let mut cmd = Command::new(binary);
-    cmd.args(["--base-url", &server.url(), "--model", "m", "-C"])
-        .arg(workdir)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("HARNESS9_HOME", home)
-        .env("OPENAI_API_KEY", "k")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    cmd
+    server.quiet_run_of(binary, home, workdir)
 }
 
 /// Runs `cmd` under `/usr/bin/time` and returns its peak RSS in MB.

@@ -192,6 +192,24 @@ impl MockServer {
         cmd
     }
 
+    /// `binary` (a harness9 build, for the benches: this one or a baseline) against
+    /// this server in `workdir`, with nothing of the caller's environment but `PATH`,
+    /// and its streams closed: the benches time and measure it, not its output.
+    pub fn quiet_run_of(&self, binary: &Path, home: &Path, workdir: &Path) -> Command {
+        let mut cmd = Command::new(binary);
+        cmd.args(["--base-url", &self.url(), "--model", "m", "-C"])
+            .arg(workdir)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home)
+            .env("HARNESS9_HOME", home)
+            .env("OPENAI_API_KEY", "k")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        cmd
+    }
+
     /// [`MockServer::harness9`] in `dirs`.
     pub fn binary(&self, dirs: &Dirs) -> Command {
         self.harness9(dirs.home(), dirs.project())
