@@ -18,7 +18,7 @@ use super::wire::{ChatChunk, RequestBody, ToolCallAccumulator, finish_reason};
 use super::{
     AuthHeader, ChatRequest, Completion, FinishReason, LlmError, ProviderConfig, StreamEvent,
 };
-use super::{StreamMode, ToolCall};
+use super::{Reasoning, ReasoningField, StreamMode, ToolCall};
 use crate::protocol::Usage;
 
 /// Longest SSE line accepted (a whole tool-call argument can arrive in one line).
@@ -458,9 +458,11 @@ impl Client {
         };
         let message = choice.message.or(choice.delta).unwrap_or_default();
         let text = message.content.clone().unwrap_or_default();
-        let reasoning = message.reasoning_text().map(str::to_string);
+        let reasoning = message
+            .reasoning_piece()
+            .map(|(text, field)| Reasoning::text(text, field));
         if let Some(r) = &reasoning {
-            on_event(StreamEvent::Reasoning(r.clone()));
+            on_event(StreamEvent::Reasoning(r.text.clone()));
         }
         if !text.is_empty() {
             on_event(StreamEvent::Text(text.clone()));
@@ -488,6 +490,8 @@ enum Flow {
 struct StreamState {
     text: String,
     reasoning: String,
+    /// The field the first reasoning piece came in.
+    reasoning_field: Option<ReasoningField>,
     calls: ToolCallAccumulator,
     finish: Option<FinishReason>,
     usage: Option<Usage>,
@@ -542,7 +546,8 @@ impl StreamState {
                 continue;
             }
             if let Some(delta) = choice.delta.or(choice.message) {
-                if let Some(r) = delta.reasoning_text() {
+                if let Some((r, field)) = delta.reasoning_piece() {
+                    self.reasoning_field.get_or_insert(field);
                     self.reasoning.push_str(r);
                     on_event(StreamEvent::Reasoning(r.to_string()));
                 }
@@ -565,7 +570,8 @@ impl StreamState {
         let tool_calls: Vec<ToolCall> = done.calls.finish();
         Completion {
             text: done.text,
-            reasoning: (!done.reasoning.is_empty()).then_some(done.reasoning),
+            reasoning: (!done.reasoning.is_empty())
+                .then(|| Reasoning::text(done.reasoning, done.reasoning_field.unwrap_or_default())),
             tool_calls,
             finish_reason: done.finish,
             usage: done.usage,

@@ -8,6 +8,7 @@
 
 pub mod client;
 pub mod error;
+pub mod reasoning;
 pub mod retry;
 pub mod sse;
 pub mod window;
@@ -17,6 +18,7 @@ use std::time::Duration;
 
 pub use client::Client;
 pub use error::{LlmError, PartialAnswer};
+pub use reasoning::{Reasoning, ReasoningField};
 
 use crate::protocol::{SharedText, Usage};
 
@@ -43,7 +45,7 @@ pub enum Message {
         /// Reasoning the provider streamed, kept so it can be sent back when the
         /// provider requires it ([`ReasoningEcho`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        reasoning: Option<String>,
+        reasoning: Option<Reasoning>,
         /// Tool calls in the order the model made them.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
@@ -128,8 +130,8 @@ pub enum FinishReason {
 pub struct Completion {
     /// The whole answer text.
     pub text: String,
-    /// The whole reasoning text, when any was streamed.
-    pub reasoning: Option<String>,
+    /// The whole reasoning, when any was streamed.
+    pub reasoning: Option<Reasoning>,
     /// Tool calls in index order, arguments complete.
     pub tool_calls: Vec<ToolCall>,
     /// Why the model stopped, when the provider said.
