@@ -6,19 +6,23 @@
 //! Provider differences are data ([`ProviderConfig`]), not copies of the client. This
 //! module must not know about tools' behaviour, skills, the agent loop or terminals.
 
+mod answer;
 pub mod client;
 pub mod error;
 pub mod reasoning;
+pub mod responses;
 pub mod retry;
 pub mod sse;
 pub mod window;
 pub mod wire;
+pub mod wire_kind;
 
 use std::time::Duration;
 
 pub use client::Client;
 pub use error::{LlmError, PartialAnswer};
 pub use reasoning::{Reasoning, ReasoningField};
+pub use wire_kind::{Wire, WireSetting};
 
 use crate::protocol::{SharedText, Usage};
 
@@ -237,7 +241,7 @@ pub struct ProviderConfig {
     /// A name for messages ("openai", "ollama", or the host).
     pub name: String,
     /// Base URL up to and including the API version, e.g. `https://api.openai.com/v1`;
-    /// requests go to `{base_url}/chat/completions`.
+    /// requests go to `{base_url}/chat/completions` (or `{base_url}/responses`, [`Wire`]).
     pub base_url: String,
     /// Bearer token, if any.
     pub api_key: Option<String>,
@@ -273,6 +277,8 @@ pub struct ProviderConfig {
     /// Stop retrying, and fail, when all attempts of one request together would take
     /// longer than this (default 15 minutes).
     pub total_timeout: Duration,
+    /// The wire protocol (`wire` in config.toml; chosen per model when unset).
+    pub wire: WireSetting,
 }
 
 /// Which header carries the API key.
@@ -309,6 +315,7 @@ impl ProviderConfig {
             tool_choice: ToolChoice::default(),
             attempt_timeout: Duration::from_secs(10 * 60),
             total_timeout: Duration::from_secs(15 * 60),
+            wire: WireSetting::default(),
         }
     }
 }
