@@ -36,6 +36,7 @@ mod project_root;
 mod redaction;
 mod remote_skills;
 mod repl_e2e;
+mod responses_wire;
 mod sandbox;
 mod sessions_cli;
 mod sessions_resume;
