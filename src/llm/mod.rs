@@ -1,6 +1,7 @@
 //! The model client: everything that knows HTTP, Server-Sent Events and the wire names of
-//! the OpenAI-compatible Chat Completions API lives under this module, and nothing outside
-//! it does. Callers hand it provider-neutral [`Message`]s and [`ToolSpec`]s and get back a
+//! the OpenAI-compatible Chat Completions API (`wire.rs`) and of OpenAI's Responses API
+//! (`responses/`, chosen per request by `wire_kind.rs`) lives under this module, and
+//! nothing outside it does. Callers hand it provider-neutral [`Message`]s and [`ToolSpec`]s and get back a
 //! [`Completion`] plus [`StreamEvent`]s as the answer streams in.
 //!
 //! Provider differences are data ([`ProviderConfig`]), not copies of the client. This

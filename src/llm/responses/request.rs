@@ -140,8 +140,9 @@ impl<'a> RequestBody<'a> {
 
 /// The items one message becomes. An assistant message gives its reasoning items first
 /// (only those that can go back: Responses `reasoning` items carrying
-/// `encrypted_content`; with `store: false` an item without it names nothing the server
-/// holds and is refused), then its text, then its calls.
+/// `encrypted_content`, since with `store: false` an item without it names nothing the
+/// server holds and is refused; and only when text or calls follow them, which the API
+/// requires), then its text, then its calls.
 fn push_items<'a>(input: &mut Vec<InputItem<'a>>, message: &'a Message) {
     let message_item = |role, content| InputItem::Message {
         kind: "message",
@@ -166,7 +167,10 @@ fn push_items<'a>(input: &mut Vec<InputItem<'a>>, message: &'a Message) {
             reasoning,
             tool_calls,
         } => {
-            if let Some(reasoning) = reasoning {
+            // A reasoning item must be followed by what it led to: a message with
+            // nothing after it (an answer cut off) sends none.
+            let followed = !content.is_empty() || !tool_calls.is_empty();
+            if let Some(reasoning) = reasoning.as_ref().filter(|_| followed) {
                 input.extend(
                     reasoning
                         .details

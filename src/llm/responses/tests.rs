@@ -147,6 +147,42 @@ fn only_returnable_reasoning_goes_back() {
     assert!(!sent.to_string().contains("thought"));
 }
 
+/// A reasoning item with nothing after it (an answer that ended with no text and no
+/// call) is not sent: the API refuses a reasoning item without its following item.
+#[test]
+fn reasoning_with_nothing_after_it_stays_home() {
+    let lone = Message::Assistant {
+        content: "".into(),
+        reasoning: Some(Reasoning {
+            details: vec![reasoning_item("rs_9", "enc")],
+            ..Reasoning::default()
+        }),
+        tool_calls: Vec::new(),
+    };
+    let messages = vec![
+        Message::User {
+            content: "a".into(),
+        },
+        lone,
+        Message::User {
+            content: "b".into(),
+        },
+    ];
+    let cfg = ProviderConfig::new("p", "http://x/v1");
+    let sent = body(&messages, &[], &cfg, StreamMode::Sse);
+    assert!(
+        sent.get("instructions").is_none(),
+        "no system prompt, no instructions"
+    );
+    assert_eq!(
+        sent["input"],
+        json!([
+            {"type": "message", "role": "user", "content": "a"},
+            {"type": "message", "role": "user", "content": "b"},
+        ])
+    );
+}
+
 #[test]
 fn tool_choice_and_extra_body_follow_the_responses_spelling() {
     let mut cfg = ProviderConfig::new("p", "http://x/v1");
