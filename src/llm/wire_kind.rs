@@ -74,12 +74,16 @@ fn is_openai_api(base_url: &str) -> bool {
     })
 }
 
-/// Whether OpenAI serves `model` through the Responses API only (its model pages say
-/// "available in the Responses API only" for these families): the codex models
-/// (`gpt-5-codex`, `gpt-5.1-codex-max`, `codex-mini-latest`, …), the `-pro` reasoning
-/// models (`o1-pro`, `o3-pro`, `gpt-5-pro`, `gpt-5.2-pro`, with dated ids), the
-/// deep-research models and `computer-use-preview`. The id's last path segment is
-/// judged, case-folded, so `openai/o3-pro` reads the same.
+/// Whether OpenAI serves `model` through the Responses API only. The list follows the
+/// models OpenAI's OpenAPI spec accepts for `/responses` beyond the shared chat models
+/// (`ResponsesModel` in openai-python's `types/shared/responses_model.py`: `o1-pro`,
+/// `o3-pro`, the deep-research models, `computer-use-preview`, `gpt-5-codex`,
+/// `gpt-5.1-codex-max`, `gpt-5-pro`, `gpt-5.5-pro`, `gpt-5.6-cyber`,
+/// `gpt-rosalind-research`, the `gpt-daybreak-*` models, with their dated ids), widened
+/// to whole families where OpenAI's model pages say "Responses API only" for every
+/// member: every codex model (`gpt-5.1-codex`, `codex-mini-latest`, …) and every
+/// `gpt-5.N-pro`. The id's last path segment is judged, case-folded, so
+/// `openai/o3-pro` reads the same.
 pub fn responses_only(model: &str) -> bool {
     let name = model
         .rsplit('/')
@@ -91,7 +95,15 @@ pub fn responses_only(model: &str) -> bool {
         .iter()
         .any(|family| is_family(&name, family))
         || gpt5_point_pro(&name);
-    codex || pro || name.contains("deep-research") || name.starts_with("computer-use-preview")
+    let named = ["gpt-5.6-cyber", "gpt-rosalind-research"]
+        .iter()
+        .any(|id| is_family(&name, id))
+        || name.starts_with("gpt-daybreak-");
+    codex
+        || pro
+        || named
+        || name.contains("deep-research")
+        || name.starts_with("computer-use-preview")
 }
 
 /// `name` is `family` itself or a dated/suffixed id of it (`o3-pro-2025-06-10`).
@@ -126,7 +138,12 @@ mod tests {
             "o3-pro-2025-06-10",
             "gpt-5-pro",
             "gpt-5.2-pro",
+            "gpt-5.5-pro-2026-04-23",
+            "gpt-5-pro-2025-10-06",
             "o3-deep-research",
+            "gpt-5.6-cyber",
+            "gpt-rosalind-research",
+            "gpt-daybreak-blue-latest",
             "o4-mini-deep-research",
             "computer-use-preview",
             "openai/O3-PRO",
