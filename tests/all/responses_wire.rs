@@ -311,3 +311,32 @@ fn a_three_call_turn_echoes_encrypted_reasoning_byte_for_byte() {
         }
     }
 }
+
+/// The REPL fed through a pipe over the Responses wire: each line is a turn, and the
+/// second request holds the first exchange as input items (the answer as an assistant
+/// message), the system prompt still only in `instructions`.
+#[test]
+fn a_piped_repl_keeps_the_conversation_as_input_items() {
+    let dirs = Dirs::with_config("max_retries = 1\nwire = \"responses\"\n");
+    let server = MockServer::start(vec![
+        rs_answer("First answer."),
+        rs_answer("Second answer."),
+    ]);
+    let out = run_fed(&mut server.binary(&dirs), b"first line\nsecond line\n");
+    assert_exit(&out, 0);
+    assert_has(&stdout_text(&out), &["First answer.", "Second answer."]);
+    let requests = server.responses_requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        requests[0].body["instructions"],
+        requests[1].body["instructions"]
+    );
+    assert_eq!(
+        requests[1].body["input"],
+        json!([
+            {"type": "message", "role": "user", "content": "first line"},
+            {"type": "message", "role": "assistant", "content": "First answer."},
+            {"type": "message", "role": "user", "content": "second line"},
+        ])
+    );
+}
