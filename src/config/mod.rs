@@ -133,7 +133,7 @@ pub struct FileConfig {
     pub include_usage: Option<bool>,
     /// Stream responses (default true).
     pub stream: Option<bool>,
-    /// Send reasoning back as `reasoning_content` (default false).
+    /// Send reasoning back on assistant messages: unset decides per host and model.
     pub send_reasoning: Option<bool>,
     /// Seconds without bytes before an attempt fails.
     pub idle_timeout_secs: Option<u64>,

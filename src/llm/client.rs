@@ -11,7 +11,9 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName
 use tokio::time::timeout;
 use tokio_util::sync::CancellationToken;
 
+use super::echo::{self, Echo, EchoMemory, Learned};
 use super::error::{Limit, PartialAnswer, Site};
+use super::reasoning::{DetailsAccumulator, readable_text};
 use super::retry::{Jitter, StopReason, Verdict, parse_retry_after, verdict};
 use super::sse::{SseEvent, SseParser};
 use super::wire::{ChatChunk, RequestBody, ToolCallAccumulator, finish_reason};
@@ -38,6 +40,9 @@ pub struct Client {
     headers: HeaderMap,
     /// Built on first use or by a set-up thread; the error text when it cannot be built.
     http: Arc<OnceLock<Result<reqwest::Client, String>>>,
+    /// What refusals taught about echoing reasoning, per model, in this process (the
+    /// file in [`ProviderConfig::reasoning_memory`] keeps it for the next session).
+    learned: std::sync::Mutex<std::collections::HashMap<String, Learned>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +104,7 @@ impl Client {
             site,
             headers,
             http,
+            learned: Default::default(),
         })
     }
 
@@ -130,6 +136,39 @@ impl Client {
         &self.site.endpoint
     }
 
+    /// Whether requests for `model` send earlier reasoning back, and why.
+    pub fn echo_for(&self, model: &str) -> (Echo, echo::EchoBecause) {
+        let learned = self
+            .learned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(model)
+            .copied()
+            .or_else(|| {
+                let memory = EchoMemory::new(self.config.reasoning_memory.as_ref()?);
+                memory.get(&self.site.base_url, model)
+            });
+        echo::decide(
+            self.config.reasoning_echo,
+            learned,
+            &self.site.base_url,
+            model,
+        )
+    }
+
+    /// Keeps what a refusal taught about `model`, here and in the memory file.
+    fn learn(&self, model: &str, learned: Learned) {
+        self.learned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(model.to_string(), learned);
+        if let Some(path) = &self.config.reasoning_memory
+            && let Err(e) = EchoMemory::new(path).put(&self.site.base_url, model, learned)
+        {
+            tracing::warn!("could not remember how {model} wants its reasoning: {e}");
+        }
+    }
+
     /// Sends `req` and returns the finished answer. Text and reasoning are reported
     /// through `on_event` as they stream in, and [`StreamEvent::Retrying`] before each
     /// retry (the caller drops what streamed in the failed attempt). When `cancel` fires
@@ -143,7 +182,11 @@ impl Client {
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<Completion, LlmError> {
         let mut mode = self.config.stream_mode;
-        let mut body = self.request_bytes(&req, mode)?;
+        let (mut echo, because) = self.echo_for(req.model);
+        // The echo is turned the other way at most once per request, on a refusal that
+        // says it was wrong (and never against `send_reasoning`).
+        let mut echo_turned = because == echo::EchoBecause::Configured;
+        let mut body = self.request_bytes(&req, mode, echo)?;
         let mut jitter = Jitter::from_clock();
         let mut attempt = 1u32;
         let started = Instant::now();
@@ -180,6 +223,21 @@ impl Client {
             if error.kind() == crate::protocol::ErrorKind::Interrupted || error.is_total_timeout() {
                 return Err(error.with_attempts(attempt));
             }
+            if !echo_turned
+                && let Some(learned) = echo::lesson(echo, error.status(), error.provider_message())
+            {
+                tracing::info!(
+                    model = req.model,
+                    ?learned,
+                    "the provider refused the reasoning echo as sent; asking again the other way"
+                );
+                echo_turned = true;
+                echo = learned.echo();
+                self.learn(req.model, learned);
+                body = self.request_bytes(&req, mode, echo)?;
+                attempt += 1;
+                continue;
+            }
             if error.is_empty_stream() && mode == StreamMode::Sse {
                 // A 200 stream with no data at all (llama-cpp-python does this when the
                 // prompt overflows): ask once more without streaming, and report what
@@ -189,7 +247,7 @@ impl Client {
                     "empty event stream; asking again without streaming"
                 );
                 mode = StreamMode::NonStreaming;
-                body = self.request_bytes(&req, mode)?;
+                body = self.request_bytes(&req, mode, echo)?;
                 attempt += 1;
                 continue;
             }
@@ -223,13 +281,18 @@ impl Client {
     }
 
     /// The request body as JSON bytes, streaming or not.
-    fn request_bytes(&self, req: &ChatRequest<'_>, mode: StreamMode) -> Result<Vec<u8>, LlmError> {
+    fn request_bytes(
+        &self,
+        req: &ChatRequest<'_>,
+        mode: StreamMode,
+        echo: Echo,
+    ) -> Result<Vec<u8>, LlmError> {
         let bytes = if mode == self.config.stream_mode {
-            RequestBody::new(req, &self.config).to_bytes()
+            RequestBody::new(req, &self.config, echo).to_bytes()
         } else {
             let mut config = self.config.clone();
             config.stream_mode = mode;
-            RequestBody::new(req, &config).to_bytes()
+            RequestBody::new(req, &config, echo).to_bytes()
         };
         bytes.map_err(|e| LlmError::internal(&self.site, req.model, &e.to_string()))
     }
@@ -456,12 +519,19 @@ impl Client {
                 "the body has no choices",
             ));
         };
-        let message = choice.message.or(choice.delta).unwrap_or_default();
+        let mut message = choice.message.or(choice.delta).unwrap_or_default();
         let text = message.content.clone().unwrap_or_default();
-        let reasoning = message
-            .reasoning_piece()
-            .map(|(text, field)| Reasoning::text(text, field));
-        if let Some(r) = &reasoning {
+        let details = std::mem::take(&mut message.reasoning_details);
+        let reasoning = match message.reasoning_piece() {
+            Some((text, field)) => Some(Reasoning::text(text, field)),
+            None if !details.is_empty() => Some(Reasoning::text(
+                readable_text(&details),
+                ReasoningField::Reasoning,
+            )),
+            None => None,
+        }
+        .map(|r| Reasoning { details, ..r });
+        if let Some(r) = reasoning.as_ref().filter(|r| !r.text.is_empty()) {
             on_event(StreamEvent::Reasoning(r.text.clone()));
         }
         if !text.is_empty() {
@@ -492,6 +562,8 @@ struct StreamState {
     reasoning: String,
     /// The field the first reasoning piece came in.
     reasoning_field: Option<ReasoningField>,
+    /// OpenRouter's `reasoning_details` pieces, merged by index.
+    details: DetailsAccumulator,
     calls: ToolCallAccumulator,
     finish: Option<FinishReason>,
     usage: Option<Usage>,
@@ -545,11 +617,24 @@ impl StreamState {
             if choice.index.unwrap_or(0) != 0 {
                 continue;
             }
-            if let Some(delta) = choice.delta.or(choice.message) {
+            if let Some(mut delta) = choice.delta.or(choice.message) {
+                // The readable text the details add, shown only when the delta has no
+                // plain reasoning text (OpenRouter sends both, the same words).
+                let mut from_details = String::new();
+                for piece in std::mem::take(&mut delta.reasoning_details) {
+                    if let Some(text) = self.details.push(piece) {
+                        from_details.push_str(&text);
+                    }
+                }
                 if let Some((r, field)) = delta.reasoning_piece() {
                     self.reasoning_field.get_or_insert(field);
                     self.reasoning.push_str(r);
                     on_event(StreamEvent::Reasoning(r.to_string()));
+                } else if !from_details.is_empty() {
+                    self.reasoning_field
+                        .get_or_insert(ReasoningField::Reasoning);
+                    self.reasoning.push_str(&from_details);
+                    on_event(StreamEvent::Reasoning(from_details));
                 }
                 if let Some(t) = delta.content.filter(|t| !t.is_empty()) {
                     self.text.push_str(&t);
@@ -568,10 +653,19 @@ impl StreamState {
     fn take_completion(&mut self) -> Completion {
         let done = std::mem::take(self);
         let tool_calls: Vec<ToolCall> = done.calls.finish();
+        let details = done.details.finish();
+        let field = done.reasoning_field.unwrap_or(if details.is_empty() {
+            ReasoningField::default()
+        } else {
+            ReasoningField::Reasoning
+        });
         Completion {
             text: done.text,
-            reasoning: (!done.reasoning.is_empty())
-                .then(|| Reasoning::text(done.reasoning, done.reasoning_field.unwrap_or_default())),
+            reasoning: (!done.reasoning.is_empty() || !details.is_empty()).then(|| Reasoning {
+                text: done.reasoning,
+                field,
+                details,
+            }),
             tool_calls,
             finish_reason: done.finish,
             usage: done.usage,
