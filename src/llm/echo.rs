@@ -28,6 +28,9 @@ pub enum Echo {
     /// Sent back: `reasoning_details` verbatim when the provider returned them, else the
     /// text in the field it arrived in.
     Send,
+    /// Only `reasoning_details` go back (verbatim): the dialect that returns them
+    /// (OpenRouter's) documents sending them back; plain text stays out.
+    DetailsOnly,
     /// Left out.
     Omit,
 }
@@ -41,7 +44,7 @@ pub enum EchoBecause {
     Learned,
     /// A host or model known to want it back.
     Known,
-    /// Nothing known: reasoning stays out.
+    /// Nothing known: only `reasoning_details` go back.
     Unknown,
 }
 
@@ -95,7 +98,7 @@ pub fn decide(
     if known_host(base_url) || known_model(model) {
         return (Echo::Send, EchoBecause::Known);
     }
-    (Echo::Omit, EchoBecause::Unknown)
+    (Echo::DetailsOnly, EchoBecause::Unknown)
 }
 
 /// The host of a base URL, lowercased, without port or credentials.
@@ -146,8 +149,10 @@ pub fn lesson(sent: Echo, status: Option<u16>, message: &str) -> Option<Learned>
         && (message.contains("must be passed back")
             || message.contains("reasoning_content is missing"));
     match sent {
-        Echo::Omit if wants_it => Some(Learned::Required),
-        Echo::Send if !wants_it && names_a_reasoning_field(&message) => Some(Learned::Refused),
+        Echo::Omit | Echo::DetailsOnly if wants_it => Some(Learned::Required),
+        Echo::Send | Echo::DetailsOnly if !wants_it && names_a_reasoning_field(&message) => {
+            Some(Learned::Refused)
+        }
         _ => None,
     }
 }
@@ -317,7 +322,7 @@ mod tests {
         ] {
             assert_eq!(
                 decide(auto, None, url, model),
-                (Echo::Omit, EchoBecause::Unknown),
+                (Echo::DetailsOnly, EchoBecause::Unknown),
                 "{url} {model}"
             );
         }
@@ -357,6 +362,10 @@ mod tests {
             Some(Learned::Required)
         );
         assert_eq!(lesson(Echo::Omit, Some(400), kimi), Some(Learned::Required));
+        assert_eq!(
+            lesson(Echo::DetailsOnly, Some(400), deepseek),
+            Some(Learned::Required)
+        );
         // Already sent: a retry would change nothing.
         assert_eq!(lesson(Echo::Send, Some(400), deepseek), None);
         assert_eq!(lesson(Echo::Omit, Some(500), deepseek), None);

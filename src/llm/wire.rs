@@ -182,7 +182,7 @@ fn echoed<'a>(
     reasoning: Option<&'a Reasoning>,
     echo: Echo,
 ) -> WireMessage<'a> {
-    let Some(reasoning) = reasoning.filter(|_| echo == Echo::Send) else {
+    let Some(reasoning) = reasoning.filter(|_| echo != Echo::Omit) else {
         return message;
     };
     if !reasoning.details.is_empty() {
@@ -190,6 +190,9 @@ fn echoed<'a>(
             reasoning_details: Some(&reasoning.details),
             ..message
         };
+    }
+    if echo == Echo::DetailsOnly {
+        return message;
     }
     let text = Some(reasoning.text.as_str()).filter(|t| !t.is_empty());
     match reasoning.field {

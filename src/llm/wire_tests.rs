@@ -417,6 +417,14 @@ fn echoed_reasoning_goes_back_in_its_own_field_or_as_details_verbatim() {
         text.contains(&serde_json::to_string(&details).unwrap()),
         "{text}"
     );
+    let v = sent(Echo::DetailsOnly);
+    assert_eq!(v["messages"][3]["reasoning_details"], json!(details));
+    for m in &v["messages"].as_array().unwrap()[1..3] {
+        assert!(
+            m.get("reasoning").is_none() && m.get("reasoning_content").is_none(),
+            "{m}"
+        );
+    }
     let v = sent(Echo::Omit);
     for m in v["messages"].as_array().unwrap() {
         for field in ["reasoning", "reasoning_content", "reasoning_details"] {
