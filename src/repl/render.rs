@@ -568,7 +568,12 @@ const RECAP_CHARS: usize = 100;
 /// A resumed session: its last few history items, one line each, then which session
 /// goes on and what changed since it was saved.
 pub fn resumed_text(resumed: &ResumedSession) -> String {
-    let history = &resumed.history;
+    // Thoughts are not printed in the REPL (as while a turn streams).
+    let history: Vec<&HistoryItem> = resumed
+        .history
+        .iter()
+        .filter(|item| !matches!(item, HistoryItem::Reasoning { .. }))
+        .collect();
     let mut t = String::new();
     let hidden = history.len().saturating_sub(RECAP_ITEMS);
     if hidden > 0 {
@@ -579,6 +584,7 @@ pub fn resumed_text(resumed: &ResumedSession) -> String {
             HistoryItem::User { text } => ("you: ", text.clone()),
             HistoryItem::Assistant { text } => ("model: ", text.clone()),
             HistoryItem::ToolCall { name, arguments } => ("↳ ", format!("{name} {arguments}")),
+            HistoryItem::Reasoning { .. } => continue,
         };
         t.push_str(lead);
         t.push_str(&one_line(&text, RECAP_CHARS));
