@@ -354,3 +354,61 @@ fn openrouter_like_details_in_a_json_body_go_back_byte_for_byte() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Compaction
+// ---------------------------------------------------------------------------------------
+
+/// Compaction replaces the older turns, their reasoning with them, by the summary; the
+/// current turn is kept as it is, so its tool-call message still carries its reasoning
+/// when the refused request is sent again.
+#[tokio::test]
+async fn compaction_keeps_the_current_tool_turns_reasoning_and_drops_the_older_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let refusal = http_error(400).body(
+        r#"{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
+    );
+    let server = MockServer::start(vec![
+        sse(vec![
+            reasoning("an old thought"),
+            text(&"one ".repeat(1000)),
+            finish("stop"),
+        ]),
+        sse(vec![
+            reasoning("the current thought"),
+            tool_call(0, "c1", "read_file", r#"{"path":"a.txt"}"#),
+            finish("tool_calls"),
+        ]),
+        refusal,
+        answer("the summary"),
+        answer("two"),
+    ]);
+    std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
+    let mut s = SessionBuilder::new(&server, dir.path())
+        .config_toml("max_retries = 0\nidle_timeout_secs = 10\nsend_reasoning = true\n")
+        .start();
+    s.turn("first").await;
+    let (outcome, answer) = s.turn("second").await;
+    assert_eq!(
+        (outcome, answer.as_str()),
+        (harness9::protocol::TurnOutcome::Completed, "two")
+    );
+    let reqs = server.chat_requests();
+    assert_eq!(reqs.len(), 5);
+    // Before: both thoughts went back.
+    assert!(reqs[2].raw_body.contains("an old thought"));
+    assert_eq!(
+        echoed_contents(&reqs[2]),
+        vec![
+            Some("an old thought".into()),
+            Some("the current thought".into())
+        ]
+    );
+    // After the summary (and the assistant's acknowledgement of it, which has none):
+    // the current tool turn's thought only.
+    assert_eq!(
+        echoed_contents(&reqs[4]),
+        vec![None, Some("the current thought".into())]
+    );
+    assert!(!reqs[4].raw_body.contains("an old thought"));
+}
