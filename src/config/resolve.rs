@@ -88,6 +88,10 @@ impl Config {
             },
         )?;
         Ok(Config {
+            show_reasoning: match file.show_reasoning {
+                Some(true) => super::ShowReasoning::Shown,
+                Some(false) | None => super::ShowReasoning::Hidden,
+            },
             permissions,
             sandbox,
             mcp,

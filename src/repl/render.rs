@@ -185,6 +185,12 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
         self
     }
 
+    /// Sets whether reasoning is shown on stderr in the text format.
+    pub fn with_thoughts(mut self, display: crate::print::ThoughtDisplay) -> Self {
+        self.headless = self.headless.with_thoughts(display);
+        self
+    }
+
     /// Sets what stands between one turn's output and the next.
     pub fn with_separation(mut self, separation: TurnSeparation) -> Self {
         self.separation = separation;
@@ -194,6 +200,9 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
     /// Renders one agent event; returns the report when it ends a turn.
     pub fn event(&mut self, event: &Event) -> io::Result<Option<TurnReport>> {
         if self.format == OutputFormat::Text {
+            if !matches!(event, Event::ReasoningDelta { .. }) {
+                self.headless.end_thought()?;
+            }
             match event {
                 Event::TurnStarted { .. } => {
                     self.end_text()?;
@@ -203,7 +212,9 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
                     self.wrote_since_turn = false;
                 }
                 Event::TextDelta { text } => return self.answer_text(text).map(|()| None),
-                Event::ReasoningDelta { .. } => return Ok(None),
+                Event::ReasoningDelta { .. } if !self.headless.shows_thoughts() => return Ok(None),
+                // Shown: on stderr, by the headless renderer below.
+                Event::ReasoningDelta { .. } => {}
                 Event::Retrying { .. } => self.withdraw()?,
                 Event::RequestStarted { .. } => {
                     self.end_text()?;

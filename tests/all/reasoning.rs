@@ -412,3 +412,71 @@ async fn compaction_keeps_the_current_tool_turns_reasoning_and_drops_the_older_o
     );
     assert!(!reqs[4].raw_body.contains("an old thought"));
 }
+
+// ---------------------------------------------------------------------------------------
+// Shown in -p and the REPL only when asked for
+// ---------------------------------------------------------------------------------------
+
+fn thinking_answer() -> Reply {
+    sse(vec![
+        reasoning("pondering \u{1b}[31mred"),
+        reasoning(" the question"),
+        text("The answer."),
+        finish("stop"),
+    ])
+}
+
+#[test]
+fn print_mode_shows_reasoning_on_stderr_only_when_asked() {
+    let server = MockServer::start(vec![
+        thinking_answer(),
+        thinking_answer(),
+        thinking_answer(),
+    ]);
+    let dirs = Dirs::new();
+    let out = server.run(&dirs, &["-p", "q"]);
+    assert_exit(&out, 0);
+    assert_eq!(stdout_text(&out), "The answer.\n");
+    assert!(
+        !stderr_text(&out).contains("pondering"),
+        "{}",
+        stderr_text(&out)
+    );
+
+    let out = server.run(&dirs, &["--show-reasoning", "-p", "q"]);
+    assert_exit(&out, 0);
+    assert_eq!(stdout_text(&out), "The answer.\n");
+    // Not a terminal: plain, its escape made visible, the line closed.
+    assert!(
+        stderr_text(&out).contains("pondering ^[[31mred the question\n"),
+        "{}",
+        stderr_text(&out)
+    );
+    assert!(!out.stderr.contains(&0x1b));
+
+    // stream-json carries it as reasoning_delta events whatever the setting.
+    let out = server.run(&dirs, &["--output-format", "stream-json", "-p", "q"]);
+    assert_exit(&out, 0);
+    let deltas: String = json_lines(&out.stdout)
+        .iter()
+        .filter(|e| e["type"] == "reasoning_delta")
+        .map(|e| e["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(deltas, "pondering \u{1b}[31mred the question");
+}
+
+#[test]
+fn the_piped_repl_shows_reasoning_with_the_setting() {
+    let server = MockServer::start(vec![thinking_answer()]);
+    let dirs = Dirs::with_config("show_reasoning = true\n");
+    let mut cmd = server.binary(&dirs);
+    let out = run_fed(&mut cmd, b"first question\n");
+    assert_exit(&out, 0);
+    assert!(stdout_text(&out).contains("The answer."));
+    assert!(!stdout_text(&out).contains("pondering"));
+    assert!(
+        stderr_text(&out).contains("pondering ^[[31mred the question\n"),
+        "{}",
+        stderr_text(&out)
+    );
+}
