@@ -676,7 +676,11 @@ impl StreamState {
     fn take_partial(&mut self) -> PartialAnswer {
         PartialAnswer {
             text: std::mem::take(&mut self.text),
-            reasoning: std::mem::take(&mut self.reasoning),
+            reasoning: Reasoning {
+                text: std::mem::take(&mut self.reasoning),
+                field: self.reasoning_field.take().unwrap_or_default(),
+                details: std::mem::take(&mut self.details).finish(),
+            },
         }
     }
 }

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// Reasoning that came with one assistant message.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Reasoning {
     /// The readable reasoning text, as streamed (shown as a thought; may be empty when a
     /// provider returns only encrypted or structured reasoning).

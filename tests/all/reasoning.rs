@@ -480,3 +480,33 @@ fn the_piped_repl_shows_reasoning_with_the_setting() {
         stderr_text(&out)
     );
 }
+
+/// An interrupted answer keeps its reasoning in the field it came in.
+#[tokio::test]
+async fn an_interrupted_answer_keeps_its_reasoning_and_its_field() {
+    use harness9::protocol::{Event, Op};
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        sse(vec![
+            reasoning_field("why not"),
+            text("I was say"),
+            text("ing"),
+            finish("stop"),
+        ])
+        .stall_after(2),
+        answer("ok"),
+    ]);
+    let mut s = SessionBuilder::new(&server, dir.path())
+        .config_toml("send_reasoning = true\n")
+        .approver(harness9::agent::Approver::Frontend)
+        .start();
+    s.send("talk");
+    s.until(|e| matches!(e, Event::TextDelta { .. })).await;
+    s.op(Op::Interrupt);
+    s.until(|e| matches!(e, Event::TurnComplete { .. })).await;
+    s.turn("go on").await;
+    let msgs = server.chat_requests()[1].messages();
+    let assistant = msgs.iter().find(|m| m["role"] == "assistant").unwrap();
+    assert_eq!(assistant["reasoning"], "why not", "{assistant}");
+    assert!(assistant.get("reasoning_content").is_none(), "{assistant}");
+}
