@@ -72,12 +72,15 @@ impl Learned {
 /// DeepSeek ("reasoning_content must be passed back" in thinking mode with tools),
 /// OpenRouter (reasoning_details preserved across tool calls, "Preserving Reasoning
 /// Blocks"), Moonshot (Kimi thinking models: "reasoning_content is missing in assistant
-/// tool call message").
+/// tool call message"), Z.ai / Zhipu (GLM "interleaved thinking": "thinking blocks should
+/// be explicitly preserved and returned together with the tool results").
 const KNOWN_HOSTS: &[&str] = &[
     "api.deepseek.com",
     "openrouter.ai",
     "api.moonshot.ai",
     "api.moonshot.cn",
+    "api.z.ai",
+    "open.bigmodel.cn",
 ];
 
 /// The decision for `model` at `base_url`.
@@ -299,6 +302,8 @@ mod tests {
             ("https://api.deepseek.com/v1", "deepseek-chat"),
             ("https://openrouter.ai/api/v1", "anthropic/claude-sonnet-4"),
             ("https://api.moonshot.ai/v1", "kimi-k2.5"),
+            ("https://api.z.ai/api/paas/v4", "glm-4.7"),
+            ("https://open.bigmodel.cn/api/paas/v4", "glm-5"),
             (
                 "http://127.0.0.1:8000/v1",
                 "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B",
