@@ -102,6 +102,11 @@ pub struct Cli {
     #[arg(long)]
     pub raw: bool,
 
+    /// Text output (`-p` and the REPL): the model's reasoning on stderr as it streams,
+    /// dimmed on a terminal (also `show_reasoning = true` in config.toml).
+    #[arg(long)]
+    pub show_reasoning: bool,
+
     /// Use the line REPL even on a terminal.
     #[arg(long)]
     pub no_tui: bool,

@@ -148,7 +148,7 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
     // request has gone).
     runtime.spawn(crate::exec::warm_up());
     let ended = match frontend {
-        Frontend::Print(stdin) => run_print(cli, &runtime, prepared, stdin)?,
+        Frontend::Print(stdin) => run_print(cli, &config, &runtime, prepared, stdin)?,
         Frontend::Tui => run_tui(cli, &config, &runtime, prepared, start_view)?,
         Frontend::Repl(input) => run_repl(cli, &config, &runtime, prepared, input)?,
     };
@@ -219,9 +219,21 @@ fn activity(cli: &Cli, frontend: Frontend) -> Activity {
     }
 }
 
+/// Whether `-p` and the REPL show reasoning (`--show-reasoning`, `show_reasoning`), and
+/// dimmed only on a terminal without `NO_COLOR`.
+fn thoughts(cli: &Cli, config: &Config) -> print::ThoughtDisplay {
+    use std::io::IsTerminal;
+    print::ThoughtDisplay::choose(
+        cli.show_reasoning || config.show_reasoning == crate::config::ShowReasoning::Shown,
+        std::io::stderr().is_terminal(),
+        std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+    )
+}
+
 /// Print mode to its end.
 fn run_print(
     cli: &Cli,
+    config: &Config,
     runtime: &tokio::runtime::Runtime,
     prepared: session::Prepared,
     stdin: StdinKind,
@@ -231,6 +243,7 @@ fn run_print(
         format: cli.output_format,
         activity: activity(cli, Frontend::Print(stdin)),
         stdin,
+        thoughts: thoughts(cli, config),
         answer: if cli.raw {
             print::AnswerRender::Raw
         } else {
@@ -306,6 +319,7 @@ fn run_repl(
         format: cli.output_format,
         activity: activity(cli, Frontend::Repl(input)),
         input,
+        thoughts: thoughts(cli, config),
         answer: if cli.raw {
             repl::AnswerText::Raw
         } else {

@@ -14,6 +14,7 @@ use std::time::Instant;
 use serde_json::json;
 
 mod once;
+mod thoughts;
 
 use crate::protocol::{
     ApprovalRequestKind, AskBecause, AutoDenyReason, ErrorKind, Event, Location, ToolStatus,
@@ -22,6 +23,7 @@ use crate::protocol::{
 use crate::safe_text::SafeWriter;
 use crate::sink::{ReaderState, ReaderWatch, Sink};
 pub use once::{PrintEnd, PrintError, PrintOptions, StdinKind, run};
+pub use thoughts::ThoughtDisplay;
 
 /// Version of the JSON output schema (bumped on incompatible changes). Version 2: the
 /// `start` line comes before everything else, `result` carries `session_usage`, and
@@ -147,6 +149,8 @@ pub struct HeadlessRenderer<O: Write, E: Write> {
     session_usage: Usage,
     /// How the final answer is shown ([`TextDelivery::FinalOnly`]).
     answer: AnswerRender,
+    /// Reasoning on stderr in the text format, when asked for.
+    thoughts: thoughts::Thoughts,
 }
 
 impl<O: Write, E: Write> HeadlessRenderer<O, E> {
@@ -170,7 +174,24 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             model: String::new(),
             session_usage: Usage::default(),
             answer: AnswerRender::Raw,
+            thoughts: thoughts::Thoughts::default(),
         }
+    }
+
+    /// Sets whether reasoning is shown on stderr in the text format.
+    pub fn with_thoughts(mut self, display: ThoughtDisplay) -> Self {
+        self.thoughts = thoughts::Thoughts::new(display);
+        self
+    }
+
+    /// Whether reasoning is shown in the text format.
+    pub fn shows_thoughts(&self) -> bool {
+        self.format == OutputFormat::Text && self.thoughts.shown()
+    }
+
+    /// Ends a thought being shown, before other output.
+    pub fn end_thought(&mut self) -> io::Result<()> {
+        self.thoughts.end(self.err.get_mut().get_mut())
     }
 
     /// Sets how the final answer is shown in the text format.
@@ -380,6 +401,14 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
 
     fn render_text(&mut self, event: &Event) -> io::Result<()> {
         let shown = self.activity == Activity::Shown;
+        if let Event::ReasoningDelta { text } = event {
+            if self.thoughts.shown() {
+                self.end_line()?;
+                self.thoughts.piece(self.err.get_mut().get_mut(), text)?;
+            }
+            return Ok(());
+        }
+        self.end_thought()?;
         match event {
             Event::TextDelta { text } if self.delivery == TextDelivery::Stream => {
                 self.out.write_all(text.as_bytes())?;

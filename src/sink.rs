@@ -72,6 +72,12 @@ impl<W: Write> Sink<W> {
         self.inner
     }
 
+    /// The wrapped writer, for bytes that must pass it unchanged (a reader gone is then
+    /// the caller's to notice).
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.inner
+    }
+
     fn outcome<T>(&self, result: io::Result<T>, dropped: T) -> io::Result<T> {
         match result {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {

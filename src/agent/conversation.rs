@@ -789,9 +789,18 @@ impl<'k> Replayer<'k> {
                     }
                     Message::Assistant {
                         content,
+                        reasoning,
                         tool_calls,
-                        ..
                     } => {
+                        if let Some(text) = reasoning
+                            .as_ref()
+                            .map(|r| r.text.trim())
+                            .filter(|t| !t.is_empty())
+                        {
+                            self.remember(HistoryItem::Reasoning {
+                                text: text.to_string(),
+                            });
+                        }
                         if !content.trim().is_empty() {
                             self.remember(HistoryItem::Assistant {
                                 text: content.to_string(),

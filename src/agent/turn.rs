@@ -20,8 +20,7 @@ use crate::agent::compact::{CompactError, compact_and_report};
 use crate::agent::conversation::{Conversation, estimate_messages, estimate_specs};
 use crate::llm::window::{ContextWindow, WindowCache};
 use crate::llm::{
-    ChatRequest, Completion, FinishReason, Message, PartialAnswer, Reasoning, ReasoningField,
-    StreamEvent, ToolSpec,
+    ChatRequest, Completion, FinishReason, Message, PartialAnswer, Reasoning, StreamEvent, ToolSpec,
 };
 use crate::protocol::{
     ApprovalDecision, CompactionTrigger, ErrorKind, Event, InputOrigin, SharedText, SubAgentEvent,
@@ -481,8 +480,7 @@ async fn request(
                 turn.final_text = SharedText::from(text);
                 state.conversation.push(Message::Assistant {
                     content: content.into(),
-                    reasoning: (!reasoning.is_empty())
-                        .then(|| Reasoning::text(reasoning, ReasoningField::default())),
+                    reasoning: (!reasoning.is_empty()).then_some(reasoning),
                     tool_calls: Vec::new(),
                 });
             }

@@ -133,7 +133,7 @@ pub struct FileConfig {
     pub include_usage: Option<bool>,
     /// Stream responses (default true).
     pub stream: Option<bool>,
-    /// Send reasoning back as `reasoning_content` (default false).
+    /// Send reasoning back on assistant messages: unset decides per host and model.
     pub send_reasoning: Option<bool>,
     /// Seconds without bytes before an attempt fails.
     pub idle_timeout_secs: Option<u64>,
@@ -175,6 +175,8 @@ pub struct FileConfig {
     /// Save sessions under `$HARNESS9_HOME/sessions` (default true); `HARNESS9_SESSIONS=0`
     /// turns it off.
     pub sessions: Option<bool>,
+    /// Show the model's reasoning on stderr in the REPL and `-p` (default false).
+    pub show_reasoning: Option<bool>,
     /// Total size in bytes the saved sessions may take (default 1 GiB); the oldest go first.
     pub sessions_max_bytes: Option<u64>,
     /// The header the API key goes in: `Authorization` (default, `Bearer <key>`) or
@@ -310,6 +312,8 @@ pub type OllamaProbe = ServerProbe;
 /// The resolved configuration of a run.
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// Whether the REPL and `-p` show reasoning (`show_reasoning`).
+    pub show_reasoning: ShowReasoning,
     /// Model id.
     pub model: String,
     /// Where the model id came from.
@@ -420,3 +424,14 @@ pub use probe::{OllamaFound, probe_models, probe_ollama};
 
 #[cfg(test)]
 mod tests;
+
+/// Whether the REPL and `-p` show the model's reasoning (`show_reasoning` in config.toml;
+/// `--show-reasoning` too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ShowReasoning {
+    /// Not shown (the default).
+    #[default]
+    Hidden,
+    /// Shown on stderr.
+    Shown,
+}

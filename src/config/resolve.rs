@@ -88,6 +88,10 @@ impl Config {
             },
         )?;
         Ok(Config {
+            show_reasoning: match file.show_reasoning {
+                Some(true) => super::ShowReasoning::Shown,
+                Some(false) | None => super::ShowReasoning::Hidden,
+            },
             permissions,
             sandbox,
             mcp,
@@ -104,7 +108,11 @@ impl Config {
             } else {
                 ModelSource::Settings
             },
-            provider: endpoint.provider,
+            provider: ProviderConfig {
+                // What providers taught about sending reasoning back, beside the windows.
+                reasoning_memory: Some(homes.harness.join("cache").join("reasoning_echo.json")),
+                ..endpoint.provider
+            },
             workdir,
             project_root,
             home: homes.harness,
@@ -310,9 +318,11 @@ fn provider_settings(
     if file.stream == Some(false) {
         provider.stream_mode = StreamMode::NonStreaming;
     }
-    if file.send_reasoning == Some(true) {
-        provider.reasoning_echo = ReasoningEcho::AsReasoningContent;
-    }
+    provider.reasoning_echo = match file.send_reasoning {
+        None => ReasoningEcho::Auto,
+        Some(true) => ReasoningEcho::Always,
+        Some(false) => ReasoningEcho::Never,
+    };
     if let Some(choice) = &file.tool_choice {
         provider.tool_choice = match choice.clone() {
             ToolChoiceSetting::Mode(ToolChoiceMode::Auto) => ToolChoice::Auto,

@@ -170,7 +170,7 @@ fn provider_quirks_come_from_the_file() {
     let c = resolve_plain(&over, &env).unwrap();
     assert_eq!(c.provider.usage_reporting, UsageReporting::Omit);
     assert_eq!(c.provider.stream_mode, StreamMode::NonStreaming);
-    assert_eq!(c.provider.reasoning_echo, ReasoningEcho::AsReasoningContent);
+    assert_eq!(c.provider.reasoning_echo, ReasoningEcho::Always);
     assert_eq!(c.provider.api_key.as_deref(), Some("secret"));
     assert_eq!(c.provider.api_key_source, "MY_KEY");
     assert_eq!(

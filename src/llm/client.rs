@@ -13,7 +13,9 @@ use tokio::time::timeout;
 use tokio_util::sync::CancellationToken;
 
 use super::answer::{AnswerState, Flow};
+use super::echo::{self, Echo, EchoMemory, Learned};
 use super::error::{Limit, PartialAnswer, Site};
+use super::reasoning::{DetailsAccumulator, readable_text};
 use super::responses::stream::{ResponsesState, parse_body as parse_responses_body};
 use super::retry::{Jitter, StopReason, Verdict, parse_retry_after, verdict};
 use super::sse::{SseEvent, SseParser};
@@ -43,6 +45,9 @@ pub struct Client {
     headers: HeaderMap,
     /// Built on first use or by a set-up thread; the error text when it cannot be built.
     http: Arc<OnceLock<Result<reqwest::Client, String>>>,
+    /// What refusals taught about echoing reasoning, per model, in this process (the
+    /// file in [`ProviderConfig::reasoning_memory`] keeps it for the next session).
+    learned: std::sync::Mutex<std::collections::HashMap<String, Learned>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +114,7 @@ impl Client {
             responses_site,
             headers,
             http,
+            learned: Default::default(),
         })
     }
 
@@ -157,6 +163,39 @@ impl Client {
         }
     }
 
+    /// Whether requests for `model` send earlier reasoning back, and why.
+    pub fn echo_for(&self, model: &str) -> (Echo, echo::EchoBecause) {
+        let learned = self
+            .learned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(model)
+            .copied()
+            .or_else(|| {
+                let memory = EchoMemory::new(self.config.reasoning_memory.as_ref()?);
+                memory.get(&self.site.base_url, model)
+            });
+        echo::decide(
+            self.config.reasoning_echo,
+            learned,
+            &self.site.base_url,
+            model,
+        )
+    }
+
+    /// Keeps what a refusal taught about `model`, here and in the memory file.
+    fn learn(&self, model: &str, learned: Learned) {
+        self.learned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(model.to_string(), learned);
+        if let Some(path) = &self.config.reasoning_memory
+            && let Err(e) = EchoMemory::new(path).put(&self.site.base_url, model, learned)
+        {
+            tracing::warn!("could not remember how {model} wants its reasoning: {e}");
+        }
+    }
+
     /// Sends `req` and returns the finished answer. Text and reasoning are reported
     /// through `on_event` as they stream in, and [`StreamEvent::Retrying`] before each
     /// retry (the caller drops what streamed in the failed attempt). When `cancel` fires
@@ -172,7 +211,12 @@ impl Client {
         let wire = self.wire_for(req.model);
         let site = self.site_for(wire);
         let mut mode = self.config.stream_mode;
-        let mut body = self.request_bytes(&req, mode, wire)?;
+        let (mut echo, because) = self.echo_for(req.model);
+        // The echo is turned the other way at most once per request, on a refusal that
+        // says it was wrong (and never against `send_reasoning`); the Responses wire
+        // sends its own reasoning items and has nothing to turn.
+        let mut echo_turned = because == echo::EchoBecause::Configured || wire == Wire::Responses;
+        let mut body = self.request_bytes(&req, mode, wire, echo)?;
         let mut jitter = Jitter::from_clock();
         let mut attempt = 1u32;
         let started = Instant::now();
@@ -212,6 +256,21 @@ impl Client {
             if error.kind() == crate::protocol::ErrorKind::Interrupted || error.is_total_timeout() {
                 return Err(error.with_attempts(attempt));
             }
+            if !echo_turned
+                && let Some(learned) = echo::lesson(echo, error.status(), error.provider_message())
+            {
+                tracing::info!(
+                    model = req.model,
+                    ?learned,
+                    "the provider refused the reasoning echo as sent; asking again the other way"
+                );
+                echo_turned = true;
+                echo = learned.echo();
+                self.learn(req.model, learned);
+                body = self.request_bytes(&req, mode, wire, echo)?;
+                attempt += 1;
+                continue;
+            }
             if error.is_empty_stream() && mode == StreamMode::Sse {
                 // A 200 stream with no data at all (llama-cpp-python does this when the
                 // prompt overflows): ask once more without streaming, and report what
@@ -221,7 +280,7 @@ impl Client {
                     "empty event stream; asking again without streaming"
                 );
                 mode = StreamMode::NonStreaming;
-                body = self.request_bytes(&req, mode, wire)?;
+                body = self.request_bytes(&req, mode, wire, echo)?;
                 attempt += 1;
                 continue;
             }
@@ -260,15 +319,16 @@ impl Client {
         req: &ChatRequest<'_>,
         mode: StreamMode,
         wire: Wire,
+        echo: Echo,
     ) -> Result<Vec<u8>, LlmError> {
         let bytes = if wire == Wire::Responses {
             super::responses::RequestBody::new(req, &self.config, mode).to_bytes()
         } else if mode == self.config.stream_mode {
-            RequestBody::new(req, &self.config).to_bytes()
+            RequestBody::new(req, &self.config, echo).to_bytes()
         } else {
             let mut config = self.config.clone();
             config.stream_mode = mode;
-            RequestBody::new(req, &config).to_bytes()
+            RequestBody::new(req, &config, echo).to_bytes()
         };
         bytes.map_err(|e| LlmError::internal(self.site_for(wire), req.model, &e.to_string()))
     }
@@ -501,12 +561,19 @@ impl Client {
                 "the body has no choices",
             ));
         };
-        let message = choice.message.or(choice.delta).unwrap_or_default();
+        let mut message = choice.message.or(choice.delta).unwrap_or_default();
         let text = message.content.clone().unwrap_or_default();
-        let reasoning = message
-            .reasoning_piece()
-            .map(|(text, field)| Reasoning::text(text, field));
-        if let Some(r) = &reasoning {
+        let details = std::mem::take(&mut message.reasoning_details);
+        let reasoning = match message.reasoning_piece() {
+            Some((text, field)) => Some(Reasoning::text(text, field)),
+            None if !details.is_empty() => Some(Reasoning::text(
+                readable_text(&details),
+                ReasoningField::Reasoning,
+            )),
+            None => None,
+        }
+        .map(|r| Reasoning { details, ..r });
+        if let Some(r) = reasoning.as_ref().filter(|r| !r.text.is_empty()) {
             on_event(StreamEvent::Reasoning(r.text.clone()));
         }
         if !text.is_empty() {
@@ -531,6 +598,8 @@ struct StreamState {
     reasoning: String,
     /// The field the first reasoning piece came in.
     reasoning_field: Option<ReasoningField>,
+    /// OpenRouter's `reasoning_details` pieces, merged by index.
+    details: DetailsAccumulator,
     calls: ToolCallAccumulator,
     finish: Option<FinishReason>,
     usage: Option<Usage>,
@@ -584,11 +653,24 @@ impl StreamState {
             if choice.index.unwrap_or(0) != 0 {
                 continue;
             }
-            if let Some(delta) = choice.delta.or(choice.message) {
+            if let Some(mut delta) = choice.delta.or(choice.message) {
+                // The readable text the details add, shown only when the delta has no
+                // plain reasoning text (OpenRouter sends both, the same words).
+                let mut from_details = String::new();
+                for piece in std::mem::take(&mut delta.reasoning_details) {
+                    if let Some(text) = self.details.push(piece) {
+                        from_details.push_str(&text);
+                    }
+                }
                 if let Some((r, field)) = delta.reasoning_piece() {
                     self.reasoning_field.get_or_insert(field);
                     self.reasoning.push_str(r);
                     on_event(StreamEvent::Reasoning(r.to_string()));
+                } else if !from_details.is_empty() {
+                    self.reasoning_field
+                        .get_or_insert(ReasoningField::Reasoning);
+                    self.reasoning.push_str(&from_details);
+                    on_event(StreamEvent::Reasoning(from_details));
                 }
                 if let Some(t) = delta.content.filter(|t| !t.is_empty()) {
                     self.text.push_str(&t);
@@ -607,10 +689,19 @@ impl StreamState {
     fn take_completion(&mut self) -> Completion {
         let done = std::mem::take(self);
         let tool_calls: Vec<ToolCall> = done.calls.finish();
+        let details = done.details.finish();
+        let field = done.reasoning_field.unwrap_or(if details.is_empty() {
+            ReasoningField::default()
+        } else {
+            ReasoningField::Reasoning
+        });
         Completion {
             text: done.text,
-            reasoning: (!done.reasoning.is_empty())
-                .then(|| Reasoning::text(done.reasoning, done.reasoning_field.unwrap_or_default())),
+            reasoning: (!done.reasoning.is_empty() || !details.is_empty()).then(|| Reasoning {
+                text: done.reasoning,
+                field,
+                details,
+            }),
             tool_calls,
             finish_reason: done.finish,
             usage: done.usage,
@@ -621,7 +712,11 @@ impl StreamState {
     fn take_partial(&mut self) -> PartialAnswer {
         PartialAnswer {
             text: std::mem::take(&mut self.text),
-            reasoning: std::mem::take(&mut self.reasoning),
+            reasoning: Reasoning {
+                text: std::mem::take(&mut self.reasoning),
+                field: self.reasoning_field.take().unwrap_or_default(),
+                details: std::mem::take(&mut self.details).finish(),
+            },
         }
     }
 }

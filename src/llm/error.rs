@@ -62,8 +62,8 @@ struct Details {
 pub struct PartialAnswer {
     /// The answer text streamed so far.
     pub text: String,
-    /// The reasoning streamed so far.
-    pub reasoning: String,
+    /// The reasoning streamed so far, with the field it came in.
+    pub reasoning: super::Reasoning,
 }
 
 /// A time limit of a request, each with its own setting.

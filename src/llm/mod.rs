@@ -9,6 +9,7 @@
 
 mod answer;
 pub mod client;
+pub mod echo;
 pub mod error;
 pub mod reasoning;
 pub mod responses;
@@ -21,6 +22,7 @@ pub mod wire_kind;
 use std::time::Duration;
 
 pub use client::Client;
+pub use echo::{Echo, EchoMemory, ReasoningEcho};
 pub use error::{LlmError, PartialAnswer};
 pub use reasoning::{Reasoning, ReasoningField};
 pub use wire_kind::{Wire, WireSetting};
@@ -47,8 +49,8 @@ pub enum Message {
         /// Visible answer text (may be empty), shared with the turn's final text and the
         /// event that shows it rather than copied.
         content: SharedText,
-        /// Reasoning the provider streamed, kept so it can be sent back when the
-        /// provider requires it ([`ReasoningEcho`]).
+        /// Reasoning the provider returned, kept so it can be sent back when the
+        /// provider requires it ([`echo::decide`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reasoning: Option<Reasoning>,
         /// Tool calls in the order the model made them.
@@ -143,17 +145,6 @@ pub struct Completion {
     pub finish_reason: Option<FinishReason>,
     /// Usage as the provider reported it, or `None` when it sent none.
     pub usage: Option<Usage>,
-}
-
-/// Whether reasoning text goes back to the provider in later requests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ReasoningEcho {
-    /// Do not send reasoning back (most providers).
-    #[default]
-    Omit,
-    /// Send it back as `reasoning_content` on assistant messages (providers that
-    /// require it after tool calls).
-    AsReasoningContent,
 }
 
 /// How the response is requested.
@@ -254,8 +245,12 @@ pub struct ProviderConfig {
     pub usage_reporting: UsageReporting,
     /// Streaming or not.
     pub stream_mode: StreamMode,
-    /// Whether reasoning goes back in later requests.
+    /// Whether reasoning goes back in later requests (`send_reasoning`; decided per
+    /// model when unset, [`echo::decide`]).
     pub reasoning_echo: ReasoningEcho,
+    /// Where what providers taught about echoing reasoning is remembered
+    /// (`$HARNESS9_HOME/cache/reasoning_echo.json`); `None` remembers nothing.
+    pub reasoning_memory: Option<std::path::PathBuf>,
     /// Retry schedule.
     pub retry: RetryPolicy,
     /// Fail an attempt when nothing arrives for this long: before the first data event
@@ -307,6 +302,7 @@ impl ProviderConfig {
             usage_reporting: UsageReporting::default(),
             stream_mode: StreamMode::default(),
             reasoning_echo: ReasoningEcho::default(),
+            reasoning_memory: None,
             retry: RetryPolicy::default(),
             idle_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(15),

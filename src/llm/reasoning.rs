@@ -7,7 +7,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// Reasoning that came with one assistant message.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Reasoning {
     /// The readable reasoning text, as streamed (shown as a thought; may be empty when a
     /// provider returns only encrypted or structured reasoning).
@@ -30,6 +30,10 @@ pub enum ReasoningField {
     ReasoningContent,
     /// `reasoning` (OpenRouter, Ollama).
     Reasoning,
+    /// The Responses API: the text is its reasoning summary and `details` its
+    /// `reasoning` output items, which only that wire sends back (never the Chat wire,
+    /// should a session move from one to the other).
+    ResponsesItems,
 }
 
 impl ReasoningField {
@@ -104,6 +108,87 @@ impl<'de> Deserialize<'de> for Reasoning {
     }
 }
 
+/// The string fields of a `reasoning_details` item that stream in pieces and are joined
+/// in order (OpenRouter: "the complete reasoning sequence is built by concatenating all
+/// chunks in order"); every other field is taken from the first piece that has it.
+const JOINED_FIELDS: &[&str] = &["text", "summary", "data", "signature"];
+
+/// Streamed `reasoning_details` pieces merged into whole items: a piece joins the item
+/// with the same `index` (and the same `type`, when both say one), else it starts a new
+/// item. Items keep the order they first appeared in and their fields the order they
+/// first came in; `format`, `type`, `id` and every other field are kept as the provider
+/// sent them. A piece that is not an object is kept whole as an item of its own.
+#[derive(Debug, Default)]
+pub struct DetailsAccumulator {
+    items: Vec<serde_json::Value>,
+}
+
+impl DetailsAccumulator {
+    /// True when no piece has arrived.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Adds one piece; returns the readable text it adds (its `text` or `summary`).
+    pub fn push(&mut self, piece: serde_json::Value) -> Option<String> {
+        let serde_json::Value::Object(piece) = piece else {
+            self.items.push(piece);
+            return None;
+        };
+        let readable = ["text", "summary"]
+            .iter()
+            .find_map(|k| piece.get(*k).and_then(|v| v.as_str()))
+            .filter(|t| !t.is_empty())
+            .map(str::to_string);
+        let same_item = |item: &serde_json::Value| {
+            let index = piece.get("index").filter(|i| !i.is_null());
+            let same_type = match (item.get("type"), piece.get("type")) {
+                (Some(a), Some(b)) if !a.is_null() && !b.is_null() => a == b,
+                _ => true,
+            };
+            index.is_some() && item.get("index") == index && same_type
+        };
+        match self.items.iter_mut().rev().find(|item| same_item(item)) {
+            Some(serde_json::Value::Object(item)) => {
+                for (key, value) in piece {
+                    match (item.get_mut(&key), value) {
+                        (None, value) => {
+                            item.insert(key, value);
+                        }
+                        (Some(old), value) if old.is_null() => *old = value,
+                        (Some(serde_json::Value::String(old)), serde_json::Value::String(more))
+                            if JOINED_FIELDS.contains(&key.as_str()) =>
+                        {
+                            old.push_str(&more)
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => self.items.push(serde_json::Value::Object(piece)),
+        }
+        readable
+    }
+
+    /// The whole items, in order.
+    pub fn finish(self) -> Vec<serde_json::Value> {
+        self.items
+    }
+}
+
+/// The readable text of whole `reasoning_details` items (their `text` or `summary`), for
+/// showing when a provider sent no plain reasoning text.
+pub fn readable_text(details: &[serde_json::Value]) -> String {
+    details
+        .iter()
+        .filter_map(|d| {
+            ["text", "summary"]
+                .iter()
+                .find_map(|k| d.get(*k).and_then(|v| v.as_str()))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +212,33 @@ mod tests {
         let plain =
             serde_json::to_string(&Reasoning::text("x", ReasoningField::default())).unwrap();
         assert_eq!(plain, r#"{"text":"x"}"#);
+    }
+
+    #[test]
+    fn streamed_details_merge_by_index_keeping_signatures_and_fields() {
+        use serde_json::json;
+        let mut acc = DetailsAccumulator::default();
+        let pieces = [
+            json!({"type": "reasoning.text", "text": "", "signature": "", "format": "anthropic-claude-v1", "index": 0}),
+            json!({"type": "reasoning.text", "text": "Let me ", "format": "anthropic-claude-v1", "index": 0}),
+            json!({"type": "reasoning.text", "text": "think.", "format": "anthropic-claude-v1", "index": 0}),
+            json!({"type": "reasoning.text", "signature": "c2lnLTE=", "format": "anthropic-claude-v1", "index": 0}),
+            json!({"type": "reasoning.encrypted", "data": "ZW5j", "id": "r-1", "format": "anthropic-claude-v1", "index": 1}),
+            json!({"type": "reasoning.summary", "summary": "short", "id": null, "format": "openai-responses-v1", "index": 1}),
+            json!("odd"),
+        ];
+        let texts: Vec<Option<String>> = pieces.into_iter().map(|p| acc.push(p)).collect();
+        assert_eq!(texts[1].as_deref(), Some("Let me "));
+        assert_eq!(texts[3], None);
+        let items = acc.finish();
+        assert_eq!(
+            serde_json::to_string(&items).unwrap(),
+            concat!(
+                r#"[{"type":"reasoning.text","text":"Let me think.","signature":"c2lnLTE=","format":"anthropic-claude-v1","index":0},"#,
+                r#"{"type":"reasoning.encrypted","data":"ZW5j","id":"r-1","format":"anthropic-claude-v1","index":1},"#,
+                r#"{"type":"reasoning.summary","summary":"short","id":null,"format":"openai-responses-v1","index":1},"odd"]"#
+            )
+        );
+        assert_eq!(readable_text(&items), "Let me think.short");
     }
 }

@@ -9,8 +9,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use super::{
-    ChatRequest, FinishReason, Message, ProviderConfig, ReasoningEcho, ReasoningField, StreamMode,
-    ToolCall, UsageReporting,
+    ChatRequest, Echo, FinishReason, Message, ProviderConfig, Reasoning, ReasoningField,
+    StreamMode, ToolCall, UsageReporting,
 };
 use crate::protocol::Usage;
 
@@ -49,6 +49,11 @@ struct WireMessage<'a> {
     content: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<&'a str>,
+    /// OpenRouter's structured reasoning, sent back exactly as it was received.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_details: Option<&'a [Value]>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<WireToolCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -84,8 +89,8 @@ struct WireFunction<'a> {
 }
 
 impl<'a> RequestBody<'a> {
-    /// The body for `req` as `config` wants it sent.
-    pub fn new(req: &ChatRequest<'a>, config: &'a ProviderConfig) -> Self {
+    /// The body for `req` as `config` wants it sent, with earlier reasoning echoed or not.
+    pub fn new(req: &ChatRequest<'a>, config: &'a ProviderConfig, echo: Echo) -> Self {
         let stream = config.stream_mode == StreamMode::Sse;
         let stream_options = (stream && config.usage_reporting == UsageReporting::Request)
             .then_some(StreamOptions {
@@ -96,7 +101,7 @@ impl<'a> RequestBody<'a> {
             messages: req
                 .messages
                 .iter()
-                .map(|m| WireMessage::new(m, config.reasoning_echo))
+                .map(|m| WireMessage::new(m, echo))
                 .collect(),
             tools: req
                 .tools
@@ -128,11 +133,13 @@ impl<'a> RequestBody<'a> {
 }
 
 impl<'a> WireMessage<'a> {
-    fn new(message: &'a Message, echo: ReasoningEcho) -> Self {
+    fn new(message: &'a Message, echo: Echo) -> Self {
         let plain = |role, content: &'a str| WireMessage {
             role,
             content,
             reasoning_content: None,
+            reasoning: None,
+            reasoning_details: None,
             tool_calls: Vec::new(),
             tool_call_id: None,
         };
@@ -151,14 +158,6 @@ impl<'a> WireMessage<'a> {
                 reasoning,
                 tool_calls,
             } => WireMessage {
-                role: "assistant",
-                content,
-                reasoning_content: match echo {
-                    ReasoningEcho::AsReasoningContent => {
-                        reasoning.as_ref().map(|r| r.text.as_str())
-                    }
-                    ReasoningEcho::Omit => None,
-                },
                 tool_calls: tool_calls
                     .iter()
                     .map(|c| WireToolCall {
@@ -170,9 +169,44 @@ impl<'a> WireMessage<'a> {
                         },
                     })
                     .collect(),
-                tool_call_id: None,
+                ..echoed(plain("assistant", content), reasoning.as_ref(), echo)
             },
         }
+    }
+}
+
+/// `message` with `reasoning` on it when it is echoed: OpenRouter's `reasoning_details`
+/// verbatim when there are any, else the text in the field it arrived in.
+fn echoed<'a>(
+    message: WireMessage<'a>,
+    reasoning: Option<&'a Reasoning>,
+    echo: Echo,
+) -> WireMessage<'a> {
+    let Some(reasoning) =
+        reasoning.filter(|r| echo != Echo::Omit && r.field != ReasoningField::ResponsesItems)
+    else {
+        return message;
+    };
+    if !reasoning.details.is_empty() {
+        return WireMessage {
+            reasoning_details: Some(&reasoning.details),
+            ..message
+        };
+    }
+    if echo == Echo::DetailsOnly {
+        return message;
+    }
+    let text = Some(reasoning.text.as_str()).filter(|t| !t.is_empty());
+    match reasoning.field {
+        ReasoningField::ReasoningContent => WireMessage {
+            reasoning_content: text,
+            ..message
+        },
+        ReasoningField::Reasoning => WireMessage {
+            reasoning: text,
+            ..message
+        },
+        ReasoningField::ResponsesItems => message,
     }
 }
 
@@ -325,6 +359,10 @@ pub struct Delta {
     /// Tool-call pieces.
     #[serde(deserialize_with = "null_as_default")]
     pub tool_calls: Vec<ToolCallDelta>,
+    /// OpenRouter's structured reasoning: whole items (a message) or pieces of them by
+    /// `index` (a delta); kept as received.
+    #[serde(deserialize_with = "array_or_nothing")]
+    pub reasoning_details: Vec<Value>,
 }
 
 impl Delta {
@@ -623,6 +661,14 @@ fn arguments_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::
         Value::String(s) => Some(s),
         Value::Null => None,
         other => Some(other.to_string()),
+    })
+}
+
+/// An array's items; anything else (null, an object) is nothing.
+fn array_or_nothing<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Value>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::Array(items) => items,
+        _ => Vec::new(),
     })
 }
 

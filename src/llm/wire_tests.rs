@@ -10,7 +10,7 @@ fn chunk(v: Value) -> ChatChunk {
 }
 
 fn body(req: &ChatRequest<'_>, cfg: &ProviderConfig) -> Value {
-    serde_json::from_slice(&RequestBody::new(req, cfg).to_bytes().unwrap()).unwrap()
+    serde_json::from_slice(&RequestBody::new(req, cfg, echo_of(cfg)).to_bytes().unwrap()).unwrap()
 }
 
 /// A request for model "m" over `messages`, offering `tools`.
@@ -22,13 +22,18 @@ fn request<'a>(messages: &'a [Message], tools: &'a [ToolSpec]) -> ChatRequest<'a
     }
 }
 
+/// The echo `cfg` decides for model "m" with nothing learned.
+fn echo_of(cfg: &ProviderConfig) -> Echo {
+    crate::llm::echo::decide(cfg.reasoning_echo, None, &cfg.base_url, "m").0
+}
+
 fn provider() -> ProviderConfig {
     ProviderConfig::new("p", "http://x/v1")
 }
 
 /// The body as the bytes send it, for counting how often a key appears.
 fn body_text(req: &ChatRequest<'_>, cfg: &ProviderConfig) -> String {
-    String::from_utf8(RequestBody::new(req, cfg).to_bytes().unwrap()).unwrap()
+    String::from_utf8(RequestBody::new(req, cfg, echo_of(cfg)).to_bytes().unwrap()).unwrap()
 }
 
 fn read_file_spec() -> Vec<ToolSpec> {
@@ -135,7 +140,7 @@ fn request_options_follow_the_provider_config() {
     let req = request(&messages, &[]);
     let mut cfg = provider();
     cfg.usage_reporting = UsageReporting::Omit;
-    cfg.reasoning_echo = ReasoningEcho::AsReasoningContent;
+    cfg.reasoning_echo = crate::llm::ReasoningEcho::Always;
     let v = body(&req, &cfg);
     assert!(v.get("stream_options").is_none());
     assert!(v.get("tools").is_none());
@@ -364,4 +369,132 @@ fn extra_body_max_tokens_yields_to_max_output_tokens() {
     let text = body_text(&req, &cfg);
     assert_eq!(text.matches("\"max_tokens\"").count(), 1, "{text}");
     assert_eq!(body(&req, &cfg)["max_tokens"], json!(200));
+}
+
+#[test]
+fn echoed_reasoning_goes_back_in_its_own_field_or_as_details_verbatim() {
+    let details = vec![
+        json!({"type": "reasoning.text", "text": "why", "signature": "c2ln/+==", "format": "anthropic-claude-v1", "index": 0}),
+        json!({"type": "reasoning.encrypted", "data": "ZW5j", "id": null, "format": "unknown", "index": 1}),
+    ];
+    let assistant = |reasoning: Reasoning| Message::Assistant {
+        content: "".into(),
+        reasoning: Some(reasoning),
+        tool_calls: vec![ToolCall {
+            id: "c1".into(),
+            name: "bash".into(),
+            arguments: "{}".into(),
+        }],
+    };
+    let messages = vec![
+        Message::User {
+            content: "u".into(),
+        },
+        assistant(Reasoning::text("a", ReasoningField::ReasoningContent)),
+        assistant(Reasoning::text("b", ReasoningField::Reasoning)),
+        assistant(Reasoning {
+            text: "why".into(),
+            field: ReasoningField::Reasoning,
+            details: details.clone(),
+        }),
+    ];
+    let req = request(&messages, &[]);
+    let cfg = provider();
+    let sent = |echo| -> Value {
+        serde_json::from_slice(&RequestBody::new(&req, &cfg, echo).to_bytes().unwrap()).unwrap()
+    };
+    let v = sent(Echo::Send);
+    let m = &v["messages"];
+    assert_eq!(m[1]["reasoning_content"], "a");
+    assert!(m[1].get("reasoning").is_none());
+    assert_eq!(m[2]["reasoning"], "b");
+    assert!(m[2].get("reasoning_content").is_none());
+    assert_eq!(m[3]["reasoning_details"], json!(details));
+    assert!(m[3].get("reasoning").is_none() && m[3].get("reasoning_content").is_none());
+    let text =
+        String::from_utf8(RequestBody::new(&req, &cfg, Echo::Send).to_bytes().unwrap()).unwrap();
+    assert!(
+        text.contains(&serde_json::to_string(&details).unwrap()),
+        "{text}"
+    );
+    let v = sent(Echo::DetailsOnly);
+    assert_eq!(v["messages"][3]["reasoning_details"], json!(details));
+    for m in &v["messages"].as_array().unwrap()[1..3] {
+        assert!(
+            m.get("reasoning").is_none() && m.get("reasoning_content").is_none(),
+            "{m}"
+        );
+    }
+    let v = sent(Echo::Omit);
+    for m in v["messages"].as_array().unwrap() {
+        for field in ["reasoning", "reasoning_content", "reasoning_details"] {
+            assert!(m.get(field).is_none(), "{m}");
+        }
+    }
+}
+
+#[test]
+fn reasoning_details_are_read_from_messages_and_deltas() {
+    let c = chunk(
+        json!({"choices": [{"message": {"content": "x", "reasoning_details": [{"type": "reasoning.text", "text": "t"}]}}]}),
+    );
+    let m = c.choices[0].message.as_ref().unwrap();
+    assert_eq!(
+        m.reasoning_details,
+        vec![json!({"type": "reasoning.text", "text": "t"})]
+    );
+    let c = chunk(json!({"choices": [{"delta": {"reasoning_details": null}}]}));
+    assert!(
+        c.choices[0]
+            .delta
+            .as_ref()
+            .unwrap()
+            .reasoning_details
+            .is_empty()
+    );
+    let c = chunk(json!({"choices": [{"delta": {"reasoning_details": {"odd": 1}}}]}));
+    assert!(
+        c.choices[0]
+            .delta
+            .as_ref()
+            .unwrap()
+            .reasoning_details
+            .is_empty()
+    );
+}
+
+/// A session that moved from the Responses wire to a Chat endpoint: the Responses
+/// reasoning items (encrypted, OpenAI's) never go out as `reasoning_details` or text.
+#[test]
+fn responses_reasoning_items_never_go_out_on_the_chat_wire() {
+    let messages = vec![
+        Message::User {
+            content: "u".into(),
+        },
+        Message::Assistant {
+            content: "".into(),
+            reasoning: Some(Reasoning {
+                text: "summary".into(),
+                field: ReasoningField::ResponsesItems,
+                details: vec![
+                    json!({"type": "reasoning", "id": "rs_1", "encrypted_content": "RU5D"}),
+                ],
+            }),
+            tool_calls: vec![ToolCall {
+                id: "c1".into(),
+                name: "bash".into(),
+                arguments: "{}".into(),
+            }],
+        },
+    ];
+    let req = request(&messages, &[]);
+    let cfg = provider();
+    for echo in [Echo::Send, Echo::DetailsOnly, Echo::Omit] {
+        let text =
+            String::from_utf8(RequestBody::new(&req, &cfg, echo).to_bytes().unwrap()).unwrap();
+        assert!(
+            !text.contains("RU5D") && !text.contains("summary"),
+            "{echo:?}: {text}"
+        );
+    }
 }

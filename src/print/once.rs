@@ -36,6 +36,8 @@ pub struct PrintOptions {
     pub stdin: StdinKind,
     /// How the answer is shown in the text format.
     pub answer: AnswerRender,
+    /// Whether reasoning is shown on stderr in the text format.
+    pub thoughts: super::ThoughtDisplay,
 }
 
 /// How print mode ended.
@@ -98,7 +100,8 @@ pub fn run(
         io::stdout().lock(),
         io::stderr(),
     )
-    .with_answer_render(options.answer);
+    .with_answer_render(options.answer)
+    .with_thoughts(options.thoughts);
     renderer.set_model(&prepared.info.model);
     for warning in &prepared.info.startup_warnings {
         renderer.warning(warning)?;

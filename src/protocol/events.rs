@@ -312,6 +312,11 @@ pub enum HistoryItem {
         /// The text.
         text: String,
     },
+    /// The model's reasoning before an answer or tool calls (shown as a thought).
+    Reasoning {
+        /// The readable reasoning text.
+        text: String,
+    },
     /// The model's answer text.
     Assistant {
         /// The text.

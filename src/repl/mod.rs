@@ -55,6 +55,8 @@ pub struct ReplOptions {
     pub input: ReplInput,
     /// Rendered Markdown, or the model's text as written (`--raw`).
     pub answer: AnswerText,
+    /// Whether reasoning is shown on stderr in the text format.
+    pub thoughts: crate::print::ThoughtDisplay,
     /// The command line's prompt (`harness9 "fix the bug"`): the first turn, as typed
     /// (its `@path` mentions are read even when the lines after it come from a pipe).
     pub first_prompt: Option<String>,
@@ -110,6 +112,7 @@ pub async fn run(
         AnswerDelivery::PerRequest
     })
     .with_answer_text(options.answer)
+    .with_thoughts(options.thoughts)
     .with_separation(match options.input {
         ReplInput::Terminal => TurnSeparation::None,
         ReplInput::Piped => TurnSeparation::BlankLine,

@@ -185,6 +185,12 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
         self
     }
 
+    /// Sets whether reasoning is shown on stderr in the text format.
+    pub fn with_thoughts(mut self, display: crate::print::ThoughtDisplay) -> Self {
+        self.headless = self.headless.with_thoughts(display);
+        self
+    }
+
     /// Sets what stands between one turn's output and the next.
     pub fn with_separation(mut self, separation: TurnSeparation) -> Self {
         self.separation = separation;
@@ -194,6 +200,9 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
     /// Renders one agent event; returns the report when it ends a turn.
     pub fn event(&mut self, event: &Event) -> io::Result<Option<TurnReport>> {
         if self.format == OutputFormat::Text {
+            if !matches!(event, Event::ReasoningDelta { .. }) {
+                self.headless.end_thought()?;
+            }
             match event {
                 Event::TurnStarted { .. } => {
                     self.end_text()?;
@@ -203,7 +212,9 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
                     self.wrote_since_turn = false;
                 }
                 Event::TextDelta { text } => return self.answer_text(text).map(|()| None),
-                Event::ReasoningDelta { .. } => return Ok(None),
+                Event::ReasoningDelta { .. } if !self.headless.shows_thoughts() => return Ok(None),
+                // Shown: on stderr, by the headless renderer below.
+                Event::ReasoningDelta { .. } => {}
                 Event::Retrying { .. } => self.withdraw()?,
                 Event::RequestStarted { .. } => {
                     self.end_text()?;
@@ -568,7 +579,12 @@ const RECAP_CHARS: usize = 100;
 /// A resumed session: its last few history items, one line each, then which session
 /// goes on and what changed since it was saved.
 pub fn resumed_text(resumed: &ResumedSession) -> String {
-    let history = &resumed.history;
+    // Thoughts are not printed in the REPL (as while a turn streams).
+    let history: Vec<&HistoryItem> = resumed
+        .history
+        .iter()
+        .filter(|item| !matches!(item, HistoryItem::Reasoning { .. }))
+        .collect();
     let mut t = String::new();
     let hidden = history.len().saturating_sub(RECAP_ITEMS);
     if hidden > 0 {
@@ -579,6 +595,7 @@ pub fn resumed_text(resumed: &ResumedSession) -> String {
             HistoryItem::User { text } => ("you: ", text.clone()),
             HistoryItem::Assistant { text } => ("model: ", text.clone()),
             HistoryItem::ToolCall { name, arguments } => ("↳ ", format!("{name} {arguments}")),
+            HistoryItem::Reasoning { .. } => continue,
         };
         t.push_str(lead);
         t.push_str(&one_line(&text, RECAP_CHARS));

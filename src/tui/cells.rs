@@ -272,6 +272,16 @@ impl HistoryCell {
             HistoryCell::Notice { kind, message } => notice_lines(*kind, message),
         }
     }
+
+    /// The lines Ctrl+T's transcript shows: a thought whole, anything else as [`lines`].
+    ///
+    /// [`lines`]: HistoryCell::lines
+    pub fn full_lines(&self) -> Vec<Line<'static>> {
+        match self {
+            HistoryCell::Reasoning { text } => reasoning_full_lines(text),
+            other => other.lines(),
+        }
+    }
 }
 
 /// The notice a turn's end leaves in the conversation (none when it completed).
@@ -332,9 +342,34 @@ pub fn reasoning_lines(text: &str) -> Vec<Line<'static>> {
         lines.push(Line::styled(format!("  {}", l.trim()), dim));
     }
     if body.len() > REASONING_LINES {
-        lines.push(more_line(body.len() - REASONING_LINES));
+        let hidden = body.len() - REASONING_LINES;
+        let s = if hidden == 1 { "" } else { "s" };
+        lines.push(Line::styled(
+            format!("    … {hidden} more line{s} · ctrl+t to expand"),
+            Style::new().fg(Color::DarkGray),
+        ));
     }
     lines
+}
+
+/// Reasoning whole, dimmed, for Ctrl+T's transcript: the same header, then every line.
+pub fn reasoning_full_lines(text: &str) -> Vec<Line<'static>> {
+    let dim = Style::new()
+        .fg(Color::DarkGray)
+        .add_modifier(Modifier::ITALIC);
+    let text = sanitize(text);
+    let words = text.split_whitespace().count();
+    let body = text.trim_matches('\n').lines().map(|l| {
+        let l = l.trim_end();
+        if l.is_empty() {
+            Line::default()
+        } else {
+            Line::styled(format!("  {l}"), dim)
+        }
+    });
+    std::iter::once(Line::styled(format!("∴ Thought ({words} words)"), dim))
+        .chain(body)
+        .collect()
 }
 
 /// A notice: an icon and the message.
@@ -408,6 +443,17 @@ mod tests {
             text: "First I look at the tests.\nThen the code.\nThen I decide.\nFinally act.".into(),
         };
         assert_snapshot!(screen(cell.lines(), 40, 5));
+        let full: Vec<String> = cell.full_lines().iter().map(|l| l.to_string()).collect();
+        assert_eq!(
+            full,
+            [
+                "∴ Thought (14 words)",
+                "  First I look at the tests.",
+                "  Then the code.",
+                "  Then I decide.",
+                "  Finally act."
+            ]
+        );
     }
 
     #[test]

@@ -23,8 +23,8 @@ const TOOL_LINE_CHARS: usize = 200;
 
 /// The cells of a resumed session, oldest first, each as its lines: the history
 /// (consecutive tool calls share one cell), then the notices.
-pub fn resumed_cells(resumed: &ResumedSession) -> Vec<Vec<Line<'static>>> {
-    let mut cells: Vec<Vec<Line<'static>>> = Vec::new();
+pub fn resumed_cells(resumed: &ResumedSession) -> Vec<ResumedCell> {
+    let mut cells: Vec<ResumedCell> = Vec::new();
     let mut tools: Vec<Line<'static>> = Vec::new();
     for item in &resumed.history {
         if let HistoryItem::ToolCall { name, arguments } = item {
@@ -32,23 +32,38 @@ pub fn resumed_cells(resumed: &ResumedSession) -> Vec<Vec<Line<'static>>> {
             continue;
         }
         if !tools.is_empty() {
-            cells.push(std::mem::take(&mut tools));
+            cells.push(ResumedCell::same(std::mem::take(&mut tools)));
         }
         match item {
             HistoryItem::User { text } => {
-                cells.push(HistoryCell::User { text: text.clone() }.lines());
+                cells.push(ResumedCell::same(
+                    HistoryCell::User { text: text.clone() }.lines(),
+                ));
+            }
+            HistoryItem::Reasoning { text } if !text.trim().is_empty() => {
+                let thought = HistoryCell::Reasoning { text: text.clone() };
+                cells.push(ResumedCell {
+                    shown: thought.lines(),
+                    full: thought.full_lines(),
+                });
             }
             HistoryItem::Assistant { text } if !text.trim().is_empty() => {
-                cells.push(render_markdown(text, Streaming::Complete));
+                cells.push(ResumedCell::same(render_markdown(
+                    text,
+                    Streaming::Complete,
+                )));
             }
-            HistoryItem::Assistant { .. } | HistoryItem::ToolCall { .. } => {}
+            HistoryItem::Assistant { .. }
+            | HistoryItem::Reasoning { .. }
+            | HistoryItem::ToolCall { .. } => {}
         }
     }
     if !tools.is_empty() {
-        cells.push(tools);
+        cells.push(ResumedCell::same(tools));
     }
     let turns = if resumed.turns == 1 { "turn" } else { "turns" };
-    let notice = |kind, message: String| HistoryCell::Notice { kind, message }.lines();
+    let notice =
+        |kind, message: String| ResumedCell::same(HistoryCell::Notice { kind, message }.lines());
     cells.push(notice(
         NoticeKind::Info,
         format!(
@@ -60,6 +75,25 @@ pub fn resumed_cells(resumed: &ResumedSession) -> Vec<Vec<Line<'static>>> {
         cells.push(notice(NoticeKind::Warning, note.clone()));
     }
     cells
+}
+
+/// One cell of a resumed session: as the conversation shows it, and as Ctrl+T's
+/// transcript does (a thought whole).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResumedCell {
+    /// The lines in the conversation.
+    pub shown: Vec<Line<'static>>,
+    /// The lines in the transcript view.
+    pub full: Vec<Line<'static>>,
+}
+
+impl ResumedCell {
+    fn same(lines: Vec<Line<'static>>) -> ResumedCell {
+        ResumedCell {
+            shown: lines.clone(),
+            full: lines,
+        }
+    }
 }
 
 /// One tool call, on one dim line.
@@ -100,7 +134,10 @@ mod tests {
             ],
             notes: vec!["skill `x` is no longer installed".into()],
         };
-        let cells: Vec<Vec<String>> = resumed_cells(&resumed).iter().map(|c| texts(c)).collect();
+        let cells: Vec<Vec<String>> = resumed_cells(&resumed)
+            .iter()
+            .map(|c| texts(&c.shown))
+            .collect();
         assert_eq!(
             cells,
             vec![

@@ -17,7 +17,9 @@ use serde_json::Value;
 use crate::llm::answer::{AnswerState, Flow};
 use crate::llm::error::{PartialAnswer, Site};
 use crate::llm::sse::SseEvent;
-use crate::llm::{Completion, FinishReason, LlmError, Reasoning, StreamEvent, ToolCall};
+use crate::llm::{
+    Completion, FinishReason, LlmError, Reasoning, ReasoningField, StreamEvent, ToolCall,
+};
 use crate::protocol::Usage;
 
 /// Most bytes of text, reasoning and call arguments one answer may gather.
@@ -218,8 +220,8 @@ impl AnswerState for ResponsesState {
         }
         let reasoning = Reasoning {
             text: done.reasoning,
+            field: ReasoningField::ResponsesItems,
             details,
-            ..Reasoning::default()
         };
         Completion {
             text: done.text,
@@ -233,7 +235,11 @@ impl AnswerState for ResponsesState {
     fn take_partial(&mut self) -> PartialAnswer {
         PartialAnswer {
             text: std::mem::take(&mut self.text),
-            reasoning: std::mem::take(&mut self.reasoning),
+            reasoning: Reasoning {
+                text: std::mem::take(&mut self.reasoning),
+                field: ReasoningField::ResponsesItems,
+                ..Reasoning::default()
+            },
         }
     }
 }

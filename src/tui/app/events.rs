@@ -119,7 +119,7 @@ impl App {
             Event::SessionResumed(resumed) => {
                 self.flush_stream();
                 for cell in resumed_cells(&resumed) {
-                    self.commit_cell(cell);
+                    self.commit_expanded(cell.shown, cell.full);
                 }
                 self.status.model = resumed.model;
                 self.status.context_tokens = 0;
@@ -199,7 +199,7 @@ impl App {
     /// A piece of the answer: the reasoning before it is done; whole lines commit.
     fn answer_streamed(&mut self, text: &str) {
         if let Some(cell) = self.live.finish_reasoning() {
-            self.commit_cell(cell.lines());
+            self.commit_thought(&cell);
         }
         let chunk = self.live.push_text(text);
         self.commit_chunk(chunk);

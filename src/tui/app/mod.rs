@@ -324,10 +324,15 @@ impl App {
         self.commit_cell(cell.lines());
     }
 
+    /// Commits a thought: collapsed in the conversation, whole in Ctrl+T's view.
+    fn commit_thought(&mut self, cell: &HistoryCell) {
+        self.commit_expanded(cell.lines(), cell.full_lines());
+    }
+
     /// Commits the answer and reasoning streamed so far.
     fn flush_stream(&mut self) {
         if let Some(cell) = self.live.finish_reasoning() {
-            self.commit_cell(cell.lines());
+            self.commit_thought(&cell);
         }
         let chunk = self.live.finish_text();
         self.commit_chunk(chunk);

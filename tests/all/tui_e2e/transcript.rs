@@ -80,3 +80,84 @@ fn ctrl_t_shows_a_collapsed_output_in_full_and_q_returns_to_the_session() {
     );
     tui.exit_with_ctrl_c_twice();
 }
+
+/// A thought of `n` numbered lines, as the model streams it in `reasoning_content`.
+fn long_thought(n: usize) -> String {
+    (1..=n).map(|i| format!("thought-line-{i}\n")).collect()
+}
+
+#[test]
+fn a_thought_is_collapsed_in_the_conversation_whole_in_ctrl_t_and_the_same_when_resumed() {
+    let thought = long_thought(12);
+    let server = MockServer::start(vec![
+        sse(vec![
+            crate::support::reasoning(&thought),
+            tool_call(0, "call_1", "bash", r#"{"command":"echo hi"}"#),
+            finish("tool_calls"),
+        ]),
+        answer("Thought it through."),
+    ]);
+    let dirs = Arc::new(Dirs::new());
+    let mut tui = Tui::spawn_in(
+        &server,
+        &["--approval-mode", "full-auto"],
+        &[],
+        dirs.clone(),
+        (30, 100),
+    );
+    tui.wait_ready();
+    tui.submit("think first");
+    tui.wait_for_text("Thought it through.");
+    tui.wait_ready();
+    let shown = tui.all_lines();
+    let collapsed = |lines: &[String]| {
+        assert!(
+            lines.iter().any(|l| l.contains("∴ Thought (12 words)")),
+            "{}",
+            lines.join("\n")
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("… 10 more lines · ctrl+t to expand")),
+            "{}",
+            lines.join("\n")
+        );
+        assert!(
+            !lines.iter().any(|l| l.trim() == "thought-line-7"),
+            "collapsed: {}",
+            lines.join("\n")
+        );
+    };
+    collapsed(&shown);
+    tui.send("\x14");
+    tui.wait_for_text("Transcript (ctrl+t)");
+    tui.wait_for("the whole thought", |s| {
+        let c = s.contents();
+        (1..=12).all(|i| {
+            c.contains(&format!("thought-line-{i}\n")) || c.contains(&format!("thought-line-{i} "))
+        })
+    });
+    tui.send("q");
+    tui.wait_for("the view to close", |s| {
+        !s.contents().contains("Transcript (ctrl+t)")
+    });
+    tui.exit_with_ctrl_c_twice();
+
+    // Resumed, the saved thought is shown the same way, and whole in Ctrl+T.
+    server.push(answer("again"));
+    let mut tui = Tui::spawn_in(&server, &["-c"], &[], dirs, (30, 100));
+    tui.wait_ready();
+    tui.wait_for_text("Resumed session");
+    collapsed(&tui.all_lines());
+    tui.send("\x14");
+    tui.wait_for_text("Transcript (ctrl+t)");
+    tui.wait_for("the whole thought", |s| {
+        s.contents().contains("thought-line-7")
+    });
+    tui.send("q");
+    tui.wait_for("the view to close", |s| {
+        !s.contents().contains("Transcript (ctrl+t)")
+    });
+    tui.exit_with_ctrl_c_twice();
+}
