@@ -13,11 +13,13 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 mod commands;
+mod effort;
 mod rules;
 mod text;
 mod values;
 
 pub use commands::{BUILTINS, is_builtin};
+pub use effort::Effort;
 pub use rules::{AskBecause, Effect, Offer, RuleView, Source};
 pub use text::SharedText;
 pub use values::{Cost, RewindPoint, SkillChanges, UndoOutcome, describe_rewind};
@@ -160,6 +162,12 @@ pub enum Op {
     SetModel {
         /// The model id as the endpoint knows it.
         model: String,
+    },
+    /// Use this reasoning effort from the next request on (`/effort LEVEL`); answered
+    /// by [`Event::EffortChanged`] and recorded in the saved session.
+    SetEffort {
+        /// The level.
+        effort: Effort,
     },
     /// End the session: interrupt any running turn, then send [`Event::ShutdownComplete`].
     Shutdown,

@@ -150,6 +150,7 @@ pub async fn compact(
             model: &state.model,
             messages: &messages,
             tools: &[],
+            effort: state.effort,
         };
         match ctx
             .setup

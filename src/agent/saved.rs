@@ -98,6 +98,7 @@ pub fn resume(
     let Replayed {
         mut conversation,
         model,
+        effort,
         loaded_skills,
         saved_prompt,
         history,
@@ -127,6 +128,13 @@ pub fn resume(
         && model != state.model
     {
         state.model = model;
+    }
+    let mut effort_changed = None;
+    if let (Some(effort), ModelSource::Settings) = (effort, setup.effort_source)
+        && state.effort != Some(effort)
+    {
+        state.effort = Some(effort);
+        effort_changed = Some(Event::EffortChanged { effort });
     }
     // The skills loaded when it was saved are loaded again, with their tools.
     setup.loaded_skills.clear();
@@ -166,6 +174,7 @@ pub fn resume(
         history,
         notes,
     })));
+    events.extend(effort_changed);
     Ok(events)
 }
 

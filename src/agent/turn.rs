@@ -41,6 +41,8 @@ pub struct SessionState {
     pub conversation: Conversation,
     /// Current model id.
     pub model: String,
+    /// The reasoning effort sent with each request (`None`: none is sent).
+    pub effort: Option<crate::protocol::Effort>,
     /// Usage so far.
     pub usage: Usage,
     /// Approval mode and "always" approvals.
@@ -442,6 +444,7 @@ async fn request(
             model: &state.model,
             messages: state.conversation.messages(),
             tools: specs,
+            effort: state.effort,
         };
         let model = state.model.clone();
         let mut on_event = |event: StreamEvent| match event {

@@ -104,6 +104,11 @@ impl Config {
             } else {
                 ModelSource::Settings
             },
+            effort_source: if overrides.effort.is_some() {
+                ModelSource::CommandLine
+            } else {
+                ModelSource::Settings
+            },
             provider: endpoint.provider,
             workdir,
             project_root,
@@ -228,6 +233,9 @@ impl Endpoint {
         provider.api_key = api_key;
         provider.api_key_source = api_key_env;
         provider_settings(&mut provider, file, env)?;
+        if let Some(effort) = overrides.effort {
+            provider.reasoning_effort = Some(effort);
+        }
         let (model, model_note) = match configured_model {
             Some(model) => (model, None),
             None if probe == ServerProbe::Enabled && need == EndpointNeed::Required => {
@@ -308,6 +316,10 @@ fn provider_settings(
     }
     if file.send_reasoning == Some(true) {
         provider.reasoning_echo = ReasoningEcho::AsReasoningContent;
+    }
+    provider.reasoning_effort = file.reasoning_effort;
+    if let Some(dialect) = file.effort_dialect {
+        provider.effort_dialect = crate::llm::effort::DialectChoice::Configured { dialect };
     }
     if let Some(choice) = &file.tool_choice {
         provider.tool_choice = match choice.clone() {

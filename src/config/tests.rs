@@ -623,3 +623,49 @@ fn responses_are_framed_and_capped() {
         None
     );
 }
+
+#[test]
+fn effort_and_its_dialect_come_from_the_file_and_the_flag_wins() {
+    use crate::llm::effort::{DialectChoice, EffortDialect};
+    use crate::protocol::Effort;
+    let home = home_with(
+        "base_url = \"http://x/v1\"\nreasoning_effort = \"low\"\neffort_dialect = \"chat-template-kwargs\"\n",
+    );
+    let h = home.path().to_str().unwrap();
+    let env = env_of(&[("HARNESS9_HOME", h)]);
+    let (_wd, over) = in_workdir();
+    let c = resolve_plain(&over, &env).unwrap();
+    assert_eq!(c.provider.reasoning_effort, Some(Effort::Low));
+    assert_eq!(c.effort_source, ModelSource::Settings);
+    assert_eq!(
+        c.provider.effort_dialect,
+        DialectChoice::Configured {
+            dialect: EffortDialect::ChatTemplateKwargs
+        }
+    );
+    let flagged = Overrides {
+        effort: Some(Effort::High),
+        ..over.clone()
+    };
+    let c = resolve_plain(&flagged, &env).unwrap();
+    assert_eq!(c.provider.reasoning_effort, Some(Effort::High));
+    assert_eq!(c.effort_source, ModelSource::CommandLine);
+    // Unset: nothing is sent, and the dialect follows the endpoint.
+    let home = home_with("base_url = \"http://x/v1\"\n");
+    let h = home.path().to_str().unwrap();
+    let c = resolve_plain(&over, &env_of(&[("HARNESS9_HOME", h)])).unwrap();
+    assert_eq!(c.provider.reasoning_effort, None);
+    assert_eq!(c.provider.effort_dialect, DialectChoice::FromEndpoint);
+    // A level that does not exist is an error naming the key.
+    for bad in [
+        "reasoning_effort = \"max\"\n",
+        "effort_dialect = \"anthropic\"\n",
+    ] {
+        let home = home_with(&format!("base_url = \"http://x/v1\"\n{bad}"));
+        let h = home.path().to_str().unwrap();
+        let err = resolve_plain(&over, &env_of(&[("HARNESS9_HOME", h)]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("config.toml"), "{err}");
+    }
+}

@@ -7,6 +7,7 @@
 //! module must not know about tools' behaviour, skills, the agent loop or terminals.
 
 pub mod client;
+pub mod effort;
 pub mod error;
 pub mod retry;
 pub mod sse;
@@ -18,7 +19,7 @@ use std::time::Duration;
 pub use client::Client;
 pub use error::{LlmError, PartialAnswer};
 
-use crate::protocol::{SharedText, Usage};
+use crate::protocol::{Effort, SharedText, Usage};
 
 /// One message of a conversation, independent of any wire format. Its serde form is the
 /// one saved in session files (docs/SESSIONS.md), not what goes over the wire.
@@ -88,6 +89,8 @@ pub struct ChatRequest<'a> {
     pub messages: &'a [Message],
     /// Tools offered to the model (may be empty).
     pub tools: &'a [ToolSpec],
+    /// The reasoning effort to ask for (`None`: no effort field is sent).
+    pub effort: Option<Effort>,
 }
 
 /// What streams out of a request while it runs.
@@ -271,6 +274,11 @@ pub struct ProviderConfig {
     /// Stop retrying, and fail, when all attempts of one request together would take
     /// longer than this (default 15 minutes).
     pub total_timeout: Duration,
+    /// The reasoning effort a session starts with (`reasoning_effort` in config.toml;
+    /// `None`: no effort field is sent until `/effort` sets one).
+    pub reasoning_effort: Option<Effort>,
+    /// Which body field carries the effort (`effort_dialect` in config.toml).
+    pub effort_dialect: effort::DialectChoice,
 }
 
 /// Which header carries the API key.
@@ -307,6 +315,8 @@ impl ProviderConfig {
             tool_choice: ToolChoice::default(),
             attempt_timeout: Duration::from_secs(10 * 60),
             total_timeout: Duration::from_secs(15 * 60),
+            reasoning_effort: None,
+            effort_dialect: effort::DialectChoice::default(),
         }
     }
 }

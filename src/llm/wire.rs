@@ -117,7 +117,7 @@ impl<'a> RequestBody<'a> {
             } else {
                 config.tool_choice.wire_value()
             },
-            provider_extras: ProviderExtras::new(config),
+            provider_extras: ProviderExtras::new(config, req),
         }
     }
 
@@ -190,19 +190,30 @@ pub const OWNED_BODY_KEYS: &[&str] = &[
 ];
 
 /// The body keys that come from provider settings rather than from the conversation:
-/// `max_tokens` when `max_output_tokens` is set, then every `extra_body` key that is not
-/// one of [`OWNED_BODY_KEYS`] (an `extra_body` `max_tokens` is skipped when
-/// `max_output_tokens` is set; config.toml rejects having both).
+/// `max_tokens` when `max_output_tokens` is set, the reasoning effort's fields in its
+/// dialect ([`super::effort`]), then every `extra_body` key that is not one of
+/// [`OWNED_BODY_KEYS`] (an `extra_body` `max_tokens` is skipped when `max_output_tokens`
+/// is set; config.toml rejects having both). Where `extra_body` has an object under an
+/// effort's key (`chat_template_kwargs`, `reasoning`), the two objects are merged, the
+/// effort's entries winning; any other value under that key gives way to the effort.
 #[derive(Debug)]
 struct ProviderExtras<'a> {
     max_tokens: Option<u32>,
+    effort: Vec<(&'static str, Value)>,
     extra_body: &'a serde_json::Map<String, Value>,
 }
 
 impl<'a> ProviderExtras<'a> {
-    fn new(config: &'a ProviderConfig) -> Self {
+    fn new(config: &'a ProviderConfig, req: &ChatRequest<'_>) -> Self {
+        let effort = req.effort.map_or_else(Vec::new, |effort| {
+            config
+                .effort_dialect
+                .dialect(&config.base_url, req.model)
+                .fields(effort, req.model)
+        });
         ProviderExtras {
             max_tokens: config.max_output_tokens,
+            effort,
             extra_body: &config.extra_body,
         }
     }
@@ -210,7 +221,8 @@ impl<'a> ProviderExtras<'a> {
     fn takes(&self, key: &str) -> bool {
         let owned = OWNED_BODY_KEYS.contains(&key);
         let set_by_max_output_tokens = key == "max_tokens" && self.max_tokens.is_some();
-        !owned && !set_by_max_output_tokens
+        let set_by_effort = self.effort.iter().any(|(k, _)| *k == key);
+        !owned && !set_by_max_output_tokens && !set_by_effort
     }
 }
 
@@ -220,6 +232,16 @@ impl Serialize for ProviderExtras<'_> {
         let mut map = serializer.serialize_map(None)?;
         if let Some(n) = self.max_tokens {
             map.serialize_entry("max_tokens", &n)?;
+        }
+        for (key, value) in &self.effort {
+            match (self.extra_body.get(*key), value) {
+                (Some(Value::Object(configured)), Value::Object(ours)) => {
+                    let mut merged = configured.clone();
+                    merged.extend(ours.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    map.serialize_entry(key, &merged)?;
+                }
+                _ => map.serialize_entry(key, value)?,
+            }
         }
         for (key, value) in self.extra_body.iter().filter(|(k, _)| self.takes(k)) {
             map.serialize_entry(key, value)?;

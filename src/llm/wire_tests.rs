@@ -19,6 +19,7 @@ fn request<'a>(messages: &'a [Message], tools: &'a [ToolSpec]) -> ChatRequest<'a
         model: "m",
         messages,
         tools,
+        effort: None,
     }
 }
 
@@ -364,4 +365,105 @@ fn extra_body_max_tokens_yields_to_max_output_tokens() {
     let text = body_text(&req, &cfg);
     assert_eq!(text.matches("\"max_tokens\"").count(), 1, "{text}");
     assert_eq!(body(&req, &cfg)["max_tokens"], json!(200));
+}
+
+#[test]
+fn the_effort_goes_in_each_dialects_field_and_nowhere_without_one() {
+    use crate::llm::effort::{DialectChoice, EffortDialect};
+    use crate::protocol::Effort;
+    let messages = conversation();
+    let effort_keys = [
+        "reasoning_effort",
+        "reasoning",
+        "chat_template_kwargs",
+        "think",
+    ];
+    let cases = [
+        (
+            "https://api.openai.com/v1",
+            "o3",
+            json!({"reasoning_effort": "high"}),
+        ),
+        (
+            "https://api.deepseek.com/v1",
+            "deepseek-reasoner",
+            json!({"reasoning_effort": "high"}),
+        ),
+        (
+            "https://openrouter.ai/api/v1",
+            "anthropic/claude-sonnet-4",
+            json!({"reasoning": {"effort": "high"}}),
+        ),
+        (
+            "http://127.0.0.1:8000/v1",
+            "Qwen/Qwen3-8B",
+            json!({"chat_template_kwargs": {"enable_thinking": true}}),
+        ),
+        (
+            "http://127.0.0.1:11434/v1",
+            "qwen3:8b",
+            json!({"think": true, "reasoning_effort": "high"}),
+        ),
+    ];
+    for (url, model, want) in cases {
+        let cfg = ProviderConfig::new("p", url);
+        let req = ChatRequest {
+            model,
+            effort: Some(Effort::High),
+            ..request(&messages, &[])
+        };
+        let sent = body(&req, &cfg);
+        let got: serde_json::Map<String, Value> = effort_keys
+            .iter()
+            .filter_map(|k| sent.get(*k).map(|v| (k.to_string(), v.clone())))
+            .collect();
+        assert_eq!(Value::Object(got), want, "{url} {model}");
+        // Without an effort, none of those keys is sent to any of them.
+        let plain = body(
+            &ChatRequest {
+                effort: None,
+                ..req
+            },
+            &cfg,
+        );
+        for key in effort_keys {
+            assert!(
+                plain.get(key).is_none(),
+                "{url}: {key} sent without an effort"
+            );
+        }
+    }
+    // A configured dialect wins over the URL; extra_body's own object is merged.
+    let mut cfg = provider();
+    cfg.effort_dialect = DialectChoice::Configured {
+        dialect: EffortDialect::ChatTemplateKwargs,
+    };
+    cfg.extra_body.insert(
+        "chat_template_kwargs".into(),
+        json!({"enable_thinking": true, "preserve_thinking": true}),
+    );
+    let req = ChatRequest {
+        effort: Some(Effort::Off),
+        ..request(&messages, &[])
+    };
+    assert_eq!(
+        body(&req, &cfg)["chat_template_kwargs"],
+        json!({"enable_thinking": false, "preserve_thinking": true})
+    );
+    assert_eq!(
+        body_text(&req, &cfg)
+            .matches("chat_template_kwargs")
+            .count(),
+        1
+    );
+    // extra_body's plain value under the key gives way to the effort.
+    cfg.effort_dialect = DialectChoice::FromEndpoint;
+    cfg.extra_body
+        .insert("reasoning_effort".into(), json!("low"));
+    let req = ChatRequest {
+        effort: Some(Effort::Medium),
+        ..request(&messages, &[])
+    };
+    assert_eq!(body(&req, &cfg)["reasoning_effort"], "medium");
+    assert_eq!(body_text(&req, &cfg).matches("reasoning_effort").count(), 1);
 }

@@ -51,6 +51,8 @@ pub struct SessionStatus {
     pub skills: usize,
     /// The approval mode in force (Shift+Tab and `/approvals` switch it).
     pub approval_mode: crate::protocol::ApprovalMode,
+    /// The reasoning effort in force (`None`: none is sent).
+    pub effort: Option<crate::protocol::Effort>,
 }
 
 /// Shortens `path` with `~` for the user's home directory.
@@ -206,6 +208,7 @@ mod tests {
             },
             skills: 3,
             approval_mode: crate::protocol::ApprovalMode::Suggest,
+            effort: None,
         }
     }
 

@@ -108,6 +108,7 @@ async fn run_with(config: ProviderConfig, messages: &[Message], tools: &[ToolSpe
                 model: "mock-model",
                 messages,
                 tools,
+                effort: None,
             },
             &cancel,
             &mut |e| events.push(e),
@@ -159,6 +160,7 @@ async fn cancelled_at(
                 model: "m",
                 messages: &messages,
                 tools: &[],
+                effort: None,
             },
             &cancel,
             &mut |e| {
