@@ -151,6 +151,7 @@ pub async fn compact(
             messages: &messages,
             tools: &[],
             effort: state.effort,
+            cache_key: Some(&state.cache_key),
         };
         match ctx
             .setup

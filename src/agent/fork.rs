@@ -88,6 +88,8 @@ pub async fn run_fork(
         conversation: Conversation::new(request.instructions, None),
         model: model.to_string(),
         effort,
+        // Its conversation is its own: so is the cache it may reuse.
+        cache_key: crate::sessions::record::SessionId::generate().to_string(),
         usage: Usage::default(),
         policy,
         // A forked skill saves into, and reads from, the session's artifacts.

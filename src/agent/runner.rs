@@ -201,6 +201,7 @@ impl Dispatcher {
             conversation: Conversation::new(self.setup.system_prompt.clone(), None),
             model: self.setup.model.clone(),
             effort: self.setup.client.config().reasoning_effort,
+            cache_key: crate::sessions::record::SessionId::generate().to_string(),
             usage: Usage::default(),
             policy: self.policy.clone(),
             artifacts: None,

@@ -73,6 +73,7 @@ pub fn start(state: &mut SessionState, ctx: &TurnContext) -> (Option<SessionId>,
         }
     }
     let (id, sink) = store.create(&state.model);
+    state.cache_key = id.to_string();
     state.conversation = Conversation::new(setup.system_prompt.clone(), Some(sink));
     state.artifacts = Some(store.artifacts(&id));
     (Some(id), events)
@@ -165,6 +166,7 @@ pub fn resume(
     }
     conversation.sync_skills(&setup.loaded_skills.names());
     state.conversation = conversation;
+    state.cache_key = id.to_string();
     state.artifacts = Some(store.artifacts(id));
     events.push(Event::SessionResumed(Box::new(ResumedSession {
         id: id.to_string(),

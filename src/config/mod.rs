@@ -141,6 +141,8 @@ pub struct FileConfig {
     /// Which body field carries the effort: `reasoning-effort`, `openrouter`,
     /// `chat-template-kwargs` or `ollama` (unset: decided from the base URL and model).
     pub effort_dialect: Option<crate::llm::effort::EffortDialect>,
+    /// Prompt-cache markers: `auto` (the default), `explicit` or `off`.
+    pub prompt_cache: Option<crate::llm::cache::PromptCache>,
     /// Seconds without bytes before an attempt fails.
     pub idle_timeout_secs: Option<u64>,
     /// Seconds one attempt may take in all (default 600).

@@ -318,6 +318,7 @@ fn provider_settings(
         provider.reasoning_echo = ReasoningEcho::AsReasoningContent;
     }
     provider.reasoning_effort = file.reasoning_effort;
+    provider.prompt_cache = file.prompt_cache.unwrap_or_default();
     if let Some(dialect) = file.effort_dialect {
         provider.effort_dialect = crate::llm::effort::DialectChoice::Configured { dialect };
     }

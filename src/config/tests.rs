@@ -669,3 +669,32 @@ fn effort_and_its_dialect_come_from_the_file_and_the_flag_wins() {
         assert!(err.contains("config.toml"), "{err}");
     }
 }
+
+#[test]
+fn prompt_cache_and_the_cache_write_price_come_from_the_file() {
+    use crate::llm::cache::PromptCache;
+    let home = home_with(
+        "base_url = \"http://x/v1\"\nprompt_cache = \"explicit\"\n[prices.\"m\"]\ninput = 3.0\noutput = 15.0\ncache_write = 3.75\n",
+    );
+    let h = home.path().to_str().unwrap();
+    let env = env_of(&[("HARNESS9_HOME", h)]);
+    let (_wd, over) = in_workdir();
+    let c = resolve_plain(&over, &env).unwrap();
+    assert_eq!(c.provider.prompt_cache, PromptCache::Explicit);
+    assert_eq!(c.prices.for_model("m").unwrap().cache_write, Some(3.75));
+    let home = home_with("base_url = \"http://x/v1\"\n");
+    let h = home.path().to_str().unwrap();
+    let c = resolve_plain(&over, &env_of(&[("HARNESS9_HOME", h)])).unwrap();
+    assert_eq!(c.provider.prompt_cache, PromptCache::Auto);
+    for bad in [
+        "prompt_cache = \"always\"\n",
+        "[prices.\"m\"]\ninput = 1.0\noutput = 1.0\ncache_write = -1.0\n",
+    ] {
+        let home = home_with(&format!("base_url = \"http://x/v1\"\n{bad}"));
+        let h = home.path().to_str().unwrap();
+        assert!(
+            resolve_plain(&over, &env_of(&[("HARNESS9_HOME", h)])).is_err(),
+            "{bad}"
+        );
+    }
+}

@@ -6,6 +6,7 @@
 //! Provider differences are data ([`ProviderConfig`]), not copies of the client. This
 //! module must not know about tools' behaviour, skills, the agent loop or terminals.
 
+pub mod cache;
 pub mod client;
 pub mod effort;
 pub mod error;
@@ -91,6 +92,9 @@ pub struct ChatRequest<'a> {
     pub tools: &'a [ToolSpec],
     /// The reasoning effort to ask for (`None`: no effort field is sent).
     pub effort: Option<Effort>,
+    /// The session's id, sent as `prompt_cache_key` where the provider caches by key
+    /// ([`cache::CacheRoute::CacheKey`]).
+    pub cache_key: Option<&'a str>,
 }
 
 /// What streams out of a request while it runs.
@@ -279,6 +283,8 @@ pub struct ProviderConfig {
     pub reasoning_effort: Option<Effort>,
     /// Which body field carries the effort (`effort_dialect` in config.toml).
     pub effort_dialect: effort::DialectChoice,
+    /// Which requests carry prompt-cache markers (`prompt_cache` in config.toml).
+    pub prompt_cache: cache::PromptCache,
 }
 
 /// Which header carries the API key.
@@ -317,6 +323,7 @@ impl ProviderConfig {
             total_timeout: Duration::from_secs(15 * 60),
             reasoning_effort: None,
             effort_dialect: effort::DialectChoice::default(),
+            prompt_cache: cache::PromptCache::default(),
         }
     }
 }

@@ -150,7 +150,7 @@ impl StatusReport {
             (Some(used), _) => format!("about {used} tokens"),
             (None, _) => "no request yet".to_string(),
         };
-        vec![
+        let mut lines = vec![
             ("model", self.model.clone()),
             ("effort", Effort::describe(self.effort).to_string()),
             ("provider", self.provider.clone()),
@@ -172,7 +172,11 @@ impl StatusReport {
                 ),
             ),
             ("tokens", tokens),
-        ]
+        ];
+        if let Some(cache) = self.usage.cache_summary() {
+            lines.push(("prompt cache", cache));
+        }
+        lines
     }
 }
 

@@ -151,6 +151,11 @@ pub fn render_status(area: Rect, buf: &mut Buffer, session: &SessionStatus, view
             short_count(session.usage.output_tokens)
         ),
     ));
+    if session.usage.cached_input_tokens > 0
+        && let Some(percent) = session.usage.cache_hit_percent()
+    {
+        segments.push((3, format!("cache {percent}%")));
+    }
     if let Some(cost) = session.usage.cost {
         segments.push((3, format!("{approx}{cost}")));
     }
@@ -203,6 +208,7 @@ mod tests {
                 input_tokens: 23_400,
                 output_tokens: 812,
                 cached_input_tokens: 0,
+                cache_write_tokens: 0,
                 estimated: false,
                 cost: None,
             },
@@ -248,6 +254,24 @@ mod tests {
         let narrow = draw(60, TurnState::Thinking, None);
         assert!(narrow.contains("gpt-4o-mini"), "{narrow}");
         assert!(!narrow.contains("skills"), "{narrow}");
+    }
+
+    #[test]
+    fn the_cache_hit_rate_shows_once_the_cache_was_read() {
+        let cold = draw(100, TurnState::Idle, None);
+        assert!(!cold.contains("cache"), "{cold}");
+        let mut warm = session();
+        warm.usage.cached_input_tokens = 18_720;
+        let line = drawn(100, 1, |f| {
+            let view = StatusView {
+                state: &TurnState::Idle,
+                elapsed: None,
+                spinner: "⠋",
+                hint: None,
+            };
+            render_status(f.area(), f.buffer_mut(), &warm, view)
+        });
+        assert!(line.contains("↑23.4k ↓812 · cache 80%"), "{line}");
     }
 
     #[test]

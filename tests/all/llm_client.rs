@@ -109,6 +109,7 @@ async fn run_with(config: ProviderConfig, messages: &[Message], tools: &[ToolSpe
                 messages,
                 tools,
                 effort: None,
+                cache_key: None,
             },
             &cancel,
             &mut |e| events.push(e),
@@ -161,6 +162,7 @@ async fn cancelled_at(
                 messages: &messages,
                 tools: &[],
                 effort: None,
+                cache_key: None,
             },
             &cancel,
             &mut |e| {
@@ -192,6 +194,7 @@ async fn plain_answer_with_usage() {
             input_tokens: 10,
             output_tokens: 2,
             cached_input_tokens: 4,
+            cache_write_tokens: 0,
             estimated: false,
             cost: None,
         })

@@ -34,6 +34,7 @@ mod mentions;
 mod permissions;
 mod print_e2e;
 mod project_root;
+mod prompt_cache;
 mod redaction;
 mod remote_skills;
 mod repl_e2e;
