@@ -138,8 +138,9 @@ pub struct FileConfig {
     /// The reasoning effort to ask for: `low`, `medium`, `high` or `off` (unset: none
     /// is sent).
     pub reasoning_effort: Option<crate::protocol::Effort>,
-    /// Which body field carries the effort: `reasoning-effort`, `openrouter`,
-    /// `chat-template-kwargs` or `ollama` (unset: decided from the base URL and model).
+    /// Which body field carries the effort: `reasoning-effort`, `deepseek`,
+    /// `openrouter`, `chat-template-kwargs` or `ollama` (unset: decided from the base URL
+    /// and model).
     pub effort_dialect: Option<crate::llm::effort::EffortDialect>,
     /// Prompt-cache markers: `auto` (the default), `explicit` or `off`.
     pub prompt_cache: Option<crate::llm::cache::PromptCache>,

@@ -12,9 +12,13 @@ use crate::protocol::Effort;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum EffortDialect {
-    /// `"reasoning_effort": "low" | "medium" | "high"`, off as `"none"` (OpenAI,
-    /// DeepSeek, and any other server).
+    /// `"reasoning_effort": "low" | "medium" | "high"`, off as `"none"` (OpenAI, and
+    /// any other server).
     ReasoningEffort,
+    /// DeepSeek: `"reasoning_effort"` for the level, and off as
+    /// `"thinking": {"type": "disabled"}` (its documented switch; `"none"` is not one of
+    /// its levels).
+    Deepseek,
     /// `"reasoning": {"effort": …}`, off as `{"enabled": false}` (OpenRouter).
     Openrouter,
     /// `"chat_template_kwargs": {"enable_thinking": …}`, false only when off (Qwen3 served
@@ -62,6 +66,8 @@ impl EffortDialect {
             .to_ascii_lowercase();
         if host == "openrouter.ai" || host.ends_with(".openrouter.ai") {
             EffortDialect::Openrouter
+        } else if host == "api.deepseek.com" {
+            EffortDialect::Deepseek
         } else if host.ends_with(":11434") || host.split([':', '.']).any(|p| p == "ollama") {
             EffortDialect::Ollama
         } else if name.starts_with("qwen3") && !is_hosted_api(&host) {
@@ -79,6 +85,10 @@ impl EffortDialect {
         };
         match self {
             EffortDialect::ReasoningEffort => vec![("reasoning_effort", json!(level))],
+            EffortDialect::Deepseek => match effort {
+                Effort::Off => vec![("thinking", json!({"type": "disabled"}))],
+                _ => vec![("reasoning_effort", json!(level))],
+            },
             EffortDialect::Openrouter => vec![(
                 "reasoning",
                 match effort {
@@ -131,7 +141,7 @@ mod tests {
             (
                 "https://api.deepseek.com",
                 "deepseek-reasoner",
-                EffortDialect::ReasoningEffort,
+                EffortDialect::Deepseek,
             ),
             (
                 "https://openrouter.ai/api/v1",
@@ -189,6 +199,14 @@ mod tests {
             )
         };
         use EffortDialect::*;
+        assert_eq!(
+            body(Deepseek, Effort::High, "d"),
+            json!({"reasoning_effort": "high"})
+        );
+        assert_eq!(
+            body(Deepseek, Effort::Off, "d"),
+            json!({"thinking": {"type": "disabled"}})
+        );
         assert_eq!(
             body(ReasoningEffort, Effort::High, "o3"),
             json!({"reasoning_effort": "high"})

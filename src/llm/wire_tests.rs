@@ -378,6 +378,7 @@ fn the_effort_goes_in_each_dialects_field_and_nowhere_without_one() {
         "reasoning",
         "chat_template_kwargs",
         "think",
+        "thinking",
     ];
     let cases = [
         (

@@ -11,11 +11,12 @@ use serde_json::Value;
 use crate::support::{Dirs, MockServer, answer, json_lines, run_fed};
 
 /// The keys any effort dialect may add to a request body.
-const EFFORT_KEYS: [&str; 4] = [
+const EFFORT_KEYS: [&str; 5] = [
     "reasoning_effort",
     "reasoning",
     "chat_template_kwargs",
     "think",
+    "thinking",
 ];
 
 /// Runs the binary in `dirs` against `server` with `args`, `stdin` piped in; asserts
