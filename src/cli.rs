@@ -13,7 +13,7 @@ use crate::config::Overrides;
 use crate::mcp::cli::{AddRequest, Scope};
 use crate::mcp::config::ServerFile;
 use crate::print::OutputFormat;
-use crate::protocol::ApprovalMode;
+use crate::protocol::{ApprovalMode, Effort};
 use crate::sandbox::SandboxMode;
 
 /// harness9: a terminal coding agent for any OpenAI-compatible endpoint, with Agent Skills.
@@ -60,6 +60,11 @@ pub struct Cli {
     /// Most model requests in one turn before it stops.
     #[arg(long, value_name = "N", global = true)]
     pub max_turns: Option<u32>,
+
+    /// How hard a reasoning model thinks: low, medium, high, or off (overrides
+    /// reasoning_effort in config.toml; /effort changes it during the session).
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub effort: Option<EffortArg>,
 
     /// What runs without asking (reading inside the project always does): suggest
     /// (nothing more), auto-edit (edits inside the project, and read-only commands inside
@@ -134,6 +139,30 @@ pub enum ApprovalModeArg {
     AutoEdit,
     /// Everything runs (commands in the sandbox unless it is off).
     FullAuto,
+}
+
+/// `--effort`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EffortArg {
+    /// Little thinking.
+    Low,
+    /// Some thinking.
+    Medium,
+    /// Much thinking.
+    High,
+    /// Thinking off, where the server has a switch for it.
+    Off,
+}
+
+impl From<EffortArg> for Effort {
+    fn from(value: EffortArg) -> Self {
+        match value {
+            EffortArg::Low => Effort::Low,
+            EffortArg::Medium => Effort::Medium,
+            EffortArg::High => Effort::High,
+            EffortArg::Off => Effort::Off,
+        }
+    }
 }
 
 /// `--sandbox`.
@@ -581,6 +610,7 @@ impl Cli {
             base_url: self.base_url.clone(),
             workdir: self.cwd.clone(),
             max_turns: self.max_turns,
+            effort: self.effort.map(Into::into),
             approval_mode: self.approval_mode.map(Into::into),
             sandbox: self.sandbox.map(Into::into),
             skills_dirs: self.skills_dirs.clone(),

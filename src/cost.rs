@@ -21,23 +21,32 @@ pub struct ModelPrice {
     pub output: f64,
     /// Input tokens served from the provider's cache (default: the input price).
     pub cached_input: Option<f64>,
+    /// Input tokens written to the provider's cache (default: the input price).
+    pub cache_write: Option<f64>,
 }
 
 impl ModelPrice {
     /// What `usage` costs at these prices.
     pub fn cost(&self, usage: &Usage) -> Cost {
         let cached = usage.cached_input_tokens.min(usage.input_tokens);
-        let fresh = usage.input_tokens - cached;
+        let written = usage.cache_write_tokens.min(usage.input_tokens - cached);
+        let fresh = usage.input_tokens - cached - written;
         let per_token = |price: f64| price.max(0.0); // dollars per million = micros per token
         let micros = fresh as f64 * per_token(self.input)
             + cached as f64 * per_token(self.cached_input.unwrap_or(self.input))
+            + written as f64 * per_token(self.cache_write.unwrap_or(self.input))
             + usage.output_tokens as f64 * per_token(self.output);
         Cost::from_micros(micros.round() as u64)
     }
 
     /// Why these prices cannot be used, if they cannot.
     pub fn check(&self) -> Result<(), String> {
-        let all = [Some(self.input), Some(self.output), self.cached_input];
+        let all = [
+            Some(self.input),
+            Some(self.output),
+            self.cached_input,
+            self.cache_write,
+        ];
         if all.iter().flatten().any(|p| !p.is_finite() || *p < 0.0) {
             return Err(
                 "prices must be numbers of at least 0 (US dollars per million tokens)".into(),
@@ -97,6 +106,7 @@ mod tests {
                     input: 2.0,
                     output: 8.0,
                     cached_input: Some(0.5),
+                    cache_write: None,
                 },
             ),
             (
@@ -105,6 +115,7 @@ mod tests {
                     input: 0.4,
                     output: 1.6,
                     cached_input: None,
+                    cache_write: None,
                 },
             ),
         ]));
@@ -116,6 +127,29 @@ mod tests {
         assert_eq!(mini.cost, Some(Cost::from_micros(5_600)));
         assert_eq!(mini.cost.unwrap().to_string(), "$0.0056");
         assert_eq!(table.priced("llama3", usage(5, 0, 5)).cost, None);
+    }
+
+    #[test]
+    fn cache_writes_have_their_own_price() {
+        let price = ModelPrice {
+            input: 3.0,
+            output: 15.0,
+            cached_input: Some(0.3),
+            cache_write: Some(3.75),
+        };
+        let u = Usage {
+            cache_write_tokens: 200_000,
+            ..usage(1_000_000, 700_000, 0)
+        };
+        // 100k fresh at $3 + 700k read at $0.30 + 200k written at $3.75
+        // = 0.30 + 0.21 + 0.75
+        assert_eq!(price.cost(&u), Cost::from_micros(1_260_000));
+        // Without a write price, writes cost what input does.
+        let plain = ModelPrice {
+            cache_write: None,
+            ..price
+        };
+        assert_eq!(plain.cost(&u), Cost::from_micros(1_110_000));
     }
 
     #[test]
@@ -141,7 +175,8 @@ mod tests {
             ModelPrice {
                 input: -1.0,
                 output: 0.0,
-                cached_input: None
+                cached_input: None,
+                cache_write: None,
             }
             .check()
             .is_err()

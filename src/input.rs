@@ -51,6 +51,8 @@ pub enum Builtin {
     Exit,
     /// `/model` (show) or `/model NAME` (switch).
     Model(Option<String>),
+    /// `/effort` (show) or `/effort LEVEL` (set the reasoning effort).
+    Effort(Option<crate::protocol::Effort>),
     /// `/usage`.
     Usage,
     /// `/status`: model, provider, window, approvals, sandbox, session, tokens.
@@ -170,6 +172,17 @@ pub fn route(line: &str, commands: &SlashCommands) -> Routed {
             (!rest.is_empty()).then(|| rest.to_string()),
         )),
         "model" => Some(Builtin::Model((!rest.is_empty()).then(|| rest.to_string()))),
+        "effort" => match rest.trim() {
+            "" => Some(Builtin::Effort(None)),
+            level => match crate::protocol::Effort::parse(level) {
+                Some(effort) => Some(Builtin::Effort(Some(effort))),
+                None => {
+                    return Routed::Error(format!(
+                        "unknown effort `{level}`; usage: /effort low|medium|high|off"
+                    ));
+                }
+            },
+        },
         "resume" => Some(Builtin::Resume(
             (!rest.is_empty()).then(|| rest.to_string()),
         )),
@@ -598,6 +611,18 @@ mod tests {
             Routed::Builtin(Builtin::Compact(Some("keep the parser plan".into())))
         );
         assert_eq!(route("/model", &c), Routed::Builtin(Builtin::Model(None)));
+        assert_eq!(route("/effort", &c), Routed::Builtin(Builtin::Effort(None)));
+        assert_eq!(
+            route("/effort High", &c),
+            Routed::Builtin(Builtin::Effort(Some(crate::protocol::Effort::High)))
+        );
+        assert_eq!(
+            route("/effort off", &c),
+            Routed::Builtin(Builtin::Effort(Some(crate::protocol::Effort::Off)))
+        );
+        assert!(
+            matches!(route("/effort max", &c), Routed::Error(e) if e.contains("low|medium|high|off"))
+        );
         assert_eq!(
             route("/model  gpt-4o-mini ", &c),
             Routed::Builtin(Builtin::Model(Some("gpt-4o-mini".into())))

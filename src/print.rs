@@ -108,6 +108,11 @@ struct ResultLine<'a> {
     turns: u32,
     usage: Usage,
     session_usage: Usage,
+    /// The share of the turn's input tokens read from the provider's prompt cache, in
+    /// percent (`null` when no input was counted).
+    cache_hit_percent: Option<u64>,
+    /// The same for the whole session.
+    session_cache_hit_percent: Option<u64>,
     duration_ms: u64,
     model: String,
 }
@@ -356,6 +361,8 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             turns: requests,
             usage: report.usage,
             session_usage: self.session_usage,
+            cache_hit_percent: report.usage.cache_hit_percent(),
+            session_cache_hit_percent: self.session_usage.cache_hit_percent(),
             duration_ms: u64::try_from(self.turn_started.elapsed().as_millis()).unwrap_or(u64::MAX),
             model: self.model.clone(),
         }

@@ -13,11 +13,13 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 mod commands;
+mod effort;
 mod rules;
 mod text;
 mod values;
 
 pub use commands::{BUILTINS, is_builtin};
+pub use effort::Effort;
 pub use rules::{AskBecause, Effect, Offer, RuleView, Source};
 pub use text::SharedText;
 pub use values::{Cost, RewindPoint, SkillChanges, UndoOutcome, describe_rewind};
@@ -160,6 +162,12 @@ pub enum Op {
     SetModel {
         /// The model id as the endpoint knows it.
         model: String,
+    },
+    /// Use this reasoning effort from the next request on (`/effort LEVEL`); answered
+    /// by [`Event::EffortChanged`] and recorded in the saved session.
+    SetEffort {
+        /// The level.
+        effort: Effort,
     },
     /// End the session: interrupt any running turn, then send [`Event::ShutdownComplete`].
     Shutdown,
@@ -325,6 +333,10 @@ pub struct Usage {
     pub output_tokens: u64,
     /// Of `input_tokens`, how many the provider served from its prompt cache.
     pub cached_input_tokens: u64,
+    /// Of `input_tokens`, how many the provider wrote to its prompt cache (routes that
+    /// charge for writes: Anthropic's models, Gemini's); absent from JSON when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
     /// True when at least part of these counts is our estimate (about 4 bytes per
     /// token) because the provider sent no usage.
     pub estimated: bool,
@@ -340,6 +352,7 @@ impl Usage {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         self.cached_input_tokens += other.cached_input_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
         self.estimated |= other.estimated;
         self.cost = match (self.cost, other.cost) {
             (Some(a), Some(b)) => Some(a.plus(b)),
@@ -351,6 +364,33 @@ impl Usage {
     pub fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens
     }
+
+    /// The share of input tokens served from the provider's prompt cache, in percent
+    /// (`None` before any input was counted).
+    pub fn cache_hit_percent(&self) -> Option<u64> {
+        (self.input_tokens > 0)
+            .then(|| self.cached_input_tokens.min(self.input_tokens) * 100 / self.input_tokens)
+    }
+
+    /// What the prompt cache did, worded once for `/usage` and `/status`
+    /// (`83% hit (1000 read, 50 written)`); `None` when it did nothing.
+    pub fn cache_summary(&self) -> Option<String> {
+        if self.cached_input_tokens == 0 && self.cache_write_tokens == 0 {
+            return None;
+        }
+        let percent = self.cache_hit_percent().unwrap_or(0);
+        let mut text = format!("{percent}% hit ({} read", self.cached_input_tokens);
+        if self.cache_write_tokens > 0 {
+            text.push_str(&format!(", {} written", self.cache_write_tokens));
+        }
+        text.push(')');
+        Some(text)
+    }
+}
+
+/// For serde: a count of zero is left out.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The classes of failure a user or a script needs to tell apart. Each maps to one

@@ -263,6 +263,7 @@ pub fn prepare_with_remote(
             .map(|s| Arc::new(s) as Arc<dyn agent::saved::SessionArchive>),
         start,
         model_source: config.model_source,
+        effort_source: config.effort_source,
         mcp: mcp.clone(),
         prices: config.prices.clone(),
         snapshots: Some(crate::undo::Snapshots::new(

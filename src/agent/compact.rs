@@ -150,6 +150,8 @@ pub async fn compact(
             model: &state.model,
             messages: &messages,
             tools: &[],
+            effort: state.effort,
+            cache_key: Some(&state.cache_key),
         };
         match ctx
             .setup

@@ -709,6 +709,8 @@ pub struct Replayed {
     pub conversation: Conversation,
     /// The model last used, if the file says.
     pub model: Option<String>,
+    /// The reasoning effort last set, if the file says.
+    pub effort: Option<crate::protocol::Effort>,
     /// Skills loaded at the end, in load order.
     pub loaded_skills: Vec<String>,
     /// The last system prompt saved (to tell whether today's differs).
@@ -728,6 +730,7 @@ pub struct Replayer<'k> {
     /// The turn whose messages are being read and has not ended.
     open_turn: Option<u64>,
     model: Option<String>,
+    effort: Option<crate::protocol::Effort>,
     loaded: Vec<String>,
     saved_prompt: Option<String>,
     history: VecDeque<HistoryItem>,
@@ -743,6 +746,7 @@ impl<'k> Replayer<'k> {
             kinds,
             open_turn: None,
             model: None,
+            effort: None,
             loaded: Vec::new(),
             saved_prompt: None,
             history: VecDeque::new(),
@@ -870,6 +874,7 @@ impl<'k> Replayer<'k> {
                 self.conversation.apply_rewind(turn);
             }
             Record::ModelChanged { model } => self.model = Some(model),
+            Record::EffortChanged { effort } => self.effort = Some(effort),
             Record::Cleared => {
                 self.close_open_turn();
                 let c = &mut self.conversation;
@@ -933,6 +938,7 @@ impl<'k> Replayer<'k> {
         Replayed {
             conversation,
             model: self.model,
+            effort: self.effort,
             loaded_skills: self.loaded,
             saved_prompt: self.saved_prompt,
             history: self.history.into(),

@@ -54,6 +54,7 @@ const MAIN_SESSION_ONLY: [&str; 3] = ["use_skill", "unload_skill", "skill_select
 pub async fn run_fork(
     parent: &TurnContext,
     model: &str,
+    effort: Option<crate::protocol::Effort>,
     policy: ApprovalPolicy,
     parent_artifacts: Option<crate::artifacts::ArtifactStore>,
     request: ForkRequest,
@@ -86,6 +87,9 @@ pub async fn run_fork(
         // what the main conversation keeps.
         conversation: Conversation::new(request.instructions, None),
         model: model.to_string(),
+        effort,
+        // Its conversation is its own: so is the cache it may reuse.
+        cache_key: crate::sessions::record::SessionId::generate().to_string(),
         usage: Usage::default(),
         policy,
         // A forked skill saves into, and reads from, the session's artifacts.
@@ -119,6 +123,7 @@ pub async fn run_fork(
 pub struct AgentForker {
     ctx: TurnContext,
     model: String,
+    effort: Option<crate::protocol::Effort>,
     policy: ApprovalPolicy,
     artifacts: Option<crate::artifacts::ArtifactStore>,
     usage: Mutex<Usage>,
@@ -130,6 +135,7 @@ impl AgentForker {
         Arc::new(AgentForker {
             ctx,
             model: state.model.clone(),
+            effort: state.effort,
             policy: state.policy.clone(),
             artifacts: state.artifacts.clone(),
             usage: Mutex::new(Usage::default()),
@@ -154,6 +160,7 @@ impl Forker for AgentForker {
             let (result, usage) = run_fork(
                 &self.ctx,
                 &self.model,
+                self.effort,
                 self.policy.clone(),
                 self.artifacts.clone(),
                 request,

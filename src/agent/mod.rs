@@ -199,6 +199,9 @@ pub struct AgentSetup {
     pub start: saved::SessionStart,
     /// Whether a resumed session's model replaces this one.
     pub model_source: crate::config::ModelSource,
+    /// Where the session's reasoning effort came from: `--effort` wins over a resumed
+    /// session's.
+    pub effort_source: crate::config::ModelSource,
     /// The session's MCP servers.
     pub mcp: crate::mcp::McpServers,
     /// Prices per model, for the cost of each request.

@@ -185,6 +185,7 @@ impl Dispatcher {
             context_window: setup.context_window.get(),
             context_window_source: setup.context_window.window().map(|w| w.source),
             session_id: dispatcher.session_id.as_ref().map(ToString::to_string),
+            effort: state.effort,
         });
         for event in resumed {
             dispatcher.emit(event);
@@ -199,6 +200,8 @@ impl Dispatcher {
         SessionState {
             conversation: Conversation::new(self.setup.system_prompt.clone(), None),
             model: self.setup.model.clone(),
+            effort: self.setup.client.config().reasoning_effort,
+            cache_key: crate::sessions::record::SessionId::generate().to_string(),
             usage: Usage::default(),
             policy: self.policy.clone(),
             artifacts: None,
@@ -281,6 +284,11 @@ impl Dispatcher {
                     model: model.clone(),
                 });
                 self.emit(Event::ModelChanged { model });
+            }
+            Op::SetEffort { effort } => {
+                state.effort = Some(effort);
+                state.conversation.record(Record::EffortChanged { effort });
+                self.emit(Event::EffortChanged { effort });
             }
             Op::ListSessions => saved::list(&self.context(), self.session_id.as_ref()),
             Op::Status => {
@@ -436,6 +444,7 @@ impl Dispatcher {
             | Op::NewConversation
             | Op::Compact { .. }
             | Op::SetModel { .. }
+            | Op::SetEffort { .. }
             | Op::Resume { .. }
             | Op::ListSessions
             | Op::Status

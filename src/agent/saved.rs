@@ -73,6 +73,7 @@ pub fn start(state: &mut SessionState, ctx: &TurnContext) -> (Option<SessionId>,
         }
     }
     let (id, sink) = store.create(&state.model);
+    state.cache_key = id.to_string();
     state.conversation = Conversation::new(setup.system_prompt.clone(), Some(sink));
     state.artifacts = Some(store.artifacts(&id));
     (Some(id), events)
@@ -98,6 +99,7 @@ pub fn resume(
     let Replayed {
         mut conversation,
         model,
+        effort,
         loaded_skills,
         saved_prompt,
         history,
@@ -128,6 +130,13 @@ pub fn resume(
     {
         state.model = model;
     }
+    let mut effort_changed = None;
+    if let (Some(effort), ModelSource::Settings) = (effort, setup.effort_source)
+        && state.effort != Some(effort)
+    {
+        state.effort = Some(effort);
+        effort_changed = Some(Event::EffortChanged { effort });
+    }
     // The skills loaded when it was saved are loaded again, with their tools.
     setup.loaded_skills.clear();
     for name in &loaded_skills {
@@ -157,6 +166,7 @@ pub fn resume(
     }
     conversation.sync_skills(&setup.loaded_skills.names());
     state.conversation = conversation;
+    state.cache_key = id.to_string();
     state.artifacts = Some(store.artifacts(id));
     events.push(Event::SessionResumed(Box::new(ResumedSession {
         id: id.to_string(),
@@ -166,6 +176,7 @@ pub fn resume(
         history,
         notes,
     })));
+    events.extend(effort_changed);
     Ok(events)
 }
 

@@ -172,6 +172,7 @@ pub async fn run_skill(
     let (result, usage) = run_fork(
         ctx,
         &state.model.clone(),
+        state.effort,
         state.policy.clone(),
         state.artifacts.clone(),
         request,

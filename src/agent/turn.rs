@@ -41,6 +41,11 @@ pub struct SessionState {
     pub conversation: Conversation,
     /// Current model id.
     pub model: String,
+    /// The reasoning effort sent with each request (`None`: none is sent).
+    pub effort: Option<crate::protocol::Effort>,
+    /// Sent as `prompt_cache_key` where the provider caches by key: the saved session's
+    /// id, else an id of the same form made for this run.
+    pub cache_key: String,
     /// Usage so far.
     pub usage: Usage,
     /// Approval mode and "always" approvals.
@@ -442,6 +447,8 @@ async fn request(
             model: &state.model,
             messages: state.conversation.messages(),
             tools: specs,
+            effort: state.effort,
+            cache_key: Some(&state.cache_key),
         };
         let model = state.model.clone();
         let mut on_event = |event: StreamEvent| match event {
@@ -682,6 +689,7 @@ pub fn estimate_usage(messages: &[Message], specs: &[ToolSpec], completion: &Com
         input_tokens: estimate_messages(messages) + estimate_specs(specs),
         output_tokens: (output as u64).div_ceil(4),
         cached_input_tokens: 0,
+        cache_write_tokens: 0,
         estimated: true,
         cost: None,
     }

@@ -135,6 +135,15 @@ pub struct FileConfig {
     pub stream: Option<bool>,
     /// Send reasoning back on assistant messages: unset decides per host and model.
     pub send_reasoning: Option<bool>,
+    /// The reasoning effort to ask for: `low`, `medium`, `high` or `off` (unset: none
+    /// is sent).
+    pub reasoning_effort: Option<crate::protocol::Effort>,
+    /// Which body field carries the effort: `reasoning-effort`, `deepseek`,
+    /// `openrouter`, `chat-template-kwargs` or `ollama` (unset: decided from the base URL
+    /// and model).
+    pub effort_dialect: Option<crate::llm::effort::EffortDialect>,
+    /// Prompt-cache markers: `auto` (the default), `explicit` or `off`.
+    pub prompt_cache: Option<crate::llm::cache::PromptCache>,
     /// Seconds without bytes before an attempt fails.
     pub idle_timeout_secs: Option<u64>,
     /// Seconds one attempt may take in all (default 600).
@@ -278,6 +287,8 @@ pub struct Overrides {
     pub workdir: Option<PathBuf>,
     /// `--max-turns`.
     pub max_turns: Option<u32>,
+    /// `--effort`.
+    pub effort: Option<crate::protocol::Effort>,
     /// `--approval-mode`.
     pub approval_mode: Option<ApprovalMode>,
     /// `--sandbox`.
@@ -318,6 +329,9 @@ pub struct Config {
     pub model: String,
     /// Where the model id came from.
     pub model_source: ModelSource,
+    /// Where the reasoning effort came from (`CommandLine`: `--effort`, which wins over
+    /// a resumed session's).
+    pub effort_source: ModelSource,
     /// Endpoint and its quirks.
     pub provider: ProviderConfig,
     /// The working folder (canonical): `-C`, else the current folder. Tools, commands

@@ -108,6 +108,11 @@ impl Config {
             } else {
                 ModelSource::Settings
             },
+            effort_source: if overrides.effort.is_some() {
+                ModelSource::CommandLine
+            } else {
+                ModelSource::Settings
+            },
             provider: ProviderConfig {
                 // What providers taught about sending reasoning back, beside the windows.
                 reasoning_memory: Some(homes.harness.join("cache").join("reasoning_echo.json")),
@@ -236,6 +241,9 @@ impl Endpoint {
         provider.api_key = api_key;
         provider.api_key_source = api_key_env;
         provider_settings(&mut provider, file, env)?;
+        if let Some(effort) = overrides.effort {
+            provider.reasoning_effort = Some(effort);
+        }
         let (model, model_note) = match configured_model {
             Some(model) => (model, None),
             None if probe == ServerProbe::Enabled && need == EndpointNeed::Required => {
@@ -323,6 +331,11 @@ fn provider_settings(
         Some(true) => ReasoningEcho::Always,
         Some(false) => ReasoningEcho::Never,
     };
+    provider.reasoning_effort = file.reasoning_effort;
+    provider.prompt_cache = file.prompt_cache.unwrap_or_default();
+    if let Some(dialect) = file.effort_dialect {
+        provider.effort_dialect = crate::llm::effort::DialectChoice::Configured { dialect };
+    }
     if let Some(choice) = &file.tool_choice {
         provider.tool_choice = match choice.clone() {
             ToolChoiceSetting::Mode(ToolChoiceMode::Auto) => ToolChoice::Auto,

@@ -676,3 +676,78 @@ fn wire_is_auto_unless_set_and_responses_owns_its_keys() {
     .unwrap();
     assert_eq!(c.provider.extra_body["store"], true);
 }
+
+#[test]
+fn effort_and_its_dialect_come_from_the_file_and_the_flag_wins() {
+    use crate::llm::effort::{DialectChoice, EffortDialect};
+    use crate::protocol::Effort;
+    let home = home_with(
+        "base_url = \"http://x/v1\"\nreasoning_effort = \"low\"\neffort_dialect = \"chat-template-kwargs\"\n",
+    );
+    let h = home.path().to_str().unwrap();
+    let env = env_of(&[("HARNESS9_HOME", h)]);
+    let (_wd, over) = in_workdir();
+    let c = resolve_plain(&over, &env).unwrap();
+    assert_eq!(c.provider.reasoning_effort, Some(Effort::Low));
+    assert_eq!(c.effort_source, ModelSource::Settings);
+    assert_eq!(
+        c.provider.effort_dialect,
+        DialectChoice::Configured {
+            dialect: EffortDialect::ChatTemplateKwargs
+        }
+    );
+    let flagged = Overrides {
+        effort: Some(Effort::High),
+        ..over.clone()
+    };
+    let c = resolve_plain(&flagged, &env).unwrap();
+    assert_eq!(c.provider.reasoning_effort, Some(Effort::High));
+    assert_eq!(c.effort_source, ModelSource::CommandLine);
+    // Unset: nothing is sent, and the dialect follows the endpoint.
+    let home = home_with("base_url = \"http://x/v1\"\n");
+    let h = home.path().to_str().unwrap();
+    let c = resolve_plain(&over, &env_of(&[("HARNESS9_HOME", h)])).unwrap();
+    assert_eq!(c.provider.reasoning_effort, None);
+    assert_eq!(c.provider.effort_dialect, DialectChoice::FromEndpoint);
+    // A level that does not exist is an error naming the key.
+    for bad in [
+        "reasoning_effort = \"max\"\n",
+        "effort_dialect = \"anthropic\"\n",
+    ] {
+        let home = home_with(&format!("base_url = \"http://x/v1\"\n{bad}"));
+        let h = home.path().to_str().unwrap();
+        let err = resolve_plain(&over, &env_of(&[("HARNESS9_HOME", h)]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("config.toml"), "{err}");
+    }
+}
+
+#[test]
+fn prompt_cache_and_the_cache_write_price_come_from_the_file() {
+    use crate::llm::cache::PromptCache;
+    let home = home_with(
+        "base_url = \"http://x/v1\"\nprompt_cache = \"explicit\"\n[prices.\"m\"]\ninput = 3.0\noutput = 15.0\ncache_write = 3.75\n",
+    );
+    let h = home.path().to_str().unwrap();
+    let env = env_of(&[("HARNESS9_HOME", h)]);
+    let (_wd, over) = in_workdir();
+    let c = resolve_plain(&over, &env).unwrap();
+    assert_eq!(c.provider.prompt_cache, PromptCache::Explicit);
+    assert_eq!(c.prices.for_model("m").unwrap().cache_write, Some(3.75));
+    let home = home_with("base_url = \"http://x/v1\"\n");
+    let h = home.path().to_str().unwrap();
+    let c = resolve_plain(&over, &env_of(&[("HARNESS9_HOME", h)])).unwrap();
+    assert_eq!(c.provider.prompt_cache, PromptCache::Auto);
+    for bad in [
+        "prompt_cache = \"always\"\n",
+        "[prices.\"m\"]\ninput = 1.0\noutput = 1.0\ncache_write = -1.0\n",
+    ] {
+        let home = home_with(&format!("base_url = \"http://x/v1\"\n{bad}"));
+        let h = home.path().to_str().unwrap();
+        assert!(
+            resolve_plain(&over, &env_of(&[("HARNESS9_HOME", h)])).is_err(),
+            "{bad}"
+        );
+    }
+}

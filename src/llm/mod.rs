@@ -8,8 +8,10 @@
 //! module must not know about tools' behaviour, skills, the agent loop or terminals.
 
 mod answer;
+pub mod cache;
 pub mod client;
 pub mod echo;
+pub mod effort;
 pub mod error;
 pub mod reasoning;
 pub mod responses;
@@ -27,7 +29,7 @@ pub use error::{LlmError, PartialAnswer};
 pub use reasoning::{Reasoning, ReasoningField};
 pub use wire_kind::{Wire, WireSetting};
 
-use crate::protocol::{SharedText, Usage};
+use crate::protocol::{Effort, SharedText, Usage};
 
 /// One message of a conversation, independent of any wire format. Its serde form is the
 /// one saved in session files (docs/SESSIONS.md), not what goes over the wire.
@@ -97,6 +99,11 @@ pub struct ChatRequest<'a> {
     pub messages: &'a [Message],
     /// Tools offered to the model (may be empty).
     pub tools: &'a [ToolSpec],
+    /// The reasoning effort to ask for (`None`: no effort field is sent).
+    pub effort: Option<Effort>,
+    /// The session's id, sent as `prompt_cache_key` where the provider caches by key
+    /// ([`cache::CacheRoute::CacheKey`]).
+    pub cache_key: Option<&'a str>,
 }
 
 /// What streams out of a request while it runs.
@@ -275,6 +282,13 @@ pub struct ProviderConfig {
     pub total_timeout: Duration,
     /// The wire protocol (`wire` in config.toml; chosen per model when unset).
     pub wire: WireSetting,
+    /// The reasoning effort a session starts with (`reasoning_effort` in config.toml;
+    /// `None`: no effort field is sent until `/effort` sets one).
+    pub reasoning_effort: Option<Effort>,
+    /// Which body field carries the effort (`effort_dialect` in config.toml).
+    pub effort_dialect: effort::DialectChoice,
+    /// Which requests carry prompt-cache markers (`prompt_cache` in config.toml).
+    pub prompt_cache: cache::PromptCache,
 }
 
 /// Which header carries the API key.
@@ -313,6 +327,9 @@ impl ProviderConfig {
             attempt_timeout: Duration::from_secs(10 * 60),
             total_timeout: Duration::from_secs(15 * 60),
             wire: WireSetting::default(),
+            reasoning_effort: None,
+            effort_dialect: effort::DialectChoice::default(),
+            prompt_cache: cache::PromptCache::default(),
         }
     }
 }

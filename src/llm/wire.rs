@@ -8,6 +8,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
+use super::cache::{CacheRoute, breakpoints};
 use super::{
     ChatRequest, Echo, FinishReason, Message, ProviderConfig, Reasoning, ReasoningField,
     StreamMode, ToolCall, UsageReporting,
@@ -44,9 +45,10 @@ struct StreamOptions {
 #[derive(Debug, Serialize)]
 struct WireMessage<'a> {
     role: &'static str,
-    /// Always a string, `""` for an assistant message with only tool calls: some servers
-    /// (llama-cpp-python) answer 500 to `null` and fail when the field is missing.
-    content: &'a str,
+    /// A string, `""` for an assistant message with only tool calls: some servers
+    /// (llama-cpp-python) answer 500 to `null` and fail when the field is missing. A
+    /// prompt-cache breakpoint makes it one text part carrying the marker.
+    content: WireContent<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_content: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -58,6 +60,45 @@ struct WireMessage<'a> {
     tool_calls: Vec<WireToolCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_call_id: Option<&'a str>,
+}
+
+/// A message's text as sent: a plain string, or, where a prompt-cache breakpoint goes
+/// ([`CacheRoute::Breakpoints`]), one text part with `cache_control`.
+#[derive(Debug)]
+enum WireContent<'a> {
+    /// `"content": "…"`.
+    Plain(&'a str),
+    /// `"content": [{"type": "text", "text": "…", "cache_control": {"type": "ephemeral"}}]`.
+    Breakpoint(&'a str),
+}
+
+impl Serialize for WireContent<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeSeq, SerializeStruct};
+        #[derive(Serialize)]
+        struct Ephemeral {
+            #[serde(rename = "type")]
+            kind: &'static str,
+        }
+        struct Part<'a>(&'a str);
+        impl Serialize for Part<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut part = serializer.serialize_struct("Part", 3)?;
+                part.serialize_field("type", "text")?;
+                part.serialize_field("text", self.0)?;
+                part.serialize_field("cache_control", &Ephemeral { kind: "ephemeral" })?;
+                part.end()
+            }
+        }
+        match self {
+            WireContent::Plain(text) => serializer.serialize_str(text),
+            WireContent::Breakpoint(text) => {
+                let mut parts = serializer.serialize_seq(Some(1))?;
+                parts.serialize_element(&Part(text))?;
+                parts.end()
+            }
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -96,12 +137,25 @@ impl<'a> RequestBody<'a> {
             .then_some(StreamOptions {
                 include_usage: true,
             });
+        let route = config.prompt_cache.route(&config.base_url, req.model);
+        let marked = match route {
+            CacheRoute::Breakpoints => breakpoints(req.messages),
+            CacheRoute::CacheKey | CacheRoute::Nothing => Vec::new(),
+        };
         RequestBody {
             model: req.model,
             messages: req
                 .messages
                 .iter()
-                .map(|m| WireMessage::new(m, echo))
+                .enumerate()
+                .map(|(i, m)| {
+                    let content = if marked.contains(&i) {
+                        WireContent::Breakpoint
+                    } else {
+                        WireContent::Plain
+                    };
+                    WireMessage::new(m, echo, content)
+                })
                 .collect(),
             tools: req
                 .tools
@@ -122,7 +176,7 @@ impl<'a> RequestBody<'a> {
             } else {
                 config.tool_choice.wire_value()
             },
-            provider_extras: ProviderExtras::new(config),
+            provider_extras: ProviderExtras::new(config, req, route),
         }
     }
 
@@ -133,10 +187,10 @@ impl<'a> RequestBody<'a> {
 }
 
 impl<'a> WireMessage<'a> {
-    fn new(message: &'a Message, echo: Echo) -> Self {
+    fn new(message: &'a Message, echo: Echo, wrap: fn(&'a str) -> WireContent<'a>) -> Self {
         let plain = |role, content: &'a str| WireMessage {
             role,
-            content,
+            content: wrap(content),
             reasoning_content: None,
             reasoning: None,
             reasoning_details: None,
@@ -226,19 +280,36 @@ pub const OWNED_BODY_KEYS: &[&str] = &[
 ];
 
 /// The body keys that come from provider settings rather than from the conversation:
-/// `max_tokens` when `max_output_tokens` is set, then every `extra_body` key that is not
-/// one of [`OWNED_BODY_KEYS`] (an `extra_body` `max_tokens` is skipped when
-/// `max_output_tokens` is set; config.toml rejects having both).
+/// `max_tokens` when `max_output_tokens` is set, the reasoning effort's fields in its
+/// dialect ([`super::effort`]), then every `extra_body` key that is not one of
+/// [`OWNED_BODY_KEYS`] (an `extra_body` `max_tokens` is skipped when `max_output_tokens`
+/// is set; config.toml rejects having both). Where `extra_body` has an object under an
+/// effort's key (`chat_template_kwargs`, `reasoning`), the two objects are merged, the
+/// effort's entries winning; any other value under that key gives way to the effort.
 #[derive(Debug)]
 struct ProviderExtras<'a> {
     max_tokens: Option<u32>,
+    /// `prompt_cache_key`, on [`CacheRoute::CacheKey`] routes.
+    cache_key: Option<&'a str>,
+    effort: Vec<(&'static str, Value)>,
     extra_body: &'a serde_json::Map<String, Value>,
 }
 
 impl<'a> ProviderExtras<'a> {
-    fn new(config: &'a ProviderConfig) -> Self {
+    fn new(config: &'a ProviderConfig, req: &ChatRequest<'a>, route: CacheRoute) -> Self {
+        let effort = req.effort.map_or_else(Vec::new, |effort| {
+            config
+                .effort_dialect
+                .dialect(&config.base_url, req.model)
+                .fields(effort, req.model)
+        });
         ProviderExtras {
             max_tokens: config.max_output_tokens,
+            cache_key: match route {
+                CacheRoute::CacheKey => req.cache_key,
+                CacheRoute::Breakpoints | CacheRoute::Nothing => None,
+            },
+            effort,
             extra_body: &config.extra_body,
         }
     }
@@ -246,7 +317,9 @@ impl<'a> ProviderExtras<'a> {
     fn takes(&self, key: &str) -> bool {
         let owned = OWNED_BODY_KEYS.contains(&key);
         let set_by_max_output_tokens = key == "max_tokens" && self.max_tokens.is_some();
-        !owned && !set_by_max_output_tokens
+        let set_by_effort = self.effort.iter().any(|(k, _)| *k == key);
+        let set_by_cache = key == "prompt_cache_key" && self.cache_key.is_some();
+        !owned && !set_by_max_output_tokens && !set_by_effort && !set_by_cache
     }
 }
 
@@ -256,6 +329,19 @@ impl Serialize for ProviderExtras<'_> {
         let mut map = serializer.serialize_map(None)?;
         if let Some(n) = self.max_tokens {
             map.serialize_entry("max_tokens", &n)?;
+        }
+        if let Some(key) = self.cache_key {
+            map.serialize_entry("prompt_cache_key", key)?;
+        }
+        for (key, value) in &self.effort {
+            match (self.extra_body.get(*key), value) {
+                (Some(Value::Object(configured)), Value::Object(ours)) => {
+                    let mut merged = configured.clone();
+                    merged.extend(ours.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    map.serialize_entry(key, &merged)?;
+                }
+                _ => map.serialize_entry(key, value)?,
+            }
         }
         for (key, value) in self.extra_body.iter().filter(|(k, _)| self.takes(k)) {
             map.serialize_entry(key, value)?;
@@ -321,6 +407,7 @@ impl WireTimings {
             input_tokens: evaluated + cached,
             output_tokens: self.predicted_n.unwrap_or(0),
             cached_input_tokens: cached,
+            cache_write_tokens: 0,
             estimated: false,
             cost: None,
         })
@@ -412,45 +499,99 @@ pub struct FunctionDelta {
     pub arguments: Option<String>,
 }
 
-/// Usage as the wire carries it.
+/// Usage as the wire carries it, in every shape servers use: the Chat API's
+/// `prompt_tokens`/`completion_tokens`, the Responses API's and Anthropic's
+/// `input_tokens`/`output_tokens`; cache reads as `prompt_tokens_details.cached_tokens`
+/// (OpenAI, OpenRouter), `input_tokens_details.cached_tokens` (Responses),
+/// `cache_read_input_tokens` (Anthropic, LiteLLM) or `prompt_cache_hit_tokens`
+/// (DeepSeek); cache writes as `prompt_tokens_details.cache_write_tokens` (OpenRouter)
+/// or `cache_creation_input_tokens` (Anthropic, LiteLLM).
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default)]
 pub struct WireUsage {
-    /// Prompt tokens.
+    /// Prompt tokens (Chat API), cached and written ones included.
     #[serde(deserialize_with = "lenient_u64")]
     pub prompt_tokens: Option<u64>,
-    /// Completion tokens.
+    /// Completion tokens (Chat API).
     #[serde(deserialize_with = "lenient_u64")]
     pub completion_tokens: Option<u64>,
-    /// OpenAI-style cache details.
+    /// Input tokens (Responses API: cached ones included; Anthropic: cache reads and
+    /// writes not included).
+    #[serde(deserialize_with = "lenient_u64")]
+    pub input_tokens: Option<u64>,
+    /// Output tokens (Responses API, Anthropic).
+    #[serde(deserialize_with = "lenient_u64")]
+    pub output_tokens: Option<u64>,
+    /// OpenAI- and OpenRouter-style cache details.
     pub prompt_tokens_details: Option<PromptTokensDetails>,
+    /// Responses-style cache details.
+    pub input_tokens_details: Option<PromptTokensDetails>,
+    /// Anthropic-style cache reads.
+    #[serde(deserialize_with = "lenient_u64")]
+    pub cache_read_input_tokens: Option<u64>,
+    /// Anthropic-style cache writes.
+    #[serde(deserialize_with = "lenient_u64")]
+    pub cache_creation_input_tokens: Option<u64>,
     /// DeepSeek-style cache hits.
     #[serde(deserialize_with = "lenient_u64")]
     pub prompt_cache_hit_tokens: Option<u64>,
+    /// DeepSeek-style cache misses.
+    #[serde(deserialize_with = "lenient_u64")]
+    pub prompt_cache_miss_tokens: Option<u64>,
 }
 
-/// `usage.prompt_tokens_details`.
+/// `usage.prompt_tokens_details` (and the Responses API's `input_tokens_details`).
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default)]
 pub struct PromptTokensDetails {
     /// Prompt tokens served from the provider's cache.
     #[serde(deserialize_with = "lenient_u64")]
     pub cached_tokens: Option<u64>,
+    /// Prompt tokens written to the provider's cache (OpenRouter).
+    #[serde(deserialize_with = "lenient_u64")]
+    pub cache_write_tokens: Option<u64>,
 }
 
 impl WireUsage {
-    /// The provider-neutral usage (not an estimate).
+    /// The provider-neutral usage (not an estimate): input counts every prompt token,
+    /// read from and written to the cache included, whichever shape the server used.
     pub fn to_usage(&self) -> Usage {
-        let cached = self
-            .prompt_tokens_details
-            .as_ref()
-            .and_then(|d| d.cached_tokens)
+        let details = |d: &Option<PromptTokensDetails>| d.clone().unwrap_or_default();
+        let (chat, responses) = (
+            details(&self.prompt_tokens_details),
+            details(&self.input_tokens_details),
+        );
+        let cached = chat
+            .cached_tokens
+            .or(responses.cached_tokens)
+            .or(self.cache_read_input_tokens)
             .or(self.prompt_cache_hit_tokens)
             .unwrap_or(0);
+        let written = chat
+            .cache_write_tokens
+            .or(self.cache_creation_input_tokens)
+            .unwrap_or(0);
+        let input = match (self.prompt_tokens, self.input_tokens) {
+            (Some(prompt), _) => prompt,
+            // The Responses API counts cached tokens in `input_tokens`.
+            (None, Some(input)) if self.input_tokens_details.is_some() => input,
+            // Anthropic's `input_tokens` leaves out what was read from or written to
+            // the cache.
+            (None, Some(input)) => {
+                input
+                    + self.cache_read_input_tokens.unwrap_or(0)
+                    + self.cache_creation_input_tokens.unwrap_or(0)
+            }
+            (None, None) => {
+                self.prompt_cache_hit_tokens.unwrap_or(0)
+                    + self.prompt_cache_miss_tokens.unwrap_or(0)
+            }
+        };
         Usage {
-            input_tokens: self.prompt_tokens.unwrap_or(0),
-            output_tokens: self.completion_tokens.unwrap_or(0),
-            cached_input_tokens: cached,
+            input_tokens: input,
+            output_tokens: self.completion_tokens.or(self.output_tokens).unwrap_or(0),
+            cached_input_tokens: cached.min(input),
+            cache_write_tokens: written.min(input.saturating_sub(cached.min(input))),
             estimated: false,
             cost: None,
         }

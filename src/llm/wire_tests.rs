@@ -19,6 +19,8 @@ fn request<'a>(messages: &'a [Message], tools: &'a [ToolSpec]) -> ChatRequest<'a
         model: "m",
         messages,
         tools,
+        effort: None,
+        cache_key: None,
     }
 }
 
@@ -497,4 +499,245 @@ fn responses_reasoning_items_never_go_out_on_the_chat_wire() {
             "{echo:?}: {text}"
         );
     }
+}
+
+#[test]
+fn the_effort_goes_in_each_dialects_field_and_nowhere_without_one() {
+    use crate::llm::effort::{DialectChoice, EffortDialect};
+    use crate::protocol::Effort;
+    let messages = conversation();
+    let effort_keys = [
+        "reasoning_effort",
+        "reasoning",
+        "chat_template_kwargs",
+        "think",
+        "thinking",
+    ];
+    let cases = [
+        (
+            "https://api.openai.com/v1",
+            "o3",
+            json!({"reasoning_effort": "high"}),
+        ),
+        (
+            "https://api.deepseek.com/v1",
+            "deepseek-reasoner",
+            json!({"reasoning_effort": "high"}),
+        ),
+        (
+            "https://openrouter.ai/api/v1",
+            "anthropic/claude-sonnet-4",
+            json!({"reasoning": {"effort": "high"}}),
+        ),
+        (
+            "http://127.0.0.1:8000/v1",
+            "Qwen/Qwen3-8B",
+            json!({"chat_template_kwargs": {"enable_thinking": true}}),
+        ),
+        (
+            "http://127.0.0.1:11434/v1",
+            "qwen3:8b",
+            json!({"think": true, "reasoning_effort": "high"}),
+        ),
+    ];
+    for (url, model, want) in cases {
+        let cfg = ProviderConfig::new("p", url);
+        let req = ChatRequest {
+            model,
+            effort: Some(Effort::High),
+            ..request(&messages, &[])
+        };
+        let sent = body(&req, &cfg);
+        let got: serde_json::Map<String, Value> = effort_keys
+            .iter()
+            .filter_map(|k| sent.get(*k).map(|v| (k.to_string(), v.clone())))
+            .collect();
+        assert_eq!(Value::Object(got), want, "{url} {model}");
+        // Without an effort, none of those keys is sent to any of them.
+        let plain = body(
+            &ChatRequest {
+                effort: None,
+                ..req
+            },
+            &cfg,
+        );
+        for key in effort_keys {
+            assert!(
+                plain.get(key).is_none(),
+                "{url}: {key} sent without an effort"
+            );
+        }
+    }
+    // A configured dialect wins over the URL; extra_body's own object is merged.
+    let mut cfg = provider();
+    cfg.effort_dialect = DialectChoice::Configured {
+        dialect: EffortDialect::ChatTemplateKwargs,
+    };
+    cfg.extra_body.insert(
+        "chat_template_kwargs".into(),
+        json!({"enable_thinking": true, "preserve_thinking": true}),
+    );
+    let req = ChatRequest {
+        effort: Some(Effort::Off),
+        ..request(&messages, &[])
+    };
+    assert_eq!(
+        body(&req, &cfg)["chat_template_kwargs"],
+        json!({"enable_thinking": false, "preserve_thinking": true})
+    );
+    assert_eq!(
+        body_text(&req, &cfg)
+            .matches("chat_template_kwargs")
+            .count(),
+        1
+    );
+    // extra_body's plain value under the key gives way to the effort.
+    cfg.effort_dialect = DialectChoice::FromEndpoint;
+    cfg.extra_body
+        .insert("reasoning_effort".into(), json!("low"));
+    let req = ChatRequest {
+        effort: Some(Effort::Medium),
+        ..request(&messages, &[])
+    };
+    assert_eq!(body(&req, &cfg)["reasoning_effort"], "medium");
+    assert_eq!(body_text(&req, &cfg).matches("reasoning_effort").count(), 1);
+}
+
+#[test]
+fn usage_is_read_from_every_cache_shape() {
+    let read = |usage: Value| chunk(json!({"choices": [], "usage": usage})).reported_usage();
+    // (shape, body, input, cached, written, output)
+    let cases = [
+        (
+            "OpenAI",
+            json!({"prompt_tokens": 2000, "completion_tokens": 10,
+                   "prompt_tokens_details": {"cached_tokens": 1536}}),
+            (2000, 1536, 0, 10),
+        ),
+        (
+            "OpenRouter (Anthropic route)",
+            json!({"prompt_tokens": 10000, "completion_tokens": 100, "cost": 0.01,
+                   "cache_discount": 0.02,
+                   "prompt_tokens_details": {"cached_tokens": 8000, "cache_write_tokens": 1000}}),
+            (10000, 8000, 1000, 100),
+        ),
+        (
+            "Anthropic",
+            json!({"input_tokens": 50, "output_tokens": 7,
+                   "cache_read_input_tokens": 900, "cache_creation_input_tokens": 100}),
+            (1050, 900, 100, 7),
+        ),
+        (
+            "LiteLLM (Anthropic behind the Chat API)",
+            json!({"prompt_tokens": 1050, "completion_tokens": 7,
+                   "cache_read_input_tokens": 900, "cache_creation_input_tokens": 100}),
+            (1050, 900, 100, 7),
+        ),
+        (
+            "DeepSeek",
+            json!({"prompt_tokens": 300, "completion_tokens": 3,
+                   "prompt_cache_hit_tokens": 256, "prompt_cache_miss_tokens": 44}),
+            (300, 256, 0, 3),
+        ),
+        (
+            "DeepSeek without prompt_tokens",
+            json!({"prompt_cache_hit_tokens": 256, "prompt_cache_miss_tokens": 44}),
+            (300, 256, 0, 0),
+        ),
+        (
+            "Responses",
+            json!({"input_tokens": 5000, "output_tokens": 20,
+                   "input_tokens_details": {"cached_tokens": 4096}}),
+            (5000, 4096, 0, 20),
+        ),
+        (
+            "nonsense counts are capped by the input",
+            json!({"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 50,
+                   "cache_write_tokens": 50}}),
+            (10, 10, 0, 0),
+        ),
+    ];
+    for (shape, body, (input, cached, written, output)) in cases {
+        let u = read(body).unwrap();
+        assert_eq!(
+            (
+                u.input_tokens,
+                u.cached_input_tokens,
+                u.cache_write_tokens,
+                u.output_tokens
+            ),
+            (input, cached, written, output),
+            "{shape}"
+        );
+        assert!(!u.estimated, "{shape}");
+    }
+}
+
+#[test]
+fn cache_markers_go_only_where_the_route_wants_them() {
+    use crate::llm::cache::PromptCache;
+    let messages = conversation();
+    let req = ChatRequest {
+        cache_key: Some("20261127-000000-abcdef"),
+        ..request(&messages, &[])
+    };
+    let marked = |body: &Value| -> Vec<usize> {
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m["content"].is_array())
+            .map(|(i, _)| i)
+            .collect()
+    };
+    // Default (auto) on a local server: plain strings, no key.
+    let local = provider();
+    let text = body_text(&req, &local);
+    assert!(
+        !text.contains("cache_control") && !text.contains("prompt_cache_key"),
+        "{text}"
+    );
+    // OpenRouter's Anthropic models: breakpoints, as text parts.
+    let openrouter = ProviderConfig::new("p", "https://openrouter.ai/api/v1");
+    let anthropic = ChatRequest {
+        model: "anthropic/claude-sonnet-4",
+        ..req
+    };
+    let sent = body(&anthropic, &openrouter);
+    // The system prompt, the user's message and the tool result: the assistant message
+    // has only tool calls.
+    assert_eq!(marked(&sent), vec![0, 1, 3]);
+    assert_eq!(
+        sent["messages"][0]["content"],
+        json!([{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}])
+    );
+    assert_eq!(sent["messages"][2]["content"], "");
+    assert!(sent.get("prompt_cache_key").is_none());
+    // Not for OpenRouter's other models.
+    let other = ChatRequest {
+        model: "openai/gpt-4.1",
+        ..req
+    };
+    assert!(!body_text(&other, &openrouter).contains("cache_control"));
+    // OpenAI: the session's id as prompt_cache_key, the messages untouched; an
+    // extra_body key of the same name gives way.
+    let mut openai = ProviderConfig::new("openai", "https://api.openai.com/v1");
+    openai
+        .extra_body
+        .insert("prompt_cache_key".into(), json!("mine"));
+    let sent = body(&req, &openai);
+    assert_eq!(sent["prompt_cache_key"], "20261127-000000-abcdef");
+    assert!(marked(&sent).is_empty());
+    assert_eq!(
+        body_text(&req, &openai).matches("prompt_cache_key").count(),
+        1
+    );
+    // explicit: breakpoints anywhere; off: nothing even on OpenRouter.
+    let mut explicit = provider();
+    explicit.prompt_cache = PromptCache::Explicit;
+    assert_eq!(marked(&body(&req, &explicit)), vec![0, 1, 3]);
+    let mut off = openrouter.clone();
+    off.prompt_cache = PromptCache::Off;
+    assert!(!body_text(&anthropic, &off).contains("cache_control"));
 }

@@ -22,6 +22,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ),
     ("model", "Show the model, or switch: /model NAME"),
     (
+        "effort",
+        "Show the reasoning effort, or set it: /effort low|medium|high|off",
+    ),
+    (
         "permissions",
         "List the permission rules, or remove one: /permissions [remove N]",
     ),

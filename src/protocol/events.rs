@@ -52,6 +52,7 @@ impl SubAgentEvent {
             | Event::Compacted { .. }
             | Event::ContextWindow { .. }
             | Event::ModelChanged { .. }
+            | Event::EffortChanged { .. }
             | Event::Status(_)
             | Event::ShutdownComplete { .. }
             | Event::SkillList(_)
@@ -431,6 +432,8 @@ pub enum Event {
         context_window_source: Option<WindowSource>,
         /// The saved session's id (`None` when sessions are not saved).
         session_id: Option<String>,
+        /// The reasoning effort sent with each request (`None`: none is sent).
+        effort: Option<Effort>,
     },
     /// The model's context window was learnt from the endpoint (or from a refusal)
     /// after the session started; it is used from the next request on.
@@ -671,6 +674,12 @@ pub enum Event {
     ModelChanged {
         /// The new model id.
         model: String,
+    },
+    /// The reasoning effort was set after [`Op::SetEffort`]; it is sent from the next
+    /// request on.
+    EffortChanged {
+        /// The new level.
+        effort: Effort,
     },
     /// The agent stopped after [`Op::Shutdown`]; no events follow.
     ShutdownComplete {

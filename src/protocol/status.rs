@@ -8,13 +8,15 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::{ApprovalMode, Usage, WindowSource};
+use super::{ApprovalMode, Effort, Usage, WindowSource};
 
 /// The session as `/status` tells it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StatusReport {
     /// The model in use.
     pub model: String,
+    /// The reasoning effort sent with each request (`None`: none is sent).
+    pub effort: Option<Effort>,
     /// The endpoint's host (and port), from the base URL.
     pub provider: String,
     /// The model's context window, when known.
@@ -148,8 +150,9 @@ impl StatusReport {
             (Some(used), _) => format!("about {used} tokens"),
             (None, _) => "no request yet".to_string(),
         };
-        vec![
+        let mut lines = vec![
             ("model", self.model.clone()),
+            ("effort", Effort::describe(self.effort).to_string()),
             ("provider", self.provider.clone()),
             ("context window", window),
             ("context used", context),
@@ -169,7 +172,11 @@ impl StatusReport {
                 ),
             ),
             ("tokens", tokens),
-        ]
+        ];
+        if let Some(cache) = self.usage.cache_summary() {
+            lines.push(("prompt cache", cache));
+        }
+        lines
     }
 }
 
@@ -181,6 +188,7 @@ mod tests {
     fn every_fact_has_its_line_and_unknowns_say_so() {
         let report = StatusReport {
             model: "m".into(),
+            effort: Some(Effort::Low),
             provider: "127.0.0.1:8080".into(),
             context_window: None,
             approval_mode: ApprovalMode::AutoEdit,
@@ -216,6 +224,7 @@ mod tests {
         assert_eq!(get("sandbox"), "workspace-write, no network");
         assert!(get("approvals").starts_with("auto-edit"));
         assert_eq!(get("skills"), "3 found, 1 loaded");
+        assert_eq!(get("effort"), "low");
         assert_eq!(get("tokens"), "0 in, 0 out");
         let known = StatusReport {
             context_window: Some(KnownWindow {

@@ -60,11 +60,14 @@ impl<O: Write, E: Write> Repl<O, E> {
             Event::SessionConfigured {
                 model,
                 context_window,
+                effort,
                 ..
             } => {
                 self.model = model.clone();
                 self.context_window = *context_window;
+                self.effort = *effort;
             }
+            Event::EffortChanged { effort } => self.effort = Some(*effort),
             Event::ContextWindow { tokens, .. } => self.context_window = Some(*tokens),
             Event::Usage {
                 session,
@@ -108,6 +111,11 @@ impl<O: Write, E: Write> Repl<O, E> {
             Event::ModelChanged { model } => {
                 self.done_waiting(State::SwitchingModel);
                 self.renderer.notice(&format!("model: {model}"))?;
+            }
+            Event::EffortChanged { effort } => {
+                self.done_waiting(State::SettingEffort);
+                self.renderer
+                    .notice(&format!("reasoning effort: {effort}"))?;
             }
             // Sent for `/resume`, or at start for `-c` and `--resume ID`: text gets a
             // short recap.

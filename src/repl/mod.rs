@@ -213,6 +213,8 @@ enum State {
     Clearing,
     /// Waiting for [`Event::ModelChanged`].
     SwitchingModel,
+    /// Waiting for [`Event::EffortChanged`].
+    SettingEffort,
     /// Waiting for [`Event::Compacted`], or the warning saying why not.
     Compacting,
     /// Waiting for [`Event::SessionList`], or the warning saying why not.
@@ -268,6 +270,8 @@ struct Repl<O: Write, E: Write> {
     asking: Option<String>,
     interrupts_seen: u32,
     model: String,
+    /// The reasoning effort in force (from `SessionConfigured`, then `EffortChanged`).
+    effort: Option<crate::protocol::Effort>,
     /// The approval mode in force.
     approval_mode: crate::protocol::ApprovalMode,
     /// The slash commands for routing and completion, as the agent last sent them.
@@ -305,6 +309,7 @@ impl<O: Write, E: Write> Repl<O, E> {
             ops: handle.ops,
             events: handle.events,
             model: info.model.clone(),
+            effort: None,
             context_window: info.context_window,
             approval_mode: info.approval_mode,
             commands: info.commands.clone(),
@@ -643,6 +648,18 @@ impl<O: Write, E: Write> Repl<O, E> {
             Builtin::Model(Some(model)) => {
                 self.send(Op::SetModel { model });
                 self.state = State::SwitchingModel;
+                Ok(())
+            }
+            Builtin::Effort(None) => {
+                let text = format!(
+                    "reasoning effort: {} (set with /effort low|medium|high|off)",
+                    crate::protocol::Effort::describe(self.effort)
+                );
+                self.renderer.notice(&text)
+            }
+            Builtin::Effort(Some(effort)) => {
+                self.send(Op::SetEffort { effort });
+                self.state = State::SettingEffort;
                 Ok(())
             }
             Builtin::Status => {

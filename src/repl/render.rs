@@ -647,6 +647,9 @@ pub fn usage_text(usage: &Usage, context_tokens: u64, context_window: Option<u64
         usage.output_tokens,
         usage.total()
     );
+    if let Some(cache) = usage.cache_summary() {
+        t.push_str(&format!("\nprompt cache: {cache}"));
+    }
     if let Some(cost) = usage.cost {
         t.push_str(&format!("\ncost this session: {cost}{est}"));
     }
@@ -896,6 +899,7 @@ mod tests {
             input_tokens: 1200,
             output_tokens: 300,
             cached_input_tokens: 1000,
+            cache_write_tokens: 0,
             estimated: false,
             cost: None,
         };
@@ -905,6 +909,9 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("context: 800 of 8000 tokens (10%)"), "{t}");
+        assert!(t.contains("prompt cache: 83% hit (1000 read)"), "{t}");
+        let cold = usage_text(&Usage::default(), 0, None);
+        assert!(!cold.contains("prompt cache"), "{cold}");
     }
 
     #[test]

@@ -131,6 +131,7 @@ fn fake_answer(op: Op) -> Option<Event> {
     match op {
         Op::NewConversation => Some(Event::ConversationCleared),
         Op::SetModel { model } => Some(Event::ModelChanged { model }),
+        Op::SetEffort { effort } => Some(Event::EffortChanged { effort }),
         Op::Compact { .. } => Some(Event::Warning {
             message: "there is nothing to compact yet".into(),
         }),
@@ -180,6 +181,7 @@ fn fake_answer(op: Op) -> Option<Event> {
         }),
         Op::Status => Some(Event::Status(Box::new(crate::protocol::StatusReport {
             model: "m".into(),
+            effort: None,
             provider: "127.0.0.1:8080".into(),
             context_window: None,
             approval_mode: crate::protocol::ApprovalMode::Suggest,

@@ -154,6 +154,9 @@ impl<W: Write + ?Sized> Markdown<'_, W> {
                 ))
             }
             Record::ModelChanged { model } => self.note(&format!("Switched to model {model}.")),
+            Record::EffortChanged { effort } => {
+                self.note(&format!("Reasoning effort set to {effort}."))
+            }
             Record::Cleared => self.note("Conversation cleared (/clear)."),
             Record::Rewound { turn } => self.note(&format!(
                 "Conversation rewound to before turn {turn}: it and later turns are not sent again."

@@ -10,7 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::llm::Message;
-use crate::protocol::{CompactionTrigger, TurnOutcome, Usage};
+use crate::protocol::{CompactionTrigger, Effort, TurnOutcome, Usage};
 
 /// Version of the record format written in every header.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -226,6 +226,11 @@ pub enum Record {
         /// The new model id.
         model: String,
     },
+    /// The reasoning effort was set (`/effort`); a resumed session keeps it.
+    EffortChanged {
+        /// The level.
+        effort: Effort,
+    },
     /// The conversation was cleared (`/clear`): nothing before this is sent again.
     Cleared,
     /// What the user typed for a turn (the message sent may differ: mentions attached,
@@ -264,7 +269,7 @@ pub enum Record {
 
 impl Record {
     /// Every `type` tag this version writes and reads, in declaration order.
-    pub const TYPES: [&'static str; 14] = [
+    pub const TYPES: [&'static str; 15] = [
         "header",
         "system_prompt",
         "message",
@@ -274,6 +279,7 @@ impl Record {
         "skill_unloaded",
         "compacted",
         "model_changed",
+        "effort_changed",
         "cleared",
         "prompt",
         "note",
@@ -293,6 +299,7 @@ impl Record {
             Record::SkillUnloaded { .. } => "skill_unloaded",
             Record::Compacted { .. } => "compacted",
             Record::ModelChanged { .. } => "model_changed",
+            Record::EffortChanged { .. } => "effort_changed",
             Record::Cleared => "cleared",
             Record::Prompt { .. } => "prompt",
             Record::Note { .. } => "note",
@@ -370,6 +377,9 @@ mod tests {
                 messages: Vec::new(),
             },
             Record::ModelChanged { model: "m".into() },
+            Record::EffortChanged {
+                effort: Effort::High,
+            },
             Record::Cleared,
             Record::Prompt {
                 turn: 1,

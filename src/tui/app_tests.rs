@@ -174,7 +174,7 @@ fn builtins_become_ops_or_local_views() {
             assert!(h.ops().is_empty(), "{cmd} is local");
         }
     }
-    let screen = h.screen(100, 60);
+    let screen = h.screen(100, 64);
     assert_shows(
         &screen,
         &[
@@ -188,6 +188,37 @@ fn builtins_become_ops_or_local_views() {
     h.submit("/nosuch");
     let screen = h.screen(100, 60);
     assert!(screen.contains("unknown command `/nosuch`"), "{screen}");
+}
+
+#[test]
+fn effort_is_shown_set_and_announced() {
+    use crate::protocol::Effort;
+    let mut h = Harness::new();
+    h.submit("/effort");
+    assert!(h.ops().is_empty(), "/effort alone is local");
+    h.submit("/effort high");
+    assert_eq!(
+        h.ops(),
+        vec![Op::SetEffort {
+            effort: Effort::High
+        }]
+    );
+    h.event(Event::EffortChanged {
+        effort: Effort::High,
+    });
+    h.submit("/effort");
+    h.submit("/effort max");
+    assert!(h.ops().is_empty(), "an unknown level sends nothing");
+    let screen = h.screen(100, 30);
+    assert_shows(
+        &screen,
+        &[
+            "Reasoning effort: not set (the server's default)",
+            "Reasoning effort set to high.",
+            "Reasoning effort: high. Set it with",
+            "unknown effort `max`; usage: /effort low|medium|high|off",
+        ],
+    );
 }
 
 #[test]

@@ -51,6 +51,8 @@ pub struct SessionStatus {
     pub skills: usize,
     /// The approval mode in force (Shift+Tab and `/approvals` switch it).
     pub approval_mode: crate::protocol::ApprovalMode,
+    /// The reasoning effort in force (`None`: none is sent).
+    pub effort: Option<crate::protocol::Effort>,
 }
 
 /// Shortens `path` with `~` for the user's home directory.
@@ -149,6 +151,11 @@ pub fn render_status(area: Rect, buf: &mut Buffer, session: &SessionStatus, view
             short_count(session.usage.output_tokens)
         ),
     ));
+    if session.usage.cached_input_tokens > 0
+        && let Some(percent) = session.usage.cache_hit_percent()
+    {
+        segments.push((3, format!("cache {percent}%")));
+    }
     if let Some(cost) = session.usage.cost {
         segments.push((3, format!("{approx}{cost}")));
     }
@@ -201,11 +208,13 @@ mod tests {
                 input_tokens: 23_400,
                 output_tokens: 812,
                 cached_input_tokens: 0,
+                cache_write_tokens: 0,
                 estimated: false,
                 cost: None,
             },
             skills: 3,
             approval_mode: crate::protocol::ApprovalMode::Suggest,
+            effort: None,
         }
     }
 
@@ -245,6 +254,24 @@ mod tests {
         let narrow = draw(60, TurnState::Thinking, None);
         assert!(narrow.contains("gpt-4o-mini"), "{narrow}");
         assert!(!narrow.contains("skills"), "{narrow}");
+    }
+
+    #[test]
+    fn the_cache_hit_rate_shows_once_the_cache_was_read() {
+        let cold = draw(100, TurnState::Idle, None);
+        assert!(!cold.contains("cache"), "{cold}");
+        let mut warm = session();
+        warm.usage.cached_input_tokens = 18_720;
+        let line = drawn(100, 1, |f| {
+            let view = StatusView {
+                state: &TurnState::Idle,
+                elapsed: None,
+                spinner: "⠋",
+                hint: None,
+            };
+            render_status(f.area(), f.buffer_mut(), &warm, view)
+        });
+        assert!(line.contains("↑23.4k ↓812 · cache 80%"), "{line}");
     }
 
     #[test]

@@ -251,6 +251,9 @@ pub fn usage(status: &SessionStatus) -> Vec<Line<'static>> {
             short_count(u.total())
         )),
     ];
+    if let Some(cache) = u.cache_summary() {
+        lines.push(Line::raw(format!("  prompt cache: {cache}")));
+    }
     if let Some(cost) = u.cost {
         lines.push(Line::raw(format!("  cost: {cost}{approx}")));
     }

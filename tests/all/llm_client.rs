@@ -108,6 +108,8 @@ async fn run_with(config: ProviderConfig, messages: &[Message], tools: &[ToolSpe
                 model: "mock-model",
                 messages,
                 tools,
+                effort: None,
+                cache_key: None,
             },
             &cancel,
             &mut |e| events.push(e),
@@ -159,6 +161,8 @@ async fn cancelled_at(
                 model: "m",
                 messages: &messages,
                 tools: &[],
+                effort: None,
+                cache_key: None,
             },
             &cancel,
             &mut |e| {
@@ -190,6 +194,7 @@ async fn plain_answer_with_usage() {
             input_tokens: 10,
             output_tokens: 2,
             cached_input_tokens: 4,
+            cache_write_tokens: 0,
             estimated: false,
             cost: None,
         })

@@ -62,6 +62,8 @@ async fn complete(config: ProviderConfig) -> (Result<Completion, LlmError>, Vec<
                 model: "mock-model",
                 messages: &messages,
                 tools: &tools,
+                effort: None,
+                cache_key: None,
             },
             &CancellationToken::new(),
             &mut |e| events.push(e),

@@ -9,7 +9,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::llm::cache::CacheRoute;
 use crate::llm::{ChatRequest, Message, ProviderConfig, StreamMode, ToolCall, ToolChoice};
+use crate::protocol::Effort;
 
 /// Top-level keys this body sets itself; an `extra_body` key of the same name is skipped.
 pub const OWNED_KEYS: &[&str] = &[
@@ -127,6 +129,11 @@ impl<'a> RequestBody<'a> {
             include: INCLUDE,
             max_output_tokens: config.max_output_tokens,
             extras: Extras {
+                cache_key: match config.prompt_cache.route(&config.base_url, req.model) {
+                    CacheRoute::CacheKey => req.cache_key,
+                    CacheRoute::Breakpoints | CacheRoute::Nothing => None,
+                },
+                effort: req.effort,
                 extra_body: &config.extra_body,
             },
         }
@@ -215,9 +222,14 @@ fn tool_choice(choice: &ToolChoice) -> Option<Value> {
     }
 }
 
-/// The configured `extra_body` keys, but never one this body sets.
+/// The keys that come from provider settings: `prompt_cache_key` on a cache-key route
+/// (the session id), the effort as `reasoning.effort` (merged into an `extra_body`
+/// `reasoning` object such as `{summary = "auto"}`, the effort winning), then the
+/// configured `extra_body` keys, but never one this body sets.
 #[derive(Debug)]
 struct Extras<'a> {
+    cache_key: Option<&'a str>,
+    effort: Option<Effort>,
     extra_body: &'a serde_json::Map<String, Value>,
 }
 
@@ -225,11 +237,27 @@ impl Serialize for Extras<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let mut map = serializer.serialize_map(None)?;
-        for (key, value) in self
-            .extra_body
-            .iter()
-            .filter(|(k, _)| !OWNED_KEYS.contains(&k.as_str()))
-        {
+        if let Some(key) = self.cache_key {
+            map.serialize_entry("prompt_cache_key", key)?;
+        }
+        let level = self.effort.map(|effort| match effort {
+            Effort::Off => "none",
+            other => other.as_str(),
+        });
+        if let Some(level) = level {
+            let mut reasoning = match self.extra_body.get("reasoning") {
+                Some(Value::Object(configured)) => configured.clone(),
+                _ => serde_json::Map::new(),
+            };
+            reasoning.insert("effort".into(), Value::from(level));
+            map.serialize_entry("reasoning", &reasoning)?;
+        }
+        for (key, value) in self.extra_body.iter().filter(|(k, _)| {
+            let set_here = OWNED_KEYS.contains(&k.as_str())
+                || (k.as_str() == "prompt_cache_key" && self.cache_key.is_some())
+                || (k.as_str() == "reasoning" && level.is_some());
+            !set_here
+        }) {
             map.serialize_entry(key, value)?;
         }
         map.end()

@@ -716,6 +716,7 @@ fn usage_of(usage: &Value) -> Option<Usage> {
         input_tokens: input.unwrap_or(0),
         output_tokens: output.unwrap_or(0),
         cached_input_tokens: cached,
+        cache_write_tokens: 0,
         estimated: false,
         cost: None,
     })

@@ -67,6 +67,8 @@ fn body(messages: &[Message], tools: &[ToolSpec], cfg: &ProviderConfig, mode: St
         model: "gpt-5-codex",
         messages,
         tools,
+        effort: None,
+        cache_key: None,
     };
     serde_json::from_slice(&RequestBody::new(&req, cfg, mode).to_bytes().unwrap()).unwrap()
 }
@@ -378,6 +380,7 @@ fn a_whole_turn_reads_into_one_completion() {
             input_tokens: 120,
             output_tokens: 40,
             cached_input_tokens: 100,
+            cache_write_tokens: 0,
             estimated: false,
             cost: None,
         })
@@ -418,6 +421,8 @@ fn encrypted_reasoning_round_trips_byte_for_byte() {
         model: "m",
         messages: &messages,
         tools: &[],
+        effort: None,
+        cache_key: None,
     };
     let cfg = ProviderConfig::new("p", "http://x/v1");
     let bytes = RequestBody::new(&req, &cfg, StreamMode::Sse)
@@ -702,4 +707,46 @@ fn every_prefix_of_every_event_is_survived() {
             let _ = read(vec![cut]);
         }
     }
+}
+
+/// The session's effort goes as `reasoning.effort`, merged into a configured `reasoning`
+/// object; on OpenAI the session id goes as `prompt_cache_key`; elsewhere neither key.
+#[test]
+fn effort_and_the_cache_key_follow_the_responses_spelling() {
+    use crate::protocol::Effort;
+    let messages = conversation(None);
+    let tools = tools();
+    let sent = |cfg: &ProviderConfig, effort| -> Value {
+        let req = ChatRequest {
+            model: "gpt-5-codex",
+            messages: &messages,
+            tools: &tools,
+            effort,
+            cache_key: Some("session-1"),
+        };
+        serde_json::from_slice(
+            &RequestBody::new(&req, cfg, StreamMode::Sse)
+                .to_bytes()
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    let mut openai = ProviderConfig::new("openai", "https://api.openai.com/v1");
+    openai.extra_body.insert(
+        "reasoning".into(),
+        json!({"summary": "auto", "effort": "low"}),
+    );
+    let v = sent(&openai, Some(Effort::High));
+    assert_eq!(v["reasoning"], json!({"summary": "auto", "effort": "high"}));
+    assert_eq!(v["prompt_cache_key"], "session-1");
+    let v = sent(&openai, None);
+    assert_eq!(v["reasoning"], json!({"summary": "auto", "effort": "low"}));
+    let v = sent(&openai, Some(Effort::Off));
+    assert_eq!(v["reasoning"]["effort"], "none");
+    let local = ProviderConfig::new("local", "http://127.0.0.1:9/v1");
+    let v = sent(&local, None);
+    assert!(
+        v.get("prompt_cache_key").is_none() && v.get("reasoning").is_none(),
+        "{v}"
+    );
 }

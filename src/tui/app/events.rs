@@ -24,8 +24,10 @@ impl App {
                 model,
                 skills,
                 context_window,
+                effort,
                 ..
             } => {
+                self.status.effort = effort;
                 self.status.model = model;
                 self.status.skills = skills;
                 self.status.context_window = context_window.or(self.status.context_window);
@@ -90,6 +92,13 @@ impl App {
             Event::ModelChanged { model } => {
                 self.commit_notice(NoticeKind::Info, &format!("Model switched to {model}."));
                 self.status.model = model;
+            }
+            Event::EffortChanged { effort } => {
+                self.commit_notice(
+                    NoticeKind::Info,
+                    &format!("Reasoning effort set to {effort}."),
+                );
+                self.status.effort = Some(effort);
             }
             Event::ShutdownComplete { usage } => {
                 self.flush_stream();

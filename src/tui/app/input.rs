@@ -472,6 +472,20 @@ impl App {
                 self.commit_cell(echo.lines());
                 self.out.ops.push(Op::SetModel { model });
             }
+            Builtin::Effort(None) => {
+                self.commit_cell(echo.lines());
+                let effort = crate::protocol::Effort::describe(self.status.effort);
+                self.commit_notice(
+                    NoticeKind::Info,
+                    &format!(
+                        "Reasoning effort: {effort}. Set it with /effort low|medium|high|off."
+                    ),
+                );
+            }
+            Builtin::Effort(Some(effort)) => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(Op::SetEffort { effort });
+            }
             Builtin::Clear => {
                 self.commit_cell(echo.lines());
                 self.out.ops.push(Op::NewConversation);

@@ -142,6 +142,7 @@ impl App {
             usage: Usage::default(),
             skills: info.commands.skills.len(),
             approval_mode: info.approval_mode,
+            effort: None,
         };
         let history = History::load(&info.home.join("history"));
         let mut app = App {

@@ -72,3 +72,32 @@ fn status_shows_the_sessions_state_in_a_cell() {
     }
     tui.exit_with_ctrl_c_twice();
 }
+
+/// `/effort LEVEL` in the TUI: announced on the screen, sent with the next request; the
+/// status line shows the prompt cache's hit rate once the server reports cache reads.
+#[test]
+fn effort_switches_mid_session_and_the_cache_hit_rate_shows() {
+    use crate::support::{finish, sse, text, usage, usage_cached};
+    let server = MockServer::start(vec![
+        sse(vec![text("first"), finish("stop"), usage(1000, 5)]),
+        sse(vec![
+            text("second"),
+            finish("stop"),
+            usage_cached(1000, 5, 800),
+        ]),
+    ]);
+    let mut tui = Tui::start(&server, &[]);
+    tui.submit("one");
+    tui.wait_for_text("first");
+    tui.wait_ready();
+    tui.submit("/effort high");
+    tui.wait_for_text("Reasoning effort set to high.");
+    tui.submit("two");
+    tui.wait_for_text("second");
+    // 800 of the session's 2000 input tokens were read from the cache.
+    tui.wait_for_text("cache 40%");
+    let requests = server.chat_requests();
+    assert!(requests[0].body.get("reasoning_effort").is_none());
+    assert_eq!(requests[1].body["reasoning_effort"], "high");
+    tui.exit_with_ctrl_c_twice();
+}
