@@ -9,6 +9,7 @@ pub mod approval;
 mod call;
 pub mod compact;
 pub mod conversation;
+pub mod endpoint;
 mod fit;
 pub mod fork;
 mod listings;
@@ -77,6 +78,11 @@ impl SharedWindow {
         *self.lock()
     }
 
+    /// Replaces the window by what is known of another model (after a switch).
+    pub fn replace(&self, window: Option<ContextWindow>) {
+        *self.lock() = window.filter(|w| w.tokens > 0);
+    }
+
     /// Sets the window (0 is ignored); returns whether it changed.
     pub fn set(&self, window: ContextWindow) -> bool {
         let mut current = self.lock();
@@ -88,39 +94,50 @@ impl SharedWindow {
     }
 }
 
-/// Whether the window is learnt from the endpoint while the session runs.
+/// Whether the window is still to be learnt from the endpoint: it is asked in the
+/// background once the first answer begins to stream (so the questions never compete
+/// with the first request), and again after a switch to a model nothing knows the
+/// window of. Clones share the state.
 #[derive(Debug, Clone)]
-pub enum WindowLearning {
-    /// It was configured, or learnt recently (cached): nothing to ask.
-    Settled,
-    /// Ask the endpoint in the background, once the first answer begins to stream (so the
-    /// questions never compete with the first request), and remember the answer here.
-    FromEndpoint {
-        /// The cache of learnt windows.
-        cache: WindowCache,
-        /// Set when the questions have been asked (clones share it).
-        asked: Arc<std::sync::atomic::AtomicBool>,
-    },
+pub struct WindowLearning {
+    /// The cache of learnt windows.
+    cache: WindowCache,
+    /// Set when nothing is to be asked (configured, cached, or asked already).
+    asked: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl WindowLearning {
-    /// Learning from this endpoint, not yet started.
+    /// Learning from the endpoint, not yet started.
     pub fn from_endpoint(cache: WindowCache) -> Self {
-        WindowLearning::FromEndpoint {
+        WindowLearning {
             cache,
             asked: Arc::default(),
         }
     }
 
+    /// Nothing to learn now (the window was configured or cached); a switch may rearm it.
+    pub fn settled(cache: WindowCache) -> Self {
+        WindowLearning {
+            cache,
+            asked: Arc::new(std::sync::atomic::AtomicBool::new(true)),
+        }
+    }
+
     /// The cache to learn into, the first time only.
     pub fn start(&self) -> Option<WindowCache> {
-        match self {
-            WindowLearning::Settled => None,
-            WindowLearning::FromEndpoint { cache, asked } => {
-                let first = !asked.swap(true, std::sync::atomic::Ordering::Relaxed);
-                first.then(|| cache.clone())
-            }
-        }
+        let first = !self.asked.swap(true, std::sync::atomic::Ordering::AcqRel);
+        first.then(|| self.cache.clone())
+    }
+
+    /// Whether the window is to be learnt again (after a switch).
+    pub fn rearm(&self, learn: bool) {
+        self.asked
+            .store(!learn, std::sync::atomic::Ordering::Release);
+    }
+
+    /// The cache of learnt windows.
+    pub fn cache(&self) -> &WindowCache {
+        &self.cache
     }
 }
 
@@ -159,8 +176,10 @@ pub struct SessionInfo {
 /// The fixed parts of a session, assembled by `session::prepare`.
 #[derive(Clone)]
 pub struct AgentSetup {
-    /// The model client.
-    pub client: Arc<crate::llm::Client>,
+    /// The model client of the provider in use (a switch replaces it).
+    pub client: endpoint::SharedClient,
+    /// Every provider the session can switch to.
+    pub providers: crate::config::providers::ProviderBook,
     /// Model id at start.
     pub model: String,
     /// The system prompt, built once.
@@ -201,8 +220,6 @@ pub struct AgentSetup {
     pub model_source: crate::config::ModelSource,
     /// The session's MCP servers.
     pub mcp: crate::mcp::McpServers,
-    /// Prices per model, for the cost of each request.
-    pub prices: crate::cost::PriceTable,
     /// Pictures of the project's files for `/undo` and `/diff` (`None`: not kept).
     pub snapshots: Option<crate::undo::Snapshots>,
 }

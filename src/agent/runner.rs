@@ -271,16 +271,15 @@ impl Dispatcher {
         match op {
             Op::NewConversation => self.clear(state),
             Op::SetModel { model } => {
-                let provider = self.setup.client.config();
-                if let Err(message) = super::models::check_listed(provider, &model).await {
-                    self.emit(Event::Warning { message });
-                    return;
+                match super::endpoint::switch(&self.setup, state, &model).await {
+                    Ok(switched) => self.switched(state, switched),
+                    Err(message) => self.emit(Event::Warning { message }),
                 }
-                state.model = model.clone();
-                state.conversation.record(Record::ModelChanged {
-                    model: model.clone(),
-                });
-                self.emit(Event::ModelChanged { model });
+            }
+            Op::ListModels => {
+                let current = super::endpoint::shown_model(&self.setup, state);
+                let list = super::models::list_all(&self.setup, current).await;
+                self.emit(Event::ModelList(list));
             }
             Op::ListSessions => saved::list(&self.context(), self.session_id.as_ref()),
             Op::Status => {
@@ -324,6 +323,22 @@ impl Dispatcher {
             // Turns run on their own task (`spawn_turn`); the rest is answered on
             // arrival (`on_op`) and never queued.
             _ => {}
+        }
+    }
+
+    /// Records and announces a switch of model (and maybe provider).
+    fn switched(&self, state: &mut SessionState, switched: super::endpoint::Switched) {
+        state.conversation.record(Record::ModelChanged {
+            model: switched.shown.clone(),
+        });
+        self.emit(Event::ModelChanged {
+            model: switched.shown,
+        });
+        if let Some(window) = switched.window {
+            self.emit(Event::ContextWindow {
+                tokens: window.tokens,
+                source: window.source,
+            });
         }
     }
 
@@ -436,6 +451,7 @@ impl Dispatcher {
             | Op::NewConversation
             | Op::Compact { .. }
             | Op::SetModel { .. }
+            | Op::ListModels
             | Op::Resume { .. }
             | Op::ListSessions
             | Op::Status

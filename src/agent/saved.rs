@@ -72,7 +72,7 @@ pub fn start(state: &mut SessionState, ctx: &TurnContext) -> (Option<SessionId>,
             }),
         }
     }
-    let (id, sink) = store.create(&state.model);
+    let (id, sink) = store.create(&super::endpoint::shown_model(setup, state));
     state.conversation = Conversation::new(setup.system_prompt.clone(), Some(sink));
     state.artifacts = Some(store.artifacts(&id));
     (Some(id), events)
@@ -124,9 +124,13 @@ pub fn resume(
         version: env!("CARGO_PKG_VERSION").to_string(),
     });
     if let (Some(model), ModelSource::Settings) = (model, setup.model_source)
-        && model != state.model
+        && model != super::endpoint::shown_model(setup, state)
     {
-        state.model = model;
+        // The provider and model the session last used; a provider no longer configured
+        // leaves the one in use.
+        if let Err(problem) = super::endpoint::adopt(setup, state, &model) {
+            notes.push(format!("the session used {model}: {problem}"));
+        }
     }
     // The skills loaded when it was saved are loaded again, with their tools.
     setup.loaded_skills.clear();
@@ -160,7 +164,7 @@ pub fn resume(
     state.artifacts = Some(store.artifacts(id));
     events.push(Event::SessionResumed(Box::new(ResumedSession {
         id: id.to_string(),
-        model: state.model.clone(),
+        model: super::endpoint::shown_model(setup, state),
         turns,
         loaded_skills: setup.loaded_skills.names(),
         history,

@@ -198,6 +198,29 @@ pub struct FileConfig {
     /// Prices per model (US dollars per million tokens), by model id or id prefix.
     #[serde(default)]
     pub prices: BTreeMap<String, crate::cost::ModelPrice>,
+    /// Named providers (`[providers.NAME]`), switched to with `NAME/model`.
+    #[serde(default)]
+    pub providers: BTreeMap<String, providers::ProviderFile>,
+}
+
+impl FileConfig {
+    /// The top-level keys that set up the default provider's client.
+    fn provider_keys(&self) -> providers::ProviderKeys<'_> {
+        providers::ProviderKeys {
+            headers: &self.headers,
+            auth_header: self.auth_header.as_deref(),
+            extra_body: self.extra_body.as_ref(),
+            tool_choice: self.tool_choice.as_ref(),
+            max_output_tokens: self.max_output_tokens,
+            include_usage: self.include_usage,
+            stream: self.stream,
+            send_reasoning: self.send_reasoning,
+            idle_timeout_secs: self.idle_timeout_secs,
+            attempt_timeout_secs: self.attempt_timeout_secs,
+            total_timeout_secs: self.total_timeout_secs,
+            max_retries: self.max_retries,
+        }
+    }
 }
 
 /// `[sandbox]` in config.toml.
@@ -369,6 +392,10 @@ pub struct Config {
     pub prices: crate::cost::PriceTable,
     /// Total size the saved sessions may take, in bytes.
     pub sessions_max_bytes: u64,
+    /// Every endpoint a session can switch to: the default one and the named ones.
+    pub providers: providers::ProviderBook,
+    /// The provider [`Config::provider`] is (`--model NAME/model` picks a named one).
+    pub provider_id: providers::ProviderId,
 }
 
 /// Default cap on the total size of saved sessions: 1 GiB.
@@ -412,6 +439,7 @@ pub fn provider_name_for(base_url: &str) -> String {
 }
 
 mod probe;
+pub mod providers;
 mod resolve;
 
 pub use probe::{OllamaFound, probe_models, probe_ollama};

@@ -8,10 +8,12 @@
 
 pub mod client;
 pub mod error;
+pub mod models;
 pub mod retry;
 pub mod sse;
 pub mod window;
 pub mod wire;
+pub mod wire_kind;
 
 use std::time::Duration;
 

@@ -52,6 +52,7 @@ impl SubAgentEvent {
             | Event::Compacted { .. }
             | Event::ContextWindow { .. }
             | Event::ModelChanged { .. }
+            | Event::ModelList(_)
             | Event::Status(_)
             | Event::ShutdownComplete { .. }
             | Event::SkillList(_)
@@ -664,9 +665,11 @@ pub enum Event {
     Status(Box<StatusReport>),
     /// The model was switched after [`Op::SetModel`].
     ModelChanged {
-        /// The new model id.
+        /// The new model id (`NAME/model` on a named provider).
         model: String,
     },
+    /// Every provider's models, after [`Op::ListModels`].
+    ModelList(ModelList),
     /// The agent stopped after [`Op::Shutdown`]; no events follow.
     ShutdownComplete {
         /// Usage for the whole session.

@@ -208,7 +208,7 @@ enum State {
     Turn,
     /// Waiting for [`Event::ConversationCleared`].
     Clearing,
-    /// Waiting for [`Event::ModelChanged`].
+    /// Waiting for [`Event::ModelChanged`] or [`Event::ModelList`].
     SwitchingModel,
     /// Waiting for [`Event::Compacted`], or the warning saying why not.
     Compacting,
@@ -634,8 +634,9 @@ impl<O: Write, E: Write> Repl<O, E> {
                 Ok(())
             }
             Builtin::Model(None) => {
-                let text = format!("model: {}", self.model);
-                self.renderer.notice(&text)
+                self.send(Op::ListModels);
+                self.state = State::SwitchingModel;
+                Ok(())
             }
             Builtin::Model(Some(model)) => {
                 self.send(Op::SetModel { model });

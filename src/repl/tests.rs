@@ -131,6 +131,10 @@ fn fake_answer(op: Op) -> Option<Event> {
     match op {
         Op::NewConversation => Some(Event::ConversationCleared),
         Op::SetModel { model } => Some(Event::ModelChanged { model }),
+        Op::ListModels => Some(Event::ModelList(crate::protocol::ModelList {
+            current: "m".into(),
+            providers: Vec::new(),
+        })),
         Op::Compact { .. } => Some(Event::Warning {
             message: "there is nothing to compact yet".into(),
         }),
