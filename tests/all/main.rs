@@ -33,6 +33,7 @@ mod mentions;
 mod permissions;
 mod print_e2e;
 mod project_root;
+mod providers;
 mod redaction;
 mod remote_skills;
 mod repl_e2e;
