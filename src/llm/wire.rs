@@ -377,6 +377,9 @@ pub struct WireUsage {
     /// DeepSeek-style cache hits.
     #[serde(deserialize_with = "lenient_u64")]
     pub prompt_cache_hit_tokens: Option<u64>,
+    /// What the request cost in US dollars, when the provider says (OpenRouter's
+    /// `usage.cost`); kept as JSON so an odd value is ignored, not an error.
+    pub cost: Option<serde_json::Value>,
 }
 
 /// `usage.prompt_tokens_details`.
@@ -402,8 +405,17 @@ impl WireUsage {
             output_tokens: self.completion_tokens.unwrap_or(0),
             cached_input_tokens: cached,
             estimated: false,
-            cost: None,
+            cost: self.reported_cost(),
         }
+    }
+
+    /// `usage.cost` in micro-dollars, when it is a sane number of dollars (a price the
+    /// user configured still wins: [`crate::cost::PriceTable::priced`]).
+    fn reported_cost(&self) -> Option<crate::protocol::Cost> {
+        let dollars = self.cost.as_ref()?.as_f64()?;
+        let micros = dollars * 1_000_000.0;
+        (micros.is_finite() && (0.0..1e15).contains(&micros))
+            .then(|| crate::protocol::Cost::from_micros(micros.round() as u64))
     }
 }
 
