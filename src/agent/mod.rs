@@ -104,7 +104,13 @@ pub struct WindowLearning {
     cache: WindowCache,
     /// Set when nothing is to be asked (configured, cached, or asked already).
     asked: Arc<std::sync::atomic::AtomicBool>,
+    /// The questions in flight, waited for (a short while) when the session ends, so a
+    /// `-p` run that answered fast still stores what it learns.
+    in_flight: Arc<Mutex<Option<tokio::task::JoinHandle<()>>>>,
 }
+
+/// How long the end of a session waits for the window's questions still in flight.
+pub const LEARNING_WAIT_AT_END: std::time::Duration = std::time::Duration::from_secs(3);
 
 impl WindowLearning {
     /// Learning from the endpoint, not yet started.
@@ -112,6 +118,7 @@ impl WindowLearning {
         WindowLearning {
             cache,
             asked: Arc::default(),
+            in_flight: Arc::default(),
         }
     }
 
@@ -120,6 +127,7 @@ impl WindowLearning {
         WindowLearning {
             cache,
             asked: Arc::new(std::sync::atomic::AtomicBool::new(true)),
+            in_flight: Arc::default(),
         }
     }
 
@@ -138,6 +146,28 @@ impl WindowLearning {
     /// The cache of learnt windows.
     pub fn cache(&self) -> &WindowCache {
         &self.cache
+    }
+
+    /// Keeps the task asking the endpoint, to be waited for at the end.
+    pub fn track(&self, task: tokio::task::JoinHandle<()>) {
+        let mut slot = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *slot = Some(task);
+    }
+
+    /// Waits for the questions in flight, at most `wait`; after that they are dropped
+    /// (each is bounded by its own time limit, so this is rarely reached).
+    pub async fn settle(&self, wait: std::time::Duration) {
+        let task = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(task) = task {
+            let _ = tokio::time::timeout(wait, task).await;
+        }
     }
 }
 

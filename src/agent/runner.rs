@@ -139,7 +139,7 @@ async fn run(
     loop {
         dispatcher.start_queued().await;
         if dispatcher.shutting_down && dispatcher.running.is_none() {
-            dispatcher.finish();
+            dispatcher.finish().await;
             return;
         }
         match dispatcher.next(&mut ops).await {
@@ -494,8 +494,13 @@ impl Dispatcher {
         self.interrupt();
     }
 
-    /// The last event: the session's usage.
-    fn finish(self) {
+    /// The last event: the session's usage, once what the window's questions learn is
+    /// stored (a fast `-p` answer ends before they are answered).
+    async fn finish(self) {
+        self.setup
+            .window_learning
+            .settle(super::LEARNING_WAIT_AT_END)
+            .await;
         let usage = self.state.as_ref().map(|s| s.usage).unwrap_or_default();
         self.emit(Event::ShutdownComplete { usage });
     }

@@ -623,7 +623,8 @@ async fn run_calls(
 /// request, and a `-p` run has the rest of the answer's time for them.
 fn start_learning(ctx: &TurnContext, model: &str) {
     if let Some(cache) = ctx.setup.window_learning.start() {
-        tokio::spawn(learn_window(ctx.clone(), cache, model.to_string()));
+        let task = tokio::spawn(learn_window(ctx.clone(), cache, model.to_string()));
+        ctx.setup.window_learning.track(task);
     }
 }
 

@@ -31,8 +31,13 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const OLLAMA_ADDR: &str = "127.0.0.1:11434";
 /// Default cap on model requests per turn.
 pub const DEFAULT_MAX_TURNS: u32 = 50;
-/// How long the start-up `GET {base_url}/models` may take, connecting included.
-pub const MODEL_PROBE_TIMEOUT: Duration = Duration::from_millis(300);
+/// How long the start-up `GET {base_url}/models` may take, connecting included, by
+/// default (`model_probe_timeout_ms`): long enough for a loaded local server. It is
+/// asked only when no model is configured, and a server that is not there refuses the
+/// connection at once, so only a slow server's answer is waited for.
+pub const MODEL_PROBE_TIMEOUT: Duration = Duration::from_millis(3000);
+/// The longest `model_probe_timeout_ms` accepted.
+pub const MAX_MODEL_PROBE_TIMEOUT_MS: u64 = 60_000;
 /// The most of a probe response that is read; a longer one is ignored.
 pub const PROBE_RESPONSE_CAP: usize = 256 * 1024;
 
@@ -198,6 +203,9 @@ pub struct FileConfig {
     /// Prices per model (US dollars per million tokens), by model id or id prefix.
     #[serde(default)]
     pub prices: BTreeMap<String, crate::cost::ModelPrice>,
+    /// How long start-up waits for `GET {base_url}/models` when no model is configured
+    /// (milliseconds, default 3000).
+    pub model_probe_timeout_ms: Option<u64>,
     /// Named providers (`[providers.NAME]`), switched to with `NAME/model`.
     #[serde(default)]
     pub providers: BTreeMap<String, providers::ProviderFile>,

@@ -290,7 +290,7 @@ impl Endpoint {
         let (model, model_note) = match choice {
             Some(choice) => (choice.model, None),
             None if ask.probe == ServerProbe::Enabled && ask.need == EndpointNeed::Required => {
-                default_model(&provider, listed_models)
+                default_model(&provider, listed_models, model_probe_timeout(file)?)
             }
             None => (DEFAULT_MODEL.to_string(), None),
         };
@@ -301,6 +301,21 @@ impl Endpoint {
             model,
             model_note,
         })
+    }
+}
+
+/// How long start-up waits for the model list: config.toml, else the default.
+fn model_probe_timeout(file: &FileConfig) -> Result<Duration, ConfigError> {
+    match file.model_probe_timeout_ms {
+        None => Ok(super::MODEL_PROBE_TIMEOUT),
+        Some(ms @ 1..=super::MAX_MODEL_PROBE_TIMEOUT_MS) => Ok(Duration::from_millis(ms)),
+        Some(ms) => Err(ConfigError::Invalid {
+            what: "model_probe_timeout_ms".into(),
+            message: format!(
+                "{ms}: use 1 to {} milliseconds",
+                super::MAX_MODEL_PROBE_TIMEOUT_MS
+            ),
+        }),
     }
 }
 

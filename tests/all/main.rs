@@ -22,6 +22,7 @@ mod file_modes;
 mod habits;
 mod instructions;
 mod key_hidden;
+mod learned;
 mod link_order;
 mod listings;
 mod llm_client;
