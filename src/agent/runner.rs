@@ -179,7 +179,7 @@ impl Dispatcher {
         dispatcher.session_id = started;
         let setup = &dispatcher.setup;
         dispatcher.emit(Event::SessionConfigured {
-            model: state.model.clone(),
+            model: super::endpoint::shown_model(&dispatcher.setup, &state),
             workdir: setup.workdir.clone(),
             skills: setup.skills_in_index,
             context_window: setup.context_window.get(),

@@ -20,7 +20,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "export",
         "Write this session to a file: /export [md|json] [FILE]",
     ),
-    ("model", "Show the model, or switch: /model NAME"),
+    (
+        "model",
+        "List each provider's models, or switch: /model [PROVIDER/]MODEL",
+    ),
     (
         "permissions",
         "List the permission rules, or remove one: /permissions [remove N]",

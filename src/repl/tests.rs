@@ -132,7 +132,7 @@ fn fake_answer(op: Op) -> Option<Event> {
         Op::NewConversation => Some(Event::ConversationCleared),
         Op::SetModel { model } => Some(Event::ModelChanged { model }),
         Op::ListModels => Some(Event::ModelList(crate::protocol::ModelList {
-            current: "m".into(),
+            current: "m1".into(),
             providers: Vec::new(),
         })),
         Op::Compact { .. } => Some(Event::Warning {
