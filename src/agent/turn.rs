@@ -20,7 +20,8 @@ use crate::agent::compact::{CompactError, compact_and_report};
 use crate::agent::conversation::{Conversation, estimate_messages, estimate_specs};
 use crate::llm::window::{ContextWindow, WindowCache};
 use crate::llm::{
-    ChatRequest, Completion, FinishReason, Message, PartialAnswer, StreamEvent, ToolSpec,
+    ChatRequest, Completion, FinishReason, Message, PartialAnswer, Reasoning, ReasoningField,
+    StreamEvent, ToolSpec,
 };
 use crate::protocol::{
     ApprovalDecision, CompactionTrigger, ErrorKind, Event, InputOrigin, SharedText, SubAgentEvent,
@@ -481,7 +482,8 @@ async fn request(
                 turn.final_text = SharedText::from(text);
                 state.conversation.push(Message::Assistant {
                     content: content.into(),
-                    reasoning: (!reasoning.is_empty()).then_some(reasoning),
+                    reasoning: (!reasoning.is_empty())
+                        .then(|| Reasoning::text(reasoning, ReasoningField::default())),
                     tool_calls: Vec::new(),
                 });
             }
@@ -679,7 +681,7 @@ pub fn end_turn(
 /// Usage estimated at about 4 bytes per token when the provider sent none.
 pub fn estimate_usage(messages: &[Message], specs: &[ToolSpec], completion: &Completion) -> Usage {
     let output = completion.text.len()
-        + completion.reasoning.as_ref().map_or(0, String::len)
+        + completion.reasoning.as_ref().map_or(0, Reasoning::len)
         + completion
             .tool_calls
             .iter()

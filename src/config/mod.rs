@@ -189,8 +189,10 @@ pub struct FileConfig {
     pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
     /// `auto`, `none-sent` or `required`.
     pub tool_choice: Option<ToolChoiceSetting>,
-    /// Sent as `max_tokens`.
+    /// Sent as `max_tokens` (`max_output_tokens` on the Responses wire).
     pub max_output_tokens: Option<u32>,
+    /// `auto` (the default), `chat` or `responses`: the wire protocol requests use.
+    pub wire: Option<crate::llm::WireSetting>,
     /// Permission rules (`allow`, `ask`, `deny`) and `builtin_rules` (docs/SECURITY.md).
     #[serde(default)]
     pub permissions: UserPermissions,
@@ -215,6 +217,7 @@ impl FileConfig {
     /// The top-level keys that set up the default provider's client.
     fn provider_keys(&self) -> providers::ProviderKeys<'_> {
         providers::ProviderKeys {
+            wire: self.wire,
             headers: &self.headers,
             auth_header: self.auth_header.as_deref(),
             extra_body: self.extra_body.as_ref(),

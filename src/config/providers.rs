@@ -16,8 +16,7 @@ use serde::Deserialize;
 
 use super::{ConfigError, ToolChoiceSetting};
 use crate::cost::{ModelPrice, PriceTable};
-use crate::llm::ProviderConfig;
-use crate::llm::wire_kind::Wire;
+use crate::llm::{ProviderConfig, WireSetting};
 
 /// The name that stands for the top-level endpoint (`/model default/MODEL`); no table
 /// may take it.
@@ -31,8 +30,8 @@ pub struct ProviderFile {
     pub base_url: Option<String>,
     /// The variable holding this provider's key; without it no key is sent.
     pub api_key_env: Option<String>,
-    /// `chat` (the default) or `responses`.
-    pub wire: Option<Wire>,
+    /// `auto` (the default), `chat` or `responses`.
+    pub wire: Option<WireSetting>,
     /// The model's context window in tokens on this provider.
     pub context_window: Option<u64>,
     /// Prices per model on this provider (over the top-level `[prices]`).
@@ -69,6 +68,7 @@ pub struct ProviderFile {
 /// of config.toml or a `[providers.NAME]` table).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct ProviderKeys<'a> {
+    pub(super) wire: Option<WireSetting>,
     pub(super) headers: &'a BTreeMap<String, String>,
     pub(super) auth_header: Option<&'a str>,
     pub(super) extra_body: Option<&'a serde_json::Map<String, serde_json::Value>>,
@@ -86,6 +86,7 @@ pub(super) struct ProviderKeys<'a> {
 impl ProviderFile {
     fn keys(&self) -> ProviderKeys<'_> {
         ProviderKeys {
+            wire: self.wire,
             headers: &self.headers,
             auth_header: self.auth_header.as_deref(),
             extra_body: self.extra_body.as_ref(),
@@ -144,8 +145,6 @@ pub struct Endpoint {
     pub context_window: Option<u64>,
     /// Its prices (its own table over the top-level one).
     pub prices: PriceTable,
-    /// The wire protocol it speaks.
-    pub wire: Wire,
 }
 
 /// A model and the provider it is asked on.
@@ -253,12 +252,6 @@ pub(super) fn resolve_named(
             message: "every provider needs a base_url (e.g. https://openrouter.ai/api/v1)".into(),
         })?;
         super::resolve::validate_url(&base_url)?;
-        if table.wire == Some(Wire::Responses) {
-            return Err(ConfigError::Invalid {
-                what: what("wire"),
-                message: "this build speaks only the Chat Completions wire (`chat`)".into(),
-            });
-        }
         let mut provider = ProviderConfig::new(name.clone(), base_url.trim_end_matches('/'));
         match &table.api_key_env {
             Some(var) => {
@@ -291,7 +284,6 @@ pub(super) fn resolve_named(
                 provider,
                 context_window: table.context_window,
                 prices,
-                wire: table.wire.unwrap_or_default(),
             },
         );
     }

@@ -50,6 +50,7 @@ input = 3.0
 output = 15.0
 [providers.local]
 base_url = "http://127.0.0.1:8/v1"
+wire = "responses"
 "#;
 
 #[test]
@@ -89,6 +90,13 @@ fn a_named_provider_gets_its_own_key_and_settings_and_no_other_key() {
         })
         .unwrap();
     assert_eq!(local.provider.api_key, None);
+    assert_eq!(
+        local.provider.wire,
+        crate::llm::WireSetting::Always {
+            wire: crate::llm::Wire::Responses
+        }
+    );
+    assert_eq!(or.provider.wire, crate::llm::WireSetting::Auto);
     // Every key is kept from commands and from saved sessions.
     for secret in ["sk-top-secret", "or-secret", "harness9"] {
         assert!(
@@ -159,8 +167,8 @@ fn bad_tables_are_refused_with_the_key_named() {
             "providers.x.max_output_tokens",
         ),
         (
-            "[providers.x]\nbase_url = \"http://a/v1\"\nwire = \"responses\"",
-            "providers.x.wire",
+            "[providers.x]\nbase_url = \"http://a/v1\"\nwire = \"grpc\"",
+            "unknown variant",
         ),
         (
             "[providers.x]\nbase_url = \"http://a/v1\"\napi_key = \"sk-in-file\"",

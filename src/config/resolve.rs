@@ -75,7 +75,6 @@ impl Config {
             provider,
             context_window: file.context_window,
             prices: prices.clone(),
-            wire: crate::llm::wire_kind::Wire::Chat,
         });
         let providers = super::providers::book(default_endpoint, named);
         let secret_policy = secret_policy(&providers, &endpoint.provider, &file);
@@ -408,8 +407,12 @@ pub(super) fn provider_settings(
     if let Some(name) = file.auth_header {
         provider.auth_header = auth_header_from(name)?;
     }
+    if let Some(wire) = file.wire {
+        provider.wire = wire;
+    }
     if let Some(extra) = file.extra_body {
         validate_extra_body(extra, file.max_output_tokens)?;
+        validate_responses_extra_body(extra, provider.wire)?;
         provider.extra_body = extra.clone();
     }
     if let Some(n) = file.max_output_tokens {
@@ -831,6 +834,29 @@ fn auth_header_from(name: &str) -> Result<AuthHeader, ConfigError> {
                  e.g. \"api-key\")"
             ),
         })
+    }
+}
+
+/// With `wire = "responses"`, `extra_body` may not set what the Responses body sets
+/// either (`input`, `store`, `include`, …). With `auto` such keys are skipped on that
+/// wire's requests instead.
+fn validate_responses_extra_body(
+    extra: &serde_json::Map<String, serde_json::Value>,
+    wire: crate::llm::WireSetting,
+) -> Result<(), ConfigError> {
+    use crate::llm::responses::request::OWNED_KEYS;
+    let responses = crate::llm::WireSetting::Always {
+        wire: crate::llm::Wire::Responses,
+    };
+    match extra.keys().find(|k| OWNED_KEYS.contains(&k.as_str())) {
+        Some(key) if wire == responses => Err(ConfigError::Invalid {
+            what: format!("extra_body.{key}"),
+            message: format!(
+                "harness9 sets `{key}` itself on the Responses wire (extra_body may not set {})",
+                OWNED_KEYS.join(", ")
+            ),
+        }),
+        _ => Ok(()),
     }
 }
 

@@ -636,3 +636,56 @@ fn responses_are_framed_and_capped() {
         None
     );
 }
+
+#[test]
+fn wire_is_auto_unless_set_and_responses_owns_its_keys() {
+    use crate::llm::{Wire, WireSetting};
+    let c = resolve_with("base_url = \"http://x/v1\"\n", &[], ServerProbe::Disabled).unwrap();
+    assert_eq!(c.provider.wire, WireSetting::Auto);
+    for (text, wire) in [
+        ("auto", WireSetting::Auto),
+        ("chat", WireSetting::Always { wire: Wire::Chat }),
+        (
+            "responses",
+            WireSetting::Always {
+                wire: Wire::Responses,
+            },
+        ),
+    ] {
+        let c = resolve_with(
+            &format!("base_url = \"http://x/v1\"\nwire = \"{text}\"\n[extra_body]\nreasoning = {{ effort = \"high\" }}\n"),
+            &[],
+            ServerProbe::Disabled,
+        )
+        .unwrap();
+        assert_eq!(c.provider.wire, wire, "{text}");
+    }
+    for (config, key) in [
+        ("wire = \"grpc\"\n", "wire"),
+        (
+            "wire = \"responses\"\n[extra_body]\nstore = true\n",
+            "extra_body.store",
+        ),
+        (
+            "wire = \"responses\"\n[extra_body]\ninput = []\n",
+            "extra_body.input",
+        ),
+    ] {
+        let err = resolve_with(
+            &format!("base_url = \"http://x/v1\"\n{config}"),
+            &[],
+            ServerProbe::Disabled,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains(key), "{config}: {err}");
+    }
+    // On the Chat wire the Responses names are ordinary extra keys.
+    let c = resolve_with(
+        "base_url = \"http://x/v1\"\n[extra_body]\nstore = true\n",
+        &[],
+        ServerProbe::Disabled,
+    )
+    .unwrap();
+    assert_eq!(c.provider.extra_body["store"], true);
+}

@@ -1,4 +1,5 @@
-//! The Chat Completions client: sends one provider-neutral request, reads the answer as
+//! The model client: sends one provider-neutral request over the wire its settings pick
+//! (Chat Completions, or the Responses API through `responses/`), reads the answer as
 //! Server-Sent Events (or one JSON body), reports text and reasoning as they arrive,
 //! retries transient failures and returns a [`Completion`] or a classified [`LlmError`].
 //! It owns the HTTP details (headers, timeouts, cancellation) and the stream state; it
@@ -11,14 +12,16 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName
 use tokio::time::timeout;
 use tokio_util::sync::CancellationToken;
 
+use super::answer::{AnswerState, Flow};
 use super::error::{Limit, PartialAnswer, Site};
+use super::responses::stream::{ResponsesState, parse_body as parse_responses_body};
 use super::retry::{Jitter, StopReason, Verdict, parse_retry_after, verdict};
 use super::sse::{SseEvent, SseParser};
 use super::wire::{ChatChunk, RequestBody, ToolCallAccumulator, finish_reason};
 use super::{
     AuthHeader, ChatRequest, Completion, FinishReason, LlmError, ProviderConfig, StreamEvent,
 };
-use super::{StreamMode, ToolCall};
+use super::{Reasoning, ReasoningField, StreamMode, ToolCall, Wire};
 use crate::protocol::Usage;
 
 /// Longest SSE line accepted (a whole tool-call argument can arrive in one line).
@@ -35,6 +38,8 @@ const MAX_JSON_BODY: usize = 64 << 20;
 pub struct Client {
     config: ProviderConfig,
     site: Site,
+    /// The same site with the Responses endpoint (`{base_url}/responses`).
+    responses_site: Site,
     headers: HeaderMap,
     /// Built on first use or by a set-up thread; the error text when it cannot be built.
     http: Arc<OnceLock<Result<reqwest::Client, String>>>,
@@ -75,6 +80,10 @@ impl Client {
             )
         })?;
         let headers = request_headers(&config, &site)?;
+        let responses_site = Site {
+            endpoint: format!("{base_url}/responses"),
+            ..site.clone()
+        };
 
         let http = Arc::new(OnceLock::new());
         let connect_timeout = config.connect_timeout;
@@ -97,6 +106,7 @@ impl Client {
         Ok(Client {
             config,
             site,
+            responses_site,
             headers,
             http,
         })
@@ -125,9 +135,26 @@ impl Client {
         &self.config
     }
 
-    /// The URL requests go to.
+    /// The URL Chat Completions requests go to.
     pub fn endpoint(&self) -> &str {
         &self.site.endpoint
+    }
+
+    /// The wire a request for `model` goes over.
+    pub fn wire_for(&self, model: &str) -> Wire {
+        self.config.wire.for_model(&self.config.base_url, model)
+    }
+
+    /// The URL a request for `model` goes to.
+    pub fn endpoint_for(&self, model: &str) -> &str {
+        &self.site_for(self.wire_for(model)).endpoint
+    }
+
+    fn site_for(&self, wire: Wire) -> &Site {
+        match wire {
+            Wire::Chat => &self.site,
+            Wire::Responses => &self.responses_site,
+        }
     }
 
     /// Sends `req` and returns the finished answer. Text and reasoning are reported
@@ -142,8 +169,10 @@ impl Client {
         cancel: &CancellationToken,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<Completion, LlmError> {
+        let wire = self.wire_for(req.model);
+        let site = self.site_for(wire);
         let mut mode = self.config.stream_mode;
-        let mut body = self.request_bytes(&req, mode)?;
+        let mut body = self.request_bytes(&req, mode, wire)?;
         let mut jitter = Jitter::from_clock();
         let mut attempt = 1u32;
         let started = Instant::now();
@@ -152,7 +181,10 @@ impl Client {
             // What this attempt streams: kept out here so an interrupted or failed
             // attempt hands it back in its error ([`LlmError::take_partial`]), and the
             // caller need not gather a second copy of a long answer as it streams.
-            let mut streamed = StreamState::default();
+            let mut streamed: Box<dyn AnswerState> = match wire {
+                Wire::Chat => Box::<StreamState>::default(),
+                Wire::Responses => Box::<ResponsesState>::default(),
+            };
             // Each attempt gets its own limit, cut short by what is left of the total.
             let left = total.saturating_sub(started.elapsed());
             let (allowed, limit) = if self.config.attempt_timeout <= left {
@@ -162,14 +194,14 @@ impl Client {
             };
             let result = tokio::select! {
                 biased;
-                _ = cancel.cancelled() => Err(LlmError::interrupted(&self.site, req.model)),
-                r = timeout(allowed, self.attempt(&body, mode, req.model, on_event, &mut streamed)) => {
+                _ = cancel.cancelled() => Err(LlmError::interrupted(site, req.model)),
+                r = timeout(allowed, self.attempt(&body, mode, wire, req.model, on_event, streamed.as_mut())) => {
                     r.unwrap_or_else(|_| {
                         let shown = match limit {
                             Limit::Total => total,
                             _ => allowed,
                         };
-                        Err(LlmError::deadline(&self.site, req.model, limit, shown))
+                        Err(LlmError::deadline(site, req.model, limit, shown))
                     })
                 }
             };
@@ -189,7 +221,7 @@ impl Client {
                     "empty event stream; asking again without streaming"
                 );
                 mode = StreamMode::NonStreaming;
-                body = self.request_bytes(&req, mode)?;
+                body = self.request_bytes(&req, mode, wire)?;
                 attempt += 1;
                 continue;
             }
@@ -214,7 +246,7 @@ impl Client {
             tokio::select! {
                 biased;
                 _ = cancel.cancelled() => {
-                    return Err(LlmError::interrupted(&self.site, req.model).with_attempts(attempt));
+                    return Err(LlmError::interrupted(site, req.model).with_attempts(attempt));
                 }
                 _ = tokio::time::sleep(delay) => {}
             }
@@ -223,15 +255,22 @@ impl Client {
     }
 
     /// The request body as JSON bytes, streaming or not.
-    fn request_bytes(&self, req: &ChatRequest<'_>, mode: StreamMode) -> Result<Vec<u8>, LlmError> {
-        let bytes = if mode == self.config.stream_mode {
+    fn request_bytes(
+        &self,
+        req: &ChatRequest<'_>,
+        mode: StreamMode,
+        wire: Wire,
+    ) -> Result<Vec<u8>, LlmError> {
+        let bytes = if wire == Wire::Responses {
+            super::responses::RequestBody::new(req, &self.config, mode).to_bytes()
+        } else if mode == self.config.stream_mode {
             RequestBody::new(req, &self.config).to_bytes()
         } else {
             let mut config = self.config.clone();
             config.stream_mode = mode;
             RequestBody::new(req, &config).to_bytes()
         };
-        bytes.map_err(|e| LlmError::internal(&self.site, req.model, &e.to_string()))
+        bytes.map_err(|e| LlmError::internal(self.site_for(wire), req.model, &e.to_string()))
     }
 
     /// One attempt: send, check the status, read the answer.
@@ -239,10 +278,12 @@ impl Client {
         &self,
         body: &[u8],
         mode: StreamMode,
+        wire: Wire,
         model: &str,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
-        streamed: &mut StreamState,
+        streamed: &mut dyn AnswerState,
     ) -> Result<Completion, LlmError> {
+        let site = self.site_for(wire);
         let idle = self.config.idle_timeout;
         let mut headers = self.headers.clone();
         if mode != self.config.stream_mode {
@@ -250,20 +291,15 @@ impl Client {
         }
         let send = self
             .http()?
-            .post(&self.site.endpoint)
+            .post(&site.endpoint)
             .headers(headers)
             .body(body.to_vec())
             .send();
         let mut response = match timeout(idle, send).await {
             Err(_) => {
-                return Err(LlmError::timeout(
-                    &self.site,
-                    model,
-                    idle,
-                    "response headers",
-                ));
+                return Err(LlmError::timeout(site, model, idle, "response headers"));
             }
-            Ok(Err(e)) => return Err(LlmError::network(&self.site, model, &error_chain(&e))),
+            Ok(Err(e)) => return Err(LlmError::network(site, model, &error_chain(&e))),
             Ok(Ok(r)) => r,
         };
 
@@ -276,12 +312,12 @@ impl Client {
                 .and_then(|v| parse_retry_after(v, SystemTime::now()));
             // A body that cannot be read still leaves a useful status error.
             let body = self
-                .read_body(&mut response, model, MAX_ERROR_BODY)
+                .read_body(&mut response, site, model, MAX_ERROR_BODY)
                 .await
                 .unwrap_or_default();
             let text = String::from_utf8_lossy(&body);
             return Err(LlmError::http(
-                &self.site,
+                site,
                 model,
                 status.as_u16(),
                 &text,
@@ -298,11 +334,16 @@ impl Client {
         let json_body = content_type.contains("json") && !content_type.contains("event-stream");
         let streaming = mode == StreamMode::Sse && !json_body;
         if streaming {
-            self.read_stream(&mut response, model, on_event, streamed)
+            self.read_stream(&mut response, site, model, on_event, streamed)
                 .await
         } else {
-            let body = self.read_body(&mut response, model, MAX_JSON_BODY).await?;
-            self.parse_json_body(&body, model, on_event)
+            let body = self
+                .read_body(&mut response, site, model, MAX_JSON_BODY)
+                .await?;
+            match wire {
+                Wire::Chat => self.parse_json_body(&body, model, on_event),
+                Wire::Responses => parse_responses_body(&body, site, model, on_event),
+            }
         }
     }
 
@@ -310,12 +351,13 @@ impl Client {
     async fn read_body(
         &self,
         response: &mut reqwest::Response,
+        site: &Site,
         model: &str,
         limit: usize,
     ) -> Result<Vec<u8>, LlmError> {
         let idle = self.config.idle_timeout;
         let mut body = Vec::new();
-        while let Some(chunk) = self.next_chunk(response, model, idle, idle).await? {
+        while let Some(chunk) = self.next_chunk(response, site, model, idle, idle).await? {
             body.extend_from_slice(&chunk);
             if body.len() >= limit {
                 body.truncate(limit);
@@ -329,13 +371,14 @@ impl Client {
     async fn next_chunk(
         &self,
         response: &mut reqwest::Response,
+        site: &Site,
         model: &str,
         wait: Duration,
         limit: Duration,
     ) -> Result<Option<impl std::ops::Deref<Target = [u8]>>, LlmError> {
         match timeout(wait, response.chunk()).await {
-            Err(_) => Err(LlmError::timeout(&self.site, model, limit, "the answer")),
-            Ok(Err(e)) => Err(LlmError::broken(&self.site, model, &error_chain(&e))),
+            Err(_) => Err(LlmError::timeout(site, model, limit, "the answer")),
+            Ok(Err(e)) => Err(LlmError::broken(site, model, &error_chain(&e))),
             Ok(Ok(chunk)) => Ok(chunk),
         }
     }
@@ -343,9 +386,10 @@ impl Client {
     async fn read_stream(
         &self,
         response: &mut reqwest::Response,
+        site: &Site,
         model: &str,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
-        state: &mut StreamState,
+        state: &mut dyn AnswerState,
     ) -> Result<Completion, LlmError> {
         let idle = self.config.idle_timeout;
         let mut parser = SseParser::new(MAX_SSE_LINE);
@@ -357,70 +401,71 @@ impl Client {
         loop {
             // Once the model has finished, only usage and `[DONE]` are still to come:
             // do not wait long for them, and do not throw the answer away without them.
-            let limit = if state.finish.is_some() {
+            let limit = if state.finished() {
                 idle.min(AFTER_FINISH_WAIT)
             } else {
                 idle
             };
             let wait = limit.saturating_sub(last_progress.elapsed());
-            let chunk = match self.next_chunk(response, model, wait, limit).await {
+            let chunk = match self.next_chunk(response, site, model, wait, limit).await {
                 Ok(Some(chunk)) => chunk,
                 Ok(None) => break,
-                Err(e) if state.finish.is_some() => {
+                Err(e) if state.finished() => {
                     tracing::debug!(error = %e, "stream broke after the finish; keeping the answer");
                     return Ok(state.take_completion());
                 }
                 Err(e) => return Err(e),
             };
-            if state.head.len() < 512 {
-                state.head.extend(chunk.iter().take(512 - state.head.len()));
+            let head = state.head_mut();
+            if head.len() < 512 {
+                head.extend(chunk.iter().take(512 - head.len()));
             }
             let progress = parser.progress();
             let events = parser
                 .feed(&chunk)
-                .map_err(|e| LlmError::protocol(&self.site, model, &e.to_string()))?;
-            if state.events == 0 || parser.progress() != progress {
+                .map_err(|e| LlmError::protocol(site, model, &e.to_string()))?;
+            if state.events() == 0 || parser.progress() != progress {
                 last_progress = Instant::now();
             }
             for event in events {
-                if state.handle(event, &self.site, model, on_event)? == Flow::Done {
+                if state.handle(event, site, model, on_event)? == Flow::Done {
                     return Ok(state.take_completion());
                 }
             }
         }
         let events = parser
             .finish()
-            .map_err(|e| LlmError::protocol(&self.site, model, &e.to_string()))?;
+            .map_err(|e| LlmError::protocol(site, model, &e.to_string()))?;
         for event in events {
             // These events had no blank line after them: the stream ended inside them.
             // One that cannot be read was cut off, like a connection reset mid-event.
-            match state.handle(event, &self.site, model, on_event) {
+            match state.handle(event, site, model, on_event) {
                 Ok(Flow::Done) => return Ok(state.take_completion()),
                 Ok(Flow::More) => {}
                 Err(e) if e.kind() == crate::protocol::ErrorKind::Protocol => {
                     tracing::debug!(error = %e, "the stream ended inside an event");
-                    return Err(LlmError::cut(&self.site, model));
+                    return Err(LlmError::cut(site, model));
                 }
                 Err(e) => return Err(e),
             }
         }
-        if state.finish.is_some() {
+        if state.finished() {
             Ok(state.take_completion())
-        } else if state.events == 0 && parser.foreign_lines() == 0 {
+        } else if state.events() == 0 && parser.foreign_lines() == 0 {
             // Empty, or only keep-alive comments: an event stream that said nothing.
-            Err(LlmError::empty_stream(&self.site, model))
-        } else if state.events == 0 {
+            Err(LlmError::empty_stream(site, model))
+        } else if state.events() == 0 {
             // Not an event stream at all: maybe one JSON body with a wrong content type.
-            Err(self.not_a_stream(&state.head, model))
+            Err(Self::not_a_stream(site, state.head_mut(), model))
         } else {
-            Err(LlmError::cut(&self.site, model))
+            Err(LlmError::cut(site, model))
         }
     }
 
-    fn not_a_stream(&self, head: &[u8], model: &str) -> LlmError {
+    fn not_a_stream(site: &Site, head: &[u8], model: &str) -> LlmError {
         let text = String::from_utf8_lossy(head);
         LlmError::protocol(
-            &self.site,
+            site,
             model,
             &format!("expected an event stream, got: {}", text.trim()),
         )
@@ -458,9 +503,11 @@ impl Client {
         };
         let message = choice.message.or(choice.delta).unwrap_or_default();
         let text = message.content.clone().unwrap_or_default();
-        let reasoning = message.reasoning_text().map(str::to_string);
+        let reasoning = message
+            .reasoning_piece()
+            .map(|(text, field)| Reasoning::text(text, field));
         if let Some(r) = &reasoning {
-            on_event(StreamEvent::Reasoning(r.clone()));
+            on_event(StreamEvent::Reasoning(r.text.clone()));
         }
         if !text.is_empty() {
             on_event(StreamEvent::Text(text.clone()));
@@ -477,17 +524,13 @@ impl Client {
     }
 }
 
-#[derive(Debug, PartialEq, Eq)]
-enum Flow {
-    More,
-    Done,
-}
-
 /// What one streamed answer has gathered so far.
 #[derive(Debug, Default)]
 struct StreamState {
     text: String,
     reasoning: String,
+    /// The field the first reasoning piece came in.
+    reasoning_field: Option<ReasoningField>,
     calls: ToolCallAccumulator,
     finish: Option<FinishReason>,
     usage: Option<Usage>,
@@ -542,7 +585,8 @@ impl StreamState {
                 continue;
             }
             if let Some(delta) = choice.delta.or(choice.message) {
-                if let Some(r) = delta.reasoning_text() {
+                if let Some((r, field)) = delta.reasoning_piece() {
+                    self.reasoning_field.get_or_insert(field);
                     self.reasoning.push_str(r);
                     on_event(StreamEvent::Reasoning(r.to_string()));
                 }
@@ -565,7 +609,8 @@ impl StreamState {
         let tool_calls: Vec<ToolCall> = done.calls.finish();
         Completion {
             text: done.text,
-            reasoning: (!done.reasoning.is_empty()).then_some(done.reasoning),
+            reasoning: (!done.reasoning.is_empty())
+                .then(|| Reasoning::text(done.reasoning, done.reasoning_field.unwrap_or_default())),
             tool_calls,
             finish_reason: done.finish,
             usage: done.usage,
@@ -578,6 +623,38 @@ impl StreamState {
             text: std::mem::take(&mut self.text),
             reasoning: std::mem::take(&mut self.reasoning),
         }
+    }
+}
+
+impl AnswerState for StreamState {
+    fn handle(
+        &mut self,
+        event: SseEvent,
+        site: &Site,
+        model: &str,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<Flow, LlmError> {
+        StreamState::handle(self, event, site, model, on_event)
+    }
+
+    fn finished(&self) -> bool {
+        self.finish.is_some()
+    }
+
+    fn events(&self) -> usize {
+        self.events
+    }
+
+    fn head_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.head
+    }
+
+    fn take_completion(&mut self) -> Completion {
+        StreamState::take_completion(self)
+    }
+
+    fn take_partial(&mut self) -> PartialAnswer {
+        StreamState::take_partial(self)
     }
 }
 

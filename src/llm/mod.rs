@@ -1,14 +1,18 @@
 //! The model client: everything that knows HTTP, Server-Sent Events and the wire names of
-//! the OpenAI-compatible Chat Completions API lives under this module, and nothing outside
-//! it does. Callers hand it provider-neutral [`Message`]s and [`ToolSpec`]s and get back a
+//! the OpenAI-compatible Chat Completions API (`wire.rs`) and of OpenAI's Responses API
+//! (`responses/`, chosen per request by `wire_kind.rs`) lives under this module, and
+//! nothing outside it does. Callers hand it provider-neutral [`Message`]s and [`ToolSpec`]s and get back a
 //! [`Completion`] plus [`StreamEvent`]s as the answer streams in.
 //!
 //! Provider differences are data ([`ProviderConfig`]), not copies of the client. This
 //! module must not know about tools' behaviour, skills, the agent loop or terminals.
 
+mod answer;
 pub mod client;
 pub mod error;
 pub mod models;
+pub mod reasoning;
+pub mod responses;
 pub mod retry;
 pub mod sse;
 pub mod window;
@@ -19,6 +23,8 @@ use std::time::Duration;
 
 pub use client::Client;
 pub use error::{LlmError, PartialAnswer};
+pub use reasoning::{Reasoning, ReasoningField};
+pub use wire_kind::{Wire, WireSetting};
 
 use crate::protocol::{SharedText, Usage};
 
@@ -45,7 +51,7 @@ pub enum Message {
         /// Reasoning the provider streamed, kept so it can be sent back when the
         /// provider requires it ([`ReasoningEcho`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        reasoning: Option<String>,
+        reasoning: Option<Reasoning>,
         /// Tool calls in the order the model made them.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
@@ -130,8 +136,8 @@ pub enum FinishReason {
 pub struct Completion {
     /// The whole answer text.
     pub text: String,
-    /// The whole reasoning text, when any was streamed.
-    pub reasoning: Option<String>,
+    /// The whole reasoning, when any was streamed.
+    pub reasoning: Option<Reasoning>,
     /// Tool calls in index order, arguments complete.
     pub tool_calls: Vec<ToolCall>,
     /// Why the model stopped, when the provider said.
@@ -237,7 +243,7 @@ pub struct ProviderConfig {
     /// A name for messages ("openai", "ollama", or the host).
     pub name: String,
     /// Base URL up to and including the API version, e.g. `https://api.openai.com/v1`;
-    /// requests go to `{base_url}/chat/completions`.
+    /// requests go to `{base_url}/chat/completions` (or `{base_url}/responses`, [`Wire`]).
     pub base_url: String,
     /// Bearer token, if any.
     pub api_key: Option<String>,
@@ -273,6 +279,8 @@ pub struct ProviderConfig {
     /// Stop retrying, and fail, when all attempts of one request together would take
     /// longer than this (default 15 minutes).
     pub total_timeout: Duration,
+    /// The wire protocol (`wire` in config.toml; chosen per model when unset).
+    pub wire: WireSetting,
 }
 
 /// Which header carries the API key.
@@ -309,6 +317,7 @@ impl ProviderConfig {
             tool_choice: ToolChoice::default(),
             attempt_timeout: Duration::from_secs(10 * 60),
             total_timeout: Duration::from_secs(15 * 60),
+            wire: WireSetting::default(),
         }
     }
 }

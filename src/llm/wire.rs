@@ -9,8 +9,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use super::{
-    ChatRequest, FinishReason, Message, ProviderConfig, ReasoningEcho, StreamMode, ToolCall,
-    UsageReporting,
+    ChatRequest, FinishReason, Message, ProviderConfig, ReasoningEcho, ReasoningField, StreamMode,
+    ToolCall, UsageReporting,
 };
 use crate::protocol::Usage;
 
@@ -154,7 +154,9 @@ impl<'a> WireMessage<'a> {
                 role: "assistant",
                 content,
                 reasoning_content: match echo {
-                    ReasoningEcho::AsReasoningContent => reasoning.as_deref(),
+                    ReasoningEcho::AsReasoningContent => {
+                        reasoning.as_ref().map(|r| r.text.as_str())
+                    }
                     ReasoningEcho::Omit => None,
                 },
                 tool_calls: tool_calls
@@ -328,11 +330,21 @@ pub struct Delta {
 impl Delta {
     /// The reasoning text of this piece, from whichever field the provider uses.
     pub fn reasoning_text(&self) -> Option<&str> {
-        [&self.reasoning_content, &self.reasoning]
-            .into_iter()
-            .flatten()
-            .map(String::as_str)
-            .find(|s| !s.is_empty())
+        self.reasoning_piece().map(|(text, _)| text)
+    }
+
+    /// The reasoning text of this piece with the field it came in.
+    pub fn reasoning_piece(&self) -> Option<(&str, ReasoningField)> {
+        [
+            (&self.reasoning_content, ReasoningField::ReasoningContent),
+            (&self.reasoning, ReasoningField::Reasoning),
+        ]
+        .into_iter()
+        .find_map(|(text, field)| {
+            text.as_deref()
+                .filter(|s| !s.is_empty())
+                .map(|text| (text, field))
+        })
     }
 }
 

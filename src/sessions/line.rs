@@ -10,7 +10,7 @@
 use serde::Deserialize;
 
 use super::record::Record;
-use crate::llm::{Message, ToolCall};
+use crate::llm::{Message, Reasoning, ToolCall};
 use crate::protocol::{SharedText, TurnOutcome, Usage};
 
 /// How a `message` record's line starts (the writer puts `type` first).
@@ -34,7 +34,7 @@ struct FlatMessage {
     role: Role,
     content: Option<String>,
     #[serde(default)]
-    reasoning: Option<String>,
+    reasoning: Option<Reasoning>,
     #[serde(default)]
     tool_calls: Vec<ToolCall>,
     tool_call_id: Option<String>,

@@ -16,19 +16,30 @@ use super::error::{IoAction, SessionError};
 /// refuse a writer that starts in that moment. A real writer holds it far longer.
 const PROBE_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
 
+/// How long a writer waits for a lock whose taker has exited: the lock then lives on in
+/// a process that inherited the file between a `fork` and its `exec` (a command a killed
+/// harness9 was starting), or in a helper like flock(1), and goes when that one execs
+/// or ends. Refusing at once would call a dead session "open in another process".
+const ORPHAN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Takes the writer's lock on `file` (the session at `path`), or says who has it.
 pub(super) fn lock_for_writing(file: &File, path: &Path) -> Result<(), SessionError> {
-    let deadline = std::time::Instant::now() + PROBE_GRACE;
+    let start = std::time::Instant::now();
     loop {
         match file.try_lock() {
             Ok(()) => return Ok(()),
-            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < PROBE_GRACE => {
                 std::thread::sleep(std::time::Duration::from_millis(2));
             }
             Err(std::fs::TryLockError::WouldBlock) => {
+                let pid = holder_pid(file);
+                if start.elapsed() < ORPHAN_GRACE && pid.is_some_and(|p| !alive(p)) {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    continue;
+                }
                 return Err(SessionError::InUse {
                     path: path.to_path_buf(),
-                    pid: holder_pid(file),
+                    pid,
                 });
             }
             Err(std::fs::TryLockError::Error(e)) => {
@@ -68,6 +79,15 @@ fn holder_pid(file: &File) -> Option<u32> {
     }
 }
 
+/// Whether process `pid` still exists (Linux: its `/proc` entry; elsewhere assumed).
+fn alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        Path::new("/proc").join(pid.to_string()).exists()
+    } else {
+        true
+    }
+}
+
 /// The pid of a `FLOCK` line of `/proc/locks` text for the file `dev`/`ino`. A line
 /// reads `1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF` (device major and minor in
 /// hex, inode in decimal); waiters (`->`) are skipped.
@@ -104,6 +124,56 @@ mod tests {
         drop(first);
         assert_eq!(writer_of(&path), None);
         lock_for_writing(&second, &path).unwrap();
+    }
+
+    /// flock(1) takes the lock on a shell's file and exits: `/proc/locks` names a process
+    /// that is gone while the shell still holds the lock, as when a killed harness9's
+    /// child holds it between fork and exec. A writer waits that out instead of calling
+    /// the session open elsewhere, and still refuses if it lasts.
+    #[test]
+    fn a_lock_whose_taker_is_gone_is_waited_for_then_refused() {
+        use std::io::{BufRead, Write};
+        use std::process::{Command, Stdio};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, "x\n").unwrap();
+        let hold = |path: &Path| {
+            let mut child = Command::new("sh")
+                .args(["-c", "exec 9>>\"$0\"; flock -x 9; echo locked; read _"])
+                .arg(path)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut line = String::new();
+            std::io::BufReader::new(child.stdout.take().unwrap())
+                .read_line(&mut line)
+                .unwrap();
+            assert_eq!(line, "locked\n");
+            child
+        };
+
+        let mut holder = hold(&path);
+        let taker = writer_of(&path).expect("held").expect("named");
+        assert!(!alive(taker), "flock(1) has exited");
+        let file = File::options().append(true).open(&path).unwrap();
+        let start = std::time::Instant::now();
+        let refused = lock_for_writing(&file, &path).unwrap_err();
+        assert!(start.elapsed() >= ORPHAN_GRACE, "{:?}", start.elapsed());
+        assert!(matches!(refused, SessionError::InUse { .. }), "{refused}");
+
+        // Released while the writer waits: the writer gets it.
+        let (started, wait_started) = std::sync::mpsc::channel();
+        let (path2, file2) = (path.clone(), file);
+        let writer = std::thread::spawn(move || {
+            started.send(()).unwrap();
+            lock_for_writing(&file2, &path2)
+        });
+        wait_started.recv().unwrap();
+        holder.stdin.take().unwrap().write_all(b"\n").unwrap();
+        holder.wait().unwrap();
+        writer.join().unwrap().unwrap();
+        let _ = hold;
     }
 
     #[test]

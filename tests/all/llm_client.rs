@@ -333,7 +333,10 @@ async fn reasoning_deltas_stream_and_are_kept() {
         finish("stop"),
     ])]);
     let run = run(provider(&server)).await;
-    assert_eq!(run.ok().reasoning.as_deref(), Some("Let me think."));
+    assert_eq!(
+        run.ok().reasoning.as_ref().map(|r| r.text.as_str()),
+        Some("Let me think.")
+    );
     assert_eq!(run.ok().text, "Answer.");
     assert_eq!(
         run.events,

@@ -38,6 +38,7 @@ mod providers;
 mod redaction;
 mod remote_skills;
 mod repl_e2e;
+mod responses_wire;
 mod sandbox;
 mod sessions_cli;
 mod sessions_resume;

@@ -12,7 +12,8 @@
 //! let base_url = server.url(); // http://127.0.0.1:PORT/v1
 //! ```
 //!
-//! Every request to `.../chat/completions` takes the next reply of an ordered queue
+//! Every request to `.../chat/completions` (or `.../responses`, the Responses wire, whose
+//! replies `responses` builds) takes the next reply of an ordered queue
 //! (`push` adds more while it runs), unless a responder set with `respond_with` answers
 //! it from what it holds (a model with a small window: [`context_refusal`]); when the
 //! queue is empty it answers "done" so that a binary under test never hangs. Other paths get a 404. Every request is recorded. The
@@ -36,6 +37,7 @@ mod binary;
 mod fixture;
 mod mcp;
 mod pty;
+mod responses;
 mod session;
 mod users;
 
@@ -46,6 +48,8 @@ pub use fixture::*;
 pub use mcp::*;
 #[allow(unused_imports)]
 pub use pty::*;
+#[allow(unused_imports)]
+pub use responses::*;
 // benches/e2e.rs includes this file too and drives the binary, not a session.
 #[allow(unused_imports)]
 pub use session::*;
@@ -714,6 +718,14 @@ impl MockServer {
             .join("\n")
     }
 
+    /// Responses API requests only.
+    pub fn responses_requests(&self) -> Vec<RecordedRequest> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.path.ends_with("/responses"))
+            .collect()
+    }
+
     /// Chat-completion requests only.
     pub fn chat_requests(&self) -> Vec<RecordedRequest> {
         self.requests()
@@ -809,7 +821,9 @@ pub fn context_refusal(max_bytes: usize, body_bytes: usize) -> Reply {
 
 /// Default answer once the script has run out.
 fn fallback(request: &RecordedRequest) -> Reply {
-    if request.body.get("stream") == Some(&Value::Bool(false)) {
+    if request.path.ends_with("/responses") {
+        responses::rs_answer("done")
+    } else if request.body.get("stream") == Some(&Value::Bool(false)) {
         json_text("done")
     } else {
         answer("done")
@@ -822,7 +836,9 @@ async fn handle(mut stream: TcpStream, shared: Arc<Shared>, shutdown: Cancellati
     };
     let reply = {
         let mut state = shared.lock();
-        let reply = if request.path.ends_with("/chat/completions") {
+        let reply = if request.path.ends_with("/chat/completions")
+            || request.path.ends_with("/responses")
+        {
             let responder = state.responder.clone();
             responder
                 .and_then(|respond| respond(&request))

@@ -21,6 +21,7 @@ mod defects;
 mod habits;
 mod launch_habits;
 mod resize;
+mod responses_wire;
 mod rewind_links;
 mod signals;
 mod transcript;
