@@ -80,3 +80,41 @@ impl ModelList {
         lines
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_written_as_model_takes_them_and_made_inert() {
+        let list = ModelList {
+            current: "or/a".into(),
+            providers: vec![
+                ProviderModels {
+                    name: "default".into(),
+                    listing: ModelListing::Listed {
+                        models: vec!["m\u{1b}[2J".into(), "n".into()],
+                    },
+                },
+                ProviderModels {
+                    name: "or".into(),
+                    listing: ModelListing::Listed {
+                        models: vec!["a".into(), "b".into(), "c".into()],
+                    },
+                },
+                ProviderModels {
+                    name: "down".into(),
+                    listing: ModelListing::Failed {
+                        error: "HTTP 500".into(),
+                    },
+                },
+            ],
+        };
+        let lines = list.lines(2);
+        assert!(lines.iter().all(|l| !l.contains('\u{1b}')), "{lines:?}");
+        assert!(lines.contains(&"  m^[[2J".to_string()), "{lines:?}");
+        assert!(lines.contains(&"  or/a".to_string()), "{lines:?}");
+        assert!(lines.contains(&"  … and 1 more".to_string()), "{lines:?}");
+        assert!(lines.contains(&"down: cannot list models: HTTP 500".to_string()));
+    }
+}
