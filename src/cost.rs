@@ -66,6 +66,16 @@ impl PriceTable {
         PriceTable(prices)
     }
 
+    /// Adds or replaces the price of `model` (checked by the caller).
+    pub fn insert(&mut self, model: String, price: ModelPrice) {
+        self.0.insert(model, price);
+    }
+
+    /// Whether `model` has a price.
+    pub fn has(&self, model: &str) -> bool {
+        self.for_model(model).is_some()
+    }
+
     /// The price of `model`: the entry that is the longest prefix of its id.
     pub fn for_model(&self, model: &str) -> Option<&ModelPrice> {
         self.0

@@ -287,6 +287,7 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                 | Event::TurnLeftOut { .. }
                 | Event::ToolResult { .. }
                 | Event::Status(_)
+                | Event::ModelList(_)
         ) {
             return Ok(None);
         }

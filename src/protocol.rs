@@ -31,11 +31,13 @@ mod events;
 pub use events::*;
 
 mod listings;
+mod models;
 pub use listings::{
     McpHealth, McpPromptArgument, McpPromptCommand, McpServerEntry, McpServerName, McpUse,
     SkillEntry, SkillInvocation, SkillListing, SkillNote, SkillOrigin, SkillStanding,
     SlashCommands, SlashSkill,
 };
+pub use models::{ModelList, ModelListing, ProviderModels};
 
 /// A slash command the agent runs as a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,7 +162,8 @@ pub enum Op {
     Status,
     /// Use another model from the next request on.
     SetModel {
-        /// The model id as the endpoint knows it.
+        /// The model id as the endpoint knows it, or `NAME/model` for a configured
+        /// provider's model.
         model: String,
     },
     /// Use this reasoning effort from the next request on (`/effort LEVEL`); answered
@@ -169,6 +172,9 @@ pub enum Op {
         /// The level.
         effort: Effort,
     },
+    /// List what each provider's `/models` offers (`/model` alone); answered by
+    /// [`Event::ModelList`] once no turn runs.
+    ListModels,
     /// End the session: interrupt any running turn, then send [`Event::ShutdownComplete`].
     Shutdown,
 

@@ -237,8 +237,17 @@ pub fn prepare_with_remote(
         )));
     }
     let client = Client::new(config.provider.clone())?;
+    let start_prices = config
+        .providers
+        .endpoint(&config.provider_id)
+        .map_or_else(|| config.prices.clone(), |e| e.prices.clone());
     let setup = AgentSetup {
-        client: Arc::new(client),
+        client: agent::endpoint::SharedClient::new(
+            config.provider_id.clone(),
+            client,
+            start_prices,
+        ),
+        providers: config.providers.clone(),
         model: config.model.clone(),
         system_prompt,
         instruction_files: instructions.files.iter().map(|f| f.path.clone()).collect(),
@@ -249,7 +258,9 @@ pub fn prepare_with_remote(
         tool_limits: config.tool_limits,
         context_window: agent::SharedWindow::new(context_window),
         window_learning: match context_window.map(|w| w.source) {
-            Some(WindowSource::Config | WindowSource::Cache) => WindowLearning::Settled,
+            Some(WindowSource::Config | WindowSource::Cache) => {
+                WindowLearning::settled(WindowCache::new(config.context_window_cache.clone()))
+            }
             _ => {
                 WindowLearning::from_endpoint(WindowCache::new(config.context_window_cache.clone()))
             }
@@ -265,14 +276,13 @@ pub fn prepare_with_remote(
         model_source: config.model_source,
         effort_source: config.effort_source,
         mcp: mcp.clone(),
-        prices: config.prices.clone(),
         snapshots: Some(crate::undo::Snapshots::new(
             &config.workdir,
             &config.home.join("snapshots"),
         )),
     };
     let info = SessionInfo {
-        model: config.model.clone(),
+        model: config.provider_id.qualify(&config.model),
         workdir: config.workdir.clone(),
         home: config.home.clone(),
         approval_mode: config.approval_mode,

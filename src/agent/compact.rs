@@ -156,12 +156,13 @@ pub async fn compact(
         match ctx
             .setup
             .client
+            .client()
             .complete(request, &ctx.cancel, &mut |_| {})
             .await
         {
             Ok(c) => {
                 if let Some(u) = c.usage {
-                    usage.add(&ctx.setup.prices.priced(&state.model, u));
+                    usage.add(&ctx.setup.client.priced(&state.model, u));
                 }
                 break c.text;
             }

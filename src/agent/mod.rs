@@ -9,6 +9,7 @@ pub mod approval;
 mod call;
 pub mod compact;
 pub mod conversation;
+pub mod endpoint;
 mod fit;
 pub mod fork;
 mod listings;
@@ -77,6 +78,11 @@ impl SharedWindow {
         *self.lock()
     }
 
+    /// Replaces the window by what is known of another model (after a switch).
+    pub fn replace(&self, window: Option<ContextWindow>) {
+        *self.lock() = window.filter(|w| w.tokens > 0);
+    }
+
     /// Sets the window (0 is ignored); returns whether it changed.
     pub fn set(&self, window: ContextWindow) -> bool {
         let mut current = self.lock();
@@ -88,38 +94,79 @@ impl SharedWindow {
     }
 }
 
-/// Whether the window is learnt from the endpoint while the session runs.
+/// Whether the window is still to be learnt from the endpoint: it is asked in the
+/// background once the first answer begins to stream (so the questions never compete
+/// with the first request), and again after a switch to a model nothing knows the
+/// window of. Clones share the state.
 #[derive(Debug, Clone)]
-pub enum WindowLearning {
-    /// It was configured, or learnt recently (cached): nothing to ask.
-    Settled,
-    /// Ask the endpoint in the background, once the first answer begins to stream (so the
-    /// questions never compete with the first request), and remember the answer here.
-    FromEndpoint {
-        /// The cache of learnt windows.
-        cache: WindowCache,
-        /// Set when the questions have been asked (clones share it).
-        asked: Arc<std::sync::atomic::AtomicBool>,
-    },
+pub struct WindowLearning {
+    /// The cache of learnt windows.
+    cache: WindowCache,
+    /// Set when nothing is to be asked (configured, cached, or asked already).
+    asked: Arc<std::sync::atomic::AtomicBool>,
+    /// The questions in flight, waited for (a short while) when the session ends, so a
+    /// `-p` run that answered fast still stores what it learns.
+    in_flight: Arc<Mutex<Option<tokio::task::JoinHandle<()>>>>,
 }
 
+/// How long the end of a session waits for the window's questions still in flight.
+pub const LEARNING_WAIT_AT_END: std::time::Duration = std::time::Duration::from_secs(3);
+
 impl WindowLearning {
-    /// Learning from this endpoint, not yet started.
+    /// Learning from the endpoint, not yet started.
     pub fn from_endpoint(cache: WindowCache) -> Self {
-        WindowLearning::FromEndpoint {
+        WindowLearning {
             cache,
             asked: Arc::default(),
+            in_flight: Arc::default(),
+        }
+    }
+
+    /// Nothing to learn now (the window was configured or cached); a switch may rearm it.
+    pub fn settled(cache: WindowCache) -> Self {
+        WindowLearning {
+            cache,
+            asked: Arc::new(std::sync::atomic::AtomicBool::new(true)),
+            in_flight: Arc::default(),
         }
     }
 
     /// The cache to learn into, the first time only.
     pub fn start(&self) -> Option<WindowCache> {
-        match self {
-            WindowLearning::Settled => None,
-            WindowLearning::FromEndpoint { cache, asked } => {
-                let first = !asked.swap(true, std::sync::atomic::Ordering::Relaxed);
-                first.then(|| cache.clone())
-            }
+        let first = !self.asked.swap(true, std::sync::atomic::Ordering::AcqRel);
+        first.then(|| self.cache.clone())
+    }
+
+    /// Whether the window is to be learnt again (after a switch).
+    pub fn rearm(&self, learn: bool) {
+        self.asked
+            .store(!learn, std::sync::atomic::Ordering::Release);
+    }
+
+    /// The cache of learnt windows.
+    pub fn cache(&self) -> &WindowCache {
+        &self.cache
+    }
+
+    /// Keeps the task asking the endpoint, to be waited for at the end.
+    pub fn track(&self, task: tokio::task::JoinHandle<()>) {
+        let mut slot = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *slot = Some(task);
+    }
+
+    /// Waits for the questions in flight, at most `wait`; after that they are dropped
+    /// (each is bounded by its own time limit, so this is rarely reached).
+    pub async fn settle(&self, wait: std::time::Duration) {
+        let task = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(task) = task {
+            let _ = tokio::time::timeout(wait, task).await;
         }
     }
 }
@@ -159,8 +206,10 @@ pub struct SessionInfo {
 /// The fixed parts of a session, assembled by `session::prepare`.
 #[derive(Clone)]
 pub struct AgentSetup {
-    /// The model client.
-    pub client: Arc<crate::llm::Client>,
+    /// The model client of the provider in use (a switch replaces it).
+    pub client: endpoint::SharedClient,
+    /// Every provider the session can switch to.
+    pub providers: crate::config::providers::ProviderBook,
     /// Model id at start.
     pub model: String,
     /// The system prompt, built once.
@@ -204,8 +253,6 @@ pub struct AgentSetup {
     pub effort_source: crate::config::ModelSource,
     /// The session's MCP servers.
     pub mcp: crate::mcp::McpServers,
-    /// Prices per model, for the cost of each request.
-    pub prices: crate::cost::PriceTable,
     /// Pictures of the project's files for `/undo` and `/diff` (`None`: not kept).
     pub snapshots: Option<crate::undo::Snapshots>,
 }

@@ -1,20 +1,62 @@
 //! `/model NAME` checked against the models the endpoint lists: a name it does not list
 //! (when it lists any) is refused with the names it does, so a typo never becomes a
 //! session of failing requests. An endpoint that lists nothing, or cannot be asked, is
-//! taken at its word. It must not know how the refusal is shown.
+//! taken at its word. `/model` alone: every provider asked at once, each within its time
+//! limit, a failing one named with its error. It must not know how either is shown.
 
-use crate::llm::ProviderConfig;
+use crate::agent::AgentSetup;
+use crate::config::providers::ProviderId;
+use crate::llm::models::ListedModel;
+use crate::protocol::{ModelList, ModelListing, ProviderModels};
 
 /// The most names a refusal quotes.
 const NAMES_SHOWN: usize = 12;
 
-/// `Err` with the reason when the endpoint lists models and `model` is not one of them
-/// (Ollama's `NAME` stands for its `NAME:latest`).
-pub async fn check_listed(provider: &ProviderConfig, model: &str) -> Result<(), String> {
-    let Some(listed) = crate::llm::window::listed_models(provider).await else {
-        return Ok(());
-    };
-    refusal(&listed, model).map_or(Ok(()), Err)
+/// Why `model` cannot be switched to on provider `id`, given what it lists (Ollama's
+/// `NAME` stands for its `NAME:latest`).
+pub fn refusal_for(id: &ProviderId, listed: &[ListedModel], model: &str) -> Option<String> {
+    let ids: Vec<String> = listed.iter().map(|m| m.id.clone()).collect();
+    let refused = refusal(&ids, model)?;
+    Some(match id {
+        ProviderId::Default => refused,
+        ProviderId::Named { name } => {
+            refused.replacen("the endpoint", &format!("provider `{name}`"), 1)
+        }
+    })
+}
+
+/// What every provider lists, asked all at once (each within its own time limit).
+pub async fn list_all(setup: &AgentSetup, current: String) -> ModelList {
+    let asks: Vec<_> = setup
+        .providers
+        .all()
+        .map(|endpoint| {
+            let provider = endpoint.provider.clone();
+            let name = endpoint.id.name().to_string();
+            (
+                name,
+                tokio::spawn(async move { crate::llm::models::list(&provider).await }),
+            )
+        })
+        .collect();
+    let mut providers = Vec::with_capacity(asks.len());
+    for (name, ask) in asks {
+        let listing = match ask.await {
+            Ok(Ok(listed)) => {
+                let mut models: Vec<String> = listed.into_iter().map(|m| m.id).collect();
+                models.sort_unstable();
+                ModelListing::Listed { models }
+            }
+            Ok(Err(e)) => ModelListing::Failed {
+                error: e.to_string(),
+            },
+            Err(e) => ModelListing::Failed {
+                error: e.to_string(),
+            },
+        };
+        providers.push(ProviderModels { name, listing });
+    }
+    ModelList { current, providers }
 }
 
 /// Why `model` cannot be switched to, given what the endpoint lists.

@@ -139,7 +139,7 @@ async fn run(
     loop {
         dispatcher.start_queued().await;
         if dispatcher.shutting_down && dispatcher.running.is_none() {
-            dispatcher.finish();
+            dispatcher.finish().await;
             return;
         }
         match dispatcher.next(&mut ops).await {
@@ -179,7 +179,7 @@ impl Dispatcher {
         dispatcher.session_id = started;
         let setup = &dispatcher.setup;
         dispatcher.emit(Event::SessionConfigured {
-            model: state.model.clone(),
+            model: super::endpoint::shown_model(&dispatcher.setup, &state),
             workdir: setup.workdir.clone(),
             skills: setup.skills_in_index,
             context_window: setup.context_window.get(),
@@ -274,16 +274,15 @@ impl Dispatcher {
         match op {
             Op::NewConversation => self.clear(state),
             Op::SetModel { model } => {
-                let provider = self.setup.client.config();
-                if let Err(message) = super::models::check_listed(provider, &model).await {
-                    self.emit(Event::Warning { message });
-                    return;
+                match super::endpoint::switch(&self.setup, state, &model).await {
+                    Ok(switched) => self.switched(state, switched),
+                    Err(message) => self.emit(Event::Warning { message }),
                 }
-                state.model = model.clone();
-                state.conversation.record(Record::ModelChanged {
-                    model: model.clone(),
-                });
-                self.emit(Event::ModelChanged { model });
+            }
+            Op::ListModels => {
+                let current = super::endpoint::shown_model(&self.setup, state);
+                let list = super::models::list_all(&self.setup, current).await;
+                self.emit(Event::ModelList(list));
             }
             Op::SetEffort { effort } => {
                 state.effort = Some(effort);
@@ -332,6 +331,22 @@ impl Dispatcher {
             // Turns run on their own task (`spawn_turn`); the rest is answered on
             // arrival (`on_op`) and never queued.
             _ => {}
+        }
+    }
+
+    /// Records and announces a switch of model (and maybe provider).
+    fn switched(&self, state: &mut SessionState, switched: super::endpoint::Switched) {
+        state.conversation.record(Record::ModelChanged {
+            model: switched.shown.clone(),
+        });
+        self.emit(Event::ModelChanged {
+            model: switched.shown,
+        });
+        if let Some(window) = switched.window {
+            self.emit(Event::ContextWindow {
+                tokens: window.tokens,
+                source: window.source,
+            });
         }
     }
 
@@ -445,6 +460,7 @@ impl Dispatcher {
             | Op::Compact { .. }
             | Op::SetModel { .. }
             | Op::SetEffort { .. }
+            | Op::ListModels
             | Op::Resume { .. }
             | Op::ListSessions
             | Op::Status
@@ -487,8 +503,13 @@ impl Dispatcher {
         self.interrupt();
     }
 
-    /// The last event: the session's usage.
-    fn finish(self) {
+    /// The last event: the session's usage, once what the window's questions learn is
+    /// stored (a fast `-p` answer ends before they are answered).
+    async fn finish(self) {
+        self.setup
+            .window_learning
+            .settle(super::LEARNING_WAIT_AT_END)
+            .await;
         let usage = self.state.as_ref().map(|s| s.usage).unwrap_or_default();
         self.emit(Event::ShutdownComplete { usage });
     }

@@ -72,7 +72,7 @@ pub fn start(state: &mut SessionState, ctx: &TurnContext) -> (Option<SessionId>,
             }),
         }
     }
-    let (id, sink) = store.create(&state.model);
+    let (id, sink) = store.create(&super::endpoint::shown_model(setup, state));
     state.cache_key = id.to_string();
     state.conversation = Conversation::new(setup.system_prompt.clone(), Some(sink));
     state.artifacts = Some(store.artifacts(&id));
@@ -126,9 +126,13 @@ pub fn resume(
         version: env!("CARGO_PKG_VERSION").to_string(),
     });
     if let (Some(model), ModelSource::Settings) = (model, setup.model_source)
-        && model != state.model
+        && model != super::endpoint::shown_model(setup, state)
     {
-        state.model = model;
+        // The provider and model the session last used; a provider no longer configured
+        // leaves the one in use.
+        if let Err(problem) = super::endpoint::adopt(setup, state, &model) {
+            notes.push(format!("the session used {model}: {problem}"));
+        }
     }
     let mut effort_changed = None;
     if let (Some(effort), ModelSource::Settings) = (effort, setup.effort_source)
@@ -170,7 +174,7 @@ pub fn resume(
     state.artifacts = Some(store.artifacts(id));
     events.push(Event::SessionResumed(Box::new(ResumedSession {
         id: id.to_string(),
-        model: state.model.clone(),
+        model: super::endpoint::shown_model(setup, state),
         turns,
         loaded_skills: setup.loaded_skills.names(),
         history,

@@ -51,7 +51,7 @@ pub fn report(
     };
     let has_requests = state.usage.input_tokens > 0 || state.usage.output_tokens > 0;
     StatusReport {
-        model: state.model.clone(),
+        model: super::endpoint::shown_model(setup, state),
         effort: state.effort,
         provider: crate::sessions::record::endpoint_host(&setup.client.config().base_url),
         context_window: setup.context_window.window().map(|w| KnownWindow {

@@ -476,6 +476,7 @@ async fn request(
         };
         ctx.setup
             .client
+            .client()
             .complete(request, &ctx.cancel, &mut on_event)
             .await
     };
@@ -557,7 +558,7 @@ fn account_usage(
         }
         None => estimate_usage(state.conversation.messages(), specs, completion),
     };
-    let usage = ctx.setup.prices.priced(&state.model, usage);
+    let usage = ctx.setup.client.priced(&state.model, usage);
     turn.usage.add(&usage);
     state.usage.add(&usage);
     state.conversation.record(Record::Usage {
@@ -629,16 +630,22 @@ async fn run_calls(
 /// request, and a `-p` run has the rest of the answer's time for them.
 fn start_learning(ctx: &TurnContext, model: &str) {
     if let Some(cache) = ctx.setup.window_learning.start() {
-        tokio::spawn(learn_window(ctx.clone(), cache, model.to_string()));
+        let task = tokio::spawn(learn_window(ctx.clone(), cache, model.to_string()));
+        ctx.setup.window_learning.track(task);
     }
 }
 
 /// Asks the endpoint for the model's window; remembers and announces what it learns.
 async fn learn_window(ctx: TurnContext, cache: WindowCache, model: String) {
-    let provider = ctx.setup.client.config().clone();
+    let generation = ctx.setup.client.generation();
+    let provider = ctx.setup.client.config();
     let Some(window) = crate::llm::window::learn(&provider, &model).await else {
         return;
     };
+    // A switch while the endpoint was asked: this answer is another model's.
+    if ctx.setup.client.generation() != generation {
+        return;
+    }
     if let Err(e) = cache.put(&provider.base_url, &model, window) {
         tracing::warn!("cannot cache the context window: {e}");
     }

@@ -31,8 +31,13 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const OLLAMA_ADDR: &str = "127.0.0.1:11434";
 /// Default cap on model requests per turn.
 pub const DEFAULT_MAX_TURNS: u32 = 50;
-/// How long the start-up `GET {base_url}/models` may take, connecting included.
-pub const MODEL_PROBE_TIMEOUT: Duration = Duration::from_millis(300);
+/// How long the start-up `GET {base_url}/models` may take, connecting included, by
+/// default (`model_probe_timeout_ms`): long enough for a loaded local server. It is
+/// asked only when no model is configured, and a server that is not there refuses the
+/// connection at once, so only a slow server's answer is waited for.
+pub const MODEL_PROBE_TIMEOUT: Duration = Duration::from_millis(3000);
+/// The longest `model_probe_timeout_ms` accepted.
+pub const MAX_MODEL_PROBE_TIMEOUT_MS: u64 = 60_000;
 /// The most of a probe response that is read; a longer one is ignored.
 pub const PROBE_RESPONSE_CAP: usize = 256 * 1024;
 
@@ -211,6 +216,36 @@ pub struct FileConfig {
     /// Prices per model (US dollars per million tokens), by model id or id prefix.
     #[serde(default)]
     pub prices: BTreeMap<String, crate::cost::ModelPrice>,
+    /// How long start-up waits for `GET {base_url}/models` when no model is configured
+    /// (milliseconds, default 3000).
+    pub model_probe_timeout_ms: Option<u64>,
+    /// Named providers (`[providers.NAME]`), switched to with `NAME/model`.
+    #[serde(default)]
+    pub providers: BTreeMap<String, providers::ProviderFile>,
+}
+
+impl FileConfig {
+    /// The top-level keys that set up the default provider's client.
+    fn provider_keys(&self) -> providers::ProviderKeys<'_> {
+        providers::ProviderKeys {
+            wire: self.wire,
+            headers: &self.headers,
+            auth_header: self.auth_header.as_deref(),
+            extra_body: self.extra_body.as_ref(),
+            tool_choice: self.tool_choice.as_ref(),
+            max_output_tokens: self.max_output_tokens,
+            include_usage: self.include_usage,
+            stream: self.stream,
+            send_reasoning: self.send_reasoning,
+            reasoning_effort: self.reasoning_effort,
+            effort_dialect: self.effort_dialect,
+            prompt_cache: self.prompt_cache,
+            idle_timeout_secs: self.idle_timeout_secs,
+            attempt_timeout_secs: self.attempt_timeout_secs,
+            total_timeout_secs: self.total_timeout_secs,
+            max_retries: self.max_retries,
+        }
+    }
 }
 
 /// `[sandbox]` in config.toml.
@@ -389,6 +424,10 @@ pub struct Config {
     pub prices: crate::cost::PriceTable,
     /// Total size the saved sessions may take, in bytes.
     pub sessions_max_bytes: u64,
+    /// Every endpoint a session can switch to: the default one and the named ones.
+    pub providers: providers::ProviderBook,
+    /// The provider [`Config::provider`] is (`--model NAME/model` picks a named one).
+    pub provider_id: providers::ProviderId,
 }
 
 /// Default cap on the total size of saved sessions: 1 GiB.
@@ -432,6 +471,7 @@ pub fn provider_name_for(base_url: &str) -> String {
 }
 
 mod probe;
+pub mod providers;
 mod resolve;
 
 pub use probe::{OllamaFound, probe_models, probe_ollama};

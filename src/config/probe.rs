@@ -52,6 +52,7 @@ pub(super) const CHOOSE_HINT: &str =
 pub(super) fn default_model(
     provider: &ProviderConfig,
     listed: Option<Vec<String>>,
+    wait: Duration,
 ) -> (String, Option<String>) {
     let default = || DEFAULT_MODEL.to_string();
     let listed = match (listed, model_lookup_for(&provider.base_url)) {
@@ -64,15 +65,17 @@ pub(super) fn default_model(
             );
             return (default(), Some(note));
         }
-        (None, ModelLookup::PlainHttp) => probe_models(provider, MODEL_PROBE_TIMEOUT),
+        (None, ModelLookup::PlainHttp) => probe_models(provider, wait),
     };
     let url = format!("{}/models", provider.base_url);
     match listed {
         None => (
             default(),
             Some(format!(
-                "no model configured and {url} did not answer with a model list: sending \
-                 `{DEFAULT_MODEL}` ({CHOOSE_HINT})"
+                "no model configured and {url} did not answer with a model list within {} \
+                 ms: sending `{DEFAULT_MODEL}`, a hosted model's id, which a local server \
+                 may refuse ({CHOOSE_HINT}, or raise model_probe_timeout_ms)",
+                wait.as_millis()
             )),
         ),
         Some(models) => match models.as_slice() {

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::probe::default_model;
+use super::providers::{Endpoint as Endpoint_, ProviderBook, ProviderId, ProviderKeys};
 use super::{
     Config, ConfigError, DEFAULT_BASE_URL, DEFAULT_MAX_TURNS, DEFAULT_MODEL,
     DEFAULT_SESSIONS_MAX_BYTES, EndpointNeed, FileConfig, HomeOrigin, ModelSource, Overrides,
@@ -45,15 +46,54 @@ impl Config {
         let file = FileConfig::load(&config_path)?;
         let workdir = workdir(overrides)?;
         let root = crate::project_root::find(&workdir);
-        let endpoint = Endpoint::resolve(overrides, env, &file, need, probe, &config_path)?;
+        let prices = prices(&file)?;
+        let mut named = super::providers::resolve_named(&file.providers, &prices, env)?;
+        // What holds for every provider of the session: where refusals taught how a
+        // model wants its reasoning (beside the windows), and `--effort`.
+        let session_wide = |provider: &mut ProviderConfig| {
+            provider.reasoning_memory =
+                Some(homes.harness.join("cache").join("reasoning_echo.json"));
+            if let Some(effort) = overrides.effort {
+                provider.reasoning_effort = Some(effort);
+            }
+        };
+        named
+            .values_mut()
+            .for_each(|e| session_wide(&mut e.provider));
+        let mut endpoint = Endpoint::resolve(
+            overrides,
+            env,
+            &file,
+            EndpointAsk {
+                need,
+                probe,
+                config_path: &config_path,
+            },
+            &named,
+        )?;
         let max_turns = max_turns(overrides, &file)?;
         let instructions_max_bytes = instructions_max_bytes(&file)?;
         let skills = SkillPlaces::resolve(overrides, env, &file, &homes, &config_path);
         let mut warnings = skills.warnings;
         warnings.extend(root.warning());
         let project_root = root.path;
-        warnings.extend(endpoint.model_note);
-        let secret_policy = secret_policy(&endpoint.provider, &file);
+        warnings.extend(endpoint.model_note.take());
+        session_wide(&mut endpoint.provider);
+        if let Some(default) = endpoint.default.as_mut() {
+            session_wide(default);
+        }
+        let context_window = match &endpoint.id {
+            ProviderId::Default => file.context_window,
+            ProviderId::Named { name } => named.get(name).and_then(|e| e.context_window),
+        };
+        let default_endpoint = endpoint.default.clone().map(|provider| Endpoint_ {
+            id: ProviderId::Default,
+            provider,
+            context_window: file.context_window,
+            prices: prices.clone(),
+        });
+        let providers = super::providers::book(default_endpoint, named);
+        let secret_policy = secret_policy(&providers, &endpoint.provider, &file);
         let session_saving = session_saving(env, file.sessions)?;
         let sessions_max_bytes = sessions_max_bytes(&file)?;
         let folders = Folders {
@@ -61,7 +101,6 @@ impl Config {
             root: &project_root,
         };
         let permissions = permissions(&file, &config_path, folders, &homes, &mut warnings)?;
-        let prices = prices(&file)?;
         let mcp = crate::mcp::config::load(
             &file.mcp_servers,
             &config_path,
@@ -100,7 +139,7 @@ impl Config {
             skills_cache_dir: skills.cache_dir,
             skill_run_commands: skill_run_commands(env, &file),
             secret_policy,
-            context_window: file.context_window,
+            context_window,
             context_window_cache: homes.harness.join("cache").join("context_windows.json"),
             model: endpoint.model,
             model_source: if overrides.model.is_some() {
@@ -113,11 +152,9 @@ impl Config {
             } else {
                 ModelSource::Settings
             },
-            provider: ProviderConfig {
-                // What providers taught about sending reasoning back, beside the windows.
-                reasoning_memory: Some(homes.harness.join("cache").join("reasoning_echo.json")),
-                ..endpoint.provider
-            },
+            provider: endpoint.provider,
+            provider_id: endpoint.id,
+            providers,
             workdir,
             project_root,
             home: homes.harness,
@@ -195,10 +232,23 @@ fn instructions_max_bytes(file: &FileConfig) -> Result<usize, ConfigError> {
 
 /// The endpoint, its settings and the model.
 struct Endpoint {
+    /// Which provider the session starts on.
+    id: ProviderId,
     provider: ProviderConfig,
     model: String,
     /// Which model was picked when none was configured.
     model_note: Option<String>,
+    /// The top-level endpoint, when one is configured or found (it is `provider` when
+    /// `id` is the default).
+    default: Option<ProviderConfig>,
+}
+
+/// What finding the endpoint may do.
+#[derive(Clone, Copy)]
+struct EndpointAsk<'a> {
+    need: EndpointNeed,
+    probe: ServerProbe,
+    config_path: &'a Path,
 }
 
 impl Endpoint {
@@ -206,57 +256,136 @@ impl Endpoint {
         overrides: &Overrides,
         env: Env<'_>,
         file: &FileConfig,
-        need: EndpointNeed,
-        probe: ServerProbe,
-        config_path: &Path,
+        ask: EndpointAsk<'_>,
+        named: &std::collections::BTreeMap<String, Endpoint_>,
     ) -> Result<Endpoint, ConfigError> {
-        let api_key_env = file
-            .api_key_env
-            .clone()
-            .unwrap_or_else(|| "OPENAI_API_KEY".into());
-        let api_key = env(&api_key_env).filter(|k| !k.trim().is_empty());
         let configured_model = overrides
             .model
             .clone()
             .or_else(|| env("HARNESS9_MODEL").filter(|m| !m.is_empty()))
             .or_else(|| file.model.clone());
-        let (base_url, listed_models) = base_url(
-            overrides,
-            env,
-            file,
-            api_key.is_some(),
-            need,
-            probe,
-            config_path,
-        )?;
-        if need == EndpointNeed::Required {
-            validate_url(&base_url)?;
+        // `NAME/model` starts on a named provider; the top-level endpoint is then only
+        // one more to switch to, so it is neither required nor probed for.
+        let book = super::providers::book(None, named.clone());
+        let choice = configured_model
+            .as_deref()
+            .map(|spec| book.choose(spec, &ProviderId::Default));
+        if let Some(choice) = &choice
+            && choice.model.trim().is_empty()
+        {
+            return Err(ConfigError::Invalid {
+                what: "model".into(),
+                message: format!(
+                    "no model after `{}/`: write NAME/MODEL",
+                    choice.provider.name()
+                ),
+            });
         }
-        let mut provider = ProviderConfig::new(
-            file.provider_name
-                .clone()
-                .unwrap_or_else(|| provider_name_for(&base_url)),
-            base_url.trim_end_matches('/'),
-        );
-        provider.api_key = api_key;
-        provider.api_key_source = api_key_env;
-        provider_settings(&mut provider, file, env)?;
-        if let Some(effort) = overrides.effort {
-            provider.reasoning_effort = Some(effort);
+        if let Some(super::providers::Choice {
+            provider: id @ ProviderId::Named { .. },
+            model,
+        }) = choice
+        {
+            let quiet = EndpointAsk {
+                need: EndpointNeed::None,
+                probe: ServerProbe::Disabled,
+                ..ask
+            };
+            let default = default_provider(overrides, env, file, quiet)?
+                .map(|(provider, _)| provider)
+                .filter(|p| !p.base_url.is_empty());
+            let provider = book
+                .endpoint(&id)
+                .map(|e| e.provider.clone())
+                .unwrap_or_else(|| ProviderConfig::new(id.name(), ""));
+            return Ok(Endpoint {
+                id,
+                provider,
+                model,
+                model_note: None,
+                default,
+            });
         }
-        let (model, model_note) = match configured_model {
-            Some(model) => (model, None),
-            None if probe == ServerProbe::Enabled && need == EndpointNeed::Required => {
-                default_model(&provider, listed_models)
+        let Some((provider, listed_models)) = default_provider(overrides, env, file, ask)? else {
+            return Err(ConfigError::NoEndpoint {
+                config_path: ask.config_path.to_path_buf(),
+            });
+        };
+        let (model, model_note) = match choice {
+            Some(choice) => (choice.model, None),
+            None if ask.probe == ServerProbe::Enabled && ask.need == EndpointNeed::Required => {
+                default_model(&provider, listed_models, model_probe_timeout(file)?)
             }
             None => (DEFAULT_MODEL.to_string(), None),
         };
         Ok(Endpoint {
+            id: ProviderId::Default,
+            default: (!provider.base_url.is_empty()).then(|| provider.clone()),
             provider,
             model,
             model_note,
         })
     }
+}
+
+/// How long start-up waits for the model list: config.toml, else the default.
+fn model_probe_timeout(file: &FileConfig) -> Result<Duration, ConfigError> {
+    match file.model_probe_timeout_ms {
+        None => Ok(super::MODEL_PROBE_TIMEOUT),
+        Some(ms @ 1..=super::MAX_MODEL_PROBE_TIMEOUT_MS) => Ok(Duration::from_millis(ms)),
+        Some(ms) => Err(ConfigError::Invalid {
+            what: "model_probe_timeout_ms".into(),
+            message: format!(
+                "{ms}: use 1 to {} milliseconds",
+                super::MAX_MODEL_PROBE_TIMEOUT_MS
+            ),
+        }),
+    }
+}
+
+/// The top-level endpoint's settings and the models a found Ollama listed.
+type Found = (ProviderConfig, Option<Vec<String>>);
+
+/// The top-level endpoint with its settings (and the models a found Ollama listed).
+fn default_provider(
+    overrides: &Overrides,
+    env: Env<'_>,
+    file: &FileConfig,
+    ask: EndpointAsk<'_>,
+) -> Result<Option<Found>, ConfigError> {
+    let api_key_env = file
+        .api_key_env
+        .clone()
+        .unwrap_or_else(|| "OPENAI_API_KEY".into());
+    let api_key = env(&api_key_env).filter(|k| !k.trim().is_empty());
+    let (base_url, listed_models) = match base_url(
+        overrides,
+        env,
+        file,
+        api_key.is_some(),
+        ask.need,
+        ask.probe,
+        ask.config_path,
+    ) {
+        Ok(found) => found,
+        Err(ConfigError::NoEndpoint { .. }) if ask.need == EndpointNeed::None => {
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
+    if ask.need == EndpointNeed::Required || !base_url.is_empty() {
+        validate_url(&base_url)?;
+    }
+    let mut provider = ProviderConfig::new(
+        file.provider_name
+            .clone()
+            .unwrap_or_else(|| provider_name_for(&base_url)),
+        base_url.trim_end_matches('/'),
+    );
+    provider.api_key = api_key;
+    provider.api_key_source = api_key_env;
+    provider_settings(&mut provider, file.provider_keys(), env)?;
+    Ok(Some((provider, listed_models)))
 }
 
 /// The base URL: the command line, `OPENAI_BASE_URL`, config.toml; OpenAI's when only a
@@ -294,19 +423,19 @@ fn base_url(
 }
 
 /// The provider's settings from config.toml (and the idle timeout's test variable).
-fn provider_settings(
+pub(super) fn provider_settings(
     provider: &mut ProviderConfig,
-    file: &FileConfig,
+    file: ProviderKeys<'_>,
     env: Env<'_>,
 ) -> Result<(), ConfigError> {
     provider.extra_headers = file.headers.clone().into_iter().collect();
-    if let Some(name) = &file.auth_header {
+    if let Some(name) = file.auth_header {
         provider.auth_header = auth_header_from(name)?;
     }
     if let Some(wire) = file.wire {
         provider.wire = wire;
     }
-    if let Some(extra) = &file.extra_body {
+    if let Some(extra) = file.extra_body {
         validate_extra_body(extra, file.max_output_tokens)?;
         validate_responses_extra_body(extra, provider.wire)?;
         provider.extra_body = extra.clone();
@@ -336,7 +465,7 @@ fn provider_settings(
     if let Some(dialect) = file.effort_dialect {
         provider.effort_dialect = crate::llm::effort::DialectChoice::Configured { dialect };
     }
-    if let Some(choice) = &file.tool_choice {
+    if let Some(choice) = file.tool_choice {
         provider.tool_choice = match choice.clone() {
             ToolChoiceSetting::Mode(ToolChoiceMode::Auto) => ToolChoice::Auto,
             ToolChoiceSetting::Mode(ToolChoiceMode::NoneSent) => ToolChoice::Omit,
@@ -501,15 +630,26 @@ fn skill_run_commands(env: Env<'_>, file: &FileConfig) -> CommandLists {
     }
 }
 
-/// What is kept from commands: the key and header values under any name, and the lists.
-fn secret_policy(provider: &ProviderConfig, file: &FileConfig) -> SecretPolicy {
+/// What is kept from commands: every provider's key and header values under any name,
+/// and the lists.
+fn secret_policy(
+    providers: &ProviderBook,
+    provider: &ProviderConfig,
+    file: &FileConfig,
+) -> SecretPolicy {
+    let mut values: Vec<String> = provider
+        .api_key
+        .iter()
+        .cloned()
+        .chain(provider.extra_headers.iter().map(|(_, v)| v.clone()))
+        .collect();
+    for value in providers.secret_values() {
+        if !values.contains(&value) {
+            values.push(value);
+        }
+    }
     SecretPolicy {
-        values: provider
-            .api_key
-            .iter()
-            .cloned()
-            .chain(provider.extra_headers.iter().map(|(_, v)| v.clone()))
-            .collect(),
+        values,
         remove: file.child_env_remove.clone(),
         keep: file.child_env_keep.clone(),
     }
@@ -682,7 +822,7 @@ fn sandbox(
     })
 }
 
-fn validate_url(url: &str) -> Result<(), ConfigError> {
+pub(super) fn validate_url(url: &str) -> Result<(), ConfigError> {
     if url.starts_with("http://") || url.starts_with("https://") {
         Ok(())
     } else {

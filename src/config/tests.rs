@@ -528,17 +528,30 @@ fn a_configured_model_asks_nothing_and_openai_keeps_the_default() {
 
 #[test]
 fn a_silent_or_failing_server_falls_back_quickly() {
-    // Accepts and never answers.
+    // Accepts and never answers: given up on after model_probe_timeout_ms.
     let (listener, url) = silent_server();
     let started = Instant::now();
-    let c = probe_at(&url);
+    let c = resolve_with(
+        &format!("base_url = \"{url}\"\nmodel_probe_timeout_ms = 200\n"),
+        &[],
+        ServerProbe::Enabled,
+    )
+    .unwrap();
     assert!(
         started.elapsed() < Duration::from_secs(2),
         "{:?}",
         started.elapsed()
     );
     assert_eq!(c.model, DEFAULT_MODEL);
-    assert_warned(&c, "did not answer");
+    assert_warned(&c, "did not answer with a model list within 200 ms");
+    let err = resolve_with(
+        &format!("base_url = \"{url}\"\nmodel_probe_timeout_ms = 0\n"),
+        &[],
+        ServerProbe::Enabled,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("model_probe_timeout_ms"), "{err}");
     drop(listener);
 
     let (url, _requests) = serve(vec![

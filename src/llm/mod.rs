@@ -13,6 +13,7 @@ pub mod client;
 pub mod echo;
 pub mod effort;
 pub mod error;
+pub mod models;
 pub mod reasoning;
 pub mod responses;
 pub mod retry;

@@ -538,6 +538,9 @@ pub struct WireUsage {
     /// DeepSeek-style cache misses.
     #[serde(deserialize_with = "lenient_u64")]
     pub prompt_cache_miss_tokens: Option<u64>,
+    /// What the request cost in US dollars, when the provider says (OpenRouter's
+    /// `usage.cost`); kept as JSON so an odd value is ignored, not an error.
+    pub cost: Option<serde_json::Value>,
 }
 
 /// `usage.prompt_tokens_details` (and the Responses API's `input_tokens_details`).
@@ -593,8 +596,17 @@ impl WireUsage {
             cached_input_tokens: cached.min(input),
             cache_write_tokens: written.min(input.saturating_sub(cached.min(input))),
             estimated: false,
-            cost: None,
+            cost: self.reported_cost(),
         }
+    }
+
+    /// `usage.cost` in micro-dollars, when it is a sane number of dollars (a price the
+    /// user configured still wins: [`crate::cost::PriceTable::priced`]).
+    fn reported_cost(&self) -> Option<crate::protocol::Cost> {
+        let dollars = self.cost.as_ref()?.as_f64()?;
+        let micros = dollars * 1_000_000.0;
+        (micros.is_finite() && (0.0..1e15).contains(&micros))
+            .then(|| crate::protocol::Cost::from_micros(micros.round() as u64))
     }
 }
 

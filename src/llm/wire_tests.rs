@@ -741,3 +741,36 @@ fn cache_markers_go_only_where_the_route_wants_them() {
     off.prompt_cache = PromptCache::Off;
     assert!(!body_text(&anthropic, &off).contains("cache_control"));
 }
+
+#[test]
+fn a_cost_the_provider_reports_is_kept_unless_the_user_priced_the_model() {
+    let usage: WireUsage = serde_json::from_value(json!({
+        "prompt_tokens": 1000, "completion_tokens": 10, "cost": 0.0123
+    }))
+    .unwrap();
+    let usage = usage.to_usage();
+    assert_eq!(usage.cost.map(|c| c.micros()), Some(12_300));
+    // No price configured: the provider's figure stays.
+    let none = crate::cost::PriceTable::default();
+    assert_eq!(none.priced("m", usage).cost, usage.cost);
+    // A price configured wins.
+    let mut priced = crate::cost::PriceTable::default();
+    priced.insert(
+        "m".into(),
+        crate::cost::ModelPrice {
+            input: 1.0,
+            output: 1.0,
+            cached_input: None,
+            cache_write: None,
+        },
+    );
+    assert_eq!(
+        priced.priced("m", usage).cost.map(|c| c.micros()),
+        Some(1010)
+    );
+    for odd in [json!("0.5"), json!(-1.0), json!(null), json!({"x": 1})] {
+        let usage: WireUsage =
+            serde_json::from_value(json!({"prompt_tokens": 1, "cost": odd})).unwrap();
+        assert_eq!(usage.to_usage().cost, None, "{odd}");
+    }
+}

@@ -20,7 +20,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "export",
         "Write this session to a file: /export [md|json] [FILE]",
     ),
-    ("model", "Show the model, or switch: /model NAME"),
+    (
+        "model",
+        "List each provider's models, or switch: /model [PROVIDER/]MODEL",
+    ),
     (
         "effort",
         "Show the reasoning effort, or set it: /effort low|medium|high|off",

@@ -53,6 +53,7 @@ impl SubAgentEvent {
             | Event::ContextWindow { .. }
             | Event::ModelChanged { .. }
             | Event::EffortChanged { .. }
+            | Event::ModelList(_)
             | Event::Status(_)
             | Event::ShutdownComplete { .. }
             | Event::SkillList(_)
@@ -672,7 +673,7 @@ pub enum Event {
     Status(Box<StatusReport>),
     /// The model was switched after [`Op::SetModel`].
     ModelChanged {
-        /// The new model id.
+        /// The new model id (`NAME/model` on a named provider).
         model: String,
     },
     /// The reasoning effort was set after [`Op::SetEffort`]; it is sent from the next
@@ -681,6 +682,8 @@ pub enum Event {
         /// The new level.
         effort: Effort,
     },
+    /// Every provider's models, after [`Op::ListModels`].
+    ModelList(ModelList),
     /// The agent stopped after [`Op::Shutdown`]; no events follow.
     ShutdownComplete {
         /// Usage for the whole session.

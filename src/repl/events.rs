@@ -117,6 +117,10 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.renderer
                     .notice(&format!("reasoning effort: {effort}"))?;
             }
+            Event::ModelList(list) => {
+                self.done_waiting(State::SwitchingModel);
+                self.renderer.notice(&list.lines(usize::MAX).join("\n"))?;
+            }
             // Sent for `/resume`, or at start for `-c` and `--resume ID`: text gets a
             // short recap.
             Event::SessionResumed(resumed) => {

@@ -211,7 +211,7 @@ enum State {
     Turn,
     /// Waiting for [`Event::ConversationCleared`].
     Clearing,
-    /// Waiting for [`Event::ModelChanged`].
+    /// Waiting for [`Event::ModelChanged`] or [`Event::ModelList`].
     SwitchingModel,
     /// Waiting for [`Event::EffortChanged`].
     SettingEffort,
@@ -642,8 +642,9 @@ impl<O: Write, E: Write> Repl<O, E> {
                 Ok(())
             }
             Builtin::Model(None) => {
-                let text = format!("model: {}", self.model);
-                self.renderer.notice(&text)
+                self.send(Op::ListModels);
+                self.state = State::SwitchingModel;
+                Ok(())
             }
             Builtin::Model(Some(model)) => {
                 self.send(Op::SetModel { model });

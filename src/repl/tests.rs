@@ -132,6 +132,10 @@ fn fake_answer(op: Op) -> Option<Event> {
         Op::NewConversation => Some(Event::ConversationCleared),
         Op::SetModel { model } => Some(Event::ModelChanged { model }),
         Op::SetEffort { effort } => Some(Event::EffortChanged { effort }),
+        Op::ListModels => Some(Event::ModelList(crate::protocol::ModelList {
+            current: "m1".into(),
+            providers: Vec::new(),
+        })),
         Op::Compact { .. } => Some(Event::Warning {
             message: "there is nothing to compact yet".into(),
         }),

@@ -170,11 +170,23 @@ fn builtins_become_ops_or_local_views() {
             // The agent answers with the listing.
             assert_eq!(h.ops(), vec![Op::ListSkills]);
             h.event(skill_list(&catalog));
+        } else if cmd == "/model" {
+            // The agent asks every provider and answers with what each lists.
+            assert_eq!(h.ops(), vec![Op::ListModels]);
+            h.event(Event::ModelList(crate::protocol::ModelList {
+                current: "gpt-x".into(),
+                providers: vec![crate::protocol::ProviderModels {
+                    name: "default".into(),
+                    listing: crate::protocol::ModelListing::Listed {
+                        models: vec!["gpt-x".into(), "gpt-y".into()],
+                    },
+                }],
+            }));
         } else {
             assert!(h.ops().is_empty(), "{cmd} is local");
         }
     }
-    let screen = h.screen(100, 64);
+    let screen = h.screen(100, 88);
     assert_shows(
         &screen,
         &[
@@ -182,7 +194,9 @@ fn builtins_become_ops_or_local_views() {
             "/go-refactor [goal] [file] ok (project)",
             "index:",
             "Usage this session",
-            "Model: gpt-x",
+            "model: gpt-x",
+            "default (2 models):",
+            "  gpt-y",
         ],
     );
     h.submit("/nosuch");

@@ -25,6 +25,20 @@ fn heading(text: &str) -> Line<'static> {
     Line::styled(text.to_string(), bold())
 }
 
+/// What `/model` alone shows: the model in use, then each provider's models (at most
+/// 30 each) or its error.
+pub fn model_list(list: &crate::protocol::ModelList) -> Vec<Line<'static>> {
+    let mut lines = vec![heading("Models")];
+    lines.extend(list.lines(30).into_iter().map(|line| {
+        if line.starts_with("  ") {
+            Line::raw(line)
+        } else {
+            Line::styled(line, dim())
+        }
+    }));
+    lines
+}
+
 /// What `/status` shows: a heading, then one dimmed label and its value a line.
 pub fn status(report: &crate::protocol::StatusReport) -> Vec<Line<'static>> {
     let rows = report.lines();

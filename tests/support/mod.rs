@@ -582,7 +582,8 @@ struct State {
     queue: VecDeque<Reply>,
     requests: Vec<RecordedRequest>,
     /// Fixed JSON answers to other paths (`/v1/models`, `/props`...), by path.
-    routes: Vec<(String, Value)>,
+    /// Path, body, and how long to wait before the headers.
+    routes: Vec<(String, Value, u64)>,
     /// Asked first for every chat request (see [`MockServer::respond_with`]).
     responder: Option<Responder>,
 }
@@ -659,7 +660,16 @@ impl MockServer {
 
     /// Answers requests for `path` (e.g. `/v1/models`) with `body`, every time.
     pub fn route(&self, path: &str, body: Value) {
-        self.shared.lock().routes.push((path.to_string(), body));
+        self.route_delayed(path, body, 0);
+    }
+
+    /// Answers requests for `path` with `body` after `delay_ms` (a loaded local server
+    /// slow to list its models: mockllm's `--models-delay-ms`).
+    pub fn route_delayed(&self, path: &str, body: Value, delay_ms: u64) {
+        self.shared
+            .lock()
+            .routes
+            .push((path.to_string(), body, delay_ms));
     }
 
     /// Asks `respond` first for every chat request: a request it answers `Some` gets that
@@ -834,8 +844,10 @@ async fn handle(mut stream: TcpStream, shared: Arc<Shared>, shutdown: Cancellati
                 .and_then(|respond| respond(&request))
                 .or_else(|| state.queue.pop_front())
                 .unwrap_or_else(|| fallback(&request))
-        } else if let Some((_, body)) = state.routes.iter().find(|(p, _)| *p == request.path) {
-            json_reply(body.clone())
+        } else if let Some((_, body, delay)) =
+            state.routes.iter().find(|(p, _, _)| *p == request.path)
+        {
+            json_reply(body.clone()).delay_headers_ms(*delay)
         } else {
             http_error(404).json_body(json!({"error": {"message": "mock: no such path"}}))
         };

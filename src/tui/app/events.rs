@@ -117,6 +117,7 @@ impl App {
             | Event::SkillList(_)
             | Event::McpServerList { .. }
             | Event::Status(_)
+            | Event::ModelList(_)
             | Event::SlashCommands(_)) => self.answered(answer),
         }
     }
@@ -191,6 +192,7 @@ impl App {
             Event::SkillList(listing) => self.commit_cell(views::skills(&listing)),
             Event::McpServerList { servers } => self.commit_cell(views::mcp(&servers)),
             Event::Status(report) => self.commit_cell(views::status(&report)),
+            Event::ModelList(list) => self.commit_cell(views::model_list(&list)),
             Event::SlashCommands(commands) => self.commands = commands,
             // Only answers come here (`on_event`).
             _ => {}

@@ -462,11 +462,7 @@ impl App {
             }
             Builtin::Model(None) => {
                 self.commit_cell(echo.lines());
-                let model = self.status.model.clone();
-                self.commit_notice(
-                    NoticeKind::Info,
-                    &format!("Model: {model}. Switch with /model NAME."),
-                );
+                self.out.ops.push(Op::ListModels);
             }
             Builtin::Model(Some(model)) => {
                 self.commit_cell(echo.lines());
