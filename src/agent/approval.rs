@@ -4,6 +4,11 @@
 //! for this session (rules kept in memory) or for the project (rules written to
 //! `.harness9/permissions.toml`).
 //!
+//! A user command's `allowed-tools` become turn grants ([`ApprovalPolicy::grant_for_turn`]):
+//! allow rules held apart from the book, consulted only where no rule, hazard or
+//! destructive pattern decided, for calls inside the project, and never past the
+//! sandbox's writable folders; they end with the turn ([`TurnGrant`] drops them).
+//!
 //! It owns the session's rule book. Clones share it: a forked skill's sub-agent works
 //! under the same rules as the conversation that started it, so an "always" given in
 //! either holds in both. It must not know how a frontend asks.
@@ -15,7 +20,8 @@ use crate::agent::Approver;
 use crate::permissions::PermissionsSetup;
 use crate::permissions::files::{self, Places};
 use crate::permissions::{
-    ActiveRule, AllowedBy, Judgement, ModeRuns, Rule, Rulebook, Scope, SecretReads, Subject,
+    ActiveRule, AllowedBy, Judgement, ModeRuns, Rule, RuleError, Rulebook, Scope, SecretReads,
+    Subject,
 };
 use crate::protocol::ApprovalMode;
 use crate::protocol::{ApprovalDecision, ApprovalRequestKind, Location, McpAction};
@@ -80,6 +86,21 @@ struct Shared {
     places: Places,
     temp: Vec<PathBuf>,
     sandbox: CommandSandbox,
+    /// The running command's `allowed-tools` (allow rules only), for this turn.
+    grants: Rulebook,
+}
+
+/// The grants of one command's turn: dropping it withdraws them.
+#[derive(Debug)]
+#[must_use = "the grants end when this is dropped"]
+pub struct TurnGrant {
+    policy: ApprovalPolicy,
+}
+
+impl Drop for TurnGrant {
+    fn drop(&mut self) {
+        self.policy.shared().grants = Rulebook::default();
+    }
 }
 
 /// Where the session's commands run, as far as approvals care: what the approval mode
@@ -154,6 +175,7 @@ impl ApprovalPolicy {
                 places: permissions.places,
                 temp: permissions.temp,
                 sandbox: CommandSandbox::Unconfined,
+                grants: Rulebook::default(),
             })),
         }
     }
@@ -179,6 +201,36 @@ impl ApprovalPolicy {
     /// for an answer keeps the verdict it got).
     pub fn set_mode(&self, mode: ApprovalMode) {
         self.shared().mode = mode;
+    }
+
+    /// Pre-approves `rules` (allow rules, e.g. `bash(git add:*)`) until the returned
+    /// grant is dropped: a call they cover runs where the approval mode would otherwise
+    /// ask, but only when no rule, hazard or destructive pattern decided it, it stays
+    /// inside the project, and (for edits) beneath the sandbox's writable folders.
+    /// Rules that do not parse are returned with why, and not granted.
+    pub fn grant_for_turn(&self, rules: &[String]) -> (TurnGrant, Vec<RuleError>) {
+        let home = self.shared().places.home.clone();
+        let mut grants = Rulebook::default();
+        let mut errors = Vec::new();
+        for text in rules {
+            let rule = match Rule::parse(text, home.as_deref()) {
+                Ok(rule) => rule,
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            };
+            grants.push(ActiveRule {
+                rule,
+                effect: Effect::Allow,
+                source: Source::Session,
+            });
+        }
+        self.shared().grants = grants;
+        let grant = TurnGrant {
+            policy: self.clone(),
+        };
+        (grant, errors)
     }
 
     /// The project directory.
@@ -229,22 +281,43 @@ impl ApprovalPolicy {
             // Taken apart above.
             Access::All(_) => return Verdict::Run,
         };
-        let judgement = match &request {
+        let judge = |book: &Rulebook| match &request {
             ApprovalRequestKind::Command { command, cwd } => {
-                shared
-                    .book
-                    .judge(tool, Subject::Command { line: command, cwd }, &scope)
+                book.judge(tool, Subject::Command { line: command, cwd }, &scope)
             }
             ApprovalRequestKind::Edit { path, .. } => {
-                shared.book.judge(tool, Subject::Edit { path }, &scope)
+                book.judge(tool, Subject::Edit { path }, &scope)
             }
             ApprovalRequestKind::Read { path, .. }
             | ApprovalRequestKind::ReadOutside { path, .. } => {
-                shared.book.judge(tool, Subject::Read { path }, &scope)
+                book.judge(tool, Subject::Read { path }, &scope)
             }
-            ApprovalRequestKind::Mcp { .. } => shared.book.judge(tool, Subject::Call, &scope),
+            ApprovalRequestKind::Mcp { .. } => book.judge(tool, Subject::Call, &scope),
         };
+        let judgement = judge(&shared.book);
         let unconfined = unconfined_by_mode(mode, &shared.sandbox, &request);
+        // A turn grant counts only inside the project; for edits, only beneath the
+        // sandbox's writable folders (checked as the modes that edit by themselves do).
+        let inside = !matches!(
+            request,
+            ApprovalRequestKind::ReadOutside { .. }
+                | ApprovalRequestKind::Edit {
+                    location: Location::Outside,
+                    ..
+                }
+        );
+        let granted = inside
+            && !shared.grants.rules().is_empty()
+            && matches!(judgement, Judgement::Undecided { .. })
+            && matches!(
+                judge(&shared.grants),
+                Judgement::Allow {
+                    by: AllowedBy::Rules
+                }
+            );
+        let grant_unconfined = granted
+            .then(|| unconfined_by_mode(ApprovalMode::FullAuto, &shared.sandbox, &request))
+            .flatten();
         drop(shared);
         let plan = |because, offer| AskPlan {
             request: request.clone(),
@@ -285,6 +358,13 @@ impl ApprovalPolicy {
                 };
                 plan(Some(because), offer)
             }
+            Judgement::Undecided { .. } if granted => match grant_unconfined {
+                None => return Verdict::Run,
+                Some(why) => plan(
+                    Some(AskBecause::Unconfined { why: why.clone() }),
+                    Offer::OnceOnly { why },
+                ),
+            },
             Judgement::Undecided { offer } => match (subject_default, unconfined) {
                 (ModeDefault::Runs, None) => return Verdict::Run,
                 (ModeDefault::Runs, Some(why)) => plan(Some(AskBecause::Unconfined { why }), offer),
