@@ -704,7 +704,9 @@ mod tests {
         let row = |name: &str, status: &str| {
             out.lines().any(|l| {
                 let cols: Vec<&str> = l.split_whitespace().collect();
-                cols.first() == Some(&name) && cols.get(2) == Some(&status)
+                cols.first() == Some(&name)
+                    && cols.get(1) == Some(&"skill")
+                    && cols.get(3) == Some(&status)
             })
         };
         assert!(row("code-review", "ok"), "{out}");

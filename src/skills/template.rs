@@ -367,6 +367,29 @@ mod tests {
     }
 
     #[test]
+    fn commands_have_positional_arguments_one_based() {
+        let c =
+            |body: &str, args: &str| prompt_as(body, args, Path::new("/c"), Placeholders::Command);
+        assert_eq!(
+            c("PR #$1 at $2 for $3 ($ARGUMENTS)", r#"456 high "Ada L""#),
+            r#"PR #456 at high for Ada L (456 high "Ada L")"#
+        );
+        // $0, $10 and a missing argument stay as written; $ARGUMENTS[N] still works.
+        assert_eq!(c("$0 $10 $2 $ARGUMENTS[0]", "a"), "$0 $10 $2 a");
+        assert_eq!(c("awk '{print $1}'", ""), "awk '{print $1}'");
+        assert_eq!(c(r"\$1 is $1", "x"), "$1 is x");
+        // One pass: an argument holding a placeholder is text.
+        assert_eq!(c("$1|$2", "$2 ${SKILL_DIR}"), "$2|${SKILL_DIR}");
+        // A body without a placeholder gets the arguments appended.
+        assert_eq!(c("Do it", "a b"), "Do it\n\na b");
+        // A skill's body keeps `$1` whatever the arguments.
+        assert_eq!(
+            prompt_as("$1", "a", Path::new("/c"), Placeholders::Skill),
+            "$1\n\na"
+        );
+    }
+
+    #[test]
     fn shell_split_cases() {
         assert_eq!(shell_split(""), Vec::<String>::new());
         assert_eq!(
