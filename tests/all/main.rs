@@ -15,6 +15,7 @@ mod architecture;
 mod artifacts;
 mod child_env;
 mod cli_errors;
+mod commands;
 mod context;
 mod failed_turn;
 mod file_links;
