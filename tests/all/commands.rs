@@ -140,7 +140,7 @@ fn touch_through_command(dirs: &Dirs) -> bool {
         tool_reply("c1", "bash", r#"{"command":"touch made.txt"}"#),
         answer("done"),
     ]);
-    let out = server.run(&dirs, &["-p", "/make"]);
+    let out = server.run(dirs, &["-p", "/make"]);
     assert_exit(&out, 0);
     dirs.project().join("made.txt").exists()
 }
