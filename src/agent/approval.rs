@@ -88,6 +88,8 @@ struct Shared {
     sandbox: CommandSandbox,
     /// The running command's `allowed-tools` (allow rules only), for this turn.
     grants: Rulebook,
+    /// Ask rules for this turn (`/init`'s AGENTS.md): they ask whatever the mode.
+    asks: Rulebook,
 }
 
 /// The grants of one command's turn: dropping it withdraws them.
@@ -99,7 +101,9 @@ pub struct TurnGrant {
 
 impl Drop for TurnGrant {
     fn drop(&mut self) {
-        self.policy.shared().grants = Rulebook::default();
+        let mut shared = self.policy.shared();
+        shared.grants = Rulebook::default();
+        shared.asks = Rulebook::default();
     }
 }
 
@@ -176,6 +180,7 @@ impl ApprovalPolicy {
                 temp: permissions.temp,
                 sandbox: CommandSandbox::Unconfined,
                 grants: Rulebook::default(),
+                asks: Rulebook::default(),
             })),
         }
     }
@@ -227,6 +232,30 @@ impl ApprovalPolicy {
             });
         }
         self.shared().grants = grants;
+        let grant = TurnGrant {
+            policy: self.clone(),
+        };
+        (grant, errors)
+    }
+
+    /// Makes `rules` ask rules until the returned grant is dropped: a call they cover is
+    /// asked about whatever the approval mode and the allow rules say (a deny rule still
+    /// refuses it). Rules that do not parse are returned with why.
+    pub fn ask_for_turn(&self, rules: &[&str]) -> (TurnGrant, Vec<RuleError>) {
+        let home = self.shared().places.home.clone();
+        let mut asks = Rulebook::default();
+        let mut errors = Vec::new();
+        for text in rules {
+            match Rule::parse(text, home.as_deref()) {
+                Ok(rule) => asks.push(ActiveRule {
+                    rule,
+                    effect: Effect::Ask,
+                    source: Source::Session,
+                }),
+                Err(e) => errors.push(e),
+            }
+        }
+        self.shared().asks = asks;
         let grant = TurnGrant {
             policy: self.clone(),
         };
@@ -294,7 +323,14 @@ impl ApprovalPolicy {
             }
             ApprovalRequestKind::Mcp { .. } => book.judge(tool, Subject::Call, &scope),
         };
-        let judgement = judge(&shared.book);
+        let judgement = match judge(&shared.book) {
+            deny @ Judgement::Deny { .. } => deny,
+            other if shared.asks.rules().is_empty() => other,
+            other => match judge(&shared.asks) {
+                asked @ Judgement::Ask(AskBecause::Rule { .. }) => asked,
+                _ => other,
+            },
+        };
         let unconfined = unconfined_by_mode(mode, &shared.sandbox, &request);
         // A turn grant counts only inside the project; for edits, only beneath the
         // sandbox's writable folders (checked as the modes that edit by themselves do).
@@ -944,5 +980,38 @@ mod tests {
         assert!(!runs(cmd("git add a.rs"), "bash"));
         assert_ne!(clone.verdict("bash", cmd("git add a.rs")), Verdict::Run);
         assert!(!runs(edit_at("/p/src/a.rs", Location::Inside), "edit_file"));
+    }
+
+    /// `/init`'s ask rules make every AGENTS.md write a question, even in full-auto and
+    /// through a shell redirection, only while held; a deny rule still refuses.
+    #[test]
+    fn turn_asks_ask_whatever_the_mode_while_held() {
+        let p = policy(ApprovalMode::FullAuto, Approver::Frontend);
+        let write = |path: &str| {
+            Access::NeedsApproval(ApprovalRequestKind::Edit {
+                path: PathBuf::from(path),
+                via: None,
+                diff: None,
+                location: Location::Inside,
+            })
+        };
+        assert_eq!(p.verdict("write_file", write("/p/AGENTS.md")), Verdict::Run);
+        let (held, errors) = p.ask_for_turn(&["edit(**/AGENTS.md)", "bash(**/AGENTS.md)"]);
+        assert!(errors.is_empty(), "{errors:?}");
+        for (tool, access) in [
+            ("write_file", write("/p/AGENTS.md")),
+            ("edit_file", write("/p/sub/AGENTS.md")),
+            ("bash", cmd("echo rules > AGENTS.md")),
+            ("bash", cmd("cp other.md AGENTS.md")),
+        ] {
+            let plan = ask(p.verdict(tool, access));
+            assert!(
+                matches!(plan.because, Some(AskBecause::Rule { .. })),
+                "{plan:?}"
+            );
+        }
+        assert_eq!(p.verdict("write_file", write("/p/README.md")), Verdict::Run);
+        drop(held);
+        assert_eq!(p.verdict("write_file", write("/p/AGENTS.md")), Verdict::Run);
     }
 }

@@ -11,6 +11,7 @@ pub mod compact;
 pub mod conversation;
 mod fit;
 pub mod fork;
+pub mod init;
 mod listings;
 pub mod live_sessions;
 pub mod mcp_servers;
