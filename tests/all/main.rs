@@ -21,6 +21,7 @@ mod failed_turn;
 mod file_links;
 mod file_modes;
 mod habits;
+mod init;
 mod instructions;
 mod key_hidden;
 mod link_order;
