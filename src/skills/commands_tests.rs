@@ -1,3 +1,7 @@
+//! The command files' tests: naming and namespaces, precedence against skills and
+//! between folders, hostile and broken files reported with their reason, links never
+//! followed, and `allowed-tools` mapped to harness9's rules.
+
 use std::path::Path;
 
 use super::*;

@@ -174,7 +174,8 @@ fn builtins_become_ops_or_local_views() {
             assert!(h.ops().is_empty(), "{cmd} is local");
         }
     }
-    let screen = h.screen(100, 60);
+    // Tall enough for every view the loop above opened (one line per built-in).
+    let screen = h.screen(100, 64);
     assert_shows(
         &screen,
         &[
