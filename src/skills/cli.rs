@@ -314,6 +314,7 @@ fn show_to(catalog: &Catalog, name: &str, out: &mut dyn Write) -> Result<(), Ski
     let fm = &skill.frontmatter;
     writeln!(out, "name: {}", skill.name)?;
     writeln!(out, "description: {}", skill.one_line_description())?;
+    writeln!(out, "kind: {}", skill.kind.as_str())?;
     writeln!(out, "path: {}", skill.path.display())?;
     writeln!(
         out,

@@ -98,6 +98,16 @@ fn a_real_repositorys_commands_run_as_slash_commands_with_their_text() {
             "{name}: {listed}"
         );
     }
+    let out = dirs.run(&["skills", "show", "commit"]);
+    assert_exit(&out, 0);
+    assert_has(
+        &stdout_text(&out),
+        &[
+            "kind: command",
+            "allowed-tools: Bash(git add:*), Bash(git status:*)",
+            "## Steps",
+        ],
+    );
 }
 
 #[test]
