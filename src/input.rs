@@ -133,6 +133,11 @@ pub fn route(line: &str, commands: &SlashCommands) -> Routed {
     if word.is_empty() {
         return Routed::Error("`/` must be followed by a command; type /help".to_string());
     }
+    if word == "init" {
+        return Routed::Invoke(Invocation::Init {
+            args: rest.trim().to_string(),
+        });
+    }
     let builtin = match word {
         "help" => Some(Builtin::Help),
         "skills" => match rest.trim() {
@@ -749,8 +754,11 @@ mod tests {
         let e = error(route("/zzzzzz", &c));
         assert!(e.contains("type /help"), "{e}");
         // Only close names: two letters changed in a short word is another word.
-        let e = error(route("/init", &c));
-        assert!(!e.contains("/exit") && e.contains("type /help"), "{e}");
+        let e = error(route("/iris", &c));
+        assert!(
+            !e.contains("/exit") && !e.contains("/init") && e.contains("type /help"),
+            "{e}"
+        );
         let e = error(route("/exti", &c));
         assert!(e.contains("/exit"), "{e}");
         let e = error(route("/compcat", &c));

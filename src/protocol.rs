@@ -62,6 +62,13 @@ pub enum Invocation {
         /// Everything after the command, trimmed.
         args: String,
     },
+    /// `/init`: the agent reads the project (build files, layout, README, CONTRIBUTING)
+    /// and asks the model to propose an `AGENTS.md`, written only through the edit
+    /// tools and asked about whatever the approval mode.
+    Init {
+        /// What the user added after `/init` (guidance for the file), trimmed.
+        args: String,
+    },
 }
 
 /// What a frontend asks the agent to do.

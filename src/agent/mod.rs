@@ -12,6 +12,7 @@ pub mod conversation;
 pub mod endpoint;
 mod fit;
 pub mod fork;
+pub mod init;
 mod listings;
 pub mod live_sessions;
 pub mod mcp_servers;

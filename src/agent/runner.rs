@@ -545,6 +545,9 @@ async fn run_turn_op(state: &mut SessionState, ctx: &TurnContext, op: Op) {
         }) => {
             super::mcp_servers::run_prompt(state, ctx, &server, &prompt, &args).await;
         }
+        Op::Invoke(Invocation::Init { args }) => {
+            super::init::run_init(state, ctx, &args).await;
+        }
         Op::Compact { focus } => compact_by_hand(state, ctx, focus).await,
         Op::Shell { command } => super::shell::run(state, ctx, command).await,
         // Only turns come here (`Dispatcher::start_queued`).

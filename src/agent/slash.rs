@@ -5,6 +5,13 @@
 //! before anything is sent (an unknown or non-invocable skill, an unreadable body, a
 //! failing inline command) end the turn with the error kind `skill`.
 //!
+//! A Claude Code command (a skill of the kind [`SkillKind::Command`]) also has its
+//! `@path` mentions attached by the same code and guards as a typed message's, and its
+//! `allowed-tools` pre-approved for its turn only ([`ApprovalPolicy::grant_for_turn`])
+//! when it is the user's own (from the user's home); a command from the repository
+//! pre-approves nothing, as the project's permission file's allow rules do not until
+//! trusted, and the user is told.
+//!
 //! It must not know how events are drawn.
 
 use crate::agent::approval::{ApprovalPolicy, Verdict};
@@ -17,6 +24,7 @@ use crate::protocol::AskBecause;
 use crate::protocol::{ErrorKind, Event, TurnOutcome, Usage};
 use crate::skills::inline_shell::{CommandGate, InlineShellError, Permission};
 use crate::skills::invoke::{self, InlineShell, PrepareError, Prepared};
+use crate::skills::{RootKind, Skill, SkillKind};
 use crate::tools::Access;
 use crate::tools::skill::{BundledTools, load_bundled_tools};
 use crate::tools::{ForkError, ForkRequest};
@@ -157,8 +165,20 @@ pub async fn run_skill(
     }
     let (instructions, task) = match prepared {
         Prepared::Inline { text } => {
+            let text = match (&skill.kind, crate::mentions::has_mentions(&text)) {
+                (SkillKind::Command(_), true) => {
+                    match crate::agent::turn::attach_mentions(state, ctx, &text).await {
+                        Ok(text) => text,
+                        Err(outcome) => return line.end(outcome),
+                    }
+                }
+                _ => text,
+            };
+            let grant = command_grant(state, ctx, skill);
             state.conversation.expect_prompt(line.typed().to_string());
-            return run_turn(state, ctx, text).await.outcome;
+            let outcome = run_turn(state, ctx, text).await.outcome;
+            drop(grant);
+            return outcome;
         }
         Prepared::Fork { instructions, task } => (instructions, task),
     };
@@ -218,6 +238,46 @@ pub async fn run_skill(
         requests,
     });
     outcome
+}
+
+/// A command's `allowed-tools` as grants for its turn: only a command from the user's
+/// home is trusted to pre-approve; what is not granted is said in a warning.
+fn command_grant(
+    state: &SessionState,
+    ctx: &TurnContext,
+    skill: &Skill,
+) -> Option<crate::agent::approval::TurnGrant> {
+    let allowed = &skill.frontmatter.allowed_tools;
+    if !matches!(skill.kind, SkillKind::Command(_)) || allowed.is_empty() {
+        return None;
+    }
+    let warn = |message: String| ctx.events.emit(Event::Warning { message });
+    if skill.root.kind != RootKind::User {
+        warn(format!(
+            "/{}: its allowed-tools ({}) were not pre-approved: a command from the repository \
+             cannot grant tools (like the project's permission file before it is trusted), so \
+             its calls are asked about as usual",
+            skill.name,
+            allowed.join(", ")
+        ));
+        return None;
+    }
+    let (rules, unknown) = crate::skills::commands::grant_rules(allowed);
+    if !unknown.is_empty() {
+        warn(format!(
+            "/{}: allowed-tools {} name no harness9 tool; not pre-approved",
+            skill.name,
+            unknown.join(", ")
+        ));
+    }
+    let (grant, errors) = state.policy.grant_for_turn(&rules);
+    for e in errors {
+        warn(format!(
+            "/{}: allowed-tools: {e}; not pre-approved",
+            skill.name
+        ));
+    }
+    Some(grant)
 }
 
 #[cfg(test)]

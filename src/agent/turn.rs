@@ -260,7 +260,7 @@ enum FinalText {
 
 /// `text` with its mentions attached once each is judged (and, where the policy says
 /// so, approved); the turn's failure when one names nothing or is refused.
-async fn attach_mentions(
+pub(super) async fn attach_mentions(
     state: &SessionState,
     ctx: &TurnContext,
     text: &str,

@@ -178,7 +178,9 @@ pub fn run(
         match &mut op {
             // Sent after the prompt as it is: piped text is never mention-expanded.
             Op::UserInput { piped, .. } => *piped = Some(context),
-            Op::Invoke(Invocation::Skill { args, .. }) => args.push_str(&context),
+            Op::Invoke(Invocation::Skill { args, .. } | Invocation::Init { args }) => {
+                args.push_str(&context)
+            }
             _ => {}
         }
     }

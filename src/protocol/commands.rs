@@ -9,6 +9,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("skill", "Run a skill: /skill NAME [args]"),
     ("clear", "Start a new conversation"),
     (
+        "init",
+        "Propose an AGENTS.md for this project; you approve it as a diff: /init [guidance]",
+    ),
+    (
         "compact",
         "Summarize the conversation to free context: /compact [focus]",
     ),

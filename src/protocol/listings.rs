@@ -93,6 +93,9 @@ pub enum SkillNote {
     Shortened,
     /// Left out of the index: the budget ran out.
     LeftOut,
+    /// A Claude Code command (a Markdown file below a `commands/` folder), not a
+    /// `SKILL.md` folder.
+    Command,
 }
 
 impl SkillNote {
@@ -105,6 +108,7 @@ impl SkillNote {
             SkillNote::SlashOnly => "slash command only",
             SkillNote::Shortened => "description shortened",
             SkillNote::LeftOut => "left out of the index",
+            SkillNote::Command => "command",
         }
     }
 }

@@ -53,7 +53,9 @@ pub const RACY_WINDOW_NS: i64 = 2_000_000_000;
 pub const MAX_OTHER_ROOTS: usize = 64;
 
 const MAGIC: &[u8; 8] = b"h9skidx\n";
-const FORMAT_VERSION: u32 = 1;
+/// Also bumped when the parse of a head changes (2: Claude Code's `argument-hint: [a] [b]`
+/// reads as text), so no stored outcome of the old parser is used.
+const FORMAT_VERSION: u32 = 2;
 
 /// What reading a `SKILL.md` head gave (an I/O error is not an outcome: never stored).
 // One short-lived value per file, nearly always `Parsed`: boxing would only add an

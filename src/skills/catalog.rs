@@ -195,7 +195,53 @@ fn discover_with(
         cache_hits: walk.loaded.len() - opened,
         bytes_read: walk.bytes_read,
     };
-    assemble(walk.loaded, walk.warnings, stats, cache)
+    let mut catalog = assemble(walk.loaded, walk.warnings, stats, cache);
+    catalog.add_commands(super::commands::discover(options));
+    catalog
+}
+
+impl Catalog {
+    /// Adds the commands found (in precedence order) below the skills: a skill of the
+    /// same name wins, as in Claude Code, and a nearer command over a farther one; the
+    /// losers are shadowed and reported.
+    fn add_commands(&mut self, found: super::commands::Found) {
+        self.warnings.extend(found.warnings);
+        self.invalid.extend(found.invalid);
+        let mut added: Vec<Skill> = Vec::new();
+        for mut command in found.skills {
+            let winner = self
+                .get(&command.name)
+                .or_else(|| added.iter().find(|c| c.name == command.name))
+                .map(|w| w.path.clone());
+            match winner {
+                Some(by) => {
+                    self.warnings.push(SkillWarning {
+                        path: command.path.clone(),
+                        kind: WarningKind::Shadowed {
+                            name: command.name.clone(),
+                            winner: by.clone(),
+                        },
+                    });
+                    command.status = SkillStatus::Shadowed { by };
+                    self.shadowed.push(command);
+                }
+                None => {
+                    if let Some(kind) = assess::builtin_collision(&command.name) {
+                        command.status = SkillStatus::Warning;
+                        self.warnings.push(SkillWarning {
+                            path: command.path.clone(),
+                            kind,
+                        });
+                    }
+                    added.push(command);
+                }
+            }
+        }
+        if !added.is_empty() {
+            self.skills.append(&mut added);
+            self.skills.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        }
+    }
 }
 
 /// The catalog from the files loaded (in walk order): winners by precedence, the
@@ -548,6 +594,7 @@ fn judged(
             root: root.clone(),
             frontmatter: stored(),
             status,
+            kind: super::SkillKind::Folder,
         }),
         Verdict::Invalid { reason } => {
             let name = name

@@ -130,10 +130,11 @@ fn list_to(
     if format == ListFormat::Json {
         return list_json(catalog, &index, out);
     }
-    let mut rows: Vec<[String; 4]> = Vec::new();
+    let mut rows: Vec<[String; 5]> = Vec::new();
     for s in catalog.skills().iter().chain(catalog.shadowed()) {
         rows.push([
             s.name.clone(),
+            s.kind.as_str().to_string(),
             s.root.kind.to_string(),
             status_words(s, &index).join("+"),
             s.path.display().to_string(),
@@ -144,6 +145,7 @@ fn list_to(
             bad.name
                 .as_deref()
                 .map_or_else(|| "-".to_string(), |n| shown_name(n).into_owned()),
+            invalid_kind(&bad.path).to_string(),
             bad.root.kind.to_string(),
             "invalid".to_string(),
             bad.path.display().to_string(),
@@ -152,8 +154,8 @@ fn list_to(
     if rows.is_empty() {
         writeln!(out, "No skills found.")?;
     } else {
-        let header = ["NAME", "ROOT", "STATUS", "PATH"].map(String::from);
-        let mut widths = [0usize; 3];
+        let header = ["NAME", "KIND", "ROOT", "STATUS", "PATH"].map(String::from);
+        let mut widths = [0usize; 4];
         for row in std::iter::once(&header).chain(&rows) {
             for (w, cell) in widths.iter_mut().zip(row) {
                 *w = (*w).max(cell.chars().count());
@@ -162,14 +164,16 @@ fn list_to(
         for row in std::iter::once(&header).chain(&rows) {
             writeln!(
                 out,
-                "{:<w0$}  {:<w1$}  {:<w2$}  {}",
+                "{:<w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {}",
                 row[0],
                 row[1],
                 row[2],
                 row[3],
+                row[4],
                 w0 = widths[0],
                 w1 = widths[1],
-                w2 = widths[2]
+                w2 = widths[2],
+                w3 = widths[3]
             )?;
         }
     }
@@ -190,6 +194,18 @@ fn list_to(
         }
     }
     Ok(())
+}
+
+/// What a file that is not a skill was meant to be: a `SKILL.md` or a command file.
+fn invalid_kind(path: &std::path::Path) -> &'static str {
+    if path
+        .file_name()
+        .is_some_and(|n| n == super::discovery::SKILL_FILE)
+    {
+        "skill"
+    } else {
+        "command"
+    }
 }
 
 fn status_words(skill: &Skill, index: &SkillIndex) -> Vec<&'static str> {
@@ -224,6 +240,7 @@ fn list_json(catalog: &Catalog, index: &SkillIndex, out: &mut dyn Write) -> io::
             };
             json!({
                 "name": s.name,
+                "kind": s.kind.as_str(),
                 "description": s.description,
                 "root": s.root.kind.as_str(),
                 "root_dir": s.root.path.display().to_string(),
@@ -241,6 +258,7 @@ fn list_json(catalog: &Catalog, index: &SkillIndex, out: &mut dyn Write) -> io::
         .map(|b| {
             json!({
                 "name": b.name,
+                "kind": invalid_kind(&b.path),
                 "path": b.path.display().to_string(),
                 "root": b.root.kind.as_str(),
                 "status": ["invalid"],
@@ -296,6 +314,7 @@ fn show_to(catalog: &Catalog, name: &str, out: &mut dyn Write) -> Result<(), Ski
     let fm = &skill.frontmatter;
     writeln!(out, "name: {}", skill.name)?;
     writeln!(out, "description: {}", skill.one_line_description())?;
+    writeln!(out, "kind: {}", skill.kind.as_str())?;
     writeln!(out, "path: {}", skill.path.display())?;
     writeln!(
         out,
@@ -686,7 +705,9 @@ mod tests {
         let row = |name: &str, status: &str| {
             out.lines().any(|l| {
                 let cols: Vec<&str> = l.split_whitespace().collect();
-                cols.first() == Some(&name) && cols.get(2) == Some(&status)
+                cols.first() == Some(&name)
+                    && cols.get(1) == Some(&"skill")
+                    && cols.get(3) == Some(&status)
             })
         };
         assert!(row("code-review", "ok"), "{out}");

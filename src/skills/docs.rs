@@ -80,6 +80,9 @@ pub enum DocPathError {
     /// It resolves (through a symlink) outside the skill folder.
     #[error("`{0}` resolves outside the skill folder")]
     Outside(String),
+    /// The skill is a command: it has no folder, so no documents.
+    #[error("`{0}`: a command has no documents")]
+    NoFolder(String),
 }
 
 /// Resolves `requested` against the skill folder `dir`: the normalised relative path
@@ -231,7 +234,10 @@ impl DocSelection {
         let mut wanted: Vec<(String, PathBuf)> = Vec::new();
         if mode != SelectMode::Clear {
             for r in requested {
-                let resolved = resolve_doc(&skill.dir, r)?;
+                let folder = skill
+                    .folder()
+                    .ok_or_else(|| DocPathError::NoFolder(r.clone()))?;
+                let resolved = resolve_doc(folder, r)?;
                 if !wanted.iter().any(|(rel, _)| *rel == resolved.0) {
                     wanted.push(resolved);
                 }

@@ -276,6 +276,9 @@ pub fn parse(yaml: &str) -> (Frontmatter, Vec<ParseNote>) {
     }
     match parse_yaml(yaml) {
         Ok(map) => from_map(map),
+        // `argument-hint: [issue] [priority]`, as Claude Code documents it, is not
+        // YAML (a list followed by text): read as the text it is meant to be.
+        Err(_) if let Some(Ok(map)) = quoted_hint(yaml).map(|y| parse_yaml(&y)) => from_map(map),
         Err(error) => {
             let (fm, mut notes) = from_map(fallback_map(yaml));
             let field = colon_field(yaml);
@@ -283,6 +286,25 @@ pub fn parse(yaml: &str) -> (Frontmatter, Vec<ParseNote>) {
             (fm, notes)
         }
     }
+}
+
+/// `yaml` with an unquoted `argument-hint` value that starts with `[` quoted, when
+/// there is one.
+fn quoted_hint(yaml: &str) -> Option<String> {
+    let mut changed = false;
+    let lines: Vec<String> = yaml
+        .lines()
+        .map(|line| match top_level_pair(line) {
+            Some((key @ ("argument-hint" | "argument_hint"), rest))
+                if rest.trim().starts_with('[') =>
+            {
+                changed = true;
+                format!("{key}: '{}'", rest.trim().replace('\'', "''"))
+            }
+            _ => line.to_string(),
+        })
+        .collect();
+    changed.then(|| lines.join("\n"))
 }
 
 /// Strict YAML parse into a map, within budgets suited to a few kilobytes of metadata.
@@ -638,6 +660,24 @@ mod tests {
     fn head(text: &str) -> Result<Head, HeadError> {
         let mut n = 0;
         read_head(&mut text.as_bytes(), &mut n)
+    }
+
+    #[test]
+    fn claude_codes_argument_hints_read_as_text() {
+        let (fm, notes) =
+            parse("description: Fix it\nargument-hint: [pr-number] [priority] [assignee]\n");
+        assert_eq!(notes, []);
+        assert_eq!(
+            fm.argument_hint.as_deref(),
+            Some("[pr-number] [priority] [assignee]")
+        );
+        assert_eq!(fm.description.as_deref(), Some("Fix it"));
+        // A real list still reads as a list joined back.
+        let (fm, notes) = parse("argument-hint: [a, b]\n");
+        assert_eq!(
+            (fm.argument_hint.as_deref(), notes),
+            (Some("[a] [b]"), vec![])
+        );
     }
 
     #[test]

@@ -112,12 +112,13 @@ pub async fn prepare(
 /// Step 3 alone: fills the templates of a body whose inline commands have already
 /// been handled.
 fn fill(skill: &Skill, body: &str, args: &str) -> Prepared {
+    let kind = template::Placeholders::of(skill);
     match RunMode::of(skill) {
         RunMode::Inline => Prepared::Inline {
-            text: template::prompt_from_body(body, args, &skill.dir),
+            text: template::prompt_as(body, args, &skill.dir, kind),
         },
         RunMode::Fork => Prepared::Fork {
-            instructions: template::expand(body, args, &skill.dir),
+            instructions: template::expand_as(body, args, &skill.dir, kind),
             task: args.to_string(),
         },
     }

@@ -42,6 +42,9 @@ pub fn listing(catalog: &Catalog, budget: usize, loaded: &[String]) -> SkillList
         .iter()
         .map(|skill| {
             let mut notes = vec![SkillNote::Root(origin(skill.root.kind))];
+            if let super::SkillKind::Command(_) = skill.kind {
+                notes.push(SkillNote::Command);
+            }
             let flags = [
                 (loaded.contains(&skill.name), SkillNote::Loaded),
                 (!skill.user_invocable(), SkillNote::ModelOnly),

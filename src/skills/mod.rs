@@ -18,6 +18,7 @@ pub mod bundle;
 mod cache;
 mod catalog;
 pub mod cli;
+pub mod commands;
 mod discovery;
 pub mod docs;
 pub mod folder;
@@ -112,6 +113,51 @@ impl DiscoveryOptions {
         roots
     }
 
+    /// The folders searched for Claude Code commands ([`commands`]), highest precedence
+    /// first: for every folder from `workdir` up to `project_root` (nearest first),
+    /// `{folder}/.agents/commands` and `{folder}/.claude/commands`; then
+    /// `{harness9_home}/commands`, `{user_home}/.agents/commands`,
+    /// `{user_home}/.claude/commands`. Skills of the same name (from [`Self::roots`])
+    /// win over commands, as in Claude Code.
+    pub fn command_roots(&self) -> Vec<SkillRoot> {
+        let mut roots = Vec::new();
+        for folder in crate::project_root::chain(&self.project_root, &self.workdir)
+            .iter()
+            .rev()
+        {
+            for sub in [".agents/commands", ".claude/commands"] {
+                roots.push(SkillRoot {
+                    path: folder.join(sub).into(),
+                    kind: RootKind::Project,
+                });
+            }
+        }
+        roots.push(SkillRoot {
+            path: self.harness9_home.join("commands").into(),
+            kind: RootKind::User,
+        });
+        if let Some(home) = &self.user_home {
+            for sub in [".agents/commands", ".claude/commands"] {
+                roots.push(SkillRoot {
+                    path: home.join(sub).into(),
+                    kind: RootKind::User,
+                });
+            }
+        }
+        roots
+    }
+
+    /// The folder project commands must stay inside once links are resolved: the
+    /// project root, else the working folder.
+    pub fn project_boundary(&self) -> &Path {
+        if self.project_root.as_os_str().is_empty() || !self.workdir.starts_with(&self.project_root)
+        {
+            &self.workdir
+        } else {
+            &self.project_root
+        }
+    }
+
     /// The roots that exist as directories, in precedence order (for `skills validate`
     /// without paths).
     pub fn existing_roots(&self) -> Vec<PathBuf> {
@@ -189,6 +235,49 @@ impl SkillStatus {
     }
 }
 
+/// What a skill is made of: a folder with a `SKILL.md`, or a Claude Code command (one
+/// Markdown file below a `commands/` folder, [`commands`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SkillKind {
+    /// A folder holding `SKILL.md` (its documents, scripts and `tools.json` with it).
+    Folder,
+    /// A command file: only its text; no folder of its own.
+    Command(CommandFile),
+}
+
+/// What a command file adds to a skill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandFile {
+    /// The file as found at discovery with every link resolved: the body is read from
+    /// it again without following any link ([`crate::nofollow`]).
+    pub real: PathBuf,
+    /// The subfolders between the commands folder and the file (`frontend` for
+    /// `frontend/build.md`): a label, as Claude Code shows it, not part of the name.
+    pub namespace: Option<String>,
+    /// Where its description came from.
+    pub described_by: DescribedBy,
+}
+
+/// Where a command's description came from. Claude Code offers a command to the model
+/// only when its frontmatter has a `description`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DescribedBy {
+    /// The `description` field.
+    Frontmatter,
+    /// The first line of the body (there was no `description`).
+    FirstLine,
+}
+
+impl SkillKind {
+    /// `skill` or `command`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SkillKind::Folder => "skill",
+            SkillKind::Command(_) => "command",
+        }
+    }
+}
+
 /// One skill: its identity, where it lives and its frontmatter.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Skill {
@@ -207,6 +296,8 @@ pub struct Skill {
     pub frontmatter: LazyFrontmatter,
     /// Ok, loaded with warnings, or shadowed.
     pub status: SkillStatus,
+    /// A `SKILL.md` folder or a command file.
+    pub kind: SkillKind,
 }
 
 impl Skill {
@@ -216,9 +307,23 @@ impl Skill {
     }
 
     /// False when `disable-model-invocation: true`: not in the index, not loadable by
-    /// `use_skill`.
+    /// `use_skill`. A command is offered to the model only when its frontmatter gives a
+    /// `description` (as Claude Code's `SlashCommand` tool does).
     pub fn model_invocable(&self) -> bool {
-        !self.frontmatter.disable_model_invocation()
+        let described = match &self.kind {
+            SkillKind::Folder => true,
+            SkillKind::Command(file) => file.described_by == DescribedBy::Frontmatter,
+        };
+        described && !self.frontmatter.disable_model_invocation()
+    }
+
+    /// The skill's own folder (documents, scripts, `tools.json`): `None` for a command,
+    /// which has none (the folder it sits in is not its own).
+    pub fn folder(&self) -> Option<&Path> {
+        match self.kind {
+            SkillKind::Folder => Some(&self.dir),
+            SkillKind::Command(_) => None,
+        }
     }
 
     /// The description on one line (whitespace runs collapsed), as the index shows it.
@@ -232,7 +337,10 @@ impl Skill {
     /// Reads the body: everything after the closing `---` line, CRLF normalised, with
     /// surrounding whitespace trimmed. Reads the file now (not at discovery).
     pub fn load_body(&self) -> Result<String, SkillError> {
-        load_body_from(&self.path)
+        match &self.kind {
+            SkillKind::Folder => load_body_from(&self.path),
+            SkillKind::Command(file) => commands::load_body(&self.path, &file.real),
+        }
     }
 }
 

@@ -12,12 +12,36 @@
 
 use std::path::Path;
 
-use super::{Skill, SkillError};
+use super::{Skill, SkillError, SkillKind};
+
+/// Which placeholders a body has: a skill's, or a command's (with `$1`..`$9`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placeholders {
+    /// A `SKILL.md`: a bare `$N` is never a placeholder.
+    Skill,
+    /// A Claude Code command: `$1`..`$9` are its positional arguments.
+    Command,
+}
+
+impl Placeholders {
+    /// The placeholders of `skill`'s kind.
+    pub fn of(skill: &Skill) -> Placeholders {
+        match skill.kind {
+            SkillKind::Folder => Placeholders::Skill,
+            SkillKind::Command(_) => Placeholders::Command,
+        }
+    }
+}
 
 /// Expands the placeholders of `body` with `args` (the text typed after the command)
 /// and `skill_dir`.
 pub fn expand(body: &str, args: &str, skill_dir: &Path) -> String {
-    expand_report(body, args, skill_dir).0
+    expand_report(body, args, skill_dir, Placeholders::Skill).0
+}
+
+/// [`expand`] with the placeholders of `kind`.
+pub fn expand_as(body: &str, args: &str, skill_dir: &Path, kind: Placeholders) -> String {
+    expand_report(body, args, skill_dir, kind).0
 }
 
 /// The prompt a `/name args` invocation sends: the body with placeholders substituted
@@ -25,13 +49,18 @@ pub fn expand(body: &str, args: &str, skill_dir: &Path) -> String {
 /// are no args). Reads the body now.
 pub fn invocation_prompt(skill: &Skill, args: &str) -> Result<String, SkillError> {
     let body = skill.load_body()?;
-    Ok(prompt_from_body(&body, args, &skill.dir))
+    Ok(prompt_as(&body, args, &skill.dir, Placeholders::of(skill)))
 }
 
 /// [`invocation_prompt`] for a body already read.
 pub fn prompt_from_body(body: &str, args: &str, skill_dir: &Path) -> String {
+    prompt_as(body, args, skill_dir, Placeholders::Skill)
+}
+
+/// [`prompt_from_body`] with the placeholders of `kind`.
+pub fn prompt_as(body: &str, args: &str, skill_dir: &Path, kind: Placeholders) -> String {
     let args = args.trim();
-    let (text, used_args) = expand_report(body, args, skill_dir);
+    let (text, used_args) = expand_report(body, args, skill_dir, kind);
     if args.is_empty() || used_args {
         text
     } else {
@@ -49,7 +78,7 @@ enum Placeholder {
 }
 
 /// Expands and tells whether any argument placeholder was substituted.
-fn expand_report(body: &str, args: &str, skill_dir: &Path) -> (String, bool) {
+fn expand_report(body: &str, args: &str, skill_dir: &Path, kind: Placeholders) -> (String, bool) {
     let args = args.trim();
     let argv = shell_split(args);
     let dir = skill_dir.display().to_string();
@@ -60,7 +89,7 @@ fn expand_report(body: &str, args: &str, skill_dir: &Path) -> (String, bool) {
         out.push_str(&rest[..i]);
         let tail = &rest[i..];
         if let Some(after) = tail.strip_prefix('\\') {
-            match placeholder(after) {
+            match placeholder(after, kind) {
                 Some((_, len)) => {
                     out.push_str(&after[..len]);
                     rest = &after[len..];
@@ -77,7 +106,7 @@ fn expand_report(body: &str, args: &str, skill_dir: &Path) -> (String, bool) {
             rest = after;
             continue;
         }
-        let Some((p, len)) = placeholder(tail) else {
+        let Some((p, len)) = placeholder(tail, kind) else {
             // A `{` or `$` that starts nothing: keep it.
             out.push_str(&tail[..1]);
             rest = &tail[1..];
@@ -103,8 +132,14 @@ fn expand_report(body: &str, args: &str, skill_dir: &Path) -> (String, bool) {
 }
 
 /// The placeholder at the start of `s` (which starts with `$`) and its length in bytes.
-fn placeholder(s: &str) -> Option<(Placeholder, usize)> {
+fn placeholder(s: &str, kind: Placeholders) -> Option<(Placeholder, usize)> {
     let after = s.strip_prefix('$')?;
+    if kind == Placeholders::Command
+        && let [digit @ b'1'..=b'9', rest @ ..] = after.as_bytes()
+        && !rest.first().is_some_and(u8::is_ascii_digit)
+    {
+        return Some((Placeholder::Arg(usize::from(digit - b'1')), 2));
+    }
     for (text, p) in [
         ("{ARGUMENTS}", Placeholder::AllArgs),
         ("{SKILL_DIR}", Placeholder::Dir),
@@ -329,6 +364,29 @@ mod tests {
             "awk '{print $1}'\n\nx"
         );
         assert_eq!(prompt_from_body("at ${SKILL_DIR}", "x", d), "at /s\n\nx");
+    }
+
+    #[test]
+    fn commands_have_positional_arguments_one_based() {
+        let c =
+            |body: &str, args: &str| prompt_as(body, args, Path::new("/c"), Placeholders::Command);
+        assert_eq!(
+            c("PR #$1 at $2 for $3 ($ARGUMENTS)", r#"456 high "Ada L""#),
+            r#"PR #456 at high for Ada L (456 high "Ada L")"#
+        );
+        // $0, $10 and a missing argument stay as written; $ARGUMENTS[N] still works.
+        assert_eq!(c("$0 $10 $2 $ARGUMENTS[0]", "a"), "$0 $10 $2 a");
+        assert_eq!(c("awk '{print $1}'", ""), "awk '{print $1}'");
+        assert_eq!(c(r"\$1 is $1", "x"), "$1 is x");
+        // One pass: an argument holding a placeholder is text.
+        assert_eq!(c("$1|$2", "$2 ${SKILL_DIR}"), "$2|${SKILL_DIR}");
+        // A body without a placeholder gets the arguments appended.
+        assert_eq!(c("Do it", "a b"), "Do it\n\na b");
+        // A skill's body keeps `$1` whatever the arguments.
+        assert_eq!(
+            prompt_as("$1", "a", Path::new("/c"), Placeholders::Skill),
+            "$1\n\na"
+        );
     }
 
     #[test]

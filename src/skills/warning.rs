@@ -89,6 +89,32 @@ pub enum WarningKind {
         /// The directory limit per root.
         limit: usize,
     },
+    /// A command file larger than the cap: not read as a command.
+    CommandTooLarge {
+        /// The cap, in bytes.
+        limit: usize,
+    },
+    /// A link below a commands folder: commands are read without following links.
+    CommandLink,
+    /// A project commands folder whose real place is outside the project.
+    OutsideProject {
+        /// Where it really is.
+        real: PathBuf,
+    },
+    /// A command file with no text.
+    EmptyCommand,
+    /// A frontmatter field harness9 reads but cannot honour.
+    Unsupported {
+        /// The field.
+        field: &'static str,
+        /// What happens instead.
+        instead: &'static str,
+    },
+    /// More command files in one commands folder than are read.
+    CommandLimit {
+        /// The limit.
+        limit: usize,
+    },
 }
 
 impl fmt::Display for SkillWarning {
@@ -169,6 +195,29 @@ impl fmt::Display for WarningKind {
                 f,
                 "search stopped after {limit} directories; pass a narrower folder with \
                  --skills-dir"
+            ),
+            WarningKind::CommandTooLarge { limit } => write!(
+                f,
+                "command file is larger than {limit} bytes; skipped (shorten it)"
+            ),
+            WarningKind::CommandLink => write!(
+                f,
+                "a link; commands are read without following links, so it was skipped \
+                 (copy the file instead)"
+            ),
+            WarningKind::OutsideProject { real } => write!(
+                f,
+                "leads outside the project (to {}); project commands are read only inside \
+                 it, so the folder was skipped",
+                real.display()
+            ),
+            WarningKind::EmptyCommand => write!(f, "command file has no text; skipped"),
+            WarningKind::Unsupported { field, instead } => {
+                write!(f, "`{field}` is not supported; {instead}")
+            }
+            WarningKind::CommandLimit { limit } => write!(
+                f,
+                "only the first {limit} command files of this folder were read"
             ),
         }
     }

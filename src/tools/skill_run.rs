@@ -234,7 +234,12 @@ impl SkillRun {
                 self.available()
             )));
         };
-        let skill_dir = std::fs::canonicalize(&skill.dir).map_err(|e| {
+        let Some(folder) = skill.folder() else {
+            return Err(ToolOutput::error(format!(
+                "{name:?} is a command: it has no folder of scripts to run"
+            )));
+        };
+        let skill_dir = std::fs::canonicalize(folder).map_err(|e| {
             ToolOutput::error(format!(
                 "Cannot open the folder of skill {name:?} ({}): {e}",
                 skill.dir.display()

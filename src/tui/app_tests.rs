@@ -186,7 +186,8 @@ fn builtins_become_ops_or_local_views() {
             assert!(h.ops().is_empty(), "{cmd} is local");
         }
     }
-    let screen = h.screen(100, 88);
+    // Tall enough for every view the loop above opened (one line per built-in).
+    let screen = h.screen(100, 92);
     assert_shows(
         &screen,
         &[

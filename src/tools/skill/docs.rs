@@ -18,7 +18,7 @@ const NAMES_IN_ERRORS: usize = 30;
 
 /// An error for a bad document path, with the skill's documents to choose from.
 pub(crate) fn bad_path(skill: &Skill, e: &DocPathError) -> ToolOutput {
-    let (docs, truncated) = list_docs(&skill.dir);
+    let (docs, truncated) = skill.folder().map(list_docs).unwrap_or_default();
     let mut names: Vec<&str> = docs
         .iter()
         .take(NAMES_IN_ERRORS)
@@ -60,7 +60,7 @@ impl SkillListDocs {
             Ok(s) => s,
             Err(e) => return ToolOutput::error(e),
         };
-        let (docs, truncated) = list_docs(&skill.dir);
+        let (docs, truncated) = skill.folder().map(list_docs).unwrap_or_default();
         let selected = self.loaded.docs().selected(&skill.name);
         let state = if self.loaded.contains(&skill.name) {
             "loaded"

@@ -113,13 +113,17 @@ pub fn load_bundled_tools(skill: &Skill, loaded: &LoadedTools) -> BundledTools {
         tracing::warn!("skill {}: tools not loaded: {problem}", skill.name);
         BundledTools::Failed(problem)
     };
-    let decls = match bundle::load(&skill.dir) {
+    // A command has no folder of its own, so no tools.json.
+    let Some(folder) = skill.folder() else {
+        return BundledTools::None;
+    };
+    let decls = match bundle::load(folder) {
         Ok(None) => return BundledTools::None,
         Ok(Some(decls)) => decls,
         Err(e) => return failed(e.to_string()),
     };
-    let path = skill.dir.join(bundle::TOOLS_FILE);
-    let dir = match std::fs::canonicalize(&skill.dir) {
+    let path = folder.join(bundle::TOOLS_FILE);
+    let dir = match std::fs::canonicalize(folder) {
         Ok(d) => d,
         Err(e) => {
             let e = BundleError {

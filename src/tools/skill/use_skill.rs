@@ -278,10 +278,24 @@ impl UseSkill {
         };
         let mut wanted = args.docs.unwrap_or_default();
         if args.include_all_docs == Some(true) {
-            wanted.extend(list_docs(&skill.dir).0.into_iter().map(|d| d.path));
+            wanted.extend(
+                skill
+                    .folder()
+                    .map(list_docs)
+                    .unwrap_or_default()
+                    .0
+                    .into_iter()
+                    .map(|d| d.path),
+            );
         }
         for doc in &wanted {
-            if let Err(e) = resolve_doc(&skill.dir, doc) {
+            let Some(folder) = skill.folder() else {
+                return ToolOutput::error(format!(
+                    "\"{}\" is a command: it has no documents",
+                    skill.name
+                ));
+            };
+            if let Err(e) = resolve_doc(folder, doc) {
                 return bad_path(skill, &e);
             }
         }
@@ -305,7 +319,7 @@ impl UseSkill {
         };
         self.loaded.mark(&skill.name);
         let mut out = render(skill, &text);
-        if let Some(line) = unlisted_docs(&skill.dir) {
+        if let Some(line) = skill.folder().and_then(unlisted_docs) {
             out.push_str("\n\n");
             out.push_str(&line);
         }
@@ -408,8 +422,12 @@ fn render(skill: &Skill, text: &str) -> String {
         "<skill-loaded name=\"{}\">\n{text}\n</skill-loaded>\n\n",
         skill.name
     );
-    out.push_str(&format!("Skill directory: {}\n", skill.dir.display()));
-    let files = resource_files(&skill.dir);
+    let Some(folder) = skill.folder() else {
+        // A command is its text alone: no folder, no bundled files.
+        return out.trim_end().to_string();
+    };
+    out.push_str(&format!("Skill directory: {}\n", folder.display()));
+    let files = resource_files(folder);
     if files.is_empty() {
         out.push_str("Bundled files: none.");
     } else {

@@ -280,7 +280,10 @@ fn resolve_source(
         let Some(skill) = catalog.get(name) else {
             return bad(&format!("no skill named {name:?}"));
         };
-        let root = std::fs::canonicalize(&skill.dir)
+        let Some(folder) = skill.folder() else {
+            return bad(&format!("{name:?} is a command: it has no folder"));
+        };
+        let root = std::fs::canonicalize(folder)
             .map_err(|e| format!("inputs: {from:?}: cannot open the skill's folder: {e}"))?;
         let path = if rel.is_empty() {
             root
