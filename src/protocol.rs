@@ -13,11 +13,13 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 mod commands;
+mod context;
 mod rules;
 mod text;
 mod values;
 
 pub use commands::{BUILTINS, is_builtin};
+pub use context::{InstructionFileInfo, InstructionOrigin};
 pub use rules::{AskBecause, Effect, Offer, RuleView, Source};
 pub use text::SharedText;
 pub use values::{Cost, RewindPoint, SkillChanges, UndoOutcome, describe_rewind};

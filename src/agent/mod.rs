@@ -16,6 +16,7 @@ pub mod live_sessions;
 pub mod mcp_servers;
 mod mention_approval;
 mod models;
+mod nested;
 mod rewind;
 mod runner;
 pub mod saved;
@@ -168,6 +169,9 @@ pub struct AgentSetup {
     /// The instruction files the system prompt holds (the AGENTS.md chain), for
     /// `/status`.
     pub instruction_files: Vec<PathBuf>,
+    /// The instruction files of folders below the working folder, attached to the
+    /// result of the first call that works there (`nested.rs`).
+    pub nested_instructions: Arc<crate::instructions::nested::Nested>,
     /// The session's tools.
     pub tools: ToolRegistry,
     /// The project directory.

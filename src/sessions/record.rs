@@ -10,7 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::llm::Message;
-use crate::protocol::{CompactionTrigger, TurnOutcome, Usage};
+use crate::protocol::{CompactionTrigger, InstructionFileInfo, TurnOutcome, Usage};
 
 /// Version of the record format written in every header.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -251,6 +251,20 @@ pub enum Record {
         /// The first turn left out.
         turn: u64,
     },
+    /// Instruction files of folders below the working folder were attached to a tool
+    /// result: the last `bytes` bytes of the latest `message` of the result of
+    /// `call_id` (just before this record). They are in force while that result still
+    /// ends with them, and kept when it is elided.
+    InstructionsAttached {
+        /// The turn.
+        turn: u64,
+        /// The call whose result carries them.
+        call_id: String,
+        /// The files, outer first.
+        files: Vec<InstructionFileInfo>,
+        /// How many bytes at the end of the result they take.
+        bytes: usize,
+    },
     /// The session was resumed by a later run.
     Resumed {
         /// When, milliseconds since the Unix epoch.
@@ -264,7 +278,7 @@ pub enum Record {
 
 impl Record {
     /// Every `type` tag this version writes and reads, in declaration order.
-    pub const TYPES: [&'static str; 14] = [
+    pub const TYPES: [&'static str; 15] = [
         "header",
         "system_prompt",
         "message",
@@ -278,6 +292,7 @@ impl Record {
         "prompt",
         "note",
         "rewound",
+        "instructions_attached",
         "resumed",
     ];
 
@@ -297,6 +312,7 @@ impl Record {
             Record::Prompt { .. } => "prompt",
             Record::Note { .. } => "note",
             Record::Rewound { .. } => "rewound",
+            Record::InstructionsAttached { .. } => "instructions_attached",
             Record::Resumed { .. } => "resumed",
         }
     }
@@ -380,6 +396,17 @@ mod tests {
                 text: "ran".into(),
             },
             Record::Rewound { turn: 1 },
+            Record::InstructionsAttached {
+                turn: 1,
+                call_id: "c1".into(),
+                files: vec![InstructionFileInfo {
+                    path: "/p/pkg/AGENTS.md".into(),
+                    origin: crate::protocol::InstructionOrigin::Nested,
+                    bytes: 10,
+                    shown: 10,
+                }],
+                bytes: 60,
+            },
             Record::Resumed {
                 at_ms: 1,
                 cwd: "/p".into(),
