@@ -112,3 +112,213 @@ pub(super) fn tail(attached: &[Attached], call_id: &str, content: &str) -> usize
         .max()
         .unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::conversation::{ELIDED_PREFIX, Replayer};
+    use crate::llm::ToolCall;
+    use crate::protocol::{CompactionTrigger, InstructionOrigin, TurnOutcome};
+    use crate::sessions::Record;
+    use crate::tools::OutputKind;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Collect(Arc<Mutex<Vec<Record>>>);
+
+    impl crate::agent::conversation::RecordSink for Collect {
+        fn append(&mut self, record: &Record) -> Result<(), String> {
+            self.0.lock().unwrap().push(record.clone());
+            Ok(())
+        }
+    }
+
+    fn reproducible(_: &str) -> OutputKind {
+        OutputKind::Reproducible
+    }
+
+    fn file(name: &str) -> InstructionFileInfo {
+        InstructionFileInfo {
+            path: format!("/p/{name}/AGENTS.md").into(),
+            origin: InstructionOrigin::Nested,
+            bytes: 9,
+            shown: 9,
+        }
+    }
+
+    fn block(name: &str) -> String {
+        format!("\n\n<instructions path=\"/p/{name}/AGENTS.md\">\n{name} rule\n</instructions>")
+    }
+
+    /// One turn: a call whose result is `output` bytes, with `name`'s block attached
+    /// when given, then an answer.
+    fn turn(c: &mut Conversation, output: usize, attach: Option<&str>) -> String {
+        let turn = c.begin_turn();
+        let id = format!("call{turn}");
+        c.push(Message::User {
+            content: format!("prompt {turn}"),
+        });
+        c.push(Message::Assistant {
+            content: Default::default(),
+            reasoning: None,
+            tool_calls: vec![ToolCall {
+                id: id.clone(),
+                name: "read_file".into(),
+                arguments: "{}".into(),
+            }],
+        });
+        let mut content = "o".repeat(output);
+        let text = attach.map(block).unwrap_or_default();
+        content.push_str(&text);
+        c.push(Message::Tool {
+            tool_call_id: id.clone(),
+            content,
+        });
+        if let Some(name) = attach {
+            c.attach_instructions(&id, vec![file(name)], text.len());
+        }
+        c.push(Message::Assistant {
+            content: format!("answer {turn}").into(),
+            reasoning: None,
+            tool_calls: Vec::new(),
+        });
+        c.end_turn(&TurnOutcome::Completed, &reproducible);
+        id
+    }
+
+    fn names(c: &Conversation) -> Vec<String> {
+        c.instructions_in_force()
+            .iter()
+            .map(|f| f.path.display().to_string())
+            .collect()
+    }
+
+    fn replay(records: &Collect) -> Conversation {
+        let mut r = Replayer::new("sys".into(), None, &reproducible);
+        for record in records.0.lock().unwrap().clone() {
+            r.apply(record);
+        }
+        r.finish(None).conversation
+    }
+
+    #[test]
+    fn attached_files_stay_in_force_through_elision_and_a_replay() {
+        let records = Collect::default();
+        let mut c = Conversation::new("sys".into(), Some(Box::new(records.clone())));
+        turn(&mut c, 10_000, Some("pkg"));
+        assert_eq!(names(&c), ["/p/pkg/AGENTS.md"]);
+        for _ in 0..4 {
+            turn(&mut c, 10, None);
+        }
+        // The old result was elided; its instructions were kept after the marker.
+        let Message::Tool { content, .. } = &c.messages()[3] else {
+            panic!("{:?}", c.messages()[3]);
+        };
+        assert!(content.starts_with(ELIDED_PREFIX), "{content}");
+        assert!(content.ends_with(&block("pkg")), "{content}");
+        assert!(
+            content.contains("10000 bytes"),
+            "the marker counts the output only"
+        );
+        assert_eq!(names(&c), ["/p/pkg/AGENTS.md"]);
+        // A resumed session sends the same and knows the same.
+        let resumed = replay(&records);
+        assert_eq!(resumed.messages(), c.messages());
+        assert_eq!(names(&resumed), ["/p/pkg/AGENTS.md"]);
+    }
+
+    #[test]
+    fn a_small_window_cuts_the_output_and_keeps_the_attached_text_whole() {
+        let mut c = Conversation::new("sys".into(), None);
+        c.set_window(Some(10_000));
+        turn(&mut c, 20_000, Some("pkg"));
+        let Message::Tool { content, .. } = &c.messages()[3] else {
+            panic!();
+        };
+        assert!(content.len() < 20_000, "{}", content.len());
+        assert!(content.ends_with(&block("pkg")), "{content}");
+        assert_eq!(names(&c), ["/p/pkg/AGENTS.md"]);
+    }
+
+    #[test]
+    fn a_compaction_a_rewind_a_failed_turn_and_clear_take_them_out_of_force() {
+        let records = Collect::default();
+        let mut c = Conversation::new("sys".into(), Some(Box::new(records.clone())));
+        turn(&mut c, 10, Some("a"));
+        turn(&mut c, 10, Some("b"));
+        assert_eq!(names(&c), ["/p/a/AGENTS.md", "/p/b/AGENTS.md"]);
+        // A compaction that summarized turn 1 only.
+        let keep = c.current_turn_start(2);
+        c.replace_with_summary(
+            keep,
+            vec![
+                Message::User {
+                    content: "summary".into(),
+                },
+                Message::Assistant {
+                    content: "ok".into(),
+                    reasoning: None,
+                    tool_calls: Vec::new(),
+                },
+            ],
+            Vec::new(),
+            CompactionTrigger::Manual,
+            100,
+            &[],
+        );
+        assert_eq!(names(&c), ["/p/b/AGENTS.md"]);
+        assert_eq!(names(&replay(&records)), ["/p/b/AGENTS.md"]);
+        // Attached again later; a rewind to before that turn takes it back.
+        turn(&mut c, 10, Some("a"));
+        assert_eq!(names(&c), ["/p/b/AGENTS.md", "/p/a/AGENTS.md"]);
+        assert!(c.rewind_to(3));
+        assert_eq!(names(&c), ["/p/b/AGENTS.md"]);
+        assert_eq!(names(&replay(&records)), ["/p/b/AGENTS.md"]);
+        c.clear();
+        assert!(names(&c).is_empty());
+        assert!(names(&replay(&records)).is_empty());
+        // A failed turn's results are not sent again: neither are its instructions.
+        let id = turn(&mut c, 10, Some("a"));
+        assert_eq!(names(&c), ["/p/a/AGENTS.md"]);
+        c.begin_turn();
+        c.push(Message::User {
+            content: "x".into(),
+        });
+        c.push(Message::Tool {
+            tool_call_id: "failing".into(),
+            content: format!("out{}", block("z")),
+        });
+        c.attach_instructions("failing", vec![file("z")], block("z").len());
+        let failed = TurnOutcome::Failed {
+            kind: crate::protocol::ErrorKind::Server,
+            message: "500".into(),
+        };
+        c.end_turn(&failed, &reproducible);
+        assert_eq!(names(&c), ["/p/a/AGENTS.md"]);
+        assert_eq!(names(&replay(&records)), ["/p/a/AGENTS.md"]);
+        assert_eq!(id, "call4");
+    }
+
+    #[test]
+    fn a_result_that_only_looks_like_a_block_is_not_in_force() {
+        let mut c = Conversation::new("sys".into(), None);
+        // A file's text that reads like an attached block: nothing was attached.
+        let id = turn(&mut c, 10, None);
+        let Some(Message::Tool { content, .. }) = c.messages.get_mut(3) else {
+            panic!();
+        };
+        content.push_str(&block("pkg"));
+        assert!(names(&c).is_empty());
+        // An attachment whose text the result no longer ends with is not in force.
+        c.push(Message::Tool {
+            tool_call_id: id.clone(),
+            content: format!("x{}", block("q")),
+        });
+        c.attach_instructions(&id, vec![file("q")], block("q").len());
+        assert_eq!(names(&c), ["/p/q/AGENTS.md"]);
+        if let Some(Message::Tool { content, .. }) = c.messages.last_mut() {
+            content.push_str("changed");
+        }
+        assert!(names(&c).is_empty());
+    }
+}

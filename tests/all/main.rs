@@ -30,6 +30,7 @@ mod long_lines;
 mod mcp;
 mod mcp_cli;
 mod mentions;
+mod nested_instructions;
 mod permissions;
 mod print_e2e;
 mod project_root;
