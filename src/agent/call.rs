@@ -90,12 +90,14 @@ pub(super) async fn run_call(
     } else {
         None
     };
-    let whole = report.content.len();
     let mut content = std::mem::take(&mut report.content);
     let kept = attached.as_ref().map_or(0, |a| a.text.len());
     if let Some(a) = &attached {
+        // The blocks open with their own blank line.
+        content.truncate(content.trim_end_matches('\n').len());
         content.push_str(&a.text);
     }
+    let whole = content.len() - kept;
     let (content, sized) = super::fit::fit_result(state, ctx, call, specs, content, kept).await;
     if content.len() < whole + kept {
         summary.push_str(&format!(
