@@ -57,12 +57,12 @@ impl InstructionFile {
 
     /// What `/context` and stream-json show of it.
     pub fn info(&self) -> InstructionFileInfo {
-        InstructionFileInfo {
-            path: self.path.clone(),
-            origin: self.origin,
-            bytes: self.size,
-            shown: self.shown.len() as u64,
-        }
+        InstructionFileInfo::new(
+            self.path.clone(),
+            self.origin,
+            self.size,
+            self.shown.len() as u64,
+        )
     }
 
     /// Its block as the model reads it: `<instructions path="…">`, the text shown, and

@@ -261,6 +261,7 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                 | Event::TurnLeftOut { .. }
                 | Event::ToolResult { .. }
                 | Event::Status(_)
+                | Event::Context(_)
         ) {
             return Ok(None);
         }

@@ -19,7 +19,9 @@ mod text;
 mod values;
 
 pub use commands::{BUILTINS, is_builtin};
-pub use context::{InstructionFileInfo, InstructionOrigin};
+pub use context::{
+    ContextReport, InstructionFileInfo, InstructionOrigin, SkillRootCount, estimated_tokens,
+};
 pub use rules::{AskBecause, Effect, Offer, RuleView, Source};
 pub use text::SharedText;
 pub use values::{Cost, RewindPoint, SkillChanges, UndoOutcome, describe_rewind};
@@ -158,6 +160,9 @@ pub enum Op {
     /// Tell the session's state (`/status`); answered by [`Event::Status`] once no
     /// turn runs (the model and the tokens are the turn's until it ends).
     Status,
+    /// Tell what the model's context holds and what a request costs (`/context`);
+    /// answered by [`Event::Context`] once no turn runs.
+    Context,
     /// Use another model from the next request on.
     SetModel {
         /// The model id as the endpoint knows it.

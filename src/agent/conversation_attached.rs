@@ -138,12 +138,12 @@ mod tests {
     }
 
     fn file(name: &str) -> InstructionFileInfo {
-        InstructionFileInfo {
-            path: format!("/p/{name}/AGENTS.md").into(),
-            origin: InstructionOrigin::Nested,
-            bytes: 9,
-            shown: 9,
-        }
+        InstructionFileInfo::new(
+            format!("/p/{name}/AGENTS.md").into(),
+            InstructionOrigin::Nested,
+            9,
+            9,
+        )
     }
 
     fn block(name: &str) -> String {

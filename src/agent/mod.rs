@@ -8,6 +8,7 @@
 pub mod approval;
 mod call;
 pub mod compact;
+pub mod context;
 pub mod conversation;
 mod fit;
 pub mod fork;

@@ -38,6 +38,8 @@ pub struct Nested {
     chain_shown: usize,
     /// The chain's files, real paths (a nested file that is one of them is not attached).
     chain_real: Vec<PathBuf>,
+    /// The chain's files as `/context` lists them.
+    chain: Vec<InstructionFileInfo>,
     /// Files already reported to the user (refused, shortened).
     told: Mutex<HashSet<PathBuf>>,
 }
@@ -67,6 +69,7 @@ impl Nested {
                 .iter()
                 .filter_map(|f| f.path.canonicalize().ok())
                 .collect(),
+            chain: chain.files.iter().map(InstructionFile::info).collect(),
             told: Mutex::new(HashSet::new()),
         }
     }
@@ -76,9 +79,14 @@ impl Nested {
         self.max_bytes / PER_FILE_SHARE
     }
 
-    /// Bytes the chain shows (counted against the shared cap).
-    pub fn chain_shown(&self) -> usize {
-        self.chain_shown
+    /// The chain's files (in the system prompt), the most general first.
+    pub fn chain(&self) -> &[InstructionFileInfo] {
+        &self.chain
+    }
+
+    /// The cap the chain and the nested files share (`instructions_max_bytes`).
+    pub fn max_bytes(&self) -> usize {
+        self.max_bytes
     }
 
     /// The folders strictly below the working folder from it down to `place` (the
@@ -349,21 +357,23 @@ mod tests {
         );
         assert_contains(&got.warnings.join("\n"), "100 of 150 bytes");
         // What is in force counts: 100 (chain) + 150 in force leave 150, then 100 + 50.
-        let in_force = [InstructionFileInfo {
-            path: env.p("elsewhere/AGENTS.md"),
-            origin: Origin::Nested,
-            bytes: 150,
-            shown: 150,
-        }];
+        let in_force = [InstructionFileInfo::new(
+            env.p("elsewhere/AGENTS.md"),
+            Origin::Nested,
+            150,
+            150,
+        )];
         let got = nested.gather(&env.p("pkg/x/f.rs"), &in_force);
         let shown: Vec<u64> = got.files.iter().map(|f| f.shown).collect();
         assert_eq!(shown, [100, 50]);
         assert_contains(&got.text, "[shortened to fit the 400-byte cap");
         // Nothing left: named, shown as nothing.
-        let full = [InstructionFileInfo {
-            shown: 400,
-            ..in_force[0].clone()
-        }];
+        let full = [InstructionFileInfo::new(
+            env.p("elsewhere/AGENTS.md"),
+            Origin::Nested,
+            400,
+            400,
+        )];
         let got = nested.gather(&env.p("pkg/x/f.rs"), &full);
         assert_eq!(got.files.len(), 2);
         assert_contains(&got.text, "0 of 100 bytes shown");

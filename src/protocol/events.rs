@@ -53,6 +53,7 @@ impl SubAgentEvent {
             | Event::ContextWindow { .. }
             | Event::ModelChanged { .. }
             | Event::Status(_)
+            | Event::Context(_)
             | Event::ShutdownComplete { .. }
             | Event::SkillList(_)
             | Event::McpServerList { .. }
@@ -426,6 +427,9 @@ pub enum Event {
         context_window_source: Option<WindowSource>,
         /// The saved session's id (`None` when sessions are not saved).
         session_id: Option<String>,
+        /// The instruction files in force: the chain in the system prompt, then the
+        /// nested files a resumed conversation holds.
+        instructions: Vec<crate::protocol::InstructionFileInfo>,
     },
     /// The model's context window was learnt from the endpoint (or from a refusal)
     /// after the session started; it is used from the next request on.
@@ -662,6 +666,8 @@ pub enum Event {
     ConversationCleared,
     /// The session's state, after [`Op::Status`].
     Status(Box<StatusReport>),
+    /// What the model's context holds, after [`Op::Context`].
+    Context(Box<crate::protocol::ContextReport>),
     /// The model was switched after [`Op::SetModel`].
     ModelChanged {
         /// The new model id.

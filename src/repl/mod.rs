@@ -232,6 +232,8 @@ enum State {
     ListingMcpServers,
     /// Waiting for [`Event::Status`].
     Status,
+    /// Waiting for [`Event::Context`].
+    Context,
     /// [`Op::Shutdown`] sent; waiting for [`Event::ShutdownComplete`].
     ShuttingDown,
     /// The agent has stopped.
@@ -645,6 +647,11 @@ impl<O: Write, E: Write> Repl<O, E> {
             Builtin::Status => {
                 self.send(Op::Status);
                 self.state = State::Status;
+                Ok(())
+            }
+            Builtin::Context => {
+                self.send(Op::Context);
+                self.state = State::Context;
                 Ok(())
             }
             Builtin::Usage => {

@@ -399,12 +399,12 @@ mod tests {
             Record::InstructionsAttached {
                 turn: 1,
                 call_id: "c1".into(),
-                files: vec![InstructionFileInfo {
-                    path: "/p/pkg/AGENTS.md".into(),
-                    origin: crate::protocol::InstructionOrigin::Nested,
-                    bytes: 10,
-                    shown: 10,
-                }],
+                files: vec![InstructionFileInfo::new(
+                    "/p/pkg/AGENTS.md".into(),
+                    crate::protocol::InstructionOrigin::Nested,
+                    10,
+                    10,
+                )],
                 bytes: 60,
             },
             Record::Resumed {

@@ -174,7 +174,7 @@ fn builtins_become_ops_or_local_views() {
             assert!(h.ops().is_empty(), "{cmd} is local");
         }
     }
-    let screen = h.screen(100, 60);
+    let screen = h.screen(100, 64);
     assert_shows(
         &screen,
         &[

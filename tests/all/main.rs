@@ -16,6 +16,7 @@ mod artifacts;
 mod child_env;
 mod cli_errors;
 mod context;
+mod context_command;
 mod failed_turn;
 mod file_links;
 mod file_modes;

@@ -108,6 +108,7 @@ impl App {
             | Event::SkillList(_)
             | Event::McpServerList { .. }
             | Event::Status(_)
+            | Event::Context(_)
             | Event::SlashCommands(_)) => self.answered(answer),
         }
     }
@@ -182,6 +183,7 @@ impl App {
             Event::SkillList(listing) => self.commit_cell(views::skills(&listing)),
             Event::McpServerList { servers } => self.commit_cell(views::mcp(&servers)),
             Event::Status(report) => self.commit_cell(views::status(&report)),
+            Event::Context(report) => self.commit_cell(views::context(&report)),
             Event::SlashCommands(commands) => self.commands = commands,
             // Only answers come here (`on_event`).
             _ => {}
