@@ -229,6 +229,12 @@ enum NotRead {
     /// A project's file whose real path is outside the project root.
     #[error("it leads out of the project (to {}), and a repository's links are not followed out of it", .0.display())]
     LeavesProject(PathBuf),
+    /// A nested file (below the working folder) that is a symbolic link.
+    #[error(
+        "it is a symbolic link, and a file below the working folder is read only when it is \
+         a plain file (a link could lead anywhere, a secret file too)"
+    )]
+    Link,
     /// A project's file that could not be opened without links, or is not a plain file.
     #[error("{0}")]
     Open(#[from] nofollow::FileError),

@@ -7,10 +7,12 @@
 //! folder and that place, outer first, and reads the file of each one that is not in
 //! force yet: the caller says which are (the conversation knows).
 //!
-//! The files come with the repository and are untrusted, read as the chain's are: a file
-//! whose real path leaves the project root is refused, the rest opened without following
-//! any link (`nofollow`), FIFOs, sockets and devices refused, no read longer than the
-//! cap. Each file shows at most [`PER_FILE_SHARE`]th of `instructions_max_bytes`, and the
+//! The files come with the repository (or were just written by a command the model ran)
+//! and are untrusted: each is opened without following any link on its whole path
+//! (`nofollow`: a link is refused, wherever it leads — even inside the project it could
+//! lead to a secret file the rules ask about), FIFOs, sockets and devices refused, no
+//! read longer than the cap; the caller's permission rules must let the model read it
+//! unasked (a file a rule asks about or denies is not attached). Each file shows at most [`PER_FILE_SHARE`]th of `instructions_max_bytes`, and the
 //! chain and the nested files in force share that cap: a file over what is left is
 //! shortened (its head kept) and says so, to the model in its block and to the user in a
 //! warning. A refused file is reported to the user once.
@@ -21,7 +23,10 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::{InstructionFile, Instructions, Origin, boundary, file_in, not_read, read_project};
+use super::{
+    Head, InstructionFile, Instructions, NotRead, Origin, boundary, file_in, not_read, read_capped,
+};
+use crate::nofollow;
 use crate::protocol::InstructionFileInfo;
 
 /// A nested file shows at most this share of the cap (a quarter: 8 KiB by default).
@@ -36,8 +41,6 @@ pub struct Nested {
     max_bytes: usize,
     /// Bytes of the chain's text in the system prompt.
     chain_shown: usize,
-    /// The chain's files, real paths (a nested file that is one of them is not attached).
-    chain_real: Vec<PathBuf>,
     /// The chain's files as `/context` lists them.
     chain: Vec<InstructionFileInfo>,
     /// Files already reported to the user (refused, shortened).
@@ -64,11 +67,6 @@ impl Nested {
             workdir: workdir.to_path_buf(),
             max_bytes: chain.max_bytes,
             chain_shown: chain.shown_bytes(),
-            chain_real: chain
-                .files
-                .iter()
-                .filter_map(|f| f.path.canonicalize().ok())
-                .collect(),
             chain: chain.files.iter().map(InstructionFile::info).collect(),
             told: Mutex::new(HashSet::new()),
         }
@@ -120,8 +118,14 @@ impl Nested {
 
     /// The files work at `place` attaches: the instruction file of every folder between
     /// the working folder and `place` that is not among `in_force` (the nested files
-    /// the conversation holds), read and fitted to what is left of the shared cap.
-    pub fn gather(&self, place: &Path, in_force: &[InstructionFileInfo]) -> Gathered {
+    /// the conversation holds) and that `may_read` (the permission rules) lets the model
+    /// read unasked, read and fitted to what is left of the shared cap.
+    pub fn gather(
+        &self,
+        place: &Path,
+        in_force: &[InstructionFileInfo],
+        may_read: &dyn Fn(&Path) -> bool,
+    ) -> Gathered {
         let mut got = Gathered::default();
         let folders = self.folders_to(place);
         if folders.is_empty() {
@@ -141,13 +145,17 @@ impl Nested {
             if in_force.iter().any(|f| f.path == path) {
                 continue;
             }
-            if path
-                .canonicalize()
-                .is_ok_and(|real| self.chain_real.contains(&real))
-            {
+            if !may_read(&path) {
+                if self.first_time(&path) {
+                    got.warnings.push(format!(
+                        "instruction file {} was not attached: the permission rules ask \
+                         about or deny reading it",
+                        path.display()
+                    ));
+                }
                 continue;
             }
-            let head = match read_project(&path, &self.root, per_file) {
+            let head = match read_nested(&path, &self.root, per_file) {
                 Ok(head) => head,
                 Err(why) => {
                     if self.first_time(&path) {
@@ -202,6 +210,18 @@ impl Nested {
     }
 }
 
+/// A nested file: inside the project root, opened without following any link.
+fn read_nested(path: &Path, root: &Path, max: usize) -> Result<Head, NotRead> {
+    if !path.starts_with(root) {
+        return Err(NotRead::LeavesProject(path.to_path_buf()));
+    }
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(NotRead::Link);
+    }
+    let file = nofollow::open_read(path)?;
+    read_capped(file, max)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,6 +254,13 @@ mod tests {
         }
     }
 
+    impl Nested {
+        /// [`Nested::gather`] with every file readable.
+        fn gather_all(&self, place: &Path, in_force: &[InstructionFileInfo]) -> Gathered {
+            self.gather(place, in_force, &|_| true)
+        }
+    }
+
     fn paths(got: &Gathered) -> Vec<PathBuf> {
         got.files.iter().map(|f| f.path.clone()).collect()
     }
@@ -246,7 +273,7 @@ mod tests {
         write(&env.p("pkg/x/CLAUDE.md"), "x rule\n");
         write(&env.p("pkg/x/main.rs"), "fn main() {}\n");
         let nested = env.nested(crate::instructions::DEFAULT_MAX_BYTES);
-        let got = nested.gather(&env.p("pkg/x/main.rs"), &[]);
+        let got = nested.gather_all(&env.p("pkg/x/main.rs"), &[]);
         assert_eq!(
             paths(&got),
             [env.p("pkg/AGENTS.md"), env.p("pkg/x/CLAUDE.md")]
@@ -263,22 +290,25 @@ mod tests {
         assert!(got.warnings.is_empty(), "{:?}", got.warnings);
         // A folder is a place of its own; a file of the working folder is not below it.
         assert_eq!(
-            paths(&nested.gather(&env.p("pkg/x"), &got.files[..1])),
+            paths(&nested.gather_all(&env.p("pkg/x"), &got.files[..1])),
             [env.p("pkg/x/CLAUDE.md")]
         );
         assert_eq!(
-            nested.gather(&env.p("pkg/x/main.rs"), &got.files),
+            nested.gather_all(&env.p("pkg/x/main.rs"), &got.files),
             Gathered::default()
         );
-        assert_eq!(nested.gather(&env.p("README.md"), &[]), Gathered::default());
-        assert_eq!(nested.gather(&env.root, &[]), Gathered::default());
         assert_eq!(
-            nested.gather(Path::new("/etc/passwd"), &[]),
+            nested.gather_all(&env.p("README.md"), &[]),
+            Gathered::default()
+        );
+        assert_eq!(nested.gather_all(&env.root, &[]), Gathered::default());
+        assert_eq!(
+            nested.gather_all(Path::new("/etc/passwd"), &[]),
             Gathered::default()
         );
         // Not yet existing files place their folder.
         assert_eq!(
-            paths(&nested.gather(&env.p("pkg/new.rs"), &[])),
+            paths(&nested.gather_all(&env.p("pkg/new.rs"), &[])),
             [env.p("pkg/AGENTS.md")]
         );
     }
@@ -289,14 +319,14 @@ mod tests {
         write(&env.p("pkg/AGENTS.md"), "plain\n");
         write(&env.p("pkg/AGENTS.override.md"), "override\n");
         write(&env.p("pkg/x/AGENTS.md"), "  \n\n");
-        let got = env.nested(1000).gather(&env.p("pkg/x/a.rs"), &[]);
+        let got = env.nested(1000).gather_all(&env.p("pkg/x/a.rs"), &[]);
         assert_eq!(paths(&got), [env.p("pkg/AGENTS.override.md")]);
         assert_contains(&got.text, "override");
         assert!(!got.text.contains("plain"), "{}", got.text);
     }
 
     #[test]
-    fn links_out_fifos_and_devices_are_refused_once_and_links_inside_are_read() {
+    fn links_wherever_they_lead_fifos_and_devices_are_refused_once() {
         let env = Env::new();
         let outside = env.root.parent().unwrap().join("outside.md");
         write(&outside, "SECRET-OUTSIDE\n");
@@ -304,34 +334,61 @@ mod tests {
         nix::unistd::mkfifo(&env.p("pkg/x/AGENTS.md"), nix::sys::stat::Mode::S_IRWXU).unwrap();
         std::os::unix::fs::symlink("/dev/zero", env.p("pkg/x/deep/CLAUDE.md")).unwrap();
         let nested = env.nested(1000);
-        let got = nested.gather(&env.p("pkg/x/deep/f.rs"), &[]);
+        let got = nested.gather_all(&env.p("pkg/x/deep/f.rs"), &[]);
         assert!(got.files.is_empty(), "{:?}", got.files);
         assert!(!got.text.contains("SECRET"));
         let warnings = got.warnings.join("\n");
         assert_eq!(got.warnings.len(), 3, "{warnings}");
-        assert_contains(&warnings, "leads out of the project");
+        assert_eq!(
+            warnings.matches("is a symbolic link").count(),
+            2,
+            "{warnings}"
+        );
         assert_contains(&warnings, "FIFO");
         // Told once.
         assert!(
             nested
-                .gather(&env.p("pkg/x/deep/f.rs"), &[])
+                .gather_all(&env.p("pkg/x/deep/f.rs"), &[])
                 .warnings
                 .is_empty()
         );
-        // A link inside the project is read.
-        std::fs::remove_file(env.p("pkg/AGENTS.md")).unwrap();
-        write(&env.p("docs/pkg.md"), "linked rule\n");
-        std::os::unix::fs::symlink("../docs/pkg.md", env.p("pkg/AGENTS.md")).unwrap();
-        assert_contains(&nested.gather(&env.p("pkg/f.rs"), &[]).text, "linked rule");
+        // A link inside the project is refused too: it could lead to a secret file
+        // (`.env`) that reading would ask about.
+        write(&env.p(".env"), "API_KEY=SECRET-INSIDE\n");
+        write(&env.p("docs/rules.md"), "linked rule\n");
+        std::fs::create_dir_all(env.p("a")).unwrap();
+        std::os::unix::fs::symlink("../.env", env.p("a/AGENTS.md")).unwrap();
+        std::fs::create_dir_all(env.p("b")).unwrap();
+        std::os::unix::fs::symlink("../docs/rules.md", env.p("b/AGENTS.md")).unwrap();
+        for place in ["a/f.rs", "b/f.rs"] {
+            let got = nested.gather_all(&env.p(place), &[]);
+            assert!(got.files.is_empty(), "{place}: {:?}", got.files);
+            assert_contains(&got.warnings.join("\n"), "is a symbolic link");
+        }
+        // A link on the way (a folder put there after the place was resolved) is not
+        // followed either.
+        std::fs::create_dir_all(env.p("real")).unwrap();
+        write(&env.p("real/AGENTS.md"), "REAL-RULE\n");
+        std::os::unix::fs::symlink(env.p("real"), env.p("linked")).unwrap();
+        let got = nested.gather_all(&env.p("linked/f.rs"), &[]);
+        assert!(got.files.is_empty(), "{:?}", got.files);
+        assert!(!got.text.contains("REAL-RULE"));
     }
 
     #[test]
-    fn a_link_to_a_chain_file_is_not_attached_twice() {
+    fn a_file_the_rules_do_not_let_the_model_read_unasked_is_not_attached() {
         let env = Env::new();
-        write(&env.p("AGENTS.md"), "root rule\n");
-        std::os::unix::fs::symlink("../AGENTS.md", env.p("pkg/AGENTS.md")).unwrap();
-        let got = env.nested(1000).gather(&env.p("pkg/f.rs"), &[]);
-        assert_eq!(got, Gathered::default());
+        write(&env.p("pkg/AGENTS.md"), "PKG-RULE\n");
+        write(&env.p("pkg/x/AGENTS.md"), "X-RULE\n");
+        let nested = env.nested(1000);
+        let refused = env.p("pkg/AGENTS.md");
+        let got = nested.gather(&env.p("pkg/x/f.rs"), &[], &|p: &Path| p != refused);
+        assert_eq!(paths(&got), [env.p("pkg/x/AGENTS.md")]);
+        assert!(!got.text.contains("PKG-RULE"));
+        assert_contains(
+            &got.warnings.join("\n"),
+            "the permission rules ask about or deny",
+        );
     }
 
     #[test]
@@ -342,13 +399,13 @@ mod tests {
         write(&env.p("pkg/x/AGENTS.md"), &"x".repeat(100));
         // 400 bytes: 100 for the chain, at most 100 a file.
         let nested = env.nested(400);
-        let got = nested.gather(&env.p("pkg/x/f.rs"), &[]);
+        let got = nested.gather_all(&env.p("pkg/x/f.rs"), &[]);
         let shown: Vec<u64> = got.files.iter().map(|f| f.shown).collect();
         assert_eq!(shown, [100, 100]);
         assert!(got.warnings.is_empty());
         // Over a file's own cap: shortened, and said in the block and to the user.
         write(&env.p("pkg/AGENTS.md"), &"p".repeat(150));
-        let got = nested.gather(&env.p("pkg/f.rs"), &[]);
+        let got = nested.gather_all(&env.p("pkg/f.rs"), &[]);
         assert_eq!(got.files[0].shown, 100);
         assert_contains(
             &got.text,
@@ -363,7 +420,7 @@ mod tests {
             150,
             150,
         )];
-        let got = nested.gather(&env.p("pkg/x/f.rs"), &in_force);
+        let got = nested.gather_all(&env.p("pkg/x/f.rs"), &in_force);
         let shown: Vec<u64> = got.files.iter().map(|f| f.shown).collect();
         assert_eq!(shown, [100, 50]);
         assert_contains(&got.text, "[shortened to fit the 400-byte cap");
@@ -374,7 +431,7 @@ mod tests {
             400,
             400,
         )];
-        let got = nested.gather(&env.p("pkg/x/f.rs"), &full);
+        let got = nested.gather_all(&env.p("pkg/x/f.rs"), &full);
         assert_eq!(got.files.len(), 2);
         assert_contains(&got.text, "0 of 100 bytes shown");
     }
