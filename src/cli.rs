@@ -229,6 +229,14 @@ pub enum Command {
         #[command(subcommand)]
         action: McpAction,
     },
+    /// What a session started here puts in the model's context: the instruction files
+    /// (with bytes and tokens, and what was shortened), the skill roots, the MCP index,
+    /// and what the first request costs (system prompt, tools, window).
+    Context {
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// A peer's subcommand (hidden), answered with the harness9 way.
     #[command(flatten)]
     Peer(hints::PeerCommand),
@@ -494,6 +502,8 @@ const SUBCOMMAND_SETTINGS: &[(&[&str], &[&str])] = &[
     // Servers start sandboxed as a session's would.
     (&["mcp", "list"], &["sandbox", "approval_mode"]),
     (&["mcp", "tools"], &["sandbox", "approval_mode"]),
+    // The window and the skill roots are the session's.
+    (&["context"], &["skills_dirs", "model", "base_url"]),
 ];
 
 /// The one setting flag every subcommand takes.

@@ -57,6 +57,8 @@ pub enum Builtin {
     Usage,
     /// `/status`: model, provider, window, approvals, sandbox, session, tokens.
     Status,
+    /// `/context`: instruction files, skill roots, MCP index, what a request costs.
+    Context,
     /// `/mcp`.
     Mcp,
     /// `/undo`.
@@ -153,6 +155,7 @@ pub fn route(line: &str, commands: &SlashCommands) -> Routed {
         "exit" | "quit" => Some(Builtin::Exit),
         "usage" => Some(Builtin::Usage),
         "status" => Some(Builtin::Status),
+        "context" => Some(Builtin::Context),
         "mcp" => Some(Builtin::Mcp),
         "undo" => Some(Builtin::Undo),
         "approvals" => match rest.trim() {

@@ -21,6 +21,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::nofollow;
+use crate::protocol::InstructionFileInfo;
+
+pub mod nested;
 
 /// The default combined cap on the instruction files' text, in bytes (Codex's too).
 pub const DEFAULT_MAX_BYTES: usize = 32 * 1024;
@@ -29,14 +32,9 @@ pub const MAX_MAX_BYTES: usize = 1024 * 1024;
 /// The names looked for in each folder, the first present taken.
 pub const FOLDER_FILES: [&str; 3] = ["AGENTS.override.md", "AGENTS.md", "CLAUDE.md"];
 
-/// Whose file it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    /// The user's global file, in their home.
-    Global,
-    /// A folder of the project, from its root to the working folder.
-    Project,
-}
+/// Whose file it is: global, a folder of the chain, or a folder below the working
+/// folder ([`nested`]).
+pub use crate::protocol::InstructionOrigin as Origin;
 
 /// One instruction file in force.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,6 +53,37 @@ impl InstructionFile {
     /// Whether less than the whole file is shown.
     pub fn shortened(&self) -> bool {
         (self.shown.len() as u64) < self.size
+    }
+
+    /// What `/context` and stream-json show of it.
+    pub fn info(&self) -> InstructionFileInfo {
+        InstructionFileInfo::new(
+            self.path.clone(),
+            self.origin,
+            self.size,
+            self.shown.len() as u64,
+        )
+    }
+
+    /// Its block as the model reads it: `<instructions path="…">`, the text shown, and
+    /// when shortened a line saying how much of it, under the `max_bytes` cap.
+    fn block(&self, max_bytes: usize) -> String {
+        let mut out = format!("<instructions path=\"{}\">\n", self.path.display());
+        let text = self.shown.trim_end();
+        out.push_str(text);
+        if self.shortened() {
+            if !text.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&format!(
+                "[shortened to fit the {max_bytes}-byte cap on instruction files: {} of {} \
+                 bytes shown; read the file for the rest]",
+                self.shown.len(),
+                self.size
+            ));
+        }
+        out.push_str("\n</instructions>");
+        out
     }
 }
 
@@ -122,11 +151,7 @@ pub fn load(places: Places<'_>) -> Instructions {
         }
     }
     for folder in crate::project_root::chain(places.root, places.workdir) {
-        let Some(path) = FOLDER_FILES
-            .iter()
-            .map(|name| folder.join(name))
-            .find(|p| std::fs::symlink_metadata(p).is_ok())
-        else {
+        let Some(path) = file_in(&folder) else {
             continue;
         };
         let real = path.canonicalize().ok();
@@ -181,6 +206,15 @@ pub fn load(places: Places<'_>) -> Instructions {
     }
 }
 
+/// The instruction file of `folder`: the first of [`FOLDER_FILES`] present there (a
+/// link counts as present, and is judged when it is read).
+fn file_in(folder: &Path) -> Option<PathBuf> {
+    FOLDER_FILES
+        .iter()
+        .map(|name| folder.join(name))
+        .find(|p| std::fs::symlink_metadata(p).is_ok())
+}
+
 /// What one read got: the head (at most the cap and one byte more, to find a character
 /// boundary) and the file's size.
 #[derive(Debug)]
@@ -195,6 +229,12 @@ enum NotRead {
     /// A project's file whose real path is outside the project root.
     #[error("it leads out of the project (to {}), and a repository's links are not followed out of it", .0.display())]
     LeavesProject(PathBuf),
+    /// A nested file (below the working folder) that is a symbolic link.
+    #[error(
+        "it is a symbolic link, and a file below the working folder is read only when it is \
+         a plain file (a link could lead anywhere, a secret file too)"
+    )]
+    Link,
     /// A project's file that could not be opened without links, or is not a plain file.
     #[error("{0}")]
     Open(#[from] nofollow::FileError),
@@ -240,10 +280,7 @@ fn fit(read: Vec<(PathBuf, Origin, Head)>, max: usize) -> Vec<InstructionFile> {
         .into_iter()
         .rev()
         .map(|(path, origin, got)| {
-            let mut end = got.head.len().min(left);
-            while end > 0 && end < got.head.len() && (got.head[end] & 0xC0) == 0x80 {
-                end -= 1;
-            }
+            let end = boundary(&got.head, left);
             left -= end;
             InstructionFile {
                 path,
@@ -257,7 +294,21 @@ fn fit(read: Vec<(PathBuf, Origin, Head)>, max: usize) -> Vec<InstructionFile> {
     files
 }
 
+/// Where to cut `bytes` to keep at most `limit` of them without splitting a character.
+fn boundary(bytes: &[u8], limit: usize) -> usize {
+    let mut end = bytes.len().min(limit);
+    while end > 0 && end < bytes.len() && (bytes[end] & 0xC0) == 0x80 {
+        end -= 1;
+    }
+    end
+}
+
 impl Instructions {
+    /// Bytes of the files' text the system prompt shows.
+    pub fn shown_bytes(&self) -> usize {
+        self.files.iter().map(|f| f.shown.len()).sum()
+    }
+
     /// The system prompt's section, or `None` when there is no file.
     pub fn section(&self) -> Option<String> {
         if self.files.is_empty() {
@@ -281,25 +332,8 @@ impl Instructions {
              the later one (nearer the working folder) wins.",
         );
         for file in &self.files {
-            out.push_str(&format!(
-                "\n\n<instructions path=\"{}\">\n",
-                file.path.display()
-            ));
-            let text = file.shown.trim_end();
-            out.push_str(text);
-            if file.shortened() {
-                if !text.is_empty() {
-                    out.push('\n');
-                }
-                out.push_str(&format!(
-                    "[shortened to fit the {}-byte cap on instruction files: {} of {} bytes \
-                     shown; read the file for the rest]",
-                    self.max_bytes,
-                    file.shown.len(),
-                    file.size
-                ));
-            }
-            out.push_str("\n</instructions>");
+            out.push_str("\n\n");
+            out.push_str(&file.block(self.max_bytes));
         }
         Some(out)
     }

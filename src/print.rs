@@ -288,6 +288,7 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                 | Event::ToolResult { .. }
                 | Event::Status(_)
                 | Event::ModelList(_)
+                | Event::Context(_)
         ) {
             return Ok(None);
         }

@@ -13,12 +13,16 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 mod commands;
+mod context;
 mod effort;
 mod rules;
 mod text;
 mod values;
 
 pub use commands::{BUILTINS, is_builtin};
+pub use context::{
+    ContextReport, InstructionFileInfo, InstructionOrigin, SkillRootCount, estimated_tokens,
+};
 pub use effort::Effort;
 pub use rules::{AskBecause, Effect, Offer, RuleView, Source};
 pub use text::SharedText;
@@ -167,6 +171,9 @@ pub enum Op {
     /// Tell the session's state (`/status`); answered by [`Event::Status`] once no
     /// turn runs (the model and the tokens are the turn's until it ends).
     Status,
+    /// Tell what the model's context holds and what a request costs (`/context`);
+    /// answered by [`Event::Context`] once no turn runs.
+    Context,
     /// Use another model from the next request on.
     SetModel {
         /// The model id as the endpoint knows it, or `NAME/model` for a configured

@@ -251,6 +251,11 @@ pub fn prepare_with_remote(
         model: config.model.clone(),
         system_prompt,
         instruction_files: instructions.files.iter().map(|f| f.path.clone()).collect(),
+        nested_instructions: Arc::new(crate::instructions::nested::Nested::new(
+            &config.project_root,
+            &config.workdir,
+            &instructions,
+        )),
         tools: tools.freeze(),
         workdir: config.workdir.clone(),
         policy,

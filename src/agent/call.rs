@@ -18,9 +18,10 @@ use crate::agent::approval::{ApprovalPolicy, AskPlan, Verdict};
 use crate::agent::fit::Sized;
 use crate::agent::fork::AgentForker;
 use crate::agent::turn::{SessionState, TurnContext};
+use crate::instructions::nested::Gathered;
 use crate::llm::{ToolCall, ToolSpec};
 use crate::protocol::{ApprovalAsk, ApprovalDecision, AutoDenyReason, Event, ToolStatus, Usage};
-use crate::tools::{Access, PreparedCall, Tool, ToolContext, ToolFatal, ToolOutput};
+use crate::tools::{Access, PreparedCall, Tool, ToolContext, ToolFatal, ToolOutput, WorksIn};
 
 /// How one tool call ended, for the turn.
 pub(super) enum CallEnd {
@@ -38,6 +39,8 @@ struct Report {
     content: String,
     diff: Option<String>,
     end: CallEnd,
+    /// Where the call worked, when it ran.
+    works_in: WorksIn,
 }
 
 impl Report {
@@ -47,19 +50,31 @@ impl Report {
             content,
             diff: None,
             end,
+            works_in: WorksIn::Nowhere,
         }
     }
 }
 
-/// Runs one call: parse, approve, run, size, report. Returns the text for the model.
-/// `specs` are the tools the request that asked for the call offered (what the next
-/// request is sized with).
+/// What one call gives the conversation.
+pub(super) struct CallResult {
+    /// The text for the model.
+    pub content: String,
+    /// How the call ended.
+    pub end: CallEnd,
+    /// Instruction files appended to `content` (their text ends it).
+    pub attached: Option<Gathered>,
+}
+
+/// Runs one call: parse, approve, run, size, report. Returns the text for the model,
+/// with the instruction files of the folders it worked in that the conversation does
+/// not hold yet appended. `specs` are the tools the request that asked for the call
+/// offered (what the next request is sized with).
 pub(super) async fn run_call(
     state: &mut SessionState,
     ctx: &TurnContext,
     call: &ToolCall,
     specs: &[ToolSpec],
-) -> (String, CallEnd) {
+) -> CallResult {
     let mut report = run_to_report(state, ctx, call).await;
     let mut summary = summary_of(&report.content, report.diff.as_deref());
     if report.content.lines().count() > SUMMARY_LINES {
@@ -68,20 +83,46 @@ pub(super) async fn run_call(
             content: report.content.clone(),
         });
     }
-    let whole = report.content.len();
-    let (content, sized) =
-        super::fit::fit_result(state, ctx, call, specs, std::mem::take(&mut report.content)).await;
-    if content.len() < whole {
+    let ran = matches!(report.end, CallEnd::Done)
+        && matches!(report.status, ToolStatus::Ok | ToolStatus::Error);
+    let attached = if ran {
+        super::nested::gather(state, ctx, &report.works_in).await
+    } else {
+        None
+    };
+    let mut content = std::mem::take(&mut report.content);
+    let kept = attached.as_ref().map_or(0, |a| a.text.len());
+    if let Some(a) = &attached {
+        // The blocks open with their own blank line.
+        content.truncate(content.trim_end_matches('\n').len());
+        content.push_str(&a.text);
+    }
+    let whole = content.len() - kept;
+    let (content, sized) = super::fit::fit_result(state, ctx, call, specs, content, kept).await;
+    if content.len() < whole + kept {
         summary.push_str(&format!(
             "\n… the model got {} of its {whole} bytes (cut to fit the context window)",
-            content.len()
+            content.len().saturating_sub(kept)
         ));
+    }
+    if let Some(a) = &attached {
+        let names: Vec<String> = a
+            .files
+            .iter()
+            .map(|f| crate::tools::path::display_relative(&f.path, &ctx.setup.workdir))
+            .collect();
+        summary.push_str(&format!("\n+ instructions: {}", names.join(", ")));
     }
     report.content = content;
     if sized == Sized::Interrupted && matches!(report.end, CallEnd::Done) {
         report.end = CallEnd::Interrupted;
     }
-    finish(ctx, call, report, summary)
+    let (content, end) = finish(ctx, call, report, summary);
+    CallResult {
+        content,
+        end,
+        attached,
+    }
 }
 
 /// A `bash` call the user made (`!cmd`): parse, approve, run and report like the
@@ -181,6 +222,7 @@ async fn approve_and_run(
         before_change(ctx).await;
     }
     begin(ctx, call, prepared.summary());
+    let works_in = prepared.works_in(&tool_ctx);
     let forward = forward_live_output(ctx, call, live_rx);
     let result = prepared.run(&tool_ctx).await;
     drop(tool_ctx);
@@ -197,7 +239,10 @@ async fn approve_and_run(
     }
     // The forwarder ends when the tool drops its sender; wait so deltas precede the end.
     let _ = forward.await;
-    outcome(ctx, result)
+    Report {
+        works_in,
+        ..outcome(ctx, result)
+    }
 }
 
 /// Takes the turn's "before" picture of the project, once, before the first call that
@@ -372,6 +417,7 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
                 content,
                 diff,
                 end: CallEnd::Done,
+                works_in: WorksIn::Nowhere,
             }
         }
         Err(ToolFatal::Interrupted) => Report::new(

@@ -26,6 +26,9 @@ use crate::truncate::truncate_noting;
 mod room;
 pub use room::{FILL_PERCENT, Shed};
 
+#[path = "conversation_attached.rs"]
+mod attached;
+
 /// Turns whose tool results are always sent whole: the current one and the ones before.
 pub const KEEP_RECENT_TURNS: u64 = 3;
 
@@ -112,6 +115,8 @@ pub struct Conversation {
     prompts: Vec<(u64, String)>,
     /// Turns up to this one can no longer be rewound to (cleared or summarized).
     rewind_floor: u64,
+    /// Instruction files attached to tool results (see `conversation_attached.rs`).
+    attached: Vec<attached::Attached>,
 }
 
 impl std::fmt::Debug for Conversation {
@@ -151,6 +156,7 @@ impl Conversation {
             next_prompt: None,
             prompts: Vec::new(),
             rewind_floor: 0,
+            attached: Vec::new(),
         }
     }
 
@@ -405,6 +411,7 @@ impl Conversation {
         self.messages.truncate(1);
         self.turns.truncate(1);
         self.kept_user_messages.clear();
+        self.attached.clear();
         self.measure = None;
         self.settled = 1;
     }
@@ -508,7 +515,13 @@ impl Conversation {
         let calls = call_index(&self.messages[self.settled..end]);
         let mut changed = false;
         for i in self.settled..end {
-            changed |= elide_at(&mut self.messages[i], ELIDE_MIN_BYTES, &calls, kinds);
+            changed |= elide_at(
+                &mut self.messages[i],
+                ELIDE_MIN_BYTES,
+                &calls,
+                kinds,
+                &self.attached,
+            );
         }
         self.settled = end;
         if changed {
@@ -563,11 +576,30 @@ impl Conversation {
             }
             let left = budget.saturating_sub(total - size);
             if Some(i) == newest && left > ELIDE_MIN_BYTES {
-                if let Message::Tool { content, .. } = &mut self.messages[i] {
-                    *content = truncate_noting(content, left, CUT_AT_TURN_END);
+                if let Message::Tool {
+                    content,
+                    tool_call_id,
+                } = &mut self.messages[i]
+                {
+                    // Attached instructions are kept whole; the output before them is cut.
+                    let kept = attached::tail(&self.attached, tool_call_id, content);
+                    let (output, instructions) = content.split_at(content.len() - kept);
+                    let mut cut = truncate_noting(
+                        output,
+                        left.saturating_sub(instructions.len()),
+                        CUT_AT_TURN_END,
+                    );
+                    cut.push_str(instructions);
+                    *content = cut;
                     total = total - size + content.len();
                 }
-            } else if elide_at(&mut self.messages[i], ELIDE_MIN_BYTES, &calls, kinds) {
+            } else if elide_at(
+                &mut self.messages[i],
+                ELIDE_MIN_BYTES,
+                &calls,
+                kinds,
+                &self.attached,
+            ) {
                 total -= size;
             }
             self.measure = None;
@@ -625,12 +657,14 @@ fn call_index(messages: &[Message]) -> HashMap<String, String> {
     calls
 }
 
-/// Elides one tool result if it is over `min_bytes`, reproducible and not elided yet.
+/// Elides one tool result if its output is over `min_bytes`, reproducible and not
+/// elided yet; instruction files attached to it are kept after the marker.
 fn elide_at(
     message: &mut Message,
     min_bytes: usize,
     calls: &HashMap<String, String>,
     kinds: OutputKinds<'_>,
+    attached: &[attached::Attached],
 ) -> bool {
     let Message::Tool {
         tool_call_id,
@@ -639,14 +673,18 @@ fn elide_at(
     else {
         return false;
     };
-    if content.len() <= min_bytes || content.starts_with(ELIDED_PREFIX) {
+    let kept = attached::tail(attached, tool_call_id, content);
+    let (output, instructions) = content.split_at(content.len() - kept);
+    if output.len() <= min_bytes || content.starts_with(ELIDED_PREFIX) {
         return false;
     }
     let name = calls.get(tool_call_id).map_or("a tool", String::as_str);
     if kinds(name) == OutputKind::Instructions {
         return false;
     }
-    *content = elided_marker(name, content);
+    let mut marker = elided_marker(name, output);
+    marker.push_str(instructions);
+    *content = marker;
     true
 }
 
@@ -868,6 +906,12 @@ impl<'k> Replayer<'k> {
                 c.rewind_floor = c.rewind_floor.max(floor);
             }
             Record::Prompt { turn, text } => self.conversation.prompts.push((turn, text)),
+            Record::InstructionsAttached {
+                call_id,
+                files,
+                bytes,
+                ..
+            } => self.conversation.note_attached(&call_id, files, bytes),
             Record::Note { text, .. } => self.conversation.notes.push(text),
             Record::Rewound { turn } => {
                 self.close_open_turn();
@@ -885,6 +929,7 @@ impl<'k> Replayer<'k> {
                 c.messages.truncate(1);
                 c.turns.truncate(1);
                 c.kept_user_messages.clear();
+                c.attached.clear();
                 c.settled = 1;
                 self.loaded.clear();
             }

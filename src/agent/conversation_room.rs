@@ -153,7 +153,13 @@ impl Conversation {
                 break;
             }
             let before = message_bytes(&self.messages[i]);
-            if elide_at(&mut self.messages[i], SHED_MIN_BYTES, &calls, kinds) {
+            if elide_at(
+                &mut self.messages[i],
+                SHED_MIN_BYTES,
+                &calls,
+                kinds,
+                &self.attached,
+            ) {
                 freed += before.saturating_sub(message_bytes(&self.messages[i]));
                 n += 1;
             }

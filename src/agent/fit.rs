@@ -106,13 +106,16 @@ pub(super) fn shed_after_refusal(state: &mut SessionState, ctx: &TurnContext) ->
 
 /// Sizes a tool result for the window before it joins the conversation: makes room for
 /// it (see the module), then cuts it to the room left and to [`RESULT_PERCENT`] of the
-/// window (instructions only to the room). Without a known window it is unchanged.
+/// window (instructions only to the room). Its last `kept` bytes (instruction files
+/// attached to it) are never cut: what comes before them is. Without a known window it
+/// is unchanged.
 pub(super) async fn fit_result(
     state: &mut SessionState,
     ctx: &TurnContext,
     call: &ToolCall,
     specs: &[ToolSpec],
     content: String,
+    kept: usize,
 ) -> (String, Sized) {
     let Some(window) = ctx.setup.context_window.get() else {
         return (content, Sized::Fitted);
@@ -171,7 +174,10 @@ pub(super) async fn fit_result(
         return (content, sized);
     }
     let bytes = conv.bytes_of(tokens).saturating_sub(MESSAGE_OVERHEAD);
-    (truncate_noting(&content, bytes, CUT_TO_FIT), sized)
+    let (output, attached) = content.split_at(content.len() - kept.min(content.len()));
+    let mut cut = truncate_noting(output, bytes.saturating_sub(attached.len()), CUT_TO_FIT);
+    cut.push_str(attached);
+    (cut, sized)
 }
 
 /// Whether the next request has at least `room` tokens of room.

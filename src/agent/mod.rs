@@ -8,6 +8,7 @@
 pub mod approval;
 mod call;
 pub mod compact;
+pub mod context;
 pub mod conversation;
 pub mod endpoint;
 mod fit;
@@ -18,6 +19,7 @@ pub mod live_sessions;
 pub mod mcp_servers;
 mod mention_approval;
 mod models;
+mod nested;
 mod rewind;
 mod runner;
 pub mod saved;
@@ -218,6 +220,9 @@ pub struct AgentSetup {
     /// The instruction files the system prompt holds (the AGENTS.md chain), for
     /// `/status`.
     pub instruction_files: Vec<PathBuf>,
+    /// The instruction files of folders below the working folder, attached to the
+    /// result of the first call that works there (`nested.rs`).
+    pub nested_instructions: Arc<crate::instructions::nested::Nested>,
     /// The session's tools.
     pub tools: ToolRegistry,
     /// The project directory.

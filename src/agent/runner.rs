@@ -186,6 +186,7 @@ impl Dispatcher {
             context_window_source: setup.context_window.window().map(|w| w.source),
             session_id: dispatcher.session_id.as_ref().map(ToString::to_string),
             effort: state.effort,
+            instructions: super::context::instruction_files(setup, &state.conversation),
         });
         for event in resumed {
             dispatcher.emit(event);
@@ -298,6 +299,10 @@ impl Dispatcher {
                     self.policy.mode(),
                 );
                 self.emit(Event::Status(Box::new(report)));
+            }
+            Op::Context => {
+                let report = super::context::report(&self.setup, &state.conversation);
+                self.emit(Event::Context(Box::new(report)));
             }
             Op::Resume { id } => {
                 if let Some(id) = saved::resume_by_query(state, &self.context(), &id) {
@@ -464,6 +469,7 @@ impl Dispatcher {
             | Op::Resume { .. }
             | Op::ListSessions
             | Op::Status
+            | Op::Context
             | Op::Undo
             | Op::Diff
             | Op::ReloadSkills

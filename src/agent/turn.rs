@@ -603,12 +603,18 @@ async fn run_calls(
             });
             continue;
         }
-        let (content, end) = run_call(state, ctx, call, specs).await;
+        let result = run_call(state, ctx, call, specs).await;
         state.conversation.push(Message::Tool {
             tool_call_id: call.id.clone(),
-            content,
+            content: result.content,
         });
-        match end {
+        if let Some(attached) = result.attached {
+            let bytes = attached.text.len();
+            state
+                .conversation
+                .attach_instructions(&call.id, attached.files, bytes);
+        }
+        match result.end {
             CallEnd::Done => {}
             CallEnd::Interrupted => ended = Some(TurnOutcome::Interrupted),
             CallEnd::Fatal(message) => {

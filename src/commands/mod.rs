@@ -9,6 +9,7 @@
 //! [`Kind`] shared by all subcommands. It must not know exit codes or write errors (both
 //! are `main`'s), and it never starts a session.
 
+mod context;
 mod mcp;
 mod permissions;
 
@@ -53,6 +54,12 @@ pub enum CommandError {
     /// harness9's own binary (the sandbox launcher) cannot be found.
     #[error("cannot find harness9's own binary to start sandboxed servers")]
     OwnBinary(#[source] io::Error),
+    /// `harness9 context`: the session could not be assembled.
+    #[error("cannot assemble the session to report on")]
+    ContextAssembly(#[source] crate::llm::LlmError),
+    /// `harness9 context`: the report could not be written.
+    #[error("cannot write the report")]
+    ContextOutput(#[source] io::Error),
     /// A peer's subcommand (`exec`, `resume`…): what to type instead.
     #[error("{0}")]
     PeerHabit(String),
@@ -65,6 +72,7 @@ impl CommandError {
         match self {
             CommandError::Config(_) | CommandError::PeerHabit(_) => Kind::Usage,
             CommandError::Runtime(_) | CommandError::OwnBinary(_) => Kind::Internal,
+            CommandError::ContextAssembly(_) | CommandError::ContextOutput(_) => Kind::Internal,
             CommandError::Skills(e) => e.kind(),
             CommandError::Sessions(e) => e.kind(),
             CommandError::Artifacts(e) => e.kind(),
@@ -101,6 +109,7 @@ pub fn run(overrides: &Overrides, command: &Command) -> Result<(), CommandError>
         Command::Artifacts { action } => artifacts(&config, action),
         Command::Permissions { action } => permissions::run(&config, action),
         Command::Mcp { action } => mcp::run(&config, action),
+        Command::Context { json } => context::run(overrides, &config, *json),
         Command::Peer(peer) => Err(CommandError::PeerHabit(peer.hint())),
     }
 }

@@ -51,6 +51,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "status",
         "Show the model, provider, context window, approvals, sandbox, session and tokens",
     ),
+    (
+        "context",
+        "Show the instruction files, skill roots, MCP index and what a request costs",
+    ),
     ("exit", "Quit"),
     ("quit", "Quit"),
 ];

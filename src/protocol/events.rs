@@ -55,6 +55,7 @@ impl SubAgentEvent {
             | Event::EffortChanged { .. }
             | Event::ModelList(_)
             | Event::Status(_)
+            | Event::Context(_)
             | Event::ShutdownComplete { .. }
             | Event::SkillList(_)
             | Event::McpServerList { .. }
@@ -435,6 +436,9 @@ pub enum Event {
         session_id: Option<String>,
         /// The reasoning effort sent with each request (`None`: none is sent).
         effort: Option<Effort>,
+        /// The instruction files in force: the chain in the system prompt, then the
+        /// nested files a resumed conversation holds.
+        instructions: Vec<crate::protocol::InstructionFileInfo>,
     },
     /// The model's context window was learnt from the endpoint (or from a refusal)
     /// after the session started; it is used from the next request on.
@@ -671,6 +675,8 @@ pub enum Event {
     ConversationCleared,
     /// The session's state, after [`Op::Status`].
     Status(Box<StatusReport>),
+    /// What the model's context holds, after [`Op::Context`].
+    Context(Box<crate::protocol::ContextReport>),
     /// The model was switched after [`Op::SetModel`].
     ModelChanged {
         /// The new model id (`NAME/model` on a named provider).

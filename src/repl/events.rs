@@ -187,6 +187,10 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.done_waiting(State::Status);
                 self.renderer.notice(&render::status_text(report))?;
             }
+            Event::Context(report) => {
+                self.done_waiting(State::Context);
+                self.renderer.notice(&render::context_text(report))?;
+            }
             Event::Warning { .. }
                 if matches!(
                     self.state,

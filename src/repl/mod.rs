@@ -237,6 +237,8 @@ enum State {
     ListingMcpServers,
     /// Waiting for [`Event::Status`].
     Status,
+    /// Waiting for [`Event::Context`].
+    Context,
     /// [`Op::Shutdown`] sent; waiting for [`Event::ShutdownComplete`].
     ShuttingDown,
     /// The agent has stopped.
@@ -666,6 +668,11 @@ impl<O: Write, E: Write> Repl<O, E> {
             Builtin::Status => {
                 self.send(Op::Status);
                 self.state = State::Status;
+                Ok(())
+            }
+            Builtin::Context => {
+                self.send(Op::Context);
+                self.state = State::Context;
                 Ok(())
             }
             Builtin::Usage => {

@@ -571,6 +571,21 @@ pub fn status_text(report: &crate::protocol::StatusReport) -> String {
     out
 }
 
+/// `/context`: the shared wording ([`crate::protocol::ContextReport::lines`]) as plain
+/// text.
+pub fn context_text(report: &crate::protocol::ContextReport) -> String {
+    let mut out = String::from(
+        "Context:
+",
+    );
+    for line in report.lines() {
+        out.push_str("  ");
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
 /// History items a resumed session's recap shows at most.
 const RECAP_ITEMS: usize = 6;
 /// Characters of one recap line at most.

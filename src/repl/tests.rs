@@ -203,6 +203,19 @@ fn fake_answer(op: Op) -> Option<Event> {
             usage: crate::protocol::Usage::default(),
             context_tokens: None,
         }))),
+        Op::Context => Some(Event::Context(Box::new(crate::protocol::ContextReport {
+            instructions: Vec::new(),
+            instructions_max_bytes: 32_768,
+            skill_roots: Vec::new(),
+            mcp_servers: 0,
+            mcp_index_bytes: 0,
+            system_prompt_bytes: 800,
+            tools: 12,
+            tools_bytes: 6_000,
+            conversation_tokens: 0,
+            request_tokens: 1_700,
+            window: None,
+        }))),
         Op::Approval { .. }
         | Op::Interrupt
         | Op::Invoke(_)

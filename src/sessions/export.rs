@@ -166,7 +166,8 @@ impl<W: Write + ?Sized> Markdown<'_, W> {
                 NoteKind::Undo => "/undo put files back; the model was told with the next message.",
                 NoteKind::Rewind => "A rewind put files back; the model was told with the next message.",
             }),
-            Record::Prompt { .. } => Ok(()),
+            // The attached text is in the tool result it belongs to.
+            Record::Prompt { .. } | Record::InstructionsAttached { .. } => Ok(()),
             Record::Resumed {
                 at_ms,
                 cwd,

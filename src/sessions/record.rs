@@ -10,7 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::llm::Message;
-use crate::protocol::{CompactionTrigger, Effort, TurnOutcome, Usage};
+use crate::protocol::{CompactionTrigger, Effort, InstructionFileInfo, TurnOutcome, Usage};
 
 /// Version of the record format written in every header.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -256,6 +256,20 @@ pub enum Record {
         /// The first turn left out.
         turn: u64,
     },
+    /// Instruction files of folders below the working folder were attached to a tool
+    /// result: the last `bytes` bytes of the latest `message` of the result of
+    /// `call_id` (just before this record). They are in force while that result still
+    /// ends with them, and kept when it is elided.
+    InstructionsAttached {
+        /// The turn.
+        turn: u64,
+        /// The call whose result carries them.
+        call_id: String,
+        /// The files, outer first.
+        files: Vec<InstructionFileInfo>,
+        /// How many bytes at the end of the result they take.
+        bytes: usize,
+    },
     /// The session was resumed by a later run.
     Resumed {
         /// When, milliseconds since the Unix epoch.
@@ -269,7 +283,7 @@ pub enum Record {
 
 impl Record {
     /// Every `type` tag this version writes and reads, in declaration order.
-    pub const TYPES: [&'static str; 15] = [
+    pub const TYPES: [&'static str; 16] = [
         "header",
         "system_prompt",
         "message",
@@ -284,6 +298,7 @@ impl Record {
         "prompt",
         "note",
         "rewound",
+        "instructions_attached",
         "resumed",
     ];
 
@@ -304,6 +319,7 @@ impl Record {
             Record::Prompt { .. } => "prompt",
             Record::Note { .. } => "note",
             Record::Rewound { .. } => "rewound",
+            Record::InstructionsAttached { .. } => "instructions_attached",
             Record::Resumed { .. } => "resumed",
         }
     }
@@ -390,6 +406,17 @@ mod tests {
                 text: "ran".into(),
             },
             Record::Rewound { turn: 1 },
+            Record::InstructionsAttached {
+                turn: 1,
+                call_id: "c1".into(),
+                files: vec![InstructionFileInfo::new(
+                    "/p/pkg/AGENTS.md".into(),
+                    crate::protocol::InstructionOrigin::Nested,
+                    10,
+                    10,
+                )],
+                bytes: 60,
+            },
             Record::Resumed {
                 at_ms: 1,
                 cwd: "/p".into(),

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool};
+use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, WorksIn};
 use crate::exec::{
     self, Capture, Confinement, Exit, Leftovers, Output, Pipes, Program, Prompts, Request, Sink,
     Stdin,
@@ -51,6 +51,13 @@ impl TypedTool for Bash {
             command: args.command.clone(),
             cwd: ctx.workdir.clone(),
         })
+    }
+
+    /// Where the command starts (what it then reads is not read off its text).
+    fn works_in(&self, _args: &Args, ctx: &ToolContext) -> WorksIn {
+        WorksIn::Place {
+            real: ctx.workdir.clone(),
+        }
     }
 
     fn summary(&self, args: &Args) -> String {

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::path::{PathArg, ResolvedPath, display_relative};
 use super::{
-    Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, run_blocking_until,
+    Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, WorksIn, run_blocking_until,
 };
 use crate::nofollow::{self, FileKind};
 
@@ -51,6 +51,10 @@ impl TypedTool for Glob {
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
         args.path.access(ctx)
+    }
+
+    fn works_in(&self, args: &Args, ctx: &ToolContext) -> WorksIn {
+        args.path.resolve(ctx).works_in()
     }
 
     fn summary(&self, args: &Args) -> String {

@@ -21,7 +21,7 @@ use super::glob::{
 };
 use super::path::{ResolvedPath, display_relative};
 use super::{
-    Access, SecretFileSearch, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool,
+    Access, SecretFileSearch, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, WorksIn,
     run_blocking_until,
 };
 use crate::nofollow;
@@ -69,6 +69,10 @@ impl TypedTool for Grep {
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
         args.path.access(ctx)
+    }
+
+    fn works_in(&self, args: &Args, ctx: &ToolContext) -> WorksIn {
+        args.path.resolve(ctx).works_in()
     }
 
     fn summary(&self, args: &Args) -> String {

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::glob::{RootKind, SearchRoot, check_root, place, project_walker, walk, walked};
 use super::path::ResolvedPath;
 use super::{
-    Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, run_blocking_until,
+    Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, WorksIn, run_blocking_until,
 };
 
 /// Depth when the model gives none.
@@ -47,6 +47,10 @@ impl TypedTool for List {
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
         args.path.access(ctx)
+    }
+
+    fn works_in(&self, args: &Args, ctx: &ToolContext) -> WorksIn {
+        args.path.resolve(ctx).works_in()
     }
 
     fn summary(&self, args: &Args) -> String {

@@ -75,6 +75,20 @@ impl Access {
     }
 }
 
+/// Where in the project's folders a call works, for the instruction files of the
+/// folders below the working folder (attached to its result the first time): told by
+/// each tool from the paths it already resolved, never by reading a command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorksIn {
+    /// No folder of the project (an MCP tool, a skill's tool, loading a skill).
+    Nowhere,
+    /// This file or folder: the real path the call acts on, every link followed.
+    Place {
+        /// The real path.
+        real: PathBuf,
+    },
+}
+
 /// Everything a tool may use while it runs.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -297,6 +311,11 @@ pub trait TypedTool: Send + Sync {
     }
     /// A few words naming the main argument (path, pattern, command) for frontends.
     fn summary(&self, args: &Self::Args) -> String;
+    /// Where a call with these arguments works in the project's folders (nowhere unless
+    /// the tool says).
+    fn works_in(&self, _args: &Self::Args, _ctx: &ToolContext) -> WorksIn {
+        WorksIn::Nowhere
+    }
     /// What its results are to the conversation.
     fn output_kind(&self) -> OutputKind {
         OutputKind::Reproducible
@@ -334,6 +353,10 @@ pub trait PreparedCall: Send {
     fn access(&self, ctx: &ToolContext) -> Access;
     /// A few words naming the main argument, for frontends.
     fn summary(&self) -> String;
+    /// Where the call works in the project's folders (nowhere unless the tool says).
+    fn works_in(&self, _ctx: &ToolContext) -> WorksIn {
+        WorksIn::Nowhere
+    }
     /// Runs the call.
     fn run<'a>(self: Box<Self>, ctx: &'a ToolContext) -> ToolFuture<'a>
     where
@@ -353,6 +376,10 @@ impl<T: TypedTool> PreparedCall for Typed<'_, T> {
 
     fn summary(&self) -> String {
         self.tool.summary(&self.args)
+    }
+
+    fn works_in(&self, ctx: &ToolContext) -> WorksIn {
+        self.tool.works_in(&self.args, ctx)
     }
 
     fn run<'a>(self: Box<Self>, ctx: &'a ToolContext) -> ToolFuture<'a>

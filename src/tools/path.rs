@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use super::Access;
+use super::{Access, WorksIn};
 use crate::paths::{absolute, normalize};
 // The same resolution the permission rules use for what a command names.
 pub use crate::permissions::resolve::real_path;
@@ -86,6 +86,13 @@ impl ResolvedPath {
             diff,
             location: self.location,
         })
+    }
+
+    /// Where a call on it works: its real path.
+    pub fn works_in(&self) -> WorksIn {
+        WorksIn::Place {
+            real: self.real.clone(),
+        }
     }
 }
 

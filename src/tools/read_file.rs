@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader, Read};
 use serde::Deserialize;
 
 use super::path::{PathArg, ResolvedPath};
-use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking_until};
+use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, WorksIn, run_blocking_until};
 use crate::nofollow::{self, FileError};
 
 /// Lines returned when the model gives no limit.
@@ -46,6 +46,10 @@ impl TypedTool for ReadFile {
 
     fn access(&self, args: &Args, ctx: &ToolContext) -> Access {
         args.path.resolve(&ctx.workdir).read_access()
+    }
+
+    fn works_in(&self, args: &Args, ctx: &ToolContext) -> WorksIn {
+        args.path.resolve(&ctx.workdir).works_in()
     }
 
     fn summary(&self, args: &Args) -> String {

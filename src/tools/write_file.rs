@@ -14,7 +14,7 @@ use similar::{ChangeTag, TextDiff};
 
 use super::edit_file::MAX_EDIT_BYTES;
 use super::path::{PathArg, ResolvedPath};
-use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, run_blocking_until};
+use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, WorksIn, run_blocking_until};
 use crate::nofollow::{self, FileError, Parents};
 use crate::truncate::truncate_head_tail;
 
@@ -59,6 +59,10 @@ impl TypedTool for WriteFile {
 
     fn summary(&self, args: &Args) -> String {
         args.path.as_str().to_string()
+    }
+
+    fn works_in(&self, args: &Args, ctx: &ToolContext) -> WorksIn {
+        args.path.resolve(&ctx.workdir).works_in()
     }
 
     fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {

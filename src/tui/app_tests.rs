@@ -187,7 +187,7 @@ fn builtins_become_ops_or_local_views() {
         }
     }
     // Tall enough for every view the loop above opened (one line per built-in).
-    let screen = h.screen(100, 92);
+    let screen = h.screen(100, 96);
     assert_shows(
         &screen,
         &[

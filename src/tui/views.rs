@@ -53,6 +53,20 @@ pub fn status(report: &crate::protocol::StatusReport) -> Vec<Line<'static>> {
     lines
 }
 
+/// What `/context` shows: a heading, then the report's lines (the section headings
+/// bold, the rest as worded).
+pub fn context(report: &crate::protocol::ContextReport) -> Vec<Line<'static>> {
+    let mut lines = vec![heading("Context")];
+    lines.extend(report.lines().into_iter().map(|line| {
+        if line.starts_with(' ') {
+            Line::raw(format!("  {line}"))
+        } else {
+            Line::from(vec![Span::raw("  "), Span::styled(line, bold())])
+        }
+    }));
+    lines
+}
+
 /// The header shown once at start.
 pub fn welcome(
     status: &SessionStatus,

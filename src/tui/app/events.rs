@@ -118,6 +118,7 @@ impl App {
             | Event::McpServerList { .. }
             | Event::Status(_)
             | Event::ModelList(_)
+            | Event::Context(_)
             | Event::SlashCommands(_)) => self.answered(answer),
         }
     }
@@ -193,6 +194,7 @@ impl App {
             Event::McpServerList { servers } => self.commit_cell(views::mcp(&servers)),
             Event::Status(report) => self.commit_cell(views::status(&report)),
             Event::ModelList(list) => self.commit_cell(views::model_list(&list)),
+            Event::Context(report) => self.commit_cell(views::context(&report)),
             Event::SlashCommands(commands) => self.commands = commands,
             // Only answers come here (`on_event`).
             _ => {}

@@ -432,6 +432,10 @@ impl App {
                 self.commit_cell(echo.lines());
                 self.out.ops.push(Op::Status);
             }
+            Builtin::Context => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(Op::Context);
+            }
             Builtin::Mcp => {
                 self.commit_cell(echo.lines());
                 self.out.ops.push(Op::ListMcpServers);

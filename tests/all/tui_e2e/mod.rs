@@ -17,6 +17,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
+mod context;
 mod defects;
 mod habits;
 mod launch_habits;
