@@ -226,8 +226,8 @@ pub struct FileConfig {
 
 impl FileConfig {
     /// The top-level keys that set up the default provider's client.
-    fn provider_keys(&self) -> providers::ProviderKeys<'_> {
-        providers::ProviderKeys {
+    fn provider_keys(&self) -> provider_keys::ProviderKeys<'_> {
+        provider_keys::ProviderKeys {
             wire: self.wire,
             headers: &self.headers,
             auth_header: self.auth_header.as_deref(),
@@ -471,6 +471,7 @@ pub fn provider_name_for(base_url: &str) -> String {
 }
 
 mod probe;
+mod provider_keys;
 pub mod providers;
 mod resolve;
 

@@ -10,6 +10,7 @@
 //! is read here from the variable the table names and from nowhere else: a table with no
 //! `api_key_env` has no key, so no provider is ever sent another one's key.
 
+use super::provider_keys::ProviderKeys;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
@@ -68,28 +69,6 @@ pub struct ProviderFile {
     pub total_timeout_secs: Option<u64>,
     /// Retries after the first attempt.
     pub max_retries: Option<u32>,
-}
-
-/// The keys that set up one provider's client, wherever they are written (the top level
-/// of config.toml or a `[providers.NAME]` table).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct ProviderKeys<'a> {
-    pub(super) wire: Option<WireSetting>,
-    pub(super) headers: &'a BTreeMap<String, String>,
-    pub(super) auth_header: Option<&'a str>,
-    pub(super) extra_body: Option<&'a serde_json::Map<String, serde_json::Value>>,
-    pub(super) tool_choice: Option<&'a ToolChoiceSetting>,
-    pub(super) max_output_tokens: Option<u32>,
-    pub(super) include_usage: Option<bool>,
-    pub(super) stream: Option<bool>,
-    pub(super) send_reasoning: Option<bool>,
-    pub(super) reasoning_effort: Option<crate::protocol::Effort>,
-    pub(super) effort_dialect: Option<crate::llm::effort::EffortDialect>,
-    pub(super) prompt_cache: Option<crate::llm::cache::PromptCache>,
-    pub(super) idle_timeout_secs: Option<u64>,
-    pub(super) attempt_timeout_secs: Option<u64>,
-    pub(super) total_timeout_secs: Option<u64>,
-    pub(super) max_retries: Option<u32>,
 }
 
 impl ProviderFile {
@@ -263,7 +242,7 @@ pub(super) fn resolve_named(
             what: what("base_url"),
             message: "every provider needs a base_url (e.g. https://openrouter.ai/api/v1)".into(),
         })?;
-        super::resolve::validate_url(&base_url)?;
+        super::provider_keys::validate_url(&base_url)?;
         let mut provider = ProviderConfig::new(name.clone(), base_url.trim_end_matches('/'));
         match &table.api_key_env {
             Some(var) => {
@@ -272,15 +251,13 @@ pub(super) fn resolve_named(
             }
             None => provider.api_key_source = format!("providers.{name}.api_key_env (unset)"),
         }
-        super::resolve::provider_settings(&mut provider, table.keys(), env).map_err(
-            |e| match e {
-                ConfigError::Invalid { what: key, message } => ConfigError::Invalid {
-                    what: what(&key),
-                    message,
-                },
-                other => other,
+        super::provider_keys::apply(&mut provider, table.keys(), env).map_err(|e| match e {
+            ConfigError::Invalid { what: key, message } => ConfigError::Invalid {
+                what: what(&key),
+                message,
             },
-        )?;
+            other => other,
+        })?;
         let mut prices = top_prices.clone();
         for (model, price) in &table.prices {
             price.check().map_err(|message| ConfigError::Invalid {
