@@ -249,9 +249,21 @@ impl Client {
                     })
                 }
             };
+            // Reasoning is marked with the provider it came from, so it only ever goes
+            // back there.
+            let source = || Some(self.config.base_url.clone());
             let error = match result {
-                Ok(completion) => return Ok(completion),
-                Err(e) => e.with_partial(streamed.take_partial()),
+                Ok(mut completion) => {
+                    if let Some(reasoning) = completion.reasoning.as_mut() {
+                        reasoning.source = source();
+                    }
+                    return Ok(completion);
+                }
+                Err(e) => {
+                    let mut partial = streamed.take_partial();
+                    partial.reasoning.source = source();
+                    e.with_partial(partial)
+                }
             };
             if error.kind() == crate::protocol::ErrorKind::Interrupted || error.is_total_timeout() {
                 return Err(error.with_attempts(attempt));
@@ -701,6 +713,7 @@ impl StreamState {
                 text: done.reasoning,
                 field,
                 details,
+                source: None,
             }),
             tool_calls,
             finish_reason: done.finish,
@@ -716,6 +729,7 @@ impl StreamState {
                 text: std::mem::take(&mut self.reasoning),
                 field: self.reasoning_field.take().unwrap_or_default(),
                 details: std::mem::take(&mut self.details).finish(),
+                source: None,
             },
         }
     }

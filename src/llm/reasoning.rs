@@ -19,6 +19,12 @@ pub struct Reasoning {
     /// Structured items that must go back byte for byte, in the order received.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub details: Vec<serde_json::Value>,
+    /// The base URL of the provider that returned it: reasoning goes back only to the
+    /// provider it came from (a session that switched providers keeps it, but signatures
+    /// and encrypted items of one provider mean nothing to another). `None` in sessions
+    /// saved before it was kept: sent wherever the echo says, as then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 /// The field reasoning text arrives in.
@@ -49,7 +55,16 @@ impl Reasoning {
             text: text.into(),
             field,
             details: Vec::new(),
+            source: None,
         }
+    }
+
+    /// Whether it may go back to the provider at `base_url` (the one it came from, or any
+    /// when its source is not known).
+    pub fn goes_back_to(&self, base_url: &str) -> bool {
+        self.source
+            .as_deref()
+            .is_none_or(|source| source == base_url)
     }
 
     /// Whether there is nothing to show or send back.
@@ -88,6 +103,8 @@ enum SavedReasoning {
         field: ReasoningField,
         #[serde(default)]
         details: Vec<serde_json::Value>,
+        #[serde(default)]
+        source: Option<String>,
     },
 }
 
@@ -99,10 +116,12 @@ impl<'de> Deserialize<'de> for Reasoning {
                 text,
                 field,
                 details,
+                source,
             } => Reasoning {
                 text,
                 field,
                 details,
+                source,
             },
         })
     }
@@ -205,6 +224,7 @@ mod tests {
             text: "t".into(),
             field: ReasoningField::Reasoning,
             details: vec![serde_json::json!({"type": "reasoning.text", "signature": "c2ln"})],
+            source: Some("https://openrouter.ai/api/v1".into()),
         };
         let saved = serde_json::to_string(&r).unwrap();
         let back: Reasoning = serde_json::from_str(&saved).unwrap();

@@ -154,6 +154,13 @@ impl<'a> RequestBody<'a> {
                     } else {
                         WireContent::Plain
                     };
+                    // Reasoning goes back only to the provider it came from.
+                    let echo = match m {
+                        Message::Assistant {
+                            reasoning: Some(r), ..
+                        } if !r.goes_back_to(&config.base_url) => Echo::Omit,
+                        _ => echo,
+                    };
                     WireMessage::new(m, echo, content)
                 })
                 .collect(),

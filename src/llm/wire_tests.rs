@@ -398,6 +398,7 @@ fn echoed_reasoning_goes_back_in_its_own_field_or_as_details_verbatim() {
             text: "why".into(),
             field: ReasoningField::Reasoning,
             details: details.clone(),
+            source: None,
         }),
     ];
     let req = request(&messages, &[]);
@@ -481,6 +482,7 @@ fn responses_reasoning_items_never_go_out_on_the_chat_wire() {
                 details: vec![
                     json!({"type": "reasoning", "id": "rs_1", "encrypted_content": "RU5D"}),
                 ],
+                source: None,
             }),
             tool_calls: vec![ToolCall {
                 id: "c1".into(),
@@ -772,5 +774,43 @@ fn a_cost_the_provider_reports_is_kept_unless_the_user_priced_the_model() {
         let usage: WireUsage =
             serde_json::from_value(json!({"prompt_tokens": 1, "cost": odd})).unwrap();
         assert_eq!(usage.to_usage().cost, None, "{odd}");
+    }
+}
+
+/// A session that switched providers: reasoning goes back only to the provider that
+/// returned it (its base URL); reasoning saved before the source was kept goes where the
+/// echo says.
+#[test]
+fn reasoning_goes_back_only_to_the_provider_it_came_from() {
+    let cfg = provider();
+    let from = |source: Option<&str>| Message::Assistant {
+        content: "".into(),
+        reasoning: Some(Reasoning {
+            text: "THOUGHT".into(),
+            field: ReasoningField::ReasoningContent,
+            details: vec![json!({"type": "reasoning.text", "signature": "U0lH"})],
+            source: source.map(str::to_string),
+        }),
+        tool_calls: vec![ToolCall {
+            id: "c1".into(),
+            name: "bash".into(),
+            arguments: "{}".into(),
+        }],
+    };
+    for (source, sent) in [
+        (Some(cfg.base_url.as_str()), true),
+        (None, true),
+        (Some("https://api.deepseek.com/v1"), false),
+    ] {
+        let messages = vec![
+            Message::User {
+                content: "u".into(),
+            },
+            from(source),
+        ];
+        let req = request(&messages, &[]);
+        let text = String::from_utf8(RequestBody::new(&req, &cfg, Echo::Send).to_bytes().unwrap())
+            .unwrap();
+        assert_eq!(text.contains("U0lH"), sent, "{source:?}: {text}");
     }
 }

@@ -61,7 +61,12 @@ impl ModelList {
                     lines.push(format!("{}: lists no models", provider.name));
                 }
                 ModelListing::Listed { models } => {
-                    lines.push(format!("{} ({} models):", provider.name, models.len()));
+                    lines.push(format!(
+                        "{} ({} model{}):",
+                        provider.name,
+                        models.len(),
+                        if models.len() == 1 { "" } else { "s" }
+                    ));
                     for id in models.iter().take(per_provider) {
                         let shown = if provider.name == "default" {
                             id.clone()

@@ -342,6 +342,14 @@ async fn reasoning_deltas_stream_and_are_kept() {
         run.ok().reasoning.as_ref().map(|r| r.text.as_str()),
         Some("Let me think.")
     );
+    // Marked with the provider it came from, so it only goes back there.
+    assert_eq!(
+        run.ok()
+            .reasoning
+            .as_ref()
+            .and_then(|r| r.source.as_deref()),
+        Some(server.url().trim_end_matches('/'))
+    );
     assert_eq!(run.ok().text, "Answer.");
     assert_eq!(
         run.events,

@@ -159,7 +159,7 @@ fn an_unlisted_model_is_refused_with_the_list_and_model_alone_lists_every_provid
         "model: m",
         "default (2 models):",
         "  m-big",
-        "second (1 models):",
+        "second (1 model):",
         "  second/m2",
     ] {
         assert!(all.contains(line), "{line:?} missing:\n{all}");

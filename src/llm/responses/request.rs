@@ -102,7 +102,7 @@ impl<'a> RequestBody<'a> {
         };
         let mut input = Vec::with_capacity(rest.len() + 4);
         for message in rest {
-            push_items(&mut input, message);
+            push_items(&mut input, message, &config.base_url);
         }
         RequestBody {
             model: req.model,
@@ -150,7 +150,7 @@ impl<'a> RequestBody<'a> {
 /// `encrypted_content`, since with `store: false` an item without it names nothing the
 /// server holds and is refused; and only when text or calls follow them, which the API
 /// requires), then its text, then its calls.
-fn push_items<'a>(input: &mut Vec<InputItem<'a>>, message: &'a Message) {
+fn push_items<'a>(input: &mut Vec<InputItem<'a>>, message: &'a Message, base_url: &str) {
     let message_item = |role, content| InputItem::Message {
         kind: "message",
         role,
@@ -177,7 +177,10 @@ fn push_items<'a>(input: &mut Vec<InputItem<'a>>, message: &'a Message) {
             // A reasoning item must be followed by what it led to: a message with
             // nothing after it (an answer cut off) sends none.
             let followed = !content.is_empty() || !tool_calls.is_empty();
-            if let Some(reasoning) = reasoning.as_ref().filter(|_| followed) {
+            if let Some(reasoning) = reasoning
+                .as_ref()
+                .filter(|r| followed && r.goes_back_to(base_url))
+            {
                 input.extend(
                     reasoning
                         .details

@@ -222,6 +222,7 @@ impl AnswerState for ResponsesState {
             text: done.reasoning,
             field: ReasoningField::ResponsesItems,
             details,
+            source: None,
         };
         Completion {
             text: done.text,
