@@ -281,6 +281,23 @@ impl Client {
                 self.learn(req.model, learned);
                 body = self.request_bytes(&req, mode, wire, echo)?;
                 attempt += 1;
+                // Said to the user, as any retry is; remembered for the model.
+                on_event(StreamEvent::Retrying {
+                    attempt,
+                    delay: Duration::ZERO,
+                    reason: match learned {
+                        Learned::Required => format!(
+                            "{} wants the model's reasoning sent back; asking again with it \
+                             (remembered for {})",
+                            self.config.name, req.model
+                        ),
+                        Learned::Refused => format!(
+                            "{} refuses reasoning sent back; asking again without it \
+                             (remembered for {})",
+                            self.config.name, req.model
+                        ),
+                    },
+                });
                 continue;
             }
             if error.is_empty_stream() && mode == StreamMode::Sse {

@@ -82,9 +82,20 @@ fn run_p(server: &MockServer, dirs: &Dirs, model: &str, args: &[&str]) -> std::p
 fn deepseek_like_refusal_is_answered_with_the_reasoning_and_remembered_for_the_next_session() {
     let server = deepseek_like(three_calls_then_answer());
     let dirs = Dirs::new();
-    let out = run_p(&server, &dirs, "thinker", &["-p", "do three steps"]);
+    let out = run_p(
+        &server,
+        &dirs,
+        "thinker",
+        &["--verbose", "-p", "do three steps"],
+    );
     assert_exit(&out, 0);
     assert_eq!(stdout_text(&out).trim(), "all three done");
+    // The user is told why the request was asked again (retries show with --verbose).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("wants the model's reasoning sent back; asking again with it"),
+        "{stderr}"
+    );
 
     // Request 2 went without the reasoning, was refused, and was asked again with it;
     // every later request carried each step's reasoning exactly as it streamed.
