@@ -113,6 +113,11 @@ impl Nested {
             .map(Path::to_path_buf)
             .collect();
         folders.reverse();
+        // A folder git ignores (a dependency's or a build's: `node_modules/`, `target/`)
+        // and everything below it holds no instructions of this project.
+        if let Some(first) = folders.iter().position(|f| git_ignores(&self.root, f)) {
+            folders.truncate(first);
+        }
         folders
     }
 
@@ -211,6 +216,56 @@ impl Nested {
 }
 
 /// A nested file: inside the project root, opened without following any link.
+/// The most of one `.gitignore` that is read.
+const GITIGNORE_MAX: u64 = 256 * 1024;
+
+/// Whether the `.gitignore` files from the project `root` down to `folder`'s parent
+/// ignore `folder` (the deepest file that has a say wins, as in git). Each file is
+/// repository input: opened without following a link, a plain file only, capped; one
+/// that cannot be read that way has no say.
+fn git_ignores(root: &Path, folder: &Path) -> bool {
+    use std::io::Read;
+    let Some(parent) = folder.parent() else {
+        return false;
+    };
+    if !parent.starts_with(root) {
+        return false;
+    }
+    let mut levels: Vec<&Path> = parent
+        .ancestors()
+        .take_while(|a| a.starts_with(root))
+        .collect();
+    levels.reverse();
+    let mut ignored = false;
+    for level in levels {
+        let path = level.join(".gitignore");
+        let Ok(file) = crate::nofollow::open_read(&path) else {
+            continue;
+        };
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            continue;
+        }
+        let mut text = String::new();
+        if file.take(GITIGNORE_MAX).read_to_string(&mut text).is_err() {
+            continue;
+        }
+        let mut builder = ignore::gitignore::GitignoreBuilder::new(level);
+        for line in text.lines() {
+            // A line git would not understand is skipped, as git does.
+            let _ = builder.add_line(None, line);
+        }
+        let Ok(matcher) = builder.build() else {
+            continue;
+        };
+        match matcher.matched_path_or_any_parents(folder, true) {
+            ignore::Match::Ignore(_) => ignored = true,
+            ignore::Match::Whitelist(_) => ignored = false,
+            ignore::Match::None => {}
+        }
+    }
+    ignored
+}
+
 fn read_nested(path: &Path, root: &Path, max: usize) -> Result<Head, NotRead> {
     if !path.starts_with(root) {
         return Err(NotRead::LeavesProject(path.to_path_buf()));
@@ -310,6 +365,37 @@ mod tests {
         assert_eq!(
             paths(&nested.gather_all(&env.p("pkg/new.rs"), &[])),
             [env.p("pkg/AGENTS.md")]
+        );
+    }
+
+    /// A dependency's or a build's folder (git-ignored) brings no instructions, and
+    /// neither does anything below it; a folder the ignore file lets back in does.
+    #[test]
+    fn folders_git_ignores_attach_nothing() {
+        let env = Env::new();
+        write(&env.p(".gitignore"), "node_modules/\nbuild*\n!buildkit/\n");
+        write(&env.p("web/.gitignore"), "generated/\n");
+        for folder in [
+            "node_modules/left-pad",
+            "buildout",
+            "buildkit",
+            "web/generated",
+            "web/src",
+        ] {
+            write(&env.p(&format!("{folder}/AGENTS.md")), "Rule.\n");
+            write(&env.p(&format!("{folder}/f.rs")), "x\n");
+        }
+        write(&env.p("node_modules/AGENTS.md"), "Dependency rule.\n");
+        write(&env.p("web/AGENTS.md"), "Web rule.\n");
+        let nested = env.nested(32 * 1024);
+        let attached = |rel: &str| paths(&nested.gather_all(&env.p(rel), &[]));
+        assert!(attached("node_modules/left-pad/f.rs").is_empty());
+        assert!(attached("buildout/f.rs").is_empty());
+        assert_eq!(attached("buildkit/f.rs"), vec![env.p("buildkit/AGENTS.md")]);
+        assert_eq!(attached("web/generated/f.rs"), vec![env.p("web/AGENTS.md")]);
+        assert_eq!(
+            attached("web/src/f.rs"),
+            vec![env.p("web/AGENTS.md"), env.p("web/src/AGENTS.md")]
         );
     }
 
