@@ -13,18 +13,16 @@ use tokio::time::timeout;
 use tokio_util::sync::CancellationToken;
 
 use super::answer::{AnswerState, Flow};
+use super::chat_answer::ChatAnswer;
 use super::echo::{self, Echo, EchoMemory, Learned};
-use super::error::{Limit, PartialAnswer, Site};
-use super::reasoning::{DetailsAccumulator, readable_text};
+use super::error::{Limit, Site};
+use super::reasoning::readable_text;
 use super::responses::stream::{ResponsesState, parse_body as parse_responses_body};
 use super::retry::{Jitter, StopReason, Verdict, parse_retry_after, verdict};
-use super::sse::{SseEvent, SseParser};
+use super::sse::SseParser;
 use super::wire::{ChatChunk, RequestBody, ToolCallAccumulator, finish_reason};
-use super::{
-    AuthHeader, ChatRequest, Completion, FinishReason, LlmError, ProviderConfig, StreamEvent,
-};
-use super::{Reasoning, ReasoningField, StreamMode, ToolCall, Wire};
-use crate::protocol::Usage;
+use super::{AuthHeader, ChatRequest, Completion, LlmError, ProviderConfig, StreamEvent};
+use super::{Reasoning, ReasoningField, StreamMode, Wire};
 
 /// Longest SSE line accepted (a whole tool-call argument can arrive in one line).
 const MAX_SSE_LINE: usize = 16 << 20;
@@ -226,7 +224,7 @@ impl Client {
             // attempt hands it back in its error ([`LlmError::take_partial`]), and the
             // caller need not gather a second copy of a long answer as it streams.
             let mut streamed: Box<dyn AnswerState> = match wire {
-                Wire::Chat => Box::<StreamState>::default(),
+                Wire::Chat => Box::<ChatAnswer>::default(),
                 Wire::Responses => Box::<ResponsesState>::default(),
             };
             // Each attempt gets its own limit, cut short by what is left of the total.
@@ -617,170 +615,6 @@ impl Client {
             finish_reason: choice.finish_reason.as_deref().and_then(finish_reason),
             usage,
         })
-    }
-}
-
-/// What one streamed answer has gathered so far.
-#[derive(Debug, Default)]
-struct StreamState {
-    text: String,
-    reasoning: String,
-    /// The field the first reasoning piece came in.
-    reasoning_field: Option<ReasoningField>,
-    /// OpenRouter's `reasoning_details` pieces, merged by index.
-    details: DetailsAccumulator,
-    calls: ToolCallAccumulator,
-    finish: Option<FinishReason>,
-    usage: Option<Usage>,
-    events: usize,
-    /// The first bytes of the body, for a message when it is not an event stream.
-    head: Vec<u8>,
-}
-
-impl StreamState {
-    fn handle(
-        &mut self,
-        event: SseEvent,
-        site: &Site,
-        model: &str,
-        on_event: &mut (dyn FnMut(StreamEvent) + Send),
-    ) -> Result<Flow, LlmError> {
-        self.events += 1;
-        let data = event.data.trim();
-        if data == "[DONE]" {
-            return Ok(Flow::Done);
-        }
-        if data.is_empty() {
-            return Ok(Flow::More);
-        }
-        let is_error_event = event.event.as_deref() == Some("error");
-        let chunk: ChatChunk = match serde_json::from_str(data) {
-            Ok(chunk) => chunk,
-            Err(_) if is_error_event => {
-                return Err(LlmError::in_stream(site, model, &serde_json::json!(data)));
-            }
-            Err(e) => {
-                let head: String = data.chars().take(200).collect();
-                return Err(LlmError::protocol(
-                    site,
-                    model,
-                    &format!("a stream event is not chat-completion JSON ({e}): {head}"),
-                ));
-            }
-        };
-        if let Some(error) = &chunk.error {
-            return Err(LlmError::in_stream(site, model, error));
-        }
-        if is_error_event {
-            let value: serde_json::Value = serde_json::from_str(data).unwrap_or_default();
-            return Err(LlmError::in_stream(site, model, &value));
-        }
-        if let Some(usage) = chunk.reported_usage() {
-            self.usage = Some(usage);
-        }
-        for choice in chunk.choices {
-            if choice.index.unwrap_or(0) != 0 {
-                continue;
-            }
-            if let Some(mut delta) = choice.delta.or(choice.message) {
-                // The readable text the details add, shown only when the delta has no
-                // plain reasoning text (OpenRouter sends both, the same words).
-                let mut from_details = String::new();
-                for piece in std::mem::take(&mut delta.reasoning_details) {
-                    if let Some(text) = self.details.push(piece) {
-                        from_details.push_str(&text);
-                    }
-                }
-                if let Some((r, field)) = delta.reasoning_piece() {
-                    self.reasoning_field.get_or_insert(field);
-                    self.reasoning.push_str(r);
-                    on_event(StreamEvent::Reasoning(r.to_string()));
-                } else if !from_details.is_empty() {
-                    self.reasoning_field
-                        .get_or_insert(ReasoningField::Reasoning);
-                    self.reasoning.push_str(&from_details);
-                    on_event(StreamEvent::Reasoning(from_details));
-                }
-                if let Some(t) = delta.content.filter(|t| !t.is_empty()) {
-                    self.text.push_str(&t);
-                    on_event(StreamEvent::Text(t));
-                }
-                delta.tool_calls.iter().for_each(|d| self.calls.push(d));
-            }
-            if let Some(reason) = choice.finish_reason.as_deref().and_then(finish_reason) {
-                self.finish = Some(reason);
-            }
-        }
-        Ok(Flow::More)
-    }
-
-    /// The finished answer, moved out (the state is left empty).
-    fn take_completion(&mut self) -> Completion {
-        let done = std::mem::take(self);
-        let tool_calls: Vec<ToolCall> = done.calls.finish();
-        let details = done.details.finish();
-        let field = done.reasoning_field.unwrap_or(if details.is_empty() {
-            ReasoningField::default()
-        } else {
-            ReasoningField::Reasoning
-        });
-        Completion {
-            text: done.text,
-            reasoning: (!done.reasoning.is_empty() || !details.is_empty()).then(|| Reasoning {
-                text: done.reasoning,
-                field,
-                details,
-                source: None,
-            }),
-            tool_calls,
-            finish_reason: done.finish,
-            usage: done.usage,
-        }
-    }
-
-    /// What streamed so far, moved out.
-    fn take_partial(&mut self) -> PartialAnswer {
-        PartialAnswer {
-            text: std::mem::take(&mut self.text),
-            reasoning: Reasoning {
-                text: std::mem::take(&mut self.reasoning),
-                field: self.reasoning_field.take().unwrap_or_default(),
-                details: std::mem::take(&mut self.details).finish(),
-                source: None,
-            },
-        }
-    }
-}
-
-impl AnswerState for StreamState {
-    fn handle(
-        &mut self,
-        event: SseEvent,
-        site: &Site,
-        model: &str,
-        on_event: &mut (dyn FnMut(StreamEvent) + Send),
-    ) -> Result<Flow, LlmError> {
-        StreamState::handle(self, event, site, model, on_event)
-    }
-
-    fn finished(&self) -> bool {
-        self.finish.is_some()
-    }
-
-    fn events(&self) -> usize {
-        self.events
-    }
-
-    fn head_mut(&mut self) -> &mut Vec<u8> {
-        &mut self.head
-    }
-
-    fn take_completion(&mut self) -> Completion {
-        StreamState::take_completion(self)
-    }
-
-    fn take_partial(&mut self) -> PartialAnswer {
-        StreamState::take_partial(self)
     }
 }
 

@@ -9,6 +9,7 @@
 
 mod answer;
 pub mod cache;
+mod chat_answer;
 pub mod client;
 pub mod echo;
 pub mod effort;
