@@ -14,6 +14,7 @@ pub mod commands;
 pub mod config;
 pub mod cost;
 pub mod exec;
+pub mod hooks;
 pub mod http;
 pub mod input;
 pub mod instructions;

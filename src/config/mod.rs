@@ -198,6 +198,9 @@ pub struct FileConfig {
     pub auth_header: Option<String>,
     /// Top-level keys merged into every chat request body.
     pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Hooks in Claude Code's shape (`[[hooks.PreToolUse]]` …), the user's own: they need
+    /// no trust (docs/HOOKS.md).
+    pub hooks: Option<toml::Value>,
     /// `auto`, `none-sent` or `required`.
     pub tool_choice: Option<ToolChoiceSetting>,
     /// Sent as `max_tokens` (`max_output_tokens` on the Responses wire).
@@ -418,6 +421,8 @@ pub struct Config {
     pub permissions: PermissionsSetup,
     /// The sandbox for commands, as configured.
     pub sandbox: SandboxSettings,
+    /// The hooks of config.toml's `[hooks]` (what could not be used is in `warnings`).
+    pub user_hooks: crate::hooks::HookSet,
     /// The MCP servers configured for this project.
     pub mcp: crate::mcp::McpSetup,
     /// Prices per model, when the user set any.

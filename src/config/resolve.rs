@@ -107,6 +107,7 @@ impl Config {
         );
         warnings.extend(mcp.warnings.iter().cloned());
         warnings.extend(mcp.untrusted_warning());
+        let user_hooks = user_hooks(&file, &config_path, &mut warnings);
         let approval_mode = overrides
             .approval_mode
             .or(file.approval_mode)
@@ -124,6 +125,7 @@ impl Config {
             },
         )?;
         Ok(Config {
+            user_hooks,
             show_reasoning: match file.show_reasoning {
                 Some(true) => super::ShowReasoning::Shown,
                 Some(false) | None => super::ShowReasoning::Hidden,
@@ -737,4 +739,23 @@ fn expand_home(path: &Path, home: Option<&Path>) -> PathBuf {
         (Ok(rest), Some(home)) => home.join(rest),
         _ => path.to_path_buf(),
     }
+}
+
+/// The hooks of config.toml's `[hooks]`; each entry that cannot be used becomes a
+/// start-up warning naming the file and the reason.
+fn user_hooks(
+    file: &FileConfig,
+    config_path: &Path,
+    warnings: &mut Vec<String>,
+) -> crate::hooks::HookSet {
+    let Some(block) = file.hooks.clone() else {
+        return crate::hooks::HookSet::new();
+    };
+    let origin = crate::hooks::Origin {
+        kind: crate::hooks::OriginKind::UserConfig,
+        path: config_path.to_path_buf(),
+    };
+    let (set, problems) = crate::hooks::parse_toml_value(block, &origin);
+    warnings.extend(problems.iter().map(|p| format!("hooks: {p}")));
+    set
 }

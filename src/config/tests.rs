@@ -764,3 +764,42 @@ fn prompt_cache_and_the_cache_write_price_come_from_the_file() {
         );
     }
 }
+
+#[test]
+fn hooks_in_config_toml_are_the_users_and_bad_entries_are_warnings() {
+    let config = r#"base_url = "http://127.0.0.1:9/v1"
+model = "m"
+
+[[hooks.PreToolUse]]
+matcher = "Bash"
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = "guard.sh"
+on_error = "deny"
+
+[[hooks.PreTooluse]]
+[[hooks.PreTooluse.hooks]]
+type = "command"
+command = "typo.sh"
+"#;
+    let c = resolve_with(config, &[], ServerProbe::Disabled).unwrap();
+    let chosen = c.user_hooks.select(
+        crate::hooks::Event::PreToolUse,
+        crate::hooks::Target::Tool { name: "bash" },
+    );
+    assert_eq!(chosen.len(), 1);
+    assert_eq!(chosen[0].hook.command, "guard.sh");
+    assert_eq!(
+        chosen[0].hook.origin.kind,
+        crate::hooks::OriginKind::UserConfig
+    );
+    assert_warned(&c, "`PreTooluse` is not a hook event");
+    assert_warned(&c, "config.toml");
+    let none = resolve_with(
+        "base_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n",
+        &[],
+        ServerProbe::Disabled,
+    )
+    .unwrap();
+    assert!(none.user_hooks.is_empty());
+}

@@ -44,7 +44,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("the model client and the skill domain", &["llm", "skills"]),
     ("saved sessions and signals", &["sessions", "signals"]),
     ("artifacts", &["artifacts"]),
-    ("tools", &["tools"]),
+    ("tools and hooks", &["tools", "hooks"]),
     (
         "MCP servers, mentions and instruction files",
         &["mcp", "mentions", "instructions"],
