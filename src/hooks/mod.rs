@@ -5,7 +5,8 @@
 //! `.harness9/hooks.toml`, the `hooks` block of `.claude/settings.json` and
 //! `.claude/settings.local.json`), the events ([`Event`]), the matchers on tool names
 //! (harness9's and Claude Code's, `matcher.rs`), and running the hooks of one event as
-//! confined children with JSON on stdin (`input.rs`).
+//! confined children with JSON on stdin (`input.rs`, `run.rs`), each ending in an
+//! [`Outcome`] and the firing in a [`Verdict`].
 //!
 //! A hook marked `on_error = "deny"` is a guard: when it cannot give an answer (its
 //! script is missing, it crashes, times out or prints JSON that does not parse), it
@@ -18,6 +19,7 @@ mod config;
 mod input;
 mod load;
 mod matcher;
+mod run;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -29,7 +31,12 @@ pub use input::{
 };
 pub use load::{MAX_FILE_BYTES, load_project, read_capped};
 pub use matcher::{Matcher, MatcherError};
+pub use run::{
+    Answer, Decision, Failure, HookRun, KeepGoing, Outcome, Report, RunContext, Verdict, run_event,
+};
 
+#[cfg(test)]
+mod run_tests;
 #[cfg(test)]
 mod tests;
 
