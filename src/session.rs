@@ -285,6 +285,15 @@ pub fn prepare_with_remote(
             &config.workdir,
             &config.home.join("snapshots"),
         )),
+        // Only config.toml's hooks: the project's wait until they can be trusted.
+        hooks: agent::hooks::SessionHooks::new(
+            config.user_hooks.clone(),
+            crate::hooks::RunContext {
+                project_dir: config.project_root.clone(),
+                cwd: config.workdir.clone(),
+                confinement: crate::exec::Confinement::SessionSandbox,
+            },
+        ),
     };
     let info = SessionInfo {
         model: config.provider_id.qualify(&config.model),

@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::agent::approval::{ApprovalPolicy, AskPlan, Verdict};
 use crate::agent::fit::Sized;
 use crate::agent::fork::AgentForker;
+use crate::agent::hooks::{PreTool, pre_tool_use};
 use crate::agent::turn::{SessionState, TurnContext};
 use crate::instructions::nested::Gathered;
 use crate::llm::{ToolCall, ToolSpec};
@@ -148,13 +149,21 @@ async fn run_to_report(state: &mut SessionState, ctx: &TurnContext, call: &ToolC
             begin(ctx, call, String::new());
             report
         }
-        // Arguments the tool refuses are reported at once: there is nothing to approve.
-        Ok((tool, args)) => match tool.prepare(args) {
-            Err(refusal) => {
+        // PreToolUse hooks first: a denial ends the call; their updatedInput is what is
+        // prepared and judged. Arguments the tool refuses are reported at once: there is
+        // nothing to approve.
+        Ok((tool, args)) => match pre_tool_use(state, ctx, call, args).await {
+            PreTool::Denied { message } => {
                 begin(ctx, call, String::new());
-                outcome(ctx, Ok(refusal))
+                Report::new(ToolStatus::Denied, message, CallEnd::Done)
             }
-            Ok(prepared) => approve_and_run(state, ctx, call, prepared).await,
+            PreTool::Proceed { args } => match tool.prepare(args) {
+                Err(refusal) => {
+                    begin(ctx, call, String::new());
+                    outcome(ctx, Ok(refusal))
+                }
+                Ok(prepared) => approve_and_run(state, ctx, call, prepared).await,
+            },
         },
     }
 }

@@ -13,6 +13,7 @@ pub mod conversation;
 pub mod endpoint;
 mod fit;
 pub mod fork;
+pub mod hooks;
 pub mod init;
 mod listings;
 pub mod live_sessions;
@@ -261,4 +262,6 @@ pub struct AgentSetup {
     pub mcp: crate::mcp::McpServers,
     /// Pictures of the project's files for `/undo` and `/diff` (`None`: not kept).
     pub snapshots: Option<crate::undo::Snapshots>,
+    /// The hooks in force (config.toml's; project hooks wait for trust).
+    pub hooks: hooks::SessionHooks,
 }

@@ -23,6 +23,7 @@ mod failed_turn;
 mod file_links;
 mod file_modes;
 mod habits;
+mod hooks;
 mod init;
 mod instructions;
 mod key_hidden;
