@@ -108,6 +108,7 @@ impl Config {
         warnings.extend(mcp.warnings.iter().cloned());
         warnings.extend(mcp.untrusted_warning());
         let user_hooks = user_hooks(&file, &config_path, &mut warnings);
+        project_hooks_not_in_force(&project_root, &mut warnings);
         let approval_mode = overrides
             .approval_mode
             .or(file.approval_mode)
@@ -758,4 +759,23 @@ fn user_hooks(
     let (set, problems) = crate::hooks::parse_toml_value(block, &origin);
     warnings.extend(problems.iter().map(|p| format!("hooks: {p}")));
     set
+}
+
+/// The project's hook files are read only to say what they hold: their hooks are not in
+/// force (a repository's hooks wait for trust), and what cannot be used is named.
+fn project_hooks_not_in_force(project_root: &Path, warnings: &mut Vec<String>) {
+    let (set, problems) = crate::hooks::load_project(project_root);
+    warnings.extend(problems.iter().map(|p| format!("hooks: {p}")));
+    let count: usize = crate::hooks::Event::ALL
+        .into_iter()
+        .map(|event| set.count(event))
+        .sum();
+    if count > 0 {
+        warnings.push(format!(
+            "hooks: the project configures {count} hook{} (.harness9/hooks.toml, \
+             .claude/settings.json, .claude/settings.local.json); they are not in force: \
+             harness9 does not run a repository's hooks until they can be trusted",
+            if count == 1 { "" } else { "s" }
+        ));
+    }
 }

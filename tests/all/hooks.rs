@@ -125,7 +125,29 @@ fn project_hooks_do_not_run_before_they_are_trusted() {
             ran.display()
         ),
     );
-    let (_, tool) = one_bash_call(&dirs, "echo ran-unhooked");
+    let (out, tool) = one_bash_call(&dirs, "echo ran-unhooked");
     assert!(tool.contains("ran-unhooked"), "{tool}");
     assert!(!ran.exists());
+    assert_has(
+        &stderr_text(&out),
+        &["the project configures 2 hooks", "not in force"],
+    );
+}
+
+#[test]
+fn a_hooks_reason_reaches_the_terminal_inert() {
+    let dirs = Dirs::new();
+    let scripts = scripts_dir();
+    let guard = script(
+        scripts.path(),
+        "loud.sh",
+        "cat > /dev/null\nprintf 'blocked \\033]0;pwned\\007 \\033[2J \\302\\233 here' >&2\nexit 2",
+    );
+    dirs.home_file("config.toml", &pre_tool_config(&guard, "deny"));
+    let (out, tool) = one_bash_call(&dirs, "echo hi");
+    let stderr = stderr_text(&out);
+    assert_has(&stderr, &["blocked bash", "here"]);
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+    assert!(!stderr.contains('\u{9b}'), "{stderr:?}");
+    assert!(tool.contains("blocked"), "{tool}");
 }
