@@ -511,11 +511,16 @@ impl Dispatcher {
 
     /// The last event: the session's usage, once what the window's questions learn is
     /// stored (a fast `-p` answer ends before they are answered).
+    /// Only when nothing else knows the window (no setting, cache or table entry): a
+    /// known window is only refined by the answer, which is not worth holding the exit
+    /// for (a hosted API's model list can take a second).
     async fn finish(self) {
-        self.setup
-            .window_learning
-            .settle(super::LEARNING_WAIT_AT_END)
-            .await;
+        if self.setup.context_window.window().is_none() {
+            self.setup
+                .window_learning
+                .settle(super::LEARNING_WAIT_AT_END)
+                .await;
+        }
         let usage = self.state.as_ref().map(|s| s.usage).unwrap_or_default();
         self.emit(Event::ShutdownComplete { usage });
     }

@@ -43,9 +43,10 @@ pub struct Client {
     headers: HeaderMap,
     /// Built on first use or by a set-up thread; the error text when it cannot be built.
     http: Arc<OnceLock<Result<reqwest::Client, String>>>,
-    /// What refusals taught about echoing reasoning, per model, in this process (the
-    /// file in [`ProviderConfig::reasoning_memory`] keeps it for the next session).
-    learned: std::sync::Mutex<std::collections::HashMap<String, Learned>>,
+    /// What refusals taught about echoing reasoning, per model (`None`: nothing), read
+    /// from the file in [`ProviderConfig::reasoning_memory`] once per model and kept
+    /// here, so a request does not read the file again.
+    learned: std::sync::Mutex<std::collections::HashMap<String, Option<Learned>>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,16 +164,12 @@ impl Client {
 
     /// Whether requests for `model` send earlier reasoning back, and why.
     pub fn echo_for(&self, model: &str) -> (Echo, echo::EchoBecause) {
-        let learned = self
-            .learned
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(model)
-            .copied()
-            .or_else(|| {
-                let memory = EchoMemory::new(self.config.reasoning_memory.as_ref()?);
-                memory.get(&self.site.base_url, model)
-            });
+        let mut known = self.learned.lock().unwrap_or_else(|p| p.into_inner());
+        let learned = *known.entry(model.to_string()).or_insert_with(|| {
+            let memory = EchoMemory::new(self.config.reasoning_memory.as_ref()?);
+            memory.get(&self.site.base_url, model)
+        });
+        drop(known);
         echo::decide(
             self.config.reasoning_echo,
             learned,
@@ -186,7 +183,7 @@ impl Client {
         self.learned
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(model.to_string(), learned);
+            .insert(model.to_string(), Some(learned));
         if let Some(path) = &self.config.reasoning_memory
             && let Err(e) = EchoMemory::new(path).put(&self.site.base_url, model, learned)
         {

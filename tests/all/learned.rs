@@ -58,6 +58,29 @@ fn a_fast_p_run_stores_the_window_it_learns_before_it_exits() {
     );
 }
 
+/// A model whose window the built-in table knows (a hosted API's): the run ends with
+/// its answer, without waiting for a slow model list that could only refine it.
+#[test]
+fn a_known_window_is_not_waited_for_at_the_end() {
+    let server = MockServer::start(vec![answer("one")]);
+    server.route_delayed(
+        "/v1/models",
+        json!({"data": [{"id": "gpt-4o-mini", "context_length": 128000}]}),
+        10_000,
+    );
+    let dirs = Dirs::new();
+    let started = std::time::Instant::now();
+    let out = output_of(&mut p_run(&server, &dirs, Some("gpt-4o-mini")));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // Waiting would hold the exit until the question gives up (2 s, the window
+    // questions' own limit); the answer alone takes a fraction of that.
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 #[test]
 fn with_no_model_configured_a_slow_model_list_is_waited_for() {
     let server = MockServer::start(vec![answer("hello")]);
