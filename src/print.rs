@@ -457,6 +457,10 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                     _ => {}
                 }
             }
+            // A sub-agent's hook runs are shown as the conversation's are.
+            Event::SubAgent { event, .. } if matches!(event.event(), Event::HookRan(_)) => {
+                return self.render_text(event.event());
+            }
             Event::SubAgent { skill, event, .. } if shown => match event.event() {
                 Event::TurnStarted { .. } => writeln!(self.err, "sub-agent `{skill}` is working")?,
                 Event::ToolCallBegin { name, summary, .. } => {
@@ -487,6 +491,20 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             Event::Warning { message } => {
                 self.end_line()?;
                 writeln!(self.err, "warning: {message}")?;
+            }
+            // Every run with -v; without it, the runs that blocked, failed or stopped
+            // the agent, and what a hook says to the user.
+            Event::HookRan(ran) => {
+                self.end_line()?;
+                if shown {
+                    writeln!(self.err, "{}", ran.verbose_line())?;
+                }
+                if let Some(line) = ran.notice_line() {
+                    writeln!(self.err, "warning: {line}")?;
+                }
+                if let Some(message) = &ran.system_message {
+                    writeln!(self.err, "hook: {message}")?;
+                }
             }
             // A skill that broke while the run went on is reported like one broken at
             // start.
@@ -594,7 +612,12 @@ pub fn describe_denial(request: &ApprovalRequestKind, reason: &AutoDenyReason) -
             "{what} needs a person: {harm}; allow it unattended only with the exact rule `{exact_rule}`"
         ),
         AutoDenyReason::NobodyToAsk {
-            because: Some(AskBecause::Opaque { why } | AskBecause::Unconfined { why }),
+            because:
+                Some(
+                    AskBecause::Opaque { why }
+                    | AskBecause::Unconfined { why }
+                    | AskBecause::Hook { why },
+                ),
         } => format!("{what} needs a person: {why}"),
         AutoDenyReason::NobodyToAsk { because: None } => describe_request(request),
     }
@@ -859,5 +882,62 @@ mod tests {
         assert_eq!(v["error"]["kind"], "auth");
         let (_, err) = render_all(OutputFormat::Text, &events);
         assert!(err.contains("error: 401 from x"));
+    }
+
+    fn hook_ran(result: crate::protocol::HookResult, message: Option<&str>) -> Event {
+        Event::HookRan(Box::new(crate::protocol::HookRan {
+            event: crate::protocol::HookEvent::PreToolUse,
+            command: "/h/g.sh".into(),
+            origin: crate::protocol::HookOrigin::UserConfig,
+            origin_path: "/h/config.toml".into(),
+            tool: Some("bash".into()),
+            result,
+            keep_going: crate::protocol::HookKeepGoing::Yes,
+            system_message: message.map(str::to_string),
+            elapsed_ms: 3,
+        }))
+    }
+
+    #[test]
+    fn hook_runs_are_listed_with_v_and_blocks_always_and_stream_json_has_a_hook_line() {
+        use crate::protocol::HookResult;
+        let plain = hook_ran(HookResult::Answered, Some("formatted \u{1b}[2Jit"));
+        let blocked = hook_ran(
+            HookResult::Blocked {
+                reason: "no rm".into(),
+            },
+            None,
+        );
+        let (_, err) = render_all(OutputFormat::Text, &[plain.clone(), blocked.clone()]);
+        assert!(
+            err.contains("hook PreToolUse bash `/h/g.sh`: ok (3 ms)"),
+            "{err}"
+        );
+        assert!(err.contains("hook: formatted"), "{err}");
+        assert!(!err.contains('\u{1b}'), "{err:?}");
+        assert!(
+            err.contains("warning: hook `/h/g.sh` blocked bash: no rm"),
+            "{err}"
+        );
+        let mut quiet = HeadlessRenderer::new(
+            OutputFormat::Text,
+            TextDelivery::FinalOnly,
+            Activity::Hidden,
+            Vec::new(),
+            Vec::new(),
+        );
+        quiet.render(&plain).unwrap();
+        quiet.render(&blocked).unwrap();
+        let (_, err) = quiet.into_inner();
+        let err = String::from_utf8(err).unwrap();
+        assert!(!err.contains("ok (3 ms)"), "{err}");
+        assert!(err.contains("blocked bash: no rm"), "{err}");
+        let (out, _) = render_all(OutputFormat::StreamJson, &[blocked]);
+        let line: serde_json::Value = serde_json::from_str(out.lines().nth(1).unwrap()).unwrap();
+        assert_eq!(line["type"], "hook");
+        assert_eq!(line["event"], "PreToolUse");
+        assert_eq!(line["result"]["kind"], "blocked");
+        assert_eq!(line["result"]["reason"], "no rm");
+        assert_eq!(line["elapsed_ms"], 3);
     }
 }

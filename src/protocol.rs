@@ -34,6 +34,9 @@ pub use status::{Counted, KnownWindow, SandboxState, SavedState, StatusReport};
 mod events;
 pub use events::*;
 
+mod hooks;
+pub use hooks::{HookEvent, HookKeepGoing, HookOrigin, HookRan, HookResult};
+
 mod listings;
 mod models;
 pub use listings::{

@@ -48,6 +48,25 @@ pub enum Verdict {
     },
 }
 
+/// What the hooks said of a call before the policy judges it (PreToolUse's
+/// `permissionDecision`, PermissionRequest's `decision.behavior`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookStance {
+    /// No hook decided: the policy alone decides.
+    Silent,
+    /// A hook allowed it: it runs where only the approval mode would have asked (or
+    /// the mode's sandbox requirement). Deny rules still deny; ask rules (the
+    /// built-in secret-file rules among them), destructive commands and lines harness9
+    /// cannot read still ask.
+    Allow,
+    /// A hook asked for the user's confirmation: asked even where the policy would run
+    /// it (denied when nobody can answer); a deny rule still denies.
+    Ask {
+        /// Which hook asked, and why, for the question.
+        why: String,
+    },
+}
+
 /// A question for the user: what the call does, why it is asked, and what "always"
 /// would add.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -388,9 +407,9 @@ impl ApprovalPolicy {
                     AskBecause::Rule { rule, source } => Offer::OnceOnly {
                         why: format!("the rule `ask {rule}` ({source}) asks every time"),
                     },
-                    AskBecause::Opaque { why } | AskBecause::Unconfined { why } => {
-                        Offer::OnceOnly { why: why.clone() }
-                    }
+                    AskBecause::Opaque { why }
+                    | AskBecause::Unconfined { why }
+                    | AskBecause::Hook { why } => Offer::OnceOnly { why: why.clone() },
                 };
                 plan(Some(because), offer)
             }
@@ -410,6 +429,51 @@ impl ApprovalPolicy {
         match self.approver {
             Approver::Frontend => Verdict::Ask(asked),
             Approver::Nobody => Verdict::DenyUnattended(asked),
+        }
+    }
+
+    /// [`ApprovalPolicy::verdict`] with what the hooks said of the call composed in:
+    /// see [`HookStance`]. A hook's allow never turns a deny rule, an ask rule, a
+    /// destructive command or an unreadable line into a run.
+    pub fn verdict_with_hook(&self, tool: &str, access: Access, stance: &HookStance) -> Verdict {
+        let request = match &access {
+            Access::NeedsApproval(request) => request.clone(),
+            Access::ReadInside(path) => ApprovalRequestKind::Read {
+                path: path.clone(),
+                via: None,
+            },
+            // A read-only call touches nothing a rule judges; asked about, it is shown
+            // as what it is: reading in the project.
+            Access::ReadOnly | Access::All(_) => ApprovalRequestKind::Read {
+                path: self.project(),
+                via: None,
+            },
+        };
+        let verdict = self.verdict(tool, access);
+        match (stance, verdict) {
+            (_, denied @ Verdict::DeniedByRule { .. }) | (HookStance::Silent, denied) => denied,
+            (HookStance::Allow, Verdict::Ask(plan) | Verdict::DenyUnattended(plan))
+                if hook_may_allow(plan.because.as_ref()) =>
+            {
+                Verdict::Run
+            }
+            (HookStance::Allow, other) => other,
+            (HookStance::Ask { why }, Verdict::Run) => {
+                let plan = AskPlan {
+                    request,
+                    because: Some(AskBecause::Hook { why: why.clone() }),
+                    offer: Offer::OnceOnly {
+                        why: "a hook asks about this call".to_string(),
+                    },
+                };
+                match self.approver {
+                    Approver::Frontend => Verdict::Ask(plan),
+                    Approver::Nobody => Verdict::DenyUnattended(plan),
+                }
+            }
+            // Asked anyway: the policy's own reason (a destructive command, a secret
+            // file) is the stronger one to show.
+            (HookStance::Ask { .. }, asked) => asked,
         }
     }
 
@@ -513,7 +577,14 @@ impl ApprovalPolicy {
             (Some(AskBecause::Destructive { what, exact_rule }), _) => format!(
                 "{what}, so it needs a person's approval or an exact allow rule `{exact_rule}`"
             ),
-            (Some(AskBecause::Opaque { why } | AskBecause::Unconfined { why }), _) => {
+            (
+                Some(
+                    AskBecause::Opaque { why }
+                    | AskBecause::Unconfined { why }
+                    | AskBecause::Hook { why },
+                ),
+                _,
+            ) => {
                 format!("{why}; a person must approve it")
             }
             (None, request) => {
@@ -589,6 +660,21 @@ fn unconfined_by_mode(
             })
         }
         _ => None,
+    }
+}
+
+/// Whether a hook's allow may answer a question asked for `because`: only the approval
+/// mode's own question (and its sandbox requirement), never a rule's, a destructive
+/// command's, an unreadable line's or another hook's.
+pub(super) fn hook_may_allow(because: Option<&AskBecause>) -> bool {
+    match because {
+        None | Some(AskBecause::Unconfined { .. }) => true,
+        Some(
+            AskBecause::Rule { .. }
+            | AskBecause::Destructive { .. }
+            | AskBecause::Opaque { .. }
+            | AskBecause::Hook { .. },
+        ) => false,
     }
 }
 

@@ -388,3 +388,78 @@ fn turn_asks_ask_whatever_the_mode_while_held() {
     drop(held);
     assert_eq!(p.verdict("write_file", write("/p/AGENTS.md")), Verdict::Run);
 }
+
+/// A hook's allow runs what only the approval mode would ask about, and nothing past a
+/// deny rule, an ask rule (the built-in secret-file rules), a destructive or unreadable
+/// command; a hook's ask asks even where the mode runs, and a deny rule still denies.
+#[test]
+fn a_hooks_allow_and_ask_compose_with_the_rules() {
+    let mut setup = PermissionsSetup::built_in(Path::new("/p"), Path::new("/h"));
+    setup.book.push(ActiveRule {
+        rule: Rule::parse("bash(curl:*)", None).unwrap(),
+        effect: Effect::Deny,
+        source: Source::Session,
+    });
+    let allow = HookStance::Allow;
+    for approver in [Approver::Frontend, Approver::Nobody] {
+        let suggest = ApprovalPolicy::new(ApprovalMode::Suggest, approver, setup.clone());
+        // The mode's own question: answered by the hook.
+        assert_eq!(
+            suggest.verdict_with_hook("bash", cmd("make"), &allow),
+            Verdict::Run
+        );
+        assert_eq!(
+            suggest.verdict_with_hook("edit_file", edit(true), &allow),
+            Verdict::Run
+        );
+        // Deny rules deny.
+        assert!(matches!(
+            suggest.verdict_with_hook("bash", cmd("curl x"), &allow),
+            Verdict::DeniedByRule { .. }
+        ));
+        // Secret files, destructive and unreadable commands still ask.
+        for (tool, access) in [
+            ("read_file", Access::ReadInside("/p/.env".into())),
+            ("bash", cmd("cat .env")),
+            ("bash", cmd("rm -rf src")),
+            ("bash", cmd("git reset --hard")),
+            ("bash", cmd("$(echo rm) -rf x")),
+            ("bash", cmd("eval \"$X\"")),
+        ] {
+            let verdict = suggest.verdict_with_hook(tool, access, &allow);
+            let plan = match (&verdict, approver) {
+                (Verdict::Ask(plan), Approver::Frontend)
+                | (Verdict::DenyUnattended(plan), Approver::Nobody) => plan,
+                _ => panic!("{tool}: expected a question, got {verdict:?}"),
+            };
+            assert!(plan.because.is_some(), "{plan:?}");
+        }
+    }
+    let hook_asks = HookStance::Ask {
+        why: "a PreToolUse hook asks: check it".into(),
+    };
+    let full = ApprovalPolicy::new(ApprovalMode::FullAuto, Approver::Frontend, setup.clone());
+    let plan = ask(full.verdict_with_hook("bash", cmd("ls"), &hook_asks));
+    assert_eq!(
+        plan.because,
+        Some(AskBecause::Hook {
+            why: "a PreToolUse hook asks: check it".into()
+        })
+    );
+    ask(full.verdict_with_hook("list", Access::ReadOnly, &hook_asks));
+    assert!(matches!(
+        full.verdict_with_hook("bash", cmd("curl x"), &hook_asks),
+        Verdict::DeniedByRule { .. }
+    ));
+    let headless = ApprovalPolicy::new(ApprovalMode::FullAuto, Approver::Nobody, setup);
+    let Verdict::DenyUnattended(plan) = headless.verdict_with_hook("bash", cmd("ls"), &hook_asks)
+    else {
+        panic!()
+    };
+    assert_contains(&headless.unattended_denial(&plan), "a PreToolUse hook asks");
+    // Silent hooks change nothing.
+    assert_eq!(
+        headless.verdict_with_hook("bash", cmd("ls"), &HookStance::Silent),
+        Verdict::Run
+    );
+}

@@ -14,10 +14,13 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::agent::approval::{ApprovalPolicy, AskPlan, Verdict};
+use crate::agent::approval::{ApprovalPolicy, AskPlan, HookStance, Verdict};
 use crate::agent::fit::Sized;
 use crate::agent::fork::AgentForker;
-use crate::agent::hooks::{PreTool, pre_tool_use};
+use crate::agent::hooks::{
+    AfterHooks, PermissionAnswer, PostTool, PreTool, Ran, permission_request, post_tool_use,
+    pre_tool_use,
+};
 use crate::agent::turn::{SessionState, TurnContext};
 use crate::instructions::nested::Gathered;
 use crate::llm::{ToolCall, ToolSpec};
@@ -32,6 +35,8 @@ pub(super) enum CallEnd {
     Interrupted,
     /// harness9 itself failed: the turn stops with this message.
     Fatal(String),
+    /// A hook said `continue: false`: the turn ends after recording the result.
+    HookStopped,
 }
 
 /// What the model and the frontend are told when a call ends.
@@ -42,6 +47,17 @@ struct Report {
     end: CallEnd,
     /// Where the call worked, when it ran.
     works_in: WorksIn,
+    /// Whether the tool itself ran (its post hooks fire only then).
+    executed: Executed,
+}
+
+/// Whether a call's tool ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Executed {
+    /// It ran: its result (or error) is the tool's.
+    Yes,
+    /// It never started (unknown tool, bad arguments, denied).
+    No,
 }
 
 impl Report {
@@ -52,6 +68,7 @@ impl Report {
             diff: None,
             end,
             works_in: WorksIn::Nowhere,
+            executed: Executed::No,
         }
     }
 }
@@ -78,6 +95,10 @@ pub(super) async fn run_call(
 ) -> CallResult {
     let mut report = run_to_report(state, ctx, call).await;
     let mut summary = summary_of(&report.content, report.diff.as_deref());
+    let hooks_said = after_call(state, ctx, call, &report).await;
+    if hooks_said.after == AfterHooks::Stop && matches!(report.end, CallEnd::Done) {
+        report.end = CallEnd::HookStopped;
+    }
     if report.content.lines().count() > SUMMARY_LINES {
         ctx.emit(Event::ToolResult {
             call_id: call.id.clone(),
@@ -92,11 +113,17 @@ pub(super) async fn run_call(
         None
     };
     let mut content = std::mem::take(&mut report.content);
-    let kept = attached.as_ref().map_or(0, |a| a.text.len());
-    if let Some(a) = &attached {
+    let kept = attached.as_ref().map_or(0, |a| a.text.len()) + hooks_said.appended.len();
+    if attached.is_some() || !hooks_said.appended.is_empty() {
         // The blocks open with their own blank line.
         content.truncate(content.trim_end_matches('\n').len());
+    }
+    if let Some(a) = &attached {
         content.push_str(&a.text);
+    }
+    content.push_str(&hooks_said.appended);
+    if !hooks_said.appended.is_empty() {
+        summary.push_str("\n+ hook output for the model");
     }
     let whole = content.len() - kept;
     let (content, sized) = super::fit::fit_result(state, ctx, call, specs, content, kept).await;
@@ -126,6 +153,32 @@ pub(super) async fn run_call(
     }
 }
 
+/// The PostToolUse (or PostToolUseFailure) hooks of a call that ran: what they append
+/// for the model, and whether the turn goes on. A call that did not run (denied,
+/// refused, interrupted) fires neither.
+async fn after_call(
+    state: &SessionState,
+    ctx: &TurnContext,
+    call: &ToolCall,
+    report: &Report,
+) -> PostTool {
+    let ran = match (&report.end, report.status, report.executed) {
+        (CallEnd::Done, ToolStatus::Ok, Executed::Yes) => Ran::Succeeded {
+            content: &report.content,
+        },
+        (CallEnd::Done, ToolStatus::Error, Executed::Yes) => Ran::Failed {
+            error: &report.content,
+        },
+        _ => {
+            return PostTool {
+                appended: String::new(),
+                after: AfterHooks::GoOn,
+            };
+        }
+    };
+    post_tool_use(state, ctx, call, ran).await
+}
+
 /// A `bash` call the user made (`!cmd`): parse, approve, run and report like the
 /// model's, without fitting the text into the window (it is no tool result: it goes
 /// with the user's next message, capped at the tools' output limit). Returns how it
@@ -153,17 +206,31 @@ async fn run_to_report(state: &mut SessionState, ctx: &TurnContext, call: &ToolC
         // prepared and judged. Arguments the tool refuses are reported at once: there is
         // nothing to approve.
         Ok((tool, args)) => match pre_tool_use(state, ctx, call, args).await {
-            PreTool::Denied { message } => {
+            PreTool::Denied { message, after } => {
                 begin(ctx, call, String::new());
-                Report::new(ToolStatus::Denied, message, CallEnd::Done)
+                let end = match after {
+                    AfterHooks::GoOn => CallEnd::Done,
+                    AfterHooks::Stop => CallEnd::HookStopped,
+                };
+                Report::new(ToolStatus::Denied, message, end)
             }
-            PreTool::Proceed { args } => match tool.prepare(args) {
-                Err(refusal) => {
-                    begin(ctx, call, String::new());
-                    outcome(ctx, Ok(refusal))
+            PreTool::Proceed { args, stance } => {
+                // What PermissionRequest hooks read, kept only when there are some.
+                let hooks = &ctx.setup.hooks;
+                let asked = HookAsk {
+                    stance,
+                    args: hooks
+                        .has(crate::hooks::Event::PermissionRequest)
+                        .then(|| args.clone()),
+                };
+                match tool.prepare(args) {
+                    Err(refusal) => {
+                        begin(ctx, call, String::new());
+                        outcome(ctx, Ok(refusal))
+                    }
+                    Ok(prepared) => approve_and_run(state, ctx, call, prepared, &asked).await,
                 }
-                Ok(prepared) => approve_and_run(state, ctx, call, prepared).await,
-            },
+            }
         },
     }
 }
@@ -200,11 +267,19 @@ fn parse(ctx: &TurnContext, call: &ToolCall) -> Result<(Arc<dyn Tool>, serde_jso
     }
 }
 
+/// What the hooks said of a call, for its approval: the PreToolUse stance, and the
+/// arguments PermissionRequest hooks read (`None` when there are none).
+struct HookAsk {
+    stance: HookStance,
+    args: Option<serde_json::Value>,
+}
+
 async fn approve_and_run(
     state: &mut SessionState,
     ctx: &TurnContext,
     call: &ToolCall,
     prepared: Box<dyn PreparedCall + '_>,
+    hooks: &HookAsk,
 ) -> Report {
     let (live_tx, live_rx) = mpsc::unbounded_channel::<String>();
     // Sub-agents get no forker: a forked skill cannot fork again.
@@ -223,7 +298,7 @@ async fn approve_and_run(
     let may_change_files = access.needs_approval();
     // Each part is judged, and asked about, in turn; the first refusal ends the call.
     for part in access.into_parts() {
-        if let Err(report) = approve(state, ctx, call, part).await {
+        if let Err(report) = approve(state, ctx, call, part, hooks).await {
             return report;
         }
     }
@@ -250,6 +325,7 @@ async fn approve_and_run(
     let _ = forward.await;
     Report {
         works_in,
+        executed: Executed::Yes,
         ..outcome(ctx, result)
     }
 }
@@ -277,8 +353,23 @@ async fn approve(
     ctx: &TurnContext,
     call: &ToolCall,
     access: Access,
+    hooks: &HookAsk,
 ) -> Result<(), Report> {
-    match state.policy.verdict(&call.name, access) {
+    let verdict = state
+        .policy
+        .verdict_with_hook(&call.name, access, &hooks.stance);
+    // PermissionRequest hooks answer a question about to be asked (or, headless, about
+    // to be denied for want of anyone to ask).
+    if let Verdict::Ask(plan) | Verdict::DenyUnattended(plan) = &verdict {
+        match permission_request(state, ctx, call, hooks.args.as_ref(), plan).await {
+            PermissionAnswer::Ask => {}
+            PermissionAnswer::Allow => return Ok(()),
+            PermissionAnswer::Deny { message } => {
+                return Err(Report::new(ToolStatus::Denied, message, CallEnd::Done));
+            }
+        }
+    }
+    match verdict {
         Verdict::Run => Ok(()),
         Verdict::DeniedByRule {
             request,
@@ -427,6 +518,7 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
                 diff,
                 end: CallEnd::Done,
                 works_in: WorksIn::Nowhere,
+                executed: Executed::No,
             }
         }
         Err(ToolFatal::Interrupted) => Report::new(

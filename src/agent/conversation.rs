@@ -67,6 +67,12 @@ pub trait RecordSink: Send + Sync {
             message: message.clone(),
         })
     }
+
+    /// The file the records go to, when there is one (hooks' `transcript_path`); a
+    /// file created with the first record has its path before it exists.
+    fn path(&self) -> Option<std::path::PathBuf> {
+        None
+    }
 }
 
 /// The tool kinds of a session, by tool name (for elision).
@@ -186,6 +192,11 @@ impl Conversation {
     /// The current turn (0 before the first).
     pub fn turn(&self) -> u64 {
         self.turn
+    }
+
+    /// The session's record file, when it is saved to one.
+    pub fn record_path(&self) -> Option<std::path::PathBuf> {
+        self.sink.as_ref().and_then(|sink| sink.path())
     }
 
     /// Whether records are saved.

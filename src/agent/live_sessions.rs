@@ -166,6 +166,10 @@ impl RecordSink for SessionWriter {
     fn append_message(&mut self, turn: u64, message: &Message) -> Result<(), String> {
         SessionWriter::append_message(self, turn, message).map_err(|e| e.to_string())
     }
+
+    fn path(&self) -> Option<std::path::PathBuf> {
+        Some(SessionWriter::path(self).to_path_buf())
+    }
 }
 
 /// A new session's file, created with the first record; the store's size cap is
@@ -208,5 +212,12 @@ impl RecordSink for NewFile {
         self.writer()?
             .append_message(turn, message)
             .map_err(|e| e.to_string())
+    }
+
+    fn path(&self) -> Option<std::path::PathBuf> {
+        Some(match &self.writer {
+            Some(writer) => writer.path().to_path_buf(),
+            None => self.store.file_for(&self.header),
+        })
     }
 }

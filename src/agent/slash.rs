@@ -68,7 +68,9 @@ fn describe_because(because: &AskBecause) -> String {
     match because {
         AskBecause::Rule { rule, source } => format!("the rule `ask {rule}` ({source})"),
         AskBecause::Destructive { what, .. } => what.clone(),
-        AskBecause::Opaque { why } | AskBecause::Unconfined { why } => why.clone(),
+        AskBecause::Opaque { why } | AskBecause::Unconfined { why } | AskBecause::Hook { why } => {
+            why.clone()
+        }
     }
 }
 

@@ -596,10 +596,14 @@ async fn run_calls(
 ) -> Option<TurnOutcome> {
     let mut ended = None;
     for call in calls {
-        if ended.is_some() {
+        if let Some(outcome) = &ended {
+            let content = match outcome {
+                TurnOutcome::Completed => "Not run: a hook stopped the agent.",
+                _ => "Not run: the turn was interrupted.",
+            };
             state.conversation.push(Message::Tool {
                 tool_call_id: call.id.clone(),
-                content: "Not run: the turn was interrupted.".into(),
+                content: content.into(),
             });
             continue;
         }
@@ -617,6 +621,8 @@ async fn run_calls(
         match result.end {
             CallEnd::Done => {}
             CallEnd::Interrupted => ended = Some(TurnOutcome::Interrupted),
+            // The reason was shown with the hook's run.
+            CallEnd::HookStopped => ended = Some(TurnOutcome::Completed),
             CallEnd::Fatal(message) => {
                 ended = Some(TurnOutcome::Failed {
                     kind: ErrorKind::Internal,

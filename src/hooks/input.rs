@@ -46,6 +46,15 @@ pub enum Detail {
         #[serde(skip_serializing_if = "Option::is_none")]
         tool_response: Option<Value>,
     },
+    /// A tool call that failed (PostToolUseFailure).
+    ToolFailure {
+        /// Claude Code's name for the tool, where it has one.
+        tool_name: String,
+        /// The arguments in Claude Code's shape.
+        tool_input: Value,
+        /// What went wrong, as the model was told.
+        error: String,
+    },
     /// A submitted prompt.
     Prompt {
         /// The prompt's text.
@@ -55,6 +64,9 @@ pub enum Detail {
     Stop {
         /// Whether the agent is already going on because a Stop hook asked it to.
         stop_hook_active: bool,
+        /// The agent's last answer, when it gave one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        last_assistant_message: Option<String>,
     },
     /// A session started or ended, a compaction, a notification.
     Kind {

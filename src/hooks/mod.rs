@@ -45,89 +45,23 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest `timeout` accepted (one hour).
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
 
-/// A point of the session where hooks run, named as Claude Code names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Event {
-    /// A session starts, resumes, is cleared or compacted (matcher: the source).
-    SessionStart,
-    /// The user submitted a prompt (no matcher).
-    UserPromptSubmit,
-    /// Before a tool call runs (matcher: the tool name).
-    PreToolUse,
-    /// An approval question is about to be asked (matcher: the tool name).
-    PermissionRequest,
-    /// After a tool call succeeded (matcher: the tool name).
-    PostToolUse,
-    /// After a tool call failed (matcher: the tool name).
-    PostToolUseFailure,
-    /// The agent finished its answer (no matcher).
-    Stop,
-    /// A sub-agent finished (no matcher).
-    SubagentStop,
-    /// Before a compaction (matcher: `manual` or `auto`).
-    PreCompact,
-    /// After a compaction (matcher: `manual` or `auto`).
-    PostCompact,
-    /// A notification is shown (matcher: its type).
-    Notification,
-    /// The session ends (matcher: the reason).
-    SessionEnd,
-}
+/// A point of the session where hooks run (the contract's `HookEvent`, so the events
+/// reporting runs name it the same way).
+pub use crate::protocol::HookEvent as Event;
 
-impl Event {
-    /// Every event, in the order of Claude Code's documentation.
-    pub const ALL: [Event; 12] = [
-        Event::SessionStart,
-        Event::UserPromptSubmit,
-        Event::PreToolUse,
-        Event::PermissionRequest,
-        Event::PostToolUse,
-        Event::PostToolUseFailure,
-        Event::Stop,
-        Event::SubagentStop,
-        Event::PreCompact,
-        Event::PostCompact,
-        Event::Notification,
-        Event::SessionEnd,
-    ];
-
-    /// Its name in configuration and in `hook_event_name`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Event::SessionStart => "SessionStart",
-            Event::UserPromptSubmit => "UserPromptSubmit",
-            Event::PreToolUse => "PreToolUse",
-            Event::PermissionRequest => "PermissionRequest",
-            Event::PostToolUse => "PostToolUse",
-            Event::PostToolUseFailure => "PostToolUseFailure",
-            Event::Stop => "Stop",
-            Event::SubagentStop => "SubagentStop",
-            Event::PreCompact => "PreCompact",
-            Event::PostCompact => "PostCompact",
-            Event::Notification => "Notification",
-            Event::SessionEnd => "SessionEnd",
-        }
-    }
-
-    /// The event named exactly `name` (case matters, as in Claude Code).
-    pub fn from_name(name: &str) -> Option<Event> {
-        Event::ALL.into_iter().find(|e| e.name() == name)
-    }
-
-    /// What its matchers are compared with.
-    pub fn matches_on(self) -> MatchesOn {
-        match self {
-            Event::PreToolUse
-            | Event::PermissionRequest
-            | Event::PostToolUse
-            | Event::PostToolUseFailure => MatchesOn::ToolName,
-            Event::SessionStart
-            | Event::PreCompact
-            | Event::PostCompact
-            | Event::Notification
-            | Event::SessionEnd => MatchesOn::Kind,
-            Event::UserPromptSubmit | Event::Stop | Event::SubagentStop => MatchesOn::Nothing,
-        }
+/// What `event`'s matchers are compared with.
+pub fn matches_on(event: Event) -> MatchesOn {
+    match event {
+        Event::PreToolUse
+        | Event::PermissionRequest
+        | Event::PostToolUse
+        | Event::PostToolUseFailure => MatchesOn::ToolName,
+        Event::SessionStart
+        | Event::PreCompact
+        | Event::PostCompact
+        | Event::Notification
+        | Event::SessionEnd => MatchesOn::Kind,
+        Event::UserPromptSubmit | Event::Stop | Event::SubagentStop => MatchesOn::Nothing,
     }
 }
 
@@ -321,7 +255,7 @@ impl HookSet {
     pub fn select(&self, event: Event, target: Target<'_>) -> Vec<Selected<'_>> {
         let mut chosen: Vec<Selected<'_>> = Vec::new();
         for group in self.groups(event) {
-            let takes = match event.matches_on() {
+            let takes = match matches_on(event) {
                 MatchesOn::Nothing => true,
                 MatchesOn::ToolName | MatchesOn::Kind => group.matcher.takes(target),
             };

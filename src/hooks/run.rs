@@ -21,7 +21,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::input::HookInput;
-use super::{Hook, OnError, Selected};
+use super::{Hook, OnError, Origin, Selected};
 use crate::exec::{
     self, Capture, Confinement, EnvChange, Exit, Leftovers, Output, Program, Prompts, Request,
     Sink, Stdin,
@@ -50,6 +50,8 @@ pub struct HookRun {
     pub command: String,
     /// Whether it is a guard.
     pub on_error: OnError,
+    /// Where it was configured.
+    pub origin: Origin,
     /// How it ended, read.
     pub outcome: Outcome,
     /// How long it ran.
@@ -206,10 +208,28 @@ struct RawAnswer {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Specific {
+    /// PermissionRequest's answer (`{"behavior": "allow"|"deny", "message": …}`).
+    decision: Option<Behavior>,
     permission_decision: Option<PermissionDecision>,
     permission_decision_reason: Option<String>,
     updated_input: Option<Value>,
     additional_context: Option<String>,
+}
+
+/// PermissionRequest's `hookSpecificOutput.decision`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Behavior {
+    behavior: BehaviorKind,
+    message: Option<String>,
+    updated_input: Option<Value>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum BehaviorKind {
+    Allow,
+    Deny,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -355,6 +375,7 @@ pub async fn run_event(
             runs[index] = Some(HookRun {
                 command: chosen.hook.command.clone(),
                 on_error: chosen.hook.on_error,
+                origin: chosen.hook.origin.clone(),
                 outcome: failed(
                     chosen.hook.on_error,
                     Failure::BrokenMatcher {
@@ -386,6 +407,7 @@ pub async fn run_event(
             run.unwrap_or_else(|| HookRun {
                 command: chosen.hook.command.clone(),
                 on_error: chosen.hook.on_error,
+                origin: chosen.hook.origin.clone(),
                 outcome: failed(
                     chosen.hook.on_error,
                     Failure::NotStarted {
@@ -451,6 +473,7 @@ async fn run_one(hook: Hook, request: Request, cancel: CancellationToken) -> Hoo
     HookRun {
         command: hook.command,
         on_error: hook.on_error,
+        origin: hook.origin,
         outcome,
         elapsed,
     }
@@ -494,6 +517,28 @@ fn answer(stdout: &str) -> Result<Answer, Failure> {
     })?;
     let specific = raw.hook_specific_output;
     let (permission, permission_reason, updated_input, additional_context) = match specific {
+        // PermissionRequest's answer reads as a permission decision with its message.
+        Some(Specific {
+            decision: Some(behavior),
+            permission_decision,
+            permission_decision_reason,
+            updated_input,
+            additional_context,
+        }) => (
+            permission_decision
+                .or(raw.permission_decision)
+                .or(Some(match behavior.behavior {
+                    BehaviorKind::Allow => PermissionDecision::Allow,
+                    BehaviorKind::Deny => PermissionDecision::Deny,
+                })),
+            permission_decision_reason
+                .or(raw.permission_decision_reason)
+                .or(behavior.message),
+            updated_input
+                .or(behavior.updated_input)
+                .or(raw.updated_input),
+            additional_context.or(raw.additional_context),
+        ),
         Some(s) => (
             s.permission_decision.or(raw.permission_decision),
             s.permission_decision_reason

@@ -239,6 +239,18 @@ async fn json_answers_are_read_as_claude_code_writes_them() {
             r#"{"suppressOutput": true, "unknown": 1}"#,
             Verdict::NoDecision,
         ),
+        // PermissionRequest's answer.
+        (
+            r#"{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}"#,
+            Verdict::Allow { reason: None },
+        ),
+        (
+            r#"{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "deny", "message": "not on Fridays"}}}"#,
+            Verdict::Deny {
+                command: String::new(),
+                reason: "not on Fridays".into(),
+            },
+        ),
     ];
     for (index, (stdout, expected)) in cases.iter().enumerate() {
         let script = f.script(

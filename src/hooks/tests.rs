@@ -347,10 +347,12 @@ fn hook_input_has_claude_code_field_names() {
         PathBuf::from("/w"),
         Detail::Stop {
             stop_hook_active: true,
+            last_assistant_message: Some("done".into()),
         },
     );
     let value = serde_json::to_value(&stop).unwrap();
     assert_eq!(value["stop_hook_active"], json!(true));
+    assert_eq!(value["last_assistant_message"], json!("done"));
     assert_eq!(value["hook_event_name"], json!("Stop"));
 }
 

@@ -31,6 +31,7 @@ impl SubAgentEvent {
             | Event::AutoDenied { .. }
             | Event::Usage { .. }
             | Event::Warning { .. }
+            | Event::HookRan(_)
             | Event::TurnComplete { .. } => Ok(SubAgentEvent(Box::new(event))),
             Event::SessionConfigured { .. }
             | Event::ApprovalRequest(_)
@@ -545,6 +546,11 @@ pub enum Event {
         /// The warning, with what to do about it.
         message: String,
     },
+    /// A hook ran (every run of every event): `-v` shows each, stream-json writes it
+    /// as a `hook` line, and frontends show the runs that blocked, failed or stopped
+    /// the agent ([`HookRan::notice_line`]) and a hook's `systemMessage`.
+    #[serde(rename = "hook")]
+    HookRan(Box<HookRan>),
     /// A turn ended.
     TurnComplete {
         /// How it ended.

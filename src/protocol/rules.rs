@@ -97,6 +97,11 @@ pub enum AskBecause {
         /// Why the line is opaque.
         why: String,
     },
+    /// A hook (PreToolUse `ask`) asked for the user's confirmation.
+    Hook {
+        /// Which hook, and its reason.
+        why: String,
+    },
     /// It would run without asking only because the approval mode runs such calls,
     /// and the mode runs them only inside the sandbox, which this session does not have.
     Unconfined {

@@ -442,9 +442,11 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
             Some(AskBecause::Destructive { what, .. }) => {
                 text.push_str(&format!("  destructive: {what}\n"));
             }
-            Some(AskBecause::Opaque { why } | AskBecause::Unconfined { why }) => {
-                text.push_str(&format!("  asked because {why}\n"))
-            }
+            Some(
+                AskBecause::Opaque { why }
+                | AskBecause::Unconfined { why }
+                | AskBecause::Hook { why },
+            ) => text.push_str(&format!("  asked because {why}\n")),
             None => {}
         }
         match offer {

@@ -85,6 +85,12 @@ impl SessionStore {
         SessionWriter::create(dir.join(format!("{id}.{EXTENSION}")), header)
     }
 
+    /// The file [`SessionStore::create`] makes for `header` (before it exists).
+    pub fn file_for(&self, header: &Header) -> PathBuf {
+        self.project_dir(&header.project)
+            .join(format!("{}.{EXTENSION}", header.id.as_str()))
+    }
+
     /// Where session `id`'s artifacts live: beside its file (`<id>.artifacts/`), in
     /// whichever project folder holds it, else in `project`'s folder (a session whose
     /// file is not written yet).

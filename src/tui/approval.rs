@@ -151,7 +151,9 @@ impl ApprovalOverlay {
                     format!("asked because of the rule `ask {rule}` ({source})")
                 }
                 AskBecause::Destructive { what, .. } => format!("destructive: {what}"),
-                AskBecause::Opaque { why } | AskBecause::Unconfined { why } => {
+                AskBecause::Opaque { why }
+                | AskBecause::Unconfined { why }
+                | AskBecause::Hook { why } => {
                     format!("asked because {why}")
                 }
             };

@@ -20,6 +20,8 @@ mod app;
 #[cfg(test)]
 mod app_habit_tests;
 #[cfg(test)]
+mod app_hook_tests;
+#[cfg(test)]
 mod app_tests;
 mod approval;
 #[cfg(test)]

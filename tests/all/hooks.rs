@@ -2,7 +2,11 @@
 //! command (exit 2, its reason fed back to the model), a guard whose script is missing
 //! denies while a plain hook's failure lets the call run, a hook's `updatedInput` is
 //! judged again by the rules (a rewrite to a secret read is still denied), and the
-//! project's hooks (`.claude/settings.json`) do not run before trust exists.
+//! project's hooks (`.claude/settings.json`) do not run before trust exists; every run
+//! is reported (`-v`, stream-json's `hook` lines); a hook's allow and ask and a
+//! PermissionRequest hook's answer go through the approval policy (deny rules, secret
+//! files and destructive commands keep their say); PostToolUse context reaches the
+//! model after the result.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -27,6 +31,20 @@ fn pre_tool_config(command: &Path, on_error: &str) -> String {
          \"command\"\ncommand = \"{}\"\non_error = \"{on_error}\"\ntimeout = 30\n",
         command.display()
     )
+}
+
+/// config.toml with one `event` hook under `matcher` running `command` (a plain hook).
+fn hook_config(event: &str, matcher: &str, command: &Path) -> String {
+    format!(
+        "[[hooks.{event}]]\nmatcher = \"{matcher}\"\n[[hooks.{event}.hooks]]\ntype = \
+         \"command\"\ncommand = \"{}\"\ntimeout = 30\n",
+        command.display()
+    )
+}
+
+/// A hook script that reads its input and prints `json`.
+fn answering(dir: &Path, name: &str, json: &serde_json::Value) -> PathBuf {
+    script(dir, name, &format!("cat > /dev/null\necho '{json}'"))
 }
 
 /// A folder for hook scripts outside the harness9 home (which the session's sandbox
@@ -150,4 +168,236 @@ fn a_hooks_reason_reaches_the_terminal_inert() {
     assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
     assert!(!stderr.contains('\u{9b}'), "{stderr:?}");
     assert!(tool.contains("blocked"), "{tool}");
+}
+
+#[test]
+fn every_hook_run_is_reported_with_v_and_as_a_stream_json_hook_line() {
+    let dirs = Dirs::new();
+    let scripts = scripts_dir();
+    let quiet = script(scripts.path(), "quiet.sh", "cat > /dev/null\nexit 0");
+    dirs.home_file("config.toml", &hook_config("PreToolUse", "Bash", &quiet));
+    let (out, tool) = MockServer::start(vec![]).one_bash_call(
+        dirs.home(),
+        dirs.project(),
+        "echo ran",
+        &["--approval-mode", "full-auto", "-v"],
+        &[],
+    );
+    assert!(tool.contains("ran"), "{tool}");
+    let stderr = stderr_text(&out);
+    assert_has(
+        &stderr,
+        &[
+            &format!("hook PreToolUse bash `{}`: ok (", quiet.display()),
+            " ms)",
+        ],
+    );
+    // Without -v a plain run is not shown.
+    let (out, _) = one_bash_call(&dirs, "echo ran");
+    assert!(
+        !stderr_text(&out).contains("hook PreToolUse"),
+        "{}",
+        stderr_text(&out)
+    );
+
+    let (out, _) = MockServer::start(vec![]).one_bash_call(
+        dirs.home(),
+        dirs.project(),
+        "echo ran",
+        &[
+            "--approval-mode",
+            "full-auto",
+            "--output-format",
+            "stream-json",
+        ],
+        &[],
+    );
+    let lines = json_lines(&out.stdout);
+    let hook = lines
+        .iter()
+        .find(|l| l["type"] == "hook")
+        .unwrap_or_else(|| panic!("no hook line: {lines:?}"));
+    assert_eq!(hook["event"], "PreToolUse");
+    assert_eq!(hook["tool"], "bash");
+    assert_eq!(hook["origin"], "user_config");
+    assert_eq!(hook["result"]["kind"], "answered");
+    assert_eq!(hook["command"], quiet.display().to_string());
+    assert!(hook["elapsed_ms"].is_u64(), "{hook}");
+}
+
+/// A PreToolUse `allow` answers the approval mode's question (suggest mode, headless:
+/// the call runs), but never a destructive command's or a secret file's, nor a deny
+/// rule's.
+#[test]
+fn a_hooks_allow_runs_what_the_mode_would_ask_and_nothing_the_rules_keep() {
+    let dirs = Dirs::new();
+    dirs.project_file(".env", "API_KEY=sk-live-SECRET\n");
+    dirs.project_file("keep/file", "x\n");
+    let scripts = scripts_dir();
+    let allow = answering(
+        scripts.path(),
+        "allow.sh",
+        &serde_json::json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+            "permissionDecision": "allow"}}),
+    );
+    dirs.home_file(
+        "config.toml",
+        &format!(
+            "{}\n[permissions]\ndeny = [\"bash(curl:*)\"]\n",
+            hook_config("PreToolUse", "", &allow)
+        ),
+    );
+    let suggest = |command: &str| {
+        MockServer::start(vec![]).one_bash_call(
+            dirs.home(),
+            dirs.project(),
+            command,
+            &["--approval-mode", "suggest"],
+            &[],
+        )
+    };
+    let (_, tool) = suggest("touch made");
+    assert!(dirs.project().join("made").exists(), "{tool}");
+    let (_, tool) = suggest("rm -rf keep");
+    assert!(dirs.project().join("keep/file").exists(), "{tool}");
+    assert_has(&tool, &["Denied"]);
+    let (_, tool) = suggest("cat .env");
+    assert!(!tool.contains("sk-live-SECRET"), "{tool}");
+    let (_, tool) = suggest("curl http://127.0.0.1:9/");
+    assert_has(&tool, &["deny bash(curl:*)"]);
+}
+
+/// A PreToolUse `ask` asks even in full-auto; headless, nobody can answer, so it is
+/// denied, saying a hook asked.
+#[test]
+fn a_hooks_ask_is_denied_headless_saying_a_hook_asked() {
+    let dirs = Dirs::new();
+    let scripts = scripts_dir();
+    let ask = answering(
+        scripts.path(),
+        "ask.sh",
+        &serde_json::json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+            "permissionDecision": "ask", "permissionDecisionReason": "touching is risky"}}),
+    );
+    dirs.home_file("config.toml", &hook_config("PreToolUse", "Bash", &ask));
+    let (out, tool) = one_bash_call(&dirs, "touch made");
+    assert!(!dirs.project().join("made").exists(), "{tool}");
+    assert_has(
+        &tool,
+        &[
+            "a PreToolUse hook asks: touching is risky",
+            "non-interactive",
+        ],
+    );
+    assert_has(&stderr_text(&out), &["touching is risky"]);
+}
+
+/// A PermissionRequest hook answers the question about to be asked (headless too):
+/// its allow runs what the mode would ask, not a destructive command; its deny denies.
+#[test]
+fn a_permission_request_hook_answers_under_the_same_rule() {
+    let dirs = Dirs::new();
+    dirs.project_file("keep/file", "x\n");
+    let scripts = scripts_dir();
+    let allow = answering(
+        scripts.path(),
+        "allow.sh",
+        &serde_json::json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow"}}}),
+    );
+    dirs.home_file(
+        "config.toml",
+        &hook_config("PermissionRequest", "Bash", &allow),
+    );
+    let suggest = |command: &str| {
+        MockServer::start(vec![]).one_bash_call(
+            dirs.home(),
+            dirs.project(),
+            command,
+            &["--approval-mode", "suggest", "-v"],
+            &[],
+        )
+    };
+    let (out, tool) = suggest("touch made");
+    assert!(dirs.project().join("made").exists(), "{tool}");
+    assert_has(
+        &stderr_text(&out),
+        &["hook PermissionRequest bash", "allowed"],
+    );
+    let (_, tool) = suggest("rm -rf keep");
+    assert!(dirs.project().join("keep/file").exists(), "{tool}");
+
+    let deny = answering(
+        scripts.path(),
+        "deny.sh",
+        &serde_json::json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+            "decision": {"behavior": "deny", "message": "no new files today"}}}),
+    );
+    dirs.home_file(
+        "config.toml",
+        &hook_config("PermissionRequest", "Bash", &deny),
+    );
+    let (_, tool) = suggest("touch other");
+    assert!(!dirs.project().join("other").exists(), "{tool}");
+    assert_has(
+        &tool,
+        &["PermissionRequest hook denied", "no new files today"],
+    );
+}
+
+/// PostToolUse's additionalContext and block reason, and PostToolUseFailure's, reach
+/// the model after the result, in blocks harness9 appends and marks as hook output.
+#[test]
+fn post_tool_use_output_is_appended_after_the_result_as_hook_output() {
+    let dirs = Dirs::new();
+    let scripts = scripts_dir();
+    let seen = scripts.path().join("seen.json");
+    let post = script(
+        scripts.path(),
+        "post.sh",
+        &format!(
+            "cat > '{}'\necho '{{\"decision\": \"block\", \"reason\": \"lint failed\", \"hookSpecificOutput\": {{\"hookEventName\": \"PostToolUse\", \"additionalContext\": \"run cargo fmt next\"}}}}'",
+            seen.display()
+        ),
+    );
+    let failure = script(
+        scripts.path(),
+        "failure.sh",
+        "input=$(cat)\ncase \"$input\" in *'\"error\"'*) echo '{\"hookSpecificOutput\": \
+         {\"hookEventName\": \"PostToolUseFailure\", \"additionalContext\": \"saw the \
+         error\"}}';; esac",
+    );
+    dirs.home_file(
+        "config.toml",
+        &format!(
+            "{}\n{}",
+            hook_config("PostToolUse", "Bash", &post),
+            hook_config("PostToolUseFailure", "Bash", &failure)
+        ),
+    );
+    let (_, tool) = one_bash_call(&dirs, "echo result-text");
+    let at = tool.find("result-text").unwrap();
+    let hook = tool.find("<hook-output event=\"PostToolUse\"").unwrap();
+    assert!(at < hook, "{tool}");
+    assert_has(
+        &tool[hook..],
+        &["lint failed", "run cargo fmt next", "</hook-output>"],
+    );
+    let input: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
+    assert_eq!(input["hook_event_name"], "PostToolUse");
+    assert_eq!(input["tool_name"], "Bash");
+    assert!(
+        input["tool_response"]["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("result-text"),
+        "{input}"
+    );
+
+    let (_, tool) = one_bash_call(&dirs, "echo oops >&2; exit 3");
+    assert_has(
+        &tool,
+        &["<hook-output event=\"PostToolUseFailure\"", "saw the error"],
+    );
 }

@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use super::{App, Lifecycle, mode_words};
 use crate::protocol::{
-    ApprovalAsk, AutoDenyReason, Event, RuleView, ToolStatus, TurnOutcome, UndoOutcome, Usage,
+    ApprovalAsk, AutoDenyReason, Event, HookRan, RuleView, ToolStatus, TurnOutcome, UndoOutcome,
+    Usage,
 };
 use crate::tui::cells::{HistoryCell, NoticeKind, ToolCell, outcome_notice, sub_agent_end};
 use crate::tui::picker::SessionPicker;
@@ -66,6 +67,7 @@ impl App {
                 ..
             } => self.usage_counted(session, context_tokens),
             Event::Warning { message } => self.commit_notice(NoticeKind::Warning, &message),
+            Event::HookRan(ran) => self.hook_ran(&ran),
             Event::TurnComplete { outcome, .. } => self.turn_complete(outcome),
             ref left_out @ Event::TurnLeftOut { .. } => self.left_out = left_out.left_out_line(),
             ref compacted @ Event::Compacted { tokens_after, .. } => {
@@ -308,12 +310,24 @@ impl App {
                     &format!("↳ {skill}: {name} failed: {first}"),
                 );
             }
+            Event::HookRan(ran) => self.hook_ran(&ran),
             Event::TurnComplete { outcome, .. } => {
                 let how = sub_agent_end(outcome);
                 self.commit_notice(NoticeKind::Info, &format!("sub-agent `{skill}` {how}"));
                 self.turn = TurnState::Thinking;
             }
             _ => {}
+        }
+    }
+
+    /// A hook's run: a cell for one that blocked, failed or stopped the agent, a dim
+    /// line for its `systemMessage`; a plain run draws nothing (`-v` lists every run).
+    fn hook_ran(&mut self, ran: &HookRan) {
+        if let Some(line) = ran.notice_line() {
+            self.commit_notice(NoticeKind::Warning, &line);
+        }
+        if let Some(message) = &ran.system_message {
+            self.commit_notice(NoticeKind::Info, &format!("hook: {message}"));
         }
     }
 
