@@ -39,7 +39,7 @@ fn exit_code_for(kind: Option<ErrorKind>) -> u8 {
         ) => code::PROVIDER_UNAVAILABLE,
         Some(ErrorKind::MaxTurns | ErrorKind::OutputLimit) => code::LIMIT,
         Some(ErrorKind::Interrupted) => code::INTERRUPTED,
-        Some(ErrorKind::Usage) => code::USAGE,
+        Some(ErrorKind::Usage | ErrorKind::HookBlocked) => code::USAGE,
         Some(ErrorKind::Skill | ErrorKind::Internal) => code::INTERNAL,
     }
 }

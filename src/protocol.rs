@@ -451,6 +451,8 @@ pub enum ErrorKind {
     Interrupted,
     /// A skill could not be invoked (unreadable body, a failing inline command).
     Skill,
+    /// A UserPromptSubmit hook blocked the prompt (it was not sent).
+    HookBlocked,
     /// The input or the command line cannot be used (an unknown slash command or an
     /// empty prompt with `-p`, an invalid flag or config.toml).
     Usage,
@@ -477,6 +479,7 @@ impl ErrorKind {
             ErrorKind::ContentFilter => "content_filter",
             ErrorKind::Interrupted => "interrupted",
             ErrorKind::Skill => "skill",
+            ErrorKind::HookBlocked => "hook_blocked",
             ErrorKind::Usage => "usage",
             ErrorKind::Internal => "internal",
         }

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::approval::ApprovalPolicy;
 use crate::agent::compact::{CompactError, compact_and_report};
 use crate::agent::conversation::Conversation;
+use crate::agent::hooks_turn::PromptHooks;
 use crate::agent::saved;
 use crate::agent::slash::run_skill;
 use crate::agent::turn::{
@@ -533,6 +534,24 @@ async fn run_turn_op(state: &mut SessionState, ctx: &TurnContext, op: Op) {
     if !matches!(op, Op::Compact { .. } | Op::Shell { .. }) {
         super::skills_reload::check(state, ctx, ReloadTrigger::BeforeTurn).await;
     }
+    if let Some(prompt) = submitted_prompt(&op)
+        && let PromptHooks::Blocked { reason } =
+            super::hooks_turn::user_prompt_submit(state, ctx, &prompt).await
+    {
+        ctx.emit(Event::TurnStarted { text: prompt });
+        ctx.emit(Event::TurnComplete {
+            outcome: TurnOutcome::Failed {
+                kind: ErrorKind::HookBlocked,
+                message: format!(
+                    "the prompt was not sent: a UserPromptSubmit hook blocked it: {reason}"
+                ),
+            },
+            final_text: Default::default(),
+            usage: Usage::default(),
+            requests: 0,
+        });
+        return;
+    }
     match op {
         Op::UserInput {
             text,
@@ -563,6 +582,32 @@ async fn run_turn_op(state: &mut SessionState, ctx: &TurnContext, op: Op) {
         Op::Shell { command } => super::shell::run(state, ctx, command).await,
         // Only turns come here (`Dispatcher::start_queued`).
         _ => {}
+    }
+}
+
+/// The prompt UserPromptSubmit hooks see for a turn's `op`: the text as given (with
+/// piped text after it), or the slash line as typed; `None` for what is no prompt
+/// (`/compact`, `!cmd`).
+fn submitted_prompt(op: &Op) -> Option<String> {
+    let line = |command: String, args: &str| {
+        if args.is_empty() {
+            command
+        } else {
+            format!("{command} {args}")
+        }
+    };
+    match op {
+        Op::UserInput { text, piped, .. } => {
+            Some(format!("{text}{}", piped.as_deref().unwrap_or_default()))
+        }
+        Op::Invoke(Invocation::Skill { name, args }) => Some(line(format!("/{name}"), args)),
+        Op::Invoke(Invocation::McpPrompt {
+            server,
+            prompt,
+            args,
+        }) => Some(line(format!("/{server}:{prompt}"), args)),
+        Op::Invoke(Invocation::Init { args }) => Some(line("/init".to_string(), args)),
+        _ => None,
     }
 }
 

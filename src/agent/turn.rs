@@ -367,7 +367,17 @@ async fn run_turn_with(
             tool_calls: completion.tool_calls,
         });
         if calls.is_empty() {
-            break answered(completion.finish_reason);
+            let outcome = answered(completion.finish_reason);
+            // A complete answer is the agent stopping: its Stop hooks may keep it going.
+            if outcome == TurnOutcome::Completed {
+                let last = turn.final_text.clone();
+                let after = super::hooks_turn::stop(state, ctx, &mut turn.stops, &last).await;
+                if let super::hooks_turn::AfterStop::GoOn { message } = after {
+                    state.conversation.push(Message::User { content: message });
+                    continue;
+                }
+            }
+            break outcome;
         }
         if let Some(outcome) = run_calls(state, ctx, &calls, &specs).await {
             break outcome;
@@ -421,6 +431,8 @@ struct TurnProgress {
     final_text: SharedText,
     /// One compaction after a refusal per request: a second refusal is a failure.
     compacted_after_refusal: bool,
+    /// How often a Stop hook kept the agent going in this turn.
+    stops: super::hooks_turn::StopLoop,
 }
 
 /// What one request came to.

@@ -368,6 +368,7 @@ impl Details {
             | ErrorKind::OutputLimit
             | ErrorKind::ContentFilter
             | ErrorKind::Skill
+            | ErrorKind::HookBlocked
             | ErrorKind::Usage
             | ErrorKind::Internal => "the request failed".into(),
         }
@@ -447,6 +448,7 @@ impl Details {
             | ErrorKind::OutputLimit
             | ErrorKind::ContentFilter
             | ErrorKind::Skill
+            | ErrorKind::HookBlocked
             | ErrorKind::Usage
             | ErrorKind::Internal => String::new(),
         }

@@ -199,10 +199,23 @@ impl HookRan {
                 self.command,
                 self.event.name()
             )),
+            HookResult::GuardFailed { reason }
+                if matches!(self.event, HookEvent::Stop | HookEvent::SubagentStop) =>
+            {
+                Some(format!(
+                    "hook `{}` ({}) could not answer ({reason}), so the agent stops",
+                    self.command,
+                    self.event.name()
+                ))
+            }
             HookResult::GuardFailed { reason } => Some(format!(
                 "hook `{}` blocked {what}: the guard could not answer, so it denies: {reason}",
                 self.command
             )),
+            // A Stop hook's block keeps the agent going.
+            other if matches!(self.event, HookEvent::Stop | HookEvent::SubagentStop) => other
+                .block_reason()
+                .map(|reason| format!("hook `{}` keeps the agent going: {reason}", self.command)),
             other => other
                 .block_reason()
                 .map(|reason| format!("hook `{}` blocked {what}: {reason}", self.command)),

@@ -401,3 +401,150 @@ fn post_tool_use_output_is_appended_after_the_result_as_hook_output() {
         &["<hook-output event=\"PostToolUseFailure\"", "saw the error"],
     );
 }
+
+/// A UserPromptSubmit hook that exits 2 keeps the prompt out (no request is made, the
+/// user is told why, `-p` fails with `hook_blocked`); one that prints text adds it as
+/// context with the prompt, marked as hook output — for `-p` prompts and for piped ones.
+#[test]
+fn user_prompt_submit_blocks_a_prompt_or_adds_context() {
+    let dirs = Dirs::new();
+    let scripts = scripts_dir();
+    let gate = script(
+        scripts.path(),
+        "gate.sh",
+        "input=$(cat)\ncase \"$input\" in\n  *secret-plan*) echo 'prompts about the secret plan \
+         are not sent' >&2; exit 2;;\nesac\necho \"today is launch day\"",
+    );
+    dirs.home_file("config.toml", &hook_config("UserPromptSubmit", "", &gate));
+    let server = MockServer::start(vec![answer("ok")]);
+    let out = server.run(
+        &dirs,
+        &["-p", "tell me the secret-plan", "--output-format", "json"],
+    );
+    assert_exit(&out, 2);
+    assert!(server.chat_requests().is_empty());
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["error"]["kind"], "hook_blocked");
+    assert_has(
+        result["error"]["message"].as_str().unwrap(),
+        &["not sent", "prompts about the secret plan are not sent"],
+    );
+
+    let out = server.run(&dirs, &["-p", "what day is it"]);
+    assert_exit(&out, 0);
+    let sent = server.chat_requests().pop().unwrap().last_user_text();
+    assert_has(
+        &sent,
+        &[
+            "<hook-output event=\"UserPromptSubmit\"",
+            "today is launch day",
+            "what day is it",
+        ],
+    );
+
+    // Piped prompts pass the same gate.
+    server.push(answer("ok"));
+    let before = server.chat_requests().len();
+    let mut piped = server.binary(&dirs);
+    piped.arg("--no-tui");
+    let out = run_fed(&mut piped, b"the secret-plan please\n");
+    assert_eq!(
+        server.chat_requests().len(),
+        before,
+        "{}",
+        stderr_text(&out)
+    );
+    assert_has(&stderr_text(&out), &["blocked the prompt"]);
+}
+
+/// A Stop hook that blocks keeps the agent going with its reason as the next message
+/// (`stop_hook_active` true on the next firing); one that always blocks is cut off.
+#[test]
+fn a_stop_hook_keeps_the_agent_going_and_a_looping_one_is_capped() {
+    let dirs = Dirs::new();
+    let scripts = scripts_dir();
+    let log = scripts.path().join("stops.log");
+    // Blocks the first stop only.
+    let once = script(
+        scripts.path(),
+        "once.sh",
+        &format!(
+            "input=$(cat)\necho \"$input\" >> '{}'\ncase \"$input\" in\n  \
+             *'\"stop_hook_active\":true'*) exit 0;;\nesac\necho '{{\"decision\": \"block\", \
+             \"reason\": \"run the tests before you stop\"}}'",
+            log.display()
+        ),
+    );
+    dirs.home_file("config.toml", &hook_config("Stop", "", &once));
+    let server = MockServer::start(vec![answer("first"), answer("second")]);
+    let out = server.run(&dirs, &["-p", "go"]);
+    assert_exit(&out, 0);
+    assert_eq!(stdout_text(&out).trim(), "second");
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2);
+    assert_has(
+        &requests[1].last_user_text(),
+        &[
+            "<hook-output event=\"Stop\"",
+            "run the tests before you stop",
+        ],
+    );
+    let firings: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(firings.len(), 2);
+    assert_eq!(firings[0]["stop_hook_active"], false);
+    assert_eq!(firings[0]["last_assistant_message"], "first");
+    assert_eq!(firings[1]["stop_hook_active"], true);
+
+    // A hook that never lets the agent stop: at most 20 continues, then it stops.
+    let always = script(
+        scripts.path(),
+        "always.sh",
+        "cat > /dev/null\necho 'again' >&2\nexit 2",
+    );
+    dirs.home_file("config.toml", &hook_config("Stop", "", &always));
+    let server = MockServer::start((0..30).map(|i| answer(&format!("a{i}"))).collect());
+    let out = server.run(&dirs, &["-p", "go", "--max-turns", "100"]);
+    assert_exit(&out, 0);
+    assert_eq!(server.chat_requests().len(), 21);
+    assert_has(
+        &stderr_text(&out),
+        &["blocked the stop 21 times", "at most 20"],
+    );
+}
+
+/// `continue: false` on a PreToolUse hook ends the turn and shows its `stopReason`; a
+/// `systemMessage` is shown to the user.
+#[test]
+fn continue_false_ends_the_turn_with_its_reason_and_a_system_message_is_shown() {
+    let dirs = Dirs::new();
+    let scripts = scripts_dir();
+    let halt = answering(
+        scripts.path(),
+        "halt.sh",
+        &serde_json::json!({"continue": false, "stopReason": "budget spent for today",
+            "systemMessage": "checked by the budget hook"}),
+    );
+    dirs.home_file("config.toml", &hook_config("PreToolUse", "", &halt));
+    let server = MockServer::start(vec![]);
+    let (out, _) = server.one_bash_call(
+        dirs.home(),
+        dirs.project(),
+        "touch made",
+        &["--approval-mode", "full-auto"],
+        &[],
+    );
+    assert!(!dirs.project().join("made").exists());
+    // The turn ended after the call: the model was not asked again.
+    assert_eq!(server.chat_requests().len(), 1);
+    assert_has(
+        &stderr_text(&out),
+        &[
+            "stopped the agent: budget spent for today",
+            "hook: checked by the budget hook",
+        ],
+    );
+}
