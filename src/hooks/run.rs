@@ -295,9 +295,12 @@ impl Report {
                     "the guard hook could not answer, so it denies: {failure}"
                 )),
                 Outcome::Answered { answer } => match &answer.decision {
+                    // A denial without a reason gives its systemMessage, if any (hookify
+                    // writes its rule's message only there).
                     Some(Decision::Deny { reason }) => Some(
                         reason
                             .clone()
+                            .or_else(|| answer.system_message.clone())
                             .unwrap_or_else(|| "denied by the hook".to_string()),
                     ),
                     Some(Decision::Ask { reason }) => {
