@@ -548,3 +548,83 @@ fn continue_false_ends_the_turn_with_its_reason_and_a_system_message_is_shown() 
         ],
     );
 }
+
+/// A `/name` line passes the UserPromptSubmit hooks as typed: blocked, the skill is not
+/// run and nothing is sent.
+#[test]
+fn a_slash_skill_line_passes_user_prompt_submit_as_typed() {
+    let dirs = Dirs::new();
+    project_skill(dirs.project(), "deploy", "Deploys", "Deploy the app.\n");
+    let scripts = scripts_dir();
+    let log = scripts.path().join("prompts.log");
+    let gate = script(
+        scripts.path(),
+        "gate.sh",
+        &format!(
+            "input=$(cat)\necho \"$input\" >> '{}'\ncase \"$input\" in\n  *'/deploy'*) echo \
+             'no deploys on Friday' >&2; exit 2;;\nesac",
+            log.display()
+        ),
+    );
+    dirs.home_file("config.toml", &hook_config("UserPromptSubmit", "", &gate));
+    let server = MockServer::start(vec![answer("deployed")]);
+    let out = server.run(&dirs, &["-p", "/deploy prod"]);
+    assert_exit(&out, 2);
+    assert!(server.chat_requests().is_empty());
+    assert_has(&stderr_text(&out), &["no deploys on Friday"]);
+    let seen: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&log).unwrap().trim()).unwrap();
+    assert_eq!(seen["prompt"], "/deploy prod");
+}
+
+/// A `context: fork` skill's sub-agent fires SubagentStop (not Stop) when it answers;
+/// a block sends it on with the reason, and its next answer is the skill's.
+#[test]
+fn a_forked_skills_sub_agent_fires_subagent_stop() {
+    let dirs = Dirs::new();
+    skill(
+        &dirs.project().join("skills"),
+        "research",
+        "Researches",
+        "context: fork\n",
+        "Research the question.\n",
+    );
+    let scripts = scripts_dir();
+    let log = scripts.path().join("stops.log");
+    let once = script(
+        scripts.path(),
+        "once.sh",
+        &format!(
+            "input=$(cat)\necho \"$input\" >> '{}'\ncase \"$input\" in\n  \
+             *'\"stop_hook_active\":true'*) exit 0;;\nesac\necho 'cite a source' >&2\nexit 2",
+            log.display()
+        ),
+    );
+    dirs.home_file(
+        "config.toml",
+        &format!(
+            "{}\n{}",
+            hook_config("SubagentStop", "", &once),
+            hook_config("Stop", "", &once)
+        ),
+    );
+    let server = MockServer::start(vec![answer("draft"), answer("final, with a source")]);
+    let out = server.run(&dirs, &["-p", "/research the sky"]);
+    assert_exit(&out, 0);
+    assert_eq!(stdout_text(&out).trim(), "final, with a source");
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2);
+    assert_has(
+        &requests[1].last_user_text(),
+        &["<hook-output event=\"SubagentStop\"", "cite a source"],
+    );
+    let events: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["hook_event_name"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(events, ["SubagentStop", "SubagentStop"]);
+}
