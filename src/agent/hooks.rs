@@ -403,6 +403,13 @@ pub(super) fn for_the_model(event: HookEvent, report: &Report) -> String {
             Outcome::Blocked { reason } if !reason.trim().is_empty() => {
                 said.push(reason.trim().to_string());
             }
+            // A guard that could not answer: the model is told its check did not run.
+            Outcome::GuardFailed { failure } => {
+                said.push(format!(
+                    "The {} guard could not answer ({failure}).",
+                    event.name()
+                ));
+            }
             Outcome::Answered { answer } => {
                 if let Some(Decision::Deny { reason: Some(r) }) = &answer.decision {
                     said.push(r.trim().to_string());

@@ -193,32 +193,35 @@ impl HookRan {
             let why = reason.as_deref().unwrap_or("no reason given");
             return Some(format!("hook `{}` stopped the agent: {why}", self.command));
         }
-        match &self.result {
-            HookResult::Failed { reason } => Some(format!(
-                "hook `{}` ({}) failed ({reason}); it is not a guard, so {what} goes on",
-                self.command,
-                self.event.name()
+        let (command, event) = (&self.command, self.event.name());
+        let means = match self.event {
+            HookEvent::Stop | HookEvent::SubagentStop => BlockMeans::KeepsGoing,
+            HookEvent::PostToolUse | HookEvent::PostToolUseFailure => BlockMeans::TellsTheModel,
+            _ => BlockMeans::Denies,
+        };
+        match (&self.result, means) {
+            (HookResult::Failed { reason }, _) => Some(format!(
+                "hook `{command}` ({event}) failed ({reason}); it is not a guard, so {what} goes on"
             )),
-            HookResult::GuardFailed { reason }
-                if matches!(self.event, HookEvent::Stop | HookEvent::SubagentStop) =>
-            {
-                Some(format!(
-                    "hook `{}` ({}) could not answer ({reason}), so the agent stops",
-                    self.command,
-                    self.event.name()
-                ))
-            }
-            HookResult::GuardFailed { reason } => Some(format!(
-                "hook `{}` blocked {what}: the guard could not answer, so it denies: {reason}",
-                self.command
+            (HookResult::GuardFailed { reason }, BlockMeans::Denies) => Some(format!(
+                "hook `{command}` blocked {what}: the guard could not answer, so it denies: {reason}"
             )),
-            // A Stop hook's block keeps the agent going.
-            other if matches!(self.event, HookEvent::Stop | HookEvent::SubagentStop) => other
+            (HookResult::GuardFailed { reason }, BlockMeans::KeepsGoing) => Some(format!(
+                "hook `{command}` ({event}) could not answer ({reason}), so the agent stops"
+            )),
+            (HookResult::GuardFailed { reason }, BlockMeans::TellsTheModel) => Some(format!(
+                "hook `{command}` ({event}) could not answer ({reason}); the model is told the \
+                 check did not run"
+            )),
+            (other, BlockMeans::Denies) => other
                 .block_reason()
-                .map(|reason| format!("hook `{}` keeps the agent going: {reason}", self.command)),
-            other => other
+                .map(|reason| format!("hook `{command}` blocked {what}: {reason}")),
+            (other, BlockMeans::KeepsGoing) => other
                 .block_reason()
-                .map(|reason| format!("hook `{}` blocked {what}: {reason}", self.command)),
+                .map(|reason| format!("hook `{command}` keeps the agent going: {reason}")),
+            (other, BlockMeans::TellsTheModel) => other.block_reason().map(|reason| {
+                format!("hook `{command}` ({event}) told the model about {what}: {reason}")
+            }),
         }
     }
 
@@ -254,6 +257,17 @@ impl HookRan {
             (None, event) => event.name().to_string(),
         }
     }
+}
+
+/// What a hook's block (or a guard's failure) does at its event.
+#[derive(Clone, Copy)]
+enum BlockMeans {
+    /// The call, the prompt or the event's action is denied.
+    Denies,
+    /// The agent goes on instead of stopping.
+    KeepsGoing,
+    /// The call already ran: the reason goes to the model after its result.
+    TellsTheModel,
 }
 
 fn with_reason(word: &str, reason: Option<&str>) -> String {
@@ -311,6 +325,39 @@ mod tests {
         .notice_line()
         .unwrap();
         assert!(failed.contains("not a guard, so bash goes on"), "{failed}");
+    }
+
+    #[test]
+    fn a_block_is_worded_for_what_it_does_at_its_event() {
+        let at = |event, result| HookRan {
+            event,
+            ..ran(result)
+        };
+        let blocked = || HookResult::Blocked {
+            reason: "why".into(),
+        };
+        let guard = || HookResult::GuardFailed {
+            reason: "it exited with code 127".into(),
+        };
+        let stop = at(HookEvent::Stop, blocked()).notice_line().unwrap();
+        assert!(stop.contains("keeps the agent going: why"), "{stop}");
+        let stop = at(HookEvent::Stop, guard()).notice_line().unwrap();
+        assert!(stop.contains("so the agent stops"), "{stop}");
+        let post = at(HookEvent::PostToolUse, blocked()).notice_line().unwrap();
+        assert!(post.contains("told the model about bash: why"), "{post}");
+        let post = at(HookEvent::PostToolUse, guard()).notice_line().unwrap();
+        assert!(
+            post.contains("the model is told the check did not run"),
+            "{post}"
+        );
+        let prompt = HookRan {
+            tool: None,
+            ..at(HookEvent::UserPromptSubmit, blocked())
+        };
+        assert_eq!(
+            prompt.notice_line().as_deref(),
+            Some("hook `/h/guard.sh` blocked the prompt: why")
+        );
     }
 
     #[test]
