@@ -49,6 +49,9 @@ struct Report {
     works_in: WorksIn,
     /// Whether the tool itself ran (its post hooks fire only then).
     executed: Executed,
+    /// The arguments it ran with (a PreToolUse hook's `updatedInput` included), kept
+    /// only when PostToolUse or PostToolUseFailure hooks will read them.
+    ran_with: Option<Box<serde_json::Value>>,
 }
 
 /// Whether a call's tool ran.
@@ -69,6 +72,7 @@ impl Report {
             end,
             works_in: WorksIn::Nowhere,
             executed: Executed::No,
+            ran_with: None,
         }
     }
 }
@@ -176,7 +180,7 @@ async fn after_call(
             };
         }
     };
-    post_tool_use(state, ctx, call, ran).await
+    post_tool_use(state, ctx, call, report.ran_with.as_deref(), ran).await
 }
 
 /// A `bash` call the user made (`!cmd`): parse, approve, run and report like the
@@ -223,12 +227,23 @@ async fn run_to_report(state: &mut SessionState, ctx: &TurnContext, call: &ToolC
                         .has(crate::hooks::Event::PermissionRequest)
                         .then(|| args.clone()),
                 };
+                let post = [
+                    crate::hooks::Event::PostToolUse,
+                    crate::hooks::Event::PostToolUseFailure,
+                ];
+                let ran_with = post
+                    .into_iter()
+                    .any(|event| hooks.has(event))
+                    .then(|| Box::new(args.clone()));
                 match tool.prepare(args) {
                     Err(refusal) => {
                         begin(ctx, call, String::new());
                         outcome(ctx, Ok(refusal))
                     }
-                    Ok(prepared) => approve_and_run(state, ctx, call, prepared, &asked).await,
+                    Ok(prepared) => Report {
+                        ran_with,
+                        ..approve_and_run(state, ctx, call, prepared, &asked).await
+                    },
                 }
             }
         },
@@ -519,6 +534,7 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
                 end: CallEnd::Done,
                 works_in: WorksIn::Nowhere,
                 executed: Executed::No,
+                ran_with: None,
             }
         }
         Err(ToolFatal::Interrupted) => Report::new(

@@ -327,7 +327,8 @@ pub(super) struct PostTool {
     pub after: AfterHooks,
 }
 
-/// Runs the PostToolUse (or PostToolUseFailure) hooks for `call`. Their
+/// Runs the PostToolUse (or PostToolUseFailure) hooks for `call`, which ran with
+/// `args` (a PreToolUse hook's rewrite included; the model's own when `None`). Their
 /// `decision: "block"` reason and `additionalContext` are appended after the result by
 /// harness9, each in a block that names the event and the hook: the model reads them as
 /// hook output because harness9 put them there, whatever the result itself says.
@@ -335,6 +336,7 @@ pub(super) async fn post_tool_use(
     state: &SessionState,
     ctx: &TurnContext,
     call: &ToolCall,
+    args: Option<&Value>,
     ran: Ran<'_>,
 ) -> PostTool {
     let event = match ran {
@@ -348,9 +350,12 @@ pub(super) async fn post_tool_use(
     if !ctx.setup.hooks.has(event) {
         return nothing;
     }
-    let args = match serde_json::from_str::<Value>(&call.arguments) {
-        Ok(v @ Value::Object(_)) => v,
-        _ => Value::Object(serde_json::Map::new()),
+    let args = match args {
+        Some(args) => args.clone(),
+        None => match serde_json::from_str::<Value>(&call.arguments) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => Value::Object(serde_json::Map::new()),
+        },
     };
     let target = Target::Tool { name: &call.name };
     let report = fire(state, ctx, event, target, || {

@@ -628,3 +628,36 @@ fn a_forked_skills_sub_agent_fires_subagent_stop() {
         .collect();
     assert_eq!(events, ["SubagentStop", "SubagentStop"]);
 }
+
+/// PostToolUse reads the arguments the call ran with: a PreToolUse rewrite's, not the
+/// model's.
+#[test]
+fn post_tool_use_sees_the_arguments_the_call_ran_with() {
+    let dirs = Dirs::new();
+    let scripts = scripts_dir();
+    let seen = scripts.path().join("post.json");
+    let rewrite = answering(
+        scripts.path(),
+        "rewrite.sh",
+        &serde_json::json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+            "updatedInput": {"command": "echo rewritten"}}}),
+    );
+    let post = script(
+        scripts.path(),
+        "post.sh",
+        &format!("cat > '{}'", seen.display()),
+    );
+    dirs.home_file(
+        "config.toml",
+        &format!(
+            "{}\n{}",
+            hook_config("PreToolUse", "Bash", &rewrite),
+            hook_config("PostToolUse", "Bash", &post)
+        ),
+    );
+    let (_, tool) = one_bash_call(&dirs, "echo original");
+    assert!(tool.contains("rewritten"), "{tool}");
+    let input: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
+    assert_eq!(input["tool_input"]["command"], "echo rewritten");
+}
