@@ -12,6 +12,7 @@ use super::folder::Counts;
 use super::store::{PluginStore, Standing};
 use crate::hooks::HookSet;
 use crate::mcp::config::McpServerConfig;
+use crate::skills::PluginDirs;
 
 /// One plugin as a session sees it (for `/plugins`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,30 +29,21 @@ pub struct PluginSummary {
     pub root: PathBuf,
 }
 
-/// A trusted plugin's skill and command folders.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PluginSkillDirs {
-    /// The plugin's name (the commands' label).
-    pub plugin: String,
-    /// Folders of skill folders.
-    pub skills: Vec<PathBuf>,
-    /// Command folders.
-    pub commands: Vec<PathBuf>,
-}
-
 /// Everything the trusted plugins bring.
 #[derive(Debug, Clone, Default)]
 pub struct PluginsInForce {
     /// Every installed plugin, loaded or not.
     pub plugins: Vec<PluginSummary>,
     /// The trusted plugins' skill and command folders, by plugin.
-    pub skill_dirs: Vec<PluginSkillDirs>,
+    pub skill_dirs: Vec<PluginDirs>,
     /// Their hooks.
     pub hooks: HookSet,
     /// Their MCP servers.
     pub mcp_servers: Vec<McpServerConfig>,
     /// Their agent folders, with the plugin's name.
     agents: Vec<(String, PathBuf)>,
+    /// Their folders.
+    trusted_roots: Vec<PathBuf>,
     /// Plugins left out and entries that could not be used, one line each.
     pub warnings: Vec<String>,
 }
@@ -61,6 +53,12 @@ impl PluginsInForce {
     /// each with its plugin's name: the extra roots agent definitions are read from.
     pub fn agent_roots(&self) -> &[(String, PathBuf)] {
         &self.agents
+    }
+
+    /// The trusted plugins' folders (kept readable inside a sandbox that masks the
+    /// harness9 home, since their hooks and servers run from there).
+    pub fn trusted_roots(&self) -> &[PathBuf] {
+        &self.trusted_roots
     }
 }
 
@@ -108,7 +106,8 @@ pub fn load_in_force(home: &Path, env: &dyn Fn(&str) -> Option<String>) -> Plugi
         for problem in &folder.problems {
             out.warnings.push(format!("plugin {name}: {problem}"));
         }
-        out.skill_dirs.push(PluginSkillDirs {
+        out.trusted_roots.push(plugin.root.clone());
+        out.skill_dirs.push(PluginDirs {
             plugin: name.clone(),
             skills: folder.skill_dirs.clone(),
             commands: folder.command_dirs.clone(),

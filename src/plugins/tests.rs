@@ -387,3 +387,52 @@ fn a_marketplace_entry_is_added_by_name_and_never_through_a_link_out() {
         .collect();
     assert_eq!(left.len(), 2, "{left:?}");
 }
+
+#[test]
+fn a_trusted_plugins_commands_join_the_catalog_labelled_and_lose_a_clash_reported() {
+    use crate::skills::{Catalog, DiscoveryOptions, PluginDirs, RootKind, WarningKind};
+    let dir = temp_tree(&[
+        ("home/commands/commit.md", "My own commit.\n"),
+        (
+            "plugin/commands/commit.md",
+            "---\ndescription: Theirs\n---\nCommit.\n",
+        ),
+        (
+            "plugin/commands/hello.md",
+            "---\ndescription: Say hello\n---\nHello.\n",
+        ),
+        ("plugin/commands/git/push.md", "Push it.\n"),
+        (
+            "plugin/skills/tidy/SKILL.md",
+            "---\nname: tidy\ndescription: Tidy up\n---\nTidy.\n",
+        ),
+        ("work/.keep", ""),
+    ]);
+    let root = real(&dir);
+    let options = DiscoveryOptions {
+        workdir: root.join("work"),
+        harness9_home: root.join("home"),
+        plugins: vec![PluginDirs {
+            plugin: "demo".into(),
+            skills: vec![root.join("plugin/skills")],
+            commands: vec![root.join("plugin/commands")],
+        }],
+        ..DiscoveryOptions::default()
+    };
+    let c = Catalog::discover_uncached(&options);
+    let hello = c.get("hello").unwrap();
+    assert_eq!(hello.description, "Say hello (plugin:demo)");
+    assert_eq!(hello.root.kind, RootKind::Plugin);
+    assert!(hello.user_invocable());
+    assert_eq!(
+        c.get("push").unwrap().description,
+        "Push it. (plugin:demo:git)"
+    );
+    assert_eq!(c.get("tidy").unwrap().root.kind, RootKind::Plugin);
+    // The user's own /commit wins; the plugin's is shadowed and reported.
+    assert_eq!(c.get("commit").unwrap().root.kind, RootKind::User);
+    assert!(c.warnings().iter().any(|w| matches!(
+        &w.kind,
+        WarningKind::Shadowed { name, .. } if name == "commit"
+    ) && w.path.starts_with(root.join("plugin"))));
+}
