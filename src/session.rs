@@ -300,6 +300,7 @@ pub fn prepare_with_remote(
                 confinement: crate::exec::Confinement::SessionSandbox,
             },
         ),
+        plugins: config.plugins.listing(),
     };
     let info = SessionInfo {
         model: config.provider_id.qualify(&config.model),

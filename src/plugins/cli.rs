@@ -48,23 +48,14 @@ pub enum ListFormat {
 }
 
 fn contributes(c: &Counts) -> String {
-    let parts = [
-        (c.commands, "command", "commands"),
-        (c.skills, "skill", "skills"),
-        (c.agents, "agent", "agents"),
-        (c.hooks, "hook", "hooks"),
-        (c.mcp_servers, "MCP server", "MCP servers"),
-    ];
-    let words: Vec<String> = parts
-        .iter()
-        .filter(|(n, ..)| *n > 0)
-        .map(|(n, one, many)| format!("{n} {}", if *n == 1 { one } else { many }))
-        .collect();
-    if words.is_empty() {
-        "nothing".into()
-    } else {
-        words.join(", ")
+    crate::protocol::PluginContributions {
+        commands: c.commands,
+        skills: c.skills,
+        agents: c.agents,
+        hooks: c.hooks,
+        mcp_servers: c.mcp_servers,
     }
+    .words()
 }
 
 /// `plugin list`.

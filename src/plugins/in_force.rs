@@ -12,6 +12,7 @@ use super::folder::Counts;
 use super::store::{PluginStore, Standing};
 use crate::hooks::HookSet;
 use crate::mcp::config::McpServerConfig;
+use crate::protocol::{PluginContributions, PluginEntry, PluginListing, PluginStanding};
 use crate::skills::PluginDirs;
 
 /// One plugin as a session sees it (for `/plugins`).
@@ -53,6 +54,32 @@ impl PluginsInForce {
     /// each with its plugin's name: the extra roots agent definitions are read from.
     pub fn agent_roots(&self) -> &[(String, PathBuf)] {
         &self.agents
+    }
+
+    /// What `/plugins` shows.
+    pub fn listing(&self) -> PluginListing {
+        PluginListing {
+            plugins: self
+                .plugins
+                .iter()
+                .map(|p| PluginEntry {
+                    name: p.name.clone(),
+                    version: p.version.clone(),
+                    standing: match p.standing {
+                        Standing::Trusted => PluginStanding::Trusted,
+                        Standing::NotTrusted => PluginStanding::NotTrusted,
+                        Standing::ChangedSinceTrust => PluginStanding::ChangedSinceTrust,
+                    },
+                    contributes: PluginContributions {
+                        commands: p.counts.commands,
+                        skills: p.counts.skills,
+                        agents: p.counts.agents,
+                        hooks: p.counts.hooks,
+                        mcp_servers: p.counts.mcp_servers,
+                    },
+                })
+                .collect(),
+        }
     }
 
     /// The trusted plugins' folders (kept readable inside a sandbox that masks the

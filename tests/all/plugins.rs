@@ -240,3 +240,52 @@ fn a_git_url_is_cloned_shallow_without_running_a_git_hook() {
         .mode();
     assert_eq!(mode & 0o111, 0o111);
 }
+
+/// `/plugins` in the REPL (piped): each plugin with its standing and what it brings;
+/// a trusted plugin's command runs as `/commit`, its text sent to the model.
+#[test]
+fn slash_plugins_lists_each_plugin_and_a_plugin_command_runs() {
+    let dirs = Dirs::new();
+    let market = fixtures().display().to_string();
+    for name in ["commit-commands", "security-guidance"] {
+        assert_exit(&plugin(&dirs, &["add", &market, name]), 0);
+    }
+    assert_exit(&plugin(&dirs, &["trust", "commit-commands"]), 0);
+    // The command's inline shell asks git about the project. (A tracked change is left
+    // out: `git diff`'s `@@` hunk headers are read as @-mentions of a missing file and
+    // refuse the command — a defect of command expansion, reported, not of plugins.)
+    dirs.project_file("README", "first\n");
+    git(dirs.project(), &["init", "-q"]);
+    git(dirs.project(), &["add", "-A"]);
+    git(dirs.project(), &["commit", "-qm", "first"]);
+    dirs.project_file("untracked-notes.txt", "new\n");
+    let server = MockServer::start(vec![answer("committed")]);
+    let child = spawn_fed(
+        server
+            .binary(&dirs)
+            .args(["--no-tui", "--approval-mode", "full-auto"]),
+        b"/plugins\n/commit\n",
+    );
+    let out = wait_with_deadline(child, std::time::Duration::from_secs(60));
+    assert_exit(&out, 0);
+    let stdout = stdout_text(&out);
+    assert_has(
+        &stdout,
+        &[
+            "Plugins:",
+            "commit-commands 1.0.0 — trusted, loaded: 3 commands",
+            "security-guidance 1.0.0 — not trusted, nothing loaded (harness9 plugin trust NAME): 1 hook",
+            "committed",
+        ],
+    );
+    let sent = server.chat_requests()[0].last_user_text();
+    // The inline commands ran: git's answers are in what the model got.
+    assert_has(
+        &sent,
+        &[
+            "Based on the above changes, create a single git commit.",
+            "untracked-notes.txt",
+            "first",
+        ],
+    );
+}
