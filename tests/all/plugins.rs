@@ -289,3 +289,47 @@ fn slash_plugins_lists_each_plugin_and_a_plugin_command_runs() {
         ],
     );
 }
+
+/// A community marketplace (motlin/claude-code-plugins): its two guards, one blocking
+/// with exit 2, one denying through JSON output, run unchanged once trusted.
+#[test]
+fn a_community_marketplaces_guards_block_bash_commands_once_trusted() {
+    let dirs = Dirs::new();
+    let market = fixtures().join("community").display().to_string();
+    for name in ["bash-guards", "git-guards"] {
+        assert_exit(&plugin(&dirs, &["add", &market, name]), 0);
+    }
+    // An entry whose plugin is not in the copy is refused, naming the path.
+    let out = plugin(&dirs, &["add", &market, "markdown-tasks"]);
+    assert_exit(&out, 2);
+    assert_has(
+        &stderr_text(&out),
+        &["./plugins/markdown-tasks", "does not exist"],
+    );
+    let doomed = dirs.project().join("build");
+    std::fs::create_dir(&doomed).unwrap();
+    std::fs::write(doomed.join("keep"), "x").unwrap();
+    let run = |command: &str| {
+        MockServer::start(vec![]).one_bash_call(
+            dirs.home(),
+            dirs.project(),
+            command,
+            &["--approval-mode", "full-auto"],
+            &[],
+        )
+    };
+    // Untrusted: neither guard runs (the rules alone decide).
+    let (_, tool) = run("git add -A");
+    assert!(!tool.contains("git add -A is banned"), "{tool}");
+    for name in ["bash-guards", "git-guards"] {
+        assert_exit(&plugin(&dirs, &["trust", name]), 0);
+    }
+    let (_, tool) = run("rm -rf build");
+    assert!(doomed.join("keep").exists(), "{tool}");
+    assert_has(&tool, &["Recursive rm is destructive", "Use 'trash'"]);
+    let (_, tool) = run("git add -A");
+    assert_has(&tool, &["git add -A is banned"]);
+    // A command both let through runs.
+    let (_, tool) = run("echo through-the-guards");
+    assert_has(&tool, &["through-the-guards"]);
+}
