@@ -333,3 +333,35 @@ fn a_community_marketplaces_guards_block_bash_commands_once_trusted() {
     let (_, tool) = run("echo through-the-guards");
     assert_has(&tool, &["through-the-guards"]);
 }
+
+/// A trusted plugin's MCP server (its `.mcp.json`) joins the configured ones: `mcp list`
+/// shows it with the scope `plugin` and starts it; untrusted, it is not there.
+#[test]
+fn a_trusted_plugins_mcp_server_is_listed_and_started() {
+    let dirs = Dirs::new();
+    let source = tempfile::tempdir().unwrap();
+    let mcp_json = serde_json::json!({"mcpServers": {"fxp": {
+        "command": mcp_fixture().display().to_string(),
+        "env": {"PLUGIN_HOME": "${CLAUDE_PLUGIN_ROOT}"}
+    }}});
+    write(
+        &source.path().join(".claude-plugin/plugin.json"),
+        r#"{"name": "served", "version": "0.1.0"}"#,
+    );
+    write(&source.path().join(".mcp.json"), &mcp_json.to_string());
+    let path = source.path().display().to_string();
+    let out = plugin(&dirs, &["add", &path]);
+    assert_exit(&out, 0);
+    assert_has(&stdout_text(&out), &["MCP servers:", "fxp: "]);
+    let servers = |dirs: &Dirs| {
+        let out = dirs.run(&["mcp", "list", "--json"]);
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    assert_eq!(servers(&dirs), serde_json::json!([]));
+    assert_exit(&plugin(&dirs, &["trust", "served"]), 0);
+    let list = servers(&dirs);
+    assert_eq!(list[0]["name"], "fxp", "{list}");
+    assert_eq!(list[0]["scope"], "plugin", "{list}");
+    assert_eq!(list[0]["state"], "ok", "{list}");
+    assert!(list[0]["tools"].as_u64().unwrap() > 0, "{list}");
+}
