@@ -365,3 +365,46 @@ fn a_trusted_plugins_mcp_server_is_listed_and_started() {
     assert_eq!(list[0]["state"], "ok", "{list}");
     assert!(list[0]["tools"].as_u64().unwrap() > 0, "{list}");
 }
+
+/// `${CLAUDE_PLUGIN_ROOT}` reaches a hook as an environment variable, never spliced into
+/// its command: a harness9 home whose path holds shell syntax runs none of it.
+#[test]
+fn the_plugin_root_is_never_spliced_into_a_hook_command() {
+    let dirs = Dirs::new();
+    let home = dirs.home().join("h$(touch INJECTED)`touch TICKED`");
+    std::fs::create_dir(&home).unwrap();
+    let source = tempfile::tempdir().unwrap();
+    write(
+        &source.path().join(".claude-plugin/plugin.json"),
+        r#"{"name": "rooted"}"#,
+    );
+    write(
+        &source.path().join("hooks/hooks.json"),
+        r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+            "command": "echo \"refused from ${CLAUDE_PLUGIN_ROOT}\" >&2; exit 2"}]}]}}"#,
+    );
+    let cli = |args: &[&str]| {
+        let out = harness9_cli(&home, dirs.project())
+            .arg("plugin")
+            .args(args)
+            .output()
+            .unwrap();
+        assert_exit(&out, 0);
+    };
+    cli(&["add", &source.path().display().to_string()]);
+    cli(&["trust", "rooted"]);
+    let (_, tool) = MockServer::start(vec![]).one_bash_call(
+        &home,
+        dirs.project(),
+        "echo never-ran",
+        &["--approval-mode", "full-auto"],
+        &[],
+    );
+    let root = home.join("plugins/rooted");
+    assert_has(&tool, &[&format!("refused from {}", root.display())]);
+    assert!(!tool.contains("never-ran"), "{tool}");
+    for made in ["INJECTED", "TICKED"] {
+        assert!(!dirs.project().join(made).exists(), "{made}");
+        assert!(!home.join(made).exists(), "{made}");
+    }
+}
