@@ -239,6 +239,35 @@ fn a_git_url_is_cloned_shallow_without_running_a_git_hook() {
         .permissions()
         .mode();
     assert_eq!(mode & 0o111, 0o111);
+    // A marketplace in a git repository: cloned, then its entry taken by name.
+    let market = work.path().join("market");
+    let community = fixtures().join("community");
+    for rel in [
+        ".claude-plugin/marketplace.json",
+        "plugins/bash-guards/.claude-plugin/plugin.json",
+        "plugins/bash-guards/hooks/hooks.json",
+        "plugins/bash-guards/scripts/validate-bash.sh",
+    ] {
+        let to = market.join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(community.join(rel), &to).unwrap();
+    }
+    git(&market, &["init", "-q"]);
+    git(&market, &["add", "-A"]);
+    git(&market, &["commit", "-qm", "market"]);
+    let url = format!("file://{}", market.display());
+    let out = dirs
+        .command(&["plugin", "add", &url, "bash-guards"])
+        .env("GIT_TEMPLATE_DIR", &template)
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    assert!(!marker.exists(), "no git hook ran");
+    assert!(
+        dirs.home()
+            .join("plugins/bash-guards/scripts/validate-bash.sh")
+            .is_file()
+    );
 }
 
 /// `/plugins` in the REPL (piped): each plugin with its standing and what it brings;
