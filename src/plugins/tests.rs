@@ -436,3 +436,38 @@ fn a_trusted_plugins_commands_join_the_catalog_labelled_and_lose_a_clash_reporte
         WarningKind::Shadowed { name, .. } if name == "commit"
     ) && w.path.starts_with(root.join("plugin"))));
 }
+
+#[test]
+fn add_skips_fifos_and_refuses_a_plugin_past_the_limits() {
+    let dir = temp_tree(&[(".claude-plugin/plugin.json", r#"{"name": "piped"}"#)]);
+    let src = real(&dir);
+    nix::unistd::mkfifo(&src.join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let (home, store) = store_home();
+    let added = store
+        .add(&src.display().to_string(), None, Path::new("/"), &no_env)
+        .unwrap();
+    assert!(added.skipped.iter().any(|s| s.problem == Problem::Special));
+    assert!(!home.path().join("plugins/piped/pipe").exists());
+    // Deeper than the limit: nothing is added, no staging folder is left.
+    let deep = temp_tree(&[(".claude-plugin/plugin.json", r#"{"name": "deep"}"#)]);
+    let mut path = real(&deep);
+    for _ in 0..=fetch::MAX_DEPTH + 1 {
+        path.push("d");
+    }
+    write_tree(&path, &[("f", "x")]);
+    let e = store
+        .add(
+            &deep.path().display().to_string(),
+            None,
+            Path::new("/"),
+            &no_env,
+        )
+        .unwrap_err();
+    assert!(matches!(e, StoreError::Fetch(_)), "{e}");
+    let left: Vec<_> = std::fs::read_dir(home.path().join("plugins"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left.len(), 2, "{left:?}"); // piped/ and installed.json
+}
