@@ -135,6 +135,7 @@ fn main() -> std::io::Result<()> {
             harness9_home: home.clone(),
             user_home: None,
             remote_dirs: Vec::new(),
+            plugins: Vec::new(),
         };
         let (uncached, plain) = time(&|| Catalog::discover_uncached(&options), &|| {});
         let (cold, cold_catalog) = time(&|| Catalog::discover(&options), &|| {

@@ -229,6 +229,13 @@ pub enum Command {
         #[command(subcommand)]
         action: McpAction,
     },
+    /// Add, list, remove and trust Claude Code plugins (commands, skills, agents, hooks
+    /// and MCP servers in one folder); nothing from a plugin loads before `trust`.
+    Plugin {
+        /// What to do.
+        #[command(subcommand)]
+        action: PluginAction,
+    },
     /// What a session started here puts in the model's context: the instruction files
     /// (with bytes and tokens, and what was shortened), the skill roots, the MCP index,
     /// and what the first request costs (system prompt, tools, window).
@@ -240,6 +247,38 @@ pub enum Command {
     /// A peer's subcommand (hidden), answered with the harness9 way.
     #[command(flatten)]
     Peer(hints::PeerCommand),
+}
+
+/// `harness9 plugin ...`.
+#[derive(Debug, Subcommand)]
+pub enum PluginAction {
+    /// Copy a plugin folder, clone a git URL (shallow, no git hooks run), or take one
+    /// plugin of a marketplace (a folder with `.claude-plugin/marketplace.json`, or that
+    /// file) into `$HARNESS9_HOME/plugins/NAME/`. It is not trusted: nothing from it
+    /// loads until `harness9 plugin trust NAME`.
+    Add {
+        /// A plugin folder, a marketplace folder or file, or a git URL of either.
+        source: String,
+        /// The marketplace's plugin to add (a plugin folder's own name, if given).
+        name: Option<String>,
+    },
+    /// Every added plugin: whether it is trusted, what it contributes, its problems.
+    List {
+        /// JSON output (an array, one object per plugin; fields in docs/PLUGINS.md).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove an added plugin (its folder and its record).
+    Remove {
+        /// The plugin's name.
+        name: String,
+    },
+    /// Show what a plugin runs (hook commands, MCP servers) and trust it as its files
+    /// are now; any later change to them untrusts it.
+    Trust {
+        /// The plugin's name.
+        name: String,
+    },
 }
 
 /// `harness9 mcp ...`.

@@ -26,6 +26,7 @@ pub mod nofollow;
 pub mod paths;
 pub mod permissions;
 pub mod plain_file;
+pub mod plugins;
 pub mod print;
 pub mod private_files;
 pub mod project_root;

@@ -39,12 +39,14 @@ pub use hooks::{HookEvent, HookKeepGoing, HookOrigin, HookRan, HookResult};
 
 mod listings;
 mod models;
+mod plugins;
 pub use listings::{
     McpHealth, McpPromptArgument, McpPromptCommand, McpServerEntry, McpServerName, McpUse,
     SkillEntry, SkillInvocation, SkillListing, SkillNote, SkillOrigin, SkillStanding,
     SlashCommands, SlashSkill,
 };
 pub use models::{ModelList, ModelListing, ProviderModels};
+pub use plugins::{PluginContributions, PluginEntry, PluginListing, PluginStanding};
 
 /// A slash command the agent runs as a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -200,6 +202,8 @@ pub enum Op {
     ListSkills,
     /// List the MCP servers as `/mcp` shows them ([`Event::McpServerList`]).
     ListMcpServers,
+    /// List the installed plugins as `/plugins` shows them ([`Event::PluginList`]).
+    ListPlugins,
 }
 
 /// Where a user message's text came from. Text that arrived on stdin may have been

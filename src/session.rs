@@ -34,6 +34,7 @@ pub fn discovery_options(config: &Config) -> DiscoveryOptions {
         harness9_home: config.home.clone(),
         user_home: config.user_home.clone(),
         remote_dirs: Vec::new(),
+        plugins: config.plugins.skill_dirs.clone(),
     }
 }
 
@@ -285,15 +286,21 @@ pub fn prepare_with_remote(
             &config.workdir,
             &config.home.join("snapshots"),
         )),
-        // Only config.toml's hooks: the project's wait until they can be trusted.
+        // config.toml's hooks and the trusted plugins': the project's wait until they
+        // can be trusted.
         hooks: agent::hooks::SessionHooks::new(
-            config.user_hooks.clone(),
+            {
+                let mut set = config.user_hooks.clone();
+                set.extend(config.plugins.hooks.clone());
+                set
+            },
             crate::hooks::RunContext {
                 project_dir: config.project_root.clone(),
                 cwd: config.workdir.clone(),
                 confinement: crate::exec::Confinement::SessionSandbox,
             },
         ),
+        plugins: config.plugins.listing(),
     };
     let info = SessionInfo {
         model: config.provider_id.qualify(&config.model),

@@ -73,6 +73,7 @@ pub fn roots_catalog(empty: &Path, flag_dirs: Vec<PathBuf>, remote_dirs: Vec<Pat
         harness9_home: empty.to_path_buf(),
         user_home: None,
         remote_dirs,
+        plugins: Vec::new(),
     })
 }
 

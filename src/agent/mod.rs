@@ -265,4 +265,6 @@ pub struct AgentSetup {
     pub snapshots: Option<crate::undo::Snapshots>,
     /// The hooks in force (config.toml's; project hooks wait for trust).
     pub hooks: hooks::SessionHooks,
+    /// The installed plugins as `/plugins` shows them (what loaded was decided at start).
+    pub plugins: crate::protocol::PluginListing,
 }

@@ -457,6 +457,7 @@ impl Dispatcher {
             }
             Op::ListSkills => self.emit(super::listings::skills(&self.setup)),
             Op::ListMcpServers => self.emit(super::listings::mcp_servers(&self.setup)),
+            Op::ListPlugins => self.emit(Event::PluginList(self.setup.plugins.clone())),
             queued @ (Op::UserInput { .. }
             | Op::Invoke(_)
             | Op::Shell { .. }

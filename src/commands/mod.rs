@@ -12,6 +12,7 @@
 mod context;
 mod mcp;
 mod permissions;
+mod plugin;
 
 use std::io;
 
@@ -51,6 +52,9 @@ pub enum CommandError {
     /// `harness9 mcp …`.
     #[error(transparent)]
     Mcp(#[from] McpCliError),
+    /// `harness9 plugin …`.
+    #[error(transparent)]
+    Plugin(#[from] crate::plugins::cli::PluginCliError),
     /// harness9's own binary (the sandbox launcher) cannot be found.
     #[error("cannot find harness9's own binary to start sandboxed servers")]
     OwnBinary(#[source] io::Error),
@@ -78,6 +82,7 @@ impl CommandError {
             CommandError::Artifacts(e) => e.kind(),
             CommandError::Permissions(e) => e.kind(),
             CommandError::Mcp(e) => e.kind(),
+            CommandError::Plugin(e) => e.kind(),
         }
     }
 }
@@ -109,6 +114,7 @@ pub fn run(overrides: &Overrides, command: &Command) -> Result<(), CommandError>
         Command::Artifacts { action } => artifacts(&config, action),
         Command::Permissions { action } => permissions::run(&config, action),
         Command::Mcp { action } => mcp::run(&config, action),
+        Command::Plugin { action } => plugin::run(&config, action),
         Command::Context { json } => context::run(overrides, &config, *json),
         Command::Peer(peer) => Err(CommandError::PeerHabit(peer.hint())),
     }

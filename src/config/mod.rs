@@ -423,8 +423,12 @@ pub struct Config {
     pub sandbox: SandboxSettings,
     /// The hooks of config.toml's `[hooks]` (what could not be used is in `warnings`).
     pub user_hooks: crate::hooks::HookSet,
-    /// The MCP servers configured for this project.
+    /// The MCP servers configured for this project (a trusted plugin's among them).
     pub mcp: crate::mcp::McpSetup,
+    /// The installed plugins and what the trusted ones bring (`crate::plugins`): their
+    /// hooks join the session's, their skill and command folders the catalog's, their
+    /// agent folders are [`crate::plugins::PluginsInForce::agent_roots`].
+    pub plugins: crate::plugins::PluginsInForce,
     /// Prices per model, when the user set any.
     pub prices: crate::cost::PriceTable,
     /// Total size the saved sessions may take, in bytes.

@@ -98,13 +98,16 @@ impl Config {
             root: &project_root,
         };
         let permissions = permissions(&file, &config_path, folders, &homes, &mut warnings)?;
-        let mcp = crate::mcp::config::load(
+        let mut mcp = crate::mcp::config::load(
             &file.mcp_servers,
             &config_path,
             &project_root,
             &homes.harness,
             env,
         );
+        let plugins = crate::plugins::load_in_force(&homes.harness, env);
+        warnings.extend(plugins.warnings.iter().cloned());
+        mcp.add_plugin_servers(plugins.mcp_servers.clone());
         warnings.extend(mcp.warnings.iter().cloned());
         warnings.extend(mcp.untrusted_warning());
         let user_hooks = user_hooks(&file, &config_path, &mut warnings);
@@ -113,7 +116,7 @@ impl Config {
             .approval_mode
             .or(file.approval_mode)
             .unwrap_or_default();
-        let sandbox = sandbox(
+        let mut sandbox = sandbox(
             env,
             overrides.sandbox,
             &file.sandbox,
@@ -125,8 +128,15 @@ impl Config {
                 skills_cache_dir: &skills.cache_dir,
             },
         )?;
+        // A trusted plugin's files stay readable inside the masked harness9 home: its
+        // hooks and servers run from there.
+        sandbox
+            .secrets
+            .visible
+            .extend(plugins.trusted_roots().iter().cloned());
         Ok(Config {
             user_hooks,
+            plugins,
             show_reasoning: match file.show_reasoning {
                 Some(true) => super::ShowReasoning::Shown,
                 Some(false) | None => super::ShowReasoning::Hidden,

@@ -328,5 +328,6 @@ fn hook(
         timeout,
         on_error,
         origin: origin.clone(),
+        plugin_root: None,
     })
 }

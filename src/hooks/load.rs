@@ -63,7 +63,7 @@ pub fn load_project(root: &Path) -> (HookSet, Vec<HookFileError>) {
         };
         let (found, mut wrong) = match kind {
             OriginKind::ProjectToml | OriginKind::UserConfig => parse_toml_text(&text, &origin),
-            OriginKind::ClaudeSettings | OriginKind::ClaudeLocalSettings => {
+            OriginKind::ClaudeSettings | OriginKind::ClaudeLocalSettings | OriginKind::Plugin => {
                 parse_json_settings(&text, &origin)
             }
         };

@@ -123,13 +123,17 @@ pub enum OriginKind {
     ClaudeSettings,
     /// The project's `.claude/settings.local.json`.
     ClaudeLocalSettings,
+    /// A plugin's hook file (`hooks/hooks.json` or one its `plugin.json` names). Only a
+    /// plugin the user trusted as it is now is ever loaded (`crate::plugins`), so its
+    /// hooks need no more trust here.
+    Plugin,
 }
 
 impl OriginKind {
     /// Who must have trusted the file before its hooks run.
     pub fn trust(self) -> TrustNeeded {
         match self {
-            OriginKind::UserConfig => TrustNeeded::None,
+            OriginKind::UserConfig | OriginKind::Plugin => TrustNeeded::None,
             OriginKind::ProjectToml
             | OriginKind::ClaudeSettings
             | OriginKind::ClaudeLocalSettings => TrustNeeded::Project,
@@ -157,6 +161,10 @@ pub struct Hook {
     pub on_error: OnError,
     /// Where it was configured.
     pub origin: Origin,
+    /// The plugin's folder, for a plugin's hook: `CLAUDE_PLUGIN_ROOT` in its
+    /// environment (the shell expands `${CLAUDE_PLUGIN_ROOT}` in the command from there;
+    /// the path is never spliced into the command's text).
+    pub plugin_root: Option<PathBuf>,
 }
 
 /// Hooks under one matcher.
@@ -214,6 +222,22 @@ impl HookSet {
         self.groups
             .get(&event)
             .map_or(0, |groups| groups.iter().map(|g| g.hooks.len()).sum())
+    }
+
+    /// Every hook of this set as a plugin's: origin [`OriginKind::Plugin`] and
+    /// `CLAUDE_PLUGIN_ROOT` set to `root` when it runs.
+    pub fn mark_plugin(&mut self, root: &std::path::Path) {
+        for group in self.groups.values_mut().flatten() {
+            for hook in &mut group.hooks {
+                hook.origin.kind = OriginKind::Plugin;
+                hook.plugin_root = Some(root.to_path_buf());
+            }
+        }
+    }
+
+    /// Every event with hooks, and its groups, in event order.
+    pub fn events(&self) -> impl Iterator<Item = (Event, &[Group])> {
+        self.groups.iter().map(|(e, g)| (*e, g.as_slice()))
     }
 
     /// Every group of `event`, in order.

@@ -426,16 +426,23 @@ pub async fn run_event(
 
 fn request(hook: &Hook, ctx: &RunContext, stdin: Vec<u8>) -> Request {
     let project = ctx.project_dir.clone().into_os_string();
+    let mut env = vec![
+        EnvChange::set("HARNESS9_PROJECT_DIR", project.clone()),
+        EnvChange::set("CLAUDE_PROJECT_DIR", project),
+    ];
+    if let Some(root) = &hook.plugin_root {
+        env.push(EnvChange::set(
+            "CLAUDE_PLUGIN_ROOT",
+            root.clone().into_os_string(),
+        ));
+    }
     Request {
         program: Program::BashOrSh {
             line: hook.command.clone(),
         },
         cwd: ctx.cwd.clone(),
         prompts: Prompts::Suppressed,
-        env: vec![
-            EnvChange::set("HARNESS9_PROJECT_DIR", project.clone()),
-            EnvChange::set("CLAUDE_PROJECT_DIR", project),
-        ],
+        env,
         stdin: Stdin::Bytes(stdin),
         output: Output::Split {
             stdout: Sink {

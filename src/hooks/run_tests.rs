@@ -56,6 +56,7 @@ fn hook(command: &str, on_error: OnError, timeout: Duration) -> Hook {
             kind: OriginKind::UserConfig,
             path: PathBuf::from("/home/u/.harness9/config.toml"),
         },
+        plugin_root: None,
     }
 }
 

@@ -155,6 +155,13 @@ pub enum ServerOrigin {
         /// The file.
         path: PathBuf,
     },
+    /// A plugin the user trusted (its `.mcp.json`, or its `plugin.json` inline).
+    Plugin {
+        /// The plugin's name.
+        plugin: String,
+        /// The file.
+        path: PathBuf,
+    },
 }
 
 impl ServerOrigin {
@@ -163,12 +170,16 @@ impl ServerOrigin {
         match self {
             ServerOrigin::User { path }
             | ServerOrigin::Project { path }
-            | ServerOrigin::McpJson { path } => path,
+            | ServerOrigin::McpJson { path }
+            | ServerOrigin::Plugin { path, .. } => path,
         }
     }
 
     fn is_project(&self) -> bool {
-        !matches!(self, ServerOrigin::User { .. })
+        matches!(
+            self,
+            ServerOrigin::Project { .. } | ServerOrigin::McpJson { .. }
+        )
     }
 }
 
@@ -276,6 +287,67 @@ impl McpSetup {
             )
         })
     }
+}
+
+impl McpSetup {
+    /// Adds a trusted plugin's servers (from [`plugin_servers`]): a server already
+    /// configured under the same name keeps it, and the plugin's is reported.
+    pub fn add_plugin_servers(&mut self, servers: Vec<McpServerConfig>) {
+        for server in servers {
+            if let Some(kept) = self.get(&server.name) {
+                self.warnings.push(format!(
+                    "MCP server `{}` of {} is not used: `{}` is already configured in {}",
+                    server.name,
+                    server.origin.path().display(),
+                    kept.name,
+                    kept.origin.path().display()
+                ));
+                continue;
+            }
+            self.servers.push(server);
+        }
+        self.servers.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+}
+
+/// A plugin's MCP servers from an `mcpServers` object (`path` is where it was written):
+/// `${CLAUDE_PLUGIN_ROOT}` is the plugin's folder `root`, other `${VAR}`s come from
+/// `env`; each entry that cannot be used is one problem naming the plugin and the file.
+/// The plugin's trust is the caller's: only a trusted plugin's servers are loaded.
+pub fn plugin_servers(
+    servers: serde_json::Map<String, serde_json::Value>,
+    path: &Path,
+    plugin: &str,
+    root: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> (Vec<McpServerConfig>, Vec<String>) {
+    let root_text = root.display().to_string();
+    let lookup = |name: &str| {
+        if name == "CLAUDE_PLUGIN_ROOT" {
+            Some(root_text.clone())
+        } else {
+            env(name)
+        }
+    };
+    let (tables, mut problems) = json_servers(servers, path, &lookup);
+    let mut out = Vec::new();
+    for (name, mut file) in tables {
+        if let Some(cwd) = &file.cwd {
+            file.cwd = Some(PathBuf::from(expand(&cwd.to_string_lossy(), &lookup)));
+        }
+        let origin = ServerOrigin::Plugin {
+            plugin: plugin.to_string(),
+            path: path.to_path_buf(),
+        };
+        match resolve(&name, &file, origin) {
+            Ok(server) => out.push(server),
+            Err(reason) => problems.push(format!(
+                "MCP server `{name}` of plugin {plugin} in {}: {reason}; it is not used",
+                path.display()
+            )),
+        }
+    }
+    (out, problems)
 }
 
 /// Reads every definition: `user` is the user's config.toml's `[mcp_servers]` (already
@@ -528,9 +600,20 @@ fn read_mcp_json(
             path.display()
         ))
     })?;
+    Ok(json_servers(file.mcp_servers, path, env))
+}
+
+/// The entries of an `mcpServers` object (from `path`) as server tables, with
+/// `${VAR}` and `${VAR:-default}` expanded by `env`, and one problem per entry that
+/// could not be read.
+fn json_servers(
+    servers: impl IntoIterator<Item = (String, serde_json::Value)>,
+    path: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> ProjectServers {
     let mut out = Vec::new();
     let mut problems = Vec::new();
-    for (name, value) in file.mcp_servers {
+    for (name, value) in servers {
         let server: JsonServer = match serde_json::from_value(value) {
             Ok(s) => s,
             Err(e) => {
@@ -574,7 +657,7 @@ fn read_mcp_json(
             },
         ));
     }
-    Ok((out, problems))
+    (out, problems)
 }
 
 /// `${VAR}` and `${VAR:-default}` replaced from the environment (unset: empty, or the

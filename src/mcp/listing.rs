@@ -49,6 +49,7 @@ pub fn listing(servers: &McpServers, loaded: &[String]) -> Vec<McpServerEntry> {
                 ServerOrigin::User { .. } => "user config",
                 ServerOrigin::Project { .. } => "project config",
                 ServerOrigin::McpJson { .. } => ".mcp.json",
+                ServerOrigin::Plugin { .. } => "plugin",
             };
             let prompts = status
                 .memo

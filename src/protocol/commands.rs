@@ -46,6 +46,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "Put back the files the last turn changed (commands' changes too)",
     ),
     ("mcp", "List the MCP servers, their state and prompts"),
+    (
+        "plugins",
+        "List the plugins, whether each is trusted and what it contributes",
+    ),
     ("usage", "Show token usage for this session"),
     (
         "status",

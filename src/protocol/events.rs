@@ -60,6 +60,7 @@ impl SubAgentEvent {
             | Event::ShutdownComplete { .. }
             | Event::SkillList(_)
             | Event::McpServerList { .. }
+            | Event::PluginList(_)
             | Event::SlashCommands(_) => Err(Box::new(event)),
         }
     }
@@ -710,6 +711,8 @@ pub enum Event {
         /// In name order; empty without servers.
         servers: Vec<McpServerEntry>,
     },
+    /// The installed plugins, after [`Op::ListPlugins`].
+    PluginList(super::PluginListing),
     /// The slash commands changed (skills reloaded, an MCP server's prompts learnt):
     /// all of them, in place of what the frontend had (`SessionInfo` carries them at
     /// start).

@@ -125,16 +125,19 @@ pub enum SkillOrigin {
     User,
     /// The cache of a remote root.
     Remote,
+    /// A trusted plugin's folder.
+    Plugin,
 }
 
 impl SkillOrigin {
-    /// `flag`, `project`, `user` or `remote`.
+    /// `flag`, `project`, `user`, `remote` or `plugin`.
     pub fn as_str(self) -> &'static str {
         match self {
             SkillOrigin::Flag => "flag",
             SkillOrigin::Project => "project",
             SkillOrigin::User => "user",
             SkillOrigin::Remote => "remote",
+            SkillOrigin::Plugin => "plugin",
         }
     }
 }

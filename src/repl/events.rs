@@ -183,6 +183,14 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.done_waiting(State::ListingMcpServers);
                 self.renderer.notice(&render::mcp_text(servers))?;
             }
+            Event::PluginList(listing) => {
+                self.done_waiting(State::ListingPlugins);
+                let mut text = String::from("Plugins:\n");
+                for line in listing.lines() {
+                    text.push_str(&format!("  {line}\n"));
+                }
+                self.renderer.notice(&text)?;
+            }
             Event::Status(report) => {
                 self.done_waiting(State::Status);
                 self.renderer.notice(&render::status_text(report))?;

@@ -46,6 +46,7 @@ impl Env {
             harness9_home: self.p("h9"),
             user_home: Some(self.p("home")),
             remote_dirs: Vec::new(),
+            plugins: Vec::new(),
         }
     }
     fn discover(&self, flags: &[&str]) -> Catalog {

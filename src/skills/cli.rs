@@ -475,6 +475,7 @@ mod tests {
             harness9_home: tmp.join("h9"),
             user_home: None,
             remote_dirs: Vec::new(),
+            plugins: Vec::new(),
         })
     }
 
@@ -537,6 +538,7 @@ mod tests {
             harness9_home: tmp.join("h9"),
             user_home: None,
             remote_dirs: Vec::new(),
+            plugins: Vec::new(),
         })
     }
 

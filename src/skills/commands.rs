@@ -50,7 +50,18 @@ pub(super) fn discover(options: &DiscoveryOptions) -> Found {
     let boundary = std::fs::canonicalize(options.project_boundary()).ok();
     let mut found = Found::default();
     for root in options.command_roots() {
-        walk_root(&root, boundary.as_deref(), &mut found);
+        walk_root(&root, boundary.as_deref(), &[], &mut found);
+    }
+    // A trusted plugin's commands come last, labelled by the plugin.
+    for plugin in &options.plugins {
+        let label = [plugin.plugin.clone()];
+        for dir in &plugin.commands {
+            let root = SkillRoot {
+                path: dir.as_path().into(),
+                kind: RootKind::Plugin,
+            };
+            walk_root(&root, None, &label, &mut found);
+        }
     }
     found
 }
@@ -62,7 +73,7 @@ fn warn(found: &mut Found, path: &Path, kind: WarningKind) {
     });
 }
 
-fn walk_root(root: &SkillRoot, boundary: Option<&Path>, found: &mut Found) {
+fn walk_root(root: &SkillRoot, boundary: Option<&Path>, label: &[String], found: &mut Found) {
     let real = match std::fs::canonicalize(&root.path) {
         Ok(real) => real,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
@@ -82,7 +93,7 @@ fn walk_root(root: &SkillRoot, boundary: Option<&Path>, found: &mut Found) {
         read: 0,
         found,
     };
-    walk.folder(&root.path, &real, &[], 0);
+    walk.folder(&root.path, &real, label, 0);
 }
 
 struct Walk<'a> {

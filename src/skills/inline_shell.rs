@@ -74,7 +74,7 @@ impl Eq for CommandGate {}
 pub fn permission_for(skill: &crate::skills::Skill, mode: &Permission) -> Permission {
     use crate::skills::RootKind;
     match skill.root.kind {
-        RootKind::Flag | RootKind::Project | RootKind::User => mode.clone(),
+        RootKind::Flag | RootKind::Project | RootKind::User | RootKind::Plugin => mode.clone(),
         RootKind::Remote => {
             Permission::Refuse("skills from remote roots never run commands".into())
         }

@@ -108,6 +108,7 @@ fn origin(kind: RootKind) -> SkillOrigin {
         RootKind::Project => SkillOrigin::Project,
         RootKind::User => SkillOrigin::User,
         RootKind::Remote => SkillOrigin::Remote,
+        RootKind::Plugin => SkillOrigin::Plugin,
     }
 }
 

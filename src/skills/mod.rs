@@ -70,6 +70,21 @@ pub struct DiscoveryOptions {
     pub user_home: Option<PathBuf>,
     /// Extracted remote roots ([`remote::sync_remote_root`]), lowest precedence.
     pub remote_dirs: Vec<PathBuf>,
+    /// The trusted plugins' skill and command folders (`crate::plugins` decides which),
+    /// after the user's roots and before the remote ones.
+    pub plugins: Vec<PluginDirs>,
+}
+
+/// One trusted plugin's folders, as the skills catalog reads them: its skills like a
+/// user root's, its commands labelled `(plugin:NAME)`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PluginDirs {
+    /// The plugin's name.
+    pub plugin: String,
+    /// Folders of skill folders.
+    pub skills: Vec<PathBuf>,
+    /// Command folders.
+    pub commands: Vec<PathBuf>,
 }
 
 impl DiscoveryOptions {
@@ -105,6 +120,12 @@ impl DiscoveryOptions {
                     kind: RootKind::User,
                 });
             }
+        }
+        for plugin in &self.plugins {
+            roots.extend(plugin.skills.iter().map(|d| SkillRoot {
+                path: d.as_path().into(),
+                kind: RootKind::Plugin,
+            }));
         }
         roots.extend(self.remote_dirs.iter().map(|d| SkillRoot {
             path: d.as_path().into(),
@@ -181,16 +202,19 @@ pub enum RootKind {
     /// The cache of a remote root (an archive downloaded from a URL). Its skills never
     /// run inline shell.
     Remote,
+    /// A folder of a plugin the user trusted as it is (`harness9 plugin trust`).
+    Plugin,
 }
 
 impl RootKind {
-    /// `flag`, `project`, `user` or `remote`.
+    /// `flag`, `project`, `user`, `remote` or `plugin`.
     pub fn as_str(self) -> &'static str {
         match self {
             RootKind::Flag => "flag",
             RootKind::Project => "project",
             RootKind::User => "user",
             RootKind::Remote => "remote",
+            RootKind::Plugin => "plugin",
         }
     }
 }

@@ -255,6 +255,7 @@ mod tests {
             harness9_home: empty,
             user_home: None,
             remote_dirs: Vec::new(),
+            plugins: Vec::new(),
         };
         let catalog = SharedCatalog::new(Catalog::discover(&options));
         SkillsWatch::new(catalog, options)
@@ -326,6 +327,7 @@ mod tests {
             harness9_home: home.path().to_path_buf(),
             user_home: None,
             remote_dirs: Vec::new(),
+            plugins: Vec::new(),
         };
         let w = SkillsWatch::new(SharedCatalog::new(Catalog::discover(&options)), options);
         let mut times: Vec<std::time::Duration> = (0..21)

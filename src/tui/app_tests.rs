@@ -853,3 +853,42 @@ fn mcp_listing_and_new_slash_commands_come_from_the_agent() {
     h.typ("/fx:");
     assert_shows(&h.screen(80, 20), &["/fx:greet", "MCP Say hello"]);
 }
+
+#[test]
+fn plugins_listing_comes_from_the_agent_with_each_plugins_standing() {
+    use crate::protocol::{PluginContributions, PluginEntry, PluginListing, PluginStanding};
+    let mut h = Harness::new();
+    h.submit("/plugins");
+    assert_eq!(h.ops(), vec![Op::ListPlugins], "/plugins asks the agent");
+    h.event(Event::PluginList(PluginListing {
+        plugins: vec![
+            PluginEntry {
+                name: "commit-commands".into(),
+                version: Some("1.0.0".into()),
+                standing: PluginStanding::Trusted,
+                contributes: PluginContributions {
+                    commands: 3,
+                    ..Default::default()
+                },
+            },
+            PluginEntry {
+                name: "guard".into(),
+                version: None,
+                standing: PluginStanding::ChangedSinceTrust,
+                contributes: PluginContributions {
+                    hooks: 1,
+                    ..Default::default()
+                },
+            },
+        ],
+    }));
+    let screen = h.screen(100, 20);
+    assert_shows(
+        &screen,
+        &[
+            "Plugins",
+            "commit-commands 1.0.0 — trusted, loaded: 3 commands",
+            "guard — changed since trusted, nothing loaded",
+        ],
+    );
+}

@@ -26,6 +26,7 @@ pub fn catalog_with_skill() -> (tempfile::TempDir, Catalog) {
         harness9_home: dir.path().join("home"),
         user_home: None,
         remote_dirs: Vec::new(),
+        plugins: Vec::new(),
     });
     (dir, catalog)
 }

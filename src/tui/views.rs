@@ -53,6 +53,18 @@ pub fn status(report: &crate::protocol::StatusReport) -> Vec<Line<'static>> {
     lines
 }
 
+/// What `/plugins` shows: a heading, then one line per plugin.
+pub fn plugins(listing: &crate::protocol::PluginListing) -> Vec<Line<'static>> {
+    let mut lines = vec![heading("Plugins")];
+    lines.extend(
+        listing
+            .lines()
+            .into_iter()
+            .map(|line| Line::from(Span::raw(format!("  {line}")))),
+    );
+    lines
+}
+
 /// What `/context` shows: a heading, then the report's lines (the section headings
 /// bold, the rest as worded).
 pub fn context(report: &crate::protocol::ContextReport) -> Vec<Line<'static>> {

@@ -49,6 +49,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         "MCP servers, mentions and instruction files",
         &["mcp", "mentions", "instructions"],
     ),
+    ("plugins", &["plugins"]),
     ("configuration and the input router", &["config", "input"]),
     ("the agent", &["agent"]),
     ("session assembly", &["session"]),

@@ -39,6 +39,7 @@ mod mcp_cli;
 mod mentions;
 mod nested_instructions;
 mod permissions;
+mod plugins;
 mod print_e2e;
 mod project_root;
 mod prompt_cache;

@@ -310,6 +310,7 @@ impl SkillsHome {
             project_root: std::path::PathBuf::new(),
             harness9_home: self.tmp.path().join("home"),
             remote_dirs: vec![remote.to_path_buf()],
+            plugins: Vec::new(),
             ..DiscoveryOptions::default()
         })
     }

@@ -59,6 +59,7 @@ fn options(flags: &[PathBuf], home: &Path, work: &Path) -> DiscoveryOptions {
         harness9_home: home.to_path_buf(),
         user_home: None,
         remote_dirs: Vec::new(),
+        plugins: Vec::new(),
     }
 }
 

@@ -51,6 +51,7 @@ fn discover(dir: &Path) -> Catalog {
         harness9_home: empty.path().join("home"),
         user_home: None,
         remote_dirs: Vec::new(),
+        plugins: Vec::new(),
     })
 }
 

@@ -195,7 +195,12 @@ pub fn trust(
     let project: Vec<&McpServerConfig> = setup
         .servers
         .iter()
-        .filter(|s| !matches!(s.origin, ServerOrigin::User { .. }))
+        .filter(|s| {
+            matches!(
+                s.origin,
+                ServerOrigin::Project { .. } | ServerOrigin::McpJson { .. }
+            )
+        })
         .collect();
     if project.is_empty() {
         writeln!(

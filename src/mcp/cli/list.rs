@@ -34,6 +34,7 @@ fn scope_words(origin: &ServerOrigin) -> (&'static str, &'static str) {
         ServerOrigin::User { .. } => ("user", "user"),
         ServerOrigin::Project { .. } => ("project", "project"),
         ServerOrigin::McpJson { .. } => ("project", "mcp_json"),
+        ServerOrigin::Plugin { .. } => ("plugin", "plugin"),
     }
 }
 
