@@ -153,6 +153,7 @@ fn seen(event: HookEvent, tool: Option<String>, run: &HookRun) -> HookRan {
             OriginKind::ProjectToml => HookOrigin::ProjectToml,
             OriginKind::ClaudeSettings => HookOrigin::ClaudeSettings,
             OriginKind::ClaudeLocalSettings => HookOrigin::ClaudeLocalSettings,
+            OriginKind::Plugin => HookOrigin::Plugin,
         },
         origin_path: run.origin.path.clone(),
         tool,

@@ -90,6 +90,8 @@ pub enum HookOrigin {
     ClaudeSettings,
     /// The project's `.claude/settings.local.json`.
     ClaudeLocalSettings,
+    /// A trusted plugin's hook file.
+    Plugin,
 }
 
 /// One hook's run, as frontends see it.
