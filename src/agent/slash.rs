@@ -167,11 +167,23 @@ pub async fn run_skill(
     }
     let (instructions, task) = match prepared {
         Prepared::Inline { text } => {
-            let text = match (&skill.kind, crate::mentions::has_mentions(&text)) {
-                (SkillKind::Command(_), true) => {
-                    match crate::agent::turn::attach_mentions(state, ctx, &text).await {
-                        Ok(text) => text,
-                        Err(outcome) => return line.end(outcome),
+            let text = match &skill.kind {
+                SkillKind::Command(_) => {
+                    // Mentions come only from what was written: the command's text
+                    // and the arguments, never an inline command's output.
+                    let written = match invoke::written_text(skill, args) {
+                        Ok(written) => written,
+                        Err(e) => return line.fail(format!("cannot run skill `{name}`: {e}")),
+                    };
+                    if crate::mentions::has_mentions(&written) {
+                        match crate::agent::turn::attach_mentions_from(state, ctx, &written, &text)
+                            .await
+                        {
+                            Ok(text) => text,
+                            Err(outcome) => return line.end(outcome),
+                        }
+                    } else {
+                        text
                     }
                 }
                 _ => text,

@@ -265,8 +265,20 @@ pub(super) async fn attach_mentions(
     ctx: &TurnContext,
     text: &str,
 ) -> Result<String, TurnOutcome> {
+    attach_mentions_from(state, ctx, text, text).await
+}
+
+/// Attaches to `text` the files mentioned in `source`: the part of `text` a person
+/// wrote (a command's text without its inline commands' output), so nothing a
+/// command printed can name a file to attach.
+pub(super) async fn attach_mentions_from(
+    state: &SessionState,
+    ctx: &TurnContext,
+    source: &str,
+    text: &str,
+) -> Result<String, TurnOutcome> {
     let workdir = ctx.setup.workdir.clone();
-    let typed = text.to_string();
+    let typed = source.to_string();
     let found =
         tokio::task::spawn_blocking(move || crate::mentions::resolve_all(&typed, &workdir)).await;
     let mentions = match found {

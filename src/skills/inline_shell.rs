@@ -166,6 +166,23 @@ fn sites(body: &str) -> Vec<Site> {
     out
 }
 
+/// `body` with every inline command replaced by one placeholder character that is not
+/// white space: the text as its author wrote it, for finding `@path` mentions. A
+/// command's output is never read for mentions (a `git log` line holding
+/// `@~/.ssh/id_rsa` must not become one), and the placeholder keeps whatever followed
+/// a command from looking as if it started a word.
+pub fn without_commands(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut last = 0;
+    for site in sites(body) {
+        out.push_str(&body[last..site.start]);
+        out.push('\u{FFFC}');
+        last = site.end;
+    }
+    out.push_str(&body[last..]);
+    out
+}
+
 /// True when `body` holds at least one inline command.
 pub fn has_inline_commands(body: &str) -> bool {
     !sites(body).is_empty()

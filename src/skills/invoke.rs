@@ -109,6 +109,15 @@ pub async fn prepare(
     Ok(fill(skill, &body, args))
 }
 
+/// The text `prepare` would give an inline skill, with every inline command left out
+/// instead of run: what the skill's author and the user wrote, the only text `@path`
+/// mentions are looked for in (see [`inline_shell::without_commands`]).
+pub fn written_text(skill: &Skill, args: &str) -> Result<String, SkillError> {
+    let body = inline_shell::without_commands(&skill.load_body()?);
+    let kind = template::Placeholders::of(skill);
+    Ok(template::prompt_as(&body, args, &skill.dir, kind))
+}
+
 /// Step 3 alone: fills the templates of a body whose inline commands have already
 /// been handled.
 fn fill(skill: &Skill, body: &str, args: &str) -> Prepared {

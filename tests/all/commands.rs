@@ -143,6 +143,38 @@ fn positional_arguments_and_mentions_expand_and_mentions_keep_their_guards() {
     assert!(!all_requests(&server).contains("very-secret-value"));
 }
 
+/// What an inline command prints is never read for mentions: a `git log` line holding
+/// `@file` must not attach the file. Mentions in the command's own text and in the
+/// arguments still attach.
+#[test]
+fn an_inline_commands_output_never_becomes_a_mention() {
+    let dirs = Dirs::with_config("max_retries = 0\n");
+    dirs.project_file(
+        ".claude/commands/show.md",
+        "Log: !`printf '%s' '@notes.txt'`\nWritten: @written.txt\nAsked: $ARGUMENTS\n",
+    );
+    dirs.project_file("notes.txt", "printed-mention-content\n");
+    dirs.project_file("written.txt", "written-mention-content\n");
+    dirs.project_file("asked.txt", "argument-mention-content\n");
+    let server = MockServer::start(vec![]);
+
+    let out = server.run(
+        &dirs,
+        &["--approval-mode", "full-auto", "-p", "/show @asked.txt"],
+    );
+    assert_exit(&out, 0);
+    let user = server.chat_requests()[0].message_text(1);
+    assert_has(
+        &user,
+        &[
+            "Log: @notes.txt",
+            "written-mention-content",
+            "argument-mention-content",
+        ],
+    );
+    assert!(!user.contains("printed-mention-content"), "{user}");
+}
+
 /// Runs `/make` in print mode while the model calls `bash` with `touch made.txt`;
 /// returns whether the file was made.
 fn touch_through_command(dirs: &Dirs) -> bool {
