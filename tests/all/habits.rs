@@ -289,6 +289,7 @@ fn the_terminal_repl_shows_one_line_per_tool_call_without_verbose() {
     assert_eq!(calls.len(), 1, "{screen}");
     assert!(calls[0].starts_with("→ read_file"), "{screen}");
     assert!(!screen.contains("✓"), "results stay for -v:\n{screen}");
+    pty.wait_for_prompt_line(">");
     pty.send("\x04");
     pty.wait_exit();
 }

@@ -94,17 +94,19 @@ fn in_a_terminal_the_write_is_asked_with_its_diff_declined_then_approved() {
         &["--no-tui", "--approval-mode", "full-auto"],
     );
     let mut pty = Terminal::spawn(cmd, (40, 100), 0, |_, _, _| {});
-    pty.wait_for_text(">");
+    pty.wait_for_prompt_line(">");
     pty.send("/init\r");
     pty.wait_for_text("+# Declined text");
     pty.wait_for_text("[n]o");
     pty.send("n\r");
     pty.wait_for_text("left it");
     assert_eq!(agents(dirs.project()), None, "a declined write was made");
+    pty.wait_for_prompt_line(">");
     pty.send("/init\r");
     pty.wait_for_text("+Run make check.");
     pty.send("y\r");
     pty.wait_for_text("wrote it");
+    pty.wait_for_prompt_line(">");
     pty.send("\x04");
     assert!(pty.wait_exit().success(), "{}", pty.contents());
     assert_eq!(

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::{
     Dirs, MockServer, Terminal, answer, assert_exit, bash_reply, finish, first_line_then_close,
@@ -349,33 +349,6 @@ impl Pty {
         self.send(&format!("{input}\r"));
         self.wait_for_text(shows);
         self.wait_for_prompt_line(prompt);
-    }
-
-    /// The text of the cursor's row.
-    fn cursor_row(&self) -> String {
-        let parser = self.screen.lock().unwrap();
-        let screen = parser.screen();
-        let (row, _) = screen.cursor_position();
-        screen
-            .rows(0, 100)
-            .nth(usize::from(row))
-            .unwrap_or_default()
-    }
-
-    fn wait_for_prompt_line(&self, expected: &str) {
-        let start = Instant::now();
-        loop {
-            if self.cursor_row().trim_end() == expected {
-                return;
-            }
-            assert!(
-                start.elapsed() < DEADLINE,
-                "timed out waiting for the prompt line {expected:?}; cursor row {:?}; screen:\n{}",
-                self.cursor_row(),
-                self.contents()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
     }
 }
 

@@ -147,6 +147,18 @@ impl Terminal {
         self.wait_for(text, |s| s.contents().contains(text));
     }
 
+    /// Waits until the row holding the cursor reads `expected` (trailing blanks
+    /// aside): a line editor back at its prompt, reading keys. Keys sent before that
+    /// may be dropped when the editor switches the terminal to raw mode.
+    pub fn wait_for_prompt_line(&self, expected: &str) {
+        self.wait_for(&format!("the prompt line {expected:?}"), |s| {
+            let (row, _) = s.cursor_position();
+            s.rows(0, s.size().1.get())
+                .nth(usize::from(row))
+                .is_some_and(|line| line.trim_end() == expected)
+        });
+    }
+
     /// Waits for the program to exit and for the screen to have taken all it wrote;
     /// kills it and fails when it does not.
     pub fn wait_exit(&mut self) -> portable_pty::ExitStatus {
