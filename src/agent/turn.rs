@@ -336,7 +336,10 @@ async fn run_turn_with(
         }
         // Fixed tools first, in a fixed order, then the tools of loaded skills: the
         // list changes only when a skill with tools is loaded or unloaded.
-        let specs = ctx.setup.tools.specs();
+        let specs = ctx
+            .setup
+            .tools
+            .specs_for(super::plan_mode::tool_set(state.policy.mode()));
         if let Some(outcome) = super::fit::before_request(state, ctx, &specs).await {
             break outcome;
         }
@@ -369,7 +372,7 @@ async fn run_turn_with(
         if calls.is_empty() {
             break answered(completion.finish_reason);
         }
-        if let Some(outcome) = run_calls(state, ctx, &calls, &specs).await {
+        if let Some(outcome) = run_calls(state, ctx, &calls, &specs, &mut turn).await {
             break outcome;
         }
     };
@@ -400,6 +403,7 @@ pub(super) fn with_notes(state: &mut SessionState, ctx: &TurnContext, text: Stri
     let notes: Vec<String> = [
         ctx.setup.skills_watch.take_note(),
         state.conversation.take_notes(),
+        state.policy.take_mode_note(),
     ]
     .into_iter()
     .flatten()
@@ -593,6 +597,7 @@ async fn run_calls(
     ctx: &TurnContext,
     calls: &[crate::llm::ToolCall],
     specs: &[ToolSpec],
+    turn: &mut TurnProgress,
 ) -> Option<TurnOutcome> {
     let mut ended = None;
     for call in calls {
@@ -617,6 +622,11 @@ async fn run_calls(
         match result.end {
             CallEnd::Done => {}
             CallEnd::Interrupted => ended = Some(TurnOutcome::Interrupted),
+            // The plan is the turn's answer: nobody here can approve it.
+            CallEnd::PlanProposed(plan) => {
+                turn.final_text = SharedText::from(plan);
+                ended = Some(TurnOutcome::Completed);
+            }
             CallEnd::Fatal(message) => {
                 ended = Some(TurnOutcome::Failed {
                     kind: ErrorKind::Internal,

@@ -397,6 +397,12 @@ pub enum AutoDenyReason {
         /// Where it came from.
         source: Source,
     },
+    /// Plan mode refused it: it would change something other than the plan file, or
+    /// the tool does not run in plan mode.
+    PlanMode {
+        /// Why, in words for a person.
+        why: String,
+    },
 }
 
 /// A call waiting for the user's yes or no ([`Event::ApprovalRequest`]); frontends keep
@@ -436,6 +442,11 @@ pub enum Event {
         session_id: Option<String>,
         /// The reasoning effort sent with each request (`None`: none is sent).
         effort: Option<Effort>,
+        /// The approval mode at start (`approval_mode_changed` follows a switch).
+        approval_mode: ApprovalMode,
+        /// The plan file, in plan mode (`None` outside it, or when none could be made).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        plan_file: Option<PathBuf>,
         /// The instruction files in force: the chain in the system prompt, then the
         /// nested files a resumed conversation holds.
         instructions: Vec<crate::protocol::InstructionFileInfo>,
@@ -627,7 +638,8 @@ pub enum Event {
         /// The file.
         path: PathBuf,
     },
-    /// The approval mode is now `mode` (after [`Op::SetApprovalMode`]).
+    /// The approval mode is now `mode` (after [`Op::SetApprovalMode`], or an approved
+    /// plan).
     ApprovalModeChanged {
         /// The mode in force.
         mode: ApprovalMode,

@@ -39,6 +39,10 @@ impl<O: Write, E: Write> Repl<O, E> {
                 terminal.request_approval();
                 self.reading = true;
                 self.asking = Some(call_id.clone());
+                self.asked = match request {
+                    crate::protocol::ApprovalRequestKind::Plan { .. } => super::Asked::Plan,
+                    _ => super::Asked::Call,
+                };
                 Ok(())
             }
             None => {

@@ -10,7 +10,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
-use super::{Tool, bash, edit_file, glob, grep, list, read_file, write_file};
+use super::{PlanUse, Tool, bash, edit_file, exit_plan, glob, grep, list, read_file, write_file};
 use crate::llm::ToolSpec;
 
 /// Collects the fixed tools of a session, in order, until [`ToolRegistryBuilder::freeze`].
@@ -36,6 +36,8 @@ impl ToolRegistryBuilder {
         builder.register(Arc::new(list::List));
         builder.register(Arc::new(grep::Grep));
         builder.register(Arc::new(bash::Bash));
+        // Offered in plan mode only: requests outside it never carry it.
+        builder.register(Arc::new(exit_plan::ExitPlan));
         builder
     }
 
@@ -64,6 +66,15 @@ impl ToolRegistryBuilder {
             loaded: self.loaded,
         }
     }
+}
+
+/// Which of a session's tools a request offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolSet {
+    /// Every tool.
+    All,
+    /// Plan mode's: the tools that say they run there.
+    Plan,
 }
 
 /// The tools of a session: the fixed tools, in a fixed order (so requests are
@@ -127,10 +138,35 @@ impl ToolRegistry {
         names
     }
 
-    /// The specs sent to the model: fixed tools in order, then loaded ones.
+    /// The specs sent to the model outside plan mode: fixed tools in order, then loaded
+    /// ones (plan mode's own tools left out).
     pub fn specs(&self) -> Vec<ToolSpec> {
-        let mut specs: Vec<ToolSpec> = self.fixed.iter().map(|t| spec_of(t.as_ref())).collect();
-        specs.extend(self.loaded.specs());
+        self.specs_for(ToolSet::All)
+    }
+
+    /// The specs offered in `set`, in the same order: outside plan mode every tool but
+    /// plan mode's own ([`PlanUse::PlanOnly`]); in plan mode only the tools that say they
+    /// run there.
+    pub fn specs_for(&self, set: ToolSet) -> Vec<ToolSpec> {
+        let offered = |t: &&Arc<dyn Tool>| match (set, t.plan_use()) {
+            (ToolSet::All, PlanUse::PlanOnly) | (ToolSet::Plan, PlanUse::Withheld) => false,
+            (ToolSet::All, PlanUse::Offered | PlanUse::Withheld)
+            | (ToolSet::Plan, PlanUse::Offered | PlanUse::PlanOnly) => true,
+        };
+        let mut specs: Vec<ToolSpec> = self
+            .fixed
+            .iter()
+            .filter(offered)
+            .map(|t| spec_of(t.as_ref()))
+            .collect();
+        specs.extend(
+            self.loaded
+                .lock()
+                .iter()
+                .map(|l| &l.tool)
+                .filter(offered)
+                .map(|t| spec_of(t.as_ref())),
+        );
         specs
     }
 
@@ -269,13 +305,6 @@ impl LoadedTools {
             .map(|l| l.tool.name().to_string())
             .collect()
     }
-
-    fn specs(&self) -> Vec<ToolSpec> {
-        self.lock()
-            .iter()
-            .map(|l| spec_of(l.tool.as_ref()))
-            .collect()
-    }
 }
 
 #[cfg(test)]
@@ -294,11 +323,31 @@ mod builtin_tests {
                 "glob",
                 "list",
                 "grep",
-                "bash"
+                "bash",
+                "exit_plan"
+            ]
+        );
+        // exit_plan is plan mode's alone: outside it the specs are the seven.
+        assert_eq!(registry.specs().len(), 7);
+        assert_eq!(
+            registry
+                .specs_for(ToolSet::Plan)
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>(),
+            [
+                "read_file",
+                "write_file",
+                "edit_file",
+                "glob",
+                "list",
+                "grep",
+                "bash",
+                "exit_plan"
             ]
         );
         let mut total = 0;
-        for spec in registry.specs() {
+        for spec in registry.specs_for(ToolSet::Plan) {
             let wire = serde_json::json!({
                 "type": "function",
                 "function": {

@@ -337,6 +337,7 @@ fn approval_overlay_answers_and_denies_with_reason() {
 
 #[test]
 fn shift_tab_cycles_the_approval_mode_and_asks_before_full_auto() {
+    // suggest → auto-edit → full-auto (asked) → plan → suggest.
     use crate::protocol::ApprovalMode;
     let set = |mode| vec![Op::SetApprovalMode { mode }];
     let asks = |h: &mut Harness| {
@@ -365,6 +366,15 @@ fn shift_tab_cycles_the_approval_mode_and_asks_before_full_auto() {
     h.event(Event::ApprovalModeChanged {
         mode: ApprovalMode::FullAuto,
     });
+    h.key(KeyCode::BackTab);
+    assert_eq!(h.ops(), set(ApprovalMode::Plan));
+    h.event(Event::ApprovalModeChanged {
+        mode: ApprovalMode::Plan,
+    });
+    assert!(
+        h.screen(100, 8).contains("plan ·"),
+        "the status line names plan mode"
+    );
     h.key(KeyCode::BackTab);
     assert_eq!(h.ops(), set(ApprovalMode::Suggest));
 }

@@ -38,6 +38,7 @@ mod mcp_cli;
 mod mentions;
 mod nested_instructions;
 mod permissions;
+mod plan_mode;
 mod print_e2e;
 mod project_root;
 mod prompt_cache;

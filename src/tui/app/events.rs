@@ -325,6 +325,7 @@ impl App {
             AutoDenyReason::Rule { rule, source } => {
                 format!("`{tool}` was denied by the rule `deny {rule}` ({source})")
             }
+            AutoDenyReason::PlanMode { why } => format!("`{tool}` was denied: {why}"),
         };
         self.commit_notice(NoticeKind::Warning, &message);
     }

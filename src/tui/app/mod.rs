@@ -577,5 +577,8 @@ fn mode_words(mode: crate::protocol::ApprovalMode) -> &'static str {
             "auto-edit (edits in the project and read-only commands run; other commands ask)"
         }
         crate::protocol::ApprovalMode::FullAuto => "full-auto (everything runs unless a rule asks)",
+        crate::protocol::ApprovalMode::Plan => {
+            "plan (reading tools only, commands read-only in the sandbox, writes only to the plan file)"
+        }
     }
 }
