@@ -35,6 +35,8 @@ mod events;
 pub use events::*;
 
 mod listings;
+mod plan;
+pub use plan::{PlanStep, PlanUpdate, StepStatus};
 mod models;
 pub use listings::{
     McpHealth, McpPromptArgument, McpPromptCommand, McpServerEntry, McpServerName, McpUse,

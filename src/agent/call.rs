@@ -261,6 +261,12 @@ async fn approve_and_run(
     let forward = forward_live_output(ctx, call, live_rx);
     let result = prepared.run(&tool_ctx).await;
     drop(tool_ctx);
+    if let Ok(ToolOutput {
+        plan: Some(plan), ..
+    }) = &result
+    {
+        state.conversation.record_plan(plan);
+    }
     if let Some(forker) = forker {
         let sub = forker.take_usage();
         if sub != Usage::default() {
@@ -509,9 +515,13 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
             is_error,
             diff,
             warnings,
+            plan,
         }) => {
             for message in warnings {
                 ctx.emit(Event::Warning { message });
+            }
+            if let Some(plan) = plan {
+                ctx.emit(Event::Plan { plan: *plan });
             }
             let content = crate::truncate::truncate_head_tail(
                 &content,

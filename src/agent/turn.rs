@@ -336,10 +336,10 @@ async fn run_turn_with(
         }
         // Fixed tools first, in a fixed order, then the tools of loaded skills: the
         // list changes only when a skill with tools is loaded or unloaded.
-        let specs = ctx
-            .setup
-            .tools
-            .specs_for(super::plan_mode::tool_set(state.policy.mode()));
+        let specs = ctx.setup.tools.specs_for(
+            super::plan_mode::tool_set(state.policy.mode()),
+            ctx.setup.context_window.get(),
+        );
         if let Some(outcome) = super::fit::before_request(state, ctx, &specs).await {
             break outcome;
         }

@@ -31,6 +31,7 @@ impl SubAgentEvent {
             | Event::AutoDenied { .. }
             | Event::Usage { .. }
             | Event::Warning { .. }
+            | Event::Plan { .. }
             | Event::TurnComplete { .. } => Ok(SubAgentEvent(Box::new(event))),
             Event::SessionConfigured { .. }
             | Event::ApprovalRequest(_)
@@ -637,6 +638,13 @@ pub enum Event {
     Exported {
         /// The file.
         path: PathBuf,
+    },
+    /// The model's plan as it now stands (`update_plan`; also after a resume that saved
+    /// one).
+    Plan {
+        /// The plan.
+        #[serde(flatten)]
+        plan: crate::protocol::PlanUpdate,
     },
     /// The approval mode is now `mode` (after [`Op::SetApprovalMode`], or an approved
     /// plan).

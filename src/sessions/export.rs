@@ -167,7 +167,9 @@ impl<W: Write + ?Sized> Markdown<'_, W> {
                 NoteKind::Rewind => "A rewind put files back; the model was told with the next message.",
             }),
             // The attached text is in the tool result it belongs to.
-            Record::Prompt { .. } | Record::InstructionsAttached { .. } => Ok(()),
+            Record::Prompt { .. } | Record::InstructionsAttached { .. } | Record::Plan { .. } => {
+                Ok(())
+            }
             Record::Resumed {
                 at_ms,
                 cwd,

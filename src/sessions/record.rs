@@ -270,6 +270,13 @@ pub enum Record {
         /// How many bytes at the end of the result they take.
         bytes: usize,
     },
+    /// The model's plan as `update_plan` last set it (the last one is shown again on
+    /// resume).
+    Plan {
+        /// The plan.
+        #[serde(flatten)]
+        plan: crate::protocol::PlanUpdate,
+    },
     /// The session was resumed by a later run.
     Resumed {
         /// When, milliseconds since the Unix epoch.
@@ -283,7 +290,7 @@ pub enum Record {
 
 impl Record {
     /// Every `type` tag this version writes and reads, in declaration order.
-    pub const TYPES: [&'static str; 16] = [
+    pub const TYPES: [&'static str; 17] = [
         "header",
         "system_prompt",
         "message",
@@ -299,6 +306,7 @@ impl Record {
         "note",
         "rewound",
         "instructions_attached",
+        "plan",
         "resumed",
     ];
 
@@ -320,6 +328,7 @@ impl Record {
             Record::Note { .. } => "note",
             Record::Rewound { .. } => "rewound",
             Record::InstructionsAttached { .. } => "instructions_attached",
+            Record::Plan { .. } => "plan",
             Record::Resumed { .. } => "resumed",
         }
     }
@@ -416,6 +425,15 @@ mod tests {
                     10,
                 )],
                 bytes: 60,
+            },
+            Record::Plan {
+                plan: crate::protocol::PlanUpdate {
+                    items: vec![crate::protocol::PlanStep {
+                        step: "read".into(),
+                        status: crate::protocol::StepStatus::InProgress,
+                    }],
+                    explanation: None,
+                },
             },
             Record::Resumed {
                 at_ms: 1,

@@ -25,6 +25,7 @@ mod registry;
 pub mod skill;
 pub mod skill_run;
 pub mod skill_tool;
+pub mod update_plan;
 pub mod write_file;
 
 pub use registry::{LoadedTools, ToolNameCollision, ToolRegistry, ToolRegistryBuilder, ToolSet};
@@ -258,6 +259,9 @@ pub struct ToolOutput {
     /// Problems the user should see as warnings too (the model sees them in
     /// `content` already), e.g. a skill's tools.json that could not be loaded.
     pub warnings: Vec<String>,
+    /// The plan as `update_plan` set it, for the frontends and the saved session.
+    /// (Boxed: a result is moved often, and is rarely a plan.)
+    pub plan: Option<Box<crate::protocol::PlanUpdate>>,
 }
 
 impl ToolOutput {
@@ -268,6 +272,7 @@ impl ToolOutput {
             is_error: false,
             diff: None,
             warnings: Vec::new(),
+            plan: None,
         }
     }
 
@@ -278,6 +283,7 @@ impl ToolOutput {
             is_error: true,
             diff: None,
             warnings: Vec::new(),
+            plan: None,
         }
     }
 
@@ -363,6 +369,8 @@ pub trait TypedTool: Send + Sync {
     }
     /// Whether it is offered in plan mode (withheld unless the tool says so).
     const PLAN_USE: PlanUse = PlanUse::Withheld;
+    /// The smallest context window (tokens) it is offered in (`None`: any).
+    const MIN_WINDOW: Option<u64> = None;
     /// Runs the call. Problems the model can fix are an `Ok(ToolOutput::error(..))`.
     fn execute<'a>(&'a self, args: Self::Args, ctx: &'a ToolContext) -> ToolFuture<'a>;
 }
@@ -378,6 +386,10 @@ pub trait Tool: Send + Sync {
     /// Whether it is offered, and may run, in plan mode (withheld unless it says so).
     fn plan_use(&self) -> PlanUse {
         PlanUse::Withheld
+    }
+    /// The smallest context window (tokens) it is offered in (`None`: any).
+    fn min_window(&self) -> Option<u64> {
+        None
     }
     /// Parses the arguments, once: the call ready for approval and running, or the error
     /// result for the model (naming the problem and the expected shape).
@@ -457,6 +469,10 @@ impl<T: TypedTool> Tool for T {
 
     fn plan_use(&self) -> PlanUse {
         T::PLAN_USE
+    }
+
+    fn min_window(&self) -> Option<u64> {
+        T::MIN_WINDOW
     }
 
     fn prepare(&self, args: serde_json::Value) -> Result<Box<dyn PreparedCall + '_>, ToolOutput> {
@@ -1006,6 +1022,10 @@ mod schema_tests {
             (SkillSelectDocs::NAME, SkillSelectDocs::PARAMETERS),
             (skill_run::SkillRun::NAME, skill_run::SkillRun::PARAMETERS),
             (exit_plan::ExitPlan::NAME, exit_plan::ExitPlan::PARAMETERS),
+            (
+                update_plan::UpdatePlan::NAME,
+                update_plan::UpdatePlan::PARAMETERS,
+            ),
         ]
     }
 

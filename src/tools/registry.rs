@@ -10,7 +10,9 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
-use super::{PlanUse, Tool, bash, edit_file, exit_plan, glob, grep, list, read_file, write_file};
+use super::{
+    PlanUse, Tool, bash, edit_file, exit_plan, glob, grep, list, read_file, update_plan, write_file,
+};
 use crate::llm::ToolSpec;
 
 /// Collects the fixed tools of a session, in order, until [`ToolRegistryBuilder::freeze`].
@@ -36,6 +38,7 @@ impl ToolRegistryBuilder {
         builder.register(Arc::new(list::List));
         builder.register(Arc::new(grep::Grep));
         builder.register(Arc::new(bash::Bash));
+        builder.register(Arc::new(update_plan::UpdatePlan));
         // Offered in plan mode only: requests outside it never carry it.
         builder.register(Arc::new(exit_plan::ExitPlan));
         builder
@@ -141,17 +144,25 @@ impl ToolRegistry {
     /// The specs sent to the model outside plan mode: fixed tools in order, then loaded
     /// ones (plan mode's own tools left out).
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.specs_for(ToolSet::All)
+        self.specs_for(ToolSet::All, None)
     }
 
-    /// The specs offered in `set`, in the same order: outside plan mode every tool but
-    /// plan mode's own ([`PlanUse::PlanOnly`]); in plan mode only the tools that say they
-    /// run there.
-    pub fn specs_for(&self, set: ToolSet) -> Vec<ToolSpec> {
-        let offered = |t: &&Arc<dyn Tool>| match (set, t.plan_use()) {
-            (ToolSet::All, PlanUse::PlanOnly) | (ToolSet::Plan, PlanUse::Withheld) => false,
-            (ToolSet::All, PlanUse::Offered | PlanUse::Withheld)
-            | (ToolSet::Plan, PlanUse::Offered | PlanUse::PlanOnly) => true,
+    /// The specs offered in `set` with a context window of `window` tokens (`None`: not
+    /// known), in the same order: outside plan mode every tool but plan mode's own
+    /// ([`PlanUse::PlanOnly`]); in plan mode only the tools that say they run there; and
+    /// never a tool that needs a larger window than a known one.
+    pub fn specs_for(&self, set: ToolSet, window: Option<u64>) -> Vec<ToolSpec> {
+        let fits = |t: &Arc<dyn Tool>| match (t.min_window(), window) {
+            (Some(need), Some(window)) => window >= need,
+            (None, _) | (_, None) => true,
+        };
+        let offered = |t: &&Arc<dyn Tool>| {
+            fits(t)
+                && match (set, t.plan_use()) {
+                    (ToolSet::All, PlanUse::PlanOnly) | (ToolSet::Plan, PlanUse::Withheld) => false,
+                    (ToolSet::All, PlanUse::Offered | PlanUse::Withheld)
+                    | (ToolSet::Plan, PlanUse::Offered | PlanUse::PlanOnly) => true,
+                }
         };
         let mut specs: Vec<ToolSpec> = self
             .fixed
@@ -324,30 +335,36 @@ mod builtin_tests {
                 "list",
                 "grep",
                 "bash",
+                "update_plan",
                 "exit_plan"
             ]
         );
-        // exit_plan is plan mode's alone: outside it the specs are the seven.
-        assert_eq!(registry.specs().len(), 7);
+        let names = |specs: Vec<ToolSpec>| specs.into_iter().map(|s| s.name).collect::<Vec<_>>();
+        // exit_plan is plan mode's alone; update_plan needs a window of 16k tokens.
+        let seven = [
+            "read_file",
+            "write_file",
+            "edit_file",
+            "glob",
+            "list",
+            "grep",
+            "bash",
+        ];
         assert_eq!(
-            registry
-                .specs_for(ToolSet::Plan)
-                .iter()
-                .map(|s| s.name.as_str())
-                .collect::<Vec<_>>(),
-            [
-                "read_file",
-                "write_file",
-                "edit_file",
-                "glob",
-                "list",
-                "grep",
-                "bash",
-                "exit_plan"
-            ]
+            names(registry.specs()),
+            [&seven[..], &["update_plan"]].concat()
+        );
+        assert_eq!(names(registry.specs_for(ToolSet::All, Some(15_999))), seven);
+        assert_eq!(
+            names(registry.specs_for(ToolSet::All, Some(16_000))),
+            [&seven[..], &["update_plan"]].concat()
+        );
+        assert_eq!(
+            names(registry.specs_for(ToolSet::Plan, Some(8_000))),
+            [&seven[..], &["exit_plan"]].concat()
         );
         let mut total = 0;
-        for spec in registry.specs_for(ToolSet::Plan) {
+        for spec in registry.specs_for(ToolSet::Plan, None) {
             let wire = serde_json::json!({
                 "type": "function",
                 "function": {
@@ -412,12 +429,13 @@ mod loaded_tests {
             .unwrap();
         let names = shared.names();
         assert_eq!(&names[names.len() - 2..], ["pdf_fill", "pdf_merge"]);
-        assert_eq!(shared.specs().len(), 9);
+        // The seven, update_plan, and the skill's two (exit_plan is plan mode's).
+        assert_eq!(shared.specs().len(), 10);
         assert!(shared.get("pdf_fill").is_some());
         assert_eq!(registry.loaded().owners(), ["pdf"]);
         assert_eq!(registry.loaded().unload("pdf"), ["pdf_fill", "pdf_merge"]);
         assert!(shared.get("pdf_fill").is_none());
-        assert_eq!(shared.specs().len(), 7);
+        assert_eq!(shared.specs().len(), 8);
     }
 
     #[test]

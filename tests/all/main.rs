@@ -62,5 +62,6 @@ mod special_files;
 mod terminal_safety;
 mod tui_e2e;
 mod undo;
+mod update_plan;
 mod user_shell;
 mod window;

@@ -317,8 +317,8 @@ fn headless_text_output_prints_the_plan() {
     assert_has(&stdout_text(&out), &["PLAN-TEXT-41"]);
 }
 
-/// Outside plan mode neither plan mode's tools nor its note are sent: the request is
-/// what it was.
+/// Outside plan mode neither plan mode's tools (exit_plan) nor its note are sent: the
+/// request is what it was, with update_plan's schema added.
 #[test]
 fn outside_plan_mode_the_request_carries_no_plan_tools() {
     let server = MockServer::start(vec![answer("hi")]);
@@ -335,7 +335,8 @@ fn outside_plan_mode_the_request_carries_no_plan_tools() {
             "glob",
             "list",
             "grep",
-            "bash"
+            "bash",
+            "update_plan"
         ]
     );
     assert_eq!(request.last_user_text(), "hi");

@@ -889,7 +889,7 @@ mod bundle_tests {
             "{}",
             out.content
         );
-        assert_eq!(registry.specs().len(), 7);
+        assert_eq!(registry.specs().len(), 8);
     }
 
     #[tokio::test]

@@ -85,7 +85,9 @@ impl App {
                 );
             }
             ref reloaded @ Event::SkillsReloaded { .. } => self.skills_reloaded(reloaded),
+            Event::Plan { plan } => self.plan = Some(plan),
             Event::ConversationCleared => {
+                self.plan = None;
                 self.status.context_tokens = 0;
                 self.commit_notice(NoticeKind::Info, "Started a new conversation.");
             }
