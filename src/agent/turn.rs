@@ -624,6 +624,8 @@ async fn run_calls(
             CallEnd::Interrupted => ended = Some(TurnOutcome::Interrupted),
             // The plan is the turn's answer: nobody here can approve it.
             CallEnd::PlanProposed(plan) => {
+                // Shown as the answer by every frontend, streamed like one.
+                ctx.emit(Event::TextDelta { text: plan.clone() });
                 turn.final_text = SharedText::from(plan);
                 ended = Some(TurnOutcome::Completed);
             }

@@ -314,7 +314,12 @@ fn headless_text_output_prints_the_plan() {
         b"",
     );
     assert_exit(&out, 0);
-    assert_has(&stdout_text(&out), &["PLAN-TEXT-41"]);
+    assert_eq!(
+        stdout_text(&out).matches("PLAN-TEXT-41").count(),
+        1,
+        "{}",
+        stdout_text(&out)
+    );
 }
 
 /// Outside plan mode neither plan mode's tools (exit_plan) nor its note are sent: the
@@ -428,4 +433,38 @@ mod interactive {
                 .contains(&"exit_plan".to_string())
         );
     }
+}
+
+/// The REPL in a pipe: `/plan TASK` enters plan mode and sends the task; nobody can
+/// approve there, so the turn ends with the plan printed, and the next line is still
+/// planned (the mode did not widen).
+#[test]
+fn the_repl_enters_plan_mode_with_slash_plan_and_prints_the_plan() {
+    let server = MockServer::start(vec![]);
+    let dirs = Dirs::new();
+    scripted(&server, |plan| {
+        vec![
+            (
+                "write_file".into(),
+                json!({"path": plan, "content": "REPL-PLAN-7\n"}),
+            ),
+            ("exit_plan".into(), json!({})),
+            (
+                "write_file".into(),
+                json!({"path": "src/a", "content": "no"}),
+            ),
+        ]
+    });
+    let out = run_fed(&mut server.binary(&dirs), b"/plan add a cache\nnow do it\n");
+    assert_exit(&out, 0);
+    assert_has(&stdout_text(&out), &["REPL-PLAN-7"]);
+    let requests = server.chat_requests();
+    assert!(requests[0].last_user_text().ends_with("add a cache"));
+    assert!(requests[0].last_user_text().contains("Plan mode is on"));
+    // The second line: still plan mode, so the edit is refused.
+    assert_has(
+        &requests.last().unwrap().tool_results().join("\n"),
+        &["Denied in plan mode"],
+    );
+    assert!(!dirs.project().join("src/a").exists());
 }
