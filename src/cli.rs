@@ -139,6 +139,9 @@ pub enum ApprovalModeArg {
     AutoEdit,
     /// Everything runs (commands in the sandbox unless it is off).
     FullAuto,
+    /// Plan mode: reading tools only, `bash` in the read-only sandbox, writes only to
+    /// the plan file; `exit_plan` ends the run with the plan.
+    Plan,
 }
 
 /// `--effort`.
@@ -192,6 +195,7 @@ impl From<ApprovalModeArg> for ApprovalMode {
             ApprovalModeArg::Suggest => ApprovalMode::Suggest,
             ApprovalModeArg::AutoEdit => ApprovalMode::AutoEdit,
             ApprovalModeArg::FullAuto => ApprovalMode::FullAuto,
+            ApprovalModeArg::Plan => ApprovalMode::Plan,
         }
     }
 }

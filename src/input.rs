@@ -67,6 +67,8 @@ pub enum Builtin {
     Undo,
     /// `/approvals` (show the mode) or `/approvals MODE` (switch).
     Approvals(Option<crate::protocol::ApprovalMode>),
+    /// `/plan [task]`: plan mode, and with a task, the task sent as a prompt in it.
+    Plan(Option<String>),
     /// `/diff`.
     Diff,
     /// `/compact [focus]`.
@@ -172,12 +174,16 @@ pub fn route(line: &str, commands: &SlashCommands) -> Routed {
             "full-auto" => Some(Builtin::Approvals(Some(
                 crate::protocol::ApprovalMode::FullAuto,
             ))),
+            "plan" => Some(Builtin::Approvals(Some(
+                crate::protocol::ApprovalMode::Plan,
+            ))),
             other => {
                 return Routed::Error(format!(
-                    "unknown approval mode `{other}`; usage: /approvals suggest|auto-edit|full-auto"
+                    "unknown approval mode `{other}`; usage: /approvals suggest|auto-edit|full-auto|plan"
                 ));
             }
         },
+        "plan" => Some(Builtin::Plan((!rest.is_empty()).then(|| rest.to_string()))),
         "diff" => Some(Builtin::Diff),
         "compact" => Some(Builtin::Compact(
             (!rest.is_empty()).then(|| rest.to_string()),
@@ -528,6 +534,20 @@ mod tests {
             Routed::Builtin(Builtin::Approvals(Some(
                 crate::protocol::ApprovalMode::FullAuto
             )))
+        );
+        assert_eq!(
+            route("/approvals plan", &catalog),
+            Routed::Builtin(Builtin::Approvals(Some(
+                crate::protocol::ApprovalMode::Plan
+            )))
+        );
+        assert_eq!(
+            route("/plan", &catalog),
+            Routed::Builtin(Builtin::Plan(None))
+        );
+        assert_eq!(
+            route("/plan add a cache to the parser", &catalog),
+            Routed::Builtin(Builtin::Plan(Some("add a cache to the parser".into())))
         );
         let Routed::Error(e) = route("/approvals yolo", &catalog) else {
             panic!("an unknown mode is an error")

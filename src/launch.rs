@@ -193,6 +193,8 @@ fn configure(cli: &Cli) -> Result<Config, LaunchError> {
         }
         Decision::Unconfined { warning } => config.warnings.extend(warning),
     }
+    // Plan mode confines its commands read-only even without a session sandbox.
+    crate::sandbox::prepare_read_only(&config.sandbox, &config.workdir, &config.project_root);
     Ok(config)
 }
 

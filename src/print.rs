@@ -593,6 +593,7 @@ pub fn describe_denial(request: &ApprovalRequestKind, reason: &AutoDenyReason) -
         ApprovalRequestKind::Mcp { server, tool, .. } => {
             format!("MCP tool `{tool}` of server `{server}`")
         }
+        ApprovalRequestKind::Plan { file, .. } => format!("the plan in {}", file.display()),
     };
     match reason {
         AutoDenyReason::Rule { rule, source } => {
@@ -621,6 +622,7 @@ pub fn describe_denial(request: &ApprovalRequestKind, reason: &AutoDenyReason) -
                 ),
         } => format!("{what} needs a person: {why}"),
         AutoDenyReason::NobodyToAsk { because: None } => describe_request(request),
+        AutoDenyReason::PlanMode { why } => format!("{what} is refused in plan mode: {why}"),
     }
 }
 
@@ -653,6 +655,10 @@ pub fn describe_request(request: &ApprovalRequestKind) -> String {
         ),
         ApprovalRequestKind::Mcp { server, tool, .. } => format!(
             "MCP tool `{tool}` of server `{server}` needs approval; allow it with the rule              `mcp__{server}` (the whole server) or --approval-mode full-auto"
+        ),
+        ApprovalRequestKind::Plan { file, .. } => format!(
+            "the plan in {} needs a person's approval; approve it in an interactive session",
+            file.display()
         ),
     }
 }

@@ -38,6 +38,8 @@ mod hooks;
 pub use hooks::{HookEvent, HookKeepGoing, HookOrigin, HookRan, HookResult};
 
 mod listings;
+mod plan;
+pub use plan::{PlanStep, PlanUpdate, StepStatus};
 mod models;
 mod plugins;
 pub use listings::{
@@ -242,10 +244,16 @@ pub enum ApprovalDecision {
     /// Run it, and add the offered rules to the project's `.harness9/permissions.toml`
     /// (they hold in later sessions too).
     ApproveForProject,
-    /// Do not run it; the model is told, with the reason when one is given.
+    /// Do not run it; the model is told, with the reason when one is given. For a
+    /// plan ([`ApprovalRequestKind::Plan`]): keep planning, with the reason as feedback.
     Deny {
         /// Optional words for the model about why.
         reason: Option<String>,
+    },
+    /// Approve a plan ([`ApprovalRequestKind::Plan`]) and leave plan mode for `mode`.
+    ApprovePlan {
+        /// The approval mode to carry the plan out in.
+        mode: ApprovalMode,
     },
 }
 
@@ -299,6 +307,13 @@ pub enum ApprovalRequestKind {
         /// The arguments as compact JSON (cut at 2,000 characters), or the resource URI.
         arguments: String,
     },
+    /// Approve the plan (`exit_plan`) and leave plan mode, or keep planning.
+    Plan {
+        /// The plan file.
+        file: PathBuf,
+        /// Its text, as the model wrote it (untrusted: shown inert).
+        text: String,
+    },
 }
 
 /// What an MCP request does.
@@ -323,7 +338,9 @@ impl ApprovalRequestKind {
                 Some(via) => format!("{} -> {}", via.display(), path.display()),
                 None => path.display().to_string(),
             }),
-            ApprovalRequestKind::Command { .. } | ApprovalRequestKind::Mcp { .. } => None,
+            ApprovalRequestKind::Command { .. }
+            | ApprovalRequestKind::Mcp { .. }
+            | ApprovalRequestKind::Plan { .. } => None,
         }
     }
 }
@@ -349,6 +366,9 @@ pub enum ApprovalMode {
     AutoEdit,
     /// Everything is approved.
     FullAuto,
+    /// Plan mode: only reading tools; `bash` runs in the read-only sandbox (refused where
+    /// there is none); writes only to the session's plan file.
+    Plan,
 }
 
 /// Token counts for a request, a turn or a session.

@@ -186,7 +186,11 @@ pub fn prepare_with_remote(
     );
 
     let policy = ApprovalPolicy::new(config.approval_mode, approver, config.permissions.clone())
-        .with_sandbox(CommandSandbox::of_session());
+        .with_sandbox(CommandSandbox::of_session())
+        .with_plan_places(crate::agent::plan_mode::PlanPlaces::new(
+            &config.project_root,
+            &config.home,
+        ));
     let mut tools = ToolRegistryBuilder::with_builtins();
     // Skills loaded in this session (by use_skill or a slash command), shared by the
     // use_skill tool and the agent (which clears it on /clear).

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::agent::Approver;
+use crate::agent::plan_mode::{self, PlanJudgement, PlanPlaces};
 use crate::permissions::PermissionsSetup;
 use crate::permissions::files::{self, Places};
 use crate::permissions::{
@@ -37,6 +38,13 @@ pub enum Verdict {
     Ask(AskPlan),
     /// Deny it at once: nobody can be asked.
     DenyUnattended(AskPlan),
+    /// Plan mode refuses it (an edit of another file than the plan, an MCP tool).
+    DeniedInPlan {
+        /// What the call would have done.
+        request: ApprovalRequestKind,
+        /// Why, in words for a person.
+        why: String,
+    },
     /// A deny rule refuses it.
     DeniedByRule {
         /// What the call would have done.
@@ -109,6 +117,12 @@ struct Shared {
     grants: Rulebook,
     /// Ask rules for this turn (`/init`'s AGENTS.md): they ask whatever the mode.
     asks: Rulebook,
+    /// Where plan files may go (`None`: plan mode has no plan file to write).
+    plan_places: Option<PlanPlaces>,
+    /// The session's plan file, once placed ([`ApprovalPolicy::place_plan_file`]).
+    plan_file: Option<PathBuf>,
+    /// Whether the model was last told it is in plan mode ([`ApprovalPolicy::take_mode_note`]).
+    told_plan: bool,
 }
 
 /// The grants of one command's turn: dropping it withdraws them.
@@ -200,6 +214,9 @@ impl ApprovalPolicy {
                 sandbox: CommandSandbox::Unconfined,
                 grants: Rulebook::default(),
                 asks: Rulebook::default(),
+                plan_places: None,
+                plan_file: None,
+                told_plan: false,
             })),
         }
     }
@@ -209,6 +226,44 @@ impl ApprovalPolicy {
     pub fn with_sandbox(self, sandbox: CommandSandbox) -> Self {
         self.shared().sandbox = sandbox;
         self
+    }
+
+    /// This policy with plan files placed in `places`.
+    pub fn with_plan_places(self, places: PlanPlaces) -> Self {
+        self.shared().plan_places = Some(places);
+        self
+    }
+
+    /// Places the session's plan file for session `id` (the project's plans folder, else
+    /// harness9's home's; see [`PlanPlaces::place`]) and returns it. Placed once: later
+    /// calls return the same file.
+    pub fn place_plan_file(&self, id: &str) -> Option<PathBuf> {
+        let mut shared = self.shared();
+        if shared.plan_file.is_none() {
+            shared.plan_file = shared.plan_places.as_ref().and_then(|p| p.place(id));
+        }
+        shared.plan_file.clone()
+    }
+
+    /// The session's plan file, once placed.
+    pub fn plan_file(&self) -> Option<PathBuf> {
+        self.shared().plan_file.clone()
+    }
+
+    /// The note for the model's next message when plan mode began or ended since it was
+    /// last told (`None` otherwise: other switches change nothing the model must know).
+    pub fn take_mode_note(&self) -> Option<String> {
+        let mut shared = self.shared();
+        let in_plan = shared.mode == ApprovalMode::Plan;
+        if in_plan == shared.told_plan {
+            return None;
+        }
+        shared.told_plan = in_plan;
+        Some(if in_plan {
+            plan_mode::entered_note(shared.plan_file.as_deref())
+        } else {
+            plan_mode::left_note(mode_name(shared.mode))
+        })
     }
 
     fn shared(&self) -> MutexGuard<'_, Shared> {
@@ -286,30 +341,61 @@ impl ApprovalPolicy {
         self.shared().places.project.clone()
     }
 
-    /// Decides about a call to `tool`. For [`Access::All`], the first part that does not
-    /// simply run decides (an interactive caller asks about the parts one by one).
+    /// Decides about a call to `tool` in the current approval mode. For [`Access::All`],
+    /// the first part that does not simply run decides (an interactive caller asks about
+    /// the parts one by one).
     pub fn verdict(&self, tool: &str, access: Access) -> Verdict {
+        let mode = self.mode();
+        self.verdict_in(mode, tool, access)
+    }
+
+    /// Decides about a call to `tool` as approval mode `mode` would (a caller that also
+    /// confines the call by the mode reads the mode once and judges with it).
+    pub fn verdict_in(&self, mode: ApprovalMode, tool: &str, access: Access) -> Verdict {
         if let Access::All(parts) = access {
             for part in parts {
-                match self.verdict(tool, part) {
+                match self.verdict_in(mode, tool, part) {
                     Verdict::Run => {}
                     other => return other,
                 }
             }
             return Verdict::Run;
         }
+        // A plan is the user's to approve, whatever the rules say; only plan mode has one.
+        if let Access::NeedsApproval(request @ ApprovalRequestKind::Plan { .. }) = access {
+            if mode != ApprovalMode::Plan {
+                return Verdict::DeniedInPlan {
+                    request,
+                    why: "exit_plan works only in plan mode".into(),
+                };
+            }
+            let asked = AskPlan {
+                request,
+                because: None,
+                offer: Offer::OnceOnly {
+                    why: "a plan is approved once".into(),
+                },
+            };
+            return match self.approver {
+                Approver::Frontend => Verdict::Ask(asked),
+                Approver::Nobody => Verdict::DenyUnattended(asked),
+            };
+        }
         let shared = self.shared();
         let project = shared.places.project.clone();
         let root = shared.places.root.clone();
         let temp: Vec<&Path> = shared.temp.iter().map(PathBuf::as_path).collect();
-        let mode = shared.mode;
         let scope = Scope {
             project: &project,
             root: &root,
             temp: &temp,
             mode: match mode {
                 ApprovalMode::Suggest => ModeRuns::NOTHING,
-                ApprovalMode::AutoEdit | ApprovalMode::FullAuto => ModeRuns::READS_AND_EDITS,
+                // Plan mode's commands run read-only whatever the rules say; its edits
+                // are judged by plan_mode before the rules.
+                ApprovalMode::AutoEdit | ApprovalMode::FullAuto | ApprovalMode::Plan => {
+                    ModeRuns::READS_AND_EDITS
+                }
             },
             secrets: match shared.sandbox {
                 CommandSandbox::Confined { secrets, .. } => secrets,
@@ -340,7 +426,10 @@ impl ApprovalPolicy {
             | ApprovalRequestKind::ReadOutside { path, .. } => {
                 book.judge(tool, Subject::Read { path }, &scope)
             }
-            ApprovalRequestKind::Mcp { .. } => book.judge(tool, Subject::Call, &scope),
+            // Plans are answered above, before any rule.
+            ApprovalRequestKind::Mcp { .. } | ApprovalRequestKind::Plan { .. } => {
+                book.judge(tool, Subject::Call, &scope)
+            }
         };
         let judgement = match judge(&shared.book) {
             deny @ Judgement::Deny { .. } => deny,
@@ -350,6 +439,15 @@ impl ApprovalPolicy {
                 _ => other,
             },
         };
+        let plan = match mode {
+            ApprovalMode::Plan => plan_mode::judge(&request, shared.plan_file.as_deref()),
+            ApprovalMode::Suggest | ApprovalMode::AutoEdit | ApprovalMode::FullAuto => {
+                PlanJudgement::AsUsual
+            }
+        };
+        if let PlanJudgement::Refused(why) = plan {
+            return Verdict::DeniedInPlan { request, why };
+        }
         let unconfined = unconfined_by_mode(mode, &shared.sandbox, &request);
         // A turn grant counts only inside the project; for edits, only beneath the
         // sandbox's writable folders (checked as the modes that edit by themselves do).
@@ -373,8 +471,9 @@ impl ApprovalPolicy {
         let grant_unconfined = granted
             .then(|| unconfined_by_mode(ApprovalMode::FullAuto, &shared.sandbox, &request))
             .flatten();
+        let secrets = scope.secrets;
         drop(shared);
-        let plan = |because, offer| AskPlan {
+        let plan_ask = |because, offer| AskPlan {
             request: request.clone(),
             because,
             offer,
@@ -387,6 +486,25 @@ impl ApprovalPolicy {
                     source,
                 };
             }
+            // The plan file, or a command in the sandbox that writes nothing (exec
+            // refuses to start it where there is none): only what a person must see
+            // still asks — an ask rule, or what reads secret files the sandbox shows.
+            _ if plan == PlanJudgement::PlanFile => return Verdict::Run,
+            Judgement::Ask(because @ (AskBecause::Rule { .. } | AskBecause::Opaque { .. }))
+                if plan == PlanJudgement::ReadOnlyCommand
+                    && !(matches!(because, AskBecause::Opaque { .. })
+                        && secrets == SecretReads::Masked) =>
+            {
+                let why = match &because {
+                    AskBecause::Rule { rule, source } => {
+                        format!("the rule `ask {rule}` ({source}) asks every time")
+                    }
+                    AskBecause::Opaque { why } => why.clone(),
+                    _ => String::new(),
+                };
+                plan_ask(Some(because), Offer::OnceOnly { why })
+            }
+            _ if plan == PlanJudgement::ReadOnlyCommand => return Verdict::Run,
             Judgement::Allow {
                 by: AllowedBy::Rules,
             } => return Verdict::Run,
@@ -394,7 +512,7 @@ impl ApprovalPolicy {
                 by: AllowedBy::Mode,
             } => match unconfined {
                 None => return Verdict::Run,
-                Some(why) => plan(
+                Some(why) => plan_ask(
                     Some(AskBecause::Unconfined { why: why.clone() }),
                     Offer::OnceOnly { why },
                 ),
@@ -411,19 +529,21 @@ impl ApprovalPolicy {
                     | AskBecause::Unconfined { why }
                     | AskBecause::Hook { why } => Offer::OnceOnly { why: why.clone() },
                 };
-                plan(Some(because), offer)
+                plan_ask(Some(because), offer)
             }
             Judgement::Undecided { .. } if granted => match grant_unconfined {
                 None => return Verdict::Run,
-                Some(why) => plan(
+                Some(why) => plan_ask(
                     Some(AskBecause::Unconfined { why: why.clone() }),
                     Offer::OnceOnly { why },
                 ),
             },
             Judgement::Undecided { offer } => match (subject_default, unconfined) {
                 (ModeDefault::Runs, None) => return Verdict::Run,
-                (ModeDefault::Runs, Some(why)) => plan(Some(AskBecause::Unconfined { why }), offer),
-                (ModeDefault::Asks, _) => plan(None, offer),
+                (ModeDefault::Runs, Some(why)) => {
+                    plan_ask(Some(AskBecause::Unconfined { why }), offer)
+                }
+                (ModeDefault::Asks, _) => plan_ask(None, offer),
             },
         };
         match self.approver {
@@ -435,7 +555,13 @@ impl ApprovalPolicy {
     /// [`ApprovalPolicy::verdict`] with what the hooks said of the call composed in:
     /// see [`HookStance`]. A hook's allow never turns a deny rule, an ask rule, a
     /// destructive command or an unreadable line into a run.
-    pub fn verdict_with_hook(&self, tool: &str, access: Access, stance: &HookStance) -> Verdict {
+    pub fn verdict_with_hook(
+        &self,
+        mode: ApprovalMode,
+        tool: &str,
+        access: Access,
+        stance: &HookStance,
+    ) -> Verdict {
         let request = match &access {
             Access::NeedsApproval(request) => request.clone(),
             Access::ReadInside(path) => ApprovalRequestKind::Read {
@@ -449,11 +575,11 @@ impl ApprovalPolicy {
                 via: None,
             },
         };
-        let verdict = self.verdict(tool, access);
+        let verdict = self.verdict_in(mode, tool, access);
         match (stance, verdict) {
             (_, denied @ Verdict::DeniedByRule { .. }) | (HookStance::Silent, denied) => denied,
             (HookStance::Allow, Verdict::Ask(plan) | Verdict::DenyUnattended(plan))
-                if hook_may_allow(plan.because.as_ref()) =>
+                if hook_may_allow(&plan) =>
             {
                 Verdict::Run
             }
@@ -491,7 +617,9 @@ impl ApprovalPolicy {
             ApprovalDecision::ApproveForProject => Source::Project {
                 path: self.shared().places.project_file(),
             },
-            ApprovalDecision::Approve | ApprovalDecision::Deny { .. } => return recorded,
+            ApprovalDecision::Approve
+            | ApprovalDecision::Deny { .. }
+            | ApprovalDecision::ApprovePlan { .. } => return recorded,
         };
         let mut shared = self.shared();
         let mut warning = None;
@@ -568,6 +696,9 @@ impl ApprovalPolicy {
             ApprovalRequestKind::Read { path, .. } => format!("reading {}", path.display()),
             ApprovalRequestKind::Mcp { server, tool, .. } => {
                 format!("the MCP tool `{tool}` of server `{server}`")
+            }
+            ApprovalRequestKind::Plan { file, .. } => {
+                format!("the plan in {}", file.display())
             }
         };
         let needs = match (&plan.because, &plan.request) {
@@ -666,8 +797,12 @@ fn unconfined_by_mode(
 /// Whether a hook's allow may answer a question asked for `because`: only the approval
 /// mode's own question (and its sandbox requirement), never a rule's, a destructive
 /// command's, an unreadable line's or another hook's.
-pub(super) fn hook_may_allow(because: Option<&AskBecause>) -> bool {
-    match because {
+pub(super) fn hook_may_allow(plan: &AskPlan) -> bool {
+    // A plan is approved only by a person: approving it widens the mode.
+    if matches!(plan.request, ApprovalRequestKind::Plan { .. }) {
+        return false;
+    }
+    match plan.because.as_ref() {
         None | Some(AskBecause::Unconfined { .. }) => true,
         Some(
             AskBecause::Rule { .. }
@@ -706,6 +841,7 @@ fn mode_name(mode: ApprovalMode) -> &'static str {
         ApprovalMode::Suggest => "suggest",
         ApprovalMode::AutoEdit => "auto-edit",
         ApprovalMode::FullAuto => "full-auto",
+        ApprovalMode::Plan => "plan",
     }
 }
 

@@ -405,16 +405,16 @@ fn a_hooks_allow_and_ask_compose_with_the_rules() {
         let suggest = ApprovalPolicy::new(ApprovalMode::Suggest, approver, setup.clone());
         // The mode's own question: answered by the hook.
         assert_eq!(
-            suggest.verdict_with_hook("bash", cmd("make"), &allow),
+            suggest.verdict_with_hook(suggest.mode(), "bash", cmd("make"), &allow),
             Verdict::Run
         );
         assert_eq!(
-            suggest.verdict_with_hook("edit_file", edit(true), &allow),
+            suggest.verdict_with_hook(suggest.mode(), "edit_file", edit(true), &allow),
             Verdict::Run
         );
         // Deny rules deny.
         assert!(matches!(
-            suggest.verdict_with_hook("bash", cmd("curl x"), &allow),
+            suggest.verdict_with_hook(suggest.mode(), "bash", cmd("curl x"), &allow),
             Verdict::DeniedByRule { .. }
         ));
         // Secret files, destructive and unreadable commands still ask.
@@ -426,7 +426,7 @@ fn a_hooks_allow_and_ask_compose_with_the_rules() {
             ("bash", cmd("$(echo rm) -rf x")),
             ("bash", cmd("eval \"$X\"")),
         ] {
-            let verdict = suggest.verdict_with_hook(tool, access, &allow);
+            let verdict = suggest.verdict_with_hook(suggest.mode(), tool, access, &allow);
             let plan = match (&verdict, approver) {
                 (Verdict::Ask(plan), Approver::Frontend)
                 | (Verdict::DenyUnattended(plan), Approver::Nobody) => plan,
@@ -439,27 +439,60 @@ fn a_hooks_allow_and_ask_compose_with_the_rules() {
         why: "a PreToolUse hook asks: check it".into(),
     };
     let full = ApprovalPolicy::new(ApprovalMode::FullAuto, Approver::Frontend, setup.clone());
-    let plan = ask(full.verdict_with_hook("bash", cmd("ls"), &hook_asks));
+    let plan = ask(full.verdict_with_hook(full.mode(), "bash", cmd("ls"), &hook_asks));
     assert_eq!(
         plan.because,
         Some(AskBecause::Hook {
             why: "a PreToolUse hook asks: check it".into()
         })
     );
-    ask(full.verdict_with_hook("list", Access::ReadOnly, &hook_asks));
+    ask(full.verdict_with_hook(full.mode(), "list", Access::ReadOnly, &hook_asks));
     assert!(matches!(
-        full.verdict_with_hook("bash", cmd("curl x"), &hook_asks),
+        full.verdict_with_hook(full.mode(), "bash", cmd("curl x"), &hook_asks),
         Verdict::DeniedByRule { .. }
     ));
     let headless = ApprovalPolicy::new(ApprovalMode::FullAuto, Approver::Nobody, setup);
-    let Verdict::DenyUnattended(plan) = headless.verdict_with_hook("bash", cmd("ls"), &hook_asks)
+    let Verdict::DenyUnattended(plan) =
+        headless.verdict_with_hook(headless.mode(), "bash", cmd("ls"), &hook_asks)
     else {
         panic!()
     };
     assert_contains(&headless.unattended_denial(&plan), "a PreToolUse hook asks");
     // Silent hooks change nothing.
     assert_eq!(
-        headless.verdict_with_hook("bash", cmd("ls"), &HookStance::Silent),
+        headless.verdict_with_hook(headless.mode(), "bash", cmd("ls"), &HookStance::Silent),
         Verdict::Run
     );
+}
+
+/// A hook's allow never approves a plan (that widens the mode: only a person may) and
+/// never lets a write through in plan mode.
+#[test]
+fn a_hooks_allow_approves_no_plan_and_no_write_in_plan_mode() {
+    let setup = PermissionsSetup::built_in(Path::new("/p"), Path::new("/h"));
+    for approver in [Approver::Frontend, Approver::Nobody] {
+        let planning = ApprovalPolicy::new(ApprovalMode::Plan, approver, setup.clone());
+        let exit = Access::NeedsApproval(ApprovalRequestKind::Plan {
+            file: "/p/.harness9/plans/s.md".into(),
+            text: "1. do it".into(),
+        });
+        let verdict =
+            planning.verdict_with_hook(ApprovalMode::Plan, "exit_plan", exit, &HookStance::Allow);
+        let plan = match (&verdict, approver) {
+            (Verdict::Ask(plan), Approver::Frontend)
+            | (Verdict::DenyUnattended(plan), Approver::Nobody) => plan,
+            _ => panic!("a hook's allow approved a plan: {verdict:?}"),
+        };
+        assert!(!hook_may_allow(plan));
+        let write = planning.verdict_with_hook(
+            ApprovalMode::Plan,
+            "edit_file",
+            edit(true),
+            &HookStance::Allow,
+        );
+        assert!(
+            matches!(write, Verdict::DeniedInPlan { .. }),
+            "a hook's allow let a write through in plan mode: {write:?}"
+        );
+    }
 }

@@ -21,11 +21,15 @@ use crate::agent::hooks::{
     AfterHooks, PermissionAnswer, PostTool, PreTool, Ran, permission_request, post_tool_use,
     pre_tool_use,
 };
+use crate::agent::plan_mode;
 use crate::agent::turn::{SessionState, TurnContext};
 use crate::instructions::nested::Gathered;
 use crate::llm::{ToolCall, ToolSpec};
 use crate::protocol::{ApprovalAsk, ApprovalDecision, AutoDenyReason, Event, ToolStatus, Usage};
-use crate::tools::{Access, PreparedCall, Tool, ToolContext, ToolFatal, ToolOutput, WorksIn};
+use crate::protocol::{ApprovalMode, ApprovalRequestKind};
+use crate::tools::{
+    Access, PlanUse, PreparedCall, Tool, ToolContext, ToolFatal, ToolOutput, WorksIn,
+};
 
 /// How one tool call ended, for the turn.
 pub(super) enum CallEnd {
@@ -37,6 +41,8 @@ pub(super) enum CallEnd {
     Fatal(String),
     /// A hook said `continue: false`: the turn ends after recording the result.
     HookStopped,
+    /// A plan nobody here can approve (`-p`, a pipe): the turn ends, the plan its answer.
+    PlanProposed(String),
 }
 
 /// What the model and the frontend are told when a call ends.
@@ -117,6 +123,14 @@ pub(super) async fn run_call(
         None
     };
     let mut content = std::mem::take(&mut report.content);
+    // Plan mode began or ended during the call (an approved plan, Shift+Tab): the model
+    // learns it with the result, not only with the user's next message.
+    if !ctx.events.is_forked()
+        && let Some(note) = state.policy.take_mode_note()
+    {
+        content.push_str("\n\n");
+        content.push_str(&note);
+    }
     let kept = attached.as_ref().map_or(0, |a| a.text.len()) + hooks_said.appended.len();
     if attached.is_some() || !hooks_said.appended.is_empty() {
         // The blocks open with their own blank line.
@@ -219,6 +233,13 @@ async fn run_to_report(state: &mut SessionState, ctx: &TurnContext, call: &ToolC
                 Report::new(ToolStatus::Denied, message, end)
             }
             PreTool::Proceed { args, stance } => {
+                // The mode is read once: what the call may do and how its commands are
+                // confined follow the same mode.
+                let mode = state.policy.mode();
+                if mode == ApprovalMode::Plan && tool.plan_use() == PlanUse::Withheld {
+                    begin(ctx, call, String::new());
+                    return denied_in_plan(ctx, call, None, plan_mode::withheld(&call.name));
+                }
                 // What PermissionRequest hooks read, kept only when there are some.
                 let hooks = &ctx.setup.hooks;
                 let asked = HookAsk {
@@ -242,7 +263,7 @@ async fn run_to_report(state: &mut SessionState, ctx: &TurnContext, call: &ToolC
                     }
                     Ok(prepared) => Report {
                         ran_with,
-                        ..approve_and_run(state, ctx, call, prepared, &asked).await
+                        ..approve_and_run(state, ctx, call, prepared, &asked, mode).await
                     },
                 }
             }
@@ -295,6 +316,7 @@ async fn approve_and_run(
     call: &ToolCall,
     prepared: Box<dyn PreparedCall + '_>,
     hooks: &HookAsk,
+    mode: ApprovalMode,
 ) -> Report {
     let (live_tx, live_rx) = mpsc::unbounded_channel::<String>();
     // Sub-agents get no forker: a forked skill cannot fork again.
@@ -306,6 +328,8 @@ async fn approve_and_run(
         live_output: Some(live_tx),
         forker: forker.clone().map(|f| f as Arc<dyn crate::tools::Forker>),
         artifacts: state.artifacts.clone(),
+        writes: plan_mode::command_writes(mode),
+        plan_file: state.policy.plan_file(),
     };
     // A call that is denied, or interrupted while waiting for approval, never began:
     // the frontend saw the approval request (or the denial) and then its end.
@@ -313,7 +337,7 @@ async fn approve_and_run(
     let may_change_files = access.needs_approval();
     // Each part is judged, and asked about, in turn; the first refusal ends the call.
     for part in access.into_parts() {
-        if let Err(report) = approve(state, ctx, call, part, hooks).await {
+        if let Err(report) = approve(state, ctx, call, part, hooks, mode).await {
             return report;
         }
     }
@@ -325,6 +349,12 @@ async fn approve_and_run(
     let forward = forward_live_output(ctx, call, live_rx);
     let result = prepared.run(&tool_ctx).await;
     drop(tool_ctx);
+    if let Ok(ToolOutput {
+        plan: Some(plan), ..
+    }) = &result
+    {
+        state.conversation.record_plan(plan);
+    }
     if let Some(forker) = forker {
         let sub = forker.take_usage();
         if sub != Usage::default() {
@@ -343,6 +373,26 @@ async fn approve_and_run(
         executed: Executed::Yes,
         ..outcome(ctx, result)
     }
+}
+
+/// The report of a call plan mode refused, after telling the frontend (`request`: what
+/// it would have done, when it got that far).
+fn denied_in_plan(
+    ctx: &TurnContext,
+    call: &ToolCall,
+    request: Option<ApprovalRequestKind>,
+    why: String,
+) -> Report {
+    let msg = plan_mode::denial(&why);
+    if let Some(request) = request {
+        ctx.emit(Event::AutoDenied {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            request,
+            reason: AutoDenyReason::PlanMode { why },
+        });
+    }
+    Report::new(ToolStatus::Denied, msg, CallEnd::Done)
 }
 
 /// Takes the turn's "before" picture of the project, once, before the first call that
@@ -369,10 +419,11 @@ async fn approve(
     call: &ToolCall,
     access: Access,
     hooks: &HookAsk,
+    mode: ApprovalMode,
 ) -> Result<(), Report> {
     let verdict = state
         .policy
-        .verdict_with_hook(&call.name, access, &hooks.stance);
+        .verdict_with_hook(mode, &call.name, access, &hooks.stance);
     // PermissionRequest hooks answer a question about to be asked (or, headless, about
     // to be denied for want of anyone to ask).
     if let Verdict::Ask(plan) | Verdict::DenyUnattended(plan) = &verdict {
@@ -386,6 +437,9 @@ async fn approve(
     }
     match verdict {
         Verdict::Run => Ok(()),
+        Verdict::DeniedInPlan { request, why } => {
+            Err(denied_in_plan(ctx, call, Some(request), why))
+        }
         Verdict::DeniedByRule {
             request,
             rule,
@@ -399,6 +453,22 @@ async fn approve(
                 reason: AutoDenyReason::Rule { rule, source },
             });
             Err(Report::new(ToolStatus::Denied, msg, CallEnd::Done))
+        }
+        Verdict::DenyUnattended(AskPlan {
+            request: ApprovalRequestKind::Plan { file, text },
+            ..
+        }) => {
+            // Nobody can approve it here: the run ends with the plan, in plan mode still.
+            let msg = format!(
+                "The plan in {} was handed to the user, who will approve it in another \
+                 session. Stop here.",
+                file.display()
+            );
+            Err(Report::new(
+                ToolStatus::Ok,
+                msg,
+                CallEnd::PlanProposed(text),
+            ))
         }
         Verdict::DenyUnattended(plan) => {
             let msg = state.policy.unattended_denial(&plan);
@@ -423,7 +493,30 @@ async fn approve(
                     CallEnd::Interrupted,
                 ));
             };
+            let is_plan = matches!(plan.request, ApprovalRequestKind::Plan { .. });
             match decision {
+                ApprovalDecision::Deny { reason } if is_plan => {
+                    let feedback = reason.filter(|r| !r.trim().is_empty());
+                    Err(Report::new(
+                        ToolStatus::Denied,
+                        plan_mode::kept_planning(feedback.as_deref()),
+                        CallEnd::Done,
+                    ))
+                }
+                // The user's choice of mode; a plain yes leaves plan mode for the mode
+                // that asks about everything.
+                ApprovalDecision::ApprovePlan { mode } if is_plan => {
+                    approve_plan(state, ctx, mode);
+                    Ok(())
+                }
+                ApprovalDecision::Approve
+                | ApprovalDecision::ApproveForSession
+                | ApprovalDecision::ApproveForProject
+                    if is_plan =>
+                {
+                    approve_plan(state, ctx, ApprovalMode::Suggest);
+                    Ok(())
+                }
                 ApprovalDecision::Deny { reason } => {
                     let msg = match reason.filter(|r| !r.trim().is_empty()) {
                         Some(r) => format!("The user denied this call: {r}"),
@@ -435,10 +528,22 @@ async fn approve(
                 }
                 ApprovalDecision::Approve
                 | ApprovalDecision::ApproveForSession
-                | ApprovalDecision::ApproveForProject => Ok(()),
+                | ApprovalDecision::ApproveForProject
+                | ApprovalDecision::ApprovePlan { .. } => Ok(()),
             }
         }
     }
+}
+
+/// An approved plan: plan mode ends for `mode` (never plan mode again by this answer),
+/// and every frontend hears it.
+fn approve_plan(state: &SessionState, ctx: &TurnContext, mode: ApprovalMode) {
+    let mode = match mode {
+        ApprovalMode::Plan => ApprovalMode::Suggest,
+        other => other,
+    };
+    state.policy.set_mode(mode);
+    ctx.emit(Event::ApprovalModeChanged { mode });
 }
 
 /// Asks the frontend about `plan` under `call_id` (shown as `name`) and waits for the
@@ -514,9 +619,13 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
             is_error,
             diff,
             warnings,
+            plan,
         }) => {
             for message in warnings {
                 ctx.emit(Event::Warning { message });
+            }
+            if let Some(plan) = plan {
+                ctx.emit(Event::Plan { plan: *plan });
             }
             let content = crate::truncate::truncate_head_tail(
                 &content,

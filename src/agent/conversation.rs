@@ -270,6 +270,11 @@ impl Conversation {
         self.next_prompt = Some(typed);
     }
 
+    /// Saves the plan `update_plan` set (a resumed session shows the last one again).
+    pub fn record_plan(&mut self, plan: &crate::protocol::PlanUpdate) {
+        self.record(Record::Plan { plan: plan.clone() });
+    }
+
     /// Adds a note for the model's next user message (saved, so a resumed session
     /// still delivers it).
     pub fn add_note(&mut self, kind: NoteKind, text: String) {

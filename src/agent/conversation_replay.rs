@@ -27,6 +27,8 @@ pub struct Replayed {
     pub history: Vec<HistoryItem>,
     /// Turns in the file.
     pub turns: u64,
+    /// The plan `update_plan` last set, if any.
+    pub plan: Option<crate::protocol::PlanUpdate>,
 }
 
 /// Rebuilds a conversation from a session file's records, applying the same rules as
@@ -42,6 +44,7 @@ pub struct Replayer<'k> {
     loaded: Vec<String>,
     saved_prompt: Option<String>,
     history: VecDeque<HistoryItem>,
+    plan: Option<crate::protocol::PlanUpdate>,
 }
 
 impl<'k> Replayer<'k> {
@@ -58,6 +61,7 @@ impl<'k> Replayer<'k> {
             loaded: Vec::new(),
             saved_prompt: None,
             history: VecDeque::new(),
+            plan: None,
         }
     }
 
@@ -140,6 +144,7 @@ impl<'k> Replayer<'k> {
                 self.conversation.elide_over_budget(self.kinds);
             }
             Record::Usage { .. } | Record::Resumed { .. } => {}
+            Record::Plan { plan } => self.plan = Some(plan),
             Record::SkillLoaded { name } => {
                 if !self.loaded.contains(&name) {
                     self.loaded.push(name);
@@ -257,6 +262,7 @@ impl<'k> Replayer<'k> {
             loaded_skills: self.loaded,
             saved_prompt: self.saved_prompt,
             history: self.history.into(),
+            plan: self.plan,
             turns,
         }
     }

@@ -299,7 +299,7 @@ pub(super) async fn permission_request(
         Verdict::Deny { reason, .. } => PermissionAnswer::Deny {
             message: format!("Not run: a PermissionRequest hook denied this call: {reason}"),
         },
-        Verdict::Allow { .. } if crate::agent::approval::hook_may_allow(plan.because.as_ref()) => {
+        Verdict::Allow { .. } if crate::agent::approval::hook_may_allow(plan) => {
             PermissionAnswer::Allow
         }
         Verdict::Allow { .. } | Verdict::Ask { .. } | Verdict::NoDecision => PermissionAnswer::Ask,

@@ -37,6 +37,7 @@ pub(super) async fn approve(
             "the rule `deny {rule}` ({source}) refuses reading {shown}"
         )),
         Verdict::DenyUnattended(plan) => refused(unattended(&shown, &plan)),
+        Verdict::DeniedInPlan { why, .. } => refused(why),
         Verdict::Ask(plan) => match ask(state, ctx, mention, &plan).await {
             Some(ApprovalDecision::Deny { .. }) => refused("you declined it".to_string()),
             Some(_) => Ok(()),

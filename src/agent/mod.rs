@@ -22,6 +22,7 @@ pub mod mcp_servers;
 mod mention_approval;
 mod models;
 mod nested;
+pub mod plan_mode;
 mod rewind;
 mod runner;
 pub mod saved;

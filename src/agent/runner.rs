@@ -19,6 +19,7 @@ use crate::agent::turn::{
     EventSink, PendingApprovals, SessionState, TurnContext, UserMessage, run_user_turn,
 };
 use crate::agent::{AgentHandle, AgentSetup};
+use crate::protocol::ApprovalMode;
 use crate::protocol::{
     ApprovalDecision, CompactionTrigger, ErrorKind, Event, Invocation, Op, ReloadTrigger,
     TurnOutcome, Usage,
@@ -118,6 +119,8 @@ struct Dispatcher {
     policy: ApprovalPolicy,
     /// The id of the session being saved, if any.
     session_id: Option<SessionId>,
+    /// What the plan file is named after (the saved session's id, else this run's).
+    plan_id: String,
     /// The session state, while no turn holds it.
     state: Option<SessionState>,
     /// Ops that need the session state, in the order they came, waiting for the turn
@@ -169,6 +172,7 @@ impl Dispatcher {
             events,
             pending: PendingApprovals::default(),
             session_id: None,
+            plan_id: String::new(),
             state: None,
             queue: VecDeque::new(),
             running: None,
@@ -178,6 +182,11 @@ impl Dispatcher {
         let mut state = dispatcher.fresh_state();
         let (started, resumed) = saved::start(&mut state, &dispatcher.context());
         dispatcher.session_id = started;
+        dispatcher.plan_id = state.cache_key.clone();
+        let plan_file = match dispatcher.policy.mode() {
+            ApprovalMode::Plan => dispatcher.policy.place_plan_file(&dispatcher.plan_id),
+            ApprovalMode::Suggest | ApprovalMode::AutoEdit | ApprovalMode::FullAuto => None,
+        };
         let setup = &dispatcher.setup;
         dispatcher.emit(Event::SessionConfigured {
             model: super::endpoint::shown_model(&dispatcher.setup, &state),
@@ -187,6 +196,8 @@ impl Dispatcher {
             context_window_source: setup.context_window.window().map(|w| w.source),
             session_id: dispatcher.session_id.as_ref().map(ToString::to_string),
             effort: state.effort,
+            approval_mode: dispatcher.policy.mode(),
+            plan_file: plan_file.clone(),
             instructions: super::context::instruction_files(setup, &state.conversation),
         });
         for event in resumed {
@@ -437,6 +448,9 @@ impl Dispatcher {
             Op::SetApprovalMode { mode } => {
                 // At once, even while a turn runs: its next call is judged in the new mode.
                 self.policy.set_mode(mode);
+                if mode == ApprovalMode::Plan {
+                    self.policy.place_plan_file(&self.plan_id);
+                }
                 self.emit(Event::ApprovalModeChanged { mode });
             }
             Op::ListPermissions => {

@@ -104,6 +104,7 @@ pub fn resume(
         saved_prompt,
         history,
         turns,
+        plan,
     } = replayer.finish(Some(sink));
     let mut events: Vec<Event> = warnings
         .into_iter()
@@ -181,6 +182,7 @@ pub fn resume(
         notes,
     })));
     events.extend(effort_changed);
+    events.extend(plan.map(|plan| Event::Plan { plan }));
     Ok(events)
 }
 

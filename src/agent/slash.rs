@@ -50,6 +50,7 @@ pub fn inline_permission(policy: &ApprovalPolicy) -> Permission {
                 Verdict::DeniedByRule { rule, source, .. } => {
                     Err(format!("the rule `deny {rule}` ({source}) refuses it"))
                 }
+                Verdict::DeniedInPlan { why, .. } => Err(why),
                 Verdict::Ask(plan) | Verdict::DenyUnattended(plan) => Err(format!(
                     "it needs a person's approval ({}), and inline commands are not asked about",
                     plan.because
@@ -60,6 +61,7 @@ pub fn inline_permission(policy: &ApprovalPolicy) -> Permission {
         }
         ApprovalMode::Suggest => Err("approval mode suggest does not allow commands".into()),
         ApprovalMode::AutoEdit => Err("approval mode auto-edit does not allow commands".into()),
+        ApprovalMode::Plan => Err("plan mode does not run a skill's inline commands".into()),
     }))
 }
 

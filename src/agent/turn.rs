@@ -348,7 +348,10 @@ async fn run_turn_with(
         }
         // Fixed tools first, in a fixed order, then the tools of loaded skills: the
         // list changes only when a skill with tools is loaded or unloaded.
-        let specs = ctx.setup.tools.specs();
+        let specs = ctx.setup.tools.specs_for(
+            super::plan_mode::tool_set(state.policy.mode()),
+            ctx.setup.context_window.get(),
+        );
         if let Some(outcome) = super::fit::before_request(state, ctx, &specs).await {
             break outcome;
         }
@@ -391,7 +394,7 @@ async fn run_turn_with(
             }
             break outcome;
         }
-        if let Some(outcome) = run_calls(state, ctx, &calls, &specs).await {
+        if let Some(outcome) = run_calls(state, ctx, &calls, &specs, &mut turn).await {
             break outcome;
         }
     };
@@ -422,6 +425,7 @@ pub(super) fn with_notes(state: &mut SessionState, ctx: &TurnContext, text: Stri
     let notes: Vec<String> = [
         ctx.setup.skills_watch.take_note(),
         state.conversation.take_notes(),
+        state.policy.take_mode_note(),
     ]
     .into_iter()
     .flatten()
@@ -617,6 +621,7 @@ async fn run_calls(
     ctx: &TurnContext,
     calls: &[crate::llm::ToolCall],
     specs: &[ToolSpec],
+    turn: &mut TurnProgress,
 ) -> Option<TurnOutcome> {
     let mut ended = None;
     for call in calls {
@@ -647,6 +652,13 @@ async fn run_calls(
             CallEnd::Interrupted => ended = Some(TurnOutcome::Interrupted),
             // The reason was shown with the hook's run.
             CallEnd::HookStopped => ended = Some(TurnOutcome::Completed),
+            // The plan is the turn's answer: nobody here can approve it.
+            CallEnd::PlanProposed(plan) => {
+                // Shown as the answer by every frontend, streamed like one.
+                ctx.emit(Event::TextDelta { text: plan.clone() });
+                turn.final_text = SharedText::from(plan);
+                ended = Some(TurnOutcome::Completed);
+            }
             CallEnd::Fatal(message) => {
                 ended = Some(TurnOutcome::Failed {
                     kind: ErrorKind::Internal,

@@ -712,7 +712,11 @@ fn sandbox(
         Some(mode) => SandboxChoice::Chosen(mode),
         None => SandboxChoice::Default(match approval_mode {
             ApprovalMode::Suggest => SandboxMode::Off,
-            ApprovalMode::AutoEdit | ApprovalMode::FullAuto => SandboxMode::WorkspaceWrite,
+            // Plan mode narrows commands to read-only itself; workspace-write is what the
+            // mode chosen when the plan is approved needs.
+            ApprovalMode::AutoEdit | ApprovalMode::FullAuto | ApprovalMode::Plan => {
+                SandboxMode::WorkspaceWrite
+            }
         }),
     };
     Ok(SandboxSettings {

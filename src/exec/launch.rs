@@ -124,6 +124,16 @@ impl Writers {
 
 /// Spawns the command in its own process group.
 pub(super) fn spawn(plan: &Plan<'_>) -> Result<Launched, ExecError> {
+    // A read-only command starts confined or not at all: never as is.
+    if *plan.confinement == Confinement::ReadOnly {
+        let sandbox = crate::sandbox::read_only().map_err(|refusal| {
+            ExecError::NoReadOnlySandbox(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                refusal.to_string(),
+            ))
+        })?;
+        return spawn_confined(plan, sandbox);
+    }
     if let Some(sandbox) = sandbox_of(plan.confinement)
         && plan.cwd.is_dir()
     {
@@ -371,6 +381,7 @@ fn sandbox_of(confinement: &Confinement) -> Option<SessionSandbox> {
         Confinement::SessionSandbox | Confinement::SessionSandboxWritingOnly(_) => {
             crate::sandbox::session()?
         }
+        Confinement::ReadOnly => return crate::sandbox::read_only().ok(),
     };
     match confinement {
         Confinement::SessionSandboxWritingOnly(writable) => Some(SessionSandbox {

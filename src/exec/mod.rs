@@ -216,6 +216,11 @@ pub enum Confinement {
     /// `/dev/null`), whatever the session's own writable paths or mode: a skill run
     /// writes only in its workspace. As is when the session has no sandbox.
     SessionSandboxWritingOnly(Vec<PathBuf>),
+    /// In a sandbox that lets it write nothing (plan mode): the session's made read-only,
+    /// or, when the session has none, one built for this ([`crate::sandbox::read_only`]).
+    /// Never run as is: where no sandbox can be had, it does not start
+    /// ([`ExecError::NoReadOnlySandbox`]).
+    ReadOnly,
 }
 
 /// How a finished command ended and what it printed.
@@ -308,6 +313,9 @@ pub enum ExecError {
         #[source]
         source: io::Error,
     },
+    /// A [`Confinement::ReadOnly`] command, and no sandbox to hold it: it was not started.
+    #[error("{0}")]
+    NoReadOnlySandbox(#[source] io::Error),
 }
 
 impl ExecError {
@@ -316,7 +324,8 @@ impl ExecError {
         match self {
             ExecError::Pipes(source)
             | ExecError::Script(source)
-            | ExecError::Spawn { source, .. } => source,
+            | ExecError::Spawn { source, .. }
+            | ExecError::NoReadOnlySandbox(source) => source,
         }
     }
 }

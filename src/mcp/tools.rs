@@ -240,6 +240,7 @@ impl ResourcesArgs {
 
 impl TypedTool for McpResources {
     type Args = ResourcesArgs;
+    const PLAN_USE: crate::tools::PlanUse = crate::tools::PlanUse::Offered;
     const PARAMETERS: &'static str = r#"{
         "type": "object",
         "properties": {

@@ -38,7 +38,11 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ),
     (
         "approvals",
-        "Show the approval mode, or switch: /approvals suggest|auto-edit|full-auto",
+        "Show the approval mode, or switch: /approvals suggest|auto-edit|full-auto|plan",
+    ),
+    (
+        "plan",
+        "Plan mode (read-only; the plan is approved with exit_plan): /plan [task]",
     ),
     ("diff", "Show what this session changed in the project"),
     (

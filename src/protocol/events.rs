@@ -32,6 +32,7 @@ impl SubAgentEvent {
             | Event::Usage { .. }
             | Event::Warning { .. }
             | Event::HookRan(_)
+            | Event::Plan { .. }
             | Event::TurnComplete { .. } => Ok(SubAgentEvent(Box::new(event))),
             Event::SessionConfigured { .. }
             | Event::ApprovalRequest(_)
@@ -399,6 +400,12 @@ pub enum AutoDenyReason {
         /// Where it came from.
         source: Source,
     },
+    /// Plan mode refused it: it would change something other than the plan file, or
+    /// the tool does not run in plan mode.
+    PlanMode {
+        /// Why, in words for a person.
+        why: String,
+    },
 }
 
 /// A call waiting for the user's yes or no ([`Event::ApprovalRequest`]); frontends keep
@@ -438,6 +445,11 @@ pub enum Event {
         session_id: Option<String>,
         /// The reasoning effort sent with each request (`None`: none is sent).
         effort: Option<Effort>,
+        /// The approval mode at start (`approval_mode_changed` follows a switch).
+        approval_mode: ApprovalMode,
+        /// The plan file, in plan mode (`None` outside it, or when none could be made).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        plan_file: Option<PathBuf>,
         /// The instruction files in force: the chain in the system prompt, then the
         /// nested files a resumed conversation holds.
         instructions: Vec<crate::protocol::InstructionFileInfo>,
@@ -634,7 +646,15 @@ pub enum Event {
         /// The file.
         path: PathBuf,
     },
-    /// The approval mode is now `mode` (after [`Op::SetApprovalMode`]).
+    /// The model's plan as it now stands (`update_plan`; also after a resume that saved
+    /// one).
+    Plan {
+        /// The plan.
+        #[serde(flatten)]
+        plan: crate::protocol::PlanUpdate,
+    },
+    /// The approval mode is now `mode` (after [`Op::SetApprovalMode`], or an approved
+    /// plan).
     ApprovalModeChanged {
         /// The mode in force.
         mode: ApprovalMode,

@@ -101,6 +101,10 @@ impl StatusReport {
                  other commands ask)"
             }
             ApprovalMode::FullAuto => "full-auto (edits and commands run unasked)",
+            ApprovalMode::Plan => {
+                "plan (reading tools only, commands in the read-only sandbox, writes only to \
+                 the plan file)"
+            }
         };
         let sandbox = match &self.sandbox {
             SandboxState::Off => "off (commands run unconfined)".to_string(),

@@ -39,6 +39,10 @@ impl<O: Write, E: Write> Repl<O, E> {
                 terminal.request_approval();
                 self.reading = true;
                 self.asking = Some(call_id.clone());
+                self.asked = match request {
+                    crate::protocol::ApprovalRequestKind::Plan { .. } => super::Asked::Plan,
+                    _ => super::Asked::Call,
+                };
                 Ok(())
             }
             None => {
@@ -165,6 +169,7 @@ impl<O: Write, E: Write> Repl<O, E> {
                 self.renderer
                     .report(&format!("approval mode: {}", mode_name(*mode)))?;
             }
+            Event::Plan { plan } => self.renderer.report(&plan.as_text())?,
             Event::Undone { .. } | Event::SessionDiff { .. } => self.project_changes(event)?,
             Event::SkillsReloaded { warnings, .. } => {
                 self.done_waiting(State::ReloadingSkills);

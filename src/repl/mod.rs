@@ -272,6 +272,8 @@ struct Repl<O: Write, E: Write> {
     pending: VecDeque<Event>,
     /// The approval being asked on the terminal.
     asking: Option<String>,
+    /// What the question being asked is about.
+    asked: Asked,
     interrupts_seen: u32,
     model: String,
     /// The reasoning effort in force (from `SessionConfigured`, then `EffortChanged`).
@@ -331,6 +333,7 @@ impl<O: Write, E: Write> Repl<O, E> {
             input_closed: false,
             pending: VecDeque::new(),
             asking: None,
+            asked: Asked::Call,
             interrupts_seen: 0,
             usage: Usage::default(),
             context_tokens: 0,
@@ -518,20 +521,27 @@ impl<O: Write, E: Write> Repl<O, E> {
                 let Some(call_id) = self.asking.take() else {
                     return Ok(());
                 };
-                let decision = match answer {
-                    Answer::Yes => ApprovalDecision::Approve,
-                    Answer::Always => ApprovalDecision::ApproveForSession,
-                    Answer::Project => ApprovalDecision::ApproveForProject,
-                    Answer::No => ApprovalDecision::Deny { reason: None },
-                    Answer::Cancel => ApprovalDecision::Deny {
-                        reason: Some("the user stopped the turn".into()),
-                    },
-                    Answer::Eof => {
-                        self.input_closed = true;
-                        ApprovalDecision::Deny {
-                            reason: Some("the user closed the input".into()),
+                let plan = |mode| ApprovalDecision::ApprovePlan { mode };
+                let decision = match (answer, self.asked) {
+                    // A plan: y, a and p approve it for auto-edit, full-auto and suggest.
+                    (Answer::Yes, Asked::Plan) => plan(crate::protocol::ApprovalMode::AutoEdit),
+                    (Answer::Always, Asked::Plan) => plan(crate::protocol::ApprovalMode::FullAuto),
+                    (Answer::Project, Asked::Plan) => plan(crate::protocol::ApprovalMode::Suggest),
+                    (answer, _) => match answer {
+                        Answer::Yes => ApprovalDecision::Approve,
+                        Answer::Always => ApprovalDecision::ApproveForSession,
+                        Answer::Project => ApprovalDecision::ApproveForProject,
+                        Answer::No => ApprovalDecision::Deny { reason: None },
+                        Answer::Cancel => ApprovalDecision::Deny {
+                            reason: Some("the user stopped the turn".into()),
+                        },
+                        Answer::Eof => {
+                            self.input_closed = true;
+                            ApprovalDecision::Deny {
+                                reason: Some("the user closed the input".into()),
+                            }
                         }
-                    }
+                    },
                 };
                 self.send(Op::Approval { call_id, decision });
                 if answer == Answer::Cancel {
@@ -597,6 +607,20 @@ impl<O: Write, E: Write> Repl<O, E> {
             }
             Builtin::Approvals(Some(mode)) => {
                 self.send(Op::SetApprovalMode { mode });
+                Ok(())
+            }
+            Builtin::Plan(task) => {
+                self.send(Op::SetApprovalMode {
+                    mode: crate::protocol::ApprovalMode::Plan,
+                });
+                if let Some(text) = task {
+                    self.send(Op::UserInput {
+                        text,
+                        origin: crate::protocol::InputOrigin::Typed,
+                        piped: None,
+                    });
+                    self.state = State::Turn;
+                }
                 Ok(())
             }
             Builtin::SkillsReload => {
@@ -701,11 +725,21 @@ impl<O: Write, E: Write> Repl<O, E> {
 #[cfg(test)]
 mod tests;
 
+/// What an approval question is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asked {
+    /// A tool call.
+    Call,
+    /// A plan (`exit_plan`): its answers choose the mode to carry it out in.
+    Plan,
+}
+
 /// An approval mode's name as typed.
 fn mode_name(mode: crate::protocol::ApprovalMode) -> &'static str {
     match mode {
         crate::protocol::ApprovalMode::Suggest => "suggest",
         crate::protocol::ApprovalMode::AutoEdit => "auto-edit",
         crate::protocol::ApprovalMode::FullAuto => "full-auto",
+        crate::protocol::ApprovalMode::Plan => "plan",
     }
 }

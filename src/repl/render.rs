@@ -432,6 +432,22 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
                     format!("MCP server `{server}`: read resources {arguments}\n")
                 }
             },
+            ApprovalRequestKind::Plan { file, text } => {
+                let mut t = format!(
+                    "{tool}: the plan ({}) is ready for approval:\n",
+                    file.display()
+                );
+                for line in text.lines() {
+                    t.push_str("  ");
+                    t.push_str(line);
+                    t.push('\n');
+                }
+                t.push_str(
+                    "  y = approve, then auto-edit · a = approve, then full-auto · \
+                     p = approve, then suggest · n = keep planning\n",
+                );
+                t
+            }
         };
         match because {
             Some(AskBecause::Rule { rule, source }) => {

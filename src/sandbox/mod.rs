@@ -299,6 +299,94 @@ pub fn session() -> Option<&'static SessionSandbox> {
     SESSION.get()
 }
 
+/// Where a read-only sandbox would be built when the session has none (set at start-up
+/// by [`prepare_read_only`]; built only when a read-only command first needs it).
+struct ReadOnlyPlaces {
+    settings: SandboxSettings,
+    project: PathBuf,
+    root: PathBuf,
+}
+
+static READ_ONLY_PLACES: OnceLock<ReadOnlyPlaces> = OnceLock::new();
+static READ_ONLY_BUILT: OnceLock<Result<SessionSandbox, ReadOnlyRefusal>> = OnceLock::new();
+
+/// Why a read-only command cannot be confined, so it does not run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadOnlyRefusal {
+    /// This system cannot enforce a sandbox.
+    #[error(
+        "plan mode runs commands only inside the read-only sandbox, and this system cannot \
+         enforce one ({reason}), so the command was not run"
+    )]
+    Unavailable {
+        /// Why.
+        reason: String,
+    },
+    /// Nothing said where this process's sandbox would be (unit tests, subcommands).
+    #[error(
+        "plan mode runs commands only inside the read-only sandbox, and none was set up \
+         for this process, so the command was not run"
+    )]
+    NotPrepared,
+}
+
+/// Remembers, once, what a read-only sandbox needs when the session has none of its own
+/// (`suggest`'s default, `--sandbox off`): plan mode confines its commands all the same.
+/// Cheap: nothing is probed until a read-only command runs.
+pub fn prepare_read_only(settings: &SandboxSettings, project: &Path, root: &Path) {
+    let _ = READ_ONLY_PLACES.set(ReadOnlyPlaces {
+        settings: settings.clone(),
+        project: project.to_path_buf(),
+        root: root.to_path_buf(),
+    });
+}
+
+/// The sandbox for a command that may write nothing (plan mode): the session's made
+/// read-only, else one built (once) from [`prepare_read_only`]'s settings; an error
+/// saying why when this system cannot confine, and then the command must not run.
+pub fn read_only() -> Result<SessionSandbox, ReadOnlyRefusal> {
+    if let Some(session) = session() {
+        return Ok(SessionSandbox {
+            policy: Arc::new(session.policy.read_only()),
+            launcher: session.launcher.clone(),
+        });
+    }
+    let places = READ_ONLY_PLACES.get().ok_or(ReadOnlyRefusal::NotPrepared)?;
+    READ_ONLY_BUILT
+        .get_or_init(|| build_read_only(places))
+        .clone()
+}
+
+fn build_read_only(places: &ReadOnlyPlaces) -> Result<SessionSandbox, ReadOnlyRefusal> {
+    let settings = &places.settings;
+    if let Availability::Unavailable { reason } = availability(settings.simulate_unavailable) {
+        return Err(ReadOnlyRefusal::Unavailable { reason });
+    }
+    let launcher = std::env::current_exe().map_err(|e| ReadOnlyRefusal::Unavailable {
+        reason: format!("cannot find harness9's own binary: {e}"),
+    })?;
+    let namespaces = namespace_support(
+        settings.namespaces,
+        settings.secrets.harness9_home.as_deref(),
+    );
+    let policy = SandboxPolicy::new(
+        SandboxMode::ReadOnly,
+        &places.project,
+        &[],
+        settings.network,
+    )
+    .hiding(&settings.secrets)
+    .with_namespaces(namespaces)
+    .with_secrets_root(&places.root);
+    if namespaces == Namespaces::On {
+        project_secrets::start(&places.root);
+    }
+    Ok(SessionSandbox {
+        policy: Arc::new(policy),
+        launcher,
+    })
+}
+
 /// Why the namespaces are missing, once the start-up probe (or the test hook) found so.
 static NAMESPACES_MISSING: Mutex<Option<String>> = Mutex::new(None);
 

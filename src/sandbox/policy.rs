@@ -205,6 +205,16 @@ impl SandboxPolicy {
         }
     }
 
+    /// This policy with nothing writable but `/dev/null` (the same network rule, masks
+    /// and namespaces): plan mode's commands.
+    pub fn read_only(&self) -> SandboxPolicy {
+        SandboxPolicy {
+            mode: SandboxMode::ReadOnly,
+            writable: Vec::new(),
+            ..self.clone()
+        }
+    }
+
     /// The launcher's arguments before `--`: mode, network, namespaces and paths. With
     /// namespaces, the masks include the project's secret files as known now (a walk of
     /// the project kept fresh in the background, and a look at its top folder now).

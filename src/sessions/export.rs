@@ -168,7 +168,9 @@ impl<W: Write + ?Sized> Markdown<'_, W> {
                 NoteKind::Hook => "A UserPromptSubmit hook added context; the model got it with the message.",
             }),
             // The attached text is in the tool result it belongs to.
-            Record::Prompt { .. } | Record::InstructionsAttached { .. } => Ok(()),
+            Record::Prompt { .. } | Record::InstructionsAttached { .. } | Record::Plan { .. } => {
+                Ok(())
+            }
             Record::Resumed {
                 at_ms,
                 cwd,

@@ -272,6 +272,13 @@ pub enum Record {
         /// How many bytes at the end of the result they take.
         bytes: usize,
     },
+    /// The model's plan as `update_plan` last set it (the last one is shown again on
+    /// resume).
+    Plan {
+        /// The plan.
+        #[serde(flatten)]
+        plan: crate::protocol::PlanUpdate,
+    },
     /// The session was resumed by a later run.
     Resumed {
         /// When, milliseconds since the Unix epoch.
@@ -285,7 +292,7 @@ pub enum Record {
 
 impl Record {
     /// Every `type` tag this version writes and reads, in declaration order.
-    pub const TYPES: [&'static str; 16] = [
+    pub const TYPES: [&'static str; 17] = [
         "header",
         "system_prompt",
         "message",
@@ -301,6 +308,7 @@ impl Record {
         "note",
         "rewound",
         "instructions_attached",
+        "plan",
         "resumed",
     ];
 
@@ -322,6 +330,7 @@ impl Record {
             Record::Note { .. } => "note",
             Record::Rewound { .. } => "rewound",
             Record::InstructionsAttached { .. } => "instructions_attached",
+            Record::Plan { .. } => "plan",
             Record::Resumed { .. } => "resumed",
         }
     }
@@ -418,6 +427,15 @@ mod tests {
                     10,
                 )],
                 bytes: 60,
+            },
+            Record::Plan {
+                plan: crate::protocol::PlanUpdate {
+                    items: vec![crate::protocol::PlanStep {
+                        step: "read".into(),
+                        status: crate::protocol::StepStatus::InProgress,
+                    }],
+                    explanation: None,
+                },
             },
             Record::Resumed {
                 at_ms: 1,

@@ -37,6 +37,7 @@ pub struct Args {
 
 impl TypedTool for Bash {
     type Args = Args;
+    const PLAN_USE: crate::tools::PlanUse = crate::tools::PlanUse::Offered;
 
     const NAME: &'static str = "bash";
     const DESCRIPTION: &'static str = "Run a shell command with bash in the project directory. Non-interactive: stdin \
@@ -104,7 +105,7 @@ async fn run_command(
         }),
         timeout,
         leftovers: Leftovers::Leave,
-        confinement: Confinement::SessionSandbox,
+        confinement: ctx.writes.confine(Confinement::SessionSandbox),
     };
     let finished = match exec::run(request, &ctx.cancel).await {
         Ok(finished) => finished,

@@ -48,6 +48,7 @@ pub struct Args {
 
 impl TypedTool for EditFile {
     type Args = Args;
+    const PLAN_USE: crate::tools::PlanUse = crate::tools::PlanUse::Offered;
 
     const NAME: &'static str = "edit_file";
     const DESCRIPTION: &'static str = "Replace exact text in an existing file. old_string must match the file exactly \

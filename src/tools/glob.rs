@@ -41,6 +41,7 @@ pub struct Args {
 
 impl TypedTool for Glob {
     type Args = Args;
+    const PLAN_USE: crate::tools::PlanUse = crate::tools::PlanUse::Offered;
 
     const NAME: &'static str = "glob";
     const DESCRIPTION: &'static str = "Find files by glob pattern, skipping gitignored files. A pattern without '/' \

@@ -60,6 +60,7 @@ struct Query {
 
 impl TypedTool for Grep {
     type Args = Args;
+    const PLAN_USE: crate::tools::PlanUse = crate::tools::PlanUse::Offered;
 
     const NAME: &'static str = "grep";
     const DESCRIPTION: &'static str = "Search file contents with a regular expression (Rust regex syntax), skipping \

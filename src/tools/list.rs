@@ -38,6 +38,7 @@ pub struct Args {
 
 impl TypedTool for List {
     type Args = Args;
+    const PLAN_USE: crate::tools::PlanUse = crate::tools::PlanUse::Offered;
 
     const NAME: &'static str = "list";
     const DESCRIPTION: &'static str = "List a directory as an indented tree, skipping gitignored files; folders end \

@@ -15,6 +15,7 @@
 
 pub mod bash;
 pub mod edit_file;
+pub mod exit_plan;
 pub mod glob;
 pub mod grep;
 pub mod list;
@@ -24,9 +25,10 @@ mod registry;
 pub mod skill;
 pub mod skill_run;
 pub mod skill_tool;
+pub mod update_plan;
 pub mod write_file;
 
-pub use registry::{LoadedTools, ToolNameCollision, ToolRegistry, ToolRegistryBuilder};
+pub use registry::{LoadedTools, ToolNameCollision, ToolRegistry, ToolRegistryBuilder, ToolSet};
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -106,6 +108,46 @@ pub struct ToolContext {
     pub forker: Option<Arc<dyn Forker>>,
     /// The saved session's artifacts (`None` when the session is not saved).
     pub artifacts: Option<crate::artifacts::ArtifactStore>,
+    /// What the commands this call starts may write.
+    pub writes: CommandWrites,
+    /// The session's plan file, in plan mode (for `exit_plan`).
+    pub plan_file: Option<PathBuf>,
+}
+
+/// What the commands a tool starts may write: the session sandbox's folders, or nothing
+/// (plan mode: a sandbox that writes nothing, or the command does not start).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CommandWrites {
+    /// What the session's sandbox allows (everything without one).
+    #[default]
+    AsSession,
+    /// Nothing: [`crate::exec::Confinement::ReadOnly`].
+    Nothing,
+}
+
+impl CommandWrites {
+    /// The confinement for a command that would otherwise run in `usual`.
+    pub fn confine(self, usual: crate::exec::Confinement) -> crate::exec::Confinement {
+        match self {
+            CommandWrites::AsSession => usual,
+            CommandWrites::Nothing => crate::exec::Confinement::ReadOnly,
+        }
+    }
+}
+
+/// Whether a tool is offered, and may run, in plan mode. Tools are withheld unless they
+/// say otherwise: a new tool, a skill's tool or an MCP tool never runs in plan mode by
+/// accident.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PlanUse {
+    /// Not offered in plan mode, and refused if called.
+    #[default]
+    Withheld,
+    /// Offered: it only reads, or what it changes plan mode judges (edits: the plan file
+    /// only; commands: in the read-only sandbox).
+    Offered,
+    /// Offered in plan mode only (`exit_plan`), and refused outside it.
+    PlanOnly,
 }
 
 /// A request to run a skill in a sub-agent with its own conversation.
@@ -217,6 +259,9 @@ pub struct ToolOutput {
     /// Problems the user should see as warnings too (the model sees them in
     /// `content` already), e.g. a skill's tools.json that could not be loaded.
     pub warnings: Vec<String>,
+    /// The plan as `update_plan` set it, for the frontends and the saved session.
+    /// (Boxed: a result is moved often, and is rarely a plan.)
+    pub plan: Option<Box<crate::protocol::PlanUpdate>>,
 }
 
 impl ToolOutput {
@@ -227,6 +272,7 @@ impl ToolOutput {
             is_error: false,
             diff: None,
             warnings: Vec::new(),
+            plan: None,
         }
     }
 
@@ -237,6 +283,7 @@ impl ToolOutput {
             is_error: true,
             diff: None,
             warnings: Vec::new(),
+            plan: None,
         }
     }
 
@@ -320,6 +367,10 @@ pub trait TypedTool: Send + Sync {
     fn output_kind(&self) -> OutputKind {
         OutputKind::Reproducible
     }
+    /// Whether it is offered in plan mode (withheld unless the tool says so).
+    const PLAN_USE: PlanUse = PlanUse::Withheld;
+    /// The smallest context window (tokens) it is offered in (`None`: any).
+    const MIN_WINDOW: Option<u64> = None;
     /// Runs the call. Problems the model can fix are an `Ok(ToolOutput::error(..))`.
     fn execute<'a>(&'a self, args: Self::Args, ctx: &'a ToolContext) -> ToolFuture<'a>;
 }
@@ -332,6 +383,14 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &str;
     /// JSON schema of the arguments object.
     fn parameters(&self) -> serde_json::Value;
+    /// Whether it is offered, and may run, in plan mode (withheld unless it says so).
+    fn plan_use(&self) -> PlanUse {
+        PlanUse::Withheld
+    }
+    /// The smallest context window (tokens) it is offered in (`None`: any).
+    fn min_window(&self) -> Option<u64> {
+        None
+    }
     /// Parses the arguments, once: the call ready for approval and running, or the error
     /// result for the model (naming the problem and the expected shape).
     fn prepare(&self, args: serde_json::Value) -> Result<Box<dyn PreparedCall + '_>, ToolOutput>;
@@ -406,6 +465,14 @@ impl<T: TypedTool> Tool for T {
 
     fn output_kind(&self) -> OutputKind {
         TypedTool::output_kind(self)
+    }
+
+    fn plan_use(&self) -> PlanUse {
+        T::PLAN_USE
+    }
+
+    fn min_window(&self) -> Option<u64> {
+        T::MIN_WINDOW
     }
 
     fn prepare(&self, args: serde_json::Value) -> Result<Box<dyn PreparedCall + '_>, ToolOutput> {
@@ -692,6 +759,8 @@ pub(crate) fn test_context(workdir: &std::path::Path) -> ToolContext {
         live_output: None,
         forker: None,
         artifacts: None,
+        writes: CommandWrites::AsSession,
+        plan_file: None,
     }
 }
 
@@ -952,6 +1021,11 @@ mod schema_tests {
             (SkillListDocs::NAME, SkillListDocs::PARAMETERS),
             (SkillSelectDocs::NAME, SkillSelectDocs::PARAMETERS),
             (skill_run::SkillRun::NAME, skill_run::SkillRun::PARAMETERS),
+            (exit_plan::ExitPlan::NAME, exit_plan::ExitPlan::PARAMETERS),
+            (
+                update_plan::UpdatePlan::NAME,
+                update_plan::UpdatePlan::PARAMETERS,
+            ),
         ]
     }
 

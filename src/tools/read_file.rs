@@ -36,6 +36,7 @@ pub struct Args {
 
 impl TypedTool for ReadFile {
     type Args = Args;
+    const PLAN_USE: crate::tools::PlanUse = crate::tools::PlanUse::Offered;
 
     const NAME: &'static str = "read_file";
     const DESCRIPTION: &'static str = "Read a text file. Output lines are numbered (\"    12\\tcode\"); the number and tab \

@@ -10,7 +10,9 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
-use super::{Tool, bash, edit_file, glob, grep, list, read_file, write_file};
+use super::{
+    PlanUse, Tool, bash, edit_file, exit_plan, glob, grep, list, read_file, update_plan, write_file,
+};
 use crate::llm::ToolSpec;
 
 /// Collects the fixed tools of a session, in order, until [`ToolRegistryBuilder::freeze`].
@@ -36,6 +38,9 @@ impl ToolRegistryBuilder {
         builder.register(Arc::new(list::List));
         builder.register(Arc::new(grep::Grep));
         builder.register(Arc::new(bash::Bash));
+        builder.register(Arc::new(update_plan::UpdatePlan));
+        // Offered in plan mode only: requests outside it never carry it.
+        builder.register(Arc::new(exit_plan::ExitPlan));
         builder
     }
 
@@ -64,6 +69,15 @@ impl ToolRegistryBuilder {
             loaded: self.loaded,
         }
     }
+}
+
+/// Which of a session's tools a request offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolSet {
+    /// Every tool.
+    All,
+    /// Plan mode's: the tools that say they run there.
+    Plan,
 }
 
 /// The tools of a session: the fixed tools, in a fixed order (so requests are
@@ -127,10 +141,43 @@ impl ToolRegistry {
         names
     }
 
-    /// The specs sent to the model: fixed tools in order, then loaded ones.
+    /// The specs sent to the model outside plan mode: fixed tools in order, then loaded
+    /// ones (plan mode's own tools left out).
     pub fn specs(&self) -> Vec<ToolSpec> {
-        let mut specs: Vec<ToolSpec> = self.fixed.iter().map(|t| spec_of(t.as_ref())).collect();
-        specs.extend(self.loaded.specs());
+        self.specs_for(ToolSet::All, None)
+    }
+
+    /// The specs offered in `set` with a context window of `window` tokens (`None`: not
+    /// known), in the same order: outside plan mode every tool but plan mode's own
+    /// ([`PlanUse::PlanOnly`]); in plan mode only the tools that say they run there; and
+    /// never a tool that needs a larger window than a known one.
+    pub fn specs_for(&self, set: ToolSet, window: Option<u64>) -> Vec<ToolSpec> {
+        let fits = |t: &Arc<dyn Tool>| match (t.min_window(), window) {
+            (Some(need), Some(window)) => window >= need,
+            (None, _) | (_, None) => true,
+        };
+        let offered = |t: &&Arc<dyn Tool>| {
+            fits(t)
+                && match (set, t.plan_use()) {
+                    (ToolSet::All, PlanUse::PlanOnly) | (ToolSet::Plan, PlanUse::Withheld) => false,
+                    (ToolSet::All, PlanUse::Offered | PlanUse::Withheld)
+                    | (ToolSet::Plan, PlanUse::Offered | PlanUse::PlanOnly) => true,
+                }
+        };
+        let mut specs: Vec<ToolSpec> = self
+            .fixed
+            .iter()
+            .filter(offered)
+            .map(|t| spec_of(t.as_ref()))
+            .collect();
+        specs.extend(
+            self.loaded
+                .lock()
+                .iter()
+                .map(|l| &l.tool)
+                .filter(offered)
+                .map(|t| spec_of(t.as_ref())),
+        );
         specs
     }
 
@@ -269,13 +316,6 @@ impl LoadedTools {
             .map(|l| l.tool.name().to_string())
             .collect()
     }
-
-    fn specs(&self) -> Vec<ToolSpec> {
-        self.lock()
-            .iter()
-            .map(|l| spec_of(l.tool.as_ref()))
-            .collect()
-    }
 }
 
 #[cfg(test)]
@@ -294,11 +334,37 @@ mod builtin_tests {
                 "glob",
                 "list",
                 "grep",
-                "bash"
+                "bash",
+                "update_plan",
+                "exit_plan"
             ]
         );
+        let names = |specs: Vec<ToolSpec>| specs.into_iter().map(|s| s.name).collect::<Vec<_>>();
+        // exit_plan is plan mode's alone; update_plan needs a window of 16k tokens.
+        let seven = [
+            "read_file",
+            "write_file",
+            "edit_file",
+            "glob",
+            "list",
+            "grep",
+            "bash",
+        ];
+        assert_eq!(
+            names(registry.specs()),
+            [&seven[..], &["update_plan"]].concat()
+        );
+        assert_eq!(names(registry.specs_for(ToolSet::All, Some(15_999))), seven);
+        assert_eq!(
+            names(registry.specs_for(ToolSet::All, Some(16_000))),
+            [&seven[..], &["update_plan"]].concat()
+        );
+        assert_eq!(
+            names(registry.specs_for(ToolSet::Plan, Some(8_000))),
+            [&seven[..], &["exit_plan"]].concat()
+        );
         let mut total = 0;
-        for spec in registry.specs() {
+        for spec in registry.specs_for(ToolSet::Plan, None) {
             let wire = serde_json::json!({
                 "type": "function",
                 "function": {
@@ -363,12 +429,13 @@ mod loaded_tests {
             .unwrap();
         let names = shared.names();
         assert_eq!(&names[names.len() - 2..], ["pdf_fill", "pdf_merge"]);
-        assert_eq!(shared.specs().len(), 9);
+        // The seven, update_plan, and the skill's two (exit_plan is plan mode's).
+        assert_eq!(shared.specs().len(), 10);
         assert!(shared.get("pdf_fill").is_some());
         assert_eq!(registry.loaded().owners(), ["pdf"]);
         assert_eq!(registry.loaded().unload("pdf"), ["pdf_fill", "pdf_merge"]);
         assert!(shared.get("pdf_fill").is_none());
-        assert_eq!(shared.specs().len(), 7);
+        assert_eq!(shared.specs().len(), 8);
     }
 
     #[test]

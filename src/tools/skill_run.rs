@@ -449,7 +449,9 @@ fn request(plan: &Plan, work: &Workspace, timeout: Duration, ctx: &ToolContext) 
         },
         timeout,
         leftovers: Leftovers::Kill,
-        confinement: Confinement::SessionSandboxWritingOnly(work.writable()),
+        confinement: ctx
+            .writes
+            .confine(Confinement::SessionSandboxWritingOnly(work.writable())),
     }
 }
 

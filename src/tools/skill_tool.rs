@@ -84,7 +84,7 @@ impl SkillTool {
             },
             timeout,
             leftovers: Leftovers::Leave,
-            confinement: Confinement::SessionSandbox,
+            confinement: ctx.writes.confine(Confinement::SessionSandbox),
         }
     }
 }

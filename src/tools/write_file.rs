@@ -36,6 +36,7 @@ pub struct Args {
 
 impl TypedTool for WriteFile {
     type Args = Args;
+    const PLAN_USE: crate::tools::PlanUse = crate::tools::PlanUse::Offered;
 
     const NAME: &'static str = "write_file";
     const DESCRIPTION: &'static str = "Create a file or replace its whole content; parent folders are created. Prefer \

@@ -19,6 +19,9 @@ use crate::skills::Catalog;
 #[path = "app_resume_tests.rs"]
 mod resume;
 
+#[path = "app_plan_tests.rs"]
+mod plan;
+
 struct Harness {
     app: App,
     now: Instant,
@@ -337,6 +340,7 @@ fn approval_overlay_answers_and_denies_with_reason() {
 
 #[test]
 fn shift_tab_cycles_the_approval_mode_and_asks_before_full_auto() {
+    // suggest → auto-edit → full-auto (asked) → plan → suggest.
     use crate::protocol::ApprovalMode;
     let set = |mode| vec![Op::SetApprovalMode { mode }];
     let asks = |h: &mut Harness| {
@@ -365,6 +369,15 @@ fn shift_tab_cycles_the_approval_mode_and_asks_before_full_auto() {
     h.event(Event::ApprovalModeChanged {
         mode: ApprovalMode::FullAuto,
     });
+    h.key(KeyCode::BackTab);
+    assert_eq!(h.ops(), set(ApprovalMode::Plan));
+    h.event(Event::ApprovalModeChanged {
+        mode: ApprovalMode::Plan,
+    });
+    assert!(
+        h.screen(100, 8).contains("plan ·"),
+        "the status line names plan mode"
+    );
     h.key(KeyCode::BackTab);
     assert_eq!(h.ops(), set(ApprovalMode::Suggest));
 }

@@ -21,7 +21,8 @@ use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Widget, Wrap};
 use super::cells::diff_lines;
 use super::wrap::{sanitize, wrap_lines};
 use crate::protocol::{
-    ApprovalAsk, ApprovalDecision, ApprovalRequestKind, AskBecause, Location, McpAction, Offer,
+    ApprovalAsk, ApprovalDecision, ApprovalMode, ApprovalRequestKind, AskBecause, Location,
+    McpAction, Offer,
 };
 
 /// What an answer does to the running turn.
@@ -114,6 +115,29 @@ impl ApprovalOverlay {
             }
             return None;
         }
+        if self.is_plan() {
+            let approve = |mode| ApprovalDecision::ApprovePlan { mode };
+            return match key.code {
+                KeyCode::Char('y' | 'Y' | 'e' | 'E') => {
+                    self.answer(approve(ApprovalMode::AutoEdit), AfterAnswer::Continue)
+                }
+                KeyCode::Char('s' | 'S') => {
+                    self.answer(approve(ApprovalMode::Suggest), AfterAnswer::Continue)
+                }
+                KeyCode::Char('f' | 'F') => {
+                    self.answer(approve(ApprovalMode::FullAuto), AfterAnswer::Continue)
+                }
+                KeyCode::Char('n' | 'N') => {
+                    self.reason = Some(String::new());
+                    None
+                }
+                KeyCode::Esc => self.answer(
+                    ApprovalDecision::Deny { reason: None },
+                    AfterAnswer::Interrupt,
+                ),
+                _ => None,
+            };
+        }
         match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') => {
                 self.answer(ApprovalDecision::Approve, AfterAnswer::Continue)
@@ -134,6 +158,13 @@ impl ApprovalOverlay {
             ),
             _ => None,
         }
+    }
+
+    /// Whether the request shown is a plan to approve (`exit_plan`).
+    fn is_plan(&self) -> bool {
+        self.queue
+            .front()
+            .is_some_and(|r| matches!(r.request, ApprovalRequestKind::Plan { .. }))
     }
 
     fn offers_rules(&self) -> bool {
@@ -240,15 +271,36 @@ impl ApprovalOverlay {
                 );
                 (title.to_string(), lines)
             }
+            ApprovalRequestKind::Plan { file, text } => {
+                let mut lines = vec![Line::styled(format!("{}", file.display()), dim)];
+                lines.extend(sanitize(text).lines().map(|l| Line::raw(l.to_string())));
+                (" Approve this plan? ".to_string(), lines)
+            }
         }
     }
 
     fn footer(&self, offer: &Offer) -> Line<'static> {
         let key = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
         match &self.reason {
+            Some(reason) if self.is_plan() => Line::from(vec![
+                Span::styled("What to change (Enter to keep planning): ", key),
+                Span::raw(reason.clone()),
+            ]),
             Some(reason) => Line::from(vec![
                 Span::styled("Reason for the model (optional, Enter to deny): ", key),
                 Span::raw(reason.clone()),
+            ]),
+            None if self.is_plan() => Line::from(vec![
+                Span::styled("y", key),
+                Span::raw(" approve, then auto-edit  "),
+                Span::styled("s", key),
+                Span::raw(" then suggest  "),
+                Span::styled("f", key),
+                Span::raw(" then full-auto  "),
+                Span::styled("n", key),
+                Span::raw(" keep planning  "),
+                Span::styled("esc", key),
+                Span::raw(" stop"),
             ]),
             None => {
                 let dim = Style::new().fg(Color::DarkGray);

@@ -36,6 +36,7 @@ mod mention_popup;
 mod overlay;
 mod pastes;
 mod picker;
+mod plan_view;
 mod popup;
 mod resume;
 mod rewind;

@@ -132,6 +132,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, session: &SessionStatus, view
         crate::protocol::ApprovalMode::Suggest => "suggest",
         crate::protocol::ApprovalMode::AutoEdit => "auto-edit",
         crate::protocol::ApprovalMode::FullAuto => "full-auto",
+        crate::protocol::ApprovalMode::Plan => "plan",
     };
     let mut segments: Vec<(u8, String)> = vec![
         (6, mode.to_string()),

@@ -89,6 +89,7 @@ pub fn welcome(
         ApprovalMode::Suggest => "suggest",
         ApprovalMode::AutoEdit => "auto-edit",
         ApprovalMode::FullAuto => "full-auto",
+        ApprovalMode::Plan => "plan",
     };
     let s = if status.skills == 1 { "" } else { "s" };
     // Only a sandbox in force is named: without one, the approval mode says it all.

@@ -107,6 +107,7 @@ pub struct ListArgs {
 
 impl TypedTool for SkillListDocs {
     type Args = ListArgs;
+    const PLAN_USE: crate::tools::PlanUse = crate::tools::PlanUse::Offered;
 
     const NAME: &'static str = "skill_list_docs";
     const DESCRIPTION: &'static str = "List a skill's documents (.md and .txt files besides SKILL.md, references/ \
@@ -177,6 +178,7 @@ impl SkillSelectDocs {
 
 impl TypedTool for SkillSelectDocs {
     type Args = SelectArgs;
+    const PLAN_USE: crate::tools::PlanUse = crate::tools::PlanUse::Offered;
 
     const NAME: &'static str = "skill_select_docs";
     const DESCRIPTION: &'static str = "Change which of a skill's documents are in the conversation. add and replace \

@@ -84,6 +84,7 @@ pub const SERVERS_PARAMETERS: &str = include_str!("../schemas/unload_skill_serve
 
 impl TypedTool for UnloadSkill {
     type Args = Args;
+    const PLAN_USE: crate::tools::PlanUse = crate::tools::PlanUse::Offered;
 
     const NAME: &'static str = "unload_skill";
     const DESCRIPTION: &'static str = "Unload a skill loaded with use_skill: removes the tools it added, to free context. \

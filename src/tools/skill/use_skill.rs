@@ -473,6 +473,7 @@ pub const SERVERS_PARAMETERS: &str = include_str!("../schemas/use_skill_servers.
 
 impl TypedTool for UseSkill {
     type Args = Args;
+    const PLAN_USE: crate::tools::PlanUse = crate::tools::PlanUse::Offered;
 
     const NAME: &'static str = "use_skill";
     const DESCRIPTION: &'static str = "Load the full instructions of a skill from the Available Skills list in the system \
@@ -888,7 +889,7 @@ mod bundle_tests {
             "{}",
             out.content
         );
-        assert_eq!(registry.specs().len(), 7);
+        assert_eq!(registry.specs().len(), 8);
     }
 
     #[tokio::test]

@@ -87,7 +87,9 @@ impl App {
                 );
             }
             ref reloaded @ Event::SkillsReloaded { .. } => self.skills_reloaded(reloaded),
+            Event::Plan { plan } => self.plan = Some(plan),
             Event::ConversationCleared => {
+                self.plan = None;
                 self.status.context_tokens = 0;
                 self.commit_notice(NoticeKind::Info, "Started a new conversation.");
             }
@@ -341,6 +343,7 @@ impl App {
             AutoDenyReason::Rule { rule, source } => {
                 format!("`{tool}` was denied by the rule `deny {rule}` ({source})")
             }
+            AutoDenyReason::PlanMode { why } => format!("`{tool}` was denied: {why}"),
         };
         self.commit_notice(NoticeKind::Warning, &message);
     }

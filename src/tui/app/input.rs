@@ -464,6 +464,22 @@ impl App {
                 self.commit_cell(echo.lines());
                 self.ask_mode(mode);
             }
+            Builtin::Plan(task) => {
+                self.out.ops.push(Op::SetApprovalMode {
+                    mode: crate::protocol::ApprovalMode::Plan,
+                });
+                match task {
+                    Some(text) => self.send(
+                        typed.trim().to_string(),
+                        Op::UserInput {
+                            text,
+                            origin: crate::protocol::InputOrigin::Typed,
+                            piped: None,
+                        },
+                    ),
+                    None => self.commit_cell(echo.lines()),
+                }
+            }
             Builtin::Diff => {
                 self.commit_cell(echo.lines());
                 self.out.ops.push(Op::Diff);
@@ -528,6 +544,7 @@ fn next_mode(mode: crate::protocol::ApprovalMode) -> crate::protocol::ApprovalMo
     match mode {
         ApprovalMode::Suggest => ApprovalMode::AutoEdit,
         ApprovalMode::AutoEdit => ApprovalMode::FullAuto,
-        ApprovalMode::FullAuto => ApprovalMode::Suggest,
+        ApprovalMode::FullAuto => ApprovalMode::Plan,
+        ApprovalMode::Plan => ApprovalMode::Suggest,
     }
 }

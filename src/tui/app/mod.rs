@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::tui::plan_view::plan_lines;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Style};
@@ -91,6 +92,11 @@ pub struct App {
     status: SessionStatus,
     turn: TurnState,
     turn_started: Option<Instant>,
+    /// The model's plan (`update_plan`), drawn above the composer.
+    plan: Option<crate::protocol::PlanUpdate>,
+    /// The rows the plan may take: a third of the height the live area may have, as the
+    /// last `desired_height` was told (drawing then keeps to what it planned).
+    plan_room: std::cell::Cell<u16>,
     composer: Composer,
     /// What sits on top of the composer (the mode switch's question, approvals, the
     /// resume picker, the history search, the popups), in one priority order.
@@ -150,6 +156,8 @@ impl App {
             status,
             turn: TurnState::Idle,
             turn_started: None,
+            plan: None,
+            plan_room: std::cell::Cell::new(0),
             composer: Composer::new(history),
             overlay: Overlay::default(),
             files: None,
@@ -479,9 +487,18 @@ impl App {
         budget -= overlay;
         let popup = popup.min(budget);
         budget -= popup;
+        // The plan first (a third of the height at most: one line when that is too few).
+        let plan_lines = match (&self.plan, overlay) {
+            (Some(plan), 0) => plan_lines(plan, width, budget.min(self.plan_room.get()).max(1)),
+            _ => Vec::new(),
+        };
+        let plan_rows = (plan_lines.len() as u16).min(budget);
+        budget -= plan_rows;
         let live_rows = live.len().min(LIVE_MAX_ROWS).min(usize::from(budget));
         let skip = live.len() - live_rows;
         live.drain(..skip);
+        live.extend(plan_lines.into_iter().take(usize::from(plan_rows)));
+        let live_rows = live.len();
         Plan {
             live,
             overlay,
@@ -493,6 +510,7 @@ impl App {
 
     /// Rows the live area wants at this width (at most `max_height`).
     pub fn desired_height(&self, width: u16, max_height: u16, now: Instant) -> u16 {
+        self.plan_room.set(max_height / 3);
         self.plan(width, max_height, now).height
     }
 
@@ -577,5 +595,8 @@ fn mode_words(mode: crate::protocol::ApprovalMode) -> &'static str {
             "auto-edit (edits in the project and read-only commands run; other commands ask)"
         }
         crate::protocol::ApprovalMode::FullAuto => "full-auto (everything runs unless a rule asks)",
+        crate::protocol::ApprovalMode::Plan => {
+            "plan (reading tools only, commands read-only in the sandbox, writes only to the plan file)"
+        }
     }
 }

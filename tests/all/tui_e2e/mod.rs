@@ -21,6 +21,7 @@ mod context;
 mod defects;
 mod habits;
 mod launch_habits;
+mod plan;
 mod resize;
 mod responses_wire;
 mod rewind_links;
