@@ -34,8 +34,13 @@ pub use status::{Counted, KnownWindow, SandboxState, SavedState, StatusReport};
 mod events;
 pub use events::*;
 
+mod hooks;
 mod listings;
 mod models;
+pub use hooks::{
+    HookEntry, HookListing, HookOrigin, HookRole, HookStanding, InForceBecause, NotInForceBecause,
+    TRUST_COMMAND, describe_hooks,
+};
 pub use listings::{
     McpHealth, McpPromptArgument, McpPromptCommand, McpServerEntry, McpServerName, McpUse,
     SkillEntry, SkillInvocation, SkillListing, SkillNote, SkillOrigin, SkillStanding,

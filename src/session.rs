@@ -285,9 +285,9 @@ pub fn prepare_with_remote(
             &config.workdir,
             &config.home.join("snapshots"),
         )),
-        // Only config.toml's hooks: the project's wait until they can be trusted.
+        // config.toml's hooks, then the project's the user trusted as they are now.
         hooks: agent::hooks::SessionHooks::new(
-            config.user_hooks.clone(),
+            crate::agent::hooks_session::in_force(config),
             crate::hooks::RunContext {
                 project_dir: config.project_root.clone(),
                 cwd: config.workdir.clone(),
