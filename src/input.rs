@@ -61,6 +61,8 @@ pub enum Builtin {
     Context,
     /// `/mcp`.
     Mcp,
+    /// `/hooks`: every hook, in force or not.
+    Hooks,
     /// `/undo`.
     Undo,
     /// `/approvals` (show the mode) or `/approvals MODE` (switch).
@@ -157,6 +159,7 @@ pub fn route(line: &str, commands: &SlashCommands) -> Routed {
         "status" => Some(Builtin::Status),
         "context" => Some(Builtin::Context),
         "mcp" => Some(Builtin::Mcp),
+        "hooks" => Some(Builtin::Hooks),
         "undo" => Some(Builtin::Undo),
         "approvals" => match rest.trim() {
             "" => Some(Builtin::Approvals(None)),

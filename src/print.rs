@@ -283,6 +283,7 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             event,
             Event::SkillList(_)
                 | Event::McpServerList { .. }
+                | Event::HookList(_)
                 | Event::SlashCommands(_)
                 | Event::TurnLeftOut { .. }
                 | Event::ToolResult { .. }

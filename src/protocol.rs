@@ -38,8 +38,8 @@ mod hooks;
 mod listings;
 mod models;
 pub use hooks::{
-    HookEntry, HookListing, HookOrigin, HookRole, HookStanding, InForceBecause, NotInForceBecause,
-    TRUST_COMMAND, describe_hooks,
+    HookEntry, HookLine, HookLineKind, HookListing, HookOrigin, HookRole, HookStanding,
+    InForceBecause, NotInForceBecause, TRUST_COMMAND, describe_hooks,
 };
 pub use listings::{
     McpHealth, McpPromptArgument, McpPromptCommand, McpServerEntry, McpServerName, McpUse,
@@ -202,6 +202,8 @@ pub enum Op {
     ListSkills,
     /// List the MCP servers as `/mcp` shows them ([`Event::McpServerList`]).
     ListMcpServers,
+    /// List the hooks as `/hooks` shows them ([`Event::HookList`]).
+    ListHooks,
 }
 
 /// Where a user message's text came from. Text that arrived on stdin may have been

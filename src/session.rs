@@ -293,7 +293,8 @@ pub fn prepare_with_remote(
                 cwd: config.workdir.clone(),
                 confinement: crate::exec::Confinement::SessionSandbox,
             },
-        ),
+        )
+        .with_listing(crate::agent::hooks_session::listing(config)),
     };
     let info = SessionInfo {
         model: config.provider_id.qualify(&config.model),

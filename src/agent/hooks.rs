@@ -26,6 +26,8 @@ use crate::protocol::Event;
 pub struct SessionHooks {
     set: Arc<HookSet>,
     run: RunContext,
+    /// What `/hooks` lists: every configured hook, in force or not.
+    listing: Arc<crate::protocol::HookListing>,
 }
 
 impl SessionHooks {
@@ -34,7 +36,29 @@ impl SessionHooks {
         SessionHooks {
             set: Arc::new(set),
             run,
+            listing: Arc::default(),
         }
+    }
+
+    /// The same hooks, with what `/hooks` lists.
+    pub fn with_listing(mut self, listing: crate::protocol::HookListing) -> Self {
+        self.listing = Arc::new(listing);
+        self
+    }
+
+    /// What `/hooks` lists.
+    pub fn listing(&self) -> &crate::protocol::HookListing {
+        &self.listing
+    }
+
+    /// The hooks in force.
+    pub fn set(&self) -> &HookSet {
+        &self.set
+    }
+
+    /// How they run.
+    pub fn run_context(&self) -> &RunContext {
+        &self.run
     }
 }
 

@@ -5,9 +5,10 @@
 //! It must not know how hooks are read, trusted or run inside (`crate::hooks`), or how
 //! events are drawn.
 
+use crate::agent::AgentSetup;
 use crate::config::Config;
 use crate::hooks::HookSet;
-use crate::protocol::HookListing;
+use crate::protocol::{Event, HookListing};
 
 /// The hooks in force for a session started with `config`: config.toml's first, then
 /// the project's trusted ones; untrusted project hooks never run.
@@ -20,4 +21,10 @@ pub fn in_force(config: &Config) -> HookSet {
 /// Every configured hook with its standing, for `/hooks` and `harness9 hooks list`.
 pub fn listing(config: &Config) -> HookListing {
     config.project_hooks.listing(&config.user_hooks)
+}
+
+/// `/hooks`: the listing made when the session started (trust given later takes effect
+/// in the next session, and the listing says what is in force in this one).
+pub fn hook_list(setup: &AgentSetup) -> Event {
+    Event::HookList(setup.hooks.listing().clone())
 }

@@ -456,6 +456,7 @@ impl Dispatcher {
             }
             Op::ListSkills => self.emit(super::listings::skills(&self.setup)),
             Op::ListMcpServers => self.emit(super::listings::mcp_servers(&self.setup)),
+            Op::ListHooks => self.emit(super::hooks_session::hook_list(&self.setup)),
             queued @ (Op::UserInput { .. }
             | Op::Invoke(_)
             | Op::Shell { .. }

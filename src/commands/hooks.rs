@@ -10,7 +10,7 @@ use crate::agent::hooks_session;
 use crate::cli::HooksAction;
 use crate::config::Config;
 use crate::hooks::{self, TrustError};
-use crate::protocol::{HookListing, describe_hooks};
+use crate::protocol::{HookLineKind, HookListing, describe_hooks};
 use crate::sink::Sink;
 use crate::subcommand::Kind;
 
@@ -47,7 +47,10 @@ pub(super) fn run(config: &Config, action: &HooksAction) -> Result<(), super::Co
             format!("{}\n", crate::safe_text::escape_json(&json))
         }
         HooksAction::List { json: false } => {
-            let lines = describe_hooks(&hooks_session::listing(config));
+            let lines: Vec<String> = describe_hooks(&hooks_session::listing(config))
+                .into_iter()
+                .map(|l| l.text)
+                .collect();
             neutral_lines(&lines)
         }
         HooksAction::Trust => {
@@ -70,7 +73,8 @@ pub(super) fn run(config: &Config, action: &HooksAction) -> Result<(), super::Co
                 );
                 let lines: Vec<String> = describe_hooks(&shown)
                     .into_iter()
-                    .filter(|l| !l.contains(crate::protocol::TRUST_COMMAND))
+                    .filter(|l| l.kind != HookLineKind::Summary)
+                    .map(|l| l.text)
                     .collect();
                 text.push_str(&neutral_lines(&lines));
                 text

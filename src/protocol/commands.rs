@@ -46,6 +46,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "Put back the files the last turn changed (commands' changes too)",
     ),
     ("mcp", "List the MCP servers, their state and prompts"),
+    (
+        "hooks",
+        "List the hooks by event: in force or not, guard or not, and their files",
+    ),
     ("usage", "Show token usage for this session"),
     (
         "status",

@@ -59,6 +59,7 @@ impl SubAgentEvent {
             | Event::ShutdownComplete { .. }
             | Event::SkillList(_)
             | Event::McpServerList { .. }
+            | Event::HookList(_)
             | Event::SlashCommands(_) => Err(Box::new(event)),
         }
     }
@@ -704,6 +705,8 @@ pub enum Event {
         /// In name order; empty without servers.
         servers: Vec<McpServerEntry>,
     },
+    /// Every configured hook, in force or not, after [`Op::ListHooks`].
+    HookList(HookListing),
     /// The slash commands changed (skills reloaded, an MCP server's prompts learnt):
     /// all of them, in place of what the frontend had (`SessionInfo` carries them at
     /// start).

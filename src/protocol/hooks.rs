@@ -120,6 +120,30 @@ impl HookStanding {
     }
 }
 
+/// One line of [`describe_hooks`], with what it is (for frontends that style it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookLine {
+    /// What the line shows.
+    pub kind: HookLineKind,
+    /// The words.
+    pub text: String,
+}
+
+/// What a [`HookLine`] shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookLineKind {
+    /// An event's heading, or "No hooks configured.".
+    Heading,
+    /// A hook, with its standing.
+    Hook(HookStanding),
+    /// The file the hook above came from.
+    Origin,
+    /// Something in a hook file that could not be used.
+    Problem,
+    /// How many are not in force, and the command that trusts them.
+    Summary,
+}
+
 /// The command that trusts the project's hooks as they stand.
 pub const TRUST_COMMAND: &str = "harness9 hooks trust";
 
@@ -127,10 +151,14 @@ pub const TRUST_COMMAND: &str = "harness9 hooks trust";
 /// first appearance of each event): each hook's matcher, role, standing, command and
 /// file. Everything here came from files a repository may have written: the caller
 /// neutralizes control characters before writing it to a terminal.
-pub fn describe_hooks(listing: &HookListing) -> Vec<String> {
+pub fn describe_hooks(listing: &HookListing) -> Vec<HookLine> {
+    let line = |kind: HookLineKind, text: String| HookLine { kind, text };
     let mut lines = Vec::new();
     if listing.hooks.is_empty() {
-        lines.push("No hooks configured.".to_string());
+        lines.push(line(
+            HookLineKind::Heading,
+            "No hooks configured.".to_string(),
+        ));
     }
     let mut events: Vec<&str> = Vec::new();
     for hook in &listing.hooks {
@@ -139,29 +167,38 @@ pub fn describe_hooks(listing: &HookListing) -> Vec<String> {
         }
     }
     for event in events {
-        lines.push(format!("{event}:"));
+        lines.push(line(HookLineKind::Heading, format!("{event}:")));
         for hook in listing.hooks.iter().filter(|h| h.event == event) {
             let role = match hook.role {
                 HookRole::Guard => "guard",
                 HookRole::Plain => "hook",
             };
-            lines.push(format!(
-                "  [{}] {role} matcher {}: {}",
-                hook.standing.describe(),
-                hook.matcher,
-                one_line(&hook.command)
+            lines.push(line(
+                HookLineKind::Hook(hook.standing),
+                format!(
+                    "  [{}] {role} matcher {}: {}",
+                    hook.standing.describe(),
+                    hook.matcher,
+                    one_line(&hook.command)
+                ),
             ));
-            lines.push(format!("      from {}", hook.origin.display()));
+            lines.push(line(
+                HookLineKind::Origin,
+                format!("      from {}", hook.origin.display()),
+            ));
         }
     }
     for problem in &listing.problems {
-        lines.push(format!("problem: {problem}"));
+        lines.push(line(HookLineKind::Problem, format!("problem: {problem}")));
     }
     let waiting = listing.not_in_force();
     if waiting > 0 {
-        lines.push(format!(
-            "{waiting} project hook{} not in force; `{TRUST_COMMAND}` shows and trusts them.",
-            if waiting == 1 { " is" } else { "s are" }
+        lines.push(line(
+            HookLineKind::Summary,
+            format!(
+                "{waiting} project hook{} not in force; `{TRUST_COMMAND}` shows and trusts them.",
+                if waiting == 1 { " is" } else { "s are" }
+            ),
         ));
     }
     lines
@@ -213,7 +250,10 @@ mod tests {
             ],
             problems: vec!["/p/x: bad".into()],
         };
-        let lines = describe_hooks(&listing);
+        let lines: Vec<String> = describe_hooks(&listing)
+            .into_iter()
+            .map(|l| l.text)
+            .collect();
         assert_eq!(lines[0], "PreToolUse:");
         assert_eq!(
             lines[1],
@@ -230,8 +270,8 @@ mod tests {
             "2 project hooks are not in force; `harness9 hooks trust` shows and trusts them."
         );
         assert_eq!(
-            describe_hooks(&HookListing::default()),
-            vec!["No hooks configured."]
+            describe_hooks(&HookListing::default())[0].text,
+            "No hooks configured."
         );
     }
 }

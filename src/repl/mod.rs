@@ -235,6 +235,8 @@ enum State {
     ListingSkills,
     /// Waiting for [`Event::McpServerList`].
     ListingMcpServers,
+    /// Waiting for [`Event::HookList`].
+    ListingHooks,
     /// Waiting for [`Event::Status`].
     Status,
     /// Waiting for [`Event::Context`].
@@ -580,6 +582,11 @@ impl<O: Write, E: Write> Repl<O, E> {
             Builtin::Mcp => {
                 self.send(Op::ListMcpServers);
                 self.state = State::ListingMcpServers;
+                Ok(())
+            }
+            Builtin::Hooks => {
+                self.send(Op::ListHooks);
+                self.state = State::ListingHooks;
                 Ok(())
             }
             Builtin::Approvals(None) => {

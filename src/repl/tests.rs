@@ -183,6 +183,7 @@ fn fake_answer(op: Op) -> Option<Event> {
         Op::ListMcpServers => Some(Event::McpServerList {
             servers: Vec::new(),
         }),
+        Op::ListHooks => Some(Event::HookList(crate::protocol::HookListing::default())),
         Op::Status => Some(Event::Status(Box::new(crate::protocol::StatusReport {
             model: "m".into(),
             effort: None,

@@ -19,6 +19,9 @@ use crate::skills::Catalog;
 #[path = "app_resume_tests.rs"]
 mod resume;
 
+#[path = "app_hooks_tests.rs"]
+mod hooks;
+
 struct Harness {
     app: App,
     now: Instant,

@@ -221,3 +221,38 @@ fn processes_trusting_at_once_keep_every_projects_entry() {
         assert_has(&stdout_text(&list), &["[in force (trusted)]"]);
     }
 }
+
+#[test]
+fn slash_hooks_in_the_piped_repl_lists_them_by_event_with_their_standing() {
+    let dirs = Dirs::new();
+    dirs.home_file(
+        "config.toml",
+        "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"/opt/no-rm.sh\"\non_error = \"deny\"\n",
+    );
+    let marker = dirs.project().join("m");
+    dirs.project_file(
+        ".claude/settings.json",
+        &touching_settings("Edit|Write", &marker),
+    );
+    let server = MockServer::start(vec![]);
+    let out = run_fed(&mut server.binary(&dirs), b"/hooks\n");
+    let text = stdout_text(&out);
+    assert_has(
+        &text,
+        &[
+            "Hooks:",
+            "PreToolUse:",
+            "[in force (config.toml)] guard matcher Bash: /opt/no-rm.sh",
+            "[NOT in force: the project's hooks are not trusted] hook matcher Edit|Write: touch",
+            ".claude/settings.json",
+            "`harness9 hooks trust`",
+        ],
+    );
+    assert_exit(&dirs.run(&["hooks", "trust"]), 0);
+    let out = run_fed(&mut server.binary(&dirs), b"/hooks\n");
+    assert_has(
+        &stdout_text(&out),
+        &["[in force (trusted)] hook matcher Edit|Write: touch"],
+    );
+    assert!(!stdout_text(&out).contains("NOT in force"));
+}

@@ -116,6 +116,7 @@ impl App {
             | Event::SessionDiff { .. }
             | Event::SkillList(_)
             | Event::McpServerList { .. }
+            | Event::HookList(_)
             | Event::Status(_)
             | Event::ModelList(_)
             | Event::Context(_)
@@ -192,6 +193,7 @@ impl App {
             },
             Event::SkillList(listing) => self.commit_cell(views::skills(&listing)),
             Event::McpServerList { servers } => self.commit_cell(views::mcp(&servers)),
+            Event::HookList(listing) => self.commit_cell(super::super::hooks_view::hooks(&listing)),
             Event::Status(report) => self.commit_cell(views::status(&report)),
             Event::ModelList(list) => self.commit_cell(views::model_list(&list)),
             Event::Context(report) => self.commit_cell(views::context(&report)),
