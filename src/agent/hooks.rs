@@ -28,6 +28,8 @@ pub struct SessionHooks {
     run: RunContext,
     /// What `/hooks` lists: every configured hook, in force or not.
     listing: Arc<crate::protocol::HookListing>,
+    /// The session's id as hooks are told it (set when the session starts or resumes).
+    session_id: Arc<std::sync::Mutex<String>>,
 }
 
 impl SessionHooks {
@@ -37,7 +39,23 @@ impl SessionHooks {
             set: Arc::new(set),
             run,
             listing: Arc::default(),
+            session_id: Arc::default(),
         }
+    }
+
+    /// Tells hooks from now on that the session is `id`.
+    pub fn set_session_id(&self, id: &str) {
+        if let Ok(mut held) = self.session_id.lock() {
+            id.clone_into(&mut held);
+        }
+    }
+
+    /// The session's id as last set.
+    pub fn session_id(&self) -> String {
+        self.session_id
+            .lock()
+            .map(|id| id.clone())
+            .unwrap_or_default()
     }
 
     /// The same hooks, with what `/hooks` lists.

@@ -153,6 +153,8 @@ pub enum NoteKind {
     Undo,
     /// A rewind put files back, or could not put all of them back.
     Rewind,
+    /// A SessionStart hook's context (its stdout, its `additionalContext`).
+    Hook,
 }
 
 /// One line of a session file.

@@ -24,6 +24,7 @@ mod file_links;
 mod file_modes;
 mod habits;
 mod hooks;
+mod hooks_session;
 mod hooks_trust;
 mod init;
 mod instructions;
