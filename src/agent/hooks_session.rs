@@ -147,7 +147,10 @@ pub(super) async fn session_start(
     ctx: &TurnContext,
     source: StartSource,
 ) {
-    ctx.setup.hooks.set_session_id(&state.cache_key);
+    // The session's id: a compaction inside a sub-agent (whose id is its own) keeps it.
+    if matches!(source, StartSource::Startup | StartSource::Resume) {
+        ctx.setup.hooks.set_session_id(&state.cache_key);
+    }
     let fields = [
         ("source", Value::from(source.name())),
         ("model", Value::from(state.model.clone())),

@@ -256,3 +256,18 @@ fn slash_hooks_in_the_piped_repl_lists_them_by_event_with_their_standing() {
     );
     assert!(!stdout_text(&out).contains("NOT in force"));
 }
+
+#[test]
+fn the_model_cannot_trust_the_projects_hooks_through_a_command() {
+    let dirs = Dirs::new();
+    let marker = dirs.project().join("hook-ran");
+    dirs.project_file(".claude/settings.json", &touching_settings("Bash", &marker));
+    // full-auto runs the command by itself, inside the session's sandbox, where
+    // $HARNESS9_HOME (and its trust list) cannot be written.
+    let command = format!("{} hooks trust", env!("CARGO_BIN_EXE_harness9"));
+    let (_, tool) = one_bash_call(&dirs, &command);
+    assert!(!tool.contains("Trusted."), "{tool}");
+    assert!(!dirs.home().join("hooks/trusted.json").exists(), "{tool}");
+    let (_, _) = one_bash_call(&dirs, "echo next");
+    assert!(!marker.exists(), "a hook trusted by the model ran");
+}
