@@ -240,6 +240,13 @@ pub enum Command {
         #[command(subcommand)]
         action: PluginAction,
     },
+    /// List the hooks (config.toml's and the project's) with whether each is in force,
+    /// or trust or untrust the project's hooks as they are now.
+    Hooks {
+        /// What to do.
+        #[command(subcommand)]
+        action: HooksAction,
+    },
     /// What a session started here puts in the model's context: the instruction files
     /// (with bytes and tokens, and what was shortened), the skill roots, the MCP index,
     /// and what the first request costs (system prompt, tools, window).
@@ -424,6 +431,24 @@ pub enum PermissionsAction {
     /// Approve the allow rules now in this project's .harness9/permissions.toml (they
     /// come with the repository, so they apply only once you approve them).
     Trust,
+}
+
+/// `harness9 hooks ...`.
+#[derive(Debug, Subcommand)]
+pub enum HooksAction {
+    /// Every hook (config.toml, .harness9/hooks.toml, .claude/settings*.json) by event,
+    /// with its matcher, command, file, whether it is a guard, and whether it is in force
+    /// (and why not).
+    List {
+        /// JSON output (one object: `hooks` and `problems`; fields in docs/HOOKS.md).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the project's hooks as they are now, then trust exactly those on this
+    /// machine (a hook added or changed later is not in force until trusted again).
+    Trust,
+    /// Forget the trust given to this project's hooks: none of them runs any more.
+    Untrust,
 }
 
 /// `harness9 sessions ...`.

@@ -63,6 +63,8 @@ pub enum Builtin {
     Mcp,
     /// `/plugins`.
     Plugins,
+    /// `/hooks`: every hook, in force or not.
+    Hooks,
     /// `/undo`.
     Undo,
     /// `/approvals` (show the mode) or `/approvals MODE` (switch).
@@ -162,6 +164,7 @@ pub fn route(line: &str, commands: &SlashCommands) -> Routed {
         "context" => Some(Builtin::Context),
         "mcp" => Some(Builtin::Mcp),
         "plugins" => Some(Builtin::Plugins),
+        "hooks" => Some(Builtin::Hooks),
         "undo" => Some(Builtin::Undo),
         "approvals" => match rest.trim() {
             "" => Some(Builtin::Approvals(None)),

@@ -284,6 +284,7 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             Event::SkillList(_)
                 | Event::McpServerList { .. }
                 | Event::PluginList(_)
+                | Event::HookList(_)
                 | Event::SlashCommands(_)
                 | Event::TurnLeftOut { .. }
                 | Event::ToolResult { .. }

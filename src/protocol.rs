@@ -40,8 +40,13 @@ pub use hooks::{HookEvent, HookKeepGoing, HookOrigin, HookRan, HookResult};
 mod listings;
 mod plan;
 pub use plan::{PlanStep, PlanUpdate, StepStatus};
+mod hook_list;
 mod models;
 mod plugins;
+pub use hook_list::{
+    HookEntry, HookLine, HookLineKind, HookListing, HookRole, HookStanding, InForceBecause,
+    NotInForceBecause, TRUST_COMMAND, describe_hooks,
+};
 pub use listings::{
     McpHealth, McpPromptArgument, McpPromptCommand, McpServerEntry, McpServerName, McpUse,
     SkillEntry, SkillInvocation, SkillListing, SkillNote, SkillOrigin, SkillStanding,
@@ -206,6 +211,8 @@ pub enum Op {
     ListMcpServers,
     /// List the installed plugins as `/plugins` shows them ([`Event::PluginList`]).
     ListPlugins,
+    /// List the hooks as `/hooks` shows them ([`Event::HookList`]).
+    ListHooks,
 }
 
 /// Where a user message's text came from. Text that arrived on stdin may have been

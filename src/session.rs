@@ -290,20 +290,16 @@ pub fn prepare_with_remote(
             &config.workdir,
             &config.home.join("snapshots"),
         )),
-        // config.toml's hooks and the trusted plugins': the project's wait until they
-        // can be trusted.
+        // config.toml's hooks, then the project's the user trusted as they are now.
         hooks: agent::hooks::SessionHooks::new(
-            {
-                let mut set = config.user_hooks.clone();
-                set.extend(config.plugins.hooks.clone());
-                set
-            },
+            crate::agent::hooks_session::in_force(config),
             crate::hooks::RunContext {
                 project_dir: config.project_root.clone(),
                 cwd: config.workdir.clone(),
                 confinement: crate::exec::Confinement::SessionSandbox,
             },
-        ),
+        )
+        .with_listing(crate::agent::hooks_session::listing(config)),
         plugins: config.plugins.listing(),
     };
     let info = SessionInfo {

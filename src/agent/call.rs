@@ -560,6 +560,7 @@ pub(super) async fn ask_frontend(
     if let Ok(mut pending) = ctx.pending.lock() {
         pending.insert(call_id.to_string(), tx);
     }
+    super::hooks_session::notify_permission_prompt(ctx, name);
     ctx.emit(Event::ApprovalRequest(ApprovalAsk {
         call_id: call_id.to_string(),
         name: name.to_string(),

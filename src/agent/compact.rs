@@ -237,6 +237,7 @@ pub async fn compact_and_report(
     trigger: CompactionTrigger,
     focus: Option<&str>,
 ) -> Result<Compaction, CompactError> {
+    super::hooks_session::pre_compact(ctx, trigger, focus).await;
     let result = compact(state, ctx, trigger, focus).await;
     if let Ok(c) = &result {
         state.usage.add(&c.usage);
@@ -246,6 +247,7 @@ pub async fn compact_and_report(
             tokens_after: c.tokens_after,
             summarized_messages: c.summarized_messages,
         });
+        super::hooks_session::post_compact(state, ctx, trigger).await;
     }
     for message in state.conversation.take_warnings() {
         ctx.emit(Event::Warning { message });

@@ -34,6 +34,20 @@ use crate::protocol::{Event, HookKeepGoing, HookOrigin, HookRan, HookResult};
 pub struct SessionHooks {
     set: Arc<HookSet>,
     run: RunContext,
+    /// What `/hooks` lists: every configured hook, in force or not.
+    listing: Arc<crate::protocol::HookListing>,
+    /// The session as hooks are told it (set when the session starts, resumes or is
+    /// cleared): what a sub-agent's hooks are told too.
+    session: Arc<std::sync::Mutex<HeldSession>>,
+}
+
+/// The session's id and record file, as hooks are told them.
+#[derive(Debug, Clone, Default)]
+pub struct HeldSession {
+    /// `session_id`.
+    pub id: String,
+    /// `transcript_path` (empty when the session is not saved).
+    pub transcript: String,
 }
 
 impl SessionHooks {
@@ -42,9 +56,46 @@ impl SessionHooks {
         SessionHooks {
             set: Arc::new(set),
             run,
+            listing: Arc::default(),
+            session: Arc::default(),
         }
     }
 
+    /// Tells hooks from now on that the session is `session`.
+    pub fn set_session(&self, session: HeldSession) {
+        if let Ok(mut held) = self.session.lock() {
+            *held = session;
+        }
+    }
+
+    /// The session as last set.
+    pub fn session(&self) -> HeldSession {
+        self.session
+            .lock()
+            .map(|held| held.clone())
+            .unwrap_or_default()
+    }
+
+    /// The same hooks, with what `/hooks` lists.
+    pub fn with_listing(mut self, listing: crate::protocol::HookListing) -> Self {
+        self.listing = Arc::new(listing);
+        self
+    }
+
+    /// What `/hooks` lists.
+    pub fn listing(&self) -> &crate::protocol::HookListing {
+        &self.listing
+    }
+
+    /// The hooks in force.
+    pub fn set(&self) -> &HookSet {
+        &self.set
+    }
+
+    /// How they run.
+    pub fn run_context(&self) -> &RunContext {
+        &self.run
+    }
     /// Whether any hook is configured for `event` (nothing is prepared for an event
     /// without hooks).
     pub(super) fn has(&self, event: HookEvent) -> bool {
@@ -87,10 +138,19 @@ pub(super) async fn fire(
     if selected.is_empty() {
         return Report::default();
     }
+    // A sub-agent's hooks are told the session's id and record, not its own.
+    let session = if ctx.events.is_forked() {
+        hooks.session()
+    } else {
+        HeldSession {
+            id: state.cache_key.clone(),
+            transcript: transcript_path(state),
+        }
+    };
     let input = HookInput::new(
         event,
-        &state.cache_key,
-        &transcript_path(state),
+        &session.id,
+        &session.transcript,
         hooks.run.cwd.clone(),
         detail(),
     );
@@ -107,7 +167,7 @@ pub(super) async fn fire(
 
 /// The session's record file, as hooks are told it (`transcript_path`): empty when the
 /// session is not saved.
-fn transcript_path(state: &SessionState) -> String {
+pub(super) fn transcript_path(state: &SessionState) -> String {
     state
         .conversation
         .record_path()
@@ -116,7 +176,7 @@ fn transcript_path(state: &SessionState) -> String {
 }
 
 /// One run as frontends see it.
-fn seen(event: HookEvent, tool: Option<String>, run: &HookRun) -> HookRan {
+pub(super) fn seen(event: HookEvent, tool: Option<String>, run: &HookRun) -> HookRan {
     let (result, keep_going, system_message) = match &run.outcome {
         Outcome::Answered { answer } => answered(answer),
         Outcome::Blocked { reason } => (

@@ -14,6 +14,7 @@ pub mod endpoint;
 mod fit;
 pub mod fork;
 pub mod hooks;
+pub mod hooks_session;
 pub mod hooks_turn;
 pub mod init;
 mod listings;

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::approval::ApprovalPolicy;
 use crate::agent::compact::{CompactError, compact_and_report};
 use crate::agent::conversation::Conversation;
+use crate::agent::hooks_session;
 use crate::agent::hooks_turn::PromptHooks;
 use crate::agent::saved;
 use crate::agent::slash::run_skill;
@@ -140,6 +141,7 @@ async fn run(
     events: mpsc::UnboundedSender<Event>,
 ) {
     let mut dispatcher = Dispatcher::open(setup, events);
+    dispatcher.session_start_hooks().await;
     loop {
         dispatcher.start_queued().await;
         if dispatcher.shutting_down && dispatcher.running.is_none() {
@@ -206,6 +208,20 @@ impl Dispatcher {
         super::mcp_servers::preload(&dispatcher.setup);
         dispatcher.state = Some(state);
         dispatcher
+    }
+
+    /// SessionStart as the session opens (`startup`, or `resume` for a resumed one),
+    /// before any op is taken: its context reaches the first message.
+    async fn session_start_hooks(&mut self) {
+        let Some(mut state) = self.state.take() else {
+            return;
+        };
+        let source = match self.setup.start {
+            saved::SessionStart::New => hooks_session::StartSource::Startup,
+            saved::SessionStart::Resume(_) => hooks_session::StartSource::Resume,
+        };
+        hooks_session::session_start(&mut state, &self.context(), source).await;
+        self.state = Some(state);
     }
 
     /// A new conversation with the session's start model and no usage.
@@ -285,7 +301,12 @@ impl Dispatcher {
     /// list and a rewind.
     async fn between_turns(&mut self, op: Op, state: &mut SessionState) {
         match op {
-            Op::NewConversation => self.clear(state),
+            Op::NewConversation => {
+                let ctx = self.context();
+                hooks_session::session_end(&ctx, hooks_session::EndReason::Clear).await;
+                self.clear(state);
+                hooks_session::session_start(state, &ctx, hooks_session::StartSource::Clear).await;
+            }
             Op::SetModel { model } => {
                 match super::endpoint::switch(&self.setup, state, &model).await {
                     Ok(switched) => self.switched(state, switched),
@@ -319,6 +340,8 @@ impl Dispatcher {
             Op::Resume { id } => {
                 if let Some(id) = saved::resume_by_query(state, &self.context(), &id) {
                     self.session_id = Some(id);
+                    let source = hooks_session::StartSource::Resume;
+                    hooks_session::session_start(state, &self.context(), source).await;
                 }
             }
             Op::Undo => {
@@ -472,6 +495,7 @@ impl Dispatcher {
             Op::ListSkills => self.emit(super::listings::skills(&self.setup)),
             Op::ListMcpServers => self.emit(super::listings::mcp_servers(&self.setup)),
             Op::ListPlugins => self.emit(Event::PluginList(self.setup.plugins.clone())),
+            Op::ListHooks => self.emit(super::hooks_session::hook_list(&self.setup)),
             queued @ (Op::UserInput { .. }
             | Op::Invoke(_)
             | Op::Shell { .. }
@@ -537,6 +561,7 @@ impl Dispatcher {
                 .settle(super::LEARNING_WAIT_AT_END)
                 .await;
         }
+        hooks_session::session_end(&self.context(), hooks_session::EndReason::Other).await;
         let usage = self.state.as_ref().map(|s| s.usage).unwrap_or_default();
         self.emit(Event::ShutdownComplete { usage });
     }

@@ -1,8 +1,8 @@
-//! The subcommands (`harness9 skills|sessions|artifacts|permissions|mcp …`): the
+//! The subcommands (`harness9 skills|sessions|artifacts|permissions|mcp|hooks …`): the
 //! configuration resolved as a subcommand needs it (no endpoint, nothing probed), the
 //! start-up warnings written to stderr, and each parsed action handed to the module that
 //! does it ([`crate::skills::cli`], [`crate::sessions::cli`], [`crate::artifacts::cli`],
-//! [`crate::mcp::cli`], and [`permissions`] here), with stdout as a [`Sink`] (a reader
+//! [`crate::mcp::cli`], and [`permissions`] and [`hooks`] here), with stdout as a [`Sink`] (a reader
 //! that stops early ends the output quietly).
 //!
 //! Every failure comes back as one [`CommandError`] whose [`CommandError::kind`] is a
@@ -10,6 +10,7 @@
 //! are `main`'s), and it never starts a session.
 
 mod context;
+mod hooks;
 mod mcp;
 mod permissions;
 mod plugin;
@@ -26,6 +27,7 @@ use crate::skills::cli::SkillsCliError;
 use crate::subcommand::Kind;
 use crate::{session, startup};
 
+pub use hooks::HooksCliError;
 pub use permissions::PermissionsCliError;
 
 /// Why a subcommand failed: its own error, or what every subcommand needs first.
@@ -55,6 +57,9 @@ pub enum CommandError {
     /// `harness9 plugin …`.
     #[error(transparent)]
     Plugin(#[from] crate::plugins::cli::PluginCliError),
+    /// `harness9 hooks …`.
+    #[error(transparent)]
+    Hooks(#[from] HooksCliError),
     /// harness9's own binary (the sandbox launcher) cannot be found.
     #[error("cannot find harness9's own binary to start sandboxed servers")]
     OwnBinary(#[source] io::Error),
@@ -83,6 +88,7 @@ impl CommandError {
             CommandError::Permissions(e) => e.kind(),
             CommandError::Mcp(e) => e.kind(),
             CommandError::Plugin(e) => e.kind(),
+            CommandError::Hooks(e) => e.kind(),
         }
     }
 }
@@ -115,6 +121,7 @@ pub fn run(overrides: &Overrides, command: &Command) -> Result<(), CommandError>
         Command::Permissions { action } => permissions::run(&config, action),
         Command::Mcp { action } => mcp::run(&config, action),
         Command::Plugin { action } => plugin::run(&config, action),
+        Command::Hooks { action } => hooks::run(&config, action),
         Command::Context { json } => context::run(overrides, &config, *json),
         Command::Peer(peer) => Err(CommandError::PeerHabit(peer.hint())),
     }

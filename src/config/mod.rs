@@ -423,6 +423,9 @@ pub struct Config {
     pub sandbox: SandboxSettings,
     /// The hooks of config.toml's `[hooks]` (what could not be used is in `warnings`).
     pub user_hooks: crate::hooks::HookSet,
+    /// The project's hooks and what this user trusted of them (only the trusted ones
+    /// run; what could not be used, and how many are not in force, is in `warnings`).
+    pub project_hooks: crate::hooks::ProjectHooks,
     /// The MCP servers configured for this project (a trusted plugin's among them).
     pub mcp: crate::mcp::McpSetup,
     /// The installed plugins and what the trusted ones bring (`crate::plugins`): their

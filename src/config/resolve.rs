@@ -111,7 +111,7 @@ impl Config {
         warnings.extend(mcp.warnings.iter().cloned());
         warnings.extend(mcp.untrusted_warning());
         let user_hooks = user_hooks(&file, &config_path, &mut warnings);
-        project_hooks_not_in_force(&project_root, &mut warnings);
+        let project_hooks = project_hooks(&project_root, &homes.harness, &mut warnings);
         let approval_mode = overrides
             .approval_mode
             .or(file.approval_mode)
@@ -137,6 +137,7 @@ impl Config {
         Ok(Config {
             user_hooks,
             plugins,
+            project_hooks,
             show_reasoning: match file.show_reasoning {
                 Some(true) => super::ShowReasoning::Shown,
                 Some(false) | None => super::ShowReasoning::Hidden,
@@ -775,21 +776,23 @@ fn user_hooks(
     set
 }
 
-/// The project's hook files are read only to say what they hold: their hooks are not in
-/// force (a repository's hooks wait for trust), and what cannot be used is named.
-fn project_hooks_not_in_force(project_root: &Path, warnings: &mut Vec<String>) {
-    let (set, problems) = crate::hooks::load_project(project_root);
-    warnings.extend(problems.iter().map(|p| format!("hooks: {p}")));
-    let count: usize = crate::hooks::Event::ALL
-        .into_iter()
-        .map(|event| set.count(event))
-        .sum();
+/// The project's hooks and what this user trusted of them: what cannot be used is named,
+/// and how many are not in force (with the command that trusts them) is a warning.
+fn project_hooks(
+    project_root: &Path,
+    home: &Path,
+    warnings: &mut Vec<String>,
+) -> crate::hooks::ProjectHooks {
+    let hooks = crate::hooks::ProjectHooks::load(project_root, home);
+    warnings.extend(hooks.problems.iter().map(|p| format!("hooks: {p}")));
+    let count = hooks.not_in_force();
     if count > 0 {
         warnings.push(format!(
-            "hooks: the project configures {count} hook{} (.harness9/hooks.toml, \
-             .claude/settings.json, .claude/settings.local.json); they are not in force: \
-             harness9 does not run a repository's hooks until they can be trusted",
-            if count == 1 { "" } else { "s" }
+            "hooks: {count} of the project's hooks {} not in force (new or changed since \
+             trusted, or never trusted); `harness9 hooks list` shows them, `{}` trusts them",
+            if count == 1 { "is" } else { "are" },
+            crate::protocol::TRUST_COMMAND,
         ));
     }
+    hooks
 }

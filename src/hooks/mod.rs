@@ -20,6 +20,7 @@ mod input;
 mod load;
 mod matcher;
 mod run;
+mod trust;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -34,6 +35,7 @@ pub use matcher::{Matcher, MatcherError};
 pub use run::{
     Answer, Decision, Failure, HookRun, KeepGoing, Outcome, Report, RunContext, Verdict, run_event,
 };
+pub use trust::{ProjectHook, ProjectHooks, TRUST_FILE, TrustError, matcher_text, trust, untrust};
 
 #[cfg(test)]
 mod run_tests;

@@ -54,6 +54,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "plugins",
         "List the plugins, whether each is trusted and what it contributes",
     ),
+    (
+        "hooks",
+        "List the hooks by event: in force or not, guard or not, and their files",
+    ),
     ("usage", "Show token usage for this session"),
     (
         "status",

@@ -62,6 +62,7 @@ impl SubAgentEvent {
             | Event::SkillList(_)
             | Event::McpServerList { .. }
             | Event::PluginList(_)
+            | Event::HookList(_)
             | Event::SlashCommands(_) => Err(Box::new(event)),
         }
     }
@@ -733,6 +734,8 @@ pub enum Event {
     },
     /// The installed plugins, after [`Op::ListPlugins`].
     PluginList(super::PluginListing),
+    /// Every configured hook, in force or not, after [`Op::ListHooks`].
+    HookList(HookListing),
     /// The slash commands changed (skills reloaded, an MCP server's prompts learnt):
     /// all of them, in place of what the frontend had (`SessionInfo` carries them at
     /// start).

@@ -199,7 +199,14 @@ impl HookRan {
         let means = match self.event {
             HookEvent::Stop | HookEvent::SubagentStop => BlockMeans::KeepsGoing,
             HookEvent::PostToolUse | HookEvent::PostToolUseFailure => BlockMeans::TellsTheModel,
-            _ => BlockMeans::Denies,
+            HookEvent::SessionStart
+            | HookEvent::SessionEnd
+            | HookEvent::PreCompact
+            | HookEvent::PostCompact
+            | HookEvent::Notification => BlockMeans::Nothing,
+            HookEvent::PreToolUse | HookEvent::PermissionRequest | HookEvent::UserPromptSubmit => {
+                BlockMeans::Denies
+            }
         };
         match (&self.result, means) {
             (HookResult::Failed { reason }, _) => Some(format!(
@@ -211,6 +218,15 @@ impl HookRan {
             (HookResult::GuardFailed { reason }, BlockMeans::KeepsGoing) => Some(format!(
                 "hook `{command}` ({event}) could not answer ({reason}), so the agent stops"
             )),
+            (HookResult::GuardFailed { reason }, BlockMeans::Nothing) => Some(format!(
+                "hook `{command}` ({event}) could not answer ({reason}); {event} cannot be \
+                 blocked, so nothing is"
+            )),
+            (other, BlockMeans::Nothing) => other.block_reason().map(|reason| {
+                format!(
+                    "hook `{command}` asked to block {event}, which cannot be blocked: {reason}"
+                )
+            }),
             (HookResult::GuardFailed { reason }, BlockMeans::TellsTheModel) => Some(format!(
                 "hook `{command}` ({event}) could not answer ({reason}); the model is told the \
                  check did not run"
@@ -270,6 +286,8 @@ enum BlockMeans {
     KeepsGoing,
     /// The call already ran: the reason goes to the model after its result.
     TellsTheModel,
+    /// The event has nothing to block (a session, compaction or notification event).
+    Nothing,
 }
 
 fn with_reason(word: &str, reason: Option<&str>) -> String {

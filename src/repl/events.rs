@@ -196,6 +196,14 @@ impl<O: Write, E: Write> Repl<O, E> {
                 }
                 self.renderer.notice(&text)?;
             }
+            Event::HookList(listing) => {
+                self.done_waiting(State::ListingHooks);
+                let mut text = String::from("Hooks:\n");
+                for line in crate::protocol::describe_hooks(listing) {
+                    text.push_str(&format!("  {}\n", line.text));
+                }
+                self.renderer.notice(&text)?;
+            }
             Event::Status(report) => {
                 self.done_waiting(State::Status);
                 self.renderer.notice(&render::status_text(report))?;

@@ -237,6 +237,8 @@ enum State {
     ListingMcpServers,
     /// Waiting for [`Event::PluginList`].
     ListingPlugins,
+    /// Waiting for [`Event::HookList`].
+    ListingHooks,
     /// Waiting for [`Event::Status`].
     Status,
     /// Waiting for [`Event::Context`].
@@ -597,6 +599,11 @@ impl<O: Write, E: Write> Repl<O, E> {
             Builtin::Plugins => {
                 self.send(Op::ListPlugins);
                 self.state = State::ListingPlugins;
+                Ok(())
+            }
+            Builtin::Hooks => {
+                self.send(Op::ListHooks);
+                self.state = State::ListingHooks;
                 Ok(())
             }
             Builtin::Approvals(None) => {

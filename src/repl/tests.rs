@@ -184,6 +184,7 @@ fn fake_answer(op: Op) -> Option<Event> {
             servers: Vec::new(),
         }),
         Op::ListPlugins => Some(Event::PluginList(crate::protocol::PluginListing::default())),
+        Op::ListHooks => Some(Event::HookList(crate::protocol::HookListing::default())),
         Op::Status => Some(Event::Status(Box::new(crate::protocol::StatusReport {
             model: "m".into(),
             effort: None,

@@ -165,7 +165,7 @@ impl<W: Write + ?Sized> Markdown<'_, W> {
                 NoteKind::Shell => "The user ran a shell command (`!`); its output went to the model with the next message.",
                 NoteKind::Undo => "/undo put files back; the model was told with the next message.",
                 NoteKind::Rewind => "A rewind put files back; the model was told with the next message.",
-                NoteKind::Hook => "A UserPromptSubmit hook added context; the model got it with the message.",
+                NoteKind::Hook => "A hook (UserPromptSubmit or SessionStart) added context; the model got it with the message.",
             }),
             // The attached text is in the tool result it belongs to.
             Record::Prompt { .. } | Record::InstructionsAttached { .. } | Record::Plan { .. } => {

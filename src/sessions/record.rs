@@ -153,7 +153,8 @@ pub enum NoteKind {
     Undo,
     /// A rewind put files back, or could not put all of them back.
     Rewind,
-    /// A UserPromptSubmit hook added context to the prompt.
+    /// A hook's context: UserPromptSubmit's with the prompt, SessionStart's (its stdout,
+    /// its `additionalContext`) with the next message.
     Hook,
 }
 

@@ -19,6 +19,8 @@ use crate::skills::Catalog;
 #[path = "app_resume_tests.rs"]
 mod resume;
 
+#[path = "app_hooks_tests.rs"]
+mod hooks;
 #[path = "app_plan_tests.rs"]
 mod plan;
 

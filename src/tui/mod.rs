@@ -31,6 +31,7 @@ mod composer;
 mod event_loop;
 mod highlight;
 mod history_search;
+mod hooks_view;
 mod markdown;
 mod mention_popup;
 mod overlay;

@@ -148,7 +148,10 @@ fn project_hooks_do_not_run_before_they_are_trusted() {
     assert!(!ran.exists());
     assert_has(
         &stderr_text(&out),
-        &["the project configures 2 hooks", "not in force"],
+        &[
+            "2 of the project's hooks are not in force",
+            "harness9 hooks trust",
+        ],
     );
 }
 

@@ -25,6 +25,8 @@ mod file_modes;
 mod habits;
 mod hooks;
 mod hooks_plugins;
+mod hooks_session;
+mod hooks_trust;
 mod init;
 mod instructions;
 mod key_hidden;

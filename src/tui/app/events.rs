@@ -121,6 +121,7 @@ impl App {
             | Event::SkillList(_)
             | Event::McpServerList { .. }
             | Event::PluginList(_)
+            | Event::HookList(_)
             | Event::Status(_)
             | Event::ModelList(_)
             | Event::Context(_)
@@ -198,6 +199,7 @@ impl App {
             Event::SkillList(listing) => self.commit_cell(views::skills(&listing)),
             Event::McpServerList { servers } => self.commit_cell(views::mcp(&servers)),
             Event::PluginList(listing) => self.commit_cell(views::plugins(&listing)),
+            Event::HookList(listing) => self.commit_cell(super::super::hooks_view::hooks(&listing)),
             Event::Status(report) => self.commit_cell(views::status(&report)),
             Event::ModelList(list) => self.commit_cell(views::model_list(&list)),
             Event::Context(report) => self.commit_cell(views::context(&report)),

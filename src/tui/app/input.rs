@@ -444,6 +444,10 @@ impl App {
                 self.commit_cell(echo.lines());
                 self.out.ops.push(Op::ListPlugins);
             }
+            Builtin::Hooks => {
+                self.commit_cell(echo.lines());
+                self.out.ops.push(Op::ListHooks);
+            }
             Builtin::SkillsReload => {
                 self.commit_cell(echo.lines());
                 self.out.ops.push(Op::ReloadSkills);
