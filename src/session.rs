@@ -37,6 +37,17 @@ pub fn discovery_options(config: &Config) -> DiscoveryOptions {
     }
 }
 
+/// Where to look for agent definitions, from the config.
+pub fn agent_places(config: &Config) -> crate::agents::Places {
+    crate::agents::Places {
+        workdir: config.workdir.clone(),
+        project_root: config.project_root.clone(),
+        harness9_home: config.home.clone(),
+        user_home: config.user_home.clone(),
+        extra_roots: Vec::new(),
+    }
+}
+
 /// Where to look for skills, from the config and the synced remote root.
 pub fn discovery_options_with_remote(config: &Config, remote: &RemoteRoots) -> DiscoveryOptions {
     DiscoveryOptions {

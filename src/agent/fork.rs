@@ -21,28 +21,11 @@ use crate::tools::{ForkError, ForkRequest, Forker};
 /// The task given to a forked skill invoked without arguments.
 const DEFAULT_TASK: &str = "Carry out the instructions above.";
 
-/// Whether a tool may be used by a sub-agent whose skill lists `allowed`. Entries may
-/// use harness9's names (`read_file`) or Claude Code's (`Read`, `Bash(git:*)`).
+/// Whether a tool may be used by a sub-agent whose skill or definition lists `allowed`.
+/// Entries may use harness9's names (`read_file`) or Claude Code's (`Read`,
+/// `Bash(git:*)`), mapped once by [`crate::agents::tools`].
 pub fn tool_allowed(allowed: &[String], tool: &str) -> bool {
-    allowed
-        .iter()
-        .flat_map(|e| e.split([',', ' ']))
-        .any(|entry| {
-            let base = entry
-                .split('(')
-                .next()
-                .unwrap_or(entry)
-                .trim()
-                .to_ascii_lowercase();
-            let mapped = match base.as_str() {
-                "read" => "read_file",
-                "write" => "write_file",
-                "edit" | "multiedit" => "edit_file",
-                "ls" => "list",
-                other => other,
-            };
-            !mapped.is_empty() && mapped == tool
-        })
+    crate::agents::tools::list_names(allowed, tool)
 }
 
 /// Tools a sub-agent never gets: they change the main conversation's loaded skills.

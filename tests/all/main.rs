@@ -11,6 +11,7 @@
 mod support;
 
 mod agent;
+mod agents_cli;
 mod architecture;
 mod artifacts;
 mod child_env;
