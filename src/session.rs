@@ -179,11 +179,21 @@ pub fn prepare_with_remote(
     }
     let mcp = mcp_servers(config);
     let mcp_section = crate::mcp::index::section(&mcp);
-    let sections = match (index.text.as_deref(), mcp_section.as_deref()) {
-        (Some(skills), Some(servers)) => Some(format!("{skills}\n\n{servers}")),
-        (Some(one), None) | (None, Some(one)) => Some(one.to_string()),
-        (None, None) => None,
-    };
+    // Agent definitions: without any beyond the built-ins there is no section (and no
+    // `agent` tool), so such a session's first request is what it was before them.
+    let agents = Arc::new(crate::agents::AgentCatalog::discover(&agent_places(config)));
+    warnings.extend(agents.warnings().iter().map(ToString::to_string));
+    let agents_index = agents.index(index_budget);
+    warnings.extend(agents_index.warning());
+    let parts: Vec<&str> = [
+        index.text.as_deref(),
+        mcp_section.as_deref(),
+        agents_index.text.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let sections = (!parts.is_empty()).then(|| parts.join("\n\n"));
     let instructions = load_instructions(config);
     warnings.extend(instructions.warnings.iter().cloned());
     let system_prompt = crate::prompt::build(
@@ -247,6 +257,14 @@ pub fn prepare_with_remote(
             config.skill_run_commands.clone(),
         )));
     }
+    // The `agent` tool comes with the agents index: only when definitions exist beyond
+    // the built-ins (then `explore` and `general` are offered too).
+    if agents_index.text.is_some() {
+        tools.register(Arc::new(crate::tools::agent_tool::AgentTool::new(
+            Arc::clone(&agents),
+            shared_catalog.clone(),
+        )));
+    }
     let client = Client::new(config.provider.clone())?;
     let start_prices = config
         .providers
@@ -305,6 +323,7 @@ pub fn prepare_with_remote(
                 confinement: crate::exec::Confinement::SessionSandbox,
             },
         ),
+        commands: crate::exec::Confinement::SessionSandbox,
     };
     let info = SessionInfo {
         model: config.provider_id.qualify(&config.model),

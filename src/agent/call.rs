@@ -216,6 +216,8 @@ async fn approve_and_run(
         live_output: Some(live_tx),
         forker: forker.clone().map(|f| f as Arc<dyn crate::tools::Forker>),
         artifacts: state.artifacts.clone(),
+        commands: ctx.setup.commands.clone(),
+        call_id: call.id.clone(),
     };
     // A call that is denied, or interrupted while waiting for approval, never began:
     // the frontend saw the approval request (or the denial) and then its end.

@@ -264,4 +264,7 @@ pub struct AgentSetup {
     pub snapshots: Option<crate::undo::Snapshots>,
     /// The hooks in force (config.toml's; project hooks wait for trust).
     pub hooks: hooks::SessionHooks,
+    /// Where `bash` runs: the session's sandbox (a read-only sub-agent's: the same with
+    /// nothing writable).
+    pub commands: crate::exec::Confinement,
 }
