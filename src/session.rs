@@ -324,6 +324,8 @@ pub fn prepare_with_remote(
             },
         ),
         commands: crate::exec::Confinement::SessionSandbox,
+        max_parallel_agents: config.max_parallel_agents,
+        approval_queue: Default::default(),
     };
     let info = SessionInfo {
         model: config.provider_id.qualify(&config.model),

@@ -42,6 +42,8 @@ struct Report {
     end: CallEnd,
     /// Where the call worked, when it ran.
     works_in: WorksIn,
+    /// What the sub-agents it started consumed, not yet added to the session's usage.
+    sub_usage: Usage,
 }
 
 impl Report {
@@ -52,6 +54,7 @@ impl Report {
             diff: None,
             end,
             works_in: WorksIn::Nowhere,
+            sub_usage: Usage::default(),
         }
     }
 }
@@ -76,7 +79,48 @@ pub(super) async fn run_call(
     call: &ToolCall,
     specs: &[ToolSpec],
 ) -> CallResult {
-    let mut report = run_to_report(state, ctx, call).await;
+    let report = run_to_report(state, ctx, call).await;
+    complete(state, ctx, call, specs, report).await
+}
+
+/// Runs `calls` (each an `agent` call) at once, at most `cap` at a time: each is
+/// parsed, approved and run as [`run_call`] does (their sub-agents side by side,
+/// approvals asked one at a time), then each is sized and reported in call order.
+pub(super) async fn run_calls_together(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    calls: &[ToolCall],
+    specs: &[ToolSpec],
+    cap: usize,
+) -> Vec<CallResult> {
+    let reports = {
+        let shared: &SessionState = state;
+        let gate = tokio::sync::Semaphore::new(cap.max(1));
+        let gate = &gate;
+        let runs = calls.iter().map(|call| async move {
+            // A closed gate cannot happen (it is never closed); run anyway.
+            let _permit = gate.acquire().await.ok();
+            run_to_report(shared, ctx, call).await
+        });
+        super::delegate::join_all(runs.collect()).await
+    };
+    let mut results = Vec::with_capacity(calls.len());
+    for (call, report) in calls.iter().zip(reports) {
+        results.push(complete(state, ctx, call, specs, report).await);
+    }
+    results
+}
+
+/// Sizes and reports a call that ran: its sub-agents' usage added, the instruction
+/// files of where it worked attached, the text fitted to the window, the end event.
+async fn complete(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    call: &ToolCall,
+    specs: &[ToolSpec],
+    mut report: Report,
+) -> CallResult {
+    add_sub_usage(state, ctx, &mut report);
     let mut summary = summary_of(&report.content, report.diff.as_deref());
     if report.content.lines().count() > SUMMARY_LINES {
         ctx.emit(Event::ToolResult {
@@ -135,7 +179,8 @@ pub(super) async fn run_user_call(
     ctx: &TurnContext,
     call: &ToolCall,
 ) -> (ToolStatus, String) {
-    let report = run_to_report(state, ctx, call).await;
+    let mut report = run_to_report(state, ctx, call).await;
+    add_sub_usage(state, ctx, &mut report);
     let summary = summary_of(&report.content, report.diff.as_deref());
     let status = report.status;
     let (content, _) = finish(ctx, call, report, summary);
@@ -143,7 +188,7 @@ pub(super) async fn run_user_call(
 }
 
 /// Parse, approve, run: the report of what happened.
-async fn run_to_report(state: &mut SessionState, ctx: &TurnContext, call: &ToolCall) -> Report {
+async fn run_to_report(state: &SessionState, ctx: &TurnContext, call: &ToolCall) -> Report {
     match parse(ctx, call) {
         Err(report) => {
             begin(ctx, call, String::new());
@@ -201,7 +246,7 @@ fn parse(ctx: &TurnContext, call: &ToolCall) -> Result<(Arc<dyn Tool>, serde_jso
 }
 
 async fn approve_and_run(
-    state: &mut SessionState,
+    state: &SessionState,
     ctx: &TurnContext,
     call: &ToolCall,
     prepared: Box<dyn PreparedCall + '_>,
@@ -237,22 +282,26 @@ async fn approve_and_run(
     let forward = forward_live_output(ctx, call, live_rx);
     let result = prepared.run(&tool_ctx).await;
     drop(tool_ctx);
-    if let Some(forker) = forker {
-        let sub = forker.take_usage();
-        if sub != Usage::default() {
-            state.usage.add(&sub);
-            ctx.emit(Event::Usage {
-                turn: sub,
-                session: state.usage,
-                context_tokens: None,
-            });
-        }
-    }
+    let sub_usage = forker.map(|f| f.take_usage()).unwrap_or_default();
     // The forwarder ends when the tool drops its sender; wait so deltas precede the end.
     let _ = forward.await;
     Report {
         works_in,
+        sub_usage,
         ..outcome(ctx, result)
+    }
+}
+
+/// Adds what the call's sub-agents consumed to the session's usage, and says so.
+fn add_sub_usage(state: &mut SessionState, ctx: &TurnContext, report: &mut Report) {
+    let sub = std::mem::take(&mut report.sub_usage);
+    if sub != Usage::default() {
+        state.usage.add(&sub);
+        ctx.emit(Event::Usage {
+            turn: sub,
+            session: state.usage,
+            context_tokens: None,
+        });
     }
 }
 
@@ -347,6 +396,12 @@ pub(super) async fn ask_frontend(
     name: &str,
     plan: &AskPlan,
 ) -> Option<ApprovalDecision> {
+    // Sub-agents running side by side ask one at a time: the user answers one question
+    // before the next is shown.
+    let _turn = tokio::select! {
+        held = ctx.setup.approval_queue.take_turn() => held,
+        () = ctx.cancel.cancelled() => return None,
+    };
     let (tx, rx) = oneshot::channel();
     if let Ok(mut pending) = ctx.pending.lock() {
         pending.insert(call_id.to_string(), tx);
@@ -429,6 +484,7 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
                 diff,
                 end: CallEnd::Done,
                 works_in: WorksIn::Nowhere,
+                sub_usage: Usage::default(),
             }
         }
         Err(ToolFatal::Interrupted) => Report::new(

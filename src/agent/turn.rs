@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::AgentSetup;
 use crate::agent::approval::ApprovalPolicy;
-use crate::agent::call::{CallEnd, run_call};
+use crate::agent::call::{CallEnd, run_call, run_calls_together};
 use crate::agent::compact::{CompactError, compact_and_report};
 use crate::agent::conversation::{Conversation, estimate_messages, estimate_specs};
 use crate::llm::window::{ContextWindow, WindowCache};
@@ -595,33 +595,51 @@ async fn run_calls(
     specs: &[ToolSpec],
 ) -> Option<TurnOutcome> {
     let mut ended = None;
-    for call in calls {
+    let mut rest = calls;
+    while let Some(call) = rest.first() {
+        // Consecutive `agent` calls run at once; any other call runs alone.
+        let together = rest
+            .iter()
+            .take_while(|c| c.name == crate::tools::agent_tool::NAME)
+            .count()
+            .max(1);
+        let (batch, after) = rest.split_at(together);
+        rest = after;
         if ended.is_some() {
-            state.conversation.push(Message::Tool {
-                tool_call_id: call.id.clone(),
-                content: "Not run: the turn was interrupted.".into(),
-            });
+            for call in batch {
+                state.conversation.push(Message::Tool {
+                    tool_call_id: call.id.clone(),
+                    content: "Not run: the turn was interrupted.".into(),
+                });
+            }
             continue;
         }
-        let result = run_call(state, ctx, call, specs).await;
-        state.conversation.push(Message::Tool {
-            tool_call_id: call.id.clone(),
-            content: result.content,
-        });
-        if let Some(attached) = result.attached {
-            let bytes = attached.text.len();
-            state
-                .conversation
-                .attach_instructions(&call.id, attached.files, bytes);
-        }
-        match result.end {
-            CallEnd::Done => {}
-            CallEnd::Interrupted => ended = Some(TurnOutcome::Interrupted),
-            CallEnd::Fatal(message) => {
-                ended = Some(TurnOutcome::Failed {
-                    kind: ErrorKind::Internal,
-                    message,
-                })
+        let results = if batch.len() > 1 {
+            let cap = ctx.setup.max_parallel_agents;
+            run_calls_together(state, ctx, batch, specs, cap).await
+        } else {
+            vec![run_call(state, ctx, call, specs).await]
+        };
+        for (call, result) in batch.iter().zip(results) {
+            state.conversation.push(Message::Tool {
+                tool_call_id: call.id.clone(),
+                content: result.content,
+            });
+            if let Some(attached) = result.attached {
+                let bytes = attached.text.len();
+                state
+                    .conversation
+                    .attach_instructions(&call.id, attached.files, bytes);
+            }
+            match result.end {
+                CallEnd::Done => {}
+                CallEnd::Interrupted => ended = ended.or(Some(TurnOutcome::Interrupted)),
+                CallEnd::Fatal(message) => {
+                    ended = ended.or(Some(TurnOutcome::Failed {
+                        kind: ErrorKind::Internal,
+                        message,
+                    }))
+                }
             }
         }
     }

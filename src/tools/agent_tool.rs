@@ -19,6 +19,9 @@ use super::{
 use crate::agents::{AgentCatalog, AgentDefinition, ToolChoice};
 use crate::skills::SharedCatalog;
 
+/// The tool's name.
+pub const NAME: &str = "agent";
+
 /// Runs agent definitions.
 #[derive(Debug, Clone)]
 pub struct AgentTool {
@@ -65,7 +68,7 @@ pub struct Args {
 impl TypedTool for AgentTool {
     type Args = Args;
 
-    const NAME: &'static str = "agent";
+    const NAME: &'static str = NAME;
     const DESCRIPTION: &'static str = "Delegate a self-contained task to a sub-agent with \
          its own context (it sees nothing of this conversation; give it everything it needs). \
          Built in: `explore` (reads and searches the project, read-only) and `general` (your \
