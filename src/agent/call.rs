@@ -42,8 +42,9 @@ struct Report {
     end: CallEnd,
     /// Where the call worked, when it ran.
     works_in: WorksIn,
-    /// What the sub-agents it started consumed, not yet added to the session's usage.
-    sub_usage: Usage,
+    /// What the sub-agents it started consumed, not yet added to the session's usage
+    /// (boxed: most calls start none).
+    sub_usage: Option<Box<Usage>>,
 }
 
 impl Report {
@@ -54,7 +55,7 @@ impl Report {
             diff: None,
             end,
             works_in: WorksIn::Nowhere,
-            sub_usage: Usage::default(),
+            sub_usage: None,
         }
     }
 }
@@ -282,7 +283,10 @@ async fn approve_and_run(
     let forward = forward_live_output(ctx, call, live_rx);
     let result = prepared.run(&tool_ctx).await;
     drop(tool_ctx);
-    let sub_usage = forker.map(|f| f.take_usage()).unwrap_or_default();
+    let sub_usage = forker
+        .map(|f| f.take_usage())
+        .filter(|u| *u != Usage::default())
+        .map(Box::new);
     // The forwarder ends when the tool drops its sender; wait so deltas precede the end.
     let _ = forward.await;
     Report {
@@ -294,11 +298,10 @@ async fn approve_and_run(
 
 /// Adds what the call's sub-agents consumed to the session's usage, and says so.
 fn add_sub_usage(state: &mut SessionState, ctx: &TurnContext, report: &mut Report) {
-    let sub = std::mem::take(&mut report.sub_usage);
-    if sub != Usage::default() {
+    if let Some(sub) = report.sub_usage.take() {
         state.usage.add(&sub);
         ctx.emit(Event::Usage {
-            turn: sub,
+            turn: *sub,
             session: state.usage,
             context_tokens: None,
         });
@@ -484,7 +487,7 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
                 diff,
                 end: CallEnd::Done,
                 works_in: WorksIn::Nowhere,
-                sub_usage: Usage::default(),
+                sub_usage: None,
             }
         }
         Err(ToolFatal::Interrupted) => Report::new(
