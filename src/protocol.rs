@@ -34,6 +34,9 @@ pub use status::{Counted, KnownWindow, SandboxState, SavedState, StatusReport};
 mod events;
 pub use events::*;
 
+mod sub_usage;
+pub use sub_usage::SubAgentUsage;
+
 mod listings;
 mod models;
 pub use listings::{

@@ -78,6 +78,8 @@ pub fn parse_file(
     for entry in listed.flat_map(|l| tools::entries(std::slice::from_ref(l)).collect::<Vec<_>>()) {
         if tools::is_missing(&entry) {
             notes.push(AgentProblem::UnknownTool { tool: entry });
+        } else if tools::is_unlisted(&entry) {
+            notes.push(AgentProblem::UnlistedTool { tool: entry });
         }
     }
     let permission = fields.permission.unwrap_or(PermissionWish::Inherit);

@@ -112,8 +112,14 @@ pub enum AgentProblem {
         /// What happens instead.
         instead: &'static str,
     },
-    /// A tool name that names no harness9 tool: not given to the agent.
+    /// A Claude Code tool harness9 has no counterpart for: not given to the agent.
     UnknownTool {
+        /// The entry as written.
+        tool: String,
+    },
+    /// A name that is no built-in harness9 tool nor an MCP tool's (`mcp__…`): given
+    /// only if a loaded skill's tool has that name.
+    UnlistedTool {
         /// The entry as written.
         tool: String,
     },
@@ -135,6 +141,7 @@ impl AgentProblem {
             | AgentProblem::UnknownField { .. }
             | AgentProblem::Unsupported { .. }
             | AgentProblem::UnknownTool { .. }
+            | AgentProblem::UnlistedTool { .. }
             | AgentProblem::Shadowed { .. }
             | AgentProblem::DepthLimit { .. }
             | AgentProblem::CountLimit { .. } => Severity::Warning,
@@ -217,6 +224,11 @@ impl fmt::Display for AgentProblem {
             AgentProblem::UnknownTool { tool } => write!(
                 f,
                 "tool `{tool}` names no harness9 tool; the agent runs without it"
+            ),
+            AgentProblem::UnlistedTool { tool } => write!(
+                f,
+                "tool `{tool}` is no harness9 tool; the agent gets it only if a loaded \
+                 skill has a tool of that name"
             ),
             AgentProblem::Shadowed { name, by } => write!(
                 f,

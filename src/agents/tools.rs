@@ -70,7 +70,9 @@ pub fn harness_tool(entry: &str) -> Named<'_> {
         "bash" => "bash",
         "skill" | "use_skill" => "use_skill",
         "webfetch" | "websearch" | "todowrite" | "todoread" | "task" | "agent" | "notebookedit"
-        | "bashoutput" | "killshell" | "killbash" | "exitplanmode" | "slashcommand" => {
+        | "bashoutput" | "killshell" | "killbash" | "exitplanmode" | "slashcommand"
+        | "taskcreate" | "taskget" | "taskupdate" | "tasklist" | "taskoutput" | "taskstop"
+        | "sendmessage" | "teamcreate" | "teamdelete" => {
             return Named::Missing;
         }
         _ => return Named::Other(base),
@@ -97,11 +99,15 @@ pub fn list_names(list: &[String], tool: &str) -> bool {
     })
 }
 
-/// Whether an entry names a tool harness9 has (built in), for warnings: `false` for a
-/// Claude Code tool with no counterpart. Unknown names may be a skill's or an MCP
-/// server's tool and are not reported.
+/// Whether an entry names a Claude Code tool harness9 has no counterpart for.
 pub fn is_missing(entry: &str) -> bool {
     harness_tool(entry) == Named::Missing
+}
+
+/// Whether an entry names no built-in tool and no MCP tool (`mcp__server__tool`): only
+/// a loaded skill's tool of that name could match it.
+pub fn is_unlisted(entry: &str) -> bool {
+    matches!(harness_tool(entry), Named::Other(name) if !name.starts_with("mcp__"))
 }
 
 #[cfg(test)]

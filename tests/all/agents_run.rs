@@ -259,3 +259,38 @@ fn without_definitions_the_first_request_has_no_index_and_no_agent_tool() {
         ]
     );
 }
+
+#[test]
+fn usage_names_what_each_sub_agent_consumed() {
+    let dirs = project_with_definition();
+    let server = MockServer::start(vec![
+        sse(vec![
+            agent_call(0, "c1", "explore", "one"),
+            agent_call(1, "c2", "explore", "two"),
+            agent_call(2, "c3", "code-reviewer", "three"),
+            finish("tool_calls"),
+        ]),
+        answer("done"),
+    ]);
+    server.respond_with(|request| {
+        (!system_prompt(request).starts_with("You are harness9"))
+            .then(|| sse(vec![text("report"), usage(1000, 10), finish("stop")]))
+    });
+    let mut cmd = server.harness9(dirs.home(), dirs.project());
+    let child = spawn_fed(&mut cmd, b"go\n/usage\n");
+    let out = wait_with_deadline(child, Duration::from_secs(30));
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("sub-agent explore (2 runs): 2000 in, 20 out"),
+        "{all}"
+    );
+    assert!(
+        all.contains("sub-agent code-reviewer (1 run): 1000 in, 10 out"),
+        "{all}"
+    );
+}

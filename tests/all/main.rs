@@ -12,6 +12,7 @@ mod support;
 
 mod agent;
 mod agents_cli;
+mod agents_fixtures;
 mod agents_run;
 mod architecture;
 mod artifacts;

@@ -60,7 +60,11 @@ impl App {
                 parent_call_id,
                 skill,
                 event,
-            } => self.on_sub_agent(parent_call_id.as_deref(), &skill, event.into_event()),
+            } => {
+                let event = event.into_event();
+                self.status.sub_agents.record(&skill, &event);
+                self.on_sub_agent(parent_call_id.as_deref(), &skill, event)
+            }
             Event::AutoDenied {
                 name: tool, reason, ..
             } => self.auto_denied(&tool, reason),
