@@ -125,7 +125,7 @@ fn a_collected_definition_runs_with_its_prompt_and_mapped_tools() {
         .unwrap();
     assert_exit(&out, 0);
     let text = std::fs::read_to_string(fixtures().join("voltagent/code-reviewer.md")).unwrap();
-    let body = text.splitn(3, "\n---\n").nth(1).unwrap().trim();
+    let body = text.split_once("\n---\n").unwrap().1.trim();
     let requests = server.chat_requests();
     let reviewer = requests
         .iter()
