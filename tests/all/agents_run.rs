@@ -299,9 +299,15 @@ fn usage_names_what_each_sub_agent_consumed() {
 fn a_sub_agent_cannot_start_sub_agents() {
     let dirs = project_with_definition();
     let server = MockServer::start(vec![
-        sse(vec![agent_call(0, "c1", "general", "do it"), finish("tool_calls")]),
+        sse(vec![
+            agent_call(0, "c1", "general", "do it"),
+            finish("tool_calls"),
+        ]),
         // The general agent tries to delegate anyway.
-        sse(vec![agent_call(0, "n1", "explore", "nested"), finish("tool_calls")]),
+        sse(vec![
+            agent_call(0, "n1", "explore", "nested"),
+            finish("tool_calls"),
+        ]),
         answer("did it myself"),
         answer("done"),
     ]);
@@ -314,5 +320,9 @@ fn a_sub_agent_cannot_start_sub_agents() {
     let tools = general.tool_names();
     assert!(!tools.contains(&"agent".to_string()), "{tools:?}");
     assert!(tools.contains(&"write_file".to_string()), "{tools:?}");
-    assert!(requests[2].tool_result("n1").contains("unknown tool 'agent'"));
+    assert!(
+        requests[2]
+            .tool_result("n1")
+            .contains("unknown tool 'agent'")
+    );
 }
