@@ -209,6 +209,12 @@ pub enum Command {
         #[command(subcommand)]
         action: SkillsAction,
     },
+    /// Inspect and check agent definitions (the sub-agents the `agent` tool runs).
+    Agents {
+        /// What to do.
+        #[command(subcommand)]
+        action: AgentsAction,
+    },
     /// List, show, export and prune saved sessions.
     Sessions {
         /// What to do.
@@ -546,6 +552,28 @@ pub enum SkillsAction {
     },
 }
 
+/// `harness9 agents ...`.
+#[derive(Debug, Subcommand)]
+pub enum AgentsAction {
+    /// Every agent definition found (built-in, project, user, extra), with its origin,
+    /// path, status and the index's budget use.
+    List {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A definition's settings and prompt.
+    Show {
+        /// Agent name.
+        name: String,
+    },
+    /// Check agent definition files (exit 1 on errors).
+    Validate {
+        /// Definition files or folders (default: every agents folder found).
+        paths: Vec<PathBuf>,
+    },
+}
+
 /// Which saved session a run goes on with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ResumeRequest {
@@ -567,6 +595,7 @@ const SUBCOMMAND_SETTINGS: &[(&[&str], &[&str])] = &[
     (&["skills", "list"], &["skills_dirs", "model", "base_url"]),
     (&["skills", "show"], &["skills_dirs"]),
     (&["skills", "validate"], &["skills_dirs"]),
+    (&["agents", "list"], &["model", "base_url"]),
     // Servers start sandboxed as a session's would.
     (&["mcp", "list"], &["sandbox", "approval_mode"]),
     (&["mcp", "tools"], &["sandbox", "approval_mode"]),

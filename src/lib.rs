@@ -8,6 +8,7 @@
 //! the TUI write passes through [`safe_text`], so untrusted text cannot steer a terminal.
 
 pub mod agent;
+pub mod agents;
 pub mod artifacts;
 pub mod cli;
 pub mod commands;

@@ -36,6 +36,8 @@ pub use events::*;
 
 mod hooks;
 pub use hooks::{HookEvent, HookKeepGoing, HookOrigin, HookRan, HookResult};
+mod sub_usage;
+pub use sub_usage::SubAgentUsage;
 
 mod listings;
 mod plan;

@@ -38,6 +38,23 @@ pub fn discovery_options(config: &Config) -> DiscoveryOptions {
     }
 }
 
+/// Where to look for agent definitions, from the config.
+pub fn agent_places(config: &Config) -> crate::agents::Places {
+    crate::agents::Places {
+        workdir: config.workdir.clone(),
+        project_root: config.project_root.clone(),
+        harness9_home: config.home.clone(),
+        user_home: config.user_home.clone(),
+        // Each trusted plugin's `agents/` folder (untrusted plugins bring nothing).
+        extra_roots: config
+            .plugins
+            .agent_roots()
+            .iter()
+            .map(|(_, dir)| dir.clone())
+            .collect(),
+    }
+}
+
 /// Where to look for skills, from the config and the synced remote root.
 pub fn discovery_options_with_remote(config: &Config, remote: &RemoteRoots) -> DiscoveryOptions {
     DiscoveryOptions {
@@ -169,11 +186,21 @@ pub fn prepare_with_remote(
     }
     let mcp = mcp_servers(config);
     let mcp_section = crate::mcp::index::section(&mcp);
-    let sections = match (index.text.as_deref(), mcp_section.as_deref()) {
-        (Some(skills), Some(servers)) => Some(format!("{skills}\n\n{servers}")),
-        (Some(one), None) | (None, Some(one)) => Some(one.to_string()),
-        (None, None) => None,
-    };
+    // Agent definitions: without any beyond the built-ins there is no section (and no
+    // `agent` tool), so such a session's first request is what it was before them.
+    let agents = Arc::new(crate::agents::AgentCatalog::discover(&agent_places(config)));
+    warnings.extend(agents.warnings().iter().map(ToString::to_string));
+    let agents_index = agents.index(index_budget);
+    warnings.extend(agents_index.warning());
+    let parts: Vec<&str> = [
+        index.text.as_deref(),
+        mcp_section.as_deref(),
+        agents_index.text.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let sections = (!parts.is_empty()).then(|| parts.join("\n\n"));
     let instructions = load_instructions(config);
     warnings.extend(instructions.warnings.iter().cloned());
     let system_prompt = crate::prompt::build(
@@ -241,6 +268,14 @@ pub fn prepare_with_remote(
             config.skill_run_commands.clone(),
         )));
     }
+    // The `agent` tool comes with the agents index: only when definitions exist beyond
+    // the built-ins (then `explore` and `general` are offered too).
+    if agents_index.text.is_some() {
+        tools.register(Arc::new(crate::tools::agent_tool::AgentTool::new(
+            Arc::clone(&agents),
+            shared_catalog.clone(),
+        )));
+    }
     let client = Client::new(config.provider.clone())?;
     let start_prices = config
         .providers
@@ -301,6 +336,9 @@ pub fn prepare_with_remote(
         )
         .with_listing(crate::agent::hooks_session::listing(config)),
         plugins: config.plugins.listing(),
+        commands: crate::exec::Confinement::SessionSandbox,
+        max_parallel_agents: config.max_parallel_agents,
+        approval_queue: Default::default(),
     };
     let info = SessionInfo {
         model: config.provider_id.qualify(&config.model),

@@ -103,6 +103,30 @@ pub struct Recorded {
 pub struct ApprovalPolicy {
     approver: Approver,
     shared: Arc<Mutex<Shared>>,
+    /// This clone's own limits (a sub-agent's): never wider than the shared state.
+    narrowed: Narrowing,
+}
+
+/// What one clone of the policy (a sub-agent's) may do less of than the session: a
+/// mode it never exceeds, whatever the session switches to, and a sandbox of its own
+/// for its commands (the read-only one).
+#[derive(Debug, Clone, Default)]
+struct Narrowing {
+    at_most: Option<ApprovalMode>,
+    sandbox: Option<CommandSandbox>,
+}
+
+/// The narrower of two approval modes. Plan mode is the narrowest: it writes nothing
+/// but its plan, and its commands run in the read-only sandbox, whatever anyone answers
+/// (a sub-agent started in plan mode stays in it).
+pub fn narrower(a: ApprovalMode, b: ApprovalMode) -> ApprovalMode {
+    use ApprovalMode::{AutoEdit, FullAuto, Plan, Suggest};
+    match (a, b) {
+        (Plan, _) | (_, Plan) => Plan,
+        (Suggest, _) | (_, Suggest) => Suggest,
+        (AutoEdit, _) | (_, AutoEdit) => AutoEdit,
+        (FullAuto, FullAuto) => FullAuto,
+    }
 }
 
 #[derive(Debug)]
@@ -218,6 +242,31 @@ impl ApprovalPolicy {
                 plan_file: None,
                 told_plan: false,
             })),
+            narrowed: Narrowing::default(),
+        }
+    }
+
+    /// A clone sharing the rule book and the "always" answers (both ways) whose mode
+    /// never exceeds `at_most` (nor the session's, whatever it is switched to), and
+    /// whose commands are judged as running in `sandbox` when one is given (a
+    /// read-only agent's). Narrowing a narrowed clone keeps the narrower of each.
+    pub fn narrowed(&self, at_most: ApprovalMode, sandbox: Option<CommandSandbox>) -> Self {
+        let mut clone = self.clone();
+        clone.narrowed.at_most = Some(match self.narrowed.at_most {
+            Some(already) => narrower(already, at_most),
+            None => at_most,
+        });
+        if sandbox.is_some() {
+            clone.narrowed.sandbox = sandbox;
+        }
+        clone
+    }
+
+    /// The mode this clone judges by: the session's, narrowed.
+    fn effective_mode(&self, session: ApprovalMode) -> ApprovalMode {
+        match self.narrowed.at_most {
+            Some(cap) => narrower(session, cap),
+            None => session,
         }
     }
 
@@ -273,7 +322,8 @@ impl ApprovalPolicy {
 
     /// The approval mode.
     pub fn mode(&self) -> ApprovalMode {
-        self.shared().mode
+        let session = self.shared().mode;
+        self.effective_mode(session)
     }
 
     /// Switches the approval mode for every clone's next call (a call already waiting
@@ -385,6 +435,8 @@ impl ApprovalPolicy {
         let project = shared.places.project.clone();
         let root = shared.places.root.clone();
         let temp: Vec<&Path> = shared.temp.iter().map(PathBuf::as_path).collect();
+        let mode = self.effective_mode(mode);
+        let sandbox = self.narrowed.sandbox.as_ref().unwrap_or(&shared.sandbox);
         let scope = Scope {
             project: &project,
             root: &root,
@@ -397,8 +449,8 @@ impl ApprovalPolicy {
                     ModeRuns::READS_AND_EDITS
                 }
             },
-            secrets: match shared.sandbox {
-                CommandSandbox::Confined { secrets, .. } => secrets,
+            secrets: match sandbox {
+                CommandSandbox::Confined { secrets, .. } => *secrets,
                 CommandSandbox::Unconfined => SecretReads::Visible,
             },
         };
@@ -448,7 +500,7 @@ impl ApprovalPolicy {
         if let PlanJudgement::Refused(why) = plan {
             return Verdict::DeniedInPlan { request, why };
         }
-        let unconfined = unconfined_by_mode(mode, &shared.sandbox, &request);
+        let unconfined = unconfined_by_mode(mode, sandbox, &request);
         // A turn grant counts only inside the project; for edits, only beneath the
         // sandbox's writable folders (checked as the modes that edit by themselves do).
         let inside = !matches!(
@@ -469,7 +521,7 @@ impl ApprovalPolicy {
                 }
             );
         let grant_unconfined = granted
-            .then(|| unconfined_by_mode(ApprovalMode::FullAuto, &shared.sandbox, &request))
+            .then(|| unconfined_by_mode(ApprovalMode::FullAuto, sandbox, &request))
             .flatten();
         let secrets = scope.secrets;
         drop(shared);

@@ -496,3 +496,55 @@ fn a_hooks_allow_approves_no_plan_and_no_write_in_plan_mode() {
         );
     }
 }
+
+#[test]
+fn a_narrowed_clone_never_runs_more_than_its_cap_or_the_session() {
+    let session = policy(ApprovalMode::FullAuto, Approver::Frontend);
+    let edits_at_most = session.narrowed(ApprovalMode::AutoEdit, None);
+    assert_eq!(edits_at_most.mode(), ApprovalMode::AutoEdit);
+    assert!(matches!(
+        edits_at_most.verdict("bash", cmd("make")),
+        Verdict::Ask(_)
+    ));
+    assert!(matches!(
+        edits_at_most.verdict("edit_file", edit(false)),
+        Verdict::Run
+    ));
+    // The session narrowing further narrows the clone; widening it again stops at the cap.
+    session.set_mode(ApprovalMode::Suggest);
+    assert_eq!(edits_at_most.mode(), ApprovalMode::Suggest);
+    assert!(matches!(
+        edits_at_most.verdict("edit_file", edit(false)),
+        Verdict::Ask(_)
+    ));
+    session.set_mode(ApprovalMode::FullAuto);
+    assert_eq!(edits_at_most.mode(), ApprovalMode::AutoEdit);
+    // Narrowing a narrowed clone keeps the narrower cap; the session is untouched.
+    let wider = edits_at_most.narrowed(ApprovalMode::FullAuto, None);
+    assert_eq!(wider.mode(), ApprovalMode::AutoEdit);
+    assert_eq!(session.mode(), ApprovalMode::FullAuto);
+    assert!(matches!(session.verdict("bash", cmd("make")), Verdict::Run));
+}
+
+#[test]
+fn a_clone_with_the_read_only_sandbox_is_judged_by_it() {
+    // auto-edit runs read-only commands by itself only inside a sandbox: unconfined it
+    // asks, inside the clone's own (read-only) sandbox it runs.
+    let session = policy(ApprovalMode::AutoEdit, Approver::Frontend);
+    assert!(matches!(
+        session.verdict("bash", cmd("ls")),
+        Verdict::Ask(_)
+    ));
+    let read_only = session.narrowed(
+        ApprovalMode::FullAuto,
+        Some(CommandSandbox::Confined {
+            writable: Vec::new(),
+            secrets: SecretReads::Masked,
+        }),
+    );
+    assert_eq!(read_only.verdict("bash", cmd("ls")), Verdict::Run);
+    assert!(matches!(
+        session.verdict("bash", cmd("ls")),
+        Verdict::Ask(_)
+    ));
+}

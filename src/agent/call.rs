@@ -58,6 +58,11 @@ struct Report {
     /// The arguments it ran with (a PreToolUse hook's `updatedInput` included), kept
     /// only when PostToolUse or PostToolUseFailure hooks will read them.
     ran_with: Option<Box<serde_json::Value>>,
+    /// What the sub-agents it started consumed, not yet added to the session's usage
+    /// (boxed: most calls start none).
+    sub_usage: Option<Box<Usage>>,
+    /// The plan an `update_plan` call set, not yet saved in the conversation.
+    plan: Option<Box<crate::protocol::PlanUpdate>>,
 }
 
 /// Whether a call's tool ran.
@@ -79,6 +84,8 @@ impl Report {
             works_in: WorksIn::Nowhere,
             executed: Executed::No,
             ran_with: None,
+            sub_usage: None,
+            plan: None,
         }
     }
 }
@@ -103,7 +110,48 @@ pub(super) async fn run_call(
     call: &ToolCall,
     specs: &[ToolSpec],
 ) -> CallResult {
-    let mut report = run_to_report(state, ctx, call).await;
+    let report = run_to_report(state, ctx, call).await;
+    complete(state, ctx, call, specs, report).await
+}
+
+/// Runs `calls` (each an `agent` call) at once, at most `cap` at a time: each is
+/// parsed, approved and run as [`run_call`] does (their sub-agents side by side,
+/// approvals asked one at a time), then each is sized and reported in call order.
+pub(super) async fn run_calls_together(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    calls: &[ToolCall],
+    specs: &[ToolSpec],
+    cap: usize,
+) -> Vec<CallResult> {
+    let reports = {
+        let shared: &SessionState = state;
+        let gate = tokio::sync::Semaphore::new(cap.max(1));
+        let gate = &gate;
+        let runs = calls.iter().map(|call| async move {
+            // A closed gate cannot happen (it is never closed); run anyway.
+            let _permit = gate.acquire().await.ok();
+            run_to_report(shared, ctx, call).await
+        });
+        super::delegate::join_all(runs.collect()).await
+    };
+    let mut results = Vec::with_capacity(calls.len());
+    for (call, report) in calls.iter().zip(reports) {
+        results.push(complete(state, ctx, call, specs, report).await);
+    }
+    results
+}
+
+/// Sizes and reports a call that ran: its sub-agents' usage added, the instruction
+/// files of where it worked attached, the text fitted to the window, the end event.
+async fn complete(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    call: &ToolCall,
+    specs: &[ToolSpec],
+    mut report: Report,
+) -> CallResult {
+    settle(state, ctx, &mut report);
     let mut summary = summary_of(&report.content, report.diff.as_deref());
     let hooks_said = after_call(state, ctx, call, &report).await;
     if hooks_said.after == AfterHooks::Stop && matches!(report.end, CallEnd::Done) {
@@ -206,7 +254,8 @@ pub(super) async fn run_user_call(
     ctx: &TurnContext,
     call: &ToolCall,
 ) -> (ToolStatus, String) {
-    let report = run_to_report(state, ctx, call).await;
+    let mut report = run_to_report(state, ctx, call).await;
+    settle(state, ctx, &mut report);
     let summary = summary_of(&report.content, report.diff.as_deref());
     let status = report.status;
     let (content, _) = finish(ctx, call, report, summary);
@@ -214,7 +263,7 @@ pub(super) async fn run_user_call(
 }
 
 /// Parse, approve, run: the report of what happened.
-async fn run_to_report(state: &mut SessionState, ctx: &TurnContext, call: &ToolCall) -> Report {
+async fn run_to_report(state: &SessionState, ctx: &TurnContext, call: &ToolCall) -> Report {
     match parse(ctx, call) {
         Err(report) => {
             begin(ctx, call, String::new());
@@ -311,7 +360,7 @@ struct HookAsk {
 }
 
 async fn approve_and_run(
-    state: &mut SessionState,
+    state: &SessionState,
     ctx: &TurnContext,
     call: &ToolCall,
     prepared: Box<dyn PreparedCall + '_>,
@@ -330,6 +379,8 @@ async fn approve_and_run(
         artifacts: state.artifacts.clone(),
         writes: plan_mode::command_writes(mode),
         plan_file: state.policy.plan_file(),
+        commands: ctx.setup.commands.clone(),
+        call_id: call.id.clone(),
     };
     // A call that is denied, or interrupted while waiting for approval, never began:
     // the frontend saw the approval request (or the denial) and then its end.
@@ -349,28 +400,16 @@ async fn approve_and_run(
     let forward = forward_live_output(ctx, call, live_rx);
     let result = prepared.run(&tool_ctx).await;
     drop(tool_ctx);
-    if let Ok(ToolOutput {
-        plan: Some(plan), ..
-    }) = &result
-    {
-        state.conversation.record_plan(plan);
-    }
-    if let Some(forker) = forker {
-        let sub = forker.take_usage();
-        if sub != Usage::default() {
-            state.usage.add(&sub);
-            ctx.emit(Event::Usage {
-                turn: sub,
-                session: state.usage,
-                context_tokens: None,
-            });
-        }
-    }
+    let sub_usage = forker
+        .map(|f| f.take_usage())
+        .filter(|u| *u != Usage::default())
+        .map(Box::new);
     // The forwarder ends when the tool drops its sender; wait so deltas precede the end.
     let _ = forward.await;
     Report {
         works_in,
         executed: Executed::Yes,
+        sub_usage,
         ..outcome(ctx, result)
     }
 }
@@ -393,6 +432,22 @@ fn denied_in_plan(
         });
     }
     Report::new(ToolStatus::Denied, msg, CallEnd::Done)
+}
+
+/// Settles what a call left for the session: what its sub-agents consumed is added to
+/// the session's usage (and said), the plan it set is saved in the conversation.
+fn settle(state: &mut SessionState, ctx: &TurnContext, report: &mut Report) {
+    if let Some(plan) = report.plan.take() {
+        state.conversation.record_plan(&plan);
+    }
+    if let Some(sub) = report.sub_usage.take() {
+        state.usage.add(&sub);
+        ctx.emit(Event::Usage {
+            turn: *sub,
+            session: state.usage,
+            context_tokens: None,
+        });
+    }
 }
 
 /// Takes the turn's "before" picture of the project, once, before the first call that
@@ -556,6 +611,12 @@ pub(super) async fn ask_frontend(
     name: &str,
     plan: &AskPlan,
 ) -> Option<ApprovalDecision> {
+    // Sub-agents running side by side ask one at a time: the user answers one question
+    // before the next is shown.
+    let _turn = tokio::select! {
+        held = ctx.setup.approval_queue.take_turn() => held,
+        () = ctx.cancel.cancelled() => return None,
+    };
     let (tx, rx) = oneshot::channel();
     if let Ok(mut pending) = ctx.pending.lock() {
         pending.insert(call_id.to_string(), tx);
@@ -625,8 +686,10 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
             for message in warnings {
                 ctx.emit(Event::Warning { message });
             }
-            if let Some(plan) = plan {
-                ctx.emit(Event::Plan { plan: *plan });
+            if let Some(plan) = &plan {
+                ctx.emit(Event::Plan {
+                    plan: (**plan).clone(),
+                });
             }
             let content = crate::truncate::truncate_head_tail(
                 &content,
@@ -645,6 +708,8 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
                 works_in: WorksIn::Nowhere,
                 executed: Executed::No,
                 ran_with: None,
+                sub_usage: None,
+                plan,
             }
         }
         Err(ToolFatal::Interrupted) => Report::new(

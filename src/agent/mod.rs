@@ -10,6 +10,7 @@ mod call;
 pub mod compact;
 pub mod context;
 pub mod conversation;
+pub mod delegate;
 pub mod endpoint;
 mod fit;
 pub mod fork;
@@ -269,4 +270,11 @@ pub struct AgentSetup {
     pub hooks: hooks::SessionHooks,
     /// The installed plugins as `/plugins` shows them (what loaded was decided at start).
     pub plugins: crate::protocol::PluginListing,
+    /// Where `bash` runs: the session's sandbox (a read-only sub-agent's: the same with
+    /// nothing writable).
+    pub commands: crate::exec::Confinement,
+    /// How many `agent` calls of one response run at once (`max_parallel_agents`).
+    pub max_parallel_agents: usize,
+    /// Approval questions wait here for their turn: one is shown at a time.
+    pub approval_queue: delegate::ApprovalQueue,
 }

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::AgentSetup;
 use crate::agent::approval::ApprovalPolicy;
-use crate::agent::call::{CallEnd, run_call};
+use crate::agent::call::{CallEnd, run_call, run_calls_together};
 use crate::agent::compact::{CompactError, compact_and_report};
 use crate::agent::conversation::{Conversation, estimate_messages, estimate_specs};
 use crate::llm::window::{ContextWindow, WindowCache};
@@ -624,46 +624,64 @@ async fn run_calls(
     turn: &mut TurnProgress,
 ) -> Option<TurnOutcome> {
     let mut ended = None;
-    for call in calls {
+    let mut rest = calls;
+    while let Some(call) = rest.first() {
+        // Consecutive `agent` calls run at once; any other call runs alone.
+        let together = rest
+            .iter()
+            .take_while(|c| c.name == crate::tools::agent_tool::NAME)
+            .count()
+            .max(1);
+        let (batch, after) = rest.split_at(together);
+        rest = after;
         if let Some(outcome) = &ended {
             let content = match outcome {
                 TurnOutcome::Completed => "Not run: a hook stopped the agent.",
                 _ => "Not run: the turn was interrupted.",
             };
-            state.conversation.push(Message::Tool {
-                tool_call_id: call.id.clone(),
-                content: content.into(),
-            });
+            for call in batch {
+                state.conversation.push(Message::Tool {
+                    tool_call_id: call.id.clone(),
+                    content: content.into(),
+                });
+            }
             continue;
         }
-        let result = run_call(state, ctx, call, specs).await;
-        state.conversation.push(Message::Tool {
-            tool_call_id: call.id.clone(),
-            content: result.content,
-        });
-        if let Some(attached) = result.attached {
-            let bytes = attached.text.len();
-            state
-                .conversation
-                .attach_instructions(&call.id, attached.files, bytes);
-        }
-        match result.end {
-            CallEnd::Done => {}
-            CallEnd::Interrupted => ended = Some(TurnOutcome::Interrupted),
-            // The reason was shown with the hook's run.
-            CallEnd::HookStopped => ended = Some(TurnOutcome::Completed),
-            // The plan is the turn's answer: nobody here can approve it.
-            CallEnd::PlanProposed(plan) => {
-                // Shown as the answer by every frontend, streamed like one.
-                ctx.emit(Event::TextDelta { text: plan.clone() });
-                turn.final_text = SharedText::from(plan);
-                ended = Some(TurnOutcome::Completed);
+        let results = if batch.len() > 1 {
+            let cap = ctx.setup.max_parallel_agents;
+            run_calls_together(state, ctx, batch, specs, cap).await
+        } else {
+            vec![run_call(state, ctx, call, specs).await]
+        };
+        for (call, result) in batch.iter().zip(results) {
+            state.conversation.push(Message::Tool {
+                tool_call_id: call.id.clone(),
+                content: result.content,
+            });
+            if let Some(attached) = result.attached {
+                let bytes = attached.text.len();
+                state
+                    .conversation
+                    .attach_instructions(&call.id, attached.files, bytes);
             }
-            CallEnd::Fatal(message) => {
-                ended = Some(TurnOutcome::Failed {
-                    kind: ErrorKind::Internal,
-                    message,
-                })
+            match result.end {
+                CallEnd::Done => {}
+                CallEnd::Interrupted => ended = ended.or(Some(TurnOutcome::Interrupted)),
+                // The reason was shown with the hook's run.
+                CallEnd::HookStopped => ended = ended.or(Some(TurnOutcome::Completed)),
+                // The plan is the turn's answer: nobody here can approve it.
+                CallEnd::PlanProposed(plan) => {
+                    // Shown as the answer by every frontend, streamed like one.
+                    ctx.emit(Event::TextDelta { text: plan.clone() });
+                    turn.final_text = SharedText::from(plan);
+                    ended = ended.or(Some(TurnOutcome::Completed));
+                }
+                CallEnd::Fatal(message) => {
+                    ended = ended.or(Some(TurnOutcome::Failed {
+                        kind: ErrorKind::Internal,
+                        message,
+                    }))
+                }
             }
         }
     }

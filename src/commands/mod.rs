@@ -17,8 +17,11 @@ mod plugin;
 
 use std::io;
 
+use crate::agents::cli::AgentsCliError;
 use crate::artifacts::cli::ArtifactsCliError;
-use crate::cli::{ArtifactsAction, Command, SessionExportFormat, SessionsAction, SkillsAction};
+use crate::cli::{
+    AgentsAction, ArtifactsAction, Command, SessionExportFormat, SessionsAction, SkillsAction,
+};
 use crate::config::{Config, ConfigError, EndpointNeed, OllamaProbe, Overrides};
 use crate::mcp::cli::McpCliError;
 use crate::sessions::cli::CliError as SessionsCliError;
@@ -42,6 +45,9 @@ pub enum CommandError {
     /// `harness9 skills …`.
     #[error(transparent)]
     Skills(#[from] SkillsCliError),
+    /// `harness9 agents …`.
+    #[error(transparent)]
+    Agents(#[from] AgentsCliError),
     /// `harness9 sessions …`.
     #[error(transparent)]
     Sessions(#[from] SessionsCliError),
@@ -83,6 +89,7 @@ impl CommandError {
             CommandError::Runtime(_) | CommandError::OwnBinary(_) => Kind::Internal,
             CommandError::ContextAssembly(_) | CommandError::ContextOutput(_) => Kind::Internal,
             CommandError::Skills(e) => e.kind(),
+            CommandError::Agents(e) => e.kind(),
             CommandError::Sessions(e) => e.kind(),
             CommandError::Artifacts(e) => e.kind(),
             CommandError::Permissions(e) => e.kind(),
@@ -116,6 +123,7 @@ pub fn run(overrides: &Overrides, command: &Command) -> Result<(), CommandError>
     }
     match command {
         Command::Skills { action } => skills(overrides, &config, action),
+        Command::Agents { action } => agents(overrides, &config, action),
         Command::Sessions { action } => sessions(&config, action),
         Command::Artifacts { action } => artifacts(&config, action),
         Command::Permissions { action } => permissions::run(&config, action),
@@ -175,6 +183,48 @@ fn skills(
         SkillsAction::Validate { paths } => {
             let paths = if paths.is_empty() {
                 options.existing_roots()
+            } else {
+                paths.clone()
+            };
+            cli::validate(&paths, &mut out)?;
+        }
+    }
+    Ok(())
+}
+
+/// `harness9 agents list|show|validate`, on the definitions a session would find.
+fn agents(
+    overrides: &Overrides,
+    config: &Config,
+    action: &AgentsAction,
+) -> Result<(), CommandError> {
+    use crate::agents::{AgentCatalog, cli};
+    for warning in &config.warnings {
+        warn(warning);
+    }
+    let places = session::agent_places(config);
+    let mut out = Sink::new(io::stdout().lock());
+    match action {
+        AgentsAction::List { json } => {
+            let format = if *json {
+                cli::ListFormat::Json
+            } else {
+                cli::ListFormat::Table
+            };
+            let budget = session_index_budget(overrides, config);
+            cli::list(&AgentCatalog::discover(&places), budget, format, &mut out)?;
+        }
+        AgentsAction::Show { name } => {
+            cli::show(&AgentCatalog::discover(&places), name, &mut out)?;
+        }
+        AgentsAction::Validate { paths } => {
+            let paths = if paths.is_empty() {
+                places
+                    .roots()
+                    .into_iter()
+                    .filter(|r| r.path.is_dir())
+                    .map(|r| r.path.to_path_buf())
+                    .collect()
             } else {
                 paths.clone()
             };

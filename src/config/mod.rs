@@ -116,6 +116,10 @@ impl std::fmt::Display for HomeOrigin {
     }
 }
 
+/// How many `agent` calls of one response run at once when `max_parallel_agents` is not
+/// set.
+pub const DEFAULT_MAX_PARALLEL_AGENTS: usize = 4;
+
 /// The `config.toml` file. Every key is optional.
 #[derive(Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -132,6 +136,8 @@ pub struct FileConfig {
     pub approval_mode: Option<ApprovalMode>,
     /// Cap on model requests per turn.
     pub max_turns: Option<u32>,
+    /// How many `agent` calls of one response run at once (default 4).
+    pub max_parallel_agents: Option<usize>,
     /// The model's context window in tokens.
     pub context_window: Option<u64>,
     /// Send `stream_options.include_usage` (default true).
@@ -387,6 +393,8 @@ pub struct Config {
     pub approval_mode: ApprovalMode,
     /// Cap on model requests per turn.
     pub max_turns: u32,
+    /// How many `agent` calls of one response run at once.
+    pub max_parallel_agents: usize,
     /// The context window in tokens set in config.toml (`context_window`), if any. Other
     /// sources (the cache, the endpoint, the built-in table) are in
     /// [`crate::llm::window`]; [`crate::llm::window::initial`] combines them at start-up.

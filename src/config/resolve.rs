@@ -172,6 +172,7 @@ impl Config {
             user_home: homes.user,
             approval_mode,
             max_turns,
+            max_parallel_agents: max_parallel_agents(&file)?,
             skills_dirs: skills.dirs,
             skills_index_budget: file.skills_index_budget,
             instructions_max_bytes,
@@ -446,6 +447,18 @@ fn max_turns(overrides: &Overrides, file: &FileConfig) -> Result<u32, ConfigErro
         });
     }
     Ok(max_turns)
+}
+
+/// How many `agent` calls of one response run at once: config.toml, else 4; at least 1.
+fn max_parallel_agents(file: &FileConfig) -> Result<usize, ConfigError> {
+    match file.max_parallel_agents {
+        Some(0) => Err(ConfigError::Invalid {
+            what: "max_parallel_agents".into(),
+            message: "must be at least 1".into(),
+        }),
+        Some(n) => Ok(n),
+        None => Ok(super::DEFAULT_MAX_PARALLEL_AGENTS),
+    }
 }
 
 /// Where skills come from.

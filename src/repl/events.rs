@@ -84,6 +84,7 @@ impl<O: Write, E: Write> Repl<O, E> {
                     self.context_tokens = *tokens;
                 }
             }
+            Event::SubAgent { skill, event, .. } => self.sub_agents.record(skill, event.event()),
             Event::Compacted { tokens_after, .. } => self.context_tokens = *tokens_after,
             Event::ConversationCleared => self.context_tokens = 0,
             Event::ModelChanged { model } => self.model = model.clone(),

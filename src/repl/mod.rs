@@ -285,6 +285,8 @@ struct Repl<O: Write, E: Write> {
     /// The slash commands for routing and completion, as the agent last sent them.
     commands: SlashCommands,
     usage: Usage,
+    /// What each sub-agent consumed (part of `usage`), for `/usage`.
+    sub_agents: crate::protocol::SubAgentUsage,
     context_tokens: u64,
     /// The model's context window, when known (learnt while the session runs).
     context_window: Option<u64>,
@@ -338,6 +340,7 @@ impl<O: Write, E: Write> Repl<O, E> {
             asked: Asked::Call,
             interrupts_seen: 0,
             usage: Usage::default(),
+            sub_agents: Default::default(),
             context_tokens: 0,
             failure: None,
             ending: None,
@@ -714,8 +717,12 @@ impl<O: Write, E: Write> Repl<O, E> {
                 Ok(())
             }
             Builtin::Usage => {
-                let text =
+                let mut text =
                     render::usage_text(&self.usage, self.context_tokens, self.context_window);
+                for line in self.sub_agents.lines() {
+                    text.push('\n');
+                    text.push_str(&line);
+                }
                 self.renderer.notice(&text)
             }
         }

@@ -288,6 +288,19 @@ pub fn parse(yaml: &str) -> (Frontmatter, Vec<ParseNote>) {
     }
 }
 
+/// Parses frontmatter YAML into its raw map, as [`parse`] reads it before typing the
+/// fields: strict YAML, else top-level `key: value` lines with the parser's message.
+/// For other files in the same Markdown-with-frontmatter shape (agent definitions).
+pub fn parse_map(yaml: &str) -> (serde_json::Map<String, Value>, Option<String>) {
+    if let Some(map) = parse_simple(yaml) {
+        return (map, None);
+    }
+    match parse_yaml(yaml) {
+        Ok(map) => (map, None),
+        Err(error) => (fallback_map(yaml), Some(error)),
+    }
+}
+
 /// `yaml` with an unquoted `argument-hint` value that starts with `[` quoted, when
 /// there is one.
 fn quoted_hint(yaml: &str) -> Option<String> {

@@ -86,7 +86,7 @@ pub fn index_budget(context_window_tokens: Option<u64>, configured: Option<usize
     }
 }
 
-struct Entry<'a> {
+pub struct Entry<'a> {
     name: &'a str,
     description: Cow<'a, str>,
     name_chars: usize,
@@ -123,6 +123,36 @@ fn entry(skill: &Skill) -> Entry<'_> {
 }
 
 fn build(entries: &[Entry<'_>], budget: usize) -> SkillIndex {
+    fit(INDEX_HEADER, entries, budget)
+}
+
+/// One line of an index section: a name and its description on one line.
+pub type IndexEntry<'a> = Entry<'a>;
+
+impl<'a> Entry<'a> {
+    /// An entry for `name`, its description made one line (whitespace runs collapsed).
+    pub fn new(name: &'a str, description: &'a str) -> Self {
+        let d = description;
+        let one_line = !d.contains(['\n', '\r', '\t']) && !d.contains("  ") && d.trim() == d;
+        let description = if one_line {
+            Cow::Borrowed(d)
+        } else {
+            Cow::Owned(d.split_whitespace().collect::<Vec<_>>().join(" "))
+        };
+        Entry {
+            name,
+            name_chars: name.chars().count(),
+            desc_chars: description.chars().count(),
+            description,
+        }
+    }
+}
+
+/// An index section under `header` (its first lines) for `entries`, in the order
+/// given, fitted to `budget` characters as the skills index is: descriptions shortened
+/// in proportion to their length, names dropped from the end only when the names
+/// alone do not fit. Another index (the agents') shares the rule.
+pub fn fit(header: &str, entries: &[Entry<'_>], budget: usize) -> SkillIndex {
     let mut index = SkillIndex {
         text: None,
         shortened: Vec::new(),
@@ -133,7 +163,8 @@ fn build(entries: &[Entry<'_>], budget: usize) -> SkillIndex {
     if entries.is_empty() {
         return index;
     }
-    let header = INDEX_HEADER.chars().count();
+    let header_text = header;
+    let header = header_text.chars().count();
     // "\n- " + name, and ": " + description when there is one.
     let names_only: usize = header + entries.iter().map(|e| 3 + e.name_chars).sum::<usize>();
     let with_colons = names_only + 2 * entries.len();
@@ -182,7 +213,7 @@ fn build(entries: &[Entry<'_>], budget: usize) -> SkillIndex {
         }
     }
     let mut text = String::with_capacity(budget.min(full) + 16);
-    text.push_str(INDEX_HEADER);
+    text.push_str(header_text);
     for line in &lines {
         text.push('\n');
         text.push_str(line);

@@ -43,7 +43,9 @@ pub use assess::{Verdict, assess};
 pub use catalog::{Catalog, DiscoveryStats, InvalidSkill};
 pub use discovery::{MAX_DEPTH, MAX_DIRS_PER_ROOT};
 pub use frontmatter::Frontmatter;
-pub use index::{DEFAULT_INDEX_BUDGET, INDEX_HEADER, SkillIndex, index_budget};
+pub use index::{
+    DEFAULT_INDEX_BUDGET, INDEX_HEADER, IndexEntry, SkillIndex, fit as fit_index, index_budget,
+};
 pub use lazy::LazyFrontmatter;
 pub use name::NameProblem;
 pub use reload::{SharedCatalog, SkillsWatch};

@@ -17,8 +17,7 @@ use serde::Deserialize;
 
 use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, WorksIn};
 use crate::exec::{
-    self, Capture, Confinement, Exit, Leftovers, Output, Pipes, Program, Prompts, Request, Sink,
-    Stdin,
+    self, Capture, Exit, Leftovers, Output, Pipes, Program, Prompts, Request, Sink, Stdin,
 };
 use crate::protocol::ApprovalRequestKind;
 
@@ -105,7 +104,7 @@ async fn run_command(
         }),
         timeout,
         leftovers: Leftovers::Leave,
-        confinement: ctx.writes.confine(Confinement::SessionSandbox),
+        confinement: ctx.writes.confine(ctx.commands.clone()),
     };
     let finished = match exec::run(request, &ctx.cancel).await {
         Ok(finished) => finished,

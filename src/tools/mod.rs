@@ -13,6 +13,7 @@
 //! terminals. A tool sees the project directory, a cancellation token, limits, a live
 //! output channel and (for forked skills) a [`Forker`], nothing more.
 
+pub mod agent_tool;
 pub mod bash;
 pub mod edit_file;
 pub mod exit_plan;
@@ -112,6 +113,12 @@ pub struct ToolContext {
     pub writes: CommandWrites,
     /// The session's plan file, in plan mode (for `exit_plan`).
     pub plan_file: Option<PathBuf>,
+    /// Where `bash` runs its commands: the session's sandbox, or (for a read-only
+    /// sub-agent) that sandbox with nothing writable.
+    pub commands: crate::exec::Confinement,
+    /// The id of the call being run (a sub-agent's events name the call that started
+    /// it); empty in tool tests.
+    pub call_id: String,
 }
 
 /// What the commands a tool starts may write: the session sandbox's folders, or nothing
@@ -163,6 +170,33 @@ pub struct ForkRequest {
     pub allowed_tools: Option<Vec<String>>,
     /// The tool call that asked for it, if any.
     pub parent_call_id: Option<String>,
+    /// What it is: a forked skill, or an agent definition with its own limits.
+    pub of: ForkOf,
+}
+
+/// What a sub-agent runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ForkOf {
+    /// A forked skill: the session's model, approval mode and sandbox.
+    Skill,
+    /// An agent definition ([`crate::agents`]), with what it asks for; the runner
+    /// narrows, never widens.
+    Agent(AgentLimits),
+}
+
+/// What an agent definition asks of the sub-agent that runs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentLimits {
+    /// Tools it must not have (Claude Code's names or harness9's).
+    pub disallowed_tools: Vec<String>,
+    /// Its approval mode at most (never wider than the session's).
+    pub permission: crate::agents::PermissionWish,
+    /// Where its commands run.
+    pub confinement: crate::agents::Confinement,
+    /// The model it asks for.
+    pub model: crate::agents::ModelChoice,
+    /// Its own cap on model requests.
+    pub max_turns: Option<u32>,
 }
 
 impl ForkRequest {
@@ -176,6 +210,7 @@ impl ForkRequest {
             task,
             allowed_tools: (!allowed.is_empty()).then(|| allowed.clone()),
             parent_call_id: None,
+            of: ForkOf::Skill,
         }
     }
 }
@@ -761,6 +796,8 @@ pub(crate) fn test_context(workdir: &std::path::Path) -> ToolContext {
         artifacts: None,
         writes: CommandWrites::AsSession,
         plan_file: None,
+        commands: crate::exec::Confinement::SessionSandbox,
+        call_id: String::new(),
     }
 }
 
@@ -1025,6 +1062,10 @@ mod schema_tests {
             (
                 update_plan::UpdatePlan::NAME,
                 update_plan::UpdatePlan::PARAMETERS,
+            ),
+            (
+                agent_tool::AgentTool::NAME,
+                agent_tool::AgentTool::PARAMETERS,
             ),
         ]
     }

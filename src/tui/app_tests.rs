@@ -907,3 +907,39 @@ fn plugins_listing_comes_from_the_agent_with_each_plugins_standing() {
         ],
     );
 }
+
+#[test]
+fn agents_side_by_side_show_their_steps_in_their_own_cells() {
+    let mut h = Harness::new();
+    for (id, task) in [("c1", "one"), ("c2", "two")] {
+        h.event(Event::ToolCallBegin {
+            call_id: id.into(),
+            name: "agent".into(),
+            summary: format!("explore: {task}"),
+        });
+    }
+    let step = |id: &str, pattern: &str| Event::SubAgent {
+        parent_call_id: Some(id.into()),
+        skill: "explore".into(),
+        event: crate::protocol::SubAgentEvent::new(Event::ToolCallBegin {
+            call_id: "s".into(),
+            name: "grep".into(),
+            summary: pattern.into(),
+        })
+        .unwrap(),
+    };
+    h.event(step("c2", "pattern-two"));
+    h.event(step("c1", "pattern-one"));
+    let screen = h.screen(80, 24);
+    let lines: Vec<&str> = screen.lines().collect();
+    let at = |s: &str| {
+        lines
+            .iter()
+            .position(|l| l.contains(s))
+            .unwrap_or_else(|| panic!("{s} not shown:\n{screen}"))
+    };
+    assert!(at("explore: one") < at("pattern-one"), "{screen}");
+    assert!(at("pattern-one") < at("explore: two"), "{screen}");
+    assert!(at("explore: two") < at("pattern-two"), "{screen}");
+    assert!(!screen.contains("is working"), "{screen}");
+}

@@ -47,6 +47,8 @@ pub struct SessionStatus {
     pub context_tokens: u64,
     /// Session totals.
     pub usage: Usage,
+    /// What each sub-agent consumed (part of `usage`), for `/usage`.
+    pub sub_agents: crate::protocol::SubAgentUsage,
     /// Skills in the index.
     pub skills: usize,
     /// The approval mode in force (Shift+Tab and `/approvals` switch it).
@@ -213,6 +215,7 @@ mod tests {
                 estimated: false,
                 cost: None,
             },
+            sub_agents: Default::default(),
             skills: 3,
             approval_mode: crate::protocol::ApprovalMode::Suggest,
             effort: None,

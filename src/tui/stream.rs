@@ -146,6 +146,11 @@ impl LiveTurn {
         self.tools.push(tool);
     }
 
+    /// Whether the call `call_id` is running (its cell is live).
+    pub fn is_running(&self, call_id: &str) -> bool {
+        self.tools.iter().any(|t| t.call_id == call_id)
+    }
+
     /// Live output for a running call.
     pub fn tool_output(&mut self, call_id: &str, text: &str) {
         if let Some(tool) = self.tools.iter_mut().find(|t| t.call_id == call_id) {

@@ -298,6 +298,9 @@ pub fn usage(status: &SessionStatus) -> Vec<Line<'static>> {
     if let Some(cost) = u.cost {
         lines.push(Line::raw(format!("  cost: {cost}{approx}")));
     }
+    for line in status.sub_agents.lines() {
+        lines.push(Line::raw(format!("  {line}")));
+    }
     if let Some(window) = status.context_window.filter(|w| *w > 0) {
         lines.push(Line::raw(format!(
             "  context: {} of {} tokens ({}%)",

@@ -42,6 +42,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("the sandbox", &["sandbox"]),
     ("processes", &["exec"]),
     ("the model client and the skill domain", &["llm", "skills"]),
+    ("agent definitions", &["agents"]),
     ("saved sessions and signals", &["sessions", "signals"]),
     ("artifacts", &["artifacts"]),
     ("tools and hooks", &["tools", "hooks"]),

@@ -11,6 +11,9 @@
 mod support;
 
 mod agent;
+mod agents_cli;
+mod agents_fixtures;
+mod agents_run;
 mod architecture;
 mod artifacts;
 mod child_env;

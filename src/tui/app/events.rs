@@ -57,7 +57,15 @@ impl App {
                 diff,
             } => self.tool_ended(&call_id, &name, status, &summary, diff),
             Event::ApprovalRequest(ask) => self.approval_asked(ask),
-            Event::SubAgent { skill, event, .. } => self.on_sub_agent(&skill, event.into_event()),
+            Event::SubAgent {
+                parent_call_id,
+                skill,
+                event,
+            } => {
+                let event = event.into_event();
+                self.status.sub_agents.record(&skill, &event);
+                self.on_sub_agent(parent_call_id.as_deref(), &skill, event)
+            }
             Event::AutoDenied {
                 name: tool, reason, ..
             } => self.auto_denied(&tool, reason),
@@ -292,7 +300,29 @@ impl App {
 
     /// Shows what a forked skill's sub-agent does: its start, each tool call and its
     /// end. Its text is not shown: only its final answer returns to the conversation.
-    fn on_sub_agent(&mut self, skill: &str, event: Event) {
+    /// A sub-agent started by a tool call that is still running (an `agent` call, one
+    /// of several side by side) shows its steps inside that call's cell instead.
+    fn on_sub_agent(&mut self, parent: Option<&str>, skill: &str, event: Event) {
+        if let Some(call_id) = parent.filter(|id| self.live.is_running(id)) {
+            match event {
+                Event::ToolCallBegin { name, summary, .. } => {
+                    self.live
+                        .tool_output(call_id, &format!("↳ {name} {summary}\n"));
+                }
+                Event::ToolCallEnd {
+                    name,
+                    status: ToolStatus::Error | ToolStatus::Denied,
+                    summary,
+                    ..
+                } => {
+                    let first = summary.lines().next().unwrap_or("");
+                    let line = format!("↳ {name} failed: {first}\n");
+                    self.live.tool_output(call_id, &line);
+                }
+                _ => {}
+            }
+            return;
+        }
         match event {
             Event::TurnStarted { .. } => {
                 self.flush_stream();

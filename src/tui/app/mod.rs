@@ -146,6 +146,7 @@ impl App {
             context_window: info.context_window,
             context_tokens: 0,
             usage: Usage::default(),
+            sub_agents: Default::default(),
             skills: info.commands.skills.len(),
             approval_mode: info.approval_mode,
             effort: None,
