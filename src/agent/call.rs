@@ -265,9 +265,9 @@ pub(super) async fn run_user_call(
 /// Parse, approve, run: the report of what happened.
 async fn run_to_report(state: &SessionState, ctx: &TurnContext, call: &ToolCall) -> Report {
     match parse(ctx, call) {
-        Err(report) => {
+        Err(msg) => {
             begin(ctx, call, String::new());
-            report
+            Report::new(ToolStatus::Error, msg, CallEnd::Done)
         }
         // PreToolUse hooks first: a denial ends the call; their updatedInput is what is
         // prepared and judged. Arguments the tool refuses are reported at once: there is
@@ -321,7 +321,8 @@ async fn run_to_report(state: &SessionState, ctx: &TurnContext, call: &ToolCall)
 }
 
 /// The tool and its arguments, or the report for the model when either is unusable.
-fn parse(ctx: &TurnContext, call: &ToolCall) -> Result<(Arc<dyn Tool>, serde_json::Value), Report> {
+/// The call's tool and its arguments, or the error text for the model.
+fn parse(ctx: &TurnContext, call: &ToolCall) -> Result<(Arc<dyn Tool>, serde_json::Value), String> {
     let tools = &ctx.setup.tools;
     let Some(tool) = tools.get(&call.name) else {
         let msg = format!(
@@ -329,7 +330,7 @@ fn parse(ctx: &TurnContext, call: &ToolCall) -> Result<(Arc<dyn Tool>, serde_jso
             call.name,
             tools.names().join(", ")
         );
-        return Err(Report::new(ToolStatus::Error, msg, CallEnd::Done));
+        return Err(msg);
     };
     let raw = if call.arguments.trim().is_empty() {
         "{}"
@@ -347,7 +348,7 @@ fn parse(ctx: &TurnContext, call: &ToolCall) -> Result<(Arc<dyn Tool>, serde_jso
                  again with a JSON object that matches its schema.",
                 call.name
             );
-            Err(Report::new(ToolStatus::Error, msg, CallEnd::Done))
+            Err(msg)
         }
     }
 }
