@@ -320,7 +320,6 @@ async fn run_to_report(state: &SessionState, ctx: &TurnContext, call: &ToolCall)
     }
 }
 
-/// The tool and its arguments, or the report for the model when either is unusable.
 /// The call's tool and its arguments, or the error text for the model.
 fn parse(ctx: &TurnContext, call: &ToolCall) -> Result<(Arc<dyn Tool>, serde_json::Value), String> {
     let tools = &ctx.setup.tools;
