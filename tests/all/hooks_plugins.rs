@@ -196,24 +196,22 @@ fn mngs_stop_hook_keeps_the_agent_going_until_the_work_is_committed() {
     let dirs = Dirs::new();
     mng_project(&dirs);
     dirs.project_file("notes.txt", "new work\n");
-    // mng sets CLAUDE_FORCE_COMMIT in the agent's environment; hooks run with a
-    // scrubbed one, so the command line sets it.
+    // mng's own command line; `CLAUDE_FORCE_COMMIT=1` comes from the agent's
+    // environment, as mng sets it (hooks inherit all but secrets).
     dirs.home_file(
         "config.toml",
-        &hook_group(
-            "Stop",
-            "",
-            "CLAUDE_FORCE_COMMIT=1 ./scripts/check_commit_status.sh",
-        ),
+        &hook_group("Stop", "", "./scripts/check_commit_status.sh"),
     );
     let server = MockServer::start(vec![
         answer("all done"),
         bash_reply("c1", "git add notes.txt && git commit -qm 'Add notes.'"),
         answer("committed now"),
     ]);
-    let out = server.run(
-        &dirs,
-        &["-p", "write notes", "--approval-mode", "full-auto"],
+    let out = output_of(
+        server
+            .binary(&dirs)
+            .args(["-p", "write notes", "--approval-mode", "full-auto"])
+            .env("CLAUDE_FORCE_COMMIT", "1"),
     );
     assert_exit(&out, 0);
     assert_eq!(

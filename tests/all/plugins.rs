@@ -437,3 +437,31 @@ fn the_plugin_root_is_never_spliced_into_a_hook_command() {
         assert!(!home.join(made).exists(), "{made}");
     }
 }
+
+/// A trusted plugin whose Python hook imports its sibling modules (safety-hooks'
+/// `bash_hook.py`) stays trusted after its hooks ran unconfined (`--sandbox off`):
+/// Python writes no `__pycache__` into the plugin's folder, so the guard still blocks
+/// in the next session.
+#[test]
+fn a_trusted_python_plugin_stays_trusted_after_its_hooks_ran() {
+    let dirs = Dirs::new();
+    let market = fixtures().display().to_string();
+    assert_exit(&plugin(&dirs, &["add", &market, "safety-hooks"]), 0);
+    assert_exit(&plugin(&dirs, &["trust", "safety-hooks"]), 0);
+    let victim = dirs.project().join("victim.txt");
+    for session in 0..2 {
+        dirs.project_file("victim.txt", "x\n");
+        let (out, tool) = MockServer::start(vec![]).one_bash_call(
+            dirs.home(),
+            dirs.project(),
+            "rm victim.txt",
+            &["--approval-mode", "full-auto", "--sandbox", "off"],
+            &[],
+        );
+        assert!(victim.is_file(), "session {session}: {tool}");
+        assert_has(&stderr_text(&out), &["blocked bash"]);
+    }
+    assert_eq!(listed(&dirs)[0]["standing"], "trusted");
+    let cache = dirs.home().join("plugins/safety-hooks/hooks/__pycache__");
+    assert!(!cache.exists(), "{}", cache.display());
+}
