@@ -297,6 +297,12 @@ fn slash_plugins_lists_each_plugin_and_a_plugin_command_runs() {
     );
     let out = wait_with_deadline(child, std::time::Duration::from_secs(60));
     assert_exit(&out, 0);
+    // Its plugin.json lists each command and agent file of its default folders: read
+    // with the folders, nothing to warn about.
+    let stderr = stderr_text(&out);
+    for warning in ["is a file", "not a regular file"] {
+        assert!(!stderr.contains(warning), "{stderr}");
+    }
     let stdout = stdout_text(&out);
     assert_has(
         &stdout,
