@@ -167,6 +167,8 @@ fn a_plugin_folder_gives_its_components_and_names_every_bad_entry() {
     assert_eq!(command, &format!("{}/bin/db", root.display()));
     assert_eq!(args[1], root.display().to_string());
     assert_eq!(env["K"], "d");
+    // Python writes no bytecode into the trusted folder.
+    assert_eq!(env["PYTHONDONTWRITEBYTECODE"], "1");
     assert!(matches!(&db.origin, ServerOrigin::Plugin { plugin, .. } if plugin == "demo"));
     // Every entry that could not be used is named with its file.
     let problems: Vec<String> = folder.problems.iter().map(ToString::to_string).collect();
