@@ -1,6 +1,7 @@
 //! Running the hooks chosen for one firing of an event: each as `bash -c COMMAND` (or
 //! `sh -c`) through `exec` — its own process group, the environment without secrets
-//! (`exec`'s scrubbing), plus `HARNESS9_PROJECT_DIR` and `CLAUDE_PROJECT_DIR`, the
+//! (`exec`'s scrubbing), plus `HARNESS9_PROJECT_DIR` and `CLAUDE_PROJECT_DIR` (and for
+//! a plugin's hook `CLAUDE_PLUGIN_ROOT` and `PYTHONDONTWRITEBYTECODE`), the
 //! session's sandbox when the caller asks for it, the hook's timeout, stdout and stderr
 //! capped — with the event's JSON on stdin, all hooks of the firing at once. Each ends
 //! in an [`Outcome`] read as Claude Code reads it: exit 0 answers (JSON when stdout
@@ -435,6 +436,10 @@ fn request(hook: &Hook, ctx: &RunContext, stdin: Vec<u8>) -> Request {
             "CLAUDE_PLUGIN_ROOT",
             root.clone().into_os_string(),
         ));
+        // A plugin's folder is trusted by its content: Python writing `__pycache__`
+        // beside the modules a hook imports would change it and untrust the plugin
+        // after its first run (unconfined, when the sandbox is off).
+        env.push(EnvChange::set("PYTHONDONTWRITEBYTECODE", "1"));
     }
     Request {
         program: Program::BashOrSh {

@@ -335,6 +335,13 @@ pub fn plugin_servers(
         if let Some(cwd) = &file.cwd {
             file.cwd = Some(PathBuf::from(expand(&cwd.to_string_lossy(), &lookup)));
         }
+        // The plugin's folder is trusted by its content: Python writing `__pycache__`
+        // beside the modules a server imports would untrust the plugin (as for hooks).
+        if file.command.is_some() {
+            file.env
+                .entry("PYTHONDONTWRITEBYTECODE".to_string())
+                .or_insert_with(|| "1".to_string());
+        }
         let origin = ServerOrigin::Plugin {
             plugin: plugin.to_string(),
             path: path.to_path_buf(),

@@ -257,14 +257,14 @@ fn folders(
     problems: &mut Vec<PluginError>,
     kind: Kind,
 ) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut push = |path: PathBuf| {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let push = |out: &mut Vec<PathBuf>, path: PathBuf| {
         if !out.contains(&path) {
             out.push(path);
         }
     };
     match inside(root, default) {
-        Ok(Some((path, FileKind::Directory))) => push(path),
+        Ok(Some((path, FileKind::Directory))) => push(&mut out, path),
         Ok(_) => {}
         Err(problem) => problems.push(PluginError {
             path: root.join(default),
@@ -274,11 +274,25 @@ fn folders(
     for written in extra {
         let problem = match inside(root, written) {
             Ok(Some((path, FileKind::Directory))) => {
-                push(path);
+                push(&mut out, path);
                 continue;
             }
-            Ok(Some((_, FileKind::Regular))) if kind == Kind::Commands => Problem::CommandFile {
-                path: written.clone(),
+            // A file in a folder read anyway (motlin's plugins list each command and
+            // agent file of their default folders): covered, nothing to say.
+            Ok(Some((path, FileKind::Regular)))
+                if path
+                    .parent()
+                    .is_some_and(|dir| out.iter().any(|d| d == dir)) =>
+            {
+                continue;
+            }
+            Ok(Some((_, FileKind::Regular))) => match kind {
+                Kind::Commands => Problem::CommandFile {
+                    path: written.clone(),
+                },
+                Kind::Other => Problem::ComponentFile {
+                    path: written.clone(),
+                },
             },
             Ok(Some(_)) => Problem::Special,
             Ok(None) => Problem::Missing {

@@ -107,6 +107,12 @@ pub enum Problem {
         /// The path as written.
         path: String,
     },
+    /// An agents or skills path that names one file outside the folders read.
+    #[error("`{path}` is a file; harness9 reads agent and skill folders only, so it was not used")]
+    ComponentFile {
+        /// The path as written.
+        path: String,
+    },
     /// Too many files, too many bytes or too deep.
     #[error("{what}; the rest was not copied")]
     Limit {

@@ -167,6 +167,8 @@ fn a_plugin_folder_gives_its_components_and_names_every_bad_entry() {
     assert_eq!(command, &format!("{}/bin/db", root.display()));
     assert_eq!(args[1], root.display().to_string());
     assert_eq!(env["K"], "d");
+    // Python writes no bytecode into the trusted folder.
+    assert_eq!(env["PYTHONDONTWRITEBYTECODE"], "1");
     assert!(matches!(&db.origin, ServerOrigin::Plugin { plugin, .. } if plugin == "demo"));
     // Every entry that could not be used is named with its file.
     let problems: Vec<String> = folder.problems.iter().map(ToString::to_string).collect();
@@ -470,4 +472,35 @@ fn add_skips_fifos_and_refuses_a_plugin_past_the_limits() {
         .map(|e| e.file_name())
         .collect();
     assert_eq!(left.len(), 2, "{left:?}"); // piped/ and installed.json
+}
+
+#[test]
+fn a_listed_file_in_a_folder_read_anyway_is_covered_and_others_are_named() {
+    let dir = temp_tree(&[
+        (
+            ".claude-plugin/plugin.json",
+            r#"{"name": "p", "commands": ["./commands/a.md", "./more/b.md"],
+                "agents": ["./agents/helper.md", "./notes.md"]}"#,
+        ),
+        ("commands/a.md", "A.\n"),
+        ("more/b.md", "B.\n"),
+        ("agents/helper.md", "H.\n"),
+        ("notes.md", "N.\n"),
+    ]);
+    let root = real(&dir);
+    let folder = inspect(&root, &no_env).unwrap();
+    assert_eq!(folder.command_dirs, [root.join("commands")]);
+    assert_eq!(folder.agent_dirs, [root.join("agents")]);
+    let kinds: Vec<&Problem> = folder.problems.iter().map(|p| &p.problem).collect();
+    assert_eq!(
+        kinds,
+        [
+            &Problem::CommandFile {
+                path: "./more/b.md".into()
+            },
+            &Problem::ComponentFile {
+                path: "./notes.md".into()
+            },
+        ]
+    );
 }

@@ -1,25 +1,23 @@
-//! Real Claude Code plugins' hooks, nobody here wrote them, run unchanged through the
-//! binary from config.toml's `[hooks]` (tests/fixtures/claude-plugins, see its
-//! SOURCE.md): hookify's PreToolUse guard blocks `rm -rf`, security-guidance's
-//! PostToolUse adds a warning for the model after a write, hookify's and
-//! security-guidance's UserPromptSubmit hooks run and let the prompt through, and
-//! hookify's Stop rule keeps the agent going until the transcript shows the tests ran.
-//! Each plugin is copied to a folder of its own first (python writes its bytecode
-//! beside the scripts), as an installed plugin would be.
+//! Real Claude Code hooks nobody here wrote, run unchanged through the binary against
+//! the scripted server (MIT-licensed copies in tests/fixtures/claude-hooks and
+//! tests/fixtures/plugins, see their SOURCE.md): imbue-ai/mng's PreToolUse guard
+//! refuses `git commit --amend` with exit 2, terrylica/cc-skills' PostToolUse nudge
+//! reaches the model, severity1's prompt-improver adds UserPromptSubmit context while
+//! pchalasani's `allow_git_hook.py` blocks a prompt before it is sent, and mng's Stop
+//! hook keeps the agent going until the work is committed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 use crate::support::*;
 
-/// A copy of plugin `name` in `into`; returns its root (`CLAUDE_PLUGIN_ROOT`).
-fn installed(name: &str, into: &Path) -> PathBuf {
-    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-plugins");
-    copy_tree(&from.join(name), &into.join(name));
-    into.join(name)
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
+/// A copy of the folder `from` at `to`, executable bits kept.
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
@@ -28,242 +26,215 @@ fn copy_tree(from: &Path, to: &Path) {
         if entry.file_type().unwrap().is_dir() {
             copy_tree(&entry.path(), &target);
         } else {
+            // `fs::copy` keeps the permission bits.
             std::fs::copy(entry.path(), &target).unwrap();
         }
     }
 }
 
-/// One `[[hooks.EVENT]]` group running the plugin's command line as its hooks.json
-/// writes it, `${CLAUDE_PLUGIN_ROOT}` given as the variable the plugin reads.
-fn plugin_hook(event: &str, matcher: &str, root: &Path, command: &str) -> String {
-    let line = format!(
-        "CLAUDE_PLUGIN_ROOT='{root}' {}",
-        command.replace("${CLAUDE_PLUGIN_ROOT}", &root.display().to_string()),
-        root = root.display()
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The project as a git repository holding mng's `scripts/` (where mng's own
+/// configuration runs them from) in one commit "first", its identity set locally.
+fn mng_project(dirs: &Dirs) {
+    copy_tree(
+        &fixtures().join("claude-hooks/imbue-ai-mng/scripts"),
+        &dirs.project().join("scripts"),
+    );
+    git(dirs.project(), &["init", "-q", "-b", "main"]);
+    git(dirs.project(), &["config", "user.name", "t"]);
+    git(dirs.project(), &["config", "user.email", "t@t"]);
+    git(dirs.project(), &["add", "-A"]);
+    git(dirs.project(), &["commit", "-qm", "first"]);
+}
+
+/// One `[[hooks.EVENT]]` group running `command` as the hook's own configuration
+/// writes it.
+fn hook_group(event: &str, matcher: &str, command: &str) -> String {
     format!(
         "[[hooks.{event}]]\nmatcher = \"{matcher}\"\n[[hooks.{event}.hooks]]\ntype = \
-         \"command\"\ncommand = '''{line}'''\ntimeout = 30\n"
+         \"command\"\ncommand = '''{command}'''\ntimeout = 30\n"
     )
 }
 
-/// A hookify rule file in the project, from the plugin's own example.
-fn hookify_rule(dirs: &Dirs, root: &Path, example: &str, enable: bool) {
-    let text = std::fs::read_to_string(root.join("examples").join(example)).unwrap();
-    let text = if enable {
-        text.replace("enabled: false", "enabled: true")
-    } else {
-        text
-    };
-    dirs.project_file(&format!(".claude/hookify.{example}"), &text);
+fn plugin(dirs: &Dirs, args: &[&str]) -> Output {
+    let mut all = vec!["plugin"];
+    all.extend_from_slice(args);
+    dirs.run(&all)
 }
 
+/// imbue-ai/mng's PreToolUse guard (bash + jq, exit 2), configured with mng's own
+/// command line and no matcher: `git commit --amend` is refused with its message and
+/// the commit stays as it was; `git status` goes through.
 #[test]
-fn hookifys_pre_tool_use_guard_blocks_rm_rf() {
+fn mngs_pre_tool_use_guard_refuses_a_commit_amend() {
     let dirs = Dirs::new();
-    let plugins = tempfile::tempdir().unwrap();
-    let root = installed("hookify", plugins.path());
-    hookify_rule(&dirs, &root, "dangerous-rm.local.md", false);
-    dirs.project_file("keep/file", "x\n");
+    mng_project(&dirs);
     dirs.home_file(
         "config.toml",
-        &plugin_hook(
+        &hook_group(
             "PreToolUse",
             "",
-            &root,
-            "python3 ${CLAUDE_PLUGIN_ROOT}/hooks/pretooluse.py",
+            "${MNGR_AGENT_WORK_DIR:-.}/scripts/claude_prevent_commit_rewrite.sh",
         ),
     );
-    let (out, tool) = MockServer::start(vec![]).one_bash_call(
-        dirs.home(),
-        dirs.project(),
-        "rm -rf keep",
-        &["--approval-mode", "full-auto"],
-        &[],
-    );
-    assert!(dirs.project().join("keep/file").exists(), "{tool}");
+    let run = |command: &str| {
+        MockServer::start(vec![]).one_bash_call(
+            dirs.home(),
+            dirs.project(),
+            command,
+            &["--approval-mode", "full-auto"],
+            &[],
+        )
+    };
+    let (out, tool) = run("git commit --amend -qm rewritten");
     assert_has(
         &tool,
         &[
             "PreToolUse hook blocked",
-            "block-dangerous-rm",
-            "Dangerous rm command",
+            "Blocked: git commit with --amend or --fixup is not allowed",
         ],
     );
     assert_has(&stderr_text(&out), &["blocked bash"]);
-    // Another command goes through.
-    let (_, tool) = MockServer::start(vec![]).one_bash_call(
-        dirs.home(),
-        dirs.project(),
-        "echo still-allowed",
-        &["--approval-mode", "full-auto"],
-        &[],
-    );
-    assert!(tool.contains("still-allowed"), "{tool}");
+    assert_eq!(git(dirs.project(), &["log", "--format=%s"]).trim(), "first");
+    let (_, tool) = run("git status --short && echo status-ran");
+    assert!(tool.contains("status-ran"), "{tool}");
+    assert!(!tool.contains("Blocked"), "{tool}");
 }
 
+/// terrylica/cc-skills' PostToolUse nudge (gh-tools): after a command opening GitHub's
+/// token page its `{"decision":"block","reason"}` reaches the model beside the
+/// command's output (the command ran: PostToolUse does not undo it); another command
+/// gets no hook output.
 #[test]
-fn security_guidances_post_tool_use_warns_the_model_after_a_write() {
+fn cc_skills_post_tool_use_nudge_reaches_the_model() {
     let dirs = Dirs::new();
     let plugins = tempfile::tempdir().unwrap();
-    let root = installed("security-guidance", plugins.path());
-    let hook = "bash \"${CLAUDE_PLUGIN_ROOT}/hooks/sg-python.sh\" \
-                \"${CLAUDE_PLUGIN_ROOT}/hooks/security_reminder_hook.py\"";
-    dirs.home_file(
-        "config.toml",
-        &plugin_hook(
-            "PostToolUse",
-            "Edit|Write|MultiEdit|NotebookEdit",
-            &root,
-            hook,
-        ),
+    let root = plugins.path().join("gh-tools");
+    copy_tree(
+        &fixtures().join("claude-hooks/terrylica-cc-skills/plugins/gh-tools"),
+        &root,
     );
-    let write = serde_json::json!({
-        "path": "run.py",
-        "content": "import os\nos.system(\"ls \" + name)\n",
-    })
-    .to_string();
-    let (_, tool) = MockServer::start(vec![]).one_call(
-        (dirs.home(), dirs.project()),
-        ("write_file", &write),
-        &["--approval-mode", "full-auto"],
-        &[],
+    let command = format!(
+        "CLAUDE_PLUGIN_ROOT='{root}' {root}/hooks/posttooluse-manual-pat-page-nudge.sh",
+        root = root.display()
     );
-    assert!(dirs.project().join("run.py").exists(), "{tool}");
+    dirs.home_file("config.toml", &hook_group("PostToolUse", "Bash", &command));
+    let run = |command: &str| {
+        MockServer::start(vec![]).one_bash_call(
+            dirs.home(),
+            dirs.project(),
+            command,
+            &["--approval-mode", "full-auto"],
+            &[],
+        )
+    };
+    let (_, tool) = run("echo would open https://github.com/settings/personal-access-tokens/new");
+    assert_has(&tool, &["would open https://github.com/settings"]);
     let hook_at = tool.find("<hook-output event=\"PostToolUse\"").unwrap();
     assert_has(
         &tool[hook_at..],
-        &["security-guidance", "os.system()", "command-injection"],
+        &[
+            "[gh-fine-grained-pat] You are opening the GitHub token settings page by hand",
+            "Suppress with MANUAL-PAT-PAGE-OK",
+        ],
     );
+    let (_, tool) = run("echo plain-command");
+    assert!(tool.contains("plain-command"), "{tool}");
+    assert!(!tool.contains("<hook-output"), "{tool}");
 }
 
+/// Two plugins added from the local marketplace and trusted, their hooks.json as
+/// published: prompt-improver's UserPromptSubmit context reaches the model with the
+/// prompt; safety-hooks' `allow_git_hook.py` blocks `>allow-git status` with its reason
+/// and the prompt is never sent.
 #[test]
-fn user_prompt_submit_hooks_of_two_plugins_run_and_let_the_prompt_through() {
+fn user_prompt_submit_context_reaches_the_model_and_a_block_keeps_the_prompt_out() {
     let dirs = Dirs::new();
-    let plugins = tempfile::tempdir().unwrap();
-    let hookify = installed("hookify", plugins.path());
-    let guidance = installed("security-guidance", plugins.path());
-    let config = format!(
-        "{}\n{}",
-        plugin_hook(
-            "UserPromptSubmit",
-            "",
-            &hookify,
-            "python3 ${CLAUDE_PLUGIN_ROOT}/hooks/userpromptsubmit.py",
-        ),
-        plugin_hook(
-            "UserPromptSubmit",
-            "",
-            &guidance,
-            "bash \"${CLAUDE_PLUGIN_ROOT}/hooks/sg-python.sh\" \
-             \"${CLAUDE_PLUGIN_ROOT}/hooks/security_reminder_hook.py\"",
-        ),
-    );
-    dirs.home_file("config.toml", &config);
-    let server = MockServer::start(vec![answer("ok")]);
-    let out = server.run(
-        &dirs,
-        &["-p", "hello there", "--output-format", "stream-json"],
-    );
-    assert_exit(&out, 0);
-    assert_eq!(server.chat_requests().len(), 1);
-    let hooks: Vec<serde_json::Value> = json_lines(&out.stdout)
-        .into_iter()
-        .filter(|l| l["type"] == "hook")
-        .collect();
-    assert_eq!(hooks.len(), 2, "{hooks:?}");
-    for hook in &hooks {
-        assert_eq!(hook["event"], "UserPromptSubmit");
-        assert_eq!(hook["result"]["kind"], "answered", "{hook}");
+    let market = fixtures().join("plugins").display().to_string();
+    for name in ["prompt-improver", "safety-hooks"] {
+        assert_exit(&plugin(&dirs, &["add", &market, name]), 0);
+        assert_exit(&plugin(&dirs, &["trust", name]), 0);
     }
+    let server = MockServer::start(vec![answer("ok")]);
+    let out = server.run(&dirs, &["-p", "fix the bug"]);
+    assert_exit(&out, 0);
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 1);
+    assert_has(
+        &requests[0].last_user_text(),
+        &[
+            "fix the bug",
+            "<hook-output event=\"UserPromptSubmit\"",
+            "PROMPT EVALUATION",
+        ],
+    );
+    let out = server.run(&dirs, &["-p", ">allow-git status"]);
+    assert_ne!(out.status.code(), Some(0), "{}", stdout_text(&out));
+    assert_has(&stderr_text(&out), &["Commits require approval"]);
+    assert_eq!(server.chat_requests().len(), 1, "the prompt was not sent");
 }
 
-/// hookify's Stop rule (its own example, enabled) blocks the stop while the transcript
-/// shows no test run; its reason, which names the test commands, goes to the model as
-/// the next message and into the transcript, so the next stop passes. (The example's
-/// pattern `npm test|pytest|cargo test` under `not_contains` is compared as one literal
-/// string by hookify, so it would never let the agent stop, in Claude Code too: the
-/// rule here names one command.)
+/// imbue-ai/mng's Stop hook (exit 2 while the tree is dirty, under
+/// `CLAUDE_FORCE_COMMIT=1`): the model answers, the hook refuses the stop listing the
+/// untracked file, the model commits through bash, and the next Stop lets it end.
 #[test]
-fn hookifys_stop_rule_keeps_the_agent_going_until_the_transcript_shows_tests() {
+fn mngs_stop_hook_keeps_the_agent_going_until_the_work_is_committed() {
     let dirs = Dirs::new();
-    let plugins = tempfile::tempdir().unwrap();
-    let root = installed("hookify", plugins.path());
-    hookify_rule(&dirs, &root, "require-tests-stop.local.md", true);
-    let rule = dirs
-        .project()
-        .join(".claude/hookify.require-tests-stop.local.md");
-    let text = std::fs::read_to_string(&rule).unwrap();
-    std::fs::write(
-        &rule,
-        text.replace("pattern: npm test|pytest|cargo test", "pattern: cargo test"),
-    )
-    .unwrap();
+    mng_project(&dirs);
+    dirs.project_file("notes.txt", "new work\n");
+    // mng's own command line; `CLAUDE_FORCE_COMMIT=1` comes from the agent's
+    // environment, as mng sets it (hooks inherit all but secrets).
     dirs.home_file(
         "config.toml",
-        &plugin_hook(
-            "Stop",
-            "",
-            &root,
-            "python3 ${CLAUDE_PLUGIN_ROOT}/hooks/stop.py",
-        ),
+        &hook_group("Stop", "", "./scripts/check_commit_status.sh"),
     );
-    let server = MockServer::start(vec![answer("all done"), answer("ran them now")]);
-    // The transcript is the session file under the harness9 home, which the sandbox
-    // hides from the commands it confines (hooks among them).
-    let out = server.run(&dirs, &["-p", "fix it", "--sandbox", "off"]);
+    let server = MockServer::start(vec![
+        answer("all done"),
+        bash_reply("c1", "git add notes.txt && git commit -qm 'Add notes.'"),
+        answer("committed now"),
+    ]);
+    let out = output_of(
+        server
+            .binary(&dirs)
+            .args(["-p", "write notes", "--approval-mode", "full-auto"])
+            .env("CLAUDE_FORCE_COMMIT", "1"),
+    );
     assert_exit(&out, 0);
     assert_eq!(
         stdout_text(&out).trim(),
-        "ran them now",
+        "committed now",
         "{}",
         stderr_text(&out)
     );
     let requests = server.chat_requests();
-    assert_eq!(requests.len(), 2);
+    assert_eq!(requests.len(), 3, "{}", stderr_text(&out));
     assert_has(
         &requests[1].last_user_text(),
         &[
             "<hook-output event=\"Stop\"",
-            "require-tests-run",
-            "Tests not detected",
+            "ERROR: Cannot stop - uncommitted changes detected!",
+            "Untracked files (need to git add or add to .gitignore):",
+            "notes.txt",
         ],
     );
     assert_has(&stderr_text(&out), &["keeps the agent going"]);
-}
-
-/// ralph-wiggum's Stop hook runs unchanged, but reads the transcript as Claude Code
-/// writes it (an assistant message's `content` as a list of blocks); harness9's
-/// session file holds it as text, so the hook's `jq` fails (exit 5): it is a plain
-/// hook, so the failure is reported and the agent stops — no loop runs on a transcript
-/// it cannot read.
-#[test]
-fn ralph_wiggums_stop_hook_runs_but_cannot_read_harness9s_transcript() {
-    let dirs = Dirs::new();
-    let plugins = tempfile::tempdir().unwrap();
-    let root = installed("ralph-wiggum", plugins.path());
-    let setup = std::process::Command::new("bash")
-        .arg(root.join("scripts/setup-ralph-loop.sh"))
-        .args(["Fix the build", "--max-iterations", "3"])
-        .current_dir(dirs.project())
-        .output()
-        .unwrap();
-    assert!(setup.status.success(), "{setup:?}");
-    dirs.home_file(
-        "config.toml",
-        &plugin_hook(
-            "Stop",
-            "",
-            &root,
-            "${CLAUDE_PLUGIN_ROOT}/hooks/stop-hook.sh",
-        ),
+    assert_eq!(
+        git(dirs.project(), &["log", "--format=%s"]).trim(),
+        "Add notes.\nfirst"
     );
-    let server = MockServer::start(vec![answer("one"), answer("two")]);
-    let out = server.run(&dirs, &["-p", "go", "--sandbox", "off"]);
-    assert_exit(&out, 0);
-    assert_eq!(server.chat_requests().len(), 1);
-    assert_has(
-        &stderr_text(&out),
-        &["(Stop) failed", "code 5", "the stop goes on"],
-    );
+    assert_eq!(git(dirs.project(), &["status", "--porcelain"]), "");
 }

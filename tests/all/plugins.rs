@@ -1,9 +1,9 @@
 //! Plugins through the real binary, with public Claude Code plugins nobody here wrote
-//! (`tests/fixtures/plugins/`, see its SOURCE.md): `plugin add` from a local
-//! marketplace, `list`, nothing loaded before `trust`, then the plugin's PreToolUse
-//! guard blocking a write end to end against the scripted server and its commands in
-//! the catalog; a change after trust untrusts it; a git URL cloned without running git
-//! hooks; a marketplace entry leading out of the marketplace refused.
+//! (`tests/fixtures/plugins/`, permissive licences, see its SOURCE.md): `plugin add`
+//! from a local marketplace, `list`, nothing loaded before `trust`, then the plugin's
+//! PreToolUse guard blocking a command end to end against the scripted server and a
+//! plugin's commands in the catalog; a change after trust untrusts it; a git URL cloned
+//! without running git hooks; a marketplace entry leading out of the marketplace refused.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -34,106 +34,100 @@ fn listed(dirs: &Dirs) -> Vec<Value> {
         .clone()
 }
 
-/// The model writes `app.js` holding `eval(`, which security-guidance's PreToolUse
-/// hook refuses the first time in a session; returns the run and the tool's result.
-fn write_eval(dirs: &Dirs) -> (Output, String) {
-    let call = serde_json::json!({"path": "app.js", "content": "const x = eval(input);\n"});
-    MockServer::start(vec![]).one_call(
-        (dirs.home(), dirs.project()),
-        ("write_file", &call.to_string()),
+/// The model runs `rm victim.txt`, which safety-hooks' PreToolUse guard denies (it
+/// refuses every `rm`, asking for a move to TRASH/); returns the run and the tool's
+/// result.
+fn rm_victim(dirs: &Dirs) -> (Output, String) {
+    MockServer::start(vec![]).one_bash_call(
+        dirs.home(),
+        dirs.project(),
+        "rm victim.txt",
         &["--approval-mode", "full-auto"],
         &[],
     )
 }
 
 #[test]
-fn a_marketplace_plugin_loads_nothing_until_trusted_then_its_guard_blocks_a_write() {
+fn a_marketplace_plugin_loads_nothing_until_trusted_then_its_guard_blocks_a_command() {
     let dirs = Dirs::new();
     let market = fixtures().display().to_string();
     // A marketplace needs the plugin's name.
     let out = plugin(&dirs, &["add", &market]);
     assert_exit(&out, 2);
-    assert_has(
-        &stderr_text(&out),
-        &["name the plugin", "security-guidance"],
-    );
-    let out = plugin(&dirs, &["add", &market, "security-guidance"]);
+    assert_has(&stderr_text(&out), &["name the plugin", "safety-hooks"]);
+    let out = plugin(&dirs, &["add", &market, "safety-hooks"]);
     assert_exit(&out, 0);
     assert_has(
         &stdout_text(&out),
         &[
-            "Added plugin security-guidance",
+            "Added plugin safety-hooks",
             "not trusted",
-            "PreToolUse [Edit|Write|MultiEdit]: python3 ${CLAUDE_PLUGIN_ROOT}/hooks/security_reminder_hook.py",
+            "PreToolUse [Bash]: bash -c 'if test -f \"${CLAUDE_PLUGIN_ROOT}/hooks/bash_hook.py\"",
         ],
     );
     let list = listed(&dirs);
     assert_eq!(list.len(), 1);
     assert_eq!(list[0]["standing"], "not_trusted");
-    assert_eq!(list[0]["contributes"]["hooks"], 1);
-    // Untrusted: its hook does not run, the write happens, the start says why.
-    let app = dirs.project().join("app.js");
-    let (out, tool) = write_eval(&dirs);
-    assert!(app.is_file(), "{tool}");
-    assert_has(
-        &stderr_text(&out),
-        &["plugin security-guidance is not trusted"],
-    );
-    std::fs::remove_file(&app).unwrap();
-    // Trusted: `trust` shows what runs, then the guard blocks the same write.
-    let out = plugin(&dirs, &["trust", "security-guidance"]);
+    assert_eq!(list[0]["contributes"]["hooks"], 5);
+    // Untrusted: its hook does not run, the file goes, the start says why.
+    let victim = dirs.project().join("victim.txt");
+    dirs.project_file("victim.txt", "x\n");
+    let (out, tool) = rm_victim(&dirs);
+    assert!(!victim.exists(), "{tool}");
+    assert_has(&stderr_text(&out), &["plugin safety-hooks is not trusted"]);
+    // Trusted: `trust` shows what runs, then the guard blocks the same command.
+    dirs.project_file("victim.txt", "x\n");
+    let out = plugin(&dirs, &["trust", "safety-hooks"]);
     assert_exit(&out, 0);
     assert_has(
         &stdout_text(&out),
-        &[
-            "will run",
-            "python3 ${CLAUDE_PLUGIN_ROOT}/hooks/security_reminder_hook.py",
-            "Trusted security-guidance",
-        ],
+        &["will run", "hooks/bash_hook.py", "Trusted safety-hooks"],
     );
     assert_eq!(listed(&dirs)[0]["standing"], "trusted");
-    let (out, tool) = write_eval(&dirs);
-    assert!(!app.exists(), "{tool}");
-    assert_has(&tool, &["eval() executes arbitrary code"]);
-    assert_has(&stderr_text(&out), &["blocked write_file"]);
+    let (out, tool) = rm_victim(&dirs);
+    assert!(victim.is_file(), "{tool}");
+    assert_has(&tool, &["MOVE files using `mv` to the TRASH directory"]);
+    assert_has(&stderr_text(&out), &["blocked bash"]);
     // A change to its files untrusts it: the hook is not loaded again.
     let script = dirs
         .home()
-        .join("plugins/security-guidance/hooks/security_reminder_hook.py");
+        .join("plugins/safety-hooks/hooks/rm_block_hook.py");
     let mut text = std::fs::read_to_string(&script).unwrap();
     text.push_str("\n# changed\n");
     std::fs::write(&script, text).unwrap();
     assert_eq!(listed(&dirs)[0]["standing"], "changed_since_trust");
-    let (out, tool) = write_eval(&dirs);
-    assert!(app.is_file(), "{tool}");
+    let (out, tool) = rm_victim(&dirs);
+    assert!(!victim.exists(), "{tool}");
     assert_has(&stderr_text(&out), &["changed since trusted"]);
     // Removed: gone from the list and the home.
-    assert_exit(&plugin(&dirs, &["remove", "security-guidance"]), 0);
+    assert_exit(&plugin(&dirs, &["remove", "safety-hooks"]), 0);
     assert!(listed(&dirs).is_empty());
-    assert!(!dirs.home().join("plugins/security-guidance").exists());
-    assert_exit(&plugin(&dirs, &["remove", "security-guidance"]), 2);
+    assert!(!dirs.home().join("plugins/safety-hooks").exists());
+    assert_exit(&plugin(&dirs, &["remove", "safety-hooks"]), 2);
 }
 
+/// motlin's `git` plugin (Apache-2.0) from its own marketplace: its commands join the
+/// catalog once trusted, labelled by the plugin.
 #[test]
 fn a_trusted_plugins_commands_join_the_catalog_labelled_by_the_plugin() {
     let dirs = Dirs::new();
-    let market = fixtures().display().to_string();
-    assert_exit(&plugin(&dirs, &["add", &market, "commit-commands"]), 0);
-    let out = dirs.run(&["skills", "show", "commit"]);
+    let market = fixtures().join("community").display().to_string();
+    assert_exit(&plugin(&dirs, &["add", &market, "git"]), 0);
+    let out = dirs.run(&["skills", "show", "commit-chunks"]);
     assert_ne!(out.status.code(), Some(0), "{}", stdout_text(&out));
-    assert_exit(&plugin(&dirs, &["trust", "commit-commands"]), 0);
+    assert_exit(&plugin(&dirs, &["trust", "git"]), 0);
     let out = dirs.run(&["skills", "list"]);
     assert_exit(&out, 0);
     assert_has(
         &stdout_text(&out),
-        &["clean_gone", "commit", "commit-push-pr", "plugin"],
+        &["commit", "commit-chunks", "rebase-all", "plugin"],
     );
-    let out = dirs.run(&["skills", "show", "commit"]);
+    let out = dirs.run(&["skills", "show", "commit-chunks"]);
     assert_exit(&out, 0);
     assert_has(
         &stdout_text(&out),
         &[
-            "Create a git commit (plugin:commit-commands)",
+            "Split local changes into multiple logical commits (plugin:git)",
             "kind: command",
         ],
     );
@@ -187,12 +181,14 @@ fn a_git_url_is_cloned_shallow_without_running_a_git_hook() {
     let repo = work.path().join("repo");
     std::fs::create_dir(&repo).unwrap();
     git(&repo, &["init", "-q"]);
-    let source = fixtures().join("explanatory-output-style");
+    let source = fixtures().join("superpowers");
     for rel in [
         ".claude-plugin/plugin.json",
         "hooks/hooks.json",
-        "hooks-handlers/session-start.sh",
-        "README.md",
+        "hooks/run-hook.cmd",
+        "hooks/session-start",
+        "skills/using-superpowers/SKILL.md",
+        "LICENSE",
     ] {
         let to = repo.join(rel);
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
@@ -227,18 +223,20 @@ fn a_git_url_is_cloned_shallow_without_running_a_git_hook() {
         .unwrap();
     assert_exit(&out, 0);
     assert!(!marker.exists(), "no git hook ran");
-    let installed = dirs.home().join("plugins/explanatory-output-style");
-    assert!(installed.join("hooks-handlers/session-start.sh").is_file());
+    let installed = dirs.home().join("plugins/superpowers");
+    assert!(installed.join("hooks/session-start").is_file());
     assert!(!installed.join(".git").exists());
     let list = listed(&dirs);
-    assert_eq!(list[0]["name"], "explanatory-output-style");
+    assert_eq!(list[0]["name"], "superpowers");
     assert_eq!(list[0]["source"], url.as_str());
-    // The executable bit survives the copy: the hook runs the script directly.
-    let mode = std::fs::metadata(installed.join("hooks-handlers/session-start.sh"))
-        .unwrap()
-        .permissions()
-        .mode();
-    assert_eq!(mode & 0o111, 0o111);
+    // The executable bit survives the copy: the hook runs the scripts directly.
+    for script in ["hooks/run-hook.cmd", "hooks/session-start"] {
+        let mode = std::fs::metadata(installed.join(script))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o111, 0o111, "{script}");
+    }
     // A marketplace in a git repository: cloned, then its entry taken by name.
     let market = work.path().join("market");
     let community = fixtures().join("community");
@@ -271,15 +269,16 @@ fn a_git_url_is_cloned_shallow_without_running_a_git_hook() {
 }
 
 /// `/plugins` in the REPL (piped): each plugin with its standing and what it brings;
-/// a trusted plugin's command runs as `/commit`, its text sent to the model.
+/// a trusted plugin's command runs as `/commit-chunks` (motlin's `git` plugin), its
+/// text sent to the model with its inline shell's output.
 #[test]
 fn slash_plugins_lists_each_plugin_and_a_plugin_command_runs() {
     let dirs = Dirs::new();
+    let community = fixtures().join("community").display().to_string();
+    assert_exit(&plugin(&dirs, &["add", &community, "git"]), 0);
     let market = fixtures().display().to_string();
-    for name in ["commit-commands", "security-guidance"] {
-        assert_exit(&plugin(&dirs, &["add", &market, name]), 0);
-    }
-    assert_exit(&plugin(&dirs, &["trust", "commit-commands"]), 0);
+    assert_exit(&plugin(&dirs, &["add", &market, "safety-hooks"]), 0);
+    assert_exit(&plugin(&dirs, &["trust", "git"]), 0);
     // The command's inline shell asks git about the project. (A tracked change is left
     // out: `git diff`'s `@@` hunk headers are read as @-mentions of a missing file and
     // refuse the command — a defect of command expansion, reported, not of plugins.)
@@ -288,22 +287,29 @@ fn slash_plugins_lists_each_plugin_and_a_plugin_command_runs() {
     git(dirs.project(), &["add", "-A"]);
     git(dirs.project(), &["commit", "-qm", "first"]);
     dirs.project_file("untracked-notes.txt", "new\n");
+    // The plugin's Stop hook reports the dirty tree without holding the stop (exit 0).
     let server = MockServer::start(vec![answer("committed")]);
     let child = spawn_fed(
         server
             .binary(&dirs)
             .args(["--no-tui", "--approval-mode", "full-auto"]),
-        b"/plugins\n/commit\n",
+        b"/plugins\n/commit-chunks\n",
     );
     let out = wait_with_deadline(child, std::time::Duration::from_secs(60));
     assert_exit(&out, 0);
+    // Its plugin.json lists each command and agent file of its default folders: read
+    // with the folders, nothing to warn about.
+    let stderr = stderr_text(&out);
+    for warning in ["is a file", "not a regular file"] {
+        assert!(!stderr.contains(warning), "{stderr}");
+    }
     let stdout = stdout_text(&out);
     assert_has(
         &stdout,
         &[
             "Plugins:",
-            "commit-commands 1.0.0 — trusted, loaded: 3 commands",
-            "security-guidance 1.0.0 — not trusted, nothing loaded (harness9 plugin trust NAME): 1 hook",
+            "git 1.29.0 — trusted, loaded: 8 commands",
+            "safety-hooks 1.15.1 — not trusted, nothing loaded (harness9 plugin trust NAME): 5 hooks",
             "committed",
         ],
     );
@@ -312,7 +318,7 @@ fn slash_plugins_lists_each_plugin_and_a_plugin_command_runs() {
     assert_has(
         &sent,
         &[
-            "Based on the above changes, create a single git commit.",
+            "Analyze my local changes and propose splitting them into multiple logical commits.",
             "untracked-notes.txt",
             "first",
         ],
@@ -436,4 +442,32 @@ fn the_plugin_root_is_never_spliced_into_a_hook_command() {
         assert!(!dirs.project().join(made).exists(), "{made}");
         assert!(!home.join(made).exists(), "{made}");
     }
+}
+
+/// A trusted plugin whose Python hook imports its sibling modules (safety-hooks'
+/// `bash_hook.py`) stays trusted after its hooks ran unconfined (`--sandbox off`):
+/// Python writes no `__pycache__` into the plugin's folder, so the guard still blocks
+/// in the next session.
+#[test]
+fn a_trusted_python_plugin_stays_trusted_after_its_hooks_ran() {
+    let dirs = Dirs::new();
+    let market = fixtures().display().to_string();
+    assert_exit(&plugin(&dirs, &["add", &market, "safety-hooks"]), 0);
+    assert_exit(&plugin(&dirs, &["trust", "safety-hooks"]), 0);
+    let victim = dirs.project().join("victim.txt");
+    for session in 0..2 {
+        dirs.project_file("victim.txt", "x\n");
+        let (out, tool) = MockServer::start(vec![]).one_bash_call(
+            dirs.home(),
+            dirs.project(),
+            "rm victim.txt",
+            &["--approval-mode", "full-auto", "--sandbox", "off"],
+            &[],
+        );
+        assert!(victim.is_file(), "session {session}: {tool}");
+        assert_has(&stderr_text(&out), &["blocked bash"]);
+    }
+    assert_eq!(listed(&dirs)[0]["standing"], "trusted");
+    let cache = dirs.home().join("plugins/safety-hooks/hooks/__pycache__");
+    assert!(!cache.exists(), "{}", cache.display());
 }
