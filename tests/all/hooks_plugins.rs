@@ -238,3 +238,52 @@ fn mngs_stop_hook_keeps_the_agent_going_until_the_work_is_committed() {
     );
     assert_eq!(git(dirs.project(), &["status", "--porcelain"]), "");
 }
+
+/// obra/superpowers' SessionStart hook as published (`"${CLAUDE_PLUGIN_ROOT}/hooks/
+/// run-hook.cmd" session-start`, matcher `startup|clear|compact`, with Claude Code's newer
+/// `shell` and `async` keys): its `additionalContext` (the using-superpowers SKILL.md, in
+/// the `hookSpecificOutput` shape because `CLAUDE_PLUGIN_ROOT` is set) reaches the model
+/// with the first message and never the system prompt; resuming the session (source
+/// `resume`, not in its matcher) runs it not again.
+#[test]
+fn superpowers_session_start_context_reaches_the_model() {
+    let dirs = Dirs::new();
+    let market = fixtures().join("plugins").display().to_string();
+    assert_exit(&plugin(&dirs, &["add", &market, "superpowers"]), 0);
+    assert_exit(&plugin(&dirs, &["trust", "superpowers"]), 0);
+    let server = MockServer::start(vec![answer("ok"), answer("again")]);
+    let out = server.run(&dirs, &["-p", "hello", "--output-format", "stream-json"]);
+    assert_exit(&out, 0);
+    let first = &server.chat_requests()[0];
+    let user = first.message_text(1);
+    assert_has(
+        &user,
+        &[
+            "SessionStart hooks (startup)",
+            "You have superpowers.",
+            "hello",
+        ],
+    );
+    assert!(!first.message_text(0).contains("You have superpowers."));
+    let runs: Vec<_> = json_lines(&out.stdout)
+        .into_iter()
+        .filter(|l| l["type"] == "hook" && l["event"] == "SessionStart")
+        .collect();
+    assert_eq!(runs.len(), 1, "{}", String::from_utf8_lossy(&out.stdout));
+
+    let out = server.run(
+        &dirs,
+        &["-c", "-p", "more", "--output-format", "stream-json"],
+    );
+    assert_exit(&out, 0);
+    let again = json_lines(&out.stdout)
+        .into_iter()
+        .filter(|l| l["type"] == "hook")
+        .count();
+    assert_eq!(again, 0, "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        !server.chat_requests()[1]
+            .last_user_text()
+            .contains("You have superpowers.")
+    );
+}
