@@ -27,6 +27,7 @@ mod file_links;
 mod file_modes;
 mod habits;
 mod hooks;
+mod hooks_matrix;
 mod hooks_plugins;
 mod hooks_session;
 mod hooks_trust;
