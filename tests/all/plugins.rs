@@ -107,7 +107,8 @@ fn a_marketplace_plugin_loads_nothing_until_trusted_then_its_guard_blocks_a_comm
 }
 
 /// motlin's `git` plugin (Apache-2.0) from its own marketplace: its commands join the
-/// catalog once trusted, labelled by the plugin.
+/// catalog once trusted, labelled by the plugin, and its agent definitions join
+/// `agents list`.
 #[test]
 fn a_trusted_plugins_commands_join_the_catalog_labelled_by_the_plugin() {
     let dirs = Dirs::new();
@@ -115,7 +116,18 @@ fn a_trusted_plugins_commands_join_the_catalog_labelled_by_the_plugin() {
     assert_exit(&plugin(&dirs, &["add", &market, "git"]), 0);
     let out = dirs.run(&["skills", "show", "commit-chunks"]);
     assert_ne!(out.status.code(), Some(0), "{}", stdout_text(&out));
+    // Its agent definitions wait for trust too.
+    let out = dirs.run(&["agents", "list"]);
+    assert_exit(&out, 0);
+    assert!(
+        !stdout_text(&out).contains("conflict-resolver"),
+        "{}",
+        stdout_text(&out)
+    );
     assert_exit(&plugin(&dirs, &["trust", "git"]), 0);
+    let out = dirs.run(&["agents", "list"]);
+    assert_exit(&out, 0);
+    assert_has(&stdout_text(&out), &["conflict-resolver", "rebaser"]);
     let out = dirs.run(&["skills", "list"]);
     assert_exit(&out, 0);
     assert_has(
