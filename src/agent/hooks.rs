@@ -154,7 +154,8 @@ pub(super) async fn fire(
         hooks.run.cwd.clone(),
         detail(),
     );
-    let report = run_event(&selected, &input, &hooks.run, &ctx.cancel).await;
+    let run = hooks.run.seeing_transcript(&session.transcript);
+    let report = run_event(&selected, &input, &run, &ctx.cancel).await;
     let tool = match target {
         Target::Tool { name } => Some(name.to_string()),
         Target::Kind { .. } | Target::Nothing => None,

@@ -140,7 +140,10 @@ async fn fire(
         return None;
     }
     let input = kind_input(ctx, event, fields);
-    let report = run_event(&selected, &input, hooks.run_context(), &ctx.cancel).await;
+    let run = hooks
+        .run_context()
+        .seeing_transcript(&hooks.session().transcript);
+    let report = run_event(&selected, &input, &run, &ctx.cancel).await;
     report_runs(ctx, event, &report);
     Some(report)
 }
@@ -222,7 +225,10 @@ pub(super) async fn session_end(ctx: &TurnContext, reason: EndReason) {
     );
     // A token of its own: an interrupt that ended the turn must not stop these.
     let stop = tokio_util::sync::CancellationToken::new();
-    let running = run_event(&selected, &input, hooks.run_context(), &stop);
+    let run = hooks
+        .run_context()
+        .seeing_transcript(&hooks.session().transcript);
+    let running = run_event(&selected, &input, &run, &stop);
     tokio::pin!(running);
     let report = tokio::select! {
         report = &mut running => report,

@@ -378,14 +378,18 @@ fn on_path(name: &str) -> bool {
 fn sandbox_of(confinement: &Confinement) -> Option<SessionSandbox> {
     let session = match confinement {
         Confinement::Unconfined => return None,
-        Confinement::SessionSandbox | Confinement::SessionSandboxWritingOnly(_) => {
-            crate::sandbox::session()?
-        }
+        Confinement::SessionSandbox
+        | Confinement::SessionSandboxWritingOnly(_)
+        | Confinement::SessionSandboxSeeing(_) => crate::sandbox::session()?,
         Confinement::ReadOnly => return crate::sandbox::read_only().ok(),
     };
     match confinement {
         Confinement::SessionSandboxWritingOnly(writable) => Some(SessionSandbox {
             policy: Arc::new(session.policy.writing_only(writable)),
+            launcher: session.launcher.clone(),
+        }),
+        Confinement::SessionSandboxSeeing(seen) => Some(SessionSandbox {
+            policy: Arc::new(session.policy.seeing(seen)),
             launcher: session.launcher.clone(),
         }),
         _ => Some(session.clone()),

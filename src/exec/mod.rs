@@ -216,6 +216,10 @@ pub enum Confinement {
     /// `/dev/null`), whatever the session's own writable paths or mode: a skill run
     /// writes only in its workspace. As is when the session has no sandbox.
     SessionSandboxWritingOnly(Vec<PathBuf>),
+    /// Inside the session's sandbox with these files or folders kept visible (read-only)
+    /// inside the folders it masks: a hook reads the session's record file, which lives
+    /// in the masked `$HARNESS9_HOME`. As is when the session has no sandbox.
+    SessionSandboxSeeing(Vec<PathBuf>),
     /// In a sandbox that lets it write nothing (plan mode): the session's made read-only,
     /// or, when the session has none, one built for this ([`crate::sandbox::read_only`]).
     /// Never run as is: where no sandbox can be had, it does not start

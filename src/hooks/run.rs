@@ -44,6 +44,24 @@ pub struct RunContext {
     pub confinement: Confinement,
 }
 
+impl RunContext {
+    /// The same, with `transcript` (the session's record file, inside the harness9 home
+    /// the sandbox masks) readable by the hooks when the session's sandbox wraps them;
+    /// nothing else of the home becomes visible. Unchanged for an empty path.
+    pub fn seeing_transcript(&self, transcript: &str) -> RunContext {
+        let confinement = match (&self.confinement, transcript.is_empty()) {
+            (Confinement::SessionSandbox, false) => {
+                Confinement::SessionSandboxSeeing(vec![PathBuf::from(transcript)])
+            }
+            (other, _) => other.clone(),
+        };
+        RunContext {
+            confinement,
+            ..self.clone()
+        }
+    }
+}
+
 /// What one hook's run came to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HookRun {

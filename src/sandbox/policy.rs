@@ -205,6 +205,14 @@ impl SandboxPolicy {
         }
     }
 
+    /// This policy with `seen` (files or folders) kept visible, read-only, inside the
+    /// folders it masks; what it masks otherwise, and what may be written, unchanged.
+    pub fn seeing(&self, seen: &[PathBuf]) -> SandboxPolicy {
+        let mut policy = self.clone();
+        policy.visible.extend(seen.iter().cloned());
+        policy
+    }
+
     /// This policy with nothing writable but `/dev/null` (the same network rule, masks
     /// and namespaces): plan mode's commands.
     pub fn read_only(&self) -> SandboxPolicy {

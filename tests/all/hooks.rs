@@ -664,3 +664,39 @@ fn post_tool_use_sees_the_arguments_the_call_ran_with() {
         serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
     assert_eq!(input["tool_input"]["command"], "echo rewritten");
 }
+
+/// Inside the session's sandbox, which masks `$HARNESS9_HOME`, a hook can read the
+/// session's record file its `transcript_path` names, and nothing else of the home
+/// (config.toml stays hidden).
+#[test]
+fn a_sandboxed_hook_reads_the_transcript_and_nothing_else_of_the_home() {
+    let dirs = Dirs::new();
+    dirs.project_file("notes.txt", "NOTES\n");
+    let scripts = scripts_dir();
+    let config = dirs.home().join("config.toml");
+    let hook = script(
+        scripts.path(),
+        "reads-transcript.sh",
+        &format!(
+            "exec python3 -c '\nimport json, sys\np = json.load(sys.stdin)[\"transcript_path\"]\n\
+             def readable(path):\n    try:\n        open(path).read()\n        return \"yes\"\n    \
+             except OSError:\n        return \"no\"\nsaid = \"transcript-readable: \" + \
+             readable(p) + \" config-readable: \" + readable(\"{}\")\n\
+             print(json.dumps({{\"hookSpecificOutput\": {{\"hookEventName\": \"PostToolUse\", \
+             \"additionalContext\": said}}}}))\n'",
+            config.display()
+        ),
+    );
+    dirs.home_file("config.toml", &hook_config("PostToolUse", "Read", &hook));
+    let server = MockServer::start(vec![
+        tool_reply("c1", "read_file", r#"{"path":"notes.txt"}"#),
+        answer("done"),
+    ]);
+    let out = server.run(
+        &dirs,
+        &["--sandbox", "workspace-write", "-p", "read the notes"],
+    );
+    assert_exit(&out, 0);
+    let tool = server.chat_requests()[1].tool_result("c1");
+    assert_has(&tool, &["transcript-readable: yes", "config-readable: no"]);
+}
