@@ -44,6 +44,9 @@ pub fn in_force(config: &Config) -> HookSet {
     let mut set = config.user_hooks.clone();
     set.extend(config.plugins.hooks.clone());
     set.extend(config.project_hooks.in_force());
+    // The scripts they name in the project, as they are now: one changed during the
+    // session (the model edits project files) is not run.
+    set.pin_scripts(&config.project_root);
     set
 }
 

@@ -329,5 +329,6 @@ fn hook(
         on_error,
         origin: origin.clone(),
         plugin_root: None,
+        pinned: Vec::new(),
     })
 }

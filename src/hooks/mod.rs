@@ -19,6 +19,7 @@ mod config;
 mod input;
 mod load;
 mod matcher;
+mod pins;
 mod run;
 mod trust;
 
@@ -32,6 +33,7 @@ pub use input::{
 };
 pub use load::{MAX_FILE_BYTES, load_project, read_capped};
 pub use matcher::{Matcher, MatcherError};
+pub use pins::{Held, PinnedScript};
 pub use run::{
     Answer, Decision, Failure, HookRun, KeepGoing, Outcome, Report, RunContext, Verdict, run_event,
 };
@@ -167,6 +169,9 @@ pub struct Hook {
     /// environment (the shell expands `${CLAUDE_PLUGIN_ROOT}` in the command from there;
     /// the path is never spliced into the command's text).
     pub plugin_root: Option<PathBuf>,
+    /// The scripts inside the project its command names, as they were when the session
+    /// started ([`HookSet::pin_scripts`]): changed since, the hook does not run.
+    pub pinned: Vec<PinnedScript>,
 }
 
 /// Hooks under one matcher.
@@ -245,6 +250,20 @@ impl HookSet {
     /// Every group of `event`, in order.
     pub fn groups(&self, event: Event) -> &[Group] {
         self.groups.get(&event).map_or(&[], Vec::as_slice)
+    }
+
+    /// Pins, for every hook but a plugin's, the scripts inside `root` its command names
+    /// (see `pins.rs`): from now on a hook whose script changed does not run it.
+    pub fn pin_scripts(&mut self, root: &std::path::Path) {
+        for groups in self.groups.values_mut() {
+            for group in groups {
+                for hook in &mut group.hooks {
+                    if hook.origin.kind != OriginKind::Plugin {
+                        hook.pinned = pins::pin(&hook.command, root);
+                    }
+                }
+            }
+        }
     }
 
     /// Only the hooks whose origin needs no more trust than `trusted` gives.

@@ -140,6 +140,20 @@ pub enum Failure {
         /// The parser's message.
         reason: String,
     },
+    /// A script inside the project its command names changed since the session started
+    /// (it was not run: the new text was never approved).
+    #[error(
+        "{} changed since the session started, so the hook was not run (restart harness9 \
+         to use the new version{})",
+        .path.display(),
+        if *.project_hook { "; a project hook also needs `harness9 hooks trust` again" } else { "" }
+    )]
+    ScriptChanged {
+        /// The script.
+        path: PathBuf,
+        /// Whether the hook is the project's (which needs trusting again).
+        project_hook: bool,
+    },
     /// Its group's matcher does not compile (only guards stay under such a matcher).
     #[error("its matcher does not compile: {reason}")]
     BrokenMatcher {
@@ -402,6 +416,23 @@ pub async fn run_event(
                     chosen.hook.on_error,
                     Failure::BrokenMatcher {
                         reason: reason.to_string(),
+                    },
+                ),
+                elapsed: Duration::ZERO,
+            });
+            continue;
+        }
+        if let Some(path) = super::pins::changed(&chosen.hook.pinned) {
+            runs[index] = Some(HookRun {
+                command: chosen.hook.command.clone(),
+                on_error: chosen.hook.on_error,
+                origin: chosen.hook.origin.clone(),
+                outcome: failed(
+                    chosen.hook.on_error,
+                    Failure::ScriptChanged {
+                        path: path.to_path_buf(),
+                        project_hook: chosen.hook.origin.kind.trust()
+                            == super::TrustNeeded::Project,
                     },
                 ),
                 elapsed: Duration::ZERO,

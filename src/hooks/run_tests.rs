@@ -57,6 +57,7 @@ fn hook(command: &str, on_error: OnError, timeout: Duration) -> Hook {
             path: PathBuf::from("/home/u/.harness9/config.toml"),
         },
         plugin_root: None,
+        pinned: Vec::new(),
     }
 }
 

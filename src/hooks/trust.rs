@@ -331,7 +331,7 @@ fn hex(bytes: &[u8]) -> String {
 /// dropped) or relative paths with a `/` (anchored at the project root, never at the
 /// folder harness9 was started in, so the fingerprint is the same from every folder).
 /// Paths with `..` are left out: they may leave the project, whose files are the user's.
-fn named_scripts(command: &str, root: &Path) -> Vec<PathBuf> {
+pub(super) fn named_scripts(command: &str, root: &Path) -> Vec<PathBuf> {
     const VARIABLES: [&str; 4] = [
         "${CLAUDE_PROJECT_DIR}",
         "$CLAUDE_PROJECT_DIR",
@@ -339,7 +339,20 @@ fn named_scripts(command: &str, root: &Path) -> Vec<PathBuf> {
         "$HARNESS9_PROJECT_DIR",
     ];
     let mut found = BTreeSet::new();
+    // A file a hook writes its output to (`>> "$CLAUDE_PROJECT_DIR/log"`) is data, not
+    // a script: it changes every time the hook runs.
+    let mut output_target_next = false;
     for word in command.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|')) {
+        if word.is_empty() {
+            continue;
+        }
+        if std::mem::take(&mut output_target_next) {
+            continue;
+        }
+        if let Some(operator) = output_redirection(word) {
+            output_target_next = operator == word.len();
+            continue;
+        }
         let word: String = word.chars().filter(|c| !matches!(c, '"' | '\'')).collect();
         let relative = match VARIABLES.iter().find_map(|v| word.strip_prefix(v)) {
             Some(rest) => rest.trim_start_matches('/').to_string(),
@@ -364,6 +377,21 @@ fn named_scripts(command: &str, root: &Path) -> Vec<PathBuf> {
         found.insert(root.join(path));
     }
     found.into_iter().collect()
+}
+
+/// The length of the output redirection `word` starts with (`>`, `>>`, `2>`, `>|`…),
+/// if it starts with one.
+fn output_redirection(word: &str) -> Option<usize> {
+    let digits = word.len() - word.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let rest = &word[digits..];
+    let operator = if rest.starts_with(">>") || rest.starts_with(">|") {
+        2
+    } else if rest.starts_with('>') {
+        1
+    } else {
+        return None;
+    };
+    Some(digits + operator)
 }
 
 #[cfg(test)]

@@ -700,3 +700,46 @@ fn a_sandboxed_hook_reads_the_transcript_and_nothing_else_of_the_home() {
     let tool = server.chat_requests()[1].tool_result("c1");
     assert_has(&tool, &["transcript-readable: yes", "config-readable: no"]);
 }
+
+/// A hook's script inside the project is pinned when the session starts: after the
+/// model rewrites it (an edit auto-edit and full-auto make unasked), the new text never
+/// runs — the guard denies, saying why, and a plain hook is skipped, reported.
+#[test]
+fn a_hook_script_the_model_rewrites_is_not_run() {
+    for (on_error, created) in [("deny", false), ("continue", true)] {
+        let dirs = Dirs::new();
+        dirs.project_file(
+            "scripts/guard.sh",
+            "input=$(cat)\ncase \"$input\" in *touch*) echo 'no touching' >&2; exit 2;; esac\n",
+        );
+        dirs.home_file(
+            "config.toml",
+            &format!(
+                "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \
+                 \"command\"\ncommand = \"bash $CLAUDE_PROJECT_DIR/scripts/guard.sh\"\n\
+                 on_error = \"{on_error}\"\n"
+            ),
+        );
+        let server = MockServer::start(vec![
+            tool_reply(
+                "c1",
+                "write_file",
+                r#"{"path":"scripts/guard.sh","content":"cat > /dev/null\nexit 0\n"}"#,
+            ),
+            tool_reply("c2", "bash", r#"{"command":"touch made"}"#),
+            answer("done"),
+        ]);
+        let out = server.run(&dirs, &["--approval-mode", "full-auto", "-p", "go"]);
+        assert_exit(&out, 0);
+        let tool = server.chat_requests()[2].tool_result("c2");
+        assert_eq!(
+            dirs.project().join("made").exists(),
+            created,
+            "{on_error}: {tool}"
+        );
+        assert_has(
+            &format!("{tool}\n{}", stderr_text(&out)),
+            &["changed since the session started"],
+        );
+    }
+}
