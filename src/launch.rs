@@ -139,8 +139,8 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
     // session is prepared; its problems are start-up warnings, never fatal.
     let remote = runtime.block_on(session::sync_remote_skills(&config));
     let approver = match frontend {
-        Frontend::Print(_) | Frontend::Repl(ReplInput::Piped) | Frontend::Acp => Approver::Nobody,
-        Frontend::Tui | Frontend::Repl(ReplInput::Terminal) => Approver::Frontend,
+        Frontend::Print(_) | Frontend::Repl(ReplInput::Piped) => Approver::Nobody,
+        Frontend::Tui | Frontend::Repl(ReplInput::Terminal) | Frontend::Acp => Approver::Frontend,
     };
     if frontend == Frontend::Tui && cli.output_format != OutputFormat::Text {
         sink::stderr_line(

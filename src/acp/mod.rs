@@ -8,13 +8,14 @@
 //! [`Event`]s, with ACP's schema types (the `agent-client-protocol-schema` crate) for
 //! what goes over the wire. It must not know how the agent works inside. The client is
 //! untrusted: malformed, unknown or oversized messages get JSON-RPC errors ([`wire`]).
-//! One process runs one session, in the directory it was started in; calls that need
-//! approval are denied without asking, as in print mode (no `session/request_permission`
-//! yet).
+//! One process runs one session, in the directory it was started in. A call that needs
+//! approval is put to the client as `session/request_permission` ([`approvals`]).
 
+mod approvals;
 mod updates;
 pub mod wire;
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -63,6 +64,8 @@ pub fn run(runtime: &tokio::runtime::Runtime, prepared: Prepared) -> Result<AcpE
             commands: prepared.info.commands.clone(),
             prepared: Some(prepared),
             live: None,
+            asked: HashMap::new(),
+            requests_made: 0,
         };
         server.serve(incoming).await
     })
@@ -95,6 +98,10 @@ struct Server<W: Write> {
     /// The session to start at `session/new` (taken then).
     prepared: Option<Prepared>,
     live: Option<Live>,
+    /// The permission requests sent and not answered: our request id → the call.
+    asked: HashMap<String, String>,
+    /// How many requests of ours were sent (for their ids).
+    requests_made: u64,
 }
 
 impl<W: Write> Server<W> {
@@ -167,7 +174,11 @@ impl<W: Write> Server<W> {
                 // Other notifications need no answer, and one cannot be given.
                 Ok(())
             }
-            Incoming::Response | Incoming::Blank => Ok(()),
+            Incoming::Response { id, outcome } => {
+                self.answered(&id, outcome);
+                Ok(())
+            }
+            Incoming::Blank => Ok(()),
             Incoming::Invalid { id, code, message } => self.out.error(&id, code, &message),
         }
     }
@@ -276,13 +287,48 @@ impl<W: Write> Server<W> {
         }
     }
 
+    /// The client answered a request of ours: a permission request's answer goes to
+    /// the agent; anything else (an id never sent, or answered already) is ignored.
+    fn answered(&mut self, id: &Value, outcome: Result<Value, Value>) {
+        let Value::String(id) = id else { return };
+        let Some(call_id) = self.asked.remove(id) else {
+            return;
+        };
+        if let Some(live) = &self.live {
+            let decision = approvals::decision(outcome);
+            let _ = live.handle.ops.send(Op::Approval { call_id, decision });
+        }
+    }
+
     fn event(&mut self, event: &Event) -> io::Result<()> {
         let Some(live) = &mut self.live else {
             return Ok(());
         };
+        if let Event::ApprovalRequest(ask) = event {
+            match approvals::ask(&live.id, ask) {
+                approvals::Ask::Client(request) => {
+                    self.requests_made += 1;
+                    let id = format!("harness9-permission-{}", self.requests_made);
+                    self.asked.insert(id.clone(), ask.call_id.clone());
+                    self.out
+                        .request(&Value::String(id), "session/request_permission", &request)?;
+                }
+                approvals::Ask::Answer(decision) => {
+                    let _ = live.handle.ops.send(Op::Approval {
+                        call_id: ask.call_id.clone(),
+                        decision,
+                    });
+                }
+            }
+            return Ok(());
+        }
         if let Some(update) = updates::update_for(event) {
             let notification = SessionNotification::new(live.id.clone(), update);
             self.out.notify("session/update", &notification)?;
+        }
+        if let Event::TurnComplete { .. } = event {
+            // Nothing of the turn waits for an answer any more.
+            self.asked.clear();
         }
         if let Event::TurnComplete { outcome, .. } = event
             && let Some(id) = live.prompt.take()

@@ -97,7 +97,7 @@ fn status_of(status: ToolStatus) -> ToolCallStatus {
 }
 
 /// The kind an editor shows a built-in tool as; other tools (MCP, skills) are `other`.
-fn kind_of(name: &str) -> ToolKind {
+pub(super) fn kind_of(name: &str) -> ToolKind {
     match name {
         "read_file" | "list" => ToolKind::Read,
         "edit_file" | "write_file" => ToolKind::Edit,

@@ -100,8 +100,13 @@ pub enum Incoming {
         /// Its parameters (`null` when absent).
         params: Value,
     },
-    /// An answer to a call of ours (none is made yet): ignored.
-    Response,
+    /// An answer to a call of ours.
+    Response {
+        /// The id of our call.
+        id: Value,
+        /// Its result, or the error object the client answered with.
+        outcome: Result<Value, Value>,
+    },
     /// A blank line: ignored.
     Blank,
     /// Not a message: answer with this error (id `null` when none could be read).
@@ -151,8 +156,12 @@ pub fn classify(line: &[u8]) -> Incoming {
         (Some(Value::String(method)), Some(id)) => Incoming::Request { id, method, params },
         (Some(Value::String(method)), None) => Incoming::Notification { method, params },
         (Some(_), id) => invalid(id.unwrap_or(Value::Null), "the method must be a string"),
-        (None, Some(_)) if object.contains_key("result") || object.contains_key("error") => {
-            Incoming::Response
+        (None, Some(id)) if object.contains_key("result") || object.contains_key("error") => {
+            let outcome = match object.remove("error") {
+                Some(error) => Err(error),
+                None => Ok(object.remove("result").unwrap_or(Value::Null)),
+            };
+            Incoming::Response { id, outcome }
         }
         (None, id) => invalid(id.unwrap_or(Value::Null), "a request needs a method"),
     }
@@ -192,6 +201,17 @@ impl<W: Write> Writer<W> {
             "id": id,
             "error": {"code": code, "message": message},
         }))
+    }
+
+    /// Sends a request of ours (its answer comes back as [`Incoming::Response`]).
+    pub fn request(
+        &mut self,
+        id: &Value,
+        method: &str,
+        params: &impl serde::Serialize,
+    ) -> io::Result<()> {
+        let params = serde_json::to_value(params).map_err(io::Error::other)?;
+        self.line(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
     }
 
     /// Sends a notification.
@@ -273,7 +293,17 @@ mod tests {
         assert_eq!(classify(b"  "), Incoming::Blank);
         assert_eq!(
             classify(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
-            Incoming::Response
+            Incoming::Response {
+                id: json!(1),
+                outcome: Ok(json!({})),
+            }
+        );
+        assert_eq!(
+            classify(br#"{"jsonrpc":"2.0","id":"p","error":{"code":1}}"#),
+            Incoming::Response {
+                id: json!("p"),
+                outcome: Err(json!({"code": 1})),
+            }
         );
         assert_eq!(
             classify(br#"{"jsonrpc":"2.0","id":"a","method":"m"}"#),

@@ -286,3 +286,76 @@ impl Acp {
         (lines, last)
     }
 }
+
+/// Runs one prompt whose model calls `bash` with `command`, answering the permission
+/// request with `option` (the request is checked on the way); returns the prompt's
+/// lines and its answer.
+fn prompt_answering_permission(
+    acp: &mut Acp,
+    session: &str,
+    id: u64,
+    option: &str,
+) -> (Vec<Value>, Value) {
+    acp.request(
+        id,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "make it"}]}),
+    );
+    let lines = acp.until(|l| l["method"] == "session/request_permission");
+    let ask = lines.last().unwrap();
+    assert_eq!(ask["params"]["sessionId"], session, "{ask}");
+    let title = ask["params"]["toolCall"]["title"].as_str().unwrap();
+    assert!(title.contains("touch made.txt"), "{ask}");
+    let options: Vec<&str> = ask["params"]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["optionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(options, ["allow_once", "allow_session", "reject"]);
+    let asked = ask["id"].clone();
+    acp.send(json!({
+        "jsonrpc": "2.0",
+        "id": asked,
+        "result": {"outcome": {"outcome": "selected", "optionId": option}},
+    }));
+    acp.until_answer(id)
+}
+
+#[test]
+fn a_call_that_needs_approval_is_asked_of_the_editor_and_its_answer_decides() {
+    let server = MockServer::start(vec![]);
+    let dirs = Dirs::new();
+    server.push(bash_reply("c1", "touch made.txt"));
+    server.push(answer("refused"));
+    server.push(bash_reply("c2", "touch made.txt"));
+    server.push(answer("refused again"));
+    server.push(bash_reply("c3", "touch made.txt"));
+    server.push(answer("made"));
+    let mut acp = Acp::start(&server, &dirs);
+    initialize(&mut acp);
+    let session = new_session(&mut acp, &dirs);
+    let made = dirs.project().join("made.txt");
+
+    // Rejected: the command never runs.
+    let (lines, reply) = prompt_answering_permission(&mut acp, &session, 3, "reject");
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    assert!(!made.exists(), "a rejected command ran");
+    let ends = updates(&lines, "tool_call_update");
+    assert_eq!(ends.len(), 1, "{lines:#?}");
+    assert_eq!(ends[0]["status"], "failed", "{lines:#?}");
+
+    // An option id that is not offered is a rejection too.
+    let (_, reply) = prompt_answering_permission(&mut acp, &session, 4, "allow_forever");
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    assert!(!made.exists(), "an unknown option approved the command");
+
+    // Allowed once: it runs.
+    let (lines, reply) = prompt_answering_permission(&mut acp, &session, 5, "allow_once");
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    assert!(
+        made.exists(),
+        "the approved command did not run: {lines:#?}"
+    );
+    assert_eq!(acp.close().code(), Some(0));
+}
