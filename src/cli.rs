@@ -14,6 +14,7 @@ use crate::mcp::cli::{AddRequest, Scope};
 use crate::mcp::config::ServerFile;
 use crate::print::OutputFormat;
 use crate::protocol::{ApprovalMode, Effort};
+use crate::repl::InputFormat;
 use crate::sandbox::SandboxMode;
 
 /// harness9: a terminal coding agent for any OpenAI-compatible endpoint, with Agent Skills.
@@ -38,6 +39,12 @@ pub struct Cli {
     /// Output format for print and pipe modes.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,
+
+    /// Input format for print and pipe modes: `stream-json` reads JSON lines from stdin
+    /// (messages, approval answers, interrupts, approval mode changes; docs/HEADLESS.md)
+    /// and needs `--output-format stream-json`.
+    #[arg(long, value_enum, default_value_t = InputFormat::Text)]
+    pub input_format: InputFormat,
 
     /// Model id (overrides HARNESS9_MODEL and config.toml).
     #[arg(short = 'm', long, global = true)]

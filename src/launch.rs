@@ -83,6 +83,12 @@ pub enum LaunchError {
     /// harness9's own binary (the sandbox launcher) cannot be found.
     #[error("cannot find harness9's own binary to start sandboxed commands")]
     OwnBinary(#[source] std::io::Error),
+    /// `--input-format stream-json` without `--output-format stream-json`.
+    #[error(
+        "--input-format stream-json needs --output-format stream-json: the driver answers \
+         approvals by the call_id of the approval_request events it reads"
+    )]
+    InputNeedsStreamOutput,
     /// The async runtime could not be started.
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
@@ -108,7 +114,8 @@ impl LaunchError {
             LaunchError::Config(_)
             | LaunchError::Resume(_)
             | LaunchError::Provider(_)
-            | LaunchError::Sandbox(_) => ErrorKind::Usage,
+            | LaunchError::Sandbox(_)
+            | LaunchError::InputNeedsStreamOutput => ErrorKind::Usage,
             LaunchError::OwnBinary(_)
             | LaunchError::Runtime(_)
             | LaunchError::Print(_)
@@ -121,6 +128,11 @@ impl LaunchError {
 
 /// Runs a session in `frontend` as the flags ask.
 pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
+    if frontend == Frontend::Repl(ReplInput::StreamJson)
+        && cli.output_format != OutputFormat::StreamJson
+    {
+        return Err(LaunchError::InputNeedsStreamOutput);
+    }
     let config = configure(cli)?;
     let home = startup::init_logging(&config);
     let (start, start_view) = match session_start(cli, &config)? {
@@ -140,7 +152,10 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
     let remote = runtime.block_on(session::sync_remote_skills(&config));
     let approver = match frontend {
         Frontend::Print(_) | Frontend::Repl(ReplInput::Piped) => Approver::Nobody,
-        Frontend::Tui | Frontend::Repl(ReplInput::Terminal) | Frontend::Acp => Approver::Frontend,
+        // A stream-json driver answers approvals: they wait for it.
+        Frontend::Tui
+        | Frontend::Repl(ReplInput::Terminal | ReplInput::StreamJson)
+        | Frontend::Acp => Approver::Frontend,
     };
     if frontend == Frontend::Tui && cli.output_format != OutputFormat::Text {
         sink::stderr_line(
@@ -228,9 +243,10 @@ fn activity(cli: &Cli, frontend: Frontend) -> Activity {
     match frontend {
         _ if cli.verbose => Activity::Shown,
         Frontend::Repl(ReplInput::Terminal) => Activity::Calls,
-        Frontend::Print(_) | Frontend::Tui | Frontend::Repl(ReplInput::Piped) | Frontend::Acp => {
-            Activity::Hidden
-        }
+        Frontend::Print(_)
+        | Frontend::Tui
+        | Frontend::Repl(ReplInput::Piped | ReplInput::StreamJson)
+        | Frontend::Acp => Activity::Hidden,
     }
 }
 
@@ -340,7 +356,13 @@ fn run_repl(
         } else {
             repl::AnswerText::Rendered
         },
-        first_prompt: cli.prompt.clone(),
+        // With stream-json input, `-p PROMPT` is the first message (`-p -` or an empty
+        // `-p` leaves every message to stdin).
+        first_prompt: cli.prompt.clone().or_else(|| {
+            cli.print
+                .clone()
+                .filter(|p| p != "-" && !p.trim().is_empty())
+        }),
     };
     let watch = SessionWatch::default();
     let summary = runtime.block_on(async {

@@ -12,7 +12,7 @@ use harness9::cli::{Cli, Command};
 use harness9::launch::{self, Ended, Frontend, LaunchError};
 use harness9::print::{Activity, HeadlessRenderer, OutputFormat, StdinKind, TextDelivery};
 use harness9::protocol::ErrorKind;
-use harness9::repl::ReplInput;
+use harness9::repl::{InputFormat, ReplInput};
 use harness9::sink;
 use harness9::subcommand::Kind;
 
@@ -70,6 +70,10 @@ impl Mode<'_> {
         }
         if let Some(command) = &cli.command {
             return Mode::Subcommand(command);
+        }
+        // A program drives the session, with `-p` or without, whatever the terminals.
+        if cli.input_format == InputFormat::StreamJson {
+            return Mode::Session(Frontend::Repl(ReplInput::StreamJson));
         }
         let stdin = if terminals.stdin {
             StdinKind::Terminal
@@ -170,7 +174,7 @@ fn fail(cli: &Cli, frontend: Frontend, e: &LaunchError) -> u8 {
     sink::stderr_line(&format!("harness9: {message}"));
     if matches!(
         frontend,
-        Frontend::Print(_) | Frontend::Repl(ReplInput::Piped)
+        Frontend::Print(_) | Frontend::Repl(ReplInput::Piped | ReplInput::StreamJson)
     ) && cli.output_format != OutputFormat::Text
     {
         let mut renderer = HeadlessRenderer::new(

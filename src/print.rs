@@ -156,6 +156,9 @@ pub struct HeadlessRenderer<O: Write, E: Write> {
     answer: AnswerRender,
     /// Reasoning on stderr in the text format, when asked for.
     thoughts: thoughts::Thoughts,
+    /// The version of the input lines read (`--input-format stream-json`), named in
+    /// the `start` line.
+    input_schema: Option<u64>,
 }
 
 impl<O: Write, E: Write> HeadlessRenderer<O, E> {
@@ -180,7 +183,14 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             session_usage: Usage::default(),
             answer: AnswerRender::Raw,
             thoughts: thoughts::Thoughts::default(),
+            input_schema: None,
         }
+    }
+
+    /// Names the version of the input schema in the `start` line (stream-json input).
+    pub fn with_input_schema(mut self, version: Option<u64>) -> Self {
+        self.input_schema = version;
+        self
     }
 
     /// Sets whether reasoning is shown on stderr in the text format.
@@ -258,6 +268,21 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
     /// Writes a user-facing error that is not a turn outcome (unknown command...).
     pub fn error(&mut self, message: &str) -> io::Result<()> {
         self.diagnostic("error", message)
+    }
+
+    /// An input line that could not be used (stream-json input): an `error` line with
+    /// `input_line`, or `error: input line N: …` on stderr.
+    pub fn input_error(&mut self, line: u64, message: &str) -> io::Result<()> {
+        let message = format!("input line {line}: {message}");
+        match self.format {
+            OutputFormat::StreamJson => {
+                self.json_line(&json!({"type": "error", "message": message, "input_line": line}))
+            }
+            _ => {
+                writeln!(self.err, "error: {message}")?;
+                self.err.flush()
+            }
+        }
     }
 
     /// Writes `kind: message` to stderr, or a `{"type": kind, "message": ...}` line in
@@ -379,7 +404,10 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
     fn json_line(&mut self, value: &impl serde::Serialize) -> io::Result<()> {
         if self.format == OutputFormat::StreamJson && !self.header_written {
             self.header_written = true;
-            let start = json!({"type": "start", "schema_version": SCHEMA_VERSION});
+            let mut start = json!({"type": "start", "schema_version": SCHEMA_VERSION});
+            if let Some(version) = self.input_schema {
+                start["input_schema_version"] = json!(version);
+            }
             serde_json::to_writer(&mut self.out, &start)?;
             self.out.write_all(b"\n")?;
         }

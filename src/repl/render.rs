@@ -333,6 +333,18 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
         self.headless.error(message)
     }
 
+    /// A stream-json input line that could not be used: an `error` naming it.
+    pub fn input_error(&mut self, line: u64, message: &str) -> io::Result<()> {
+        self.end_text()?;
+        self.headless.input_error(line, message)
+    }
+
+    /// The `start` line names the input schema's version (stream-json input).
+    pub fn with_input_schema(mut self, version: Option<u64>) -> Self {
+        self.headless = self.headless.with_input_schema(version);
+        self
+    }
+
     /// A warning from outside the event stream (start-up).
     pub fn warning(&mut self, message: &str) -> io::Result<()> {
         self.end_text()?;

@@ -68,6 +68,7 @@ mod skills_cache;
 mod skills_cli;
 mod skills_corpus;
 mod special_files;
+mod stream_json_input;
 mod terminal_safety;
 mod tui_e2e;
 mod undo;
