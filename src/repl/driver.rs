@@ -119,7 +119,12 @@ impl<O: Write, E: Write> Repl<O, E> {
         if let Routed::Error(message) = input::route(text, &self.commands) {
             return self.renderer.input_error(line, &message);
         }
-        self.on_line_from(text, InputOrigin::Piped)
+        self.on_line_from(text, InputOrigin::Piped)?;
+        // `/exit`: what was sent after it is not run.
+        if self.input_closed {
+            self.driver.queued.clear();
+        }
+        Ok(())
     }
 
     /// An approval request: put to the driver, or denied at once when its input is over.
