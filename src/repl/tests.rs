@@ -679,15 +679,10 @@ async fn a_driver_s_messages_run_in_order_and_none_after_exit() {
         .find(|v| v["type"] == "error")
         .unwrap();
     assert_eq!(error["input_line"], 2, "{error}");
-    assert!(
-        run.err.is_empty() || !run.err.contains("never"),
-        "{}",
-        run.err
-    );
 }
 
 #[tokio::test]
-async fn an_answer_sent_before_its_request_is_unknown_and_the_request_still_waits() {
+async fn an_answer_sent_before_its_request_names_nothing_and_never_approves_it() {
     // The answer is read before the fake agent asks: it names nothing pending, and
     // the request is denied, whether it comes before the input's end (put to the
     // driver, then denied with the turn stopped) or after it (denied at once).
