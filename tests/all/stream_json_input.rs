@@ -375,34 +375,40 @@ fn each_kind_of_hostile_line_is_an_error_naming_it_and_the_session_goes_on() {
 
 #[test]
 fn stdin_closed_with_an_approval_pending_denies_it_and_ends_the_run() {
-    let dirs = Dirs::new();
-    let never = dirs.project().join("never.txt");
-    let server = MockServer::start(vec![
-        bash_reply("c1", &format!("touch {}", never.display())),
-        answer("should not be asked for"),
-        answer("nor this"),
-    ]);
-    let mut driven = Driven::start(&server, &dirs, &[]);
-    driven.user("make it");
-    driven.next_of("approval_request");
-    // Sent, but never to be started: the input ends with the approval unanswered.
-    driven.user("and then this");
-    let (code, lines) = driven.finish();
-    assert_eq!(code, Some(130), "{lines:#?}");
-    assert!(!never.exists());
-    let errors = of_type(&lines, "error");
-    assert!(
-        errors.iter().any(|e| e["message"]
-            .as_str()
-            .unwrap()
-            .contains("pending (c1): denied, and the turn stopped")),
-        "{errors:#?}"
-    );
-    let results = of_type(&lines, "result");
-    assert_eq!(results.len(), 1, "{results:#?}");
-    assert_eq!(lines.last().unwrap()["type"], "result");
-    assert_eq!(results[0]["error"]["kind"], "interrupted");
-    assert!(!server.everything_sent().contains("and then this"));
+    // Closed, or ended with an `end` line: either way nobody is left to answer.
+    for end_line in [false, true] {
+        let dirs = Dirs::new();
+        let never = dirs.project().join("never.txt");
+        let server = MockServer::start(vec![
+            bash_reply("c1", &format!("touch {}", never.display())),
+            answer("should not be asked for"),
+            answer("nor this"),
+        ]);
+        let mut driven = Driven::start(&server, &dirs, &[]);
+        driven.user("make it");
+        driven.next_of("approval_request");
+        // Sent, but never to be started: the input ends with the approval unanswered.
+        driven.user("and then this");
+        if end_line {
+            driven.end();
+        }
+        let (code, lines) = driven.finish();
+        assert_eq!(code, Some(130), "{lines:#?}");
+        assert!(!never.exists());
+        let errors = of_type(&lines, "error");
+        assert!(
+            errors.iter().any(|e| e["message"]
+                .as_str()
+                .unwrap()
+                .contains("pending (c1): denied, and the turn stopped")),
+            "{errors:#?}"
+        );
+        let results = of_type(&lines, "result");
+        assert_eq!(results.len(), 1, "{results:#?}");
+        assert_eq!(lines.last().unwrap()["type"], "result");
+        assert_eq!(results[0]["error"]["kind"], "interrupted");
+        assert!(!server.everything_sent().contains("and then this"));
+    }
 }
 
 #[test]
