@@ -447,6 +447,9 @@ mod tests {
         use InputProblem::*;
         assert_eq!(parse(b"\xff{}"), Err(NotUtf8));
         assert!(matches!(line("{nope"), Err(NotJson(_))));
+        // Nesting deep enough to exhaust a recursive parser's stack is refused whole.
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(matches!(line(&deep), Err(NotJson(_))));
         assert_eq!(line("[1]"), Err(NotObject));
         assert_eq!(line(r#"{"schema_version":1}"#), Err(NoType));
         assert_eq!(line(r#"{"type":7,"schema_version":1}"#), Err(NoType));
