@@ -594,6 +594,7 @@ pub fn describe_denial(request: &ApprovalRequestKind, reason: &AutoDenyReason) -
         ApprovalRequestKind::Mcp { server, tool, .. } => {
             format!("MCP tool `{tool}` of server `{server}`")
         }
+        ApprovalRequestKind::Fetch { domain, .. } => format!("fetching from {domain}"),
         ApprovalRequestKind::Plan { file, .. } => format!("the plan in {}", file.display()),
     };
     match reason {
@@ -656,6 +657,9 @@ pub fn describe_request(request: &ApprovalRequestKind) -> String {
         ),
         ApprovalRequestKind::Mcp { server, tool, .. } => format!(
             "MCP tool `{tool}` of server `{server}` needs approval; allow it with the rule              `mcp__{server}` (the whole server) or --approval-mode full-auto"
+        ),
+        ApprovalRequestKind::Fetch { domain, .. } => format!(
+            "fetching from {domain} needs approval; allow the host with the rule `web_fetch({domain})`"
         ),
         ApprovalRequestKind::Plan { file, .. } => format!(
             "the plan in {} needs a person's approval; approve it in an interactive session",

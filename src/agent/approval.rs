@@ -464,6 +464,9 @@ impl ApprovalPolicy {
             | ApprovalRequestKind::ReadOutside { path, .. } => {
                 book.judge(tool, Subject::Read { path }, &scope)
             }
+            ApprovalRequestKind::Fetch { domain, .. } => {
+                book.judge(tool, Subject::Fetch { domain }, &scope)
+            }
             // Plans are answered above, before any rule.
             ApprovalRequestKind::Mcp { .. } | ApprovalRequestKind::Plan { .. } => {
                 book.judge(tool, Subject::Call, &scope)
@@ -684,6 +687,7 @@ impl ApprovalPolicy {
             ApprovalRequestKind::Mcp { server, tool, .. } => {
                 format!("the MCP tool `{tool}` of server `{server}`")
             }
+            ApprovalRequestKind::Fetch { domain, .. } => format!("fetching from {domain}"),
             ApprovalRequestKind::Plan { file, .. } => {
                 format!("the plan in {}", file.display())
             }
@@ -705,6 +709,10 @@ impl ApprovalPolicy {
             ) => {
                 format!("{why}; a person must approve it")
             }
+            (None, ApprovalRequestKind::Fetch { domain, .. }) => format!(
+                "fetching asks a person in every approval mode; it runs unattended only with \
+                 an allow rule `web_fetch({domain})`"
+            ),
             (None, request) => {
                 let flag = match request {
                     ApprovalRequestKind::Edit {
@@ -784,6 +792,9 @@ fn unconfined_by_mode(
 /// What approval mode `mode` does with a call no rule decides.
 fn mode_default(mode: ApprovalMode, request: &ApprovalRequestKind) -> ModeDefault {
     match (mode, request) {
+        // Reaching the network from the harness9 process is asked about in every mode
+        // (full-auto too): only a rule allows it unasked.
+        (_, ApprovalRequestKind::Fetch { .. }) => ModeDefault::Asks,
         (ApprovalMode::FullAuto, _)
         | (
             ApprovalMode::AutoEdit,

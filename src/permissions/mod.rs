@@ -55,6 +55,11 @@ pub enum Subject<'a> {
     },
     /// A call judged by its tool's name alone (an MCP server's tool).
     Call,
+    /// A web request to `domain` (lowercased host): `tool(DOMAIN)` rules match it.
+    Fetch {
+        /// The host.
+        domain: &'a str,
+    },
     /// A file created or changed.
     Edit {
         /// The path (absolute).

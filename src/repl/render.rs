@@ -432,6 +432,9 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
                     format!("MCP server `{server}`: read resources {arguments}\n")
                 }
             },
+            ApprovalRequestKind::Fetch { url, domain } => {
+                format!("{tool} wants to fetch from {domain}:\n  {url}\n")
+            }
             ApprovalRequestKind::Plan { file, text } => {
                 let mut t = format!(
                     "{tool}: the plan ({}) is ready for approval:\n",

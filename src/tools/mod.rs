@@ -27,6 +27,7 @@ pub mod skill;
 pub mod skill_run;
 pub mod skill_tool;
 pub mod update_plan;
+pub mod web_fetch;
 pub mod write_file;
 
 pub use registry::{LoadedTools, ToolNameCollision, ToolRegistry, ToolRegistryBuilder, ToolSet};
