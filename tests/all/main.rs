@@ -72,4 +72,5 @@ mod tui_e2e;
 mod undo;
 mod update_plan;
 mod user_shell;
+mod web_fetch;
 mod window;
