@@ -261,6 +261,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains,
+    /// Neovim, Emacs): one session in this directory, with the usual flags.
+    Acp,
     /// A peer's subcommand (hidden), answered with the harness9 way.
     #[command(flatten)]
     Peer(hints::PeerCommand),

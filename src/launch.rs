@@ -11,6 +11,7 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+use crate::acp::{self, AcpEnd, AcpError};
 use crate::agent::saved::SessionStart;
 use crate::agent::{AgentHandle, Approver};
 use crate::cli::{Cli, ResumeRequest, SessionsAction};
@@ -35,6 +36,8 @@ pub enum Frontend {
     Tui,
     /// The line REPL (a pipe, or a terminal without the TUI).
     Repl(ReplInput),
+    /// `harness9 acp`: an Agent Client Protocol agent on stdio, for editors.
+    Acp,
 }
 
 /// How a session run ended.
@@ -86,6 +89,9 @@ pub enum LaunchError {
     /// Print mode failed.
     #[error(transparent)]
     Print(#[from] PrintError),
+    /// `harness9 acp` failed.
+    #[error(transparent)]
+    Acp(#[from] AcpError),
     /// The TUI failed.
     #[error(transparent)]
     Tui(#[from] tui::TuiError),
@@ -106,6 +112,7 @@ impl LaunchError {
             LaunchError::OwnBinary(_)
             | LaunchError::Runtime(_)
             | LaunchError::Print(_)
+            | LaunchError::Acp(_)
             | LaunchError::Tui(_)
             | LaunchError::Repl(_) => ErrorKind::Internal,
         }
@@ -133,7 +140,7 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
     let remote = runtime.block_on(session::sync_remote_skills(&config));
     let approver = match frontend {
         Frontend::Print(_) | Frontend::Repl(ReplInput::Piped) => Approver::Nobody,
-        Frontend::Tui | Frontend::Repl(ReplInput::Terminal) => Approver::Frontend,
+        Frontend::Tui | Frontend::Repl(ReplInput::Terminal) | Frontend::Acp => Approver::Frontend,
     };
     if frontend == Frontend::Tui && cli.output_format != OutputFormat::Text {
         sink::stderr_line(
@@ -151,6 +158,10 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
         Frontend::Print(stdin) => run_print(cli, &config, &runtime, prepared, stdin)?,
         Frontend::Tui => run_tui(cli, &config, &runtime, prepared, start_view)?,
         Frontend::Repl(input) => run_repl(cli, &config, &runtime, prepared, input)?,
+        Frontend::Acp => match acp::run(&runtime, prepared)? {
+            AcpEnd::Closed => Ended::Finished { failure: None },
+            AcpEnd::Signalled(signal) => Ended::Signalled(signal),
+        },
     };
     if let Ended::Signalled(signal) = &ended {
         // Said before the runtime is let go, as the run's last words.
@@ -217,7 +228,9 @@ fn activity(cli: &Cli, frontend: Frontend) -> Activity {
     match frontend {
         _ if cli.verbose => Activity::Shown,
         Frontend::Repl(ReplInput::Terminal) => Activity::Calls,
-        Frontend::Print(_) | Frontend::Tui | Frontend::Repl(ReplInput::Piped) => Activity::Hidden,
+        Frontend::Print(_) | Frontend::Tui | Frontend::Repl(ReplInput::Piped) | Frontend::Acp => {
+            Activity::Hidden
+        }
     }
 }
 

@@ -1,12 +1,13 @@
 //! harness9: a terminal coding agent for any OpenAI-compatible endpoint, with Agent Skills.
 //!
 //! The core (`agent`, `llm`, `tools`, `exec`, `skills`, `prompt`, `config`, `protocol`,
-//! `input`, `session`, `truncate`) never touches the terminal; the frontends (`tui`, `repl`, `print`) send
+//! `input`, `session`, `truncate`) never touches the terminal; the frontends (`tui`, `repl`, `print`, `acp`) send
 //! [`protocol::Op`]s and render [`protocol::Event`]s. `main.rs` turns arguments into a
 //! mode, runs a subcommand ([`commands`]) or a session in a frontend ([`launch`]), and
 //! alone maps their errors to exit codes. Whatever the frontends outside
 //! the TUI write passes through [`safe_text`], so untrusted text cannot steer a terminal.
 
+pub mod acp;
 pub mod agent;
 pub mod agents;
 pub mod artifacts;

@@ -65,6 +65,9 @@ enum Mode<'a> {
 
 impl Mode<'_> {
     fn of(cli: &Cli, terminals: Terminals) -> Mode<'_> {
+        if let Some(Command::Acp) = &cli.command {
+            return Mode::Session(Frontend::Acp);
+        }
         if let Some(command) = &cli.command {
             return Mode::Subcommand(command);
         }

@@ -253,6 +253,32 @@ fn trim_end<S>(line: &mut CellLine<S>) {
     }
 }
 
+/// Plain text in columns for a subcommand's listing: every column but the last padded to
+/// its widest cell (counted in characters), two spaces between columns, one line per row.
+pub fn plain_columns<const N: usize>(rows: &[[String; N]]) -> Vec<String> {
+    let mut widths = [0usize; N];
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    rows.iter()
+        .map(|row| {
+            let mut line = String::new();
+            for (i, cell) in row.iter().enumerate() {
+                if i + 1 == N {
+                    line.push_str(cell);
+                } else {
+                    let pad = widths[i] - cell.chars().count();
+                    line.push_str(cell);
+                    line.push_str(&" ".repeat(pad + 2));
+                }
+            }
+            line
+        })
+        .collect()
+}
+
 /// The display width of a laid-out cell line.
 pub fn line_width<S>(line: &[Piece<S>]) -> usize {
     cell_width(line)

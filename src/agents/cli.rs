@@ -134,24 +134,9 @@ fn list_table(catalog: &AgentCatalog, budget: usize, out: &mut dyn Write) -> io:
         ]);
     }
     let header = ["NAME", "ORIGIN", "STATUS", "PATH"].map(String::from);
-    let mut widths = [0usize; 3];
-    for row in std::iter::once(&header).chain(&rows) {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    for row in std::iter::once(&header).chain(&rows) {
-        writeln!(
-            out,
-            "{:<w0$}  {:<w1$}  {:<w2$}  {}",
-            row[0],
-            row[1],
-            row[2],
-            row[3],
-            w0 = widths[0],
-            w1 = widths[1],
-            w2 = widths[2],
-        )?;
+    rows.insert(0, header);
+    for line in crate::text_table::plain_columns(&rows) {
+        writeln!(out, "{line}")?;
     }
     match &index.text {
         Some(_) => writeln!(

@@ -78,6 +78,9 @@ pub enum CommandError {
     /// A peer's subcommand (`exec`, `resume`…): what to type instead.
     #[error("{0}")]
     PeerHabit(String),
+    /// `harness9 acp` reached the subcommands: it runs a session, which `main` starts.
+    #[error("`harness9 acp` runs a session, not a subcommand")]
+    SessionCommand,
 }
 
 impl CommandError {
@@ -87,6 +90,7 @@ impl CommandError {
         match self {
             CommandError::Config(_) | CommandError::PeerHabit(_) => Kind::Usage,
             CommandError::Runtime(_) | CommandError::OwnBinary(_) => Kind::Internal,
+            CommandError::SessionCommand => Kind::Internal,
             CommandError::ContextAssembly(_) | CommandError::ContextOutput(_) => Kind::Internal,
             CommandError::Skills(e) => e.kind(),
             CommandError::Agents(e) => e.kind(),
@@ -132,6 +136,7 @@ pub fn run(overrides: &Overrides, command: &Command) -> Result<(), CommandError>
         Command::Hooks { action } => hooks::run(&config, action),
         Command::Context { json } => context::run(overrides, &config, *json),
         Command::Peer(peer) => Err(CommandError::PeerHabit(peer.hint())),
+        Command::Acp => Err(CommandError::SessionCommand),
     }
 }
 

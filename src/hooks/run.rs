@@ -407,36 +407,20 @@ pub async fn run_event(
     let mut tasks = JoinSet::new();
     let mut runs: Vec<Option<HookRun>> = vec![None; selected.len()];
     for (index, chosen) in selected.iter().enumerate() {
-        if let Some(reason) = chosen.broken {
-            runs[index] = Some(HookRun {
-                command: chosen.hook.command.clone(),
-                on_error: chosen.hook.on_error,
-                origin: chosen.hook.origin.clone(),
-                outcome: failed(
-                    chosen.hook.on_error,
-                    Failure::BrokenMatcher {
-                        reason: reason.to_string(),
-                    },
-                ),
-                elapsed: Duration::ZERO,
-            });
-            continue;
-        }
-        if let Some(path) = super::pins::changed(&chosen.hook.pinned) {
-            runs[index] = Some(HookRun {
-                command: chosen.hook.command.clone(),
-                on_error: chosen.hook.on_error,
-                origin: chosen.hook.origin.clone(),
-                outcome: failed(
-                    chosen.hook.on_error,
-                    Failure::ScriptChanged {
-                        path: path.to_path_buf(),
-                        project_hook: chosen.hook.origin.kind.trust()
-                            == super::TrustNeeded::Project,
-                    },
-                ),
-                elapsed: Duration::ZERO,
-            });
+        // A hook that must not run (its matcher is broken, or a script it names changed
+        // since the session started) fails without starting: a guard denies.
+        let refused = match (chosen.broken, super::pins::changed(&chosen.hook.pinned)) {
+            (Some(reason), _) => Some(Failure::BrokenMatcher {
+                reason: reason.to_string(),
+            }),
+            (None, Some(path)) => Some(Failure::ScriptChanged {
+                path: path.to_path_buf(),
+                project_hook: chosen.hook.origin.kind.trust() == super::TrustNeeded::Project,
+            }),
+            (None, None) => None,
+        };
+        if let Some(failure) = refused {
+            runs[index] = Some(not_started(chosen, failure));
             continue;
         }
         let hook = chosen.hook.clone();
@@ -457,17 +441,13 @@ pub async fn run_event(
         .into_iter()
         .zip(selected)
         .map(|(run, chosen)| {
-            run.unwrap_or_else(|| HookRun {
-                command: chosen.hook.command.clone(),
-                on_error: chosen.hook.on_error,
-                origin: chosen.hook.origin.clone(),
-                outcome: failed(
-                    chosen.hook.on_error,
+            run.unwrap_or_else(|| {
+                not_started(
+                    chosen,
                     Failure::NotStarted {
                         reason: "its task ended without a result".into(),
                     },
-                ),
-                elapsed: Duration::ZERO,
+                )
             })
         })
         .collect();
@@ -540,6 +520,17 @@ async fn run_one(hook: Hook, request: Request, cancel: CancellationToken) -> Hoo
         origin: hook.origin,
         outcome,
         elapsed,
+    }
+}
+
+/// The run of a hook that was never started, failing with `failure`.
+fn not_started(chosen: &Selected<'_>, failure: Failure) -> HookRun {
+    HookRun {
+        command: chosen.hook.command.clone(),
+        on_error: chosen.hook.on_error,
+        origin: chosen.hook.origin.clone(),
+        outcome: failed(chosen.hook.on_error, failure),
+        elapsed: Duration::ZERO,
     }
 }
 

@@ -155,26 +155,9 @@ fn list_to(
         writeln!(out, "No skills found.")?;
     } else {
         let header = ["NAME", "KIND", "ROOT", "STATUS", "PATH"].map(String::from);
-        let mut widths = [0usize; 4];
-        for row in std::iter::once(&header).chain(&rows) {
-            for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.chars().count());
-            }
-        }
-        for row in std::iter::once(&header).chain(&rows) {
-            writeln!(
-                out,
-                "{:<w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {}",
-                row[0],
-                row[1],
-                row[2],
-                row[3],
-                row[4],
-                w0 = widths[0],
-                w1 = widths[1],
-                w2 = widths[2],
-                w3 = widths[3]
-            )?;
+        rows.insert(0, header);
+        for line in crate::text_table::plain_columns(&rows) {
+            writeln!(out, "{line}")?;
         }
     }
     let pct = (index.used_chars * 100).checked_div(budget).unwrap_or(0);

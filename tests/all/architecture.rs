@@ -54,7 +54,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("configuration and the input router", &["config", "input"]),
     ("the agent", &["agent"]),
     ("session assembly", &["session"]),
-    ("frontends", &["print", "tui", "repl"]),
+    ("frontends", &["print", "tui", "repl", "acp"]),
     ("the command line", &["cli"]),
     ("start-up", &["startup"]),
     ("the subcommands", &["commands"]),

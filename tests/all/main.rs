@@ -10,6 +10,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod acp;
 mod agent;
 mod agents_cli;
 mod agents_fixtures;
