@@ -32,7 +32,7 @@ use crate::permissions::{
 use crate::protocol::ApprovalMode;
 use crate::protocol::{ApprovalDecision, ApprovalRequestKind, Location, McpAction};
 use crate::protocol::{AskBecause, Effect, Offer, RuleView, Source};
-use crate::tools::Access;
+use crate::tools::{Access, WebReach};
 
 /// What to do with a call before running it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -735,6 +735,26 @@ impl ApprovalPolicy {
             "Denied: {what} was not run because {needs}, and this run is non-interactive, so \
              nobody can approve it. Do not retry it; continue without it or tell the user."
         )
+    }
+
+    /// Which addresses a call with these accesses may reach once approved: any address
+    /// of a fetched host only when an allow rule names that host itself
+    /// (`web_fetch(HOST)`); otherwise, whatever approved it (a wider rule, a "yes", a
+    /// hook), public addresses only.
+    pub fn web_reach(&self, tool: &str, parts: &[Access]) -> WebReach {
+        let shared = self.shared();
+        let named = parts.iter().find_map(|part| match part {
+            Access::NeedsApproval(ApprovalRequestKind::Fetch { domain, .. }) => {
+                shared.book.allow_naming_host(tool, domain)
+            }
+            _ => None,
+        });
+        match named {
+            Some(active) => WebReach::AnyAddress {
+                rule: active.rule.text().to_string(),
+            },
+            None => WebReach::PublicOnly,
+        }
     }
 
     /// The message the model sees when a deny rule refused a call.

@@ -608,3 +608,46 @@ fn a_fetch_asks_in_every_mode_and_only_rules_for_its_host_decide() {
         Verdict::DenyUnattended(_)
     ));
 }
+
+/// Only an allow rule naming the host itself lets a fetch reach internal addresses: not
+/// a rule for the whole tool, not `*.DOMAIN`, not a one-time yes; the rule an "always"
+/// answer adds names the host.
+#[test]
+fn only_a_rule_naming_the_host_lets_a_fetch_reach_internal_addresses() {
+    use crate::tools::WebReach;
+    let mut setup = PermissionsSetup::built_in(Path::new("/p"), Path::new("/h"));
+    for text in ["web_fetch", "web_fetch(*.corp.example)"] {
+        setup.book.push(ActiveRule {
+            rule: Rule::parse(text, None).unwrap(),
+            effect: Effect::Allow,
+            source: Source::Session,
+        });
+    }
+    let p = ApprovalPolicy::new(ApprovalMode::Suggest, Approver::Frontend, setup);
+    for host in ["127.0.0.1", "wiki.corp.example", "localhost"] {
+        assert_eq!(p.verdict("web_fetch", fetch(host)), Verdict::Run, "{host}");
+        assert_eq!(
+            p.web_reach("web_fetch", &[fetch(host)]),
+            WebReach::PublicOnly,
+            "{host}"
+        );
+    }
+    let p = policy(ApprovalMode::Suggest, Approver::Frontend);
+    let plan = ask(p.verdict("web_fetch", fetch("localhost")));
+    p.record(&plan, &ApprovalDecision::Approve);
+    assert_eq!(
+        p.web_reach("web_fetch", &[fetch("localhost")]),
+        WebReach::PublicOnly
+    );
+    p.record(&plan, &ApprovalDecision::ApproveForSession);
+    assert_eq!(
+        p.web_reach("web_fetch", &[fetch("localhost")]),
+        WebReach::AnyAddress {
+            rule: "web_fetch(localhost)".into()
+        }
+    );
+    assert_eq!(
+        p.web_reach("bash", &[fetch("localhost")]),
+        WebReach::PublicOnly
+    );
+}

@@ -411,6 +411,12 @@ impl Rulebook {
         &self.rules
     }
 
+    /// The first allow rule that names `host` itself for `tool` (`web_fetch(HOST)`, not
+    /// `web_fetch` or `web_fetch(*.DOMAIN)`): what lets a fetch reach an internal address.
+    pub fn allow_naming_host(&self, tool: &str, host: &str) -> Option<&ActiveRule> {
+        self.first(Effect::Allow, |r| r.names_host(tool, host))
+    }
+
     /// The first rule with `effect` for which `matches` holds.
     fn first(&self, effect: Effect, mut matches: impl FnMut(&Rule) -> bool) -> Option<&ActiveRule> {
         self.rules

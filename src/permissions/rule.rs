@@ -148,15 +148,33 @@ impl DomainPattern {
         }
     }
 
-    /// Whether `host` (any case) is what this pattern names.
+    /// Whether `host` (any case) is what this pattern names. An address is compared as
+    /// an address, so `[::ffff:127.0.0.1]` names the host a URL spells `[::ffff:7f00:1]`.
     pub fn matches(&self, host: &str) -> bool {
         let host = host.to_ascii_lowercase();
         match self {
-            DomainPattern::Exact { host: want } => host == *want,
+            DomainPattern::Exact { host: want } => match (address_of(want), address_of(&host)) {
+                (Some(a), Some(b)) => a == b,
+                _ => host == *want,
+            },
             DomainPattern::Below { suffix } => host
                 .strip_suffix(suffix.as_str())
                 .is_some_and(|head| head.len() > 1 && head.ends_with('.')),
         }
+    }
+}
+
+/// `host` as an IP address: dotted IPv4 or bracketed IPv6 (how URLs spell hosts).
+fn address_of(host: &str) -> Option<std::net::IpAddr> {
+    match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(v6) => v6
+            .parse::<std::net::Ipv6Addr>()
+            .ok()
+            .map(std::net::IpAddr::V6),
+        None => host
+            .parse::<std::net::Ipv4Addr>()
+            .ok()
+            .map(std::net::IpAddr::V4),
     }
 }
 
@@ -290,6 +308,22 @@ impl Rule {
             Spec::Given { domain: spec, .. } => {
                 spec.as_ref().is_some_and(|spec| spec.matches(domain))
             }
+        }
+    }
+
+    /// Whether it names `host` itself for `tool`: a `tool(HOST)` rule with exactly this
+    /// host or address, not the whole tool and not `*.DOMAIN` (what lets web_fetch reach
+    /// an internal address).
+    pub fn names_host(&self, tool: &str, host: &str) -> bool {
+        if !self.covers_tool(tool) || self.tools == ToolSelector::Any {
+            return false;
+        }
+        match &self.spec {
+            Spec::All => false,
+            Spec::Given { domain, .. } => matches!(
+                domain,
+                Some(exact @ DomainPattern::Exact { .. }) if exact.matches(host)
+            ),
         }
     }
 
@@ -545,9 +579,21 @@ mod tests {
         assert!(!ip.matches_domain("web_fetch", "127.0.0.10"));
         let whole = Rule::parse("web_fetch", None).unwrap();
         assert!(whole.matches_domain("web_fetch", "anything.org"));
+        // Addresses compare as addresses.
+        let mapped = Rule::parse("web_fetch([::FFFF:127.0.0.1])", None).unwrap();
+        assert!(mapped.matches_domain("web_fetch", "[::ffff:7f00:1]"));
+        assert!(!mapped.matches_domain("web_fetch", "127.0.0.1"));
+        // Only an exact host is named: not the whole tool, not a domain's hosts.
+        assert!(exact.names_host("web_fetch", "docs.rs"));
+        assert!(ip.names_host("web_fetch", "127.0.0.1"));
+        assert!(mapped.names_host("web_fetch", "[::ffff:7f00:1]"));
+        assert!(!ip.names_host("bash", "127.0.0.1"));
+        assert!(!whole.names_host("web_fetch", "127.0.0.1"));
+        assert!(!below.names_host("web_fetch", "a.example.com"));
         // A path rule for every tool is no host rule.
         let any = Rule::parse("*(docs.rs)", None).unwrap();
         assert!(!any.matches_domain("web_fetch", "docs.rs"));
+        assert!(!any.names_host("web_fetch", "docs.rs"));
         // Not a host: never matches one.
         for text in [
             "web_fetch(docs.rs/*)",

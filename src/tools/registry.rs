@@ -39,7 +39,7 @@ impl ToolRegistryBuilder {
         builder.register(Arc::new(list::List));
         builder.register(Arc::new(grep::Grep));
         builder.register(Arc::new(bash::Bash));
-        builder.register(Arc::new(web_fetch::WebFetch));
+        builder.register(Arc::new(web_fetch::WebFetch::default()));
         builder.register(Arc::new(update_plan::UpdatePlan));
         // Offered in plan mode only: requests outside it never carry it.
         builder.register(Arc::new(exit_plan::ExitPlan));

@@ -1,38 +1,88 @@
 //! The `web_fetch` tool: one `GET` of an `http(s)` URL from the harness9 process,
 //! through the one client builder (`crate::http`), with no header the session sends
-//! elsewhere (no provider key, no configured headers, no cookies). Redirects on the same
-//! host are followed (at most [`MAX_REDIRECTS`]); a redirect to another host is not
-//! followed but reported, so reaching that host is a new call judged by its own rule.
-//! The body is read to at most [`MAX_BODY_BYTES`] within [`FETCH_TIMEOUT`]; HTML becomes
-//! Markdown (`htmd`), text and JSON are given as they are, other types are refused. The
-//! result names the final URL and status and wraps the content as untrusted data.
+//! elsewhere (no provider key, no configured headers, no cookies) and no proxy. The host
+//! is resolved once and every address judged before anything is sent (`pin.rs`): an
+//! internal address (loopback, private, link-local, … `address.rs`) is reached only when
+//! an allow rule names the host itself ([`WebReach::AnyAddress`]), and the connection
+//! goes to the judged addresses alone. Redirects on the same host, scheme and port are
+//! followed (at most [`Settings::max_redirects`]) to those same addresses; a redirect to
+//! another host, scheme or port is not followed but reported, so reaching it is a new
+//! call judged by its own rule. Images and PDFs are refused by their content type before
+//! the body is read; the body is read to at most [`Settings::max_bytes`] within
+//! [`Settings::timeout`]; HTML becomes Markdown (`htmd`), text and JSON are given as they
+//! are, decoded by their declared charset (`charset.rs`). The result names the final URL
+//! and status and wraps the content as untrusted data.
 //!
 //! It declares the host it would reach ([`Access::NeedsApproval`] with
 //! [`ApprovalRequestKind::Fetch`]); it must not know the rules, the approval mode or
 //! frontends.
 
+mod address;
+mod charset;
+mod pin;
+
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::Url;
 use serde::Deserialize;
 
-use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool};
+pub use pin::{Lookup, LookupFuture, SystemLookup};
+
+use super::{Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, WebReach};
 use crate::protocol::ApprovalRequestKind;
 
-/// Same-host redirects followed at most.
-pub const MAX_REDIRECTS: usize = 5;
-/// Bytes of a body read at most; the rest is not read.
-pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
-/// The whole fetch (every hop and the body) takes at most this long.
-pub const FETCH_TIMEOUT: Duration = Duration::from_secs(30);
-/// Connecting to one host takes at most this long.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The tag the content is wrapped in.
 const WRAP: &str = "untrusted_web_content";
 
+/// The limits of a fetch (`[web_fetch]` in config.toml).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// Bytes of a body read at most; the rest is not read (default 2 MiB).
+    pub max_bytes: usize,
+    /// The whole fetch (every hop and the body) takes at most this long (default 30 s).
+    pub timeout: Duration,
+    /// Same-host redirects followed at most (default 5).
+    pub max_redirects: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            max_bytes: 2 * 1024 * 1024,
+            timeout: Duration::from_secs(30),
+            max_redirects: 5,
+        }
+    }
+}
+
 /// Fetches a web page.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct WebFetch;
+#[derive(Debug, Clone)]
+pub struct WebFetch {
+    settings: Settings,
+    lookup: Arc<dyn Lookup>,
+}
+
+impl Default for WebFetch {
+    fn default() -> Self {
+        WebFetch::new(Settings::default())
+    }
+}
+
+impl WebFetch {
+    /// The tool with these limits, resolving names through the system.
+    pub fn new(settings: Settings) -> WebFetch {
+        WebFetch {
+            settings,
+            lookup: Arc::new(SystemLookup),
+        }
+    }
+
+    /// The same tool resolving names through `lookup` (tests).
+    pub fn with_lookup(self, lookup: Arc<dyn Lookup>) -> WebFetch {
+        WebFetch { lookup, ..self }
+    }
+}
 
 /// The arguments of a `web_fetch` call.
 #[derive(Debug, Deserialize)]
@@ -109,30 +159,41 @@ impl TypedTool for WebFetch {
                 Ok(target) => target,
                 Err(refused) => return Ok(ToolOutput::error(refused.to_string())),
             };
+            let settings = self.settings;
+            let fetching = fetch(target, &ctx.web_reach, self.lookup.as_ref(), settings);
             let fetched = tokio::select! {
                 biased;
                 () = ctx.cancel.cancelled() => return Err(ToolFatal::Interrupted),
-                fetched = tokio::time::timeout(FETCH_TIMEOUT, fetch(target)) => fetched,
+                fetched = tokio::time::timeout(settings.timeout, fetching) => fetched,
             };
             let page = match fetched {
                 Err(_) => {
                     return Ok(ToolOutput::error(format!(
                         "the fetch took longer than {} s and was stopped",
-                        FETCH_TIMEOUT.as_secs()
+                        settings.timeout.as_secs()
                     )));
                 }
                 Ok(Err(failed)) => return Ok(ToolOutput::error(failed)),
-                Ok(Ok(Outcome::ElsewhereRedirect { from, to, status })) => {
+                Ok(Ok(Outcome::NotFollowed {
+                    from,
+                    to,
+                    status,
+                    because,
+                })) => {
                     return Ok(ToolOutput::ok(format!(
-                        "URL: {from}\nStatus: {status}\nRedirected to another host: {to}\n\
+                        "URL: {from}\nStatus: {status}\nRedirected to {}: {to}\n\
                          Not followed: to read it, call web_fetch with that URL (it is \
-                         judged by its own host's rule).\n"
+                         judged by its own host's rule).\n",
+                        because.describe()
                     )));
+                }
+                Ok(Ok(Outcome::Refused { head, why })) => {
+                    return Ok(ToolOutput::error(format!("{head}Not read: {why}\n")));
                 }
                 Ok(Ok(Outcome::Page(page))) => page,
             };
             let max = ctx.limits.max_output_bytes.saturating_sub(1_000).max(1_000);
-            super::run_blocking_until(&ctx.cancel, move || render(page, max)).await
+            super::run_blocking_until(&ctx.cancel, move || render(page, max, settings)).await
         })
     }
 }
@@ -141,12 +202,48 @@ impl TypedTool for WebFetch {
 enum Outcome {
     /// A response that is not a redirect.
     Page(Page),
-    /// A redirect to another host, not followed.
-    ElsewhereRedirect {
+    /// A redirect that changes the host, scheme or port: not followed.
+    NotFollowed {
         from: Url,
         to: Url,
         status: reqwest::StatusCode,
+        because: Change,
     },
+    /// A response whose content type is not read (an image, a PDF): its head and why.
+    Refused { head: String, why: String },
+}
+
+/// What a redirect would change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    Host,
+    Scheme,
+    Port,
+}
+
+impl Change {
+    fn describe(self) -> &'static str {
+        match self {
+            Change::Host => "another host",
+            Change::Scheme => "another scheme",
+            Change::Port => "another port",
+        }
+    }
+
+    /// What `next` changes from `from`, if anything.
+    fn between(from: &Url, next: &Url) -> Option<Change> {
+        if from.host_str().map(str::to_ascii_lowercase)
+            != next.host_str().map(str::to_ascii_lowercase)
+        {
+            Some(Change::Host)
+        } else if from.scheme() != next.scheme() {
+            Some(Change::Scheme)
+        } else if from.port_or_known_default() != next.port_or_known_default() {
+            Some(Change::Port)
+        } else {
+            None
+        }
+    }
 }
 
 /// A response as read.
@@ -155,19 +252,22 @@ struct Page {
     status: reqwest::StatusCode,
     content_type: String,
     body: Vec<u8>,
-    /// The body had more than [`MAX_BODY_BYTES`].
+    /// The body had more than [`Settings::max_bytes`].
     cut: bool,
 }
 
-async fn fetch(target: Target) -> Result<Outcome, String> {
-    // No default headers, no cookie store, no redirects followed by the client: every
-    // hop is seen here.
-    let client = crate::http::builder(false)
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(CONNECT_TIMEOUT)
-        .user_agent(concat!("harness9/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| format!("could not set up the HTTP client: {e}"))?;
+async fn fetch(
+    target: Target,
+    reach: &WebReach,
+    lookup: &dyn Lookup,
+    settings: Settings,
+) -> Result<Outcome, String> {
+    // Resolved and judged once: every hop stays on this host, scheme and port, so it
+    // connects to these same addresses (the client resolves nothing itself).
+    let pinned = pin::pin(&target.url, reach, lookup)
+        .await
+        .map_err(|e| format!("not fetched: {e}"))?;
+    let client = pin::client(&pinned)?;
     let mut url = target.url;
     let mut hops = 0usize;
     loop {
@@ -190,18 +290,19 @@ async fn fetch(target: Target) -> Result<Outcome, String> {
                 .and_then(|l| url.join(l).ok())
                 .ok_or_else(|| format!("{url} redirected to an unreadable location"))?;
             let next = Target::of(next).map_err(|r| format!("{url} redirected: {r}"))?;
-            if next.host != target.host {
-                return Ok(Outcome::ElsewhereRedirect {
+            if let Some(because) = Change::between(&url, &next.url) {
+                return Ok(Outcome::NotFollowed {
                     from: url,
                     to: next.url,
                     status,
+                    because,
                 });
             }
             hops += 1;
-            if hops > MAX_REDIRECTS {
+            if hops > settings.max_redirects {
                 return Err(format!(
-                    "more than {MAX_REDIRECTS} redirects (last to {}): not followed",
-                    next.url
+                    "more than {} redirects (last to {}): not followed",
+                    settings.max_redirects, next.url
                 ));
             }
             url = next.url;
@@ -213,7 +314,13 @@ async fn fetch(target: Target) -> Result<Outcome, String> {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_ascii_lowercase();
-        let (body, cut) = read_capped(response).await?;
+        if let Some(why) = unread_type(&content_type) {
+            return Ok(Outcome::Refused {
+                head: format!("URL: {url}\nStatus: {status}\nContent-Type: {content_type}\n"),
+                why,
+            });
+        }
+        let (body, cut) = read_capped(response, settings.max_bytes).await?;
         return Ok(Outcome::Page(Page {
             url,
             status,
@@ -224,15 +331,34 @@ async fn fetch(target: Target) -> Result<Outcome, String> {
     }
 }
 
-/// The body, at most [`MAX_BODY_BYTES`] of it: reading stops there.
-async fn read_capped(mut response: reqwest::Response) -> Result<(Vec<u8>, bool), String> {
+/// Why a content type is not read at all (its body is never downloaded), if it is not.
+fn unread_type(content_type: &str) -> Option<String> {
+    let mime = content_type.split(';').next().unwrap_or("").trim();
+    if mime.starts_with("image/") {
+        Some(format!(
+            "`{mime}` is an image, and web_fetch reads text only. To look at it, save it \
+             into the project (asking to run a download command) and view it as an image \
+             (view_image, or an @file mention)."
+        ))
+    } else if mime == "application/pdf" {
+        Some("`application/pdf` is a PDF document, which web_fetch does not read.".into())
+    } else {
+        None
+    }
+}
+
+/// The body, at most `max` bytes of it: reading stops there.
+async fn read_capped(
+    mut response: reqwest::Response,
+    max: usize,
+) -> Result<(Vec<u8>, bool), String> {
     let mut body = Vec::new();
     while let Some(chunk) = response
         .chunk()
         .await
         .map_err(|e| format!("reading the body failed: {}", without_url(&e)))?
     {
-        let room = MAX_BODY_BYTES - body.len();
+        let room = max - body.len();
         if chunk.len() >= room {
             let cut = chunk.len() > room;
             body.extend_from_slice(&chunk[..room]);
@@ -286,7 +412,7 @@ fn shape(content_type: &str, body: &[u8]) -> Shape {
     }
 }
 
-fn render(page: Page, max: usize) -> ToolOutput {
+fn render(page: Page, max: usize, settings: Settings) -> ToolOutput {
     let mut head = format!("URL: {}\nStatus: {}\n", page.url, page.status);
     if !page.content_type.is_empty() {
         head.push_str(&format!("Content-Type: {}\n", page.content_type));
@@ -294,18 +420,22 @@ fn render(page: Page, max: usize) -> ToolOutput {
     if page.cut {
         head.push_str(&format!(
             "Cut: only the first {} bytes of the body were read.\n",
-            MAX_BODY_BYTES
+            settings.max_bytes
         ));
     }
-    let text = String::from_utf8_lossy(&page.body);
-    let content = match shape(&page.content_type, &page.body) {
-        Shape::Binary => {
-            return ToolOutput::error(format!(
-                "{head}Not shown: `{}` is not text, HTML or JSON.\n",
-                page.content_type
-            ));
-        }
-        Shape::Text => text.into_owned(),
+    let shape = shape(&page.content_type, &page.body);
+    if shape == Shape::Binary {
+        return ToolOutput::error(format!(
+            "{head}Not shown: `{}` is not text, HTML or JSON.\n",
+            page.content_type
+        ));
+    }
+    let decoded = charset::decode(&page.content_type, &page.body, shape == Shape::Html);
+    if let Some(note) = &decoded.note {
+        head.push_str(&format!("Charset: {note}\n"));
+    }
+    let text = decoded.text;
+    let content = match shape {
         Shape::Html => {
             let converter = htmd::HtmlToMarkdown::builder()
                 .skip_tags(vec![
@@ -319,6 +449,7 @@ fn render(page: Page, max: usize) -> ToolOutput {
                 }
             }
         }
+        Shape::Text | Shape::Binary => text,
     };
     let content = crate::truncate::truncate_head_tail(&content, max);
     let content = neutralize_wrapper(&content);

@@ -47,7 +47,12 @@ pub struct WebServer {
 impl WebServer {
     /// Starts a server answering `routes` (path → answer); other paths get a 404.
     pub fn start(routes: Vec<(&str, Answer)>) -> WebServer {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        WebServer::start_on("127.0.0.1:0", routes)
+    }
+
+    /// [`WebServer::start`] listening on `addr` (a loopback address and port).
+    pub fn start_on(addr: &str, routes: Vec<(&str, Answer)>) -> WebServer {
+        let listener = TcpListener::bind(addr).unwrap();
         let addr = listener.local_addr().unwrap();
         let routes: Arc<Vec<(String, Answer)>> = Arc::new(
             routes

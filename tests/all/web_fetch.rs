@@ -102,13 +102,81 @@ fn a_deny_rule_for_the_host_wins_over_allowing_the_whole_tool() {
         &["refused by the rule `deny web_fetch(127.0.0.1)`"],
     );
     assert!(web.heads().is_empty(), "{:?}", web.heads());
-    // Another host is not named by the deny rule: the allow rule runs it.
+    // Another host is not named by the deny rule: the allow rule runs the call, but a
+    // rule for the whole tool names no host, so localhost's loopback address is refused.
     let (_, tool) = one_fetch(
         &dirs,
         &format!("http://localhost:{}/doc", web.addr.port()),
         &[],
     );
+    assert_has(
+        &tool,
+        &["localhost resolves to 127.0.0.1", "web_fetch(localhost)"],
+    );
+    assert!(!tool.contains("Install"), "{tool}");
+    assert!(web.heads().is_empty(), "{:?}", web.heads());
+}
+
+#[test]
+fn a_wildcard_rule_never_opens_the_internal_network_and_a_named_host_does() {
+    let web = page_server();
+    let port = web.addr.port();
+    let dirs =
+        Dirs::with_config("[permissions]\nallow = [\"web_fetch\", \"web_fetch(*.localhost)\"]\n");
+    for url in [
+        format!("http://127.0.0.1:{port}/doc"),
+        format!("http://2130706433:{port}/doc"),
+        format!("http://0x7f.0.0.1:{port}/doc"),
+        format!("http://[::ffff:127.0.0.1]:{port}/doc"),
+        format!("http://localhost:{port}/doc"),
+        "http://169.254.169.254/latest/meta-data/".to_string(),
+    ] {
+        let (out, tool) = one_fetch(&dirs, &url, &[]);
+        assert_exit(&out, 0);
+        assert_has(
+            &tool,
+            &["not fetched:", "only when an allow rule names this host"],
+        );
+        assert!(!tool.contains("Install"), "{url}: {tool}");
+    }
+    assert!(web.heads().is_empty(), "{:?}", web.heads());
+    // The rule that names the address lets its every spelling through.
+    let named = Dirs::with_config("[permissions]\nallow = [\"web_fetch(127.0.0.1)\"]\n");
+    let (_, tool) = one_fetch(&named, &format!("http://2130706433:{port}/doc"), &[]);
+    assert_has(&tool, &["## Install", "URL: http://127.0.0.1:"]);
+    let named = Dirs::with_config("[permissions]\nallow = [\"web_fetch(localhost)\"]\n");
+    let (_, tool) = one_fetch(&named, &format!("http://localhost:{port}/doc"), &[]);
     assert_has(&tool, &["## Install"]);
+    assert_eq!(web.heads().len(), 2, "{:?}", web.heads());
+}
+
+#[test]
+fn web_fetch_uses_no_proxy_from_the_environment() {
+    let web = page_server();
+    let proxy = WebServer::start(vec![]);
+    let dirs = Dirs::with_config("[permissions]\nallow = [\"web_fetch(127.0.0.1)\"]\n");
+    let model = MockServer::start(vec![]);
+    // The model's endpoint is reached by the name NO_PROXY exempts; the page by its
+    // address, which every proxy variable would send through the proxy.
+    let endpoint = model.url().replace("127.0.0.1", "localhost");
+    let proxy_url = format!("http://{}", proxy.addr);
+    let call = serde_json::json!({ "url": web.url("/doc") }).to_string();
+    let (out, tool) = model.one_call(
+        (dirs.home(), dirs.project()),
+        ("web_fetch", &call),
+        &[],
+        &[
+            ("OPENAI_BASE_URL", &endpoint),
+            ("NO_PROXY", "localhost"),
+            ("HTTP_PROXY", &proxy_url),
+            ("http_proxy", &proxy_url),
+            ("ALL_PROXY", &proxy_url),
+        ],
+    );
+    assert_exit(&out, 0);
+    assert_has(&tool, &["## Install"]);
+    assert!(proxy.heads().is_empty(), "{:?}", proxy.heads());
+    assert_eq!(web.heads().len(), 1);
 }
 
 #[test]
