@@ -595,6 +595,9 @@ pub fn describe_denial(request: &ApprovalRequestKind, reason: &AutoDenyReason) -
             format!("MCP tool `{tool}` of server `{server}`")
         }
         ApprovalRequestKind::Fetch { domain, .. } => format!("fetching from {domain}"),
+        ApprovalRequestKind::Search { backend, .. } => {
+            format!("searching the web through {backend}")
+        }
         ApprovalRequestKind::Plan { file, .. } => format!("the plan in {}", file.display()),
     };
     match reason {
@@ -661,6 +664,9 @@ pub fn describe_request(request: &ApprovalRequestKind) -> String {
         ApprovalRequestKind::Fetch { domain, .. } => format!(
             "fetching from {domain} needs approval; allow the host with the rule `web_fetch({domain})`"
         ),
+        ApprovalRequestKind::Search { .. } => {
+            "searching the web needs approval; allow it with the rule `web_search`".to_string()
+        }
         ApprovalRequestKind::Plan { file, .. } => format!(
             "the plan in {} needs a person's approval; approve it in an interactive session",
             file.display()

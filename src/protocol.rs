@@ -323,6 +323,14 @@ pub enum ApprovalRequestKind {
         /// Its host, lowercased (what `web_fetch(HOST)` rules match).
         domain: String,
     },
+    /// Search the web (`web_search`) through the configured backend: judged by
+    /// `web_search` rules, in every mode.
+    Search {
+        /// The query as it would be sent.
+        query: String,
+        /// The backend's host.
+        backend: String,
+    },
     /// Approve the plan (`exit_plan`) and leave plan mode, or keep planning.
     Plan {
         /// The plan file.
@@ -357,6 +365,7 @@ impl ApprovalRequestKind {
             ApprovalRequestKind::Command { .. }
             | ApprovalRequestKind::Mcp { .. }
             | ApprovalRequestKind::Fetch { .. }
+            | ApprovalRequestKind::Search { .. }
             | ApprovalRequestKind::Plan { .. } => None,
         }
     }

@@ -467,10 +467,10 @@ impl ApprovalPolicy {
             ApprovalRequestKind::Fetch { domain, .. } => {
                 book.judge(tool, Subject::Fetch { domain }, &scope)
             }
-            // Plans are answered above, before any rule.
-            ApprovalRequestKind::Mcp { .. } | ApprovalRequestKind::Plan { .. } => {
-                book.judge(tool, Subject::Call, &scope)
-            }
+            // Plans are answered above, before any rule; a search by `web_search` rules.
+            ApprovalRequestKind::Mcp { .. }
+            | ApprovalRequestKind::Search { .. }
+            | ApprovalRequestKind::Plan { .. } => book.judge(tool, Subject::Call, &scope),
         };
         let judgement = match judge(&shared.book) {
             deny @ Judgement::Deny { .. } => deny,
@@ -688,6 +688,9 @@ impl ApprovalPolicy {
                 format!("the MCP tool `{tool}` of server `{server}`")
             }
             ApprovalRequestKind::Fetch { domain, .. } => format!("fetching from {domain}"),
+            ApprovalRequestKind::Search { backend, .. } => {
+                format!("searching the web through {backend}")
+            }
             ApprovalRequestKind::Plan { file, .. } => {
                 format!("the plan in {}", file.display())
             }
@@ -713,6 +716,9 @@ impl ApprovalPolicy {
                 "fetching asks a person in every approval mode; it runs unattended only with \
                  an allow rule `web_fetch({domain})`"
             ),
+            (None, ApprovalRequestKind::Search { .. }) => "searching the web asks a person in \
+                 every approval mode; it runs unattended only with an allow rule `web_search`"
+                .to_string(),
             (None, request) => {
                 let flag = match request {
                     ApprovalRequestKind::Edit {
@@ -814,7 +820,9 @@ fn mode_default(mode: ApprovalMode, request: &ApprovalRequestKind) -> ModeDefaul
     match (mode, request) {
         // Reaching the network from the harness9 process is asked about in every mode
         // (full-auto too): only a rule allows it unasked.
-        (_, ApprovalRequestKind::Fetch { .. }) => ModeDefault::Asks,
+        (_, ApprovalRequestKind::Fetch { .. } | ApprovalRequestKind::Search { .. }) => {
+            ModeDefault::Asks
+        }
         (ApprovalMode::FullAuto, _)
         | (
             ApprovalMode::AutoEdit,

@@ -28,6 +28,9 @@ pub mod skill_run;
 pub mod skill_tool;
 pub mod update_plan;
 pub mod web_fetch;
+pub mod web_search;
+#[cfg(test)]
+pub(crate) mod web_test_server;
 pub mod write_file;
 
 pub use registry::{LoadedTools, ToolNameCollision, ToolRegistry, ToolRegistryBuilder, ToolSet};

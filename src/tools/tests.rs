@@ -262,6 +262,10 @@ mod schema_tests {
                 super::web_fetch::WebFetch::PARAMETERS,
             ),
             (
+                super::web_search::WebSearch::NAME,
+                super::web_search::WebSearch::PARAMETERS,
+            ),
+            (
                 update_plan::UpdatePlan::NAME,
                 update_plan::UpdatePlan::PARAMETERS,
             ),

@@ -6,10 +6,7 @@
 use super::*;
 use crate::tools::test_context;
 
-#[path = "web_test_server.rs"]
-mod server;
-
-use server::{Answer, WebServer};
+use crate::tools::web_test_server::{Answer, WebServer};
 
 use std::net::IpAddr;
 use std::sync::Mutex;

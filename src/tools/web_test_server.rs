@@ -1,5 +1,5 @@
-//! A web server for `web_fetch` tests (unit tests here, the binary's tests through
-//! `#[path]`): 127.0.0.1 only, fixed answers by path, every request's head recorded. It
+//! A web server for `web_fetch` and `web_search` tests (unit tests here, the binary's
+//! tests through `#[path]` in `tests/all/main.rs`): 127.0.0.1 only, fixed answers by path, every request's head recorded. It
 //! uses the standard library alone so both test crates can include it.
 
 use std::io::{BufRead, BufReader, Write};

@@ -281,6 +281,16 @@ impl ApprovalOverlay {
                 ];
                 (format!(" Fetch this web page? ({}) ", request.name), lines)
             }
+            ApprovalRequestKind::Search { query, backend } => {
+                let lines = vec![
+                    Line::from(vec![
+                        Span::raw("query "),
+                        Span::styled(sanitize(query), bold),
+                    ]),
+                    Line::styled(format!("through {}", sanitize(backend)), dim),
+                ];
+                (format!(" Search the web? ({}) ", request.name), lines)
+            }
             ApprovalRequestKind::Plan { file, text } => {
                 let mut lines = vec![Line::styled(format!("{}", file.display()), dim)];
                 lines.extend(sanitize(text).lines().map(|l| Line::raw(l.to_string())));

@@ -6,12 +6,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../../src/tools/web_test_server.rs"]
-mod web_server;
-
 use std::process::Output;
 
-use web_server::{Answer, WebServer};
+use crate::web_server::{Answer, WebServer};
 
 use crate::support::*;
 
