@@ -77,20 +77,40 @@ pub enum Unreachable {
     },
     /// An address is not on the public internet and no rule names the host.
     #[error(
-        "{host} {how} {ip}, {}: web_fetch reaches such addresses only when an allow rule \
-         names this host itself, `web_fetch({host})` (not `web_fetch` or `web_fetch(*.DOMAIN)`)",
+        "{host} {}{}: web_fetch reaches such addresses only when an allow rule names this \
+         host itself, `web_fetch({host})` (not `web_fetch` or `web_fetch(*.DOMAIN)`)",
+        via.words(),
         kind.describe()
     )]
     Internal {
         /// The host as the URL names it.
         host: String,
-        /// "is" for an address, "resolves to" for a name.
-        how: &'static str,
-        /// The address.
-        ip: IpAddr,
+        /// How the host came to the address.
+        via: Via,
         /// What kind of internal address.
         kind: Internal,
     },
+}
+
+/// How a host came to an address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Via {
+    /// The URL names the address itself (in whatever spelling).
+    Literal,
+    /// The name resolved to it.
+    Resolved {
+        /// The address.
+        ip: IpAddr,
+    },
+}
+
+impl Via {
+    fn words(&self) -> String {
+        match self {
+            Via::Literal => "is ".to_string(),
+            Via::Resolved { ip } => format!("resolves to {ip}, "),
+        }
+    }
 }
 
 /// Resolves `url`'s host once (a name through `lookup`; an address as it is) and judges
@@ -98,10 +118,10 @@ pub enum Unreachable {
 pub async fn pin(url: &Url, reach: &WebReach, lookup: &dyn Lookup) -> Result<Pinned, Unreachable> {
     let port = url.port_or_known_default().unwrap_or(80);
     let host_text = url.host_str().unwrap_or("").to_string();
-    let (name, ips, how) = match url.host() {
+    let (name, ips) = match url.host() {
         None => return Err(Unreachable::NoHost),
-        Some(Host::Ipv4(ip)) => (None, vec![IpAddr::V4(ip)], "is"),
-        Some(Host::Ipv6(ip)) => (None, vec![IpAddr::V6(ip)], "is"),
+        Some(Host::Ipv4(ip)) => (None, vec![IpAddr::V4(ip)]),
+        Some(Host::Ipv6(ip)) => (None, vec![IpAddr::V6(ip)]),
         Some(Host::Domain(domain)) => {
             let ips = lookup
                 .lookup(domain, port)
@@ -110,7 +130,7 @@ pub async fn pin(url: &Url, reach: &WebReach, lookup: &dyn Lookup) -> Result<Pin
                     host: host_text.clone(),
                     reason: e.to_string(),
                 })?;
-            (Some(domain.to_ascii_lowercase()), ips, "resolves to")
+            (Some(domain.to_ascii_lowercase()), ips)
         }
     };
     if ips.is_empty() {
@@ -119,10 +139,13 @@ pub async fn pin(url: &Url, reach: &WebReach, lookup: &dyn Lookup) -> Result<Pin
     if *reach == WebReach::PublicOnly {
         for ip in &ips {
             if let Reach::Internal(kind) = address::reach(*ip) {
+                let via = match name {
+                    Some(_) => Via::Resolved { ip: *ip },
+                    None => Via::Literal,
+                };
                 return Err(Unreachable::Internal {
                     host: host_text,
-                    how,
-                    ip: *ip,
+                    via,
                     kind,
                 });
             }
