@@ -622,6 +622,10 @@ pub fn describe_denial(request: &ApprovalRequestKind, reason: &AutoDenyReason) -
         ApprovalRequestKind::Mcp { server, tool, .. } => {
             format!("MCP tool `{tool}` of server `{server}`")
         }
+        ApprovalRequestKind::Fetch { domain, .. } => format!("fetching from {domain}"),
+        ApprovalRequestKind::Search { backend, .. } => {
+            format!("searching the web through {backend}")
+        }
         ApprovalRequestKind::Plan { file, .. } => format!("the plan in {}", file.display()),
     };
     match reason {
@@ -685,6 +689,12 @@ pub fn describe_request(request: &ApprovalRequestKind) -> String {
         ApprovalRequestKind::Mcp { server, tool, .. } => format!(
             "MCP tool `{tool}` of server `{server}` needs approval; allow it with the rule              `mcp__{server}` (the whole server) or --approval-mode full-auto"
         ),
+        ApprovalRequestKind::Fetch { domain, .. } => format!(
+            "fetching from {domain} needs approval; allow the host with the rule `web_fetch({domain})`"
+        ),
+        ApprovalRequestKind::Search { .. } => {
+            "searching the web needs approval; allow it with the rule `web_search`".to_string()
+        }
         ApprovalRequestKind::Plan { file, .. } => format!(
             "the plan in {} needs a person's approval; approve it in an interactive session",
             file.display()

@@ -316,6 +316,21 @@ pub enum ApprovalRequestKind {
         /// The arguments as compact JSON (cut at 2,000 characters), or the resource URI.
         arguments: String,
     },
+    /// Fetch a web page (`web_fetch`): judged by the host it names, in every mode.
+    Fetch {
+        /// The URL as the call gives it.
+        url: String,
+        /// Its host, lowercased (what `web_fetch(HOST)` rules match).
+        domain: String,
+    },
+    /// Search the web (`web_search`) through the configured backend: judged by
+    /// `web_search` rules, in every mode.
+    Search {
+        /// The query as it would be sent.
+        query: String,
+        /// The backend's host.
+        backend: String,
+    },
     /// Approve the plan (`exit_plan`) and leave plan mode, or keep planning.
     Plan {
         /// The plan file.
@@ -349,6 +364,8 @@ impl ApprovalRequestKind {
             }),
             ApprovalRequestKind::Command { .. }
             | ApprovalRequestKind::Mcp { .. }
+            | ApprovalRequestKind::Fetch { .. }
+            | ApprovalRequestKind::Search { .. }
             | ApprovalRequestKind::Plan { .. } => None,
         }
     }

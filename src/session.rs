@@ -24,6 +24,8 @@ use crate::tools::skill::docs::{SkillListDocs, SkillSelectDocs};
 use crate::tools::skill::unload_skill::UnloadSkill;
 use crate::tools::skill::use_skill::{Listed, UseSkill};
 use crate::tools::skill_run::SkillRun;
+use crate::tools::web_fetch::WebFetch;
+use crate::tools::web_search::WebSearch;
 
 /// Where to look for skills, from the config.
 pub fn discovery_options(config: &Config) -> DiscoveryOptions {
@@ -219,6 +221,10 @@ pub fn prepare_with_remote(
             &config.home,
         ));
     let mut tools = ToolRegistryBuilder::with_builtins();
+    tools.register(Arc::new(WebFetch::new(config.web_fetch)));
+    if let Some(backend) = &config.web_search {
+        tools.register(Arc::new(WebSearch::new(backend.clone())));
+    }
     // Skills loaded in this session (by use_skill or a slash command), shared by the
     // use_skill tool and the agent (which clears it on /clear).
     let loaded_skills = LoadedSkills::default();

@@ -28,7 +28,7 @@ use crate::llm::{ToolCall, ToolSpec};
 use crate::protocol::{ApprovalAsk, ApprovalDecision, AutoDenyReason, Event, ToolStatus, Usage};
 use crate::protocol::{ApprovalMode, ApprovalRequestKind};
 use crate::tools::{
-    Access, PlanUse, PreparedCall, Tool, ToolContext, ToolFatal, ToolOutput, WorksIn,
+    Access, PlanUse, PreparedCall, Tool, ToolContext, ToolFatal, ToolOutput, WebReach, WorksIn,
 };
 
 /// How one tool call ended, for the turn.
@@ -370,7 +370,7 @@ async fn approve_and_run(
     let (live_tx, live_rx) = mpsc::unbounded_channel::<String>();
     // Sub-agents get no forker: a forked skill cannot fork again.
     let forker = (!ctx.events.is_forked()).then(|| AgentForker::new(ctx.clone(), state));
-    let tool_ctx = ToolContext {
+    let mut tool_ctx = ToolContext {
         workdir: ctx.setup.workdir.clone(),
         cancel: ctx.cancel.clone(),
         limits: ctx.setup.tool_limits,
@@ -381,17 +381,21 @@ async fn approve_and_run(
         plan_file: state.policy.plan_file(),
         commands: ctx.setup.commands.clone(),
         call_id: call.id.clone(),
+        web_reach: WebReach::PublicOnly,
     };
     // A call that is denied, or interrupted while waiting for approval, never began:
     // the frontend saw the approval request (or the denial) and then its end.
     let access = prepared.access(&tool_ctx);
     let may_change_files = access.needs_approval();
+    let parts = access.into_parts();
     // Each part is judged, and asked about, in turn; the first refusal ends the call.
-    for part in access.into_parts() {
+    for part in parts.iter().cloned() {
         if let Err(report) = approve(state, ctx, call, part, hooks, mode).await {
             return report;
         }
     }
+    // After the answers: an "always" may have added the rule that names the host.
+    tool_ctx.web_reach = state.policy.web_reach(&call.name, &parts);
     if may_change_files {
         before_change(ctx).await;
     }

@@ -231,6 +231,12 @@ pub struct FileConfig {
     /// Named providers (`[providers.NAME]`), switched to with `NAME/model`.
     #[serde(default)]
     pub providers: BTreeMap<String, providers::ProviderFile>,
+    /// `web_fetch`'s limits.
+    #[serde(default)]
+    pub web_fetch: web::WebFetchFile,
+    /// The `web_search` backend (none: the tool is not offered).
+    #[serde(default)]
+    pub web_search: web::WebSearchFile,
 }
 
 impl FileConfig {
@@ -410,6 +416,10 @@ pub struct Config {
     pub instructions_max_bytes: usize,
     /// Tool limits.
     pub tool_limits: ToolLimits,
+    /// `web_fetch`'s limits (`[web_fetch]`).
+    pub web_fetch: crate::tools::web_fetch::Settings,
+    /// Where `web_search` searches (`[web_search]`); `None`: the tool is not offered.
+    pub web_search: Option<crate::tools::web_search::Backend>,
     /// A remote skills root (an http(s) URL of an archive), if any.
     pub remote_skills_root: Option<String>,
     /// The cache for remote skill archives.
@@ -494,6 +504,7 @@ mod probe;
 mod provider_keys;
 pub mod providers;
 mod resolve;
+pub mod web;
 
 pub use probe::{OllamaFound, probe_models, probe_ollama};
 

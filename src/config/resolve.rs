@@ -177,6 +177,8 @@ impl Config {
             skills_index_budget: file.skills_index_budget,
             instructions_max_bytes,
             tool_limits: tool_limits(&file),
+            web_fetch: super::web::fetch_settings(&file.web_fetch)?,
+            web_search: super::web::search_backend(&file.web_search)?,
             warnings,
             session_saving,
             sessions_max_bytes,

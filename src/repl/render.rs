@@ -444,6 +444,12 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
                     format!("MCP server `{server}`: read resources {arguments}\n")
                 }
             },
+            ApprovalRequestKind::Fetch { url, domain } => {
+                format!("{tool} wants to fetch from {domain}:\n  {url}\n")
+            }
+            ApprovalRequestKind::Search { query, backend } => {
+                format!("{tool} wants to search the web through {backend} for:\n  {query}\n")
+            }
             ApprovalRequestKind::Plan { file, text } => {
                 let mut t = format!(
                     "{tool}: the plan ({}) is ready for approval:\n",

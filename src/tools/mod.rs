@@ -27,6 +27,10 @@ pub mod skill;
 pub mod skill_run;
 pub mod skill_tool;
 pub mod update_plan;
+pub mod web_fetch;
+pub mod web_search;
+#[cfg(test)]
+pub(crate) mod web_test_server;
 pub mod write_file;
 
 pub use registry::{LoadedTools, ToolNameCollision, ToolRegistry, ToolRegistryBuilder, ToolSet};
@@ -119,6 +123,23 @@ pub struct ToolContext {
     /// The id of the call being run (a sub-agent's events name the call that started
     /// it); empty in tool tests.
     pub call_id: String,
+    /// Which addresses this call's web request may reach (`web_fetch`).
+    pub web_reach: WebReach,
+}
+
+/// Which addresses a web request may reach: set by the agent after the call was
+/// approved, from the rule that allowed it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum WebReach {
+    /// Addresses on the public internet only: loopback, private, link-local and the
+    /// other internal ranges are refused (the default, whatever approved the call).
+    #[default]
+    PublicOnly,
+    /// Any address of the host: an allow rule names this host itself.
+    AnyAddress {
+        /// The rule, as written.
+        rule: String,
+    },
 }
 
 /// What the commands a tool starts may write: the session sandbox's folders, or nothing
@@ -798,6 +819,7 @@ pub(crate) fn test_context(workdir: &std::path::Path) -> ToolContext {
         plan_file: None,
         commands: crate::exec::Confinement::SessionSandbox,
         call_id: String::new(),
+        web_reach: WebReach::PublicOnly,
     }
 }
 

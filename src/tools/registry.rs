@@ -11,7 +11,8 @@
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::{
-    PlanUse, Tool, bash, edit_file, exit_plan, glob, grep, list, read_file, update_plan, write_file,
+    PlanUse, Tool, bash, edit_file, exit_plan, glob, grep, list, read_file, update_plan, web_fetch,
+    write_file,
 };
 use crate::llm::ToolSpec;
 
@@ -38,6 +39,7 @@ impl ToolRegistryBuilder {
         builder.register(Arc::new(list::List));
         builder.register(Arc::new(grep::Grep));
         builder.register(Arc::new(bash::Bash));
+        builder.register(Arc::new(web_fetch::WebFetch::default()));
         builder.register(Arc::new(update_plan::UpdatePlan));
         // Offered in plan mode only: requests outside it never carry it.
         builder.register(Arc::new(exit_plan::ExitPlan));
@@ -335,6 +337,7 @@ mod builtin_tests {
                 "list",
                 "grep",
                 "bash",
+                "web_fetch",
                 "update_plan",
                 "exit_plan"
             ]
@@ -350,14 +353,18 @@ mod builtin_tests {
             "grep",
             "bash",
         ];
+        // web_fetch is offered outside plan mode only.
         assert_eq!(
             names(registry.specs()),
-            [&seven[..], &["update_plan"]].concat()
+            [&seven[..], &["web_fetch", "update_plan"]].concat()
         );
-        assert_eq!(names(registry.specs_for(ToolSet::All, Some(15_999))), seven);
+        assert_eq!(
+            names(registry.specs_for(ToolSet::All, Some(15_999))),
+            [&seven[..], &["web_fetch"]].concat()
+        );
         assert_eq!(
             names(registry.specs_for(ToolSet::All, Some(16_000))),
-            [&seven[..], &["update_plan"]].concat()
+            [&seven[..], &["web_fetch", "update_plan"]].concat()
         );
         assert_eq!(
             names(registry.specs_for(ToolSet::Plan, Some(8_000))),
@@ -429,13 +436,14 @@ mod loaded_tests {
             .unwrap();
         let names = shared.names();
         assert_eq!(&names[names.len() - 2..], ["pdf_fill", "pdf_merge"]);
-        // The seven, update_plan, and the skill's two (exit_plan is plan mode's).
-        assert_eq!(shared.specs().len(), 10);
+        // The seven, web_fetch, update_plan, and the skill's two (exit_plan is plan
+        // mode's).
+        assert_eq!(shared.specs().len(), 11);
         assert!(shared.get("pdf_fill").is_some());
         assert_eq!(registry.loaded().owners(), ["pdf"]);
         assert_eq!(registry.loaded().unload("pdf"), ["pdf_fill", "pdf_merge"]);
         assert!(shared.get("pdf_fill").is_none());
-        assert_eq!(shared.specs().len(), 8);
+        assert_eq!(shared.specs().len(), 9);
     }
 
     #[test]

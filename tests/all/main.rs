@@ -74,4 +74,9 @@ mod tui_e2e;
 mod undo;
 mod update_plan;
 mod user_shell;
+mod web_fetch;
+mod web_search;
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+#[path = "../../src/tools/web_test_server.rs"]
+mod web_server;
 mod window;
