@@ -14,6 +14,7 @@
 //! to the client as `session/request_permission` ([`approvals`]).
 
 mod approvals;
+mod replay;
 pub mod session;
 mod updates;
 pub mod wire;
@@ -24,15 +25,16 @@ use std::io::{self, Write};
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest,
-    InitializeResponse, McpCapabilities, NewSessionRequest, NewSessionResponse, PromptRequest,
-    PromptResponse, SessionId, SessionNotification,
+    InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities,
+    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, SessionId,
+    SessionNotification,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::agent::AgentHandle;
 use crate::input;
-use crate::protocol::{Event, InputOrigin, Op, SlashCommands};
+use crate::protocol::{Event, InputOrigin, Op, ResumedSession, SlashCommands};
 use crate::signals::{EndingSignal, EndingSignals};
 use session::{Conversation, OpenError, OpenRequest, Opener};
 use wire::{Incoming, Line, Writer, code};
@@ -218,12 +220,26 @@ impl<W: Write, O: Opener> Server<W, O> {
                     let opened =
                         session::request(&request.cwd, &request.mcp_servers, Conversation::New);
                     match opened {
-                        Ok(opened) => self.new_session(id, opened).await,
+                        Ok(opened) => self.open_session(id, opened).await,
                         Err(e) => self.open_failed(id, &e),
                     }
                 }
                 Err(e) => self.invalid_params(id, &e),
             },
+            "session/load" => match serde_json::from_value::<LoadSessionRequest>(params) {
+                Ok(request) => {
+                    let conversation = Conversation::Load {
+                        id: request.session_id.0.to_string(),
+                    };
+                    match session::request(&request.cwd, &request.mcp_servers, conversation) {
+                        Ok(opened) => self.open_session(id, opened).await,
+                        Err(e) => self.open_failed(id, &e),
+                    }
+                }
+                Err(e) => self.invalid_params(id, &e),
+            },
+            // No login is offered (none is advertised): the endpoint is configured.
+            "authenticate" => self.out.error(id, code::INVALID_PARAMS, session::NO_LOGIN),
             "session/prompt" => match serde_json::from_value::<PromptRequest>(params) {
                 Ok(request) => self.prompt(id, request),
                 Err(e) => self.invalid_params(id, &e),
@@ -250,24 +266,50 @@ impl<W: Write, O: Opener> Server<W, O> {
         self.out.error(id, code, &e.to_string())
     }
 
-    /// Opens and starts a session, then answers with its id: harness9's saved session
-    /// id (what `session/load` takes), or one of this process when sessions are not
-    /// saved.
-    async fn new_session(&mut self, id: &Value, request: OpenRequest) -> io::Result<()> {
+    /// Opens and starts a session. A new one is answered with its id: harness9's saved
+    /// session id (what `session/load` takes), or one of this process when sessions are
+    /// not saved. A loaded one first replays what was said, then is answered.
+    async fn open_session(&mut self, id: &Value, request: OpenRequest) -> io::Result<()> {
+        let loading = match &request.conversation {
+            Conversation::New => None,
+            Conversation::Load { id } => Some(id.clone()),
+        };
         let prepared = match self.opener.open(request).await {
             Ok(prepared) => prepared,
             Err(e) => return self.open_failed(id, &e),
         };
         let commands = prepared.info.commands.clone();
         let (mut handle, _info) = prepared.spawn();
-        let (saved_id, early) = configured(&mut handle).await;
-        self.sessions_made += 1;
-        let session_id =
-            SessionId::new(saved_id.unwrap_or_else(|| {
+        let (saved_id, mut early) = configured(&mut handle).await;
+        let Some(wanted) = loading else {
+            self.sessions_made += 1;
+            let session_id = SessionId::new(saved_id.unwrap_or_else(|| {
                 format!("harness9-{}-{}", std::process::id(), self.sessions_made)
             }));
-        self.start(session_id.clone(), handle, commands, early);
-        self.out.result(id, &NewSessionResponse::new(session_id))
+            self.start(session_id.clone(), handle, commands, early);
+            return self.out.result(id, &NewSessionResponse::new(session_id));
+        };
+        let resumed = match saved_id {
+            Some(saved) if saved == wanted => resumed(&mut handle, &mut early).await,
+            _ => None,
+        };
+        let Some(resumed) = resumed else {
+            // The agent started a new conversation instead: not what was asked.
+            let _ = handle.ops.send(Op::Shutdown);
+            let why = early.iter().find_map(|e| match e {
+                Event::Warning { message } => Some(message.as_str()),
+                _ => None,
+            });
+            let message = why.unwrap_or("the saved session could not be loaded");
+            return self.out.error(id, code::INVALID_PARAMS, message);
+        };
+        let session_id = SessionId::new(wanted);
+        for update in replay::updates(&resumed.history) {
+            let notification = SessionNotification::new(session_id.clone(), update);
+            self.out.notify("session/update", &notification)?;
+        }
+        self.start(session_id, handle, commands, early);
+        self.out.result(id, &LoadSessionResponse::new())
     }
 
     /// Keeps a started session and passes its events (`early` first) on to the server.
@@ -430,9 +472,24 @@ impl<W: Write, O: Opener> Server<W, O> {
     }
 }
 
-/// What harness9 offers an editor: MCP servers over stdio and streamable HTTP.
+/// What harness9 offers an editor: loading saved sessions, MCP servers over stdio and
+/// streamable HTTP.
 fn capabilities() -> AgentCapabilities {
-    AgentCapabilities::new().mcp_capabilities(McpCapabilities::new().http(true))
+    AgentCapabilities::new()
+        .load_session(true)
+        .mcp_capabilities(McpCapabilities::new().http(true))
+}
+
+/// Reads a resumed agent's events up to [`Event::SessionResumed`] (the others kept in
+/// `early`, in order); none when its events end first.
+async fn resumed(handle: &mut AgentHandle, early: &mut Vec<Event>) -> Option<Box<ResumedSession>> {
+    while let Some(event) = handle.events.recv().await {
+        match event {
+            Event::SessionResumed(resumed) => return Some(resumed),
+            event => early.push(event),
+        }
+    }
+    None
 }
 
 /// Reads a just started agent's events up to [`Event::SessionConfigured`]: the saved

@@ -20,6 +20,13 @@ use crate::mcp::config::{
 };
 use crate::session::Prepared;
 
+/// The answer to `authenticate`: harness9 offers no login (none is advertised), its
+/// model endpoint is configured.
+pub const NO_LOGIN: &str = "harness9 has no sign-in: it sends the key in OPENAI_API_KEY (or \
+     the variable api_key_env names in config.toml) to the endpoint of OPENAI_BASE_URL (or \
+     base_url in $HARNESS9_HOME/config.toml, by default ~/.harness9/config.toml): set them \
+     in the agent's environment in the editor's settings, then start a session again";
+
 /// Which conversation the session starts with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Conversation {

@@ -111,3 +111,102 @@ fn an_mcp_server_the_editor_gives_is_used_beside_the_configured_ones() {
     );
     assert_eq!(acp.close().code(), Some(0));
 }
+
+#[test]
+fn a_saved_session_is_loaded_replayed_then_continued() {
+    let server = MockServer::start(vec![]);
+    let dirs = Dirs::new();
+    server.push(tool_reply("c1", "read_file", r#"{"path":"notes.txt"}"#));
+    server.push(answer("noted: gazpacho"));
+    dirs.project_file("notes.txt", "gazpacho\n");
+    let mut acp = Acp::start(&server, &dirs);
+    let init = initialize(&mut acp);
+    assert_eq!(init["result"]["agentCapabilities"]["loadSession"], true);
+    let session = open(&mut acp, 2, dirs.project(), json!([]));
+    prompt(&mut acp, 3, &session, "remember the word");
+    acp.until_answer(3);
+    assert_eq!(acp.close().code(), Some(0));
+
+    // Another process loads it: the history first, then the answer, then more.
+    server.push(answer("it was gazpacho"));
+    let mut acp = Acp::start(&server, &dirs);
+    initialize(&mut acp);
+    acp.request(
+        4,
+        "session/load",
+        json!({"sessionId": session, "cwd": dirs.project(), "mcpServers": []}),
+    );
+    let (lines, reply) = acp.until_answer(4);
+    assert!(reply.get("error").is_none(), "{reply}");
+    let replayed: Vec<(String, String)> = lines
+        .iter()
+        .filter(|l| l["method"] == "session/update" && l["params"]["sessionId"] == session)
+        .map(|l| {
+            let u = &l["params"]["update"];
+            let text = u["content"]["text"]
+                .as_str()
+                .or(u["title"].as_str())
+                .unwrap_or_default();
+            (
+                u["sessionUpdate"].as_str().unwrap().to_string(),
+                text.to_string(),
+            )
+        })
+        .collect();
+    let kinds: Vec<&str> = replayed.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        kinds,
+        ["user_message_chunk", "tool_call", "agent_message_chunk"],
+        "{lines:#?}"
+    );
+    assert_eq!(replayed[0].1, "remember the word");
+    assert!(replayed[1].1.starts_with("read_file"), "{replayed:?}");
+    assert_eq!(replayed[2].1, "noted: gazpacho");
+
+    prompt(&mut acp, 5, &session, "which word was it?");
+    let (_, reply) = acp.until_answer(5);
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    // The model got the earlier conversation with the new message.
+    let last = server.chat_requests().pop().unwrap();
+    let body = last.body.to_string();
+    assert!(body.contains("remember the word"), "{body}");
+    assert!(body.contains("noted: gazpacho"), "{body}");
+    assert!(body.contains("which word was it?"), "{body}");
+
+    // A session that does not exist is refused, and nothing is replayed.
+    acp.request(
+        6,
+        "session/load",
+        json!({"sessionId": "no-such-session", "cwd": dirs.project(), "mcpServers": []}),
+    );
+    let (lines, bad) = acp.until_answer(6);
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(lines.is_empty(), "{lines:#?}");
+    assert_eq!(acp.close().code(), Some(0));
+}
+
+#[test]
+fn without_an_endpoint_a_session_is_refused_with_what_to_set() {
+    let dirs = Dirs::new();
+    let mut acp = Acp::spawn(
+        harness9_cli(dirs.home(), dirs.project())
+            .arg("acp")
+            .current_dir(dirs.project()),
+    );
+    let init = initialize(&mut acp);
+    assert_eq!(init["result"]["authMethods"], json!([]), "{init}");
+    acp.request(
+        2,
+        "session/new",
+        json!({"cwd": dirs.project(), "mcpServers": []}),
+    );
+    let (_, bad) = acp.until_answer(2);
+    assert_eq!(bad["error"]["code"], -32000, "{bad}");
+    let message = bad["error"]["message"].as_str().unwrap();
+    assert!(message.contains("OPENAI_API_KEY"), "{message}");
+    acp.request(3, "authenticate", json!({"methodId": "anything"}));
+    let (_, bad) = acp.until_answer(3);
+    let message = bad["error"]["message"].as_str().unwrap();
+    assert!(message.contains("OPENAI_API_KEY"), "{bad}");
+    assert_eq!(acp.close().code(), Some(0));
+}
