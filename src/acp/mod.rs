@@ -14,6 +14,7 @@
 //! to the client as `session/request_permission` ([`approvals`]).
 
 mod approvals;
+mod modes;
 mod replay;
 pub mod session;
 mod updates;
@@ -27,14 +28,14 @@ use agent_client_protocol_schema::v1::{
     AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest,
     InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities,
     NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, SessionId,
-    SessionNotification,
+    SessionNotification, SetSessionModeRequest, SetSessionModeResponse,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::agent::AgentHandle;
 use crate::input;
-use crate::protocol::{Event, InputOrigin, Op, ResumedSession, SlashCommands};
+use crate::protocol::{ApprovalMode, Event, InputOrigin, Op, ResumedSession, SlashCommands};
 use crate::signals::{EndingSignal, EndingSignals};
 use session::{Conversation, OpenError, OpenRequest, Opener};
 use wire::{Incoming, Line, Writer, code};
@@ -97,6 +98,16 @@ enum FromAgent {
     Ended(SessionId),
 }
 
+/// A permission request sent to the client and not answered yet.
+struct Pending {
+    /// The session that asked.
+    session: SessionId,
+    /// The call (or plan) it is about.
+    call_id: String,
+    /// What its answer may choose.
+    asked: approvals::Asked,
+}
+
 /// A running session.
 struct Live {
     /// Where its ops go.
@@ -114,9 +125,8 @@ struct Server<W: Write, O: Opener> {
     sessions: HashMap<SessionId, Live>,
     /// Where each session's events are passed on to.
     from_agents: mpsc::UnboundedSender<FromAgent>,
-    /// The permission requests sent and not answered: our request id → the session and
-    /// the call.
-    asked: HashMap<String, (SessionId, String)>,
+    /// The permission requests sent and not answered, by our request id.
+    asked: HashMap<String, Pending>,
     /// How many requests of ours were sent (for their ids).
     requests_made: u64,
     /// How many sessions were opened (for the ids of sessions that are not saved).
@@ -238,6 +248,10 @@ impl<W: Write, O: Opener> Server<W, O> {
                 }
                 Err(e) => self.invalid_params(id, &e),
             },
+            "session/set_mode" => match serde_json::from_value::<SetSessionModeRequest>(params) {
+                Ok(request) => self.set_mode(id, &request),
+                Err(e) => self.invalid_params(id, &e),
+            },
             // No login is offered (none is advertised): the endpoint is configured.
             "authenticate" => self.out.error(id, code::INVALID_PARAMS, session::NO_LOGIN),
             "session/prompt" => match serde_json::from_value::<PromptRequest>(params) {
@@ -280,14 +294,19 @@ impl<W: Write, O: Opener> Server<W, O> {
         };
         let commands = prepared.info.commands.clone();
         let (mut handle, _info) = prepared.spawn();
-        let (saved_id, mut early) = configured(&mut handle).await;
+        let Configured {
+            saved_id,
+            mode,
+            mut early,
+        } = configured(&mut handle).await;
         let Some(wanted) = loading else {
             self.sessions_made += 1;
             let session_id = SessionId::new(saved_id.unwrap_or_else(|| {
                 format!("harness9-{}-{}", std::process::id(), self.sessions_made)
             }));
             self.start(session_id.clone(), handle, commands, early);
-            return self.out.result(id, &NewSessionResponse::new(session_id));
+            let response = NewSessionResponse::new(session_id).modes(modes::state(mode));
+            return self.out.result(id, &response);
         };
         let resumed = match saved_id {
             Some(saved) if saved == wanted => resumed(&mut handle, &mut early).await,
@@ -309,7 +328,8 @@ impl<W: Write, O: Opener> Server<W, O> {
             self.out.notify("session/update", &notification)?;
         }
         self.start(session_id, handle, commands, early);
-        self.out.result(id, &LoadSessionResponse::new())
+        self.out
+            .result(id, &LoadSessionResponse::new().modes(modes::state(mode)))
     }
 
     /// Keeps a started session and passes its events (`early` first) on to the server.
@@ -387,6 +407,23 @@ impl<W: Write, O: Opener> Server<W, O> {
         }
     }
 
+    /// Switches the session's approval mode; the agent's answer becomes a
+    /// `current_mode_update`.
+    fn set_mode(&mut self, id: &Value, request: &SetSessionModeRequest) -> io::Result<()> {
+        let Some(live) = self.sessions.get(&request.session_id) else {
+            return self.out.error(id, code::INVALID_PARAMS, "no such session");
+        };
+        let Some(mode) = modes::parse(&request.mode_id.0) else {
+            return self.out.error(
+                id,
+                code::INVALID_PARAMS,
+                "no such mode: suggest, auto-edit, full-auto or plan",
+            );
+        };
+        let _ = live.ops.send(Op::SetApprovalMode { mode });
+        self.out.result(id, &SetSessionModeResponse::new())
+    }
+
     fn cancel(&mut self, params: Value) {
         let Ok(cancel) = serde_json::from_value::<CancelNotification>(params) else {
             return;
@@ -402,18 +439,21 @@ impl<W: Write, O: Opener> Server<W, O> {
     /// the agent; anything else (an id never sent, or answered already) is ignored.
     fn answered(&mut self, id: &Value, outcome: Result<Value, Value>) {
         let Value::String(id) = id else { return };
-        let Some((session, call_id)) = self.asked.remove(id) else {
+        let Some(pending) = self.asked.remove(id) else {
             return;
         };
-        if let Some(live) = self.sessions.get(&session) {
-            let decision = approvals::decision(outcome);
-            let _ = live.ops.send(Op::Approval { call_id, decision });
+        if let Some(live) = self.sessions.get(&pending.session) {
+            let decision = approvals::decision(pending.asked, outcome);
+            let _ = live.ops.send(Op::Approval {
+                call_id: pending.call_id,
+                decision,
+            });
         }
     }
 
     /// A session's agent is gone: its running prompt fails, and it is forgotten.
     fn ended(&mut self, session: &SessionId) -> io::Result<()> {
-        self.asked.retain(|_, (s, _)| s != session);
+        self.asked.retain(|_, p| &p.session != session);
         if let Some(live) = self.sessions.remove(session)
             && let Some(id) = live.prompt
         {
@@ -429,23 +469,22 @@ impl<W: Write, O: Opener> Server<W, O> {
             return Ok(());
         };
         if let Event::ApprovalRequest(ask) = event {
-            match approvals::ask(session, ask) {
-                approvals::Ask::Client(request) => {
-                    self.requests_made += 1;
-                    let id = format!("harness9-permission-{}", self.requests_made);
-                    self.asked
-                        .insert(id.clone(), (session.clone(), ask.call_id.clone()));
-                    self.out
-                        .request(&Value::String(id), "session/request_permission", &request)?;
-                }
-                approvals::Ask::Answer(decision) => {
-                    let _ = live.ops.send(Op::Approval {
-                        call_id: ask.call_id.clone(),
-                        decision,
-                    });
-                }
-            }
-            return Ok(());
+            let (request, asked) = approvals::ask(session, ask);
+            self.requests_made += 1;
+            let id = format!("harness9-permission-{}", self.requests_made);
+            let pending = Pending {
+                session: session.clone(),
+                call_id: ask.call_id.clone(),
+                asked,
+            };
+            self.asked.insert(id.clone(), pending);
+            return self
+                .out
+                .request(&Value::String(id), "session/request_permission", &request);
+        }
+        if let Event::ApprovalModeChanged { mode } = event {
+            let notification = SessionNotification::new(session.clone(), modes::changed(*mode));
+            self.out.notify("session/update", &notification)?;
         }
         if let Event::SlashCommands(commands) = event {
             live.commands = commands.clone();
@@ -456,7 +495,7 @@ impl<W: Write, O: Opener> Server<W, O> {
         }
         if let Event::TurnComplete { outcome, .. } = event {
             // Nothing of the turn waits for an answer any more.
-            self.asked.retain(|_, (s, _)| s != session);
+            self.asked.retain(|_, p| &p.session != session);
             if let Some(id) = live.prompt.take() {
                 return match updates::stop_reason(outcome) {
                     Ok(stop) => self.out.result(&id, &PromptResponse::new(stop)),
@@ -492,22 +531,42 @@ async fn resumed(handle: &mut AgentHandle, early: &mut Vec<Event>) -> Option<Box
     None
 }
 
-/// Reads a just started agent's events up to [`Event::SessionConfigured`]: the saved
-/// session's id (none when sessions are not saved), and every event read with it, in
-/// order, to pass on.
-async fn configured(handle: &mut AgentHandle) -> (Option<String>, Vec<Event>) {
+/// Reads a just started agent's events up to [`Event::SessionConfigured`].
+async fn configured(handle: &mut AgentHandle) -> Configured {
     let mut early = Vec::new();
     while let Some(event) = handle.events.recv().await {
-        let saved = match &event {
-            Event::SessionConfigured { session_id, .. } => Some(session_id.clone()),
+        let said = match &event {
+            Event::SessionConfigured {
+                session_id,
+                approval_mode,
+                ..
+            } => Some((session_id.clone(), *approval_mode)),
             _ => None,
         };
         early.push(event);
-        if let Some(saved) = saved {
-            return (saved, early);
+        if let Some((saved_id, mode)) = said {
+            return Configured {
+                saved_id,
+                mode,
+                early,
+            };
         }
     }
-    (None, early)
+    Configured {
+        saved_id: None,
+        mode: ApprovalMode::default(),
+        early,
+    }
+}
+
+/// What a just started agent said of itself.
+struct Configured {
+    /// The saved session's id (none when sessions are not saved).
+    saved_id: Option<String>,
+    /// The approval mode it starts in.
+    mode: ApprovalMode,
+    /// Every event read so far, in order, to pass on.
+    early: Vec<Event>,
 }
 
 /// The user message a prompt's blocks make: text as it is, links by their URI; other

@@ -210,3 +210,165 @@ fn without_an_endpoint_a_session_is_refused_with_what_to_set() {
     assert!(message.contains("OPENAI_API_KEY"), "{bad}");
     assert_eq!(acp.close().code(), Some(0));
 }
+
+/// The ids of the modes a `session/new` answer offers, and the one in force.
+fn modes_of(answer: &Value) -> (Vec<String>, String) {
+    let modes = &answer["result"]["modes"];
+    let ids = modes["availableModes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no modes: {answer}"))
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect();
+    (ids, modes["currentModeId"].as_str().unwrap().to_string())
+}
+
+#[test]
+fn set_mode_changes_what_asks() {
+    let server = MockServer::start(vec![]);
+    let dirs = Dirs::new();
+    let write = |id: &str, name: &str| {
+        tool_reply(
+            id,
+            "write_file",
+            &json!({"path": name, "content": "x\n"}).to_string(),
+        )
+    };
+    server.push(write("c1", "first.txt"));
+    server.push(answer("refused"));
+    server.push(write("c2", "second.txt"));
+    server.push(answer("written"));
+    let mut acp = Acp::start(&server, &dirs);
+    initialize(&mut acp);
+    acp.request(
+        2,
+        "session/new",
+        json!({"cwd": dirs.project(), "mcpServers": []}),
+    );
+    let (_, opened) = acp.until_answer(2);
+    let (ids, current) = modes_of(&opened);
+    assert_eq!(ids, ["suggest", "auto-edit", "full-auto", "plan"]);
+    assert_eq!(current, "suggest");
+    let session = opened["result"]["sessionId"].as_str().unwrap().to_string();
+
+    // In suggest, an edit asks (and is rejected here).
+    prompt(&mut acp, 3, &session, "write first");
+    let lines = acp.until(|l| l["method"] == "session/request_permission");
+    let ask = lines.last().unwrap();
+    acp.send(json!({
+        "jsonrpc": "2.0",
+        "id": ask["id"],
+        "result": {"outcome": {"outcome": "selected", "optionId": "reject"}},
+    }));
+    acp.until_answer(3);
+    assert!(!dirs.project().join("first.txt").exists());
+
+    // An unknown mode is refused; auto-edit is taken and said.
+    acp.request(
+        4,
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "yolo"}),
+    );
+    let (_, bad) = acp.until_answer(4);
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    acp.request(
+        5,
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "auto-edit"}),
+    );
+    let (_, set) = acp.until_answer(5);
+    assert!(set.get("error").is_none(), "{set}");
+    acp.until(|l| {
+        l["params"]["update"]["sessionUpdate"] == "current_mode_update"
+            && l["params"]["update"]["currentModeId"] == "auto-edit"
+    });
+
+    // Now the same edit runs without asking.
+    prompt(&mut acp, 6, &session, "write second");
+    let (lines, reply) = acp.until_answer(6);
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l["method"] == "session/request_permission"),
+        "{lines:#?}"
+    );
+    assert!(dirs.project().join("second.txt").is_file());
+    assert_eq!(acp.close().code(), Some(0));
+}
+
+#[test]
+fn a_plan_is_approved_over_request_permission_with_the_mode_to_carry_it_out() {
+    let server = MockServer::start(vec![]);
+    let dirs = Dirs::new();
+    super::plan_mode::scripted(&server, |plan| {
+        vec![
+            (
+                "write_file".into(),
+                json!({"path": plan, "content": "1. write src/a\n"}),
+            ),
+            ("exit_plan".into(), json!({})),
+            (
+                "write_file".into(),
+                json!({"path": "src/a", "content": "done\n"}),
+            ),
+        ]
+    });
+    let mut acp = Acp::spawn(
+        server
+            .binary(&dirs)
+            .args(["acp", "--approval-mode", "plan"]),
+    );
+    initialize(&mut acp);
+    acp.request(
+        2,
+        "session/new",
+        json!({"cwd": dirs.project(), "mcpServers": []}),
+    );
+    let (_, opened) = acp.until_answer(2);
+    assert_eq!(modes_of(&opened).1, "plan");
+    let session = opened["result"]["sessionId"].as_str().unwrap().to_string();
+    prompt(&mut acp, 3, &session, "plan it");
+    let lines = acp.until(|l| l["method"] == "session/request_permission");
+    let ask = lines.last().unwrap();
+    assert_eq!(ask["params"]["toolCall"]["kind"], "switch_mode", "{ask}");
+    assert_eq!(
+        ask["params"]["toolCall"]["content"][0]["content"]["text"], "1. write src/a\n",
+        "{ask}"
+    );
+    let options: Vec<&str> = ask["params"]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["optionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        options,
+        [
+            "plan_auto_edit",
+            "plan_full_auto",
+            "plan_suggest",
+            "keep_planning"
+        ]
+    );
+    acp.send(json!({
+        "jsonrpc": "2.0",
+        "id": ask["id"],
+        "result": {"outcome": {"outcome": "selected", "optionId": "plan_auto_edit"}},
+    }));
+    let (lines, reply) = acp.until_answer(3);
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    assert!(
+        lines.iter().any(|l| {
+            l["params"]["update"]["sessionUpdate"] == "current_mode_update"
+                && l["params"]["update"]["currentModeId"] == "auto-edit"
+        }),
+        "{lines:#?}"
+    );
+    // Carried out in auto-edit: the edit ran without asking.
+    assert_eq!(
+        std::fs::read_to_string(dirs.project().join("src/a")).unwrap(),
+        "done\n"
+    );
+    assert_eq!(acp.close().code(), Some(0));
+}
