@@ -14,6 +14,7 @@
 //! to the client as `session/request_permission` ([`approvals`]).
 
 mod approvals;
+mod commands;
 mod modes;
 mod replay;
 pub mod session;
@@ -28,14 +29,13 @@ use agent_client_protocol_schema::v1::{
     AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest,
     InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities,
     NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, SessionId,
-    SessionNotification, SetSessionModeRequest, SetSessionModeResponse,
+    SessionNotification, SetSessionModeRequest, SetSessionModeResponse, StopReason,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::agent::AgentHandle;
-use crate::input;
-use crate::protocol::{ApprovalMode, Event, InputOrigin, Op, ResumedSession, SlashCommands};
+use crate::protocol::{ApprovalMode, Event, Op, ResumedSession, SlashCommands};
 use crate::signals::{EndingSignal, EndingSignals};
 use session::{Conversation, OpenError, OpenRequest, Opener};
 use wire::{Incoming, Line, Writer, code};
@@ -108,6 +108,14 @@ struct Pending {
     asked: approvals::Asked,
 }
 
+/// A `session/prompt` being answered.
+struct Running {
+    /// Its request id.
+    id: Value,
+    /// The event that ends it.
+    ends: commands::Ends,
+}
+
 /// A running session.
 struct Live {
     /// Where its ops go.
@@ -115,7 +123,7 @@ struct Live {
     /// The slash commands its prompts are routed with (replaced when the agent says).
     commands: SlashCommands,
     /// The `session/prompt` request being answered, if one runs.
-    prompt: Option<Value>,
+    prompt: Option<Running>,
 }
 
 struct Server<W: Write, O: Opener> {
@@ -305,8 +313,9 @@ impl<W: Write, O: Opener> Server<W, O> {
                 format!("harness9-{}-{}", std::process::id(), self.sessions_made)
             }));
             self.start(session_id.clone(), handle, commands, early);
-            let response = NewSessionResponse::new(session_id).modes(modes::state(mode));
-            return self.out.result(id, &response);
+            let response = NewSessionResponse::new(session_id.clone()).modes(modes::state(mode));
+            self.out.result(id, &response)?;
+            return self.offer_commands(&session_id);
         };
         let resumed = match saved_id {
             Some(saved) if saved == wanted => resumed(&mut handle, &mut early).await,
@@ -327,9 +336,10 @@ impl<W: Write, O: Opener> Server<W, O> {
             let notification = SessionNotification::new(session_id.clone(), update);
             self.out.notify("session/update", &notification)?;
         }
-        self.start(session_id, handle, commands, early);
+        self.start(session_id.clone(), handle, commands, early);
         self.out
-            .result(id, &LoadSessionResponse::new().modes(modes::state(mode)))
+            .result(id, &LoadSessionResponse::new().modes(modes::state(mode)))?;
+        self.offer_commands(&session_id)
     }
 
     /// Keeps a started session and passes its events (`early` first) on to the server.
@@ -384,27 +394,50 @@ impl<W: Write, O: Opener> Server<W, O> {
             );
         }
         let text = prompt_text(&request.prompt);
-        let op = match input::route(&text, &live.commands) {
-            input::Routed::Empty => Err("the prompt is empty".to_string()),
-            input::Routed::Builtin(_) => {
-                Err("built-in commands such as /help are not offered over ACP".to_string())
-            }
-            input::Routed::Shell(_) => {
-                Err("`!command` (shell mode) is not offered over ACP".to_string())
-            }
-            input::Routed::Error(message) => Err(message),
-            routed => routed
-                .to_op(InputOrigin::Typed)
-                .ok_or_else(|| "this prompt cannot be run".to_string()),
-        };
-        match op {
-            Ok(op) => {
-                let _ = live.ops.send(op);
-                live.prompt = Some(id.clone());
+        match commands::start(&text, &live.commands) {
+            Ok(started) => {
+                for op in started.ops {
+                    let _ = live.ops.send(op);
+                }
+                if started.ends == commands::Ends::AtOnce {
+                    return self
+                        .out
+                        .result(id, &PromptResponse::new(StopReason::EndTurn));
+                }
+                live.prompt = Some(Running {
+                    id: id.clone(),
+                    ends: started.ends,
+                });
                 Ok(())
             }
             Err(message) => self.out.error(id, code::INVALID_PARAMS, &message),
         }
+    }
+
+    /// Ends the session's running prompt: done (`end_turn`).
+    fn answer_done(&mut self, session: &SessionId) -> io::Result<()> {
+        let running = self
+            .sessions
+            .get_mut(session)
+            .and_then(|live| live.prompt.take());
+        match running {
+            Some(running) => self
+                .out
+                .result(&running.id, &PromptResponse::new(StopReason::EndTurn)),
+            None => Ok(()),
+        }
+    }
+
+    /// Tells the client which slash commands session `session` offers.
+    fn offer_commands(&mut self, session: &SessionId) -> io::Result<()> {
+        let Some(live) = self.sessions.get(session) else {
+            return Ok(());
+        };
+        let update = commands::available(&live.commands);
+        self.out.notify(
+            "session/update",
+            &SessionNotification::new(session.clone(), update),
+        )
     }
 
     /// Switches the session's approval mode; the agent's answer becomes a
@@ -455,11 +488,13 @@ impl<W: Write, O: Opener> Server<W, O> {
     fn ended(&mut self, session: &SessionId) -> io::Result<()> {
         self.asked.retain(|_, p| &p.session != session);
         if let Some(live) = self.sessions.remove(session)
-            && let Some(id) = live.prompt
+            && let Some(running) = live.prompt
         {
-            return self
-                .out
-                .error(&id, code::INTERNAL_ERROR, "the session's agent stopped");
+            return self.out.error(
+                &running.id,
+                code::INTERNAL_ERROR,
+                "the session's agent stopped",
+            );
         }
         Ok(())
     }
@@ -486,17 +521,44 @@ impl<W: Write, O: Opener> Server<W, O> {
             let notification = SessionNotification::new(session.clone(), modes::changed(*mode));
             self.out.notify("session/update", &notification)?;
         }
-        if let Event::SlashCommands(commands) = event {
-            live.commands = commands.clone();
+        if let Event::SlashCommands(slash) = event {
+            live.commands = slash.clone();
+            let update = commands::available(slash);
+            self.out.notify(
+                "session/update",
+                &SessionNotification::new(session.clone(), update),
+            )?;
         }
         if let Some(update) = updates::update_for(event) {
             let notification = SessionNotification::new(session.clone(), update);
             self.out.notify("session/update", &notification)?;
         }
+        let ends = live.prompt.as_ref().map(|r| r.ends);
+        match (event, ends) {
+            (Event::ConversationCleared, Some(commands::Ends::Cleared)) => {
+                return self.answer_done(session);
+            }
+            (Event::Status(report), Some(commands::Ends::Status)) => {
+                let text: String = report
+                    .lines()
+                    .iter()
+                    .map(|(label, value)| format!("{label}: {value}\n"))
+                    .collect();
+                let update = updates::message(&text);
+                self.out.notify(
+                    "session/update",
+                    &SessionNotification::new(session.clone(), update),
+                )?;
+                return self.answer_done(session);
+            }
+            _ => {}
+        }
         if let Event::TurnComplete { outcome, .. } = event {
             // Nothing of the turn waits for an answer any more.
             self.asked.retain(|_, p| &p.session != session);
-            if let Some(id) = live.prompt.take() {
+            if let Some(live) = self.sessions.get_mut(session)
+                && let Some(Running { id, .. }) = live.prompt.take()
+            {
                 return match updates::stop_reason(outcome) {
                     Ok(stop) => self.out.result(&id, &PromptResponse::new(stop)),
                     Err((kind, message)) => self.out.error(

@@ -56,6 +56,11 @@ pub fn update_for(event: &Event) -> Option<SessionUpdate> {
     }
 }
 
+/// The agent's message `text`, whole (what a command answered, e.g. `/status`).
+pub fn message(text: &str) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(chunk(text))
+}
+
 /// How a turn's outcome ends `session/prompt`: a stop reason, or the failure to answer
 /// the request with.
 pub fn stop_reason(outcome: &TurnOutcome) -> Result<StopReason, (ErrorKind, String)> {

@@ -372,3 +372,68 @@ fn a_plan_is_approved_over_request_permission_with_the_mode_to_carry_it_out() {
     );
     assert_eq!(acp.close().code(), Some(0));
 }
+
+#[test]
+fn skills_arrive_as_commands_and_a_slash_prompt_runs_as_typed() {
+    let server = MockServer::start(vec![]);
+    let dirs = Dirs::new();
+    skill(
+        &dirs.project().join("skills"),
+        "greet",
+        "Greet someone",
+        "argument-hint: \"[name]\"\n",
+        "Greet $ARGUMENTS like a pirate.\n",
+    );
+    server.push(answer("Ahoy, Ann"));
+    let mut acp = Acp::start(&server, &dirs);
+    initialize(&mut acp);
+    let session = open(&mut acp, 2, dirs.project(), json!([]));
+    let lines =
+        acp.until(|l| l["params"]["update"]["sessionUpdate"] == "available_commands_update");
+    let offered = &lines.last().unwrap()["params"];
+    assert_eq!(offered["sessionId"], session);
+    let commands = offered["update"]["availableCommands"].as_array().unwrap();
+    let greet = commands
+        .iter()
+        .find(|c| c["name"] == "greet")
+        .unwrap_or_else(|| panic!("{commands:#?}"));
+    assert_eq!(greet["description"], "Greet someone");
+    assert_eq!(greet["input"]["hint"], "[name]");
+    for builtin in ["init", "plan", "compact", "clear", "status"] {
+        assert!(
+            commands.iter().any(|c| c["name"] == builtin),
+            "{builtin}: {commands:#?}"
+        );
+    }
+    assert!(
+        !commands.iter().any(|c| c["name"] == "help"),
+        "{commands:#?}"
+    );
+
+    // `/greet Ann` runs the skill as typed `/greet Ann` would.
+    prompt(&mut acp, 3, &session, "/greet Ann");
+    let (_, reply) = acp.until_answer(3);
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    let sent = server.chat_requests()[0].message_text(1);
+    assert!(sent.contains("Greet Ann like a pirate."), "{sent}");
+
+    // `/status` answers as the agent's message, with no model request.
+    prompt(&mut acp, 4, &session, "/status");
+    let (lines, reply) = acp.until_answer(4);
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    let said: String = lines
+        .iter()
+        .filter(|l| l["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+        .map(|l| l["params"]["update"]["content"]["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        said.contains("approvals") || said.contains("model"),
+        "{said}"
+    );
+    // A built-in that needs a terminal is refused.
+    prompt(&mut acp, 5, &session, "/help");
+    let (_, bad) = acp.until_answer(5);
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert_eq!(server.chat_requests().len(), 1);
+    assert_eq!(acp.close().code(), Some(0));
+}
