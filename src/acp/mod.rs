@@ -16,6 +16,7 @@
 mod approvals;
 mod commands;
 mod modes;
+mod plan;
 mod replay;
 pub mod session;
 mod updates;

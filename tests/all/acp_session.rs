@@ -437,3 +437,52 @@ fn skills_arrive_as_commands_and_a_slash_prompt_runs_as_typed() {
     assert_eq!(server.chat_requests().len(), 1);
     assert_eq!(acp.close().code(), Some(0));
 }
+
+#[test]
+fn update_plan_arrives_as_a_plan_update() {
+    let server = MockServer::start(vec![]);
+    let dirs = Dirs::new();
+    server.push(tool_reply(
+        "p1",
+        "update_plan",
+        &json!({"items": [
+            {"step": "read the parser", "status": "done"},
+            {"step": "add a cache", "status": "in_progress"},
+            {"step": "test it", "status": "pending"}
+        ]})
+        .to_string(),
+    ));
+    server.push(answer("working"));
+    let mut acp = Acp::start(&server, &dirs);
+    initialize(&mut acp);
+    let session = open(&mut acp, 2, dirs.project(), json!([]));
+    prompt(&mut acp, 3, &session, "plan a cache");
+    let (lines, reply) = acp.until_answer(3);
+    assert_eq!(reply["result"]["stopReason"], "end_turn", "{reply}");
+    let plans: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["params"]["update"]["sessionUpdate"] == "plan")
+        .map(|l| &l["params"]["update"]["entries"])
+        .collect();
+    assert_eq!(plans.len(), 1, "{lines:#?}");
+    let entries: Vec<(&str, &str)> = plans[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["content"].as_str().unwrap(),
+                e["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("read the parser", "completed"),
+            ("add a cache", "in_progress"),
+            ("test it", "pending")
+        ]
+    );
+    assert_eq!(acp.close().code(), Some(0));
+}
