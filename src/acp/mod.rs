@@ -337,7 +337,11 @@ impl<W: Write, O: Opener> Server<W, O> {
             let notification = SessionNotification::new(session_id.clone(), update);
             self.out.notify("session/update", &notification)?;
         }
-        self.start(session_id.clone(), handle, commands, early);
+        // What the agent said before it resumed goes with the replay.
+        self.start(session_id.clone(), handle, commands, Vec::new());
+        for event in &early {
+            self.event(&session_id, event)?;
+        }
         self.out
             .result(id, &LoadSessionResponse::new().modes(modes::state(mode)))?;
         self.offer_commands(&session_id)

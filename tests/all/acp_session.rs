@@ -116,6 +116,11 @@ fn an_mcp_server_the_editor_gives_is_used_beside_the_configured_ones() {
 fn a_saved_session_is_loaded_replayed_then_continued() {
     let server = MockServer::start(vec![]);
     let dirs = Dirs::new();
+    server.push(tool_reply(
+        "p1",
+        "update_plan",
+        &json!({"items": [{"step": "remember", "status": "in_progress"}]}).to_string(),
+    ));
     server.push(tool_reply("c1", "read_file", r#"{"path":"notes.txt"}"#));
     server.push(answer("noted: gazpacho"));
     dirs.project_file("notes.txt", "gazpacho\n");
@@ -146,6 +151,7 @@ fn a_saved_session_is_loaded_replayed_then_continued() {
             let text = u["content"]["text"]
                 .as_str()
                 .or(u["title"].as_str())
+                .or(u["entries"][0]["content"].as_str())
                 .unwrap_or_default();
             (
                 u["sessionUpdate"].as_str().unwrap().to_string(),
@@ -156,12 +162,22 @@ fn a_saved_session_is_loaded_replayed_then_continued() {
     let kinds: Vec<&str> = replayed.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(
         kinds,
-        ["user_message_chunk", "tool_call", "agent_message_chunk"],
+        [
+            "user_message_chunk",
+            "tool_call",
+            "tool_call",
+            "agent_message_chunk"
+        ],
         "{lines:#?}"
     );
     assert_eq!(replayed[0].1, "remember the word");
-    assert!(replayed[1].1.starts_with("read_file"), "{replayed:?}");
-    assert_eq!(replayed[2].1, "noted: gazpacho");
+    assert!(replayed[1].1.starts_with("update_plan"), "{replayed:?}");
+    assert!(replayed[2].1.starts_with("read_file"), "{replayed:?}");
+    assert_eq!(replayed[3].1, "noted: gazpacho");
+    // The saved plan is shown again too.
+    let plan = acp.until(|l| l["params"]["update"]["sessionUpdate"] == "plan");
+    let plan = &plan.last().unwrap()["params"]["update"]["entries"][0];
+    assert_eq!(plan["content"], "remember", "{plan}");
 
     prompt(&mut acp, 5, &session, "which word was it?");
     let (_, reply) = acp.until_answer(5);
