@@ -11,6 +11,8 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+mod acp_sessions;
+
 use crate::acp::{self, AcpEnd, AcpError};
 use crate::agent::saved::SessionStart;
 use crate::agent::{AgentHandle, Approver};
@@ -133,6 +135,9 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
     {
         return Err(LaunchError::InputNeedsStreamOutput);
     }
+    if frontend == Frontend::Acp {
+        return run_acp(cli);
+    }
     let config = configure(cli)?;
     let home = startup::init_logging(&config);
     let (start, start_view) = match session_start(cli, &config)? {
@@ -173,10 +178,8 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
         Frontend::Print(stdin) => run_print(cli, &config, &runtime, prepared, stdin)?,
         Frontend::Tui => run_tui(cli, &config, &runtime, prepared, start_view)?,
         Frontend::Repl(input) => run_repl(cli, &config, &runtime, prepared, input)?,
-        Frontend::Acp => match acp::run(&runtime, prepared)? {
-            AcpEnd::Closed => Ended::Finished { failure: None },
-            AcpEnd::Signalled(signal) => Ended::Signalled(signal),
-        },
+        // Answered before anything is configured (above).
+        Frontend::Acp => Ended::Finished { failure: None },
     };
     if let Ended::Signalled(signal) = &ended {
         // Said before the runtime is let go, as the run's last words.
@@ -186,10 +189,34 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
     Ok(ended)
 }
 
+/// `harness9 acp`: the runtime only; each session is configured and prepared when the
+/// editor opens it, for its directory ([`acp_sessions`]).
+fn run_acp(cli: &Cli) -> Result<Ended, LaunchError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(LaunchError::Runtime)?;
+    let ended = match acp::run(&runtime, acp_sessions::AcpSessions::new(cli))? {
+        AcpEnd::Closed => Ended::Finished { failure: None },
+        AcpEnd::Signalled(signal) => Ended::Signalled(signal),
+    };
+    if let Ended::Signalled(signal) = &ended {
+        sink::stderr_line(&format!("harness9: terminated by {signal}"));
+        runtime.shutdown_background();
+    }
+    Ok(ended)
+}
+
 /// The configuration with an endpoint, the secrets sealed and the sandbox set up.
 fn configure(cli: &Cli) -> Result<Config, LaunchError> {
+    configure_with(cli, &cli.overrides())
+}
+
+/// [`configure`] with these overrides (the flags', perhaps with another directory).
+fn configure_with(cli: &Cli, overrides: &crate::config::Overrides) -> Result<Config, LaunchError> {
     let mut config = Config::resolve(
-        &cli.overrides(),
+        overrides,
         &|name| std::env::var(name).ok(),
         EndpointNeed::Required,
         OllamaProbe::Enabled,

@@ -1,5 +1,5 @@
 //! What the agent's [`Event`]s become for an ACP client: `session/update` notifications
-//! (message and thought chunks, tool calls and their updates) and the stop reason a
+//! (message and thought chunks, tool calls and their updates, the plan) and the stop reason a
 //! `session/prompt` ends with.
 //!
 //! It translates one event at a time and keeps no state; it must not know the wire or
@@ -52,8 +52,14 @@ pub fn update_for(event: &Event) -> Option<SessionUpdate> {
                 fields,
             )))
         }
+        Event::Plan { plan } => Some(super::plan::update(plan)),
         _ => None,
     }
+}
+
+/// The agent's message `text`, whole (what a command answered, e.g. `/status`).
+pub fn message(text: &str) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(chunk(text))
 }
 
 /// How a turn's outcome ends `session/prompt`: a stop reason, or the failure to answer
