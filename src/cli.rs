@@ -124,6 +124,21 @@ pub struct Cli {
     #[arg(short, long, global = true)]
     pub verbose: bool,
 
+    /// A permission rule that runs matching calls without asking, for this run only
+    /// (repeatable; the syntax of config.toml's rules, e.g. `bash(cargo test:*)`).
+    #[arg(long = "allow", value_name = "RULE")]
+    pub allow: Vec<String>,
+
+    /// A permission rule that refuses matching calls, for this run only (repeatable;
+    /// a deny rule wins over every allow rule).
+    #[arg(long = "deny", value_name = "RULE")]
+    pub deny: Vec<String>,
+
+    /// Text added to the system prompt after the instruction files (AGENTS.md), as
+    /// written; for a file's text, `--append-system-prompt "$(cat FILE)"`.
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+
     /// A subcommand instead of a session.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -724,6 +739,13 @@ impl Cli {
             approval_mode: self.approval_mode.map(Into::into),
             sandbox: self.sandbox.map(Into::into),
             skills_dirs: self.skills_dirs.clone(),
+            rules: crate::permissions::files::CommandLineRules {
+                allow: self.allow.clone(),
+                deny: self.deny.clone(),
+            },
+            run: crate::config::RunSettings {
+                append_system_prompt: self.append_system_prompt.clone(),
+            },
         }
     }
 }

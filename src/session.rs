@@ -209,6 +209,7 @@ pub fn prepare_with_remote(
             root: &config.project_root,
         },
         instructions.section().as_deref(),
+        config.run.append_system_prompt.as_deref(),
         sections.as_deref(),
     );
 

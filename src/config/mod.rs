@@ -339,6 +339,18 @@ pub struct Overrides {
     pub sandbox: Option<SandboxMode>,
     /// `--skills-dir` (repeatable), highest precedence first.
     pub skills_dirs: Vec<PathBuf>,
+    /// `--allow` / `--deny` (repeatable): permission rules for this run only.
+    pub rules: crate::permissions::files::CommandLineRules,
+    /// What holds for this run only (`--append-system-prompt`, the CI limits).
+    pub run: RunSettings,
+}
+
+/// Settings of one run, given only on the command line (docs/CI.md).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct RunSettings {
+    /// `--append-system-prompt`: text put after the instruction files in the system
+    /// prompt, as written (never read as a file name).
+    pub append_system_prompt: Option<String>,
 }
 
 /// Whether the run needs a model endpoint.
@@ -448,6 +460,8 @@ pub struct Config {
     pub providers: providers::ProviderBook,
     /// The provider [`Config::provider`] is (`--model NAME/model` picks a named one).
     pub provider_id: providers::ProviderId,
+    /// What holds for this run only (`--append-system-prompt`, the CI limits).
+    pub run: RunSettings,
 }
 
 /// Default cap on the total size of saved sessions: 1 GiB.
