@@ -3,6 +3,7 @@
 //! [`Overrides`]. It must not read files, the environment or the terminal.
 
 pub mod hints;
+mod limits;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -138,6 +139,17 @@ pub struct Cli {
     /// written; for a file's text, `--append-system-prompt "$(cat FILE)"`.
     #[arg(long, value_name = "TEXT")]
     pub append_system_prompt: Option<String>,
+
+    /// Stop the run after this long (`90s`, `10m`, `1h30m`): the turn is interrupted,
+    /// its commands stopped, the session saved; error kind `time_limit`, exit 6.
+    #[arg(long, value_name = "DURATION", value_parser = limits::duration)]
+    pub timeout: Option<Duration>,
+
+    /// Stop the run once it has spent more than this many US dollars (`0.50`), priced
+    /// by config.toml's `[prices]` (a model without a price is refused); error kind
+    /// `cost_limit`, exit 7.
+    #[arg(long, value_name = "USD", value_parser = limits::dollars)]
+    pub max_cost: Option<crate::protocol::Cost>,
 
     /// A subcommand instead of a session.
     #[command(subcommand)]
@@ -745,6 +757,8 @@ impl Cli {
             },
             run: crate::config::RunSettings {
                 append_system_prompt: self.append_system_prompt.clone(),
+                timeout: self.timeout,
+                max_cost: self.max_cost,
             },
         }
     }

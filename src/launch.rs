@@ -182,6 +182,7 @@ fn configure(cli: &Cli) -> Result<Config, LaunchError> {
     if cli.no_session {
         config.session_saving = SessionSaving::Disabled;
     }
+    refuse_an_uncountable_budget(&config)?;
     // Every command started for the model or a skill from now on leaves out the key,
     // header values and secret-looking variables, and none can read them in this
     // process's environment block or memory.
@@ -207,6 +208,30 @@ fn configure(cli: &Cli) -> Result<Config, LaunchError> {
     // Plan mode confines its commands read-only even without a session sandbox.
     crate::sandbox::prepare_read_only(&config.sandbox, &config.workdir, &config.project_root);
     Ok(config)
+}
+
+/// `--max-cost` with a starting model that has no price: its spend could not be
+/// counted, so the run is refused before anything is sent (a model without a price met
+/// later, a resumed session's, stops the run at its first request: `agent::limits`).
+fn refuse_an_uncountable_budget(config: &Config) -> Result<(), ConfigError> {
+    if config.run.max_cost.is_none() {
+        return Ok(());
+    }
+    let prices = config
+        .providers
+        .endpoint(&config.provider_id)
+        .map_or(&config.prices, |e| &e.prices);
+    if prices.for_model(&config.model).is_some() {
+        return Ok(());
+    }
+    Err(ConfigError::Invalid {
+        what: "--max-cost".into(),
+        message: format!(
+            "model `{}` has no price, so what the run spends cannot be counted; give it \
+             one in config.toml's [prices] (docs/CONFIG.md)",
+            config.model
+        ),
+    })
 }
 
 /// `-r` without an id outside the TUI: there is nothing to pick with, so the sessions

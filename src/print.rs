@@ -133,6 +133,7 @@ impl TurnReport {
             TurnOutcome::MaxTurnsReached { .. } => Some(ErrorKind::MaxTurns),
             TurnOutcome::Truncated { reason } => Some(reason.kind()),
             TurnOutcome::Failed { kind, .. } => Some(*kind),
+            TurnOutcome::LimitReached { limit } => Some(limit.kind()),
         }
     }
 }
@@ -355,6 +356,10 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                 kind: kind.as_str(),
                 message: message.clone(),
             }),
+            TurnOutcome::LimitReached { limit } => Some(ResultError {
+                kind: limit.kind().as_str(),
+                message: limit.describe(),
+            }),
         };
         ResultLine {
             kind: "result",
@@ -566,6 +571,9 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             // The agent's warning event already said it.
             TurnOutcome::Truncated { .. } => {}
             TurnOutcome::Failed { message, .. } => writeln!(self.err, "error: {message}")?,
+            TurnOutcome::LimitReached { limit } => {
+                writeln!(self.err, "error: {}", limit.describe())?
+            }
         }
         self.err.flush()
     }

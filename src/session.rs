@@ -340,6 +340,10 @@ pub fn prepare_with_remote(
         commands: crate::exec::Confinement::SessionSandbox,
         max_parallel_agents: config.max_parallel_agents,
         approval_queue: Default::default(),
+        limits: Arc::new(crate::agent::limits::RunLimits::new(
+            config.run.timeout,
+            config.run.max_cost,
+        )),
     };
     let info = SessionInfo {
         model: config.provider_id.qualify(&config.model),

@@ -18,6 +18,7 @@ pub mod hooks;
 pub mod hooks_session;
 pub mod hooks_turn;
 pub mod init;
+pub mod limits;
 mod listings;
 pub mod live_sessions;
 pub mod mcp_servers;
@@ -277,4 +278,6 @@ pub struct AgentSetup {
     pub max_parallel_agents: usize,
     /// Approval questions wait here for their turn: one is shown at a time.
     pub approval_queue: delegate::ApprovalQueue,
+    /// The run's hard limits (`--timeout`, `--max-cost`), shared with sub-agents.
+    pub limits: Arc<limits::RunLimits>,
 }

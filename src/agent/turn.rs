@@ -370,7 +370,7 @@ async fn run_turn_with(
         };
         turn.compacted_after_refusal = false;
         start_learning(ctx, &state.model);
-        account_usage(state, ctx, &specs, &completion, &mut turn);
+        let over_budget = account_usage(state, ctx, &specs, &completion, &mut turn);
         let calls = completion.tool_calls.clone();
         // The answer's one allocation, moved from the completion (not copied) and
         // shared by the message, the turn's final text and the event.
@@ -381,6 +381,10 @@ async fn run_turn_with(
             reasoning: completion.reasoning,
             tool_calls: completion.tool_calls,
         });
+        if let Some(limit) = over_budget {
+            // Nothing more is run or asked for: the answer so far is the turn's.
+            break TurnOutcome::LimitReached { limit };
+        }
         if calls.is_empty() {
             let outcome = answered(completion.finish_reason);
             // A complete answer is the agent stopping: its Stop hooks may keep it going.
@@ -398,6 +402,7 @@ async fn run_turn_with(
             break outcome;
         }
     };
+    let outcome = ctx.setup.limits.explain(outcome);
     if let Some(left_out) = end_turn(state, ctx, &outcome) {
         ctx.emit(left_out);
     }
@@ -569,14 +574,15 @@ async fn compact_after_refusal(
 }
 
 /// Prices a request's usage (the provider's count, else an estimate), adds it to the
-/// turn's and the session's, records it and tells the frontend.
+/// turn's and the session's, records it and tells the frontend. Returns the run's cost
+/// limit when this request reached it.
 fn account_usage(
     state: &mut SessionState,
     ctx: &TurnContext,
     specs: &[ToolSpec],
     completion: &Completion,
     turn: &mut TurnProgress,
-) {
+) -> Option<crate::protocol::RunLimit> {
     let usage = match completion.usage {
         Some(usage) => {
             state
@@ -599,6 +605,7 @@ fn account_usage(
         session: state.usage,
         context_tokens: Some(usage.input_tokens),
     });
+    ctx.setup.limits.count(&state.model, &usage)
 }
 
 /// How a turn ends when the model answered without calling a tool.

@@ -351,6 +351,10 @@ pub struct RunSettings {
     /// `--append-system-prompt`: text put after the instruction files in the system
     /// prompt, as written (never read as a file name).
     pub append_system_prompt: Option<String>,
+    /// `--timeout`: how long the run may take, from its start.
+    pub timeout: Option<std::time::Duration>,
+    /// `--max-cost`: how much the run may spend (a model without a price is refused).
+    pub max_cost: Option<crate::protocol::Cost>,
 }
 
 /// Whether the run needs a model endpoint.

@@ -365,6 +365,8 @@ impl Details {
             ErrorKind::Protocol => "the answer is not a chat completion".into(),
             ErrorKind::Interrupted => "the request was interrupted".into(),
             ErrorKind::MaxTurns
+            | ErrorKind::TimeLimit
+            | ErrorKind::CostLimit
             | ErrorKind::OutputLimit
             | ErrorKind::ContentFilter
             | ErrorKind::Skill
@@ -445,6 +447,8 @@ impl Details {
                 .into(),
             ErrorKind::Interrupted
             | ErrorKind::MaxTurns
+            | ErrorKind::TimeLimit
+            | ErrorKind::CostLimit
             | ErrorKind::OutputLimit
             | ErrorKind::ContentFilter
             | ErrorKind::Skill

@@ -1,11 +1,15 @@
 //! The CI contracts through the real binary (docs/CI.md): `--allow` / `--deny` for one
 //! run (the same precedence as config.toml's rules: a deny wins wherever either came
 //! from; a bad rule is a usage error naming it, exit 2), `--append-system-prompt` (after
-//! the instruction files, the same bytes in every request of the run).
+//! the instruction files, the same bytes in every request of the run), `--timeout`
+//! (exit 6, `time_limit`: the turn stopped, its command killed, the session saved) and
+//! `--max-cost` (exit 7, `cost_limit`: nothing more run once the spend passed it; a
+//! model without a price refused before anything is sent, exit 2).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Output;
+use std::time::{Duration, Instant};
 
 use crate::support::*;
 
@@ -127,4 +131,189 @@ fn appended_text_follows_the_instructions_and_stays_the_same_in_every_request() 
         .expect("the text is there as written");
     assert!(tabs < appended, "{first}");
     assert_eq!(first, requests[1].message_text(0), "the prefix is stable");
+}
+
+/// The last JSON line of a run's stdout: its `result`.
+fn result_of(out: &Output) -> serde_json::Value {
+    json_lines(&out.stdout).pop().expect("a result line")
+}
+
+/// Waits (at most 30 s) until process `pid` is gone; false if it never went.
+fn gone(pid: u32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn the_time_limit_stops_a_running_command_and_saves_the_session() {
+    let server = MockServer::start(vec![]);
+    let dirs = Dirs::new();
+    // The command says who it is, then would run for a minute.
+    server.push(bash_reply("c1", "echo $$ > pid; exec sleep 60"));
+    server.push(answer("never asked for"));
+    let started = Instant::now();
+    let out = server.run(
+        &dirs,
+        &[
+            "-p",
+            "go",
+            "--approval-mode",
+            "full-auto",
+            "--sandbox",
+            "off",
+            "--timeout",
+            "2s",
+            "--output-format",
+            "json",
+        ],
+    );
+    assert_exit(&out, 6);
+    assert!(
+        started.elapsed() < Duration::from_secs(50),
+        "not the minute"
+    );
+    let result = result_of(&out);
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["error"]["kind"], "time_limit");
+    assert_has(
+        result["error"]["message"].as_str().unwrap(),
+        &["--timeout 2s"],
+    );
+    let pid: u32 = std::fs::read_to_string(dirs.project().join("pid"))
+        .expect("the command ran")
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(gone(pid), "the command was killed");
+    assert_eq!(
+        server.chat_requests().len(),
+        1,
+        "nothing asked after the limit"
+    );
+    let listed = dirs.run(&["sessions", "list", "--json"]);
+    let sessions: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(
+        sessions.as_array().map(Vec::len),
+        Some(1),
+        "the session was saved"
+    );
+}
+
+#[test]
+fn the_time_limit_stops_a_model_that_stalls_and_says_so_in_stream_json() {
+    let server = MockServer::start(vec![answer("partial answer").stall_after(1)]);
+    let dirs = Dirs::new();
+    let out = server.run(
+        &dirs,
+        &[
+            "-p",
+            "go",
+            "--timeout",
+            "1s",
+            "--output-format",
+            "stream-json",
+        ],
+    );
+    assert_exit(&out, 6);
+    let events = json_lines(&out.stdout);
+    let complete = events
+        .iter()
+        .find(|e| e["type"] == "turn_complete")
+        .expect("the turn ends");
+    assert_eq!(complete["outcome"]["status"], "limit_reached");
+    assert_eq!(complete["outcome"]["limit"]["kind"], "time");
+    assert_eq!(complete["outcome"]["limit"]["timeout_ms"], 1000);
+    assert_eq!(events.last().unwrap()["error"]["kind"], "time_limit");
+    // Text output: the reason on stderr.
+    let server = MockServer::start(vec![answer("partial").stall_after(1)]);
+    let out = server.run(&dirs, &["-p", "go", "--timeout", "500ms"]);
+    assert_exit(&out, 6);
+    assert_has(
+        &stderr_text(&out),
+        &["error: stopped at the run's time limit"],
+    );
+}
+
+/// config.toml pricing model `m` at $1000 per million tokens either way: a request of
+/// 1000 input and 100 output tokens costs $1.10.
+const PRICED: &str = "[prices.m]\ninput = 1000.0\noutput = 1000.0\n";
+
+/// A reply with a bash call and usage worth $1.10.
+fn costly_call(id: &str, command: &str) -> Reply {
+    let args = serde_json::json!({ "command": command }).to_string();
+    sse(vec![
+        tool_call(0, id, "bash", &args),
+        finish("tool_calls"),
+        usage(1000, 100),
+    ])
+}
+
+#[test]
+fn the_cost_limit_stops_the_run_once_the_spend_passes_it() {
+    let server = MockServer::start(vec![
+        costly_call("c1", "touch first"),
+        costly_call("c2", "touch second"),
+        answer("never asked for"),
+    ]);
+    let dirs = Dirs::with_config(PRICED);
+    let out = server.run(
+        &dirs,
+        &[
+            "-p",
+            "go",
+            "--approval-mode",
+            "full-auto",
+            "--max-cost",
+            "2",
+            "--output-format",
+            "json",
+        ],
+    );
+    assert_exit(&out, 7);
+    assert!(dirs.project().join("first").exists(), "$1.10 is within $2");
+    assert!(
+        !dirs.project().join("second").exists(),
+        "$2.20 is not: the call it asked for is not run"
+    );
+    assert_eq!(server.chat_requests().len(), 2);
+    let result = result_of(&out);
+    assert_eq!(result["error"]["kind"], "cost_limit");
+    assert_has(
+        result["error"]["message"].as_str().unwrap(),
+        &["--max-cost 2", "$2.20 spent"],
+    );
+    assert!((result["usage"]["cost_usd"].as_f64().unwrap() - 2.2).abs() < 1e-9);
+}
+
+#[test]
+fn a_cost_limit_without_a_price_is_refused_before_anything_is_sent() {
+    let server = MockServer::start(vec![answer("never")]);
+    let dirs = Dirs::new();
+    let out = server.run(
+        &dirs,
+        &["-p", "go", "--max-cost", "1", "--output-format", "json"],
+    );
+    assert_exit(&out, 2);
+    assert_has(
+        &stderr_text(&out),
+        &["--max-cost", "model `m` has no price"],
+    );
+    assert_eq!(result_of(&out)["error"]["kind"], "usage");
+    assert!(server.requests().is_empty());
+    // Values that are no limit are the parser's usage errors.
+    for (flag, value) in [
+        ("--max-cost", "0"),
+        ("--timeout", "soon"),
+        ("--timeout", "0s"),
+    ] {
+        let out = server.run(&dirs, &["-p", "go", flag, value]);
+        assert_exit(&out, 2);
+        assert_has(&stderr_text(&out), &[value]);
+    }
 }
