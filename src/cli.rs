@@ -151,6 +151,12 @@ pub struct Cli {
     #[arg(long, value_name = "USD", value_parser = limits::dollars)]
     pub max_cost: Option<crate::protocol::Cost>,
 
+    /// A JSON Schema file (self-contained) the final answer must be valid against: an
+    /// invalid answer is sent back once to be repaired, then the turn fails (error
+    /// kind `output_schema`, exit 8); `-p`'s `result` carries `structured_output`.
+    #[arg(long, value_name = "FILE")]
+    pub output_schema: Option<PathBuf>,
+
     /// A subcommand instead of a session.
     #[command(subcommand)]
     pub command: Option<Command>,

@@ -12,6 +12,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use crate::acp::{self, AcpEnd, AcpError};
+use crate::agent::output_schema::{OutputSchema, OutputSchemaError};
 use crate::agent::saved::SessionStart;
 use crate::agent::{AgentHandle, Approver};
 use crate::cli::{Cli, ResumeRequest, SessionsAction};
@@ -80,6 +81,9 @@ pub enum LaunchError {
     /// The sandbox was asked for and cannot be had.
     #[error(transparent)]
     Sandbox(#[from] SandboxRefusal),
+    /// `--output-schema` names no usable schema.
+    #[error(transparent)]
+    OutputSchema(#[from] OutputSchemaError),
     /// harness9's own binary (the sandbox launcher) cannot be found.
     #[error("cannot find harness9's own binary to start sandboxed commands")]
     OwnBinary(#[source] std::io::Error),
@@ -108,7 +112,8 @@ impl LaunchError {
             LaunchError::Config(_)
             | LaunchError::Resume(_)
             | LaunchError::Provider(_)
-            | LaunchError::Sandbox(_) => ErrorKind::Usage,
+            | LaunchError::Sandbox(_)
+            | LaunchError::OutputSchema(_) => ErrorKind::Usage,
             LaunchError::OwnBinary(_)
             | LaunchError::Runtime(_)
             | LaunchError::Print(_)
@@ -122,6 +127,11 @@ impl LaunchError {
 /// Runs a session in `frontend` as the flags ask.
 pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
     let config = configure(cli)?;
+    // Read and compiled before anything starts: a bad schema is a usage error.
+    let output_schema = match &cli.output_schema {
+        Some(path) => Some(Arc::new(OutputSchema::load(path)?)),
+        None => None,
+    };
     let home = startup::init_logging(&config);
     let (start, start_view) = match session_start(cli, &config)? {
         Start::Session(start) => (start, tui::StartView::Conversation),
@@ -147,10 +157,11 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
             "harness9: --output-format applies to print and pipe modes; ignored in the TUI",
         );
     }
-    let prepared = with_home_warning(
+    let mut prepared = with_home_warning(
         session::prepare_with_remote(&config, approver, remote, start)?,
         &home,
     );
+    prepared.setup.output_schema = output_schema;
     // A sandbox launcher waiting before the first command needs one (after the first
     // request has gone).
     runtime.spawn(crate::exec::warm_up());
@@ -284,7 +295,8 @@ fn run_print(
         activity: activity(cli, Frontend::Print(stdin)),
         stdin,
         thoughts: thoughts(cli, config),
-        answer: if cli.raw {
+        // An answer held to a schema is JSON: printed as it is, never as Markdown.
+        answer: if cli.raw || cli.output_schema.is_some() {
             print::AnswerRender::Raw
         } else {
             // The REPL's Markdown renderer, so `-p` shows what pipe mode shows: its

@@ -26,6 +26,7 @@ mod code {
     pub const LIMIT: u8 = 5;
     pub const TIME_LIMIT: u8 = 6;
     pub const COST_LIMIT: u8 = 7;
+    pub const OUTPUT_SCHEMA: u8 = 8;
     pub const INTERRUPTED: u8 = 130;
 }
 
@@ -42,6 +43,7 @@ fn exit_code_for(kind: Option<ErrorKind>) -> u8 {
         Some(ErrorKind::MaxTurns | ErrorKind::OutputLimit) => code::LIMIT,
         Some(ErrorKind::TimeLimit) => code::TIME_LIMIT,
         Some(ErrorKind::CostLimit) => code::COST_LIMIT,
+        Some(ErrorKind::OutputSchema) => code::OUTPUT_SCHEMA,
         Some(ErrorKind::Interrupted) => code::INTERRUPTED,
         Some(ErrorKind::Usage | ErrorKind::HookBlocked) => code::USAGE,
         Some(ErrorKind::Skill | ErrorKind::Internal) => code::INTERNAL,

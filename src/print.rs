@@ -115,6 +115,21 @@ struct ResultLine<'a> {
     session_cache_hit_percent: Option<u64>,
     duration_ms: u64,
     model: String,
+    /// `--output-schema`: the final answer's JSON value (absent without the flag, and
+    /// when the turn did not complete).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    structured_output: Option<serde_json::Value>,
+}
+
+/// Whether a `result` carries the answer's JSON value (`--output-schema`, where the
+/// agent made the completed answer exactly that value's text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StructuredOutput {
+    /// No schema: no `structured_output`.
+    #[default]
+    Absent,
+    /// A completed answer is parsed into `structured_output`.
+    Parsed,
 }
 
 /// The `error` of a `result`.
@@ -157,6 +172,8 @@ pub struct HeadlessRenderer<O: Write, E: Write> {
     answer: AnswerRender,
     /// Reasoning on stderr in the text format, when asked for.
     thoughts: thoughts::Thoughts,
+    /// Whether a `result` carries `structured_output`.
+    structured: StructuredOutput,
 }
 
 impl<O: Write, E: Write> HeadlessRenderer<O, E> {
@@ -181,7 +198,14 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             session_usage: Usage::default(),
             answer: AnswerRender::Raw,
             thoughts: thoughts::Thoughts::default(),
+            structured: StructuredOutput::Absent,
         }
+    }
+
+    /// Sets whether a `result` carries the answer's JSON value (`--output-schema`).
+    pub fn with_structured_output(mut self, structured: StructuredOutput) -> Self {
+        self.structured = structured;
+        self
     }
 
     /// Sets whether reasoning is shown on stderr in the text format.
@@ -374,6 +398,12 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             session_cache_hit_percent: self.session_usage.cache_hit_percent(),
             duration_ms: u64::try_from(self.turn_started.elapsed().as_millis()).unwrap_or(u64::MAX),
             model: self.model.clone(),
+            structured_output: match (self.structured, &report.outcome) {
+                (StructuredOutput::Parsed, TurnOutcome::Completed) => {
+                    serde_json::from_str(final_text).ok()
+                }
+                _ => None,
+            },
         }
     }
 

@@ -488,6 +488,9 @@ pub enum ErrorKind {
     TimeLimit,
     /// `--max-cost`: the run's cost limit stopped it (or a model without a price).
     CostLimit,
+    /// `--output-schema`: the final answer was not valid against the schema, even
+    /// after one repair.
+    OutputSchema,
     /// A skill could not be invoked (unreadable body, a failing inline command).
     Skill,
     /// A UserPromptSubmit hook blocked the prompt (it was not sent).
@@ -519,6 +522,7 @@ impl ErrorKind {
             ErrorKind::Interrupted => "interrupted",
             ErrorKind::TimeLimit => "time_limit",
             ErrorKind::CostLimit => "cost_limit",
+            ErrorKind::OutputSchema => "output_schema",
             ErrorKind::Skill => "skill",
             ErrorKind::HookBlocked => "hook_blocked",
             ErrorKind::Usage => "usage",

@@ -344,6 +344,7 @@ pub fn prepare_with_remote(
             config.run.timeout,
             config.run.max_cost,
         )),
+        output_schema: None,
     };
     let info = SessionInfo {
         model: config.provider_id.qualify(&config.model),

@@ -25,6 +25,7 @@ pub mod mcp_servers;
 mod mention_approval;
 mod models;
 mod nested;
+pub mod output_schema;
 pub mod plan_mode;
 mod rewind;
 mod runner;
@@ -280,4 +281,6 @@ pub struct AgentSetup {
     pub approval_queue: delegate::ApprovalQueue,
     /// The run's hard limits (`--timeout`, `--max-cost`), shared with sub-agents.
     pub limits: Arc<limits::RunLimits>,
+    /// `--output-schema`: what the main conversation's final answers must be.
+    pub output_schema: Option<Arc<output_schema::OutputSchema>>,
 }

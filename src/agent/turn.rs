@@ -387,6 +387,14 @@ async fn run_turn_with(
         }
         if calls.is_empty() {
             let outcome = answered(completion.finish_reason);
+            if outcome == TurnOutcome::Completed
+                && let Some(failed) = hold_to_schema(state, ctx, &mut turn)
+            {
+                match failed {
+                    SchemaEnd::RepairAsked => continue,
+                    SchemaEnd::Failed(outcome) => break outcome,
+                }
+            }
             // A complete answer is the agent stopping: its Stop hooks may keep it going.
             if outcome == TurnOutcome::Completed {
                 let last = turn.final_text.clone();
@@ -454,6 +462,53 @@ struct TurnProgress {
     compacted_after_refusal: bool,
     /// How often a Stop hook kept the agent going in this turn.
     stops: super::hooks_turn::StopLoop,
+    /// Whether the model was asked to repair an answer `--output-schema` refused.
+    repair_asked: bool,
+}
+
+/// What [`hold_to_schema`] decided about an answer that is not valid.
+enum SchemaEnd {
+    /// The model was asked, once, to answer again.
+    RepairAsked,
+    /// It was asked already: the turn fails.
+    Failed(TurnOutcome),
+}
+
+/// `--output-schema` (the main conversation only): a valid final answer becomes its
+/// JSON value's compact text; an invalid one is sent back once with what is wrong,
+/// and fails the turn (`output_schema`) the second time. `None`: the answer stands.
+fn hold_to_schema(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    turn: &mut TurnProgress,
+) -> Option<SchemaEnd> {
+    use super::output_schema::Checked;
+    let schema = ctx.setup.output_schema.as_deref()?;
+    if ctx.events.is_forked() {
+        return None;
+    }
+    match schema.check(&turn.final_text) {
+        Checked::Valid(value) => {
+            turn.final_text = SharedText::from(value.to_string());
+            None
+        }
+        Checked::Invalid(why) if !turn.repair_asked => {
+            turn.repair_asked = true;
+            ctx.emit(Event::Warning {
+                message: format!("--output-schema: {why}; the model is asked to repair it once"),
+            });
+            state.conversation.push(Message::User {
+                content: schema.repair_request(&why),
+            });
+            Some(SchemaEnd::RepairAsked)
+        }
+        Checked::Invalid(why) => Some(SchemaEnd::Failed(TurnOutcome::Failed {
+            kind: ErrorKind::OutputSchema,
+            message: format!(
+                "the final answer does not satisfy --output-schema, even after one repair: {why}"
+            ),
+        })),
+    }
 }
 
 /// What one request came to.

@@ -367,6 +367,7 @@ impl Details {
             ErrorKind::MaxTurns
             | ErrorKind::TimeLimit
             | ErrorKind::CostLimit
+            | ErrorKind::OutputSchema
             | ErrorKind::OutputLimit
             | ErrorKind::ContentFilter
             | ErrorKind::Skill
@@ -449,6 +450,7 @@ impl Details {
             | ErrorKind::MaxTurns
             | ErrorKind::TimeLimit
             | ErrorKind::CostLimit
+            | ErrorKind::OutputSchema
             | ErrorKind::OutputLimit
             | ErrorKind::ContentFilter
             | ErrorKind::Skill

@@ -4,7 +4,8 @@
 //! the instruction files, the same bytes in every request of the run), `--timeout`
 //! (exit 6, `time_limit`: the turn stopped, its command killed, the session saved) and
 //! `--max-cost` (exit 7, `cost_limit`: nothing more run once the spend passed it; a
-//! model without a price refused before anything is sent, exit 2).
+//! model without a price refused before anything is sent, exit 2), `--output-schema`
+//! (the answer's JSON value in `structured_output`; one repair; exit 8 after it).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -316,4 +317,107 @@ fn a_cost_limit_without_a_price_is_refused_before_anything_is_sent() {
         assert_exit(&out, 2);
         assert_has(&stderr_text(&out), &[value]);
     }
+}
+
+/// The schema the tests hold answers to: `{"verdict": "pass"|"fail"}`, nothing else.
+const VERDICT: &str = r#"{"type": "object",
+  "properties": {"verdict": {"enum": ["pass", "fail"]}},
+  "required": ["verdict"], "additionalProperties": false}"#;
+
+/// `-p go --output-schema verdict.json` (plus `args`) in `dirs`.
+fn with_schema(server: &MockServer, dirs: &Dirs, args: &[&str]) -> Output {
+    dirs.home_file("verdict.json", VERDICT);
+    let schema = dirs.home().join("verdict.json");
+    let mut all = vec!["-p", "go", "--output-schema", schema.to_str().unwrap()];
+    all.extend_from_slice(args);
+    server.run(dirs, &all)
+}
+
+#[test]
+fn a_valid_answer_is_the_result_and_its_value_the_structured_output() {
+    let server = MockServer::start(vec![answer("{ \"verdict\": \"pass\" }")]);
+    let dirs = Dirs::new();
+    let out = with_schema(&server, &dirs, &["--output-format", "json"]);
+    assert_exit(&out, 0);
+    let result = result_of(&out);
+    assert_eq!(
+        result["structured_output"],
+        serde_json::json!({"verdict": "pass"})
+    );
+    assert_eq!(result["result"], "{\"verdict\":\"pass\"}");
+    assert_eq!(server.chat_requests().len(), 1);
+    // Text output: the JSON itself on stdout, nothing rendered away.
+    server.push(answer("{\"verdict\": \"fail\"}"));
+    let out = with_schema(&server, &dirs, &[]);
+    assert_exit(&out, 0);
+    assert_eq!(stdout_text(&out), "{\"verdict\":\"fail\"}\n");
+    // Without the flag there is no such field.
+    server.push(answer("{\"verdict\": \"pass\"}"));
+    let out = server.run(&dirs, &["-p", "go", "--output-format", "json"]);
+    assert!(result_of(&out).get("structured_output").is_none());
+}
+
+#[test]
+fn an_invalid_answer_is_sent_back_once_with_what_is_wrong() {
+    let server = MockServer::start(vec![
+        answer("The verdict is: pass"),
+        answer("```json\n{\"verdict\": \"fail\"}\n```"),
+    ]);
+    let dirs = Dirs::new();
+    let out = with_schema(&server, &dirs, &["--output-format", "stream-json"]);
+    assert_exit(&out, 0);
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 2);
+    let repair = requests[1].last_user_text();
+    assert_has(&repair, &["not a JSON value", "\"verdict\"", "JSON Schema"]);
+    let events = json_lines(&out.stdout);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "warning" && e["message"].as_str().unwrap().contains("repair"))
+    );
+    let result = events.last().unwrap();
+    assert_eq!(result["structured_output"]["verdict"], "fail");
+}
+
+#[test]
+fn an_answer_still_invalid_after_the_repair_fails_with_its_own_kind() {
+    let server = MockServer::start(vec![
+        answer("{\"verdict\": \"maybe\"}"),
+        answer("{\"verdict\": \"perhaps\"}"),
+        answer("never asked for"),
+    ]);
+    let dirs = Dirs::new();
+    let out = with_schema(&server, &dirs, &["--output-format", "json"]);
+    assert_exit(&out, 8);
+    assert_eq!(server.chat_requests().len(), 2, "one repair, no more");
+    let result = result_of(&out);
+    assert_eq!(result["error"]["kind"], "output_schema");
+    assert_has(
+        result["error"]["message"].as_str().unwrap(),
+        &["does not match the schema"],
+    );
+    assert!(result.get("structured_output").is_none());
+}
+
+#[test]
+fn a_schema_that_cannot_be_used_is_a_usage_error_before_anything_is_sent() {
+    let server = MockServer::start(vec![answer("never")]);
+    let dirs = Dirs::new();
+    dirs.home_file("broken.json", "{ not json");
+    dirs.home_file("outside.json", r#"{"$ref": "file:///etc/passwd"}"#);
+    for (name, words) in [
+        ("missing.json", "cannot read it"),
+        ("broken.json", "not JSON"),
+        ("outside.json", "not a usable JSON Schema"),
+    ] {
+        let path = dirs.home().join(name);
+        let out = server.run(
+            &dirs,
+            &["-p", "go", "--output-schema", path.to_str().unwrap()],
+        );
+        assert_exit(&out, 2);
+        assert_has(&stderr_text(&out), &["--output-schema", words]);
+    }
+    assert!(server.requests().is_empty());
 }
