@@ -18,6 +18,7 @@ mod agents_run;
 mod architecture;
 mod artifacts;
 mod child_env;
+mod ci_action;
 mod ci_contracts;
 mod cli_errors;
 mod commands;
