@@ -204,6 +204,13 @@ fn the_time_limit_stops_a_running_command_and_saves_the_session() {
         Some(1),
         "the session was saved"
     );
+    let id = sessions[0]["id"].as_str().expect("a session id");
+    let export = stdout_text(&dirs.run(&["sessions", "export", id]));
+    // The model would be told why its command stopped, and the turn's end is noted.
+    assert_has(
+        &export,
+        &["Stopped: stopped at the run's time limit", "Limit reached:"],
+    );
 }
 
 #[test]
