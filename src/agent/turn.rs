@@ -537,6 +537,12 @@ async fn request(
             tools: specs,
             effort: state.effort,
             cache_key: Some(&state.cache_key),
+            // The main conversation's answers are held to `--output-schema`.
+            output_schema: if ctx.events.is_forked() {
+                None
+            } else {
+                ctx.setup.output_schema.as_deref().map(|s| s.value())
+            },
         };
         let model = state.model.clone();
         let mut on_event = |event: StreamEvent| match event {

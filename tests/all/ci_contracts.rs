@@ -428,3 +428,26 @@ fn a_schema_that_cannot_be_used_is_a_usage_error_before_anything_is_sent() {
     }
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn a_provider_that_takes_structured_output_is_asked_for_the_schema() {
+    let server = MockServer::start(vec![answer("{\"verdict\": \"pass\"}")]);
+    let dirs = Dirs::with_config("structured_output = \"json-schema\"\n");
+    let out = with_schema(&server, &dirs, &["--output-format", "json"]);
+    assert_exit(&out, 0);
+    let sent = &server.chat_requests()[0].body;
+    assert_eq!(sent["response_format"]["type"], "json_schema");
+    let expected: serde_json::Value = serde_json::from_str(VERDICT).unwrap();
+    assert_eq!(sent["response_format"]["json_schema"]["schema"], expected);
+    // By default the server is not asked (harness9 checks the answer alone).
+    server.push(answer("{\"verdict\": \"pass\"}"));
+    let plain = Dirs::new();
+    let out = with_schema(&server, &plain, &[]);
+    assert_exit(&out, 0);
+    assert!(
+        server.chat_requests()[1]
+            .body
+            .get("response_format")
+            .is_none()
+    );
+}
