@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 mod acp_sessions;
 
 use crate::acp::{self, AcpEnd, AcpError};
+use crate::agent::output_schema::{OutputSchema, OutputSchemaError};
 use crate::agent::saved::SessionStart;
 use crate::agent::{AgentHandle, Approver};
 use crate::cli::{Cli, ResumeRequest, SessionsAction};
@@ -82,6 +83,9 @@ pub enum LaunchError {
     /// The sandbox was asked for and cannot be had.
     #[error(transparent)]
     Sandbox(#[from] SandboxRefusal),
+    /// `--output-schema` names no usable schema.
+    #[error(transparent)]
+    OutputSchema(#[from] OutputSchemaError),
     /// harness9's own binary (the sandbox launcher) cannot be found.
     #[error("cannot find harness9's own binary to start sandboxed commands")]
     OwnBinary(#[source] std::io::Error),
@@ -117,7 +121,8 @@ impl LaunchError {
             | LaunchError::Resume(_)
             | LaunchError::Provider(_)
             | LaunchError::Sandbox(_)
-            | LaunchError::InputNeedsStreamOutput => ErrorKind::Usage,
+            | LaunchError::InputNeedsStreamOutput
+            | LaunchError::OutputSchema(_) => ErrorKind::Usage,
             LaunchError::OwnBinary(_)
             | LaunchError::Runtime(_)
             | LaunchError::Print(_)
@@ -139,6 +144,11 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
         return run_acp(cli);
     }
     let config = configure(cli)?;
+    // Read and compiled before anything starts: a bad schema is a usage error.
+    let output_schema = match &cli.output_schema {
+        Some(path) => Some(Arc::new(OutputSchema::load(path)?)),
+        None => None,
+    };
     let home = startup::init_logging(&config);
     let (start, start_view) = match session_start(cli, &config)? {
         Start::Session(start) => (start, tui::StartView::Conversation),
@@ -167,10 +177,11 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
             "harness9: --output-format applies to print and pipe modes; ignored in the TUI",
         );
     }
-    let prepared = with_home_warning(
+    let mut prepared = with_home_warning(
         session::prepare_with_remote(&config, approver, remote, start)?,
         &home,
     );
+    prepared.setup.output_schema = output_schema;
     // A sandbox launcher waiting before the first command needs one (after the first
     // request has gone).
     runtime.spawn(crate::exec::warm_up());
@@ -224,6 +235,7 @@ fn configure_with(cli: &Cli, overrides: &crate::config::Overrides) -> Result<Con
     if cli.no_session {
         config.session_saving = SessionSaving::Disabled;
     }
+    refuse_an_uncountable_budget(&config)?;
     // Every command started for the model or a skill from now on leaves out the key,
     // header values and secret-looking variables, and none can read them in this
     // process's environment block or memory.
@@ -249,6 +261,30 @@ fn configure_with(cli: &Cli, overrides: &crate::config::Overrides) -> Result<Con
     // Plan mode confines its commands read-only even without a session sandbox.
     crate::sandbox::prepare_read_only(&config.sandbox, &config.workdir, &config.project_root);
     Ok(config)
+}
+
+/// `--max-cost` with a starting model that has no price: its spend could not be
+/// counted, so the run is refused before anything is sent (a model without a price met
+/// later, a resumed session's, stops the run at its first request: `agent::limits`).
+fn refuse_an_uncountable_budget(config: &Config) -> Result<(), ConfigError> {
+    if config.run.max_cost.is_none() {
+        return Ok(());
+    }
+    let prices = config
+        .providers
+        .endpoint(&config.provider_id)
+        .map_or(&config.prices, |e| &e.prices);
+    if prices.for_model(&config.model).is_some() {
+        return Ok(());
+    }
+    Err(ConfigError::Invalid {
+        what: "--max-cost".into(),
+        message: format!(
+            "model `{}` has no price, so what the run spends cannot be counted; give it \
+             one in config.toml's [prices] (docs/CONFIG.md)",
+            config.model
+        ),
+    })
 }
 
 /// `-r` without an id outside the TUI: there is nothing to pick with, so the sessions
@@ -302,7 +338,8 @@ fn run_print(
         activity: activity(cli, Frontend::Print(stdin)),
         stdin,
         thoughts: thoughts(cli, config),
-        answer: if cli.raw {
+        // An answer held to a schema is JSON: printed as it is, never as Markdown.
+        answer: if cli.raw || cli.output_schema.is_some() {
             print::AnswerRender::Raw
         } else {
             // The REPL's Markdown renderer, so `-p` shows what pipe mode shows: its

@@ -24,6 +24,9 @@ mod code {
     pub const PROVIDER_REFUSED: u8 = 3;
     pub const PROVIDER_UNAVAILABLE: u8 = 4;
     pub const LIMIT: u8 = 5;
+    pub const TIME_LIMIT: u8 = 6;
+    pub const COST_LIMIT: u8 = 7;
+    pub const OUTPUT_SCHEMA: u8 = 8;
     pub const INTERRUPTED: u8 = 130;
 }
 
@@ -38,6 +41,9 @@ fn exit_code_for(kind: Option<ErrorKind>) -> u8 {
             ErrorKind::RateLimit | ErrorKind::Server | ErrorKind::Network | ErrorKind::Timeout,
         ) => code::PROVIDER_UNAVAILABLE,
         Some(ErrorKind::MaxTurns | ErrorKind::OutputLimit) => code::LIMIT,
+        Some(ErrorKind::TimeLimit) => code::TIME_LIMIT,
+        Some(ErrorKind::CostLimit) => code::COST_LIMIT,
+        Some(ErrorKind::OutputSchema) => code::OUTPUT_SCHEMA,
         Some(ErrorKind::Interrupted) => code::INTERRUPTED,
         Some(ErrorKind::Usage | ErrorKind::HookBlocked) => code::USAGE,
         Some(ErrorKind::Skill | ErrorKind::Internal) => code::INTERNAL,

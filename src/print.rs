@@ -115,6 +115,21 @@ struct ResultLine<'a> {
     session_cache_hit_percent: Option<u64>,
     duration_ms: u64,
     model: String,
+    /// `--output-schema`: the final answer's JSON value (absent without the flag, and
+    /// when the turn did not complete).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    structured_output: Option<serde_json::Value>,
+}
+
+/// Whether a `result` carries the answer's JSON value (`--output-schema`, where the
+/// agent made the completed answer exactly that value's text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StructuredOutput {
+    /// No schema: no `structured_output`.
+    #[default]
+    Absent,
+    /// A completed answer is parsed into `structured_output`.
+    Parsed,
 }
 
 /// The `error` of a `result`.
@@ -133,6 +148,7 @@ impl TurnReport {
             TurnOutcome::MaxTurnsReached { .. } => Some(ErrorKind::MaxTurns),
             TurnOutcome::Truncated { reason } => Some(reason.kind()),
             TurnOutcome::Failed { kind, .. } => Some(*kind),
+            TurnOutcome::LimitReached { limit } => Some(limit.kind()),
         }
     }
 }
@@ -159,6 +175,8 @@ pub struct HeadlessRenderer<O: Write, E: Write> {
     /// The version of the input lines read (`--input-format stream-json`), named in
     /// the `start` line.
     input_schema: Option<u64>,
+    /// Whether a `result` carries `structured_output`.
+    structured: StructuredOutput,
 }
 
 impl<O: Write, E: Write> HeadlessRenderer<O, E> {
@@ -183,6 +201,7 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             session_usage: Usage::default(),
             answer: AnswerRender::Raw,
             thoughts: thoughts::Thoughts::default(),
+            structured: StructuredOutput::Absent,
             input_schema: None,
         }
     }
@@ -190,6 +209,12 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
     /// Names the version of the input schema in the `start` line (stream-json input).
     pub fn with_input_schema(mut self, version: Option<u64>) -> Self {
         self.input_schema = version;
+        self
+    }
+
+    /// Sets whether a `result` carries the answer's JSON value (`--output-schema`).
+    pub fn with_structured_output(mut self, structured: StructuredOutput) -> Self {
+        self.structured = structured;
         self
     }
 
@@ -380,6 +405,10 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                 kind: kind.as_str(),
                 message: message.clone(),
             }),
+            TurnOutcome::LimitReached { limit } => Some(ResultError {
+                kind: limit.kind().as_str(),
+                message: limit.describe(),
+            }),
         };
         ResultLine {
             kind: "result",
@@ -394,6 +423,12 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             session_cache_hit_percent: self.session_usage.cache_hit_percent(),
             duration_ms: u64::try_from(self.turn_started.elapsed().as_millis()).unwrap_or(u64::MAX),
             model: self.model.clone(),
+            structured_output: match (self.structured, &report.outcome) {
+                (StructuredOutput::Parsed, TurnOutcome::Completed) => {
+                    serde_json::from_str(final_text).ok()
+                }
+                _ => None,
+            },
         }
     }
 
@@ -594,6 +629,9 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             // The agent's warning event already said it.
             TurnOutcome::Truncated { .. } => {}
             TurnOutcome::Failed { message, .. } => writeln!(self.err, "error: {message}")?,
+            TurnOutcome::LimitReached { limit } => {
+                writeln!(self.err, "error: {}", limit.describe())?
+            }
         }
         self.err.flush()
     }

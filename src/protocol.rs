@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 mod commands;
 mod context;
 mod effort;
+mod limits;
 mod rules;
 mod text;
 mod values;
@@ -24,6 +25,7 @@ pub use context::{
     ContextReport, InstructionFileInfo, InstructionOrigin, SkillRootCount, estimated_tokens,
 };
 pub use effort::Effort;
+pub use limits::RunLimit;
 pub use rules::{AskBecause, Effect, Offer, RuleView, Source};
 pub use text::SharedText;
 pub use values::{Cost, RewindPoint, SkillChanges, UndoOutcome, describe_rewind};
@@ -499,6 +501,13 @@ pub enum ErrorKind {
     ContentFilter,
     /// The user interrupted the turn.
     Interrupted,
+    /// `--timeout`: the run's time limit stopped it.
+    TimeLimit,
+    /// `--max-cost`: the run's cost limit stopped it (or a model without a price).
+    CostLimit,
+    /// `--output-schema`: the final answer was not valid against the schema, even
+    /// after one repair.
+    OutputSchema,
     /// A skill could not be invoked (unreadable body, a failing inline command).
     Skill,
     /// A UserPromptSubmit hook blocked the prompt (it was not sent).
@@ -528,6 +537,9 @@ impl ErrorKind {
             ErrorKind::OutputLimit => "output_limit",
             ErrorKind::ContentFilter => "content_filter",
             ErrorKind::Interrupted => "interrupted",
+            ErrorKind::TimeLimit => "time_limit",
+            ErrorKind::CostLimit => "cost_limit",
+            ErrorKind::OutputSchema => "output_schema",
             ErrorKind::Skill => "skill",
             ErrorKind::HookBlocked => "hook_blocked",
             ErrorKind::Usage => "usage",

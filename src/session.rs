@@ -211,6 +211,7 @@ pub fn prepare_with_remote(
             root: &config.project_root,
         },
         instructions.section().as_deref(),
+        config.run.append_system_prompt.as_deref(),
         sections.as_deref(),
     );
 
@@ -345,6 +346,11 @@ pub fn prepare_with_remote(
         commands: crate::exec::Confinement::SessionSandbox,
         max_parallel_agents: config.max_parallel_agents,
         approval_queue: Default::default(),
+        limits: Arc::new(crate::agent::limits::RunLimits::new(
+            config.run.timeout,
+            config.run.max_cost,
+        )),
+        output_schema: None,
     };
     let info = SessionInfo {
         model: config.provider_id.qualify(&config.model),

@@ -76,6 +76,7 @@ pub fn stop_reason(outcome: &TurnOutcome) -> Result<StopReason, (ErrorKind, Stri
             reason: TruncationReason::ContentFilter,
         } => Ok(StopReason::Refusal),
         TurnOutcome::Failed { kind, message } => Err((*kind, message.clone())),
+        TurnOutcome::LimitReached { limit } => Err((limit.kind(), limit.describe())),
     }
 }
 

@@ -718,7 +718,11 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
         }
         Err(ToolFatal::Interrupted) => Report::new(
             ToolStatus::Interrupted,
-            "Interrupted by the user.".to_string(),
+            // A limit of the run interrupts as the user does; the model is told which.
+            match ctx.setup.limits.reached() {
+                Some(limit) => format!("Stopped: {}.", limit.describe()),
+                None => "Interrupted by the user.".to_string(),
+            },
             CallEnd::Interrupted,
         ),
         Err(ToolFatal::Internal(message)) => Report::new(

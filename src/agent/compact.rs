@@ -152,6 +152,7 @@ pub async fn compact(
             tools: &[],
             effort: state.effort,
             cache_key: Some(&state.cache_key),
+            output_schema: None,
         };
         match ctx
             .setup

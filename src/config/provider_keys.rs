@@ -34,6 +34,7 @@ pub(super) struct ProviderKeys<'a> {
     pub(super) reasoning_effort: Option<crate::protocol::Effort>,
     pub(super) effort_dialect: Option<crate::llm::effort::EffortDialect>,
     pub(super) prompt_cache: Option<crate::llm::cache::PromptCache>,
+    pub(super) structured_output: Option<crate::llm::StructuredOutput>,
     pub(super) idle_timeout_secs: Option<u64>,
     pub(super) attempt_timeout_secs: Option<u64>,
     pub(super) total_timeout_secs: Option<u64>,
@@ -80,6 +81,7 @@ pub(super) fn apply(
     };
     provider.reasoning_effort = file.reasoning_effort;
     provider.prompt_cache = file.prompt_cache.unwrap_or_default();
+    provider.structured_output = file.structured_output.unwrap_or_default();
     if let Some(dialect) = file.effort_dialect {
         provider.effort_dialect = crate::llm::effort::DialectChoice::Configured { dialect };
     }

@@ -106,6 +106,32 @@ pub struct ChatRequest<'a> {
     /// The session's id, sent as `prompt_cache_key` where the provider caches by key
     /// ([`cache::CacheRoute::CacheKey`]).
     pub cache_key: Option<&'a str>,
+    /// `--output-schema`'s schema, for the main conversation's requests: sent as the
+    /// provider's structured output when [`ProviderConfig::structured_output`] says so.
+    pub output_schema: Option<&'a serde_json::Value>,
+}
+
+/// `structured_output` in config.toml: whether a request held to `--output-schema`
+/// asks the server for JSON of that schema (harness9 checks the answer either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StructuredOutput {
+    /// Nothing is asked of the server (the default: not every server takes it).
+    #[default]
+    Off,
+    /// Chat Completions' `response_format` `json_schema`, the Responses API's
+    /// `text.format` `json_schema`.
+    JsonSchema,
+}
+
+impl StructuredOutput {
+    /// The schema to ask the server for, if any.
+    pub fn asked(self, schema: Option<&serde_json::Value>) -> Option<&serde_json::Value> {
+        match self {
+            StructuredOutput::Off => None,
+            StructuredOutput::JsonSchema => schema,
+        }
+    }
 }
 
 /// What streams out of a request while it runs.
@@ -291,6 +317,8 @@ pub struct ProviderConfig {
     pub effort_dialect: effort::DialectChoice,
     /// Which requests carry prompt-cache markers (`prompt_cache` in config.toml).
     pub prompt_cache: cache::PromptCache,
+    /// Whether `--output-schema` is asked of the server (`structured_output`).
+    pub structured_output: StructuredOutput,
 }
 
 /// Which header carries the API key.
@@ -332,6 +360,7 @@ impl ProviderConfig {
             reasoning_effort: None,
             effort_dialect: effort::DialectChoice::default(),
             prompt_cache: cache::PromptCache::default(),
+            structured_output: StructuredOutput::default(),
         }
     }
 }

@@ -101,6 +101,13 @@ pub enum TurnOutcome {
         /// The limit that was reached.
         limit: u32,
     },
+    /// A limit of the whole run (`--timeout`, `--max-cost`) stopped the turn: its
+    /// commands were stopped, what was streamed stays in history, and every later turn
+    /// of the run stops at once.
+    LimitReached {
+        /// Which limit.
+        limit: super::RunLimit,
+    },
     /// The model stopped before its answer was finished; what it wrote is the answer,
     /// and it is incomplete.
     Truncated {

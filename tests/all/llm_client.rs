@@ -110,6 +110,7 @@ async fn run_with(config: ProviderConfig, messages: &[Message], tools: &[ToolSpe
                 tools,
                 effort: None,
                 cache_key: None,
+                output_schema: None,
             },
             &cancel,
             &mut |e| events.push(e),
@@ -163,6 +164,7 @@ async fn cancelled_at(
                 tools: &[],
                 effort: None,
                 cache_key: None,
+                output_schema: None,
             },
             &cancel,
             &mut |e| {

@@ -19,6 +19,8 @@ mod agents_run;
 mod architecture;
 mod artifacts;
 mod child_env;
+mod ci_action;
+mod ci_contracts;
 mod cli_errors;
 mod commands;
 mod context;

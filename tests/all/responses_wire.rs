@@ -64,6 +64,7 @@ async fn complete(config: ProviderConfig) -> (Result<Completion, LlmError>, Vec<
                 tools: &tools,
                 effort: None,
                 cache_key: None,
+                output_schema: None,
             },
             &CancellationToken::new(),
             &mut |e| events.push(e),

@@ -69,6 +69,7 @@ fn body(messages: &[Message], tools: &[ToolSpec], cfg: &ProviderConfig, mode: St
         tools,
         effort: None,
         cache_key: None,
+        output_schema: None,
     };
     serde_json::from_slice(&RequestBody::new(&req, cfg, mode).to_bytes().unwrap()).unwrap()
 }
@@ -423,6 +424,7 @@ fn encrypted_reasoning_round_trips_byte_for_byte() {
         tools: &[],
         effort: None,
         cache_key: None,
+        output_schema: None,
     };
     let cfg = ProviderConfig::new("p", "http://x/v1");
     let bytes = RequestBody::new(&req, &cfg, StreamMode::Sse)
@@ -723,6 +725,7 @@ fn effort_and_the_cache_key_follow_the_responses_spelling() {
             tools: &tools,
             effort,
             cache_key: Some("session-1"),
+            output_schema: None,
         };
         serde_json::from_slice(
             &RequestBody::new(&req, cfg, StreamMode::Sse)
@@ -748,5 +751,32 @@ fn effort_and_the_cache_key_follow_the_responses_spelling() {
     assert!(
         v.get("prompt_cache_key").is_none() && v.get("reasoning").is_none(),
         "{v}"
+    );
+}
+
+#[test]
+fn an_output_schema_is_asked_as_text_format_only_when_the_provider_takes_it() {
+    let schema = json!({"type": "object", "required": ["verdict"]});
+    let messages = conversation(None);
+    let mut cfg = ProviderConfig::new("openai", "https://api.openai.com/v1");
+    let held = |cfg: &ProviderConfig| {
+        let req = ChatRequest {
+            model: "gpt-5-codex",
+            messages: &messages,
+            tools: &[],
+            effort: None,
+            cache_key: None,
+            output_schema: Some(&schema),
+        };
+        let bytes = RequestBody::new(&req, cfg, StreamMode::Sse)
+            .to_bytes()
+            .unwrap();
+        serde_json::from_slice::<Value>(&bytes).unwrap()
+    };
+    assert!(held(&cfg).get("text").is_none(), "off by default");
+    cfg.structured_output = crate::llm::StructuredOutput::JsonSchema;
+    assert_eq!(
+        held(&cfg)["text"],
+        json!({"format": {"type": "json_schema", "name": "output", "schema": schema}})
     );
 }
