@@ -721,6 +721,7 @@ mod tests {
                 call_id: "c1".into(),
                 name: "read_file".into(),
                 summary: "a.rs".into(),
+                locations: Vec::new(),
             },
             Event::ToolCallEnd {
                 call_id: "c1".into(),
@@ -728,6 +729,7 @@ mod tests {
                 status: ToolStatus::Ok,
                 summary: "1 line".into(),
                 diff: None,
+                change: None,
             },
             Event::TurnComplete {
                 outcome: TurnOutcome::Completed,
@@ -790,6 +792,7 @@ mod tests {
                 call_id: "c1".into(),
                 name: "read_file".into(),
                 summary: format!("x{HOSTILE}"),
+                locations: Vec::new(),
             },
             Event::ToolCallEnd {
                 call_id: "c1".into(),
@@ -797,6 +800,7 @@ mod tests {
                 status: ToolStatus::Error,
                 summary: format!("bad{HOSTILE}\rhidden"),
                 diff: None,
+                change: None,
             },
             Event::Warning {
                 message: format!("w{HOSTILE}"),

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 mod commands;
 mod context;
 mod effort;
+mod files;
 mod rules;
 mod text;
 mod values;
@@ -24,6 +25,7 @@ pub use context::{
     ContextReport, InstructionFileInfo, InstructionOrigin, SkillRootCount, estimated_tokens,
 };
 pub use effort::Effort;
+pub use files::{FileChange, FileLocation};
 pub use rules::{AskBecause, Effect, Offer, RuleView, Source};
 pub use text::SharedText;
 pub use values::{Cost, RewindPoint, SkillChanges, UndoOutcome, describe_rewind};

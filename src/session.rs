@@ -339,6 +339,7 @@ pub fn prepare_with_remote(
         commands: crate::exec::Confinement::SessionSandbox,
         max_parallel_agents: config.max_parallel_agents,
         approval_queue: Default::default(),
+        files: crate::tools::files::FileAccess::Disk,
     };
     let info = SessionInfo {
         model: config.provider_id.qualify(&config.model),

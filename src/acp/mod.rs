@@ -12,6 +12,8 @@
 //! approval is put to the client as `session/request_permission` ([`approvals`]).
 
 mod approvals;
+mod client_fs;
+mod tool_calls;
 mod updates;
 pub mod wire;
 
@@ -21,9 +23,9 @@ use std::path::{Path, PathBuf};
 
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest,
-    InitializeResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
-    SessionId, SessionNotification,
+    AgentCapabilities, CancelNotification, ClientCapabilities, ContentBlock, Implementation,
+    InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse, PromptRequest,
+    PromptResponse, SessionId, SessionNotification,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -58,6 +60,7 @@ pub fn run(runtime: &tokio::runtime::Runtime, prepared: Prepared) -> Result<AcpE
     runtime.block_on(async {
         let (lines, incoming) = mpsc::channel(8);
         tokio::spawn(read_stdin(lines));
+        let (fs_calls, fs_incoming) = mpsc::unbounded_channel();
         let mut server = Server {
             out: Writer::new(io::stdout().lock()),
             workdir: prepared.info.workdir.clone(),
@@ -66,8 +69,12 @@ pub fn run(runtime: &tokio::runtime::Runtime, prepared: Prepared) -> Result<AcpE
             live: None,
             asked: HashMap::new(),
             requests_made: 0,
+            tool_calls: tool_calls::ToolCalls::default(),
+            client: ClientCapabilities::default(),
+            fs_calls,
+            fs_pending: client_fs::Pending::default(),
         };
-        server.serve(incoming).await
+        server.serve(incoming, fs_incoming).await
     })
 }
 
@@ -102,12 +109,21 @@ struct Server<W: Write> {
     asked: HashMap<String, String>,
     /// How many requests of ours were sent (for their ids).
     requests_made: u64,
+    /// The tool calls running and their output so far.
+    tool_calls: tool_calls::ToolCalls,
+    /// What the client said it offers in `initialize`.
+    client: ClientCapabilities,
+    /// Where the session's file tools hand their requests to the client.
+    fs_calls: mpsc::UnboundedSender<client_fs::FsCall>,
+    /// The file requests sent to the client and not answered.
+    fs_pending: client_fs::Pending,
 }
 
 impl<W: Write> Server<W> {
     async fn serve(
         &mut self,
         mut incoming: mpsc::Receiver<io::Result<Line>>,
+        mut fs_incoming: mpsc::UnboundedReceiver<client_fs::FsCall>,
     ) -> Result<AcpEnd, AcpError> {
         let mut ending = EndingSignals::listen()?;
         loop {
@@ -134,6 +150,7 @@ impl<W: Write> Server<W> {
                         return Err(e.into());
                     }
                 },
+                Some(call) = fs_incoming.recv() => self.ask_files(call)?,
                 event = events => match event {
                     Some(event) => self.event(&event)?,
                     // The agent is gone: nothing more can be answered.
@@ -186,7 +203,8 @@ impl<W: Write> Server<W> {
     fn request(&mut self, id: &Value, method: &str, params: Value) -> io::Result<()> {
         match method {
             "initialize" => match serde_json::from_value::<InitializeRequest>(params) {
-                Ok(_) => {
+                Ok(request) => {
+                    self.client = request.client_capabilities;
                     let response = InitializeResponse::new(ProtocolVersion::V1)
                         .agent_capabilities(AgentCapabilities::new())
                         .agent_info(Implementation::new("harness9", env!("CARGO_PKG_VERSION")));
@@ -231,6 +249,8 @@ impl<W: Write> Server<W> {
             );
         };
         let session_id = SessionId::new(format!("harness9-{}", std::process::id()));
+        let mut prepared = prepared;
+        prepared.setup.files = client_fs::access(&self.client, &session_id, self.fs_calls.clone());
         let (handle, _info) = prepared.spawn();
         self.live = Some(Live {
             id: session_id.clone(),
@@ -283,6 +303,9 @@ impl<W: Write> Server<W> {
             && live.id == cancel.session_id
             && live.prompt.is_some()
         {
+            // A permission request still open is answered cancelled: whatever the client
+            // answers it later approves nothing.
+            self.asked.clear();
             let _ = live.handle.ops.send(Op::Interrupt);
         }
     }
@@ -291,6 +314,9 @@ impl<W: Write> Server<W> {
     /// the agent; anything else (an id never sent, or answered already) is ignored.
     fn answered(&mut self, id: &Value, outcome: Result<Value, Value>) {
         let Value::String(id) = id else { return };
+        if self.fs_pending.answer(id, outcome.clone()) {
+            return;
+        }
         let Some(call_id) = self.asked.remove(id) else {
             return;
         };
@@ -298,6 +324,23 @@ impl<W: Write> Server<W> {
             let decision = approvals::decision(outcome);
             let _ = live.handle.ops.send(Op::Approval { call_id, decision });
         }
+    }
+
+    /// Sends a file tool's request to the client; a request that cannot be written is
+    /// answered with an error at once.
+    fn ask_files(&mut self, call: client_fs::FsCall) -> io::Result<()> {
+        let params = match call.method.params() {
+            Ok(params) => params,
+            Err(e) => {
+                let _ = call
+                    .reply
+                    .send(Err(serde_json::json!({"message": e.to_string()})));
+                return Ok(());
+            }
+        };
+        let name = call.method.name();
+        let id = self.fs_pending.add(call.reply);
+        self.out.request(&Value::String(id), name, &params)
     }
 
     fn event(&mut self, event: &Event) -> io::Result<()> {
@@ -322,7 +365,11 @@ impl<W: Write> Server<W> {
             }
             return Ok(());
         }
-        if let Some(update) = updates::update_for(event) {
+        let update = self
+            .tool_calls
+            .update_for(event)
+            .or_else(|| updates::update_for(event));
+        if let Some(update) = update {
             let notification = SessionNotification::new(live.id.clone(), update);
             self.out.notify("session/update", &notification)?;
         }

@@ -277,4 +277,7 @@ pub struct AgentSetup {
     pub max_parallel_agents: usize,
     /// Approval questions wait here for their turn: one is shown at a time.
     pub approval_queue: delegate::ApprovalQueue,
+    /// Where the file tools read and write: the disk, or the editor the session runs
+    /// in (set by that frontend before the session starts).
+    pub files: crate::tools::files::FileAccess,
 }

@@ -734,6 +734,7 @@ mod tests {
             call_id: "c".into(),
             name: "read_file".into(),
             summary: "a.rs".into(),
+            locations: Vec::new(),
         })
         .unwrap();
         r.event(&Event::ToolCallEnd {
@@ -742,6 +743,7 @@ mod tests {
             status: ToolStatus::Ok,
             summary: "3 lines".into(),
             diff: None,
+            change: None,
         })
         .unwrap();
         r.event(&Event::TextDelta {

@@ -11,6 +11,7 @@
 mod support;
 
 mod acp;
+mod acp_editor;
 mod agent;
 mod agents_cli;
 mod agents_fixtures;
