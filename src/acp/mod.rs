@@ -374,8 +374,9 @@ impl<W: Write> Server<W> {
             self.out.notify("session/update", &notification)?;
         }
         if let Event::TurnComplete { .. } = event {
-            // Nothing of the turn waits for an answer any more.
+            // Nothing of the turn waits for an answer or runs any more.
             self.asked.clear();
+            self.tool_calls = tool_calls::ToolCalls::default();
         }
         if let Event::TurnComplete { outcome, .. } = event
             && let Some(id) = live.prompt.take()

@@ -12,6 +12,7 @@ mod support;
 
 mod acp;
 mod acp_editor;
+mod acp_sdk;
 mod agent;
 mod agents_cli;
 mod agents_fixtures;
