@@ -9,7 +9,7 @@
 
 use agent_client_protocol_schema::v1::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SessionId, ToolCallUpdate, ToolCallUpdateFields,
+    RequestPermissionResponse, SessionId, ToolCallUpdate,
 };
 use serde_json::Value;
 
@@ -38,7 +38,7 @@ pub fn ask(session: &SessionId, ask: &ApprovalAsk) -> Ask {
             reason: Some("approving a plan is not offered over ACP yet".into()),
         });
     }
-    let fields = ToolCallUpdateFields::new()
+    let fields = super::tool_calls::asked_about(&ask.request)
         .title(title(ask))
         .kind(super::updates::kind_of(&ask.name));
     let options = vec![

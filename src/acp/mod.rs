@@ -10,6 +10,9 @@
 //! untrusted: malformed, unknown or oversized messages get JSON-RPC errors ([`wire`]).
 //! One process runs one session, in the directory it was started in. A call that needs
 //! approval is put to the client as `session/request_permission` ([`approvals`]).
+//! Tool calls are shown with their kind, locations, diff and streamed output
+//! ([`tool_calls`]); when the client offers its files, the file tools read and write
+//! through it ([`client_fs`]).
 
 mod approvals;
 mod client_fs;

@@ -15,7 +15,7 @@ use agent_client_protocol_schema::v1::{
 };
 
 use super::updates::kind_of;
-use crate::protocol::{Event, FileChange, FileLocation, ToolStatus};
+use crate::protocol::{ApprovalRequestKind, Event, FileChange, FileLocation, ToolStatus};
 
 /// The most of a command's output an update carries: the tail, with a line saying how
 /// much came before.
@@ -97,7 +97,10 @@ impl ToolCalls {
             } => {
                 let output = self.output.remove(call_id);
                 let mut content: Vec<ToolCallContent> = Vec::new();
-                if !summary.is_empty() {
+                // A command that printed shows its output; the summary (its first lines)
+                // is kept only when the call failed, where it says why.
+                let summary_shown = output.is_none() || *status != ToolStatus::Ok;
+                if !summary.is_empty() && summary_shown {
                     content.push(text_block(summary).into());
                 }
                 if let Some(output) = output {
@@ -122,6 +125,25 @@ impl ToolCalls {
             }
             _ => None,
         }
+    }
+}
+
+/// What a permission request shows of the call it asks about: the file it would
+/// touch and, for an edit, its diff.
+pub fn asked_about(request: &ApprovalRequestKind) -> ToolCallUpdateFields {
+    match request {
+        ApprovalRequestKind::Edit { path, diff, .. } => {
+            let fields =
+                ToolCallUpdateFields::new().locations(vec![ToolCallLocation::new(path.clone())]);
+            match diff {
+                Some(diff) if !diff.is_empty() => fields.content(vec![fenced("diff", diff)]),
+                _ => fields,
+            }
+        }
+        ApprovalRequestKind::Read { path, .. } | ApprovalRequestKind::ReadOutside { path, .. } => {
+            ToolCallUpdateFields::new().locations(vec![ToolCallLocation::new(path.clone())])
+        }
+        _ => ToolCallUpdateFields::new(),
     }
 }
 
@@ -271,6 +293,7 @@ mod tests {
             },
         );
         assert_eq!(ended["status"], "failed");
+        // A failed command keeps its summary, which says why.
         assert_eq!(ended["content"][0]["content"]["text"], "exit 1");
         assert!(
             ended["content"][1]["content"]["text"]
@@ -279,6 +302,53 @@ mod tests {
                 .contains("one\ntwo")
         );
         assert!(calls.output.is_empty(), "an ended call's output is dropped");
+    }
+
+    #[test]
+    fn a_command_that_printed_and_succeeded_shows_its_output_alone() {
+        let mut calls = ToolCalls::default();
+        calls.update_for(&Event::ToolOutputDelta {
+            call_id: "c1".into(),
+            text: "built\n".into(),
+        });
+        let ended = to_json(
+            &mut calls,
+            &Event::ToolCallEnd {
+                call_id: "c1".into(),
+                name: "bash".into(),
+                status: ToolStatus::Ok,
+                summary: "built".into(),
+                diff: None,
+                change: None,
+            },
+        );
+        assert_eq!(
+            ended["content"],
+            json!([{"type": "content", "content": {"type": "text", "text": "```console\nbuilt\n```"}}])
+        );
+    }
+
+    #[test]
+    fn a_permission_request_shows_the_file_and_the_edits_diff() {
+        let edit = ApprovalRequestKind::Edit {
+            path: "/p/a.rs".into(),
+            via: None,
+            diff: Some("-a\n+b".into()),
+            location: crate::protocol::Location::Inside,
+        };
+        let fields = serde_json::to_value(asked_about(&edit)).unwrap();
+        assert_eq!(fields["locations"], json!([{"path": "/p/a.rs"}]));
+        assert_eq!(
+            fields["content"][0]["content"]["text"],
+            "```diff\n-a\n+b\n```"
+        );
+        let read = ApprovalRequestKind::Read {
+            path: "/p/.env".into(),
+            via: None,
+        };
+        let fields = serde_json::to_value(asked_about(&read)).unwrap();
+        assert_eq!(fields["locations"], json!([{"path": "/p/.env"}]));
+        assert!(fields.get("content").is_none_or(Value::is_null));
     }
 
     #[test]

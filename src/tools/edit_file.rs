@@ -6,7 +6,8 @@
 //! indentation; when it is found several times, it says how many and where. Files over
 //! [`MAX_EDIT_BYTES`] are refused (before and after the edit), so one edit holds a few
 //! copies of at most that much. Reading, writing and diffing are shared with
-//! `write_file`; this module knows nothing of approval policy beyond declaring the edit.
+//! `write_file`, reading and writing through the editor when the session has one
+//! (`files.rs`); this module knows nothing of approval policy beyond declaring the edit.
 
 use std::collections::HashMap;
 

@@ -2,8 +2,10 @@
 //! never a binary file and never more than the read and output limits allow.
 //!
 //! It knows how to read and number lines; path resolution lives in `path.rs` and
-//! opening the judged file (a regular file, no symlink followed) in `nofollow.rs`. It
-//! knows nothing of approval policy beyond declaring what it reads.
+//! opening the judged file (a regular file, no symlink followed) in `nofollow.rs`; when
+//! the session runs in an editor that offers its buffers (`files.rs`), the text comes
+//! from the editor once the file was found on disk that way. It knows nothing of
+//! approval policy beyond declaring what it reads.
 
 use std::io::{BufRead, BufReader, Read};
 

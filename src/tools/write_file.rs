@@ -2,8 +2,10 @@
 //! same directory, then rename, through `nofollow::replace`: the judged file, no symlink
 //! followed), creating parent folders, and reports a unified diff.
 //!
-//! Also owns what every file-changing tool shares: `read_existing` (the old text, capped)
-//! and `file_diff`. It knows nothing of approval policy beyond declaring the edit.
+//! When the session runs in an editor that offers its buffers, the old text is read and
+//! the new one written through it first (`files.rs`). Also owns what every
+//! file-changing tool shares: `read_existing` (the old text, capped) and `file_diff`. It
+//! knows nothing of approval policy beyond declaring the edit.
 
 use std::io::Read;
 use std::path::Path;

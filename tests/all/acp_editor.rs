@@ -219,6 +219,16 @@ fn tool_calls_show_their_kind_locations_diff_and_streamed_output() {
     assert_eq!(read[0]["locations"], json!([{"path": file, "line": 2}]));
     assert_eq!(read.last().unwrap()["status"], "completed", "{lines:#?}");
     assert_eq!(asked["params"]["toolCall"]["toolCallId"], "e1", "{asked}");
+    // The editor is asked with the file and the edit's diff in view.
+    let asked_call = &asked["params"]["toolCall"];
+    assert_eq!(asked_call["locations"], json!([{"path": file}]), "{asked}");
+    let shown = asked_call["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        shown.starts_with("```diff\n") && shown.contains("-two\n+TWO"),
+        "{asked}"
+    );
     editor.answer(&asked, allow_once());
 
     let (lines, asked) = editor.until_asked("session/request_permission");
@@ -415,15 +425,16 @@ fn a_cancel_while_a_permission_waits_runs_nothing_and_ends_cancelled() {
 
     editor.prompt(3, &session, "make it");
     let (_, ask) = editor.until_asked("session/request_permission");
+    // The cancel and, right behind it, an approval of the request it closed: the
+    // request is answered cancelled by the cancel, so the approval finds nothing.
     editor.send(
         json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
     );
+    editor.answer(&ask, allow_once());
     let (lines, reply) = editor.until_answer(3);
     assert_eq!(reply["result"]["stopReason"], "cancelled", "{reply}");
-    // The client answers its open request after the cancel (cancelled, as ACP says; a
-    // late approval too): neither runs anything.
+    // The client's own answer after the cancel (cancelled, as ACP says) changes nothing.
     editor.answer(&ask, json!({"outcome": {"outcome": "cancelled"}}));
-    editor.answer(&ask, allow_once());
     let end = of_call(&lines, "c1");
     assert!(end.iter().all(|u| u["status"] != "completed"), "{lines:#?}");
     // The session goes on: a next prompt is answered (nothing else was running).
