@@ -797,6 +797,7 @@ mod tests {
                 call_id: "c1".into(),
                 name: "read_file".into(),
                 summary: "a.rs".into(),
+                locations: Vec::new(),
             },
             Event::ToolCallEnd {
                 call_id: "c1".into(),
@@ -804,6 +805,7 @@ mod tests {
                 status: ToolStatus::Ok,
                 summary: "1 line".into(),
                 diff: None,
+                change: None,
             },
             Event::TurnComplete {
                 outcome: TurnOutcome::Completed,
@@ -866,6 +868,7 @@ mod tests {
                 call_id: "c1".into(),
                 name: "read_file".into(),
                 summary: format!("x{HOSTILE}"),
+                locations: Vec::new(),
             },
             Event::ToolCallEnd {
                 call_id: "c1".into(),
@@ -873,6 +876,7 @@ mod tests {
                 status: ToolStatus::Error,
                 summary: format!("bad{HOSTILE}\rhidden"),
                 diff: None,
+                change: None,
             },
             Event::Warning {
                 message: format!("w{HOSTILE}"),

@@ -16,6 +16,7 @@ mod commands;
 mod context;
 mod effort;
 mod limits;
+mod files;
 mod rules;
 mod text;
 mod values;
@@ -26,6 +27,7 @@ pub use context::{
 };
 pub use effort::Effort;
 pub use limits::RunLimit;
+pub use files::{FileChange, FileLocation};
 pub use rules::{AskBecause, Effect, Offer, RuleView, Source};
 pub use text::SharedText;
 pub use values::{Cost, RewindPoint, SkillChanges, UndoOutcome, describe_rewind};

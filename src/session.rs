@@ -351,6 +351,7 @@ pub fn prepare_with_remote(
             config.run.max_cost,
         )),
         output_schema: None,
+        files: crate::tools::files::FileAccess::Disk,
     };
     let info = SessionInfo {
         model: config.provider_id.qualify(&config.model),

@@ -49,7 +49,7 @@ pub fn ask(session: &SessionId, ask: &ApprovalAsk) -> (RequestPermissionRequest,
     if let ApprovalRequestKind::Plan { text, .. } = &ask.request {
         return (plan(session, ask, text), Asked::Plan);
     }
-    let fields = ToolCallUpdateFields::new()
+    let fields = super::tool_calls::asked_about(&ask.request)
         .title(title(ask))
         .kind(super::updates::kind_of(&ask.name));
     let options = vec![

@@ -11,14 +11,18 @@
 //! Nothing is resolved before `initialize` is answered: each `session/new` is opened for
 //! the editor's `cwd` and MCP servers by the caller's [`Opener`] ([`session`]), and one
 //! process runs as many sessions as the editor opens. A call that needs approval is put
-//! to the client as `session/request_permission` ([`approvals`]).
+//! to the client as `session/request_permission` ([`approvals`]). Tool calls are shown
+//! with their kind, locations, diff and streamed output ([`tool_calls`]); when the
+//! client offers its files, the file tools read and write through it ([`client_fs`]).
 
 mod approvals;
+mod client_fs;
 mod commands;
 mod modes;
 mod plan;
 mod replay;
 pub mod session;
+mod tool_calls;
 mod updates;
 pub mod wire;
 
@@ -27,7 +31,8 @@ use std::io::{self, Write};
 
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest,
+    AgentCapabilities, CancelNotification, ClientCapabilities, ContentBlock, Implementation,
+    InitializeRequest,
     InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities,
     NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, SessionId,
     SessionNotification, SetSessionModeRequest, SetSessionModeResponse, StopReason,
@@ -66,6 +71,7 @@ pub fn run<O: Opener>(runtime: &tokio::runtime::Runtime, opener: O) -> Result<Ac
         let (lines, incoming) = mpsc::channel(8);
         tokio::spawn(read_stdin(lines));
         let (from_agents, agents) = mpsc::unbounded_channel();
+        let (fs_calls, fs_incoming) = mpsc::unbounded_channel();
         let mut server = Server {
             out: Writer::new(io::stdout().lock()),
             opener,
@@ -74,8 +80,11 @@ pub fn run<O: Opener>(runtime: &tokio::runtime::Runtime, opener: O) -> Result<Ac
             asked: HashMap::new(),
             requests_made: 0,
             sessions_made: 0,
+            client: ClientCapabilities::default(),
+            fs_calls,
+            fs_pending: client_fs::Pending::default(),
         };
-        server.serve(incoming, agents).await
+        server.serve(incoming, agents, fs_incoming).await
     })
 }
 
@@ -125,6 +134,8 @@ struct Live {
     commands: SlashCommands,
     /// The `session/prompt` request being answered, if one runs.
     prompt: Option<Running>,
+    /// Its tool calls running and their output so far.
+    tool_calls: tool_calls::ToolCalls,
 }
 
 struct Server<W: Write, O: Opener> {
@@ -140,6 +151,12 @@ struct Server<W: Write, O: Opener> {
     requests_made: u64,
     /// How many sessions were opened (for the ids of sessions that are not saved).
     sessions_made: u64,
+    /// What the client said it offers in `initialize`.
+    client: ClientCapabilities,
+    /// Where the sessions' file tools hand their requests to the client.
+    fs_calls: mpsc::UnboundedSender<client_fs::FsCall>,
+    /// The file requests sent to the client and not answered.
+    fs_pending: client_fs::Pending,
 }
 
 impl<W: Write, O: Opener> Server<W, O> {
@@ -147,6 +164,7 @@ impl<W: Write, O: Opener> Server<W, O> {
         &mut self,
         mut incoming: mpsc::Receiver<io::Result<Line>>,
         mut agents: mpsc::UnboundedReceiver<FromAgent>,
+        mut fs_incoming: mpsc::UnboundedReceiver<client_fs::FsCall>,
     ) -> Result<AcpEnd, AcpError> {
         let mut ending = EndingSignals::listen()?;
         loop {
@@ -167,6 +185,7 @@ impl<W: Write, O: Opener> Server<W, O> {
                         return Err(e.into());
                     }
                 },
+                Some(call) = fs_incoming.recv() => self.ask_files(call)?,
                 said = agents.recv() => match said {
                     Some(FromAgent::Event(session, event)) => self.event(&session, &event)?,
                     Some(FromAgent::Ended(session)) => self.ended(&session)?,
@@ -226,7 +245,8 @@ impl<W: Write, O: Opener> Server<W, O> {
     async fn request(&mut self, id: &Value, method: &str, params: Value) -> io::Result<()> {
         match method {
             "initialize" => match serde_json::from_value::<InitializeRequest>(params) {
-                Ok(_) => {
+                Ok(request) => {
+                    self.client = request.client_capabilities;
                     let response = InitializeResponse::new(ProtocolVersion::V1)
                         .agent_capabilities(capabilities())
                         .agent_info(Implementation::new("harness9", env!("CARGO_PKG_VERSION")));
@@ -302,6 +322,10 @@ impl<W: Write, O: Opener> Server<W, O> {
             Err(e) => return self.open_failed(id, &e),
         };
         let commands = prepared.info.commands.clone();
+        // The file tools learn the session's id once the agent has said it (below).
+        let session_cell = client_fs::SessionCell::default();
+        let mut prepared = prepared;
+        prepared.setup.files = client_fs::access(&self.client, &session_cell, self.fs_calls.clone());
         let (mut handle, _info) = prepared.spawn();
         let Configured {
             saved_id,
@@ -313,6 +337,7 @@ impl<W: Write, O: Opener> Server<W, O> {
             let session_id = SessionId::new(saved_id.unwrap_or_else(|| {
                 format!("harness9-{}-{}", std::process::id(), self.sessions_made)
             }));
+            let _ = session_cell.set(session_id.clone());
             self.start(session_id.clone(), handle, commands, early);
             let response = NewSessionResponse::new(session_id.clone()).modes(modes::state(mode));
             self.out.result(id, &response)?;
@@ -333,6 +358,7 @@ impl<W: Write, O: Opener> Server<W, O> {
             return self.out.error(id, code::INVALID_PARAMS, message);
         };
         let session_id = SessionId::new(wanted);
+        let _ = session_cell.set(session_id.clone());
         for update in replay::updates(&resumed.history) {
             let notification = SessionNotification::new(session_id.clone(), update);
             self.out.notify("session/update", &notification)?;
@@ -383,6 +409,7 @@ impl<W: Write, O: Opener> Server<W, O> {
                 ops,
                 commands,
                 prompt: None,
+                tool_calls: tool_calls::ToolCalls::default(),
             },
         );
     }
@@ -469,6 +496,9 @@ impl<W: Write, O: Opener> Server<W, O> {
         if let Some(live) = self.sessions.get(&cancel.session_id)
             && live.prompt.is_some()
         {
+            // A permission request still open is answered cancelled: whatever the client
+            // answers it later approves nothing.
+            self.asked.retain(|_, p| p.session != cancel.session_id);
             let _ = live.ops.send(Op::Interrupt);
         }
     }
@@ -477,6 +507,9 @@ impl<W: Write, O: Opener> Server<W, O> {
     /// the agent; anything else (an id never sent, or answered already) is ignored.
     fn answered(&mut self, id: &Value, outcome: Result<Value, Value>) {
         let Value::String(id) = id else { return };
+        if self.fs_pending.answer(id, outcome.clone()) {
+            return;
+        }
         let Some(pending) = self.asked.remove(id) else {
             return;
         };
@@ -487,6 +520,23 @@ impl<W: Write, O: Opener> Server<W, O> {
                 decision,
             });
         }
+    }
+
+    /// Sends a file tool's request to the client; a request that cannot be written is
+    /// answered with an error at once.
+    fn ask_files(&mut self, call: client_fs::FsCall) -> io::Result<()> {
+        let params = match call.method.params() {
+            Ok(params) => params,
+            Err(e) => {
+                let _ = call
+                    .reply
+                    .send(Err(serde_json::json!({"message": e.to_string()})));
+                return Ok(());
+            }
+        };
+        let name = call.method.name();
+        let id = self.fs_pending.add(call.reply);
+        self.out.request(&Value::String(id), name, &params)
     }
 
     /// A session's agent is gone: its running prompt fails, and it is forgotten.
@@ -534,7 +584,11 @@ impl<W: Write, O: Opener> Server<W, O> {
                 &SessionNotification::new(session.clone(), update),
             )?;
         }
-        if let Some(update) = updates::update_for(event) {
+        let update = live
+            .tool_calls
+            .update_for(event)
+            .or_else(|| updates::update_for(event));
+        if let Some(update) = update {
             let notification = SessionNotification::new(session.clone(), update);
             self.out.notify("session/update", &notification)?;
         }
@@ -559,8 +613,11 @@ impl<W: Write, O: Opener> Server<W, O> {
             _ => {}
         }
         if let Event::TurnComplete { outcome, .. } = event {
-            // Nothing of the turn waits for an answer any more.
+            // Nothing of the turn waits for an answer or runs any more.
             self.asked.retain(|_, p| &p.session != session);
+            if let Some(live) = self.sessions.get_mut(session) {
+                live.tool_calls = tool_calls::ToolCalls::default();
+            }
             if let Some(live) = self.sessions.get_mut(session)
                 && let Some(Running { id, .. }) = live.prompt.take()
             {

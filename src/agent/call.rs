@@ -50,6 +50,8 @@ struct Report {
     status: ToolStatus,
     content: String,
     diff: Option<String>,
+    /// The changed file's text before and after, for frontends beside an editor.
+    change: Option<Box<crate::protocol::FileChange>>,
     end: CallEnd,
     /// Where the call worked, when it ran.
     works_in: WorksIn,
@@ -80,6 +82,7 @@ impl Report {
             status,
             content,
             diff: None,
+            change: None,
             end,
             works_in: WorksIn::Nowhere,
             executed: Executed::No,
@@ -266,7 +269,7 @@ pub(super) async fn run_user_call(
 async fn run_to_report(state: &SessionState, ctx: &TurnContext, call: &ToolCall) -> Report {
     match parse(ctx, call) {
         Err(msg) => {
-            begin(ctx, call, String::new());
+            begin(ctx, call, String::new(), Vec::new());
             Report::new(ToolStatus::Error, msg, CallEnd::Done)
         }
         // PreToolUse hooks first: a denial ends the call; their updatedInput is what is
@@ -274,7 +277,7 @@ async fn run_to_report(state: &SessionState, ctx: &TurnContext, call: &ToolCall)
         // nothing to approve.
         Ok((tool, args)) => match pre_tool_use(state, ctx, call, args).await {
             PreTool::Denied { message, after } => {
-                begin(ctx, call, String::new());
+                begin(ctx, call, String::new(), Vec::new());
                 let end = match after {
                     AfterHooks::GoOn => CallEnd::Done,
                     AfterHooks::Stop => CallEnd::HookStopped,
@@ -286,7 +289,7 @@ async fn run_to_report(state: &SessionState, ctx: &TurnContext, call: &ToolCall)
                 // confined follow the same mode.
                 let mode = state.policy.mode();
                 if mode == ApprovalMode::Plan && tool.plan_use() == PlanUse::Withheld {
-                    begin(ctx, call, String::new());
+                    begin(ctx, call, String::new(), Vec::new());
                     return denied_in_plan(ctx, call, None, plan_mode::withheld(&call.name));
                 }
                 // What PermissionRequest hooks read, kept only when there are some.
@@ -307,7 +310,7 @@ async fn run_to_report(state: &SessionState, ctx: &TurnContext, call: &ToolCall)
                     .then(|| Box::new(args.clone()));
                 match tool.prepare(args) {
                     Err(refusal) => {
-                        begin(ctx, call, String::new());
+                        begin(ctx, call, String::new(), Vec::new());
                         outcome(ctx, Ok(refusal))
                     }
                     Ok(prepared) => Report {
@@ -382,6 +385,7 @@ async fn approve_and_run(
         commands: ctx.setup.commands.clone(),
         call_id: call.id.clone(),
         web_reach: WebReach::PublicOnly,
+        files: ctx.setup.files.clone(),
     };
     // A call that is denied, or interrupted while waiting for approval, never began:
     // the frontend saw the approval request (or the denial) and then its end.
@@ -399,7 +403,7 @@ async fn approve_and_run(
     if may_change_files {
         before_change(ctx).await;
     }
-    begin(ctx, call, prepared.summary());
+    begin(ctx, call, prepared.summary(), prepared.locations(&tool_ctx));
     let works_in = prepared.works_in(&tool_ctx);
     let forward = forward_live_output(ctx, call, live_rx);
     let result = prepared.run(&tool_ctx).await;
@@ -651,11 +655,17 @@ pub(super) async fn ask_frontend(
     Some(decision)
 }
 
-fn begin(ctx: &TurnContext, call: &ToolCall, summary: String) {
+fn begin(
+    ctx: &TurnContext,
+    call: &ToolCall,
+    summary: String,
+    locations: Vec<crate::protocol::FileLocation>,
+) {
     ctx.emit(Event::ToolCallBegin {
         call_id: call.id.clone(),
         name: call.name.clone(),
         summary,
+        locations,
     });
 }
 
@@ -684,6 +694,7 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
             content,
             is_error,
             diff,
+            change,
             warnings,
             plan,
         }) => {
@@ -708,6 +719,7 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
                 status,
                 content,
                 diff,
+                change,
                 end: CallEnd::Done,
                 works_in: WorksIn::Nowhere,
                 executed: Executed::No,
@@ -746,6 +758,7 @@ fn finish(
         status: report.status,
         summary,
         diff: report.diff,
+        change: report.change,
     });
     (report.content, report.end)
 }

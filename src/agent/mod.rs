@@ -283,4 +283,7 @@ pub struct AgentSetup {
     pub limits: Arc<limits::RunLimits>,
     /// `--output-schema`: what the main conversation's final answers must be.
     pub output_schema: Option<Arc<output_schema::OutputSchema>>,
+    /// Where the file tools read and write: the disk, or the editor the session runs
+    /// in (set by that frontend before the session starts).
+    pub files: crate::tools::files::FileAccess,
 }

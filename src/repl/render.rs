@@ -752,6 +752,7 @@ mod tests {
             call_id: "c".into(),
             name: "read_file".into(),
             summary: "a.rs".into(),
+            locations: Vec::new(),
         })
         .unwrap();
         r.event(&Event::ToolCallEnd {
@@ -760,6 +761,7 @@ mod tests {
             status: ToolStatus::Ok,
             summary: "3 lines".into(),
             diff: None,
+            change: None,
         })
         .unwrap();
         r.event(&Event::TextDelta {

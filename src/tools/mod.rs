@@ -17,6 +17,7 @@ pub mod agent_tool;
 pub mod bash;
 pub mod edit_file;
 pub mod exit_plan;
+pub mod files;
 pub mod glob;
 pub mod grep;
 pub mod list;
@@ -43,7 +44,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::ApprovalRequestKind;
+use crate::protocol::{ApprovalRequestKind, FileLocation};
 
 /// The future a tool call returns.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolFatal>> + Send + 'a>>;
@@ -125,6 +126,9 @@ pub struct ToolContext {
     pub call_id: String,
     /// Which addresses this call's web request may reach (`web_fetch`).
     pub web_reach: WebReach,
+    /// Where the file tools read and write a file they were allowed to touch: the disk,
+    /// or the editor the session runs in.
+    pub files: files::FileAccess,
 }
 
 /// Which addresses a web request may reach: set by the agent after the call was
@@ -312,6 +316,9 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// A unified diff for calls that changed a file (shown by frontends).
     pub diff: Option<String>,
+    /// The changed file's whole text before and after, when it fits the cap (for an
+    /// editor's diff view).
+    pub change: Option<Box<crate::protocol::FileChange>>,
     /// Problems the user should see as warnings too (the model sees them in
     /// `content` already), e.g. a skill's tools.json that could not be loaded.
     pub warnings: Vec<String>,
@@ -327,6 +334,7 @@ impl ToolOutput {
             content: content.into(),
             is_error: false,
             diff: None,
+            change: None,
             warnings: Vec::new(),
             plan: None,
         }
@@ -338,6 +346,7 @@ impl ToolOutput {
             content: content.into(),
             is_error: true,
             diff: None,
+            change: None,
             warnings: Vec::new(),
             plan: None,
         }
@@ -352,6 +361,12 @@ impl ToolOutput {
     /// Attach a diff for frontends.
     pub fn with_diff(mut self, diff: String) -> Self {
         self.diff = Some(diff);
+        self
+    }
+
+    /// Attach the changed file's texts for frontends (`None`: over the cap).
+    pub fn with_change(mut self, change: Option<Box<crate::protocol::FileChange>>) -> Self {
+        self.change = change;
         self
     }
 }
@@ -419,6 +434,11 @@ pub trait TypedTool: Send + Sync {
     fn works_in(&self, _args: &Self::Args, _ctx: &ToolContext) -> WorksIn {
         WorksIn::Nowhere
     }
+    /// The files a call with these arguments reads or changes, for frontends beside an
+    /// editor (none unless the tool says).
+    fn locations(&self, _args: &Self::Args, _ctx: &ToolContext) -> Vec<FileLocation> {
+        Vec::new()
+    }
     /// What its results are to the conversation.
     fn output_kind(&self) -> OutputKind {
         OutputKind::Reproducible
@@ -472,6 +492,10 @@ pub trait PreparedCall: Send {
     fn works_in(&self, _ctx: &ToolContext) -> WorksIn {
         WorksIn::Nowhere
     }
+    /// The files the call reads or changes (none unless the tool says).
+    fn locations(&self, _ctx: &ToolContext) -> Vec<FileLocation> {
+        Vec::new()
+    }
     /// Runs the call.
     fn run<'a>(self: Box<Self>, ctx: &'a ToolContext) -> ToolFuture<'a>
     where
@@ -495,6 +519,10 @@ impl<T: TypedTool> PreparedCall for Typed<'_, T> {
 
     fn works_in(&self, ctx: &ToolContext) -> WorksIn {
         self.tool.works_in(&self.args, ctx)
+    }
+
+    fn locations(&self, ctx: &ToolContext) -> Vec<FileLocation> {
+        self.tool.locations(&self.args, ctx)
     }
 
     fn run<'a>(self: Box<Self>, ctx: &'a ToolContext) -> ToolFuture<'a>
@@ -820,6 +848,7 @@ pub(crate) fn test_context(workdir: &std::path::Path) -> ToolContext {
         commands: crate::exec::Confinement::SessionSandbox,
         call_id: String::new(),
         web_reach: WebReach::PublicOnly,
+        files: files::FileAccess::Disk,
     }
 }
 

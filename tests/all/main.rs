@@ -12,6 +12,8 @@ mod support;
 
 mod acp;
 mod acp_session;
+mod acp_editor;
+mod acp_sdk;
 mod agent;
 mod agents_cli;
 mod agents_fixtures;
