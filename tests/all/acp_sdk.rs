@@ -137,6 +137,6 @@ fn the_official_acp_client_drives_harness9_through_edit_permission_cancel_and_lo
     // The loaded session's prompt went to the model with the conversation before it.
     let requests = server.chat_requests();
     assert_eq!(requests.len(), 4);
-    let last = requests[3].to_string();
+    let last = requests[3].body.to_string();
     assert!(last.contains("change the greeting") && last.contains("one more thing"), "{last}");
 }
