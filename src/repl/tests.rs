@@ -683,16 +683,16 @@ async fn a_driver_s_messages_run_in_order_and_none_after_exit() {
 
 #[tokio::test]
 async fn an_answer_sent_before_its_request_names_nothing_and_never_approves_it() {
-    // The answer is read before the fake agent asks: it names nothing pending, and
-    // the request is denied, whether it comes before the input's end (put to the
-    // driver, then denied with the turn stopped) or after it (denied at once).
+    // The answer comes before the message that makes the fake agent ask (lines are
+    // handled in order, so it is read before the request exists, whatever the timing):
+    // it names nothing pending, and the request is denied when the input ends.
     let run = run_driven(
-        br#"{"type":"user","schema_version":1,"text":"ask"}
-{"type":"approval","schema_version":1,"call_id":"c1","decision":"allow_once"}
+        br#"{"type":"approval","schema_version":1,"call_id":"c1","decision":"allow_once"}
+{"type":"user","schema_version":1,"text":"ask"}
 "#,
     )
     .await;
-    assert!(run.out.contains(r#""input_line":2"#), "{}", run.out);
+    assert!(run.out.contains(r#""input_line":1"#), "{}", run.out);
     assert!(
         run.out.contains("no approval request with call_id"),
         "{}",
