@@ -7,22 +7,24 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
-
 use serde_json::{Value, json};
 
 use crate::support::*;
 
-pub(super) const DEADLINE: Duration = Duration::from_secs(30);
-
 /// A running `harness9 acp` with its pipes.
-pub(super) struct Acp {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<Value>,
+pub(super) struct Acp(JsonLines);
+
+impl std::ops::Deref for Acp {
+    type Target = JsonLines;
+    fn deref(&self) -> &JsonLines {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Acp {
+    fn deref_mut(&mut self) -> &mut JsonLines {
+        &mut self.0
+    }
 }
 
 impl Acp {
@@ -32,100 +34,24 @@ impl Acp {
 
     /// Starts `command` (a `harness9 acp`) with its pipes.
     pub(super) fn spawn(command: &mut std::process::Command) -> Acp {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                let value: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
-                if tx.send(value).is_err() {
-                    return;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        Acp {
-            child,
-            stdin,
-            lines,
-        }
-    }
-
-    pub(super) fn send_raw(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().unwrap();
-        stdin.write_all(bytes).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    pub(super) fn send(&mut self, message: Value) {
-        self.send_raw(message.to_string().as_bytes());
+        Acp(JsonLines::spawn(command))
     }
 
     pub(super) fn request(&mut self, id: u64, method: &str, params: Value) {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
     }
 
-    /// Every line up to and including the answer to request `id`.
+    /// Every line up to the answer to request `id`, which is returned apart.
     pub(super) fn until_answer(&mut self, id: u64) -> (Vec<Value>, Value) {
-        let deadline = Instant::now() + DEADLINE;
-        let mut before = Vec::new();
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self
-                .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no answer to {id}; saw {before:#?}"));
-            if line.get("id") == Some(&json!(id)) && line.get("method").is_none() {
-                return (before, line);
-            }
-            before.push(line);
-        }
-    }
-
-    /// Lines until one satisfies `done` (returned too).
-    pub(super) fn until(&mut self, done: impl Fn(&Value) -> bool) -> Vec<Value> {
-        let deadline = Instant::now() + DEADLINE;
-        let mut seen = Vec::new();
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self
-                .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("never came; saw {seen:#?}"));
-            let stop = done(&line);
-            seen.push(line);
-            if stop {
-                return seen;
-            }
-        }
+        let mut lines =
+            self.until(|l| l.get("id") == Some(&json!(id)) && l.get("method").is_none());
+        let answer = lines.pop().unwrap();
+        (lines, answer)
     }
 
     /// Closes stdin and waits for the exit status.
-    pub(super) fn close(mut self) -> std::process::ExitStatus {
-        drop(self.stdin.take());
-        let deadline = Instant::now() + DEADLINE;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "harness9 acp did not exit");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Acp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    pub(super) fn close(self) -> std::process::ExitStatus {
+        self.0.close()
     }
 }
 

@@ -7,95 +7,19 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::support::*;
 
-const DEADLINE: Duration = Duration::from_secs(30);
+use super::acp::Acp as Editor;
 
-/// A running `harness9 acp` with its pipes.
-struct Editor {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<Value>,
-}
-
+/// What an editor does beyond the shared ACP driver.
 impl Editor {
-    fn start(server: &MockServer, dirs: &Dirs) -> Editor {
-        let mut child = server
-            .binary(dirs)
-            .arg("acp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                let value: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
-                if tx.send(value).is_err() {
-                    return;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        Editor {
-            child,
-            stdin,
-            lines,
-        }
-    }
-
-    fn send(&mut self, message: Value) {
-        let stdin = self.stdin.as_mut().unwrap();
-        stdin.write_all(message.to_string().as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn request(&mut self, id: u64, method: &str, params: Value) {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-    }
-
     /// Answers the agent's request `asked` with `result`.
     fn answer(&mut self, asked: &Value, result: Value) {
         self.send(json!({"jsonrpc": "2.0", "id": asked["id"], "result": result}));
-    }
-
-    /// Lines until one satisfies `done` (returned last).
-    fn until(&mut self, done: impl Fn(&Value) -> bool) -> Vec<Value> {
-        let deadline = Instant::now() + DEADLINE;
-        let mut seen = Vec::new();
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self
-                .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("never came; saw {seen:#?}"));
-            let stop = done(&line);
-            seen.push(line);
-            if stop {
-                return seen;
-            }
-        }
-    }
-
-    /// Lines up to the answer to our request `id`, which is returned apart.
-    fn until_answer(&mut self, id: u64) -> (Vec<Value>, Value) {
-        let mut lines =
-            self.until(|l| l.get("id") == Some(&json!(id)) && l.get("method").is_none());
-        let answer = lines.pop().unwrap();
-        (lines, answer)
     }
 
     /// Lines up to the agent's next request of `method`, which is returned apart.
@@ -105,7 +29,7 @@ impl Editor {
         (lines, asked)
     }
 
-    fn initialize(&mut self, client_capabilities: Value) {
+    fn initialize_with(&mut self, client_capabilities: Value) {
         self.request(
             1,
             "initialize",
@@ -115,17 +39,8 @@ impl Editor {
         assert_eq!(answer["result"]["protocolVersion"], 1, "{answer}");
     }
 
-    fn new_session(&mut self, dirs: &Dirs) -> String {
-        self.request(
-            2,
-            "session/new",
-            json!({"cwd": dirs.project(), "mcpServers": []}),
-        );
-        let (_, answer) = self.until_answer(2);
-        answer["result"]["sessionId"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no session: {answer}"))
-            .to_string()
+    fn open_session(&mut self, dirs: &Dirs) -> String {
+        super::acp::new_session(self, dirs)
     }
 
     fn prompt(&mut self, id: u64, session: &str, text: &str) {
@@ -134,26 +49,6 @@ impl Editor {
             "session/prompt",
             json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
         );
-    }
-
-    /// Closes stdin and waits for the exit status.
-    fn close(mut self) -> std::process::ExitStatus {
-        drop(self.stdin.take());
-        let deadline = Instant::now() + DEADLINE;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "harness9 acp did not exit");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Editor {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -207,8 +102,8 @@ fn tool_calls_show_their_kind_locations_diff_and_streamed_output() {
     ));
     server.push(answer("done"));
     let mut editor = Editor::start(&server, &dirs);
-    editor.initialize(json!({}));
-    let session = editor.new_session(&dirs);
+    editor.initialize_with(json!({}));
+    let session = editor.open_session(&dirs);
     let file = real(&dirs.project().join("a.txt"));
 
     editor.prompt(3, &session, "change it");
@@ -322,8 +217,8 @@ fn the_editors_buffers_are_read_and_written_through_it_after_every_judgment() {
     ));
     server.push(answer("done"));
     let mut editor = Editor::start(&server, &dirs);
-    editor.initialize(json!({"fs": {"readTextFile": true, "writeTextFile": true}}));
-    let session = editor.new_session(&dirs);
+    editor.initialize_with(json!({"fs": {"readTextFile": true, "writeTextFile": true}}));
+    let session = editor.open_session(&dirs);
     let a = real(&dirs.project().join("a.txt"));
     let mut seen = Vec::new();
 
@@ -420,8 +315,8 @@ fn a_cancel_while_a_permission_waits_runs_nothing_and_ends_cancelled() {
     let dirs = Dirs::new();
     server.push(bash_reply("c1", "touch cancelled.txt"));
     let mut editor = Editor::start(&server, &dirs);
-    editor.initialize(json!({}));
-    let session = editor.new_session(&dirs);
+    editor.initialize_with(json!({}));
+    let session = editor.open_session(&dirs);
 
     editor.prompt(3, &session, "make it");
     let (_, ask) = editor.until_asked("session/request_permission");

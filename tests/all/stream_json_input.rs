@@ -7,24 +7,24 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
-
 use serde_json::{Value, json};
 
 use crate::support::*;
 
-const DEADLINE: Duration = Duration::from_secs(30);
-
 /// A running harness9 driven with stream-json.
-struct Driven {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<Value>,
-    /// Every line read so far.
-    seen: Vec<Value>,
+struct Driven(JsonLines);
+
+impl std::ops::Deref for Driven {
+    type Target = JsonLines;
+    fn deref(&self) -> &JsonLines {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Driven {
+    fn deref_mut(&mut self) -> &mut JsonLines {
+        &mut self.0
+    }
 }
 
 impl Driven {
@@ -43,42 +43,7 @@ impl Driven {
             "stream-json",
         ])
         .args(args);
-        let mut child = as_user(cmd, user)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                let value: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
-                if tx.send(value).is_err() {
-                    return;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        Driven {
-            child,
-            stdin,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    fn send_raw(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().unwrap();
-        stdin.write_all(bytes).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn send(&mut self, line: Value) {
-        self.send_raw(line.to_string().as_bytes());
+        Driven(JsonLines::spawn(&mut as_user(cmd, user)))
     }
 
     fn user(&mut self, text: &str) {
@@ -96,58 +61,16 @@ impl Driven {
         self.send(json!({"type": "end", "schema_version": 1}));
     }
 
-    /// Lines until one satisfies `done` (returned last).
-    fn until(&mut self, done: impl Fn(&Value) -> bool) -> Vec<Value> {
-        let deadline = Instant::now() + DEADLINE;
-        let mut got = Vec::new();
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self
-                .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("never came; saw {:#?}", self.seen));
-            self.seen.push(line.clone());
-            let stop = done(&line);
-            got.push(line);
-            if stop {
-                return got;
-            }
-        }
-    }
-
     /// Lines up to the next line of type `kind`, which is returned.
     fn next_of(&mut self, kind: &str) -> Value {
         self.until(|l| l["type"] == kind).pop().unwrap()
     }
 
     /// Closes stdin (unless closed already), waits for the exit and reads the rest of
-    /// stdout; returns the exit code.
-    fn finish(mut self) -> (Option<i32>, Vec<Value>) {
-        drop(self.stdin.take());
-        let deadline = Instant::now() + DEADLINE;
-        let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "harness9 did not exit; saw {:#?}",
-                self.seen
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        // The reader thread ends at EOF: every line is in the channel by then.
-        while let Ok(line) = self.lines.recv_timeout(DEADLINE) {
-            self.seen.push(line);
-        }
-        (status.code(), std::mem::take(&mut self.seen))
-    }
-}
-
-impl Drop for Driven {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    /// stdout; returns the exit code and every line.
+    fn finish(self) -> (Option<i32>, Vec<Value>) {
+        let (status, lines) = self.0.finish();
+        (status.code(), lines)
     }
 }
 

@@ -35,6 +35,7 @@
 
 mod binary;
 mod fixture;
+mod json_lines;
 mod mcp;
 mod pty;
 mod responses;
@@ -44,6 +45,8 @@ mod users;
 #[allow(unused_imports)]
 pub use binary::*;
 pub use fixture::*;
+#[allow(unused_imports)]
+pub use json_lines::*;
 #[allow(unused_imports)]
 pub use mcp::*;
 #[allow(unused_imports)]
