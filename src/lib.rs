@@ -11,6 +11,7 @@ pub mod acp;
 pub mod agent;
 pub mod agents;
 pub mod artifacts;
+pub mod capped_line;
 pub mod cli;
 pub mod commands;
 pub mod config;

@@ -13,6 +13,7 @@ use std::io::{self, Write};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
+use crate::capped_line::{CappedLine, LineTaker};
 use crate::safe_text::SafeWriter;
 
 /// The longest line read as a message (16 MiB): longer ones are skipped to their end
@@ -36,49 +37,20 @@ pub mod code {
 }
 
 /// One line read from the client.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Line {
-    /// A complete line (without its newline).
-    Text(Vec<u8>),
-    /// A line longer than [`MAX_LINE`], skipped to its end.
-    TooLong,
-    /// The client closed its end.
-    End,
-}
+pub type Line = CappedLine;
 
 /// Reads the next line, never holding more than `limit` bytes of it.
 pub async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, limit: usize) -> io::Result<Line> {
-    let mut line = Vec::new();
-    let mut too_long = false;
+    let mut taker = LineTaker::new(limit);
     loop {
         let available = reader.fill_buf().await?;
         if available.is_empty() {
-            return Ok(match (too_long, line.is_empty()) {
-                (true, _) => Line::TooLong,
-                (false, true) => Line::End,
-                (false, false) => Line::Text(line),
-            });
+            return Ok(taker.ended());
         }
-        let (chunk, found) = match memchr::memchr(b'\n', available) {
-            Some(at) => (&available[..at], Some(at)),
-            None => (available, None),
-        };
-        if !too_long {
-            if line.len() + chunk.len() > limit {
-                too_long = true;
-                line = Vec::new();
-            } else {
-                line.extend_from_slice(chunk);
-            }
-        }
-        let used = found.map_or(available.len(), |at| at + 1);
+        let (used, line) = taker.take(available);
         reader.consume(used);
-        if found.is_some() {
-            return Ok(if too_long {
-                Line::TooLong
-            } else {
-                Line::Text(line)
-            });
+        if let Some(line) = line {
+            return Ok(line);
         }
     }
 }

@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use super::source::Reply;
+use crate::capped_line::{CappedLine, LineTaker};
 use crate::protocol::ApprovalMode;
 
 /// The version of the input lines' schema; every line carries it as `schema_version`.
@@ -273,21 +274,9 @@ fn approval(fields: ApprovalFields) -> Result<DriverLine, InputProblem> {
     })
 }
 
-/// One physical line as read.
-#[derive(Debug, PartialEq, Eq)]
-enum RawLine {
-    /// A line (without its newline).
-    Text(Vec<u8>),
-    /// A line longer than the cap, skipped to its end.
-    TooLong,
-    /// The input ended.
-    End,
-}
-
 /// Reads the next line, never holding more than `limit` bytes of it.
-fn read_line<R: BufRead>(reader: &mut R, limit: usize) -> std::io::Result<RawLine> {
-    let mut line = Vec::new();
-    let mut too_long = false;
+fn read_line<R: BufRead>(reader: &mut R, limit: usize) -> std::io::Result<CappedLine> {
+    let mut taker = LineTaker::new(limit);
     loop {
         let available = match reader.fill_buf() {
             Ok(available) => available,
@@ -295,30 +284,12 @@ fn read_line<R: BufRead>(reader: &mut R, limit: usize) -> std::io::Result<RawLin
             Err(e) => return Err(e),
         };
         if available.is_empty() {
-            return Ok(match (too_long, line.is_empty()) {
-                (true, _) => RawLine::TooLong,
-                (false, true) => RawLine::End,
-                (false, false) => RawLine::Text(line),
-            });
+            return Ok(taker.ended());
         }
-        let newline = available.iter().position(|b| *b == b'\n');
-        let chunk = &available[..newline.unwrap_or(available.len())];
-        if !too_long {
-            if line.len() + chunk.len() > limit {
-                too_long = true;
-                line = Vec::new();
-            } else {
-                line.extend_from_slice(chunk);
-            }
-        }
-        let used = newline.map_or(available.len(), |at| at + 1);
+        let (used, line) = taker.take(available);
         reader.consume(used);
-        if newline.is_some() {
-            return Ok(if too_long {
-                RawLine::TooLong
-            } else {
-                RawLine::Text(line)
-            });
+        if let Some(line) = line {
+            return Ok(line);
         }
     }
 }
@@ -342,7 +313,7 @@ fn spawn_reader_capped<R: BufRead + Send + 'static>(
         let mut number: u64 = 0;
         loop {
             let reply = match read_line(&mut reader, limit) {
-                Ok(RawLine::End) => {
+                Ok(CappedLine::End) => {
                     let _ = tx.send(Reply::Eof);
                     return;
                 }
@@ -350,14 +321,14 @@ fn spawn_reader_capped<R: BufRead + Send + 'static>(
                     let _ = tx.send(Reply::Failed(format!("cannot read stdin: {e}")));
                     return;
                 }
-                Ok(RawLine::TooLong) => {
+                Ok(CappedLine::TooLong) => {
                     number += 1;
                     Reply::BadInput {
                         line: number,
                         problem: InputProblem::TooLong,
                     }
                 }
-                Ok(RawLine::Text(bytes)) => {
+                Ok(CappedLine::Text(bytes)) => {
                     number += 1;
                     match parse(&bytes) {
                         Ok(None) => continue,

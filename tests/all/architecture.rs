@@ -35,6 +35,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "prompt",
             "http",
             "subcommand",
+            "capped_line",
         ],
     ),
     ("the contract, and output sinks", &["protocol", "sink"]),
