@@ -144,7 +144,7 @@ pub async fn run(
         ),
         ReplInput::StreamJson => (
             None,
-            stream_input::spawn_reader(io::BufReader::new(io::stdin())),
+            source::spawn_driver_reader(io::BufReader::new(io::stdin())),
         ),
         ReplInput::Terminal => {
             let (t, rx) = TerminalInput::start(info.home.clone())?;

@@ -1,6 +1,7 @@
 //! Where the REPL's input lines come from: a pipe read line by line on its own thread,
-//! or a terminal edited with rustyline (history, Tab completion, inline approval
-//! questions) on its own thread, reading only when the REPL asks for a line.
+//! a terminal edited with rustyline (history, Tab completion, inline approval
+//! questions) on its own thread, reading only when the REPL asks for a line, or a
+//! driving program's stream-json lines (capped, numbered, parsed by `stream_input`).
 //!
 //! Both join lines ending in `\` with the next one and hand over complete inputs as
 //! [`Reply`]s on a channel, so the async loop keeps rendering events while a read
@@ -21,6 +22,8 @@ use rustyline::validate::Validator;
 use rustyline::{Context, Editor, Helper};
 use tokio::sync::mpsc;
 
+use super::stream_input::{self, DriverLine, InputProblem, MAX_LINE};
+use crate::capped_line::{CappedLine, LineTaker};
 use crate::input;
 use crate::protocol::SlashCommands;
 
@@ -49,14 +52,14 @@ pub enum Reply {
         /// Its number on stdin, from 1.
         line: u64,
         /// What it says.
-        input: super::stream_input::DriverLine,
+        input: DriverLine,
     },
     /// A stream-json input line that could not be used.
     BadInput {
         /// Its number on stdin, from 1.
         line: u64,
         /// Why.
-        problem: super::stream_input::InputProblem,
+        problem: InputProblem,
     },
 }
 
@@ -377,6 +380,86 @@ impl Validator for CommandHelper {}
 
 impl Helper for CommandHelper {}
 
+/// Reads the next line, never holding more than `limit` bytes of it.
+fn read_line<R: BufRead>(reader: &mut R, limit: usize) -> std::io::Result<CappedLine> {
+    let mut taker = LineTaker::new(limit);
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(taker.ended());
+        }
+        let (used, line) = taker.take(available);
+        reader.consume(used);
+        if let Some(line) = line {
+            return Ok(line);
+        }
+    }
+}
+
+/// Reads `reader` (stream-json input) on a thread of its own until it ends, sending
+/// each line understood
+/// ([`Reply::Driver`]) or not ([`Reply::BadInput`]), numbered from 1, then
+/// [`Reply::Eof`] (or [`Reply::Failed`]). Blank lines are skipped (but counted).
+pub fn spawn_driver_reader<R: BufRead + Send + 'static>(
+    reader: R,
+) -> mpsc::UnboundedReceiver<Reply> {
+    spawn_reader_capped(reader, MAX_LINE)
+}
+
+/// [`spawn_driver_reader`] with another cap (tests).
+fn spawn_reader_capped<R: BufRead + Send + 'static>(
+    mut reader: R,
+    limit: usize,
+) -> mpsc::UnboundedReceiver<Reply> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    // A plain thread, not `spawn_blocking`: a read blocked on a pipe must never hold
+    // up the runtime's shutdown.
+    std::thread::spawn(move || {
+        let mut number: u64 = 0;
+        loop {
+            let reply = match read_line(&mut reader, limit) {
+                Ok(CappedLine::End) => {
+                    let _ = tx.send(Reply::Eof);
+                    return;
+                }
+                Err(e) => {
+                    let _ = tx.send(Reply::Failed(format!("cannot read stdin: {e}")));
+                    return;
+                }
+                Ok(CappedLine::TooLong) => {
+                    number += 1;
+                    Reply::BadInput {
+                        line: number,
+                        problem: InputProblem::TooLong,
+                    }
+                }
+                Ok(CappedLine::Text(bytes)) => {
+                    number += 1;
+                    match stream_input::parse(&bytes) {
+                        Ok(None) => continue,
+                        Ok(Some(input)) => Reply::Driver {
+                            line: number,
+                            input,
+                        },
+                        Err(problem) => Reply::BadInput {
+                            line: number,
+                            problem,
+                        },
+                    }
+                }
+            };
+            if tx.send(reply).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,5 +522,56 @@ mod tests {
         assert_eq!(pairs[0].replacement, "/help ");
         assert_contains(&pairs[0].display, "Show commands");
         assert!(helper.candidates("hello", 5).1.is_empty());
+    }
+
+    #[tokio::test]
+    async fn lines_are_numbered_and_a_line_over_the_cap_is_skipped_whole() {
+        let long = "x".repeat(100);
+        let data = format!(
+            "{{\"type\":\"end\",\"schema_version\":1}}\n\n{long}\nnot json\n{{\"type\":\"interrupt\",\"schema_version\":1}}\n{long}"
+        );
+        let mut rx = spawn_reader_capped(std::io::Cursor::new(data.into_bytes()), 64);
+        let mut got = Vec::new();
+        while let Some(reply) = rx.recv().await {
+            got.push(reply);
+        }
+        assert_eq!(got.len(), 6, "{got:?}");
+        assert_eq!(
+            got[0],
+            Reply::Driver {
+                line: 1,
+                input: DriverLine::End
+            }
+        );
+        assert_eq!(
+            got[1],
+            Reply::BadInput {
+                line: 3,
+                problem: InputProblem::TooLong
+            }
+        );
+        assert!(matches!(
+            &got[2],
+            Reply::BadInput {
+                line: 4,
+                problem: InputProblem::NotJson(_)
+            }
+        ));
+        assert_eq!(
+            got[3],
+            Reply::Driver {
+                line: 5,
+                input: DriverLine::Interrupt
+            }
+        );
+        // The last line has no newline and is too long all the same.
+        assert_eq!(
+            got[4],
+            Reply::BadInput {
+                line: 6,
+                problem: InputProblem::TooLong
+            }
+        );
+        assert_eq!(got[5], Reply::Eof);
     }
 }

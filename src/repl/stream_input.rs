@@ -1,7 +1,7 @@
 //! The input side of two-way stream-json (`--input-format stream-json`): the versioned
 //! schema of the JSON lines a driving program writes to stdin (a user message, an
-//! approval answer, an interrupt, an approval mode change, the end of input), and the
-//! reader that turns stdin into them on a thread of its own.
+//! approval answer, an interrupt, an approval mode change, the end of input), and how
+//! one line is parsed (`source.rs` reads stdin into them on a thread of its own).
 //!
 //! Everything on stdin is untrusted: a line that is not UTF-8, not JSON, too long (over
 //! [`MAX_LINE`], skipped to its end without being held), of an unknown type or version,
@@ -9,14 +9,9 @@
 //! never a panic or a wait for more than the cap. It knows the schema (documented in
 //! docs/HEADLESS.md) and nothing of the agent: what a line does is the REPL's.
 
-use std::io::BufRead;
-
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
 
-use super::source::Reply;
-use crate::capped_line::{CappedLine, LineTaker};
 use crate::protocol::ApprovalMode;
 
 /// The version of the input lines' schema; every line carries it as `schema_version`.
@@ -274,83 +269,6 @@ fn approval(fields: ApprovalFields) -> Result<DriverLine, InputProblem> {
     })
 }
 
-/// Reads the next line, never holding more than `limit` bytes of it.
-fn read_line<R: BufRead>(reader: &mut R, limit: usize) -> std::io::Result<CappedLine> {
-    let mut taker = LineTaker::new(limit);
-    loop {
-        let available = match reader.fill_buf() {
-            Ok(available) => available,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if available.is_empty() {
-            return Ok(taker.ended());
-        }
-        let (used, line) = taker.take(available);
-        reader.consume(used);
-        if let Some(line) = line {
-            return Ok(line);
-        }
-    }
-}
-
-/// Reads `reader` on a thread of its own until it ends, sending each line understood
-/// ([`Reply::Driver`]) or not ([`Reply::BadInput`]), numbered from 1, then
-/// [`Reply::Eof`] (or [`Reply::Failed`]). Blank lines are skipped (but counted).
-pub fn spawn_reader<R: BufRead + Send + 'static>(reader: R) -> mpsc::UnboundedReceiver<Reply> {
-    spawn_reader_capped(reader, MAX_LINE)
-}
-
-/// [`spawn_reader`] with another cap (tests).
-fn spawn_reader_capped<R: BufRead + Send + 'static>(
-    mut reader: R,
-    limit: usize,
-) -> mpsc::UnboundedReceiver<Reply> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    // A plain thread, not `spawn_blocking`: a read blocked on a pipe must never hold
-    // up the runtime's shutdown.
-    std::thread::spawn(move || {
-        let mut number: u64 = 0;
-        loop {
-            let reply = match read_line(&mut reader, limit) {
-                Ok(CappedLine::End) => {
-                    let _ = tx.send(Reply::Eof);
-                    return;
-                }
-                Err(e) => {
-                    let _ = tx.send(Reply::Failed(format!("cannot read stdin: {e}")));
-                    return;
-                }
-                Ok(CappedLine::TooLong) => {
-                    number += 1;
-                    Reply::BadInput {
-                        line: number,
-                        problem: InputProblem::TooLong,
-                    }
-                }
-                Ok(CappedLine::Text(bytes)) => {
-                    number += 1;
-                    match parse(&bytes) {
-                        Ok(None) => continue,
-                        Ok(Some(input)) => Reply::Driver {
-                            line: number,
-                            input,
-                        },
-                        Err(problem) => Reply::BadInput {
-                            line: number,
-                            problem,
-                        },
-                    }
-                }
-            };
-            if tx.send(reply).is_err() {
-                return;
-            }
-        }
-    });
-    rx
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -459,56 +377,5 @@ mod tests {
         ] {
             assert!(matches!(line(bad), Err(Fields { .. })), "{bad}");
         }
-    }
-
-    #[tokio::test]
-    async fn lines_are_numbered_and_a_line_over_the_cap_is_skipped_whole() {
-        let long = "x".repeat(100);
-        let data = format!(
-            "{{\"type\":\"end\",\"schema_version\":1}}\n\n{long}\nnot json\n{{\"type\":\"interrupt\",\"schema_version\":1}}\n{long}"
-        );
-        let mut rx = spawn_reader_capped(std::io::Cursor::new(data.into_bytes()), 64);
-        let mut got = Vec::new();
-        while let Some(reply) = rx.recv().await {
-            got.push(reply);
-        }
-        assert_eq!(got.len(), 6, "{got:?}");
-        assert_eq!(
-            got[0],
-            Reply::Driver {
-                line: 1,
-                input: DriverLine::End
-            }
-        );
-        assert_eq!(
-            got[1],
-            Reply::BadInput {
-                line: 3,
-                problem: InputProblem::TooLong
-            }
-        );
-        assert!(matches!(
-            &got[2],
-            Reply::BadInput {
-                line: 4,
-                problem: InputProblem::NotJson(_)
-            }
-        ));
-        assert_eq!(
-            got[3],
-            Reply::Driver {
-                line: 5,
-                input: DriverLine::Interrupt
-            }
-        );
-        // The last line has no newline and is too long all the same.
-        assert_eq!(
-            got[4],
-            Reply::BadInput {
-                line: 6,
-                problem: InputProblem::TooLong
-            }
-        );
-        assert_eq!(got[5], Reply::Eof);
     }
 }

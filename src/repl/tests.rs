@@ -628,7 +628,7 @@ async fn run_driven(input: &'static [u8]) -> Run {
         Vec::new(),
     )
     .with_input_schema(Some(INPUT_SCHEMA_VERSION));
-    let replies = stream_input::spawn_reader(io::BufReader::new(input));
+    let replies = source::spawn_driver_reader(io::BufReader::new(input));
     let (_keep, interrupts) = mpsc::unbounded_channel();
     let repl = Repl::new(
         handle,
