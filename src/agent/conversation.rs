@@ -349,7 +349,7 @@ impl Conversation {
     /// Adds a message to the current turn (saved, then sent from the next request on).
     pub fn push(&mut self, message: Message) {
         let turn = self.turn;
-        if let Message::User { content } = &message {
+        if let Message::User { content, .. } = &message {
             self.note_prompt(content);
             self.deliver_notes();
         }
@@ -457,7 +457,7 @@ impl Conversation {
     pub fn user_messages_before(&self, index: usize) -> Vec<String> {
         let mut out = self.kept_user_messages.clone();
         for (m, turn) in self.messages[..index].iter().zip(&self.turns) {
-            if let (Message::User { content }, 1..) = (m, turn) {
+            if let (Message::User { content, .. }, 1..) = (m, turn) {
                 out.push(content.clone());
             }
         }
@@ -729,7 +729,7 @@ pub fn estimate_messages(messages: &[Message]) -> u64 {
         .iter()
         .map(|m| {
             8 + match m {
-                Message::System { content } | Message::User { content } => content.len(),
+                Message::System { content } | Message::User { content, .. } => content.len(),
                 Message::Assistant {
                     content,
                     tool_calls,

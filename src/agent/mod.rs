@@ -17,6 +17,7 @@ pub mod fork;
 pub mod hooks;
 pub mod hooks_session;
 pub mod hooks_turn;
+mod images;
 pub mod init;
 mod listings;
 pub mod live_sessions;

@@ -31,6 +31,7 @@ pub use error::{LlmError, PartialAnswer};
 pub use reasoning::{Reasoning, ReasoningField};
 pub use wire_kind::{Wire, WireSetting};
 
+use crate::images::{ImageData, ImageRef};
 use crate::protocol::{Effort, SharedText, Usage};
 
 /// One message of a conversation, independent of any wire format. Its serde form is the
@@ -47,6 +48,10 @@ pub enum Message {
     User {
         /// Message text.
         content: String,
+        /// Images sent with it, by reference: their bytes are in the session's
+        /// [`crate::images::ImageStore`] and read back for each request.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageRef>,
     },
     /// What the model said, with the tools it asked for.
     Assistant {
@@ -68,6 +73,24 @@ pub enum Message {
         /// The output the model sees.
         content: String,
     },
+}
+
+impl Message {
+    /// A user message of text alone.
+    pub fn user(content: impl Into<String>) -> Message {
+        Message::User {
+            content: content.into(),
+            images: Vec::new(),
+        }
+    }
+
+    /// The images a message refers to (only a user message has any).
+    pub fn images(&self) -> &[ImageRef] {
+        match self {
+            Message::User { images, .. } => images,
+            Message::System { .. } | Message::Assistant { .. } | Message::Tool { .. } => &[],
+        }
+    }
 }
 
 /// A tool call made by the model.
@@ -106,6 +129,9 @@ pub struct ChatRequest<'a> {
     /// The session's id, sent as `prompt_cache_key` where the provider caches by key
     /// ([`cache::CacheRoute::CacheKey`]).
     pub cache_key: Option<&'a str>,
+    /// The bytes of the images `messages` refer to, read back for this request
+    /// ([`crate::images::NO_IMAGES`] when there are none).
+    pub images: &'a ImageData,
 }
 
 /// What streams out of a request while it runs.
@@ -291,6 +317,28 @@ pub struct ProviderConfig {
     pub effort_dialect: effort::DialectChoice,
     /// Which requests carry prompt-cache markers (`prompt_cache` in config.toml).
     pub prompt_cache: cache::PromptCache,
+    /// Whether the model takes images (`images` in config.toml).
+    pub images: ImageSupport,
+}
+
+/// Whether a provider's model takes images (`images` in config.toml).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ImageSupport {
+    /// Unset: images are sent, and a refusal is its own error
+    /// ([`crate::protocol::ErrorKind::ImagesRefused`]).
+    #[default]
+    Try,
+    /// `images = true`.
+    Yes,
+    /// `images = false`: nothing is attached, and `view_image` is not offered.
+    No,
+}
+
+impl ImageSupport {
+    /// Whether images may be sent.
+    pub fn sends_images(self) -> bool {
+        self != ImageSupport::No
+    }
 }
 
 /// Which header carries the API key.
@@ -332,6 +380,7 @@ impl ProviderConfig {
             reasoning_effort: None,
             effort_dialect: effort::DialectChoice::default(),
             prompt_cache: cache::PromptCache::default(),
+            images: ImageSupport::default(),
         }
     }
 }

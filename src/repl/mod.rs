@@ -628,6 +628,7 @@ impl<O: Write, E: Write> Repl<O, E> {
                         text,
                         origin: crate::protocol::InputOrigin::Typed,
                         piped: None,
+                        images: Vec::new(),
                     });
                     self.state = State::Turn;
                 }

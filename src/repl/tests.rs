@@ -541,6 +541,7 @@ async fn resume_lists_then_resumes_with_a_recap_and_export_says_where() {
                 text: "after".into(),
                 origin: crate::protocol::InputOrigin::Piped,
                 piped: None,
+                images: Vec::new(),
             },
         ]
     );

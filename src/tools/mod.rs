@@ -256,6 +256,9 @@ pub struct ToolLimits {
     pub max_bash_timeout_secs: u64,
     /// Whether `grep` searches files that look like secrets (`.env`, keys).
     pub secret_files: SecretFileSearch,
+    /// Largest image attached or viewed (`@` mentions, `--image`, `view_image`), in
+    /// bytes (`max_image_bytes` in config.toml).
+    pub max_image_bytes: u64,
 }
 
 /// Whether tools that read many files at once (`grep`) read secret-looking files.
@@ -277,6 +280,7 @@ impl Default for ToolLimits {
             default_bash_timeout_secs: 120,
             max_bash_timeout_secs: 600,
             secret_files: SecretFileSearch::Skipped,
+            max_image_bytes: crate::images::DEFAULT_MAX_IMAGE_BYTES,
         }
     }
 }

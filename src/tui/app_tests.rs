@@ -97,6 +97,7 @@ fn assert_shows(screen: &str, parts: &[&str]) {
 /// The ops of a prompt sent as typed.
 fn sent(text: &str) -> Vec<Op> {
     vec![Op::UserInput {
+        images: Vec::new(),
         text: text.into(),
         origin: crate::protocol::InputOrigin::Typed,
         piped: None,

@@ -37,7 +37,10 @@ const FLOORS: &[(&str, &[&str])] = &[
             "subcommand",
         ],
     ),
-    ("the contract, and output sinks", &["protocol", "sink"]),
+    (
+        "the contract, and output sinks",
+        &["protocol", "sink", "images"],
+    ),
     ("rules, pictures, prices", &["permissions", "undo", "cost"]),
     ("the sandbox", &["sandbox"]),
     ("processes", &["exec"]),

@@ -32,6 +32,7 @@ mod hooks_matrix;
 mod hooks_plugins;
 mod hooks_session;
 mod hooks_trust;
+mod images;
 mod init;
 mod instructions;
 mod key_hidden;

@@ -36,6 +36,7 @@ fn conversation(reasoning: Option<Reasoning>) -> Vec<Message> {
             content: "sys".into(),
         },
         Message::User {
+            images: Vec::new(),
             content: "hi".into(),
         },
         Message::Assistant {
@@ -69,6 +70,7 @@ fn body(messages: &[Message], tools: &[ToolSpec], cfg: &ProviderConfig, mode: St
         tools,
         effort: None,
         cache_key: None,
+        images: &crate::images::NO_IMAGES,
     };
     serde_json::from_slice(&RequestBody::new(&req, cfg, mode).to_bytes().unwrap()).unwrap()
 }
@@ -163,10 +165,12 @@ fn reasoning_with_nothing_after_it_stays_home() {
     };
     let messages = vec![
         Message::User {
+            images: Vec::new(),
             content: "a".into(),
         },
         lone,
         Message::User {
+            images: Vec::new(),
             content: "b".into(),
         },
     ];
@@ -409,6 +413,7 @@ fn encrypted_reasoning_round_trips_byte_for_byte() {
             content: "s".into(),
         },
         Message::User {
+            images: Vec::new(),
             content: "u".into(),
         },
         Message::Assistant {
@@ -423,6 +428,7 @@ fn encrypted_reasoning_round_trips_byte_for_byte() {
         tools: &[],
         effort: None,
         cache_key: None,
+        images: &crate::images::NO_IMAGES,
     };
     let cfg = ProviderConfig::new("p", "http://x/v1");
     let bytes = RequestBody::new(&req, &cfg, StreamMode::Sse)
@@ -723,6 +729,7 @@ fn effort_and_the_cache_key_follow_the_responses_spelling() {
             tools: &tools,
             effort,
             cache_key: Some("session-1"),
+            images: &crate::images::NO_IMAGES,
         };
         serde_json::from_slice(
             &RequestBody::new(&req, cfg, StreamMode::Sse)
@@ -748,5 +755,45 @@ fn effort_and_the_cache_key_follow_the_responses_spelling() {
     assert!(
         v.get("prompt_cache_key").is_none() && v.get("reasoning").is_none(),
         "{v}"
+    );
+}
+
+#[test]
+fn images_go_as_input_image_parts() {
+    let store = crate::images::ImageStore::default();
+    let png = b"\x89PNG\r\n\x1a\nabc".to_vec();
+    let image = crate::images::Image::from_bytes(png, "a.png", 100).unwrap();
+    let image = store.put(&image).unwrap();
+    let messages = vec![
+        Message::System {
+            content: "sys".into(),
+        },
+        Message::User {
+            content: "look".into(),
+            images: vec![image.clone()],
+        },
+    ];
+    let data = store.load([&image]);
+    let req = ChatRequest {
+        model: "gpt-5-codex",
+        messages: &messages,
+        tools: &[],
+        effort: None,
+        cache_key: None,
+        images: &data,
+    };
+    let cfg = ProviderConfig::new("openai", "https://api.openai.com/v1");
+    let b: Value = serde_json::from_slice(
+        &RequestBody::new(&req, &cfg, StreamMode::Sse)
+            .to_bytes()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        b["input"][0],
+        json!({"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "look"},
+            {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgphYmM="},
+        ]})
     );
 }
