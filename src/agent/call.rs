@@ -63,6 +63,8 @@ struct Report {
     sub_usage: Option<Box<Usage>>,
     /// The plan an `update_plan` call set, not yet saved in the conversation.
     plan: Option<Box<crate::protocol::PlanUpdate>>,
+    /// The images the tool returned for the model.
+    images: Vec<crate::images::Image>,
 }
 
 /// Whether a call's tool ran.
@@ -86,6 +88,7 @@ impl Report {
             ran_with: None,
             sub_usage: None,
             plan: None,
+            images: Vec::new(),
         }
     }
 }
@@ -98,6 +101,8 @@ pub(super) struct CallResult {
     pub end: CallEnd,
     /// Instruction files appended to `content` (their text ends it).
     pub attached: Option<Gathered>,
+    /// Images the tool returned, sent in a user message after the results.
+    pub images: Vec<crate::images::Image>,
 }
 
 /// Runs one call: parse, approve, run, size, report. Returns the text for the model,
@@ -211,11 +216,13 @@ async fn complete(
     if sized == Sized::Interrupted && matches!(report.end, CallEnd::Done) {
         report.end = CallEnd::Interrupted;
     }
+    let images = std::mem::take(&mut report.images);
     let (content, end) = finish(ctx, call, report, summary);
     CallResult {
         content,
         end,
         attached,
+        images,
     }
 }
 
@@ -682,6 +689,7 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
             diff,
             warnings,
             plan,
+            images,
         }) => {
             for message in warnings {
                 ctx.emit(Event::Warning { message });
@@ -710,6 +718,7 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
                 ran_with: None,
                 sub_usage: None,
                 plan,
+                images,
             }
         }
         Err(ToolFatal::Interrupted) => Report::new(

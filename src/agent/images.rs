@@ -76,6 +76,37 @@ pub(super) async fn add_given(
     Ok(attached)
 }
 
+/// Sends the images tools returned (`view_image`) as one user message right after the
+/// batch's results: a tool result cannot carry an image on the Chat wire for most
+/// servers. The message says which call each came from. `false` when one could not be
+/// stored (then none is sent).
+pub(super) async fn show_to_model(state: &mut SessionState, shown: Vec<(String, Image)>) -> bool {
+    let store = state.images.clone();
+    let (ids, images): (Vec<String>, Vec<Image>) = shown.into_iter().unzip();
+    let stored = tokio::task::spawn_blocking(move || store_all(&store, &images)).await;
+    let Ok(Ok(refs)) = stored else {
+        return false;
+    };
+    let lines: Vec<String> = ids
+        .iter()
+        .zip(&refs)
+        .enumerate()
+        .map(|(i, (id, image))| {
+            format!(
+                "[image #{}: {} ({} bytes), returned by tool call {id}]",
+                i + 1,
+                image.name,
+                image.size
+            )
+        })
+        .collect();
+    state.conversation.push(crate::llm::Message::User {
+        content: lines.join("\n"),
+        images: refs,
+    });
+    true
+}
+
 /// One given image, read and checked.
 fn read_given(
     input: ImageInput,

@@ -408,10 +408,16 @@ async fn run_turn_with(
         }
         // Fixed tools first, in a fixed order, then the tools of loaded skills: the
         // list changes only when a skill with tools is loaded or unloaded.
-        let specs = ctx.setup.tools.specs_for(
+        let mut specs = ctx.setup.tools.specs_for(
             super::plan_mode::tool_set(state.policy.mode()),
             ctx.setup.context_window.get(),
         );
+        // A model that cannot see is not offered a tool that shows it images.
+        if !ctx.setup.client.config().images.sends_images() {
+            specs.retain(|s| {
+                s.name != <crate::tools::view_image::ViewImage as crate::tools::TypedTool>::NAME
+            });
+        }
         if let Some(outcome) = super::fit::before_request(state, ctx, &specs).await {
             break outcome;
         }
@@ -734,11 +740,18 @@ async fn run_calls(
         } else {
             vec![run_call(state, ctx, call, specs).await]
         };
+        let mut shown = Vec::new();
         for (call, result) in batch.iter().zip(results) {
             state.conversation.push(Message::Tool {
                 tool_call_id: call.id.clone(),
                 content: result.content,
             });
+            shown.extend(
+                result
+                    .images
+                    .into_iter()
+                    .map(|image| (call.id.clone(), image)),
+            );
             if let Some(attached) = result.attached {
                 let bytes = attached.text.len();
                 state
@@ -764,6 +777,13 @@ async fn run_calls(
                     }))
                 }
             }
+        }
+        // After the whole batch's results, never between them.
+        if !shown.is_empty() && !super::images::show_to_model(state, shown).await {
+            ctx.emit(Event::Warning {
+                message: "an image a tool returned could not be stored; it was not sent"
+                    .to_string(),
+            });
         }
     }
     state

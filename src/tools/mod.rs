@@ -27,6 +27,7 @@ pub mod skill;
 pub mod skill_run;
 pub mod skill_tool;
 pub mod update_plan;
+pub mod view_image;
 pub mod write_file;
 
 pub use registry::{LoadedTools, ToolNameCollision, ToolRegistry, ToolRegistryBuilder, ToolSet};
@@ -301,6 +302,9 @@ pub struct ToolOutput {
     /// The plan as `update_plan` set it, for the frontends and the saved session.
     /// (Boxed: a result is moved often, and is rarely a plan.)
     pub plan: Option<Box<crate::protocol::PlanUpdate>>,
+    /// Images for the model (`view_image`): a tool result cannot carry them on the Chat
+    /// wire, so the agent sends them in a user message right after the call's results.
+    pub images: Vec<crate::images::Image>,
 }
 
 impl ToolOutput {
@@ -312,6 +316,7 @@ impl ToolOutput {
             diff: None,
             warnings: Vec::new(),
             plan: None,
+            images: Vec::new(),
         }
     }
 
@@ -323,6 +328,7 @@ impl ToolOutput {
             diff: None,
             warnings: Vec::new(),
             plan: None,
+            images: Vec::new(),
         }
     }
 

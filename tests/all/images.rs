@@ -283,3 +283,74 @@ fn a_server_that_refuses_images_is_a_clear_error_and_images_false_sends_nothing(
         assert!(server.chat_requests().is_empty());
     }
 }
+
+#[test]
+fn view_image_shows_a_project_image_after_the_results_and_is_judged_like_read_file() {
+    let Outside { dirs, outside } = Outside::new();
+    let shot = png(500);
+    std::fs::write(dirs.project().join("plot.png"), &shot).unwrap();
+    let server = MockServer::start(vec![
+        tool_reply("c1", "view_image", r#"{"path":"plot.png"}"#),
+        answer("a plot"),
+    ]);
+    let out = server.run(&dirs, &["-p", "look at the plot"]);
+    assert_exit(&out, 0);
+    let requests = server.chat_requests();
+    assert!(requests[0].tool_names().contains(&"view_image".to_string()));
+    let messages = requests[1].messages();
+    let n = messages.len();
+    assert_eq!(messages[n - 2]["role"], "tool");
+    assert!(
+        messages[n - 2]["content"]
+            .as_str()
+            .unwrap()
+            .contains("shown to you in the next message")
+    );
+    assert_eq!(messages[n - 1]["role"], "user");
+    assert!(
+        messages[n - 1]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("returned by tool call c1"),
+        "{:?}",
+        messages[n - 1]
+    );
+    assert_eq!(
+        image_urls(&requests[1]).last().unwrap(),
+        &vec![format!("data:image/png;base64,{}", base64(&shot))]
+    );
+
+    // Outside the project, through a link or a path: asks, so refused unattended; no
+    // image is sent.
+    std::fs::write(outside.path().join("private.png"), png(300)).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("private.png"),
+        dirs.project().join("shortcut.png"),
+    )
+    .unwrap();
+    let outside_path = outside.path().join("private.png").display().to_string();
+    for path in ["shortcut.png", outside_path.as_str()] {
+        let args = serde_json::json!({ "path": path }).to_string();
+        let server = MockServer::start(vec![tool_reply("c1", "view_image", &args), answer("ok")]);
+        let out = server.run(&dirs, &["-p", "look"]);
+        assert_exit(&out, 0);
+        let requests = server.chat_requests();
+        let result = requests[1].tool_result("c1");
+        assert!(!result.contains("shown to you"), "{path}: {result}");
+        assert!(
+            image_urls(&requests[1]).iter().all(Vec::is_empty),
+            "{path}: an image was sent"
+        );
+    }
+
+    // A model that cannot see is not offered the tool.
+    write(&dirs.home().join("config.toml"), "images = false\n");
+    let server = MockServer::start(vec![answer("ok")]);
+    let out = server.run(&dirs, &["-p", "hi"]);
+    assert_exit(&out, 0);
+    assert!(
+        !server.chat_requests()[0]
+            .tool_names()
+            .contains(&"view_image".to_string())
+    );
+}

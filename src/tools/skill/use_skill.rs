@@ -889,7 +889,7 @@ mod bundle_tests {
             "{}",
             out.content
         );
-        assert_eq!(registry.specs().len(), 8);
+        assert_eq!(registry.specs().len(), 9);
     }
 
     #[tokio::test]
