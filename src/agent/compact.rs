@@ -202,7 +202,23 @@ pub async fn compact(
         budget_bytes(&state.conversation, window * SUMMARY_PERCENT / 100),
         " from the summary to keep it small",
     );
-    let content = summary_message(&summary, &kept, left_out, &skills);
+    let mut content = summary_message(&summary, &kept, left_out, &skills);
+    // The summary replaces the older messages, their images with them: oldest first,
+    // they are the first to go, and the model and the user are told.
+    let dropped: Vec<&str> = state.conversation.messages()[1..keep_from]
+        .iter()
+        .flat_map(Message::images)
+        .map(|image| image.name.as_str())
+        .collect();
+    if !dropped.is_empty() {
+        let note = format!(
+            "{} image(s) of the earlier messages were dropped by this compaction: {}",
+            dropped.len(),
+            dropped.join(", ")
+        );
+        content.push_str(&format!("\n\n[{note}]"));
+        ctx.emit(Event::Warning { message: note });
+    }
     let replacement = vec![
         Message::user(content),
         Message::Assistant {

@@ -354,3 +354,44 @@ fn view_image_shows_a_project_image_after_the_results_and_is_judged_like_read_fi
             .contains(&"view_image".to_string())
     );
 }
+
+/// Images handed over as bytes (`Op::with_images`, the way ACP and stream-json will)
+/// are sent; a compaction drops them with the older messages and says so.
+#[tokio::test]
+async fn compaction_drops_old_images_and_says_so() {
+    use harness9::protocol::{Event, ImageInput, Op};
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(vec![
+        answer(&"a long answer ".repeat(300)),
+        answer("the summary"),
+        answer("after"),
+    ]);
+    let mut s = SessionBuilder::new(&server, dir.path()).start();
+    s.op(Op::typed("look").with_images(vec![ImageInput::Bytes {
+        bytes: png(400),
+        name: "clipboard".into(),
+    }]));
+    s.until(|e| matches!(e, Event::TurnComplete { .. })).await;
+    s.op(Op::Compact { focus: None });
+    let warning = s
+        .until(|e| matches!(e, Event::Warning { message } if message.contains("compaction")))
+        .await;
+    assert!(
+        matches!(&warning, Event::Warning { message }
+            if message.contains("1 image(s)") && message.contains("clipboard")),
+        "{warning:?}"
+    );
+    s.turn("next").await;
+    let reqs = server.chat_requests();
+    assert_eq!(
+        image_urls(&reqs[0]),
+        [vec![format!("data:image/png;base64,{}", base64(&png(400)))]]
+    );
+    let last = reqs.last().unwrap();
+    assert!(
+        image_urls(last).iter().all(Vec::is_empty),
+        "{:?}",
+        last.raw_body
+    );
+    assert!(last.raw_body.contains("dropped by this compaction"));
+}
