@@ -3,6 +3,7 @@
 //! [`Overrides`]. It must not read files, the environment or the terminal.
 
 pub mod hints;
+mod limits;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -14,6 +15,7 @@ use crate::mcp::cli::{AddRequest, Scope};
 use crate::mcp::config::ServerFile;
 use crate::print::OutputFormat;
 use crate::protocol::{ApprovalMode, Effort};
+use crate::repl::InputFormat;
 use crate::sandbox::SandboxMode;
 
 /// harness9: a terminal coding agent for any OpenAI-compatible endpoint, with Agent Skills.
@@ -43,6 +45,12 @@ pub struct Cli {
     /// Output format for print and pipe modes.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,
+
+    /// Input format for print and pipe modes: `stream-json` reads JSON lines from stdin
+    /// (messages, approval answers, interrupts, approval mode changes; docs/HEADLESS.md)
+    /// and needs `--output-format stream-json`.
+    #[arg(long, value_enum, default_value_t = InputFormat::Text)]
+    pub input_format: InputFormat,
 
     /// Model id (overrides HARNESS9_MODEL and config.toml).
     #[arg(short = 'm', long, global = true)]
@@ -128,6 +136,38 @@ pub struct Cli {
     /// Show tool activity, retries and token counts on stderr (text output).
     #[arg(short, long, global = true)]
     pub verbose: bool,
+
+    /// A permission rule that runs matching calls without asking, for this run only
+    /// (repeatable; the syntax of config.toml's rules, e.g. `bash(cargo test:*)`).
+    #[arg(long = "allow", value_name = "RULE")]
+    pub allow: Vec<String>,
+
+    /// A permission rule that refuses matching calls, for this run only (repeatable;
+    /// a deny rule wins over every allow rule).
+    #[arg(long = "deny", value_name = "RULE")]
+    pub deny: Vec<String>,
+
+    /// Text added to the system prompt after the instruction files (AGENTS.md), as
+    /// written; for a file's text, `--append-system-prompt "$(cat FILE)"`.
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+
+    /// Stop the run after this long (`90s`, `10m`, `1h30m`): the turn is interrupted,
+    /// its commands stopped, the session saved; error kind `time_limit`, exit 6.
+    #[arg(long, value_name = "DURATION", value_parser = limits::duration)]
+    pub timeout: Option<Duration>,
+
+    /// Stop the run once it has spent more than this many US dollars (`0.50`), priced
+    /// by config.toml's `[prices]` (a model without a price is refused); error kind
+    /// `cost_limit`, exit 7.
+    #[arg(long, value_name = "USD", value_parser = limits::dollars)]
+    pub max_cost: Option<crate::protocol::Cost>,
+
+    /// A JSON Schema file (self-contained) the final answer must be valid against: an
+    /// invalid answer is sent back once to be repaired, then the turn fails (error
+    /// kind `output_schema`, exit 8); `-p`'s `result` carries `structured_output`.
+    #[arg(long, value_name = "FILE")]
+    pub output_schema: Option<PathBuf>,
 
     /// A subcommand instead of a session.
     #[command(subcommand)]
@@ -729,6 +769,15 @@ impl Cli {
             approval_mode: self.approval_mode.map(Into::into),
             sandbox: self.sandbox.map(Into::into),
             skills_dirs: self.skills_dirs.clone(),
+            rules: crate::permissions::files::CommandLineRules {
+                allow: self.allow.clone(),
+                deny: self.deny.clone(),
+            },
+            run: crate::config::RunSettings {
+                append_system_prompt: self.append_system_prompt.clone(),
+                timeout: self.timeout,
+                max_cost: self.max_cost,
+            },
         }
     }
 }

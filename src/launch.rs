@@ -11,7 +11,10 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+mod acp_sessions;
+
 use crate::acp::{self, AcpEnd, AcpError};
+use crate::agent::output_schema::{OutputSchema, OutputSchemaError};
 use crate::agent::saved::SessionStart;
 use crate::agent::{AgentHandle, Approver};
 use crate::cli::{Cli, ResumeRequest, SessionsAction};
@@ -80,9 +83,18 @@ pub enum LaunchError {
     /// The sandbox was asked for and cannot be had.
     #[error(transparent)]
     Sandbox(#[from] SandboxRefusal),
+    /// `--output-schema` names no usable schema.
+    #[error(transparent)]
+    OutputSchema(#[from] OutputSchemaError),
     /// harness9's own binary (the sandbox launcher) cannot be found.
     #[error("cannot find harness9's own binary to start sandboxed commands")]
     OwnBinary(#[source] std::io::Error),
+    /// `--input-format stream-json` without `--output-format stream-json`.
+    #[error(
+        "--input-format stream-json needs --output-format stream-json: the driver answers \
+         approvals by the call_id of the approval_request events it reads"
+    )]
+    InputNeedsStreamOutput,
     /// The async runtime could not be started.
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
@@ -108,7 +120,9 @@ impl LaunchError {
             LaunchError::Config(_)
             | LaunchError::Resume(_)
             | LaunchError::Provider(_)
-            | LaunchError::Sandbox(_) => ErrorKind::Usage,
+            | LaunchError::Sandbox(_)
+            | LaunchError::InputNeedsStreamOutput
+            | LaunchError::OutputSchema(_) => ErrorKind::Usage,
             LaunchError::OwnBinary(_)
             | LaunchError::Runtime(_)
             | LaunchError::Print(_)
@@ -121,7 +135,20 @@ impl LaunchError {
 
 /// Runs a session in `frontend` as the flags ask.
 pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
+    if frontend == Frontend::Repl(ReplInput::StreamJson)
+        && cli.output_format != OutputFormat::StreamJson
+    {
+        return Err(LaunchError::InputNeedsStreamOutput);
+    }
+    if frontend == Frontend::Acp {
+        return run_acp(cli);
+    }
     let config = configure(cli)?;
+    // Read and compiled before anything starts: a bad schema is a usage error.
+    let output_schema = match &cli.output_schema {
+        Some(path) => Some(Arc::new(OutputSchema::load(path)?)),
+        None => None,
+    };
     let home = startup::init_logging(&config);
     let (start, start_view) = match session_start(cli, &config)? {
         Start::Session(start) => (start, tui::StartView::Conversation),
@@ -140,17 +167,21 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
     let remote = runtime.block_on(session::sync_remote_skills(&config));
     let approver = match frontend {
         Frontend::Print(_) | Frontend::Repl(ReplInput::Piped) => Approver::Nobody,
-        Frontend::Tui | Frontend::Repl(ReplInput::Terminal) | Frontend::Acp => Approver::Frontend,
+        // A stream-json driver answers approvals: they wait for it.
+        Frontend::Tui
+        | Frontend::Repl(ReplInput::Terminal | ReplInput::StreamJson)
+        | Frontend::Acp => Approver::Frontend,
     };
     if frontend == Frontend::Tui && cli.output_format != OutputFormat::Text {
         sink::stderr_line(
             "harness9: --output-format applies to print and pipe modes; ignored in the TUI",
         );
     }
-    let prepared = with_home_warning(
+    let mut prepared = with_home_warning(
         session::prepare_with_remote(&config, approver, remote, start)?,
         &home,
     );
+    prepared.setup.output_schema = output_schema;
     // A sandbox launcher waiting before the first command needs one (after the first
     // request has gone).
     runtime.spawn(crate::exec::warm_up());
@@ -158,10 +189,8 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
         Frontend::Print(stdin) => run_print(cli, &config, &runtime, prepared, stdin)?,
         Frontend::Tui => run_tui(cli, &config, &runtime, prepared, start_view)?,
         Frontend::Repl(input) => run_repl(cli, &config, &runtime, prepared, input)?,
-        Frontend::Acp => match acp::run(&runtime, prepared)? {
-            AcpEnd::Closed => Ended::Finished { failure: None },
-            AcpEnd::Signalled(signal) => Ended::Signalled(signal),
-        },
+        // Answered before anything is configured (above).
+        Frontend::Acp => Ended::Finished { failure: None },
     };
     if let Ended::Signalled(signal) = &ended {
         // Said before the runtime is let go, as the run's last words.
@@ -171,10 +200,34 @@ pub fn run(cli: &Cli, frontend: Frontend) -> Result<Ended, LaunchError> {
     Ok(ended)
 }
 
+/// `harness9 acp`: the runtime only; each session is configured and prepared when the
+/// editor opens it, for its directory ([`acp_sessions`]).
+fn run_acp(cli: &Cli) -> Result<Ended, LaunchError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(LaunchError::Runtime)?;
+    let ended = match acp::run(&runtime, acp_sessions::AcpSessions::new(cli))? {
+        AcpEnd::Closed => Ended::Finished { failure: None },
+        AcpEnd::Signalled(signal) => Ended::Signalled(signal),
+    };
+    if let Ended::Signalled(signal) = &ended {
+        sink::stderr_line(&format!("harness9: terminated by {signal}"));
+        runtime.shutdown_background();
+    }
+    Ok(ended)
+}
+
 /// The configuration with an endpoint, the secrets sealed and the sandbox set up.
 fn configure(cli: &Cli) -> Result<Config, LaunchError> {
+    configure_with(cli, &cli.overrides())
+}
+
+/// [`configure`] with these overrides (the flags', perhaps with another directory).
+fn configure_with(cli: &Cli, overrides: &crate::config::Overrides) -> Result<Config, LaunchError> {
     let mut config = Config::resolve(
-        &cli.overrides(),
+        overrides,
         &|name| std::env::var(name).ok(),
         EndpointNeed::Required,
         OllamaProbe::Enabled,
@@ -182,6 +235,7 @@ fn configure(cli: &Cli) -> Result<Config, LaunchError> {
     if cli.no_session {
         config.session_saving = SessionSaving::Disabled;
     }
+    refuse_an_uncountable_budget(&config)?;
     // Every command started for the model or a skill from now on leaves out the key,
     // header values and secret-looking variables, and none can read them in this
     // process's environment block or memory.
@@ -209,6 +263,30 @@ fn configure(cli: &Cli) -> Result<Config, LaunchError> {
     Ok(config)
 }
 
+/// `--max-cost` with a starting model that has no price: its spend could not be
+/// counted, so the run is refused before anything is sent (a model without a price met
+/// later, a resumed session's, stops the run at its first request: `agent::limits`).
+fn refuse_an_uncountable_budget(config: &Config) -> Result<(), ConfigError> {
+    if config.run.max_cost.is_none() {
+        return Ok(());
+    }
+    let prices = config
+        .providers
+        .endpoint(&config.provider_id)
+        .map_or(&config.prices, |e| &e.prices);
+    if prices.for_model(&config.model).is_some() {
+        return Ok(());
+    }
+    Err(ConfigError::Invalid {
+        what: "--max-cost".into(),
+        message: format!(
+            "model `{}` has no price, so what the run spends cannot be counted; give it \
+             one in config.toml's [prices] (docs/CONFIG.md)",
+            config.model
+        ),
+    })
+}
+
 /// `-r` without an id outside the TUI: there is nothing to pick with, so the sessions
 /// are listed.
 fn list_instead(config: &Config, home: &Home) -> Ended {
@@ -228,9 +306,10 @@ fn activity(cli: &Cli, frontend: Frontend) -> Activity {
     match frontend {
         _ if cli.verbose => Activity::Shown,
         Frontend::Repl(ReplInput::Terminal) => Activity::Calls,
-        Frontend::Print(_) | Frontend::Tui | Frontend::Repl(ReplInput::Piped) | Frontend::Acp => {
-            Activity::Hidden
-        }
+        Frontend::Print(_)
+        | Frontend::Tui
+        | Frontend::Repl(ReplInput::Piped | ReplInput::StreamJson)
+        | Frontend::Acp => Activity::Hidden,
     }
 }
 
@@ -260,7 +339,8 @@ fn run_print(
         activity: activity(cli, Frontend::Print(stdin)),
         stdin,
         thoughts: thoughts(cli, config),
-        answer: if cli.raw {
+        // An answer held to a schema is JSON: printed as it is, never as Markdown.
+        answer: if cli.raw || cli.output_schema.is_some() {
             print::AnswerRender::Raw
         } else {
             // The REPL's Markdown renderer, so `-p` shows what pipe mode shows: its
@@ -341,7 +421,13 @@ fn run_repl(
         } else {
             repl::AnswerText::Rendered
         },
-        first_prompt: cli.prompt.clone(),
+        // With stream-json input, `-p PROMPT` is the first message (`-p -` or an empty
+        // `-p` leaves every message to stdin).
+        first_prompt: cli.prompt.clone().or_else(|| {
+            cli.print
+                .clone()
+                .filter(|p| p != "-" && !p.trim().is_empty())
+        }),
     };
     let watch = SessionWatch::default();
     let summary = runtime.block_on(async {

@@ -12,7 +12,7 @@ use harness9::cli::{Cli, Command};
 use harness9::launch::{self, Ended, Frontend, LaunchError};
 use harness9::print::{Activity, HeadlessRenderer, OutputFormat, StdinKind, TextDelivery};
 use harness9::protocol::ErrorKind;
-use harness9::repl::ReplInput;
+use harness9::repl::{InputFormat, ReplInput};
 use harness9::sink;
 use harness9::subcommand::Kind;
 
@@ -24,6 +24,9 @@ mod code {
     pub const PROVIDER_REFUSED: u8 = 3;
     pub const PROVIDER_UNAVAILABLE: u8 = 4;
     pub const LIMIT: u8 = 5;
+    pub const TIME_LIMIT: u8 = 6;
+    pub const COST_LIMIT: u8 = 7;
+    pub const OUTPUT_SCHEMA: u8 = 8;
     pub const INTERRUPTED: u8 = 130;
 }
 
@@ -39,6 +42,9 @@ fn exit_code_for(kind: Option<ErrorKind>) -> u8 {
             ErrorKind::RateLimit | ErrorKind::Server | ErrorKind::Network | ErrorKind::Timeout,
         ) => code::PROVIDER_UNAVAILABLE,
         Some(ErrorKind::MaxTurns | ErrorKind::OutputLimit) => code::LIMIT,
+        Some(ErrorKind::TimeLimit) => code::TIME_LIMIT,
+        Some(ErrorKind::CostLimit) => code::COST_LIMIT,
+        Some(ErrorKind::OutputSchema) => code::OUTPUT_SCHEMA,
         Some(ErrorKind::Interrupted) => code::INTERRUPTED,
         Some(ErrorKind::Usage | ErrorKind::HookBlocked) => code::USAGE,
         Some(ErrorKind::Skill | ErrorKind::Internal) => code::INTERNAL,
@@ -71,6 +77,10 @@ impl Mode<'_> {
         }
         if let Some(command) = &cli.command {
             return Mode::Subcommand(command);
+        }
+        // A program drives the session, with `-p` or without, whatever the terminals.
+        if cli.input_format == InputFormat::StreamJson {
+            return Mode::Session(Frontend::Repl(ReplInput::StreamJson));
         }
         let stdin = if terminals.stdin {
             StdinKind::Terminal
@@ -171,7 +181,7 @@ fn fail(cli: &Cli, frontend: Frontend, e: &LaunchError) -> u8 {
     sink::stderr_line(&format!("harness9: {message}"));
     if matches!(
         frontend,
-        Frontend::Print(_) | Frontend::Repl(ReplInput::Piped)
+        Frontend::Print(_) | Frontend::Repl(ReplInput::Piped | ReplInput::StreamJson)
     ) && cli.output_format != OutputFormat::Text
     {
         let mut renderer = HeadlessRenderer::new(

@@ -115,6 +115,21 @@ struct ResultLine<'a> {
     session_cache_hit_percent: Option<u64>,
     duration_ms: u64,
     model: String,
+    /// `--output-schema`: the final answer's JSON value (absent without the flag, and
+    /// when the turn did not complete).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    structured_output: Option<serde_json::Value>,
+}
+
+/// Whether a `result` carries the answer's JSON value (`--output-schema`, where the
+/// agent made the completed answer exactly that value's text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StructuredOutput {
+    /// No schema: no `structured_output`.
+    #[default]
+    Absent,
+    /// A completed answer is parsed into `structured_output`.
+    Parsed,
 }
 
 /// The `error` of a `result`.
@@ -133,6 +148,7 @@ impl TurnReport {
             TurnOutcome::MaxTurnsReached { .. } => Some(ErrorKind::MaxTurns),
             TurnOutcome::Truncated { reason } => Some(reason.kind()),
             TurnOutcome::Failed { kind, .. } => Some(*kind),
+            TurnOutcome::LimitReached { limit } => Some(limit.kind()),
         }
     }
 }
@@ -156,6 +172,11 @@ pub struct HeadlessRenderer<O: Write, E: Write> {
     answer: AnswerRender,
     /// Reasoning on stderr in the text format, when asked for.
     thoughts: thoughts::Thoughts,
+    /// The version of the input lines read (`--input-format stream-json`), named in
+    /// the `start` line.
+    input_schema: Option<u64>,
+    /// Whether a `result` carries `structured_output`.
+    structured: StructuredOutput,
 }
 
 impl<O: Write, E: Write> HeadlessRenderer<O, E> {
@@ -180,7 +201,21 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             session_usage: Usage::default(),
             answer: AnswerRender::Raw,
             thoughts: thoughts::Thoughts::default(),
+            structured: StructuredOutput::Absent,
+            input_schema: None,
         }
+    }
+
+    /// Names the version of the input schema in the `start` line (stream-json input).
+    pub fn with_input_schema(mut self, version: Option<u64>) -> Self {
+        self.input_schema = version;
+        self
+    }
+
+    /// Sets whether a `result` carries the answer's JSON value (`--output-schema`).
+    pub fn with_structured_output(mut self, structured: StructuredOutput) -> Self {
+        self.structured = structured;
+        self
     }
 
     /// Sets whether reasoning is shown on stderr in the text format.
@@ -258,6 +293,21 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
     /// Writes a user-facing error that is not a turn outcome (unknown command...).
     pub fn error(&mut self, message: &str) -> io::Result<()> {
         self.diagnostic("error", message)
+    }
+
+    /// An input line that could not be used (stream-json input): an `error` line with
+    /// `input_line`, or `error: input line N: …` on stderr.
+    pub fn input_error(&mut self, line: u64, message: &str) -> io::Result<()> {
+        let message = format!("input line {line}: {message}");
+        match self.format {
+            OutputFormat::StreamJson => {
+                self.json_line(&json!({"type": "error", "message": message, "input_line": line}))
+            }
+            _ => {
+                writeln!(self.err, "error: {message}")?;
+                self.err.flush()
+            }
+        }
     }
 
     /// Writes `kind: message` to stderr, or a `{"type": kind, "message": ...}` line in
@@ -355,6 +405,10 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
                 kind: kind.as_str(),
                 message: message.clone(),
             }),
+            TurnOutcome::LimitReached { limit } => Some(ResultError {
+                kind: limit.kind().as_str(),
+                message: limit.describe(),
+            }),
         };
         ResultLine {
             kind: "result",
@@ -369,6 +423,12 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             session_cache_hit_percent: self.session_usage.cache_hit_percent(),
             duration_ms: u64::try_from(self.turn_started.elapsed().as_millis()).unwrap_or(u64::MAX),
             model: self.model.clone(),
+            structured_output: match (self.structured, &report.outcome) {
+                (StructuredOutput::Parsed, TurnOutcome::Completed) => {
+                    serde_json::from_str(final_text).ok()
+                }
+                _ => None,
+            },
         }
     }
 
@@ -379,7 +439,10 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
     fn json_line(&mut self, value: &impl serde::Serialize) -> io::Result<()> {
         if self.format == OutputFormat::StreamJson && !self.header_written {
             self.header_written = true;
-            let start = json!({"type": "start", "schema_version": SCHEMA_VERSION});
+            let mut start = json!({"type": "start", "schema_version": SCHEMA_VERSION});
+            if let Some(version) = self.input_schema {
+                start["input_schema_version"] = json!(version);
+            }
             serde_json::to_writer(&mut self.out, &start)?;
             self.out.write_all(b"\n")?;
         }
@@ -566,6 +629,9 @@ impl<O: Write, E: Write> HeadlessRenderer<O, E> {
             // The agent's warning event already said it.
             TurnOutcome::Truncated { .. } => {}
             TurnOutcome::Failed { message, .. } => writeln!(self.err, "error: {message}")?,
+            TurnOutcome::LimitReached { limit } => {
+                writeln!(self.err, "error: {}", limit.describe())?
+            }
         }
         self.err.flush()
     }
@@ -593,6 +659,10 @@ pub fn describe_denial(request: &ApprovalRequestKind, reason: &AutoDenyReason) -
         }
         ApprovalRequestKind::Mcp { server, tool, .. } => {
             format!("MCP tool `{tool}` of server `{server}`")
+        }
+        ApprovalRequestKind::Fetch { domain, .. } => format!("fetching from {domain}"),
+        ApprovalRequestKind::Search { backend, .. } => {
+            format!("searching the web through {backend}")
         }
         ApprovalRequestKind::Plan { file, .. } => format!("the plan in {}", file.display()),
     };
@@ -657,6 +727,12 @@ pub fn describe_request(request: &ApprovalRequestKind) -> String {
         ApprovalRequestKind::Mcp { server, tool, .. } => format!(
             "MCP tool `{tool}` of server `{server}` needs approval; allow it with the rule              `mcp__{server}` (the whole server) or --approval-mode full-auto"
         ),
+        ApprovalRequestKind::Fetch { domain, .. } => format!(
+            "fetching from {domain} needs approval; allow the host with the rule `web_fetch({domain})`"
+        ),
+        ApprovalRequestKind::Search { .. } => {
+            "searching the web needs approval; allow it with the rule `web_search`".to_string()
+        }
         ApprovalRequestKind::Plan { file, .. } => format!(
             "the plan in {} needs a person's approval; approve it in an interactive session",
             file.display()
@@ -721,6 +797,7 @@ mod tests {
                 call_id: "c1".into(),
                 name: "read_file".into(),
                 summary: "a.rs".into(),
+                locations: Vec::new(),
             },
             Event::ToolCallEnd {
                 call_id: "c1".into(),
@@ -728,6 +805,7 @@ mod tests {
                 status: ToolStatus::Ok,
                 summary: "1 line".into(),
                 diff: None,
+                change: None,
             },
             Event::TurnComplete {
                 outcome: TurnOutcome::Completed,
@@ -790,6 +868,7 @@ mod tests {
                 call_id: "c1".into(),
                 name: "read_file".into(),
                 summary: format!("x{HOSTILE}"),
+                locations: Vec::new(),
             },
             Event::ToolCallEnd {
                 call_id: "c1".into(),
@@ -797,6 +876,7 @@ mod tests {
                 status: ToolStatus::Error,
                 summary: format!("bad{HOSTILE}\rhidden"),
                 diff: None,
+                change: None,
             },
             Event::Warning {
                 message: format!("w{HOSTILE}"),

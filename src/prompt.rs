@@ -1,7 +1,7 @@
 //! The system prompt builder. The prompt is built once per session from the base prompt,
 //! the working folder (and the project root when it is another folder), the project
 //! instructions section (the AGENTS.md chain, worded by `instructions`; left out when
-//! there is none) and the skills index section (left out when there are no
+//! there is none), the run's `--append-system-prompt` text and the skills index section (left out when there are no
 //! model-invocable skills), and then never changes: provider prompt caches depend on it
 //! being byte-identical on every request.
 //!
@@ -32,11 +32,13 @@ pub struct Folders<'a> {
 
 /// Builds the system prompt.
 ///
-/// `instructions` is the whole project instructions section, `skills_section` the whole
-/// `## Available Skills` section; `None` leaves either out.
+/// `instructions` is the whole project instructions section, `appended` the text of
+/// `--append-system-prompt` (right after the instructions), `skills_section` the whole
+/// `## Available Skills` section; `None` leaves any of them out.
 pub fn build(
     folders: Folders<'_>,
     instructions: Option<&str>,
+    appended: Option<&str>,
     skills_section: Option<&str>,
 ) -> String {
     let mut prompt = String::with_capacity(4096);
@@ -47,7 +49,11 @@ pub fn build(
         prompt.push_str("\nProject root (the repository): ");
         prompt.push_str(&folders.root.display().to_string());
     }
-    for section in [instructions, skills_section].into_iter().flatten() {
+    let appended = appended.filter(|text| !text.trim().is_empty());
+    for section in [instructions, appended, skills_section]
+        .into_iter()
+        .flatten()
+    {
         prompt.push_str("\n\n");
         prompt.push_str(section.trim_end());
     }
@@ -69,13 +75,14 @@ mod tests {
 
     #[test]
     fn sections_are_left_out_silently_when_absent() {
-        let without = build(here(Path::new("/w")), None, None);
+        let without = build(here(Path::new("/w")), None, None, None);
         assert!(!without.contains("AGENTS.md"));
         assert!(!without.contains("Project root"));
         assert!(without.ends_with("Project directory: /w\n"));
         let with = build(
             here(Path::new("/w")),
             Some("## Project instructions (AGENTS.md)\nUse tabs.\n"),
+            None,
             None,
         );
         assert_contains(
@@ -88,11 +95,24 @@ mod tests {
     fn skills_section_goes_last_and_building_is_deterministic() {
         let section = "## Available Skills\nUse the `use_skill` tool to load the full content of any skill when needed.\n- a: b\n";
         let dir = Path::new("/w");
-        let p1 = build(here(dir), Some("Rules."), Some(section));
-        let p2 = build(here(dir), Some("Rules."), Some(section));
+        let p1 = build(here(dir), Some("Rules."), None, Some(section));
+        let p2 = build(here(dir), Some("Rules."), None, Some(section));
         assert_eq!(p1, p2);
         assert!(p1.ends_with("- a: b\n"));
         assert!(p1.find("Rules.").unwrap() < p1.find("## Available Skills").unwrap());
+    }
+
+    #[test]
+    fn appended_text_follows_the_instructions_before_the_skills() {
+        let p = build(
+            here(Path::new("/w")),
+            Some("Rules."),
+            Some("Answer in French.\n"),
+            Some("## Available Skills\n- a: b"),
+        );
+        assert_contains(&p, "Rules.\n\nAnswer in French.\n\n## Available Skills\n");
+        let blank = build(here(Path::new("/w")), None, Some("  \n"), None);
+        assert!(blank.ends_with("Project directory: /w\n"), "{blank}");
     }
 
     #[test]
@@ -102,6 +122,7 @@ mod tests {
                 workdir: Path::new("/r/sub"),
                 root: Path::new("/r"),
             },
+            None,
             None,
             None,
         );

@@ -15,6 +15,8 @@ use serde::{Deserialize, Serialize};
 mod commands;
 mod context;
 mod effort;
+mod limits;
+mod files;
 mod rules;
 mod text;
 mod values;
@@ -24,6 +26,8 @@ pub use context::{
     ContextReport, InstructionFileInfo, InstructionOrigin, SkillRootCount, estimated_tokens,
 };
 pub use effort::Effort;
+pub use limits::RunLimit;
+pub use files::{FileChange, FileLocation};
 pub use rules::{AskBecause, Effect, Offer, RuleView, Source};
 pub use text::SharedText;
 pub use values::{Cost, RewindPoint, SkillChanges, UndoOutcome, describe_rewind};
@@ -361,6 +365,21 @@ pub enum ApprovalRequestKind {
         /// The arguments as compact JSON (cut at 2,000 characters), or the resource URI.
         arguments: String,
     },
+    /// Fetch a web page (`web_fetch`): judged by the host it names, in every mode.
+    Fetch {
+        /// The URL as the call gives it.
+        url: String,
+        /// Its host, lowercased (what `web_fetch(HOST)` rules match).
+        domain: String,
+    },
+    /// Search the web (`web_search`) through the configured backend: judged by
+    /// `web_search` rules, in every mode.
+    Search {
+        /// The query as it would be sent.
+        query: String,
+        /// The backend's host.
+        backend: String,
+    },
     /// Approve the plan (`exit_plan`) and leave plan mode, or keep planning.
     Plan {
         /// The plan file.
@@ -394,6 +413,8 @@ impl ApprovalRequestKind {
             }),
             ApprovalRequestKind::Command { .. }
             | ApprovalRequestKind::Mcp { .. }
+            | ApprovalRequestKind::Fetch { .. }
+            | ApprovalRequestKind::Search { .. }
             | ApprovalRequestKind::Plan { .. } => None,
         }
     }
@@ -530,6 +551,13 @@ pub enum ErrorKind {
     ContentFilter,
     /// The user interrupted the turn.
     Interrupted,
+    /// `--timeout`: the run's time limit stopped it.
+    TimeLimit,
+    /// `--max-cost`: the run's cost limit stopped it (or a model without a price).
+    CostLimit,
+    /// `--output-schema`: the final answer was not valid against the schema, even
+    /// after one repair.
+    OutputSchema,
     /// A skill could not be invoked (unreadable body, a failing inline command).
     Skill,
     /// A UserPromptSubmit hook blocked the prompt (it was not sent).
@@ -560,6 +588,9 @@ impl ErrorKind {
             ErrorKind::OutputLimit => "output_limit",
             ErrorKind::ContentFilter => "content_filter",
             ErrorKind::Interrupted => "interrupted",
+            ErrorKind::TimeLimit => "time_limit",
+            ErrorKind::CostLimit => "cost_limit",
+            ErrorKind::OutputSchema => "output_schema",
             ErrorKind::Skill => "skill",
             ErrorKind::HookBlocked => "hook_blocked",
             ErrorKind::Usage => "usage",

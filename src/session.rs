@@ -24,6 +24,8 @@ use crate::tools::skill::docs::{SkillListDocs, SkillSelectDocs};
 use crate::tools::skill::unload_skill::UnloadSkill;
 use crate::tools::skill::use_skill::{Listed, UseSkill};
 use crate::tools::skill_run::SkillRun;
+use crate::tools::web_fetch::WebFetch;
+use crate::tools::web_search::WebSearch;
 
 /// Where to look for skills, from the config.
 pub fn discovery_options(config: &Config) -> DiscoveryOptions {
@@ -209,6 +211,7 @@ pub fn prepare_with_remote(
             root: &config.project_root,
         },
         instructions.section().as_deref(),
+        config.run.append_system_prompt.as_deref(),
         sections.as_deref(),
     );
 
@@ -219,6 +222,10 @@ pub fn prepare_with_remote(
             &config.home,
         ));
     let mut tools = ToolRegistryBuilder::with_builtins();
+    tools.register(Arc::new(WebFetch::new(config.web_fetch)));
+    if let Some(backend) = &config.web_search {
+        tools.register(Arc::new(WebSearch::new(backend.clone())));
+    }
     // Skills loaded in this session (by use_skill or a slash command), shared by the
     // use_skill tool and the agent (which clears it on /clear).
     let loaded_skills = LoadedSkills::default();
@@ -339,6 +346,12 @@ pub fn prepare_with_remote(
         commands: crate::exec::Confinement::SessionSandbox,
         max_parallel_agents: config.max_parallel_agents,
         approval_queue: Default::default(),
+        limits: Arc::new(crate::agent::limits::RunLimits::new(
+            config.run.timeout,
+            config.run.max_cost,
+        )),
+        output_schema: None,
+        files: crate::tools::files::FileAccess::Disk,
     };
     let info = SessionInfo {
         model: config.provider_id.qualify(&config.model),

@@ -8,31 +8,42 @@
 //! [`Event`]s, with ACP's schema types (the `agent-client-protocol-schema` crate) for
 //! what goes over the wire. It must not know how the agent works inside. The client is
 //! untrusted: malformed, unknown or oversized messages get JSON-RPC errors ([`wire`]).
-//! One process runs one session, in the directory it was started in. A call that needs
-//! approval is put to the client as `session/request_permission` ([`approvals`]).
+//! Nothing is resolved before `initialize` is answered: each `session/new` is opened for
+//! the editor's `cwd` and MCP servers by the caller's [`Opener`] ([`session`]), and one
+//! process runs as many sessions as the editor opens. A call that needs approval is put
+//! to the client as `session/request_permission` ([`approvals`]). Tool calls are shown
+//! with their kind, locations, diff and streamed output ([`tool_calls`]); when the
+//! client offers its files, the file tools read and write through it ([`client_fs`]).
 
 mod approvals;
+mod client_fs;
+mod commands;
+mod modes;
+mod plan;
+mod replay;
+pub mod session;
+mod tool_calls;
 mod updates;
 pub mod wire;
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
 
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest,
-    InitializeResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
-    SessionId, SessionNotification,
+    AgentCapabilities, CancelNotification, ClientCapabilities, ContentBlock, Implementation,
+    InitializeRequest,
+    InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities,
+    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, SessionId,
+    SessionNotification, SetSessionModeRequest, SetSessionModeResponse, StopReason,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::agent::AgentHandle;
-use crate::input;
-use crate::protocol::{Event, InputOrigin, Op, SlashCommands};
-use crate::session::Prepared;
+use crate::protocol::{ApprovalMode, Event, Op, ResumedSession, SlashCommands};
 use crate::signals::{EndingSignal, EndingSignals};
+use session::{Conversation, OpenError, OpenRequest, Opener};
 use wire::{Incoming, Line, Writer, code};
 
 /// How `harness9 acp` ended.
@@ -53,21 +64,27 @@ pub enum AcpError {
 }
 
 /// Serves ACP on stdin/stdout until the client closes stdin or a signal ends the run.
-/// The agent is started at `session/new`.
-pub fn run(runtime: &tokio::runtime::Runtime, prepared: Prepared) -> Result<AcpEnd, AcpError> {
+/// Nothing is resolved before `initialize` is answered: each `session/new` (or
+/// `session/load`) has `opener` prepare its session, for the editor's directory.
+pub fn run<O: Opener>(runtime: &tokio::runtime::Runtime, opener: O) -> Result<AcpEnd, AcpError> {
     runtime.block_on(async {
         let (lines, incoming) = mpsc::channel(8);
         tokio::spawn(read_stdin(lines));
+        let (from_agents, agents) = mpsc::unbounded_channel();
+        let (fs_calls, fs_incoming) = mpsc::unbounded_channel();
         let mut server = Server {
             out: Writer::new(io::stdout().lock()),
-            workdir: prepared.info.workdir.clone(),
-            commands: prepared.info.commands.clone(),
-            prepared: Some(prepared),
-            live: None,
+            opener,
+            sessions: HashMap::new(),
+            from_agents,
             asked: HashMap::new(),
             requests_made: 0,
+            sessions_made: 0,
+            client: ClientCapabilities::default(),
+            fs_calls,
+            fs_pending: client_fs::Pending::default(),
         };
-        server.serve(incoming).await
+        server.serve(incoming, agents, fs_incoming).await
     })
 }
 
@@ -83,65 +100,101 @@ async fn read_stdin(lines: mpsc::Sender<io::Result<Line>>) {
     }
 }
 
-/// The running session.
-struct Live {
-    id: SessionId,
-    handle: AgentHandle,
-    /// The `session/prompt` request being answered, if one runs.
-    prompt: Option<Value>,
+/// What an agent said, tagged with its session.
+enum FromAgent {
+    /// One of its events.
+    Event(SessionId, Box<Event>),
+    /// Its event stream ended.
+    Ended(SessionId),
 }
 
-struct Server<W: Write> {
-    out: Writer<W>,
-    workdir: PathBuf,
+/// A permission request sent to the client and not answered yet.
+struct Pending {
+    /// The session that asked.
+    session: SessionId,
+    /// The call (or plan) it is about.
+    call_id: String,
+    /// What its answer may choose.
+    asked: approvals::Asked,
+}
+
+/// A `session/prompt` being answered.
+struct Running {
+    /// Its request id.
+    id: Value,
+    /// The event that ends it.
+    ends: commands::Ends,
+}
+
+/// A running session.
+struct Live {
+    /// Where its ops go.
+    ops: mpsc::UnboundedSender<Op>,
+    /// The slash commands its prompts are routed with (replaced when the agent says).
     commands: SlashCommands,
-    /// The session to start at `session/new` (taken then).
-    prepared: Option<Prepared>,
-    live: Option<Live>,
-    /// The permission requests sent and not answered: our request id → the call.
-    asked: HashMap<String, String>,
+    /// The `session/prompt` request being answered, if one runs.
+    prompt: Option<Running>,
+    /// Its tool calls running and their output so far.
+    tool_calls: tool_calls::ToolCalls,
+}
+
+struct Server<W: Write, O: Opener> {
+    out: Writer<W>,
+    opener: O,
+    /// The running sessions, by id.
+    sessions: HashMap<SessionId, Live>,
+    /// Where each session's events are passed on to.
+    from_agents: mpsc::UnboundedSender<FromAgent>,
+    /// The permission requests sent and not answered, by our request id.
+    asked: HashMap<String, Pending>,
     /// How many requests of ours were sent (for their ids).
     requests_made: u64,
+    /// How many sessions were opened (for the ids of sessions that are not saved).
+    sessions_made: u64,
+    /// What the client said it offers in `initialize`.
+    client: ClientCapabilities,
+    /// Where the sessions' file tools hand their requests to the client.
+    fs_calls: mpsc::UnboundedSender<client_fs::FsCall>,
+    /// The file requests sent to the client and not answered.
+    fs_pending: client_fs::Pending,
 }
 
-impl<W: Write> Server<W> {
+impl<W: Write, O: Opener> Server<W, O> {
     async fn serve(
         &mut self,
         mut incoming: mpsc::Receiver<io::Result<Line>>,
+        mut agents: mpsc::UnboundedReceiver<FromAgent>,
+        mut fs_incoming: mpsc::UnboundedReceiver<client_fs::FsCall>,
     ) -> Result<AcpEnd, AcpError> {
         let mut ending = EndingSignals::listen()?;
         loop {
-            let events = async {
-                match &mut self.live {
-                    Some(live) => live.handle.events.recv().await,
-                    None => std::future::pending().await,
-                }
-            };
             tokio::select! {
                 line = incoming.recv() => match line {
-                    Some(Ok(Line::Text(text))) => self.message(&text)?,
+                    Some(Ok(Line::Text(text))) => self.message(&text).await?,
                     Some(Ok(Line::TooLong)) => self.out.error(
                         &Value::Null,
                         code::INVALID_REQUEST,
                         &format!("a message is at most {} bytes", wire::MAX_LINE),
                     )?,
                     Some(Ok(Line::End)) | None => {
-                        self.shut_down().await;
+                        self.shut_down(&mut agents).await;
                         return Ok(AcpEnd::Closed);
                     }
                     Some(Err(e)) => {
-                        self.shut_down().await;
+                        self.shut_down(&mut agents).await;
                         return Err(e.into());
                     }
                 },
-                event = events => match event {
-                    Some(event) => self.event(&event)?,
-                    // The agent is gone: nothing more can be answered.
-                    None => return Ok(AcpEnd::Closed),
+                Some(call) = fs_incoming.recv() => self.ask_files(call)?,
+                said = agents.recv() => match said {
+                    Some(FromAgent::Event(session, event)) => self.event(&session, &event)?,
+                    Some(FromAgent::Ended(session)) => self.ended(&session)?,
+                    // Never: this server holds a sender.
+                    None => {}
                 },
                 signal = ending.recv() => {
-                    if let Some(live) = &self.live {
-                        let _ = live.handle.ops.send(Op::Shutdown);
+                    for live in self.sessions.values() {
+                        let _ = live.ops.send(Op::Shutdown);
                     }
                     crate::signals::stop_everything().await;
                     return Ok(AcpEnd::Signalled(signal));
@@ -150,23 +203,29 @@ impl<W: Write> Server<W> {
         }
     }
 
-    /// Stops the agent and waits for it to say so (half a second at most).
-    async fn shut_down(&mut self) {
-        let Some(live) = &mut self.live else { return };
-        let _ = live.handle.ops.send(Op::Shutdown);
+    /// Stops every agent and waits for them to say so (half a second at most).
+    async fn shut_down(&mut self, agents: &mut mpsc::UnboundedReceiver<FromAgent>) {
+        for live in self.sessions.values() {
+            let _ = live.ops.send(Op::Shutdown);
+        }
+        let mut running = self.sessions.len();
         let _ = tokio::time::timeout(std::time::Duration::from_millis(500), async {
-            while let Some(event) = live.handle.events.recv().await {
-                if matches!(event, Event::ShutdownComplete { .. }) {
-                    break;
+            while running > 0
+                && let Some(said) = agents.recv().await
+            {
+                if let FromAgent::Event(_, event) = said
+                    && let Event::ShutdownComplete { .. } = *event
+                {
+                    running -= 1;
                 }
             }
         })
         .await;
     }
 
-    fn message(&mut self, line: &[u8]) -> io::Result<()> {
+    async fn message(&mut self, line: &[u8]) -> io::Result<()> {
         match wire::classify(line) {
-            Incoming::Request { id, method, params } => self.request(&id, &method, params),
+            Incoming::Request { id, method, params } => self.request(&id, &method, params).await,
             Incoming::Notification { method, params } => {
                 if method == "session/cancel" {
                     self.cancel(params);
@@ -183,21 +242,47 @@ impl<W: Write> Server<W> {
         }
     }
 
-    fn request(&mut self, id: &Value, method: &str, params: Value) -> io::Result<()> {
+    async fn request(&mut self, id: &Value, method: &str, params: Value) -> io::Result<()> {
         match method {
             "initialize" => match serde_json::from_value::<InitializeRequest>(params) {
-                Ok(_) => {
+                Ok(request) => {
+                    self.client = request.client_capabilities;
                     let response = InitializeResponse::new(ProtocolVersion::V1)
-                        .agent_capabilities(AgentCapabilities::new())
+                        .agent_capabilities(capabilities())
                         .agent_info(Implementation::new("harness9", env!("CARGO_PKG_VERSION")));
                     self.out.result(id, &response)
                 }
                 Err(e) => self.invalid_params(id, &e),
             },
             "session/new" => match serde_json::from_value::<NewSessionRequest>(params) {
-                Ok(request) => self.new_session(id, &request.cwd),
+                Ok(request) => {
+                    let opened =
+                        session::request(&request.cwd, &request.mcp_servers, Conversation::New);
+                    match opened {
+                        Ok(opened) => self.open_session(id, opened).await,
+                        Err(e) => self.open_failed(id, &e),
+                    }
+                }
                 Err(e) => self.invalid_params(id, &e),
             },
+            "session/load" => match serde_json::from_value::<LoadSessionRequest>(params) {
+                Ok(request) => {
+                    let conversation = Conversation::Load {
+                        id: request.session_id.0.to_string(),
+                    };
+                    match session::request(&request.cwd, &request.mcp_servers, conversation) {
+                        Ok(opened) => self.open_session(id, opened).await,
+                        Err(e) => self.open_failed(id, &e),
+                    }
+                }
+                Err(e) => self.invalid_params(id, &e),
+            },
+            "session/set_mode" => match serde_json::from_value::<SetSessionModeRequest>(params) {
+                Ok(request) => self.set_mode(id, &request),
+                Err(e) => self.invalid_params(id, &e),
+            },
+            // No login is offered (none is advertised): the endpoint is configured.
+            "authenticate" => self.out.error(id, code::INVALID_PARAMS, session::NO_LOGIN),
             "session/prompt" => match serde_json::from_value::<PromptRequest>(params) {
                 Ok(request) => self.prompt(id, request),
                 Err(e) => self.invalid_params(id, &e),
@@ -214,34 +299,123 @@ impl<W: Write> Server<W> {
         self.out.error(id, code::INVALID_PARAMS, &e.to_string())
     }
 
-    fn new_session(&mut self, id: &Value, cwd: &Path) -> io::Result<()> {
-        if !same_directory(cwd, &self.workdir) {
-            let message = format!(
-                "this harness9 serves {}: start `harness9 acp` in {} for a session there",
-                self.workdir.display(),
-                cwd.display()
-            );
-            return self.out.error(id, code::INVALID_PARAMS, &message);
-        }
-        let Some(prepared) = self.prepared.take() else {
-            return self.out.error(
-                id,
-                code::INVALID_REQUEST,
-                "one harness9 acp process runs one session: start another for a new one",
-            );
+    /// Answers a `session/new` or `session/load` that could not be opened.
+    fn open_failed(&mut self, id: &Value, e: &OpenError) -> io::Result<()> {
+        let code = match e {
+            OpenError::NoEndpoint { .. } => code::AUTH_REQUIRED,
+            OpenError::Refused { .. } => code::INVALID_PARAMS,
+            OpenError::Failed { .. } => code::INTERNAL_ERROR,
         };
-        let session_id = SessionId::new(format!("harness9-{}", std::process::id()));
-        let (handle, _info) = prepared.spawn();
-        self.live = Some(Live {
-            id: session_id.clone(),
-            handle,
-            prompt: None,
+        self.out.error(id, code, &e.to_string())
+    }
+
+    /// Opens and starts a session. A new one is answered with its id: harness9's saved
+    /// session id (what `session/load` takes), or one of this process when sessions are
+    /// not saved. A loaded one first replays what was said, then is answered.
+    async fn open_session(&mut self, id: &Value, request: OpenRequest) -> io::Result<()> {
+        let loading = match &request.conversation {
+            Conversation::New => None,
+            Conversation::Load { id } => Some(id.clone()),
+        };
+        let prepared = match self.opener.open(request).await {
+            Ok(prepared) => prepared,
+            Err(e) => return self.open_failed(id, &e),
+        };
+        let commands = prepared.info.commands.clone();
+        // The file tools learn the session's id once the agent has said it (below).
+        let session_cell = client_fs::SessionCell::default();
+        let mut prepared = prepared;
+        prepared.setup.files = client_fs::access(&self.client, &session_cell, self.fs_calls.clone());
+        let (mut handle, _info) = prepared.spawn();
+        let Configured {
+            saved_id,
+            mode,
+            mut early,
+        } = configured(&mut handle).await;
+        let Some(wanted) = loading else {
+            self.sessions_made += 1;
+            let session_id = SessionId::new(saved_id.unwrap_or_else(|| {
+                format!("harness9-{}-{}", std::process::id(), self.sessions_made)
+            }));
+            let _ = session_cell.set(session_id.clone());
+            self.start(session_id.clone(), handle, commands, early);
+            let response = NewSessionResponse::new(session_id.clone()).modes(modes::state(mode));
+            self.out.result(id, &response)?;
+            return self.offer_commands(&session_id);
+        };
+        let resumed = match saved_id {
+            Some(saved) if saved == wanted => resumed(&mut handle, &mut early).await,
+            _ => None,
+        };
+        let Some(resumed) = resumed else {
+            // The agent started a new conversation instead: not what was asked.
+            let _ = handle.ops.send(Op::Shutdown);
+            let why = early.iter().find_map(|e| match e {
+                Event::Warning { message } => Some(message.as_str()),
+                _ => None,
+            });
+            let message = why.unwrap_or("the saved session could not be loaded");
+            return self.out.error(id, code::INVALID_PARAMS, message);
+        };
+        let session_id = SessionId::new(wanted);
+        let _ = session_cell.set(session_id.clone());
+        for update in replay::updates(&resumed.history) {
+            let notification = SessionNotification::new(session_id.clone(), update);
+            self.out.notify("session/update", &notification)?;
+        }
+        // What the agent said before it resumed goes with the replay.
+        self.start(session_id.clone(), handle, commands, Vec::new());
+        for event in &early {
+            self.event(&session_id, event)?;
+        }
+        self.out
+            .result(id, &LoadSessionResponse::new().modes(modes::state(mode)))?;
+        self.offer_commands(&session_id)
+    }
+
+    /// Keeps a started session and passes its events (`early` first) on to the server.
+    fn start(
+        &mut self,
+        session_id: SessionId,
+        handle: AgentHandle,
+        commands: SlashCommands,
+        early: Vec<Event>,
+    ) {
+        let AgentHandle { ops, mut events } = handle;
+        let to = self.from_agents.clone();
+        let session = session_id.clone();
+        tokio::spawn(async move {
+            for event in early {
+                if to
+                    .send(FromAgent::Event(session.clone(), Box::new(event)))
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            while let Some(event) = events.recv().await {
+                if to
+                    .send(FromAgent::Event(session.clone(), Box::new(event)))
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            let _ = to.send(FromAgent::Ended(session));
         });
-        self.out.result(id, &NewSessionResponse::new(session_id))
+        self.sessions.insert(
+            session_id,
+            Live {
+                ops,
+                commands,
+                prompt: None,
+                tool_calls: tool_calls::ToolCalls::default(),
+            },
+        );
     }
 
     fn prompt(&mut self, id: &Value, request: PromptRequest) -> io::Result<()> {
-        let Some(live) = self.live.as_mut().filter(|l| l.id == request.session_id) else {
+        let Some(live) = self.sessions.get_mut(&request.session_id) else {
             return self.out.error(id, code::INVALID_PARAMS, "no such session");
         };
         if live.prompt.is_some() {
@@ -252,38 +426,80 @@ impl<W: Write> Server<W> {
             );
         }
         let text = prompt_text(&request.prompt);
-        let op = match input::route(&text, &self.commands) {
-            input::Routed::Empty => Err("the prompt is empty".to_string()),
-            input::Routed::Builtin(_) => {
-                Err("built-in commands such as /help are not offered over ACP".to_string())
-            }
-            input::Routed::Shell(_) => {
-                Err("`!command` (shell mode) is not offered over ACP".to_string())
-            }
-            input::Routed::Error(message) => Err(message),
-            routed => routed
-                .to_op(InputOrigin::Typed)
-                .ok_or_else(|| "this prompt cannot be run".to_string()),
-        };
-        match op {
-            Ok(op) => {
-                let _ = live.handle.ops.send(op);
-                live.prompt = Some(id.clone());
+        match commands::start(&text, &live.commands) {
+            Ok(started) => {
+                for op in started.ops {
+                    let _ = live.ops.send(op);
+                }
+                if started.ends == commands::Ends::AtOnce {
+                    return self
+                        .out
+                        .result(id, &PromptResponse::new(StopReason::EndTurn));
+                }
+                live.prompt = Some(Running {
+                    id: id.clone(),
+                    ends: started.ends,
+                });
                 Ok(())
             }
             Err(message) => self.out.error(id, code::INVALID_PARAMS, &message),
         }
     }
 
+    /// Ends the session's running prompt: done (`end_turn`).
+    fn answer_done(&mut self, session: &SessionId) -> io::Result<()> {
+        let running = self
+            .sessions
+            .get_mut(session)
+            .and_then(|live| live.prompt.take());
+        match running {
+            Some(running) => self
+                .out
+                .result(&running.id, &PromptResponse::new(StopReason::EndTurn)),
+            None => Ok(()),
+        }
+    }
+
+    /// Tells the client which slash commands session `session` offers.
+    fn offer_commands(&mut self, session: &SessionId) -> io::Result<()> {
+        let Some(live) = self.sessions.get(session) else {
+            return Ok(());
+        };
+        let update = commands::available(&live.commands);
+        self.out.notify(
+            "session/update",
+            &SessionNotification::new(session.clone(), update),
+        )
+    }
+
+    /// Switches the session's approval mode; the agent's answer becomes a
+    /// `current_mode_update`.
+    fn set_mode(&mut self, id: &Value, request: &SetSessionModeRequest) -> io::Result<()> {
+        let Some(live) = self.sessions.get(&request.session_id) else {
+            return self.out.error(id, code::INVALID_PARAMS, "no such session");
+        };
+        let Some(mode) = modes::parse(&request.mode_id.0) else {
+            return self.out.error(
+                id,
+                code::INVALID_PARAMS,
+                "no such mode: suggest, auto-edit, full-auto or plan",
+            );
+        };
+        let _ = live.ops.send(Op::SetApprovalMode { mode });
+        self.out.result(id, &SetSessionModeResponse::new())
+    }
+
     fn cancel(&mut self, params: Value) {
         let Ok(cancel) = serde_json::from_value::<CancelNotification>(params) else {
             return;
         };
-        if let Some(live) = &self.live
-            && live.id == cancel.session_id
+        if let Some(live) = self.sessions.get(&cancel.session_id)
             && live.prompt.is_some()
         {
-            let _ = live.handle.ops.send(Op::Interrupt);
+            // A permission request still open is answered cancelled: whatever the client
+            // answers it later approves nothing.
+            self.asked.retain(|_, p| p.session != cancel.session_id);
+            let _ = live.ops.send(Op::Interrupt);
         }
     }
 
@@ -291,59 +507,190 @@ impl<W: Write> Server<W> {
     /// the agent; anything else (an id never sent, or answered already) is ignored.
     fn answered(&mut self, id: &Value, outcome: Result<Value, Value>) {
         let Value::String(id) = id else { return };
-        let Some(call_id) = self.asked.remove(id) else {
+        if self.fs_pending.answer(id, outcome.clone()) {
+            return;
+        }
+        let Some(pending) = self.asked.remove(id) else {
             return;
         };
-        if let Some(live) = &self.live {
-            let decision = approvals::decision(outcome);
-            let _ = live.handle.ops.send(Op::Approval { call_id, decision });
+        if let Some(live) = self.sessions.get(&pending.session) {
+            let decision = approvals::decision(pending.asked, outcome);
+            let _ = live.ops.send(Op::Approval {
+                call_id: pending.call_id,
+                decision,
+            });
         }
     }
 
-    fn event(&mut self, event: &Event) -> io::Result<()> {
-        let Some(live) = &mut self.live else {
-            return Ok(());
-        };
-        if let Event::ApprovalRequest(ask) = event {
-            match approvals::ask(&live.id, ask) {
-                approvals::Ask::Client(request) => {
-                    self.requests_made += 1;
-                    let id = format!("harness9-permission-{}", self.requests_made);
-                    self.asked.insert(id.clone(), ask.call_id.clone());
-                    self.out
-                        .request(&Value::String(id), "session/request_permission", &request)?;
-                }
-                approvals::Ask::Answer(decision) => {
-                    let _ = live.handle.ops.send(Op::Approval {
-                        call_id: ask.call_id.clone(),
-                        decision,
-                    });
-                }
+    /// Sends a file tool's request to the client; a request that cannot be written is
+    /// answered with an error at once.
+    fn ask_files(&mut self, call: client_fs::FsCall) -> io::Result<()> {
+        let params = match call.method.params() {
+            Ok(params) => params,
+            Err(e) => {
+                let _ = call
+                    .reply
+                    .send(Err(serde_json::json!({"message": e.to_string()})));
+                return Ok(());
             }
-            return Ok(());
-        }
-        if let Some(update) = updates::update_for(event) {
-            let notification = SessionNotification::new(live.id.clone(), update);
-            self.out.notify("session/update", &notification)?;
-        }
-        if let Event::TurnComplete { .. } = event {
-            // Nothing of the turn waits for an answer any more.
-            self.asked.clear();
-        }
-        if let Event::TurnComplete { outcome, .. } = event
-            && let Some(id) = live.prompt.take()
+        };
+        let name = call.method.name();
+        let id = self.fs_pending.add(call.reply);
+        self.out.request(&Value::String(id), name, &params)
+    }
+
+    /// A session's agent is gone: its running prompt fails, and it is forgotten.
+    fn ended(&mut self, session: &SessionId) -> io::Result<()> {
+        self.asked.retain(|_, p| &p.session != session);
+        if let Some(live) = self.sessions.remove(session)
+            && let Some(running) = live.prompt
         {
-            return match updates::stop_reason(outcome) {
-                Ok(stop) => self.out.result(&id, &PromptResponse::new(stop)),
-                Err((kind, message)) => self.out.error(
-                    &id,
-                    code::INTERNAL_ERROR,
-                    &format!("{}: {message}", kind.as_str()),
-                ),
-            };
+            return self.out.error(
+                &running.id,
+                code::INTERNAL_ERROR,
+                "the session's agent stopped",
+            );
         }
         Ok(())
     }
+
+    fn event(&mut self, session: &SessionId, event: &Event) -> io::Result<()> {
+        let Some(live) = self.sessions.get_mut(session) else {
+            return Ok(());
+        };
+        if let Event::ApprovalRequest(ask) = event {
+            let (request, asked) = approvals::ask(session, ask);
+            self.requests_made += 1;
+            let id = format!("harness9-permission-{}", self.requests_made);
+            let pending = Pending {
+                session: session.clone(),
+                call_id: ask.call_id.clone(),
+                asked,
+            };
+            self.asked.insert(id.clone(), pending);
+            return self
+                .out
+                .request(&Value::String(id), "session/request_permission", &request);
+        }
+        if let Event::ApprovalModeChanged { mode } = event {
+            let notification = SessionNotification::new(session.clone(), modes::changed(*mode));
+            self.out.notify("session/update", &notification)?;
+        }
+        if let Event::SlashCommands(slash) = event {
+            live.commands = slash.clone();
+            let update = commands::available(slash);
+            self.out.notify(
+                "session/update",
+                &SessionNotification::new(session.clone(), update),
+            )?;
+        }
+        let update = live
+            .tool_calls
+            .update_for(event)
+            .or_else(|| updates::update_for(event));
+        if let Some(update) = update {
+            let notification = SessionNotification::new(session.clone(), update);
+            self.out.notify("session/update", &notification)?;
+        }
+        let ends = live.prompt.as_ref().map(|r| r.ends);
+        match (event, ends) {
+            (Event::ConversationCleared, Some(commands::Ends::Cleared)) => {
+                return self.answer_done(session);
+            }
+            (Event::Status(report), Some(commands::Ends::Status)) => {
+                let text: String = report
+                    .lines()
+                    .iter()
+                    .map(|(label, value)| format!("{label}: {value}\n"))
+                    .collect();
+                let update = updates::message(&text);
+                self.out.notify(
+                    "session/update",
+                    &SessionNotification::new(session.clone(), update),
+                )?;
+                return self.answer_done(session);
+            }
+            _ => {}
+        }
+        if let Event::TurnComplete { outcome, .. } = event {
+            // Nothing of the turn waits for an answer or runs any more.
+            self.asked.retain(|_, p| &p.session != session);
+            if let Some(live) = self.sessions.get_mut(session) {
+                live.tool_calls = tool_calls::ToolCalls::default();
+            }
+            if let Some(live) = self.sessions.get_mut(session)
+                && let Some(Running { id, .. }) = live.prompt.take()
+            {
+                return match updates::stop_reason(outcome) {
+                    Ok(stop) => self.out.result(&id, &PromptResponse::new(stop)),
+                    Err((kind, message)) => self.out.error(
+                        &id,
+                        code::INTERNAL_ERROR,
+                        &format!("{}: {message}", kind.as_str()),
+                    ),
+                };
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What harness9 offers an editor: loading saved sessions, MCP servers over stdio and
+/// streamable HTTP.
+fn capabilities() -> AgentCapabilities {
+    AgentCapabilities::new()
+        .load_session(true)
+        .mcp_capabilities(McpCapabilities::new().http(true))
+}
+
+/// Reads a resumed agent's events up to [`Event::SessionResumed`] (the others kept in
+/// `early`, in order); none when its events end first.
+async fn resumed(handle: &mut AgentHandle, early: &mut Vec<Event>) -> Option<Box<ResumedSession>> {
+    while let Some(event) = handle.events.recv().await {
+        match event {
+            Event::SessionResumed(resumed) => return Some(resumed),
+            event => early.push(event),
+        }
+    }
+    None
+}
+
+/// Reads a just started agent's events up to [`Event::SessionConfigured`].
+async fn configured(handle: &mut AgentHandle) -> Configured {
+    let mut early = Vec::new();
+    while let Some(event) = handle.events.recv().await {
+        let said = match &event {
+            Event::SessionConfigured {
+                session_id,
+                approval_mode,
+                ..
+            } => Some((session_id.clone(), *approval_mode)),
+            _ => None,
+        };
+        early.push(event);
+        if let Some((saved_id, mode)) = said {
+            return Configured {
+                saved_id,
+                mode,
+                early,
+            };
+        }
+    }
+    Configured {
+        saved_id: None,
+        mode: ApprovalMode::default(),
+        early,
+    }
+}
+
+/// What a just started agent said of itself.
+struct Configured {
+    /// The saved session's id (none when sessions are not saved).
+    saved_id: Option<String>,
+    /// The approval mode it starts in.
+    mode: ApprovalMode,
+    /// Every event read so far, in order, to pass on.
+    early: Vec<Event>,
 }
 
 /// The user message a prompt's blocks make: text as it is, links by their URI; other
@@ -358,13 +705,4 @@ fn prompt_text(blocks: &[ContentBlock]) -> String {
         }
     }
     parts.join("\n")
-}
-
-/// Whether two paths name the same directory (both resolved; an unresolvable one is
-/// never the same).
-fn same_directory(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
 }

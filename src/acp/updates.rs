@@ -1,16 +1,15 @@
 //! What the agent's [`Event`]s become for an ACP client: `session/update` notifications
-//! (message and thought chunks, tool calls and their updates) and the stop reason a
-//! `session/prompt` ends with.
+//! for message and thought chunks and the plan (tool calls are `tool_calls.rs`'s), the kind an editor
+//! shows a tool as, and the stop reason a `session/prompt` ends with.
 //!
 //! It translates one event at a time and keeps no state; it must not know the wire or
 //! how the agent works inside.
 
 use agent_client_protocol_schema::v1::{
-    ContentBlock, ContentChunk, SessionUpdate, StopReason, TextContent, ToolCall, ToolCallContent,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    ContentBlock, ContentChunk, SessionUpdate, StopReason, TextContent, ToolKind,
 };
 
-use crate::protocol::{ErrorKind, Event, ToolStatus, TruncationReason, TurnOutcome};
+use crate::protocol::{ErrorKind, Event, TruncationReason, TurnOutcome};
 
 /// The update an event shows the client, if any.
 pub fn update_for(event: &Event) -> Option<SessionUpdate> {
@@ -21,39 +20,14 @@ pub fn update_for(event: &Event) -> Option<SessionUpdate> {
         Event::ReasoningDelta { text } if !text.is_empty() => {
             Some(SessionUpdate::AgentThoughtChunk(chunk(text)))
         }
-        Event::ToolCallBegin {
-            call_id,
-            name,
-            summary,
-        } => Some(SessionUpdate::ToolCall(
-            ToolCall::new(call_id.clone(), title(name, summary))
-                .kind(kind_of(name))
-                .status(ToolCallStatus::InProgress),
-        )),
-        Event::ToolCallEnd {
-            call_id,
-            status,
-            summary,
-            diff,
-            ..
-        } => {
-            let mut content: Vec<ToolCallContent> = Vec::new();
-            if !summary.is_empty() {
-                content.push(text_block(summary).into());
-            }
-            if let Some(diff) = diff {
-                content.push(text_block(&format!("```diff\n{diff}\n```")).into());
-            }
-            let fields = ToolCallUpdateFields::new()
-                .status(status_of(*status))
-                .content(content);
-            Some(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                call_id.clone(),
-                fields,
-            )))
-        }
+        Event::Plan { plan } => Some(super::plan::update(plan)),
         _ => None,
     }
+}
+
+/// The agent's message `text`, whole (what a command answered, e.g. `/status`).
+pub fn message(text: &str) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(chunk(text))
 }
 
 /// How a turn's outcome ends `session/prompt`: a stop reason, or the failure to answer
@@ -70,6 +44,7 @@ pub fn stop_reason(outcome: &TurnOutcome) -> Result<StopReason, (ErrorKind, Stri
             reason: TruncationReason::ContentFilter,
         } => Ok(StopReason::Refusal),
         TurnOutcome::Failed { kind, message } => Err((*kind, message.clone())),
+        TurnOutcome::LimitReached { limit } => Err((limit.kind(), limit.describe())),
     }
 }
 
@@ -81,21 +56,6 @@ fn text_block(text: &str) -> ContentBlock {
     ContentBlock::Text(TextContent::new(text))
 }
 
-fn title(name: &str, summary: &str) -> String {
-    if summary.is_empty() {
-        name.to_string()
-    } else {
-        format!("{name} {summary}")
-    }
-}
-
-fn status_of(status: ToolStatus) -> ToolCallStatus {
-    match status {
-        ToolStatus::Ok => ToolCallStatus::Completed,
-        ToolStatus::Error | ToolStatus::Denied | ToolStatus::Interrupted => ToolCallStatus::Failed,
-    }
-}
-
 /// The kind an editor shows a built-in tool as; other tools (MCP, skills) are `other`.
 pub(super) fn kind_of(name: &str) -> ToolKind {
     match name {
@@ -103,7 +63,10 @@ pub(super) fn kind_of(name: &str) -> ToolKind {
         "edit_file" | "write_file" => ToolKind::Edit,
         "grep" | "glob" => ToolKind::Search,
         "bash" => ToolKind::Execute,
+        "web_fetch" => ToolKind::Fetch,
+        "web_search" => ToolKind::Search,
         "update_plan" => ToolKind::Think,
+        "exit_plan" => ToolKind::SwitchMode,
         _ => ToolKind::Other,
     }
 }
@@ -114,7 +77,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn text_thoughts_and_tool_calls_become_their_updates() {
+    fn text_and_thoughts_become_their_chunks() {
         let to_json = |e: &Event| serde_json::to_value(update_for(e)).unwrap();
         assert_eq!(
             to_json(&Event::TextDelta { text: "hi".into() }),
@@ -124,25 +87,6 @@ mod tests {
             to_json(&Event::ReasoningDelta { text: "hm".into() })["sessionUpdate"],
             "agent_thought_chunk"
         );
-        let begin = to_json(&Event::ToolCallBegin {
-            call_id: "c1".into(),
-            name: "bash".into(),
-            summary: "ls".into(),
-        });
-        assert_eq!(begin["sessionUpdate"], "tool_call");
-        assert_eq!(begin["toolCallId"], "c1");
-        assert_eq!(begin["kind"], "execute");
-        assert_eq!(begin["status"], "in_progress");
-        let end = to_json(&Event::ToolCallEnd {
-            call_id: "c1".into(),
-            name: "bash".into(),
-            status: ToolStatus::Denied,
-            summary: "denied".into(),
-            diff: None,
-        });
-        assert_eq!(end["sessionUpdate"], "tool_call_update");
-        assert_eq!(end["status"], "failed");
-        assert_eq!(end["content"][0]["content"]["text"], "denied");
         assert!(
             update_for(&Event::TextDelta {
                 text: String::new()

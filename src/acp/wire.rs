@@ -31,6 +31,8 @@ pub mod code {
     pub const INVALID_PARAMS: i32 = -32602;
     /// The request was understood but failed here.
     pub const INTERNAL_ERROR: i32 = -32603;
+    /// ACP's "authentication required": no model endpoint is configured.
+    pub const AUTH_REQUIRED: i32 = -32000;
 }
 
 /// One line read from the client.

@@ -32,7 +32,7 @@ use crate::permissions::{
 use crate::protocol::ApprovalMode;
 use crate::protocol::{ApprovalDecision, ApprovalRequestKind, Location, McpAction};
 use crate::protocol::{AskBecause, Effect, Offer, RuleView, Source};
-use crate::tools::Access;
+use crate::tools::{Access, WebReach};
 
 /// What to do with a call before running it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -464,10 +464,13 @@ impl ApprovalPolicy {
             | ApprovalRequestKind::ReadOutside { path, .. } => {
                 book.judge(tool, Subject::Read { path }, &scope)
             }
-            // Plans are answered above, before any rule.
-            ApprovalRequestKind::Mcp { .. } | ApprovalRequestKind::Plan { .. } => {
-                book.judge(tool, Subject::Call, &scope)
+            ApprovalRequestKind::Fetch { domain, .. } => {
+                book.judge(tool, Subject::Fetch { domain }, &scope)
             }
+            // Plans are answered above, before any rule; a search by `web_search` rules.
+            ApprovalRequestKind::Mcp { .. }
+            | ApprovalRequestKind::Search { .. }
+            | ApprovalRequestKind::Plan { .. } => book.judge(tool, Subject::Call, &scope),
         };
         let judgement = match judge(&shared.book) {
             deny @ Judgement::Deny { .. } => deny,
@@ -684,6 +687,10 @@ impl ApprovalPolicy {
             ApprovalRequestKind::Mcp { server, tool, .. } => {
                 format!("the MCP tool `{tool}` of server `{server}`")
             }
+            ApprovalRequestKind::Fetch { domain, .. } => format!("fetching from {domain}"),
+            ApprovalRequestKind::Search { backend, .. } => {
+                format!("searching the web through {backend}")
+            }
             ApprovalRequestKind::Plan { file, .. } => {
                 format!("the plan in {}", file.display())
             }
@@ -705,6 +712,13 @@ impl ApprovalPolicy {
             ) => {
                 format!("{why}; a person must approve it")
             }
+            (None, ApprovalRequestKind::Fetch { domain, .. }) => format!(
+                "fetching asks a person in every approval mode; it runs unattended only with \
+                 an allow rule `web_fetch({domain})`"
+            ),
+            (None, ApprovalRequestKind::Search { .. }) => "searching the web asks a person in \
+                 every approval mode; it runs unattended only with an allow rule `web_search`"
+                .to_string(),
             (None, request) => {
                 let flag = match request {
                     ApprovalRequestKind::Edit {
@@ -727,6 +741,26 @@ impl ApprovalPolicy {
             "Denied: {what} was not run because {needs}, and this run is non-interactive, so \
              nobody can approve it. Do not retry it; continue without it or tell the user."
         )
+    }
+
+    /// Which addresses a call with these accesses may reach once approved: any address
+    /// of a fetched host only when an allow rule names that host itself
+    /// (`web_fetch(HOST)`); otherwise, whatever approved it (a wider rule, a "yes", a
+    /// hook), public addresses only.
+    pub fn web_reach(&self, tool: &str, parts: &[Access]) -> WebReach {
+        let shared = self.shared();
+        let named = parts.iter().find_map(|part| match part {
+            Access::NeedsApproval(ApprovalRequestKind::Fetch { domain, .. }) => {
+                shared.book.allow_naming_host(tool, domain)
+            }
+            _ => None,
+        });
+        match named {
+            Some(active) => WebReach::AnyAddress {
+                rule: active.rule.text().to_string(),
+            },
+            None => WebReach::PublicOnly,
+        }
     }
 
     /// The message the model sees when a deny rule refused a call.
@@ -784,6 +818,11 @@ fn unconfined_by_mode(
 /// What approval mode `mode` does with a call no rule decides.
 fn mode_default(mode: ApprovalMode, request: &ApprovalRequestKind) -> ModeDefault {
     match (mode, request) {
+        // Reaching the network from the harness9 process is asked about in every mode
+        // (full-auto too): only a rule allows it unasked.
+        (_, ApprovalRequestKind::Fetch { .. } | ApprovalRequestKind::Search { .. }) => {
+            ModeDefault::Asks
+        }
         (ApprovalMode::FullAuto, _)
         | (
             ApprovalMode::AutoEdit,

@@ -548,3 +548,106 @@ fn a_clone_with_the_read_only_sandbox_is_judged_by_it() {
         Verdict::Ask(_)
     ));
 }
+
+fn fetch(domain: &str) -> Access {
+    Access::NeedsApproval(ApprovalRequestKind::Fetch {
+        url: format!("https://{domain}/page"),
+        domain: domain.into(),
+    })
+}
+
+/// web_fetch asks in every mode (full-auto too), is denied headless, and rules for its
+/// host decide: an allow rule runs it unattended, a deny rule wins over an allow rule.
+#[test]
+fn a_fetch_asks_in_every_mode_and_only_rules_for_its_host_decide() {
+    for mode in [
+        ApprovalMode::Suggest,
+        ApprovalMode::AutoEdit,
+        ApprovalMode::FullAuto,
+    ] {
+        let p = policy(mode, Approver::Frontend);
+        let plan = ask(p.verdict("web_fetch", fetch("docs.rs")));
+        assert_eq!(
+            plan.offer,
+            Offer::Rules {
+                rules: vec!["web_fetch(docs.rs)".into()]
+            }
+        );
+        p.record(&plan, &ApprovalDecision::ApproveForSession);
+        assert_eq!(p.verdict("web_fetch", fetch("docs.rs")), Verdict::Run);
+        ask(p.verdict("web_fetch", fetch("api.docs.rs")));
+        ask(p.verdict("web_fetch", fetch("docs.rs.evil.com")));
+        let headless = policy(mode, Approver::Nobody);
+        let Verdict::DenyUnattended(plan) = headless.verdict("web_fetch", fetch("docs.rs")) else {
+            panic!("{mode:?}: a fetch nobody approves must be denied")
+        };
+        assert_contains(&headless.unattended_denial(&plan), "docs.rs");
+    }
+    let mut setup = PermissionsSetup::built_in(Path::new("/p"), Path::new("/h"));
+    for (text, effect) in [
+        ("web_fetch(*.example.com)", Effect::Allow),
+        ("web_fetch(evil.example.com)", Effect::Deny),
+    ] {
+        setup.book.push(ActiveRule {
+            rule: Rule::parse(text, None).unwrap(),
+            effect,
+            source: Source::Session,
+        });
+    }
+    let headless = ApprovalPolicy::new(ApprovalMode::Suggest, Approver::Nobody, setup);
+    assert_eq!(
+        headless.verdict("web_fetch", fetch("docs.example.com")),
+        Verdict::Run
+    );
+    assert!(matches!(
+        headless.verdict("web_fetch", fetch("evil.example.com")),
+        Verdict::DeniedByRule { .. }
+    ));
+    assert!(matches!(
+        headless.verdict("web_fetch", fetch("example.com")),
+        Verdict::DenyUnattended(_)
+    ));
+}
+
+/// Only an allow rule naming the host itself lets a fetch reach internal addresses: not
+/// a rule for the whole tool, not `*.DOMAIN`, not a one-time yes; the rule an "always"
+/// answer adds names the host.
+#[test]
+fn only_a_rule_naming_the_host_lets_a_fetch_reach_internal_addresses() {
+    use crate::tools::WebReach;
+    let mut setup = PermissionsSetup::built_in(Path::new("/p"), Path::new("/h"));
+    for text in ["web_fetch", "web_fetch(*.corp.example)"] {
+        setup.book.push(ActiveRule {
+            rule: Rule::parse(text, None).unwrap(),
+            effect: Effect::Allow,
+            source: Source::Session,
+        });
+    }
+    let p = ApprovalPolicy::new(ApprovalMode::Suggest, Approver::Frontend, setup);
+    for host in ["127.0.0.1", "wiki.corp.example", "localhost"] {
+        assert_eq!(p.verdict("web_fetch", fetch(host)), Verdict::Run, "{host}");
+        assert_eq!(
+            p.web_reach("web_fetch", &[fetch(host)]),
+            WebReach::PublicOnly,
+            "{host}"
+        );
+    }
+    let p = policy(ApprovalMode::Suggest, Approver::Frontend);
+    let plan = ask(p.verdict("web_fetch", fetch("localhost")));
+    p.record(&plan, &ApprovalDecision::Approve);
+    assert_eq!(
+        p.web_reach("web_fetch", &[fetch("localhost")]),
+        WebReach::PublicOnly
+    );
+    p.record(&plan, &ApprovalDecision::ApproveForSession);
+    assert_eq!(
+        p.web_reach("web_fetch", &[fetch("localhost")]),
+        WebReach::AnyAddress {
+            rule: "web_fetch(localhost)".into()
+        }
+    );
+    assert_eq!(
+        p.web_reach("bash", &[fetch("localhost")]),
+        WebReach::PublicOnly
+    );
+}

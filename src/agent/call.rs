@@ -28,7 +28,7 @@ use crate::llm::{ToolCall, ToolSpec};
 use crate::protocol::{ApprovalAsk, ApprovalDecision, AutoDenyReason, Event, ToolStatus, Usage};
 use crate::protocol::{ApprovalMode, ApprovalRequestKind};
 use crate::tools::{
-    Access, PlanUse, PreparedCall, Tool, ToolContext, ToolFatal, ToolOutput, WorksIn,
+    Access, PlanUse, PreparedCall, Tool, ToolContext, ToolFatal, ToolOutput, WebReach, WorksIn,
 };
 
 /// How one tool call ended, for the turn.
@@ -50,6 +50,8 @@ struct Report {
     status: ToolStatus,
     content: String,
     diff: Option<String>,
+    /// The changed file's text before and after, for frontends beside an editor.
+    change: Option<Box<crate::protocol::FileChange>>,
     end: CallEnd,
     /// Where the call worked, when it ran.
     works_in: WorksIn,
@@ -82,6 +84,7 @@ impl Report {
             status,
             content,
             diff: None,
+            change: None,
             end,
             works_in: WorksIn::Nowhere,
             executed: Executed::No,
@@ -273,7 +276,7 @@ pub(super) async fn run_user_call(
 async fn run_to_report(state: &SessionState, ctx: &TurnContext, call: &ToolCall) -> Report {
     match parse(ctx, call) {
         Err(msg) => {
-            begin(ctx, call, String::new());
+            begin(ctx, call, String::new(), Vec::new());
             Report::new(ToolStatus::Error, msg, CallEnd::Done)
         }
         // PreToolUse hooks first: a denial ends the call; their updatedInput is what is
@@ -281,7 +284,7 @@ async fn run_to_report(state: &SessionState, ctx: &TurnContext, call: &ToolCall)
         // nothing to approve.
         Ok((tool, args)) => match pre_tool_use(state, ctx, call, args).await {
             PreTool::Denied { message, after } => {
-                begin(ctx, call, String::new());
+                begin(ctx, call, String::new(), Vec::new());
                 let end = match after {
                     AfterHooks::GoOn => CallEnd::Done,
                     AfterHooks::Stop => CallEnd::HookStopped,
@@ -293,7 +296,7 @@ async fn run_to_report(state: &SessionState, ctx: &TurnContext, call: &ToolCall)
                 // confined follow the same mode.
                 let mode = state.policy.mode();
                 if mode == ApprovalMode::Plan && tool.plan_use() == PlanUse::Withheld {
-                    begin(ctx, call, String::new());
+                    begin(ctx, call, String::new(), Vec::new());
                     return denied_in_plan(ctx, call, None, plan_mode::withheld(&call.name));
                 }
                 // What PermissionRequest hooks read, kept only when there are some.
@@ -314,7 +317,7 @@ async fn run_to_report(state: &SessionState, ctx: &TurnContext, call: &ToolCall)
                     .then(|| Box::new(args.clone()));
                 match tool.prepare(args) {
                     Err(refusal) => {
-                        begin(ctx, call, String::new());
+                        begin(ctx, call, String::new(), Vec::new());
                         outcome(ctx, Ok(refusal))
                     }
                     Ok(prepared) => Report {
@@ -377,7 +380,7 @@ async fn approve_and_run(
     let (live_tx, live_rx) = mpsc::unbounded_channel::<String>();
     // Sub-agents get no forker: a forked skill cannot fork again.
     let forker = (!ctx.events.is_forked()).then(|| AgentForker::new(ctx.clone(), state));
-    let tool_ctx = ToolContext {
+    let mut tool_ctx = ToolContext {
         workdir: ctx.setup.workdir.clone(),
         cancel: ctx.cancel.clone(),
         limits: ctx.setup.tool_limits,
@@ -388,21 +391,26 @@ async fn approve_and_run(
         plan_file: state.policy.plan_file(),
         commands: ctx.setup.commands.clone(),
         call_id: call.id.clone(),
+        web_reach: WebReach::PublicOnly,
+        files: ctx.setup.files.clone(),
     };
     // A call that is denied, or interrupted while waiting for approval, never began:
     // the frontend saw the approval request (or the denial) and then its end.
     let access = prepared.access(&tool_ctx);
     let may_change_files = access.needs_approval();
+    let parts = access.into_parts();
     // Each part is judged, and asked about, in turn; the first refusal ends the call.
-    for part in access.into_parts() {
+    for part in parts.iter().cloned() {
         if let Err(report) = approve(state, ctx, call, part, hooks, mode).await {
             return report;
         }
     }
+    // After the answers: an "always" may have added the rule that names the host.
+    tool_ctx.web_reach = state.policy.web_reach(&call.name, &parts);
     if may_change_files {
         before_change(ctx).await;
     }
-    begin(ctx, call, prepared.summary());
+    begin(ctx, call, prepared.summary(), prepared.locations(&tool_ctx));
     let works_in = prepared.works_in(&tool_ctx);
     let forward = forward_live_output(ctx, call, live_rx);
     let result = prepared.run(&tool_ctx).await;
@@ -654,11 +662,17 @@ pub(super) async fn ask_frontend(
     Some(decision)
 }
 
-fn begin(ctx: &TurnContext, call: &ToolCall, summary: String) {
+fn begin(
+    ctx: &TurnContext,
+    call: &ToolCall,
+    summary: String,
+    locations: Vec<crate::protocol::FileLocation>,
+) {
     ctx.emit(Event::ToolCallBegin {
         call_id: call.id.clone(),
         name: call.name.clone(),
         summary,
+        locations,
     });
 }
 
@@ -687,6 +701,7 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
             content,
             is_error,
             diff,
+            change,
             warnings,
             plan,
             images,
@@ -712,6 +727,7 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
                 status,
                 content,
                 diff,
+                change,
                 end: CallEnd::Done,
                 works_in: WorksIn::Nowhere,
                 executed: Executed::No,
@@ -723,7 +739,11 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
         }
         Err(ToolFatal::Interrupted) => Report::new(
             ToolStatus::Interrupted,
-            "Interrupted by the user.".to_string(),
+            // A limit of the run interrupts as the user does; the model is told which.
+            match ctx.setup.limits.reached() {
+                Some(limit) => format!("Stopped: {}.", limit.describe()),
+                None => "Interrupted by the user.".to_string(),
+            },
             CallEnd::Interrupted,
         ),
         Err(ToolFatal::Internal(message)) => Report::new(
@@ -747,6 +767,7 @@ fn finish(
         status: report.status,
         summary,
         diff: report.diff,
+        change: report.change,
     });
     (report.content, report.end)
 }

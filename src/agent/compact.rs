@@ -153,6 +153,7 @@ pub async fn compact(
             effort: state.effort,
             cache_key: Some(&state.cache_key),
             images: &crate::images::NO_IMAGES,
+            output_schema: None,
         };
         match ctx
             .setup

@@ -150,7 +150,8 @@ pub async fn run_fork(
     let result = run_turn(&mut state, &ctx, task).await;
     let outcome = match &result.outcome {
         TurnOutcome::Completed => Ok(result.clone()),
-        TurnOutcome::Interrupted => Err(ForkError::Interrupted),
+        // A limit of the run interrupts the parent's turn too, which names it.
+        TurnOutcome::Interrupted | TurnOutcome::LimitReached { .. } => Err(ForkError::Interrupted),
         TurnOutcome::MaxTurnsReached { limit } => Err(ForkError::Failed(format!(
             "the sub-agent for skill `{}` stopped after {limit} model requests without a final answer",
             request.skill

@@ -19,12 +19,14 @@ pub mod hooks_session;
 pub mod hooks_turn;
 mod images;
 pub mod init;
+pub mod limits;
 mod listings;
 pub mod live_sessions;
 pub mod mcp_servers;
 mod mention_approval;
 mod models;
 mod nested;
+pub mod output_schema;
 pub mod plan_mode;
 mod rewind;
 mod runner;
@@ -278,4 +280,11 @@ pub struct AgentSetup {
     pub max_parallel_agents: usize,
     /// Approval questions wait here for their turn: one is shown at a time.
     pub approval_queue: delegate::ApprovalQueue,
+    /// The run's hard limits (`--timeout`, `--max-cost`), shared with sub-agents.
+    pub limits: Arc<limits::RunLimits>,
+    /// `--output-schema`: what the main conversation's final answers must be.
+    pub output_schema: Option<Arc<output_schema::OutputSchema>>,
+    /// Where the file tools read and write: the disk, or the editor the session runs
+    /// in (set by that frontend before the session starts).
+    pub files: crate::tools::files::FileAccess,
 }

@@ -87,6 +87,11 @@ pub fn judge(request: &ApprovalRequestKind, plan_file: Option<&Path>) -> PlanJud
              be confined to reading"
         )),
         ApprovalRequestKind::Command { .. } => PlanJudgement::ReadOnlyCommand,
+        // web_fetch is not offered in plan mode; were it called, it is judged as usual
+        // (it changes nothing here).
+        ApprovalRequestKind::Fetch { .. } | ApprovalRequestKind::Search { .. } => {
+            PlanJudgement::AsUsual
+        }
         // Asked of a person before the rules are consulted (see ApprovalPolicy::verdict_in).
         ApprovalRequestKind::Plan { .. } => PlanJudgement::AsUsual,
         ApprovalRequestKind::Edit { path, .. } => match plan_file {

@@ -89,6 +89,7 @@ async fn project_changes(setup: &AgentSetup, which: Op) -> Event {
 pub fn spawn(setup: AgentSetup) -> AgentHandle {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
+    tokio::spawn(setup.limits.clone().watch_time());
     tokio::spawn(run(Arc::new(setup), ops_rx, events_tx));
     AgentHandle {
         ops: ops_tx,
@@ -411,7 +412,8 @@ impl Dispatcher {
     /// token for interrupts.
     fn spawn_turn(&mut self, op: Op, mut state: SessionState) {
         self.interrupted_asks.clear();
-        let cancel = CancellationToken::new();
+        // A limit of the run interrupts the turn as Ctrl-C does.
+        let cancel = self.setup.limits.turn_token();
         let mut ctx = self.turn_context(cancel.clone());
         let (events, held_end) = EventSink::holding_turn_end(self.events.clone());
         ctx.events = events;

@@ -436,7 +436,7 @@ async fn run_turn_with(
         };
         turn.compacted_after_refusal = false;
         start_learning(ctx, &state.model);
-        account_usage(state, ctx, &specs, &completion, &mut turn);
+        let over_budget = account_usage(state, ctx, &specs, &completion, &mut turn);
         let calls = completion.tool_calls.clone();
         // The answer's one allocation, moved from the completion (not copied) and
         // shared by the message, the turn's final text and the event.
@@ -447,8 +447,20 @@ async fn run_turn_with(
             reasoning: completion.reasoning,
             tool_calls: completion.tool_calls,
         });
+        if let Some(limit) = over_budget {
+            // Nothing more is run or asked for: the answer so far is the turn's.
+            break TurnOutcome::LimitReached { limit };
+        }
         if calls.is_empty() {
             let outcome = answered(completion.finish_reason);
+            if outcome == TurnOutcome::Completed
+                && let Some(failed) = hold_to_schema(state, ctx, &mut turn)
+            {
+                match failed {
+                    SchemaEnd::RepairAsked => continue,
+                    SchemaEnd::Failed(outcome) => break outcome,
+                }
+            }
             // A complete answer is the agent stopping: its Stop hooks may keep it going.
             if outcome == TurnOutcome::Completed {
                 let last = turn.final_text.clone();
@@ -464,6 +476,7 @@ async fn run_turn_with(
             break outcome;
         }
     };
+    let outcome = ctx.setup.limits.explain(outcome);
     if let Some(left_out) = end_turn(state, ctx, &outcome) {
         ctx.emit(left_out);
     }
@@ -515,6 +528,54 @@ struct TurnProgress {
     compacted_after_refusal: bool,
     /// How often a Stop hook kept the agent going in this turn.
     stops: super::hooks_turn::StopLoop,
+    /// Whether the model was asked to repair an answer `--output-schema` refused.
+    repair_asked: bool,
+}
+
+/// What [`hold_to_schema`] decided about an answer that is not valid.
+enum SchemaEnd {
+    /// The model was asked, once, to answer again.
+    RepairAsked,
+    /// It was asked already: the turn fails.
+    Failed(TurnOutcome),
+}
+
+/// `--output-schema` (the main conversation only): a valid final answer becomes its
+/// JSON value's compact text; an invalid one is sent back once with what is wrong,
+/// and fails the turn (`output_schema`) the second time. `None`: the answer stands.
+fn hold_to_schema(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    turn: &mut TurnProgress,
+) -> Option<SchemaEnd> {
+    use super::output_schema::Checked;
+    let schema = ctx.setup.output_schema.as_deref()?;
+    if ctx.events.is_forked() {
+        return None;
+    }
+    match schema.check(&turn.final_text) {
+        Checked::Valid(value) => {
+            turn.final_text = SharedText::from(value.to_string());
+            None
+        }
+        Checked::Invalid(why) if !turn.repair_asked => {
+            turn.repair_asked = true;
+            ctx.emit(Event::Warning {
+                message: format!("--output-schema: {why}; the model is asked to repair it once"),
+            });
+            state.conversation.push(Message::User {
+                content: schema.repair_request(&why),
+                images: Vec::new(),
+            });
+            Some(SchemaEnd::RepairAsked)
+        }
+        Checked::Invalid(why) => Some(SchemaEnd::Failed(TurnOutcome::Failed {
+            kind: ErrorKind::OutputSchema,
+            message: format!(
+                "the final answer does not satisfy --output-schema, even after one repair: {why}"
+            ),
+        })),
+    }
 }
 
 /// What one request came to.
@@ -564,6 +625,12 @@ async fn request(
             effort: state.effort,
             cache_key: Some(&state.cache_key),
             images: &images,
+            // The main conversation's answers are held to `--output-schema`.
+            output_schema: if ctx.events.is_forked() {
+                None
+            } else {
+                ctx.setup.output_schema.as_deref().map(|s| s.value())
+            },
         };
         let model = state.model.clone();
         let mut on_event = |event: StreamEvent| match event {
@@ -656,14 +723,15 @@ async fn compact_after_refusal(
 }
 
 /// Prices a request's usage (the provider's count, else an estimate), adds it to the
-/// turn's and the session's, records it and tells the frontend.
+/// turn's and the session's, records it and tells the frontend. Returns the run's cost
+/// limit when this request reached it.
 fn account_usage(
     state: &mut SessionState,
     ctx: &TurnContext,
     specs: &[ToolSpec],
     completion: &Completion,
     turn: &mut TurnProgress,
-) {
+) -> Option<crate::protocol::RunLimit> {
     let usage = match completion.usage {
         Some(usage) => {
             state
@@ -686,6 +754,7 @@ fn account_usage(
         session: state.usage,
         context_tokens: Some(usage.input_tokens),
     });
+    ctx.setup.limits.count(&state.model, &usage)
 }
 
 /// How a turn ends when the model answered without calling a tool.

@@ -116,7 +116,7 @@ const PEER_FLAGS: &[PeerFlag] = &[
         ],
         instead: "tool permissions are rules in .harness9/permissions.toml or [permissions] in \
                   config.toml (harness9 permissions list shows them; `a` or `p` at an approval \
-                  adds one)",
+                  adds one), or --allow RULE / --deny RULE for one run",
     },
     PeerFlag {
         names: &["--add-dir"],
@@ -129,9 +129,10 @@ const PEER_FLAGS: &[PeerFlag] = &[
                   --output-format stream-json (every event)",
     },
     PeerFlag {
-        names: &["--system-prompt", "--append-system-prompt"],
+        names: &["--system-prompt"],
         instead: "project instructions go in AGENTS.md at the project's root; harness9 adds \
-                  it to the system prompt at start",
+                  it to the system prompt at start (--append-system-prompt TEXT adds text \
+                  after it for one run)",
     },
     PeerFlag {
         names: &["--mcp-config"],

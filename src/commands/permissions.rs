@@ -29,7 +29,9 @@ impl PermissionsCliError {
     pub fn kind(&self) -> Kind {
         match self {
             PermissionsCliError::Rules(
-                PermissionsError::Parse { .. } | PermissionsError::Rule { .. },
+                PermissionsError::Parse { .. }
+                | PermissionsError::Rule { .. }
+                | PermissionsError::CommandLine { .. },
             ) => Kind::Usage,
             PermissionsCliError::Rules(PermissionsError::Io { .. })
             | PermissionsCliError::Output(_) => Kind::Internal,

@@ -155,6 +155,8 @@ pub struct FileConfig {
     pub effort_dialect: Option<crate::llm::effort::EffortDialect>,
     /// Prompt-cache markers: `auto` (the default), `explicit` or `off`.
     pub prompt_cache: Option<crate::llm::cache::PromptCache>,
+    /// `--output-schema` asked of the server: `off` (the default) or `json-schema`.
+    pub structured_output: Option<crate::llm::StructuredOutput>,
     /// Seconds without bytes before an attempt fails.
     pub idle_timeout_secs: Option<u64>,
     /// Seconds one attempt may take in all (default 600).
@@ -237,6 +239,12 @@ pub struct FileConfig {
     /// Named providers (`[providers.NAME]`), switched to with `NAME/model`.
     #[serde(default)]
     pub providers: BTreeMap<String, providers::ProviderFile>,
+    /// `web_fetch`'s limits.
+    #[serde(default)]
+    pub web_fetch: web::WebFetchFile,
+    /// The `web_search` backend (none: the tool is not offered).
+    #[serde(default)]
+    pub web_search: web::WebSearchFile,
 }
 
 impl FileConfig {
@@ -255,6 +263,7 @@ impl FileConfig {
             reasoning_effort: self.reasoning_effort,
             effort_dialect: self.effort_dialect,
             prompt_cache: self.prompt_cache,
+            structured_output: self.structured_output,
             idle_timeout_secs: self.idle_timeout_secs,
             attempt_timeout_secs: self.attempt_timeout_secs,
             total_timeout_secs: self.total_timeout_secs,
@@ -346,6 +355,22 @@ pub struct Overrides {
     pub sandbox: Option<SandboxMode>,
     /// `--skills-dir` (repeatable), highest precedence first.
     pub skills_dirs: Vec<PathBuf>,
+    /// `--allow` / `--deny` (repeatable): permission rules for this run only.
+    pub rules: crate::permissions::files::CommandLineRules,
+    /// What holds for this run only (`--append-system-prompt`, the CI limits).
+    pub run: RunSettings,
+}
+
+/// Settings of one run, given only on the command line (docs/CI.md).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct RunSettings {
+    /// `--append-system-prompt`: text put after the instruction files in the system
+    /// prompt, as written (never read as a file name).
+    pub append_system_prompt: Option<String>,
+    /// `--timeout`: how long the run may take, from its start.
+    pub timeout: Option<std::time::Duration>,
+    /// `--max-cost`: how much the run may spend (a model without a price is refused).
+    pub max_cost: Option<crate::protocol::Cost>,
 }
 
 /// Whether the run needs a model endpoint.
@@ -417,6 +442,10 @@ pub struct Config {
     pub instructions_max_bytes: usize,
     /// Tool limits.
     pub tool_limits: ToolLimits,
+    /// `web_fetch`'s limits (`[web_fetch]`).
+    pub web_fetch: crate::tools::web_fetch::Settings,
+    /// Where `web_search` searches (`[web_search]`); `None`: the tool is not offered.
+    pub web_search: Option<crate::tools::web_search::Backend>,
     /// A remote skills root (an http(s) URL of an archive), if any.
     pub remote_skills_root: Option<String>,
     /// The cache for remote skill archives.
@@ -455,6 +484,8 @@ pub struct Config {
     pub providers: providers::ProviderBook,
     /// The provider [`Config::provider`] is (`--model NAME/model` picks a named one).
     pub provider_id: providers::ProviderId,
+    /// What holds for this run only (`--append-system-prompt`, the CI limits).
+    pub run: RunSettings,
 }
 
 /// Default cap on the total size of saved sessions: 1 GiB.
@@ -501,6 +532,7 @@ mod probe;
 mod provider_keys;
 pub mod providers;
 mod resolve;
+pub mod web;
 
 pub use probe::{OllamaFound, probe_models, probe_ollama};
 

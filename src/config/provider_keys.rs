@@ -35,6 +35,7 @@ pub(super) struct ProviderKeys<'a> {
     pub(super) reasoning_effort: Option<crate::protocol::Effort>,
     pub(super) effort_dialect: Option<crate::llm::effort::EffortDialect>,
     pub(super) prompt_cache: Option<crate::llm::cache::PromptCache>,
+    pub(super) structured_output: Option<crate::llm::StructuredOutput>,
     pub(super) idle_timeout_secs: Option<u64>,
     pub(super) attempt_timeout_secs: Option<u64>,
     pub(super) total_timeout_secs: Option<u64>,
@@ -87,6 +88,7 @@ pub(super) fn apply(
         Some(true) => ImageSupport::Yes,
         Some(false) => ImageSupport::No,
     };
+    provider.structured_output = file.structured_output.unwrap_or_default();
     if let Some(dialect) = file.effort_dialect {
         provider.effort_dialect = crate::llm::effort::DialectChoice::Configured { dialect };
     }

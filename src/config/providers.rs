@@ -61,6 +61,8 @@ pub struct ProviderFile {
     pub effort_dialect: Option<crate::llm::effort::EffortDialect>,
     /// Prompt-cache markers: `auto` (the default), `explicit` or `off`.
     pub prompt_cache: Option<crate::llm::cache::PromptCache>,
+    /// `--output-schema` asked of the server: `off` (the default) or `json-schema`.
+    pub structured_output: Option<crate::llm::StructuredOutput>,
     /// Seconds without bytes before an attempt fails.
     pub idle_timeout_secs: Option<u64>,
     /// Seconds one attempt may take in all.
@@ -88,6 +90,7 @@ impl ProviderFile {
             reasoning_effort: self.reasoning_effort,
             effort_dialect: self.effort_dialect,
             prompt_cache: self.prompt_cache,
+            structured_output: self.structured_output,
             idle_timeout_secs: self.idle_timeout_secs,
             attempt_timeout_secs: self.attempt_timeout_secs,
             total_timeout_secs: self.total_timeout_secs,

@@ -97,7 +97,12 @@ impl Config {
             workdir: &workdir,
             root: &project_root,
         };
-        let permissions = permissions(&file, &config_path, folders, &homes, &mut warnings)?;
+        let mut permissions = permissions(&file, &config_path, folders, &homes, &mut warnings)?;
+        crate::permissions::files::add_command_line(
+            &mut permissions.book,
+            &overrides.rules,
+            homes.user.as_deref(),
+        )?;
         let mut mcp = crate::mcp::config::load(
             &file.mcp_servers,
             &config_path,
@@ -135,6 +140,7 @@ impl Config {
             .visible
             .extend(plugins.trusted_roots().iter().cloned());
         Ok(Config {
+            run: overrides.run.clone(),
             user_hooks,
             plugins,
             project_hooks,
@@ -177,6 +183,8 @@ impl Config {
             skills_index_budget: file.skills_index_budget,
             instructions_max_bytes,
             tool_limits: tool_limits(&file),
+            web_fetch: super::web::fetch_settings(&file.web_fetch)?,
+            web_search: super::web::search_backend(&file.web_search)?,
             warnings,
             session_saving,
             sessions_max_bytes,

@@ -382,6 +382,9 @@ impl Details {
             ErrorKind::Protocol => "the answer is not a chat completion".into(),
             ErrorKind::Interrupted => "the request was interrupted".into(),
             ErrorKind::MaxTurns
+            | ErrorKind::TimeLimit
+            | ErrorKind::CostLimit
+            | ErrorKind::OutputSchema
             | ErrorKind::OutputLimit
             | ErrorKind::ContentFilter
             | ErrorKind::Skill
@@ -468,6 +471,9 @@ impl Details {
                 .into(),
             ErrorKind::Interrupted
             | ErrorKind::MaxTurns
+            | ErrorKind::TimeLimit
+            | ErrorKind::CostLimit
+            | ErrorKind::OutputSchema
             | ErrorKind::OutputLimit
             | ErrorKind::ContentFilter
             | ErrorKind::Skill

@@ -132,6 +132,32 @@ pub struct ChatRequest<'a> {
     /// The bytes of the images `messages` refer to, read back for this request
     /// ([`crate::images::NO_IMAGES`] when there are none).
     pub images: &'a ImageData,
+    /// `--output-schema`'s schema, for the main conversation's requests: sent as the
+    /// provider's structured output when [`ProviderConfig::structured_output`] says so.
+    pub output_schema: Option<&'a serde_json::Value>,
+}
+
+/// `structured_output` in config.toml: whether a request held to `--output-schema`
+/// asks the server for JSON of that schema (harness9 checks the answer either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StructuredOutput {
+    /// Nothing is asked of the server (the default: not every server takes it).
+    #[default]
+    Off,
+    /// Chat Completions' `response_format` `json_schema`, the Responses API's
+    /// `text.format` `json_schema`.
+    JsonSchema,
+}
+
+impl StructuredOutput {
+    /// The schema to ask the server for, if any.
+    pub fn asked(self, schema: Option<&serde_json::Value>) -> Option<&serde_json::Value> {
+        match self {
+            StructuredOutput::Off => None,
+            StructuredOutput::JsonSchema => schema,
+        }
+    }
 }
 
 /// What streams out of a request while it runs.
@@ -319,6 +345,8 @@ pub struct ProviderConfig {
     pub prompt_cache: cache::PromptCache,
     /// Whether the model takes images (`images` in config.toml).
     pub images: ImageSupport,
+    /// Whether `--output-schema` is asked of the server (`structured_output`).
+    pub structured_output: StructuredOutput,
 }
 
 /// Whether a provider's model takes images (`images` in config.toml).
@@ -381,6 +409,7 @@ impl ProviderConfig {
             effort_dialect: effort::DialectChoice::default(),
             prompt_cache: cache::PromptCache::default(),
             images: ImageSupport::default(),
+            structured_output: StructuredOutput::default(),
         }
     }
 }

@@ -33,6 +33,9 @@ pub struct RequestBody<'a> {
     /// Sent only with tools, as [`ToolChoice`] says.
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<serde_json::Value>,
+    /// `--output-schema` asked of the server (`structured_output = "json-schema"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<serde_json::Value>,
     /// `max_tokens` and the configured `extra_body` keys (see [`ProviderExtras`]).
     #[serde(flatten)]
     provider_extras: ProviderExtras<'a>,
@@ -264,6 +267,15 @@ impl<'a> RequestBody<'a> {
             } else {
                 config.tool_choice.wire_value()
             },
+            response_format: config
+                .structured_output
+                .asked(req.output_schema)
+                .map(|schema| {
+                    serde_json::json!({
+                        "type": "json_schema",
+                        "json_schema": {"name": "output", "schema": schema},
+                    })
+                }),
             provider_extras: ProviderExtras::new(config, req, route),
         }
     }

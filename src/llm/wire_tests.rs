@@ -22,6 +22,7 @@ fn request<'a>(messages: &'a [Message], tools: &'a [ToolSpec]) -> ChatRequest<'a
         effort: None,
         cache_key: None,
         images: &crate::images::NO_IMAGES,
+        output_schema: None,
     }
 }
 
@@ -685,6 +686,7 @@ fn cache_markers_go_only_where_the_route_wants_them() {
     let messages = conversation();
     let req = ChatRequest {
         cache_key: Some("20261127-000000-abcdef"),
+        output_schema: None,
         ..request(&messages, &[])
     };
     let marked = |body: &Value| -> Vec<usize> {

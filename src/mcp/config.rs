@@ -162,6 +162,9 @@ pub enum ServerOrigin {
         /// The file.
         path: PathBuf,
     },
+    /// The editor that started `harness9 acp` (its `session/new`): the editor's choice,
+    /// trusted like a command-line flag.
+    Editor,
 }
 
 impl ServerOrigin {
@@ -172,6 +175,7 @@ impl ServerOrigin {
             | ServerOrigin::Project { path }
             | ServerOrigin::McpJson { path }
             | ServerOrigin::Plugin { path, .. } => path,
+            ServerOrigin::Editor => Path::new("(the editor's session/new)"),
         }
     }
 
@@ -290,6 +294,16 @@ impl McpSetup {
 }
 
 impl McpSetup {
+    /// Adds the servers an editor gave `session/new` ([`ServerOrigin::Editor`]): the
+    /// editor's definition replaces a configured server of the same name.
+    pub fn add_editor_servers(&mut self, servers: Vec<McpServerConfig>) {
+        for server in servers {
+            self.servers.retain(|s| s.name != server.name);
+            self.servers.push(server);
+        }
+        self.servers.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+
     /// Adds a trusted plugin's servers (from [`plugin_servers`]): a server already
     /// configured under the same name keeps it, and the plugin's is reported.
     pub fn add_plugin_servers(&mut self, servers: Vec<McpServerConfig>) {

@@ -50,6 +50,7 @@ pub fn listing(servers: &McpServers, loaded: &[String]) -> Vec<McpServerEntry> {
                 ServerOrigin::Project { .. } => "project config",
                 ServerOrigin::McpJson { .. } => ".mcp.json",
                 ServerOrigin::Plugin { .. } => "plugin",
+                ServerOrigin::Editor => "editor",
             };
             let prompts = status
                 .memo

@@ -11,6 +11,8 @@
 //! a locked read-change-write ([`crate::private_files::update`]) so that two harness9
 //! processes never lose each other's rules or approvals.
 //!
+//! The rules of `--allow` and `--deny` join the book here too, for one run.
+//!
 //! It owns the file formats and the trust list; it must not know how a call is judged.
 
 use std::collections::BTreeMap;
@@ -107,6 +109,14 @@ pub enum PermissionsError {
         path: PathBuf,
         /// What the parser said.
         message: String,
+    },
+    /// A rule given with `--allow` or `--deny` cannot be read.
+    #[error("{flag} {source}")]
+    CommandLine {
+        /// The flag (`--allow` or `--deny`).
+        flag: &'static str,
+        /// The rule and the reason.
+        source: RuleError,
     },
     /// A rule cannot be read.
     #[error("{path}: {source}")]
@@ -213,6 +223,41 @@ pub fn load(places: &Places, user: &UserPermissions) -> Result<Loaded, Permissio
         untrusted,
         project_file,
     })
+}
+
+/// The rules of `--deny` and `--allow` for one run.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct CommandLineRules {
+    /// `--allow RULE` (repeatable).
+    pub allow: Vec<String>,
+    /// `--deny RULE` (repeatable).
+    pub deny: Vec<String>,
+}
+
+/// Adds `rules` to `book` with [`Source::CommandLine`]: they take part in the judgement
+/// exactly as config.toml's do (a deny rule wins over any allow rule, wherever either
+/// came from). The first that does not parse is the error, naming its flag.
+pub fn add_command_line(
+    book: &mut Rulebook,
+    rules: &CommandLineRules,
+    home: Option<&Path>,
+) -> Result<(), PermissionsError> {
+    let lists = [
+        (Effect::Deny, "--deny", &rules.deny),
+        (Effect::Allow, "--allow", &rules.allow),
+    ];
+    for (effect, flag, texts) in lists {
+        for text in texts {
+            let rule = Rule::parse(text, home)
+                .map_err(|source| PermissionsError::CommandLine { flag, source })?;
+            book.push(ActiveRule {
+                rule,
+                effect,
+                source: Source::CommandLine,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The rules of one file's `deny`, `ask` and `allow` lists (in that order), each with
@@ -358,7 +403,7 @@ pub fn remove_from(
     let (file, mode, table) = match source {
         Source::User { path } => (path.clone(), USER_CONFIG_MODE, Some("permissions")),
         Source::Project { path } => (path.clone(), PROJECT_FILE_MODE, None),
-        Source::BuiltIn | Source::Session => return Ok(()),
+        Source::BuiltIn | Source::Session | Source::CommandLine => return Ok(()),
     };
     edit_array(&file, mode, table, effect, |array| {
         array.retain(|v| v.as_str().map(str::trim) != Some(rule));

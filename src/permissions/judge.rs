@@ -50,6 +50,30 @@ impl Rulebook {
             Subject::Read { path } => self.judge_path(tool, path, scope, PathUse::Read),
             Subject::Edit { path } => self.judge_path(tool, path, scope, PathUse::Edit),
             Subject::Call => self.judge_call(tool),
+            Subject::Fetch { domain } => self.judge_fetch(tool, domain),
+        }
+    }
+
+    /// A web request: deny and ask rules for the tool and this host (or the whole tool)
+    /// first, then allow rules; "always" offers `tool(HOST)`.
+    fn judge_fetch(&self, tool: &str, domain: &str) -> Judgement {
+        for effect in [Effect::Deny, Effect::Ask] {
+            if let Some(hit) = self.first(effect, |r| r.matches_domain(tool, domain)) {
+                return verdict_of(hit);
+            }
+        }
+        if self
+            .first(Effect::Allow, |r| r.matches_domain(tool, domain))
+            .is_some()
+        {
+            return Judgement::Allow {
+                by: AllowedBy::Rules,
+            };
+        }
+        Judgement::Undecided {
+            offer: Offer::Rules {
+                rules: vec![format!("{tool}({domain})")],
+            },
         }
     }
 

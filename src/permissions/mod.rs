@@ -55,6 +55,11 @@ pub enum Subject<'a> {
     },
     /// A call judged by its tool's name alone (an MCP server's tool).
     Call,
+    /// A web request to `domain` (lowercased host): `tool(DOMAIN)` rules match it.
+    Fetch {
+        /// The host.
+        domain: &'a str,
+    },
     /// A file created or changed.
     Edit {
         /// The path (absolute).
@@ -404,6 +409,12 @@ impl Rulebook {
     /// The rules in force.
     pub fn rules(&self) -> &[ActiveRule] {
         &self.rules
+    }
+
+    /// The first allow rule that names `host` itself for `tool` (`web_fetch(HOST)`, not
+    /// `web_fetch` or `web_fetch(*.DOMAIN)`): what lets a fetch reach an internal address.
+    pub fn allow_naming_host(&self, tool: &str, host: &str) -> Option<&ActiveRule> {
+        self.first(Effect::Allow, |r| r.names_host(tool, host))
     }
 
     /// The first rule with `effect` for which `matches` holds.

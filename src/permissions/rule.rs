@@ -91,7 +91,91 @@ enum Spec {
         /// Whether the glob starts with `**/` (matches at any depth, in or out of the
         /// project).
         any_depth: bool,
+        /// The text as a host pattern (`example.com`, `*.example.com`), when it reads
+        /// as one: what `web_fetch(…)` rules match.
+        domain: Option<DomainPattern>,
     },
+}
+
+/// A host pattern: one host exactly, or every host below a domain (`*.example.com`,
+/// which does not match `example.com` itself). Stored lowercased; hosts are compared
+/// lowercased.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DomainPattern {
+    /// This host.
+    Exact {
+        /// The host.
+        host: String,
+    },
+    /// Hosts ending in `.suffix`.
+    Below {
+        /// The domain after `*.`.
+        suffix: String,
+    },
+}
+
+impl DomainPattern {
+    /// Reads `text` as a host pattern: letters, digits, `-` and `.` (an IPv4 address
+    /// too), or a bracketed IPv6 address, optionally after `*.`; `None` otherwise.
+    pub fn parse(text: &str) -> Option<DomainPattern> {
+        let lower = text.to_ascii_lowercase();
+        let (below, host) = match lower.strip_prefix("*.") {
+            Some(rest) => (true, rest),
+            None => (false, lower.as_str()),
+        };
+        let is_name = !host.is_empty()
+            && !host.starts_with('.')
+            && !host.ends_with('.')
+            && !host.contains("..")
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.');
+        let is_v6 = !below
+            && host.len() > 2
+            && host.starts_with('[')
+            && host.ends_with(']')
+            && host[1..host.len() - 1]
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.');
+        match (is_name || is_v6, below) {
+            (false, _) => None,
+            (true, false) => Some(DomainPattern::Exact {
+                host: host.to_string(),
+            }),
+            (true, true) => Some(DomainPattern::Below {
+                suffix: host.to_string(),
+            }),
+        }
+    }
+
+    /// Whether `host` (any case) is what this pattern names. An address is compared as
+    /// an address, so `[::ffff:127.0.0.1]` names the host a URL spells `[::ffff:7f00:1]`.
+    pub fn matches(&self, host: &str) -> bool {
+        let host = host.to_ascii_lowercase();
+        match self {
+            DomainPattern::Exact { host: want } => match (address_of(want), address_of(&host)) {
+                (Some(a), Some(b)) => a == b,
+                _ => host == *want,
+            },
+            DomainPattern::Below { suffix } => host
+                .strip_suffix(suffix.as_str())
+                .is_some_and(|head| head.len() > 1 && head.ends_with('.')),
+        }
+    }
+}
+
+/// `host` as an IP address: dotted IPv4 or bracketed IPv6 (how URLs spell hosts).
+fn address_of(host: &str) -> Option<std::net::IpAddr> {
+    match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(v6) => v6
+            .parse::<std::net::Ipv6Addr>()
+            .ok()
+            .map(std::net::IpAddr::V6),
+        None => host
+            .parse::<std::net::Ipv4Addr>()
+            .ok()
+            .map(std::net::IpAddr::V4),
+    }
 }
 
 /// A command pattern: `cargo test:*` (these words, then anything) or `git status`
@@ -212,6 +296,37 @@ impl Rule {
         )
     }
 
+    /// Whether it matches a web request by `tool` to `domain`: a rule naming the tool
+    /// with no pattern, or with a host pattern that names this host. `*(…)` rules are
+    /// path rules and never match a host.
+    pub fn matches_domain(&self, tool: &str, domain: &str) -> bool {
+        if !self.covers_tool(tool) || self.tools == ToolSelector::Any {
+            return false;
+        }
+        match &self.spec {
+            Spec::All => true,
+            Spec::Given { domain: spec, .. } => {
+                spec.as_ref().is_some_and(|spec| spec.matches(domain))
+            }
+        }
+    }
+
+    /// Whether it names `host` itself for `tool`: a `tool(HOST)` rule with exactly this
+    /// host or address, not the whole tool and not `*.DOMAIN` (what lets web_fetch reach
+    /// an internal address).
+    pub fn names_host(&self, tool: &str, host: &str) -> bool {
+        if !self.covers_tool(tool) || self.tools == ToolSelector::Any {
+            return false;
+        }
+        match &self.spec {
+            Spec::All => false,
+            Spec::Given { domain, .. } => matches!(
+                domain,
+                Some(exact @ DomainPattern::Exact { .. }) if exact.matches(host)
+            ),
+        }
+    }
+
     /// How many glob matchers it has compiled so far, for tests.
     #[cfg(test)]
     pub(crate) fn compiled_globs(&self) -> usize {
@@ -300,6 +415,7 @@ impl CommandSpec {
 }
 
 fn given(inner: &str, home: Option<&Path>) -> Result<Spec, String> {
+    let domain = DomainPattern::parse(inner);
     let (command_text, shape) = match inner.strip_suffix(":*") {
         Some(prefix) => (prefix, CommandShape::Prefix),
         None => (inner, CommandShape::Exact),
@@ -338,6 +454,7 @@ fn given(inner: &str, home: Option<&Path>) -> Result<Spec, String> {
         glob: Box::new(LazyGlob::new(glob)),
         alternative: alternative.map(|glob| Box::new(LazyGlob::new(glob))),
         absolute,
+        domain,
         any_depth: pattern.starts_with("**/"),
     })
 }
@@ -441,6 +558,54 @@ fn quote_word(word: &str) -> String {
 mod tests {
     use super::*;
     use crate::permissions::shell::first_command as cmd;
+
+    #[test]
+    fn domain_rules_name_one_host_or_the_hosts_below_a_domain() {
+        let exact = Rule::parse("web_fetch(Docs.RS)", None).unwrap();
+        assert!(exact.matches_domain("web_fetch", "docs.rs"));
+        assert!(exact.matches_domain("web_fetch", "DOCS.rs"));
+        assert!(!exact.matches_domain("web_fetch", "evil-docs.rs"));
+        assert!(!exact.matches_domain("web_fetch", "docs.rs.evil.com"));
+        assert!(!exact.matches_domain("web_fetch", "api.docs.rs"));
+        assert!(!exact.matches_domain("bash", "docs.rs"));
+        let below = Rule::parse("web_fetch(*.example.com)", None).unwrap();
+        assert!(below.matches_domain("web_fetch", "a.example.com"));
+        assert!(below.matches_domain("web_fetch", "a.b.example.com"));
+        assert!(!below.matches_domain("web_fetch", "example.com"));
+        assert!(!below.matches_domain("web_fetch", "badexample.com"));
+        assert!(!below.matches_domain("web_fetch", ".example.com"));
+        let ip = Rule::parse("web_fetch(127.0.0.1)", None).unwrap();
+        assert!(ip.matches_domain("web_fetch", "127.0.0.1"));
+        assert!(!ip.matches_domain("web_fetch", "127.0.0.10"));
+        let whole = Rule::parse("web_fetch", None).unwrap();
+        assert!(whole.matches_domain("web_fetch", "anything.org"));
+        // Addresses compare as addresses.
+        let mapped = Rule::parse("web_fetch([::FFFF:127.0.0.1])", None).unwrap();
+        assert!(mapped.matches_domain("web_fetch", "[::ffff:7f00:1]"));
+        assert!(!mapped.matches_domain("web_fetch", "127.0.0.1"));
+        // Only an exact host is named: not the whole tool, not a domain's hosts.
+        assert!(exact.names_host("web_fetch", "docs.rs"));
+        assert!(ip.names_host("web_fetch", "127.0.0.1"));
+        assert!(mapped.names_host("web_fetch", "[::ffff:7f00:1]"));
+        assert!(!ip.names_host("bash", "127.0.0.1"));
+        assert!(!whole.names_host("web_fetch", "127.0.0.1"));
+        assert!(!below.names_host("web_fetch", "a.example.com"));
+        // A path rule for every tool is no host rule.
+        let any = Rule::parse("*(docs.rs)", None).unwrap();
+        assert!(!any.matches_domain("web_fetch", "docs.rs"));
+        assert!(!any.names_host("web_fetch", "docs.rs"));
+        // Not a host: never matches one.
+        for text in [
+            "web_fetch(docs.rs/*)",
+            "web_fetch(*)",
+            "web_fetch(a..b)",
+            "web_fetch(*.)",
+        ] {
+            let rule = Rule::parse(text, None).unwrap();
+            assert!(!rule.matches_domain("web_fetch", "docs.rs"), "{text}");
+            assert!(!rule.matches_domain("web_fetch", "a..b"), "{text}");
+        }
+    }
 
     #[test]
     fn command_rules_match_prefixes_or_exact_words() {

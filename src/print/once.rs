@@ -105,7 +105,11 @@ pub fn run(
         io::stderr(),
     )
     .with_answer_render(options.answer)
-    .with_thoughts(options.thoughts);
+    .with_thoughts(options.thoughts)
+    .with_structured_output(match prepared.setup.output_schema {
+        Some(_) => super::StructuredOutput::Parsed,
+        None => super::StructuredOutput::Absent,
+    });
     renderer.set_model(&prepared.info.model);
     for warning in &prepared.info.startup_warnings {
         renderer.warning(warning)?;

@@ -101,6 +101,13 @@ pub enum TurnOutcome {
         /// The limit that was reached.
         limit: u32,
     },
+    /// A limit of the whole run (`--timeout`, `--max-cost`) stopped the turn: its
+    /// commands were stopped, what was streamed stays in history, and every later turn
+    /// of the run stops at once.
+    LimitReached {
+        /// Which limit.
+        limit: super::RunLimit,
+    },
     /// The model stopped before its answer was finished; what it wrote is the answer,
     /// and it is incomplete.
     Truncated {
@@ -500,6 +507,10 @@ pub enum Event {
         name: String,
         /// The main argument in a few words (path, pattern, command).
         summary: String,
+        /// The files it works on (file tools), for frontends beside an editor; not in
+        /// headless output.
+        #[serde(skip)]
+        locations: Vec<crate::protocol::FileLocation>,
     },
     /// Live output of a running tool (bash), line by line.
     ToolOutputDelta {
@@ -520,6 +531,11 @@ pub enum Event {
         summary: String,
         /// A unified diff, for calls that changed a file.
         diff: Option<String>,
+        /// The changed file's whole text before and after (write_file, edit_file; not
+        /// for files over [`crate::protocol::FileChange::MAX_TEXT`]); not in headless
+        /// output.
+        #[serde(skip)]
+        change: Option<Box<crate::protocol::FileChange>>,
     },
     /// The whole result of a call whose summary left lines out, sent just before its
     /// [`Event::ToolCallEnd`], for a frontend's full view of the transcript (the TUI's

@@ -47,6 +47,8 @@ pub enum Source {
     },
     /// An answer given in this session.
     Session,
+    /// `--allow` / `--deny` on the command line, for this run only.
+    CommandLine,
 }
 
 impl fmt::Display for Source {
@@ -55,6 +57,7 @@ impl fmt::Display for Source {
             Source::BuiltIn => f.write_str("built-in"),
             Source::User { path } | Source::Project { path } => write!(f, "{}", path.display()),
             Source::Session => f.write_str("this session"),
+            Source::CommandLine => f.write_str("the command line"),
         }
     }
 }

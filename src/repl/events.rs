@@ -22,8 +22,9 @@ impl<O: Write, E: Write> Repl<O, E> {
         self.render(&event)
     }
 
-    /// Asks the user on the terminal; in a pipe, denies (the agent runs with nobody to
-    /// ask there and never sends this; answering anyway means a turn can never hang).
+    /// Asks the user on the terminal, or puts it to a stream-json driver; in a pipe,
+    /// denies (the agent runs with nobody to ask there and never sends this; answering
+    /// anyway means a turn can never hang).
     fn ask_approval(&mut self, ask: &ApprovalAsk) -> io::Result<()> {
         let ApprovalAsk {
             call_id,
@@ -32,6 +33,9 @@ impl<O: Write, E: Write> Repl<O, E> {
             because,
             offer,
         } = ask;
+        if self.input == ReplInput::StreamJson {
+            return self.ask_driver(ask);
+        }
         match &self.terminal {
             Some(terminal) => {
                 self.renderer
@@ -260,10 +264,13 @@ impl<O: Write, E: Write> Repl<O, E> {
         if self.state == State::Turn {
             self.state = State::Idle;
         }
+        self.driver.turn_ended();
         match report.error_kind() {
-            // Stopping a turn with Ctrl-C on a terminal is the user's choice, not a
-            // failure of the session.
-            Some(ErrorKind::Interrupted) if self.input == ReplInput::Terminal => {}
+            // Stopping a turn with Ctrl-C on a terminal, or a driver's `interrupt`, is
+            // the user's choice, not a failure of the session (a driver's input ending
+            // with approvals pending, or Ctrl-C in a pipe, set the failure themselves).
+            Some(ErrorKind::Interrupted)
+                if matches!(self.input, ReplInput::Terminal | ReplInput::StreamJson) => {}
             Some(kind) => self.fail(kind),
             None => {}
         }

@@ -12,10 +12,12 @@
 //! through [`AgentHandle`] (the slash commands it routes with arrive as events) and must
 //! not know how turns work.
 
+mod driver;
 mod events;
 mod markdown;
 mod render;
 mod source;
+mod stream_input;
 mod table;
 
 use std::collections::VecDeque;
@@ -34,6 +36,7 @@ pub use markdown::{MarkdownStream, MarkdownStyle};
 pub use render::AnswerText;
 use render::{AnswerDelivery, ReplRenderer, TurnSeparation};
 use source::{Answer, Reply, TerminalInput};
+pub use stream_input::{INPUT_SCHEMA_VERSION, InputFormat};
 
 /// Where input lines come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +45,9 @@ pub enum ReplInput {
     Terminal,
     /// A pipe or file: one turn per line, no prompts, approvals denied.
     Piped,
+    /// A program driving the session with JSON lines (`--input-format stream-json`):
+    /// messages, approval answers, interrupts, mode changes (docs/HEADLESS.md).
+    StreamJson,
 }
 
 /// How the REPL runs.
@@ -115,7 +121,11 @@ pub async fn run(
     .with_thoughts(options.thoughts)
     .with_separation(match options.input {
         ReplInput::Terminal => TurnSeparation::None,
-        ReplInput::Piped => TurnSeparation::BlankLine,
+        ReplInput::Piped | ReplInput::StreamJson => TurnSeparation::BlankLine,
+    })
+    .with_input_schema(match options.input {
+        ReplInput::StreamJson => Some(INPUT_SCHEMA_VERSION),
+        ReplInput::Terminal | ReplInput::Piped => None,
     });
     // Listen for SIGINT before the line editor starts: it restores the handler it
     // finds after each read. SIGTERM and SIGHUP end the session.
@@ -125,12 +135,16 @@ pub async fn run(
     // ends the session puts back the mode the terminal had here.
     let saved_terminal = match options.input {
         ReplInput::Terminal => nix::sys::termios::tcgetattr(io::stdin()).ok(),
-        ReplInput::Piped => None,
+        ReplInput::Piped | ReplInput::StreamJson => None,
     };
     let (terminal, replies) = match options.input {
         ReplInput::Piped => (
             None,
             source::spawn_line_reader(io::BufReader::new(io::stdin())),
+        ),
+        ReplInput::StreamJson => (
+            None,
+            stream_input::spawn_reader(io::BufReader::new(io::stdin())),
         ),
         ReplInput::Terminal => {
             let (t, rx) = TerminalInput::start(info.home.clone())?;
@@ -299,6 +313,8 @@ struct Repl<O: Write, E: Write> {
     saved_terminal: Option<nix::sys::termios::Termios>,
     /// The command line's prompt, sent before any line is read.
     first_prompt: Option<String>,
+    /// What a stream-json driver sent and was asked (`ReplInput::StreamJson`).
+    driver: driver::Driver,
 }
 
 impl<O: Write, E: Write> Repl<O, E> {
@@ -347,6 +363,7 @@ impl<O: Write, E: Write> Repl<O, E> {
             signal: None,
             saved_terminal: None,
             first_prompt: None,
+            driver: driver::Driver::default(),
         }
     }
 
@@ -376,6 +393,11 @@ impl<O: Write, E: Write> Repl<O, E> {
             }
             self.stop_if_nobody_reads();
             if self.state == State::Idle && !self.reading {
+                // A driver's messages wait in order for the turns before them.
+                if let Some((line, text)) = self.driver.next_message() {
+                    self.send_driver_message(line, &text)?;
+                    continue;
+                }
                 if self.input_closed {
                     self.send(Op::Shutdown);
                     self.state = State::ShuttingDown;
@@ -384,9 +406,11 @@ impl<O: Write, E: Write> Repl<O, E> {
                     self.reading = true;
                 }
             }
-            let take_reply = match self.terminal {
-                Some(_) => self.reading,
-                None => self.state == State::Idle && !self.input_closed,
+            let take_reply = match (&self.terminal, self.input) {
+                (Some(_), _) => self.reading,
+                // A driver's answers, interrupts and mode changes act while a turn runs.
+                (None, ReplInput::StreamJson) => !self.input_closed,
+                (None, _) => self.state == State::Idle && !self.input_closed,
             };
             tokio::select! {
                 Some(()) = self.interrupts.recv() => {
@@ -496,7 +520,7 @@ impl<O: Write, E: Write> Repl<O, E> {
             }
             // In a pipe: stop the running turn and read no more input; a second
             // Ctrl-C stops waiting for the agent.
-            ReplInput::Piped => {
+            ReplInput::Piped | ReplInput::StreamJson => {
                 self.fail(ErrorKind::Interrupted);
                 if self.interrupts_seen > 1 {
                     return Ok(true);
@@ -513,14 +537,23 @@ impl<O: Write, E: Write> Repl<O, E> {
     fn on_reply(&mut self, reply: Reply) -> io::Result<()> {
         match reply {
             Reply::Line(line) => self.on_line(&line),
+            Reply::Driver { line, input } => self.on_driver_line(line, input),
+            Reply::BadInput { line, problem } => self.on_bad_input(line, &problem),
+            Reply::Eof if self.input == ReplInput::StreamJson => self.driver_input_ended(),
             Reply::Eof => {
                 self.input_closed = true;
                 Ok(())
             }
             Reply::Failed(message) => {
-                self.input_closed = true;
                 self.fail(ErrorKind::Internal);
-                self.renderer.error(&message)
+                self.renderer.error(&message)?;
+                match self.input {
+                    ReplInput::StreamJson => self.driver_input_ended(),
+                    ReplInput::Terminal | ReplInput::Piped => {
+                        self.input_closed = true;
+                        Ok(())
+                    }
+                }
             }
             Reply::Answer(answer) => {
                 let Some(call_id) = self.asking.take() else {
@@ -561,7 +594,7 @@ impl<O: Write, E: Write> Repl<O, E> {
         // Lines read from a pipe are data: their `@path` mentions are not read.
         let origin = match self.input {
             ReplInput::Terminal => crate::protocol::InputOrigin::Typed,
-            ReplInput::Piped => crate::protocol::InputOrigin::Piped,
+            ReplInput::Piped | ReplInput::StreamJson => crate::protocol::InputOrigin::Piped,
         };
         self.on_line_from(line, origin)
     }

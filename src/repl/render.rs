@@ -333,6 +333,18 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
         self.headless.error(message)
     }
 
+    /// A stream-json input line that could not be used: an `error` naming it.
+    pub fn input_error(&mut self, line: u64, message: &str) -> io::Result<()> {
+        self.end_text()?;
+        self.headless.input_error(line, message)
+    }
+
+    /// The `start` line names the input schema's version (stream-json input).
+    pub fn with_input_schema(mut self, version: Option<u64>) -> Self {
+        self.headless = self.headless.with_input_schema(version);
+        self
+    }
+
     /// A warning from outside the event stream (start-up).
     pub fn warning(&mut self, message: &str) -> io::Result<()> {
         self.end_text()?;
@@ -432,6 +444,12 @@ impl<O: Write, E: Write> ReplRenderer<O, E> {
                     format!("MCP server `{server}`: read resources {arguments}\n")
                 }
             },
+            ApprovalRequestKind::Fetch { url, domain } => {
+                format!("{tool} wants to fetch from {domain}:\n  {url}\n")
+            }
+            ApprovalRequestKind::Search { query, backend } => {
+                format!("{tool} wants to search the web through {backend} for:\n  {query}\n")
+            }
             ApprovalRequestKind::Plan { file, text } => {
                 let mut t = format!(
                     "{tool}: the plan ({}) is ready for approval:\n",
@@ -734,6 +752,7 @@ mod tests {
             call_id: "c".into(),
             name: "read_file".into(),
             summary: "a.rs".into(),
+            locations: Vec::new(),
         })
         .unwrap();
         r.event(&Event::ToolCallEnd {
@@ -742,6 +761,7 @@ mod tests {
             status: ToolStatus::Ok,
             summary: "3 lines".into(),
             diff: None,
+            change: None,
         })
         .unwrap();
         r.event(&Event::TextDelta {

@@ -44,6 +44,20 @@ pub enum Reply {
     Failed(String),
     /// The answer to an approval question.
     Answer(Answer),
+    /// A stream-json input line understood (`--input-format stream-json`).
+    Driver {
+        /// Its number on stdin, from 1.
+        line: u64,
+        /// What it says.
+        input: super::stream_input::DriverLine,
+    },
+    /// A stream-json input line that could not be used.
+    BadInput {
+        /// Its number on stdin, from 1.
+        line: u64,
+        /// Why.
+        problem: super::stream_input::InputProblem,
+    },
 }
 
 /// An answer to an approval question typed on the terminal.

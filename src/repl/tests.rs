@@ -617,3 +617,104 @@ async fn stream_json_carries_the_session_events_and_no_recap() {
         assert!(!run.err.contains(text), "{}", run.err);
     }
 }
+
+/// A REPL driven with stream-json lines from `input`, over the fake agent, to its end.
+async fn run_driven(input: &'static [u8]) -> Run {
+    let (handle, agent) = fake_agent();
+    let renderer = ReplRenderer::new(
+        OutputFormat::StreamJson,
+        Activity::Hidden,
+        MarkdownStyle::Plain,
+        Vec::new(),
+        Vec::new(),
+    )
+    .with_input_schema(Some(INPUT_SCHEMA_VERSION));
+    let replies = stream_input::spawn_reader(io::BufReader::new(input));
+    let (_keep, interrupts) = mpsc::unbounded_channel();
+    let repl = Repl::new(
+        handle,
+        info(),
+        ReplInput::StreamJson,
+        renderer,
+        None,
+        replies,
+        interrupts,
+        Default::default(),
+    );
+    let (out, err) = repl.renderer.writers();
+    let summary = tokio::time::timeout(std::time::Duration::from_secs(10), repl.run())
+        .await
+        .unwrap()
+        .unwrap();
+    let text =
+        |w: SharedWriter<Vec<u8>>| w.with(|v| String::from_utf8_lossy(v).into_owned()).unwrap();
+    Run {
+        summary,
+        out: text(out),
+        err: text(err),
+        ops: agent.await.unwrap(),
+    }
+}
+
+#[tokio::test]
+async fn a_driver_s_messages_run_in_order_and_none_after_exit() {
+    let run = run_driven(
+        br#"{"type":"user","schema_version":1,"text":"one"}
+{"type":"user","schema_version":1,"text":"/nosuch"}
+{"type":"user","schema_version":1,"text":"two"}
+{"type":"user","schema_version":1,"text":"/exit"}
+{"type":"user","schema_version":1,"text":"never"}
+"#,
+    )
+    .await;
+    assert_eq!(user_inputs(&run.ops), ["one", "two"]);
+    assert_eq!(run.ops.last(), Some(&Op::Shutdown));
+    assert_eq!(run.summary.failure, None);
+    let start: serde_json::Value = serde_json::from_str(run.out.lines().next().unwrap()).unwrap();
+    assert_eq!(start["input_schema_version"], INPUT_SCHEMA_VERSION);
+    // The unknown command is an error naming its line.
+    let error = run
+        .out
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["type"] == "error")
+        .unwrap();
+    assert_eq!(error["input_line"], 2, "{error}");
+}
+
+#[tokio::test]
+async fn an_answer_sent_before_its_request_names_nothing_and_never_approves_it() {
+    // The answer is read before the fake agent asks: it names nothing pending, and
+    // the request is denied, whether it comes before the input's end (put to the
+    // driver, then denied with the turn stopped) or after it (denied at once).
+    let run = run_driven(
+        br#"{"type":"user","schema_version":1,"text":"ask"}
+{"type":"approval","schema_version":1,"call_id":"c1","decision":"allow_once"}
+"#,
+    )
+    .await;
+    assert!(run.out.contains(r#""input_line":2"#), "{}", run.out);
+    assert!(
+        run.out.contains("no approval request with call_id"),
+        "{}",
+        run.out
+    );
+    assert!(
+        run.ops.iter().any(|op| matches!(
+            op,
+            Op::Approval {
+                decision: ApprovalDecision::Deny { .. },
+                ..
+            }
+        )),
+        "{:?}",
+        run.ops
+    );
+    assert!(!run.ops.iter().any(|op| matches!(
+        op,
+        Op::Approval {
+            decision: ApprovalDecision::Approve,
+            ..
+        }
+    )));
+}

@@ -272,6 +272,9 @@ impl<W: Write + ?Sized> Markdown<'_, W> {
             TurnOutcome::Truncated { reason } => {
                 self.note(&format!("Incomplete: {}.", reason.describe()))
             }
+            TurnOutcome::LimitReached { limit } => {
+                self.note(&format!("Limit reached: {}.", limit.describe()))
+            }
             TurnOutcome::Failed { kind, message } => self.block(&format!(
                 "**Turn failed** ({}): {}\n",
                 kind.as_str(),

@@ -6,17 +6,22 @@
 //! indentation; when it is found several times, it says how many and where. Files over
 //! [`MAX_EDIT_BYTES`] are refused (before and after the edit), so one edit holds a few
 //! copies of at most that much. Reading, writing and diffing are shared with
-//! `write_file`; this module knows nothing of approval policy beyond declaring the edit.
+//! `write_file`, reading and writing through the editor when the session has one
+//! (`files.rs`); this module knows nothing of approval policy beyond declaring the edit.
 
 use std::collections::HashMap;
 
 use serde::Deserialize;
 use similar::TextDiff;
 
+use super::files::{AccessError, read_judged, write_judged};
 use super::path::{PathArg, ResolvedPath};
 use super::write_file::{Existing, file_diff, read_existing};
-use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, WorksIn, run_blocking_until};
-use crate::nofollow::{self, FileError, Parents};
+use super::{
+    Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, WorksIn, run_blocking_until,
+};
+use crate::nofollow::{FileError, Parents};
+use crate::protocol::{FileChange, FileLocation};
 use crate::truncate::truncate_head_tail;
 
 /// The largest file `edit_file` edits, before or after the edit (8 MiB): an edit holds
@@ -76,12 +81,16 @@ impl TypedTool for EditFile {
         args.path.resolve(&ctx.workdir).works_in()
     }
 
+    fn locations(&self, args: &Args, ctx: &ToolContext) -> Vec<FileLocation> {
+        vec![FileLocation {
+            path: args.path.resolve(&ctx.workdir).real.clone(),
+            line: None,
+        }]
+    }
+
     fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         let path = args.path.resolve(&ctx.workdir).clone();
-        let max_output = ctx.limits.max_output_bytes;
-        Box::pin(run_blocking_until(&ctx.cancel, move || {
-            edit(&path, &args, max_output)
-        }))
+        Box::pin(edit(path, args, ctx))
     }
 }
 
@@ -130,34 +139,55 @@ fn too_large(shown: &str, size: u64, when: &str) -> String {
     )
 }
 
-fn edit(path: &ResolvedPath, args: &Args, max_output: usize) -> ToolOutput {
-    let shown = &path.shown();
-    let old = match read_text(&path.real) {
-        Ok(text) => text,
-        Err(ReadError::File(FileError::NotFound)) => {
-            return ToolOutput::error(format!(
+/// Reads the file (through the editor when the session has one), applies the edit,
+/// writes it back the same way and reports the diff.
+async fn edit(path: ResolvedPath, args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
+    let shown = path.shown();
+    let old = match read_judged(ctx, &path.real, MAX_EDIT_BYTES).await? {
+        Ok(Existing::Bytes(bytes)) => match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(_) => {
+                return Ok(ToolOutput::error(format!(
+                    "{shown} is not UTF-8 text; edit_file only edits text files"
+                )));
+            }
+        },
+        Ok(Existing::Absent) | Err(AccessError::File(FileError::NotFound)) => {
+            return Ok(ToolOutput::error(format!(
                 "File not found: {shown}. To create a file, use write_file."
-            ));
+            )));
         }
-        Err(ReadError::NotText) => {
-            return ToolOutput::error(format!(
-                "{shown} is not UTF-8 text; edit_file only edits text files"
-            ));
+        Ok(Existing::TooLarge(size)) => {
+            return Ok(ToolOutput::error(too_large(&shown, size, "is")));
         }
-        Err(ReadError::TooLarge(size)) => return ToolOutput::error(too_large(shown, size, "is")),
-        Err(ReadError::File(e)) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
+        Err(e) => return Ok(ToolOutput::error(format!("Cannot read {shown}: {e}"))),
     };
-    let edited = match apply_edit(&old, &args.old_string, &args.new_string, mode(args)) {
+    let (old, edited) = run_blocking_until(&ctx.cancel, move || {
+        let edited = apply_edit(&old, &args.old_string, &args.new_string, mode(&args));
+        (old, edited)
+    })
+    .await?;
+    let edited = match edited {
         Ok(edited) => edited,
         Err(EditError::TooLarge { size }) => {
-            return ToolOutput::error(too_large(shown, size, "would be"));
+            return Ok(ToolOutput::error(too_large(&shown, size, "would be")));
         }
-        Err(e) => return ToolOutput::error(e.message(shown)),
+        Err(e) => return Ok(ToolOutput::error(e.message(&shown))),
     };
-    if let Err(e) = nofollow::replace(&path.real, edited.text.as_bytes(), Parents::Existing) {
-        return ToolOutput::error(format!("Cannot write {shown}: {e}"));
+    if let Err(e) = write_judged(ctx, &path.real, &edited.text, Parents::Existing).await? {
+        return Ok(ToolOutput::error(format!("Cannot write {shown}: {e}")));
     }
-    let diff = file_diff(&path.real_display, Some(&old), &edited.text);
+    let max_output = ctx.limits.max_output_bytes;
+    run_blocking_until(&ctx.cancel, move || {
+        report(&path, &old, &edited, max_output)
+    })
+    .await
+}
+
+/// What the model and the frontends are told of a done edit.
+fn report(path: &ResolvedPath, old: &str, edited: &Edited, max_output: usize) -> ToolOutput {
+    let shown = path.shown();
+    let diff = file_diff(&path.real_display, Some(old), &edited.text);
     let diff_text = truncate_head_tail(&diff.text, max_output.saturating_sub(200));
     let occurrences = if edited.count == 1 {
         "1 occurrence".to_string()
@@ -173,7 +203,13 @@ fn edit(path: &ResolvedPath, args: &Args, max_output: usize) -> ToolOutput {
         "Edited {shown}: replaced {occurrences}{crlf}, +{} -{} lines.\n{diff_text}",
         diff.added, diff.removed
     );
-    ToolOutput::ok(content).with_diff(diff_text)
+    ToolOutput::ok(content)
+        .with_diff(diff_text)
+        .with_change(FileChange::within_cap(
+            path.real.clone(),
+            Some(old),
+            &edited.text,
+        ))
 }
 
 /// The file's new text after a successful edit.

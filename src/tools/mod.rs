@@ -17,6 +17,7 @@ pub mod agent_tool;
 pub mod bash;
 pub mod edit_file;
 pub mod exit_plan;
+pub mod files;
 pub mod glob;
 pub mod grep;
 pub mod list;
@@ -28,6 +29,10 @@ pub mod skill_run;
 pub mod skill_tool;
 pub mod update_plan;
 pub mod view_image;
+pub mod web_fetch;
+pub mod web_search;
+#[cfg(test)]
+pub(crate) mod web_test_server;
 pub mod write_file;
 
 pub use registry::{LoadedTools, ToolNameCollision, ToolRegistry, ToolRegistryBuilder, ToolSet};
@@ -40,7 +45,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::ApprovalRequestKind;
+use crate::protocol::{ApprovalRequestKind, FileLocation};
 
 /// The future a tool call returns.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolFatal>> + Send + 'a>>;
@@ -120,6 +125,26 @@ pub struct ToolContext {
     /// The id of the call being run (a sub-agent's events name the call that started
     /// it); empty in tool tests.
     pub call_id: String,
+    /// Which addresses this call's web request may reach (`web_fetch`).
+    pub web_reach: WebReach,
+    /// Where the file tools read and write a file they were allowed to touch: the disk,
+    /// or the editor the session runs in.
+    pub files: files::FileAccess,
+}
+
+/// Which addresses a web request may reach: set by the agent after the call was
+/// approved, from the rule that allowed it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum WebReach {
+    /// Addresses on the public internet only: loopback, private, link-local and the
+    /// other internal ranges are refused (the default, whatever approved the call).
+    #[default]
+    PublicOnly,
+    /// Any address of the host: an allow rule names this host itself.
+    AnyAddress {
+        /// The rule, as written.
+        rule: String,
+    },
 }
 
 /// What the commands a tool starts may write: the session sandbox's folders, or nothing
@@ -296,6 +321,9 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// A unified diff for calls that changed a file (shown by frontends).
     pub diff: Option<String>,
+    /// The changed file's whole text before and after, when it fits the cap (for an
+    /// editor's diff view).
+    pub change: Option<Box<crate::protocol::FileChange>>,
     /// Problems the user should see as warnings too (the model sees them in
     /// `content` already), e.g. a skill's tools.json that could not be loaded.
     pub warnings: Vec<String>,
@@ -314,6 +342,7 @@ impl ToolOutput {
             content: content.into(),
             is_error: false,
             diff: None,
+            change: None,
             warnings: Vec::new(),
             plan: None,
             images: Vec::new(),
@@ -326,6 +355,7 @@ impl ToolOutput {
             content: content.into(),
             is_error: true,
             diff: None,
+            change: None,
             warnings: Vec::new(),
             plan: None,
             images: Vec::new(),
@@ -341,6 +371,12 @@ impl ToolOutput {
     /// Attach a diff for frontends.
     pub fn with_diff(mut self, diff: String) -> Self {
         self.diff = Some(diff);
+        self
+    }
+
+    /// Attach the changed file's texts for frontends (`None`: over the cap).
+    pub fn with_change(mut self, change: Option<Box<crate::protocol::FileChange>>) -> Self {
+        self.change = change;
         self
     }
 }
@@ -408,6 +444,11 @@ pub trait TypedTool: Send + Sync {
     fn works_in(&self, _args: &Self::Args, _ctx: &ToolContext) -> WorksIn {
         WorksIn::Nowhere
     }
+    /// The files a call with these arguments reads or changes, for frontends beside an
+    /// editor (none unless the tool says).
+    fn locations(&self, _args: &Self::Args, _ctx: &ToolContext) -> Vec<FileLocation> {
+        Vec::new()
+    }
     /// What its results are to the conversation.
     fn output_kind(&self) -> OutputKind {
         OutputKind::Reproducible
@@ -461,6 +502,10 @@ pub trait PreparedCall: Send {
     fn works_in(&self, _ctx: &ToolContext) -> WorksIn {
         WorksIn::Nowhere
     }
+    /// The files the call reads or changes (none unless the tool says).
+    fn locations(&self, _ctx: &ToolContext) -> Vec<FileLocation> {
+        Vec::new()
+    }
     /// Runs the call.
     fn run<'a>(self: Box<Self>, ctx: &'a ToolContext) -> ToolFuture<'a>
     where
@@ -484,6 +529,10 @@ impl<T: TypedTool> PreparedCall for Typed<'_, T> {
 
     fn works_in(&self, ctx: &ToolContext) -> WorksIn {
         self.tool.works_in(&self.args, ctx)
+    }
+
+    fn locations(&self, ctx: &ToolContext) -> Vec<FileLocation> {
+        self.tool.locations(&self.args, ctx)
     }
 
     fn run<'a>(self: Box<Self>, ctx: &'a ToolContext) -> ToolFuture<'a>
@@ -808,6 +857,8 @@ pub(crate) fn test_context(workdir: &std::path::Path) -> ToolContext {
         plan_file: None,
         commands: crate::exec::Confinement::SessionSandbox,
         call_id: String::new(),
+        web_reach: WebReach::PublicOnly,
+        files: files::FileAccess::Disk,
     }
 }
 

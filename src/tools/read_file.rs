@@ -2,17 +2,22 @@
 //! never a binary file and never more than the read and output limits allow.
 //!
 //! It knows how to read and number lines; path resolution lives in `path.rs` and
-//! opening the judged file (a regular file, no symlink followed) in `nofollow.rs`. It
-//! knows nothing of approval policy beyond declaring what it reads.
+//! opening the judged file (a regular file, no symlink followed) in `nofollow.rs`; when
+//! the session runs in an editor that offers its buffers (`files.rs`), the text comes
+//! from the editor once the file was found on disk that way. It knows nothing of
+//! approval policy beyond declaring what it reads.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 
 use serde::Deserialize;
 
+use super::files::EditorFiles;
 use super::path::{PathArg, ResolvedPath};
-use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, WorksIn, run_blocking_until};
+use super::{
+    Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, WorksIn, run_blocking_until,
+};
 use crate::nofollow::{self, FileError};
+use crate::protocol::FileLocation;
 
 /// Lines returned when the model gives no limit.
 const DEFAULT_LIMIT: u64 = 2000;
@@ -53,6 +58,14 @@ impl TypedTool for ReadFile {
         args.path.resolve(&ctx.workdir).works_in()
     }
 
+    fn locations(&self, args: &Args, ctx: &ToolContext) -> Vec<FileLocation> {
+        let line = args.offset.map_or(1, |offset| offset.max(1));
+        vec![FileLocation {
+            path: args.path.resolve(&ctx.workdir).real.clone(),
+            line: Some(u32::try_from(line).unwrap_or(u32::MAX)),
+        }]
+    }
+
     fn summary(&self, args: &Args) -> String {
         match args.offset {
             Some(offset) if offset > 1 => format!("{} from line {offset}", args.path.as_str()),
@@ -63,9 +76,25 @@ impl TypedTool for ReadFile {
     fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         let resolved = args.path.resolve(&ctx.workdir).clone();
         let limits = ctx.limits;
-        Box::pin(run_blocking_until(&ctx.cancel, move || {
-            read(&resolved, &args, limits)
-        }))
+        match ctx.files.reader() {
+            None => Box::pin(run_blocking_until(&ctx.cancel, move || {
+                read(&resolved, &args, limits)
+            })),
+            Some(editor) => {
+                Box::pin(async move { read_through(editor, &resolved, &args, ctx).await })
+            }
+        }
+    }
+}
+
+/// The message for a file that cannot be opened.
+fn cannot_open(shown: &str, e: FileError) -> ToolOutput {
+    match e {
+        FileError::NotFound => ToolOutput::error(format!("File not found: {shown}")),
+        FileError::Directory => ToolOutput::error(format!(
+            "{shown} is a directory; use the list tool to see its contents"
+        )),
+        e => ToolOutput::error(format!("Cannot read {shown}: {e}")),
     }
 }
 
@@ -73,25 +102,55 @@ fn read(path: &ResolvedPath, args: &Args, limits: super::ToolLimits) -> ToolOutp
     let shown = &path.shown();
     let file = match nofollow::open_read(&path.real) {
         Ok(file) => file,
-        Err(FileError::NotFound) => return ToolOutput::error(format!("File not found: {shown}")),
-        Err(FileError::Directory) => {
-            return ToolOutput::error(format!(
-                "{shown} is a directory; use the list tool to see its contents"
-            ));
-        }
-        Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
+        Err(e) => return cannot_open(shown, e),
     };
     let meta = match file.metadata() {
         Ok(meta) => meta,
         Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
     };
+    let reader = BufReader::with_capacity(64 * 1024, file);
+    read_lines(shown, meta.len(), args, limits, reader)
+}
+
+/// Reads the judged file through the editor (its unsaved text), once the path was
+/// found on disk as a regular file reached without links.
+async fn read_through(
+    editor: &dyn EditorFiles,
+    path: &ResolvedPath,
+    args: &Args,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolFatal> {
+    let shown = &path.shown();
+    let real = path.real.clone();
+    let checked =
+        run_blocking_until(&ctx.cancel, move || nofollow::open_read(&real).map(drop)).await?;
+    if let Err(e) = checked {
+        return Ok(cannot_open(shown, e));
+    }
+    let text = tokio::select! {
+        text = editor.read_text(&path.real) => text,
+        () = ctx.cancel.cancelled() => return Err(ToolFatal::Interrupted),
+    };
+    Ok(match text {
+        Ok(text) => read_lines(shown, text.len() as u64, args, ctx.limits, text.as_bytes()),
+        Err(e) => ToolOutput::error(format!("Cannot read {shown}: {e}")),
+    })
+}
+
+/// Numbers the lines `reader` holds (`len` bytes in all) as the arguments ask.
+fn read_lines<R: BufRead>(
+    shown: &str,
+    len: u64,
+    args: &Args,
+    limits: super::ToolLimits,
+    mut reader: R,
+) -> ToolOutput {
     let windowed = args.offset.is_some() || args.limit.is_some();
-    if meta.len() > limits.max_read_bytes && !windowed {
+    if len > limits.max_read_bytes && !windowed {
         return ToolOutput::error(format!(
             "{shown} is {} bytes, over the {} byte read limit. Read a part with offset and \
              limit (e.g. offset=1, limit=500), or find the lines you need with grep.",
-            meta.len(),
-            limits.max_read_bytes
+            len, limits.max_read_bytes
         ));
     }
     let offset = args.offset.unwrap_or(1).max(1);
@@ -99,7 +158,6 @@ fn read(path: &ResolvedPath, args: &Args, limits: super::ToolLimits) -> ToolOutp
     if limit == 0 {
         return ToolOutput::error("limit must be at least 1");
     }
-    let mut reader = BufReader::with_capacity(64 * 1024, file);
     match looks_binary(&mut reader) {
         Ok(true) => {
             return ToolOutput::error(format!(
@@ -111,19 +169,13 @@ fn read(path: &ResolvedPath, args: &Args, limits: super::ToolLimits) -> ToolOutp
         Err(e) => return ToolOutput::error(format!("Cannot read {shown}: {e}")),
     }
     match number_lines(&mut reader, offset, limit, limits.max_output_bytes) {
-        Ok(window) => render(
-            shown,
-            offset,
-            &window,
-            meta.len() <= limits.max_read_bytes,
-            reader,
-        ),
+        Ok(window) => render(shown, offset, &window, len <= limits.max_read_bytes, reader),
         Err(e) => ToolOutput::error(format!("Cannot read {shown}: {e}")),
     }
 }
 
 /// True when the first bytes contain a NUL. Leaves the bytes in the reader's buffer.
-fn looks_binary(reader: &mut BufReader<File>) -> std::io::Result<bool> {
+fn looks_binary(reader: &mut impl BufRead) -> std::io::Result<bool> {
     let buffered = reader.fill_buf()?;
     Ok(buffered[..buffered.len().min(BINARY_SNIFF_BYTES)].contains(&0))
 }
@@ -145,7 +197,7 @@ enum Stop {
 }
 
 fn number_lines(
-    reader: &mut BufReader<File>,
+    reader: &mut impl BufRead,
     offset: u64,
     limit: u64,
     max_output: usize,
@@ -207,7 +259,7 @@ fn render(
     offset: u64,
     window: &Window,
     count_rest: bool,
-    mut reader: BufReader<File>,
+    mut reader: impl Read,
 ) -> ToolOutput {
     if window.text.is_empty() {
         if window.last_line == 0 {
@@ -246,7 +298,7 @@ fn render(
 }
 
 /// Counts the remaining lines (a final line without newline counts).
-fn count_lines(reader: &mut BufReader<File>) -> std::io::Result<u64> {
+fn count_lines(reader: &mut impl Read) -> std::io::Result<u64> {
     let mut count = 0u64;
     let mut last = b'\n';
     let mut buf = [0u8; 64 * 1024];

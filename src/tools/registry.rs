@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::{
     PlanUse, Tool, bash, edit_file, exit_plan, glob, grep, list, read_file, update_plan,
-    view_image, write_file,
+    view_image, web_fetch, write_file,
 };
 use crate::llm::ToolSpec;
 
@@ -40,6 +40,7 @@ impl ToolRegistryBuilder {
         builder.register(Arc::new(list::List));
         builder.register(Arc::new(grep::Grep));
         builder.register(Arc::new(bash::Bash));
+        builder.register(Arc::new(web_fetch::WebFetch::default()));
         builder.register(Arc::new(update_plan::UpdatePlan));
         // Offered in plan mode only: requests outside it never carry it.
         builder.register(Arc::new(exit_plan::ExitPlan));
@@ -338,6 +339,7 @@ mod builtin_tests {
                 "list",
                 "grep",
                 "bash",
+                "web_fetch",
                 "update_plan",
                 "exit_plan"
             ]
@@ -354,14 +356,18 @@ mod builtin_tests {
             "grep",
             "bash",
         ];
+        // web_fetch is offered outside plan mode only.
         assert_eq!(
             names(registry.specs()),
-            [&seven[..], &["update_plan"]].concat()
+            [&seven[..], &["web_fetch", "update_plan"]].concat()
         );
-        assert_eq!(names(registry.specs_for(ToolSet::All, Some(15_999))), seven);
+        assert_eq!(
+            names(registry.specs_for(ToolSet::All, Some(15_999))),
+            [&seven[..], &["web_fetch"]].concat()
+        );
         assert_eq!(
             names(registry.specs_for(ToolSet::All, Some(16_000))),
-            [&seven[..], &["update_plan"]].concat()
+            [&seven[..], &["web_fetch", "update_plan"]].concat()
         );
         assert_eq!(
             names(registry.specs_for(ToolSet::Plan, Some(8_000))),
@@ -433,7 +439,8 @@ mod loaded_tests {
             .unwrap();
         let names = shared.names();
         assert_eq!(&names[names.len() - 2..], ["pdf_fill", "pdf_merge"]);
-        // The eight, update_plan, and the skill's two (exit_plan is plan mode's).
+        // The eight, web_fetch, update_plan, and the skill's two (exit_plan is plan
+        // mode's).
         assert_eq!(shared.specs().len(), 11);
         assert!(shared.get("pdf_fill").is_some());
         assert_eq!(registry.loaded().owners(), ["pdf"]);

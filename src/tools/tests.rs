@@ -262,6 +262,14 @@ mod schema_tests {
             (skill_run::SkillRun::NAME, skill_run::SkillRun::PARAMETERS),
             (exit_plan::ExitPlan::NAME, exit_plan::ExitPlan::PARAMETERS),
             (
+                super::web_fetch::WebFetch::NAME,
+                super::web_fetch::WebFetch::PARAMETERS,
+            ),
+            (
+                super::web_search::WebSearch::NAME,
+                super::web_search::WebSearch::PARAMETERS,
+            ),
+            (
                 update_plan::UpdatePlan::NAME,
                 update_plan::UpdatePlan::PARAMETERS,
             ),

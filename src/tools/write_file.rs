@@ -2,8 +2,10 @@
 //! same directory, then rename, through `nofollow::replace`: the judged file, no symlink
 //! followed), creating parent folders, and reports a unified diff.
 //!
-//! Also owns what every file-changing tool shares: `read_existing` (the old text, capped)
-//! and `file_diff`. It knows nothing of approval policy beyond declaring the edit.
+//! When the session runs in an editor that offers its buffers, the old text is read and
+//! the new one written through it first (`files.rs`). Also owns what every
+//! file-changing tool shares: `read_existing` (the old text, capped) and `file_diff`. It
+//! knows nothing of approval policy beyond declaring the edit.
 
 use std::io::Read;
 use std::path::Path;
@@ -13,9 +15,13 @@ use serde::Deserialize;
 use similar::{ChangeTag, TextDiff};
 
 use super::edit_file::MAX_EDIT_BYTES;
+use super::files::{AccessError, read_judged, write_judged};
 use super::path::{PathArg, ResolvedPath};
-use super::{Access, ToolContext, ToolFuture, ToolOutput, TypedTool, WorksIn, run_blocking_until};
+use super::{
+    Access, ToolContext, ToolFatal, ToolFuture, ToolOutput, TypedTool, WorksIn, run_blocking_until,
+};
 use crate::nofollow::{self, FileError, Parents};
+use crate::protocol::{FileChange, FileLocation};
 use crate::truncate::truncate_head_tail;
 
 /// Lines of context around each change in diffs.
@@ -66,30 +72,51 @@ impl TypedTool for WriteFile {
         args.path.resolve(&ctx.workdir).works_in()
     }
 
+    fn locations(&self, args: &Args, ctx: &ToolContext) -> Vec<FileLocation> {
+        vec![FileLocation {
+            path: args.path.resolve(&ctx.workdir).real.clone(),
+            line: None,
+        }]
+    }
+
     fn execute<'a>(&'a self, args: Args, ctx: &'a ToolContext) -> ToolFuture<'a> {
         let path = args.path.resolve(&ctx.workdir).clone();
-        let max_diff = ctx.limits.max_output_bytes;
-        Box::pin(run_blocking_until(&ctx.cancel, move || {
-            write(&path, &args.content, max_diff)
-        }))
+        Box::pin(write(path, args.content, ctx))
     }
 }
 
-fn write(path: &ResolvedPath, content: &str, max_diff: usize) -> ToolOutput {
-    let shown = &path.shown();
-    let old = match read_existing(&path.real, MAX_EDIT_BYTES) {
+/// Writes the file (through the editor when the session has one, its old text read the
+/// same way) and reports the diff.
+async fn write(
+    path: ResolvedPath,
+    content: String,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolFatal> {
+    let shown = path.shown();
+    let old = match read_judged(ctx, &path.real, MAX_EDIT_BYTES).await? {
         Ok(old) => old,
-        Err(FileError::Directory) => {
-            return ToolOutput::error(format!("{shown} is a directory; give a file path"));
+        Err(AccessError::File(FileError::Directory)) => {
+            return Ok(ToolOutput::error(format!(
+                "{shown} is a directory; give a file path"
+            )));
         }
-        Err(e) => return ToolOutput::error(format!("Cannot write {shown}: {e}")),
+        Err(e) => return Ok(ToolOutput::error(format!("Cannot write {shown}: {e}"))),
     };
     if matches!(&old, Existing::Bytes(bytes) if bytes == content.as_bytes()) {
-        return ToolOutput::ok(format!("No change: {shown} already has this content."));
+        return Ok(ToolOutput::ok(format!(
+            "No change: {shown} already has this content."
+        )));
     }
-    if let Err(e) = nofollow::replace(&path.real, content.as_bytes(), Parents::Create) {
-        return ToolOutput::error(format!("Cannot write {shown}: {e}"));
+    if let Err(e) = write_judged(ctx, &path.real, &content, Parents::Create).await? {
+        return Ok(ToolOutput::error(format!("Cannot write {shown}: {e}")));
     }
+    let max_diff = ctx.limits.max_output_bytes;
+    run_blocking_until(&ctx.cancel, move || report(&path, &content, old, max_diff)).await
+}
+
+/// What the model and the frontends are told of a done write.
+fn report(path: &ResolvedPath, content: &str, old: Existing, max_diff: usize) -> ToolOutput {
+    let shown = &path.shown();
     let lines = content.lines().count();
     let bytes = content.len();
     match old {
@@ -97,14 +124,21 @@ fn write(path: &ResolvedPath, content: &str, max_diff: usize) -> ToolOutput {
             let diff = file_diff(&path.real_display, None, content);
             ToolOutput::ok(format!("Created {shown} ({lines} lines, {bytes} bytes)."))
                 .with_diff(truncate_head_tail(&diff.text, max_diff))
+                .with_change(FileChange::within_cap(path.real.clone(), None, content))
         }
         Existing::Bytes(old) => {
-            let diff = file_diff(&path.real_display, Some(&lossy(old)), content);
+            let old = lossy(old);
+            let diff = file_diff(&path.real_display, Some(&old), content);
             ToolOutput::ok(format!(
                 "Updated {shown}: +{} -{} lines.",
                 diff.added, diff.removed
             ))
             .with_diff(truncate_head_tail(&diff.text, max_diff))
+            .with_change(FileChange::within_cap(
+                path.real.clone(),
+                Some(&old),
+                content,
+            ))
         }
         Existing::TooLarge(size) => ToolOutput::ok(format!(
             "Replaced {shown} ({lines} lines, {bytes} bytes; it held {size} bytes, too many \

@@ -421,6 +421,7 @@ fn tool_calls_run_live_then_commit_with_diff() {
         call_id: "c1".into(),
         name: "bash".into(),
         summary: "go test ./...".into(),
+        locations: Vec::new(),
     });
     h.event(Event::ToolOutputDelta {
         call_id: "c1".into(),
@@ -433,11 +434,13 @@ fn tool_calls_run_live_then_commit_with_diff() {
         status: ToolStatus::Error,
         summary: "exit status 1\nFAIL main_test.go:12".into(),
         diff: None,
+        change: None,
     });
     h.event(Event::ToolCallBegin {
         call_id: "c2".into(),
         name: "edit_file".into(),
         summary: "main.go".into(),
+        locations: Vec::new(),
     });
     h.event(Event::ToolCallEnd {
         call_id: "c2".into(),
@@ -445,6 +448,7 @@ fn tool_calls_run_live_then_commit_with_diff() {
         status: ToolStatus::Ok,
         summary: "edited main.go".into(),
         diff: Some("@@ -1 +1 @@\n-a\n+b\n".into()),
+        change: None,
     });
     h.event(Event::TurnComplete {
         outcome: TurnOutcome::Failed {
@@ -917,6 +921,7 @@ fn agents_side_by_side_show_their_steps_in_their_own_cells() {
             call_id: id.into(),
             name: "agent".into(),
             summary: format!("explore: {task}"),
+            locations: Vec::new(),
         });
     }
     let step = |id: &str, pattern: &str| Event::SubAgent {
@@ -926,6 +931,7 @@ fn agents_side_by_side_show_their_steps_in_their_own_cells() {
             call_id: "s".into(),
             name: "grep".into(),
             summary: pattern.into(),
+            locations: Vec::new(),
         })
         .unwrap(),
     };

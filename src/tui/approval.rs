@@ -271,6 +271,26 @@ impl ApprovalOverlay {
                 );
                 (title.to_string(), lines)
             }
+            ApprovalRequestKind::Fetch { url, domain } => {
+                let lines = vec![
+                    Line::from(vec![
+                        Span::raw("host "),
+                        Span::styled(sanitize(domain), bold),
+                    ]),
+                    Line::styled(sanitize(url), dim),
+                ];
+                (format!(" Fetch this web page? ({}) ", request.name), lines)
+            }
+            ApprovalRequestKind::Search { query, backend } => {
+                let lines = vec![
+                    Line::from(vec![
+                        Span::raw("query "),
+                        Span::styled(sanitize(query), bold),
+                    ]),
+                    Line::styled(format!("through {}", sanitize(backend)), dim),
+                ];
+                (format!(" Search the web? ({}) ", request.name), lines)
+            }
             ApprovalRequestKind::Plan { file, text } => {
                 let mut lines = vec![Line::styled(format!("{}", file.display()), dim)];
                 lines.extend(sanitize(text).lines().map(|l| Line::raw(l.to_string())));

@@ -301,6 +301,7 @@ pub fn outcome_notice(outcome: TurnOutcome) -> Option<HistoryCell> {
             format!("Warning: {}.", reason.describe()),
         ),
         TurnOutcome::Failed { message, .. } => (NoticeKind::Error, message),
+        TurnOutcome::LimitReached { limit } => (NoticeKind::Error, limit.describe()),
     };
     Some(HistoryCell::Notice { kind, message })
 }
@@ -313,6 +314,7 @@ pub fn sub_agent_end(outcome: TurnOutcome) -> String {
         TurnOutcome::MaxTurnsReached { limit } => format!("stopped after {limit} requests"),
         TurnOutcome::Truncated { reason } => format!("stopped early: {}", reason.describe()),
         TurnOutcome::Failed { message, .. } => format!("failed: {message}"),
+        TurnOutcome::LimitReached { limit } => limit.describe(),
     }
 }
 

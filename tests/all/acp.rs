@@ -16,20 +16,23 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-const DEADLINE: Duration = Duration::from_secs(30);
+pub(super) const DEADLINE: Duration = Duration::from_secs(30);
 
 /// A running `harness9 acp` with its pipes.
-struct Acp {
+pub(super) struct Acp {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<Value>,
 }
 
 impl Acp {
-    fn start(server: &MockServer, dirs: &Dirs) -> Acp {
-        let mut child = server
-            .binary(dirs)
-            .arg("acp")
+    pub(super) fn start(server: &MockServer, dirs: &Dirs) -> Acp {
+        Acp::spawn(server.binary(dirs).arg("acp"))
+    }
+
+    /// Starts `command` (a `harness9 acp`) with its pipes.
+    pub(super) fn spawn(command: &mut std::process::Command) -> Acp {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -55,23 +58,23 @@ impl Acp {
         }
     }
 
-    fn send_raw(&mut self, bytes: &[u8]) {
+    pub(super) fn send_raw(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().unwrap();
         stdin.write_all(bytes).unwrap();
         stdin.write_all(b"\n").unwrap();
         stdin.flush().unwrap();
     }
 
-    fn send(&mut self, message: Value) {
+    pub(super) fn send(&mut self, message: Value) {
         self.send_raw(message.to_string().as_bytes());
     }
 
-    fn request(&mut self, id: u64, method: &str, params: Value) {
+    pub(super) fn request(&mut self, id: u64, method: &str, params: Value) {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
     }
 
     /// Every line up to and including the answer to request `id`.
-    fn until_answer(&mut self, id: u64) -> (Vec<Value>, Value) {
+    pub(super) fn until_answer(&mut self, id: u64) -> (Vec<Value>, Value) {
         let deadline = Instant::now() + DEADLINE;
         let mut before = Vec::new();
         loop {
@@ -88,7 +91,7 @@ impl Acp {
     }
 
     /// Lines until one satisfies `done` (returned too).
-    fn until(&mut self, done: impl Fn(&Value) -> bool) -> Vec<Value> {
+    pub(super) fn until(&mut self, done: impl Fn(&Value) -> bool) -> Vec<Value> {
         let deadline = Instant::now() + DEADLINE;
         let mut seen = Vec::new();
         loop {
@@ -106,7 +109,7 @@ impl Acp {
     }
 
     /// Closes stdin and waits for the exit status.
-    fn close(mut self) -> std::process::ExitStatus {
+    pub(super) fn close(mut self) -> std::process::ExitStatus {
         drop(self.stdin.take());
         let deadline = Instant::now() + DEADLINE;
         loop {
@@ -126,7 +129,7 @@ impl Drop for Acp {
     }
 }
 
-fn initialize(acp: &mut Acp) -> Value {
+pub(super) fn initialize(acp: &mut Acp) -> Value {
     acp.request(
         1,
         "initialize",
@@ -135,7 +138,7 @@ fn initialize(acp: &mut Acp) -> Value {
     acp.until_answer(1).1
 }
 
-fn new_session(acp: &mut Acp, dirs: &Dirs) -> String {
+pub(super) fn new_session(acp: &mut Acp, dirs: &Dirs) -> String {
     acp.request(
         2,
         "session/new",
@@ -148,7 +151,7 @@ fn new_session(acp: &mut Acp, dirs: &Dirs) -> String {
         .to_string()
 }
 
-fn updates<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
+pub(super) fn updates<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
     lines
         .iter()
         .filter(|l| l["method"] == "session/update")
@@ -246,10 +249,16 @@ fn hostile_input_gets_json_rpc_errors_and_the_server_goes_on() {
     acp.request(6, "session/new", json!({"cwd": 7}));
     let (_, bad) = acp.until_answer(6);
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    // A relative or missing directory is refused.
+    for (id, cwd) in [(61, json!("project")), (62, json!("./")), (63, json!(""))] {
+        acp.request(id, "session/new", json!({"cwd": cwd, "mcpServers": []}));
+        let (_, bad) = acp.until_answer(id);
+        assert_eq!(bad["error"]["code"], -32602, "{cwd}: {bad}");
+    }
     acp.request(
         7,
         "session/new",
-        json!({"cwd": elsewhere.path(), "mcpServers": []}),
+        json!({"cwd": elsewhere.path().join("missing"), "mcpServers": []}),
     );
     let (_, bad) = acp.until_answer(7);
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
@@ -266,21 +275,37 @@ fn hostile_input_gets_json_rpc_errors_and_the_server_goes_on() {
     assert_eq!(init["result"]["protocolVersion"], 1, "{init}");
     let session = new_session(&mut acp, &dirs);
     assert!(!session.is_empty());
-    // One session per process.
+    // A second session in the same directory is another session...
     acp.request(
         10,
         "session/new",
         json!({"cwd": dirs.project(), "mcpServers": []}),
     );
-    let (_, bad) = acp.until_answer(10);
-    assert_eq!(bad["error"]["code"], -32600, "{bad}");
+    let (_, second) = acp.until_answer(10);
+    let second = second["result"]["sessionId"].as_str().unwrap().to_string();
+    assert_ne!(second, session);
+    // ...but one in another directory is not: the sandbox is this process's.
+    acp.request(
+        11,
+        "session/new",
+        json!({"cwd": elsewhere.path(), "mcpServers": []}),
+    );
+    let (_, bad) = acp.until_answer(11);
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("start another harness9 acp"),
+        "{bad}"
+    );
     assert_eq!(server.chat_requests().len(), 0);
     assert_eq!(acp.close().code(), Some(0));
 }
 
 impl Acp {
     /// The next error answer with a `null` id (to a message whose id could not be read).
-    fn until_answer_null(&mut self) -> (Vec<Value>, Value) {
+    pub(super) fn until_answer_null(&mut self) -> (Vec<Value>, Value) {
         let mut lines = self.until(|l| l.get("id") == Some(&Value::Null));
         let last = lines.pop().unwrap();
         (lines, last)

@@ -257,6 +257,7 @@ fn without_definitions_the_first_request_has_no_index_and_no_agent_tool() {
             "list",
             "grep",
             "bash",
+            "web_fetch",
             "update_plan"
         ]
     );

@@ -268,9 +268,9 @@ const PEER_HABITS: &[Case] = &[
         Message::Starts("harness9: --json: print mode writes JSON with --output-format json"),
     ),
     refused(
-        &["--append-system-prompt", "be brief"],
+        &["--system-prompt", "be brief"],
         nothing,
-        Message::Starts("harness9: --append-system-prompt: project instructions go in AGENTS.md"),
+        Message::Starts("harness9: --system-prompt: project instructions go in AGENTS.md"),
     ),
     refused(
         &["exec", "fix the bug"],

@@ -112,6 +112,7 @@ async fn run_with(config: ProviderConfig, messages: &[Message], tools: &[ToolSpe
                 effort: None,
                 cache_key: None,
                 images: &harness9::images::NO_IMAGES,
+                output_schema: None,
             },
             &cancel,
             &mut |e| events.push(e),
@@ -166,6 +167,7 @@ async fn cancelled_at(
                 effort: None,
                 cache_key: None,
                 images: &harness9::images::NO_IMAGES,
+                output_schema: None,
             },
             &cancel,
             &mut |e| {

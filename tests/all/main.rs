@@ -11,6 +11,9 @@
 mod support;
 
 mod acp;
+mod acp_session;
+mod acp_editor;
+mod acp_sdk;
 mod agent;
 mod agents_cli;
 mod agents_fixtures;
@@ -18,6 +21,8 @@ mod agents_run;
 mod architecture;
 mod artifacts;
 mod child_env;
+mod ci_action;
+mod ci_contracts;
 mod cli_errors;
 mod commands;
 mod context;
@@ -69,9 +74,15 @@ mod skills_cache;
 mod skills_cli;
 mod skills_corpus;
 mod special_files;
+mod stream_json_input;
 mod terminal_safety;
 mod tui_e2e;
 mod undo;
 mod update_plan;
 mod user_shell;
+mod web_fetch;
+mod web_search;
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+#[path = "../../src/tools/web_test_server.rs"]
+mod web_server;
 mod window;

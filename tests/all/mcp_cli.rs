@@ -131,7 +131,7 @@ fn add_list_tools_and_remove_user_servers() {
     assert_exit(&out, 0);
     let text = read(&env.user_config());
     assert!(
-        !text.contains("web") && text.contains("[mcp_servers.fx]"),
+        !text.contains("[mcp_servers.web]") && text.contains("[mcp_servers.fx]"),
         "{text}"
     );
     assert!(text.starts_with("# my settings\n"), "{text}");

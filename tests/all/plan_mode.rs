@@ -323,7 +323,7 @@ fn headless_text_output_prints_the_plan() {
 }
 
 /// Outside plan mode neither plan mode's tools (exit_plan) nor its note are sent: the
-/// request is what it was, with update_plan's schema added.
+/// request is what it was, with update_plan's (and web_fetch's) schema added.
 #[test]
 fn outside_plan_mode_the_request_carries_no_plan_tools() {
     let server = MockServer::start(vec![answer("hi")]);
@@ -342,6 +342,7 @@ fn outside_plan_mode_the_request_carries_no_plan_tools() {
             "list",
             "grep",
             "bash",
+            "web_fetch",
             "update_plan"
         ]
     );

@@ -66,6 +66,7 @@ async fn complete(config: ProviderConfig) -> (Result<Completion, LlmError>, Vec<
                 effort: None,
                 cache_key: None,
                 images: &harness9::images::NO_IMAGES,
+                output_schema: None,
             },
             &CancellationToken::new(),
             &mut |e| events.push(e),

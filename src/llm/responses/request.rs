@@ -50,6 +50,9 @@ pub struct RequestBody<'a> {
     include: [&'static str; 1],
     #[serde(skip_serializing_if = "Option::is_none")]
     max_output_tokens: Option<u32>,
+    /// `--output-schema` asked of the server (`structured_output = "json-schema"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<Value>,
     #[serde(flatten)]
     extras: Extras<'a>,
 }
@@ -144,6 +147,14 @@ impl<'a> RequestBody<'a> {
             stream: mode == StreamMode::Sse,
             include: INCLUDE,
             max_output_tokens: config.max_output_tokens,
+            text: config
+                .structured_output
+                .asked(req.output_schema)
+                .map(|schema| {
+                    serde_json::json!({
+                        "format": {"type": "json_schema", "name": "output", "schema": schema},
+                    })
+                }),
             extras: Extras {
                 cache_key: match config.prompt_cache.route(&config.base_url, req.model) {
                     CacheRoute::CacheKey => req.cache_key,

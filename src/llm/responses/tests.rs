@@ -71,6 +71,7 @@ fn body(messages: &[Message], tools: &[ToolSpec], cfg: &ProviderConfig, mode: St
         effort: None,
         cache_key: None,
         images: &crate::images::NO_IMAGES,
+        output_schema: None,
     };
     serde_json::from_slice(&RequestBody::new(&req, cfg, mode).to_bytes().unwrap()).unwrap()
 }
@@ -429,6 +430,7 @@ fn encrypted_reasoning_round_trips_byte_for_byte() {
         effort: None,
         cache_key: None,
         images: &crate::images::NO_IMAGES,
+        output_schema: None,
     };
     let cfg = ProviderConfig::new("p", "http://x/v1");
     let bytes = RequestBody::new(&req, &cfg, StreamMode::Sse)
@@ -730,6 +732,7 @@ fn effort_and_the_cache_key_follow_the_responses_spelling() {
             effort,
             cache_key: Some("session-1"),
             images: &crate::images::NO_IMAGES,
+            output_schema: None,
         };
         serde_json::from_slice(
             &RequestBody::new(&req, cfg, StreamMode::Sse)
@@ -781,6 +784,7 @@ fn images_go_as_input_image_parts() {
         effort: None,
         cache_key: None,
         images: &data,
+        output_schema: None,
     };
     let cfg = ProviderConfig::new("openai", "https://api.openai.com/v1");
     let b: Value = serde_json::from_slice(
@@ -795,5 +799,33 @@ fn images_go_as_input_image_parts() {
             {"type": "input_text", "text": "look"},
             {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgphYmM="},
         ]})
+    );
+}
+
+#[test]
+fn an_output_schema_is_asked_as_text_format_only_when_the_provider_takes_it() {
+    let schema = json!({"type": "object", "required": ["verdict"]});
+    let messages = conversation(None);
+    let mut cfg = ProviderConfig::new("openai", "https://api.openai.com/v1");
+    let held = |cfg: &ProviderConfig| {
+        let req = ChatRequest {
+            model: "gpt-5-codex",
+            messages: &messages,
+            tools: &[],
+            effort: None,
+            cache_key: None,
+            output_schema: Some(&schema),
+            images: &crate::images::NO_IMAGES,
+        };
+        let bytes = RequestBody::new(&req, cfg, StreamMode::Sse)
+            .to_bytes()
+            .unwrap();
+        serde_json::from_slice::<Value>(&bytes).unwrap()
+    };
+    assert!(held(&cfg).get("text").is_none(), "off by default");
+    cfg.structured_output = crate::llm::StructuredOutput::JsonSchema;
+    assert_eq!(
+        held(&cfg)["text"],
+        json!({"format": {"type": "json_schema", "name": "output", "schema": schema}})
     );
 }

@@ -35,6 +35,7 @@ fn scope_words(origin: &ServerOrigin) -> (&'static str, &'static str) {
         ServerOrigin::Project { .. } => ("project", "project"),
         ServerOrigin::McpJson { .. } => ("project", "mcp_json"),
         ServerOrigin::Plugin { .. } => ("plugin", "plugin"),
+        ServerOrigin::Editor => ("editor", "editor"),
     }
 }
 

@@ -46,6 +46,7 @@ impl App {
                 call_id,
                 name,
                 summary,
+                ..
             } => self.tool_began(&call_id, &name, &summary),
             Event::ToolOutputDelta { call_id, text } => self.live.tool_output(&call_id, &text),
             Event::ToolResult { call_id, content } => self.live.tool_result(&call_id, content),
@@ -55,6 +56,7 @@ impl App {
                 status,
                 summary,
                 diff,
+                ..
             } => self.tool_ended(&call_id, &name, status, &summary, diff),
             Event::ApprovalRequest(ask) => self.approval_asked(ask),
             Event::SubAgent {
