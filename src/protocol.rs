@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 mod commands;
 mod context;
 mod effort;
-mod limits;
 mod files;
+mod limits;
 mod rules;
 mod text;
 mod values;
@@ -26,8 +26,8 @@ pub use context::{
     ContextReport, InstructionFileInfo, InstructionOrigin, SkillRootCount, estimated_tokens,
 };
 pub use effort::Effort;
-pub use limits::RunLimit;
 pub use files::{FileChange, FileLocation};
+pub use limits::RunLimit;
 pub use rules::{AskBecause, Effect, Offer, RuleView, Source};
 pub use text::SharedText;
 pub use values::{Cost, RewindPoint, SkillChanges, UndoOutcome, describe_rewind};

@@ -32,10 +32,9 @@ use std::io::{self, Write};
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, CancelNotification, ClientCapabilities, ContentBlock, Implementation,
-    InitializeRequest,
-    InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities,
-    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, SessionId,
-    SessionNotification, SetSessionModeRequest, SetSessionModeResponse, StopReason,
+    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
+    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
+    SessionId, SessionNotification, SetSessionModeRequest, SetSessionModeResponse, StopReason,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -325,7 +324,8 @@ impl<W: Write, O: Opener> Server<W, O> {
         // The file tools learn the session's id once the agent has said it (below).
         let session_cell = client_fs::SessionCell::default();
         let mut prepared = prepared;
-        prepared.setup.files = client_fs::access(&self.client, &session_cell, self.fs_calls.clone());
+        prepared.setup.files =
+            client_fs::access(&self.client, &session_cell, self.fs_calls.clone());
         let (mut handle, _info) = prepared.spawn();
         let Configured {
             saved_id,

@@ -12,12 +12,19 @@ use super::turn::{Attached, SessionState, TurnContext, internal_failure, usage_f
 
 /// What the model in use may be sent.
 pub(super) fn intake(ctx: &TurnContext) -> ImageIntake {
-    if ctx.setup.client.config().images.sends_images() {
-        ImageIntake::Accept {
-            max_bytes: ctx.setup.tool_limits.max_image_bytes,
+    ctx.setup.image_intake()
+}
+
+impl super::AgentSetup {
+    /// What the model in use may be sent.
+    pub fn image_intake(&self) -> ImageIntake {
+        if self.client.config().images.sends_images() {
+            ImageIntake::Accept {
+                max_bytes: self.tool_limits.max_image_bytes,
+            }
+        } else {
+            ImageIntake::Refuse
         }
-    } else {
-        ImageIntake::Refuse
     }
 }
 

@@ -279,6 +279,7 @@ fn info() -> SessionInfo {
         commands: SlashCommands::default(),
         context_window: Some(1000),
         startup_warnings: vec!["a skill did not load".into()],
+        images: crate::images::ImageIntake::Accept { max_bytes: 1 << 20 },
     }
 }
 

@@ -21,6 +21,8 @@ mod resume;
 
 #[path = "app_hooks_tests.rs"]
 mod hooks;
+#[path = "app_image_tests.rs"]
+mod images;
 #[path = "app_plan_tests.rs"]
 mod plan;
 

@@ -138,5 +138,8 @@ fn the_official_acp_client_drives_harness9_through_edit_permission_cancel_and_lo
     let requests = server.chat_requests();
     assert_eq!(requests.len(), 4);
     let last = requests[3].body.to_string();
-    assert!(last.contains("change the greeting") && last.contains("one more thing"), "{last}");
+    assert!(
+        last.contains("change the greeting") && last.contains("one more thing"),
+        "{last}"
+    );
 }

@@ -11,9 +11,9 @@
 mod support;
 
 mod acp;
-mod acp_session;
 mod acp_editor;
 mod acp_sdk;
+mod acp_session;
 mod agent;
 mod agents_cli;
 mod agents_fixtures;
