@@ -98,6 +98,17 @@ pub enum ImageError {
     /// The file could not be read.
     #[error("{0}")]
     Unreadable(String),
+    /// Base64 text that is not valid standard base64.
+    #[error("the image data is not valid base64")]
+    BadBase64,
+    /// Its bytes are another image type than the one its sender named.
+    #[error("the image was said to be {declared}, but its bytes are {actual}")]
+    WrongType {
+        /// The MIME type the sender named.
+        declared: String,
+        /// The one its bytes are.
+        actual: &'static str,
+    },
     /// The store could not be written or read.
     #[error("image store {}: {reason}", dir.display())]
     Store {
@@ -183,6 +194,76 @@ pub fn read_file(real: &Path, max: u64) -> Result<Image, ImageError> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     Image::from_bytes(bytes, &name, max)
+}
+
+/// An image handed over as base64 text (an editor's prompt, a stream-json line):
+/// decoded within `max` (the size is known before anything is decoded), an image by its
+/// bytes, and of the MIME type `declared` when one is named.
+pub fn from_base64(
+    data: &str,
+    declared: Option<&str>,
+    name: &str,
+    max: u64,
+) -> Result<Image, ImageError> {
+    let bytes = decode_base64(data, max)?;
+    let image = Image::from_bytes(bytes, name, max)?;
+    if let Some(declared) = declared
+        && !declared.trim().eq_ignore_ascii_case(image.kind.mime())
+    {
+        return Err(ImageError::WrongType {
+            declared: short_name(declared),
+            actual: image.kind.mime(),
+        });
+    }
+    Ok(image)
+}
+
+/// Standard base64 (padding optional, ASCII whitespace ignored) decoded; refused
+/// before decoding when it would be more than `max` bytes.
+fn decode_base64(text: &str, max: u64) -> Result<Vec<u8>, ImageError> {
+    let clean: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    let pads = clean.iter().rev().take_while(|&&b| b == b'=').count();
+    if pads > 2 || (pads > 0 && !clean.len().is_multiple_of(4)) {
+        return Err(ImageError::BadBase64);
+    }
+    let body = &clean[..clean.len() - pads];
+    let tail = match body.len() % 4 {
+        0 => 0,
+        2 => 1,
+        3 => 2,
+        _ => return Err(ImageError::BadBase64),
+    };
+    let size = u64::try_from(body.len() / 4 * 3 + tail).unwrap_or(u64::MAX);
+    if size > max {
+        return Err(ImageError::TooLarge { size, max });
+    }
+    let value = |c: u8| -> Result<u32, ImageError> {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return Err(ImageError::BadBase64),
+        };
+        Ok(u32::from(v))
+    };
+    let mut out = Vec::with_capacity(body.len() / 4 * 3 + tail);
+    for chunk in body.chunks(4) {
+        let mut n = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            n |= value(c)? << (18 - 6 * i);
+        }
+        let [_, a, b, c] = n.to_be_bytes();
+        out.push(a);
+        if chunk.len() > 2 {
+            out.push(b);
+        }
+        if chunk.len() > 3 {
+            out.push(c);
+        }
+    }
+    Ok(out)
 }
 
 fn short_name(name: &str) -> String {
@@ -419,6 +500,52 @@ mod tests {
                 size: PNG.len() as u64,
                 max: 4
             })
+        );
+    }
+
+    #[test]
+    fn base64_decodes_what_it_encodes_and_refuses_the_rest() {
+        for text in ["", "f", "fo", "foo", "foob", "fooba", "foobar"] {
+            let mut encoded = String::new();
+            base64_into(text.as_bytes(), &mut encoded);
+            assert_eq!(decode_base64(&encoded, 100).unwrap(), text.as_bytes());
+            let unpadded = encoded.trim_end_matches('=');
+            assert_eq!(decode_base64(unpadded, 100).unwrap(), text.as_bytes());
+        }
+        assert_eq!(decode_base64("Zm9v\nYmFy\n", 100).unwrap(), b"foobar");
+        for bad in ["Zm9v!", "Z", "Zm9===", "Zm=9", "Zg=", "€€€€"] {
+            assert_eq!(decode_base64(bad, 100), Err(ImageError::BadBase64), "{bad}");
+        }
+        // The cap is judged before decoding.
+        assert_eq!(
+            decode_base64(&"A".repeat(4000), 10),
+            Err(ImageError::TooLarge {
+                size: 3000,
+                max: 10
+            })
+        );
+        let mut png = String::new();
+        base64_into(b"\x89PNG\r\n\x1a\n rest", &mut png);
+        assert_eq!(
+            from_base64(&png, Some("image/png"), "a", 100).unwrap().kind,
+            ImageType::Png
+        );
+        assert_eq!(
+            from_base64(&png, None, "a", 100).unwrap().kind,
+            ImageType::Png
+        );
+        assert_eq!(
+            from_base64(&png, Some("image/jpeg"), "a", 100),
+            Err(ImageError::WrongType {
+                declared: "image/jpeg".into(),
+                actual: "image/png"
+            })
+        );
+        let mut text = String::new();
+        base64_into(b"plain text", &mut text);
+        assert_eq!(
+            from_base64(&text, None, "a", 100),
+            Err(ImageError::NotAnImage)
         );
     }
 

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::support::*;
 
 /// A PNG by its first bytes, `size` bytes long, with a marker inside.
-fn png(size: usize) -> Vec<u8> {
+pub(super) fn png(size: usize) -> Vec<u8> {
     let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
     let mut x: u32 = 12345;
     while bytes.len() < size {
@@ -27,7 +27,7 @@ fn png(size: usize) -> Vec<u8> {
 
 /// `bytes` in standard base64 (written here again so the test does not trust the code
 /// under test).
-fn base64(bytes: &[u8]) -> String {
+pub(super) fn base64(bytes: &[u8]) -> String {
     const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for c in bytes.chunks(3) {
@@ -46,7 +46,7 @@ fn base64(bytes: &[u8]) -> String {
 }
 
 /// The `image_url` URLs of the user messages of a request, message by message.
-fn image_urls(request: &RecordedRequest) -> Vec<Vec<String>> {
+pub(super) fn image_urls(request: &RecordedRequest) -> Vec<Vec<String>> {
     request
         .messages()
         .iter()

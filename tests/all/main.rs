@@ -38,6 +38,7 @@ mod hooks_plugins;
 mod hooks_session;
 mod hooks_trust;
 mod images;
+mod images_frontends;
 mod init;
 mod instructions;
 mod key_hidden;
