@@ -255,6 +255,7 @@ fn write_session(home: &Path, project: &Path, compact_every: Option<u64>) -> Ses
         let message = |message: Message| Record::Message { turn, message };
         writer
             .append(&message(Message::User {
+                images: Vec::new(),
                 content: prompt.clone(),
             }))
             .unwrap();
@@ -269,6 +270,7 @@ fn write_session(home: &Path, project: &Path, compact_every: Option<u64>) -> Ses
                     user_messages: recent_prompts.clone(),
                     messages: vec![
                         Message::User {
+                            images: Vec::new(),
                             content: format!(
                                 "## Goal\nRead out.txt.\n## Open tasks\nGo on.\n## The user's \
                                  messages\n{}",
@@ -281,6 +283,7 @@ fn write_session(home: &Path, project: &Path, compact_every: Option<u64>) -> Ses
                             tool_calls: Vec::new(),
                         },
                         Message::User {
+                            images: Vec::new(),
                             content: prompt.clone(),
                         },
                     ],

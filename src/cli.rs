@@ -37,6 +37,11 @@ pub struct Cli {
     #[arg(short = 'p', long = "print", value_name = "PROMPT")]
     pub print: Option<String>,
 
+    /// An image sent with the `-p` prompt (PNG, JPEG, GIF or WebP, told by its bytes;
+    /// at most max_image_bytes). Repeat it for several.
+    #[arg(long = "image", value_name = "FILE", requires = "print")]
+    pub images: Vec<PathBuf>,
+
     /// Output format for print and pipe modes.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,

@@ -361,6 +361,7 @@ impl Routed {
                 text: text.clone(),
                 origin,
                 piped: None,
+                images: Vec::new(),
             }),
             Routed::Invoke(invocation) => Some(crate::protocol::Op::Invoke(invocation.clone())),
             Routed::Shell(command) => Some(crate::protocol::Op::Shell {

@@ -334,6 +334,7 @@ fn run_print(
 ) -> Result<Ended, LaunchError> {
     let options = PrintOptions {
         prompt: cli.print.clone().unwrap_or_default(),
+        images: cli.images.clone(),
         format: cli.output_format,
         activity: activity(cli, Frontend::Print(stdin)),
         stdin,

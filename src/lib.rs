@@ -19,6 +19,7 @@ pub mod cost;
 pub mod exec;
 pub mod hooks;
 pub mod http;
+pub mod images;
 pub mod input;
 pub mod instructions;
 pub mod launch;

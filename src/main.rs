@@ -35,6 +35,7 @@ fn exit_code_for(kind: Option<ErrorKind>) -> u8 {
     match kind {
         None => code::OK,
         Some(ErrorKind::Auth | ErrorKind::ModelNotFound | ErrorKind::BadRequest)
+        | Some(ErrorKind::ImagesRefused)
         | Some(ErrorKind::ContextTooLong | ErrorKind::Quota | ErrorKind::Protocol)
         | Some(ErrorKind::ContentFilter) => code::PROVIDER_REFUSED,
         Some(

@@ -106,6 +106,10 @@ pub enum Op {
         /// Text that arrived on stdin besides a typed prompt (`-p PROMPT` with a pipe),
         /// sent after it as it is: data, never mention-expanded.
         piped: Option<String>,
+        /// Images the user gave besides the text (`-p --image FILE`, a pasted image or
+        /// path in the TUI): sent with the message as image parts, `[image #N]` in its
+        /// text. Any frontend adds images here ([`Op::with_images`]).
+        images: Vec<ImageInput>,
     },
     /// Run a slash command the user typed that becomes a turn: a skill or an MCP
     /// server's prompt.
@@ -234,13 +238,54 @@ pub enum InputOrigin {
     Piped,
 }
 
+/// An image a frontend hands over with a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageInput {
+    /// A file the user named themselves (`--image FILE`, a pasted path): read as given
+    /// (relative to the project), within `max_image_bytes`, an image by its first bytes.
+    File {
+        /// The path as given.
+        path: std::path::PathBuf,
+    },
+    /// Bytes the frontend already holds (a clipboard image; ACP and stream-json images).
+    Bytes {
+        /// The image's bytes, checked like a file's.
+        bytes: Vec<u8>,
+        /// What to call it (`clipboard`, a file name).
+        name: String,
+    },
+}
+
 impl Op {
+    /// `self` with `images` added, when it is a user message (other ops are returned as
+    /// they are): the one way a frontend attaches images to what the user sends.
+    pub fn with_images(self, more: Vec<ImageInput>) -> Op {
+        match self {
+            Op::UserInput {
+                text,
+                origin,
+                piped,
+                mut images,
+            } => {
+                images.extend(more);
+                Op::UserInput {
+                    text,
+                    origin,
+                    piped,
+                    images,
+                }
+            }
+            other => other,
+        }
+    }
+
     /// A message the user typed (its `@path` mentions are attached), with nothing piped.
     pub fn typed(text: impl Into<String>) -> Op {
         Op::UserInput {
             text: text.into(),
             origin: InputOrigin::Typed,
             piped: None,
+            images: Vec::new(),
         }
     }
 }
@@ -481,6 +526,9 @@ pub enum ErrorKind {
     ModelNotFound,
     /// The request was refused as malformed (400/422).
     BadRequest,
+    /// The request carried images and the server refused them: the model cannot see
+    /// (a 4xx/5xx naming images, vision or the content type).
+    ImagesRefused,
     /// The conversation no longer fits the model's context window.
     ContextTooLong,
     /// Too many requests (429) even after waiting and retrying.
@@ -528,6 +576,7 @@ impl ErrorKind {
             ErrorKind::Auth => "auth",
             ErrorKind::ModelNotFound => "model_not_found",
             ErrorKind::BadRequest => "bad_request",
+            ErrorKind::ImagesRefused => "images_refused",
             ErrorKind::ContextTooLong => "context_too_long",
             ErrorKind::RateLimit => "rate_limit",
             ErrorKind::Quota => "quota",

@@ -361,6 +361,7 @@ pub fn prepare_with_remote(
         commands: setup.slash_commands(),
         context_window: context_window.map(|w| w.tokens),
         startup_warnings: warnings,
+        images: setup.image_intake(),
     };
     Ok(Prepared { setup, info })
 }

@@ -33,14 +33,15 @@ use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, CancelNotification, ClientCapabilities, ContentBlock, Implementation,
     InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
-    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
-    SessionId, SessionNotification, SetSessionModeRequest, SetSessionModeResponse, StopReason,
+    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
+    PromptResponse, SessionId, SessionNotification, SetSessionModeRequest, SetSessionModeResponse,
+    StopReason,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::agent::AgentHandle;
-use crate::protocol::{ApprovalMode, Event, Op, ResumedSession, SlashCommands};
+use crate::protocol::{ApprovalMode, Event, ImageInput, Op, ResumedSession, SlashCommands};
 use crate::signals::{EndingSignal, EndingSignals};
 use session::{Conversation, OpenError, OpenRequest, Opener};
 use wire::{Incoming, Line, Writer, code};
@@ -133,6 +134,8 @@ struct Live {
     commands: SlashCommands,
     /// The `session/prompt` request being answered, if one runs.
     prompt: Option<Running>,
+    /// Whether its model takes images, and how large.
+    images: crate::images::ImageIntake,
     /// Its tool calls running and their output so far.
     tool_calls: tool_calls::ToolCalls,
 }
@@ -321,6 +324,7 @@ impl<W: Write, O: Opener> Server<W, O> {
             Err(e) => return self.open_failed(id, &e),
         };
         let commands = prepared.info.commands.clone();
+        let images = prepared.info.images;
         // The file tools learn the session's id once the agent has said it (below).
         let session_cell = client_fs::SessionCell::default();
         let mut prepared = prepared;
@@ -338,7 +342,7 @@ impl<W: Write, O: Opener> Server<W, O> {
                 format!("harness9-{}-{}", std::process::id(), self.sessions_made)
             }));
             let _ = session_cell.set(session_id.clone());
-            self.start(session_id.clone(), handle, commands, early);
+            self.start(session_id.clone(), handle, commands, images, early);
             let response = NewSessionResponse::new(session_id.clone()).modes(modes::state(mode));
             self.out.result(id, &response)?;
             return self.offer_commands(&session_id);
@@ -364,7 +368,7 @@ impl<W: Write, O: Opener> Server<W, O> {
             self.out.notify("session/update", &notification)?;
         }
         // What the agent said before it resumed goes with the replay.
-        self.start(session_id.clone(), handle, commands, Vec::new());
+        self.start(session_id.clone(), handle, commands, images, Vec::new());
         for event in &early {
             self.event(&session_id, event)?;
         }
@@ -379,6 +383,7 @@ impl<W: Write, O: Opener> Server<W, O> {
         session_id: SessionId,
         handle: AgentHandle,
         commands: SlashCommands,
+        images: crate::images::ImageIntake,
         early: Vec<Event>,
     ) {
         let AgentHandle { ops, mut events } = handle;
@@ -409,6 +414,7 @@ impl<W: Write, O: Opener> Server<W, O> {
                 ops,
                 commands,
                 prompt: None,
+                images,
                 tool_calls: tool_calls::ToolCalls::default(),
             },
         );
@@ -426,9 +432,29 @@ impl<W: Write, O: Opener> Server<W, O> {
             );
         }
         let text = prompt_text(&request.prompt);
+        let images = match prompt_images(&request.prompt, live.images) {
+            Ok(images) => images,
+            Err(message) => return self.out.error(id, code::INVALID_PARAMS, &message),
+        };
         match commands::start(&text, &live.commands) {
             Ok(started) => {
+                let to_model = started
+                    .ops
+                    .iter()
+                    .any(|op| matches!(op, Op::UserInput { .. }));
+                if !images.is_empty() && !to_model {
+                    return self.out.error(
+                        id,
+                        code::INVALID_PARAMS,
+                        "images go only with a prompt to the model, not with this command",
+                    );
+                }
+                let mut images = Some(images);
                 for op in started.ops {
+                    let op = match op {
+                        Op::UserInput { .. } => op.with_images(images.take().unwrap_or_default()),
+                        other => other,
+                    };
                     let _ = live.ops.send(op);
                 }
                 if started.ends == commands::Ends::AtOnce {
@@ -640,6 +666,7 @@ impl<W: Write, O: Opener> Server<W, O> {
 fn capabilities() -> AgentCapabilities {
     AgentCapabilities::new()
         .load_session(true)
+        .prompt_capabilities(PromptCapabilities::new().image(true))
         .mcp_capabilities(McpCapabilities::new().http(true))
 }
 
@@ -693,8 +720,39 @@ struct Configured {
     early: Vec<Event>,
 }
 
-/// The user message a prompt's blocks make: text as it is, links by their URI; other
-/// blocks are not offered in the capabilities and are left out.
+/// The images of a prompt's blocks (base64 data and a MIME type), each decoded and
+/// checked here as the agent will check it again: an image type by its bytes, the
+/// type it was said to be, within the size cap; the first refused one says why.
+fn prompt_images(
+    blocks: &[ContentBlock],
+    intake: crate::images::ImageIntake,
+) -> Result<Vec<ImageInput>, String> {
+    let mut images = Vec::new();
+    for block in blocks {
+        let ContentBlock::Image(image) = block else {
+            continue;
+        };
+        let max = match intake {
+            crate::images::ImageIntake::Accept { max_bytes } => max_bytes,
+            crate::images::ImageIntake::Refuse => {
+                return Err(crate::images::IMAGES_OFF.to_string());
+            }
+        };
+        let n = images.len() + 1;
+        let name = format!("image {n}");
+        let checked = crate::images::from_base64(&image.data, Some(&image.mime_type), &name, max)
+            .map_err(|e| format!("image {n} of the prompt was refused: {e}"))?;
+        images.push(ImageInput::Bytes {
+            bytes: checked.bytes,
+            name: checked.name,
+        });
+    }
+    Ok(images)
+}
+
+/// The user message a prompt's blocks make: text as it is, links by their URI; images
+/// go apart ([`prompt_images`]); other blocks are not offered in the capabilities and
+/// are left out.
 fn prompt_text(blocks: &[ContentBlock]) -> String {
     let mut parts = Vec::new();
     for block in blocks {

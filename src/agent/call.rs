@@ -65,6 +65,8 @@ struct Report {
     sub_usage: Option<Box<Usage>>,
     /// The plan an `update_plan` call set, not yet saved in the conversation.
     plan: Option<Box<crate::protocol::PlanUpdate>>,
+    /// The images the tool returned for the model.
+    images: Vec<crate::images::Image>,
 }
 
 /// Whether a call's tool ran.
@@ -89,6 +91,7 @@ impl Report {
             ran_with: None,
             sub_usage: None,
             plan: None,
+            images: Vec::new(),
         }
     }
 }
@@ -101,6 +104,8 @@ pub(super) struct CallResult {
     pub end: CallEnd,
     /// Instruction files appended to `content` (their text ends it).
     pub attached: Option<Gathered>,
+    /// Images the tool returned, sent in a user message after the results.
+    pub images: Vec<crate::images::Image>,
 }
 
 /// Runs one call: parse, approve, run, size, report. Returns the text for the model,
@@ -214,11 +219,13 @@ async fn complete(
     if sized == Sized::Interrupted && matches!(report.end, CallEnd::Done) {
         report.end = CallEnd::Interrupted;
     }
+    let images = std::mem::take(&mut report.images);
     let (content, end) = finish(ctx, call, report, summary);
     CallResult {
         content,
         end,
         attached,
+        images,
     }
 }
 
@@ -697,6 +704,7 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
             change,
             warnings,
             plan,
+            images,
         }) => {
             for message in warnings {
                 ctx.emit(Event::Warning { message });
@@ -726,6 +734,7 @@ fn outcome(ctx: &TurnContext, result: Result<ToolOutput, ToolFatal>) -> Report {
                 ran_with: None,
                 sub_usage: None,
                 plan,
+                images,
             }
         }
         Err(ToolFatal::Interrupted) => Report::new(

@@ -144,7 +144,7 @@ pub async fn compact(
             Message::System {
                 content: SUMMARIZER_PROMPT.to_string(),
             },
-            Message::User { content: prompt },
+            Message::user(prompt),
         ];
         let request = ChatRequest {
             model: &state.model,
@@ -152,6 +152,7 @@ pub async fn compact(
             tools: &[],
             effort: state.effort,
             cache_key: Some(&state.cache_key),
+            images: &crate::images::NO_IMAGES,
             output_schema: None,
         };
         match ctx
@@ -202,9 +203,25 @@ pub async fn compact(
         budget_bytes(&state.conversation, window * SUMMARY_PERCENT / 100),
         " from the summary to keep it small",
     );
-    let content = summary_message(&summary, &kept, left_out, &skills);
+    let mut content = summary_message(&summary, &kept, left_out, &skills);
+    // The summary replaces the older messages, their images with them: oldest first,
+    // they are the first to go, and the model and the user are told.
+    let dropped: Vec<&str> = state.conversation.messages()[1..keep_from]
+        .iter()
+        .flat_map(Message::images)
+        .map(|image| image.name.as_str())
+        .collect();
+    if !dropped.is_empty() {
+        let note = format!(
+            "{} image(s) of the earlier messages were dropped by this compaction: {}",
+            dropped.len(),
+            dropped.join(", ")
+        );
+        content.push_str(&format!("\n\n[{note}]"));
+        ctx.emit(Event::Warning { message: note });
+    }
     let replacement = vec![
-        Message::User { content },
+        Message::user(content),
         Message::Assistant {
             content: ACKNOWLEDGEMENT.into(),
             reasoning: None,
@@ -264,7 +281,7 @@ fn budget_bytes(conv: &Conversation, tokens: u64) -> usize {
 
 fn is_summary_message(message: &Message) -> bool {
     match message {
-        Message::User { content } => content.starts_with(SUMMARY_OPENING),
+        Message::User { content, .. } => content.starts_with(SUMMARY_OPENING),
         Message::Assistant { content, .. } => content == ACKNOWLEDGEMENT,
         _ => false,
     }
@@ -280,7 +297,7 @@ fn render_transcript(messages: &[Message]) -> String {
     for m in messages {
         match m {
             Message::System { .. } => {}
-            Message::User { content } => {
+            Message::User { content, .. } => {
                 out.push_str("### User\n");
                 out.push_str(content);
                 out.push_str("\n\n");
@@ -337,7 +354,7 @@ fn skill_instructions(older: &[Message], ctx: &TurnContext) -> Vec<String> {
     for name in ctx.setup.loaded_skills.names() {
         let open = format!("<skill-loaded name=\"{name}\">");
         let found = older.iter().find_map(|m| {
-            let (Message::Tool { content, .. } | Message::User { content }) = m else {
+            let (Message::Tool { content, .. } | Message::User { content, .. }) = m else {
                 return None;
             };
             let start = content.find(&open)?;
@@ -423,13 +440,14 @@ mod tests {
         );
         assert_contains(&text, "(2 earlier ones are covered by the summary)");
         assert_contains(&text, "do X");
-        assert!(is_summary_message(&Message::User { content: text }));
+        assert!(is_summary_message(&Message::user(text)));
     }
 
     #[test]
     fn the_transcript_shortens_tool_results_and_shows_calls() {
         let text = render_transcript(&[
             Message::User {
+                images: Vec::new(),
                 content: "fix it".into(),
             },
             Message::Assistant {

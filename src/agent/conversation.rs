@@ -349,7 +349,7 @@ impl Conversation {
     /// Adds a message to the current turn (saved, then sent from the next request on).
     pub fn push(&mut self, message: Message) {
         let turn = self.turn;
-        if let Message::User { content } = &message {
+        if let Message::User { content, .. } = &message {
             self.note_prompt(content);
             self.deliver_notes();
         }
@@ -457,7 +457,7 @@ impl Conversation {
     pub fn user_messages_before(&self, index: usize) -> Vec<String> {
         let mut out = self.kept_user_messages.clone();
         for (m, turn) in self.messages[..index].iter().zip(&self.turns) {
-            if let (Message::User { content }, 1..) = (m, turn) {
+            if let (Message::User { content, .. }, 1..) = (m, turn) {
                 out.push(content.clone());
             }
         }
@@ -723,26 +723,31 @@ fn line_count(text: &str) -> usize {
     newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
-/// Estimated tokens of messages, about 4 bytes per token.
+/// What one image is counted as, in bytes of text (about 1,100 tokens: a large
+/// screenshot as the vision models bill it).
+const IMAGE_BYTES: usize = 4_400;
+
+/// Estimated tokens of messages, about 4 bytes per token; an image as [`IMAGE_BYTES`].
 pub fn estimate_messages(messages: &[Message]) -> u64 {
     let bytes: usize = messages
         .iter()
         .map(|m| {
-            8 + match m {
-                Message::System { content } | Message::User { content } => content.len(),
-                Message::Assistant {
-                    content,
-                    tool_calls,
-                    ..
-                } => {
-                    content.len()
-                        + tool_calls
-                            .iter()
-                            .map(|c| c.name.len() + c.arguments.len() + 16)
-                            .sum::<usize>()
+            8 + m.images().len() * IMAGE_BYTES
+                + match m {
+                    Message::System { content } | Message::User { content, .. } => content.len(),
+                    Message::Assistant {
+                        content,
+                        tool_calls,
+                        ..
+                    } => {
+                        content.len()
+                            + tool_calls
+                                .iter()
+                                .map(|c| c.name.len() + c.arguments.len() + 16)
+                                .sum::<usize>()
+                    }
+                    Message::Tool { content, .. } => content.len() + 16,
                 }
-                Message::Tool { content, .. } => content.len() + 16,
-            }
         })
         .sum();
     (bytes as u64).div_ceil(4)

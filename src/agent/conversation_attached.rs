@@ -156,6 +156,7 @@ mod tests {
         let turn = c.begin_turn();
         let id = format!("call{turn}");
         c.push(Message::User {
+            images: Vec::new(),
             content: format!("prompt {turn}"),
         });
         c.push(Message::Assistant {
@@ -253,6 +254,7 @@ mod tests {
             keep,
             vec![
                 Message::User {
+                    images: Vec::new(),
                     content: "summary".into(),
                 },
                 Message::Assistant {
@@ -282,6 +284,7 @@ mod tests {
         assert_eq!(names(&c), ["/p/a/AGENTS.md"]);
         c.begin_turn();
         c.push(Message::User {
+            images: Vec::new(),
             content: "x".into(),
         });
         c.push(Message::Tool {

@@ -88,7 +88,7 @@ impl<'k> Replayer<'k> {
                 self.open_turn = Some(turn);
                 self.conversation.turn = self.conversation.turn.max(turn);
                 match &message {
-                    Message::User { content } => {
+                    Message::User { content, .. } => {
                         // What was typed for it: its `prompt` record, else itself.
                         let c = &mut self.conversation;
                         if c.prompts.last().is_none_or(|(t, _)| *t != turn) {

@@ -45,6 +45,7 @@ fn skills_are_instructions(name: &str) -> OutputKind {
 fn tool_turn(c: &mut Conversation, tool: &str, bytes: usize, outcome: TurnOutcome) {
     let turn = c.begin_turn();
     c.push(Message::User {
+        images: Vec::new(),
         content: format!("prompt {turn}"),
     });
     c.push(Message::Assistant {
@@ -143,7 +144,9 @@ fn a_failed_turn_is_saved_but_not_sent_again() {
     }));
     // The next turn goes on from before the failure.
     tool_turn(&mut c, "bash", 10, TurnOutcome::Completed);
-    assert!(matches!(&c.messages()[before], Message::User { content } if content == "prompt 3"));
+    assert!(
+        matches!(&c.messages()[before], Message::User { content, .. } if content == "prompt 3")
+    );
 }
 
 #[test]
@@ -167,6 +170,7 @@ fn estimates_start_from_the_providers_count() {
     c.note_prompt_tokens(first * 2, &[]);
     c.begin_turn();
     c.push(Message::User {
+        images: Vec::new(),
         content: "u".repeat(400),
     });
     let next = c.estimate_tokens(&[]);
@@ -237,6 +241,7 @@ fn a_turn_cut_off_by_a_crash_gets_results_for_its_calls() {
     tool_turn(&mut live, "bash", 10, TurnOutcome::Completed);
     live.begin_turn();
     live.push(Message::User {
+        images: Vec::new(),
         content: "go".into(),
     });
     live.push(Message::Assistant {
@@ -267,6 +272,7 @@ fn a_replayed_compaction_and_clear_replace_what_is_sent() {
     }
     let summary = vec![
         Message::User {
+            images: Vec::new(),
             content: "summary".into(),
         },
         Message::Assistant {
@@ -323,6 +329,7 @@ fn a_small_window_elides_earlier_output_even_within_the_last_turns() {
 fn open_tool_turn(c: &mut Conversation, tool: &str, bytes: usize) {
     let turn = c.begin_turn();
     c.push(Message::User {
+        images: Vec::new(),
         content: format!("prompt {turn}"),
     });
     add_call(c, tool, bytes);
@@ -523,6 +530,7 @@ fn folded_calls_leave_the_turn_and_are_named_in_its_first_answer() {
     assert_eq!(
         m[before_turn],
         Message::User {
+            images: Vec::new(),
             content: "prompt 2".into()
         }
     );
@@ -610,7 +618,7 @@ fn a_fold_never_puts_the_models_words_in_a_user_message() {
         &skills_are_instructions,
     );
     for m in c.messages() {
-        if let Message::User { content } = m {
+        if let Message::User { content, .. } = m {
             assert_eq!(content, "prompt 1");
         }
     }
@@ -646,7 +654,7 @@ fn typed_turn(c: &mut Conversation, typed: &str) {
         Some(notes) => format!("{notes}\n\n{typed}"),
         None => typed.to_string(),
     };
-    c.push(Message::User { content });
+    c.push(Message::user(content));
     c.push(Message::Assistant {
         content: format!("answer {turn}").into(),
         reasoning: None,
@@ -659,7 +667,7 @@ fn user_texts(c: &Conversation) -> Vec<String> {
     c.messages()
         .iter()
         .filter_map(|m| match m {
-            Message::User { content } => Some(content.clone()),
+            Message::User { content, .. } => Some(content.clone()),
             _ => None,
         })
         .collect()
@@ -728,6 +736,7 @@ fn turns_summarized_by_a_compaction_are_no_rewind_points() {
         keep_from,
         vec![
             Message::User {
+                images: Vec::new(),
                 content: "summary".into(),
             },
             Message::Assistant {

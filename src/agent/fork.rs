@@ -139,6 +139,8 @@ pub async fn run_fork(
         policy,
         // A forked skill saves into, and reads from, the session's artifacts.
         artifacts: parent_artifacts,
+        // Images it is shown live with its unsaved conversation.
+        images: crate::images::ImageStore::default(),
     };
     let task = if request.task.trim().is_empty() {
         DEFAULT_TASK.to_string()

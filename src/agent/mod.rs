@@ -17,6 +17,7 @@ pub mod fork;
 pub mod hooks;
 pub mod hooks_session;
 pub mod hooks_turn;
+mod images;
 pub mod init;
 pub mod limits;
 mod listings;
@@ -211,6 +212,9 @@ pub struct SessionInfo {
     /// Warnings from start-up (skills that did not load, config problems). Frontends
     /// show them once.
     pub startup_warnings: Vec<String>,
+    /// Whether the model at start takes images, and how large (a frontend turns a
+    /// pasted image into text with a note when it takes none).
+    pub images: crate::images::ImageIntake,
 }
 
 /// The fixed parts of a session, assembled by `session::prepare`.

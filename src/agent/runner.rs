@@ -235,6 +235,7 @@ impl Dispatcher {
             usage: Usage::default(),
             policy: self.policy.clone(),
             artifacts: None,
+            images: crate::images::ImageStore::default(),
         }
     }
 
@@ -599,11 +600,13 @@ async fn run_turn_op(state: &mut SessionState, ctx: &TurnContext, op: Op) {
             text,
             origin,
             piped,
+            images,
         } => {
             let message = UserMessage {
                 text,
                 origin,
                 piped,
+                images,
             };
             run_user_turn(state, ctx, message).await;
         }

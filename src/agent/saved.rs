@@ -37,6 +37,12 @@ pub trait SessionArchive: Send + Sync {
     fn export(&self, id: &SessionId, format: ExportFormat, dest: &Path) -> Result<(), String>;
     /// Session `id`'s artifacts.
     fn artifacts(&self, id: &SessionId) -> crate::artifacts::ArtifactStore;
+
+    /// Where session `id`'s images are kept: `images/` in its artifacts folder, so
+    /// they go wherever the session goes and are removed with it.
+    fn images(&self, id: &SessionId) -> crate::images::ImageStore {
+        crate::images::ImageStore::Folder(self.artifacts(id).dir().join(crate::images::FOLDER))
+    }
     /// Session `id`'s file, once it is written (`/status`).
     fn file(&self, id: &SessionId) -> Option<std::path::PathBuf> {
         let _ = id;
@@ -76,6 +82,7 @@ pub fn start(state: &mut SessionState, ctx: &TurnContext) -> (Option<SessionId>,
     state.cache_key = id.to_string();
     state.conversation = Conversation::new(setup.system_prompt.clone(), Some(sink));
     state.artifacts = Some(store.artifacts(&id));
+    state.images = store.images(&id);
     (Some(id), events)
 }
 
@@ -173,6 +180,7 @@ pub fn resume(
     state.conversation = conversation;
     state.cache_key = id.to_string();
     state.artifacts = Some(store.artifacts(id));
+    state.images = store.images(id);
     events.push(Event::SessionResumed(Box::new(ResumedSession {
         id: id.to_string(),
         model: super::endpoint::shown_model(setup, state),

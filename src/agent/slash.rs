@@ -16,7 +16,7 @@
 
 use crate::agent::approval::{ApprovalPolicy, Verdict};
 use crate::agent::fork::run_fork;
-use crate::agent::turn::{SessionState, TurnContext, run_turn};
+use crate::agent::turn::{Attached, SessionState, TurnContext};
 use crate::llm::Message;
 use crate::protocol::ApprovalMode;
 use crate::protocol::ApprovalRequestKind;
@@ -181,18 +181,24 @@ pub async fn run_skill(
                         match crate::agent::turn::attach_mentions_from(state, ctx, &written, &text)
                             .await
                         {
-                            Ok(text) => text,
+                            Ok(attached) => attached,
                             Err(outcome) => return line.end(outcome),
                         }
                     } else {
-                        text
+                        Attached {
+                            text,
+                            images: Vec::new(),
+                        }
                     }
                 }
-                _ => text,
+                _ => Attached {
+                    text,
+                    images: Vec::new(),
+                },
             };
             let grant = command_grant(state, ctx, skill);
             state.conversation.expect_prompt(line.typed().to_string());
-            let outcome = run_turn(state, ctx, text).await.outcome;
+            let outcome = crate::agent::turn::run_turn_with_images(state, ctx, text).await;
             drop(grant);
             return outcome;
         }
@@ -223,7 +229,7 @@ pub async fn run_skill(
     let (outcome, final_text, requests) = match result {
         Ok(r) => {
             let content = crate::agent::turn::with_notes(state, ctx, line.typed().to_string());
-            state.conversation.push(Message::User { content });
+            state.conversation.push(Message::user(content));
             state.conversation.push(Message::Assistant {
                 content: r.final_text.clone(),
                 reasoning: None,

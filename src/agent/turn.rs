@@ -52,6 +52,9 @@ pub struct SessionState {
     pub policy: ApprovalPolicy,
     /// The saved session's artifacts (`None` when the session is not saved).
     pub artifacts: Option<crate::artifacts::ArtifactStore>,
+    /// Where the conversation's images are kept (beside the saved session, else in
+    /// memory).
+    pub images: crate::images::ImageStore,
 }
 
 /// Where a turn's events go: straight to the frontend, or, inside a forked skill's
@@ -200,6 +203,8 @@ pub struct UserMessage {
     pub origin: InputOrigin,
     /// Piped text sent after a typed message, as it is.
     pub piped: Option<String>,
+    /// Images the user gave besides the text.
+    pub images: Vec<crate::protocol::ImageInput>,
 }
 
 /// Runs a turn for a user message. When the user typed it, its `@path` mentions are
@@ -216,34 +221,55 @@ pub async fn run_user_turn(
         text,
         origin,
         piped,
+        images: given,
     } = message;
     let typed = text.clone();
     let attached = match origin {
         InputOrigin::Typed if crate::mentions::has_mentions(&text) => {
-            match attach_mentions(state, ctx, &text).await {
-                Ok(attached) => attached,
-                Err(failure) => {
-                    ctx.emit(Event::TurnStarted { text });
-                    ctx.emit(Event::TurnComplete {
-                        outcome: failure.clone(),
-                        final_text: SharedText::default(),
-                        usage: Usage::default(),
-                        requests: 0,
-                    });
-                    return failure;
-                }
-            }
+            attach_mentions(state, ctx, &text).await
         }
-        InputOrigin::Typed | InputOrigin::Piped => text,
+        InputOrigin::Typed | InputOrigin::Piped => Ok(Attached {
+            text: text.clone(),
+            images: Vec::new(),
+        }),
     };
-    let mut text = attached;
+    let attached = match attached {
+        Ok(attached) => super::images::add_given(state, ctx, attached, given).await,
+        Err(failure) => Err(failure),
+    };
+    let Attached {
+        text: mut attached,
+        images,
+    } = match attached {
+        Ok(attached) => attached,
+        Err(failure) => {
+            ctx.emit(Event::TurnStarted { text });
+            ctx.emit(Event::TurnComplete {
+                outcome: failure.clone(),
+                final_text: SharedText::default(),
+                usage: Usage::default(),
+                requests: 0,
+            });
+            return failure;
+        }
+    };
     if let Some(piped) = piped {
-        text.push_str(&piped);
+        attached.push_str(&piped);
     }
     state.conversation.expect_prompt(typed);
-    run_turn_with(state, ctx, text, FinalText::EventOnly)
+    run_turn_with(state, ctx, attached, images, FinalText::EventOnly)
         .await
         .outcome
+}
+
+/// A message with what its mentions (and the images given with it) attached: the
+/// text, and the images, stored, in the order the text numbers them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attached {
+    /// What is sent as the message's text.
+    pub text: String,
+    /// Its images.
+    pub images: Vec<crate::images::ImageRef>,
 }
 
 /// Who needs a turn's final answer once it ends: the frontend always gets it in
@@ -264,7 +290,7 @@ pub(super) async fn attach_mentions(
     state: &SessionState,
     ctx: &TurnContext,
     text: &str,
-) -> Result<String, TurnOutcome> {
+) -> Result<Attached, TurnOutcome> {
     attach_mentions_from(state, ctx, text, text).await
 }
 
@@ -276,7 +302,7 @@ pub(super) async fn attach_mentions_from(
     ctx: &TurnContext,
     source: &str,
     text: &str,
-) -> Result<String, TurnOutcome> {
+) -> Result<Attached, TurnOutcome> {
     let workdir = ctx.setup.workdir.clone();
     let typed = source.to_string();
     let found =
@@ -290,23 +316,35 @@ pub(super) async fn attach_mentions_from(
         super::mention_approval::approve(state, ctx, mention).await?;
     }
     let typed = text.to_string();
-    let attached =
-        tokio::task::spawn_blocking(move || crate::mentions::attach(&typed, &mentions)).await;
+    let intake = super::images::intake(ctx);
+    let store = state.images.clone();
+    let attached = tokio::task::spawn_blocking(move || {
+        crate::mentions::attach(&typed, &mentions, intake)
+            .map_err(|e| e.to_string())
+            .and_then(|expanded| {
+                let images = super::images::store_all(&store, &expanded.images)?;
+                Ok(Attached {
+                    text: expanded.text,
+                    images,
+                })
+            })
+    })
+    .await;
     match attached {
-        Ok(Ok(expanded)) => Ok(expanded.text),
-        Ok(Err(e)) => Err(usage_failure(e.to_string())),
+        Ok(Ok(attached)) => Ok(attached),
+        Ok(Err(message)) => Err(usage_failure(message)),
         Err(e) => Err(internal_failure(e)),
     }
 }
 
-fn usage_failure(message: String) -> TurnOutcome {
+pub(super) fn usage_failure(message: String) -> TurnOutcome {
     TurnOutcome::Failed {
         kind: ErrorKind::Usage,
         message,
     }
 }
 
-fn internal_failure(e: tokio::task::JoinError) -> TurnOutcome {
+pub(super) fn internal_failure(e: tokio::task::JoinError) -> TurnOutcome {
     TurnOutcome::Failed {
         kind: ErrorKind::Internal,
         message: format!("attaching the mentioned files failed: {e}"),
@@ -315,7 +353,25 @@ fn internal_failure(e: tokio::task::JoinError) -> TurnOutcome {
 
 /// Runs one turn for `text` and reports it; returns how it ended, with its final answer.
 pub async fn run_turn(state: &mut SessionState, ctx: &TurnContext, text: String) -> TurnResult {
-    run_turn_with(state, ctx, text, FinalText::Returned).await
+    run_turn_with(state, ctx, text, Vec::new(), FinalText::Returned).await
+}
+
+/// [`run_turn`] for a message with images (stored already), its final answer in the
+/// event only.
+pub(super) async fn run_turn_with_images(
+    state: &mut SessionState,
+    ctx: &TurnContext,
+    attached: Attached,
+) -> TurnOutcome {
+    run_turn_with(
+        state,
+        ctx,
+        attached.text,
+        attached.images,
+        FinalText::EventOnly,
+    )
+    .await
+    .outcome
 }
 
 /// [`run_turn`], returning the final answer only where `final_text` says.
@@ -323,6 +379,7 @@ async fn run_turn_with(
     state: &mut SessionState,
     ctx: &TurnContext,
     text: String,
+    images: Vec<crate::images::ImageRef>,
     final_text: FinalText,
 ) -> TurnResult {
     // Skills that changed, an undo, a command the user ran: news to the model since it
@@ -338,7 +395,10 @@ async fn run_turn_with(
         .conversation
         .set_window(ctx.setup.context_window.get());
     state.conversation.begin_turn();
-    state.conversation.push(Message::User { content: text });
+    state.conversation.push(Message::User {
+        content: text,
+        images,
+    });
     let mut turn = TurnProgress::default();
     let outcome = loop {
         if turn.requests >= ctx.setup.max_turns {
@@ -348,10 +408,16 @@ async fn run_turn_with(
         }
         // Fixed tools first, in a fixed order, then the tools of loaded skills: the
         // list changes only when a skill with tools is loaded or unloaded.
-        let specs = ctx.setup.tools.specs_for(
+        let mut specs = ctx.setup.tools.specs_for(
             super::plan_mode::tool_set(state.policy.mode()),
             ctx.setup.context_window.get(),
         );
+        // A model that cannot see is not offered a tool that shows it images.
+        if !ctx.setup.client.config().images.sends_images() {
+            specs.retain(|s| {
+                s.name != <crate::tools::view_image::ViewImage as crate::tools::TypedTool>::NAME
+            });
+        }
         if let Some(outcome) = super::fit::before_request(state, ctx, &specs).await {
             break outcome;
         }
@@ -400,7 +466,7 @@ async fn run_turn_with(
                 let last = turn.final_text.clone();
                 let after = super::hooks_turn::stop(state, ctx, &mut turn.stops, &last).await;
                 if let super::hooks_turn::AfterStop::GoOn { message } = after {
-                    state.conversation.push(Message::User { content: message });
+                    state.conversation.push(Message::user(message));
                     continue;
                 }
             }
@@ -499,6 +565,7 @@ fn hold_to_schema(
             });
             state.conversation.push(Message::User {
                 content: schema.repair_request(&why),
+                images: Vec::new(),
             });
             Some(SchemaEnd::RepairAsked)
         }
@@ -521,6 +588,25 @@ enum Answer {
     End(TurnOutcome),
 }
 
+/// The bytes of the images the conversation refers to, read back from the store off
+/// the async threads (nothing is read when there are none).
+async fn read_back_images(state: &SessionState) -> crate::images::ImageData {
+    let refs: Vec<crate::images::ImageRef> = state
+        .conversation
+        .messages()
+        .iter()
+        .flat_map(Message::images)
+        .cloned()
+        .collect();
+    if refs.is_empty() {
+        return crate::images::ImageData::default();
+    }
+    let store = state.images.clone();
+    tokio::task::spawn_blocking(move || store.load(&refs))
+        .await
+        .unwrap_or_default()
+}
+
 /// Sends the conversation and streams the answer to the frontend. An interrupted answer
 /// keeps what was streamed (marked); a context-length refusal compacts once and asks
 /// for the request again.
@@ -530,6 +616,7 @@ async fn request(
     specs: &[ToolSpec],
     turn: &mut TurnProgress,
 ) -> Answer {
+    let images = read_back_images(state).await;
     let result = {
         let request = ChatRequest {
             model: &state.model,
@@ -537,6 +624,7 @@ async fn request(
             tools: specs,
             effort: state.effort,
             cache_key: Some(&state.cache_key),
+            images: &images,
             // The main conversation's answers are held to `--output-schema`.
             output_schema: if ctx.events.is_forked() {
                 None
@@ -721,11 +809,18 @@ async fn run_calls(
         } else {
             vec![run_call(state, ctx, call, specs).await]
         };
+        let mut shown = Vec::new();
         for (call, result) in batch.iter().zip(results) {
             state.conversation.push(Message::Tool {
                 tool_call_id: call.id.clone(),
                 content: result.content,
             });
+            shown.extend(
+                result
+                    .images
+                    .into_iter()
+                    .map(|image| (call.id.clone(), image)),
+            );
             if let Some(attached) = result.attached {
                 let bytes = attached.text.len();
                 state
@@ -751,6 +846,13 @@ async fn run_calls(
                     }))
                 }
             }
+        }
+        // After the whole batch's results, never between them.
+        if !shown.is_empty() && !super::images::show_to_model(state, shown).await {
+            ctx.emit(Event::Warning {
+                message: "an image a tool returned could not be stored; it was not sent"
+                    .to_string(),
+            });
         }
     }
     state
@@ -843,6 +945,7 @@ mod tests {
     #[test]
     fn estimates_are_about_four_bytes_per_token_and_marked() {
         let messages = vec![Message::User {
+            images: Vec::new(),
             content: "x".repeat(400),
         }];
         let c = Completion {

@@ -215,6 +215,12 @@ pub struct FileConfig {
     pub max_output_tokens: Option<u32>,
     /// `auto` (the default), `chat` or `responses`: the wire protocol requests use.
     pub wire: Option<crate::llm::WireSetting>,
+    /// Whether the model takes images: `true`, `false` (nothing is attached or sent),
+    /// unset tries and reports a refusal clearly.
+    pub images: Option<bool>,
+    /// The largest image attached (an `@` mention, `--image`, `view_image`), in bytes
+    /// (default 5 MiB).
+    pub max_image_bytes: Option<u64>,
     /// Permission rules (`allow`, `ask`, `deny`) and `builtin_rules` (docs/SECURITY.md).
     #[serde(default)]
     pub permissions: UserPermissions,
@@ -262,6 +268,7 @@ impl FileConfig {
             attempt_timeout_secs: self.attempt_timeout_secs,
             total_timeout_secs: self.total_timeout_secs,
             max_retries: self.max_retries,
+            images: self.images,
         }
     }
 }

@@ -12,7 +12,8 @@ use std::time::Duration;
 use super::{ConfigError, ToolChoiceMode, ToolChoiceSetting};
 use crate::llm::wire::OWNED_BODY_KEYS;
 use crate::llm::{
-    AuthHeader, ProviderConfig, ReasoningEcho, StreamMode, ToolChoice, UsageReporting, WireSetting,
+    AuthHeader, ImageSupport, ProviderConfig, ReasoningEcho, StreamMode, ToolChoice,
+    UsageReporting, WireSetting,
 };
 
 /// The environment lookup.
@@ -39,6 +40,7 @@ pub(super) struct ProviderKeys<'a> {
     pub(super) attempt_timeout_secs: Option<u64>,
     pub(super) total_timeout_secs: Option<u64>,
     pub(super) max_retries: Option<u32>,
+    pub(super) images: Option<bool>,
 }
 
 /// The provider's settings from config.toml (and the idle timeout's test variable).
@@ -81,6 +83,11 @@ pub(super) fn apply(
     };
     provider.reasoning_effort = file.reasoning_effort;
     provider.prompt_cache = file.prompt_cache.unwrap_or_default();
+    provider.images = match file.images {
+        None => ImageSupport::Try,
+        Some(true) => ImageSupport::Yes,
+        Some(false) => ImageSupport::No,
+    };
     provider.structured_output = file.structured_output.unwrap_or_default();
     if let Some(dialect) = file.effort_dialect {
         provider.effort_dialect = crate::llm::effort::DialectChoice::Configured { dialect };

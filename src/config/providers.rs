@@ -71,6 +71,8 @@ pub struct ProviderFile {
     pub total_timeout_secs: Option<u64>,
     /// Retries after the first attempt.
     pub max_retries: Option<u32>,
+    /// Whether this provider's models take images (unset: try).
+    pub images: Option<bool>,
 }
 
 impl ProviderFile {
@@ -93,6 +95,7 @@ impl ProviderFile {
             attempt_timeout_secs: self.attempt_timeout_secs,
             total_timeout_secs: self.total_timeout_secs,
             max_retries: self.max_retries,
+            images: self.images,
         }
     }
 }

@@ -560,6 +560,9 @@ fn tool_limits(file: &FileConfig) -> ToolLimits {
     if let Some(secs) = file.bash_timeout_secs {
         limits.default_bash_timeout_secs = secs.clamp(1, limits.max_bash_timeout_secs);
     }
+    if let Some(bytes) = file.max_image_bytes {
+        limits.max_image_bytes = bytes;
+    }
     limits
 }
 

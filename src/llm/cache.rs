@@ -83,7 +83,7 @@ fn host(url: &str) -> String {
 /// providers' caches do not count as part of the prefix.
 pub fn breakpoints(messages: &[Message]) -> Vec<usize> {
     let has_text = |m: &Message| match m {
-        Message::System { content } | Message::User { content } => !content.is_empty(),
+        Message::System { content } | Message::User { content, .. } => !content.is_empty(),
         Message::Tool { content, .. } => !content.is_empty(),
         Message::Assistant { content, .. } => !content.is_empty(),
     };
@@ -148,7 +148,7 @@ mod tests {
 
     #[test]
     fn breakpoints_are_the_system_prompt_and_the_newest_texts_at_most_four() {
-        let user = |t: &str| Message::User { content: t.into() };
+        let user = |t: &str| Message::user(t);
         let tool = |t: &str| Message::Tool {
             tool_call_id: "c".into(),
             content: t.into(),

@@ -212,6 +212,7 @@ impl Client {
         // sends its own reasoning items and has nothing to turn.
         let mut echo_turned = because == echo::EchoBecause::Configured || wire == Wire::Responses;
         let mut body = self.request_bytes(&req, mode, wire, echo)?;
+        let carries_images = req.messages.iter().any(|m| !m.images().is_empty());
         let mut jitter = Jitter::from_clock();
         let mut attempt = 1u32;
         let started = Instant::now();
@@ -257,6 +258,11 @@ impl Client {
                 Err(e) => {
                     let mut partial = streamed.take_partial();
                     partial.reasoning.source = source();
+                    let e = if carries_images {
+                        e.of_request_with_images()
+                    } else {
+                        e
+                    };
                     e.with_partial(partial)
                 }
             };

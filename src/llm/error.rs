@@ -150,6 +150,22 @@ impl LlmError {
         e
     }
 
+    /// This failure of a request that carried images, as the refusal of the images it
+    /// is when the server's words say so: a 4xx or 5xx (or an error in the stream) whose
+    /// message names images, vision, multimodal input or the content part's type. It is
+    /// not retried.
+    pub(crate) fn of_request_with_images(mut self) -> LlmError {
+        let refusable = matches!(
+            self.0.kind,
+            ErrorKind::BadRequest | ErrorKind::Server | ErrorKind::Protocol
+        );
+        if refusable && mentions_images(&self.0.message.to_lowercase()) {
+            self.0.kind = ErrorKind::ImagesRefused;
+            self.0.retry = RetryBudget::ByKind;
+        }
+        self
+    }
+
     /// An error object the provider sent inside a stream or a 200 body.
     pub(crate) fn in_stream(site: &Site, model: &str, error: &serde_json::Value) -> LlmError {
         let info = ErrorInfo::from_error_value(error);
@@ -347,6 +363,7 @@ impl Details {
             ErrorKind::Auth => "the API key was refused".into(),
             ErrorKind::ModelNotFound => format!("model `{}` was not found", self.model),
             ErrorKind::BadRequest => "the request was rejected".into(),
+            ErrorKind::ImagesRefused => format!("model `{}` does not take images", self.model),
             ErrorKind::ContextTooLong => {
                 format!("the conversation is too long for model `{}`", self.model)
             }
@@ -412,6 +429,12 @@ impl Details {
             ErrorKind::BadRequest => "The endpoint refused the request as sent; if it rejects \
                  stream_options or tools, change the provider settings in config.toml"
                 .into(),
+            ErrorKind::ImagesRefused => format!(
+                "Use a model that takes images (a vision model), or set images = false for \
+                 the {} provider in config.toml so none are sent; the message was not \
+                 answered, send it again without its images",
+                self.provider
+            ),
             ErrorKind::ContextTooLong => "Run /compact or start a new conversation, or use a \
                  larger context window (a local server's context size, such as llama-server -c \
                  or Ollama's num_ctx, or a model with a larger window)"
@@ -588,6 +611,26 @@ fn mentions_output_limit(text: &str) -> bool {
         .iter()
         .any(|w| text.contains(w))
         && text.contains("too large")
+}
+
+/// Whether an error text refuses image input, in the words of the servers people use:
+/// OpenAI ("Invalid content type. image_url is only supported by certain models"),
+/// vLLM ("is not a multimodal model"), llama.cpp's llama-server ("image input is not
+/// supported"), Ollama and LM Studio ("does not support images"), Mistral ("Image input
+/// is not supported"), DeepSeek and other strict schemas ("unknown variant
+/// `image_url`, expected `text`"), Groq ("content must be a string").
+fn mentions_images(text: &str) -> bool {
+    [
+        "image",
+        "vision",
+        "multimodal",
+        "multi-modal",
+        "content type",
+        "content must be a string",
+        "expected `text`",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
 }
 
 /// Whether an error text is a request-validation failure (pydantic, FastAPI) that some

@@ -31,6 +31,7 @@ pub use error::{LlmError, PartialAnswer};
 pub use reasoning::{Reasoning, ReasoningField};
 pub use wire_kind::{Wire, WireSetting};
 
+use crate::images::{ImageData, ImageRef};
 use crate::protocol::{Effort, SharedText, Usage};
 
 /// One message of a conversation, independent of any wire format. Its serde form is the
@@ -47,6 +48,10 @@ pub enum Message {
     User {
         /// Message text.
         content: String,
+        /// Images sent with it, by reference: their bytes are in the session's
+        /// [`crate::images::ImageStore`] and read back for each request.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageRef>,
     },
     /// What the model said, with the tools it asked for.
     Assistant {
@@ -68,6 +73,24 @@ pub enum Message {
         /// The output the model sees.
         content: String,
     },
+}
+
+impl Message {
+    /// A user message of text alone.
+    pub fn user(content: impl Into<String>) -> Message {
+        Message::User {
+            content: content.into(),
+            images: Vec::new(),
+        }
+    }
+
+    /// The images a message refers to (only a user message has any).
+    pub fn images(&self) -> &[ImageRef] {
+        match self {
+            Message::User { images, .. } => images,
+            Message::System { .. } | Message::Assistant { .. } | Message::Tool { .. } => &[],
+        }
+    }
 }
 
 /// A tool call made by the model.
@@ -106,6 +129,9 @@ pub struct ChatRequest<'a> {
     /// The session's id, sent as `prompt_cache_key` where the provider caches by key
     /// ([`cache::CacheRoute::CacheKey`]).
     pub cache_key: Option<&'a str>,
+    /// The bytes of the images `messages` refer to, read back for this request
+    /// ([`crate::images::NO_IMAGES`] when there are none).
+    pub images: &'a ImageData,
     /// `--output-schema`'s schema, for the main conversation's requests: sent as the
     /// provider's structured output when [`ProviderConfig::structured_output`] says so.
     pub output_schema: Option<&'a serde_json::Value>,
@@ -317,8 +343,30 @@ pub struct ProviderConfig {
     pub effort_dialect: effort::DialectChoice,
     /// Which requests carry prompt-cache markers (`prompt_cache` in config.toml).
     pub prompt_cache: cache::PromptCache,
+    /// Whether the model takes images (`images` in config.toml).
+    pub images: ImageSupport,
     /// Whether `--output-schema` is asked of the server (`structured_output`).
     pub structured_output: StructuredOutput,
+}
+
+/// Whether a provider's model takes images (`images` in config.toml).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ImageSupport {
+    /// Unset: images are sent, and a refusal is its own error
+    /// ([`crate::protocol::ErrorKind::ImagesRefused`]).
+    #[default]
+    Try,
+    /// `images = true`.
+    Yes,
+    /// `images = false`: nothing is attached, and `view_image` is not offered.
+    No,
+}
+
+impl ImageSupport {
+    /// Whether images may be sent.
+    pub fn sends_images(self) -> bool {
+        self != ImageSupport::No
+    }
 }
 
 /// Which header carries the API key.
@@ -360,6 +408,7 @@ impl ProviderConfig {
             reasoning_effort: None,
             effort_dialect: effort::DialectChoice::default(),
             prompt_cache: cache::PromptCache::default(),
+            images: ImageSupport::default(),
             structured_output: StructuredOutput::default(),
         }
     }

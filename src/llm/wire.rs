@@ -13,6 +13,7 @@ use super::{
     ChatRequest, Echo, FinishReason, Message, ProviderConfig, Reasoning, ReasoningField,
     StreamMode, ToolCall, UsageReporting,
 };
+use crate::images::ImageData;
 use crate::protocol::Usage;
 
 // ---------------------------------------------------------------------------------------
@@ -73,6 +74,43 @@ enum WireContent<'a> {
     Plain(&'a str),
     /// `"content": [{"type": "text", "text": "…", "cache_control": {"type": "ephemeral"}}]`.
     Breakpoint(&'a str),
+    /// A user message with images: its text part (with the breakpoint when `cached`),
+    /// then one `{"type": "image_url", "image_url": {"url": "data:…"}}` part each.
+    WithImages {
+        text: &'a str,
+        cached: bool,
+        images: Vec<WireImage<'a>>,
+    },
+}
+
+/// One image of a message as sent.
+#[derive(Debug)]
+enum WireImage<'a> {
+    /// Its data URL.
+    Url(&'a str),
+    /// It could not be read back: a text part says so, naming it.
+    Missing(&'a str),
+}
+
+impl<'a> WireImage<'a> {
+    /// The images of `message` with what `data` read back for them.
+    fn of(message: &'a Message, data: &'a ImageData) -> Vec<WireImage<'a>> {
+        message
+            .images()
+            .iter()
+            .map(|image| match data.url(image) {
+                Some(url) => WireImage::Url(url),
+                None => WireImage::Missing(&image.name),
+            })
+            .collect()
+    }
+}
+
+/// The words sent in place of an image that could not be read back.
+pub(crate) fn missing_image_text(name: &str) -> String {
+    format!(
+        "[image {name}: it could not be read back from the session's store, so it is not shown]"
+    )
 }
 
 impl Serialize for WireContent<'_> {
@@ -83,13 +121,28 @@ impl Serialize for WireContent<'_> {
             #[serde(rename = "type")]
             kind: &'static str,
         }
-        struct Part<'a>(&'a str);
+        struct Part<'a>(&'a str, bool);
         impl Serialize for Part<'_> {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 let mut part = serializer.serialize_struct("Part", 3)?;
                 part.serialize_field("type", "text")?;
                 part.serialize_field("text", self.0)?;
-                part.serialize_field("cache_control", &Ephemeral { kind: "ephemeral" })?;
+                if self.1 {
+                    part.serialize_field("cache_control", &Ephemeral { kind: "ephemeral" })?;
+                }
+                part.end()
+            }
+        }
+        #[derive(Serialize)]
+        struct Url<'a> {
+            url: &'a str,
+        }
+        struct ImagePart<'a>(&'a str);
+        impl Serialize for ImagePart<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut part = serializer.serialize_struct("ImagePart", 2)?;
+                part.serialize_field("type", "image_url")?;
+                part.serialize_field("image_url", &Url { url: self.0 })?;
                 part.end()
             }
         }
@@ -97,7 +150,24 @@ impl Serialize for WireContent<'_> {
             WireContent::Plain(text) => serializer.serialize_str(text),
             WireContent::Breakpoint(text) => {
                 let mut parts = serializer.serialize_seq(Some(1))?;
-                parts.serialize_element(&Part(text))?;
+                parts.serialize_element(&Part(text, true))?;
+                parts.end()
+            }
+            WireContent::WithImages {
+                text,
+                cached,
+                images,
+            } => {
+                let mut parts = serializer.serialize_seq(Some(1 + images.len()))?;
+                parts.serialize_element(&Part(text, *cached))?;
+                for image in images {
+                    match image {
+                        WireImage::Url(url) => parts.serialize_element(&ImagePart(url))?,
+                        WireImage::Missing(name) => {
+                            parts.serialize_element(&Part(&missing_image_text(name), false))?;
+                        }
+                    }
+                }
                 parts.end()
             }
         }
@@ -152,7 +222,8 @@ impl<'a> RequestBody<'a> {
                 .iter()
                 .enumerate()
                 .map(|(i, m)| {
-                    let content = if marked.contains(&i) {
+                    let cached = marked.contains(&i);
+                    let content = if cached {
                         WireContent::Breakpoint
                     } else {
                         WireContent::Plain
@@ -164,7 +235,17 @@ impl<'a> RequestBody<'a> {
                         } if !r.goes_back_to(&config.base_url) => Echo::Omit,
                         _ => echo,
                     };
-                    WireMessage::new(m, echo, content)
+                    let mut message = WireMessage::new(m, echo, content);
+                    if let Message::User { content, images } = m
+                        && !images.is_empty()
+                    {
+                        message.content = WireContent::WithImages {
+                            text: content,
+                            cached,
+                            images: WireImage::of(m, req.images),
+                        };
+                    }
+                    message
                 })
                 .collect(),
             tools: req
@@ -218,7 +299,7 @@ impl<'a> WireMessage<'a> {
         };
         match message {
             Message::System { content } => plain("system", content),
-            Message::User { content } => plain("user", content),
+            Message::User { content, .. } => plain("user", content),
             Message::Tool {
                 tool_call_id,
                 content,

@@ -21,6 +21,7 @@ fn request<'a>(messages: &'a [Message], tools: &'a [ToolSpec]) -> ChatRequest<'a
         tools,
         effort: None,
         cache_key: None,
+        images: &crate::images::NO_IMAGES,
         output_schema: None,
     }
 }
@@ -53,6 +54,7 @@ fn conversation() -> Vec<Message> {
             content: "sys".into(),
         },
         Message::User {
+            images: Vec::new(),
             content: "hi".into(),
         },
         Message::Assistant {
@@ -391,6 +393,7 @@ fn echoed_reasoning_goes_back_in_its_own_field_or_as_details_verbatim() {
     };
     let messages = vec![
         Message::User {
+            images: Vec::new(),
             content: "u".into(),
         },
         assistant(Reasoning::text("a", ReasoningField::ReasoningContent)),
@@ -473,6 +476,7 @@ fn reasoning_details_are_read_from_messages_and_deltas() {
 fn responses_reasoning_items_never_go_out_on_the_chat_wire() {
     let messages = vec![
         Message::User {
+            images: Vec::new(),
             content: "u".into(),
         },
         Message::Assistant {
@@ -806,6 +810,7 @@ fn reasoning_goes_back_only_to_the_provider_it_came_from() {
     ] {
         let messages = vec![
             Message::User {
+                images: Vec::new(),
                 content: "u".into(),
             },
             from(source),
@@ -815,4 +820,45 @@ fn reasoning_goes_back_only_to_the_provider_it_came_from() {
             .unwrap();
         assert_eq!(text.contains("U0lH"), sent, "{source:?}: {text}");
     }
+}
+
+/// A user message with two images, one of them read back and one not.
+fn with_images() -> (
+    Vec<Message>,
+    crate::images::ImageData,
+    crate::images::ImageStore,
+) {
+    let store = crate::images::ImageStore::default();
+    let png = b"\x89PNG\r\n\x1a\nabc".to_vec();
+    let seen = crate::images::Image::from_bytes(png, "a.png", 100).unwrap();
+    let seen = store.put(&seen).unwrap();
+    let lost = crate::images::ImageRef {
+        sha256: "0".repeat(64),
+        name: "gone.png".into(),
+        ..seen.clone()
+    };
+    let messages = vec![Message::User {
+        content: "look".into(),
+        images: vec![seen.clone(), lost.clone()],
+    }];
+    let data = store.load([&seen, &lost]);
+    (messages, data, store)
+}
+
+#[test]
+fn images_go_as_image_url_parts_after_the_text_and_a_lost_one_is_named() {
+    let (messages, data, _store) = with_images();
+    let req = ChatRequest {
+        images: &data,
+        ..request(&messages, &[])
+    };
+    let b = body(&req, &provider());
+    assert_eq!(
+        b["messages"][0]["content"],
+        json!([
+            {"type": "text", "text": "look"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgphYmM="}},
+            {"type": "text", "text": crate::llm::wire::missing_image_text("gone.png")},
+        ])
+    );
 }

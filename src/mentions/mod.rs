@@ -19,6 +19,7 @@ use std::fmt::Write as _;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::images::{Image, ImageIntake};
 use crate::nofollow::{self, FileError, FileKind};
 use crate::tools::path::ResolvedPath;
 use crate::tools::{Access, TypedTool};
@@ -44,6 +45,12 @@ pub enum MentionError {
         mention: String,
         /// The project directory.
         project: PathBuf,
+    },
+    /// A mention is an image and the model takes none.
+    #[error("@{mention} is an image: {}", crate::images::IMAGES_OFF)]
+    ImagesOff {
+        /// The path as written.
+        mention: String,
     },
     /// A mention could not be read.
     #[error("@{mention}: {reason}")]
@@ -75,6 +82,8 @@ pub enum AttachmentKind {
     Folder,
     /// A file that is not text: named, not attached.
     Binary,
+    /// An image (told by its first bytes): sent with the message as an image.
+    Image,
 }
 
 /// The message with its mentions attached.
@@ -84,6 +93,8 @@ pub struct Expanded {
     pub text: String,
     /// What was attached, in order of first mention.
     pub attachments: Vec<Attachment>,
+    /// The images mentioned, in order (the text names each as `image #N`).
+    pub images: Vec<Image>,
 }
 
 /// The mentions of `text`, as written (without `@`), in order, with their byte spans.
@@ -210,11 +221,26 @@ pub fn resolve_all(text: &str, project: &Path) -> Result<Vec<Mention>, MentionEr
 
 /// `text` with what `mentions` name attached after it. The mentions must have been
 /// judged: this reads them (no symlink followed, regular files only). Touches the disk.
-pub fn attach(text: &str, mentions: &[Mention]) -> Result<Expanded, MentionError> {
+/// A file whose first bytes are a PNG, JPEG, GIF or WebP image (whatever its name) is
+/// taken as an image as `intake` says, and named in the text; an SVG is text.
+pub fn attach(
+    text: &str,
+    mentions: &[Mention],
+    intake: ImageIntake,
+) -> Result<Expanded, MentionError> {
     let mut attachments: Vec<Attachment> = Vec::new();
+    let mut images: Vec<Image> = Vec::new();
     let mut blocks = String::new();
     let mut budget = MAX_TOTAL_BYTES;
     for mention in mentions {
+        if mention.kind == MentionKind::File && crate::images::looks_like_image(&mention.path.real)
+        {
+            let (block, attachment, image) = attach_image(mention, intake, images.len() + 1)?;
+            blocks.push_str(&block);
+            attachments.push(attachment);
+            images.push(image);
+            continue;
+        }
         let (block, attachment) = attach_one(mention, &mut budget)?;
         blocks.push_str(&block);
         attachments.push(attachment);
@@ -227,13 +253,56 @@ pub fn attach(text: &str, mentions: &[Mention]) -> Result<Expanded, MentionError
     Ok(Expanded {
         text: message,
         attachments,
+        images,
     })
+}
+
+/// The block naming image `number` of the message, and the image read.
+fn attach_image(
+    mention: &Mention,
+    intake: ImageIntake,
+    number: usize,
+) -> Result<(String, Attachment, Image), MentionError> {
+    let max_bytes = match intake {
+        ImageIntake::Accept { max_bytes } => max_bytes,
+        ImageIntake::Refuse => {
+            return Err(MentionError::ImagesOff {
+                mention: mention.written.clone(),
+            });
+        }
+    };
+    let image = crate::images::read_file(&mention.path.real, max_bytes).map_err(|e| {
+        MentionError::Unreadable {
+            mention: mention.written.clone(),
+            reason: e.to_string(),
+        }
+    })?;
+    let shown = &mention.path.display;
+    let block = format!(
+        "<file path=\"{shown}\">\n(image #{number}, {} bytes: sent with this message as an image)\n</file>\n",
+        image.bytes.len()
+    );
+    Ok((
+        block,
+        Attachment {
+            path: shown.to_string(),
+            kind: AttachmentKind::Image,
+            truncated: false,
+        },
+        image,
+    ))
 }
 
 /// Resolves and attaches without asking anyone (tests).
 #[cfg(test)]
 fn expand(text: &str, project: &Path) -> Result<Expanded, MentionError> {
-    attach(text, &resolve_all(text, project)?)
+    attach(
+        text,
+        &resolve_all(text, project)?,
+        ImageIntake::Accept {
+            max_bytes: crate::images::DEFAULT_MAX_IMAGE_BYTES,
+        },
+    )
 }
 
 /// `\@` made `@` again.

@@ -45,7 +45,7 @@ pub enum ToolSelector {
 }
 
 /// The tools in the `read` group.
-pub const READERS: &[&str] = &["read_file", "grep", "glob", "list"];
+pub const READERS: &[&str] = &["read_file", "grep", "glob", "list", "view_image"];
 /// The tools in the `edit` group.
 pub const EDITORS: &[&str] = &["edit_file", "write_file"];
 

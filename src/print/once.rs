@@ -9,7 +9,9 @@ use std::io::{self, Read, Write};
 use super::{Activity, AnswerRender, HeadlessRenderer, OutputFormat, TextDelivery, TurnReport};
 use crate::agent::AgentHandle;
 use crate::input;
-use crate::protocol::{ErrorKind, Event, InputOrigin, Invocation, Op, TurnOutcome, Usage};
+use crate::protocol::{
+    ErrorKind, Event, ImageInput, InputOrigin, Invocation, Op, TurnOutcome, Usage,
+};
 use crate::session::Prepared;
 use crate::signals::{EndingSignal, EndingSignals};
 use crate::sink::ReaderState;
@@ -28,6 +30,8 @@ pub enum StdinKind {
 pub struct PrintOptions {
     /// The argument of `-p`.
     pub prompt: String,
+    /// `--image` files, sent with the prompt.
+    pub images: Vec<std::path::PathBuf>,
     /// Output format.
     pub format: OutputFormat,
     /// Whether tool activity is shown on stderr in text output.
@@ -187,6 +191,17 @@ pub fn run(
             }
             _ => {}
         }
+    }
+    if !options.images.is_empty() {
+        if !matches!(op, Op::UserInput { .. }) {
+            renderer.fail_before_turn(
+                ErrorKind::Usage,
+                "--image goes with a prompt; a slash command takes no images",
+            )?;
+            return refused;
+        }
+        let images = options.images.iter().cloned();
+        op = op.with_images(images.map(|path| ImageInput::File { path }).collect());
     }
     let end = runtime.block_on(async {
         let (handle, _info) = prepared.spawn();

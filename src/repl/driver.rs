@@ -16,17 +16,30 @@ use std::io::{self, Write};
 use super::stream_input::{DriverAnswer, DriverLine, InputProblem};
 use super::{Asked, Repl, State};
 use crate::input::{self, Routed};
-use crate::protocol::{ApprovalAsk, ApprovalDecision, ErrorKind, Event, InputOrigin, Op};
+use crate::protocol::{
+    ApprovalAsk, ApprovalDecision, ErrorKind, Event, ImageInput, InputOrigin, Op,
+};
 
 /// What the driver's side of the REPL keeps.
 #[derive(Debug, Default)]
 pub(super) struct Driver {
     /// User messages not yet sent, with their line numbers, in order.
-    queued: VecDeque<(u64, String)>,
+    queued: VecDeque<Queued>,
     /// Approval requests put to the driver and not yet answered.
     asks: HashMap<String, Asked>,
     /// Requests no longer pending, and why.
     closed: HashMap<String, Closed>,
+}
+
+/// A user message waiting to be sent.
+#[derive(Debug)]
+pub(super) struct Queued {
+    /// The input line it came on.
+    pub(super) line: u64,
+    /// Its text.
+    pub(super) text: String,
+    /// The images it carries.
+    pub(super) images: Vec<ImageInput>,
 }
 
 /// Why an approval request is no longer pending.
@@ -74,7 +87,7 @@ enum AnswerProblem {
 
 impl Driver {
     /// Whether a user message waits to be sent.
-    pub(super) fn next_message(&mut self) -> Option<(u64, String)> {
+    pub(super) fn next_message(&mut self) -> Option<Queued> {
         self.queued.pop_front()
     }
 
@@ -90,8 +103,8 @@ impl<O: Write, E: Write> Repl<O, E> {
     /// One line the driver sent.
     pub(super) fn on_driver_line(&mut self, line: u64, input: DriverLine) -> io::Result<()> {
         match input {
-            DriverLine::User { text } => {
-                self.driver.queued.push_back((line, text));
+            DriverLine::User { text, images } => {
+                self.driver.queued.push_back(Queued { line, text, images });
                 Ok(())
             }
             DriverLine::Approval { call_id, answer } => self.driver_answer(line, call_id, answer),
@@ -115,11 +128,28 @@ impl<O: Write, E: Write> Repl<O, E> {
 
     /// The next user message, routed as a pipe-mode line (its `@path` mentions are not
     /// read); a command that cannot run is an `error` naming its line.
-    pub(super) fn send_driver_message(&mut self, line: u64, text: &str) -> io::Result<()> {
-        if let Routed::Error(message) = input::route(text, &self.commands) {
+    pub(super) fn send_driver_message(&mut self, message: Queued) -> io::Result<()> {
+        let Queued { line, text, images } = message;
+        let routed = input::route(&text, &self.commands);
+        if let Routed::Error(message) = routed {
             return self.renderer.input_error(line, &message);
         }
-        self.on_line_from(text, InputOrigin::Piped)?;
+        if !images.is_empty() {
+            // Images go with a message to the model: the agent reads and checks them
+            // as it does `--image` files.
+            if !matches!(routed, Routed::Prompt(_)) {
+                return self.renderer.input_error(
+                    line,
+                    "images go only with a message to the model, not with a command; the message was not sent",
+                );
+            }
+            if let Some(op) = routed.to_op(InputOrigin::Piped) {
+                self.send(op.with_images(images));
+            }
+            self.state = State::Turn;
+            return Ok(());
+        }
+        self.on_line_from(&text, InputOrigin::Piped)?;
         // `/exit`: what was sent after it is not run.
         if self.input_closed {
             self.driver.queued.clear();

@@ -394,8 +394,8 @@ impl<O: Write, E: Write> Repl<O, E> {
             self.stop_if_nobody_reads();
             if self.state == State::Idle && !self.reading {
                 // A driver's messages wait in order for the turns before them.
-                if let Some((line, text)) = self.driver.next_message() {
-                    self.send_driver_message(line, &text)?;
+                if let Some(message) = self.driver.next_message() {
+                    self.send_driver_message(message)?;
                     continue;
                 }
                 if self.input_closed {
@@ -661,6 +661,7 @@ impl<O: Write, E: Write> Repl<O, E> {
                         text,
                         origin: crate::protocol::InputOrigin::Typed,
                         piped: None,
+                        images: Vec::new(),
                     });
                     self.state = State::Turn;
                 }

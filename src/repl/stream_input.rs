@@ -12,7 +12,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::protocol::ApprovalMode;
+use crate::protocol::{ApprovalMode, ImageInput};
 
 /// The version of the input lines' schema; every line carries it as `schema_version`.
 pub const INPUT_SCHEMA_VERSION: u64 = 1;
@@ -40,6 +40,9 @@ pub enum DriverLine {
     User {
         /// The message.
         text: String,
+        /// Its images: files read as `--image` reads them, or bytes decoded from the
+        /// line (of the type the line named).
+        images: Vec<ImageInput>,
     },
     /// `approval`: the answer to an `approval_request` event.
     Approval {
@@ -115,9 +118,14 @@ pub enum InputProblem {
         /// What is wrong, as serde words it.
         message: String,
     },
-    /// A user message with images (reserved: not read yet).
-    #[error("images in a user message are not supported yet; the message was not sent")]
-    Images,
+    /// One of a user message's images is not one (or not as the line said).
+    #[error("user: image {number}: {reason}; the message was not sent")]
+    Image {
+        /// Which, counted from 1.
+        number: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A user message with nothing in it.
     #[error("user: the text is empty; nothing was sent")]
     EmptyText,
@@ -128,9 +136,52 @@ pub enum InputProblem {
 #[serde(deny_unknown_fields)]
 struct UserFields {
     text: String,
-    /// Reserved for images; refused until they are read.
+    /// Images: `{"path": …}` or `{"data": base64, "media_type": …}` each.
     #[serde(default)]
-    images: Option<Value>,
+    images: Vec<ImageField>,
+}
+
+/// One image of a `user` line, as written.
+#[derive(Deserialize)]
+#[serde(untagged, deny_unknown_fields)]
+enum ImageField {
+    /// A file, read as `--image FILE` reads it (relative to the project).
+    Path {
+        /// Its path.
+        path: std::path::PathBuf,
+    },
+    /// The image's bytes in base64, and its MIME type.
+    Data {
+        /// Standard base64.
+        data: String,
+        /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+        media_type: String,
+    },
+}
+
+/// A line's images, each checked as far as the line can tell: base64 that decodes to
+/// an image of the type named (the size cap and the files are judged by the agent).
+fn images(fields: Vec<ImageField>) -> Result<Vec<ImageInput>, InputProblem> {
+    fields
+        .into_iter()
+        .enumerate()
+        .map(|(i, field)| match field {
+            ImageField::Path { path } => Ok(ImageInput::File { path }),
+            ImageField::Data { data, media_type } => {
+                let name = format!("image {}", i + 1);
+                // The line is at most MAX_LINE bytes, so its image is less.
+                crate::images::from_base64(&data, Some(&media_type), &name, MAX_LINE as u64)
+                    .map(|image| ImageInput::Bytes {
+                        bytes: image.bytes,
+                        name: image.name,
+                    })
+                    .map_err(|e| InputProblem::Image {
+                        number: i + 1,
+                        reason: e.to_string(),
+                    })
+            }
+        })
+        .collect()
 }
 
 /// `approval`'s decision names.
@@ -199,13 +250,13 @@ pub fn parse(bytes: &[u8]) -> Result<Option<DriverLine>, InputProblem> {
     let line = match kind {
         "user" => {
             let fields: UserFields = fields(kind, object)?;
-            if fields.images.is_some() {
-                return Err(InputProblem::Images);
-            }
             if fields.text.trim().is_empty() {
                 return Err(InputProblem::EmptyText);
             }
-            DriverLine::User { text: fields.text }
+            DriverLine::User {
+                images: images(fields.images)?,
+                text: fields.text,
+            }
         }
         "approval" => approval(fields(kind, object)?)?,
         "set_mode" => {
@@ -281,7 +332,28 @@ mod tests {
     fn every_type_of_line_is_understood() {
         assert_eq!(
             line(r#"{"type":"user","schema_version":1,"text":"hi"}"#),
-            Ok(Some(DriverLine::User { text: "hi".into() }))
+            Ok(Some(DriverLine::User {
+                text: "hi".into(),
+                images: vec![]
+            }))
+        );
+        // "\x89PNG\r\n\x1a\n" in base64, and a file.
+        assert_eq!(
+            line(
+                r#"{"type":"user","schema_version":1,"text":"see","images":[{"path":"a.png"},{"data":"iVBORw0KGgo=","media_type":"image/png"}]}"#
+            ),
+            Ok(Some(DriverLine::User {
+                text: "see".into(),
+                images: vec![
+                    ImageInput::File {
+                        path: "a.png".into()
+                    },
+                    ImageInput::Bytes {
+                        bytes: b"\x89PNG\r\n\x1a\n".to_vec(),
+                        name: "image 2".into()
+                    }
+                ]
+            }))
         );
         assert_eq!(
             line(
@@ -355,10 +427,26 @@ mod tests {
             line(r#"{"type":"end","schema_version":"1"}"#),
             Err(WrongVersion("\"1\"".into()))
         );
-        assert_eq!(
-            line(r#"{"type":"user","schema_version":1,"text":"x","images":[{"path":"a.png"}]}"#),
-            Err(Images)
-        );
+        // An image that is none, or not the type named, or not base64.
+        for (image, says) in [
+            (
+                r#"{"data":"aGVsbG8=","media_type":"image/png"}"#,
+                "not an image",
+            ),
+            (
+                r#"{"data":"iVBORw0KGgo=","media_type":"image/gif"}"#,
+                "said to be image/gif",
+            ),
+            (r#"{"data":"!!!!","media_type":"image/png"}"#, "base64"),
+        ] {
+            let got = line(&format!(
+                r#"{{"type":"user","schema_version":1,"text":"x","images":[{{"path":"a.png"}},{image}]}}"#
+            ));
+            match got {
+                Err(Image { number: 2, reason }) => assert!(reason.contains(says), "{reason}"),
+                other => panic!("{image}: {other:?}"),
+            }
+        }
         assert_eq!(
             line(r#"{"type":"user","schema_version":1,"text":"  "}"#),
             Err(EmptyText)
@@ -366,6 +454,10 @@ mod tests {
         for bad in [
             r#"{"type":"user","schema_version":1}"#,
             r#"{"type":"user","schema_version":1,"text":"x","txet":"y"}"#,
+            r#"{"type":"user","schema_version":1,"text":"x","images":{"path":"a.png"}}"#,
+            r#"{"type":"user","schema_version":1,"text":"x","images":[{"path":"a.png","data":"x"}]}"#,
+            r#"{"type":"user","schema_version":1,"text":"x","images":[{"data":"iVBORw0KGgo="}]}"#,
+            r#"{"type":"user","schema_version":1,"text":"x","images":["a.png"]}"#,
             r#"{"type":"interrupt","schema_version":1,"now":true}"#,
             r#"{"type":"set_mode","schema_version":1,"mode":"yolo"}"#,
             r#"{"type":"approval","schema_version":1,"call_id":"c","decision":"maybe"}"#,

@@ -279,6 +279,7 @@ fn info() -> SessionInfo {
         commands: SlashCommands::default(),
         context_window: Some(1000),
         startup_warnings: vec!["a skill did not load".into()],
+        images: crate::images::ImageIntake::Accept { max_bytes: 1 << 20 },
     }
 }
 
@@ -541,6 +542,7 @@ async fn resume_lists_then_resumes_with_a_recap_and_export_says_where() {
                 text: "after".into(),
                 origin: crate::protocol::InputOrigin::Piped,
                 piped: None,
+                images: Vec::new(),
             },
         ]
     );

@@ -379,6 +379,7 @@ mod tests {
         w.append(&Record::Message {
             turn: 1,
             message: crate::llm::Message::User {
+                images: Vec::new(),
                 content: "hello | there".into(),
             },
         })

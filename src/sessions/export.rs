@@ -26,6 +26,18 @@ const BRIEF_PROMPT_LINES: usize = 20;
 /// Longest tool-call argument shown, in characters.
 const CALL_CHARS: usize = 100;
 
+/// One line naming an image of a message: name, type, size and the start of its hash.
+fn image_line(image: &crate::images::ImageRef) -> String {
+    let name = one_line(&image.name, CALL_CHARS);
+    let short = image.sha256.get(..12).unwrap_or(&image.sha256);
+    format!(
+        "> [image `{}`: {:?}, {} bytes, sha256 {short}…]",
+        name.replace('`', "'"),
+        image.kind,
+        image.size
+    )
+}
+
 /// How much of a session the Markdown holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Detail {
@@ -186,13 +198,19 @@ impl<W: Write + ?Sized> Markdown<'_, W> {
 
     fn message(&mut self, message: Message) -> io::Result<()> {
         match message {
-            Message::User { content } => {
+            Message::User { content, images } => {
                 self.flush_calls()?;
                 let limit = match self.detail {
                     Detail::Full => usize::MAX,
                     Detail::Brief => BRIEF_PROMPT_LINES,
                 };
-                self.block(&quote(&content, limit))
+                let mut block = quote(&content, limit);
+                // An export names its images by reference (their files are in the
+                // session's `<id>.artifacts/images/`, by hash): it never inlines them.
+                for image in &images {
+                    block.push_str(&format!("{}\n", image_line(image)));
+                }
+                self.block(&block)
             }
             Message::Assistant {
                 content,
@@ -516,6 +534,7 @@ mod tests {
         Record::Message {
             turn,
             message: Message::User {
+                images: Vec::new(),
                 content: content.into(),
             },
         }

@@ -38,6 +38,8 @@ struct FlatMessage {
     #[serde(default)]
     tool_calls: Vec<ToolCall>,
     tool_call_id: Option<String>,
+    #[serde(default)]
+    images: Vec<crate::images::ImageRef>,
 }
 
 impl FlatMessage {
@@ -47,7 +49,10 @@ impl FlatMessage {
         let content = self.content?;
         Some(match self.role {
             Role::System => Message::System { content },
-            Role::User => Message::User { content },
+            Role::User => Message::User {
+                content,
+                images: self.images,
+            },
             Role::Assistant => Message::Assistant {
                 content: SharedText::from(content),
                 reasoning: self.reasoning,
@@ -159,6 +164,8 @@ mod tests {
         r#"{"type":"turn_endless","turn":4,"outcome":{"status":"completed"}}"#,
         r#"{"type":"message","turn":1,"message":{"role":"user","content":"x"}"#,
         r#"{"type":"cleared"}"#,
+        r#"{"type":"message","turn":2,"message":{"role":"user","content":"see","images":[{"sha256":"ab","type":"png","size":3,"name":"a.png"}]}}"#,
+        r#"{"type":"message","turn":2,"message":{"role":"user","content":"see","images":[{"sha256":"ab","type":"tiff","size":3,"name":"a.png"}]}}"#,
     ];
 
     #[test]

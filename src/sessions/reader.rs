@@ -427,7 +427,7 @@ pub fn summary(path: &Path) -> Result<SessionSummary, SessionError> {
             }
         } else if first_prompt.is_none() && line.starts_with(br#"{"type":"message""#) {
             if let Ok(Record::Message {
-                message: Message::User { content },
+                message: Message::User { content, .. },
                 ..
             }) = serde_json::from_slice(line)
             {
@@ -500,6 +500,7 @@ mod tests {
         Record::Message {
             turn,
             message: Message::User {
+                images: Vec::new(),
                 content: text.into(),
             },
         }
@@ -517,6 +518,7 @@ mod tests {
             summarized_messages: 1,
             user_messages: vec!["one".into()],
             messages: vec![Message::User {
+                images: Vec::new(),
                 content: "summary".into(),
             }],
         };
@@ -555,6 +557,7 @@ mod tests {
             summarized_messages: 1,
             user_messages: vec![format!("kept {turn}")],
             messages: vec![Message::User {
+                images: Vec::new(),
                 content: format!("summary {turn}"),
             }],
         }
@@ -636,6 +639,7 @@ mod tests {
                 content: "sys".into(),
             },
             Message::User {
+                images: Vec::new(),
                 content: "a \"quoted\"\nline é".into(),
             },
             Message::Assistant {

@@ -381,6 +381,7 @@ mod tests {
             Record::Message {
                 turn: 1,
                 message: Message::User {
+                    images: Vec::new(),
                     content: "hi".into(),
                 },
             },
@@ -466,6 +467,7 @@ mod tests {
     #[test]
     fn a_borrowed_message_record_is_the_same_line() {
         let message = Message::User {
+            images: Vec::new(),
             content: "hi".into(),
         };
         let owned = Record::Message {

@@ -28,6 +28,7 @@ pub mod skill;
 pub mod skill_run;
 pub mod skill_tool;
 pub mod update_plan;
+pub mod view_image;
 pub mod web_fetch;
 pub mod web_search;
 #[cfg(test)]
@@ -281,6 +282,9 @@ pub struct ToolLimits {
     pub max_bash_timeout_secs: u64,
     /// Whether `grep` searches files that look like secrets (`.env`, keys).
     pub secret_files: SecretFileSearch,
+    /// Largest image attached or viewed (`@` mentions, `--image`, `view_image`), in
+    /// bytes (`max_image_bytes` in config.toml).
+    pub max_image_bytes: u64,
 }
 
 /// Whether tools that read many files at once (`grep`) read secret-looking files.
@@ -302,6 +306,7 @@ impl Default for ToolLimits {
             default_bash_timeout_secs: 120,
             max_bash_timeout_secs: 600,
             secret_files: SecretFileSearch::Skipped,
+            max_image_bytes: crate::images::DEFAULT_MAX_IMAGE_BYTES,
         }
     }
 }
@@ -325,6 +330,9 @@ pub struct ToolOutput {
     /// The plan as `update_plan` set it, for the frontends and the saved session.
     /// (Boxed: a result is moved often, and is rarely a plan.)
     pub plan: Option<Box<crate::protocol::PlanUpdate>>,
+    /// Images for the model (`view_image`): a tool result cannot carry them on the Chat
+    /// wire, so the agent sends them in a user message right after the call's results.
+    pub images: Vec<crate::images::Image>,
 }
 
 impl ToolOutput {
@@ -337,6 +345,7 @@ impl ToolOutput {
             change: None,
             warnings: Vec::new(),
             plan: None,
+            images: Vec::new(),
         }
     }
 
@@ -349,6 +358,7 @@ impl ToolOutput {
             change: None,
             warnings: Vec::new(),
             plan: None,
+            images: Vec::new(),
         }
     }
 

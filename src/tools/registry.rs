@@ -11,8 +11,8 @@
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::{
-    PlanUse, Tool, bash, edit_file, exit_plan, glob, grep, list, read_file, update_plan, web_fetch,
-    write_file,
+    PlanUse, Tool, bash, edit_file, exit_plan, glob, grep, list, read_file, update_plan,
+    view_image, web_fetch, write_file,
 };
 use crate::llm::ToolSpec;
 
@@ -33,6 +33,7 @@ impl ToolRegistryBuilder {
     pub fn with_builtins() -> Self {
         let mut builder = ToolRegistryBuilder::new();
         builder.register(Arc::new(read_file::ReadFile));
+        builder.register(Arc::new(view_image::ViewImage));
         builder.register(Arc::new(write_file::WriteFile));
         builder.register(Arc::new(edit_file::EditFile));
         builder.register(Arc::new(glob::Glob));
@@ -331,6 +332,7 @@ mod builtin_tests {
             registry.names(),
             [
                 "read_file",
+                "view_image",
                 "write_file",
                 "edit_file",
                 "glob",
@@ -346,6 +348,7 @@ mod builtin_tests {
         // exit_plan is plan mode's alone; update_plan needs a window of 16k tokens.
         let seven = [
             "read_file",
+            "view_image",
             "write_file",
             "edit_file",
             "glob",
@@ -436,7 +439,7 @@ mod loaded_tests {
             .unwrap();
         let names = shared.names();
         assert_eq!(&names[names.len() - 2..], ["pdf_fill", "pdf_merge"]);
-        // The seven, web_fetch, update_plan, and the skill's two (exit_plan is plan
+        // The eight, web_fetch, update_plan, and the skill's two (exit_plan is plan
         // mode's).
         assert_eq!(shared.specs().len(), 11);
         assert!(shared.get("pdf_fill").is_some());

@@ -240,6 +240,10 @@ mod schema_tests {
             (list::List::NAME, list::List::PARAMETERS),
             (read_file::ReadFile::NAME, read_file::ReadFile::PARAMETERS),
             (
+                view_image::ViewImage::NAME,
+                view_image::ViewImage::PARAMETERS,
+            ),
+            (
                 write_file::WriteFile::NAME,
                 write_file::WriteFile::PARAMETERS,
             ),

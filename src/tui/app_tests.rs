@@ -21,6 +21,8 @@ mod resume;
 
 #[path = "app_hooks_tests.rs"]
 mod hooks;
+#[path = "app_image_tests.rs"]
+mod images;
 #[path = "app_plan_tests.rs"]
 mod plan;
 
@@ -97,6 +99,7 @@ fn assert_shows(screen: &str, parts: &[&str]) {
 /// The ops of a prompt sent as typed.
 fn sent(text: &str) -> Vec<Op> {
     vec![Op::UserInput {
+        images: Vec::new(),
         text: text.into(),
         origin: crate::protocol::InputOrigin::Typed,
         piped: None,

@@ -153,6 +153,8 @@ pub struct Taken {
     pub shown: String,
     /// With every paste in full: what is sent.
     pub full: String,
+    /// The images whose chips stand in it, in the order they stand.
+    pub images: Vec<crate::protocol::ImageInput>,
 }
 
 impl Composer {
@@ -200,7 +202,7 @@ impl Composer {
         let before = self.pastes.expand(&self.text[..self.cursor]).len();
         self.text = self.pastes.expand(&self.text);
         self.cursor = before;
-        self.pastes.clear();
+        self.pastes.forget_texts();
         true
     }
 
@@ -239,11 +241,22 @@ impl Composer {
     pub fn take(&mut self) -> Taken {
         let shown = std::mem::take(&mut self.text);
         let full = self.pastes.expand(&shown);
+        let images = self.pastes.images(&shown);
         self.cursor = 0;
         self.browsing = None;
         self.pastes.clear();
         self.history.push(&full);
-        Taken { shown, full }
+        Taken {
+            shown,
+            full,
+            images,
+        }
+    }
+
+    /// Puts an `[image #N]` chip for `image` at the cursor (see [`Pastes`]).
+    pub fn attach_image(&mut self, image: crate::protocol::ImageInput) {
+        let label = self.pastes.add_image(image, &self.text);
+        self.insert(&label);
     }
 
     /// Where the cursor is (a byte offset into the draft).

@@ -237,11 +237,17 @@ impl Loop {
     ) -> Result<(), TuiError> {
         let now = Instant::now();
         match input {
-            Some(Ok(TermEvent::Key(key))) => {
-                if app.on_key(key, now) == Action::OpenEditor {
-                    self.edit_draft(app).await?;
+            Some(Ok(TermEvent::Key(key))) => match app.on_key(key, now) {
+                Action::OpenEditor => self.edit_draft(app).await?,
+                Action::PasteClipboardImage => {
+                    if let Some(max) = app.image_cap() {
+                        let tools = crate::tui::image_paste::system_tools();
+                        let found = crate::tui::image_paste::read_clipboard(&tools, max).await;
+                        app.on_clipboard(found);
+                    }
                 }
-            }
+                Action::None => {}
+            },
             Some(Ok(TermEvent::Paste(text))) => app.on_paste(&text),
             Some(Ok(TermEvent::Resize(cols, rows))) => self.follow_resize(cols, rows)?,
             Some(Ok(_)) => {}

@@ -32,6 +32,7 @@ mod event_loop;
 mod highlight;
 mod history_search;
 mod hooks_view;
+mod image_paste;
 mod markdown;
 mod mention_popup;
 mod overlay;

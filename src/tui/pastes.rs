@@ -4,21 +4,43 @@
 //! deletes as one piece; sending (or Ctrl+O, or the editor) puts the full text in its
 //! place, so nothing pasted is ever lost or sent shortened.
 //!
-//! It only maps placeholders to texts within a draft; the composer owns the draft and
-//! the cursor, and it knows nothing about keys or the screen.
+//! An image pasted (a path to one, or Ctrl+V's clipboard image) is a chip of the same
+//! kind: `[image #1]` stands in the draft, moves and deletes as one piece, and deleting
+//! it drops the image; sending keeps the chip's text and hands the images over in the
+//! order their chips stand. Chips are numbered from 1 in each draft.
+//!
+//! It only maps placeholders to what they stand for within a draft; the composer owns
+//! the draft and the cursor, and it knows nothing about keys or the screen.
 
 use std::ops::Range;
+
+use crate::protocol::ImageInput;
 
 /// A paste of more lines than this is collapsed.
 pub const COLLAPSE_LINES: usize = 10;
 /// A paste of more characters than this is collapsed, whatever its lines.
 pub const COLLAPSE_CHARS: usize = 2000;
 
-/// The collapsed pastes of one draft, in the order pasted.
+/// What a placeholder stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Chip {
+    /// A large paste: its full text, put in its place when sent.
+    Text {
+        /// The text pasted.
+        text: String,
+    },
+    /// An image: the placeholder stays in the text sent, the image goes with it.
+    Image {
+        /// The image's bytes and name.
+        image: ImageInput,
+    },
+}
+
+/// The collapsed pastes and image chips of one draft, in the order pasted.
 #[derive(Debug, Default, Clone)]
 pub struct Pastes {
-    /// Placeholder and full text.
-    items: Vec<(String, String)>,
+    /// Placeholder and what it stands for.
+    items: Vec<(String, Chip)>,
 }
 
 impl Pastes {
@@ -41,8 +63,40 @@ impl Pastes {
             n += 1;
             label = format!("[{base} #{n}]");
         }
-        self.items.push((label.clone(), text.to_string()));
+        self.items.push((
+            label.clone(),
+            Chip::Text {
+                text: text.to_string(),
+            },
+        ));
         Some(label)
+    }
+
+    /// The chip for `image`, recorded: `[image #N]` with the lowest N not standing in
+    /// `draft` already (so numbering starts again with each message).
+    pub fn add_image(&mut self, image: ImageInput, draft: &str) -> String {
+        let mut n = 1;
+        let mut label = format!("[image #{n}]");
+        while draft.contains(&label) || self.items.iter().any(|(l, _)| *l == label) {
+            n += 1;
+            label = format!("[image #{n}]");
+        }
+        self.items.push((label.clone(), Chip::Image { image }));
+        label
+    }
+
+    /// The images whose chips stand in `draft`, in the order they stand.
+    pub fn images(&self, draft: &str) -> Vec<ImageInput> {
+        let mut found: Vec<(usize, &ImageInput)> = self
+            .items
+            .iter()
+            .filter_map(|(label, chip)| match chip {
+                Chip::Image { image } => draft.find(label.as_str()).map(|at| (at, image)),
+                Chip::Text { .. } => None,
+            })
+            .collect();
+        found.sort_by_key(|(at, _)| *at);
+        found.into_iter().map(|(_, image)| image.clone()).collect()
     }
 
     /// Where each placeholder stands in `draft`, in the order they appear.
@@ -86,15 +140,17 @@ impl Pastes {
             .retain(|(label, _)| draft.contains(label.as_str()));
     }
 
-    /// `draft` with each placeholder replaced by its full text.
+    /// `draft` with each collapsed paste's placeholder replaced by its full text
+    /// (image chips stay as they are).
     pub fn expand(&self, draft: &str) -> String {
         let mut out = String::with_capacity(draft.len());
         let mut at = 0;
         for span in self.spans(draft) {
             out.push_str(&draft[at..span.start]);
             let label = &draft[span.clone()];
-            if let Some((_, text)) = self.items.iter().find(|(l, _)| l == label) {
-                out.push_str(text);
+            match self.items.iter().find(|(l, _)| l == label) {
+                Some((_, Chip::Text { text })) => out.push_str(text),
+                Some((_, Chip::Image { .. })) | None => out.push_str(label),
             }
             at = span.end;
         }
@@ -102,9 +158,19 @@ impl Pastes {
         out
     }
 
-    /// Whether there is nothing collapsed.
+    /// Whether no paste is collapsed (image chips aside).
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        !self
+            .items
+            .iter()
+            .any(|(_, chip)| matches!(chip, Chip::Text { .. }))
+    }
+
+    /// Forgets the collapsed pastes, keeping the image chips (Ctrl+O put their text
+    /// in the draft).
+    pub fn forget_texts(&mut self) {
+        self.items
+            .retain(|(_, chip)| matches!(chip, Chip::Image { .. }));
     }
 
     /// Forgets everything (the draft was replaced or sent).

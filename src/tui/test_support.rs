@@ -49,6 +49,7 @@ pub fn session_info(catalog: Catalog) -> SessionInfo {
         commands: commands(&catalog),
         context_window: Some(100_000),
         startup_warnings: Vec::new(),
+        images: crate::images::ImageIntake::Accept { max_bytes: 1 << 20 },
     }
 }
 

@@ -250,6 +250,7 @@ fn without_definitions_the_first_request_has_no_index_and_no_agent_tool() {
         first.tool_names(),
         [
             "read_file",
+            "view_image",
             "write_file",
             "edit_file",
             "glob",

@@ -38,7 +38,10 @@ const FLOORS: &[(&str, &[&str])] = &[
             "capped_line",
         ],
     ),
-    ("the contract, and output sinks", &["protocol", "sink"]),
+    (
+        "the contract, and output sinks",
+        &["protocol", "sink", "images"],
+    ),
     ("rules, pictures, prices", &["permissions", "undo", "cost"]),
     ("the sandbox", &["sandbox"]),
     ("processes", &["exec"]),

@@ -39,6 +39,7 @@ fn user(text: &str) -> Vec<Message> {
             content: "You are a test.".into(),
         },
         Message::User {
+            images: Vec::new(),
             content: text.into(),
         },
     ]
@@ -110,6 +111,7 @@ async fn run_with(config: ProviderConfig, messages: &[Message], tools: &[ToolSpe
                 tools,
                 effort: None,
                 cache_key: None,
+                images: &harness9::images::NO_IMAGES,
                 output_schema: None,
             },
             &cancel,
@@ -164,6 +166,7 @@ async fn cancelled_at(
                 tools: &[],
                 effort: None,
                 cache_key: None,
+                images: &harness9::images::NO_IMAGES,
                 output_schema: None,
             },
             &cancel,

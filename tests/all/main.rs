@@ -37,6 +37,8 @@ mod hooks_matrix;
 mod hooks_plugins;
 mod hooks_session;
 mod hooks_trust;
+mod images;
+mod images_frontends;
 mod init;
 mod instructions;
 mod key_hidden;

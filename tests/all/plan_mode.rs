@@ -335,6 +335,7 @@ fn outside_plan_mode_the_request_carries_no_plan_tools() {
         request.tool_names(),
         [
             "read_file",
+            "view_image",
             "write_file",
             "edit_file",
             "glob",

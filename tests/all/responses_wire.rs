@@ -38,6 +38,7 @@ fn conversation() -> Vec<Message> {
             content: "You are a test.".into(),
         },
         Message::User {
+            images: Vec::new(),
             content: "hi".into(),
         },
     ]
@@ -64,6 +65,7 @@ async fn complete(config: ProviderConfig) -> (Result<Completion, LlmError>, Vec<
                 tools: &tools,
                 effort: None,
                 cache_key: None,
+                images: &harness9::images::NO_IMAGES,
                 output_schema: None,
             },
             &CancellationToken::new(),

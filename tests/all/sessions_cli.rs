@@ -51,6 +51,7 @@ impl Home {
             Record::Message {
                 turn: 1,
                 message: Message::User {
+                    images: Vec::new(),
                     content: prompt.into(),
                 },
             },

@@ -257,9 +257,9 @@ fn each_kind_of_hostile_line_is_an_error_naming_it_and_the_session_goes_on() {
         (huge, "longer than 16777216 bytes"),
         (b"\xff\xfe{}".to_vec(), "not UTF-8"),
         (
-            br#"{"type":"user","schema_version":1,"text":"x","images":[{"path":"a.png"}]}"#
+            br#"{"type":"user","schema_version":1,"text":"x","images":[{"data":"aGVsbG8=","media_type":"image/png"}]}"#
                 .to_vec(),
-            "images",
+            "user: image 1: not an image",
         ),
         (
             br#"{"type":"approval","schema_version":1,"call_id":"nope","decision":"allow_once"}"#
@@ -453,4 +453,62 @@ fn a_command_the_driver_allowed_cannot_answer_the_next_approval_through_stdin() 
             );
         }
     }
+}
+
+#[test]
+fn a_message_s_images_are_sent_and_a_refused_one_is_an_error_naming_its_line() {
+    use crate::images::{base64, image_urls, png};
+    let server = MockServer::start(vec![answer("two images")]);
+    let dirs = Dirs::new();
+    write(&dirs.home().join("config.toml"), "max_image_bytes = 1000\n");
+    let shot = png(300);
+    std::fs::write(dirs.project().join("shot.png"), &shot).unwrap();
+    std::fs::write(dirs.project().join("big.png"), png(2000)).unwrap();
+    let gif = b"GIF89a and the rest".to_vec();
+    let mut driven = Driven::start(&server, &dirs, &[]);
+    let user = |text: &str, images: Value| json!({"type": "user", "schema_version": 1, "text": text, "images": images});
+    // Line 1: a file read as --image reads it, and bytes of the type named.
+    driven.send(user(
+        "what are these?",
+        json!([{"path": "shot.png"}, {"data": base64(&gif), "media_type": "image/gif"}]),
+    ));
+    let result = driven.next_of("result");
+    assert_eq!(result["result"], "two images", "{result}");
+    // Line 2: bytes that are no image; line 3: said to be a JPEG; line 4: a command.
+    driven.send(user(
+        "x",
+        json!([{"data": base64(b"plain words"), "media_type": "image/png"}]),
+    ));
+    driven.send(user(
+        "x",
+        json!([{"data": base64(&shot), "media_type": "image/jpeg"}]),
+    ));
+    driven.send(user("/help", json!([{"path": "shot.png"}])));
+    for (line, says) in [
+        (2, "image 1: not an image"),
+        (3, "said to be image/jpeg"),
+        (4, "images go only with a message to the model"),
+    ] {
+        let error = driven.next_of("error");
+        assert_eq!(error["input_line"], line, "{error}");
+        assert!(error.to_string().contains(says), "{says}: {error}");
+    }
+    // Line 5: a file over the cap: the turn fails saying so.
+    driven.send(user("too big", json!([{"path": "big.png"}])));
+    let failed = driven.next_of("result");
+    assert_eq!(failed["is_error"], true, "{failed}");
+    assert!(failed.to_string().contains("1000-byte cap"), "{failed}");
+    driven.end();
+    driven.finish();
+    // Only the first message reached the model, with both images.
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 1);
+    let urls: Vec<String> = image_urls(&requests[0]).into_iter().flatten().collect();
+    assert_eq!(
+        urls,
+        vec![
+            format!("data:image/png;base64,{}", base64(&shot)),
+            format!("data:image/gif;base64,{}", base64(&gif)),
+        ]
+    );
 }

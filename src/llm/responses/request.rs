@@ -9,6 +9,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::images::ImageData;
 use crate::llm::cache::CacheRoute;
 use crate::llm::{ChatRequest, Message, ProviderConfig, StreamMode, ToolCall, ToolChoice};
 use crate::protocol::Effort;
@@ -66,6 +67,13 @@ enum InputItem<'a> {
         role: &'static str,
         content: &'a str,
     },
+    /// A user message with images: `input_text` then one `input_image` each.
+    MessageParts {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        role: &'static str,
+        content: Vec<ContentPart<'a>>,
+    },
     FunctionCall {
         #[serde(rename = "type")]
         kind: &'static str,
@@ -81,6 +89,14 @@ enum InputItem<'a> {
     },
     /// A reasoning item exactly as the provider returned it.
     Verbatim(&'a Value),
+}
+
+/// One part of a message's content.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ContentPart<'a> {
+    InputText { text: std::borrow::Cow<'a, str> },
+    InputImage { image_url: &'a str },
 }
 
 /// A function tool, flat (`name` and `parameters` beside `type`).
@@ -105,7 +121,7 @@ impl<'a> RequestBody<'a> {
         };
         let mut input = Vec::with_capacity(rest.len() + 4);
         for message in rest {
-            push_items(&mut input, message, &config.base_url);
+            push_items(&mut input, message, &config.base_url, req.images);
         }
         RequestBody {
             model: req.model,
@@ -161,7 +177,12 @@ impl<'a> RequestBody<'a> {
 /// `encrypted_content`, since with `store: false` an item without it names nothing the
 /// server holds and is refused; and only when text or calls follow them, which the API
 /// requires), then its text, then its calls.
-fn push_items<'a>(input: &mut Vec<InputItem<'a>>, message: &'a Message, base_url: &str) {
+fn push_items<'a>(
+    input: &mut Vec<InputItem<'a>>,
+    message: &'a Message,
+    base_url: &str,
+    images: &'a ImageData,
+) {
     let message_item = |role, content| InputItem::Message {
         kind: "message",
         role,
@@ -171,7 +192,26 @@ fn push_items<'a>(input: &mut Vec<InputItem<'a>>, message: &'a Message, base_url
         // A system message after the first (none today) keeps its place as the
         // developer's.
         Message::System { content } => input.push(message_item("developer", content)),
-        Message::User { content } => input.push(message_item("user", content)),
+        Message::User {
+            content,
+            images: refs,
+        } if !refs.is_empty() => {
+            let mut parts = vec![ContentPart::InputText {
+                text: content.as_str().into(),
+            }];
+            parts.extend(refs.iter().map(|image| match images.url(image) {
+                Some(url) => ContentPart::InputImage { image_url: url },
+                None => ContentPart::InputText {
+                    text: crate::llm::wire::missing_image_text(&image.name).into(),
+                },
+            }));
+            input.push(InputItem::MessageParts {
+                kind: "message",
+                role: "user",
+                content: parts,
+            });
+        }
+        Message::User { content, .. } => input.push(message_item("user", content)),
         Message::Tool {
             tool_call_id,
             content,

@@ -36,6 +36,7 @@ fn conversation(reasoning: Option<Reasoning>) -> Vec<Message> {
             content: "sys".into(),
         },
         Message::User {
+            images: Vec::new(),
             content: "hi".into(),
         },
         Message::Assistant {
@@ -69,6 +70,7 @@ fn body(messages: &[Message], tools: &[ToolSpec], cfg: &ProviderConfig, mode: St
         tools,
         effort: None,
         cache_key: None,
+        images: &crate::images::NO_IMAGES,
         output_schema: None,
     };
     serde_json::from_slice(&RequestBody::new(&req, cfg, mode).to_bytes().unwrap()).unwrap()
@@ -164,10 +166,12 @@ fn reasoning_with_nothing_after_it_stays_home() {
     };
     let messages = vec![
         Message::User {
+            images: Vec::new(),
             content: "a".into(),
         },
         lone,
         Message::User {
+            images: Vec::new(),
             content: "b".into(),
         },
     ];
@@ -410,6 +414,7 @@ fn encrypted_reasoning_round_trips_byte_for_byte() {
             content: "s".into(),
         },
         Message::User {
+            images: Vec::new(),
             content: "u".into(),
         },
         Message::Assistant {
@@ -424,6 +429,7 @@ fn encrypted_reasoning_round_trips_byte_for_byte() {
         tools: &[],
         effort: None,
         cache_key: None,
+        images: &crate::images::NO_IMAGES,
         output_schema: None,
     };
     let cfg = ProviderConfig::new("p", "http://x/v1");
@@ -725,6 +731,7 @@ fn effort_and_the_cache_key_follow_the_responses_spelling() {
             tools: &tools,
             effort,
             cache_key: Some("session-1"),
+            images: &crate::images::NO_IMAGES,
             output_schema: None,
         };
         serde_json::from_slice(
@@ -755,6 +762,47 @@ fn effort_and_the_cache_key_follow_the_responses_spelling() {
 }
 
 #[test]
+fn images_go_as_input_image_parts() {
+    let store = crate::images::ImageStore::default();
+    let png = b"\x89PNG\r\n\x1a\nabc".to_vec();
+    let image = crate::images::Image::from_bytes(png, "a.png", 100).unwrap();
+    let image = store.put(&image).unwrap();
+    let messages = vec![
+        Message::System {
+            content: "sys".into(),
+        },
+        Message::User {
+            content: "look".into(),
+            images: vec![image.clone()],
+        },
+    ];
+    let data = store.load([&image]);
+    let req = ChatRequest {
+        model: "gpt-5-codex",
+        messages: &messages,
+        tools: &[],
+        effort: None,
+        cache_key: None,
+        images: &data,
+        output_schema: None,
+    };
+    let cfg = ProviderConfig::new("openai", "https://api.openai.com/v1");
+    let b: Value = serde_json::from_slice(
+        &RequestBody::new(&req, &cfg, StreamMode::Sse)
+            .to_bytes()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        b["input"][0],
+        json!({"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "look"},
+            {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgphYmM="},
+        ]})
+    );
+}
+
+#[test]
 fn an_output_schema_is_asked_as_text_format_only_when_the_provider_takes_it() {
     let schema = json!({"type": "object", "required": ["verdict"]});
     let messages = conversation(None);
@@ -767,6 +815,7 @@ fn an_output_schema_is_asked_as_text_format_only_when_the_provider_takes_it() {
             effort: None,
             cache_key: None,
             output_schema: Some(&schema),
+            images: &crate::images::NO_IMAGES,
         };
         let bytes = RequestBody::new(&req, cfg, StreamMode::Sse)
             .to_bytes()

@@ -187,6 +187,7 @@ impl App {
                 self.composer.handle_key(KeyEvent::from(KeyCode::Delete));
             }
             KeyCode::Char('g') if ctrl => return Action::OpenEditor,
+            KeyCode::Char('v') if ctrl => return self.paste_clipboard_image(),
             KeyCode::Esc => {
                 self.escape(now, esc_armed);
                 return Action::None;
@@ -384,18 +385,22 @@ impl App {
     fn submit(&mut self) {
         // The conversation shows the draft as it stood (large pastes as placeholders);
         // the router and the agent get it in full.
-        let crate::tui::composer::Taken { shown: typed, full } = self.composer.take();
+        let crate::tui::composer::Taken {
+            shown: typed,
+            full,
+            images,
+        } = self.composer.take();
         self.overlay.popup = None;
-        match route(&full, &self.commands) {
+        let routed = route(&full, &self.commands);
+        if !images.is_empty() && !matches!(routed, Routed::Prompt(_)) {
+            self.commit_notice(
+                NoticeKind::Warning,
+                "Images go only with a message to the model: they were left out.",
+            );
+        }
+        match routed {
             Routed::Empty => {}
-            Routed::Prompt(text) => self.send(
-                typed,
-                Op::UserInput {
-                    text,
-                    origin: crate::protocol::InputOrigin::Typed,
-                    piped: None,
-                },
-            ),
+            Routed::Prompt(text) => self.send(typed, Op::typed(text).with_images(images)),
             Routed::Invoke(invocation) => self.send(typed, Op::Invoke(invocation)),
             Routed::Shell(command) => self.send(typed, Op::Shell { command }),
             Routed::Builtin(builtin) => self.builtin(builtin, &typed),
@@ -479,6 +484,7 @@ impl App {
                             text,
                             origin: crate::protocol::InputOrigin::Typed,
                             piped: None,
+                            images: Vec::new(),
                         },
                     ),
                     None => self.commit_cell(echo.lines()),

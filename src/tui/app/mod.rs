@@ -63,6 +63,8 @@ pub enum Action {
     None,
     /// Open the draft in `$EDITOR`.
     OpenEditor,
+    /// Read the clipboard's image (Ctrl+V) and hand it to [`App::on_clipboard`].
+    PasteClipboardImage,
 }
 
 /// What the app hands to the event loop.
@@ -104,6 +106,12 @@ pub struct App {
     /// The project's files for the `@` picker, indexed from its first use.
     files: Option<crate::mentions::FileIndex>,
     workdir: std::path::PathBuf,
+    /// `$HOME`, for a pasted `~/` path.
+    user_home: Option<std::path::PathBuf>,
+    /// Whether a pasted image becomes a chip, and how large it may be.
+    images: crate::images::ImageIntake,
+    /// Whether Ctrl+V already said no clipboard tool is installed (said once).
+    clipboard_note: ClipboardNote,
     /// Woken when background work (the file index) has something to show.
     waker: Arc<tokio::sync::Notify>,
     live: LiveTurn,
@@ -124,6 +132,15 @@ pub struct App {
     /// When Esc was last pressed on an idle, empty composer (a second press soon after
     /// opens the rewind picker).
     esc_at: Option<Instant>,
+}
+
+/// Whether a note was shown once already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClipboardNote {
+    /// Not yet.
+    NotSaid,
+    /// Yes: not again.
+    Said,
 }
 
 /// Where finished cells live.
@@ -163,6 +180,9 @@ impl App {
             overlay: Overlay::default(),
             files: None,
             workdir: info.workdir.clone(),
+            user_home: user_home.clone(),
+            images: info.images,
+            clipboard_note: ClipboardNote::NotSaid,
             waker: Arc::new(tokio::sync::Notify::new()),
             live: LiveTurn::default(),
             queued: VecDeque::new(),
@@ -351,14 +371,93 @@ impl App {
     // ----- input ---------------------------------------------------------------------
 
     /// Applies pasted text (one input, never sent line by line) to what is shown: an
-    /// approval's reason, nothing under the picker, else the draft.
+    /// approval's reason, nothing under the picker, else the draft (where the path of
+    /// an image file becomes an `[image #N]` chip).
     pub fn on_paste(&mut self, text: &str) {
         match self.overlay.shown() {
             Layer::Approval => self.overlay.approvals.paste(text),
             Layer::Transcript | Layer::Picker | Layer::Rewind => {}
             Layer::ModeConfirm | Layer::Search | Layer::Popup | Layer::Composer => {
-                self.composer.paste(text);
+                self.paste_into_draft(text);
                 self.refresh_popup();
+            }
+        }
+    }
+
+    fn paste_into_draft(&mut self, text: &str) {
+        use crate::tui::image_paste::{PastedPath, pasted_image};
+        let max_bytes = match self.images {
+            crate::images::ImageIntake::Accept { max_bytes } => max_bytes,
+            // Still looked at, to say why it stays text; never read past the sniff.
+            crate::images::ImageIntake::Refuse => crate::images::DEFAULT_MAX_IMAGE_BYTES,
+        };
+        let home = self.user_home.clone();
+        match pasted_image(text, &self.workdir, home.as_deref(), max_bytes) {
+            PastedPath::NotAnImage => self.composer.paste(text),
+            PastedPath::Refused { reason } => {
+                self.composer.paste(text);
+                self.commit_notice(
+                    NoticeKind::Warning,
+                    &format!("Pasted as text, not as an image: {reason}"),
+                );
+            }
+            PastedPath::Image { image } => match self.images {
+                crate::images::ImageIntake::Accept { .. } => self.composer.attach_image(image),
+                crate::images::ImageIntake::Refuse => {
+                    self.composer.paste(text);
+                    self.commit_notice(
+                        NoticeKind::Info,
+                        "Pasted as text: images are off for this model (images = false).",
+                    );
+                }
+            },
+        }
+    }
+
+    /// Ctrl+V: asks the event loop for the clipboard's image, unless images are off.
+    fn paste_clipboard_image(&mut self) -> Action {
+        match self.images {
+            crate::images::ImageIntake::Accept { .. } => Action::PasteClipboardImage,
+            crate::images::ImageIntake::Refuse => {
+                self.commit_notice(
+                    NoticeKind::Info,
+                    "Images are off for this model (images = false): nothing was pasted.",
+                );
+                Action::None
+            }
+        }
+    }
+
+    /// The largest image the draft takes (Ctrl+V's cap); `None` when images are off.
+    pub fn image_cap(&self) -> Option<u64> {
+        match self.images {
+            crate::images::ImageIntake::Accept { max_bytes } => Some(max_bytes),
+            crate::images::ImageIntake::Refuse => None,
+        }
+    }
+
+    /// What Ctrl+V found: an image becomes a chip in the draft; otherwise a note (that
+    /// no tool is installed is said once a session).
+    pub fn on_clipboard(&mut self, found: crate::tui::image_paste::Clipboard) {
+        use crate::tui::image_paste::Clipboard;
+        match found {
+            Clipboard::Image { image } => {
+                if self.overlay.shown() == Layer::Composer || self.overlay.shown() == Layer::Popup {
+                    self.composer.attach_image(image);
+                    self.refresh_popup();
+                }
+            }
+            Clipboard::NoTool => {
+                if self.clipboard_note == ClipboardNote::NotSaid {
+                    self.clipboard_note = ClipboardNote::Said;
+                    self.commit_notice(
+                        NoticeKind::Info,
+                        "No clipboard image: install wl-paste (Wayland) or xclip (X11), or paste the image file's path.",
+                    );
+                }
+            }
+            Clipboard::NoImage { reason } => {
+                self.commit_notice(NoticeKind::Info, &format!("No clipboard image ({reason})."));
             }
         }
     }
