@@ -439,14 +439,14 @@ mod loaded_tests {
             .unwrap();
         let names = shared.names();
         assert_eq!(&names[names.len() - 2..], ["pdf_fill", "pdf_merge"]);
-        // The eight, web_fetch, update_plan, and the skill's two (exit_plan is plan
-        // mode's).
-        assert_eq!(shared.specs().len(), 11);
+        // The eight, web_fetch, view_image, update_plan, and the skill's two
+        // (exit_plan is plan mode's).
+        assert_eq!(shared.specs().len(), 12);
         assert!(shared.get("pdf_fill").is_some());
         assert_eq!(registry.loaded().owners(), ["pdf"]);
         assert_eq!(registry.loaded().unload("pdf"), ["pdf_fill", "pdf_merge"]);
         assert!(shared.get("pdf_fill").is_none());
-        assert_eq!(shared.specs().len(), 9);
+        assert_eq!(shared.specs().len(), 10);
     }
 
     #[test]

@@ -889,7 +889,7 @@ mod bundle_tests {
             "{}",
             out.content
         );
-        assert_eq!(registry.specs().len(), 9);
+        assert_eq!(registry.specs().len(), 10);
     }
 
     #[tokio::test]

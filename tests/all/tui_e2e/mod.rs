@@ -20,6 +20,7 @@ use std::sync::Arc;
 mod context;
 mod defects;
 mod habits;
+mod images;
 mod launch_habits;
 mod plan;
 mod resize;
