@@ -19,10 +19,8 @@ const PROBE_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
 /// How long a writer waits for a lock whose taker has exited: the lock then lives on in
 /// a process that inherited the file between a `fork` and its `exec` (a command a killed
 /// harness9 was starting), or in a helper like flock(1), and goes when that one execs
-/// or ends. Refusing at once would call a dead session "open in another process". On a
-/// loaded machine that exec can take seconds (a test saw 2 s run out with six builds
-/// running), and nothing is lost by waiting: the taker is dead.
-const ORPHAN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+/// or ends. Refusing at once would call a dead session "open in another process".
+const ORPHAN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Takes the writer's lock on `file` (the session at `path`), or says who has it.
 pub(super) fn lock_for_writing(file: &File, path: &Path) -> Result<(), SessionError> {
