@@ -404,6 +404,11 @@ pub enum OutputKind {
     Instructions,
 }
 
+/// The smallest context window (tokens) the tools whose schema or results would crowd a
+/// small one are offered in: `update_plan` (a plan sent with every change), `web_fetch`
+/// (a page) and `view_image` (an image, about 1,100 tokens).
+pub const ROOMY_WINDOW: u64 = 16_000;
+
 /// One tool, written against its own argument type. The arguments are parsed once, when
 /// the call is prepared ([`Tool::prepare`], provided for every `TypedTool`), and the
 /// parsed value is what `access`, `summary` and `execute` see.

@@ -345,10 +345,10 @@ mod builtin_tests {
             ]
         );
         let names = |specs: Vec<ToolSpec>| specs.into_iter().map(|s| s.name).collect::<Vec<_>>();
-        // exit_plan is plan mode's alone; update_plan needs a window of 16k tokens.
+        // exit_plan is plan mode's alone; view_image, web_fetch and update_plan need a
+        // window of 16k tokens; web_fetch is offered outside plan mode only.
         let seven = [
             "read_file",
-            "view_image",
             "write_file",
             "edit_file",
             "glob",
@@ -356,22 +356,31 @@ mod builtin_tests {
             "grep",
             "bash",
         ];
-        // web_fetch is offered outside plan mode only.
+        let roomy = |rest: &[&'static str]| {
+            let mut all = vec!["read_file", "view_image"];
+            all.extend_from_slice(&seven[1..]);
+            all.extend_from_slice(rest);
+            all
+        };
         assert_eq!(
             names(registry.specs()),
-            [&seven[..], &["web_fetch", "update_plan"]].concat()
+            roomy(&["web_fetch", "update_plan"])
         );
         assert_eq!(
             names(registry.specs_for(ToolSet::All, Some(15_999))),
-            [&seven[..], &["web_fetch"]].concat()
+            seven.to_vec()
         );
         assert_eq!(
             names(registry.specs_for(ToolSet::All, Some(16_000))),
-            [&seven[..], &["web_fetch", "update_plan"]].concat()
+            roomy(&["web_fetch", "update_plan"])
         );
         assert_eq!(
             names(registry.specs_for(ToolSet::Plan, Some(8_000))),
             [&seven[..], &["exit_plan"]].concat()
+        );
+        assert_eq!(
+            names(registry.specs_for(ToolSet::Plan, Some(16_000))),
+            roomy(&["update_plan", "exit_plan"])
         );
         let mut total = 0;
         for spec in registry.specs_for(ToolSet::Plan, None) {

@@ -16,7 +16,7 @@ pub struct UpdatePlan;
 impl UpdatePlan {
     /// Below this context window (tokens) the tool is not offered: its schema and the
     /// plans it sends would take room the conversation needs.
-    pub const MIN_WINDOW: u64 = 16_000;
+    pub const MIN_WINDOW: u64 = crate::tools::ROOMY_WINDOW;
 }
 
 /// The most steps a plan holds.

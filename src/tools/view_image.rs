@@ -23,6 +23,8 @@ pub struct Args {
 impl TypedTool for ViewImage {
     type Args = Args;
     const PLAN_USE: crate::tools::PlanUse = crate::tools::PlanUse::Offered;
+    /// An image (about 1,100 tokens) would crowd a small window out.
+    const MIN_WINDOW: Option<u64> = Some(crate::tools::ROOMY_WINDOW);
 
     const NAME: &'static str = "view_image";
     const DESCRIPTION: &'static str = "Look at an image file in the project (a screenshot, a plot): PNG, JPEG, GIF or \
