@@ -31,16 +31,17 @@ use std::io::{self, Write};
 
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, CancelNotification, ClientCapabilities, ContentBlock, Implementation,
-    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
-    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
-    PromptResponse, SessionId, SessionNotification, SetSessionModeRequest, SetSessionModeResponse,
-    StopReason,
+    AgentCapabilities, CancelNotification, ClientCapabilities, ContentBlock,
+    EmbeddedResourceResource, Implementation, InitializeRequest, InitializeResponse,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionId,
+    SessionNotification, SetSessionModeRequest, SetSessionModeResponse, StopReason,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::agent::AgentHandle;
+use crate::mentions;
 use crate::protocol::{ApprovalMode, Event, ImageInput, Op, ResumedSession, SlashCommands};
 use crate::signals::{EndingSignal, EndingSignals};
 use session::{Conversation, OpenError, OpenRequest, Opener};
@@ -666,7 +667,7 @@ impl<W: Write, O: Opener> Server<W, O> {
 fn capabilities() -> AgentCapabilities {
     AgentCapabilities::new()
         .load_session(true)
-        .prompt_capabilities(PromptCapabilities::new().image(true))
+        .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
         .mcp_capabilities(McpCapabilities::new().http(true))
 }
 
@@ -750,17 +751,103 @@ fn prompt_images(
     Ok(images)
 }
 
-/// The user message a prompt's blocks make: text as it is, links by their URI; images
-/// go apart ([`prompt_images`]); other blocks are not offered in the capabilities and
+/// The user message a prompt's blocks make: text as it is, links by their URI, and the
+/// editor's embedded text resources (an `@file` in Zed, a buffer) attached after the
+/// text as mentions attach files — `<file path="…">` blocks, each and all capped as
+/// mentions are (the editor chose them, as a user typing `@path` does). Images are
+/// taken apart (`prompt_images`); other blocks are not offered in the capabilities and
 /// are left out.
 fn prompt_text(blocks: &[ContentBlock]) -> String {
     let mut parts = Vec::new();
+    let mut attached = String::new();
+    let mut budget = mentions::MAX_TOTAL_BYTES;
     for block in blocks {
         match block {
             ContentBlock::Text(text) => parts.push(text.text.clone()),
             ContentBlock::ResourceLink(link) => parts.push(link.uri.clone()),
+            ContentBlock::Resource(embedded) => {
+                attached.push_str(&embedded_block(&embedded.resource, &mut budget));
+            }
             _ => {}
         }
     }
-    parts.join("\n")
+    let mut text = parts.join("\n");
+    if !attached.is_empty() {
+        text.push_str("\n\n");
+        text.push_str(&attached);
+    }
+    text
+}
+
+/// One embedded resource as an attachment block, its text cut (at a line end) to what
+/// `budget` and the per-file cap leave.
+fn embedded_block(resource: &EmbeddedResourceResource, budget: &mut usize) -> String {
+    let (uri, text) = match resource {
+        EmbeddedResourceResource::TextResourceContents(contents) => {
+            (&contents.uri, Some(&contents.text))
+        }
+        EmbeddedResourceResource::BlobResourceContents(contents) => (&contents.uri, None),
+        _ => return String::new(),
+    };
+    let path = uri.strip_prefix("file://").unwrap_or(uri);
+    let Some(text) = text else {
+        return format!("<file path=\"{path}\">\n(binary content: not attached)\n</file>\n");
+    };
+    let cap = mentions::MAX_FILE_BYTES.min(*budget);
+    let mut body = if text.len() > cap {
+        let mut end = cap;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let kept = text[..end].rfind('\n').map_or(end, |at| at + 1);
+        format!(
+            "{}[… cut: {kept} of {} bytes attached]\n",
+            &text[..kept],
+            text.len()
+        )
+    } else {
+        text.clone()
+    };
+    if !body.ends_with('\n') {
+        body.push('\n');
+    }
+    *budget = budget.saturating_sub(body.len());
+    format!("<file path=\"{path}\">\n{body}</file>\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn blocks(value: Value) -> Vec<ContentBlock> {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn embedded_resources_are_attached_after_the_text_and_capped_like_mentions() {
+        let text = prompt_text(&blocks(json!([
+            {"type": "text", "text": "why does this panic?"},
+            {"type": "resource", "resource": {"uri": "file:///p/src/lib.rs", "text": "fn main() {}"}},
+            {"type": "resource_link", "uri": "file:///p/README.md", "name": "README.md"},
+            {"type": "resource", "resource": {"uri": "file:///p/logo.png", "blob": "AAAA"}},
+        ])));
+        assert_eq!(
+            text,
+            "why does this panic?\nfile:///p/README.md\n\n<file path=\"/p/src/lib.rs\">\nfn main() {}\n</file>\n<file path=\"/p/logo.png\">\n(binary content: not attached)\n</file>\n"
+        );
+        // A buffer over the cap is cut at a line end and says so.
+        let big = "line\n".repeat(mentions::MAX_FILE_BYTES / 5 + 100);
+        let text = prompt_text(&blocks(json!([
+            {"type": "text", "text": "look"},
+            {"type": "resource", "resource": {"uri": "file:///p/big.txt", "text": big}},
+        ])));
+        assert!(
+            text.len() < mentions::MAX_FILE_BYTES + 200,
+            "{}",
+            text.len()
+        );
+        assert!(text.contains("[… cut: "), "{text}");
+        assert!(text.ends_with("attached]\n</file>\n"), "{text}");
+    }
 }
