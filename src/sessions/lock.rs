@@ -19,7 +19,10 @@ const PROBE_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
 /// How long a writer waits for a lock whose taker has exited: the lock then lives on in
 /// a process that inherited the file between a `fork` and its `exec` (a command a killed
 /// harness9 was starting), or in a helper like flock(1), and goes when that one execs
-/// or ends. Refusing at once would call a dead session "open in another process".
+/// or ends. Refusing at once would call a dead session "open in another process". The
+/// taker counts as gone when its pid no longer holds the file open, not only when the
+/// pid is free: pids are reused within seconds where `pid_max` is small (32768), and a
+/// stranger with the dead taker's pid must not keep a session locked.
 const ORPHAN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Takes the writer's lock on `file` (the session at `path`), or says who has it.
@@ -33,7 +36,7 @@ pub(super) fn lock_for_writing(file: &File, path: &Path) -> Result<(), SessionEr
             }
             Err(std::fs::TryLockError::WouldBlock) => {
                 let pid = holder_pid(file);
-                if start.elapsed() < ORPHAN_GRACE && pid.is_some_and(|p| !alive(p)) {
+                if start.elapsed() < ORPHAN_GRACE && pid.is_some_and(|p| !holds(p, file)) {
                     std::thread::sleep(std::time::Duration::from_millis(5));
                     continue;
                 }
@@ -79,7 +82,37 @@ fn holder_pid(file: &File) -> Option<u32> {
     }
 }
 
+/// Whether process `pid` still has `file` open (Linux: one of its `/proc/PID/fd` entries
+/// is the same file). A process whose descriptors cannot be read (another user's, or a
+/// non-dumpable one such as a running harness9) is taken to hold it; elsewhere it is
+/// assumed.
+fn holds(pid: u32, file: &File) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(own) = file.metadata() else {
+            return true;
+        };
+        let fds = match std::fs::read_dir(Path::new("/proc").join(pid.to_string()).join("fd")) {
+            Ok(fds) => fds,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return false,
+            Err(_) => return true,
+        };
+        fds.flatten().any(|fd| {
+            // `metadata` follows the descriptor's link to the open file itself.
+            std::fs::metadata(fd.path())
+                .is_ok_and(|meta| meta.dev() == own.dev() && meta.ino() == own.ino())
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (pid, file);
+        true
+    }
+}
+
 /// Whether process `pid` still exists (Linux: its `/proc` entry; elsewhere assumed).
+#[cfg(test)]
 fn alive(pid: u32) -> bool {
     if cfg!(target_os = "linux") {
         Path::new("/proc").join(pid.to_string()).exists()
@@ -124,6 +157,26 @@ mod tests {
         drop(first);
         assert_eq!(writer_of(&path), None);
         lock_for_writing(&second, &path).unwrap();
+    }
+
+    /// A pid counts as the taker only while it has the file open: a stranger that got a
+    /// dead taker's pid (reused within seconds where `pid_max` is small) does not.
+    #[test]
+    fn only_a_process_with_the_file_open_holds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, "x\n").unwrap();
+        let file = File::options().append(true).open(&path).unwrap();
+        assert!(holds(std::process::id(), &file));
+        let mut stranger = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        assert!(alive(stranger.id()));
+        assert!(!holds(stranger.id(), &file));
+        stranger.kill().unwrap();
+        stranger.wait().unwrap();
+        assert!(!holds(stranger.id(), &file));
     }
 
     /// flock(1) takes the lock on a shell's file and exits: `/proc/locks` names a process
