@@ -2,20 +2,21 @@
 //! a resumed session's record): the client is rebuilt for the new provider, with that
 //! provider's own settings and key only, the window is looked up again for the new
 //! model (and learnt from the new endpoint when nothing knows it), and the switch is
-//! recorded with the model written `NAME/model`. It must not know how switches are
-//! shown.
+//! recorded with the model written `NAME/model`. Learning the window from the
+//! endpoint, once the first answer has begun, is here too (`start_learning`). It must
+//! not know how switches are shown.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::agent::AgentSetup;
-use crate::agent::turn::SessionState;
+use crate::agent::turn::{SessionState, TurnContext};
 use crate::config::providers::{Endpoint, ProviderId};
 use crate::cost::PriceTable;
-use crate::llm::window::{self, ContextWindow};
+use crate::llm::window::{self, ContextWindow, WindowCache};
 use crate::llm::{Client, ProviderConfig};
-use crate::protocol::Usage;
 use crate::protocol::WindowSource;
+use crate::protocol::{Event, Usage};
 
 /// The provider in use now.
 #[derive(Clone)]
@@ -208,4 +209,36 @@ fn apply(
         shown: endpoint.id.qualify(&state.model),
         window,
     })
+}
+
+/// Starts learning the window from the endpoint, the first time only: called once the
+/// first answer has begun to arrive, so the questions never compete with the first
+/// request, and a `-p` run has the rest of the answer's time for them.
+pub(super) fn start_learning(ctx: &TurnContext, model: &str) {
+    if let Some(cache) = ctx.setup.window_learning.start() {
+        let task = tokio::spawn(learn_window(ctx.clone(), cache, model.to_string()));
+        ctx.setup.window_learning.track(task);
+    }
+}
+
+/// Asks the endpoint for the model's window; remembers and announces what it learns.
+async fn learn_window(ctx: TurnContext, cache: WindowCache, model: String) {
+    let generation = ctx.setup.client.generation();
+    let provider = ctx.setup.client.config();
+    let Some(window) = crate::llm::window::learn(&provider, &model).await else {
+        return;
+    };
+    // A switch while the endpoint was asked: this answer is another model's.
+    if ctx.setup.client.generation() != generation {
+        return;
+    }
+    if let Err(e) = cache.put(&provider.base_url, &model, window) {
+        tracing::warn!("cannot cache the context window: {e}");
+    }
+    if ctx.setup.context_window.set(window) {
+        ctx.emit(Event::ContextWindow {
+            tokens: window.tokens,
+            source: window.source,
+        });
+    }
 }

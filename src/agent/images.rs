@@ -135,3 +135,22 @@ fn read_given(
         }
     }
 }
+
+/// The bytes of the images the conversation refers to, read back from the store off
+/// the async threads (nothing is read when there are none).
+pub(super) async fn read_back(state: &SessionState) -> crate::images::ImageData {
+    let refs: Vec<crate::images::ImageRef> = state
+        .conversation
+        .messages()
+        .iter()
+        .flat_map(crate::llm::Message::images)
+        .cloned()
+        .collect();
+    if refs.is_empty() {
+        return crate::images::ImageData::default();
+    }
+    let store = state.images.clone();
+    tokio::task::spawn_blocking(move || store.load(&refs))
+        .await
+        .unwrap_or_default()
+}

@@ -18,7 +18,7 @@ use crate::agent::approval::ApprovalPolicy;
 use crate::agent::call::{CallEnd, run_call, run_calls_together};
 use crate::agent::compact::{CompactError, compact_and_report};
 use crate::agent::conversation::{Conversation, estimate_messages, estimate_specs};
-use crate::llm::window::{ContextWindow, WindowCache};
+use crate::llm::window::ContextWindow;
 use crate::llm::{
     ChatRequest, Completion, FinishReason, Message, PartialAnswer, Reasoning, StreamEvent, ToolSpec,
 };
@@ -435,7 +435,7 @@ async fn run_turn_with(
             Answer::End(outcome) => break outcome,
         };
         turn.compacted_after_refusal = false;
-        start_learning(ctx, &state.model);
+        super::endpoint::start_learning(ctx, &state.model);
         let over_budget = account_usage(state, ctx, &specs, &completion, &mut turn);
         let calls = completion.tool_calls.clone();
         // The answer's one allocation, moved from the completion (not copied) and
@@ -588,25 +588,6 @@ enum Answer {
     End(TurnOutcome),
 }
 
-/// The bytes of the images the conversation refers to, read back from the store off
-/// the async threads (nothing is read when there are none).
-async fn read_back_images(state: &SessionState) -> crate::images::ImageData {
-    let refs: Vec<crate::images::ImageRef> = state
-        .conversation
-        .messages()
-        .iter()
-        .flat_map(Message::images)
-        .cloned()
-        .collect();
-    if refs.is_empty() {
-        return crate::images::ImageData::default();
-    }
-    let store = state.images.clone();
-    tokio::task::spawn_blocking(move || store.load(&refs))
-        .await
-        .unwrap_or_default()
-}
-
 /// Sends the conversation and streams the answer to the frontend. An interrupted answer
 /// keeps what was streamed (marked); a context-length refusal compacts once and asks
 /// for the request again.
@@ -616,7 +597,7 @@ async fn request(
     specs: &[ToolSpec],
     turn: &mut TurnProgress,
 ) -> Answer {
-    let images = read_back_images(state).await;
+    let images = super::images::read_back(state).await;
     let result = {
         let request = ChatRequest {
             model: &state.model,
@@ -637,11 +618,11 @@ async fn request(
             // What streams is gathered by the client alone (an interrupted answer comes
             // back in its error): a long answer is not held twice while it streams.
             StreamEvent::Text(t) => {
-                start_learning(ctx, &model);
+                super::endpoint::start_learning(ctx, &model);
                 ctx.emit(Event::TextDelta { text: t });
             }
             StreamEvent::Reasoning(t) => {
-                start_learning(ctx, &model);
+                super::endpoint::start_learning(ctx, &model);
                 ctx.emit(Event::ReasoningDelta { text: t });
             }
             StreamEvent::Retrying {
@@ -859,38 +840,6 @@ async fn run_calls(
         .conversation
         .sync_skills(&ctx.setup.loaded_skills.names());
     ended
-}
-
-/// Starts learning the window from the endpoint, the first time only: called once the
-/// first answer has begun to arrive, so the questions never compete with the first
-/// request, and a `-p` run has the rest of the answer's time for them.
-fn start_learning(ctx: &TurnContext, model: &str) {
-    if let Some(cache) = ctx.setup.window_learning.start() {
-        let task = tokio::spawn(learn_window(ctx.clone(), cache, model.to_string()));
-        ctx.setup.window_learning.track(task);
-    }
-}
-
-/// Asks the endpoint for the model's window; remembers and announces what it learns.
-async fn learn_window(ctx: TurnContext, cache: WindowCache, model: String) {
-    let generation = ctx.setup.client.generation();
-    let provider = ctx.setup.client.config();
-    let Some(window) = crate::llm::window::learn(&provider, &model).await else {
-        return;
-    };
-    // A switch while the endpoint was asked: this answer is another model's.
-    if ctx.setup.client.generation() != generation {
-        return;
-    }
-    if let Err(e) = cache.put(&provider.base_url, &model, window) {
-        tracing::warn!("cannot cache the context window: {e}");
-    }
-    if ctx.setup.context_window.set(window) {
-        ctx.emit(Event::ContextWindow {
-            tokens: window.tokens,
-            source: window.source,
-        });
-    }
 }
 
 /// Ends the turn in the conversation (saved, failed turns left out, old output elided).
